@@ -1,0 +1,53 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Dependencies flow one way (DESIGN §3):
+// CLuaShim -> CLua; LuaKit -> CLua, CLuaShim; Streams has none; Runtime -> Streams;
+// MoonflowLua -> LuaKit, Runtime; MoonflowHost -> MoonflowLua; moonflow -> MoonflowHost.
+let package = Package(
+    name: "Moonflow",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "LuaKit", targets: ["LuaKit"]),
+        .library(name: "Streams", targets: ["Streams"]),
+        .library(name: "StreamsTesting", targets: ["StreamsTesting"]),
+        .library(name: "Runtime", targets: ["Runtime"]),
+        .library(name: "MoonflowLua", targets: ["MoonflowLua"]),
+        .library(name: "MoonflowHost", targets: ["MoonflowHost"]),
+        .library(name: "MoonflowTesting", targets: ["MoonflowTesting"]),
+        .executable(name: "moonflow", targets: ["moonflow"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLua",
+            pkgConfig: "lua5.4",
+            providers: [.apt(["liblua5.4-dev"])]
+        ),
+        .target(name: "CLuaShim", dependencies: ["CLua"]),
+        .target(name: "LuaKit", dependencies: ["CLua", "CLuaShim"]),
+        .target(name: "Streams"),
+        .target(name: "StreamsTesting", dependencies: ["Streams"]),
+        .target(name: "Runtime", dependencies: ["Streams"]),
+        .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"]),
+        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting"]),
+        .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "StreamsTesting"]),
+        .executableTarget(
+            name: "moonflow",
+            dependencies: [
+                "MoonflowHost",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            // Native Lua C modules (cjson.so) resolve lua_* symbols from the host process.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]
+        ),
+        .testTarget(name: "LuaKitTests", dependencies: ["LuaKit"]),
+        .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
+        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
+        .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "MoonflowHost", "LuaKit", "StreamsTesting"]),
+        .testTarget(name: "EndToEndTests", dependencies: []),
+    ],
+    swiftLanguageModes: [.v6]
+)

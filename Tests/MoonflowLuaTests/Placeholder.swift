@@ -1,0 +1,2 @@
+import XCTest
+final class MoonflowLuaTestsPlaceholder: XCTestCase { func testNothing() {} }
