@@ -1,0 +1,5 @@
+/// Every benchmark suite, in the order they print. Each suite lives in its own file.
+func benchSuites() -> [(name: String, run: () -> Void)] {
+    [
+    ]
+}
