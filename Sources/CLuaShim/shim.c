@@ -1,1 +1,480 @@
 #include "CLuaShim.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+// MARK: - Budgets
+
+static mf_budget *budget_of(lua_State *L) {
+  return *(mf_budget **)lua_getextraspace(L);
+}
+
+static void *mf_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  mf_budget *b = (mf_budget *)ud;
+  size_t old = ptr ? osize : 0;
+  if (nsize == 0) {
+    if (ptr) { b->used -= old; free(ptr); }
+    return NULL;
+  }
+  if (b->limit && nsize > old && b->used + (nsize - old) > b->limit) return NULL;
+  void *p = realloc(ptr, nsize);
+  if (!p) return NULL;
+  b->used = b->used - old + nsize;
+  if (b->used > b->peak) b->peak = b->used;
+  return p;
+}
+
+static int mf_panic(lua_State *L) {
+  // Only reachable through a bug in this shim: every raising call is protected.
+  const char *msg = lua_tostring(L, -1);
+  fprintf(stderr, "moonflow: unprotected Lua error: %s\n", msg ? msg : "?");
+  abort();
+}
+
+lua_State *mf_newstate(mf_budget *b) {
+  lua_State *L = lua_newstate(mf_alloc, b);
+  if (!L) return NULL;
+  *(mf_budget **)lua_getextraspace(L) = b;  // copied into every new thread
+  lua_atpanic(L, mf_panic);
+  return L;
+}
+
+int64_t mf_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+enum { MF_HOOK_COUNT = 1000 };
+
+static void mf_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  mf_budget *b = budget_of(L);
+  if (b->deadline_ns == 0) {
+    if (lua_gethookcount(L) != MF_HOOK_COUNT) lua_sethook(L, mf_hook, LUA_MASKCOUNT, MF_HOOK_COUNT);
+    return;
+  }
+  if (b->timed_out || mf_now_ns() > b->deadline_ns) {
+    b->timed_out = 1;
+    // Re-arm on every instruction so a script's own pcall cannot swallow the stop.
+    lua_sethook(L, mf_hook, LUA_MASKCOUNT, 1);
+    luaL_error(L, "time limit of %d ms exceeded (raise it with --time-limit MS)", (int)b->limit_ms);
+  }
+}
+
+void mf_install_time_hook(lua_State *L) {
+  budget_of(L)->hook_installed = 1;
+  lua_sethook(L, mf_hook, LUA_MASKCOUNT, MF_HOOK_COUNT);
+}
+
+/// Arms the deadline for an outermost call; returns 1 if this call armed it.
+static int arm(lua_State *L, int64_t limit_ms) {
+  mf_budget *b = budget_of(L);
+  if (limit_ms <= 0 || !b->hook_installed || b->deadline_ns != 0) return 0;
+  b->timed_out = 0;
+  b->limit_ms = limit_ms;
+  b->deadline_ns = mf_now_ns() + limit_ms * 1000000;
+  return 1;
+}
+
+static void disarm(lua_State *L, int armed) {
+  if (!armed) return;
+  mf_budget *b = budget_of(L);
+  b->deadline_ns = 0;
+  lua_sethook(L, mf_hook, LUA_MASKCOUNT, MF_HOOK_COUNT);
+}
+
+// MARK: - Protected operations
+
+static int msgh(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
+      msg = lua_tostring(L, -1);
+    } else {
+      msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+static int openlibs_k(lua_State *L) { luaL_openlibs(L); return 0; }
+
+int mf_openlibs(lua_State *L) {
+  lua_pushcfunction(L, openlibs_k);
+  return lua_pcall(L, 0, 0, 0);
+}
+
+int mf_load(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode) {
+  return luaL_loadbufferx(L, buf, len, chunkname, mode);
+}
+
+int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms) {
+  int base = lua_gettop(L) - nargs;  // the function's index
+  lua_pushcfunction(L, msgh);
+  lua_insert(L, base);
+  int armed = arm(L, limit_ms);
+  int status = lua_pcall(L, nargs, nresults, base);
+  disarm(L, armed);
+  lua_remove(L, base);
+  return status;
+}
+
+int mf_resume(lua_State *L, lua_State *from, int nargs, int *nresults, int64_t limit_ms) {
+  int armed = arm(from ? from : L, limit_ms);
+  int status = lua_resume(L, from, nargs, nresults);
+  disarm(from ? from : L, armed);
+  if (status != LUA_OK && status != LUA_YIELD) {
+    // Append the coroutine's traceback while its stack is still there.
+    if (lua_checkstack(L, 4)) {
+      const char *msg = lua_tostring(L, -1);
+      if (msg) luaL_traceback(L, L, msg, 0);  // may fail only on memory: then the plain message stays
+    }
+  }
+  return status;
+}
+
+static int newthread_k(lua_State *L) {
+  lua_State **out = (lua_State **)lua_touserdata(L, 1);
+  *out = lua_newthread(L);
+  return 1;
+}
+
+int mf_newthread(lua_State *L, lua_State **out) {
+  lua_pushcfunction(L, newthread_k);
+  lua_pushlightuserdata(L, out);
+  return lua_pcall(L, 1, 1, 0);
+}
+
+int mf_closethread(lua_State *co, lua_State *from) {
+#if LUA_VERSION_RELEASE_NUM >= 50406
+  return lua_closethread(co, from);
+#else
+  (void)from;
+  return lua_resetthread(co);
+#endif
+}
+
+static int ref_k(lua_State *L) {
+  int *out = (int *)lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  *out = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+int mf_ref(lua_State *L, int *outRef) {
+  // value on top -> registry; pops it.
+  lua_pushcfunction(L, ref_k);
+  lua_insert(L, -2);
+  lua_pushlightuserdata(L, outRef);
+  return lua_pcall(L, 2, 0, 0);
+}
+
+void mf_unref(lua_State *L, int ref) { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
+
+static int gc_k(lua_State *L) { lua_gc(L, LUA_GCCOLLECT, 0); return 0; }
+int mf_gc_collect(lua_State *L) { lua_pushcfunction(L, gc_k); return lua_pcall(L, 0, 0, 0); }
+int mf_gc_count_kb(lua_State *L) { return lua_gc(L, LUA_GCCOUNT, 0); }
+
+// MARK: - Building values
+
+// Registry keys are addresses (lua_rawgetp): reading them never allocates.
+static const char ARRAY_MT_KEY = 0;
+static const char OBJECT_TAG_KEY = 0;
+
+static void push_array_mt(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY) == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 2);
+    lua_pushliteral(L, "moonflow.array");
+    lua_setfield(L, -2, "__name");
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
+  }
+}
+
+int mf_is_json_array(lua_State *L, int idx) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
+  int same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same;
+}
+
+static int push_ops_k(lua_State *L) {
+  const mf_op *ops = (const mf_op *)lua_touserdata(L, 1);
+  int count = (int)lua_tointeger(L, 2);
+  int base = lua_gettop(L);
+  for (int k = 0; k < count; k++) {
+    const mf_op *op = &ops[k];
+    luaL_checkstack(L, 4, "value too deeply nested");
+    switch (op->code) {
+      case MF_OP_NIL: lua_pushnil(L); break;
+      case MF_OP_BOOL: lua_pushboolean(L, (int)op->i); break;
+      case MF_OP_INT: lua_pushinteger(L, (lua_Integer)op->i); break;
+      case MF_OP_NUM: lua_pushnumber(L, op->d); break;
+      case MF_OP_STR: lua_pushlstring(L, op->s, op->len); break;
+      case MF_OP_TABLE: lua_createtable(L, op->a, (int)op->i); break;
+      case MF_OP_SET: lua_rawset(L, -3); break;
+      case MF_OP_SETI: lua_rawseti(L, -2, op->i); break;
+      case MF_OP_REF: lua_rawgeti(L, LUA_REGISTRYINDEX, op->i); break;
+      case MF_OP_ARRAYMT: push_array_mt(L); lua_setmetatable(L, -2); break;
+      case MF_OP_OBJECT: {
+        void **slot = (void **)lua_newuserdatauv(L, sizeof(void *), 0);
+        *slot = (void *)op->s;
+        lua_rawgeti(L, LUA_REGISTRYINDEX, op->i);
+        lua_setmetatable(L, -2);
+        break;
+      }
+      default: return luaL_error(L, "moonflow: bad push opcode %d", op->code);
+    }
+  }
+  return lua_gettop(L) - base;
+}
+
+int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed) {
+  int top = lua_gettop(L);
+  if (!lua_checkstack(L, 8)) { *pushed = 0; return LUA_ERRMEM; }
+  lua_pushcfunction(L, push_ops_k);
+  lua_pushlightuserdata(L, (void *)ops);
+  lua_pushinteger(L, count);
+  int status = lua_pcall(L, 2, LUA_MULTRET, 0);
+  *pushed = status == LUA_OK ? lua_gettop(L) - top : 0;
+  return status;
+}
+
+// MARK: - Swift functions
+
+static mf_swift_call_fn swift_call;
+static mf_swift_release_fn swift_release;
+
+void mf_set_swift_callbacks(mf_swift_call_fn call, mf_swift_release_fn release) {
+  swift_call = call;
+  swift_release = release;
+}
+
+static const char *FUNCTION_MT = "moonflow.swiftfunction";
+
+static int box_gc(lua_State *L) {
+  void **slot = (void **)lua_touserdata(L, 1);
+  if (slot && *slot) { swift_release(*slot); *slot = NULL; }
+  return 0;
+}
+
+static int trampoline(lua_State *L) {
+  void **slot = (void **)lua_touserdata(L, lua_upvalueindex(1));
+  if (!slot || !*slot) return luaL_error(L, "moonflow: Swift function already released");
+  int n = swift_call(*slot, L);  // Swift returns before anything raises
+  if (n == -2) {  // a message: prefix the caller's file:line, as luaL_error does
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    return lua_error(L);
+  }
+  if (n < 0) return lua_error(L);
+  return n;
+}
+
+static int push_swift_function_k(lua_State *L) {
+  void *box = lua_touserdata(L, 1);
+  lua_settop(L, 0);
+  void **slot = (void **)lua_newuserdatauv(L, sizeof(void *), 0);
+  *slot = NULL;
+  if (luaL_newmetatable(L, FUNCTION_MT)) {
+    lua_pushcfunction(L, box_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushliteral(L, "swift function");
+    lua_setfield(L, -2, "__name");
+  }
+  lua_setmetatable(L, -2);
+  *slot = box;  // from here the userdata owns the box
+  lua_pushcclosure(L, trampoline, 1);
+  return 1;
+}
+
+int mf_push_swift_function(lua_State *L, void *box) {
+  lua_pushcfunction(L, push_swift_function_k);
+  lua_pushlightuserdata(L, box);
+  return lua_pcall(L, 1, 1, 0);
+}
+
+
+static int new_object_mt_k(lua_State *L) {
+  const char *name = (const char *)lua_touserdata(L, 1);
+  int *out = (int *)lua_touserdata(L, 2);
+  // stack: name, out, index-table
+  lua_newtable(L);                 // mt
+  lua_pushvalue(L, 3);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, box_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pushstring(L, name);
+  lua_setfield(L, -2, "__name");
+  lua_pushboolean(L, 1);
+  lua_rawsetp(L, -2, &OBJECT_TAG_KEY);
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  *out = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+int mf_new_object_metatable(lua_State *L, const char *name, int *outRef) {
+  lua_pushcfunction(L, new_object_mt_k);
+  lua_insert(L, -2);
+  lua_pushlightuserdata(L, (void *)name);
+  lua_insert(L, -2);
+  lua_pushlightuserdata(L, outRef);
+  lua_insert(L, -2);
+  return lua_pcall(L, 3, 0, 0);
+}
+
+void *mf_object_box(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TUSERDATA) return NULL;
+  if (!lua_getmetatable(L, idx)) return NULL;
+  lua_rawgetp(L, -1, &OBJECT_TAG_KEY);
+  int tagged = lua_toboolean(L, -1);
+  lua_pop(L, 2);
+  if (!tagged) return NULL;
+  void **slot = (void **)lua_touserdata(L, idx);
+  return slot ? *slot : NULL;
+}
+
+// MARK: - Table access
+
+static int rawset_k(lua_State *L) {
+  // stack: t, k, v
+  lua_rawset(L, 1);
+  return 0;
+}
+
+int mf_rawset(lua_State *L, int tidx) {
+  tidx = lua_absindex(L, tidx);
+  lua_pushcfunction(L, rawset_k);
+  lua_pushvalue(L, tidx);
+  lua_pushvalue(L, -4);
+  lua_pushvalue(L, -4);
+  int status = lua_pcall(L, 3, 0, 0);
+  if (status == LUA_OK) lua_pop(L, 2); else lua_remove(L, -2), lua_remove(L, -2);
+  return status;
+}
+
+static int rawgetfield_k(lua_State *L) {
+  const char *key = (const char *)lua_touserdata(L, 2);
+  lua_pushstring(L, key);
+  lua_rawget(L, 1);
+  return 1;
+}
+
+int mf_rawgetfield(lua_State *L, int tidx, const char *key) {
+  tidx = lua_absindex(L, tidx);
+  lua_pushcfunction(L, rawgetfield_k);
+  lua_pushvalue(L, tidx);
+  lua_pushlightuserdata(L, (void *)key);
+  return lua_pcall(L, 2, 1, 0);
+}
+
+static int setglobal_k(lua_State *L) {
+  // stack: value, name
+  lua_pushvalue(L, 1);
+  lua_setglobal(L, (const char *)lua_touserdata(L, 2));
+  return 0;
+}
+
+int mf_setglobal(lua_State *L, const char *name) {
+  lua_pushcfunction(L, setglobal_k);
+  lua_insert(L, -2);
+  lua_pushlightuserdata(L, (void *)name);
+  return lua_pcall(L, 2, 0, 0);
+}
+
+static int getglobal_k(lua_State *L) {
+  lua_getglobal(L, (const char *)lua_touserdata(L, 1));
+  return 1;
+}
+
+int mf_getglobal(lua_State *L, const char *name) {
+  lua_pushcfunction(L, getglobal_k);
+  lua_pushlightuserdata(L, (void *)name);
+  return lua_pcall(L, 1, 1, 0);
+}
+
+static int preload_k(lua_State *L) {
+  // stack: fn, name
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, (const char *)lua_touserdata(L, 2));
+  return 0;
+}
+
+int mf_preload(lua_State *L, const char *name) {
+  lua_pushcfunction(L, preload_k);
+  lua_insert(L, -2);
+  lua_pushlightuserdata(L, (void *)name);
+  return lua_pcall(L, 2, 0, 0);
+}
+
+// MARK: - Profiles (written in Lua, run as text chunks)
+
+static const char *TEXT_SEARCHER =
+  "local package, searchpath, loadfile = package, package.searchpath, loadfile\n"
+  "package.searchers[2] = function(name)\n"
+  "  local file, err = searchpath(name, package.path)\n"
+  "  if not file then return '\\n\\t' .. err:gsub('^\\n\\t', '') end\n"
+  "  local chunk, lerr = loadfile(file, 't')\n"
+  "  if not chunk then error(('error loading module %q from file %q:\\n\\t%s'):format(name, file, lerr), 2) end\n"
+  "  return chunk, file\n"
+  "end\n";
+
+static const char *SANDBOX =
+  "local G, load0, setmetatable0, getmetatable0, rawset0, error0, select, type, tostring, next ="
+  "  _G, load, setmetatable, getmetatable, rawset, error, select, type, tostring, next\n"
+  "os.execute, os.exit, os.remove, os.rename, os.tmpname, os.getenv, os.setlocale = nil\n"
+  "G.io, G.debug, G.dofile, G.loadfile = nil, nil, nil, nil\n"
+  "package.loaded.io, package.loaded.debug = nil, nil\n"
+  "package.loadlib = nil\n"
+  "package.searchers[3], package.searchers[4] = nil, nil\n"
+  "G.load = function(chunk, name, mode, ...)\n"
+  "  if mode ~= nil and mode ~= 't' then error0(\"load: binary chunks are refused in the sandbox (use mode 't')\", 2) end\n"
+  "  if select('#', ...) > 0 then return load0(chunk, name, 't', ...) end\n"
+  "  return load0(chunk, name, 't')\n"
+  "end\n"
+  "G.setmetatable = function(t, mt)\n"
+  "  if type(mt) == 'table' and G.rawget(mt, '__gc') ~= nil then\n"
+  "    error0('setmetatable: __gc metamethods are refused in the sandbox', 2)\n"
+  "  end\n"
+  "  return setmetatable0(t, mt)\n"
+  "end\n"
+  "local frozen = setmetatable0({}, { __mode = 'k' })\n"
+  "local function freeze(name, t)\n"
+  "  local proxy = setmetatable0({}, {\n"
+  "    __index = t,\n"
+  "    __newindex = function(_, k) error0(('attempt to modify read-only table %s (field %s)'):format(name, tostring(k)), 2) end,\n"
+  "    __pairs = function() return next, t, nil end,\n"
+  "    __len = function() return #t end,\n"
+  "    __metatable = false,\n"
+  "  })\n"
+  "  frozen[proxy] = true\n"
+  "  return proxy\n"
+  "end\n"
+  "G.rawset = function(t, k, v)\n"
+  "  if frozen[t] then error0(('rawset: %s is read-only in the sandbox'):format(tostring(k)), 2) end\n"
+  "  return rawset0(t, k, v)\n"
+  "end\n"
+  "local smt = getmetatable0('')\n"
+  "for _, name in ipairs { 'string', 'table', 'math', 'utf8', 'coroutine', 'os' } do\n"
+  "  local proxy = freeze(name, G[name])\n"
+  "  G[name] = proxy\n"
+  "  package.loaded[name] = proxy\n"
+  "end\n"
+  "smt.__metatable = false\n";
+
+static int run_chunk(lua_State *L, const char *code, const char *name) {
+  int status = luaL_loadbufferx(L, code, strlen(code), name, "t");
+  if (status != LUA_OK) return status;
+  return lua_pcall(L, 0, 0, 0);
+}
+
+int mf_apply_sandbox(lua_State *L) { return run_chunk(L, SANDBOX, "=[moonflow sandbox]"); }
+int mf_install_text_searcher(lua_State *L) { return run_chunk(L, TEXT_SEARCHER, "=[moonflow searcher]"); }

@@ -1,6 +1,161 @@
+// CLuaShim: the only C code Moonflow owns. It gives Swift callable forms of
+// Lua 5.4's macros, runs every Lua API call that can raise (allocate, run a
+// metamethod) inside a protected call, and is the only place that calls
+// lua_error / luaL_error. Swift frames never see a longjmp.
 #ifndef CLUASHIM_H
 #define CLUASHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
 #include <lua.h>
 #include <lualib.h>
 #include <lauxlib.h>
+
+// MARK: - Budgets (memory limit by the allocator, time limit by a count hook)
+
+/// Per-state accounting, owned by the Swift LuaState; reachable from every
+/// thread of the state through lua_getextraspace.
+typedef struct mf_budget {
+  size_t used;          // bytes currently allocated by this state
+  size_t peak;          // highest `used` seen
+  size_t limit;         // 0 = no memory limit
+  int64_t deadline_ns;  // CLOCK_MONOTONIC deadline of the running call, 0 = none
+  int64_t limit_ms;     // the time limit in force, for the message
+  int timed_out;        // set by the hook when it stopped a call
+  int hook_installed;
+} mf_budget;
+
+/// Creates a state whose allocator enforces `b->limit`. NULL if out of memory.
+lua_State *mf_newstate(mf_budget *b);
+/// Installs the instruction-count hook on the main thread (threads created
+/// later inherit it). Call before any coroutine exists.
+void mf_install_time_hook(lua_State *L);
+int64_t mf_now_ns(void);
+
+// MARK: - Stack and macros (never raise)
+
+static inline int mf_gettop(lua_State *L) { return lua_gettop(L); }
+static inline void mf_settop(lua_State *L, int idx) { lua_settop(L, idx); }
+static inline void mf_pop(lua_State *L, int n) { lua_settop(L, -(n)-1); }
+static inline int mf_upvalueindex(int i) { return lua_upvalueindex(i); }
+static inline int mf_registryindex(void) { return LUA_REGISTRYINDEX; }
+static inline int mf_isinteger(lua_State *L, int idx) { return lua_isinteger(L, idx); }
+static inline const char *mf_tostring_raw(lua_State *L, int idx, size_t *len) {
+  // Only for values of type LUA_TSTRING: no conversion, no allocation.
+  return lua_tolstring(L, idx, len);
+}
+static inline int mf_type(lua_State *L, int idx) { return lua_type(L, idx); }
+static inline void mf_pushvalue(lua_State *L, int idx) { lua_pushvalue(L, idx); }
+static inline void mf_remove(lua_State *L, int idx) { lua_remove(L, idx); }
+static inline void mf_insert(lua_State *L, int idx) { lua_insert(L, idx); }
+static inline int mf_absindex(lua_State *L, int idx) { return lua_absindex(L, idx); }
+static inline int mf_rawgeti_registry(lua_State *L, lua_Integer ref) {
+  return lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+}
+static inline void *mf_touserdata(lua_State *L, int idx) { return lua_touserdata(L, idx); }
+
+// MARK: - Protected operations (return a Lua status; the error is on the stack)
+
+/// Opens the standard libraries.
+int mf_openlibs(lua_State *L);
+/// Loads a chunk: `mode` is "t" (text only) unless the caller asks for "b"/"bt".
+/// Pushes the function, or the error message.
+int mf_load(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode);
+/// Calls the function below `nargs` arguments with a message handler that
+/// appends the traceback. Arms the time budget for `limit_ms` (<= 0: none)
+/// unless a call is already running.
+int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms);
+/// Resumes a coroutine with the time budget armed (same rules as mf_pcall).
+int mf_resume(lua_State *L, lua_State *from, int nargs, int *nresults, int64_t limit_ms);
+/// Creates a new thread, protected. Pushes it on L; *out receives it.
+int mf_newthread(lua_State *L, lua_State **out);
+/// Closes a suspended or dead coroutine (lua_closethread / lua_resetthread).
+int mf_closethread(lua_State *co, lua_State *from);
+/// luaL_ref on the registry, protected (the registry may grow).
+int mf_ref(lua_State *L, int *outRef);
+void mf_unref(lua_State *L, int ref);
+/// Full garbage collection, then the byte count in use.
+int mf_gc_collect(lua_State *L);
+int mf_gc_count_kb(lua_State *L);
+
+// MARK: - Building values (Swift -> Lua), in one protected call
+
+enum mf_opcode {
+  MF_OP_NIL = 0, MF_OP_BOOL, MF_OP_INT, MF_OP_NUM, MF_OP_STR,
+  MF_OP_TABLE,     // a = array size hint, i = hash size hint; pushes a table
+  MF_OP_SET,       // pops key and value, rawsets into the table below them
+  MF_OP_SETI,      // pops a value, rawseti into the table below it at index i
+  MF_OP_REF,       // pushes registry[i]
+  MF_OP_ARRAYMT,   // marks the table on top as a JSON array (empty arrays stay arrays)
+  MF_OP_OBJECT,    // pushes a full userdata holding pointer `s`, metatable registry[i]
+};
+
+typedef struct mf_op {
+  int32_t code;
+  int32_t a;
+  int64_t i;
+  double d;
+  const char *s;
+  size_t len;
+} mf_op;
+
+/// Runs `ops` in a protected call; on success the values they built are on
+/// the stack (`*pushed` of them). On failure one error value is pushed.
+int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed);
+/// Registry key of the JSON-array metatable (created on first use).
+int mf_is_json_array(lua_State *L, int idx);
+
+// MARK: - Swift functions
+
+/// Swift implements these two; set once at start-up.
+/// `call` returns the number of results it pushed, or -1 with an error value
+/// on top of the stack (the trampoline raises it after Swift has returned),
+/// or -2 with a message string that gets the caller's `file:line:` prefixed.
+typedef int (*mf_swift_call_fn)(void *box, lua_State *L);
+typedef void (*mf_swift_release_fn)(void *box);
+void mf_set_swift_callbacks(mf_swift_call_fn call, mf_swift_release_fn release);
+
+/// Pushes a Lua C closure that calls Swift box `box` (already retained; the
+/// closure's userdata releases it when collected). Protected. If it fails,
+/// the caller still owns `box`.
+int mf_push_swift_function(lua_State *L, void *box);
+/// Creates a metatable for Swift objects in the registry: __gc releases the
+/// object, __index is the table on top of the stack (popped), __name = name.
+/// *outRef receives its registry ref.
+int mf_new_object_metatable(lua_State *L, const char *name, int *outRef);
+/// If the value at idx is a Swift object userdata, returns its box pointer.
+void *mf_object_box(lua_State *L, int idx);
+
+// MARK: - Reading tables raw (never raise, no metamethod runs)
+
+/// lua_next on the table at idx; the key is on top. Returns 0 at the end.
+/// Safe because keys come from the previous call (never raises here).
+static inline int mf_next(lua_State *L, int idx) { return lua_next(L, idx); }
+static inline lua_Unsigned mf_rawlen(lua_State *L, int idx) { return lua_rawlen(L, idx); }
+static inline int mf_rawgeti(lua_State *L, int idx, lua_Integer n) { return lua_rawgeti(L, idx, n); }
+static inline int mf_checkstack(lua_State *L, int n) { return lua_checkstack(L, n); }
+static inline const void *mf_topointer(lua_State *L, int idx) { return lua_topointer(L, idx); }
+
+// MARK: - Table access for the runtime (protected, raw)
+
+/// t[k] = v with t at tidx, k and v popped (k below v). Raw, protected.
+int mf_rawset(lua_State *L, int tidx);
+/// Pushes rawget(t, key) where the key is a string. Protected (interning allocates).
+int mf_rawgetfield(lua_State *L, int tidx, const char *key);
+/// Sets a global from the value on top (popped). Protected.
+int mf_setglobal(lua_State *L, const char *name);
+/// Pushes a global. Protected (runs _ENV metamethods).
+int mf_getglobal(lua_State *L, const char *name);
+
+// MARK: - Profiles
+
+/// Applies the sandboxed profile: removes os.execute & co, io, debug,
+/// package.loadlib and C searchers, binary chunks in load, __gc metamethods,
+/// and makes the standard library tables read-only.
+int mf_apply_sandbox(lua_State *L);
+/// Installs the text-only Lua searcher in package.searchers (both profiles).
+int mf_install_text_searcher(lua_State *L);
+/// Sets package.preload[name] = the function on top (popped).
+int mf_preload(lua_State *L, const char *name);
+
 #endif

@@ -1,0 +1,147 @@
+import CLua
+import CLuaShim
+
+/// Something Swift can push onto a Lua stack.
+public enum LuaPush {
+    /// A plain value, copied in.
+    case value(LuaValue)
+    /// A value already in the state (function, table, userdata).
+    case ref(LuaRef)
+    /// A Swift object as a userdata of a registered class.
+    case object(AnyObject, LuaClass)
+    /// A Swift closure as a Lua function.
+    case function(LuaFunction)
+}
+
+extension LuaPush: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByNilLiteral, ExpressibleByBooleanLiteral {
+    public init(stringLiteral value: String) { self = .value(.string(LuaString(value))) }
+    public init(integerLiteral value: Int64) { self = .value(.integer(value)) }
+    public init(nilLiteral: ()) { self = .value(.nil) }
+    public init(booleanLiteral value: Bool) { self = .value(.boolean(value)) }
+}
+
+/// Collects the push operations for a list of values so that all of them are
+/// built inside one protected C call (allocation may raise; Swift never sees it).
+struct PushBuilder {
+    var ops: [mf_op] = []
+    var bytes: [UInt8] = []
+    var objects: [(index: Int, pointer: UnsafeMutableRawPointer)] = []
+    var functions: [(index: Int, box: UnsafeMutableRawPointer)] = []
+
+    init() { ops.reserveCapacity(16) }
+
+    mutating func add(_ push: LuaPush, state: LuaState) throws {
+        switch push {
+        case .value(let v): try add(v, depth: 0)
+        case .ref(let r):
+            guard r.state === state else { throw LuaError.conversion(path: "argument", reason: "a value from another Lua state cannot cross into this one") }
+            ops.append(mf_op(code: Int32(MF_OP_REF.rawValue), a: 0, i: Int64(r.ref), d: 0, s: nil, len: 0))
+        case .object(let object, let cls):
+            let pointer = Unmanaged.passRetained(object as AnyObject).toOpaque()
+            objects.append((ops.count, pointer))
+            ops.append(mf_op(code: Int32(MF_OP_OBJECT.rawValue), a: 0, i: Int64(try cls.metatableRef(in: state)), d: 0, s: nil, len: 0))
+        case .function(let fn):
+            // Functions are pushed by a separate protected call; mark the slot.
+            let box = Unmanaged.passRetained(FunctionBox(fn, state: state)).toOpaque()
+            functions.append((ops.count, box))
+            ops.append(mf_op(code: Int32(MF_OP_NIL.rawValue), a: 1, i: 0, d: 0, s: nil, len: 0))
+        }
+    }
+
+    mutating func add(_ value: LuaValue, depth: Int) throws {
+        switch value {
+        case .nil: ops.append(mf_op(code: Int32(MF_OP_NIL.rawValue), a: 0, i: 0, d: 0, s: nil, len: 0))
+        case .boolean(let b): ops.append(mf_op(code: Int32(MF_OP_BOOL.rawValue), a: 0, i: b ? 1 : 0, d: 0, s: nil, len: 0))
+        case .integer(let i): ops.append(mf_op(code: Int32(MF_OP_INT.rawValue), a: 0, i: i, d: 0, s: nil, len: 0))
+        case .number(let d): ops.append(mf_op(code: Int32(MF_OP_NUM.rawValue), a: 0, i: 0, d: d, s: nil, len: 0))
+        case .string(let s):
+            ops.append(mf_op(code: Int32(MF_OP_STR.rawValue), a: 0, i: Int64(bytes.count), d: 0, s: nil, len: s.bytes.count))
+            bytes.append(contentsOf: s.bytes)
+        case .table(let t):
+            guard depth < LuaState.maxDepth else {
+                throw LuaError.conversion(path: "value", reason: "nested deeper than \(LuaState.maxDepth) levels")
+            }
+            ops.append(mf_op(code: Int32(MF_OP_TABLE.rawValue), a: Int32(clamping: t.array.count), i: Int64(t.hash.count), d: 0, s: nil, len: 0))
+            for (offset, element) in t.array.enumerated() {
+                try add(element, depth: depth + 1)
+                ops.append(mf_op(code: Int32(MF_OP_SETI.rawValue), a: 0, i: Int64(offset + 1), d: 0, s: nil, len: 0))
+            }
+            for (key, element) in t.hash where !element.isNil {
+                let key = LuaTable.normalize(key)
+                if key.isNil { continue }
+                if case .number(let d) = key, d.isNaN {
+                    throw LuaError.conversion(path: "value", reason: "NaN cannot be a table key")
+                }
+                try add(key, depth: depth + 1)
+                try add(element, depth: depth + 1)
+                ops.append(mf_op(code: Int32(MF_OP_SET.rawValue), a: 0, i: 0, d: 0, s: nil, len: 0))
+            }
+            if t.isJSONArray && t.isEmpty {
+                ops.append(mf_op(code: Int32(MF_OP_ARRAYMT.rawValue), a: 0, i: 0, d: 0, s: nil, len: 0))
+            }
+        }
+    }
+}
+
+extension LuaState {
+    /// Deepest nesting that crosses the bridge in either direction.
+    public static let maxDepth = 200
+
+    /// Pushes `values` on `L`'s stack. Pushes nothing and throws on failure.
+    func push(_ values: [LuaPush], on L: OpaquePointer) throws {
+        var builder = PushBuilder()
+        for v in values { try builder.add(v, state: self) }
+        try push(builder, on: L)
+    }
+
+    func push(_ value: LuaValue, on L: OpaquePointer) throws {
+        var builder = PushBuilder()
+        try builder.add(value, depth: 0)
+        try push(builder, on: L)
+    }
+
+    func push(_ builder: PushBuilder, on L: OpaquePointer) throws {
+        var builder = builder
+        let top = mf_gettop(L)
+        // Swift functions first: each is its own protected call, leaving a closure
+        // on the stack that the ops then take through a registry ref.
+        var functionRefs: [Int32] = []
+        for (index, box) in builder.functions {
+            let status = mf_push_swift_function(L, box)
+            if status != LUA_OK {
+                Unmanaged<FunctionBox>.fromOpaque(box).release()
+                for r in functionRefs { mf_unref(L, r) }
+                throw popError(status, L)
+            }
+            var ref: Int32 = 0
+            let rs = mf_ref(L, &ref)
+            if rs != LUA_OK { throw popError(rs, L) }
+            functionRefs.append(ref)
+            builder.ops[index] = mf_op(code: Int32(MF_OP_REF.rawValue), a: 0, i: Int64(ref), d: 0, s: nil, len: 0)
+        }
+        defer { for r in functionRefs { mf_unref(L, r) } }
+        var pushed: Int32 = 0
+        let status: Int32 = builder.bytes.withUnsafeBufferPointer { raw in
+            let base = UnsafeRawPointer(raw.baseAddress).map { $0.assumingMemoryBound(to: CChar.self) }
+            return builder.ops.withUnsafeMutableBufferPointer { ops in
+                for k in ops.indices {
+                    if ops[k].code == Int32(MF_OP_STR.rawValue) {
+                        ops[k].s = base.map { $0 + Int(ops[k].i) } ?? UnsafePointer(bitPattern: 1)
+                    } else if ops[k].code == Int32(MF_OP_OBJECT.rawValue) {
+                        ops[k].s = UnsafePointer(builder.objects.first { $0.index == k }!.pointer.assumingMemoryBound(to: CChar.self))
+                    }
+                }
+                return mf_push_ops(L, ops.baseAddress, Int32(ops.count), &pushed)
+            }
+        }
+        if status != LUA_OK {
+            // Userdata already made own their objects (their __gc releases them); the rest do not exist.
+            let error = popError(status, L)
+            mf_settop(L, top)
+            for (_, pointer) in builder.objects {
+                _ = pointer  // ownership is ambiguous after a failed build; leaking beats a double release
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import CLua
+import CLuaShim
+import Foundation
+
+/// One Lua 5.4 state with its budgets, profile and Swift bridge.
+///
+///     let lua = try LuaState(profile: .trusted, memoryLimit: 64 << 20, timeLimitMs: 1000)
+///     let values = try lua.run(string: "return 1 + 1", name: "=demo")   // [.integer(2)]
+///
+/// **Threading:** a state is used by one thread at a time. It may move between
+/// threads (a serial executor), but two threads must never use it at once;
+/// debug builds check this and stop with a message. `LuaRef`s may be released
+/// from any thread: their registry slots are freed on the state's next use.
+public final class LuaState: @unchecked Sendable {
+    /// What a script may do.
+    public enum Profile: String, Sendable, CaseIterable {
+        /// The full standard library (Lua's own test suite passes).
+        case trusted
+        /// For untrusted plugins: no `os.execute`, `io`, `debug`, `package.loadlib`,
+        /// binary chunks or `__gc`; standard library tables are read-only.
+        case sandboxed
+    }
+
+    let L: OpaquePointer
+    private let budget: UnsafeMutablePointer<mf_budget>
+    public let profile: Profile
+    /// Per-call time limit in milliseconds (nil: none).
+    public let timeLimitMs: Int64?
+    /// Memory limit in bytes (nil: none).
+    public let memoryLimit: Int?
+    private var closed = false
+
+    private let pendingUnrefs = PendingUnrefs()
+    private let confinement = Confinement()
+    /// The thread running Swift code right now (a coroutine calling a Swift
+    /// function); nested calls use its stack. nil: the main thread.
+    var currentThread: OpaquePointer?
+    var activeL: OpaquePointer { currentThread ?? L }
+
+    /// Creates a state with the standard libraries opened under protection.
+    ///
+    /// - Parameters:
+    ///   - profile: `.trusted` (default) or `.sandboxed`.
+    ///   - memoryLimit: bytes the state may hold at once; nil for no limit.
+    ///   - timeLimitMs: milliseconds any one call may run; nil for no limit.
+    ///     The hook is installed now, so coroutines created later are covered.
+    /// - Throws: `LuaError.memory` if the libraries do not fit in the budget.
+    public init(profile: Profile = .trusted, memoryLimit: Int? = nil, timeLimitMs: Int64? = nil) throws {
+        LuaState.installCallbacksOnce
+        self.profile = profile
+        self.memoryLimit = memoryLimit
+        self.timeLimitMs = timeLimitMs
+        budget = .allocate(capacity: 1)
+        budget.initialize(to: mf_budget(used: 0, peak: 0, limit: memoryLimit.map { size_t($0) } ?? 0,
+                                        deadline_ns: 0, limit_ms: 0, timed_out: 0, hook_installed: 0))
+        guard let L = mf_newstate(budget) else {
+            budget.deallocate()
+            throw LuaError.memory(limit: memoryLimit)
+        }
+        self.L = L
+        if timeLimitMs != nil { mf_install_time_hook(L) }
+        try check(mf_openlibs(L), L)
+        try check(mf_install_text_searcher(L), L)
+        if profile == .sandboxed { try check(mf_apply_sandbox(L), L) }
+    }
+
+    deinit { close() }
+
+    /// Runs a full garbage collection (finalizers included), then frees the state.
+    /// Safe to call twice.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        _ = mf_gc_collect(L)
+        lua_close(L)
+        budget.deallocate()
+    }
+
+    // MARK: - Accounting
+
+    /// Bytes the state holds now.
+    public var memoryInUse: Int { budget.pointee.used }
+    /// The most bytes the state has held at once.
+    public var peakMemory: Int { budget.pointee.peak }
+    /// Forgets the peak (the next reading starts from the current use).
+    public func resetPeakMemory() { budget.pointee.peak = budget.pointee.used }
+
+    /// Runs a full garbage collection cycle.
+    public func collectGarbage() {
+        enter(); defer { leave() }
+        _ = mf_gc_collect(L)
+    }
+
+    // MARK: - Confinement and housekeeping
+
+    /// Marks the start of an operation on this state (debug builds check that
+    /// no other thread is inside it) and frees registry slots of released refs.
+    @inline(__always)
+    func enter() {
+        #if DEBUG
+        confinement.enter()
+        #endif
+        if pendingUnrefs.hasPending { drainUnrefs() }
+    }
+
+    @inline(__always)
+    func leave() {
+        #if DEBUG
+        confinement.leave()
+        #endif
+    }
+
+    private func drainUnrefs() {
+        for ref in pendingUnrefs.take() { mf_unref(L, ref) }
+    }
+
+    func scheduleUnref(_ ref: Int32) { pendingUnrefs.add(ref) }
+
+    // MARK: - Status -> error
+
+    /// Turns a Lua status into a thrown `LuaError`, popping the error value.
+    /// Every fallible C call goes through here.
+    func check(_ status: Int32, _ L: OpaquePointer, chunk: String? = nil) throws {
+        guard status != LUA_OK else { return }
+        throw popError(status, L, chunk: chunk)
+    }
+
+    func popError(_ status: Int32, _ L: OpaquePointer, chunk: String? = nil) -> LuaError {
+        defer { mf_pop(L, 1) }
+        if status == LUA_ERRMEM { return .memory(limit: memoryLimit) }
+        let text: String
+        if mf_type(L, -1) == LUA_TSTRING {
+            var len = 0
+            let p = mf_tostring_raw(L, -1, &len)!
+            text = String(decoding: UnsafeRawBufferPointer(start: p, count: len), as: UTF8.self)
+        } else {
+            text = "(error object is a \(String(cString: lua_typename(L, mf_type(L, -1)))) value)"
+        }
+        if budget.pointee.timed_out != 0 {
+            budget.pointee.timed_out = 0
+            let tb = text.range(of: "stack traceback:").map { String(text[$0.lowerBound...]) } ?? ""
+            return .timeout(limitMs: timeLimitMs ?? budget.pointee.limit_ms, traceback: tb)
+        }
+        if status == LUA_ERRSYNTAX, let chunk {
+            return LuaState.syntaxError(text, chunk: chunk)
+        }
+        return LuaError.runtime(fromMessage: text)
+    }
+
+    static func syntaxError(_ text: String, chunk: String) -> LuaError {
+        let location = LuaError.leadingLocation(text)
+        let line = location.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } }
+        var message = text
+        if let location, text.hasPrefix(location + ": ") { message = String(text.dropFirst(location.count + 2)) }
+        return .syntax(file: chunk, line: line, message: message)
+    }
+}
+
+/// Registry slots released from other threads, freed on the state's next use.
+private final class PendingUnrefs: @unchecked Sendable {
+    private let lock = NSLock()
+    private var refs: [Int32] = []
+    private var count = 0  // read without the lock as a cheap hint
+
+    var hasPending: Bool { count > 0 }
+    func add(_ ref: Int32) { lock.lock(); refs.append(ref); count = refs.count; lock.unlock() }
+    func take() -> [Int32] { lock.lock(); defer { lock.unlock() }; let r = refs; refs = []; count = 0; return r }
+}
+
+/// Debug-build check that only one thread is inside a state at a time
+/// (re-entry from the same thread, as when Lua calls Swift calls Lua, is fine).
+private final class Confinement: @unchecked Sendable {
+    private let lock = NSLock()
+    private var owner: pthread_t?
+    private var depth = 0
+
+    func enter() {
+        lock.lock(); defer { lock.unlock() }
+        let me = pthread_self()
+        if let owner, depth > 0, pthread_equal(owner, me) == 0 {
+            fatalError("LuaState used from two threads at once: confine it to one serial executor")
+        }
+        owner = me
+        depth += 1
+    }
+
+    func leave() {
+        lock.lock(); defer { lock.unlock() }
+        depth -= 1
+        if depth == 0 { owner = nil }
+    }
+}

@@ -1,0 +1,233 @@
+/// A Lua value copied into Swift: immutable, `Sendable`, safe to keep after the
+/// state that produced it has closed.
+///
+///     let state: LuaValue = ["query": "a", "items": [1, 2, 3], "loading": false]
+///     state["items"]?[1]   // .integer(2)
+///
+/// Integers and floats stay distinct (`.integer(1) != .number(1.0)`), as in
+/// Lua 5.4 ([manual §2.1](https://www.lua.org/manual/5.4/manual.html#2.1)).
+/// Strings are bytes and need not be UTF-8.
+public enum LuaValue: Sendable, Hashable {
+    case `nil`
+    case boolean(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(LuaString)
+    case table(LuaTable)
+
+    /// The Lua type name (`"nil"`, `"boolean"`, `"number"`, `"string"`, `"table"`).
+    public var typeName: String {
+        switch self {
+        case .nil: "nil"
+        case .boolean: "boolean"
+        case .integer, .number: "number"
+        case .string: "string"
+        case .table: "table"
+        }
+    }
+
+    public var isNil: Bool { if case .nil = self { true } else { false } }
+
+    /// The string, decoded as UTF-8 (invalid bytes are repaired), or nil.
+    public var stringValue: String? { if case .string(let s) = self { s.description } else { nil } }
+    public var intValue: Int64? { if case .integer(let i) = self { i } else { nil } }
+    /// A number of either kind as a Double.
+    public var doubleValue: Double? {
+        switch self {
+        case .integer(let i): Double(i)
+        case .number(let d): d
+        default: nil
+        }
+    }
+    public var boolValue: Bool? { if case .boolean(let b) = self { b } else { nil } }
+    public var tableValue: LuaTable? { if case .table(let t) = self { t } else { nil } }
+
+    /// Lua truthiness: everything but nil and false.
+    public var isTruthy: Bool {
+        switch self {
+        case .nil, .boolean(false): false
+        default: true
+        }
+    }
+
+    /// Field access on a table (`nil` for anything else or a missing key).
+    public subscript(key: String) -> LuaValue? {
+        guard case .table(let t) = self else { return nil }
+        let v = t[.string(LuaString(key))]
+        return v.isNil ? nil : v
+    }
+
+    /// Array access (0-based, like Swift) on a table's sequence part.
+    public subscript(index: Int) -> LuaValue? {
+        guard case .table(let t) = self, index >= 0, index < t.array.count else { return nil }
+        return t.array[index]
+    }
+}
+
+/// A Lua string: a sequence of bytes, usually but not necessarily UTF-8.
+public struct LuaString: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral, Comparable {
+    public var bytes: [UInt8]
+
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ string: String) { self.bytes = Array(string.utf8) }
+    public init(stringLiteral value: String) { self.init(value) }
+
+    /// The bytes decoded as UTF-8; invalid sequences become U+FFFD.
+    public var description: String { String(decoding: bytes, as: UTF8.self) }
+    /// True when the bytes are valid UTF-8.
+    public var isValidUTF8: Bool { String(validating: bytes, as: UTF8.self) != nil }
+
+    public static func < (a: LuaString, b: LuaString) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+}
+
+/// A Lua table: its sequence part (keys 1...n, stored 0-based) and every other key.
+///
+/// `isJSONArray` remembers that an empty table came from a JSON array, so it
+/// encodes back as `[]` rather than `{}`.
+public struct LuaTable: Sendable, Hashable {
+    public var array: [LuaValue]
+    public var hash: [LuaValue: LuaValue]
+    public var isJSONArray: Bool
+
+    public init(array: [LuaValue] = [], hash: [LuaValue: LuaValue] = [:], isJSONArray: Bool = false) {
+        self.array = array
+        self.hash = hash
+        self.isJSONArray = isJSONArray
+    }
+
+    public var isEmpty: Bool { array.isEmpty && hash.isEmpty }
+    /// Number of entries (sequence and hash parts).
+    public var count: Int { array.count + hash.count }
+
+    /// Lua-style lookup: integer keys 1...n hit the sequence part.
+    public subscript(key: LuaValue) -> LuaValue {
+        get {
+            if case .integer(let i) = key, i >= 1, i <= Int64(array.count) { return array[Int(i - 1)] }
+            return hash[key] ?? .nil
+        }
+        set {
+            let key = LuaTable.normalize(key)
+            if case .integer(let i) = key, i >= 1, i <= Int64(array.count) {
+                if newValue.isNil {
+                    // Moving the tail out keeps `array` a proper sequence.
+                    let tail = array[Int(i)...]
+                    for (offset, v) in tail.enumerated() { hash[.integer(i + 1 + Int64(offset))] = v }
+                    array.removeSubrange(Int(i - 1)...)
+                } else {
+                    array[Int(i - 1)] = newValue
+                }
+                return
+            }
+            if newValue.isNil { hash[key] = nil; return }
+            if case .integer(let i) = key, i == Int64(array.count) + 1 {
+                array.append(newValue)
+                hash[key] = nil
+                while let next = hash.removeValue(forKey: .integer(Int64(array.count) + 1)) { array.append(next) }
+                return
+            }
+            hash[key] = newValue
+        }
+    }
+
+    public subscript(key: String) -> LuaValue {
+        get { self[.string(LuaString(key))] }
+        set { self[.string(LuaString(key))] = newValue }
+    }
+
+    /// Every entry, sequence part first, then the rest sorted for a stable order.
+    public var entries: [(key: LuaValue, value: LuaValue)] {
+        var out: [(key: LuaValue, value: LuaValue)] = array.enumerated().map { (.integer(Int64($0.offset + 1)), $0.element) }
+        out += hash.sorted { LuaValue.keyOrder($0.key, $1.key) }.map { ($0.key, $0.value) }
+        return out
+    }
+
+    /// Float keys with an integral value become integers, as Lua does.
+    static func normalize(_ key: LuaValue) -> LuaValue {
+        if case .number(let d) = key, let i = Int64(exactly: d) { return .integer(i) }
+        return key
+    }
+}
+
+extension LuaValue {
+    /// A total order on keys for stable output: numbers, then strings, then the rest.
+    static func keyOrder(_ a: LuaValue, _ b: LuaValue) -> Bool {
+        func rank(_ v: LuaValue) -> Int {
+            switch v {
+            case .integer, .number: 0
+            case .string: 1
+            case .boolean: 2
+            default: 3
+            }
+        }
+        let (ra, rb) = (rank(a), rank(b))
+        if ra != rb { return ra < rb }
+        switch (a, b) {
+        case (.string(let x), .string(let y)): return x < y
+        case (.boolean(let x), .boolean(let y)): return !x && y
+        default:
+            if let x = a.doubleValue, let y = b.doubleValue {
+                if x != y { return x < y }
+                if case .integer = a, case .number = b { return true }
+            }
+            return false
+        }
+    }
+}
+
+// MARK: - Literals
+
+extension LuaValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    public init(nilLiteral: ()) { self = .nil }
+    public init(booleanLiteral value: Bool) { self = .boolean(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(stringLiteral value: String) { self = .string(LuaString(value)) }
+    public init(arrayLiteral elements: LuaValue...) { self = .table(LuaTable(array: elements, isJSONArray: true)) }
+    public init(dictionaryLiteral elements: (String, LuaValue)...) {
+        var t = LuaTable()
+        for (k, v) in elements { t[k] = v }
+        self = .table(t)
+    }
+}
+
+extension LuaValue: CustomStringConvertible {
+    /// A Lua-constructor-like rendering, stable across runs (keys sorted).
+    public var description: String {
+        switch self {
+        case .nil: return "nil"
+        case .boolean(let b): return b ? "true" : "false"
+        case .integer(let i): return String(i)
+        case .number(let d): return LuaValue.formatNumber(d)
+        case .string(let s): return "\"" + s.description + "\""
+        case .table(let t):
+            if t.isEmpty { return "{}" }
+            var parts: [String] = t.array.map(\.description)
+            for (k, v) in t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
+                if case .string(let s) = k, LuaValue.isIdentifier(s.description) {
+                    parts.append("\(s) = \(v)")
+                } else {
+                    parts.append("[\(k)] = \(v)")
+                }
+            }
+            return "{ " + parts.joined(separator: ", ") + " }"
+        }
+    }
+
+    /// Formats a float as Lua's `%.14g` does, keeping a `.0` on integral values.
+    public static func formatNumber(_ d: Double) -> String {
+        if d.isNaN { return d.sign == .minus ? "-nan" : "nan" }
+        if d.isInfinite { return d < 0 ? "-inf" : "inf" }
+        var s = String(format: "%.14g", d)
+        if !s.contains(".") && !s.contains("e") && !s.contains("n") && !s.contains("i") { s += ".0" }
+        return s
+    }
+
+    static func isIdentifier(_ s: String) -> Bool {
+        guard let first = s.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }
+        return s.unicodeScalars.allSatisfy { $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
+    }
+}
+
+import Foundation
