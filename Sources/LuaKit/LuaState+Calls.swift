@@ -20,7 +20,7 @@ extension LuaState {
 
     /// Compiles a file as a function; messages say `path:line:`.
     public func load(file path: String, mode: ChunkMode = .text) throws -> LuaRef {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
             throw LuaError.runtime(message: "cannot open \(path): the file \(reason)", location: nil, traceback: "")
         }

@@ -1,0 +1,43 @@
+import Foundation
+import LuaKit
+import MoonflowLua
+
+/// Runs a Lua file the way `lua5.4 FILE args...` does, with `moonflow` preloaded:
+/// what `moonflow exec` does.
+///
+///     let status = ScriptRunner(file: "hello.lua", arguments: ["a"]).run()
+public struct ScriptRunner: Sendable {
+    public var file: String
+    public var arguments: [String]
+    public var profile: LuaState.Profile = .trusted
+    public var timeLimitMs: Int64?
+    public var memoryLimitMB: Int?
+    /// `arg[-1]`, the interpreter's name.
+    public var interpreter = "moonflow"
+
+    public init(file: String, arguments: [String] = []) {
+        self.file = file
+        self.arguments = arguments
+    }
+
+    /// Runs the file; errors go to standard error with `file:line` and the traceback.
+    /// - Returns: the exit status (0 success, 1 error).
+    public func run() -> Int32 {
+        do {
+            let lua = try LuaState(profile: profile, memoryLimit: memoryLimitMB.map { $0 << 20 }, timeLimitMs: timeLimitMs)
+            defer { lua.close() }
+            try MoonflowModule.install(in: lua)
+            var arg = LuaTable()
+            arg[.integer(-1)] = .string(LuaString(interpreter))
+            arg[.integer(0)] = .string(LuaString(file))
+            for (i, a) in arguments.enumerated() { arg[.integer(Int64(i + 1))] = .string(LuaString(a)) }
+            try lua.setGlobal("arg", .value(.table(arg)))
+            let chunk = try lua.load(file: file)
+            try lua.call(chunk, arguments.map { .value(.string(LuaString($0))) }) { _ in () }
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("moonflow: \(error)\n".utf8))
+            return 1
+        }
+    }
+}
