@@ -42,7 +42,7 @@ public final class CompositeDisposable: Disposable {
     /// - Returns: A token for `remove(_:)`, or `nil` if nothing was added.
     @discardableResult
     public func add(_ disposable: Disposable?) -> Token? {
-        guard let disposable else { return nil }
+        guard let disposable, !disposable.isDisposed else { return nil }
         let token: Token? = state.withLock { state in
             guard !state.isDisposed else { return nil }
             let id = state.nextID

@@ -25,13 +25,28 @@ public final class Signal<Value: Sendable>: Sendable {
         var subscribers: [Subscriber] = []
         var nextID = 0
         var terminal: Event<Value>?
-        var isSending = false
-        var queue: [Event<Value>] = []
     }
 
-    private let state = Locked(State())
+    private let state: Locked<State>
+    private let serializer: Serializer<Value>
 
-    private init() {}
+    private init() {
+        let state = Locked(State())
+        self.state = state
+        serializer = Serializer(Observer { event in
+            let subscribers: [Subscriber] = state.withLock { state in
+                let subscribers = state.subscribers
+                if event.isTerminating {
+                    state.terminal = event
+                    state.subscribers = []
+                }
+                return subscribers
+            }
+            for subscriber in subscribers where !subscriber.disposable.isDisposed {
+                subscriber.observer.send(event)
+            }
+        })
+    }
 
     /// Creates a signal and the observer that feeds it.
     ///
@@ -42,7 +57,8 @@ public final class Signal<Value: Sendable>: Sendable {
     /// - Returns: The signal to observe and the observer to send into.
     public static func pipe() -> (output: Signal<Value>, input: Observer<Value>) {
         let signal = Signal()
-        return (signal, Observer { signal.send($0) })
+        let serializer = signal.serializer
+        return (signal, Observer { serializer.send($0) })
     }
 
     /// Starts observing the signal.
@@ -104,38 +120,5 @@ public final class Signal<Value: Sendable>: Sendable {
                 state.subscribers.remove(at: index)
             }
         }
-    }
-
-    private func send(_ event: Event<Value>) {
-        var next: (Event<Value>, [Subscriber])? = state.withLock { state in
-            guard state.terminal == nil else { return nil }
-            if event.isTerminating { state.terminal = event }
-            if state.isSending {
-                state.queue.append(event)
-                return nil
-            }
-            state.isSending = true
-            return (event, Self.take(event, from: &state))
-        }
-        while let (event, subscribers) = next {
-            for subscriber in subscribers where !subscriber.disposable.isDisposed {
-                subscriber.observer.send(event)
-            }
-            next = state.withLock { state in
-                guard !state.queue.isEmpty else {
-                    state.isSending = false
-                    return nil
-                }
-                let event = state.queue.removeFirst()
-                return (event, Self.take(event, from: &state))
-            }
-        }
-    }
-
-    /// The subscribers to deliver `event` to; a terminal event empties the list.
-    private static func take(_ event: Event<Value>, from state: inout State) -> [Subscriber] {
-        let subscribers = state.subscribers
-        if event.isTerminating { state.subscribers = [] }
-        return subscribers
     }
 }
