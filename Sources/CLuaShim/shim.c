@@ -117,6 +117,13 @@ int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms) {
   lua_insert(L, base);
   int armed = arm(L, limit_ms);
   int status = lua_pcall(L, nargs, nresults, base);
+  if (armed && status == LUA_OK && budget_of(L)->timed_out) {
+    // The script caught the stop (coroutine.resume, pcall) and returned anyway:
+    // the call still failed. nil as the error value: Swift reads timed_out.
+    lua_settop(L, base);
+    lua_pushnil(L);
+    status = LUA_ERRRUN;
+  }
   disarm(L, armed);
   lua_remove(L, base);
   return status;

@@ -35,6 +35,7 @@ extension LuaState {
     }
 
     private func read(_ L: OpaquePointer, _ idx: Int32, path: Path, visiting: inout Set<UnsafeRawPointer>, depth: Int) throws -> LuaValue {
+        let idx = idx < 0 ? mf_absindex(L, idx) : idx
         switch mf_type(L, idx) {
         case LUA_TNIL, LUA_TNONE: return .nil
         case LUA_TBOOLEAN: return .boolean(lua_toboolean(L, idx) != 0)

@@ -85,6 +85,17 @@ public struct LuaString: Sendable, Hashable, CustomStringConvertible, Expressibl
 /// `isJSONArray` remembers that an empty table came from a JSON array, so it
 /// encodes back as `[]` rather than `{}`.
 public struct LuaTable: Sendable, Hashable {
+    /// Equal when the entries are; `isJSONArray` counts only for empty tables.
+    public static func == (a: LuaTable, b: LuaTable) -> Bool {
+        a.array == b.array && a.hash == b.hash && (!a.isEmpty || a.isJSONArray == b.isJSONArray)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(array)
+        hasher.combine(hash)
+        if isEmpty { hasher.combine(isJSONArray) }
+    }
+
     public var array: [LuaValue]
     public var hash: [LuaValue: LuaValue]
     public var isJSONArray: Bool

@@ -1,2 +1,0 @@
-import XCTest
-final class LuaKitTestsPlaceholder: XCTestCase { func testNothing() {} }

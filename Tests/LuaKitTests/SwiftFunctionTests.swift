@@ -1,0 +1,97 @@
+import LuaKit
+import XCTest
+
+private final class Tracker: @unchecked Sendable {
+    nonisolated(unsafe) static var deinits = 0
+    deinit { Tracker.deinits += 1 }
+}
+
+private struct Refused: Error, CustomStringConvertible {
+    var description: String { "refused by Swift" }
+}
+
+final class SwiftFunctionTests: XCTestCase {
+    func testSwiftFunctionGetsArgumentsAndReturnsValues() throws {
+        let lua = try LuaState()
+        try lua.setGlobal("add", .function { args in
+            [.value(.integer(try args.integer(1, function: "add") + args.integer(2, function: "add")))]
+        })
+        XCTAssertEqual(try lua.run(string: "return add(2, 40)", name: "t"), [42])
+        XCTAssertThrowsError(try lua.run(string: "return add('x', 1)", name: "t.lua")) { error in
+            XCTAssertEqual((error as? LuaError)?.message, "t.lua:1: bad argument #1 to 'add' (integer expected, got string)")
+        }
+    }
+
+    func testThrowingFunctionIsCaughtByPcallAndLeaksNothing() throws {
+        let lua = try LuaState()
+        Tracker.deinits = 0
+        try lua.setGlobal("fail", .function { _ in
+            let held = Tracker()
+            withExtendedLifetime(held) {}
+            throw Refused()
+        })
+        let out = try lua.run(string: """
+            local caught, last = 0, nil
+            for i = 1, 1000 do
+              local ok, err = pcall(function() fail() end)
+              if not ok then caught = caught + 1; last = err end
+            end
+            return caught, last
+            """, name: "loop.lua")
+        XCTAssertEqual(out[0], 1000)
+        XCTAssertEqual(out[1], "loop.lua:3: refused by Swift")
+        XCTAssertEqual(Tracker.deinits, 1000)
+    }
+
+    func testClosuresAreReleasedWhenLuaCollectsThem() throws {
+        Tracker.deinits = 0
+        do {
+            let lua = try LuaState()
+            for _ in 0..<100 {
+                let held = Tracker()
+                try lua.setGlobal("f", .function { _ in withExtendedLifetime(held) {}; return [] })
+            }
+            lua.collectGarbage()
+            XCTAssertGreaterThanOrEqual(Tracker.deinits, 99, "replaced functions are collected")
+            lua.close()
+        }
+        XCTAssertEqual(Tracker.deinits, 100, "closing the state releases the last one")
+    }
+
+    func testRaiseAValue() throws {
+        let lua = try LuaState()
+        try lua.setGlobal("raise", .function { _ in throw LuaRaise(.value(["code": 7])) })
+        XCTAssertEqual(try lua.run(string: "local ok, e = pcall(raise) return e.code", name: "t"), [7])
+    }
+
+    func testObjectsWithMethods() throws {
+        final class Counter { var n: Int64 = 0 }
+        let lua = try LuaState()
+        let cls = try lua.makeClass("Counter", methods: [
+            "inc": { args in
+                guard let c = args.object(1, as: Counter.self) else { throw args.bad(1, "inc", "Counter") }
+                c.n += try args.integer(2, function: "inc")
+                return [.value(.integer(c.n))]
+            },
+        ])
+        let counter = Counter()
+        try lua.setGlobal("c", .object(counter, cls))
+        XCTAssertEqual(try lua.run(string: "c:inc(2) return c:inc(3)", name: "t"), [5])
+        XCTAssertEqual(counter.n, 5)
+        XCTAssertThrowsError(try lua.run(string: "return c.inc({}, 1)", name: "t"))
+        XCTAssertEqual(try lua.run(string: "return getmetatable(c)", name: "t"), [false], "the metatable is protected")
+    }
+
+    func testNestedCallsFromSwiftIntoLua() throws {
+        let lua = try LuaState()
+        try lua.run(string: "function double(x) return x * 2 end", name: "t")
+        let double = try lua.ref(global: "double")
+        try lua.setGlobal("viaSwift", .function { args in
+            let v = try args.value(1)
+            return try lua.call(double, [.value(v)]).map { .value($0) }
+        })
+        XCTAssertEqual(try lua.run(string: "return viaSwift(21)", name: "t"), [42])
+        let co = "local co = coroutine.wrap(function(x) return viaSwift(x) end) return co(5)"
+        XCTAssertEqual(try lua.run(string: co, name: "t"), [10], "a call from inside a coroutine")
+    }
+}
