@@ -119,12 +119,3 @@ extension Result where Failure == any Error {
 }
 
 struct TimeoutError: Error {}
-
-/// A thread-safe box for test bookkeeping.
-final class Box<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T
-    init(_ value: T) { stored = value }
-    var value: T { lock.lock(); defer { lock.unlock() }; return stored }
-    func mutate(_ body: (inout T) -> Void) { lock.lock(); defer { lock.unlock() }; body(&stored) }
-}

@@ -1,0 +1,190 @@
+import Foundation
+import Runtime
+import Streams
+import StreamsTesting
+import XCTest
+
+/// The loop's ordering contract: synchronous mutations, state feedback and re-entrant sends.
+final class InteractorLoopTests: XCTestCase {
+    enum Action: Sendable, Equatable { case first, second, add(Int), pairStream(Int), pairMany(Int) }
+    enum Mutation: Sendable, Equatable { case log(String), added(Int) }
+    struct State: Sendable, Equatable {
+        var log: [String] = []
+        var total = 0
+    }
+
+    @Sendable
+    private static func reduce(_ state: inout State, _ mutation: Mutation) -> Never? {
+        switch mutation {
+        case .log(let entry): state.log.append(entry)
+        case .added(let n): state.total += n
+        }
+        return nil
+    }
+
+    private func makeInteractor(
+        seen: Box<[(Action, State)]> = Box([]),
+        reduce: @escaping @Sendable (inout State, Mutation) throws -> Never? = InteractorLoopTests.reduce
+    ) -> Interactor<State, Action, Mutation, Never> {
+        Interactor(
+            initial: State(),
+            handle: { action, state in
+                seen.mutate { $0.append((action, state)) }
+                switch action {
+                case .first: return .many([.log("first-1"), .log("first-2")])
+                case .second: return .one(.log("second"))
+                case .add(let n): return .one(.added(n))
+                case .pairStream(let n): return .stream(.from([.added(n), .added(n)]))
+                case .pairMany(let n): return .many([.added(n), .added(n)])
+                }
+            },
+            reduce: reduce)
+    }
+
+    func testSynchronousMutationsAreReducedBeforeSendReturns() {
+        let interactor = makeInteractor()
+        interactor.send(.add(1))
+        XCTAssertEqual(interactor.state.value.total, 1)
+        interactor.send(.pairMany(2))
+        XCTAssertEqual(interactor.state.value.total, 5)
+        interactor.send(.pairStream(10))
+        XCTAssertEqual(interactor.state.value.total, 25)
+        XCTAssertTrue(interactor.isIdle)
+    }
+
+    func testHandleSeesTheStateAfterThePreviousActionsSynchronousMutations() {
+        let seen = Box<[(Action, State)]>([])
+        let interactor = makeInteractor(seen: seen)
+        interactor.send(.pairStream(1))
+        interactor.send(.pairMany(10))
+        interactor.send(.add(0))
+        XCTAssertEqual(seen.value.map(\.1.total), [0, 2, 22])
+    }
+
+    func testStateChangesArePublishedAfterEveryMutation() {
+        let interactor = makeInteractor()
+        let states = Recording(interactor.state.producer)
+        interactor.send(.pairStream(1))
+        interactor.send(.pairMany(2))
+        XCTAssertEqual(states.values.map(\.total), [0, 1, 2, 4, 6])
+    }
+
+    func testSendFromAnObserverRunsAfterTheCurrentActionNeverInsideIt() {
+        let seen = Box<[(Action, State)]>([])
+        let interactor = makeInteractor(seen: seen)
+        let once = Box(false)
+        let subscription = interactor.state.producer.start(value: { [weak interactor] state in
+            guard state.log == ["first-1"] else { return }
+            once.value = true
+            interactor?.send(.second)   // re-entrant: must wait for first-2
+        })
+        interactor.send(.first)
+        XCTAssertTrue(once.value)
+        XCTAssertEqual(interactor.state.value.log, ["first-1", "first-2", "second"])
+        XCTAssertEqual(seen.value.map(\.0), [.first, .second])
+        XCTAssertEqual(seen.value[1].1.log, ["first-1", "first-2"], "the queued action sees both mutations")
+        subscription.dispose()
+    }
+
+    func testSendFromAReducerIsQueuedInOrder() {
+        let target = Box<Interactor<State, Action, Mutation, Never>?>(nil)
+        let interactor = makeInteractor(reduce: { state, mutation in
+            if mutation == .log("first-1") {
+                target.value?.send(.second)
+                target.value?.send(.add(5))
+            }
+            return Self.reduce(&state, mutation)
+        })
+        target.value = interactor
+        let actions = Recording(interactor.actions)
+        interactor.send(.first)
+        XCTAssertEqual(interactor.state.value.log, ["first-1", "first-2", "second"])
+        XCTAssertEqual(interactor.state.value.total, 5)
+        XCTAssertEqual(actions.values.map(\.value), [.first, .second, .add(5)])
+        XCTAssertEqual(actions.values.map(\.actionID), [1, 2, 3])
+        target.value = nil
+    }
+
+    func testTracesNameTheActionEachMutationCameFrom() {
+        let interactor = makeInteractor()
+        let mutations = Recording(interactor.mutations)
+        interactor.send(.add(1))
+        interactor.send(.first)
+        XCTAssertEqual(mutations.values.map(\.value), [.added(1), .log("first-1"), .log("first-2")])
+        XCTAssertEqual(mutations.values.map(\.action), [.add(1), .first, .first])
+        XCTAssertEqual(mutations.values.map(\.actionID), [1, 2, 2])
+    }
+
+    func testSendsFromManyThreadsAreSerializedAndNoneIsLost() {
+        let running = Box(0)
+        let overlapped = Box(false)
+        let interactor = Interactor<Int, Int, Int, Never>(
+            initial: 0,
+            handle: { n, _ in
+                running.mutate { $0 += 1; if $0 > 1 { overlapped.value = true } }
+                defer { running.mutate { $0 -= 1 } }
+                return .one(n)
+            },
+            reduce: { count, n in count += n; return nil })
+        let mutations = Recording(interactor.mutations)
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<500 { interactor.send(1) }
+        }
+        XCTAssertEqual(interactor.state.value, 4_000)
+        XCTAssertFalse(overlapped.value, "handle ran on two threads at once")
+        XCTAssertEqual(Set(mutations.values.map(\.actionID)).count, 4_000)
+        XCTAssertEqual(mutations.values.map(\.actionID), Array(1...4_000), "mutations are reduced in send order")
+    }
+
+    func testAQueueStateSchedulerRunsTheLoopOffTheCallersThread() {
+        let scheduler = QueueScheduler(label: "test.state")
+        let interactor = Interactor<Int, Int, Int, Never>(
+            initial: 0, context: SchedulerContext(state: scheduler),
+            handle: { n, _ in .one(n) },
+            reduce: { count, n in count += n; return nil })
+        let done = expectation(description: "all reduced")
+        let subscription = interactor.state.producer.start(value: { if $0 == 100 { done.fulfill() } })
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for _ in 0..<25 { interactor.send(1) }
+        }
+        wait(for: [done], timeout: 5)
+        subscription.dispose()
+    }
+
+    func testAnOutputSchedulerDeliversStateInLoopOrder() {
+        let output = TestScheduler()
+        let interactor = Interactor<Int, Int, Int, Never>(
+            initial: 0, context: SchedulerContext(output: output),
+            handle: { n, _ in .many([n, n]) },
+            reduce: { count, n in count += n; return nil })
+        let states = Recording(interactor.state.producer)
+        interactor.send(1)
+        interactor.send(10)
+        XCTAssertEqual(interactor.state.value, 0, "not delivered before the output scheduler runs")
+        output.advance()
+        XCTAssertEqual(states.values, [0, 1, 2, 12, 22])
+        XCTAssertEqual(interactor.state.value, 22)
+    }
+
+    func testOutputsAreAlsoAsyncSequences() async {
+        let interactor = makeInteractor()
+        let states = interactor.stateValues
+        let mutations = interactor.mutationValues
+        interactor.send(.add(2))
+        interactor.send(.add(3))
+        interactor.dispose()
+        var totals: [Int] = []
+        for await state in states.prefix(3) { totals.append(state.total) }
+        var collected: [Mutation] = []
+        for await traced in mutations { collected.append(traced.value) }
+        XCTAssertEqual(totals, [0, 2, 5])
+        XCTAssertEqual(collected, [.added(2), .added(3)])
+    }
+
+    func testDefaultActionTypeIsTheCaseNameOrTheNamedType() {
+        struct Search: NamedAction, Sendable { var text: String; var actionType: String { "search" } }
+        XCTAssertEqual(defaultActionType(Action.add(3)), "add")
+        XCTAssertEqual(defaultActionType(Action.first), "first")
+        XCTAssertEqual(defaultActionType(Search(text: "a")), "search")
+    }
+}
