@@ -27,7 +27,7 @@ public final class MutableProperty<Value: Sendable>: Sendable {
     /// The current value; setting it notifies observers.
     public var value: Value {
         get { storage.value }
-        set { storage.modify { $0 = newValue } }
+        set { storage.set(newValue) }
     }
 
     /// Changes the value in place, atomically, and notifies observers once.
@@ -79,6 +79,15 @@ final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
 
     var value: Value {
         lock.withLock { current! }
+    }
+
+    /// Replaces the value (also the first value of a derived property) and notifies observers.
+    func set(_ value: Value) {
+        lock.withLock {
+            current = value
+            version += 1
+            input.send(value: Change(version: version, value: value))
+        }
     }
 
     func modify<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {

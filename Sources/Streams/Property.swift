@@ -47,7 +47,7 @@ public final class Property<Value: Sendable>: Sendable {
         self.storage = storage
         subscription = producer.start(Observer { event in
             switch event {
-            case .value(let value): storage.modify { $0 = value }
+            case .value(let value): storage.set(value)
             case .failed, .completed, .interrupted: storage.complete()
             }
         })
@@ -92,7 +92,7 @@ public final class Property<Value: Sendable>: Sendable {
         self.storage = storage
         subscription = producer.start(Observer { event in
             switch event {
-            case .value(let value): storage.modify { $0 = value }
+            case .value(let value): storage.set(value)
             case .failed, .completed, .interrupted: storage.complete()
             }
         })
