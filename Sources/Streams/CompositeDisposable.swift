@@ -14,15 +14,20 @@ public final class CompositeDisposable: Disposable {
         fileprivate let id: Int
     }
 
-    private struct State {
-        var isDisposed = false
-        var nextID = 0
-        var entries: [(id: Int, disposable: Disposable)] = []
+    @usableFromInline
+    struct State {
+        @usableFromInline var isDisposed = false
+        @usableFromInline var nextID = 0
+        @usableFromInline var entries: [(id: Int, disposable: Disposable)] = []
+
+        @inlinable init() {}
     }
 
-    private let state = Locked(State())
+    @usableFromInline
+    let state = Locked(State())
 
     /// Creates an empty composite.
+    @inlinable
     public init() {}
 
     /// Creates a composite owning `disposables`.
@@ -32,6 +37,7 @@ public final class CompositeDisposable: Disposable {
         for disposable in disposables { add(disposable) }
     }
 
+    @inlinable
     public var isDisposed: Bool {
         state.withLock { $0.isDisposed }
     }
@@ -80,6 +86,7 @@ public final class CompositeDisposable: Disposable {
 
     /// Disposes the composite and says whether this call did it, so racing callers can tell who
     /// won (the stream guard uses it to let exactly one terminal event through).
+    @usableFromInline
     @discardableResult
     func tryDispose() -> Bool {
         let entries: [(id: Int, disposable: Disposable)]? = state.withLock { state in

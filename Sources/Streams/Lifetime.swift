@@ -11,16 +11,19 @@
 /// }
 /// ```
 public struct Lifetime: Sendable {
+    @usableFromInline
     let disposables: CompositeDisposable
 
     /// Creates a lifetime that ends when `disposables` is disposed.
     ///
     /// - Parameter disposables: Disposing it ends the lifetime.
+    @inlinable
     public init(_ disposables: CompositeDisposable) {
         self.disposables = disposables
     }
 
     /// Whether the lifetime has ended.
+    @inlinable
     public var hasEnded: Bool {
         disposables.isDisposed
     }

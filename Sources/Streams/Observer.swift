@@ -32,6 +32,7 @@ public struct Observer<Value: Sendable>: Sendable {
     ///   - failed: Called when the stream fails.
     ///   - completed: Called when the stream completes.
     ///   - interrupted: Called when the stream is interrupted.
+    @inlinable
     public init(
         value: (@Sendable (Value) -> Void)? = nil,
         failed: (@Sendable (any Error) -> Void)? = nil,

@@ -7,6 +7,7 @@ extension Producer {
     ///
     /// - Parameter value: The value to send.
     /// - Returns: The producer.
+    @inlinable
     public static func just(_ value: Value) -> Producer<Value> {
         Producer { observer, _ in
             observer.send(value: value)
@@ -49,6 +50,7 @@ extension Producer {
     ///
     /// - Parameter sequence: The values, iterated anew for each subscription.
     /// - Returns: The producer.
+    @inlinable
     public static func from<S: Sequence & Sendable>(_ sequence: S) -> Producer<Value> where S.Element == Value {
         Producer { observer, lifetime in
             for value in sequence {

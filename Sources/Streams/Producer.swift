@@ -28,6 +28,7 @@ public struct Producer<Value: Sendable>: Sendable {
     ///
     /// - Parameter body: Receives the subscriber's observer and the subscription's lifetime;
     ///   sends events to the observer and ties resources to the lifetime.
+    @inlinable
     public init(_ body: @escaping @Sendable (_ observer: Observer<Value>, _ lifetime: Lifetime) -> Void) {
         self.body = body
     }
@@ -40,6 +41,7 @@ public struct Producer<Value: Sendable>: Sendable {
     ///
     /// - Parameter observer: Receives the events; guarded by the event grammar.
     /// - Returns: Disposing it tears the work down and stops delivery.
+    @inlinable
     @discardableResult
     public func start(_ observer: Observer<Value> = Observer { _ in }) -> Disposable {
         let disposables = CompositeDisposable()
@@ -67,6 +69,7 @@ public struct Producer<Value: Sendable>: Sendable {
     ///   - completed: Called when the stream completes.
     ///   - interrupted: Called when the stream is interrupted.
     /// - Returns: Disposing it tears the work down and stops delivery.
+    @inlinable
     @discardableResult
     public func start(
         value: (@Sendable (Value) -> Void)? = nil,

@@ -8,6 +8,7 @@ import Musl
 
 /// Storage for `Locked`: the protected state lives in the header, the mutex in the single element,
 /// so a lock and its state cost one allocation and the mutex has a stable address.
+@usableFromInline
 final class LockedStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
     deinit {
         _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
@@ -23,12 +24,15 @@ final class LockedStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
 /// let count = Locked(0)
 /// count.withLock { $0 += 1 }
 /// ```
+@usableFromInline
 struct Locked<State>: @unchecked Sendable {
-    private let storage: ManagedBuffer<State, pthread_mutex_t>
+    @usableFromInline
+    let storage: ManagedBuffer<State, pthread_mutex_t>
 
     /// Creates a lock around `initial`.
     ///
     /// - Parameter initial: The first state.
+    @inlinable
     init(_ initial: State) {
         storage = LockedStorage<State>.create(minimumCapacity: 1) { _ in initial }
         storage.withUnsafeMutablePointerToElements { mutex in
@@ -40,7 +44,7 @@ struct Locked<State>: @unchecked Sendable {
     ///
     /// - Parameter body: Reads or changes the state; must not block on other work.
     /// - Returns: What `body` returns.
-    @inline(__always)
+    @inlinable
     func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { state, mutex in
             pthread_mutex_lock(mutex)

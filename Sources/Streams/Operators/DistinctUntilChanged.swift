@@ -1,7 +1,15 @@
 /// `distinctUntilChanged`: drops a value equivalent to the one before it.
+@usableFromInline
 struct DistinctUntilChanged<Value: Sendable>: Sendable {
+    @usableFromInline
     let isEquivalent: @Sendable (Value, Value) throws -> Bool
 
+    @inlinable
+    init(isEquivalent: @escaping @Sendable (Value, Value) throws -> Bool) {
+        self.isEquivalent = isEquivalent
+    }
+
+    @inlinable
     func observer(_ downstream: Observer<Value>, _ lifetime: Lifetime) -> Observer<Value> {
         let isEquivalent = self.isEquivalent
         let previous = Locked<Value?>(nil)
@@ -31,6 +39,7 @@ extension Producer {
     /// - Parameter isEquivalent: Compares the previous value with the new one; if it throws,
     ///   the result fails.
     /// - Returns: The producer without consecutive repeats.
+    @inlinable
     public func distinctUntilChanged(
         _ isEquivalent: @escaping @Sendable (Value, Value) throws -> Bool
     ) -> Producer<Value> {
@@ -46,6 +55,7 @@ extension Producer where Value: Equatable {
     /// ```
     ///
     /// - Returns: The producer without consecutive repeats.
+    @inlinable
     public func distinctUntilChanged() -> Producer<Value> {
         distinctUntilChanged(==)
     }

@@ -1,7 +1,15 @@
 /// `map`: each value transformed; a thrown error fails the stream.
+@usableFromInline
 struct Map<Input: Sendable, Output: Sendable>: Sendable {
+    @usableFromInline
     let transform: @Sendable (Input) throws -> Output
 
+    @inlinable
+    init(transform: @escaping @Sendable (Input) throws -> Output) {
+        self.transform = transform
+    }
+
+    @inlinable
     func observer(_ downstream: Observer<Output>, _ lifetime: Lifetime) -> Observer<Input> {
         let transform = self.transform
         return Observer { event in
@@ -25,6 +33,7 @@ extension Producer {
     ///
     /// - Parameter transform: Applied to each value; if it throws, the stream fails with the error.
     /// - Returns: A producer of the transformed values.
+    @inlinable
     public func map<NewValue: Sendable>(_ transform: @escaping @Sendable (Value) throws -> NewValue) -> Producer<NewValue> {
         lift(Map(transform: transform).observer)
     }

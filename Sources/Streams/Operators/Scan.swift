@@ -2,10 +2,20 @@
 ///
 /// The accumulator runs under the operator's lock so that sources sending from several threads
 /// still fold one value at a time; it must not synchronously feed the same `scan` again.
+@usableFromInline
 struct Scan<Value: Sendable, State: Sendable>: Sendable {
+    @usableFromInline
     let seed: State
+    @usableFromInline
     let next: @Sendable (State, Value) throws -> State
 
+    @inlinable
+    init(seed: State, next: @escaping @Sendable (State, Value) throws -> State) {
+        self.seed = seed
+        self.next = next
+    }
+
+    @inlinable
     func observer(_ downstream: Observer<State>, _ lifetime: Lifetime) -> Observer<Value> {
         let next = self.next
         let state = Locked(seed)
@@ -43,6 +53,7 @@ extension Producer {
     ///   - seed: The state before the first value.
     ///   - next: Combines the state and a value into the next state; if it throws, the stream fails.
     /// - Returns: A producer of the successive states.
+    @inlinable
     public func scan<State: Sendable>(
         _ seed: State, _ next: @escaping @Sendable (State, Value) throws -> State
     ) -> Producer<State> {

@@ -1,7 +1,15 @@
 /// `take`: the first `count` values, then completion (and the source is torn down).
+@usableFromInline
 struct Take<Value: Sendable>: Sendable {
+    @usableFromInline
     let count: Int
 
+    @inlinable
+    init(count: Int) {
+        self.count = count
+    }
+
+    @inlinable
     func observer(_ downstream: Observer<Value>, _ lifetime: Lifetime) -> Observer<Value> {
         let limit = count
         let taken = Locked(0)
@@ -29,6 +37,7 @@ extension Producer {
     /// - Parameter count: How many values; zero or less completes at once without starting
     ///   this producer.
     /// - Returns: The shortened producer.
+    @inlinable
     public func take(_ count: Int) -> Producer<Value> {
         guard count > 0 else { return .empty() }
         return lift(Take(count: count).observer)
