@@ -131,14 +131,18 @@ extension LuaState {
     }
 
     /// Registers a class of Swift objects that Lua sees as userdata with `methods`.
-    public func makeClass(_ name: String, methods: [String: LuaFunction]) throws -> LuaClass {
+    /// - Parameters:
+    ///   - methods: Swift methods by name.
+    ///   - luaMethods: methods written in Lua (functions already in the state).
+    public func makeClass(_ name: String, methods: [String: LuaFunction], luaMethods: [String: LuaRef] = [:]) throws -> LuaClass {
         enter(); defer { leave() }
         let L = activeL
         let top = mf_gettop(L)
         try push(.table(LuaTable()), on: L)
-        for (method, fn) in methods.sorted(by: { $0.key < $1.key }) {
+        let entries = methods.map { ($0.key, LuaPush.function($0.value)) } + luaMethods.map { ($0.key, LuaPush.ref($0.value)) }
+        for (method, fn) in entries.sorted(by: { $0.0 < $1.0 }) {
             do {
-                try push([.value(.string(LuaString(method))), .function(fn)], on: L)
+                try push([.value(.string(LuaString(method))), fn], on: L)
                 try check(mf_rawset(L, top + 1), L)
             } catch { mf_settop(L, top); throw error }
         }
@@ -154,5 +158,110 @@ extension LuaState {
         var r: Int32 = 0
         try check(mf_ref(L, &r), L)
         return LuaRef(ref: r, type: type, state: self)
+    }
+}
+
+extension LuaState {
+    /// Creates a table with `fields` (values may be functions or refs) and returns a reference to it.
+    ///
+    ///     let env = try lua.makeTable(["services": .ref(services), "log": .function { _ in [] }])
+    public func makeTable(_ fields: [(String, LuaPush)]) throws -> LuaRef {
+        enter(); defer { leave() }
+        let L = activeL
+        let top = mf_gettop(L)
+        try push(.table(LuaTable()), on: L)
+        for (key, value) in fields {
+            do {
+                try push([.value(.string(LuaString(key))), value], on: L)
+                try check(mf_rawset(L, top + 1), L)
+            } catch { mf_settop(L, top); throw error }
+        }
+        return try popRef(L)
+    }
+
+    /// `table[key] = value` without metamethods.
+    public func rawSet(_ table: LuaRef, _ key: LuaValue, _ value: LuaPush) throws {
+        enter(); defer { leave() }
+        let L = activeL
+        let top = mf_gettop(L)
+        defer { mf_settop(L, top) }
+        mf_rawgeti_registry(L, lua_Integer(table.ref))
+        try push([.value(key), value], on: L)
+        try check(mf_rawset(L, top + 1), L)
+    }
+
+    /// `table[key]` without metamethods, handed to `body` on the stack (slot 1).
+    public func rawGet<R>(_ table: LuaRef, _ key: String, _ body: (LuaSlots) throws -> R) throws -> R {
+        enter(); defer { leave() }
+        let L = activeL
+        let top = mf_gettop(L)
+        defer { mf_settop(L, top) }
+        mf_rawgeti_registry(L, lua_Integer(table.ref))
+        try check(mf_rawgetfield(L, top + 1, key), L)
+        return try body(LuaSlots(state: self, L: L, base: top + 1, count: 1))
+    }
+
+    /// Replaces the value a reference holds (the registry slot now holds `value`).
+    public func replace(_ ref: LuaRef, with value: LuaValue) throws {
+        enter(); defer { leave() }
+        let L = activeL
+        try push(value, on: L)
+        mf_pushvalue(L, -1)
+        lua_rawseti(L, mf_registryindex(), lua_Integer(ref.ref))  // the slot exists: no allocation
+        mf_pop(L, 1)
+    }
+}
+
+extension LuaSlots {
+    /// `slots[i][key] = value` without metamethods (the value at `i` must be a table).
+    public func rawSet(_ i: Int, _ key: String, _ value: LuaValue) throws {
+        let top = mf_gettop(L)
+        defer { mf_settop(L, top) }
+        try state.push([.value(.string(LuaString(key))), .value(value)], on: L)
+        let status = mf_rawset(L, base + Int32(i))
+        if status != LUA_OK { throw state.popError(status, L) }
+    }
+
+    /// `slots[i][key]` read raw (nil if the value at `i` is not a table), handed to `body` as slot 1.
+    public func field<R>(_ i: Int, _ key: String, _ body: (LuaSlots) throws -> R) throws -> R {
+        let top = mf_gettop(L)
+        defer { mf_settop(L, top) }
+        if mf_type(L, base + Int32(i)) != LUA_TTABLE { lua_pushnil(L) }
+        else {
+            let status = mf_rawgetfield(L, base + Int32(i), key)
+            if status != LUA_OK { throw state.popError(status, L) }
+        }
+        return try body(LuaSlots(state: state, L: L, base: top, count: 1))
+    }
+}
+
+extension LuaSlots {
+    /// Calls `body(key, typeName)` for every string key of the table at `i` (raw, no metamethods).
+    public func forEachField(_ i: Int, _ body: (String, String) throws -> Void) throws {
+        let idx = base + Int32(i)
+        guard mf_type(L, idx) == LUA_TTABLE else { return }
+        let top = mf_gettop(L)
+        defer { mf_settop(L, top) }
+        lua_pushnil(L)
+        while mf_next(L, idx) != 0 {
+            if mf_type(L, -2) == LUA_TSTRING {
+                var len = 0
+                let p = mf_tostring_raw(L, -2, &len)!
+                let key = String(decoding: UnsafeRawBufferPointer(start: p, count: len), as: UTF8.self)
+                let typeName = String(cString: lua_typename(L, mf_type(L, -1)))
+                try body(key, typeName)
+            }
+            mf_pop(L, 1)
+        }
+    }
+}
+
+extension LuaState {
+    /// Whether `slots[i]` is the very value `ref` holds (raw identity).
+    public func isSame(_ slots: LuaSlots, _ i: Int, _ ref: LuaRef) throws -> Bool {
+        let L = slots.L
+        mf_rawgeti_registry(L, lua_Integer(ref.ref))
+        defer { mf_pop(L, 1) }
+        return lua_rawequal(L, -1, slots.base + Int32(i)) != 0
     }
 }

@@ -13,6 +13,15 @@ public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was expected and what was found instead.
     public let message: String
 
+    /// Creates an error at a place in the input.
+    ///
+    ///     JSONError(line: 1, column: 9, offset: 8, message: "expected ',' or '}' after an object member")
+    ///
+    /// - Parameters:
+    ///   - line: the 1-based line.
+    ///   - column: the 1-based column in Unicode scalars.
+    ///   - offset: the 0-based byte offset.
+    ///   - message: what was expected and what was found.
     public init(line: Int, column: Int, offset: Int, message: String) {
         self.line = line
         self.column = column
@@ -20,6 +29,7 @@ public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
+    /// `line L, column C: message`, ready for a user to read.
     public var description: String { "line \(line), column \(column): \(message)" }
 }
 
@@ -168,7 +178,8 @@ private struct JSONReader {
             guard peek == UInt8(ascii: ":") else { throw fail("expected ':' after an object key, found \(found())") }
             i += 1
             let member = try value(depth: depth)
-            table.hash[key] = member.isNil ? nil : member
+            // Careful: `nil` here would be `LuaValue.nil`, which is a value.
+            if member.isNil { table.hash.removeValue(forKey: key) } else { table.hash[key] = member }
             skipSpace()
             switch peek {
             case UInt8(ascii: ","): i += 1; afterComma = true
@@ -205,13 +216,9 @@ private struct JSONReader {
     }
 
     private mutating func literal(_ word: StaticString) throws(JSONError) {
-        let start = i
         let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
         for b in expected {
-            guard peek == b else {
-                i = start
-                throw fail("expected '\(word)', found \(found())")
-            }
+            guard peek == b else { throw fail("expected '\(word)', found \(found())") }
             i += 1
         }
     }

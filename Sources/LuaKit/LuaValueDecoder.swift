@@ -9,6 +9,9 @@
 /// and a float with an exact integral value, range-checked; `Double` and
 /// `Float` accept both kinds of number. A missing key is `nil`.
 public struct LuaValueDecoder: Sendable {
+    /// Creates an decoder; it holds no state, so one can serve every thread.
+    ///
+    ///     let decoder = LuaValueDecoder()
     public init() {}
 
     /// Decodes a value of the given type from a Lua value.

@@ -9,6 +9,9 @@
 /// become `.integer`, `Float` and `Double` become `.number`, and `nil` leaves
 /// a key absent (or a hole in a sequence), as in Lua.
 public struct LuaValueEncoder: Sendable {
+    /// Creates an encoder; it holds no state, so one can serve every thread.
+    ///
+    ///     let encoder = LuaValueEncoder()
     public init() {}
 
     /// Encodes a value as a Lua value.

@@ -1,20 +1,42 @@
 import LuaKit
+import Streams
 
 /// The `moonflow` Lua module (`require "moonflow"`), preloaded into every host
 /// state as a C module would be through `luaopen_moonflow`.
 ///
 ///     let lua = try LuaState()
-///     try MoonflowModule.install(in: lua)
+///     let bridge = try LuaBridge(lua: lua, scheduler: TestScheduler())
+///     try MoonflowModule.install(in: lua, bridge: bridge)
 ///     try lua.run(string: "local mf = require 'moonflow'; return mf.version", name: "demo")
+///
+/// The module holds the stream constructors (`mf.just`, `mf.timer`, ...) and
+/// `mf.feature`, `mf.compose`, `mf.interactor`, which validate a definition
+/// where it is written (errors name the field and the script's `file:line`)
+/// and return it marked with its kind.
 public enum MoonflowModule {
     /// The module's version string, `mf.version` in Lua.
     public static let version = "0.1.0"
 
     /// Registers `moonflow` in `package.preload`.
-    /// - Throws: `LuaError` if the state is out of memory.
-    public static func install(in lua: LuaState) throws {
-        try lua.preload("moonflow") { _ in
-            [.value(["version": .string(LuaString(version))])]
+    /// - Parameter bridge: the streams' scheduler and classes; nil gives a
+    ///   module with only `version` (what `moonflow exec` needs before a feature runs).
+    public static func install(in lua: LuaState, bridge: LuaBridge? = nil) throws {
+        try lua.preload("moonflow") { [weak bridge] _ in
+            guard let bridge else { return [.value(["version": .string(LuaString(version))])] }
+            var fields: [(String, LuaPush)] = [("version", .value(.string(LuaString(version))))]
+            for (name, fn) in LuaStreamConstructors.table(bridge) { fields.append((name, .function(fn))) }
+            for kind in [FeatureDefinition.Kind.feature, .compose, .interactor] {
+                fields.append((kind.rawValue, .function { args in
+                    do {
+                        _ = try FeatureDefinition.read(args, 1, kind: kind)
+                    } catch let e as DefinitionError {
+                        throw LuaArgumentError(message: e.message)
+                    }
+                    try args.rawSet(1, "__moonflow", .string(LuaString(kind.rawValue)))
+                    return [.ref(try args.ref(1))]
+                }))
+            }
+            return [.ref(try bridge.lua.makeTable(fields))]
         }
     }
 }

@@ -1,0 +1,78 @@
+import CLua
+import CLuaShim
+
+/// A Lua coroutine driven from Swift ([manual §4.6 lua_resume](https://www.lua.org/manual/5.4/manual.html#lua_resume)).
+///
+///     let co = try lua.coroutine(try lua.load(string: "local x = coroutine.yield(1) return x * 2", name: "co"))
+///     try co.resume([]) { try $0.values() }      // (.yielded, [1])
+///     try co.resume([21]) { try $0.values() }    // (.finished, [42])
+///
+/// Yields happen in Lua code (`coroutine.yield`), never inside a Swift frame.
+public final class LuaCoroutine {
+    public enum Status: Sendable { case yielded, finished }
+
+    public let state: LuaState
+    let thread: LuaRef
+    let co: OpaquePointer
+    private var started = false
+    /// True once the body returned, failed or was closed.
+    public private(set) var isDead = false
+
+    init(state: LuaState, thread: LuaRef, co: OpaquePointer) {
+        self.state = state
+        self.thread = thread
+        self.co = co
+    }
+
+    /// Resumes with `args`, hands what it yielded or returned to `body`.
+    ///
+    /// - Throws: the coroutine's error (`LuaError`, with its traceback), after which it is dead.
+    public func resume<R>(_ args: [LuaPush], _ body: (LuaSlots) throws -> R) throws -> (Status, R) {
+        guard !isDead else { throw LuaError.runtime(message: "cannot resume dead coroutine", location: nil, traceback: "") }
+        state.enter(); defer { state.leave() }
+        let L = state.activeL
+        let top = mf_gettop(L)
+        try state.push(args, on: L)
+        guard mf_checkstack(co, Int32(args.count) + 4) != 0 else { mf_settop(L, top); throw LuaError.memory(limit: state.memoryLimit) }
+        lua_xmove(L, co, Int32(args.count))
+        started = true
+        var nres: Int32 = 0
+        let saved = state.currentThread
+        let status = mf_resume(co, L, Int32(args.count), &nres, state.timeLimitMs ?? 0)
+        state.currentThread = saved
+        switch status {
+        case LUA_OK, LUA_YIELD:
+            let base = mf_gettop(co) - nres
+            defer { mf_settop(co, base) }
+            let result = try body(LuaSlots(state: state, L: co, base: base, count: Int(nres)))
+            if status == LUA_OK { isDead = true; return (.finished, result) }
+            return (.yielded, result)
+        default:
+            isDead = true
+            throw state.popError(status, co)
+        }
+    }
+
+    /// Closes the coroutine's pending to-be-closed variables and frees its stack.
+    public func close() {
+        guard !isDead else { return }
+        isDead = true
+        state.enter(); defer { state.leave() }
+        _ = mf_closethread(co, state.activeL)
+        mf_settop(co, 0)
+    }
+}
+
+extension LuaState {
+    /// Creates a coroutine that will run `function`.
+    public func coroutine(_ function: LuaRef) throws -> LuaCoroutine {
+        enter(); defer { leave() }
+        let L = activeL
+        var co: OpaquePointer?
+        try check(mf_newthread(L, &co), L)
+        let thread = try popRef(L)
+        guard let co else { throw LuaError.memory(limit: memoryLimit) }
+        mf_rawgeti_registry(co, lua_Integer(function.ref))
+        return LuaCoroutine(state: self, thread: thread, co: co)
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import LuaKit
+import Streams
+
+/// What a stream failure carries when it started in Lua: `mf.fail(v)`, an error
+/// raised by a callback, or a service failure. `catchError` hands `value` to Lua.
+public struct LuaStreamError: Error, Sendable, CustomStringConvertible {
+    /// The error as Lua sees it (usually a message string).
+    public let value: LuaValue
+    /// `file:line` where it was raised, when known.
+    public let location: String?
+
+    public init(_ value: LuaValue, location: String? = nil) {
+        self.value = value
+        self.location = location
+    }
+
+    public init(_ error: any Error) {
+        switch error {
+        case let e as LuaStreamError: self = e
+        case let e as LuaError: self.init(.string(LuaString(e.message)), location: e.location)
+        default: self.init(.string(LuaString(String(describing: error))))
+        }
+    }
+
+    public var description: String {
+        if case .string(let s) = value { return s.description }
+        return value.description
+    }
+}
+
+/// Per-state glue between Lua and the Swift streams: the scheduler Lua's
+/// timers run on, the userdata classes, and the helpers that call Lua
+/// functions from stream callbacks.
+///
+/// **Threading:** confined to the host's state scheduler like the `LuaState`
+/// it wraps; every stream event that reaches Lua code is delivered there.
+public final class LuaBridge: @unchecked Sendable {
+    public let lua: LuaState
+    /// Timers, delays and debounces of Lua streams run here; so does Lua code.
+    public let scheduler: any Scheduler
+    /// Where Swift services' results re-enter (the state scheduler).
+    var streamClass: LuaClass!
+    let dispatch: LuaDispatch
+    var taskClass: LuaClass!
+    /// Async work started and not yet delivered back (services); a virtual-clock
+    /// run waits for it before moving time on.
+    public let pending = PendingWork()
+
+    public init(lua: LuaState, scheduler: any Scheduler) throws {
+        self.lua = lua
+        self.scheduler = scheduler
+        dispatch = try LuaDispatch(lua)
+        streamClass = try lua.makeClass("moonflow.stream", methods: LuaStreamMethods.table(self))
+        let awaitMethod = try lua.call(try lua.load(string: LuaTaskMethods.awaitSource, name: "moonflow.task"), []) { try $0.ref(1) }
+        taskClass = try lua.makeClass("moonflow.task", methods: LuaTaskMethods.table(self), luaMethods: ["await": awaitMethod])
+    }
+
+    /// Pushes a producer to Lua as a stream userdata.
+    func push(_ producer: Producer<LuaValue>) -> LuaPush {
+        .object(LuaStream(producer), streamClass)
+    }
+
+    /// The stream at slot `i`, or a Lua-style argument error.
+    func stream(_ slots: LuaSlots, _ i: Int, _ function: String) throws -> Producer<LuaValue> {
+        guard let s = slots.object(i, as: LuaStream.self) else { throw slots.bad(i, function, "stream") }
+        return s.producer
+    }
+
+    /// Calls a Lua function with values and returns its first result copied.
+    func call1(_ fn: LuaRef, _ args: [LuaValue], path: String = "result") throws -> LuaValue {
+        try lua.call(fn, args.map { .value($0) }) { try $0.value(1, path: path) }
+    }
+
+    /// Calls a Lua function that must return a stream (nil counts as empty).
+    func callStream(_ fn: LuaRef, _ args: [LuaPush], what: String) throws -> Producer<LuaValue> {
+        try lua.call(fn, args) { slots in
+            if slots.count == 0 || slots.isNil(1) { return .empty() }
+            if let s = slots.object(1, as: LuaStream.self) { return s.producer }
+            throw LuaStreamError(.string(LuaString("\(what) must return a stream (got \(slots.typeName(1))); wrap plain values with mf.just")))
+        }
+    }
+
+    /// Delivers `producer`'s events on the state scheduler, counting it as
+    /// pending work until it terminates.
+    func reenter(_ producer: Producer<LuaValue>) -> Producer<LuaValue> {
+        let scheduler = self.scheduler
+        let pending = self.pending
+        return Producer { observer, lifetime in
+            pending.begin()
+            let once = Once()
+            @Sendable func finish() { if once.claim() { pending.end() } }
+            lifetime += producer.start(Observer { event in
+                scheduler.schedule {
+                    observer.send(event)
+                    if event.isTerminating { finish() }
+                }
+                pending.poke()
+            })
+            _ = lifetime.observeEnded { finish() }
+        }
+    }
+}
+
+/// A count of async work in flight, with a way to wait until some finishes.
+public final class PendingWork: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var count = 0
+
+    public init() {}
+
+    func begin() { condition.lock(); count += 1; condition.unlock() }
+    func end() { condition.lock(); count -= 1; condition.broadcast(); condition.unlock() }
+    /// Wakes a waiter: something was handed to the scheduler.
+    func poke() { condition.lock(); condition.broadcast(); condition.unlock() }
+
+    /// How many are in flight.
+    public var inFlight: Int { condition.lock(); defer { condition.unlock() }; return count }
+
+    /// Waits (real time) until `isReady` holds or `timeout` passes; `isReady` is
+    /// re-checked whenever work ends.
+    public func wait(timeout: TimeInterval, until isReady: () -> Bool) {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !isReady() && Date() < deadline {
+            _ = condition.wait(until: min(deadline, Date().addingTimeInterval(0.01)))
+        }
+    }
+}
+
+/// True exactly once, from any thread.
+final class Once: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+    func claim() -> Bool { lock.lock(); defer { lock.unlock() }; if done { return false }; done = true; return true }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import LuaKit
+import Runtime
+import Streams
+
+/// A Lua feature running on the Swift `Interactor` loop.
+///
+/// The runtime owns the state table (a registry reference); `reduce` may change
+/// it in place. After every reduced mutation the table is copied into an
+/// immutable `LuaValue` snapshot for observers. A reducer that fails (an
+/// error, a time or memory limit, a value that cannot cross) leaves the state
+/// exactly as it was: the table is rebuilt from the last snapshot.
+///
+/// **Threading:** created and driven on the bridge's scheduler (the host's
+/// state scheduler); `send` may be called from any thread.
+public final class LuaFeature: @unchecked Sendable {
+    public private(set) var definition: FeatureDefinition
+    public let bridge: LuaBridge
+    /// Where the definition came from (`plugins/search/init.lua`), for messages.
+    public let source: String
+    let env: LuaRef
+    var stateTable: LuaRef
+    private(set) var snapshot: LuaValue
+    private var seq = 0
+    private let dispatch: LuaDispatch
+    /// Every event, in loop order, on the bridge's scheduler.
+    public let events: Signal<FeatureEvent>
+    private let eventInput: Observer<FeatureEvent>
+    public private(set) var interactor: Interactor<LuaValue, LuaValue, LuaValue, LuaValue>!
+    private var disposables = CompositeDisposable()
+    /// Tag put on outward effects (the child's name under mf.compose).
+    var effectSource: String?
+
+    init(definition: FeatureDefinition, bridge: LuaBridge, env: LuaRef, source: String, context: SchedulerContext) throws {
+        self.definition = definition
+        self.bridge = bridge
+        self.env = env
+        self.source = source
+        self.dispatch = bridge.dispatch
+        self.snapshot = definition.initial
+        self.stateTable = try bridge.lua.ref(.value(definition.initial))
+        (events, eventInput) = Signal<FeatureEvent>.pipe()
+        interactor = Interactor<LuaValue, LuaValue, LuaValue, LuaValue>(
+            initial: definition.initial,
+            context: context,
+            actionType: { $0["type"]?.stringValue ?? "?" },
+            strategy: { [unowned self] action in
+                self.definition.strategies[action["type"]?.stringValue ?? ""] ?? .merge
+            },
+            handle: { [unowned self] action, _ in self.handle(action) },
+            reduce: { [unowned self] state, mutation in try self.reduce(&state, mutation) },
+            effects: { [unowned self] effect, _ in self.effect(effect) })
+        disposables += interactor.errors.observe { [unowned self] failure in
+            self.report(failure.error)
+        }
+        disposables += interactor.effects.observe { [unowned self] traced in
+            self.eventInput.send(value: .effect(traced.value, from: self.effectSource))
+        }
+    }
+
+    deinit {
+        disposables.dispose()
+        interactor?.dispose()
+    }
+
+    /// The current state snapshot.
+    public var state: LuaValue { snapshot }
+
+    /// Emits the initial state event (seq 0). The host calls it once observers are attached.
+    public func start() {
+        eventInput.send(value: .state(snapshot, seq: 0))
+    }
+
+    /// Validates `action` against the declared actions and queues it.
+    ///
+    /// - Throws: `SchemaError` naming the action, the field and the expected type;
+    ///   nothing is queued and the state is not touched.
+    public func send(_ action: LuaValue) throws {
+        try definition.actions.validate(action)
+        interactor.send(action)
+    }
+
+    /// Cancels in-flight work (all of it, or that of one action type).
+    public func cancel(actionType: String? = nil) {
+        if let actionType { interactor.cancel(actionType: actionType) } else { interactor.cancelAll() }
+    }
+
+    /// Whether the loop has nothing queued or running.
+    public var isIdle: Bool { interactor.isIdle }
+
+    // MARK: - The loop's three callbacks
+
+    private func handle(_ action: LuaValue) -> Handled<LuaValue> {
+        eventInput.send(value: .action(action))
+        do {
+            return try bridge.lua.call(dispatch.handle, [.ref(definition.table), .value(action), .ref(stateTable), .ref(env)]) { slots in
+                if slots.count == 0 || slots.isNil(1) { return .none }
+                if let stream = slots.object(1, as: LuaStream.self) { return .stream(stream.producer) }
+                if slots.isTable(1) { return .one(try slots.value(1, path: "mutation")) }
+                throw LuaStreamError(.string(LuaString("\(definition.name).handle must return nothing, a mutation table or a stream (got \(slots.typeName(1)))")), location: source)
+            }
+        } catch {
+            return .stream(.fail(error))
+        }
+    }
+
+    private func reduce(_ state: inout LuaValue, _ mutation: LuaValue) throws -> LuaValue? {
+        do {
+            try definition.mutations.validate(mutation)
+        } catch let e as SchemaError {
+            throw LuaStreamError(.string(LuaString(e.message)), location: source)
+        }
+        let previous = snapshot
+        do {
+            let (newTable, newSnapshot, effect): (LuaRef?, LuaValue, LuaValue?) = try bridge.lua.call(
+                dispatch.reduce, [.ref(definition.table), .ref(stateTable), .value(mutation)]
+            ) { slots in
+                guard slots.isTable(1) else {
+                    throw LuaStreamError(.string(LuaString("\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`")), location: source)
+                }
+                let snap = try slots.value(1, path: "state")
+                var effect: LuaValue? = nil
+                if slots.count >= 2 && !slots.isNil(2) {
+                    let e = try slots.value(2, path: "effect")
+                    guard case .string = e["type"] ?? .nil else {
+                        throw LuaStreamError(.string(LuaString("an effect must be a table with a string 'type' (got \(e))")), location: source)
+                    }
+                    effect = e
+                }
+                // A new table replaces the state; the same one needs no new ref.
+                let sameTable = try bridge.lua.isSame(slots, 1, stateTable)
+                return (sameTable ? nil : try slots.ref(1), snap, effect)
+            }
+            if let newTable { stateTable = newTable }
+            snapshot = newSnapshot
+            state = newSnapshot
+            seq += 1
+            eventInput.send(value: .mutation(mutation, seq: seq))
+            eventInput.send(value: .state(newSnapshot, seq: seq))
+            return effect
+        } catch {
+            // Roll back: the table may have been changed in place before the failure.
+            try? bridge.lua.replace(stateTable, with: previous)
+            throw error
+        }
+    }
+
+    private func effect(_ effect: LuaValue) -> Producer<LuaValue>? {
+        guard let type = effect["type"]?.stringValue, definition.effectHandlers.contains(type) else { return nil }
+        do {
+            return try bridge.lua.call(dispatch.effect, [.ref(definition.table), .value(.string(LuaString(type))), .value(effect), .ref(stateTable), .ref(env)]) { slots in
+                if slots.count == 0 || slots.isNil(1) { return .empty() }
+                if let stream = slots.object(1, as: LuaStream.self) { return stream.producer }
+                if slots.isTable(1) { return .just(try slots.value(1, path: "mutation")) }
+                throw LuaStreamError(.string(LuaString("effects.\(type) must return nothing, a mutation or a stream (got \(slots.typeName(1)))")), location: source)
+            }
+        } catch {
+            return .fail(error)
+        }
+    }
+
+    private func report(_ error: any Error) {
+        let (message, location) = FeatureErrors.describe(error, fallback: source)
+        eventInput.send(value: .error(message: message, location: location))
+    }
+
+    /// Reports an error that happened outside the loop (input, reload).
+    public func reportError(_ message: String, location: String?) {
+        eventInput.send(value: .error(message: message, location: location))
+    }
+
+    func log(_ message: String, location: String?) {
+        eventInput.send(value: .log(message: message, location: location))
+    }
+}
+
+/// Message and `file:line` of any error that reaches the user.
+public enum FeatureErrors {
+    public static func describe(_ error: any Error, fallback: String?) -> (String, String?) {
+        switch error {
+        case let e as LuaStreamError: return (e.description, e.location ?? fallback)
+        case let e as LuaError:
+            switch e {
+            case .runtime(let message, let location, let traceback):
+                return (traceback.isEmpty ? message : "\(message)\n\(traceback)", location ?? fallback)
+            default: return (e.description, e.location ?? fallback)
+            }
+        case let e as SchemaError: return (e.message, fallback)
+        case let e as DefinitionError: return (e.message, fallback)
+        default: return (String(describing: error), fallback)
+        }
+    }
+}
+
+/// Small Lua functions through which Swift calls a definition's functions by
+/// name at dispatch time (no closure keeps old code alive across a reload).
+final class LuaDispatch: @unchecked Sendable {
+    let handle: LuaRef
+    let reduce: LuaRef
+    let effect: LuaRef
+    let request: LuaRef
+    let makeEnv: LuaRef
+    let migrate: LuaRef
+    let route: LuaRef
+    let combine: LuaRef
+    let mapEffect: LuaRef
+
+    private static let source = """
+        local pairs = pairs
+        return function(def, action, state, env) return def.handle(action, state, env) end,
+          function(def, state, m) return def.reduce(state, m) end,
+          function(def, kind, effect, state, env) return def.effects[kind](effect, state, env) end,
+          function(def, kind, request, env) return def.requests[kind](request, env) end,
+          function(def, swiftServices, interactors)
+            local services = {}
+            for k, v in pairs(swiftServices) do services[k] = v end
+            if def.services then for k, v in pairs(def.services) do services[k] = v end end
+            return { services = services, interactors = interactors }
+          end,
+          function(def, old, from) return def.migrate(old, from) end,
+          function(def, action) return def.route(action) end,
+          function(def, states) return def.combine(states) end,
+          function(def, child, effect) return def.mapEffect(child, effect) end
+        """
+
+    init(_ lua: LuaState) throws {
+        let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), []) { slots in
+            try (1...9).map { try slots.ref($0) }
+        }
+        (handle, reduce, effect, request, makeEnv) = (refs[0], refs[1], refs[2], refs[3], refs[4])
+        (migrate, route, combine, mapEffect) = (refs[5], refs[6], refs[7], refs[8])
+    }
+}

@@ -1,0 +1,135 @@
+import LuaKit
+import Streams
+
+/// A stream as Lua sees it: a userdata holding a cold Swift `Producer`.
+/// Every operator is the Swift one from `Streams`; nothing is re-implemented in Lua.
+final class LuaStream {
+    let producer: Producer<LuaValue>
+    init(_ producer: Producer<LuaValue>) { self.producer = producer }
+}
+
+/// The `mf.*` stream constructors (DESIGN §4).
+enum LuaStreamConstructors {
+    static func table(_ bridge: LuaBridge) -> [(String, LuaFunction)] {
+        [
+            ("just", { [unowned bridge] args in [bridge.push(.just(try args.value(1)))] }),
+            ("empty", { [unowned bridge] _ in [bridge.push(.empty())] }),
+            ("never", { [unowned bridge] _ in [bridge.push(.never())] }),
+            ("fail", { [unowned bridge] args in
+                [bridge.push(.fail(LuaStreamError(try args.value(1))))]
+            }),
+            ("from", { [unowned bridge] args in
+                guard let t = try args.value(1).tableValue else { throw args.bad(1, "from", "table") }
+                return [bridge.push(.from(t.array))]
+            }),
+            ("concat", { [unowned bridge] args in [bridge.push(.concat(try streams(bridge, args, "concat")))] }),
+            ("merge", { [unowned bridge] args in [bridge.push(.merge(try streams(bridge, args, "merge")))] }),
+            ("combineLatest", { [unowned bridge] args in
+                let combined = Producer.combineLatest(try streams(bridge, args, "combineLatest"))
+                return [bridge.push(combined.map { .table(LuaTable(array: $0, isJSONArray: true)) })]
+            }),
+            ("timer", { [unowned bridge] args in
+                let ms = try args.integer(1, function: "timer")
+                let value = args.count >= 2 ? try args.value(2) : .integer(0)
+                return [bridge.push(.timer(Int(ms), value, on: bridge.scheduler))]
+            }),
+            ("interval", { [unowned bridge] args in
+                let ms = try args.integer(1, function: "interval")
+                guard ms > 0 else { throw LuaArgumentError(message: "bad argument #1 to 'interval' (period must be positive)") }
+                return [bridge.push(Producer<Int>.interval(Int(ms), on: bridge.scheduler).map { .integer(Int64($0)) })]
+            }),
+            ("task", { [unowned bridge] args in
+                [bridge.push(LuaTaskRunner.producer(bridge, try args.function(1, function: "task")))]
+            }),
+        ]
+    }
+
+    private static func streams(_ bridge: LuaBridge, _ args: LuaSlots, _ name: String) throws -> [Producer<LuaValue>] {
+        try (0..<args.count).map { try bridge.stream(args, $0 + 1, name) }
+    }
+}
+
+/// The stream methods (`s:map(f)`, ...).
+enum LuaStreamMethods {
+    static func table(_ bridge: LuaBridge) -> [String: LuaFunction] {
+        func method(_ name: String, _ body: @escaping (LuaBridge, Producer<LuaValue>, LuaSlots) throws -> Producer<LuaValue>) -> (String, LuaFunction) {
+            (name, { [unowned bridge] args in [bridge.push(try body(bridge, try bridge.stream(args, 1, name), args))] })
+        }
+        let methods: [(String, LuaFunction)] = [
+            method("map") { b, s, args in
+                let fn = try args.function(2, function: "map")
+                return s.map { try b.call1(fn, [$0]) }
+            },
+            method("filter") { b, s, args in
+                let fn = try args.function(2, function: "filter")
+                return s.filter { try b.call1(fn, [$0]).isTruthy }
+            },
+            method("flatMap") { b, s, args in
+                let fn = try args.function(2, function: "flatMap")
+                let strategy = try LuaStreamMethods.strategy(args, 3, "flatMap")
+                return s.flatMap(strategy) { try b.callStream(fn, [.value($0)], what: "the flatMap function") }
+            },
+            method("flatMapLatest") { b, s, args in
+                let fn = try args.function(2, function: "flatMapLatest")
+                return s.flatMap(.latest) { try b.callStream(fn, [.value($0)], what: "the flatMapLatest function") }
+            },
+            method("concatMap") { b, s, args in
+                let fn = try args.function(2, function: "concatMap")
+                return s.flatMap(.concat) { try b.callStream(fn, [.value($0)], what: "the concatMap function") }
+            },
+            method("startWith") { _, s, args in
+                s.startWith(contentsOf: try (2...max(args.count, 2)).prefix(args.count - 1).map { try args.value($0) })
+            },
+            method("catchError") { b, s, args in
+                let fn = try args.function(2, function: "catchError")
+                return s.catchError { error in
+                    try b.callStream(fn, [.value(LuaStreamError(error).value)], what: "the catchError function")
+                }
+            },
+            method("scan") { b, s, args in
+                let seed = try args.value(2)
+                let fn = try args.function(3, function: "scan")
+                return s.scan(seed) { acc, v in try b.call1(fn, [acc, v]) }
+            },
+            method("withLatestFrom") { b, s, args in
+                let other = try b.stream(args, 2, "withLatestFrom")
+                guard args.isFunction(3) else { return s.withLatestFrom(other) }
+                let fn = try args.ref(3)
+                return s.withLatestFrom(other) { x, y in try b.call1(fn, [x, y]) }
+            },
+            method("distinctUntilChanged") { _, s, _ in s.distinctUntilChanged() },
+            method("take") { _, s, args in s.take(Int(try args.integer(2, function: "take"))) },
+            method("takeUntil") { b, s, args in s.takeUntil(try b.stream(args, 2, "takeUntil")) },
+            method("delay") { b, s, args in s.delay(Int(try args.integer(2, function: "delay")), on: b.scheduler) },
+            method("debounce") { b, s, args in s.debounce(Int(try args.integer(2, function: "debounce")), on: b.scheduler) },
+            method("throttle") { b, s, args in s.throttle(Int(try args.integer(2, function: "throttle")), latest: true, on: b.scheduler) },
+        ]
+        var table = Dictionary(uniqueKeysWithValues: methods)
+        table["subscribe"] = { [unowned bridge] args in
+            let s = try bridge.stream(args, 1, "subscribe")
+            let onValue = args.isFunction(2) ? try args.ref(2) : nil
+            let onError = args.isFunction(3) ? try args.ref(3) : nil
+            let onCompleted = args.isFunction(4) ? try args.ref(4) : nil
+            let disposable = s.start(Observer { [unowned bridge] event in
+                // Errors inside observers are reported, never thrown into the stream.
+                switch event {
+                case .value(let v): if let f = onValue { _ = try? bridge.lua.call(f, [.value(v)]) }
+                case .failed(let e): if let f = onError { _ = try? bridge.lua.call(f, [.value(LuaStreamError(e).value)]) }
+                case .completed: if let f = onCompleted { _ = try? bridge.lua.call(f) }
+                case .interrupted: break
+                }
+            })
+            return [.function { _ in disposable.dispose(); return [] }]
+        }
+        return table
+    }
+
+    static func strategy(_ args: LuaSlots, _ i: Int, _ function: String) throws -> FlattenStrategy {
+        guard !args.isNil(i) else { return .merge }
+        let name = try args.string(i, function: function)
+        guard let s = FlattenStrategy(name: name) else {
+            throw LuaArgumentError(message: "bad argument #\(i) to '\(function)' (unknown strategy '\(name)'; use merge, latest, concat or exhaust)")
+        }
+        return s
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import LuaKit
+import Streams
+
+/// `mf.task(function(t) ... end)`: a coroutine as a stream. `t:emit(v)` sends a
+/// value; `local ok, v = t:await(stream)` waits for a stream's first value.
+/// The wait yields from Lua code (the `await` method is Lua, see
+/// `MoonflowModule`'s prelude), never from a Swift frame: Swift only records
+/// what to wait for, then resumes the coroutine when it arrives. Disposing the
+/// stream closes the coroutine.
+final class LuaTaskRunner: @unchecked Sendable {
+    let bridge: LuaBridge
+    let observer: Observer<LuaValue>
+    var coroutine: LuaCoroutine?
+    /// Set by `t:_await(stream)` just before the coroutine yields.
+    var awaiting: Producer<LuaValue>?
+    var waitDisposable: Disposable?
+    var running = false
+    var cancelled = false
+    var done = false
+
+    init(bridge: LuaBridge, observer: Observer<LuaValue>) {
+        self.bridge = bridge
+        self.observer = observer
+    }
+
+    static func producer(_ bridge: LuaBridge, _ fn: LuaRef) -> Producer<LuaValue> {
+        Producer { observer, lifetime in
+            let runner = LuaTaskRunner(bridge: bridge, observer: observer)
+            do {
+                runner.coroutine = try bridge.lua.coroutine(fn)
+            } catch {
+                observer.sendFailed(LuaStreamError(error))
+                return
+            }
+            _ = lifetime.observeEnded { runner.cancel() }
+            runner.step([.object(runner, bridge.taskClass)])
+        }
+    }
+
+    /// Resumes the coroutine once, then starts whatever it now waits for.
+    func step(_ args: [LuaPush]) {
+        guard let coroutine, !done, !cancelled else { return }
+        running = true
+        let outcome: Result<LuaCoroutine.Status, any Error> = Result {
+            try coroutine.resume(args) { _ in () }.0
+        }
+        running = false
+        if cancelled { finishCancel(); return }
+        switch outcome {
+        case .failure(let error):
+            done = true
+            observer.sendFailed(LuaStreamError(error))
+        case .success(.finished):
+            done = true
+            observer.sendCompleted()
+        case .success(.yielded):
+            guard let next = awaiting else {
+                done = true
+                coroutine.close()
+                observer.sendFailed(LuaStreamError("mf.task: a task may only yield through t:await(stream)"))
+                return
+            }
+            awaiting = nil
+            wait(for: next)
+        }
+    }
+
+    private func wait(for stream: Producer<LuaValue>) {
+        let delivered = Once()
+        let serial = SerialDisposable()
+        waitDisposable = serial
+        serial.inner = stream.take(1).start(Observer { [self] event in
+            switch event {
+            case .value(let v):
+                if delivered.claim() { step([.value(true), .value(v)]) }
+            case .failed(let e):
+                if delivered.claim() { step([.value(false), .value(LuaStreamError(e).value)]) }
+            case .completed:
+                if delivered.claim() { step([.value(false), .value("the awaited stream completed without a value")]) }
+            case .interrupted:
+                break
+            }
+        })
+    }
+
+    func cancel() {
+        cancelled = true
+        waitDisposable?.dispose()
+        if !running { finishCancel() }
+    }
+
+    private func finishCancel() {
+        guard !done else { return }
+        done = true
+        coroutine?.close()
+    }
+}
+
+/// `t:emit(v)` and `t:_await(stream)` (the Lua `t:await` wraps the latter and yields).
+enum LuaTaskMethods {
+    /// `t:await(stream)`: records the stream, then yields from Lua code.
+    static let awaitSource = """
+        local yield = coroutine.yield
+        return function(t, stream)
+          t:_await(stream)
+          return yield()
+        end
+        """
+
+    static func table(_ bridge: LuaBridge) -> [String: LuaFunction] {
+        [
+            "emit": { args in
+                guard let runner = args.object(1, as: LuaTaskRunner.self) else { throw args.bad(1, "emit", "task") }
+                guard !runner.cancelled, !runner.done else { return [] }
+                runner.observer.send(value: try args.value(2))
+                return []
+            },
+            "_await": { [unowned bridge] args in
+                guard let runner = args.object(1, as: LuaTaskRunner.self) else { throw args.bad(1, "await", "task") }
+                runner.awaiting = try bridge.stream(args, 2, "await")
+                return []
+            },
+        ]
+    }
+}

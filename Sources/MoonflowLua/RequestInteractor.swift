@@ -1,0 +1,53 @@
+import LuaKit
+import Streams
+
+/// An `mf.interactor{ name, requests = { paginate = function(request, env) ... end } }`
+/// as Lua features see it: `env.interactors.NAME:perform{ type = "paginate", page = 2 }`
+/// returns a stream with the response. An unknown request type fails the stream
+/// naming the types it handles; every failure is also logged with its source location.
+public final class RequestInteractor: @unchecked Sendable {
+    public let definition: FeatureDefinition
+    let bridge: LuaBridge
+    var env: LuaRef?
+    /// Where failures are logged: (message, file:line).
+    var log: @Sendable (String, String?) -> Void = { _, _ in }
+
+    init(definition: FeatureDefinition, bridge: LuaBridge) {
+        self.definition = definition
+        self.bridge = bridge
+    }
+
+    /// The response stream for `request` (a table with a string `type`).
+    public func perform(_ request: LuaValue) -> Producer<LuaValue> {
+        let name = definition.name
+        guard let type = request["type"]?.stringValue else {
+            return .fail(LuaStreamError(.string(LuaString("interactor '\(name)': a request needs a string 'type'; it handles: \(definition.requests.joined(separator: ", "))"))))
+        }
+        guard definition.requests.contains(type) else {
+            return .fail(LuaStreamError(.string(LuaString("interactor '\(name)' has no request '\(type)'; it handles: \(definition.requests.joined(separator: ", "))"))))
+        }
+        let log = self.log
+        let stream: Producer<LuaValue>
+        do {
+            stream = try bridge.lua.call(bridge.dispatch.request, [.ref(definition.table), .value(.string(LuaString(type))), .value(request), env.map { .ref($0) } ?? .value(.nil)]) { slots in
+                if slots.count == 0 || slots.isNil(1) { return .empty() }
+                if let s = slots.object(1, as: LuaStream.self) { return s.producer }
+                return .just(try slots.value(1, path: "response"))
+            }
+        } catch {
+            stream = .fail(error)
+        }
+        return stream.catchError { error in
+            let (message, location) = FeatureErrors.describe(error, fallback: nil)
+            log("interactor '\(name)' request '\(type)' failed: \(message)", location)
+            return .fail(error)
+        }
+    }
+
+    static func methods(_ bridge: LuaBridge) -> [String: LuaFunction] {
+        ["perform": { [unowned bridge] args in
+            guard let interactor = args.object(1, as: RequestInteractor.self) else { throw args.bad(1, "perform", "interactor") }
+            return [bridge.push(interactor.perform(try args.value(2, path: "request")))]
+        }]
+    }
+}

@@ -1,0 +1,126 @@
+import LuaKit
+
+/// Declared action or mutation shapes: `{ query = { text = "string" }, clear = {} }`.
+///
+///     let schema = try Schema(kind: "action", declaration: ["query": ["text": "string"]])
+///     try schema.validate(["type": "query", "text": 3])
+///     // action 'query': field 'text' must be a string (got integer 3)
+public struct Schema: Sendable {
+    /// The type a field declares; a trailing `?` makes it optional.
+    public enum FieldType: String, Sendable, CaseIterable {
+        case string, integer, number, boolean, table, any
+    }
+
+    public struct Field: Sendable {
+        public let type: FieldType
+        public let optional: Bool
+    }
+
+    /// "action" or "mutation": used in messages.
+    public let kind: String
+    public let shapes: [String: [String: Field]]
+
+    public init(kind: String, declaration: LuaValue) throws {
+        self.kind = kind
+        guard case .table(let t) = declaration else {
+            throw SchemaError("\(kind)s must be a table of names to field declarations (got \(declaration.typeName))")
+        }
+        var shapes: [String: [String: Field]] = [:]
+        for (key, value) in t.entries {
+            guard case .string(let name) = key else {
+                throw SchemaError("\(kind)s: every key must be a \(kind) name (got \(key))")
+            }
+            guard case .table(let fields) = value else {
+                throw SchemaError("\(kind) '\(name)': declare its fields as a table, e.g. { text = \"string\" } or {} (got \(value.typeName))")
+            }
+            var shape: [String: Field] = [:]
+            for (fk, fv) in fields.entries {
+                guard case .string(let fname) = fk, case .string(let ftype) = fv else {
+                    throw SchemaError("\(kind) '\(name)': fields are declared as name = \"type\" (got [\(fk)] = \(fv))")
+                }
+                var typeName = ftype.description
+                let optional = typeName.hasSuffix("?")
+                if optional { typeName.removeLast() }
+                guard let type = FieldType(rawValue: typeName) else {
+                    throw SchemaError("\(kind) '\(name)': field '\(fname)' has unknown type \"\(ftype)\" (use string, integer, number, boolean, table or any, with ? for optional)")
+                }
+                if fname.description == "type" {
+                    throw SchemaError("\(kind) '\(name)': 'type' is reserved for the \(kind)'s name")
+                }
+                shape[fname.description] = Field(type: type, optional: optional)
+            }
+            shapes[name.description] = shape
+        }
+        self.shapes = shapes
+    }
+
+    /// The declared names, sorted.
+    public var names: [String] { shapes.keys.sorted() }
+
+    /// Checks `value` against its declaration.
+    ///
+    /// - Returns: the name (`type`).
+    /// - Throws: `SchemaError` naming the \(kind), the field and the expected type.
+    @discardableResult
+    public func validate(_ value: LuaValue) throws -> String {
+        guard case .table(let t) = value else {
+            throw SchemaError("a \(kind) must be a table with a string 'type' (got \(value.typeName))")
+        }
+        guard case .string(let typeString) = t["type"] else {
+            throw SchemaError("a \(kind) needs a string field 'type' naming it (got \(t["type"].typeName)); declared: \(names.joined(separator: ", "))")
+        }
+        let name = typeString.description
+        guard let shape = shapes[name] else {
+            throw SchemaError("undeclared \(kind) '\(name)'; declared \(kind)s: \(names.joined(separator: ", ")). Add it to the feature's `\(kind)s` table")
+        }
+        for (fieldName, field) in shape.sorted(by: { $0.key < $1.key }) {
+            let v = t[fieldName]
+            if v.isNil {
+                if field.optional { continue }
+                throw SchemaError("\(kind) '\(name)': missing field '\(fieldName)' (\(field.type.rawValue))")
+            }
+            guard Schema.matches(v, field.type) else {
+                throw SchemaError("\(kind) '\(name)': field '\(fieldName)' must be \(article(field.type)) \(field.type.rawValue) (got \(describe(v)))")
+            }
+        }
+        for (key, _) in t.hash {
+            guard case .string(let k) = key else {
+                throw SchemaError("\(kind) '\(name)': unexpected key [\(key)]")
+            }
+            if k.description != "type" && shape[k.description] == nil {
+                throw SchemaError("\(kind) '\(name)': undeclared field '\(k)'; declared fields: \(shape.keys.sorted().joined(separator: ", "))")
+            }
+        }
+        if !t.array.isEmpty { throw SchemaError("\(kind) '\(name)': unexpected list items; use named fields") }
+        return name
+    }
+
+    static func matches(_ v: LuaValue, _ type: FieldType) -> Bool {
+        switch (type, v) {
+        case (.any, _): true
+        case (.string, .string), (.integer, .integer), (.boolean, .boolean), (.table, .table): true
+        case (.number, .integer), (.number, .number): true
+        default: false
+        }
+    }
+
+    private func article(_ t: FieldType) -> String { t == .integer || t == .any ? "an" : "a" }
+
+    private func describe(_ v: LuaValue) -> String {
+        switch v {
+        case .integer(let i): "integer \(i)"
+        case .number(let d): "number \(LuaValue.formatNumber(d))"
+        case .string(let s): "string \"\(s)\""
+        case .boolean(let b): "boolean \(b)"
+        case .table: "a table"
+        case .nil: "nil"
+        }
+    }
+}
+
+/// A schema violation; its message names the action or mutation, the field and the expected type.
+public struct SchemaError: Error, Sendable, CustomStringConvertible, Equatable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
