@@ -14,31 +14,30 @@ import Streams
 /// XCTAssertEqual(recorder.events, [.value(210, 4), .completed(250)])
 /// XCTAssertEqual(xs.subscriptions, [SubscriptionInterval(200, 250)])
 /// ```
-public final class TestableProducer<Value: Sendable>: @unchecked Sendable {
+public final class TestableProducer<Value: Sendable>: Sendable {
     /// The scripted events.
     public let recordedEvents: [Recorded<Value>]
     /// The producer to subscribe to.
-    public private(set) var producer: Producer<Value> = .never()
+    public let producer: Producer<Value>
 
-    private let scheduler: TestScheduler
-    private let lock = NSLock()
-    private var intervals: [SubscriptionInterval] = []
+    private let log: SubscriptionLog
 
     init(scheduler: TestScheduler, events: [Recorded<Value>], isHot: Bool) {
-        self.scheduler = scheduler
+        let log = SubscriptionLog(scheduler)
+        self.log = log
         recordedEvents = events
         if isHot {
             let (signal, input) = Signal<Value>.pipe()
             for recorded in events {
                 scheduler.schedule(at: recorded.time) { input.send(recorded.event) }
             }
-            producer = Producer { [unowned self] observer, lifetime in
-                track(lifetime)
+            producer = Producer { observer, lifetime in
+                log.track(lifetime)
                 lifetime += signal.observe(observer)
             }
         } else {
-            producer = Producer { [unowned self] observer, lifetime in
-                track(lifetime)
+            producer = Producer { observer, lifetime in
+                log.track(lifetime)
                 for recorded in events {
                     lifetime += scheduler.schedule(after: recorded.time) { observer.send(recorded.event) }
                 }
@@ -48,17 +47,32 @@ public final class TestableProducer<Value: Sendable>: @unchecked Sendable {
 
     /// Every subscription so far, in the order they started.
     public var subscriptions: [SubscriptionInterval] {
-        lock.withLock { intervals }
+        log.intervals
+    }
+}
+
+/// When each subscription of a test producer started and ended.
+private final class SubscriptionLog: @unchecked Sendable {
+    private let scheduler: TestScheduler
+    private let lock = NSLock()
+    private var recorded: [SubscriptionInterval] = []
+
+    init(_ scheduler: TestScheduler) {
+        self.scheduler = scheduler
     }
 
-    private func track(_ lifetime: Lifetime) {
+    var intervals: [SubscriptionInterval] {
+        lock.withLock { recorded }
+    }
+
+    func track(_ lifetime: Lifetime) {
         let index = lock.withLock {
-            intervals.append(SubscriptionInterval(scheduler.now))
-            return intervals.count - 1
+            recorded.append(SubscriptionInterval(scheduler.now))
+            return recorded.count - 1
         }
-        lifetime.observeEnded { [unowned self] in
+        lifetime.observeEnded { [self] in
             let now = scheduler.now
-            lock.withLock { intervals[index] = SubscriptionInterval(intervals[index].subscribed, now) }
+            lock.withLock { recorded[index] = SubscriptionInterval(recorded[index].subscribed, now) }
         }
     }
 }

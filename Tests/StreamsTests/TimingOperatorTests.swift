@@ -106,3 +106,51 @@ final class TimingOperatorTests: XCTestCase {
         XCTAssertTrue(scheduler.isIdle)
     }
 }
+
+final class SchedulingOperatorTests: XCTestCase {
+    func testObserveOnDeliversThroughTheScheduler() {
+        let scheduler = TestScheduler()
+        let recorder = TestRecorder<Int>(scheduler)
+        scheduler.advance(to: 10)
+        Producer.from([1, 2, 3]).observe(on: scheduler).start(recorder.observer)
+        XCTAssertEqual(recorder.events, [], "nothing arrives before the scheduler runs")
+        scheduler.advance()
+        XCTAssertEqual(recorder.events, [.value(10, 1), .value(10, 2), .value(10, 3), .completed(10)])
+    }
+
+    func testObserveOnKeepsOrderAcrossThreads() {
+        let queue = QueueScheduler(label: "observe-on")
+        let done = expectation(description: "completed on the queue")
+        let values = Box<[Int]>([])
+        Producer.from(0..<1000).observe(on: queue).start(
+            value: { value in
+                queue.assertOnQueue()
+                values.withLock { $0.append(value) }
+            },
+            completed: { done.fulfill() })
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(values.withLock { $0 }, Array(0..<1000))
+    }
+
+    func testObserveOnDropsWhatIsPendingWhenDisposed() {
+        let scheduler = TestScheduler()
+        let recorder = TestRecorder<Int>(scheduler)
+        Producer.just(1).observe(on: scheduler).start(recorder.observer).dispose()
+        scheduler.run()
+        XCTAssertEqual(recorder.events, [])
+    }
+
+    func testStartOnDefersTheWorkToTheScheduler() {
+        let scheduler = TestScheduler()
+        let started = Box(false)
+        let producer = Producer<Int> { observer, _ in
+            started.withLock { $0 = true }
+            observer.send(value: scheduler.now)
+        }
+        let recorder = TestRecorder<Int>(scheduler)
+        producer.start(on: scheduler).start(recorder.observer)
+        XCTAssertFalse(started.withLock { $0 })
+        scheduler.advance(by: 5)
+        XCTAssertEqual(recorder.events, [.value(0, 0)])
+    }
+}

@@ -77,6 +77,7 @@ final class FlatMap<Value: Sendable, Inner: Sendable>: Sendable {
                 return state.generation
             }
             latestInner.inner = nil
+            if lifetime.hasEnded { return }
             latestInner.inner = inner.start(innerObserver { [self] in
                 state.withLock { state in
                     if state.generation == generation { state.active = 0 }
