@@ -39,7 +39,7 @@ final class JSONTests: XCTestCase {
 
     func testFloatsRoundTripBitForBit() throws {
         var samples: [Double] = [.pi, .ulpOfOne, .leastNonzeroMagnitude, .leastNormalMagnitude, .greatestFiniteMagnitude,
-                                 -.greatestFiniteMagnitude, 1e16, 1e15, 123_456_789.125, 5e-324, 0.3, 2.0 / 3.0]
+                                 -.greatestFiniteMagnitude, 1e16, 1e15, 123_456_789.125, 0.3, 2.0 / 3.0]
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         while samples.count < 2_000 {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -188,8 +188,8 @@ final class JSONTests: XCTestCase {
             ("1.", 1, 3, "expected a digit after '.', found end of input"),
             ("1e+", 1, 4, "expected a digit in the exponent"),
             ("-x", 1, 2, "expected a digit after '-', found 'x'"),
-            ("tru", 1, 1, "expected 'true', found 't'"),
-            ("nul", 1, 1, "expected 'null'"),
+            ("tru", 1, 4, "expected 'true', found end of input"),
+            ("[nul]", 1, 5, "expected 'null', found ']'"),
             (#""abc"#, 1, 5, "expected '\"' to close the string, found end of input"),
             ("\"a\nb\"", 1, 3, "found a control character (0x0A)"),
             (#""\x""#, 1, 3, "expected an escape sequence"),
