@@ -54,7 +54,8 @@ public enum LuaValue: Sendable, Hashable {
     public subscript(key: String) -> LuaValue? {
         guard case .table(let t) = self else { return nil }
         let v = t[.string(LuaString(key))]
-        return v.isNil ? nil : v
+        if v.isNil { return Optional.none }
+        return v
     }
 
     /// Array access (0-based, like Swift) on a table's sequence part.

@@ -27,7 +27,7 @@ public struct FeatureDefinition: @unchecked Sendable {
     /// Reads and validates the definition at `slots[i]`.
     ///
     /// - Throws: `DefinitionError` naming the field and what it must be.
-    static func read(_ slots: LuaSlots, _ i: Int, kind expected: Kind?) throws -> FeatureDefinition {
+    package static func read(_ slots: LuaSlots, _ i: Int, kind expected: Kind?) throws -> FeatureDefinition {
         guard slots.isTable(i) else {
             throw DefinitionError("a definition must be a table (got \(slots.typeName(i)))")
         }

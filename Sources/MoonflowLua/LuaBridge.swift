@@ -41,7 +41,7 @@ public final class LuaBridge: @unchecked Sendable {
     public let scheduler: any Scheduler
     /// Where Swift services' results re-enter (the state scheduler).
     var streamClass: LuaClass!
-    let dispatch: LuaDispatch
+    package let dispatch: LuaDispatch
     var taskClass: LuaClass!
     /// Async work started and not yet delivered back (services); a virtual-clock
     /// run waits for it before moving time on.
@@ -57,12 +57,12 @@ public final class LuaBridge: @unchecked Sendable {
     }
 
     /// Pushes a producer to Lua as a stream userdata.
-    func push(_ producer: Producer<LuaValue>) -> LuaPush {
+    package func push(_ producer: Producer<LuaValue>) -> LuaPush {
         .object(LuaStream(producer), streamClass)
     }
 
     /// The stream at slot `i`, or a Lua-style argument error.
-    func stream(_ slots: LuaSlots, _ i: Int, _ function: String) throws -> Producer<LuaValue> {
+    package func stream(_ slots: LuaSlots, _ i: Int, _ function: String) throws -> Producer<LuaValue> {
         guard let s = slots.object(i, as: LuaStream.self) else { throw slots.bad(i, function, "stream") }
         return s.producer
     }
@@ -73,7 +73,7 @@ public final class LuaBridge: @unchecked Sendable {
     }
 
     /// Calls a Lua function that must return a stream (nil counts as empty).
-    func callStream(_ fn: LuaRef, _ args: [LuaPush], what: String) throws -> Producer<LuaValue> {
+    package func callStream(_ fn: LuaRef, _ args: [LuaPush], what: String) throws -> Producer<LuaValue> {
         try lua.call(fn, args) { slots in
             if slots.count == 0 || slots.isNil(1) { return .empty() }
             if let s = slots.object(1, as: LuaStream.self) { return s.producer }
@@ -83,7 +83,7 @@ public final class LuaBridge: @unchecked Sendable {
 
     /// Delivers `producer`'s events on the state scheduler, counting it as
     /// pending work until it terminates.
-    func reenter(_ producer: Producer<LuaValue>) -> Producer<LuaValue> {
+    package func reenter(_ producer: Producer<LuaValue>) -> Producer<LuaValue> {
         let scheduler = self.scheduler
         let pending = self.pending
         return Producer { observer, lifetime in

@@ -20,7 +20,13 @@ public final class LuaFeature: @unchecked Sendable {
     public let source: String
     let env: LuaRef
     var stateTable: LuaRef
-    private(set) var snapshot: LuaValue
+    private let snapshotLock = NSLock()
+    private var _snapshot: LuaValue
+    /// The last reduced state; read from any thread.
+    var snapshot: LuaValue {
+        get { snapshotLock.lock(); defer { snapshotLock.unlock() }; return _snapshot }
+        set { snapshotLock.lock(); _snapshot = newValue; snapshotLock.unlock() }
+    }
     private var seq = 0
     private let dispatch: LuaDispatch
     /// Every event, in loop order, on the bridge's scheduler.
@@ -31,13 +37,13 @@ public final class LuaFeature: @unchecked Sendable {
     /// Tag put on outward effects (the child's name under mf.compose).
     var effectSource: String?
 
-    init(definition: FeatureDefinition, bridge: LuaBridge, env: LuaRef, source: String, context: SchedulerContext) throws {
+    package init(definition: FeatureDefinition, bridge: LuaBridge, env: LuaRef, source: String, context: SchedulerContext) throws {
         self.definition = definition
         self.bridge = bridge
         self.env = env
         self.source = source
         self.dispatch = bridge.dispatch
-        self.snapshot = definition.initial
+        self._snapshot = definition.initial
         self.stateTable = try bridge.lua.ref(.value(definition.initial))
         (events, eventInput) = Signal<FeatureEvent>.pipe()
         interactor = Interactor<LuaValue, LuaValue, LuaValue, LuaValue>(
@@ -194,16 +200,16 @@ public enum FeatureErrors {
 
 /// Small Lua functions through which Swift calls a definition's functions by
 /// name at dispatch time (no closure keeps old code alive across a reload).
-final class LuaDispatch: @unchecked Sendable {
-    let handle: LuaRef
-    let reduce: LuaRef
-    let effect: LuaRef
-    let request: LuaRef
-    let makeEnv: LuaRef
-    let migrate: LuaRef
-    let route: LuaRef
-    let combine: LuaRef
-    let mapEffect: LuaRef
+package final class LuaDispatch: @unchecked Sendable {
+    package let handle: LuaRef
+    package let reduce: LuaRef
+    package let effect: LuaRef
+    package let request: LuaRef
+    package let makeEnv: LuaRef
+    package let migrate: LuaRef
+    package let route: LuaRef
+    package let combine: LuaRef
+    package let mapEffect: LuaRef
 
     private static let source = """
         local pairs = pairs

@@ -8,11 +8,11 @@ import Streams
 public final class RequestInteractor: @unchecked Sendable {
     public let definition: FeatureDefinition
     let bridge: LuaBridge
-    var env: LuaRef?
+    package var env: LuaRef?
     /// Where failures are logged: (message, file:line).
-    var log: @Sendable (String, String?) -> Void = { _, _ in }
+    package var log: @Sendable (String, String?) -> Void = { _, _ in }
 
-    init(definition: FeatureDefinition, bridge: LuaBridge) {
+    package init(definition: FeatureDefinition, bridge: LuaBridge) {
         self.definition = definition
         self.bridge = bridge
     }
@@ -44,7 +44,7 @@ public final class RequestInteractor: @unchecked Sendable {
         }
     }
 
-    static func methods(_ bridge: LuaBridge) -> [String: LuaFunction] {
+    package static func methods(_ bridge: LuaBridge) -> [String: LuaFunction] {
         ["perform": { [unowned bridge] args in
             guard let interactor = args.object(1, as: RequestInteractor.self) else { throw args.bad(1, "perform", "interactor") }
             return [bridge.push(interactor.perform(try args.value(2, path: "request")))]
