@@ -162,7 +162,7 @@ public struct LuaTable: Sendable, Hashable {
 
 extension LuaValue {
     /// A total order on keys for stable output: numbers, then strings, then the rest.
-    static func keyOrder(_ a: LuaValue, _ b: LuaValue) -> Bool {
+    public static func keyOrder(_ a: LuaValue, _ b: LuaValue) -> Bool {
         func rank(_ v: LuaValue) -> Int {
             switch v {
             case .integer, .number: 0
@@ -235,6 +235,9 @@ extension LuaValue: CustomStringConvertible {
         if !s.contains(".") && !s.contains("e") && !s.contains("n") && !s.contains("i") { s += ".0" }
         return s
     }
+
+    /// Whether `s` can be written as a bare Lua field name.
+    public static func isIdentifierPublic(_ s: String) -> Bool { isIdentifier(s) }
 
     static func isIdentifier(_ s: String) -> Bool {
         guard let first = s.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }

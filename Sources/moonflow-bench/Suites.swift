@@ -1,5 +1,6 @@
 /// Every benchmark suite, in the order they print. Each suite lives in its own file.
 func benchSuites() -> [(name: String, run: () -> Void)] {
     [
+        ("interactor", interactorBench),
     ]
 }

@@ -1,13 +1,31 @@
 import ArgumentParser
+import Foundation
 import LuaKit
 import MoonflowHost
 
 @main
+struct Entry {
+    /// Usage errors exit 2 (DESIGN §5), not ArgumentParser's 64.
+    static func main() {
+        do {
+            var command = try Moonflow.parseAsRoot()
+            try command.run()
+        } catch {
+            let code = Moonflow.exitCode(for: error)
+            if code == .validationFailure {
+                FileHandle.standardError.write(Data((Moonflow.fullMessage(for: error) + "\n").utf8))
+                exit(2)
+            }
+            Moonflow.exit(withError: error)
+        }
+    }
+}
+
 struct Moonflow: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "moonflow",
-        abstract: "Run, test and reload app features written in Lua on a Swift runtime.",
-        subcommands: [Exec.self]
+        abstract: "Run, check and reload app features written in Lua on a Swift runtime.",
+        subcommands: [Run.self, Check.self, Exec.self]
     )
 }
 
@@ -25,6 +43,92 @@ struct LimitOptions: ParsableArguments {
     func validate() throws {
         if let t = timeLimit, t <= 0 { throw ValidationError("--time-limit must be a positive number of milliseconds") }
         if let m = memoryLimit, m <= 0 { throw ValidationError("--memory-limit must be a positive number of megabytes") }
+    }
+}
+
+extension OutputFormat: ExpressibleByArgument {}
+extension FeatureHost.Clock: ExpressibleByArgument {}
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a feature: send it actions and watch its state change.",
+        discussion: """
+            PATH is a plugin folder (with init.lua) or a .lua file returning a definition.
+            Input is JSON Lines: an action per line ({"type":"query","text":"a"}), or
+            {"at": 250, "send": {...}} to send at 250 ms on the run's clock. Without
+            --actions on a terminal, a prompt takes JSON or the shorthand `query text=hello`.
+            Exit status: 0 all good, 1 a script error or a bad input line, 2 usage error.
+            """
+    )
+
+    @Argument(help: "A plugin folder or a .lua file.")
+    var path: String
+
+    @Option(name: .long, help: ArgumentHelp("Read actions from FILE, or - for standard input.", valueName: "FILE|-"))
+    var actions: String?
+
+    @Option(name: .long, help: "pretty (for people) or jsonl (one JSON object per event).")
+    var format: OutputFormat = .pretty
+
+    @Option(name: .long, help: "real, or virtual: timers fire at once, deterministically.")
+    var clock: FeatureHost.Clock = .real
+
+    @Option(name: .long, help: ArgumentHelp("Stop when the run's clock reaches MS.", valueName: "MS"))
+    var until: Int?
+
+    @OptionGroup var limits: LimitOptions
+
+    func validate() throws {
+        if let until, until < 0 { throw ValidationError("--until must be a number of milliseconds, 0 or more") }
+        guard FileManager.default.fileExists(atPath: path) || !(path.contains("/") || path.hasSuffix(".lua")) else {
+            throw ValidationError("\(path) does not exist; give a plugin folder (with init.lua) or a .lua file")
+        }
+    }
+
+    func run() throws {
+        var options = FeatureRun.Options(path: path)
+        options.format = format
+        options.clock = clock
+        options.untilMs = until
+        options.timeLimitMs = limits.timeLimit ?? 1000
+        options.memoryLimitMB = limits.memoryLimit ?? 512
+        options.profile = limits.sandbox ? .sandboxed : .trusted
+        options.color = format == .pretty && isatty(STDOUT_FILENO) != 0
+        let input: InputLines
+        switch actions {
+        case nil:
+            input = isatty(STDIN_FILENO) != 0 ? InputLines(standardInput: true) : InputLines()
+        case "-":
+            input = InputLines(standardInput: false)
+        case let file?:
+            do { input = try InputLines(file: file) } catch { throw ValidationError("\(error)") }
+        }
+        let status = FeatureRun(options: options, input: input).run()
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load and validate a plugin without running it (exit 0 when it is fine, 1 otherwise)."
+    )
+
+    @Argument(help: "A plugin folder or a .lua file.")
+    var path: String
+
+    @Flag(name: .long, help: "Check under the sandboxed profile.")
+    var sandbox = false
+
+    func run() throws {
+        var check = PluginCheck(path: path)
+        check.profile = sandbox ? .sandboxed : .trusted
+        let problems = check.problems()
+        if problems.isEmpty {
+            print("\(path): ok")
+            return
+        }
+        for p in problems { FileHandle.standardError.write(Data("\(p)\n".utf8)) }
+        throw ExitCode(1)
     }
 }
 

@@ -1,13 +1,16 @@
 /// A first-in first-out queue with O(1) amortized push and pop.
+@usableFromInline
 struct FIFO<Element> {
-    private var storage: [Element] = []
-    private var head = 0
+    @usableFromInline var storage: [Element] = []
+    @usableFromInline var head = 0
 
-    var isEmpty: Bool { head == storage.count }
-    var count: Int { storage.count - head }
+    @inlinable init() {}
 
-    mutating func push(_ element: Element) { storage.append(element) }
+    @inlinable var isEmpty: Bool { head == storage.count }
 
+    @inlinable mutating func push(_ element: Element) { storage.append(element) }
+
+    @inlinable
     mutating func pop() -> Element? {
         guard head < storage.count else { return nil }
         let element = storage[head]
@@ -22,8 +25,9 @@ struct FIFO<Element> {
         return element
     }
 
-    var elements: ArraySlice<Element> { storage[head...] }
+    @inlinable var elements: ArraySlice<Element> { storage[head...] }
 
+    @inlinable
     mutating func removeAll() {
         storage.removeAll()
         head = 0

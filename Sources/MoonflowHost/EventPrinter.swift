@@ -1,0 +1,133 @@
+import Foundation
+import LuaKit
+import MoonflowLua
+
+/// Output formats of `moonflow run`.
+public enum OutputFormat: String, Sendable, CaseIterable {
+    /// For people: the action, each mutation, the changed paths, effects, errors.
+    case pretty
+    /// One JSON object per line (DESIGN §5).
+    case jsonl
+}
+
+/// Renders feature events as text, one call per event.
+///
+///     let printer = EventPrinter(format: .jsonl)
+///     printer.render(.state(["count": 0], seq: 0), t: 0)
+///     // {"event":"state","t":0,"seq":0,"state":{"count":0}}
+public final class EventPrinter: @unchecked Sendable {
+    public let format: OutputFormat
+    public let color: Bool
+    private var lastState: LuaValue?
+
+    public init(format: OutputFormat, color: Bool = false) {
+        self.format = format
+        self.color = color
+    }
+
+    /// The lines for one event (jsonl: exactly one).
+    public func render(_ event: FeatureEvent, t: Int) -> String {
+        switch format {
+        case .jsonl: return jsonl(event, t: t)
+        case .pretty: return pretty(event, t: t)
+        }
+    }
+
+    // MARK: jsonl
+
+    private func jsonl(_ event: FeatureEvent, t: Int) -> String {
+        func json(_ v: LuaValue, _ root: String) throws -> String { try v.json(sortedKeys: true, root: root) }
+        func quoted(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
+        do {
+            switch event {
+            case .state(let s, let seq):
+                return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq),\"state\":\(try json(s, "state"))}"
+            case .action(let a):
+                return "{\"event\":\"action\",\"t\":\(t),\"action\":\(try json(a, "action"))}"
+            case .mutation(let m, let seq):
+                return "{\"event\":\"mutation\",\"t\":\(t),\"seq\":\(seq),\"mutation\":\(try json(m, "mutation"))}"
+            case .effect(let e, let from):
+                let source = from.map { ",\"from\":\(quoted($0))" } ?? ""
+                return "{\"event\":\"effect\",\"t\":\(t)\(source),\"effect\":\(try json(e, "effect"))}"
+            case .error(let message, let location), .log(let message, let location):
+                let kind = if case .error = event { "error" } else { "log" }
+                let (first, traceback) = EventPrinter.split(message)
+                let whereField = location.map { ",\"where\":\(quoted($0))" } ?? ""
+                let tb = traceback.map { ",\"traceback\":\(quoted($0))" } ?? ""
+                return "{\"event\":\"\(kind)\",\"t\":\(t),\"message\":\(quoted(first))\(whereField)\(tb)}"
+            case .reload(let ms):
+                return "{\"event\":\"reload\",\"t\":\(t),\"ms\":\(String(format: "%.1f", ms))}"
+            }
+        } catch {
+            return "{\"event\":\"error\",\"t\":\(t),\"message\":\(quoted(String(describing: error)))}"
+        }
+    }
+
+    /// Splits a message from its Lua traceback.
+    static func split(_ message: String) -> (String, String?) {
+        guard let r = message.range(of: "\nstack traceback:") else { return (message, nil) }
+        return (String(message[..<r.lowerBound]), String(message[message.index(after: r.lowerBound)...]))
+    }
+
+    // MARK: pretty
+
+    private func paint(_ s: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
+
+    private func pretty(_ event: FeatureEvent, t: Int) -> String {
+        let time = paint(String(format: "%6d ms", t), "2")
+        switch event {
+        case .state(let s, let seq):
+            defer { lastState = s }
+            guard seq > 0, let old = lastState else { return "\(time)  \(paint("state", "1")) \(s)" }
+            let changes = EventPrinter.diff(old, s, path: "")
+            if changes.isEmpty { return "\(time)      (state unchanged)" }
+            return changes.map { "\(time)      \(paint($0.path, "36")): \(paint($0.old, "31")) → \(paint($0.new, "32"))" }.joined(separator: "\n")
+        case .action(let a):
+            return "\(time)  \(paint("→ " + (a["type"]?.stringValue ?? "?"), "1;34")) \(EventPrinter.fields(a))"
+        case .mutation(let m, _):
+            return "\(time)    \(paint("• " + (m["type"]?.stringValue ?? "?"), "35")) \(EventPrinter.fields(m))"
+        case .effect(let e, let from):
+            let source = from.map { " from \($0)" } ?? ""
+            return "\(time)    \(paint("⇒ effect " + (e["type"]?.stringValue ?? "?"), "33"))\(source) \(EventPrinter.fields(e))"
+        case .error(let message, let location):
+            let (first, traceback) = EventPrinter.split(message)
+            let place = location.map { "\($0): " } ?? ""
+            var text = "\(time)    \(paint("✗ error", "1;31")) \(first.hasPrefix(place) ? first : place + first)"
+            if let traceback { text += "\n" + traceback.split(separator: "\n").map { "             \($0)" }.joined(separator: "\n") }
+            return text
+        case .log(let message, let location):
+            return "\(time)    \(paint("log", "2")) \(location.map { "\($0): " } ?? "")\(message)"
+        case .reload(let ms):
+            return "\(time)  \(paint(String(format: "↻ reloaded in %.1f ms", ms), "1;32"))"
+        }
+    }
+
+    /// `{ text = "a" }` without the `type` field.
+    static func fields(_ v: LuaValue) -> String {
+        guard case .table(var t) = v else { return v.description }
+        t["type"] = .nil
+        return t.isEmpty ? "" : LuaValue.table(t).description
+    }
+
+    struct Change { let path: String; let old: String; let new: String }
+
+    /// The changed paths between two states, depth first, keys sorted.
+    static func diff(_ a: LuaValue, _ b: LuaValue, path: String) -> [Change] {
+        if a == b { return [] }
+        guard case .table(let ta) = a, case .table(let tb) = b else {
+            return [Change(path: path.isEmpty ? "state" : path, old: a.description, new: b.description)]
+        }
+        var keys = Set(ta.entries.map(\.key))
+        keys.formUnion(tb.entries.map(\.key))
+        var out: [Change] = []
+        for k in keys.sorted(by: LuaValue.keyOrder) {
+            let sub: String
+            switch k {
+            case .string(let s) where LuaValue.isIdentifierPublic(s.description): sub = path.isEmpty ? s.description : "\(path).\(s)"
+            default: sub = "\(path)[\(k)]"
+            }
+            out += diff(ta[k], tb[k], path: sub)
+        }
+        return out
+    }
+}
