@@ -57,6 +57,8 @@ public final class FeatureHost: @unchecked Sendable {
     private let onQueue = DispatchSpecificKey<Bool>()
     private var services: [String: LuaService] = [:]
     private var serviceOrder: [String] = []
+    /// Services that are objects with methods (repositories): made per feature.
+    private var serviceObjects: [(name: String, make: (FeatureHost, FeatureDefinition) throws -> LuaPush?)] = []
     private let interactorClass: LuaClass
     /// Where interactors' failures go (the command line prints them).
     public var log: @Sendable (String, String?) -> Void = { _, _ in }
@@ -118,8 +120,18 @@ public final class FeatureHost: @unchecked Sendable {
         }
     }
 
-    func servicesTable() throws -> LuaRef {
+    /// Registers a service that Lua sees as an object with methods
+    /// (`env.services.users:getAll{...}`); `make` builds it for each feature
+    /// loaded afterwards (nil: this feature does not get it).
+    public func register(serviceObject name: String, _ make: @escaping (FeatureHost, FeatureDefinition) throws -> LuaPush?) {
+        serviceObjects.append((name, make))
+    }
+
+    func servicesTable(for definition: FeatureDefinition) throws -> LuaRef {
         var fields: [(String, LuaPush)] = []
+        for (name, make) in serviceObjects {
+            if let object = try make(self, definition) { fields.append((name, object)) }
+        }
         for name in serviceOrder {
             guard let service = services[name] else { continue }
             let bridge = self.bridge
@@ -220,7 +232,7 @@ public final class FeatureHost: @unchecked Sendable {
 
     func makeEnv(_ definition: FeatureDefinition) throws -> LuaRef {
         let interactors = try interactorsTable(definition)
-        return try lua.call(bridge.dispatch.makeEnv, [.ref(definition.table), .ref(try servicesTable()), .ref(interactors)]) { try $0.ref(1) }
+        return try lua.call(bridge.dispatch.makeEnv, [.ref(definition.table), .ref(try servicesTable(for: definition)), .ref(interactors)]) { try $0.ref(1) }
     }
 
     /// `env.interactors`: the definition's `interactors = { name = mf.interactor{...} | "plugin" }`.
