@@ -213,20 +213,46 @@ public final class FeatureHost: @unchecked Sendable {
 
     /// Loads a plugin and starts its feature (the initial state event is sent
     /// when you call `start()` on it, after attaching observers).
-    public func load(_ spec: String) throws -> LuaFeature {
+    public func load(_ spec: String) throws -> RunningFeature {
         let (definition, file) = try loadDefinition(spec)
         return try perform { try makeFeature(definition, source: file) }
     }
 
-    func makeFeature(_ definition: FeatureDefinition, source: String) throws -> LuaFeature {
+    func makeFeature(_ definition: FeatureDefinition, source: String) throws -> RunningFeature {
         switch definition.kind {
         case .feature:
             let env = try makeEnv(definition)
             return try LuaFeature(definition: definition, bridge: bridge, env: env, source: source, context: context)
         case .compose:
-            throw HostError("\(source): mf.compose features are not supported by this host yet")
+            return try LuaComposite(definition: definition, bridge: bridge, children: try makeChildren(definition, source: source), source: source)
         case .interactor:
             throw HostError("\(source) defines an mf.interactor, not a feature: features use it through env.interactors")
+        }
+    }
+
+    /// The children of an `mf.compose`: plugin names (found in the search paths) or definitions.
+    private func makeChildren(_ definition: FeatureDefinition, source: String) throws -> [(String, RunningFeature)] {
+        let entries: [(String, LuaRef?, String?)] = try lua.rawGet(definition.table, "children") { slots in
+            var names: [String] = []
+            try slots.forEachField(1) { k, _ in names.append(k) }
+            return try names.sorted().map { name in
+                try slots.field(1, name) { child in
+                    if child.isTable(1) { return (name, try child.ref(1), nil) }
+                    guard let plugin = try child.value(1, path: "children.\(name)").stringValue else {
+                        throw HostError("\(source): children.\(name) must be a plugin name or a feature table (got \(child.typeName(1)))")
+                    }
+                    return (name, nil, plugin)
+                }
+            }
+        }
+        guard !entries.isEmpty else { throw HostError("\(source): mf.compose needs at least one child in `children`") }
+        return try entries.map { name, table, plugin in
+            if let table {
+                let def = try lua.call(bridge.dispatch.identity, [.ref(table)]) { try FeatureDefinition.read($0, 1, kind: nil) }
+                return (name, try makeFeature(def, source: source))
+            }
+            let (def, file) = try loadDefinition(plugin!)
+            return (name, try makeFeature(def, source: file))
         }
     }
 
@@ -247,7 +273,7 @@ public final class FeatureHost: @unchecked Sendable {
         for (name, table) in entries {
             let def: FeatureDefinition
             if let table {
-                def = try lua.call(try lua.load(string: "return ...", name: "moonflow"), [.ref(table)]) { try FeatureDefinition.read($0, 1, kind: .interactor) }
+                def = try lua.call(bridge.dispatch.identity, [.ref(table)]) { try FeatureDefinition.read($0, 1, kind: .interactor) }
             } else {
                 let pluginName: String = try lua.rawGet(definition.table, "interactors") { try $0.field(1, name) { try $0.string(1) } }
                 def = try loadDefinition(pluginName).0

@@ -47,7 +47,7 @@ public final class FeatureRun: @unchecked Sendable {
     }
 
     private var host: FeatureHost!
-    private var feature: LuaFeature!
+    private var feature: RunningFeature!
 
     private var now: Int {
         if let test = host.testScheduler { return test.now }

@@ -12,7 +12,7 @@ import Streams
 ///     counter.start()
 ///     try counter.send(["type": "increment"])
 ///     let view = try counter.decodeState(CounterView.self)
-extension LuaFeature {
+extension RunningFeature {
     /// Sends an action built from an `Encodable` value (it must encode to a table with `type`).
     public func send<A: Encodable>(encoding action: A) throws {
         try send(try LuaValueEncoder().encode(action))

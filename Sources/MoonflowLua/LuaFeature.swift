@@ -35,7 +35,7 @@ public final class LuaFeature: @unchecked Sendable {
     public private(set) var interactor: Interactor<LuaValue, LuaValue, LuaValue, LuaValue>!
     private var disposables = CompositeDisposable()
     /// Tag put on outward effects (the child's name under mf.compose).
-    var effectSource: String?
+    public var effectSource: String?
 
     package init(definition: FeatureDefinition, bridge: LuaBridge, env: LuaRef, source: String, context: SchedulerContext) throws {
         self.definition = definition
@@ -210,6 +210,7 @@ package final class LuaDispatch: @unchecked Sendable {
     package let route: LuaRef
     package let combine: LuaRef
     package let mapEffect: LuaRef
+    package let identity: LuaRef
 
     private static let source = """
         local pairs = pairs
@@ -224,16 +225,17 @@ package final class LuaDispatch: @unchecked Sendable {
             return { services = services, interactors = interactors }
           end,
           function(def, old, from) return def.migrate(old, from) end,
-          function(def, action) return def.route(action) end,
+          function(def, action, state) return def.route(action, state) end,
           function(def, states) return def.combine(states) end,
-          function(def, child, effect) return def.mapEffect(child, effect) end
+          function(def, child, effect) return def.mapEffect(child, effect) end,
+          function(...) return ... end
         """
 
     init(_ lua: LuaState) throws {
         let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), []) { slots in
-            try (1...9).map { try slots.ref($0) }
+            try (1...10).map { try slots.ref($0) }
         }
         (handle, reduce, effect, request, makeEnv) = (refs[0], refs[1], refs[2], refs[3], refs[4])
-        (migrate, route, combine, mapEffect) = (refs[5], refs[6], refs[7], refs[8])
+        (migrate, route, combine, mapEffect, identity) = (refs[5], refs[6], refs[7], refs[8], refs[9])
     }
 }

@@ -1,0 +1,136 @@
+import Foundation
+import LuaKit
+import Streams
+
+/// `mf.compose{ name, children, route, combine [, mapEffect] }`: a parent over
+/// named child features (the seeds' UserInteractor over Profile and Posts, and
+/// VIPER(RS)'s reducer folding child states into the form's state).
+///
+/// - `route(action, state)` returns `childName, childAction` (the parent's
+///   current state is there to decide with); an action it sends nowhere is an
+///   error naming it.
+/// - After every child state change, `combine(childStates)` folds the children's
+///   states (a table by child name) into the parent's state.
+/// - Child effects go out unchanged with the child's name as their source,
+///   unless `mapEffect(childName, effect)` returns a replacement (or nil to drop it).
+///
+/// **Threading:** like `LuaFeature`, driven on the host's state executor.
+public final class LuaComposite: RunningFeature, @unchecked Sendable {
+    public let definition: FeatureDefinition
+    public let bridge: LuaBridge
+    public let source: String
+    /// The children, in name order.
+    public let children: [(name: String, feature: RunningFeature)]
+    public let events: Signal<FeatureEvent>
+    private let input: Observer<FeatureEvent>
+    private var seq = 0
+    private let lock = NSLock()
+    private var _state: LuaValue = .nil
+    private var subscriptions: [Disposable] = []
+    private let hasMapEffect: Bool
+    public var effectSource: String?
+
+    package init(definition: FeatureDefinition, bridge: LuaBridge, children: [(String, RunningFeature)], source: String) throws {
+        self.definition = definition
+        self.bridge = bridge
+        self.source = source
+        self.children = children.sorted { $0.0 < $1.0 }.map { (name: $0.0, feature: $0.1) }
+        (events, input) = Signal<FeatureEvent>.pipe()
+        hasMapEffect = try bridge.lua.rawGet(definition.table, "mapEffect") { $0.isFunction(1) }
+        _state = try combine()
+        for (childName, child) in self.children {
+            if let d = child.events.observe(Observer { [unowned self] event in
+                if case .value(let e) = event { self.childEvent(childName, e) }
+            }) { subscriptions.append(d) }
+        }
+    }
+
+    deinit { subscriptions.forEach { $0.dispose() } }
+
+    public var name: String { definition.name }
+
+    public var state: LuaValue {
+        lock.lock(); defer { lock.unlock() }
+        return _state
+    }
+
+    public var isIdle: Bool { children.allSatisfy { $0.feature.isIdle } }
+
+    public func start() {
+        input.send(value: .state(state, seq: 0))
+    }
+
+    public func cancel(actionType: String?) {
+        for child in children { child.feature.cancel(actionType: actionType) }
+    }
+
+    /// Routes `action` to a child.
+    /// - Throws: when `route` sends it nowhere or to an unknown child, or the child refuses it.
+    public func send(_ action: LuaValue) throws {
+        let (childName, childAction): (String?, LuaValue) = try bridge.lua.call(bridge.dispatch.route, [.ref(definition.table), .value(action), .value(state)]) { slots in
+            guard !slots.isNil(1) else { return (nil, .nil) }
+            guard let name = try slots.value(1, path: "child name").stringValue else {
+                throw LuaStreamError(.string(LuaString("\(name).route must return a child name (a string) and the child's action (got \(slots.typeName(1)))")), location: source)
+            }
+            return (name, slots.isNil(2) ? action : try slots.value(2, path: "child action"))
+        }
+        let type = action["type"]?.stringValue ?? action.description
+        guard let childName else {
+            throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' nowhere; return a child name (\(children.map(\.name).joined(separator: ", "))) for it")), location: source)
+        }
+        guard let child = children.first(where: { $0.name == childName })?.feature else {
+            throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' to unknown child '\(childName)'; children: \(children.map(\.name).joined(separator: ", "))")), location: source)
+        }
+        try child.send(childAction)
+        input.send(value: .action(action))
+    }
+
+    // MARK: - Children's events
+
+    private func childEvent(_ childName: String, _ event: FeatureEvent) {
+        switch event {
+        case .action:
+            break  // the parent's action was reported when it was routed
+        case .mutation(let m, _):
+            seq += 1
+            input.send(value: .mutation(m, seq: seq))
+        case .state(_, let childSeq):
+            guard childSeq > 0 else { return }
+            do {
+                let combined = try combine()
+                lock.lock(); _state = combined; lock.unlock()
+                input.send(value: .state(combined, seq: seq))
+            } catch {
+                let (message, location) = FeatureErrors.describe(error, fallback: source)
+                input.send(value: .error(message: message, location: location))
+            }
+        case .effect(let e, _):
+            guard hasMapEffect else {
+                input.send(value: .effect(e, from: effectSource ?? childName))
+                return
+            }
+            do {
+                let mapped = try bridge.lua.call(bridge.dispatch.mapEffect, [.ref(definition.table), .value(.string(LuaString(childName))), .value(e)]) {
+                    try $0.value(1, path: "effect")
+                }
+                if !mapped.isNil { input.send(value: .effect(mapped, from: effectSource ?? childName)) }
+            } catch {
+                let (message, location) = FeatureErrors.describe(error, fallback: source)
+                input.send(value: .error(message: message, location: location))
+            }
+        case .error, .log, .reload:
+            input.send(value: event)
+        }
+    }
+
+    private func combine() throws -> LuaValue {
+        var states = LuaTable()
+        for child in children { states[child.name] = child.feature.state }
+        return try bridge.lua.call(bridge.dispatch.combine, [.ref(definition.table), .value(.table(states))]) { slots in
+            guard slots.isTable(1) else {
+                throw LuaStreamError(.string(LuaString("\(name).combine must return the parent's state table (got \(slots.typeName(1)))")), location: source)
+            }
+            return try slots.value(1, path: "state")
+        }
+    }
+}

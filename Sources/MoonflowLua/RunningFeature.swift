@@ -1,0 +1,28 @@
+import LuaKit
+import Streams
+
+/// A feature the host can drive: a Lua feature (`LuaFeature`) or a
+/// composition of features (`LuaComposite`).
+public protocol RunningFeature: AnyObject, Sendable {
+    /// The definition's name.
+    var name: String { get }
+    /// Every event, in loop order, on the host's state executor.
+    var events: Signal<FeatureEvent> { get }
+    /// The current state snapshot (any thread).
+    var state: LuaValue { get }
+    /// Whether nothing is queued or running.
+    var isIdle: Bool { get }
+    /// Emits the initial state event; call once observers are attached.
+    func start()
+    /// Validates and queues an action.
+    /// - Throws: an error naming the action and the problem; nothing is queued.
+    func send(_ action: LuaValue) throws
+    /// Cancels in-flight work (all of it, or that of one action type).
+    func cancel(actionType: String?)
+    /// Tags outward effects with a source name (set by a parent composition).
+    var effectSource: String? { get set }
+}
+
+extension LuaFeature: RunningFeature {
+    public var name: String { definition.name }
+}
