@@ -17,18 +17,33 @@ public struct PluginCheck: Sendable {
             var problems: [String] = []
             // Building the feature checks its interactors and environment too.
             do { _ = try host.perform { try host.makeFeature(definition, source: file) } } catch {
-                problems.append(PluginCheck.describe(error))
+                problems += PluginCheck.describe(error)
             }
             return problems
         } catch {
-            return [PluginCheck.describe(error)]
+            return PluginCheck.describe(error)
         }
     }
 
-    static func describe(_ error: any Error) -> String {
+    /// One line per problem, each starting with `file:line` when known.
+    static func describe(_ error: any Error) -> [String] {
         let (message, location) = FeatureErrors.describe(error, fallback: nil)
-        let first = message.components(separatedBy: "\nstack traceback:").first ?? message
-        if let location, !first.hasPrefix(location) { return "\(location): \(first)" }
-        return first
+        let text = message.components(separatedBy: "\nstack traceback:").first ?? message
+        var lines = text.split(separator: "\n").map(String.init)
+        // Validation errors raised by mf.feature carry the script's file:line on the first line.
+        let place = location ?? lines.first.flatMap { LuaErrorLocation.leading($0) }
+        if let place {
+            lines = lines.map { $0.contains(place) ? $0 : "\(place): \($0)" }
+        }
+        return lines
+    }
+}
+
+enum LuaErrorLocation {
+    /// `file:line` at the start of a message (`"init.lua:12: boom"`).
+    static func leading(_ message: String) -> String? {
+        let parts = message.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, Int(parts[1]) != nil else { return nil }
+        return "\(parts[0]):\(parts[1])"
     }
 }

@@ -104,45 +104,63 @@ public struct FeatureDefinition: @unchecked Sendable {
                                      strategies: [:], effectHandlers: [], requests: [], hasMigrate: false,
                                      table: try slots.ref(i))
         case .feature:
-            let initial: LuaValue
-            do { initial = try value("initial") } catch let e as LuaError {
-                throw DefinitionError("\(what) '\(name)': field 'initial' cannot be state: \(e.description.replacingOccurrences(of: "initial", with: "state", options: .anchored))")
-            }
-            guard case .table = initial else {
-                throw DefinitionError("\(what) '\(name)': field 'initial' must be a table, the first state (got \(initial.typeName))")
-            }
-            for key in ["actions", "mutations"] where try type(key) != "table" {
-                throw DefinitionError("\(what) '\(name)': field '\(key)' must be a table declaring each \(key.dropLast()) and its fields, e.g. { query = { text = \"string\" } } (got \(try type(key)))")
-            }
-            let actions: Schema
-            let mutations: Schema
-            do {
-                actions = try Schema(kind: "action", declaration: try value("actions"))
-                mutations = try Schema(kind: "mutation", declaration: try value("mutations"))
-            } catch let e as SchemaError {
-                throw DefinitionError("\(what) '\(name)': \(e.message)")
-            }
-            try requireFunction("handle")
-            try requireFunction("reduce")
-            let hasMigrate = try optionalFunction("migrate")
-            let effectHandlers = try functionTable("effects")
-            _ = try functionTable("services")
-            var strategies: [String: FlattenStrategy] = [:]
-            switch try value("strategy") {
-            case .nil: break
-            case .table(let t):
-                for (k, v) in t.entries {
-                    guard case .string(let action) = k, case .string(let s) = v, let strategy = FlattenStrategy(name: s.description) else {
-                        throw DefinitionError("\(what) '\(name)': strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\(k)] = \(v))")
-                    }
-                    guard actions.shapes[action.description] != nil else {
-                        throw DefinitionError("\(what) '\(name)': strategy names undeclared action '\(action)'")
-                    }
-                    strategies[action.description] = strategy
+            // Every independent problem is collected, so `moonflow check` lists them all.
+            var problems: [String] = []
+            func attempt<R>(_ fallback: R, _ body: () throws -> R) throws -> R {
+                do { return try body() } catch let e as DefinitionError {
+                    problems.append(e.message)
+                    return fallback
                 }
-            case let other:
-                throw DefinitionError("\(what) '\(name)': field 'strategy' must be a table of action = strategy (got \(other.typeName))")
             }
+            let empty = try Schema(kind: "action", declaration: .table(LuaTable()))
+            let initial: LuaValue = try attempt(.nil) {
+                let initial: LuaValue
+                do { initial = try value("initial") } catch let e as LuaError {
+                    throw DefinitionError("\(what) '\(name)': field 'initial' cannot be state: \(e.description)")
+                }
+                guard case .table = initial else {
+                    throw DefinitionError("\(what) '\(name)': field 'initial' must be a table, the first state (got \(initial.typeName))")
+                }
+                return initial
+            }
+            func schema(_ key: String, _ kind: String) throws -> Schema {
+                try attempt(empty) {
+                    let t = try type(key)
+                    guard t == "table" else {
+                        throw DefinitionError("\(what) '\(name)': field '\(key)' must be a table declaring each \(kind) and its fields, e.g. { query = { text = \"string\" } } (got \(t))")
+                    }
+                    do { return try Schema(kind: kind, declaration: try value(key)) } catch let e as SchemaError {
+                        throw DefinitionError("\(what) '\(name)': \(e.message)")
+                    }
+                }
+            }
+            let actions = try schema("actions", "action")
+            let mutations = try schema("mutations", "mutation")
+            try attempt(()) { try requireFunction("handle") }
+            try attempt(()) { try requireFunction("reduce") }
+            let hasMigrate = try attempt(false) { try optionalFunction("migrate") }
+            let effectHandlers = try attempt([]) { try functionTable("effects") }
+            _ = try attempt([]) { try functionTable("services") }
+            let strategies: [String: FlattenStrategy] = try attempt([:]) {
+                var strategies: [String: FlattenStrategy] = [:]
+                switch try value("strategy") {
+                case .nil: break
+                case .table(let t):
+                    for (k, v) in t.entries {
+                        guard case .string(let action) = k, case .string(let s) = v, let strategy = FlattenStrategy(name: s.description) else {
+                            throw DefinitionError("\(what) '\(name)': strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\(k)] = \(v))")
+                        }
+                        guard actions.shapes[action.description] != nil else {
+                            throw DefinitionError("\(what) '\(name)': strategy names undeclared action '\(action)'")
+                        }
+                        strategies[action.description] = strategy
+                    }
+                case let other:
+                    throw DefinitionError("\(what) '\(name)': field 'strategy' must be a table of action = strategy (got \(other.typeName))")
+                }
+                return strategies
+            }
+            if !problems.isEmpty { throw DefinitionError(problems.joined(separator: "\n")) }
             return FeatureDefinition(kind: kind, name: name.description, version: version, initial: initial,
                                      actions: actions, mutations: mutations, strategies: strategies,
                                      effectHandlers: Set(effectHandlers), requests: [], hasMigrate: hasMigrate,
