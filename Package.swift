@@ -53,6 +53,7 @@ let package = Package(
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
         .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "MoonflowHost", "LuaKit", "StreamsTesting"]),
+        .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "LuaKit"]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ],
     swiftLanguageModes: [.v6]
