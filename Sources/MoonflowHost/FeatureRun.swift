@@ -91,10 +91,12 @@ public final class FeatureRun: @unchecked Sendable {
     }
 
     /// Plugins beside PATH are found by name (`mf.compose` children, interactors).
+    /// Kept relative when PATH is, so `file:line` in messages and tracebacks
+    /// reads the same on every checkout (golden outputs depend on it).
     static func searchPaths(for path: String) -> [String] {
-        let url = URL(fileURLWithPath: path)
-        let parent = path.hasSuffix(".lua") ? url.deletingLastPathComponent().deletingLastPathComponent() : url.deletingLastPathComponent()
-        return [parent.path, "plugins"]
+        var parent = (path as NSString).deletingLastPathComponent
+        if path.hasSuffix(".lua") { parent = (parent as NSString).deletingLastPathComponent }
+        return [parent.isEmpty ? "." : parent, "plugins"]
     }
 
     // MARK: - Virtual clock
