@@ -16,11 +16,14 @@ import Darwin
 @usableFromInline
 final class Locked<State>: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    @usableFromInline var state: State
+    /// Behind a pointer, not in a stored `var`: the mutex already makes access exclusive, so the
+    /// runtime's dynamic exclusivity checks would be pure cost on the hot path.
+    @usableFromInline let state: UnsafeMutablePointer<State>
 
     @inlinable
     init(_ state: State) {
-        self.state = state
+        self.state = UnsafeMutablePointer<State>.allocate(capacity: 1)
+        self.state.initialize(to: state)
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -30,6 +33,8 @@ final class Locked<State>: @unchecked Sendable {
     deinit {
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     /// Runs `body` with exclusive access to the guarded state.
@@ -40,6 +45,6 @@ final class Locked<State>: @unchecked Sendable {
     func withLock<T>(_ body: (inout State) throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&state)
+        return try body(&state.pointee)
     }
 }

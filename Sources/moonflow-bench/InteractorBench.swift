@@ -24,8 +24,9 @@ private final class Sink: @unchecked Sendable {
     var count = 0
 }
 
-/// Prints ns per action for 1,000,000 counter actions through `Interactor` (immediate schedulers,
-/// one state observer reading `count`) and through a plain function loop, and their ratio.
+/// Prints ns per action for 1,000,000 counter actions through a plain function loop and through
+/// `Interactor` (immediate schedulers, one observer reading `count` after each action: once via
+/// `observeState`, once via the `state` Property), with each one's ratio to the plain loop.
 func interactorBench() {
     let iterations = 1_000_000
     let sink = Sink()
@@ -41,19 +42,25 @@ func interactorBench() {
     }
     precondition(sink.count == iterations)
 
-    let interactor = medianNanos(runs: 7, iterations: iterations) { n in
-        let counter = Interactor<CounterState, CounterAction, CounterMutation, Never>(
-            initial: CounterState(),
-            handle: { action, state in .one(counterHandle(action, state)) },
-            reduce: { state, mutation in counterReduce(&state, mutation) })
-        let subscription = counter.state.producer.start(value: { sink.count = $0.count })
-        for _ in 0..<n { counter.send(.increment) }
-        subscription.dispose()
+    func throughInteractor(observeWithProperty: Bool) -> Double {
+        medianNanos(runs: 7, iterations: iterations) { n in
+            let counter = Interactor<CounterState, CounterAction, CounterMutation, Never>(
+                initial: CounterState(),
+                handle: { action, state in .one(counterHandle(action, state)) },
+                reduce: { state, mutation in counterReduce(&state, mutation) })
+            let subscription = observeWithProperty
+                ? counter.state.producer.start(value: { sink.count = $0.count })
+                : counter.observeState { sink.count = $0.count }
+            for _ in 0..<n { counter.send(.increment) }
+            subscription.dispose()
+            precondition(sink.count == n)
+        }
     }
-    precondition(sink.count == iterations)
+    let interactor = throughInteractor(observeWithProperty: false)
+    let property = throughInteractor(observeWithProperty: true)
 
     print("counter, \(iterations) actions (median of 7 runs)")
-    print("  plain Swift loop       \(format(plain, "ns/action"))")
-    print("  Interactor (sync path) \(format(interactor, "ns/action"))")
-    print("  ratio                  \(String(format: "%10.1fx", interactor / plain))")
+    print("  plain Swift loop                 \(format(plain, "ns/action"))")
+    print("  Interactor, observeState         \(format(interactor, "ns/action"))   \(String(format: "%.1fx", interactor / plain))")
+    print("  Interactor, state Property       \(format(property, "ns/action"))   \(String(format: "%.1fx", property / plain))")
 }

@@ -12,62 +12,87 @@ import Streams
 /// reduced before the next action is handled. Whoever finds the loop idle becomes its drainer
 /// (inline on an immediate state scheduler, else via `context.state`) until both queues are empty.
 ///
+/// The synchronous path (`send` -> `process` -> `reduceStep` -> `next`) is `@inlinable` so that
+/// callers in other modules (the benchmark, the Lua bridge) specialize it for their types instead
+/// of paying for generic metadata lookups on every action.
+///
 /// **Threading**: `current`, `taps` and `owner` are confined to the drainer; the `draining` flag,
 /// set and cleared under `shared`'s lock, hands them from one drainer to the next.
+@usableFromInline
 final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable, Effect: Sendable>: @unchecked Sendable {
-    typealias Owner = Interactor<State, Action, Mutation, Effect>
-    typealias Traced = Owner.Traced
-    typealias Failure = Owner.Failure
+    @usableFromInline typealias Owner = Interactor<State, Action, Mutation, Effect>
+    @usableFromInline typealias Traced = Owner.Traced
+    @usableFromInline typealias Failure = Owner.Failure
 
+    @usableFromInline
     struct Origin {
-        let action: Action
-        let id: Int
+        @usableFromInline let action: Action
+        @usableFromInline let id: Int
+        @inlinable init(action: Action, id: Int) { self.action = action; self.id = id }
     }
 
+    @usableFromInline
     enum Arrival {
         case value(Mutation, flight: Int)
         case ended(flight: Int, error: (any Error)?)
     }
 
+    @usableFromInline
     enum FlightKind {
         case handler
         case effect(Effect)
     }
 
+    @usableFromInline
     struct Flight {
-        let origin: Origin
-        let type: String
-        let kind: FlightKind
-        let disposable: SerialDisposable
-        var isHandler: Bool { if case .handler = kind { true } else { false } }
+        @usableFromInline let origin: Origin
+        @usableFromInline let type: String
+        @usableFromInline let kind: FlightKind
+        @usableFromInline let disposable: SerialDisposable
+        @inlinable var isHandler: Bool { if case .handler = kind { true } else { false } }
     }
 
-    /// A `concat` handling waiting for the running one of its type.
+    /// A `concat` handling waiting for a free slot of its type.
+    @usableFromInline
     struct Waiting {
         let handled: Handled<Mutation>
         let origin: Origin
         let limit: Int
     }
 
-    /// The observers of the lazily created output signals; nil until someone asks for the signal.
-    struct Taps {
-        var actions: Observer<Traced<Action>>?
-        var mutations: Observer<Traced<Mutation>>?
-        var effects: Observer<Traced<Effect>>?
-        var errors: Observer<Failure>?
+    /// The observers of the output signals asked for so far; replaced whole when one is added.
+    @usableFromInline
+    final class Taps: Sendable {
+        @usableFromInline let actions: Observer<Traced<Action>>?
+        @usableFromInline let mutations: Observer<Traced<Mutation>>?
+        @usableFromInline let effects: Observer<Traced<Effect>>?
+        @usableFromInline let errors: Observer<Failure>?
+
+        init(
+            actions: Observer<Traced<Action>>? = nil, mutations: Observer<Traced<Mutation>>? = nil,
+            effects: Observer<Traced<Effect>>? = nil, errors: Observer<Failure>? = nil
+        ) {
+            self.actions = actions
+            self.mutations = mutations
+            self.effects = effects
+            self.errors = errors
+        }
     }
 
+    @usableFromInline
     struct Shared {
-        var actions = FIFO<Origin>()
-        var arrivals = FIFO<Arrival>()
-        var draining = false
-        var disposed = false
-        var nextActionID = 0
+        @usableFromInline var actions = FIFO<Origin>()
+        @usableFromInline var arrivals = FIFO<Arrival>()
+        @usableFromInline var draining = false
+        @usableFromInline var disposed = false
+        @usableFromInline var nextActionID = 0
         var nextFlightID = 0
-        var flights: [Int: Flight] = [:]
+        @usableFromInline var flights: [Int: Flight] = [:]
         var waiting: [String: FIFO<Waiting>] = [:]
-        var taps = Taps()
+        @usableFromInline var taps: Taps
         var signals = Signals()
+
+        init(taps: Taps) { self.taps = taps }
 
         func handlers(ofType type: String) -> Int {
             flights.values.reduce(0) { $0 + ($1.isHandler && $1.type == type ? 1 : 0) }
@@ -81,41 +106,64 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         var errors: Signal<Failure>?
     }
 
+    @usableFromInline
     enum Work {
         case action(Origin)
         case value(Mutation, Origin)
         case ended(Flight, (any Error)?)
     }
 
-    private let handle: @Sendable (Action, State) -> Handled<Mutation>
-    private let reduce: @Sendable (inout State, Mutation) throws -> Effect?
-    private let strategy: @Sendable (Action) -> FlattenStrategy
-    private let actionType: @Sendable (Action) -> String
-    private let effectHandler: @Sendable (Effect, State) -> Producer<Mutation>?
-    private let context: SchedulerContext
-    private let stateIsImmediate: Bool
-    private let outputIsImmediate: Bool
-    private let workIsImmediate: Bool
-    private let property: MutableProperty<State>
-    private let shared = Locked(Shared())
+    @usableFromInline let handle: @Sendable (Action, State) -> Handled<Mutation>
+    @usableFromInline let reduce: @Sendable (inout State, Mutation) throws -> Effect?
+    @usableFromInline let strategy: (@Sendable (Action) -> FlattenStrategy)?
+    @usableFromInline let actionType: @Sendable (Action) -> String
+    @usableFromInline let effectHandler: @Sendable (Effect, State) -> Producer<Mutation>?
+    @usableFromInline let context: SchedulerContext
+    @usableFromInline let stateIsImmediate: Bool
+    @usableFromInline let outputIsImmediate: Bool
+    let workIsImmediate: Bool
+    @usableFromInline let outlet: StateOutlet<State>
+    @usableFromInline let shared: Locked<Shared>
 
-    // Confined to the drainer.
-    private var current: State
-    private var taps = Taps()
-    private var owner = LoopOwner()
+    /// What only the drainer touches, behind a pointer so that no dynamic exclusivity check runs
+    /// on the hot path (the `draining` handoff under `shared`'s lock is what makes access exclusive).
+    @usableFromInline
+    struct Confined {
+        @usableFromInline var current: State
+        @usableFromInline var taps: Taps
+        @usableFromInline var owner = LoopOwner()
+    }
+
+    @usableFromInline let confined: UnsafeMutablePointer<Confined>
+
+    @inlinable var current: State {
+        get { confined.pointee.current }
+        set { confined.pointee.current = newValue }
+    }
+
+    @inlinable var taps: Taps { confined.pointee.taps }
+
+    /// Takes the latest taps (called under `shared`'s lock by the drainer).
+    @inlinable @inline(__always)
+    func refreshTaps(_ shared: borrowing Shared) {
+        if confined.pointee.taps !== shared.taps { confined.pointee.taps = shared.taps }
+    }
 
     init(
         initial: State,
-        property: MutableProperty<State>,
+        outlet: StateOutlet<State>,
         context: SchedulerContext,
         actionType: @escaping @Sendable (Action) -> String,
-        strategy: @escaping @Sendable (Action) -> FlattenStrategy,
+        strategy: (@Sendable (Action) -> FlattenStrategy)?,
         handle: @escaping @Sendable (Action, State) -> Handled<Mutation>,
         reduce: @escaping @Sendable (inout State, Mutation) throws -> Effect?,
         effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>?
     ) {
-        self.current = initial
-        self.property = property
+        let taps = Taps()
+        self.confined = UnsafeMutablePointer<Confined>.allocate(capacity: 1)
+        self.confined.initialize(to: Confined(current: initial, taps: taps))
+        self.shared = Locked(Shared(taps: taps))
+        self.outlet = outlet
         self.context = context
         self.stateIsImmediate = context.stateIsImmediate
         self.outputIsImmediate = context.outputIsImmediate
@@ -127,38 +175,44 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         self.effectHandler = effects
     }
 
+    deinit {
+        confined.deinitialize(count: 1)
+        confined.deallocate()
+    }
+
     // MARK: Entry points (any thread)
 
+    @inlinable
     func send(_ action: Action) {
-        var fast: Origin?
-        var start = false
-        shared.withLock { shared in
-            guard !shared.disposed else { return }
+        // 0: ignored (disposed), 1: handle here now, 2: queued and this thread starts the loop, 3: queued.
+        let (route, origin): (Int, Origin?) = shared.withLock { shared in
+            guard !shared.disposed else { return (0, nil) }
             shared.nextActionID += 1
             let origin = Origin(action: action, id: shared.nextActionID)
             if !shared.draining && stateIsImmediate && shared.arrivals.isEmpty && shared.actions.isEmpty {
-                // Fast path: the loop is idle, so handle this action right here.
+                // Fast path: the loop is idle, so this thread handles the action right here.
                 shared.draining = true
-                owner.enter()
-                taps = shared.taps
-                fast = origin
-            } else {
-                shared.actions.push(origin)
-                if !shared.draining {
-                    shared.draining = true
-                    start = true
-                }
+                confined.pointee.owner.enter()
+                refreshTaps(shared)
+                return (1, origin)
             }
+            shared.actions.push(origin)
+            guard !shared.draining else { return (3, nil) }
+            shared.draining = true
+            return (2, nil)
         }
-        if let fast {
-            process(fast)
+        switch route {
+        case 1:
+            process(origin.unsafelyUnwrapped)
             drain()
-        } else if start {
+        case 2:
             startDraining()
+        default:
+            break
         }
     }
 
-    private func arrive(_ arrival: Arrival) {
+    func arrive(_ arrival: Arrival) {
         let start: Bool = shared.withLock { shared in
             guard !shared.disposed else { return false }
             shared.arrivals.push(arrival)
@@ -170,13 +224,14 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     }
 
     /// Runs the drain loop for a thread that set `draining` but has not taken ownership yet.
-    private func startDraining() {
+    @usableFromInline
+    func startDraining() {
         if stateIsImmediate {
-            shared.withLock { _ in owner.enter() }
+            shared.withLock { _ in confined.pointee.owner.enter() }
             drain()
         } else {
             context.state.schedule { [self] in
-                shared.withLock { _ in owner.enter() }
+                shared.withLock { _ in confined.pointee.owner.enter() }
                 drain()
             }
         }
@@ -184,7 +239,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
 
     // MARK: The drain loop (the drainer only)
 
-    private func drain() {
+    @inlinable
+    func drain() {
         while let work = next() {
             switch work {
             case .action(let origin):
@@ -192,54 +248,67 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
             case .value(let mutation, let origin):
                 reduceStep(mutation, origin)
             case .ended(let flight, let error):
-                if let error { fail(error, flight.origin, flight.isHandler ? .handle : .effect) }
-                if flight.isHandler { startWaiting(type: flight.type) }
+                finish(flight, error)
             }
         }
     }
 
     /// Takes the next piece of work, or gives up the loop when there is none.
-    private func next() -> Work? {
+    @inlinable
+    func next() -> Work? {
         shared.withLock { shared in
-            owner.check()
+            confined.pointee.owner.check()
             if !shared.disposed {
-                while let arrival = shared.arrivals.pop() {
-                    switch arrival {
-                    case .value(let mutation, let id):
-                        guard let flight = shared.flights[id] else { continue }   // cancelled
-                        taps = shared.taps
-                        return .value(mutation, flight.origin)
-                    case .ended(let id, let error):
-                        guard let flight = shared.flights.removeValue(forKey: id) else { continue }
-                        taps = shared.taps
-                        return .ended(flight, error)
-                    }
+                if !shared.arrivals.isEmpty, let work = Self.nextArrival(&shared) {
+                    refreshTaps(shared)
+                    return work
                 }
                 if let origin = shared.actions.pop() {
-                    taps = shared.taps
+                    refreshTaps(shared)
                     return .action(origin)
                 }
             }
-            owner.leave()
+            confined.pointee.owner.leave()
             shared.draining = false
             return nil
         }
     }
 
-    private func process(_ origin: Origin) {
-        owner.check()
-        if let tap = taps.actions { emit(tap, Traced(value: origin.action, action: origin.action, actionID: origin.id)) }
-        let strategy = self.strategy(origin.action)
-        if strategy == .merge {
-            apply(handle(origin.action, current), origin, type: nil)
-            return
+    @usableFromInline
+    static func nextArrival(_ shared: inout Shared) -> Work? {
+        while let arrival = shared.arrivals.pop() {
+            switch arrival {
+            case .value(let mutation, let id):
+                guard let flight = shared.flights[id] else { continue }   // cancelled
+                return .value(mutation, flight.origin)
+            case .ended(let id, let error):
+                guard let flight = shared.flights.removeValue(forKey: id) else { continue }
+                return .ended(flight, error)
+            }
         }
+        return nil
+    }
+
+    @inlinable
+    func process(_ origin: Origin) {
+        confined.pointee.owner.check()
+        if let tap = taps.actions { emit(tap, Traced(value: origin.action, action: origin.action, actionID: origin.id)) }
+        if let strategy, case let chosen = strategy(origin.action), chosen != .merge {
+            process(origin, strategy: chosen)
+        } else {
+            apply(handle(origin.action, current), origin, type: nil)
+        }
+    }
+
+    /// The strategies other than `.merge`, which need the action's type and the flight table.
+    @usableFromInline
+    func process(_ origin: Origin, strategy: FlattenStrategy) {
         let type = actionType(origin.action)
         if strategy == .latest {
             cancelFlights { $0.isHandler && $0.type == type }
             apply(handle(origin.action, current), origin, type: type)
         } else if strategy == .exhaust {
-            guard !shared.withLock({ $0.handlers(ofType: type) > 0 }) else { return }
+            guard shared.withLock({ $0.handlers(ofType: type) }) == 0 else { return }
             apply(handle(origin.action, current), origin, type: type)
         } else {
             // `.concat` and `.concurrent(limit:)`: handle now, start when a slot of this type is free.
@@ -254,7 +323,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         }
     }
 
-    private func apply(_ handled: Handled<Mutation>, _ origin: Origin, type: String?) {
+    @inlinable
+    func apply(_ handled: Handled<Mutation>, _ origin: Origin, type: String?) {
         switch handled {
         case .none:
             break
@@ -267,10 +337,11 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         }
     }
 
-    private func reduceStep(_ mutation: Mutation, _ origin: Origin) {
-        owner.check()
+    @inlinable
+    func reduceStep(_ mutation: Mutation, _ origin: Origin) {
+        confined.pointee.owner.check()
         if let tap = taps.mutations { emit(tap, Traced(value: mutation, action: origin.action, actionID: origin.id)) }
-        var next = current
+        var next = confined.pointee.current
         let effect: Effect?
         do {
             effect = try reduce(&next, mutation)
@@ -278,23 +349,38 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
             fail(error, origin, .reduce)
             return
         }
-        let reduced = next
-        current = reduced
+        confined.pointee.current = next
+        publish(next)
+        if let effect { route(effect, origin, state: next) }
+    }
+
+    @inlinable
+    func publish(_ state: State) {
         if outputIsImmediate {
-            property.value = reduced
+            outlet.publish(state)
         } else {
-            let property = self.property
-            context.output.schedule { property.value = reduced }
+            let outlet = self.outlet
+            context.output.schedule { outlet.publish(state) }
         }
-        guard let effect else { return }
-        if let producer = effectHandler(effect, reduced) {
+    }
+
+    /// Gives an effect to the effect handler; a stream it returns is started, else the effect goes out.
+    @usableFromInline
+    func route(_ effect: Effect, _ origin: Origin, state: State) {
+        if let producer = effectHandler(effect, state) {
             startFlight(producer, origin, type: actionType(origin.action), kind: .effect(effect))
         } else if let tap = taps.effects {
             emit(tap, Traced(value: effect, action: origin.action, actionID: origin.id))
         }
     }
 
-    /// Starts the next `concat` handlings of `type` while none of its handler streams is running.
+    @usableFromInline
+    func finish(_ flight: Flight, _ error: (any Error)?) {
+        if let error { fail(error, flight.origin, flight.isHandler ? .handle : .effect) }
+        if flight.isHandler { startWaiting(type: flight.type) }
+    }
+
+    /// Starts the next `concat` handlings of `type` while a slot of its type is free.
     private func startWaiting(type: String) {
         while let waiting: Waiting = shared.withLock({ shared in
             guard let first = shared.waiting[type]?.elements.first,
@@ -305,7 +391,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         }
     }
 
-    private func startFlight(_ producer: Producer<Mutation>, _ origin: Origin, type: String, kind: FlightKind) {
+    @usableFromInline
+    func startFlight(_ producer: Producer<Mutation>, _ origin: Origin, type: String, kind: FlightKind) {
         let disposable = SerialDisposable()
         let id: Int? = shared.withLock { shared in
             guard !shared.disposed else { return nil }
@@ -328,11 +415,13 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         }
     }
 
-    private func fail(_ error: any Error, _ origin: Origin, _ stage: Failure.Stage) {
+    @usableFromInline
+    func fail(_ error: any Error, _ origin: Origin, _ stage: Failure.Stage) {
         if let tap = taps.errors { emit(tap, Failure(error: error, action: origin.action, actionID: origin.id, stage: stage)) }
     }
 
-    private func emit<Value>(_ observer: Observer<Value>, _ value: Value) {
+    @usableFromInline
+    func emit<Value>(_ observer: Observer<Value>, _ value: Value) {
         if outputIsImmediate {
             observer.send(value: value)
         } else {
@@ -350,7 +439,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         doomed.forEach { $0.dispose() }
     }
 
-    private func cancelFlights(where matches: (Flight) -> Bool) {
+    @usableFromInline
+    func cancelFlights(where matches: (Flight) -> Bool) {
         let doomed = shared.withLock { Self.removeFlights(from: &$0, where: matches) }
         doomed.forEach { $0.dispose() }
     }
@@ -363,8 +453,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     var isDisposed: Bool { shared.withLock { $0.disposed } }
 
     func dispose() {
-        let (doomed, taps): ([SerialDisposable], Taps) = shared.withLock { shared in
-            guard !shared.disposed else { return ([], Taps()) }
+        let (doomed, taps): ([SerialDisposable], Taps?) = shared.withLock { shared in
+            guard !shared.disposed else { return ([], nil) }
             shared.disposed = true
             shared.waiting = [:]
             shared.actions.removeAll()
@@ -374,6 +464,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
             return (Self.removeFlights(from: &shared) { _ in true }, taps)
         }
         doomed.forEach { $0.dispose() }
+        guard let taps else { return }
         let complete: @Sendable () -> Void = {
             taps.actions?.sendCompleted()
             taps.mutations?.sendCompleted()
@@ -411,26 +502,32 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
 
     // MARK: Outputs (created on first use)
 
-    var outputs: Outputs { Outputs(loop: self) }
-
-    struct Outputs {
-        let loop: InteractorLoop
-
-        var actions: Signal<Traced<Action>> { loop.signal(\.actions, \.actions) }
-        var mutations: Signal<Traced<Mutation>> { loop.signal(\.mutations, \.mutations) }
-        var effects: Signal<Traced<Effect>> { loop.signal(\.effects, \.effects) }
-        var errors: Signal<Failure> { loop.signal(\.errors, \.errors) }
+    var actionsSignal: Signal<Traced<Action>> {
+        signal(\.actions) { Taps(actions: $1, mutations: $0.mutations, effects: $0.effects, errors: $0.errors) }
     }
 
+    var mutationsSignal: Signal<Traced<Mutation>> {
+        signal(\.mutations) { Taps(actions: $0.actions, mutations: $1, effects: $0.effects, errors: $0.errors) }
+    }
+
+    var effectsSignal: Signal<Traced<Effect>> {
+        signal(\.effects) { Taps(actions: $0.actions, mutations: $0.mutations, effects: $1, errors: $0.errors) }
+    }
+
+    var errorsSignal: Signal<Failure> {
+        signal(\.errors) { Taps(actions: $0.actions, mutations: $0.mutations, effects: $0.effects, errors: $1) }
+    }
+
+    /// The output signal at `path`, created (and its observer added to the taps) on first use.
     private func signal<Value>(
-        _ signal: WritableKeyPath<Signals, Signal<Value>?>, _ tap: WritableKeyPath<Taps, Observer<Value>?>
+        _ path: WritableKeyPath<Signals, Signal<Value>?>, adding: (Taps, Observer<Value>) -> Taps
     ) -> Signal<Value> {
         let (made, input): (Signal<Value>, Observer<Value>?) = shared.withLock { shared in
-            if let existing = shared.signals[keyPath: signal] { return (existing, nil) }
+            if let existing = shared.signals[keyPath: path] { return (existing, nil) }
             let (output, input) = Signal<Value>.pipe()
-            shared.signals[keyPath: signal] = output
+            shared.signals[keyPath: path] = output
             if shared.disposed { return (output, input) }
-            shared.taps[keyPath: tap] = input
+            shared.taps = adding(shared.taps, input)
             return (output, nil)
         }
         input?.sendCompleted()   // asked for after disposal: already over
@@ -450,12 +547,15 @@ extension FlattenStrategy {
 }
 
 /// Which thread is running the loop, checked in debug builds only.
+@usableFromInline
 struct LoopOwner {
     #if DEBUG
-    private var thread: pthread_t?
+    @usableFromInline var thread: pthread_t?
     #endif
 
-    @inline(__always)
+    @inlinable init() {}
+
+    @inlinable @inline(__always)
     mutating func enter() {
         #if DEBUG
         precondition(thread == nil, "Interactor: two threads entered the loop at once")
@@ -463,7 +563,7 @@ struct LoopOwner {
         #endif
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func leave() {
         #if DEBUG
         thread = nil
@@ -471,7 +571,7 @@ struct LoopOwner {
     }
 
     /// Traps when the calling thread is not the one running the loop.
-    @inline(__always)
+    @inlinable @inline(__always)
     func check() {
         #if DEBUG
         if let thread { precondition(pthread_equal(thread, pthread_self()) != 0, "Interactor: loop state touched off the loop's thread") }

@@ -10,6 +10,13 @@ extension Interactor {
         public let action: Action
         /// That action's number: 1 for the first `send`, counting up in the order sends arrive.
         public let actionID: Int
+
+        @inlinable
+        init(value: Value, action: Action, actionID: Int) {
+            self.value = value
+            self.action = action
+            self.actionID = actionID
+        }
     }
 
     /// A handler stream, an effect stream or a queued (`concat`) handling that has not finished.
@@ -56,6 +63,14 @@ extension Interactor {
         /// That action's number (see `Traced.actionID`).
         public let actionID: Int
         public let stage: Stage
+
+        @usableFromInline
+        init(error: any Error, action: Action, actionID: Int, stage: Stage) {
+            self.error = error
+            self.action = action
+            self.actionID = actionID
+            self.stage = stage
+        }
 
         public var description: String { "\(stage) failed for action #\(actionID) \(action): \(error)" }
     }

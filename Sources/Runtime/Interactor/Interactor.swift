@@ -29,10 +29,28 @@ import Streams
 /// only touched by the thread currently running the loop.
 public final class Interactor<State: Sendable, Action: Sendable, Mutation: Sendable, Effect: Sendable>: Disposable {
     /// The current state and its changes, delivered on `context.output` after every reduced mutation.
-    public let state: Property<State>
+    ///
+    /// Created on first use (a loop that nobody observes through a `Property` does not pay for one);
+    /// every read returns a view of the same storage.
+    public var state: Property<State> { loop.outlet.property }
+
+    /// The latest published state, without going through a `Property`.
+    @inlinable public var currentState: State { loop.outlet.value }
+
+    /// Calls `observer` with the state after every reduced mutation (not with the current one),
+    /// on `context.output`: the lightweight alternative to observing `state`.
+    ///
+    ///     let subscription = counter.observeState { count in label.text = "\(count)" }
+    ///
+    /// - Parameter observer: Runs after each change, before the `state` property's observers.
+    /// - Returns: Dispose it to stop observing.
+    @discardableResult
+    public func observeState(_ observer: @escaping @Sendable (State) -> Void) -> Disposable {
+        loop.outlet.observe(observer)
+    }
     /// The schedulers this interactor uses.
     public let context: SchedulerContext
-    let loop: InteractorLoop<State, Action, Mutation, Effect>
+    @usableFromInline let loop: InteractorLoop<State, Action, Mutation, Effect>
 
     /// Creates an interactor whose handler may answer synchronously.
     ///
@@ -41,7 +59,7 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
     ///   - context: Where the loop, the outputs and the streams run.
     ///   - actionType: Names an action's type for strategies and `cancel(actionType:)`;
     ///     defaults to `NamedAction.actionType` or the enum case name.
-    ///   - strategy: How handler streams of one action type combine (`.merge` by default).
+    ///   - strategy: How handler streams of one action type combine; nil means `.merge` for all.
     ///   - handle: Turns an action and the latest state into mutations.
     ///   - reduce: Applies a mutation to the state; may return an effect; may throw to reject it.
     ///   - effects: Turns an internal effect into a mutation stream; nil sends the effect out.
@@ -49,16 +67,14 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
         initial: State,
         context: SchedulerContext = .immediate,
         actionType: @escaping @Sendable (Action) -> String = { defaultActionType($0) },
-        strategy: @escaping @Sendable (Action) -> FlattenStrategy = { _ in .merge },
+        strategy: (@Sendable (Action) -> FlattenStrategy)? = nil,
         handle: @escaping @Sendable (Action, State) -> Handled<Mutation>,
         reduce: @escaping @Sendable (inout State, Mutation) throws -> Effect?,
         effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>? = { _, _ in nil }
     ) {
-        let property = MutableProperty(initial)
         self.context = context
-        self.state = Property(property)
         self.loop = InteractorLoop(
-            initial: initial, property: property, context: context, actionType: actionType,
+            initial: initial, outlet: StateOutlet(initial), context: context, actionType: actionType,
             strategy: strategy, handle: handle, reduce: reduce, effects: effects)
     }
 
@@ -73,7 +89,7 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
         initial: State,
         context: SchedulerContext = .immediate,
         actionType: @escaping @Sendable (Action) -> String = { defaultActionType($0) },
-        strategy: @escaping @Sendable (Action) -> FlattenStrategy = { _ in .merge },
+        strategy: (@Sendable (Action) -> FlattenStrategy)? = nil,
         handle: @escaping @Sendable (Action, State) -> Producer<Mutation>,
         reduce: @escaping @Sendable (inout State, Mutation) throws -> Effect?,
         effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>? = { _, _ in nil }
@@ -93,16 +109,17 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
     /// synchronous mutations reduced) before `send` returns; one sent from inside the loop is queued.
     /// Actions sent after `dispose()` are ignored.
     /// - Parameter action: The action.
+    @inlinable
     public func send(_ action: Action) { loop.send(action) }
 
     /// Outward effects (those the effect handler declined), each with the action it came from.
-    public var effects: Signal<Traced<Effect>> { loop.outputs.effects }
+    public var effects: Signal<Traced<Effect>> { loop.effectsSignal }
     /// Every action as the loop takes it up, numbered in send order.
-    public var actions: Signal<Traced<Action>> { loop.outputs.actions }
+    public var actions: Signal<Traced<Action>> { loop.actionsSignal }
     /// Every mutation as it is about to be reduced, with the action it came from.
-    public var mutations: Signal<Traced<Mutation>> { loop.outputs.mutations }
+    public var mutations: Signal<Traced<Mutation>> { loop.mutationsSignal }
     /// Errors of handler streams, effect streams and the reducer, with the action that caused them.
-    public var errors: Signal<Failure> { loop.outputs.errors }
+    public var errors: Signal<Failure> { loop.errorsSignal }
 
     /// The handler streams, effect streams and queued handlings still running, oldest first.
     public var inFlight: [InFlight] { loop.inFlight }
