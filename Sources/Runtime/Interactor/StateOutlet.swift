@@ -15,12 +15,22 @@ final class StateOutlet<State: Sendable>: @unchecked Sendable {
     /// Who receives each state; replaced whole when it changes, so `publish` retains one object.
     @usableFromInline
     final class Receivers: Sendable {
-        @usableFromInline let observers: [(id: Int, body: @Sendable (State) -> Void)]
+        let observers: [(id: Int, body: @Sendable (State) -> Void)]
+        @usableFromInline let bodies: ContiguousArray<@Sendable (State) -> Void>
         @usableFromInline let property: MutableProperty<State>?
 
         init(observers: [(id: Int, body: @Sendable (State) -> Void)] = [], property: MutableProperty<State>? = nil) {
             self.observers = observers
+            self.bodies = ContiguousArray(observers.map(\.body))
             self.property = property
+        }
+
+        @inlinable
+        func send(_ state: State) {
+            bodies.withUnsafeBufferPointer { bodies in
+                for index in bodies.indices { bodies[index](state) }
+            }
+            property?.value = state
         }
     }
 
@@ -48,8 +58,7 @@ final class StateOutlet<State: Sendable>: @unchecked Sendable {
             shared.value = state
             return shared.receivers
         }
-        for observer in receivers.observers { observer.body(state) }
-        receivers.property?.value = state
+        receivers.send(state)
     }
 
     /// The property, created with the latest published state on first use.
