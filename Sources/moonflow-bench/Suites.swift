@@ -2,5 +2,9 @@
 func benchSuites() -> [(name: String, run: () -> Void)] {
     [
         ("interactor", interactorBench),
+        ("lua", luaBench),
+        ("feature", featureBench),
+        ("publish", publishBench),
+        ("startup", startupBench),
     ]
 }

@@ -1,0 +1,135 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import MoonflowLua
+import Runtime
+import Streams
+
+// Issue "examples + bench", DESIGN §10: ns per action for the same counter feature,
+// (a) its handle/reduce in a pure Lua loop under lua5.4 (bench/counter_loop.lua),
+// (b) a C host driving them through the Lua C API (bench/counter_capi.c),
+// (c) plugins/counter through Moonflow's Swift API (FeatureHost on the virtual clock),
+// (d) the same reducer in native Swift through the Runtime Interactor.
+// Every variant has one observer reading `count` after every action.
+
+/// What an observer writes, so that no work can be optimized away.
+final class CountSink: @unchecked Sendable {
+    var count: Int64 = 0
+}
+
+/// Prints ns per action of (a)-(d), the ratios c/a and c/b, and whether c <= 1.5 b.
+func featureBench() {
+    let actions = BenchEnvironment.scaled(1_000_000)
+    let runs = 5
+    print("counter feature, \(actions) actions per run, median of \(runs) runs, ns per action")
+
+    let a = attempt("(a) lua5.4 bench/counter_loop.lua") {
+        try runProgram(BenchEnvironment.lua, ["bench/counter_loop.lua", "\(actions)", "\(runs)"])["counter_loop_ns"]
+    } ?? nil
+    let capi = attempt("(b) \(BenchEnvironment.capi)") {
+        try runProgram(BenchEnvironment.capi, [BenchEnvironment.root, "\(actions)", "\(runs)"])
+    }
+    let b = capi?["capi_ns"]
+
+    let budgets = FeatureHost.Configuration(searchPaths: [BenchEnvironment.path("plugins")], clock: .virtual)
+    var unbudgeted = budgets
+    unbudgeted.timeLimitMs = nil
+    unbudgeted.memoryLimitMB = nil
+    // (c) the cheapest correct way: send in batches of 1,000, then let the virtual clock run them;
+    // the host keeps its default budgets (what `moonflow run` uses). Two other ways, on fewer actions.
+    let few = max(1, actions / 10)
+    let c = attempt("(c) batches") { try moonflowCounter(budgets, actions: actions, runs: runs, batch: 1000) }
+    let each = attempt("(c) send + advance") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1) }
+    let free = attempt("(c) no budgets") { try moonflowCounter(unbudgeted, actions: few, runs: runs, batch: 1000) }
+    let d = nativeCounter(actions: actions, runs: runs)
+
+    print(row("(a) pure Lua loop under lua5.4", a, "ns/action"))
+    print(row("(b) C host: lua_pcall handle, reduce", b, "ns/action"))
+    print(row("    (b) with a fresh action table each", capi?["capi_fresh_action_ns"], "ns/action"))
+    print(row("(c) Moonflow: send 1,000, advance(by: 0)", c, "ns/action"))
+    print(row("    (c) send, advance(by: 0) each [\(few)]", each, "ns/action"))
+    print(row("    (c) no time/memory budget [\(few)]", free, "ns/action"))
+    print(row("(d) native Swift reducer via Interactor", d, "ns/action"))
+    print(ratioRow("c/a", c, a))
+    print(ratioRow("c/b", c, b))
+    print(ratioRow("c/d", c, d))
+    print("  target c <= 1.5 b: \(verdict(c.flatMap { c in b.map { c <= 1.5 * $0 } }))")
+}
+
+/// plugins/counter through `FeatureHost` on the virtual clock: `batch` sends, then
+/// `advance(by: 0)` runs them, one observer on `events` reading `count` from each new state.
+///
+/// - Returns: the median ns per action of `runs` runs of `actions` actions.
+/// - Throws: when the plugin does not load or the observer missed a state.
+func moonflowCounter(_ configuration: FeatureHost.Configuration, actions: Int, runs: Int, batch: Int) throws -> Double {
+    let host = try FeatureHost(configuration: configuration)
+    guard let clock = host.testScheduler else { throw BenchError("the host is not on the virtual clock") }
+    let feature = try host.load("counter")
+    let sink = CountSink()
+    let observation = feature.events.observe(value: { event in
+        if case .state(let state, let seq) = event, seq > 0 { sink.count = state["count"]?.intValue ?? -1 }
+    })
+    defer { observation?.dispose() }
+    feature.start()
+    let action: LuaValue = ["type": "increment"]
+    var failed: (any Error)?
+    let ns = medianNanos(runs: runs, iterations: actions) { n in
+        var left = n
+        while left > 0 {
+            let k = min(batch, left)
+            for _ in 0..<k {
+                do { try feature.send(action) } catch { failed = error }
+            }
+            clock.advance(by: 0)
+            left -= k
+        }
+    }
+    if let failed { throw failed }
+    guard sink.count == Int64(actions * runs) else {
+        throw BenchError("the observer saw count \(sink.count), expected \(actions * runs)")
+    }
+    return ns
+}
+
+private enum NativeAction: Sendable { case increment(by: Int?), decrement, reset }
+private enum NativeMutation: Sendable { case add(Int), set(Int) }
+private struct NativeState: Sendable { var count = 0 }
+private struct Milestone: Sendable { let count: Int }
+
+/// plugins/counter's handle and reduce written in Swift, milestone effect included.
+@inline(never)
+private func nativeHandle(_ action: NativeAction, _ state: NativeState) -> Handled<NativeMutation> {
+    switch action {
+    case .increment(let by): .one(.add(by ?? 1))
+    case .decrement: .one(.add(-1))
+    case .reset: .one(.set(0))
+    }
+}
+
+@inline(never)
+private func nativeReduce(_ state: inout NativeState, _ mutation: NativeMutation) -> Milestone? {
+    switch mutation {
+    case .add(let n):
+        state.count += n
+        return state.count % 10 == 0 ? Milestone(count: state.count) : nil
+    case .set(let value):
+        state.count = value
+        return nil
+    }
+}
+
+/// (d): the native counter through `Interactor` (immediate schedulers), one `observeState` observer.
+private func nativeCounter(actions: Int, runs: Int) -> Double {
+    let sink = CountSink()
+    let counter = Interactor<NativeState, NativeAction, NativeMutation, Milestone>(
+        initial: NativeState(),
+        handle: { action, state in nativeHandle(action, state) },
+        reduce: { state, mutation in nativeReduce(&state, mutation) })
+    let subscription = counter.observeState { sink.count = Int64($0.count) }
+    defer { subscription.dispose(); counter.dispose() }
+    let ns = medianNanos(runs: runs, iterations: actions) { n in
+        for _ in 0..<n { counter.send(.increment(by: nil)) }
+    }
+    precondition(sink.count == Int64(actions * runs), "the native counter's observer missed a state")
+    return ns
+}

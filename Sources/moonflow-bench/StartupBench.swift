@@ -1,0 +1,62 @@
+import Foundation
+
+// DESIGN §10: the host's start-up. Wall time of a whole `moonflow run` of the
+// counter over a short action file (release binary, virtual clock, jsonl)
+// against `lua5.4 -e ''`, the two alternated so that both see the same machine.
+
+/// Prints the median wall time in ms of each command over the same alternated runs.
+func startupBench() {
+    let runs = 15
+    let moonflow = [BenchEnvironment.moonflow, "run", BenchEnvironment.path("plugins/counter"), "--clock", "virtual",
+                    "--actions", BenchEnvironment.path("bench/counter_actions.jsonl"), "--format", "jsonl"]
+    let lua = [BenchEnvironment.lua, "-e", ""]
+    guard FileManager.default.isExecutableFile(atPath: BenchEnvironment.moonflow) else {
+        print("  \(BenchEnvironment.moonflow) is missing: build it with swift build -c release --product moonflow")
+        return
+    }
+    var moonflowMs: [Double] = []
+    var luaMs: [Double] = []
+    let measured: Bool? = attempt("start-up") {
+        _ = try wallMs(moonflow)  // warm the page cache for both before timing
+        _ = try wallMs(lua)
+        for _ in 0..<runs {
+            moonflowMs.append(try wallMs(moonflow))
+            luaMs.append(try wallMs(lua))
+        }
+        return true
+    }
+    guard measured != nil else { return }
+    let m = median(moonflowMs)
+    let l = median(luaMs)
+    print("start-up, wall time of the whole process (median of \(runs) alternated runs each)")
+    print(row("moonflow run plugins/counter (5 actions)", m, "ms"))
+    print(row("lua5.4 -e ''", l, "ms"))
+    print(ratioRow("ratio", m, l))
+}
+
+private func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted[sorted.count / 2]
+}
+
+/// Runs `command` (argv; the program is looked up in PATH) with output to /dev/null
+/// and returns its wall time in ms, spawn to exit.
+///
+/// - Throws: `BenchError` when it cannot start or exits with a failure.
+private func wallMs(_ command: [String]) throws -> Double {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+    defer { for p in argv { free(p) } }
+    var pid: pid_t = 0
+    let start = DispatchTime.now().uptimeNanoseconds
+    let spawned = posix_spawnp(&pid, command[0], &actions, nil, argv, environ)
+    guard spawned == 0 else { throw BenchError("cannot start \(command[0]): \(String(cString: strerror(spawned)))") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    let end = DispatchTime.now().uptimeNanoseconds
+    guard status == 0 else { throw BenchError("\(command.joined(separator: " ")) failed (wait status \(status))") }
+    return Double(end - start) / 1e6
+}
