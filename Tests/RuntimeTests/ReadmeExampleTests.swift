@@ -3,34 +3,28 @@ import XCTest
 
 final class ReadmeExampleTests: XCTestCase {
     func testReadmeCounterExample() {
-        // --- README example (keep in sync with the README snippet) ---
-        enum Action: Sendable { case increment, decrement, reset }
-        enum Mutation: Sendable { case add(Int), set(Int) }
-
+        // --- README example: keep in sync with the "Swift Interactor" snippet ---
+        enum Action: Sendable { case increment, decrement }
+        enum Mutation: Sendable { case add(Int) }
         let counter = Interactor<Int, Action, Mutation, Never>(
             initial: 0,
             handle: { action, count in
                 switch action {
                 case .increment: .one(.add(1))
-                case .decrement: count > 0 ? .one(.add(-1)) : .none   // handle sees the latest state
-                case .reset: .one(.set(0))
+                case .decrement: count > 0 ? .one(.add(-1)) : .none   // sees the latest state
                 }
             },
             reduce: { count, mutation in
-                switch mutation {
-                case .add(let n): count += n
-                case .set(let n): count = n
-                }
+                if case .add(let n) = mutation { count += n }
                 return nil
             })
-        counter.state.producer.start(value: { print("count:", $0) })
-        counter.send(.increment)
-        counter.send(.increment)
-        counter.send(.decrement)
+        counter.state.producer.start(value: { print("count:", $0) })   // count: 0
+        counter.send(.increment)                                       // count: 1
         // --- end of README example ---
-        XCTAssertEqual(counter.state.value, 1)
-        counter.send(.reset)
         counter.send(.decrement)
+        counter.send(.decrement)   // ignored: the handler saw count == 0
         XCTAssertEqual(counter.state.value, 0)
+        counter.send(.increment)
+        XCTAssertEqual(counter.currentState, 1)
     }
 }
