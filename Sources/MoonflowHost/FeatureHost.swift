@@ -88,6 +88,7 @@ public final class FeatureHost: @unchecked Sendable {
         interactorClass = try lua.makeClass("moonflow.interactor", methods: RequestInteractor.methods(bridge))
         try MoonflowModule.install(in: lua, bridge: bridge)
         try setSearchPaths(configuration.searchPaths)
+        registerDeclaredRepositories()
     }
 
     /// Runs `body` on the state executor and returns its result.
