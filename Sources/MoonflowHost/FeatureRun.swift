@@ -96,7 +96,7 @@ public final class FeatureRun: @unchecked Sendable {
     static func searchPaths(for path: String) -> [String] {
         var parent = (path as NSString).deletingLastPathComponent
         if path.hasSuffix(".lua") { parent = (parent as NSString).deletingLastPathComponent }
-        return [parent.isEmpty ? "." : parent, "plugins"]
+        return parent.isEmpty ? ["plugins"] : [parent, "plugins"]
     }
 
     // MARK: - Virtual clock

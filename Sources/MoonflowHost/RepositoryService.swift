@@ -199,7 +199,7 @@ public final class RepositoryService: @unchecked Sendable {
         var query = Query()
         for (key, _) in t.hash {
             guard let k = key.stringValue, ["where", "orderBy", "descending", "limit", "offset"].contains(k) else {
-                throw fail("unknown query field \(key); a query takes where, orderBy, descending, limit and offset")
+                throw fail("unknown query field \(key.stringValue ?? key.description); a query takes where, orderBy, descending, limit and offset")
             }
         }
         if let filters = value["where"] {

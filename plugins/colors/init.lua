@@ -20,15 +20,15 @@ return mf.feature {
     replaced = { page = "integer", items = "table", hasMore = "boolean" },
     failure = { message = "string" },
   },
-  -- A second `more` while a page is on its way is dropped, not queued.
-  strategy = { more = "exhaust", refresh = "latest", page = "latest" },
+  strategy = { refresh = "latest", page = "latest" },
   interactors = { datasource = require "colors.datasource" },
 
   handle = function(action, state, env)
     local datasource = env.interactors.datasource
     local request, response
     if action.type == "more" then
-      if not state.hasMore then return nil end
+      -- A second `more` while a page is on its way, or past the end, does nothing.
+      if state.loading or not state.hasMore then return nil end
       request, response = { type = "paginate", page = state.page + 1 }, "appended"
     elseif action.type == "refresh" then
       request, response = { type = "refresh" }, "replaced"

@@ -1,0 +1,192 @@
+import Foundation
+import XCTest
+
+/// `moonflow check`, `exec` and the command line's exit statuses (DESIGN §5), on the built binary.
+final class CommandLineTests: XCTestCase {
+    private var scratch: URL!
+
+    override func setUpWithError() throws {
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: scratch)
+    }
+
+    /// Writes `text` to `scratch/relative` (folders made) and returns `relative`.
+    /// Commands on these files run in `scratch` with relative paths: Lua shortens
+    /// long chunk names ("...tmp/x/init.lua"), and users pass short paths anyway.
+    @discardableResult
+    private func write(_ relative: String, _ text: String) throws -> String {
+        let url = scratch.appendingPathComponent(relative)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return relative
+    }
+
+    /// `moonflow ARGS` run in the scratch folder.
+    private func runHere(_ arguments: [String]) throws -> Moonflow.Result {
+        try Moonflow.run(arguments, in: scratch)
+    }
+
+    // MARK: check
+
+    func testCheckPassesOnEveryPlugin() throws {
+        let plugins = try GoldenRunTests.plugins()
+        XCTAssertTrue(plugins.contains("counter"))
+        for plugin in plugins {
+            let result = try Moonflow.run(["check", "plugins/\(plugin)"])
+            XCTAssertEqual(result.status, 0, "moonflow check plugins/\(plugin): \(result.stderr)")
+            XCTAssertEqual(result.stdout, "plugins/\(plugin): ok\n")
+        }
+    }
+
+    func testCheckNamesFileLineAndFieldOfABrokenPlugin() throws {
+        let file = try write("broken/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "broken",
+              initial = { n = 0 },
+              actions = {}, mutations = {},
+              handle = 42,
+              reduce = function(state) return state end,
+            }
+            """)
+        let result = try runHere(["check", "broken"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("\(file):2:"), "no file:line in: \(result.stderr)")
+        XCTAssertTrue(result.stderr.contains("field 'handle' must be a function (got number)"), result.stderr)
+        XCTAssertFalse(result.stdout.contains("ok"))
+    }
+
+    func testCheckFailsOnAnUndeclaredStrategyAction() throws {
+        let file = try write("strategy/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "strategy",
+              initial = {},
+              actions = { go = {} }, mutations = {},
+              strategy = { stop = "latest" },
+              handle = function() end,
+              reduce = function(state) return state end,
+            }
+            """)
+        let result = try runHere(["check", "strategy"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("\(file):2:"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("strategy names undeclared action 'stop'"), result.stderr)
+    }
+
+    func testCheckFailsOnABadRepositoryDeclaration() throws {
+        try write("repo/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "repo",
+              initial = {},
+              actions = {}, mutations = {},
+              repositories = { users = { seed = { { name = "no id" } } } },
+              handle = function() end,
+              reduce = function(state) return state end,
+            }
+            """)
+        let result = try runHere(["check", "repo"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("repositories.users.seed[1]: a record needs an 'id'"), result.stderr)
+    }
+
+    // MARK: syntax errors
+
+    func testSyntaxErrorInAPluginExitsOneWithFileLine() throws {
+        let file = try write("syntax/init.lua", "local mf = require \"moonflow\"\nreturn mf.feature {\n  name = \"syntax\",\n  initial = { ,\n}\n")
+        let run = try runHere(["run", "syntax", "--format", "jsonl", "--clock", "virtual"])
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.stdout.hasPrefix("{\"event\":\"error\""), run.stdout)
+        XCTAssertTrue(run.stdout.contains("\"where\":\"\(file):4\""), run.stdout)
+        let check = try runHere(["check", "syntax"])
+        XCTAssertEqual(check.status, 1)
+        XCTAssertTrue(check.stderr.contains("\(file):4:"), check.stderr)
+    }
+
+    func testSyntaxErrorInAPluginModuleNamesTheModule() throws {
+        try write("plugins/modular/init.lua", """
+            local mf = require "moonflow"
+            local helper = require "modular.helper"
+            return mf.feature {
+              name = "modular", initial = {}, actions = {}, mutations = {},
+              handle = function() end, reduce = function(s) return helper(s) end,
+            }
+            """)
+        try write("plugins/modular/helper.lua", "return function(s)\n  return s +\nend\n")
+        let result = try runHere(["check", "plugins/modular"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("plugins/modular/helper.lua:3:"), result.stderr)
+    }
+
+    // MARK: usage errors
+
+    func testUsageErrorsExitTwo() throws {
+        for arguments in [
+            ["run", "plugins/counter", "--bogus"],
+            ["run"],
+            ["run", "plugins/does-not-exist/"],
+            ["run", "nowhere/plugin.lua"],
+            ["run", "plugins/counter", "--clock", "sundial"],
+            ["frobnicate"],
+        ] {
+            let result = try Moonflow.run(arguments)
+            XCTAssertEqual(result.status, 2, "moonflow \(arguments.joined(separator: " ")): stderr \(result.stderr)")
+            XCTAssertTrue(result.stdout.isEmpty, "usage errors print to stderr: \(result.stdout)")
+            XCTAssertFalse(result.stderr.isEmpty)
+        }
+    }
+
+    func testMissingPathIsNamed() throws {
+        let result = try Moonflow.run(["run", "plugins/does-not-exist/"])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("plugins/does-not-exist/ does not exist"), result.stderr)
+    }
+
+    func testMissingActionsFileIsAUsageError() throws {
+        let result = try Moonflow.run(["run", "plugins/counter", "--actions", "nowhere.jsonl"])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("nowhere.jsonl"), result.stderr)
+    }
+
+    // MARK: exec
+
+    func testExecRunsAScriptWithArguments() throws {
+        let script = try write("script.lua", """
+            local mf = require "moonflow"
+            local n = select("#", ...)
+            print(arg[0], n, arg[1], arg[2], ...)
+            print(type(mf.version), #arg)
+            """)
+        let result = try runHere(["exec", script, "one", "two words"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "\(script)\t2\tone\ttwo words\tone\ttwo words\nstring\t2\n")
+    }
+
+    func testExecErrorExitsOneWithMessageAndTraceback() throws {
+        let script = try write("fail.lua", "local function explode() error(\"boom\") end\nexplode()\n")
+        let result = try runHere(["exec", script])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("\(script):1: boom"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("stack traceback:"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("\(script):2:"), result.stderr)
+    }
+
+    // MARK: run
+
+    func testBadInputLinesAreSkippedAndTheRunExitsOne() throws {
+        let actions = try write("actions.jsonl", "{\"type\":\"increment\"}\n{oops\n\n{\"type\":\"increment\",\"by\":\"two\"}\n{\"type\":\"increment\"}\n")
+        let counter = Moonflow.root.appendingPathComponent("plugins/counter").path
+        let result = try runHere(["run", counter, "--actions", actions, "--format", "jsonl", "--clock", "virtual"])
+        XCTAssertEqual(result.status, 1)
+        let lines = result.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.filter { $0.contains("\"event\":\"error\"") }.count, 2, result.stdout)
+        XCTAssertTrue(result.stdout.contains("\"where\":\"\(actions):2\""), result.stdout)
+        XCTAssertTrue(result.stdout.contains("\"where\":\"\(actions):4\""), result.stdout)
+        XCTAssertTrue(lines.last?.contains("\"state\":{\"count\":2}") ?? false, "the run goes on after bad lines: \(result.stdout)")
+    }
+}

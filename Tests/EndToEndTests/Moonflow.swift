@@ -1,0 +1,130 @@
+import Foundation
+import XCTest
+
+/// The built `moonflow` binary, run as a user would, from the package root.
+///
+///     let result = try Moonflow.run(["check", "plugins/counter"])
+///     XCTAssertEqual(result.status, 0)
+enum Moonflow {
+    /// The package root (where `Package.swift` and `plugins/` are), found from this file.
+    static let root: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // EndToEndTests
+        .deletingLastPathComponent()  // Tests
+        .deletingLastPathComponent()
+
+    /// What one run printed and how it ended.
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// Where the binary is: beside the test bundle (the build folder), or `MOONFLOW_BIN`.
+    static func binary() throws -> URL {
+        let fm = FileManager.default
+        if let explicit = ProcessInfo.processInfo.environment["MOONFLOW_BIN"] {
+            return URL(fileURLWithPath: explicit)
+        }
+        var folders: [URL] = []
+        // Linux: arguments[0] is the .xctest executable inside the build folder.
+        if let first = ProcessInfo.processInfo.arguments.first {
+            folders.append(URL(fileURLWithPath: first).resolvingSymlinksInPath().deletingLastPathComponent())
+        }
+        // macOS: the .xctest bundle sits in the build folder (xctest is the main executable).
+        for bundle in [Bundle(for: BundleToken.self), Bundle.main] {
+            var url = bundle.bundleURL
+            while url.pathComponents.count > 1 {
+                if url.pathExtension == "xctest" { folders.append(url.deletingLastPathComponent()); break }
+                url.deleteLastPathComponent()
+            }
+            folders.append(bundle.bundleURL.deletingLastPathComponent())
+        }
+        for folder in folders {
+            let candidate = folder.appendingPathComponent("moonflow")
+            if fm.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        throw MissingBinary(searched: folders.map(\.path))
+    }
+
+    struct MissingBinary: Error, CustomStringConvertible {
+        let searched: [String]
+        var description: String {
+            "the moonflow binary is not built; looked in \(searched.joined(separator: ", ")). "
+                + "Build it with the tests: swift build --build-tests (or set MOONFLOW_BIN)"
+        }
+    }
+
+    /// Runs `moonflow ARGS` in the package root (or `directory`) with standard input empty.
+    ///
+    /// - Throws: `MissingBinary`, or a timeout after `timeout` seconds (the process is killed).
+    static func run(_ arguments: [String], in directory: URL = root, timeout: TimeInterval = 60) throws -> Result {
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let out = scratch.appendingPathComponent("stdout"), err = scratch.appendingPathComponent("stderr")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
+        process.standardOutput = outHandle
+        process.standardError = errHandle
+        process.standardInput = FileHandle.nullDevice
+        let done = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in done.signal() }
+        try process.run()
+        if done.wait(timeout: .now() + timeout) == .timedOut {
+            process.terminate()
+            _ = done.wait(timeout: .now() + 5)
+            throw Timeout(command: "moonflow " + arguments.joined(separator: " "), seconds: timeout)
+        }
+        try outHandle.close()
+        try errHandle.close()
+        return Result(status: process.terminationStatus,
+                      stdout: try String(contentsOf: out, encoding: .utf8),
+                      stderr: try String(contentsOf: err, encoding: .utf8))
+    }
+
+    struct Timeout: Error, CustomStringConvertible {
+        let command: String
+        let seconds: TimeInterval
+        var description: String { "\(command) did not finish within \(Int(seconds)) s; it was killed" }
+    }
+
+    /// A line diff of `expected` against `actual`: `- ` lines only expected, `+ ` only actual,
+    /// `  ` both (unchanged runs longer than a few lines are elided).
+    static func diff(expected: String, actual: String) -> String {
+        let a = expected.components(separatedBy: "\n"), b = actual.components(separatedBy: "\n")
+        // Longest common subsequence table, from the ends.
+        var lcs = Array(repeating: Array(repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in stride(from: a.count - 1, through: 0, by: -1) {
+            for j in stride(from: b.count - 1, through: 0, by: -1) {
+                lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : max(lcs[i + 1][j], lcs[i][j + 1])
+            }
+        }
+        var lines: [(Character, String)] = []
+        var i = 0, j = 0
+        while i < a.count || j < b.count {
+            if i < a.count, j < b.count, a[i] == b[j] { lines.append((" ", a[i])); i += 1; j += 1 }
+            else if i < a.count, j == b.count || lcs[i + 1][j] >= lcs[i][j + 1] { lines.append(("-", a[i])); i += 1 }
+            else { lines.append(("+", b[j])); j += 1 }
+        }
+        // Keep two lines of context around changes.
+        let changed = lines.indices.filter { lines[$0].0 != " " }
+        var out: [String] = []
+        var lastShown = -1
+        for (index, line) in lines.enumerated() {
+            let near = changed.contains { abs($0 - index) <= 2 }
+            if near {
+                if lastShown >= 0 && index > lastShown + 1 { out.append("  ...") }
+                out.append("\(line.0) \(line.1)")
+                lastShown = index
+            }
+        }
+        return out.joined(separator: "\n")
+    }
+}
+
+private final class BundleToken {}
