@@ -60,6 +60,8 @@ public final class FeatureHost: @unchecked Sendable {
     /// Services that are objects with methods (repositories): made per feature.
     private var serviceObjects: [(name: String, make: (FeatureHost, FeatureDefinition) throws -> LuaPush?)] = []
     private let interactorClass: LuaClass
+    /// The interactors made while making the feature being made.
+    private var newInteractors: [RequestInteractor] = []
     /// Where interactors' failures go (the command line prints them).
     public var log: @Sendable (String, String?) -> Void = { _, _ in }
 
@@ -97,8 +99,9 @@ public final class FeatureHost: @unchecked Sendable {
         return try queue.sync(execute: body)
     }
 
-    /// The scheduler context features run with: everything on the state executor.
-    var context: SchedulerContext { SchedulerContext(state: scheduler, output: scheduler, work: scheduler) }
+    /// The scheduler context features run with: everything on the state executor,
+    /// outputs delivered at once (in loop order) from there.
+    var context: SchedulerContext { SchedulerContext(state: scheduler, output: ImmediateScheduler.shared, work: scheduler) }
 
     // MARK: - Services
 
@@ -222,8 +225,17 @@ public final class FeatureHost: @unchecked Sendable {
     func makeFeature(_ definition: FeatureDefinition, source: String) throws -> RunningFeature {
         switch definition.kind {
         case .feature:
+            newInteractors = []
             let env = try makeEnv(definition)
-            return try LuaFeature(definition: definition, bridge: bridge, env: env, source: source, context: context)
+            let feature = try LuaFeature(definition: definition, bridge: bridge, env: env, source: source, context: context)
+            // Its interactors' failures are `.log` events of the feature (and go to `log`).
+            for interactor in newInteractors {
+                interactor.log = { [weak feature, unowned self] message, location in
+                    feature?.log(message, location: location)
+                    self.log(message, location)
+                }
+            }
+            return feature
         case .compose:
             return try LuaComposite(definition: definition, bridge: bridge, children: try makeChildren(definition, source: source), source: source)
         case .interactor:
@@ -283,6 +295,7 @@ public final class FeatureHost: @unchecked Sendable {
             let interactor = RequestInteractor(definition: def, bridge: bridge)
             interactor.env = try makeEnv(def)
             interactor.log = { [unowned self] message, location in self.log(message, location) }
+            newInteractors.append(interactor)
             fields.append((name, .object(interactor, interactorClass)))
         }
         return try lua.makeTable(fields)

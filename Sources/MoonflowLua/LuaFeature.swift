@@ -50,16 +50,23 @@ public final class LuaFeature: @unchecked Sendable {
             initial: definition.initial,
             context: context,
             actionType: { $0["type"]?.stringValue ?? "?" },
-            strategy: { [unowned self] action in
-                self.definition.strategies[action["type"]?.stringValue ?? ""] ?? .merge
+            // Weak: on the real clock the loop may still be draining on the state executor
+            // when the last reference to the feature goes away on another thread.
+            strategy: { [weak self] action in
+                self?.definition.strategies[action["type"]?.stringValue ?? ""] ?? .merge
             },
-            handle: { [unowned self] action, _ in self.handle(action) },
-            reduce: { [unowned self] state, mutation in try self.reduce(&state, mutation) },
-            effects: { [unowned self] effect, _ in self.effect(effect) })
-        disposables += interactor.errors.observe { [unowned self] failure in
-            self.report(failure.error)
+            handle: { [weak self] action, _ in self?.handle(action) ?? Handled.none },
+            reduce: { [weak self] state, mutation in try self?.reduce(&state, mutation) },
+            effects: { [weak self] effect, _ in self?.effect(effect) })
+        // Every action the loop takes, including those a strategy then drops (exhaust).
+        disposables += interactor.actions.observe { [unowned self] traced in
+            self.eventInput.send(value: .action(traced.value))
         }
-        disposables += interactor.effects.observe { [unowned self] traced in
+        disposables += interactor.errors.observe { [weak self] failure in
+            self?.report(failure.error)
+        }
+        disposables += interactor.effects.observe { [weak self] traced in
+            guard let self else { return }
             self.eventInput.send(value: .effect(traced.value, from: self.effectSource))
         }
     }
@@ -97,7 +104,6 @@ public final class LuaFeature: @unchecked Sendable {
     // MARK: - The loop's three callbacks
 
     private func handle(_ action: LuaValue) -> Handled<LuaValue> {
-        eventInput.send(value: .action(action))
         do {
             return try bridge.lua.call(dispatch.handle, [.ref(definition.table), .value(action), .ref(stateTable), .ref(env)]) { slots in
                 if slots.count == 0 || slots.isNil(1) { return .none }
@@ -175,7 +181,8 @@ public final class LuaFeature: @unchecked Sendable {
         eventInput.send(value: .error(message: message, location: location))
     }
 
-    func log(_ message: String, location: String?) {
+    /// Reports a log line (an interactor's failure) as a `.log` event.
+    package func log(_ message: String, location: String?) {
         eventInput.send(value: .log(message: message, location: location))
     }
 }
