@@ -39,8 +39,8 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         hasMapEffect = try bridge.lua.rawGet(definition.table, "mapEffect") { $0.isFunction(1) }
         _state = try combine()
         for (childName, child) in self.children {
-            if let d = child.events.observe(Observer { [unowned self] event in
-                if case .value(let e) = event { self.childEvent(childName, e) }
+            if let d = child.events.observe(Observer { [weak self] event in
+                if case .value(let e) = event { self?.childEvent(childName, e) }
             }) { subscriptions.append(d) }
         }
     }

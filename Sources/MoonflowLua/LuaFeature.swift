@@ -59,8 +59,8 @@ public final class LuaFeature: @unchecked Sendable {
             reduce: { [weak self] state, mutation in try self?.reduce(&state, mutation) },
             effects: { [weak self] effect, _ in self?.effect(effect) })
         // Every action the loop takes, including those a strategy then drops (exhaust).
-        disposables += interactor.actions.observe { [unowned self] traced in
-            self.eventInput.send(value: .action(traced.value))
+        disposables += interactor.actions.observe { [weak self] traced in
+            self?.eventInput.send(value: .action(traced.value))
         }
         disposables += interactor.errors.observe { [weak self] failure in
             self?.report(failure.error)
