@@ -62,7 +62,7 @@ public final class FeatureHost: @unchecked Sendable {
     private let interactorClass: LuaClass
     /// The interactors made while making the feature being made.
     private var newInteractors: [RequestInteractor] = []
-    /// Where interactors' failures go (the command line prints them).
+    /// Where interactors' failures also go (each is a `.log` event of the feature using the interactor).
     public var log: @Sendable (String, String?) -> Void = { _, _ in }
 
     /// Creates the Lua state with the configured profile and budgets.

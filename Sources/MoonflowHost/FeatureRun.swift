@@ -71,7 +71,6 @@ public final class FeatureRun: @unchecked Sendable {
             host = try FeatureHost(configuration: .init(
                 searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
                 timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock))
-            host.log = { [unowned self] message, location in self.emit(.log(message: message, location: location)) }
             feature = try host.load(options.path)
         } catch {
             let (message, location) = FeatureErrors.describe(error, fallback: nil)

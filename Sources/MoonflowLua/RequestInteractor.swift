@@ -20,22 +20,24 @@ public final class RequestInteractor: @unchecked Sendable {
     /// The response stream for `request` (a table with a string `type`).
     public func perform(_ request: LuaValue) -> Producer<LuaValue> {
         let name = definition.name
-        guard let type = request["type"]?.stringValue else {
-            return .fail(LuaStreamError(.string(LuaString("interactor '\(name)': a request needs a string 'type'; it handles: \(definition.requests.joined(separator: ", "))"))))
-        }
-        guard definition.requests.contains(type) else {
-            return .fail(LuaStreamError(.string(LuaString("interactor '\(name)' has no request '\(type)'; it handles: \(definition.requests.joined(separator: ", "))"))))
-        }
+        let type = request["type"]?.stringValue ?? "?"
         let log = self.log
         let stream: Producer<LuaValue>
-        do {
-            stream = try bridge.lua.call(bridge.dispatch.request, [.ref(definition.table), .value(.string(LuaString(type))), .value(request), env.map { .ref($0) } ?? .value(.nil)]) { slots in
-                if slots.count == 0 || slots.isNil(1) { return .empty() }
-                if let s = slots.object(1, as: LuaStream.self) { return s.producer }
-                return .just(try slots.value(1, path: "response"))
+        // A malformed or unknown request is a failure like any other: logged below.
+        if request["type"]?.stringValue == nil {
+            stream = .fail(LuaStreamError(.string(LuaString("interactor '\(name)': a request needs a string 'type'; it handles: \(definition.requests.joined(separator: ", "))"))))
+        } else if !definition.requests.contains(type) {
+            stream = .fail(LuaStreamError(.string(LuaString("interactor '\(name)' has no request '\(type)'; it handles: \(definition.requests.joined(separator: ", "))"))))
+        } else {
+            do {
+                stream = try bridge.lua.call(bridge.dispatch.request, [.ref(definition.table), .value(.string(LuaString(type))), .value(request), env.map { .ref($0) } ?? .value(.nil)]) { slots in
+                    if slots.count == 0 || slots.isNil(1) { return .empty() }
+                    if let s = slots.object(1, as: LuaStream.self) { return s.producer }
+                    return .just(try slots.value(1, path: "response"))
+                }
+            } catch {
+                stream = .fail(error)
             }
-        } catch {
-            stream = .fail(error)
         }
         return stream.catchError { error in
             let (message, location) = FeatureErrors.describe(error, fallback: nil)

@@ -28,7 +28,7 @@ public struct Schema: Sendable {
         var shapes: [String: [String: Field]] = [:]
         for (key, value) in t.entries {
             guard case .string(let name) = key else {
-                throw SchemaError("\(kind)s: every key must be a \(kind) name (got \(key))")
+                throw SchemaError("\(kind)s: every key must be \(Schema.withArticle(kind)) name (got \(key))")
             }
             guard case .table(let fields) = value else {
                 throw SchemaError("\(kind) '\(name)': declare its fields as a table, e.g. { text = \"string\" } or {} (got \(value.typeName))")
@@ -64,10 +64,10 @@ public struct Schema: Sendable {
     @discardableResult
     public func validate(_ value: LuaValue) throws -> String {
         guard case .table(let t) = value else {
-            throw SchemaError("a \(kind) must be a table with a string 'type' (got \(value.typeName))")
+            throw SchemaError("\(Schema.withArticle(kind)) must be a table with a string 'type' (got \(value.typeName))")
         }
         guard case .string(let typeString) = t["type"] else {
-            throw SchemaError("a \(kind) needs a string field 'type' naming it (got \(t["type"].typeName)); declared: \(names.joined(separator: ", "))")
+            throw SchemaError("\(Schema.withArticle(kind)) needs a string field 'type' naming it (got \(t["type"].typeName)); declared: \(names.joined(separator: ", "))")
         }
         let name = typeString.description
         guard let shape = shapes[name] else {
@@ -103,6 +103,9 @@ public struct Schema: Sendable {
         default: false
         }
     }
+
+    /// "an action", "a mutation".
+    static func withArticle(_ kind: String) -> String { "aeiou".contains(kind.first ?? "x") ? "an \(kind)" : "a \(kind)" }
 
     private func article(_ t: FieldType) -> String { t == .integer || t == .any ? "an" : "a" }
 

@@ -1,0 +1,165 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import MoonflowLua
+import XCTest
+
+/// Effects returned by `reduce` (handled inside by type, or going out), and services from
+/// Swift (plain, async, `Codable`) and from Lua (`services = { ... }`).
+final class EffectAndServiceTests: XCTestCase {
+    static let effectsPlugin = """
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "fx",
+          initial = { title = "", loading = false },
+          actions = { open = { id = "integer" }, ping = {} },
+          mutations = { opening = { id = "integer" }, loaded = { id = "integer", title = "string" }, pinged = {} },
+          effects = {
+            fetch = function(effect, state, env)
+              return mf.timer(100, { type = "loaded", id = effect.id, title = "T" .. effect.id .. (state.loading and " (was loading)" or "") })
+            end,
+          },
+          handle = function(action)
+            if action.type == "open" then return { type = "opening", id = action.id } end
+            return { type = "pinged" }
+          end,
+          reduce = function(state, m)
+            if m.type == "opening" then
+              state.loading = true
+              return state, { type = "fetch", id = m.id }
+            elseif m.type == "loaded" then
+              state.title, state.loading = m.title, false
+              return state, { type = "notify", title = m.title }
+            end
+            return state, { type = "beep" }
+          end,
+        }
+        """
+
+    func testAnInternalEffectFeedsMutationsBackAndAnUnhandledOneGoesOut() throws {
+        let h = try Harness(["fx/init.lua": Self.effectsPlugin])
+        try h.load("fx")
+        try h.send(["type": "open", "id": 7])
+        try h.send(["type": "ping"], at: 30)
+        h.advance(to: 500)
+        XCTAssertEqual(h.log.lines, [
+            #"0 state#0 {"loading":false,"title":""}"#,
+            #"0 action {"id":7,"type":"open"}"#,
+            #"0 mutation#1 {"id":7,"type":"opening"}"#,
+            #"0 state#1 {"loading":true,"title":""}"#,
+            #"30 action {"type":"ping"}"#,
+            #"30 mutation#2 {"type":"pinged"}"#,
+            #"30 state#2 {"loading":true,"title":""}"#,
+            #"30 effect {"type":"beep"}"#,
+            #"100 mutation#3 {"id":7,"title":"T7 (was loading)","type":"loaded"}"#,
+            #"100 state#3 {"loading":false,"title":"T7 (was loading)"}"#,
+            #"100 effect {"title":"T7 (was loading)","type":"notify"}"#,
+        ])
+    }
+
+    // MARK: Services
+
+    static func servicePlugin(_ body: String, services: String = "") -> String {
+        Probe.source(body, extra: services.isEmpty ? "" : "services = { \(services) },")
+    }
+
+    func testASwiftServiceReturnsAColdStream() throws {
+        let h = try Harness(["probe/init.lua": Self.servicePlugin("""
+            local call = env.services.add(2, 3)
+            return mf.concat(call, mf.timer(10):flatMap(function() return call end))
+            """)])
+        let calls = Counter()
+        h.host.register(service: "add") { args in
+            calls.increment()
+            return .integer((args[0].intValue ?? 0) + (args[1].intValue ?? 0))
+        }
+        try h.load()
+        try h.send(["type": "go"])
+        h.advance(to: 100)
+        XCTAssertEqual(h.log.values, ["0:5", "10:5", "10:|"])
+        XCTAssertEqual(calls.value, 2, "each start of the stream calls the service")
+    }
+
+    func testAnAsyncServiceResultReentersAtTheVirtualTimeOfTheCall() throws {
+        let h = try Harness(["probe/init.lua": Self.servicePlugin("""
+            return mf.timer(40):flatMap(function() return env.services.slow("a") end)
+            """)])
+        h.host.register(service: "slow") { args in
+            try await Task.sleep(nanoseconds: 20_000_000)
+            return .string(LuaString("slow " + (args.first?.stringValue ?? "?")))
+        }
+        try h.load()
+        try h.send(["type": "go"])
+        h.advance(to: 100)
+        XCTAssertEqual(h.log.values, ["40:slow a", "40:|"])
+    }
+
+    struct UserRequest: Codable, Sendable { let id: Int; let full: Bool? }
+    struct User: Codable, Sendable { let id: Int; let name: String; let tags: [String] }
+
+    func testACodableService() throws {
+        let h = try Harness(["probe/init.lua": Self.servicePlugin("""
+            return env.services.user { id = 3 }:map(function(u) return u.name .. "#" .. u.id .. " " .. table.concat(u.tags, "+") end)
+            """)])
+        h.host.register(service: "user") { (request: UserRequest) async throws -> User in
+            User(id: request.id, name: "ada", tags: ["x", "y"])
+        }
+        try h.load()
+        try h.send(["type": "go"])
+        XCTAssertEqual(h.log.values, ["0:ada#3 x+y", "0:|"])
+    }
+
+    func testACodableServiceRejectsInputItCannotDecode() throws {
+        let h = try Harness(["probe/init.lua": Self.servicePlugin("""
+            return env.services.user { name = "no id" }:catchError(function(e) return mf.just("failed: " .. tostring(e)) end)
+            """)])
+        h.host.register(service: "user") { (request: UserRequest) async throws -> User in
+            User(id: request.id, name: "ada", tags: [])
+        }
+        try h.load()
+        try h.send(["type": "go"])
+        XCTAssertEqual(h.log.values.count, 2)
+        XCTAssertTrue(h.log.values[0].hasPrefix("0:failed: "), h.log.values[0])
+        XCTAssertTrue(h.log.values[0].contains("id"), "the decoding error names the missing key: \(h.log.values[0])")
+    }
+
+    func testAFailingServiceIsRecoveredByCatchError() throws {
+        let h = try Harness(["probe/init.lua": Self.servicePlugin("""
+            return env.services.flaky(1):catchError(function(err) return mf.just("recovered from " .. err) end)
+            """)])
+        h.host.register(service: "flaky") { _ in throw ServiceFailure("server said 503") }
+        try h.load()
+        try h.send(["type": "go"])
+        XCTAssertEqual(h.log.values, ["0:recovered from server said 503", "0:|"])
+    }
+
+    func testAFailingServiceWithoutCatchErrorIsReported() throws {
+        let h = try Harness(["probe/init.lua": Self.servicePlugin("return env.services.flaky()")])
+        h.host.register(service: "flaky") { _ in throw ServiceFailure("server said 503") }
+        try h.load()
+        try h.send(["type": "go"])
+        XCTAssertEqual(h.log.values, ["0:error:server said 503"])
+    }
+
+    func testLuaServicesFromTheDefinition() throws {
+        let plugin = Self.servicePlugin("""
+            return mf.merge(env.services.greet("bo"), env.services.shadow())
+            """, services: """
+            greet = function(name) return mf.timer(20, "hi " .. name) end,
+            shadow = function() return mf.just("lua wins") end
+            """)
+        let h = try Harness(["probe/init.lua": plugin])
+        h.host.register(service: "shadow") { _ in "swift" }
+        try h.load()
+        try h.send(["type": "go"])
+        h.advance(to: 100)
+        XCTAssertEqual(h.log.values, ["0:lua wins", "20:hi bo", "20:|"], "a plugin's own service overrides the host's of the same name")
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.lock(); count += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class MoonflowLuaTestsPlaceholder: XCTestCase { func testNothing() {} }

@@ -1,0 +1,128 @@
+import LuaKit
+import MoonflowLua
+import XCTest
+
+/// Declared actions and mutations: every violation names the action or mutation, the field and
+/// the expected type, and leaves the state untouched.
+final class SchemaTests: XCTestCase {
+    static let plugin = """
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "shapes",
+          initial = { text = "", count = 0 },
+          actions = {
+            query = { text = "string", limit = "integer?" },
+            measure = { x = "number", flag = "boolean?", data = "table?", anything = "any?" },
+            clear = {},
+            emit = { m = "table" },
+          },
+          mutations = { setText = { text = "string" }, add = { n = "integer", note = "string?" } },
+          handle = function(action, state)
+            if action.type == "query" then return { type = "setText", text = action.text } end
+            if action.type == "emit" then return action.m end
+          end,
+          reduce = function(state, m)
+            if m.type == "setText" then state.text = m.text else state.count = state.count + m.n end
+            return state
+          end,
+        }
+        """
+
+    private func loaded() throws -> Harness {
+        let h = try Harness(["shapes/init.lua": Self.plugin])
+        try h.load("shapes")
+        return h
+    }
+
+    /// Sends `action`, expects `SchemaError(message)`, and checks that nothing happened.
+    private func assertRejected(_ h: Harness, _ action: LuaValue, _ message: String, line: UInt = #line) {
+        let before = h.state
+        let eventCount = h.log.all.count
+        XCTAssertThrowsError(try h.send(action), line: line) { error in
+            XCTAssertEqual((error as? SchemaError)?.message, message, line: line)
+        }
+        h.advance(by: 10)
+        XCTAssertEqual(h.state, before, "the state is untouched", line: line)
+        XCTAssertEqual(h.log.all.count, eventCount, "nothing was handled", line: line)
+    }
+
+    func testValidActionsWithAndWithoutOptionalFields() throws {
+        let h = try loaded()
+        try h.send(["type": "query", "text": "a"])
+        try h.send(["type": "query", "text": "b", "limit": 10])
+        try h.send(["type": "measure", "x": 1])
+        try h.send(["type": "measure", "x": 1.5, "flag": false, "data": ["k": 1], "anything": "x"])
+        try h.send(["type": "clear"])
+        XCTAssertEqual(h.log.lines, [
+            #"0 state#0 {"count":0,"text":""}"#,
+            #"0 action {"text":"a","type":"query"}"#,
+            #"0 mutation#1 {"text":"a","type":"setText"}"#,
+            #"0 state#1 {"count":0,"text":"a"}"#,
+            #"0 action {"limit":10,"text":"b","type":"query"}"#,
+            #"0 mutation#2 {"text":"b","type":"setText"}"#,
+            #"0 state#2 {"count":0,"text":"b"}"#,
+            #"0 action {"type":"measure","x":1}"#,
+            #"0 action {"anything":"x","data":{"k":1},"flag":false,"type":"measure","x":1.5}"#,
+            #"0 action {"type":"clear"}"#,
+        ])
+    }
+
+    func testUndeclaredActionNamesTheDeclaredOnes() throws {
+        assertRejected(try loaded(), ["type": "nope"],
+                       "undeclared action 'nope'; declared actions: clear, emit, measure, query. Add it to the feature's `actions` table")
+    }
+
+    func testMissingField() throws {
+        assertRejected(try loaded(), ["type": "query"], "action 'query': missing field 'text' (string)")
+        assertRejected(try loaded(), ["type": "measure"], "action 'measure': missing field 'x' (number)")
+    }
+
+    func testWrongFieldType() throws {
+        let h = try loaded()
+        assertRejected(h, ["type": "query", "text": 3], "action 'query': field 'text' must be a string (got integer 3)")
+        assertRejected(h, ["type": "measure", "x": "far"], "action 'measure': field 'x' must be a number (got string \"far\")")
+        assertRejected(h, ["type": "emit", "m": true], "action 'emit': field 'm' must be a table (got boolean true)")
+    }
+
+    func testOptionalFieldsAreStillTypeChecked() throws {
+        let h = try loaded()
+        assertRejected(h, ["type": "query", "text": "a", "limit": "ten"], "action 'query': field 'limit' must be an integer (got string \"ten\")")
+        assertRejected(h, ["type": "query", "text": "a", "limit": 1.5], "action 'query': field 'limit' must be an integer (got number 1.5)")
+        assertRejected(h, ["type": "measure", "x": 1, "flag": "yes"], "action 'measure': field 'flag' must be a boolean (got string \"yes\")")
+        assertRejected(h, ["type": "measure", "x": 1, "data": 2], "action 'measure': field 'data' must be a table (got integer 2)")
+    }
+
+    func testUndeclaredFieldAndMalformedActions() throws {
+        let h = try loaded()
+        assertRejected(h, ["type": "query", "text": "a", "extra": 1], "action 'query': undeclared field 'extra'; declared fields: limit, text")
+        assertRejected(h, "query", "an action must be a table with a string 'type' (got string)")
+        assertRejected(h, ["text": "a"], "an action needs a string field 'type' naming it (got nil); declared: clear, emit, measure, query")
+    }
+
+    /// Sends an `emit` action whose handler returns `mutation`; expects one error event.
+    private func assertMutationRejected(_ mutation: LuaValue, _ message: String, line: UInt = #line) throws {
+        let h = try loaded()
+        try h.send(["type": "query", "text": "kept"])
+        let before = h.state
+        h.log.clear()
+        try h.send(["type": "emit", "m": mutation])
+        XCTAssertEqual(h.log.lines, ["0 action {\"m\":\(Render.json(mutation)),\"type\":\"emit\"}", "0 error \(message)"], line: line)
+        XCTAssertEqual(h.log.errors.first?.location, h.path("shapes/init.lua"), line: line)
+        XCTAssertEqual(h.state, before, line: line)
+        // The loop goes on and numbers the next reduced mutation right after the last one.
+        try h.send(["type": "emit", "m": ["type": "add", "n": 2, "note": "fine"]])
+        XCTAssertEqual(Array(h.log.lines.suffix(2)), [#"0 mutation#2 {"n":2,"note":"fine","type":"add"}"#, #"0 state#2 {"count":2,"text":"kept"}"#], line: line)
+    }
+
+    func testUndeclaredMutationFromHandle() throws {
+        try assertMutationRejected(["type": "bogus"],
+                                   "undeclared mutation 'bogus'; declared mutations: add, setText. Add it to the feature's `mutations` table")
+    }
+
+    func testIllTypedMutationFromHandle() throws {
+        try assertMutationRejected(["type": "add", "n": "x"], "mutation 'add': field 'n' must be an integer (got string \"x\")")
+        try assertMutationRejected(["type": "add"], "mutation 'add': missing field 'n' (integer)")
+        try assertMutationRejected(["type": "add", "n": 1, "note": 5], "mutation 'add': field 'note' must be a string (got integer 5)")
+        try assertMutationRejected(["type": "setText", "text": "t", "more": true], "mutation 'setText': undeclared field 'more'; declared fields: text")
+    }
+}

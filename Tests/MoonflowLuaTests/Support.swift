@@ -1,0 +1,211 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import MoonflowLua
+import StreamsTesting
+import XCTest
+
+/// Events as a test reads them, collected from any thread.
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [(t: Int, event: FeatureEvent)] = []
+
+    func append(_ event: FeatureEvent, t: Int) { lock.lock(); items.append((t, event)); lock.unlock() }
+    var all: [(t: Int, event: FeatureEvent)] { lock.lock(); defer { lock.unlock() }; return items }
+    func clear() { lock.lock(); items = []; lock.unlock() }
+
+    /// Every event as one short line: `100 mutation#2 {"n":1,"type":"add"}`, `0 error init.lua:3: boom`.
+    var lines: [String] { all.map { Render.line($0.event, t: $0.t) } }
+
+    /// The `value` of each reduced `v` mutation as `t:value`, and errors as `t:error:message`:
+    /// what a stream probe emitted, with exact virtual times.
+    var values: [String] {
+        all.compactMap { t, event in
+            switch event {
+            case .mutation(let m, _): "\(t):\(Render.plain(m["value"] ?? .nil))"
+            case .error(let message, _): "\(t):error:\(Render.firstLine(message))"
+            default: nil
+            }
+        }
+    }
+
+    /// One field of each reduced mutation as `t:field`, errors as `t:error:message`.
+    func mutations(_ field: String) -> [String] {
+        all.compactMap { t, event in
+            switch event {
+            case .mutation(let m, _): "\(t):\(Render.plain(m[field] ?? .nil))"
+            case .error(let message, _): "\(t):error:\(Render.firstLine(message))"
+            default: nil
+            }
+        }
+    }
+
+    var errors: [(message: String, location: String?)] {
+        all.compactMap { if case .error(let m, let w) = $0.event { (m, w) } else { nil } }
+    }
+
+    var logs: [(message: String, location: String?)] {
+        all.compactMap { if case .log(let m, let w) = $0.event { (m, w) } else { nil } }
+    }
+}
+
+enum Render {
+    static func json(_ v: LuaValue) -> String { (try? v.json(sortedKeys: true)) ?? v.description }
+
+    /// Strings bare, everything else as JSON.
+    static func plain(_ v: LuaValue) -> String {
+        if case .string(let s) = v { return s.description }
+        return json(v)
+    }
+
+    static func firstLine(_ s: String) -> String { String(s.split(separator: "\n", omittingEmptySubsequences: false).first ?? "") }
+
+    static func line(_ event: FeatureEvent, t: Int) -> String {
+        switch event {
+        case .state(let s, let seq): "\(t) state#\(seq) \(json(s))"
+        case .action(let a): "\(t) action \(json(a))"
+        case .mutation(let m, let seq): "\(t) mutation#\(seq) \(json(m))"
+        case .effect(let e, let from): "\(t) effect\(from.map { "(\($0))" } ?? "") \(json(e))"
+        case .error(let m, _): "\(t) error \(firstLine(m))"
+        case .log(let m, _): "\(t) log \(firstLine(m))"
+        case .reload: "\(t) reload"
+        }
+    }
+}
+
+/// A virtual-clock host over plugins written to a fresh temporary folder.
+///
+///     let h = try Harness(["probe/init.lua": source])
+///     try h.load("probe")
+///     try h.send(["type": "go"])
+///     h.advance(to: 500)
+///     XCTAssertEqual(h.log.values, ["100:1"])
+final class Harness {
+    let dir: String
+    let host: FeatureHost
+    let log = EventLog()
+    private(set) var feature: (any RunningFeature)!
+
+    init(_ files: [String: String], timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512,
+         profile: LuaState.Profile = .trusted) throws {
+        dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("mf\(UUID().uuidString.prefix(8))")
+        for (path, text) in files {
+            let full = (dir as NSString).appendingPathComponent(path)
+            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try text.write(toFile: full, atomically: true, encoding: .utf8)
+        }
+        host = try FeatureHost(configuration: .init(searchPaths: [dir], profile: profile, timeLimitMs: timeLimitMs,
+                                                    memoryLimitMB: memoryLimitMB, clock: .virtual))
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: dir) }
+
+    var clock: TestScheduler { host.testScheduler! }
+
+    /// Full path of a file in the temporary folder.
+    func path(_ relative: String) -> String { (dir as NSString).appendingPathComponent(relative) }
+
+    /// Loads a plugin (by name, or a path relative to the folder), observes it and starts it.
+    @discardableResult
+    func load(_ spec: String = "probe") throws -> any RunningFeature {
+        let resolved = spec.contains("/") || spec.hasSuffix(".lua") ? path(spec) : spec
+        let f = try host.load(resolved)
+        let log = self.log
+        let clock = self.clock
+        _ = f.events.observe { event in log.append(event, t: clock.now) }
+        f.start()
+        feature = f
+        settle()
+        return f
+    }
+
+    /// Sends an action now and runs what is due now.
+    func send(_ action: LuaValue) throws {
+        try feature.send(action)
+        settle()
+    }
+
+    /// Sends at a virtual time (moving the clock there first).
+    func send(_ action: LuaValue, at time: Int) throws {
+        advance(to: time)
+        try send(action)
+    }
+
+    /// Runs everything due now, waiting in real time for async services to re-enter.
+    func settle() {
+        let pending = host.bridge.pending
+        clock.advance(by: 0)
+        while pending.inFlight > 0 {
+            pending.wait(timeout: 10) { (clock.nextDueTime.map { $0 <= clock.now } ?? false) || pending.inFlight == 0 }
+            clock.advance(by: 0)
+        }
+    }
+
+    /// Moves the clock to `target`, settling at every due time on the way.
+    func advance(to target: Int) {
+        while true {
+            settle()
+            if let next = clock.nextDueTime, next <= target { clock.advance(to: next) } else { break }
+        }
+        clock.advance(to: target)
+        settle()
+    }
+
+    func advance(by ms: Int) { advance(to: clock.now + ms) }
+
+    /// The state table as Lua sees it now (read through a Lua call, not the snapshot).
+    var state: LuaValue { feature.state }
+}
+
+/// A feature whose `go` action runs the Lua `body` (which returns a stream) and reduces each of
+/// the stream's values as a `v` mutation; a final `|` marks completion.
+///
+///     Probe.source("return mf.timer(100, 'a')")   // values: ["100:a", "100:|"]
+enum Probe {
+    static func source(_ body: String, header: String = "", extra: String = "") -> String {
+        """
+        local mf = require "moonflow"
+        \(header)
+        return mf.feature {
+          name = "probe",
+          initial = { seen = {} },
+          actions = { go = { n = "any?" } },
+          mutations = { v = { value = "any" } },
+          \(extra)
+          handle = function(action, state, env)
+            local s = (function() \(body) end)()
+            return mf.concat(s:map(function(x) return { type = "v", value = x } end), mf.just { type = "v", value = "|" })
+          end,
+          reduce = function(state, m) state.seen[#state.seen + 1] = m.value; return state end,
+        }
+        """
+    }
+
+    /// Runs `body` once (action `go` at 0) and returns the values up to `until`.
+    static func run(_ body: String, until: Int = 1000, header: String = "",
+                    file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+        let h = try Harness(["probe/init.lua": source(body, header: header)])
+        try h.load()
+        try h.send(["type": "go"])
+        h.advance(to: until)
+        return h.log.values
+    }
+}
+
+/// Awaits `body`, failing after `seconds` of real time.
+func withTimeout<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask { try await Task.sleep(nanoseconds: UInt64(seconds * 1e9)); return nil }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            throw TimeoutError(seconds: seconds)
+        }
+        return value
+    }
+}
+
+struct TimeoutError: Error, CustomStringConvertible {
+    let seconds: Double
+    var description: String { "timed out after \(seconds) s" }
+}
