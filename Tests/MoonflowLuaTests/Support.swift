@@ -153,7 +153,7 @@ final class Harness {
 
     func advance(by ms: Int) { advance(to: clock.now + ms) }
 
-    /// The state table as Lua sees it now (read through a Lua call, not the snapshot).
+    /// The feature's current state snapshot.
     var state: LuaValue { feature.state }
 }
 
@@ -182,13 +182,20 @@ enum Probe {
     }
 
     /// Runs `body` once (action `go` at 0) and returns the values up to `until`.
-    static func run(_ body: String, until: Int = 1000, header: String = "",
-                    file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+    static func run(_ body: String, until: Int = 1000, header: String = "") throws -> [String] {
         let h = try Harness(["probe/init.lua": source(body, header: header)])
         try h.load()
         try h.send(["type": "go"])
         h.advance(to: until)
         return h.log.values
+    }
+
+    /// Runs `body` and checks that it only failed, at 0, with a message containing `expected`.
+    static func assertFails(_ body: String, _ expected: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let values = try run(body)
+        XCTAssertEqual(values.count, 1, "\(values)", file: file, line: line)
+        XCTAssertTrue(values.first?.hasPrefix("0:error:") == true, "\(values)", file: file, line: line)
+        XCTAssertTrue(values.first?.contains(expected) == true, "\(values)", file: file, line: line)
     }
 }
 
