@@ -80,8 +80,9 @@ struct Run: ParsableCommand {
 
     func validate() throws {
         if let until, until < 0 { throw ValidationError("--until must be a number of milliseconds, 0 or more") }
-        guard FileManager.default.fileExists(atPath: path) || !(path.contains("/") || path.hasSuffix(".lua")) else {
-            throw ValidationError("\(path) does not exist; give a plugin folder (with init.lua) or a .lua file")
+        let isPluginName = !path.contains("/") && !path.hasSuffix(".lua")
+        guard FileManager.default.fileExists(atPath: path) || (isPluginName && FileManager.default.fileExists(atPath: "plugins/\(path)/init.lua")) else {
+            throw ValidationError("\(path) does not exist; give a plugin folder (with init.lua), a .lua file, or the name of a plugin in ./plugins")
         }
     }
 
