@@ -485,3 +485,12 @@ static int run_chunk(lua_State *L, const char *code, const char *name) {
 
 int mf_apply_sandbox(lua_State *L) { return run_chunk(L, SANDBOX, "=[moonflow sandbox]"); }
 int mf_install_text_searcher(lua_State *L) { return run_chunk(L, TEXT_SEARCHER, "=[moonflow searcher]"); }
+
+int mf_where(lua_State *L, int level, char *buf, size_t size) {
+  lua_Debug ar;
+  if (!lua_getstack(L, level, &ar)) return 0;
+  if (!lua_getinfo(L, "Sl", &ar)) return 0;  // "S" and "l" fill fixed fields: no allocation
+  if (ar.currentline <= 0) return 0;
+  snprintf(buf, size, "%s:%d", ar.short_src, ar.currentline);
+  return 1;
+}

@@ -44,6 +44,13 @@ public struct LuaSlots {
 
     private func index(_ i: Int) -> Int32 { base + Int32(i) }
 
+    /// `file:line` of the Lua code that called this Swift function, when known.
+    public var callerLocation: String? {
+        var buf = [CChar](repeating: 0, count: 512)
+        guard mf_where(L, 1, &buf, buf.count) != 0 else { return nil }
+        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The Lua type name at position `i` (1-based); `"none"` past the end.
     public func typeName(_ i: Int) -> String {
         guard i >= 1 && i <= count else { return "no value" }

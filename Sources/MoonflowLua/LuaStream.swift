@@ -16,7 +16,7 @@ enum LuaStreamConstructors {
             ("empty", { [unowned bridge] _ in [bridge.push(.empty())] }),
             ("never", { [unowned bridge] _ in [bridge.push(.never())] }),
             ("fail", { [unowned bridge] args in
-                [bridge.push(.fail(LuaStreamError(try args.value(1))))]
+                [bridge.push(.fail(LuaStreamError(try args.value(1), location: args.callerLocation)))]
             }),
             ("from", { [unowned bridge] args in
                 guard let t = try args.value(1).tableValue else { throw args.bad(1, "from", "table") }

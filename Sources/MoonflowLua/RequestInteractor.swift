@@ -18,16 +18,17 @@ public final class RequestInteractor: @unchecked Sendable {
     }
 
     /// The response stream for `request` (a table with a string `type`).
-    public func perform(_ request: LuaValue) -> Producer<LuaValue> {
+    /// - Parameter caller: `file:line` of the code that asked, for the log of a refused request.
+    public func perform(_ request: LuaValue, caller: String? = nil) -> Producer<LuaValue> {
         let name = definition.name
         let type = request["type"]?.stringValue ?? "?"
         let log = self.log
         let stream: Producer<LuaValue>
         // A malformed or unknown request is a failure like any other: logged below.
         if request["type"]?.stringValue == nil {
-            stream = .fail(LuaStreamError(.string(LuaString("interactor '\(name)': a request needs a string 'type'; it handles: \(definition.requests.joined(separator: ", "))"))))
+            stream = .fail(LuaStreamError(.string(LuaString("interactor '\(name)': a request needs a string 'type'; it handles: \(definition.requests.joined(separator: ", "))")), location: caller))
         } else if !definition.requests.contains(type) {
-            stream = .fail(LuaStreamError(.string(LuaString("interactor '\(name)' has no request '\(type)'; it handles: \(definition.requests.joined(separator: ", "))"))))
+            stream = .fail(LuaStreamError(.string(LuaString("interactor '\(name)' has no request '\(type)'; it handles: \(definition.requests.joined(separator: ", "))")), location: caller))
         } else {
             do {
                 stream = try bridge.lua.call(bridge.dispatch.request, [.ref(definition.table), .value(.string(LuaString(type))), .value(request), env.map { .ref($0) } ?? .value(.nil)]) { slots in
@@ -49,7 +50,7 @@ public final class RequestInteractor: @unchecked Sendable {
     package static func methods(_ bridge: LuaBridge) -> [String: LuaFunction] {
         ["perform": { [unowned bridge] args in
             guard let interactor = args.object(1, as: RequestInteractor.self) else { throw args.bad(1, "perform", "interactor") }
-            return [bridge.push(interactor.perform(try args.value(2, path: "request")))]
+            return [bridge.push(interactor.perform(try args.value(2, path: "request"), caller: args.callerLocation))]
         }]
     }
 }

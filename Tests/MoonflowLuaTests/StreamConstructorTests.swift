@@ -23,12 +23,12 @@ final class StreamConstructorTests: XCTestCase {
         XCTAssertFalse(h.feature.isIdle, "a never-ending stream is still in flight")
     }
 
-    func testFailReportsItsValueAsAnErrorWithThePluginLocation() throws {
+    func testFailReportsItsValueAsAnErrorWithWhereItWasCalled() throws {
         let h = try Harness(["probe/init.lua": Probe.source("return mf.fail('boom')")])
         try h.load()
         try h.send(["type": "go"])
         XCTAssertEqual(h.log.values, ["0:error:boom"])
-        XCTAssertEqual(h.log.errors.first?.location, h.path("probe/init.lua"))
+        XCTAssertEqual(h.log.errors.first?.location, h.path("probe/init.lua") + ":10", "the line that called mf.fail")
         XCTAssertEqual(h.state["seen"]?.tableValue?.isEmpty, true, "a failed stream changes nothing")
     }
 

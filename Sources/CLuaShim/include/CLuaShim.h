@@ -147,6 +147,10 @@ int mf_setglobal(lua_State *L, const char *name);
 /// Pushes a global. Protected (runs _ENV metamethods).
 int mf_getglobal(lua_State *L, const char *name);
 
+/// `file:line` of the function `level` frames up (1: the caller of the running
+/// C function) into `buf`. Returns 0 when unknown (a C function, no line).
+int mf_where(lua_State *L, int level, char *buf, size_t size);
+
 // MARK: - Profiles
 
 /// Applies the sandboxed profile: removes os.execute & co, io, debug,
