@@ -89,19 +89,50 @@ extension LuaState {
 
     /// Pushes `values` on `L`'s stack. Pushes nothing and throws on failure.
     func push(_ values: [LuaPush], on L: OpaquePointer) throws {
+        if values.isEmpty { return }
+        if try pushDirectly(values, on: L) { return }
         var builder = PushBuilder()
         for v in values { try builder.add(v, state: self) }
-        try push(builder, on: L)
+        try push(&builder, on: L)
     }
 
     func push(_ value: LuaValue, on L: OpaquePointer) throws {
         var builder = PushBuilder()
         try builder.add(value, depth: 0)
-        try push(builder, on: L)
+        try push(&builder, on: L)
     }
 
-    func push(_ builder: PushBuilder, on L: OpaquePointer) throws {
-        var builder = builder
+    /// Pushes `values` without a protected call when every one is a registry reference or a
+    /// value that needs no allocation in Lua (nil, a boolean, a number): those pushes cannot
+    /// raise once the stack has room. Returns false, having pushed nothing, otherwise.
+    /// Stack effect: pushes `values.count` (or nothing).
+    private func pushDirectly(_ values: [LuaPush], on L: OpaquePointer) throws -> Bool {
+        for value in values {
+            switch value {
+            case .value(.nil), .value(.boolean), .value(.integer), .value(.number): continue
+            case .ref(let r):
+                guard r.state === self else {
+                    throw LuaError.conversion(path: "argument", reason: "a value from another Lua state cannot cross into this one")
+                }
+            default: return false
+            }
+        }
+        guard mf_checkstack(L, Int32(values.count)) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        for value in values {
+            switch value {
+            case .value(.boolean(let b)): lua_pushboolean(L, b ? 1 : 0)
+            case .value(.integer(let i)): lua_pushinteger(L, i)
+            case .value(.number(let d)): lua_pushnumber(L, d)
+            case .ref(let r): mf_rawgeti_registry(L, lua_Integer(r.ref))
+            default: lua_pushnil(L)
+            }
+        }
+        return true
+    }
+
+    /// Runs the builder's operations in one protected call. Stack effect: pushes the values
+    /// the builder describes, or nothing when it throws.
+    func push(_ builder: inout PushBuilder, on L: OpaquePointer) throws {
         let top = mf_gettop(L)
         // Swift functions first: each is its own protected call, leaving a closure
         // on the stack that the ops then take through a registry ref.
@@ -121,6 +152,7 @@ extension LuaState {
         }
         defer { for r in functionRefs { mf_unref(L, r) } }
         var pushed: Int32 = 0
+        let objects = builder.objects
         let status: Int32 = builder.bytes.withUnsafeBufferPointer { raw in
             let base = UnsafeRawPointer(raw.baseAddress).map { $0.assumingMemoryBound(to: CChar.self) }
             return builder.ops.withUnsafeMutableBufferPointer { ops in
@@ -128,7 +160,7 @@ extension LuaState {
                     if ops[k].code == Int32(MF_OP_STR.rawValue) {
                         ops[k].s = base.map { $0 + Int(ops[k].i) } ?? UnsafePointer(bitPattern: 1)
                     } else if ops[k].code == Int32(MF_OP_OBJECT.rawValue) {
-                        ops[k].s = UnsafePointer(builder.objects.first { $0.index == k }!.pointer.assumingMemoryBound(to: CChar.self))
+                        ops[k].s = UnsafePointer(objects.first { $0.index == k }!.pointer.assumingMemoryBound(to: CChar.self))
                     }
                 }
                 return mf_push_ops(L, ops.baseAddress, Int32(ops.count), &pushed)

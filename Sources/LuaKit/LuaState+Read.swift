@@ -5,20 +5,152 @@ extension LuaState {
     /// Copies the value at `idx` into Swift using raw access only: no
     /// metamethod runs, nothing allocates in Lua, nothing raises.
     ///
-    /// - Parameter path: how to name the value in errors (`state`, `action`).
+    /// - Parameter path: how to name the value in errors (`state`, `action`);
+    ///   evaluated only for an error.
     /// - Throws: `LuaError.conversion` naming the path of a function, userdata,
     ///   thread, cycle, NaN key or too-deep nesting.
-    func read(_ L: OpaquePointer, _ idx: Int32, path: String) throws -> LuaValue {
-        var visiting = Set<UnsafeRawPointer>()
-        return try read(L, mf_absindex(L, idx), path: Path(root: path), visiting: &visiting, depth: 0)
+    func read(_ L: OpaquePointer, _ idx: Int32, path: @autoclosure () -> String) throws -> LuaValue {
+        var reader = ValueReader(L: L)
+        do {
+            return try reader.value(at: mf_absindex(L, idx), depth: 0)
+        } catch {
+            throw LuaError.conversion(path: Path(root: path(), parts: error.keys.reversed()).description, reason: error.reason)
+        }
+    }
+}
+
+/// Why a read stopped, and where: the keys from the failing value up to the root, each
+/// table level adding its own while the error passes through (a read that succeeds keeps
+/// no path at all).
+struct ReadFailure: Error {
+    var keys: [LuaValue] = []
+    let reason: String
+}
+
+/// One copy of a Lua value into Swift (`LuaState.read`). Leaves the stack as it found it.
+///
+/// Nothing here allocates in Lua, so no garbage collection step can run while it
+/// reads: every string stays where it is, and a string's address identifies it
+/// for the whole read (the cache below relies on that).
+struct ValueReader {
+    let L: OpaquePointer
+    /// The tables being read (those on the current path), to refuse cycles. As deep as the
+    /// nesting, so a linear scan costs less than hashing.
+    private var open: [UnsafeRawPointer] = []
+    /// Strings copied in this read, by address: the same key in every row of a list is one
+    /// interned Lua string, copied once and shared (`LuaString` is copy-on-write).
+    private var strings = StringCache()
+
+    /// Stands for the key of an entry in a path while the key itself is read.
+    private static let keyMarker = LuaValue.string(LuaString("(key)"))
+
+    init(L: OpaquePointer) {
+        self.L = L
     }
 
-    /// A lazily rendered path (`state.items[3].owner`): built only for errors.
+    /// The value at absolute index `idx`. Stack effect: none.
+    mutating func value(at idx: Int32, depth: Int) throws(ReadFailure) -> LuaValue {
+        switch mf_type(L, idx) {
+        case LUA_TNIL, LUA_TNONE: return .nil
+        case LUA_TBOOLEAN: return .boolean(lua_toboolean(L, idx) != 0)
+        case LUA_TNUMBER:
+            if mf_isinteger(L, idx) != 0 { return .integer(lua_tointegerx(L, idx, nil)) }
+            return .number(lua_tonumberx(L, idx, nil))
+        case LUA_TSTRING:
+            var len = 0
+            let p = mf_tostring_raw(L, idx, &len)!
+            return .string(strings.string(at: UnsafeRawPointer(p), count: len))
+        case LUA_TTABLE:
+            return try table(at: idx, depth: depth)
+        case let t:
+            let name = String(cString: lua_typename(L, t))
+            throw ReadFailure(reason: "a \(name) cannot be copied out of Lua (only nil, booleans, numbers, strings and tables can)")
+        }
+    }
+
+    /// The table at absolute index `idx`. Stack effect: none (restored on errors too).
+    private mutating func table(at idx: Int32, depth: Int) throws(ReadFailure) -> LuaValue {
+        guard depth < LuaState.maxDepth else {
+            throw ReadFailure(reason: "nested deeper than \(LuaState.maxDepth) levels")
+        }
+        let identity = mf_topointer(L, idx)!
+        guard !open.contains(identity) else {
+            throw ReadFailure(reason: "a cycle: this table contains itself")
+        }
+        guard mf_checkstack(L, 4) != 0 else {
+            throw ReadFailure(reason: "nested too deeply for the Lua stack")
+        }
+        open.append(identity)
+        let top = mf_gettop(L)
+        defer {
+            mf_settop(L, top)
+            open.removeLast()
+        }
+        var table = LuaTable()
+        table.isJSONArray = mf_is_json_array(L, idx) != 0
+        // Sequence part: 1...n while values are present.
+        let border = lua_Integer(mf_rawlen(L, idx))
+        if border > 0 {
+            table.array.reserveCapacity(Int(border))
+            var i: lua_Integer = 1
+            while i <= border {
+                if mf_rawgeti(L, idx, i) == LUA_TNIL { mf_pop(L, 1); break }
+                let element: LuaValue
+                do { element = try value(at: top + 1, depth: depth + 1) } catch {
+                    throw error.under(.integer(i))
+                }
+                mf_pop(L, 1)
+                table.array.append(element)
+                i += 1
+            }
+        }
+        let n = lua_Integer(table.array.count)
+        // A table without a sequence part is a record: size its dictionary once, not by doubling.
+        if n == 0 {
+            var count = 0
+            lua_pushnil(L)
+            while mf_next(L, idx) != 0 { mf_pop(L, 1); count += 1 }
+            if count > 0 { table.hash = Dictionary(minimumCapacity: count) }
+        }
+        lua_pushnil(L)
+        while mf_next(L, idx) != 0 {
+            // stack: key (top + 1), value (top + 2)
+            if n > 0 && mf_isinteger(L, top + 1) != 0 {
+                let k = lua_tointegerx(L, top + 1, nil)
+                if k >= 1 && k <= n { mf_pop(L, 1); continue }
+            }
+            let key: LuaValue
+            do { key = try value(at: top + 1, depth: depth + 1) } catch {
+                throw error.under(ValueReader.keyMarker)
+            }
+            if case .number(let d) = key, d.isNaN {
+                throw ReadFailure(reason: "a NaN key")
+            }
+            let element: LuaValue
+            do { element = try value(at: top + 2, depth: depth + 1) } catch {
+                throw error.under(key)
+            }
+            mf_pop(L, 1)
+            table.hash[key] = element
+        }
+        return .table(table)
+    }
+}
+
+extension ReadFailure {
+    /// The same failure one level up: inside the entry at `key`.
+    func under(_ key: LuaValue) -> ReadFailure {
+        var failure = self
+        failure.keys.append(key)
+        return failure
+    }
+}
+
+extension LuaState {
+    /// A path into a value (`state.items[3].owner`), rendered for error messages.
     struct Path {
         let root: String
         var parts: [LuaValue] = []
-
-        func appending(_ key: LuaValue) -> Path { var p = self; p.parts.append(key); return p }
 
         var description: String {
             var s = root
@@ -33,87 +165,32 @@ extension LuaState {
             return s
         }
     }
+}
 
-    private func read(_ L: OpaquePointer, _ idx: Int32, path: Path, visiting: inout Set<UnsafeRawPointer>, depth: Int) throws -> LuaValue {
-        let idx = idx < 0 ? mf_absindex(L, idx) : idx
-        switch mf_type(L, idx) {
-        case LUA_TNIL, LUA_TNONE: return .nil
-        case LUA_TBOOLEAN: return .boolean(lua_toboolean(L, idx) != 0)
-        case LUA_TNUMBER:
-            if mf_isinteger(L, idx) != 0 { return .integer(lua_tointegerx(L, idx, nil)) }
-            return .number(lua_tonumberx(L, idx, nil))
-        case LUA_TSTRING:
-            var len = 0
-            let p = mf_tostring_raw(L, idx, &len)!
-            return .string(LuaString(bytes: Array(UnsafeRawBufferPointer(start: p, count: len))))
-        case LUA_TTABLE:
-            return try readTable(L, idx, path: path, visiting: &visiting, depth: depth)
-        case let t:
-            let name = String(cString: lua_typename(L, t))
-            throw LuaError.conversion(path: path.description, reason: "a \(name) cannot be copied out of Lua (only nil, booleans, numbers, strings and tables can)")
-        }
-    }
+/// Direct-mapped cache of the strings one read has copied, keyed by their address in Lua.
+/// A hit shares the earlier copy; a miss copies the bytes and takes the slot. Small reads
+/// (an action, a mutation) never pay for the slots: they are made after the first few copies.
+private struct StringCache {
+    private static let slots = 64
+    private static let copiesBeforeCaching = 8
+    private var copies = 0
+    private var addresses: [UnsafeRawPointer?] = []
+    private var values: [LuaString] = []
 
-    private func readTable(_ L: OpaquePointer, _ idx: Int32, path: Path, visiting: inout Set<UnsafeRawPointer>, depth: Int) throws -> LuaValue {
-        guard depth < LuaState.maxDepth else {
-            throw LuaError.conversion(path: path.description, reason: "nested deeper than \(LuaState.maxDepth) levels")
-        }
-        let identity = mf_topointer(L, idx)!
-        guard visiting.insert(identity).inserted else {
-            throw LuaError.conversion(path: path.description, reason: "a cycle: this table contains itself")
-        }
-        defer { visiting.remove(identity) }
-        guard mf_checkstack(L, 4) != 0 else {
-            throw LuaError.conversion(path: path.description, reason: "nested too deeply for the Lua stack")
-        }
-        var table = LuaTable()
-        table.isJSONArray = mf_is_json_array(L, idx) != 0
-        // Sequence part: 1...n while values are present.
-        let border = mf_rawlen(L, idx)
-        if border > 0 {
-            table.array.reserveCapacity(Int(border))
-            var i: lua_Integer = 1
-            while i <= lua_Integer(border) {
-                if mf_rawgeti(L, idx, i) == LUA_TNIL { mf_pop(L, 1); break }
-                let v = try readPopping(L, path: path.appending(.integer(i)), visiting: &visiting, depth: depth + 1)
-                table.array.append(v)
-                i += 1
+    mutating func string(at address: UnsafeRawPointer, count: Int) -> LuaString {
+        guard copies >= StringCache.copiesBeforeCaching else {
+            copies += 1
+            if copies == StringCache.copiesBeforeCaching {
+                addresses = Array(repeating: nil, count: StringCache.slots)
+                values = Array(repeating: LuaString(bytes: []), count: StringCache.slots)
             }
+            return LuaString(bytes: Array(UnsafeRawBufferPointer(start: address, count: count)))
         }
-        let n = lua_Integer(table.array.count)
-        lua_pushnil(L)
-        while mf_next(L, idx) != 0 {
-            // stack: key, value
-            if mf_isinteger(L, -2) != 0 {
-                let k = lua_tointegerx(L, -2, nil)
-                if k >= 1 && k <= n { mf_pop(L, 1); continue }
-            }
-            let key: LuaValue
-            do {
-                key = try read(L, -2, path: path.appending(.string("(key)")), visiting: &visiting, depth: depth + 1)
-            } catch {
-                mf_pop(L, 2)
-                throw error
-            }
-            if case .number(let d) = key, d.isNaN {
-                mf_pop(L, 2)
-                throw LuaError.conversion(path: path.description, reason: "a NaN key")
-            }
-            let value: LuaValue
-            do {
-                value = try read(L, -1, path: path.appending(key), visiting: &visiting, depth: depth + 1)
-            } catch {
-                mf_pop(L, 2)
-                throw error
-            }
-            mf_pop(L, 1)
-            table.hash[key] = value
-        }
-        return .table(table)
-    }
-
-    private func readPopping(_ L: OpaquePointer, path: Path, visiting: inout Set<UnsafeRawPointer>, depth: Int) throws -> LuaValue {
-        defer { mf_pop(L, 1) }
-        return try read(L, mf_gettop(L), path: path, visiting: &visiting, depth: depth)
+        let slot = Int((UInt(bitPattern: address) >> 4) & UInt(StringCache.slots - 1))
+        if addresses[slot] == address { return values[slot] }
+        let copy = LuaString(bytes: Array(UnsafeRawBufferPointer(start: address, count: count)))
+        addresses[slot] = address
+        values[slot] = copy
+        return copy
     }
 }
