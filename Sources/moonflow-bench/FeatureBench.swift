@@ -41,6 +41,7 @@ func featureBench() {
     let c = attempt("(c) batches") { try moonflowCounter(budgets, actions: actions, runs: runs, batch: 1000) }
     let each = attempt("(c) send + advance") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1) }
     let free = attempt("(c) no budgets") { try moonflowCounter(unbudgeted, actions: few, runs: runs, batch: 1000) }
+    let bridgeOnly = attempt("(c) on LuaKit alone") { try luaKitCounter(actions: actions, runs: runs) }
     let d = nativeCounter(actions: actions, runs: runs)
 
     print(row("(a) pure Lua loop under lua5.4", a, "ns/action"))
@@ -49,6 +50,7 @@ func featureBench() {
     print(row("(c) Moonflow: send 1,000, advance(by: 0)", c, "ns/action"))
     print(row("    (c) send, advance(by: 0) each [\(few)]", each, "ns/action"))
     print(row("    (c) no time/memory budget [\(few)]", free, "ns/action"))
+    print(row("    (c)'s Lua calls on LuaKit alone", bridgeOnly, "ns/action"))
     print(row("(d) native Swift reducer via Interactor", d, "ns/action"))
     print(ratioRow("c/a", c, a))
     print(ratioRow("c/b", c, b))
@@ -87,6 +89,38 @@ func moonflowCounter(_ configuration: FeatureHost.Configuration, actions: Int, r
     if let failed { throw failed }
     guard sink.count == Int64(actions * runs) else {
         throw BenchError("the observer saw count \(sink.count), expected \(actions * runs)")
+    }
+    return ns
+}
+
+/// What (c) asks of the bridge per action, with no loop around it: call handle with the
+/// action, copy the mutation out, call reduce with it, copy the state out, read `count`.
+/// The state table stays in Lua; budgets as the host's defaults.
+///
+/// - Returns: the median ns per action of `runs` runs of `actions` actions.
+func luaKitCounter(actions: Int, runs: Int) throws -> Double {
+    let lua = try LuaState(memoryLimit: 512 << 20, timeLimitMs: 1000)
+    let loader = try lua.call(try lua.load(file: BenchEnvironment.path("bench/counter_def.lua")), []) { try $0.ref(1) }
+    let plugin = LuaPush.value(.string(LuaString(BenchEnvironment.path("plugins/counter/init.lua"))))
+    let definition = try lua.call(loader, [plugin]) { try $0.ref(1) }
+    let handle = try lua.rawGet(definition, "handle") { try $0.function(1) }
+    let reduce = try lua.rawGet(definition, "reduce") { try $0.function(1) }
+    let state = try lua.ref(.value(["count": 0]))
+    let action: LuaValue = ["type": "increment"]
+    let sink = CountSink()
+    var failed: (any Error)?
+    let ns = medianNanos(runs: runs, iterations: actions) { n in
+        do {
+            for _ in 0..<n {
+                let mutation = try lua.call(handle, [.value(action), .ref(state)]) { try $0.value(1, path: "mutation") }
+                let snapshot = try lua.call(reduce, [.ref(state), .value(mutation)]) { try $0.value(1, path: "state") }
+                sink.count = snapshot["count"]?.intValue ?? -1
+            }
+        } catch { failed = error }
+    }
+    if let failed { throw failed }
+    guard sink.count == Int64(actions * runs) else {
+        throw BenchError("the state's count is \(sink.count), expected \(actions * runs)")
     }
     return ns
 }
