@@ -79,7 +79,7 @@ public final class FeatureRun: @unchecked Sendable {
         }
         start = Date()
         host.perform {
-            _ = feature.events.observe { [unowned self] event in self.emit(event) }
+            feature.outlet.add { [unowned self] event in self.emit(event) }
             feature.start()
         }
         switch options.clock {

@@ -21,8 +21,7 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
     public let source: String
     /// The children, in name order.
     public let children: [(name: String, feature: RunningFeature)]
-    public let events: Signal<FeatureEvent>
-    private let input: Observer<FeatureEvent>
+    public let outlet = EventOutlet()
     private var seq = 0
     private let lock = NSLock()
     private var _state: LuaValue = .nil
@@ -35,13 +34,10 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         self.bridge = bridge
         self.source = source
         self.children = children.sorted { $0.0 < $1.0 }.map { (name: $0.0, feature: $0.1) }
-        (events, input) = Signal<FeatureEvent>.pipe()
         hasMapEffect = try bridge.lua.rawGet(definition.table, "mapEffect") { $0.isFunction(1) }
         _state = try combine()
         for (childName, child) in self.children {
-            if let d = child.events.observe(Observer { [weak self] event in
-                if case .value(let e) = event { self?.childEvent(childName, e) }
-            }) { subscriptions.append(d) }
+            subscriptions.append(child.outlet.add { [weak self] event in self?.childEvent(childName, event) })
         }
     }
 
@@ -57,7 +53,7 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
     public var isIdle: Bool { children.allSatisfy { $0.feature.isIdle } }
 
     public func start() {
-        input.send(value: .state(state, seq: 0))
+        outlet.send(.state(state, seq: 0))
     }
 
     public func cancel(actionType: String?) {
@@ -82,7 +78,7 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
             throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' to unknown child '\(childName)'; children: \(children.map(\.name).joined(separator: ", "))")), location: source)
         }
         try child.send(childAction)
-        input.send(value: .action(action))
+        outlet.send(.action(action))
     }
 
     // MARK: - Children's events
@@ -93,33 +89,33 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
             break  // the parent's action was reported when it was routed
         case .mutation(let m, _):
             seq += 1
-            input.send(value: .mutation(m, seq: seq))
+            outlet.send(.mutation(m, seq: seq))
         case .state(_, let childSeq):
             guard childSeq > 0 else { return }
             do {
                 let combined = try combine()
                 lock.lock(); _state = combined; lock.unlock()
-                input.send(value: .state(combined, seq: seq))
+                outlet.send(.state(combined, seq: seq))
             } catch {
                 let (message, location) = FeatureErrors.describe(error, fallback: source)
-                input.send(value: .error(message: message, location: location))
+                outlet.send(.error(message: message, location: location))
             }
         case .effect(let e, _):
             guard hasMapEffect else {
-                input.send(value: .effect(e, from: effectSource ?? childName))
+                outlet.send(.effect(e, from: effectSource ?? childName))
                 return
             }
             do {
                 let mapped = try bridge.lua.call(bridge.dispatch.mapEffect, [.ref(definition.table), .value(.string(LuaString(childName))), .value(e)]) {
                     try $0.value(1, path: "effect")
                 }
-                if !mapped.isNil { input.send(value: .effect(mapped, from: effectSource ?? childName)) }
+                if !mapped.isNil { outlet.send(.effect(mapped, from: effectSource ?? childName)) }
             } catch {
                 let (message, location) = FeatureErrors.describe(error, fallback: source)
-                input.send(value: .error(message: message, location: location))
+                outlet.send(.error(message: message, location: location))
             }
         case .error, .log, .reload:
-            input.send(value: event)
+            outlet.send(event)
         }
     }
 

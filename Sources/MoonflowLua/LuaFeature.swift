@@ -29,9 +29,9 @@ public final class LuaFeature: @unchecked Sendable {
     }
     private var seq = 0
     private let dispatch: LuaDispatch
-    /// Every event, in loop order, on the bridge's scheduler.
-    public let events: Signal<FeatureEvent>
-    private let eventInput: Observer<FeatureEvent>
+    /// Every event, in loop order, on the bridge's scheduler (listeners called directly).
+    public let outlet = EventOutlet()
+    private var reportsActionsInHandle = true
     public private(set) var interactor: Interactor<LuaValue, LuaValue, LuaValue, LuaValue>!
     private var disposables = CompositeDisposable()
     /// Tag put on outward effects (the child's name under mf.compose).
@@ -45,7 +45,6 @@ public final class LuaFeature: @unchecked Sendable {
         self.dispatch = bridge.dispatch
         self._snapshot = definition.initial
         self.stateTable = try bridge.lua.ref(.value(definition.initial))
-        (events, eventInput) = Signal<FeatureEvent>.pipe()
         interactor = Interactor<LuaValue, LuaValue, LuaValue, LuaValue>(
             initial: definition.initial,
             context: context,
@@ -58,16 +57,20 @@ public final class LuaFeature: @unchecked Sendable {
             handle: { [weak self] action, _ in self?.handle(action) ?? Handled.none },
             reduce: { [weak self] state, mutation in try self?.reduce(&state, mutation) },
             effects: { [weak self] effect, _ in self?.effect(effect) })
-        // Every action the loop takes, including those a strategy then drops (exhaust).
-        disposables += interactor.actions.observe { [weak self] traced in
-            self?.eventInput.send(value: .action(traced.value))
+        // Every action the loop takes, including those `exhaust` then drops: from the
+        // loop's action trace when some action is exhausted, else from `handle` (cheaper).
+        reportsActionsInHandle = !definition.strategies.values.contains(.exhaust)
+        if !reportsActionsInHandle {
+            disposables += interactor.actions.observe { [weak self] traced in
+                self?.outlet.send(.action(traced.value))
+            }
         }
         disposables += interactor.errors.observe { [weak self] failure in
             self?.report(failure.error)
         }
         disposables += interactor.effects.observe { [weak self] traced in
             guard let self else { return }
-            self.eventInput.send(value: .effect(traced.value, from: self.effectSource))
+            self.outlet.send(.effect(traced.value, from: self.effectSource))
         }
     }
 
@@ -81,7 +84,7 @@ public final class LuaFeature: @unchecked Sendable {
 
     /// Emits the initial state event (seq 0). The host calls it once observers are attached.
     public func start() {
-        eventInput.send(value: .state(snapshot, seq: 0))
+        outlet.send(.state(snapshot, seq: 0))
     }
 
     /// Validates `action` against the declared actions and queues it.
@@ -104,6 +107,7 @@ public final class LuaFeature: @unchecked Sendable {
     // MARK: - The loop's three callbacks
 
     private func handle(_ action: LuaValue) -> Handled<LuaValue> {
+        if reportsActionsInHandle { outlet.send(.action(action)) }
         do {
             return try bridge.lua.call(dispatch.handle, [.ref(definition.table), .value(action), .ref(stateTable), .ref(env)]) { slots in
                 if slots.count == 0 || slots.isNil(1) { return .none }
@@ -147,8 +151,8 @@ public final class LuaFeature: @unchecked Sendable {
             snapshot = newSnapshot
             state = newSnapshot
             seq += 1
-            eventInput.send(value: .mutation(mutation, seq: seq))
-            eventInput.send(value: .state(newSnapshot, seq: seq))
+            outlet.send(.mutation(mutation, seq: seq))
+            outlet.send(.state(newSnapshot, seq: seq))
             return effect
         } catch {
             // Roll back: the table may have been changed in place before the failure.
@@ -173,17 +177,17 @@ public final class LuaFeature: @unchecked Sendable {
 
     private func report(_ error: any Error) {
         let (message, location) = FeatureErrors.describe(error, fallback: source)
-        eventInput.send(value: .error(message: message, location: location))
+        outlet.send(.error(message: message, location: location))
     }
 
     /// Reports an error that happened outside the loop (input, reload).
     public func reportError(_ message: String, location: String?) {
-        eventInput.send(value: .error(message: message, location: location))
+        outlet.send(.error(message: message, location: location))
     }
 
     /// Reports a log line (an interactor's failure) as a `.log` event.
     package func log(_ message: String, location: String?) {
-        eventInput.send(value: .log(message: message, location: location))
+        outlet.send(.log(message: message, location: location))
     }
 }
 

@@ -6,8 +6,9 @@ import Streams
 public protocol RunningFeature: AnyObject, Sendable {
     /// The definition's name.
     var name: String { get }
-    /// Every event, in loop order, on the host's state executor.
-    var events: Signal<FeatureEvent> { get }
+    /// Every event, in loop order, on the host's state executor: `outlet.add`
+    /// for a plain listener, `events` for a signal.
+    var outlet: EventOutlet { get }
     /// The current state snapshot (any thread).
     var state: LuaValue { get }
     /// Whether nothing is queued or running.
@@ -21,6 +22,11 @@ public protocol RunningFeature: AnyObject, Sendable {
     func cancel(actionType: String?)
     /// Tags outward effects with a source name (set by a parent composition).
     var effectSource: String? { get set }
+}
+
+extension RunningFeature {
+    /// Every event as a hot signal (made on first use).
+    public var events: Signal<FeatureEvent> { outlet.signal }
 }
 
 extension LuaFeature: RunningFeature {

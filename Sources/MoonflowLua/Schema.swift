@@ -52,10 +52,27 @@ public struct Schema: Sendable {
             shapes[name.description] = shape
         }
         self.shapes = shapes
+        compile()
     }
 
     /// The declared names, sorted.
     public var names: [String] { shapes.keys.sorted() }
+
+    /// Per name, what validation walks: the fields in name order with their keys
+    /// already made, and the set of allowed keys (computed once, not per value).
+    private struct Compiled: Sendable {
+        let fields: [(key: LuaValue, name: String, field: Field)]
+        let allowed: Set<LuaValue>
+    }
+    private var compiled: [LuaString: Compiled] = [:]
+    private static let typeKey: LuaValue = "type"
+
+    private mutating func compile() {
+        for (name, shape) in shapes {
+            let fields = shape.sorted { $0.key < $1.key }.map { (key: LuaValue.string(LuaString($0.key)), name: $0.key, field: $0.value) }
+            compiled[LuaString(name)] = Compiled(fields: fields, allowed: Set(fields.map(\.key) + [Schema.typeKey]))
+        }
+    }
 
     /// Checks `value` against its declaration.
     ///
@@ -66,15 +83,16 @@ public struct Schema: Sendable {
         guard case .table(let t) = value else {
             throw SchemaError("\(Schema.withArticle(kind)) must be a table with a string 'type' (got \(value.typeName))")
         }
-        guard case .string(let typeString) = t["type"] else {
+        guard case .string(let typeString) = t[Schema.typeKey] else {
             throw SchemaError("\(Schema.withArticle(kind)) needs a string field 'type' naming it (got \(t["type"].typeName)); declared: \(names.joined(separator: ", "))")
         }
-        let name = typeString.description
-        guard let shape = shapes[name] else {
+        guard let shape = compiled[typeString] else {
+            let name = typeString.description
             throw SchemaError("undeclared \(kind) '\(name)'; declared \(kind)s: \(names.joined(separator: ", ")). Add it to the feature's `\(kind)s` table")
         }
-        for (fieldName, field) in shape.sorted(by: { $0.key < $1.key }) {
-            let v = t[fieldName]
+        let name = typeString.description
+        for (key, fieldName, field) in shape.fields {
+            let v = t[key]
             if v.isNil {
                 if field.optional { continue }
                 throw SchemaError("\(kind) '\(name)': missing field '\(fieldName)' (\(field.type.rawValue))")
@@ -83,13 +101,11 @@ public struct Schema: Sendable {
                 throw SchemaError("\(kind) '\(name)': field '\(fieldName)' must be \(article(field.type)) \(field.type.rawValue) (got \(describe(v)))")
             }
         }
-        for (key, _) in t.hash {
+        for (key, _) in t.hash where !shape.allowed.contains(key) {
             guard case .string(let k) = key else {
                 throw SchemaError("\(kind) '\(name)': unexpected key [\(key)]")
             }
-            if k.description != "type" && shape[k.description] == nil {
-                throw SchemaError("\(kind) '\(name)': undeclared field '\(k)'; declared fields: \(shape.keys.sorted().joined(separator: ", "))")
-            }
+            throw SchemaError("\(kind) '\(name)': undeclared field '\(k)'; declared fields: \(shape.fields.map(\.name).joined(separator: ", "))")
         }
         if !t.array.isEmpty { throw SchemaError("\(kind) '\(name)': unexpected list items; use named fields") }
         return name

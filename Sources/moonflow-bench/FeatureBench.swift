@@ -59,7 +59,7 @@ func featureBench() {
 }
 
 /// plugins/counter through `FeatureHost` on the virtual clock: `batch` sends, then
-/// `advance(by: 0)` runs them, one observer on `events` reading `count` from each new state.
+/// `advance(by: 0)` runs them, one listener on `outlet` reading `count` from each new state.
 ///
 /// - Returns: the median ns per action of `runs` runs of `actions` actions.
 /// - Throws: when the plugin does not load or the observer missed a state.
@@ -68,10 +68,10 @@ func moonflowCounter(_ configuration: FeatureHost.Configuration, actions: Int, r
     guard let clock = host.testScheduler else { throw BenchError("the host is not on the virtual clock") }
     let feature = try host.load("counter")
     let sink = CountSink()
-    let observation = feature.events.observe(value: { event in
+    let observation = feature.outlet.add { event in
         if case .state(let state, let seq) = event, seq > 0 { sink.count = state["count"]?.intValue ?? -1 }
-    })
-    defer { observation?.dispose() }
+    }
+    defer { observation.dispose() }
     feature.start()
     let action: LuaValue = ["type": "increment"]
     var failed: (any Error)?

@@ -35,12 +35,12 @@ private func publishNanos(actions: Int, runs: Int) throws -> Double {
     guard let clock = host.testScheduler else { throw BenchError("the host is not on the virtual clock") }
     let feature = try host.load(BenchEnvironment.path("bench/rows_feature.lua"))
     let arrival = Arrival()
-    let observation = feature.events.observe(value: { event in
+    let observation = feature.outlet.add { event in
         guard case .state(let state, let seq) = event, seq > 0 else { return }
         arrival.at = DispatchTime.now().uptimeNanoseconds
         arrival.score = state["rows"]?[0]?["score"]?.doubleValue ?? -1
-    })
-    defer { observation?.dispose() }
+    }
+    defer { observation.dispose() }
     feature.start()
     let action: LuaValue = ["type": "touch", "id": 1]
     var samples: [Double] = []
