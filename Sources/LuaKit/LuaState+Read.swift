@@ -1,4 +1,5 @@
 import CLua
+import Foundation
 import CLuaShim
 
 extension LuaState {
@@ -36,13 +37,14 @@ struct ValueReader {
     let L: OpaquePointer
     /// The tables being read (those on the current path), to refuse cycles. As deep as the
     /// nesting, so a linear scan costs less than hashing.
-    private var open: [UnsafeRawPointer] = []
+    fileprivate(set) var open: [UnsafeRawPointer] = []
     /// Strings copied in this read, by address: the same key in every row of a list is one
     /// interned Lua string, copied once and shared (`LuaString` is copy-on-write).
     private var strings = StringCache()
 
     /// Stands for the key of an entry in a path while the key itself is read.
     private static let keyMarker = LuaValue.string(LuaString("(key)"))
+    static var keyMarkerValue: LuaValue { keyMarker }
 
     init(L: OpaquePointer) {
         self.L = L
@@ -134,6 +136,148 @@ struct ValueReader {
             table.hash[key] = element
         }
         return .table(table)
+    }
+}
+
+// MARK: - Refreshing a snapshot: copy only what changed
+
+extension ValueReader {
+    /// The value at `idx` compared with `old`, its earlier copy: nil when they are
+    /// equal (the caller keeps `old`, sharing its storage), otherwise the new value,
+    /// which reuses every unchanged subtree of `old`. Nothing is allocated for the
+    /// unchanged parts. Stack effect: none.
+    mutating func refreshed(_ old: LuaValue, at idx: Int32, depth: Int) throws(ReadFailure) -> LuaValue? {
+        switch mf_type(L, idx) {
+        case LUA_TNIL, LUA_TNONE:
+            return old.isNil ? nil : .nil
+        case LUA_TBOOLEAN:
+            let b = lua_toboolean(L, idx) != 0
+            if case .boolean(let o) = old, o == b { return nil }
+            return .boolean(b)
+        case LUA_TNUMBER:
+            if mf_isinteger(L, idx) != 0 {
+                let i = lua_tointegerx(L, idx, nil)
+                if case .integer(let o) = old, o == i { return nil }
+                return .integer(i)
+            }
+            let d = lua_tonumberx(L, idx, nil)
+            if case .number(let o) = old, o.bitPattern == d.bitPattern { return nil }
+            return .number(d)
+        case LUA_TSTRING:
+            var len = 0
+            let p = mf_tostring_raw(L, idx, &len)!
+            if case .string(let o) = old, o.bytes.count == len,
+               o.bytes.withUnsafeBytes({ len == 0 || memcmp($0.baseAddress!, p, len) == 0 }) {
+                return nil
+            }
+            return try value(at: idx, depth: depth)
+        case LUA_TTABLE:
+            guard case .table(let table) = old else { return try value(at: idx, depth: depth) }
+            switch try refreshedTable(table, at: idx, depth: depth) {
+            case .unchanged: return nil
+            case .changed(let value): return value
+            case .reread: return try value(at: idx, depth: depth)
+            }
+        default:
+            return try value(at: idx, depth: depth)
+        }
+    }
+
+    private enum Refresh {
+        case unchanged
+        case changed(LuaValue)
+        /// Keys moved between the sequence and the rest, or went away: copy it whole.
+        case reread
+    }
+
+    private mutating func refreshedTable(_ old: LuaTable, at idx: Int32, depth: Int) throws(ReadFailure) -> Refresh {
+        guard depth < LuaState.maxDepth else {
+            throw ReadFailure(reason: "nested deeper than \(LuaState.maxDepth) levels")
+        }
+        let identity = mf_topointer(L, idx)!
+        guard !open.contains(identity) else {
+            throw ReadFailure(reason: "a cycle: this table contains itself")
+        }
+        guard mf_checkstack(L, 4) != 0 else {
+            throw ReadFailure(reason: "nested too deeply for the Lua stack")
+        }
+        open.append(identity)
+        let top = mf_gettop(L)
+        defer {
+            mf_settop(L, top)
+            open.removeLast()
+        }
+        // Sequence part: compare element by element; any change of length re-reads.
+        var changedElements: [(Int, LuaValue)] = []
+        let border = lua_Integer(mf_rawlen(L, idx))
+        var n: lua_Integer = 0
+        while n < border {
+            if mf_rawgeti(L, idx, n + 1) == LUA_TNIL { mf_pop(L, 1); break }
+            guard Int(n) < old.array.count else { return .reread }
+            do {
+                if let v = try refreshed(old.array[Int(n)], at: top + 1, depth: depth + 1) { changedElements.append((Int(n), v)) }
+            } catch { throw error.under(.integer(n + 1)) }
+            mf_pop(L, 1)
+            n += 1
+        }
+        if Int(n) != old.array.count { return .reread }
+        // The rest: every key must be an old key (or new), and no old key may be missing.
+        var changedEntries: [(LuaValue, LuaValue)] = []
+        var seen = 0
+        var added = 0
+        lua_pushnil(L)
+        while mf_next(L, idx) != 0 {
+            if n > 0 && mf_isinteger(L, top + 1) != 0 {
+                let k = lua_tointegerx(L, top + 1, nil)
+                if k >= 1 && k <= n { mf_pop(L, 1); continue }
+            }
+            let key: LuaValue
+            do { key = try value(at: top + 1, depth: depth + 1) } catch {
+                throw error.under(ValueReader.keyMarkerValue)
+            }
+            if case .number(let d) = key, d.isNaN { throw ReadFailure(reason: "a NaN key") }
+            seen += 1
+            do {
+                if let oldValue = old.hash[key] {
+                    if let v = try refreshed(oldValue, at: top + 2, depth: depth + 1) { changedEntries.append((key, v)) }
+                } else {
+                    added += 1
+                    changedEntries.append((key, try value(at: top + 2, depth: depth + 1)))
+                }
+            } catch { throw error.under(key) }
+            mf_pop(L, 1)
+        }
+        if seen - added != old.hash.count { return .reread }
+        let isJSONArray = mf_is_json_array(L, idx) != 0
+        if changedElements.isEmpty && changedEntries.isEmpty && isJSONArray == old.isJSONArray { return .unchanged }
+        var table = old
+        for (i, v) in changedElements { table.array[i] = v }
+        for (k, v) in changedEntries { table.hash[k] = v }
+        table.isJSONArray = isJSONArray
+        return .changed(.table(table))
+    }
+}
+
+extension LuaState {
+    /// Like `read`, but compares with `old`, the earlier copy of the same value, and
+    /// copies only what changed: unchanged subtrees are shared with `old`.
+    func read(_ L: OpaquePointer, _ idx: Int32, refreshing old: LuaValue, path: @autoclosure () -> String) throws -> LuaValue {
+        var reader = ValueReader(L: L)
+        do {
+            return try reader.refreshed(old, at: mf_absindex(L, idx), depth: 0) ?? old
+        } catch {
+            throw LuaError.conversion(path: Path(root: path(), parts: error.keys.reversed()).description, reason: error.reason)
+        }
+    }
+}
+
+extension LuaSlots {
+    /// The value at `i` compared with `old`, its earlier copy: copies only what
+    /// changed and shares the rest with `old` (a state snapshot after an in-place
+    /// reduce costs a walk, not a copy).
+    public func value(_ i: Int, refreshing old: LuaValue, path: @autoclosure () -> String) throws -> LuaValue {
+        guard i >= 1 && i <= count else { return .nil }
+        return try state.read(L, base + Int32(i), refreshing: old, path: path())
     }
 }
 

@@ -134,7 +134,8 @@ public final class LuaFeature: @unchecked Sendable {
                 guard slots.isTable(1) else {
                     throw LuaStreamError(.string(LuaString("\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`")), location: source)
                 }
-                let snap = try slots.value(1, path: "state")
+                // Only what the reducer changed is copied; the rest is shared with the last snapshot.
+                let snap = try slots.value(1, refreshing: previous, path: "state")
                 var effect: LuaValue? = nil
                 if slots.count >= 2 && !slots.isNil(2) {
                     let e = try slots.value(2, path: "effect")

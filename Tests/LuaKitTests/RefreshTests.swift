@@ -1,0 +1,66 @@
+import LuaKit
+import XCTest
+
+/// Refreshing a snapshot copies only what changed; the result must always equal a full copy.
+final class RefreshTests: XCTestCase {
+    func testRefreshEqualsAFullCopyAfterEveryKindOfChange() throws {
+        let lua = try LuaState()
+        try lua.run(string: """
+            state = { n = 1, name = "a", rows = {}, flags = { on = true }, nested = { deep = { x = 1.5 } } }
+            for i = 1, 20 do state.rows[i] = { id = i, name = "row" .. i, score = i * 1.5, tags = { "t" .. i } } end
+            steps = {
+              function(s) s.n = s.n + 1 end,                          -- a scalar
+              function(s) s.rows[3].score = -0.0 end,                 -- deep in the sequence
+              function(s) s.rows[21] = { id = 21 } end,              -- the sequence grows
+              function(s) s.rows[21] = nil end,                       -- and shrinks
+              function(s) s.flags.off = false end,                    -- a new key
+              function(s) s.flags.on = nil end,                       -- a key goes away
+              function(s) s.name = "b" end,                           -- a string
+              function(s) s.nested.deep.x = 0/0 end,                  -- NaN as a value
+              function(s) s.rows[5].tags[1] = "changed" end,
+              function(s) s.nested = "replaced" end,                  -- a table becomes a string
+              function(s) s.nested = { again = { 1, 2, 3 } } end,     -- and a table again
+              function(s) s.rows = setmetatable({}, getmetatable(s.rows)) end,
+              function(s) end,                                        -- nothing at all
+            }
+            function step(i) steps[i](state) return state end
+            """, name: "refresh.lua")
+        let step = try lua.ref(global: "step")
+        let stateRef = try lua.ref(global: "state")
+        var snapshot = try lua.value(of: stateRef, path: "state")
+        for i in 1...13 {
+            let (refreshed, full) = try lua.call(step, [.value(.integer(Int64(i)))]) { slots in
+                (try slots.value(1, refreshing: snapshot, path: "state"), try slots.value(1, path: "state"))
+            }
+            // Bit-for-bit equal (NaN included), through their descriptions.
+            XCTAssertEqual(refreshed.description, full.description, "step \(i)")
+            if !full.description.contains("nan") { XCTAssertEqual(refreshed, full, "step \(i)") }  // NaN != NaN
+            snapshot = refreshed
+        }
+    }
+
+    func testUnchangedRefreshSharesTheOldValue() throws {
+        let lua = try LuaState()
+        let make = try lua.load(string: "t = { a = { 1, 2, 3 }, b = 'x' } return t", name: "t")
+        let old = try lua.call(make)[0]
+        let again = try lua.ref(global: "t")
+        let same = try lua.call(try lua.load(string: "return t", name: "r"), []) { try $0.value(1, refreshing: old, path: "t") }
+        XCTAssertEqual(same, old)
+        _ = again
+    }
+
+    func testRefreshStillRefusesFunctionsAndCyclesWithTheirPath() throws {
+        let lua = try LuaState()
+        let old = try lua.run(string: "t = { rows = { { id = 1 } } } return t", name: "t")[0]
+        XCTAssertThrowsError(try lua.call(try lua.load(string: "t.rows[1].cb = print return t", name: "f"), []) {
+            try $0.value(1, refreshing: old, path: "state")
+        }) { error in
+            XCTAssertTrue("\(error)".hasPrefix("state.rows[1].cb: a function"), "\(error)")
+        }
+        XCTAssertThrowsError(try lua.call(try lua.load(string: "t.rows[1].cb = nil t.rows[1].me = t return t", name: "c"), []) {
+            try $0.value(1, refreshing: old, path: "state")
+        }) { error in
+            XCTAssertTrue("\(error)".hasPrefix("state.rows[1].me: a cycle"), "\(error)")
+        }
+    }
+}
