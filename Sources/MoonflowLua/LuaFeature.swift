@@ -31,6 +31,7 @@ public final class LuaFeature: @unchecked Sendable {
     private let dispatch: LuaDispatch
     /// Every event, in loop order, on the bridge's scheduler (listeners called directly).
     public let outlet = EventOutlet()
+    static let typeKey: LuaValue = "type"
     private var reportsActionsInHandle = true
     public private(set) var interactor: Interactor<LuaValue, LuaValue, LuaValue, LuaValue>!
     private var disposables = CompositeDisposable()
@@ -51,8 +52,10 @@ public final class LuaFeature: @unchecked Sendable {
             actionType: { $0["type"]?.stringValue ?? "?" },
             // Weak: on the real clock the loop may still be draining on the state executor
             // when the last reference to the feature goes away on another thread.
-            strategy: { [weak self] action in
-                self?.definition.strategies[action["type"]?.stringValue ?? ""] ?? .merge
+            strategy: { [strategies = definition.strategies.reduce(into: [LuaValue: FlattenStrategy]()) { $0[.string(LuaString($1.key))] = $1.value }] action in
+                // Looked up by the Lua string itself: nothing decoded per action.
+                guard !strategies.isEmpty, case .table(let t) = action else { return .merge }
+                return strategies[t[LuaFeature.typeKey]] ?? .merge
             },
             handle: { [weak self] action, _ in self?.handle(action) ?? Handled.none },
             reduce: { [weak self] state, mutation in try self?.reduce(&state, mutation) },

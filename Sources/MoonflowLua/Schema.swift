@@ -76,10 +76,10 @@ public struct Schema: Sendable {
 
     /// Checks `value` against its declaration.
     ///
-    /// - Returns: the name (`type`).
+    /// - Returns: the name (`type`), as the Lua string it is.
     /// - Throws: `SchemaError` naming the \(kind), the field and the expected type.
     @discardableResult
-    public func validate(_ value: LuaValue) throws -> String {
+    public func validate(_ value: LuaValue) throws -> LuaString {
         guard case .table(let t) = value else {
             throw SchemaError("\(Schema.withArticle(kind)) must be a table with a string 'type' (got \(value.typeName))")
         }
@@ -90,7 +90,8 @@ public struct Schema: Sendable {
             let name = typeString.description
             throw SchemaError("undeclared \(kind) '\(name)'; declared \(kind)s: \(names.joined(separator: ", ")). Add it to the feature's `\(kind)s` table")
         }
-        let name = typeString.description
+        var name: String { typeString.description }  // only messages need it decoded
+        var present = 0
         for (key, fieldName, field) in shape.fields {
             let v = t[key]
             if v.isNil {
@@ -100,15 +101,17 @@ public struct Schema: Sendable {
             guard Schema.matches(v, field.type) else {
                 throw SchemaError("\(kind) '\(name)': field '\(fieldName)' must be \(article(field.type)) \(field.type.rawValue) (got \(describe(v)))")
             }
+            present += 1
         }
-        for (key, _) in t.hash where !shape.allowed.contains(key) {
+        // Every key is `type` or a declared field unless there are more keys than those.
+        for (key, _) in t.hash where t.hash.count != present + 1 && !shape.allowed.contains(key) {
             guard case .string(let k) = key else {
                 throw SchemaError("\(kind) '\(name)': unexpected key [\(key)]")
             }
             throw SchemaError("\(kind) '\(name)': undeclared field '\(k)'; declared fields: \(shape.fields.map(\.name).joined(separator: ", "))")
         }
         if !t.array.isEmpty { throw SchemaError("\(kind) '\(name)': unexpected list items; use named fields") }
-        return name
+        return typeString
     }
 
     static func matches(_ v: LuaValue, _ type: FieldType) -> Bool {
