@@ -14,7 +14,6 @@ let package = Package(
         .library(name: "Runtime", targets: ["Runtime"]),
         .library(name: "MoonflowLua", targets: ["MoonflowLua"]),
         .library(name: "MoonflowHost", targets: ["MoonflowHost"]),
-        .library(name: "MoonflowTesting", targets: ["MoonflowTesting"]),
         .executable(name: "moonflow", targets: ["moonflow"]),
     ],
     dependencies: [
@@ -33,7 +32,6 @@ let package = Package(
         .target(name: "Runtime", dependencies: ["Streams"]),
         .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"]),
         .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting"]),
-        .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "StreamsTesting"]),
         .executableTarget(
             name: "moonflow",
             dependencies: [
