@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
+        // Linked dynamically against Debian's liblua5.4.so: native Lua C modules
+        // (cjson.so) resolve their lua_* symbols from that shared library, so the
+        // host needs no --export-dynamic.
         .systemLibrary(
             name: "CLua",
             pkgConfig: "lua5.4",
@@ -37,15 +40,12 @@ let package = Package(
             dependencies: [
                 "MoonflowHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            // Native Lua C modules (cjson.so) resolve lua_* symbols from the host process.
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]
+            ]
         ),
         // Benchmarks: a program that prints figures (scripts/bench builds it in release).
         .executableTarget(
             name: "moonflow-bench",
-            dependencies: ["Runtime", "Streams", "StreamsTesting", "LuaKit", "MoonflowLua", "MoonflowHost"],
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]
+            dependencies: ["Runtime", "Streams", "StreamsTesting", "LuaKit", "MoonflowLua", "MoonflowHost"]
         ),
         .testTarget(name: "LuaKitTests", dependencies: ["LuaKit"]),
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
