@@ -37,7 +37,7 @@ struct ValueReader {
     let L: OpaquePointer
     /// The tables being read (those on the current path), to refuse cycles. As deep as the
     /// nesting, so a linear scan costs less than hashing.
-    fileprivate(set) var open: [UnsafeRawPointer] = []
+    private var open: [UnsafeRawPointer] = []
     /// Strings copied in this read, by address: the same key in every row of a list is one
     /// interned Lua string, copied once and shared (`LuaString` is copy-on-write).
     private var strings = StringCache()
@@ -70,8 +70,9 @@ struct ValueReader {
         }
     }
 
-    /// The table at absolute index `idx`. Stack effect: none (restored on errors too).
-    private mutating func table(at idx: Int32, depth: Int) throws(ReadFailure) -> LuaValue {
+    /// Refuses too-deep nesting and cycles, makes stack room and marks the table at
+    /// `idx` open. Returns the stack top for `leaveTable`.
+    fileprivate mutating func enterTable(at idx: Int32, depth: Int) throws(ReadFailure) -> Int32 {
         guard depth < LuaState.maxDepth else {
             throw ReadFailure(reason: "nested deeper than \(LuaState.maxDepth) levels")
         }
@@ -83,11 +84,19 @@ struct ValueReader {
             throw ReadFailure(reason: "nested too deeply for the Lua stack")
         }
         open.append(identity)
-        let top = mf_gettop(L)
-        defer {
-            mf_settop(L, top)
-            open.removeLast()
-        }
+        return mf_gettop(L)
+    }
+
+    /// Restores the stack top and closes the table `enterTable` opened.
+    fileprivate mutating func leaveTable(_ top: Int32) {
+        mf_settop(L, top)
+        open.removeLast()
+    }
+
+    /// The table at absolute index `idx`. Stack effect: none (restored on errors too).
+    private mutating func table(at idx: Int32, depth: Int) throws(ReadFailure) -> LuaValue {
+        let top = try enterTable(at: idx, depth: depth)
+        defer { leaveTable(top) }
         var table = LuaTable()
         table.isJSONArray = mf_is_json_array(L, idx) != 0
         // Sequence part: 1...n while values are present.
@@ -191,22 +200,8 @@ extension ValueReader {
     }
 
     private mutating func refreshedTable(_ old: LuaTable, at idx: Int32, depth: Int) throws(ReadFailure) -> Refresh {
-        guard depth < LuaState.maxDepth else {
-            throw ReadFailure(reason: "nested deeper than \(LuaState.maxDepth) levels")
-        }
-        let identity = mf_topointer(L, idx)!
-        guard !open.contains(identity) else {
-            throw ReadFailure(reason: "a cycle: this table contains itself")
-        }
-        guard mf_checkstack(L, 4) != 0 else {
-            throw ReadFailure(reason: "nested too deeply for the Lua stack")
-        }
-        open.append(identity)
-        let top = mf_gettop(L)
-        defer {
-            mf_settop(L, top)
-            open.removeLast()
-        }
+        let top = try enterTable(at: idx, depth: depth)
+        defer { leaveTable(top) }
         // Sequence part: compare element by element; any change of length re-reads.
         var changedElements: [(Int, LuaValue)] = []
         let border = lua_Integer(mf_rawlen(L, idx))
