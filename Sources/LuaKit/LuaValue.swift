@@ -79,6 +79,13 @@ public struct LuaString: Sendable, Hashable, CustomStringConvertible, Expressibl
     public var isValidUTF8: Bool { String(validating: bytes, as: UTF8.self) != nil }
 
     public static func < (a: LuaString, b: LuaString) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+
+    /// Hashes the bytes as one block (the synthesized form would feed them one by one).
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    public static func == (a: LuaString, b: LuaString) -> Bool { a.bytes == b.bytes }
 }
 
 /// A Lua table: its sequence part (keys 1...n, stored 0-based) and every other key.
