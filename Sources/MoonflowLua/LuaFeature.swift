@@ -204,6 +204,8 @@ public enum FeatureErrors {
             switch e {
             case .runtime(let message, let location, let traceback):
                 return (traceback.isEmpty ? message : "\(message)\n\(traceback)", location ?? fallback)
+            case .syntax(_, _, let message):
+                return ("syntax error: \(message)", e.location ?? fallback)
             default: return (e.description, e.location ?? fallback)
             }
         case let e as SchemaError: return (e.message, fallback)
