@@ -58,7 +58,7 @@ public final class FeatureHost: @unchecked Sendable {
     private var services: [String: LuaService] = [:]
     private var serviceOrder: [String] = []
     /// Services that are objects with methods (repositories): made per feature.
-    private var serviceObjects: [(name: String, make: (FeatureHost, FeatureDefinition) throws -> LuaPush?)] = []
+    private var serviceObjects: [(FeatureHost, FeatureDefinition) throws -> [(String, LuaPush)]] = []
     private let interactorClass: LuaClass
     /// The interactors made while making the feature being made.
     private var newInteractors: [RequestInteractor] = []
@@ -128,14 +128,18 @@ public final class FeatureHost: @unchecked Sendable {
     /// (`env.services.users:getAll{...}`); `make` builds it for each feature
     /// loaded afterwards (nil: this feature does not get it).
     public func register(serviceObject name: String, _ make: @escaping (FeatureHost, FeatureDefinition) throws -> LuaPush?) {
-        serviceObjects.append((name, make))
+        serviceObjects.append { host, definition in try make(host, definition).map { [(name, $0)] } ?? [] }
+    }
+
+    /// Registers services that are objects with methods, named per feature: `make`
+    /// returns every (name, object) the feature gets (the definition's declared
+    /// repositories, say). They win over plain services of the same name.
+    public func register(serviceObjects make: @escaping (FeatureHost, FeatureDefinition) throws -> [(String, LuaPush)]) {
+        serviceObjects.append(make)
     }
 
     func servicesTable(for definition: FeatureDefinition) throws -> LuaRef {
         var fields: [(String, LuaPush)] = []
-        for (name, make) in serviceObjects {
-            if let object = try make(self, definition) { fields.append((name, object)) }
-        }
         for name in serviceOrder {
             guard let service = services[name] else { continue }
             let bridge = self.bridge
@@ -145,6 +149,7 @@ public final class FeatureHost: @unchecked Sendable {
                 return [bridge.push(bridge.reenter(call.catchError { .fail(LuaStreamError($0)) }))]
             }))
         }
+        for make in serviceObjects { fields += try make(self, definition) }
         return try lua.makeTable(fields)
     }
 

@@ -387,19 +387,17 @@ extension FeatureHost {
 
     /// Makes `repositories = { NAME = { seed = { {id = 1, ...}, ... } } }` in a feature
     /// definition give that feature a fresh in-memory repository per NAME, seeded,
-    /// as `env.services.NAME` (added to the definition's own `services`, so it
-    /// wins over a host service of the same name).
+    /// as `env.services.NAME` (it wins over a host service of the same name).
     func registerDeclaredRepositories() {
         let classes = RepositoryClassCache()
-        register(serviceObject: "repositories") { host, definition in
-            try host.declaredRepositories(definition, classes.luaClass(host))
-            return nil
-        }
+        register(serviceObjects: { host, definition in
+            try host.declaredRepositories(definition).map { ($0.0, .object($0.1, try classes.luaClass(host))) }
+        })
     }
 
-    private func declaredRepositories(_ definition: FeatureDefinition, _ luaClass: LuaClass) throws {
+    private func declaredRepositories(_ definition: FeatureDefinition) throws -> [(String, RepositoryService)] {
         let declared: LuaValue = try lua.rawGet(definition.table, "repositories") { try $0.value(1, path: "repositories") }
-        guard !declared.isNil else { return }
+        guard !declared.isNil else { return [] }
         let what = "\(definition.name): repositories"
         guard case .table(let table) = declared, table.array.isEmpty else {
             throw HostError("\(what) must be a table of name = { seed = { records... } }")
@@ -433,15 +431,7 @@ extension FeatureHost {
                 })
             objects.append((name, service))
         }
-        guard !objects.isEmpty else { return }
-        // The definition's `services` table (made if absent) is what env.services copies last.
-        var services: LuaRef? = try lua.rawGet(definition.table, "services") { $0.isTable(1) ? try $0.ref(1) : nil }
-        if services == nil {
-            let made = try lua.ref(.value(.table(LuaTable())))
-            try lua.rawSet(definition.table, "services", .ref(made))
-            services = made
-        }
-        for (name, service) in objects { try lua.rawSet(services!, .string(LuaString(name)), .object(service, luaClass)) }
+        return objects
     }
 
     /// A `Record` id from a Lua id: strings as they are, integers in decimal.
