@@ -71,6 +71,12 @@ public final class FeatureRun: @unchecked Sendable {
             host = try FeatureHost(configuration: .init(
                 searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
                 timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock))
+            // A plugin's print becomes a log event, so jsonl output stays one JSON object per line.
+            try host.lua.setGlobal("print", .function { [unowned self] args in
+                let text = (0..<args.count).map { i in (try? args.value(i + 1).printed) ?? "<\(args.typeName(i + 1))>" }
+                self.emit(.log(message: text.joined(separator: "\t"), location: args.callerLocation))
+                return []
+            })
             feature = try host.load(options.path)
         } catch {
             let (message, location) = FeatureErrors.describe(error, fallback: nil)
@@ -282,4 +288,12 @@ public final class InputLines: @unchecked Sendable {
 extension TestScheduler {
     /// Whether something is due at the current virtual time.
     var hasDueWork: Bool { nextDueTime.map { $0 <= now } ?? false }
+}
+
+extension LuaValue {
+    /// As Lua's `print` shows a value: strings bare, everything else as `description`.
+    var printed: String {
+        if case .string(let s) = self { return s.description }
+        return description
+    }
 }

@@ -189,4 +189,25 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("\"where\":\"\(actions):4\""), result.stdout)
         XCTAssertTrue(lines.last?.contains("\"state\":{\"count\":2}") ?? false, "the run goes on after bad lines: \(result.stdout)")
     }
+
+    func testPrintInAPluginBecomesALogEventAndKeepsJSONLinesClean() throws {
+        try write("plugins/talker/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "talker", initial = { n = 0 }, actions = { go = {} }, mutations = { went = {} },
+              handle = function(a, s)
+                print("handling", a.type, s.n)
+                return { type = "went" }
+              end,
+              reduce = function(s) s.n = s.n + 1 return s end,
+            }
+            """)
+        let actions = try write("go.jsonl", "{\"type\":\"go\"}\n")
+        let result = try runHere(["run", "plugins/talker", "--actions", actions, "--format", "jsonl", "--clock", "virtual"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 5, result.stdout)
+        XCTAssertEqual(lines[2], #"{"event":"log","t":0,"message":"handling\tgo\t0","where":"plugins/talker/init.lua:5"}"#)
+        for line in lines { XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(line.utf8)), line) }
+    }
 }
