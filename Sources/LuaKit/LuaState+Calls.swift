@@ -53,7 +53,17 @@ extension LuaState {
 
     /// Calls `function` and hands its results to `body` while they are still on
     /// the stack (to take refs to functions or userdata among them).
+    @inlinable
     public func call<R>(_ function: LuaRef, _ args: [LuaPush], _ body: (LuaSlots) throws -> R) throws -> R {
+        // Generic only here, inlined into the caller: the call itself is not generic, so
+        // no type metadata is looked up per call.
+        var result: R?
+        try call(function, args, reading: { result = try body($0) })
+        return result!
+    }
+
+    /// Calls `function` and hands its results to `body` while they are on the stack.
+    public func call(_ function: LuaRef, _ args: [LuaPush], reading body: (LuaSlots) throws -> Void) throws {
         enter(); defer { leave() }
         let L = activeL
         let top = mf_gettop(L)
@@ -63,7 +73,7 @@ extension LuaState {
         do { try push(args, on: L) } catch { mf_settop(L, top); throw error }
         let status = mf_pcall(L, Int32(args.count), LUA_MULTRET, timeLimitMs ?? 0)
         try check(status, L)
-        return try body(LuaSlots(state: self, L: L, base: top, count: Int(mf_gettop(L) - top)))
+        try body(LuaSlots(state: self, L: L, base: top, count: Int(mf_gettop(L) - top)))
     }
 
     /// Loads and runs a string; returns its results.
