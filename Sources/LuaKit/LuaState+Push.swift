@@ -30,6 +30,14 @@ struct PushBuilder {
 
     init() { ops.reserveCapacity(16) }
 
+    /// Empties the builder, keeping its buffers for the next push.
+    mutating func clear() {
+        ops.removeAll(keepingCapacity: true)
+        bytes.removeAll(keepingCapacity: true)
+        objects.removeAll(keepingCapacity: true)
+        functions.removeAll(keepingCapacity: true)
+    }
+
     mutating func add(_ push: LuaPush, state: LuaState) throws {
         switch push {
         case .value(let v): try add(v, depth: 0)
@@ -91,15 +99,26 @@ extension LuaState {
     func push(_ values: [LuaPush], on L: OpaquePointer) throws {
         if values.isEmpty { return }
         if try pushDirectly(values, on: L) { return }
-        var builder = PushBuilder()
-        for v in values { try builder.add(v, state: self) }
-        try push(&builder, on: L)
+        try withBuilder { builder in
+            for v in values { try builder.add(v, state: self) }
+            try push(&builder, on: L)
+        }
     }
 
     func push(_ value: LuaValue, on L: OpaquePointer) throws {
-        var builder = PushBuilder()
-        try builder.add(value, depth: 0)
-        try push(&builder, on: L)
+        try withBuilder { builder in
+            try builder.add(value, depth: 0)
+            try push(&builder, on: L)
+        }
+    }
+
+    /// Lends the kept builder (or a new one if it is lent already), cleared.
+    private func withBuilder(_ body: (inout PushBuilder) throws -> Void) throws {
+        var builder = scratchBuilder ?? PushBuilder()
+        scratchBuilder = nil
+        builder.clear()
+        defer { scratchBuilder = builder }
+        try body(&builder)
     }
 
     /// Pushes `values` without a protected call when every one is a registry reference or a

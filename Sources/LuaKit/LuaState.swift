@@ -36,6 +36,9 @@ public final class LuaState: @unchecked Sendable {
     /// function); nested calls use its stack. nil: the main thread.
     var currentThread: OpaquePointer?
     var activeL: OpaquePointer { currentThread ?? L }
+    /// A push builder kept between pushes so its buffers are allocated once
+    /// (taken while in use, so a nested push gets a fresh one).
+    var scratchBuilder: PushBuilder?
 
     /// Creates a state with the standard libraries opened under protection.
     ///
