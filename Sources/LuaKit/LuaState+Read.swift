@@ -44,7 +44,6 @@ struct ValueReader {
 
     /// Stands for the key of an entry in a path while the key itself is read.
     private static let keyMarker = LuaValue.string(LuaString("(key)"))
-    static var keyMarkerValue: LuaValue { keyMarker }
 
     init(L: OpaquePointer) {
         self.L = L
@@ -87,6 +86,25 @@ struct ValueReader {
         return mf_gettop(L)
     }
 
+    /// Steps `lua_next` past the sequence part's keys (1...n) and reads the next other
+    /// key, refusing NaN. Stack effect: key (top + 1) and value (top + 2) on a key;
+    /// nothing at the end. The caller pushes the first nil and pops each value.
+    fileprivate mutating func nextKey(of idx: Int32, top: Int32, sequenceCount n: lua_Integer, depth: Int) throws(ReadFailure) -> LuaValue? {
+        while mf_next(L, idx) != 0 {
+            if n > 0 && mf_isinteger(L, top + 1) != 0 {
+                let k = lua_tointegerx(L, top + 1, nil)
+                if k >= 1 && k <= n { mf_pop(L, 1); continue }
+            }
+            let key: LuaValue
+            do { key = try value(at: top + 1, depth: depth + 1) } catch {
+                throw error.under(ValueReader.keyMarker)
+            }
+            if case .number(let d) = key, d.isNaN { throw ReadFailure(reason: "a NaN key") }
+            return key
+        }
+        return nil
+    }
+
     /// Restores the stack top and closes the table `enterTable` opened.
     fileprivate mutating func leaveTable(_ top: Int32) {
         mf_settop(L, top)
@@ -124,19 +142,7 @@ struct ValueReader {
             if count > 0 { table.hash = Dictionary(minimumCapacity: count) }
         }
         lua_pushnil(L)
-        while mf_next(L, idx) != 0 {
-            // stack: key (top + 1), value (top + 2)
-            if n > 0 && mf_isinteger(L, top + 1) != 0 {
-                let k = lua_tointegerx(L, top + 1, nil)
-                if k >= 1 && k <= n { mf_pop(L, 1); continue }
-            }
-            let key: LuaValue
-            do { key = try value(at: top + 1, depth: depth + 1) } catch {
-                throw error.under(ValueReader.keyMarker)
-            }
-            if case .number(let d) = key, d.isNaN {
-                throw ReadFailure(reason: "a NaN key")
-            }
+        while let key = try nextKey(of: idx, top: top, sequenceCount: n, depth: depth) {
             let element: LuaValue
             do { element = try value(at: top + 2, depth: depth + 1) } catch {
                 throw error.under(key)
@@ -221,16 +227,7 @@ extension ValueReader {
         var seen = 0
         var added = 0
         lua_pushnil(L)
-        while mf_next(L, idx) != 0 {
-            if n > 0 && mf_isinteger(L, top + 1) != 0 {
-                let k = lua_tointegerx(L, top + 1, nil)
-                if k >= 1 && k <= n { mf_pop(L, 1); continue }
-            }
-            let key: LuaValue
-            do { key = try value(at: top + 1, depth: depth + 1) } catch {
-                throw error.under(ValueReader.keyMarkerValue)
-            }
-            if case .number(let d) = key, d.isNaN { throw ReadFailure(reason: "a NaN key") }
+        while let key = try nextKey(of: idx, top: top, sequenceCount: n, depth: depth) {
             seen += 1
             do {
                 if let oldValue = old.hash[key] {
