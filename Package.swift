@@ -3,7 +3,8 @@ import PackageDescription
 
 // Dependencies flow one way (DESIGN §3):
 // CLuaShim -> CLua; LuaKit -> CLua, CLuaShim; Streams has none; Runtime -> Streams;
-// MoonflowLua -> LuaKit, Runtime; MoonflowHost -> MoonflowLua; moonflow -> MoonflowHost.
+// MoonflowLua -> LuaKit, Runtime; MoonflowHost -> MoonflowLua; MoonflowTesting -> MoonflowHost;
+// moonflow -> MoonflowHost, MoonflowTesting.
 let package = Package(
     name: "Moonflow",
     platforms: [.macOS(.v14)],
@@ -14,6 +15,7 @@ let package = Package(
         .library(name: "Runtime", targets: ["Runtime"]),
         .library(name: "MoonflowLua", targets: ["MoonflowLua"]),
         .library(name: "MoonflowHost", targets: ["MoonflowHost"]),
+        .library(name: "MoonflowTesting", targets: ["MoonflowTesting"]),
         .executable(name: "moonflow", targets: ["moonflow"]),
     ],
     dependencies: [
@@ -35,10 +37,13 @@ let package = Package(
         .target(name: "Runtime", dependencies: ["Streams"]),
         .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"]),
         .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting"]),
+        // The test store (Swift `FeatureStore`, Lua `moonflow.test`) and the spec runner.
+        .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams", "StreamsTesting"]),
         .executableTarget(
             name: "moonflow",
             dependencies: [
                 "MoonflowHost",
+                "MoonflowTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -50,8 +55,9 @@ let package = Package(
         .testTarget(name: "LuaKitTests", dependencies: ["LuaKit"]),
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
-        .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "MoonflowHost", "LuaKit", "StreamsTesting"]),
+        .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "MoonflowHost", "MoonflowTesting", "LuaKit", "StreamsTesting"]),
         .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "LuaKit"]),
+        .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "LuaKit"]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ],
     swiftLanguageModes: [.v6]

@@ -64,6 +64,18 @@ extension LuaState {
 
     /// Calls `function` and hands its results to `body` while they are on the stack.
     public func call(_ function: LuaRef, _ args: [LuaPush], reading body: (LuaSlots) throws -> Void) throws {
+        try call(function, args, limitMs: timeLimitMs ?? 0, reading: body)
+    }
+
+    /// Calls `function` without arming the time budget: calls that reach Lua
+    /// again from inside it (through Swift functions) each get the whole budget.
+    /// For a driver that runs long on purpose, such as the spec runner running
+    /// every test of a file while each handler and reducer stays bounded.
+    public func callWithoutTimeLimit(_ function: LuaRef, _ args: [LuaPush], reading body: (LuaSlots) throws -> Void) throws {
+        try call(function, args, limitMs: 0, reading: body)
+    }
+
+    private func call(_ function: LuaRef, _ args: [LuaPush], limitMs: Int64, reading body: (LuaSlots) throws -> Void) throws {
         enter(); defer { leave() }
         let L = activeL
         let top = mf_gettop(L)
@@ -71,7 +83,7 @@ extension LuaState {
         guard mf_checkstack(L, Int32(args.count) + 8) != 0 else { throw LuaError.memory(limit: memoryLimit) }
         mf_rawgeti_registry(L, lua_Integer(function.ref))
         do { try push(args, on: L) } catch { mf_settop(L, top); throw error }
-        let status = mf_pcall(L, Int32(args.count), LUA_MULTRET, timeLimitMs ?? 0)
+        let status = mf_pcall(L, Int32(args.count), LUA_MULTRET, limitMs)
         try check(status, L)
         try body(LuaSlots(state: self, L: L, base: top, count: Int(mf_gettop(L) - top)))
     }

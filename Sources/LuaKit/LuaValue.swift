@@ -51,11 +51,23 @@ public enum LuaValue: Sendable, Hashable {
     }
 
     /// Field access on a table (`nil` for anything else or a missing key).
+    /// Setting a field of a table stores it (nil removes it); setting a field of
+    /// anything else does nothing.
+    ///
+    ///     var state: LuaValue = ["count": 1]
+    ///     state["count"] = 2
     public subscript(key: String) -> LuaValue? {
-        guard case .table(let t) = self else { return nil }
-        let v = t[.string(LuaString(key))]
-        if v.isNil { return Optional.none }
-        return v
+        get {
+            guard case .table(let t) = self else { return nil }
+            let v = t[.string(LuaString(key))]
+            if v.isNil { return Optional.none }
+            return v
+        }
+        set {
+            guard case .table(var t) = self else { return }
+            t[.string(LuaString(key))] = newValue ?? .nil
+            self = .table(t)
+        }
     }
 
     /// Array access (0-based, like Swift) on a table's sequence part.

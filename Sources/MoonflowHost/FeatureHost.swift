@@ -67,7 +67,13 @@ public final class FeatureHost: @unchecked Sendable {
 
     /// Creates the Lua state with the configured profile and budgets.
     /// - Throws: `LuaError` if the state cannot be created.
-    public init(configuration: Configuration = .init()) throws {
+    public convenience init(configuration: Configuration = .init()) throws {
+        try self.init(configuration: configuration, switchableClock: false)
+    }
+
+    /// With `switchableClock`, Lua streams schedule through a `SwitchableScheduler`
+    /// (`router`), so hosts made with `init(sharing:clock:)` each run on a clock of their own.
+    package init(configuration: Configuration, switchableClock: Bool) throws {
         self.configuration = configuration
         switch configuration.clock {
         case .virtual:
@@ -86,12 +92,38 @@ public final class FeatureHost: @unchecked Sendable {
                                memoryLimit: configuration.memoryLimitMB.map { $0 << 20 },
                                timeLimitMs: configuration.timeLimitMs)
         self.lua = lua
-        bridge = try LuaBridge(lua: lua, scheduler: scheduler)
+        router = switchableClock ? SwitchableScheduler(target: scheduler) : nil
+        bridge = try LuaBridge(lua: lua, scheduler: router ?? scheduler)
         interactorClass = try lua.makeClass("moonflow.interactor", methods: RequestInteractor.methods(bridge))
         try MoonflowModule.install(in: lua, bridge: bridge)
         try setSearchPaths(configuration.searchPaths)
         registerDeclaredRepositories()
     }
+
+    /// A host on `parent`'s Lua state, bridge and services, driven by `clock`:
+    /// what a test store runs its feature on. `parent` must have been made with
+    /// `switchableClock: true`; point its `router` at `clock` while this host runs.
+    package init(sharing parent: FeatureHost, clock: TestScheduler) {
+        configuration = parent.configuration
+        lua = parent.lua
+        bridge = parent.bridge
+        router = parent.router
+        scheduler = clock
+        testScheduler = clock
+        queue = nil
+        services = parent.services
+        serviceOrder = parent.serviceOrder
+        serviceObjects = parent.serviceObjects
+        interactorClass = parent.interactorClass
+        log = parent.log
+    }
+
+    /// Where Lua streams schedule, when this host's clock can be switched (test stores).
+    package let router: SwitchableScheduler?
+
+    /// Services that replace any of the same name (a test store's stubs): a Lua
+    /// table of functions, applied last when a feature's `env` is made.
+    package var serviceOverrides: LuaRef?
 
     /// Runs `body` on the state executor and returns its result.
     public func perform<R>(_ body: () throws -> R) rethrows -> R {
@@ -222,17 +254,33 @@ public final class FeatureHost: @unchecked Sendable {
 
     /// Loads a plugin and starts its feature (the initial state event is sent
     /// when you call `start()` on it, after attaching observers).
-    public func load(_ spec: String) throws -> RunningFeature {
+    ///
+    /// - Parameter initial: a state to start from instead of the definition's
+    ///   `initial` (for an `mf.compose`, a table of the children's states by name).
+    public func load(_ spec: String, initial: LuaValue? = nil) throws -> RunningFeature {
         let (definition, file) = try loadDefinition(spec)
-        return try perform { try makeFeature(definition, source: file) }
+        return try perform { try makeFeature(definition, source: file, initial: initial) }
     }
 
-    func makeFeature(_ definition: FeatureDefinition, source: String) throws -> RunningFeature {
+    /// Makes a feature from a definition table already in Lua (`mf.feature{...}`
+    /// written in a spec); `source` names it in messages.
+    package func load(table: LuaRef, source: String, initial: LuaValue? = nil) throws -> RunningFeature {
+        try perform {
+            let definition = try lua.call(bridge.dispatch.identity, [.ref(table)]) { slots in
+                do { return try FeatureDefinition.read(slots, 1, kind: nil) } catch let e as DefinitionError {
+                    throw HostError("\(source): \(e.message)")
+                }
+            }
+            return try makeFeature(definition, source: source, initial: initial)
+        }
+    }
+
+    func makeFeature(_ definition: FeatureDefinition, source: String, initial: LuaValue? = nil) throws -> RunningFeature {
         switch definition.kind {
         case .feature:
             newInteractors = []
             let env = try makeEnv(definition)
-            let feature = try LuaFeature(definition: definition, bridge: bridge, env: env, source: source, context: context)
+            let feature = try LuaFeature(definition: definition, bridge: bridge, env: env, source: source, context: context, initial: initial)
             // Its interactors' failures are `.log` events of the feature (and go to `log`).
             for interactor in newInteractors {
                 interactor.log = { [weak feature, unowned self] message, location in
@@ -242,14 +290,14 @@ public final class FeatureHost: @unchecked Sendable {
             }
             return feature
         case .compose:
-            return try LuaComposite(definition: definition, bridge: bridge, children: try makeChildren(definition, source: source), source: source)
+            return try LuaComposite(definition: definition, bridge: bridge, children: try makeChildren(definition, source: source, initial: initial), source: source)
         case .interactor:
             throw HostError("\(source) defines an mf.interactor, not a feature: features use it through env.interactors")
         }
     }
 
     /// The children of an `mf.compose`: plugin names (found in the search paths) or definitions.
-    private func makeChildren(_ definition: FeatureDefinition, source: String) throws -> [(String, RunningFeature)] {
+    private func makeChildren(_ definition: FeatureDefinition, source: String, initial: LuaValue?) throws -> [(String, RunningFeature)] {
         let entries: [(String, LuaRef?, String?)] = try lua.rawGet(definition.table, "children") { slots in
             var names: [String] = []
             try slots.forEachField(1) { k, _ in names.append(k) }
@@ -267,16 +315,17 @@ public final class FeatureHost: @unchecked Sendable {
         return try entries.map { name, table, plugin in
             if let table {
                 let def = try lua.call(bridge.dispatch.identity, [.ref(table)]) { try FeatureDefinition.read($0, 1, kind: nil) }
-                return (name, try makeFeature(def, source: source))
+                return (name, try makeFeature(def, source: source, initial: initial?[name]))
             }
             let (def, file) = try loadDefinition(plugin!)
-            return (name, try makeFeature(def, source: file))
+            return (name, try makeFeature(def, source: file, initial: initial?[name]))
         }
     }
 
     func makeEnv(_ definition: FeatureDefinition) throws -> LuaRef {
         let interactors = try interactorsTable(definition)
-        return try lua.call(bridge.dispatch.makeEnv, [.ref(definition.table), .ref(try servicesTable(for: definition)), .ref(interactors)]) { try $0.ref(1) }
+        let overrides: LuaPush = serviceOverrides.map { .ref($0) } ?? .value(.nil)
+        return try lua.call(bridge.dispatch.makeEnv, [.ref(definition.table), .ref(try servicesTable(for: definition)), .ref(interactors), overrides]) { try $0.ref(1) }
     }
 
     /// `env.interactors`: the definition's `interactors = { name = mf.interactor{...} | "plugin" }`.

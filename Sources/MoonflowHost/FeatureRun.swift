@@ -108,45 +108,20 @@ public final class FeatureRun: @unchecked Sendable {
 
     private func runVirtual() {
         let test = host.testScheduler!
-        settle()
+        host.settle()
         var lineNumber = 0
         while let line = input.next() {
             lineNumber += 1
             guard let (at, action) = parse(line, lineNumber) else { continue }
             if let at {
-                if let until = options.untilMs, at > until { advance(to: until); return }
-                if at > test.now { advance(to: at) }
+                if let until = options.untilMs, at > until { host.advance(to: until); return }
+                if at > test.now { host.advance(to: at) }
             }
             send(action, line: lineNumber)
-            settle()
+            host.settle()
         }
         // Input is exhausted: run until nothing is scheduled or in flight.
-        while true {
-            settle()
-            guard let next = test.nextDueTime else { return }
-            if let until = options.untilMs, next > until { advance(to: until); return }
-            test.advance(to: next)
-        }
-    }
-
-    /// Runs everything due now, waiting (in real time) for async service work.
-    private func settle() {
-        let test = host.testScheduler!
-        test.advance(by: 0)
-        while host.bridge.pending.inFlight > 0 {
-            host.bridge.pending.wait(timeout: 30) { test.hasDueWork || host.bridge.pending.inFlight == 0 }
-            test.advance(by: 0)
-        }
-    }
-
-    private func advance(to target: Int) {
-        let test = host.testScheduler!
-        while true {
-            settle()
-            if let next = test.nextDueTime, next <= target { test.advance(to: next) } else { break }
-        }
-        test.advance(to: target)
-        settle()
+        host.runUntilIdle(until: options.untilMs)
     }
 
     // MARK: - Real clock
@@ -283,11 +258,6 @@ public final class InputLines: @unchecked Sendable {
         }
         return .table(t)
     }
-}
-
-extension TestScheduler {
-    /// Whether something is due at the current virtual time.
-    var hasDueWork: Bool { nextDueTime.map { $0 <= now } ?? false }
 }
 
 extension LuaValue {

@@ -84,9 +84,12 @@ public final class LuaBridge: @unchecked Sendable {
     /// Delivers `producer`'s events on the state scheduler, counting it as
     /// pending work until it terminates.
     package func reenter(_ producer: Producer<LuaValue>) -> Producer<LuaValue> {
-        let scheduler = self.scheduler
+        let router = self.scheduler
         let pending = self.pending
         return Producer { observer, lifetime in
+            // Re-enter on the clock that started the call, even if a test store
+            // points the bridge at another clock before the result arrives.
+            let scheduler = router.resolved
             pending.begin()
             let once = Once()
             @Sendable func finish() { if once.claim() { pending.end() } }

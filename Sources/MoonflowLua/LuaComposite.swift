@@ -83,7 +83,24 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
 
     // MARK: - Children's events
 
+    /// The child whose event is being forwarded right now.
+    private var deliveringChild: RunningFeature?
+
+    public var eventCause: LuaValue? { deliveringChild?.eventCause }
+
+    public var inFlight: [FeatureFlight] {
+        children.flatMap { child in
+            child.feature.inFlight.map { flight in
+                var f = flight
+                f.child = f.child.map { "\(child.name).\($0)" } ?? child.name
+                return f
+            }
+        }
+    }
+
     private func childEvent(_ childName: String, _ event: FeatureEvent) {
+        deliveringChild = children.first { $0.name == childName }?.feature
+        defer { deliveringChild = nil }
         switch event {
         case .action:
             break  // the parent's action was reported when it was routed

@@ -38,16 +38,20 @@ public final class LuaFeature: @unchecked Sendable {
     /// Tag put on outward effects (the child's name under mf.compose).
     public var effectSource: String?
 
-    package init(definition: FeatureDefinition, bridge: LuaBridge, env: LuaRef, source: String, context: SchedulerContext) throws {
+    /// - Parameter initial: the state to start from instead of the definition's `initial`
+    ///   (a test store's `opts.state`).
+    package init(definition: FeatureDefinition, bridge: LuaBridge, env: LuaRef, source: String, context: SchedulerContext,
+                 initial: LuaValue? = nil) throws {
+        let initial = initial ?? definition.initial
         self.definition = definition
         self.bridge = bridge
         self.env = env
         self.source = source
         self.dispatch = bridge.dispatch
-        self._snapshot = definition.initial
-        self.stateTable = try bridge.lua.ref(.value(definition.initial))
+        self._snapshot = initial
+        self.stateTable = try bridge.lua.ref(.value(initial))
         interactor = Interactor<LuaValue, LuaValue, LuaValue, LuaValue>(
-            initial: definition.initial,
+            initial: initial,
             context: context,
             actionType: { $0["type"]?.stringValue ?? "?" },
             // Weak: on the real clock the loop may still be draining on the state executor
@@ -69,11 +73,12 @@ public final class LuaFeature: @unchecked Sendable {
             }
         }
         disposables += interactor.errors.observe { [weak self] failure in
-            self?.report(failure.error)
+            guard let self else { return }
+            self.delivering(cause: failure.action) { self.report(failure.error) }
         }
         disposables += interactor.effects.observe { [weak self] traced in
             guard let self else { return }
-            self.outlet.send(.effect(traced.value, from: self.effectSource))
+            self.delivering(cause: traced.action) { self.outlet.send(.effect(traced.value, from: self.effectSource)) }
         }
     }
 
@@ -84,6 +89,29 @@ public final class LuaFeature: @unchecked Sendable {
 
     /// The current state snapshot.
     public var state: LuaValue { snapshot }
+
+    private var deliveringCause: LuaValue?
+
+    private func delivering(cause: LuaValue, _ body: () -> Void) {
+        deliveringCause = cause
+        defer { deliveringCause = nil }
+        body()
+    }
+
+    /// The action behind the event being delivered right now: a mutation's, a
+    /// state's, an effect's or an error's. Read it from an `outlet` listener.
+    public var eventCause: LuaValue? { deliveringCause ?? interactor.actionBeingReduced }
+
+    /// The handler and effect streams still running, each with the action that started it.
+    public var inFlight: [FeatureFlight] {
+        interactor.inFlight.map { flight in
+            switch flight.kind {
+            case .handler: FeatureFlight(action: flight.action, what: "the stream handle returned")
+            case .effect(let e): FeatureFlight(action: flight.action, what: "the handler of effect '\(e["type"]?.stringValue ?? "?")'")
+            case .queued: FeatureFlight(action: flight.action, what: "a queued (concat) handling")
+            }
+        }
+    }
 
     /// Emits the initial state event (seq 0). The host calls it once observers are attached.
     public func start() {
@@ -235,10 +263,11 @@ package final class LuaDispatch: @unchecked Sendable {
           function(def, state, m) return def.reduce(state, m) end,
           function(def, kind, effect, state, env) return def.effects[kind](effect, state, env) end,
           function(def, kind, request, env) return def.requests[kind](request, env) end,
-          function(def, swiftServices, interactors)
+          function(def, swiftServices, interactors, overrides)
             local services = {}
             for k, v in pairs(swiftServices) do services[k] = v end
             if def.services then for k, v in pairs(def.services) do services[k] = v end end
+            if overrides then for k, v in pairs(overrides) do services[k] = v end end
             return { services = services, interactors = interactors }
           end,
           function(def, old, from) return def.migrate(old, from) end,

@@ -22,6 +22,27 @@ public protocol RunningFeature: AnyObject, Sendable {
     func cancel(actionType: String?)
     /// Tags outward effects with a source name (set by a parent composition).
     var effectSource: String? { get set }
+    /// The action behind the event being delivered right now (a mutation's, a
+    /// state's, an effect's or an error's); valid inside an `outlet` listener.
+    var eventCause: LuaValue? { get }
+    /// Work still running, each with the action that started it.
+    var inFlight: [FeatureFlight] { get }
+}
+
+/// Work a feature has in flight: a handler's stream, an effect handler's stream.
+public struct FeatureFlight: Sendable, Equatable {
+    /// The action that started it.
+    public let action: LuaValue
+    /// What it is, for messages ("the stream handle returned").
+    public let what: String
+    /// The child of an `mf.compose` it runs in, if any.
+    public var child: String?
+
+    public init(action: LuaValue, what: String, child: String? = nil) {
+        self.action = action
+        self.what = what
+        self.child = child
+    }
 }
 
 extension RunningFeature {

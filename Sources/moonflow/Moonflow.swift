@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowTesting
 
 @main
 struct Entry {
@@ -25,7 +26,7 @@ struct Moonflow: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "moonflow",
         abstract: "Run, check and reload app features written in Lua on a Swift runtime.",
-        subcommands: [Run.self, Check.self, Exec.self]
+        subcommands: [Run.self, Test.self, Check.self, New.self, Exec.self]
     )
 }
 
@@ -154,5 +155,71 @@ struct Exec: ParsableCommand {
         runner.profile = limits.sandbox ? .sandboxed : .trusted
         let status = runner.run()
         if status != 0 { throw ExitCode(status) }
+    }
+}
+
+struct Test: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run Lua specs (busted, with require \"moonflow.test\") and report every failure.",
+        discussion: """
+            PATHs are spec files or folders searched for *_spec.lua; with none, every
+            plugins/*/spec/*_spec.lua under the current folder. Each file runs in a fresh
+            Lua state. Ends with `N passed, N failed`; exit 0 only when nothing failed.
+            """
+    )
+
+    @Argument(help: "Spec files or folders (default: plugins/*/spec).")
+    var paths: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Run only tests whose full name (describe names and it name) contains TEXT.", valueName: "TEXT"))
+    var filter: String?
+
+    @Option(name: .long, help: ArgumentHelp("Also write a JUnit XML report to FILE.", valueName: "FILE"))
+    var junit: String?
+
+    @Flag(name: .long, help: "Print TAP version 13 instead of the summary.")
+    var tap = false
+
+    @OptionGroup var limits: LimitOptions
+
+    func run() throws {
+        var options = SpecRunner.Options(paths: paths)
+        options.filter = filter
+        options.junitPath = junit
+        options.tap = tap
+        options.timeLimitMs = limits.timeLimit ?? 1000
+        options.memoryLimitMB = limits.memoryLimit ?? 512
+        options.profile = limits.sandbox ? .sandboxed : .trusted
+        let status = SpecRunner(options: options).run()
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+struct New: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Scaffold plugins/NAME with a feature (one action, one mutation, a timer) and a passing spec.",
+        discussion: "Refuses to overwrite anything that exists."
+    )
+
+    @Argument(help: "The plugin's name: a letter, then letters, digits or underscores.")
+    var name: String
+
+    @Option(name: .long, help: ArgumentHelp("Where plugin folders live.", valueName: "DIR"))
+    var plugins = "plugins"
+
+    func run() throws {
+        do {
+            let made = try PluginScaffold(name: name, pluginsFolder: plugins).write()
+            print("created \(made.joined(separator: "\n        "))")
+            print("""
+
+                next:
+                  moonflow test \(plugins)/\(name)/spec          # the spec passes
+                  moonflow run \(plugins)/\(name)                # try it at the prompt: tick, then tickLater ms=500
+                """)
+        } catch let e as PluginScaffold.Refusal {
+            FileHandle.standardError.write(Data("moonflow new: \(e.message)\n".utf8))
+            throw ExitCode(e.isUsage ? 2 : 1)
+        }
     }
 }

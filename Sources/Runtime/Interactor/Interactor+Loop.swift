@@ -130,6 +130,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     @usableFromInline
     struct Confined {
         @usableFromInline var current: State
+        /// The action behind the mutation being reduced (nil outside `reduce`).
+        @usableFromInline var reducing: Action?
         @usableFromInline var taps: Taps
         @usableFromInline var owner = LoopOwner()
     }
@@ -343,6 +345,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         if let tap = taps.mutations { emit(tap, Traced(value: mutation, action: origin.action, actionID: origin.id)) }
         var next = confined.pointee.current
         let effect: Effect?
+        confined.pointee.reducing = origin.action
+        defer { confined.pointee.reducing = nil }
         do {
             effect = try reduce(&next, mutation)
         } catch {

@@ -121,6 +121,10 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
     /// Errors of handler streams, effect streams and the reducer, with the action that caused them.
     public var errors: Signal<Failure> { loop.errorsSignal }
 
+    /// The action whose handling produced the mutation being reduced: read it from inside
+    /// `reduce` (or an observer it calls); nil anywhere else.
+    @inlinable public var actionBeingReduced: Action? { loop.confined.pointee.reducing }
+
     /// The handler streams, effect streams and queued handlings still running, oldest first.
     public var inFlight: [InFlight] { loop.inFlight }
     /// True when nothing is queued, running in the loop, or in flight.

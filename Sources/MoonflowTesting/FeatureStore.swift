@@ -1,0 +1,402 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import MoonflowLua
+import Streams
+import StreamsTesting
+
+/// A feature under test on a virtual clock of its own, with exhaustive
+/// assertions in the manner of TCA's `TestStore`: every state change, every
+/// mutation that arrives later, every outward effect and every error must be
+/// asserted, and `finish()` fails on anything left over.
+///
+///     let store = try FeatureStore("counter", searchPaths: ["plugins"])
+///     try store.send(["type": "increment", "by": 9]) { $0["count"] = 9 }
+///     try store.send(["type": "incrementLater", "ms": 50])
+///     store.advance(by: 50)
+///     try store.receive(["type": "add", "n": 1]) { $0["count"] = 10 }
+///     try store.receiveEffect(["type": "milestone", "count": 10])
+///     try store.finish()
+///
+/// - `send` covers the mutations its action produced without the clock moving;
+///   later ones (timers, services) are asserted one by one with `receive`.
+/// - A `change` applies the expected change to a copy of the last asserted
+///   state; the actual state must then equal it exactly (a diff by path when
+///   it does not). With no `change`, the state must not have changed.
+/// - Non-exhaustive stores (`exhaustive: false`) check only what the test
+///   states: `change` applies to the state before the step, `receive` skips
+///   mutations until one matches, and `finish` ignores what was left over.
+///
+/// Failures are thrown as `FeatureStore.Failure`, whose message starts with
+/// the test's `file:line`. **Threading:** use a store from one thread.
+public final class FeatureStore: @unchecked Sendable {
+    /// An assertion that did not hold.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public let message: String
+        public init(_ message: String) { self.message = message }
+        public var description: String { message }
+    }
+
+    /// One step being asserted: what it was, the state the expected change
+    /// applies to, and the state it must match.
+    package struct Step {
+        let what: String
+        package let base: LuaValue
+        let actual: LuaValue
+    }
+
+    private struct Received {
+        let mutation: LuaValue
+        let before: LuaValue
+        let after: LuaValue
+        let cause: LuaValue?
+    }
+
+    /// The host the feature runs on (its own virtual clock).
+    public let host: FeatureHost
+    public let feature: RunningFeature
+    public let exhaustive: Bool
+    /// Every event the feature reported, with its time and cause.
+    public let log = EventLog()
+    /// The store's clock.
+    public var clock: TestScheduler { host.testScheduler! }
+
+    private var lastAsserted: LuaValue
+    private var lastSeen: LuaValue
+    private var pendingMutation: (LuaValue, LuaValue?)?
+    private var received: [Received] = []
+    private var outward: [(effect: LuaValue, cause: LuaValue?)] = []
+    private var failures: [(message: String, location: String?, cause: LuaValue?)] = []
+    private var subscription: Disposable?
+    private var finished = false
+
+    /// Loads `plugin` (a name found in `searchPaths`, a folder or a `.lua` file)
+    /// on a host of its own.
+    ///
+    /// - Parameters:
+    ///   - services: Swift services by name (they replace any of the same name).
+    ///   - state: a state to start from instead of the definition's `initial`.
+    public convenience init(_ plugin: String, searchPaths: [String] = ["plugins"], services: [String: LuaService] = [:],
+                            state: LuaValue? = nil, exhaustive: Bool = true,
+                            timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512) throws {
+        let host = try FeatureHost(configuration: .init(searchPaths: searchPaths, timeLimitMs: timeLimitMs,
+                                                        memoryLimitMB: memoryLimitMB, clock: .virtual))
+        for (name, service) in services.sorted(by: { $0.key < $1.key }) { host.register(service: name, service) }
+        try self.init(host: host, feature: host.load(plugin, initial: state), exhaustive: exhaustive)
+    }
+
+    /// A store over a feature already made on `host` (a virtual-clock host).
+    package init(host: FeatureHost, feature: RunningFeature, exhaustive: Bool) {
+        precondition(host.testScheduler != nil, "a FeatureStore needs a host on the virtual clock")
+        self.host = host
+        self.feature = feature
+        self.exhaustive = exhaustive
+        lastAsserted = feature.state
+        lastSeen = feature.state
+        subscription = feature.outlet.add { [weak self, weak feature] event in
+            self?.record(event, cause: feature?.eventCause)
+        }
+        running {
+            feature.start()
+            clock.advance(by: 0)
+        }
+    }
+
+    deinit {
+        subscription?.dispose()
+        feature.cancel(actionType: nil)
+    }
+
+    /// The current state.
+    public var state: LuaValue { feature.state }
+
+    // MARK: - Assertions (Swift)
+
+    /// Sends `action` and asserts the state it led to.
+    /// - Parameter change: applies the expected change to the last asserted state.
+    public func send(_ action: LuaValue, file: StaticString = #filePath, line: UInt = #line,
+                     _ change: ((inout LuaValue) throws -> Void)? = nil) throws {
+        try located(file, line) {
+            _ = try beginSend(action)
+            try complete(expected: try change.map { try apply($0) })
+        }
+    }
+
+    /// Asserts the next mutation that arrived after a send (from a timer, a service, an effect).
+    public func receive(_ mutation: LuaValue, file: StaticString = #filePath, line: UInt = #line,
+                        _ change: ((inout LuaValue) throws -> Void)? = nil) throws {
+        try located(file, line) {
+            _ = try beginReceive(mutation)
+            try complete(expected: try change.map { try apply($0) })
+        }
+    }
+
+    /// Asserts the next outward effect (one no internal handler took).
+    public func receiveEffect(_ effect: LuaValue, file: StaticString = #filePath, line: UInt = #line) throws {
+        try located(file, line) { try checkEffect(effect) }
+    }
+
+    /// Asserts the next error the feature reported: its message must contain `text`.
+    public func receiveError(_ text: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        try located(file, line) { try checkError(text) }
+    }
+
+    /// Fails on mutations not received, outward effects and errors not asserted,
+    /// and work still in flight, naming the action that started each; then stops
+    /// the feature.
+    public func finish(file: StaticString = #filePath, line: UInt = #line) throws {
+        try located(file, line) { try checkFinish() }
+    }
+
+    private func located(_ file: StaticString, _ line: UInt, _ body: () throws -> Void) throws {
+        do { try body() } catch let failure as Failure {
+            throw Failure("\(file):\(line): \(failure.message)")
+        }
+    }
+
+    private func apply(_ change: (inout LuaValue) throws -> Void) throws -> LuaValue {
+        var expected = pendingStep?.base ?? lastAsserted
+        try change(&expected)
+        return expected
+    }
+
+    /// The send or receive whose state `complete` checks next.
+    private var pendingStep: Step?
+
+    // MARK: - Steps (shared with the Lua store)
+
+    /// Sends `action` and runs what is due without moving the clock.
+    /// - Returns: the step to complete with the expected state.
+    /// - Throws: `Failure` when earlier mutations or errors are unasserted, or the action is refused.
+    package func beginSend(_ action: LuaValue) throws -> Step {
+        let what = "send(\(Self.typeName(action)))"
+        try checkUsable(what)
+        if exhaustive, !received.isEmpty {
+            throw Failure("""
+                \(what) was called while \(count(received.count, "mutation")) not received yet:
+                \(received.map { "  - \(Self.describe($0.mutation))\(Self.from($0.cause))" }.joined(separator: "\n"))
+                Assert each with store:receive(mutation [, change]) first, or call store:skipReceived().
+                """)
+        }
+        try checkNoFailures(before: what)
+        received.removeAll()
+        outward.removeAll { _ in !exhaustive }
+        let before = feature.state
+        do {
+            try running { try feature.send(action) }
+        } catch {
+            let (message, _) = FeatureErrors.describe(error, fallback: nil)
+            throw Failure("\(what) was refused: \(message)")
+        }
+        running { clock.advance(by: 0) }
+        // What the action produced without the clock moving is covered by the send.
+        received.removeAll()
+        let step = Step(what: what, base: exhaustive ? lastAsserted : before, actual: feature.state)
+        pendingStep = step
+        return step
+    }
+
+    /// Takes the next received mutation, which must equal `mutation`.
+    package func beginReceive(_ mutation: LuaValue) throws -> Step {
+        let what = "receive(\(Self.typeName(mutation)))"
+        try checkUsable(what)
+        if received.isEmpty { running { host.settle() } }
+        guard !received.isEmpty else {
+            throw Failure("""
+                \(what): expected mutation \(Self.describe(mutation)), but no mutation arrived.\(inFlightHint())
+                """)
+        }
+        let next: Received
+        if exhaustive {
+            next = received.removeFirst()
+            if !StateDiff.same(next.mutation, mutation) {
+                lastAsserted = next.after
+                throw Failure("""
+                    \(what): the next mutation does not match (expected -, received +):
+                    \(indent(StateDiff.lines(expected: mutation, actual: next.mutation, root: "mutation")))
+                    """)
+            }
+        } else {
+            guard let index = received.firstIndex(where: { StateDiff.same($0.mutation, mutation) }) else {
+                throw Failure("""
+                    \(what): no received mutation matches \(Self.describe(mutation)); received:
+                    \(received.map { "  - \(Self.describe($0.mutation))" }.joined(separator: "\n"))
+                    """)
+            }
+            next = received[index]
+            received.removeFirst(index + 1)
+        }
+        let step = Step(what: what, base: exhaustive ? lastAsserted : next.before, actual: next.after)
+        pendingStep = step
+        return step
+    }
+
+    /// Compares the actual state after the last `beginSend`/`beginReceive` with
+    /// `expected` (nil: no change expected; in a non-exhaustive store, nothing to check).
+    package func complete(expected: LuaValue?) throws {
+        guard let step = pendingStep else { throw Failure("internal: no send or receive to complete") }
+        pendingStep = nil
+        lastAsserted = step.actual
+        let expected = expected ?? (exhaustive ? step.base : step.actual)
+        let diff = StateDiff.lines(expected: expected, actual: step.actual)
+        guard diff.isEmpty else {
+            throw Failure("""
+                State after \(step.what) does not match the expected change:
+                \(indent(diff))
+                """)
+        }
+    }
+
+    package func checkEffect(_ effect: LuaValue) throws {
+        let what = "receiveEffect(\(Self.typeName(effect)))"
+        try checkUsable(what)
+        if outward.isEmpty { running { host.settle() } }
+        guard !outward.isEmpty else {
+            throw Failure("\(what): expected outward effect \(Self.describe(effect)), but none went out.\(inFlightHint())")
+        }
+        if exhaustive {
+            let next = outward.removeFirst()
+            guard StateDiff.same(next.effect, effect) else {
+                throw Failure("""
+                    \(what): the next outward effect does not match (expected -, actual +):
+                    \(indent(StateDiff.lines(expected: effect, actual: next.effect, root: "effect")))
+                    """)
+            }
+        } else {
+            guard let index = outward.firstIndex(where: { StateDiff.same($0.effect, effect) }) else {
+                throw Failure("\(what): no outward effect matches \(Self.describe(effect)); went out: \(outward.map { Self.describe($0.effect) }.joined(separator: ", "))")
+            }
+            outward.removeFirst(index + 1)
+        }
+    }
+
+    package func checkError(_ text: String) throws {
+        let what = "receiveError(\(StateDiff.render(.string(LuaString(text)))))"
+        try checkUsable(what)
+        if failures.isEmpty { running { host.settle() } }
+        guard !failures.isEmpty else { throw Failure("\(what): expected an error, but the feature reported none") }
+        let next = failures.removeFirst()
+        guard next.message.contains(text) else {
+            throw Failure("\(what): the next error does not contain that text; it was:\n  \(EventLog.firstLine(next.message))\(next.location.map { " (\($0))" } ?? "")")
+        }
+    }
+
+    package func checkFinish() throws {
+        try checkUsable("finish()")
+        running { host.settle() }
+        var problems: [String] = []
+        if exhaustive {
+            if !received.isEmpty {
+                problems.append("\(count(received.count, "mutation")) not received:\n"
+                    + received.map { "  - \(Self.describe($0.mutation))\(Self.from($0.cause))" }.joined(separator: "\n")
+                    + "\n  Assert each with store:receive(mutation [, change]), or call store:skipReceived().")
+            }
+            if !outward.isEmpty {
+                problems.append("\(count(outward.count, "outward effect")) not asserted:\n"
+                    + outward.map { "  - \(Self.describe($0.effect))\(Self.from($0.cause))" }.joined(separator: "\n")
+                    + "\n  Assert each with store:receiveEffect(effect).")
+            }
+            let flights = feature.inFlight
+            if !flights.isEmpty {
+                problems.append("\(count(flights.count, "effect")) still in flight:\n"
+                    + flights.map { "  - \($0.what)\($0.child.map { " in child '\($0)'" } ?? ""), started by action \(Self.describe($0.action))" }.joined(separator: "\n")
+                    + "\n  Move the clock with store:advance(ms) until they finish, or call store:skipInFlight().")
+            }
+        }
+        if !failures.isEmpty {
+            problems.append("\(count(failures.count, "error")) not asserted:\n"
+                + failures.map { "  - \(EventLog.firstLine($0.message))\($0.location.map { " (\($0))" } ?? "")\(Self.from($0.cause))" }.joined(separator: "\n")
+                + "\n  Assert each with store:receiveError(text).")
+        }
+        finished = true
+        running { feature.cancel(actionType: nil) }
+        subscription?.dispose()
+        guard problems.isEmpty else {
+            throw Failure("finish() found work left over:\n" + problems.joined(separator: "\n"))
+        }
+    }
+
+    /// Moves the store's clock `ms` milliseconds on, running every timer due on the way.
+    public func advance(by ms: Int) {
+        running { host.advance(by: ms) }
+    }
+
+    /// Forgets the mutations and outward effects not yet asserted; the last
+    /// asserted state becomes the current one.
+    public func skipReceived() {
+        running { host.settle() }
+        received.removeAll()
+        outward.removeAll()
+        lastAsserted = feature.state
+    }
+
+    /// Cancels every effect still in flight.
+    public func skipInFlight() {
+        running {
+            feature.cancel(actionType: nil)
+            clock.advance(by: 0)
+        }
+    }
+
+    // MARK: - Internals
+
+    private func checkUsable(_ what: String) throws {
+        if finished { throw Failure("\(what) after finish(): the store has stopped; make a new one with T.store") }
+    }
+
+    private func checkNoFailures(before what: String) throws {
+        guard !failures.isEmpty else { return }
+        let listed = failures.map { "  - \(EventLog.firstLine($0.message))\($0.location.map { " (\($0))" } ?? "")\(Self.from($0.cause))" }
+        throw Failure("\(what) was called while \(count(failures.count, "error")) not asserted:\n\(listed.joined(separator: "\n"))\nAssert each with store:receiveError(text) first.")
+    }
+
+    /// Runs `body` with the shared Lua streams scheduling on this store's clock.
+    private func running<R>(_ body: () throws -> R) rethrows -> R {
+        guard let router = host.router else { return try body() }
+        return try router.with(clock, body)
+    }
+
+    private func record(_ event: FeatureEvent, cause: LuaValue?) {
+        log.append(event, t: clock.now, cause: cause)
+        switch event {
+        case .mutation(let m, _):
+            pendingMutation = (m, cause)
+        case .state(let s, let seq) where seq > 0:
+            if let (m, c) = pendingMutation {
+                received.append(Received(mutation: m, before: lastSeen, after: s, cause: c ?? cause))
+                pendingMutation = nil
+            }
+            lastSeen = s
+        case .effect(let e, _):
+            outward.append((e, cause))
+        case .error(let message, let location):
+            failures.append((message, location, cause))
+        default:
+            break
+        }
+    }
+
+    private func inFlightHint() -> String {
+        let flights = feature.inFlight
+        guard !flights.isEmpty else { return "" }
+        let next = clock.nextDueTime.map { " (the next timer is due at \($0) ms; the clock is at \(clock.now) ms)" } ?? ""
+        return "\nStill in flight: \(flights.map { "\($0.what), started by \(Self.describe($0.action))" }.joined(separator: "; ")).\nMove the clock with store:advance(ms)\(next)."
+    }
+
+    private func indent(_ lines: [String]) -> String { lines.map { "  " + $0 }.joined(separator: "\n") }
+
+    private func count(_ n: Int, _ noun: String) -> String { n == 1 ? "1 \(noun) was" : "\(n) \(noun)s were" }
+
+    static func typeName(_ v: LuaValue) -> String { v["type"]?.stringValue ?? StateDiff.render(v) }
+
+    /// `add { n = 1 }`: the type, then the other fields.
+    static func describe(_ v: LuaValue) -> String {
+        guard case .table(var t) = v, let type = v["type"]?.stringValue else { return StateDiff.render(v) }
+        t[.string("type")] = .nil
+        return t.isEmpty ? type : "\(type) \(StateDiff.render(.table(t)))"
+    }
+
+    private static func from(_ cause: LuaValue?) -> String {
+        cause.map { " (from action \(describe($0)))" } ?? ""
+    }
+}

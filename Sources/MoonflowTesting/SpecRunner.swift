@@ -1,0 +1,372 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import MoonflowLua
+
+/// `moonflow test`: runs busted specs (`*_spec.lua`) inside the host, each
+/// file in a fresh Lua state with `require "moonflow.test"` available, and
+/// reports every failure with the spec's `file:line`, its message and diff.
+///
+///     var options = SpecRunner.Options(paths: ["plugins/counter/spec"])
+///     options.junitPath = "report.xml"
+///     let status = SpecRunner(options: options).run()   // 0 when nothing failed
+///
+/// busted itself (Debian's `lua-busted`) runs in the host's state: its core,
+/// `describe`/`it`/`pending`/`before_each`/`after_each`, luassert with spies,
+/// stubs and mocks, and its name filter. Its command-line runner and output
+/// handlers are not used: the host reports results itself (text, TAP, JUnit).
+public struct SpecRunner: Sendable {
+    public struct Options: Sendable {
+        /// Spec files or folders (searched for `*_spec.lua`); empty: every
+        /// `plugins/*/spec/*_spec.lua` under the current folder.
+        public var paths: [String] = []
+        /// Only tests whose full name (describe names and the `it` name) contains this text.
+        public var filter: String?
+        public var junitPath: String?
+        public var tap = false
+        public var timeLimitMs: Int64? = 1000
+        public var memoryLimitMB: Int? = 512
+        public var profile: LuaState.Profile = .trusted
+        public init(paths: [String] = []) { self.paths = paths }
+    }
+
+    /// One `it` (or an error outside any `it`: a failing `describe` body, a
+    /// spec file that does not load, a failing `before_each`).
+    public struct Result: Sendable {
+        public enum Status: String, Sendable { case success, failure, error, pending }
+        public let file: String
+        /// The names of the enclosing `describe` blocks.
+        public let describePath: [String]
+        public let name: String
+        public let status: Status
+        /// The failure or error message (with `file:line:` in front when known).
+        public let message: String?
+        /// Where it failed, else where the `it` is.
+        public let location: String?
+        public let seconds: Double
+
+        public var fullName: String { (describePath + [name]).joined(separator: " ") }
+        public var failed: Bool { status == .failure || status == .error }
+    }
+
+    public let options: Options
+    private let write: @Sendable (String) -> Void
+
+    public init(options: Options, write: @escaping @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }) {
+        self.options = options
+        self.write = write
+    }
+
+    /// A problem with the command line itself (a missing path): exit status 2.
+    public struct UsageError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The spec files to run, sorted.
+    /// - Throws: `UsageError` when a given path does not exist.
+    public func specFiles() throws -> [String] {
+        let fm = FileManager.default
+        if options.paths.isEmpty {
+            guard let plugins = try? fm.contentsOfDirectory(atPath: "plugins") else { return [] }
+            return plugins.sorted().flatMap { plugin -> [String] in
+                let dir = "plugins/\(plugin)/spec"
+                let names = (try? fm.contentsOfDirectory(atPath: dir)) ?? []
+                return names.filter { $0.hasSuffix("_spec.lua") }.sorted().map { "\(dir)/\($0)" }
+            }
+        }
+        var files: [String] = []
+        for path in options.paths {
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &isDir) else {
+                throw UsageError(description: "\(path) does not exist; give spec files (*_spec.lua) or folders that hold them")
+            }
+            if !isDir.boolValue { files.append(path); continue }
+            let base = path.hasSuffix("/") ? String(path.dropLast()) : path
+            let found = (fm.enumerator(atPath: path)?.allObjects as? [String] ?? [])
+                .filter { $0.hasSuffix("_spec.lua") && !$0.split(separator: "/").contains { $0.hasPrefix(".") } }
+                .map { "\(base)/\($0)" }
+            files += found.sorted()
+        }
+        return files
+    }
+
+    /// Runs every spec file and prints the report.
+    /// - Returns: 0 when nothing failed, 1 when something failed or no spec was found, 2 for a usage error.
+    public func run() -> Int32 {
+        let files: [String]
+        do { files = try specFiles() } catch {
+            FileHandle.standardError.write(Data("moonflow test: \(error)\n".utf8))
+            return 2
+        }
+        guard !files.isEmpty else {
+            let where_ = options.paths.isEmpty ? "plugins/*/spec/*_spec.lua under \(FileManager.default.currentDirectoryPath)" : "*_spec.lua in \(options.paths.joined(separator: ", "))"
+            write("no specs found: looked for \(where_); `moonflow new NAME` makes a plugin with a spec")
+            write("0 passed, 0 failed")
+            return 1
+        }
+        if options.tap { write("TAP version 13") }
+        var all: [Result] = []
+        var number = 0
+        for file in files {
+            let started = Date()
+            let results = runFile(file)
+            all += results
+            if options.tap {
+                for r in results {
+                    number += 1
+                    writeTAP(r, number: number)
+                }
+            } else {
+                writeFileLine(file, results, seconds: Date().timeIntervalSince(started))
+            }
+        }
+        let passed = all.filter { $0.status == .success }.count
+        let failed = all.filter(\.failed).count
+        let skipped = all.filter { $0.status == .pending }.count
+        if options.tap {
+            write("1..\(all.count)")
+        } else {
+            for r in all where r.failed { writeFailure(r) }
+        }
+        if let junit = options.junitPath {
+            do { try JUnitReport(results: all).xml().write(toFile: junit, atomically: true, encoding: .utf8) } catch {
+                FileHandle.standardError.write(Data("moonflow test: cannot write --junit \(junit): \(error.localizedDescription)\n".utf8))
+                write("\(passed) passed, \(failed + 1) failed" + (skipped > 0 ? ", \(skipped) skipped" : ""))
+                return 1
+            }
+        }
+        write("\(passed) passed, \(failed) failed" + (skipped > 0 ? ", \(skipped) skipped" : ""))
+        return failed == 0 ? 0 : 1
+    }
+
+    // MARK: - One file
+
+    /// Runs one spec file in a fresh Lua state.
+    public func runFile(_ file: String) -> [Result] {
+        do {
+            let host = try FeatureHost(configuration: .init(
+                searchPaths: SpecRunner.searchPaths(for: file), profile: .trusted,
+                timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: .virtual), switchableClock: true)
+            try TestModule.install(in: host)
+            if options.tap {
+                // TAP owns standard output: a spec's print goes to standard error as a TAP comment.
+                try host.lua.setGlobal("print", .function { args in
+                    let text = (0..<args.count).map { i in (try? args.value(i + 1).printedForSpec) ?? "<\(args.typeName(i + 1))>" }
+                    FileHandle.standardError.write(Data(("# " + text.joined(separator: "\t") + "\n").utf8))
+                    return []
+                })
+            }
+            let driver = try host.lua.load(string: SpecRunner.driverSource, name: "moonflow.spec")
+            var rows: LuaValue = .nil
+            try host.lua.callWithoutTimeLimit(driver, [.value(.string(LuaString(file))), .value(options.filter.map { .string(LuaString($0)) } ?? .nil)]) { slots in
+                rows = try slots.value(1, path: "results")
+            }
+            guard case .table(let t) = rows else { return [] }
+            return t.array.map { SpecRunner.result($0, file: file) }
+        } catch {
+            let (message, location) = FeatureErrors.describe(error, fallback: file)
+            return [Result(file: file, describePath: [], name: "(loading \(file))", status: .error,
+                           message: message, location: location, seconds: 0)]
+        }
+    }
+
+    /// `plugins/NAME/spec/x_spec.lua` finds plugins by name in `plugins/` (the folder that holds NAME), then in `./plugins`.
+    static func searchPaths(for file: String) -> [String] {
+        let specDir = (file as NSString).deletingLastPathComponent
+        let pluginDir = (specDir as NSString).deletingLastPathComponent
+        if (specDir as NSString).lastPathComponent == "spec",
+           FileManager.default.fileExists(atPath: (pluginDir as NSString).appendingPathComponent("init.lua")) {
+            let plugins = (pluginDir as NSString).deletingLastPathComponent
+            return [plugins.isEmpty ? "." : plugins, "plugins"]
+        }
+        return ["plugins"]
+    }
+
+    private static func result(_ row: LuaValue, file: String) -> Result {
+        let path = row["path"]?.tableValue?.array.compactMap(\.stringValue) ?? []
+        return Result(file: file, describePath: path, name: row["name"]?.stringValue ?? "?",
+                      status: Result.Status(rawValue: row["status"]?.stringValue ?? "error") ?? .error,
+                      message: row["message"]?.stringValue, location: row["where"]?.stringValue,
+                      seconds: row["duration"]?.doubleValue ?? 0)
+    }
+
+    // MARK: - Reports
+
+    private func writeFileLine(_ file: String, _ results: [Result], seconds: Double) {
+        let passed = results.filter { $0.status == .success }.count
+        let failed = results.filter(\.failed).count
+        let skipped = results.filter { $0.status == .pending }.count
+        var parts = ["\(passed) passed"]
+        if failed > 0 { parts.append("\(failed) failed") }
+        if skipped > 0 { parts.append("\(skipped) skipped") }
+        write("\(failed > 0 ? "✗" : "✓") \(file)  \(parts.joined(separator: ", "))  (\(Int(seconds * 1000)) ms)")
+    }
+
+    private func writeFailure(_ r: Result) {
+        write("")
+        write("\(r.status == .error ? "ERROR" : "FAIL") \(r.fullName)")
+        let message = r.message ?? "(no message)"
+        for line in message.split(separator: "\n", omittingEmptySubsequences: false) { write("  \(line)") }
+        if let location = r.location, !message.hasPrefix(location) { write("  at \(location)") }
+    }
+
+    private func writeTAP(_ r: Result, number: Int) {
+        switch r.status {
+        case .success: write("ok \(number) - \(r.fullName)")
+        case .pending: write("ok \(number) - \(r.fullName) # SKIP \(r.message.map(EventLog.firstLine) ?? "pending")")
+        case .failure, .error:
+            write("not ok \(number) - \(r.fullName)")
+            write("  ---")
+            write("  severity: \(r.status == .error ? "error" : "fail")")
+            if let location = r.location { write("  at: \(location)") }
+            write("  message: |")
+            for line in (r.message ?? "").split(separator: "\n", omittingEmptySubsequences: false) { write("    \(line)") }
+            write("  ...")
+        }
+    }
+}
+
+extension LuaValue {
+    /// As Lua's `print` shows a value: strings bare, everything else as `description`.
+    var printedForSpec: String {
+        if case .string(let s) = self { return s.description }
+        return description
+    }
+}
+
+/// JUnit XML for CI: a `testsuite` per spec file, a `testcase` per `it`
+/// (`classname` the describe path), `failure`/`error` with the message,
+/// `skipped` for pending.
+struct JUnitReport {
+    let results: [SpecRunner.Result]
+
+    func xml() -> String {
+        var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+        let files = results.map(\.file).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        out += "<testsuites name=\"moonflow\" \(counts(results))>\n"
+        for file in files {
+            let rs = results.filter { $0.file == file }
+            out += "  <testsuite name=\"\(escape(file))\" \(counts(rs))>\n"
+            for r in rs {
+                let classname = r.describePath.isEmpty ? file : r.describePath.joined(separator: " ")
+                out += "    <testcase classname=\"\(escape(classname))\" name=\"\(escape(r.name))\" file=\"\(escape(file))\" time=\"\(String(format: "%.4f", r.seconds))\""
+                switch r.status {
+                case .success: out += "/>\n"
+                case .pending: out += ">\n      <skipped/>\n    </testcase>\n"
+                case .failure, .error:
+                    let tag = r.status == .error ? "error" : "failure"
+                    let message = r.message ?? ""
+                    out += ">\n      <\(tag) message=\"\(escape(EventLog.firstLine(message)))\" type=\"\(tag)\">\(escape(message))</\(tag)>\n    </testcase>\n"
+                }
+            }
+            out += "  </testsuite>\n"
+        }
+        return out + "</testsuites>\n"
+    }
+
+    private func counts(_ rs: [SpecRunner.Result]) -> String {
+        let time = rs.reduce(0) { $0 + $1.seconds }
+        return "tests=\"\(rs.count)\" failures=\"\(rs.filter { $0.status == .failure }.count)\" errors=\"\(rs.filter { $0.status == .error }.count)\" skipped=\"\(rs.filter { $0.status == .pending }.count)\" time=\"\(String(format: "%.4f", time))\""
+    }
+
+    private func escape(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\n", "\t", "\r": out.unicodeScalars.append(c)
+            default:
+                // XML 1.0 allows no other control characters, even escaped.
+                if c.value < 0x20 { out += "?" } else { out.unicodeScalars.append(c) }
+            }
+        }
+        return out
+    }
+}
+
+extension SpecRunner {
+    /// Runs busted's core on one spec file and returns a row per test:
+    /// `{ name, path = { describe names }, status, message, where, duration }`.
+    static let driverSource = #"""
+        local file, filter = ...
+        local busted = require "busted.core"()
+        require "busted"(busted)
+
+        local results, messages = {}, {}
+
+        local function describePath(element)
+          local names = {}
+          local parent = busted.context.parent(element)
+          while parent and parent.descriptor ~= "file" do
+            if parent.name then table.insert(names, 1, parent.name) end
+            parent = busted.context.parent(parent)
+          end
+          return names
+        end
+
+        local function where(trace)
+          if type(trace) == "table" and trace.short_src and trace.currentline then
+            return trace.short_src .. ":" .. trace.currentline
+          end
+        end
+
+        busted.subscribe({ "test", "end" }, function(element, parent, status)
+          local m = messages[element]
+          results[#results + 1] = {
+            name = element.name or "", path = describePath(element), status = status,
+            message = m and m.message, where = (m and m.where) or where(element.trace),
+            duration = element.duration,
+          }
+          return nil, true
+        end)
+
+        -- Failures and errors: inside an `it` they belong to its result; anywhere
+        -- else (a describe body, before_each, the file itself) they are a result of their own.
+        local function record(status)
+          return function(element, parent, message, trace)
+            local text = type(message) == "string" and message or tostring(message)
+            -- The message starts with the spec's file:line when the failure was raised there.
+            local at = text:match("^([^\n]-:%d+): ") or where(trace)
+            if element.descriptor == "it" or element.descriptor == "pending" then
+              if not messages[element] then messages[element] = { message = text, where = at } end
+            else
+              local name = element.descriptor == "file" and "(loading the spec file)"
+                or ("(" .. tostring(element.descriptor) .. (element.name and (" " .. element.name) or "") .. ")")
+              results[#results + 1] = {
+                name = name, path = describePath(element), status = "error",
+                message = text, where = at,
+              }
+            end
+            return nil, true
+          end
+        end
+        busted.subscribe({ "failure" }, record("failure"))
+        busted.subscribe({ "error" }, record("error"))
+
+        if filter then
+          require "busted.modules.filter_loader"()(busted, {
+            tags = {}, excludeTags = {}, filterOut = {},
+            filter = { (filter:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")) },
+            list = false, nokeepgoing = false, suppressPending = false,
+          })
+        end
+
+        local chunk, err = loadfile(file, "t")
+        if not chunk then
+          return { { name = "(loading the spec file)", path = {}, status = "error", message = err, where = file } }
+        end
+        local function getTrace(_, info)
+          local cut = info.traceback:find("\n%s*%[C]")
+          info.traceback = info.traceback:sub(1, cut)
+          return info
+        end
+        busted.executors.file(file, setmetatable({ getTrace = getTrace }, { __call = chunk }))
+        require "busted.execute"(busted)(1, {})
+        busted.publish({ "exit" })
+        return results
+        """#
+}

@@ -1,0 +1,287 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import MoonflowLua
+import StreamsTesting
+
+/// `require "moonflow.test"`: the test store for Lua specs.
+///
+///     local T = require "moonflow.test"
+///     local store = T.store("counter", { services = { ... }, state = { ... }, exhaustive = true })
+///     store:send({ type = "increment" }, function(s) s.count = 1 end)
+///     store:advance(300)
+///     store:receive({ type = "add", n = 1 }, function(s) s.count = 2 end)
+///     store:receiveEffect({ type = "milestone", count = 10 })
+///     store:finish()
+///
+/// Each store runs its feature on a `FeatureHost` sharing the spec's Lua state,
+/// with a virtual clock of its own. Failures are raised at the spec's line
+/// (through busted's `fail` when busted runs the spec, so they count as
+/// failures rather than errors).
+public enum TestModule {
+    /// Registers `moonflow.test` in `host`'s Lua state. `host` must run on the
+    /// virtual clock with a switchable scheduler (`FeatureHost.forSpecs`).
+    public static func install(in host: FeatureHost) throws {
+        let lua = host.lua
+        let storeClass = try lua.makeClass("moonflow.teststore", methods: [:])
+        func store(_ args: LuaSlots) throws -> FeatureStore {
+            guard let s = args.object(1, as: FeatureStore.self) else { throw args.bad(1, "store method", "test store") }
+            return s
+        }
+        /// Runs a step; a `Failure` becomes `false, message` for the Lua side to raise at the spec's line.
+        func step(_ body: () throws -> [LuaPush]) -> [LuaPush] {
+            do { return try body() } catch let failure as FeatureStore.Failure {
+                return [.value(false), .value(.string(LuaString(failure.message)))]
+            } catch {
+                return [.value(false), .value(.string(LuaString(String(describing: error))))]
+            }
+        }
+        let core: [(String, LuaPush)] = [
+            ("new", .function { [weak host] args in
+                guard let host else { return [.value(.nil), .value("the test host is gone")] }
+                return step {
+                    let storeHost = FeatureHost(sharing: host, clock: TestScheduler())
+                    if !args.isNil(2) { storeHost.serviceOverrides = try args.ref(2) }
+                    let initial: LuaValue? = args.isNil(3) ? Optional.none : try args.value(3, path: "opts.state")
+                    let exhaustive = args.isNil(4) ? true : (try args.value(4)).isTruthy
+                    let feature: RunningFeature
+                    do {
+                        feature = try host.router!.with(storeHost.testScheduler!) {
+                            if args.isTable(1) {
+                                let source = args.isNil(5) ? "spec" : try args.string(5)
+                                return try storeHost.load(table: try args.ref(1), source: source, initial: initial)
+                            }
+                            guard let name = try args.value(1).stringValue else {
+                                throw FeatureStore.Failure("T.store(pluginOrFeature [, opts]): give a plugin name, a plugin folder, or an mf.feature{...} table (got \(args.typeName(1)))")
+                            }
+                            return try storeHost.load(name, initial: initial)
+                        }
+                    } catch let failure as FeatureStore.Failure {
+                        throw failure
+                    } catch {
+                        let (message, location) = FeatureErrors.describe(error, fallback: nil)
+                        throw FeatureStore.Failure("T.store: \(location.map { "\($0): " } ?? "")\(message)")
+                    }
+                    return [.object(FeatureStore(host: storeHost, feature: feature, exhaustive: exhaustive), storeClass)]
+                }
+            }),
+            ("send", .function { args in
+                let s = try store(args)
+                let action = try args.value(2, path: "action")
+                return step { [.value(true), .value(try s.beginSend(action).base)] }
+            }),
+            ("receive", .function { args in
+                let s = try store(args)
+                let mutation = try args.value(2, path: "mutation")
+                return step { [.value(true), .value(try s.beginReceive(mutation).base)] }
+            }),
+            ("complete", .function { args in
+                let s = try store(args)
+                let expected: LuaValue? = args.isNil(2) ? Optional.none : try args.value(2, path: "expected state")
+                return step { try s.complete(expected: expected); return [.value(true)] }
+            }),
+            ("receiveEffect", .function { args in
+                let s = try store(args)
+                let effect = try args.value(2, path: "effect")
+                return step { try s.checkEffect(effect); return [.value(true)] }
+            }),
+            ("receiveError", .function { args in
+                let s = try store(args)
+                let text = try args.string(2, function: "receiveError")
+                return step { try s.checkError(text); return [.value(true)] }
+            }),
+            ("finish", .function { args in
+                let s = try store(args)
+                return step { try s.checkFinish(); return [.value(true)] }
+            }),
+            ("advance", .function { args in
+                let s = try store(args)
+                let ms = try args.integer(2, function: "advance")
+                guard ms >= 0 else { return [.value(false), .value(.string(LuaString("store:advance(ms): ms must be 0 or more (got \(ms)); the clock only moves forward")))] }
+                s.advance(by: Int(ms))
+                return [.value(true)]
+            }),
+            ("skipReceived", .function { args in try store(args).skipReceived(); return [] }),
+            ("skipInFlight", .function { args in try store(args).skipInFlight(); return [] }),
+            ("state", .function { args in [.value(try store(args).state)] }),
+            ("now", .function { args in [.value(.integer(Int64(try store(args).clock.now)))] }),
+        ]
+        let coreTable = try lua.makeTable(core)
+        let chunk = try lua.load(string: luaSource, name: "moonflow.test")
+        let install = try lua.load(string: """
+            local chunk, core = ...
+            package.preload["moonflow.test"] = function() return chunk(core) end
+            """, name: "moonflow.test")
+        try lua.call(install, [.ref(chunk), .ref(coreTable)]) { _ in () }
+    }
+
+    /// The Lua side: argument checks, stubs, and raising failures at the spec's line.
+    static let luaSource = #"""
+        local core = ...
+        local mf = require "moonflow"
+        local T = {}
+
+        -- Raises `msg` at `level` as error() counts it from the caller of raise:
+        -- through busted's fail when busted runs the spec (a failure, not an error).
+        local function raise(msg, level)
+          local ok, busted = pcall(require, "busted")
+          local fail = ok and type(busted) == "table" and busted.fail
+          if fail then fail(msg, level + 1) end
+          error(msg, level + 1)
+        end
+
+        local streamMeta = getmetatable(mf.never())
+        local function asStream(v)
+          if getmetatable(v) == streamMeta then return v end
+          if v == nil then return mf.empty() end
+          return mf.just(v)
+        end
+
+        local function stub(name, fn)
+          if type(fn) == "function" then
+            return function(...) return asStream(fn(...)) end
+          elseif type(fn) == "table" then
+            local methods = {}
+            for k, m in pairs(fn) do
+              if type(m) ~= "function" then
+                raise(("T.store: opts.services.%s.%s must be a function (got %s)"):format(name, tostring(k), type(m)), 4)
+              end
+              methods[k] = function(...) return asStream(m(...)) end
+            end
+            return methods
+          end
+          raise(("T.store: opts.services.%s must be a function returning a stream or a value (got %s)"):format(name, type(fn)), 4)
+        end
+
+        local HANDLE = {}
+        local Store = {}
+        local StoreMeta = {
+          __index = function(self, key)
+            if key == "state" then return core.state(rawget(self, HANDLE)) end
+            if key == "now" then return core.now(rawget(self, HANDLE)) end
+            return Store[key]
+          end,
+          __newindex = function(_, key)
+            error(("store.%s is read-only: change the state by sending an action"):format(tostring(key)), 2)
+          end,
+          __tostring = function() return "moonflow.test store" end,
+        }
+
+        local function handle(self, method)
+          local h = type(self) == "table" and rawget(self, HANDLE)
+          if not h then raise(("store:%s(...) must be called with a colon (store:%s, not store.%s)"):format(method, method, method), 3) end
+          return h
+        end
+
+        local function checkChange(change, method)
+          if change ~= nil and type(change) ~= "function" then
+            raise(("store:%s: the change must be a function(state) that applies the expected change (got %s)"):format(method, type(change)), 3)
+          end
+        end
+
+        -- Completes a send or receive step: applies `change` to the base state and compares.
+        local function complete(h, ok, base, change)
+          if not ok then raise(base, 3) end
+          local expected
+          if change ~= nil then
+            expected = base
+            local replaced = change(expected)
+            if replaced ~= nil then expected = replaced end
+          end
+          local good, msg = core.complete(h, expected)
+          if not good then raise(msg, 3) end
+        end
+
+        -- complete() raises at level 3 from itself: the spec's line when called from a method.
+        function Store:send(action, change)
+          local h = handle(self, "send")
+          if type(action) ~= "table" then
+            raise(("store:send(action [, change]): action must be a table like { type = \"increment\" } (got %s)"):format(type(action)), 2)
+          end
+          checkChange(change, "send")
+          local ok, base = core.send(h, action)
+          complete(h, ok, base, change)
+        end
+
+        function Store:receive(mutation, change)
+          local h = handle(self, "receive")
+          if type(mutation) ~= "table" then
+            raise(("store:receive(mutation [, change]): mutation must be a table like { type = \"add\", n = 1 } (got %s)"):format(type(mutation)), 2)
+          end
+          checkChange(change, "receive")
+          local ok, base = core.receive(h, mutation)
+          complete(h, ok, base, change)
+        end
+
+        function Store:receiveEffect(effect)
+          local h = handle(self, "receiveEffect")
+          if type(effect) ~= "table" then
+            raise(("store:receiveEffect(effect): effect must be a table with a type (got %s)"):format(type(effect)), 2)
+          end
+          local ok, msg = core.receiveEffect(h, effect)
+          if not ok then raise(msg, 2) end
+        end
+
+        function Store:receiveError(text)
+          local h = handle(self, "receiveError")
+          if type(text) ~= "string" then
+            raise(("store:receiveError(text): text must be a string the error message contains (got %s)"):format(type(text)), 2)
+          end
+          local ok, msg = core.receiveError(h, text)
+          if not ok then raise(msg, 2) end
+        end
+
+        function Store:advance(ms)
+          local h = handle(self, "advance")
+          if math.type(ms) ~= "integer" then
+            raise(("store:advance(ms): ms must be a whole number of milliseconds (got %s)"):format(math.type(ms) or type(ms)), 2)
+          end
+          local ok, msg = core.advance(h, ms)
+          if not ok then raise(msg, 2) end
+        end
+
+        function Store:finish()
+          local h = handle(self, "finish")
+          local ok, msg = core.finish(h)
+          if not ok then raise(msg, 2) end
+        end
+
+        function Store:skipReceived() core.skipReceived(handle(self, "skipReceived")) end
+        function Store:skipInFlight() core.skipInFlight(handle(self, "skipInFlight")) end
+
+        local options = { services = true, state = true, exhaustive = true }
+
+        function T.store(target, opts)
+          if type(target) ~= "string" and type(target) ~= "table" then
+            raise(("T.store(pluginOrFeature [, opts]): give a plugin name or an mf.feature{...} table (got %s)"):format(type(target)), 2)
+          end
+          if opts ~= nil and type(opts) ~= "table" then
+            raise(("T.store: opts must be a table { services = ..., state = ..., exhaustive = ... } (got %s)"):format(type(opts)), 2)
+          end
+          opts = opts or {}
+          for k in pairs(opts) do
+            if not options[k] then
+              raise(("T.store: unknown option '%s'; the options are services, state and exhaustive"):format(tostring(k)), 2)
+            end
+          end
+          local stubs
+          if opts.services ~= nil then
+            if type(opts.services) ~= "table" then
+              raise(("T.store: opts.services must be a table of functions by service name (got %s)"):format(type(opts.services)), 2)
+            end
+            stubs = {}
+            for name, fn in pairs(opts.services) do stubs[name] = stub(name, fn) end
+          end
+          local source
+          if type(target) == "table" and debug and debug.getinfo then
+            local info = debug.getinfo(2, "Sl")
+            if info then source = info.short_src .. ":" .. tostring(info.currentline) end
+          end
+          local h, err = core.new(target, stubs, opts.state, opts.exhaustive ~= false, source)
+          if not h then raise(err, 2) end
+          return setmetatable({ [HANDLE] = h }, StoreMeta)
+        end
+
+        return T
+        """#
+}
