@@ -3,7 +3,9 @@ import LuaKit
 import MoonflowLua
 
 /// Runs a Lua file the way `lua5.4 FILE args...` does, with `moonflow` preloaded:
-/// what `moonflow exec` does.
+/// what `moonflow exec` does. After the main chunk returns it keeps running
+/// until no timer or service work remains (`mf.timer(50, "tick"):subscribe(print)`
+/// prints `tick` 50 ms later, then the program ends).
 ///
 ///     let status = ScriptRunner(file: "hello.lua", arguments: ["a"]).run()
 public struct ScriptRunner: Sendable {
@@ -26,7 +28,11 @@ public struct ScriptRunner: Sendable {
         do {
             let lua = try LuaState(profile: profile, memoryLimit: memoryLimitMB.map { $0 << 20 }, timeLimitMs: timeLimitMs)
             defer { lua.close() }
-            try MoonflowModule.install(in: lua)
+            // The whole module, on real time driven from this thread: timers and
+            // services started by the script run after the main chunk returns.
+            let clock = RealTimeScheduler()
+            let bridge = try LuaBridge(lua: lua, scheduler: clock)
+            try MoonflowModule.install(in: lua, bridge: bridge)
             var arg = LuaTable()
             arg[.integer(-1)] = .string(LuaString(interpreter))
             arg[.integer(0)] = .string(LuaString(file))
@@ -34,6 +40,7 @@ public struct ScriptRunner: Sendable {
             try lua.setGlobal("arg", .value(.table(arg)))
             let chunk = try lua.load(file: file)
             try lua.call(chunk, arguments.map { .value(.string(LuaString($0))) }) { _ in () }
+            clock.runUntilIdle(pending: bridge.pending)
             return 0
         } catch {
             FileHandle.standardError.write(Data("moonflow: \(error)\n".utf8))

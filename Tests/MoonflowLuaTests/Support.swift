@@ -2,74 +2,35 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowLua
+import MoonflowTesting
 import StreamsTesting
 import XCTest
 
-/// Events as a test reads them, collected from any thread.
-final class EventLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [(t: Int, event: FeatureEvent)] = []
-
-    func append(_ event: FeatureEvent, t: Int) { lock.lock(); items.append((t, event)); lock.unlock() }
-    var all: [(t: Int, event: FeatureEvent)] { lock.lock(); defer { lock.unlock() }; return items }
-    func clear() { lock.lock(); items = []; lock.unlock() }
-
-    /// Every event as one short line: `100 mutation#2 {"n":1,"type":"add"}`, `0 error init.lua:3: boom`.
-    var lines: [String] { all.map { Render.line($0.event, t: $0.t) } }
-
+/// What a stream probe emitted, read from the event log (`MoonflowTesting.EventLog`).
+extension EventLog {
     /// The `value` of each reduced `v` mutation as `t:value`, and errors as `t:error:message`:
     /// what a stream probe emitted, with exact virtual times.
-    var values: [String] {
-        all.compactMap { t, event in
-            switch event {
-            case .mutation(let m, _): "\(t):\(Render.plain(m["value"] ?? .nil))"
-            case .error(let message, _): "\(t):error:\(Render.firstLine(message))"
-            default: nil
-            }
-        }
-    }
+    var values: [String] { mutations("value") }
 
     /// One field of each reduced mutation as `t:field`, errors as `t:error:message`.
     func mutations(_ field: String) -> [String] {
-        all.compactMap { t, event in
-            switch event {
-            case .mutation(let m, _): "\(t):\(Render.plain(m[field] ?? .nil))"
-            case .error(let message, _): "\(t):error:\(Render.firstLine(message))"
+        all.compactMap { entry in
+            switch entry.event {
+            case .mutation(let m, _): "\(entry.t):\(Render.plain(m[field] ?? .nil))"
+            case .error(let message, _): "\(entry.t):error:\(EventLog.firstLine(message))"
             default: nil
             }
         }
-    }
-
-    var errors: [(message: String, location: String?)] {
-        all.compactMap { if case .error(let m, let w) = $0.event { (m, w) } else { nil } }
-    }
-
-    var logs: [(message: String, location: String?)] {
-        all.compactMap { if case .log(let m, let w) = $0.event { (m, w) } else { nil } }
     }
 }
 
 enum Render {
-    static func json(_ v: LuaValue) -> String { (try? v.json(sortedKeys: true)) ?? v.description }
+    static func json(_ v: LuaValue) -> String { EventLog.json(v) }
 
     /// Strings bare, everything else as JSON.
     static func plain(_ v: LuaValue) -> String {
         if case .string(let s) = v { return s.description }
         return json(v)
-    }
-
-    static func firstLine(_ s: String) -> String { String(s.split(separator: "\n", omittingEmptySubsequences: false).first ?? "") }
-
-    static func line(_ event: FeatureEvent, t: Int) -> String {
-        switch event {
-        case .state(let s, let seq): "\(t) state#\(seq) \(json(s))"
-        case .action(let a): "\(t) action \(json(a))"
-        case .mutation(let m, let seq): "\(t) mutation#\(seq) \(json(m))"
-        case .effect(let e, let from): "\(t) effect\(from.map { "(\($0))" } ?? "") \(json(e))"
-        case .error(let m, _): "\(t) error \(firstLine(m))"
-        case .log(let m, _): "\(t) log \(firstLine(m))"
-        case .reload: "\(t) reload"
-        }
     }
 }
 
@@ -132,24 +93,10 @@ final class Harness {
     }
 
     /// Runs everything due now, waiting in real time for async services to re-enter.
-    func settle() {
-        let pending = host.bridge.pending
-        clock.advance(by: 0)
-        while pending.inFlight > 0 {
-            pending.wait(timeout: 10) { (clock.nextDueTime.map { $0 <= clock.now } ?? false) || pending.inFlight == 0 }
-            clock.advance(by: 0)
-        }
-    }
+    func settle() { host.settle(timeout: 10) }
 
     /// Moves the clock to `target`, settling at every due time on the way.
-    func advance(to target: Int) {
-        while true {
-            settle()
-            if let next = clock.nextDueTime, next <= target { clock.advance(to: next) } else { break }
-        }
-        clock.advance(to: target)
-        settle()
-    }
+    func advance(to target: Int) { host.advance(to: target) }
 
     func advance(by ms: Int) { advance(to: clock.now + ms) }
 

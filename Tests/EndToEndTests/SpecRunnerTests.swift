@@ -1,0 +1,195 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import XCTest
+
+/// `moonflow test`, `moonflow new` and `exec`'s event loop, on the built binary, in a scratch folder.
+final class SpecRunnerTests: XCTestCase {
+    private var scratch: URL!
+
+    override func setUpWithError() throws {
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-spec-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        try write("plugins/clock/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "clock",
+              initial = { ticks = 0, title = "" },
+              actions = { tick = { ms = "integer?" }, fetch = { id = "integer" } },
+              mutations = { ticked = {}, titled = { title = "string" } },
+              handle = function(action, state, env)
+                if action.type == "fetch" then
+                  return env.services.title(action.id):map(function(t) return { type = "titled", title = t } end)
+                end
+                if action.ms then return mf.timer(action.ms, { type = "ticked" }) end
+                return { type = "ticked" }
+              end,
+              reduce = function(state, m)
+                if m.type == "ticked" then state.ticks = state.ticks + 1 else state.title = m.title end
+                return state
+              end,
+              services = { title = function(id) return mf.just("real " .. id) end },
+            }
+            """)
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: scratch) }
+
+    @discardableResult
+    private func write(_ relative: String, _ text: String) throws -> String {
+        let url = scratch.appendingPathComponent(relative)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return relative
+    }
+
+    private func spec(_ body: String) throws {
+        try write("plugins/clock/spec/clock_spec.lua", """
+            local mf = require "moonflow"
+            local T = require "moonflow.test"
+            describe("clock", function()
+            \(body)
+            end)
+            """)
+    }
+
+    func testAWrongExpectedChangeShowsTheDiffAndTheSpecsLine() throws {
+        try spec("""
+              it("ticks", function()
+                local store = T.store("clock")
+                store:send({ type = "tick" }, function(s) s.ticks = 2 end)
+              end)
+            """)
+        let result = try Moonflow.run(["test"], in: scratch)
+        XCTAssertEqual(result.status, 1, result.stdout)
+        XCTAssertTrue(result.stdout.contains("FAIL clock ticks"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("plugins/clock/spec/clock_spec.lua:6: State after send(tick) does not match the expected change:"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("    - ticks = 2\n    + ticks = 1"), result.stdout)
+        XCTAssertFalse(result.stdout.contains("title ="), "unchanged fields are elided: \(result.stdout)")
+        XCTAssertTrue(result.stdout.hasSuffix("0 passed, 1 failed\n"), result.stdout)
+    }
+
+    func testALeftoverTimerFailsFinishNamingItsAction() throws {
+        try spec("""
+              it("leaves a timer", function()
+                local store = T.store("clock")
+                store:send({ type = "tick", ms = 250 })
+                store:finish()
+              end)
+            """)
+        let result = try Moonflow.run(["test"], in: scratch)
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stdout.contains("clock_spec.lua:7: finish() found work left over:"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("started by action tick { ms = 250 }"), result.stdout)
+    }
+
+    func testAStubbedServiceIsUsedAndPassingSpecsExitZero() throws {
+        try spec("""
+              it("uses the stub", function()
+                local calls = {}
+                local store = T.store("clock", { services = { title = function(id) calls[#calls + 1] = id; return "stub " .. id end } })
+                store:send({ type = "fetch", id = 7 }, function(s) s.title = "stub 7" end)
+                assert.are.same({ 7 }, calls)
+                store:finish()
+              end)
+              it("waits for the timer", function()
+                local store = T.store("clock", { state = { ticks = 5, title = "x" } })
+                store:send({ type = "tick", ms = 100 })
+                store:advance(100)
+                store:receive({ type = "ticked" }, function(s) s.ticks = 6 end)
+                store:finish()
+              end)
+              pending("one day")
+            """)
+        let result = try Moonflow.run(["test"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.hasSuffix("2 passed, 0 failed, 1 skipped\n"), result.stdout)
+    }
+
+    func testJUnitAndTAPReportTheRightCounts() throws {
+        try spec("""
+              describe("nested", function()
+                it("passes", function() assert.is_true(true) end)
+                it("fails <here>", function() assert.are.equal(1, 2) end)
+              end)
+              it("errors", function() error("boom") end)
+              pending("later")
+            """)
+        let result = try Moonflow.run(["test", "--junit", "report.xml"], in: scratch)
+        XCTAssertEqual(result.status, 1)
+        let data = try Data(contentsOf: scratch.appendingPathComponent("report.xml"))
+        let xml = try XMLDocument(data: data)
+        let suites = try xml.nodes(forXPath: "/testsuites").first as? XMLElement
+        XCTAssertEqual(suites?.attribute(forName: "tests")?.stringValue, "4")
+        XCTAssertEqual(suites?.attribute(forName: "failures")?.stringValue, "1")
+        XCTAssertEqual(suites?.attribute(forName: "errors")?.stringValue, "1")
+        XCTAssertEqual(suites?.attribute(forName: "skipped")?.stringValue, "1")
+        let failing = try xml.nodes(forXPath: "//testcase[failure]").first as? XMLElement
+        XCTAssertEqual(failing?.attribute(forName: "name")?.stringValue, "fails <here>")
+        XCTAssertEqual(failing?.attribute(forName: "classname")?.stringValue, "clock nested")
+
+        let tap = try Moonflow.run(["test", "--tap"], in: scratch)
+        let lines = tap.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "TAP version 13")
+        XCTAssertEqual(lines.filter { $0.hasPrefix("ok ") }.count, 2, tap.stdout)
+        XCTAssertEqual(lines.filter { $0.hasPrefix("not ok ") }.count, 2, tap.stdout)
+        XCTAssertTrue(lines.contains("1..4"), tap.stdout)
+        XCTAssertTrue(lines.contains("ok 4 - clock later # SKIP pending"), tap.stdout)
+    }
+
+    func testFilterRunsOnlyMatchingTests() throws {
+        try spec("""
+              it("first (a+b)", function() end)
+              it("second", function() error("not run") end)
+            """)
+        let result = try Moonflow.run(["test", "--filter", "(a+b)"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stdout)
+        XCTAssertTrue(result.stdout.hasSuffix("1 passed, 0 failed\n"), result.stdout)
+    }
+
+    func testNewThenTestPassesAndNewRefusesToOverwrite() throws {
+        let made = try Moonflow.run(["new", "todo"], in: scratch)
+        XCTAssertEqual(made.status, 0, made.stderr)
+        XCTAssertTrue(made.stdout.contains("moonflow test plugins/todo/spec"), made.stdout)
+        let tested = try Moonflow.run(["test", "plugins/todo/spec"], in: scratch)
+        XCTAssertEqual(tested.status, 0, tested.stdout)
+        XCTAssertTrue(tested.stdout.hasSuffix("2 passed, 0 failed\n"), tested.stdout)
+        XCTAssertEqual(try Moonflow.run(["check", "plugins/todo"], in: scratch).status, 0)
+
+        let before = try String(contentsOf: scratch.appendingPathComponent("plugins/todo/init.lua"), encoding: .utf8)
+        let again = try Moonflow.run(["new", "todo"], in: scratch)
+        XCTAssertEqual(again.status, 1)
+        XCTAssertTrue(again.stderr.contains("plugins/todo already exists; nothing was written"), again.stderr)
+        XCTAssertEqual(try String(contentsOf: scratch.appendingPathComponent("plugins/todo/init.lua"), encoding: .utf8), before)
+        XCTAssertEqual(try Moonflow.run(["new", "bad-name"], in: scratch).status, 2)
+    }
+
+    func testAMissingSpecPathIsAUsageError() throws {
+        let result = try Moonflow.run(["test", "nowhere_spec.lua"], in: scratch)
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("nowhere_spec.lua does not exist"), result.stderr)
+    }
+
+    func testASpecThatDoesNotLoadIsReportedAsFailed() throws {
+        try write("plugins/clock/spec/broken_spec.lua", "describe('x', function()\n  it('y', function() end\nend)\n")
+        let result = try Moonflow.run(["test"], in: scratch)
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stdout.contains("broken_spec.lua:3: ')' expected (to close '(' at line 2)"), result.stdout)
+        XCTAssertTrue(result.stdout.hasSuffix("0 passed, 1 failed\n"), result.stdout)
+    }
+
+    func testExecRunsTimersAfterTheMainChunkThenExits() throws {
+        try write("timer.lua", """
+            local mf = require "moonflow"
+            mf.timer(50, "tick"):subscribe(print)
+            mf.from({ 1, 2 }):map(function(x) return x * 10 end):subscribe(print)
+            print(type(mf.feature), type(mf.compose))
+            """)
+        let started = Date()
+        let result = try Moonflow.run(["exec", "timer.lua"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "10\n20\nfunction\tfunction\ntick\n")
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.05, "tick comes after 50 ms of real time")
+    }
+}
