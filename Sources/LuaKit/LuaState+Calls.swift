@@ -19,15 +19,17 @@ extension LuaState {
     }
 
     /// Compiles a file as a function; messages say `path:line:`.
-    public func load(file path: String, mode: ChunkMode = .text) throws -> LuaRef {
+    ///
+    /// - Parameter env: the table the chunk sees as its globals (`_ENV`); nil for the state's globals.
+    public func load(file path: String, mode: ChunkMode = .text, env: LuaRef? = nil) throws -> LuaRef {
         guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
             throw LuaError.runtime(message: "cannot open \(path): the file \(reason)", location: nil, traceback: "")
         }
-        return try load(bytes: Array(data), chunkName: "@" + path, displayName: path, mode: mode)
+        return try load(bytes: Array(data), chunkName: "@" + path, displayName: path, mode: mode, env: env)
     }
 
-    func load(bytes: [UInt8], chunkName: String, displayName: String, mode: ChunkMode) throws -> LuaRef {
+    func load(bytes: [UInt8], chunkName: String, displayName: String, mode: ChunkMode, env: LuaRef? = nil) throws -> LuaRef {
         enter(); defer { leave() }
         let L = activeL
         let status = bytes.withUnsafeBufferPointer { buf in
@@ -36,6 +38,11 @@ extension LuaState {
             }
         }
         try check(status, L, chunk: displayName)
+        if let env {
+            // A main chunk's first upvalue is its _ENV (manual §3.3.2); setting it cannot raise.
+            mf_rawgeti_registry(L, lua_Integer(env.ref))
+            if lua_setupvalue(L, -2, 1) == nil { mf_pop(L, 1) }
+        }
         return try popRef(L)
     }
 

@@ -35,14 +35,20 @@ public final class FeatureHost: @unchecked Sendable {
         /// For the whole Lua state; nil for none.
         public var memoryLimitMB: Int?
         public var clock: Clock
+        /// Whether each plugin gets globals of its own with the sandbox's limits
+        /// (`PluginSandbox`); on by default under the sandboxed profile. The spec
+        /// runner turns it on in a trusted state: busted keeps the whole library.
+        public var isolatesPlugins: Bool
 
         public init(searchPaths: [String] = ["plugins"], profile: LuaState.Profile = .trusted,
-                    timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512, clock: Clock = .real) {
+                    timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512, clock: Clock = .real,
+                    isolatesPlugins: Bool? = nil) {
             self.searchPaths = searchPaths
             self.profile = profile
             self.timeLimitMs = timeLimitMs
             self.memoryLimitMB = memoryLimitMB
             self.clock = clock
+            self.isolatesPlugins = isolatesPlugins ?? (profile == .sandboxed)
         }
     }
 
@@ -96,6 +102,7 @@ public final class FeatureHost: @unchecked Sendable {
         bridge = try LuaBridge(lua: lua, scheduler: router ?? scheduler)
         interactorClass = try lua.makeClass("moonflow.interactor", methods: RequestInteractor.methods(bridge))
         try MoonflowModule.install(in: lua, bridge: bridge)
+        sandbox = configuration.isolatesPlugins ? try PluginSandbox(lua: lua) : nil
         try setSearchPaths(configuration.searchPaths)
         registerDeclaredRepositories()
     }
@@ -115,11 +122,14 @@ public final class FeatureHost: @unchecked Sendable {
         serviceOrder = parent.serviceOrder
         serviceObjects = parent.serviceObjects
         interactorClass = parent.interactorClass
+        sandbox = parent.sandbox
         log = parent.log
     }
 
     /// Where Lua streams schedule, when this host's clock can be switched (test stores).
     package let router: SwitchableScheduler?
+    /// Globals per plugin, when plugins are isolated.
+    private let sandbox: PluginSandbox?
 
     /// Services that replace any of the same name (a test store's stubs): a Lua
     /// table of functions, applied last when a feature's `env` is made.
@@ -223,7 +233,7 @@ public final class FeatureHost: @unchecked Sendable {
         let file = try resolve(spec)
         return try perform {
             try addPackagePath(for: file)
-            let chunk = try lua.load(file: file)
+            let chunk = try lua.load(file: file, env: try sandbox.map { try $0.env(forPluginFile: file) })
             let definition: FeatureDefinition = try lua.call(chunk, []) { slots in
                 guard slots.count >= 1, slots.isTable(1) else {
                     throw HostError("\(file) must return a definition (return mf.feature{...}); it returned \(slots.count == 0 ? "nothing" : slots.typeName(1))")

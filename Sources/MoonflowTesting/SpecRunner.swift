@@ -26,6 +26,8 @@ public struct SpecRunner: Sendable {
         public var tap = false
         public var timeLimitMs: Int64? = 1000
         public var memoryLimitMB: Int? = 512
+        /// `.sandboxed`: the plugins under test run with the sandbox's limits and
+        /// globals of their own; busted and the specs keep the whole library.
         public var profile: LuaState.Profile = .trusted
         public init(paths: [String] = []) { self.paths = paths }
     }
@@ -146,7 +148,8 @@ public struct SpecRunner: Sendable {
         do {
             let host = try FeatureHost(configuration: .init(
                 searchPaths: SpecRunner.searchPaths(for: file), profile: .trusted,
-                timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: .virtual), switchableClock: true)
+                timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: .virtual,
+                isolatesPlugins: options.profile == .sandboxed), switchableClock: true)
             try TestModule.install(in: host)
             if options.tap {
                 // TAP owns standard output: a spec's print goes to standard error as a TAP comment.

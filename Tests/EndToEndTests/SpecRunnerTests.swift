@@ -179,6 +179,38 @@ final class SpecRunnerTests: XCTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("0 passed, 1 failed\n"), result.stdout)
     }
 
+    func testSandboxLimitsThePluginButNotTheSpec() throws {
+        try write("plugins/probe/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "probe", initial = { got = "" },
+              actions = { probe = { what = "string" } }, mutations = { got = { v = "string" } },
+              handle = function(a)
+                local ok, r
+                if a.what == "io" then ok, r = pcall(function() return io.open("/etc/hostname") end)
+                else ok, r = pcall(require, "clock.init") end
+                return { type = "got", v = tostring(ok) .. " " .. tostring(r) }
+              end,
+              reduce = function(s, m) s.got = m.v; return s end,
+            }
+            """)
+        try write("plugins/probe/spec/probe_spec.lua", """
+            local T = require "moonflow.test"
+            it("limits the plugin", function()
+              assert.is_function(io.open)  -- the spec itself keeps the whole library
+              local store = T.store("probe", { exhaustive = false })
+              store:send({ type = "probe", what = "io" })
+              assert.matches("attempt to index a nil value (global 'io')", store.state.got, 1, true)
+              store:send({ type = "probe", what = "require" })
+              assert.matches("can require only its own modules", store.state.got, 1, true)
+            end)
+            """)
+        let sandboxed = try Moonflow.run(["test", "--sandbox", "plugins/probe/spec"], in: scratch)
+        XCTAssertEqual(sandboxed.status, 0, sandboxed.stdout)
+        let trusted = try Moonflow.run(["test", "plugins/probe/spec"], in: scratch)
+        XCTAssertEqual(trusted.status, 1, "without --sandbox the plugin reads files: \(trusted.stdout)")
+    }
+
     func testExecRunsTimersAfterTheMainChunkThenExits() throws {
         try write("timer.lua", """
             local mf = require "moonflow"

@@ -1,0 +1,125 @@
+import Foundation
+import LuaKit
+
+/// Globals of its own for each sandboxed plugin: the safe part of the standard
+/// library (string, table, math, utf8, coroutine read-only; `os` reduced to
+/// clock, date, difftime and time; no io, debug, dofile, loadfile or native
+/// modules), `load` for text only, and a `require` that finds only the
+/// plugin's own modules (`require "NAME.mod"` is `NAME/mod.lua`) and what
+/// the host preloads (`moonflow`). One plugin cannot change another's
+/// globals, nor the host's.
+///
+/// `moonflow run --sandbox` uses it on a sandboxed state; `moonflow test
+/// --sandbox` on a trusted one, so that busted and the spec keep the whole
+/// library while the plugins under test do not.
+final class PluginSandbox {
+    private unowned let lua: LuaState
+    private let makeEnv: LuaRef
+    /// By plugin folder: a plugin's files and modules share one set of globals.
+    private var envs: [String: LuaRef] = [:]
+
+    init(lua: LuaState) throws {
+        self.lua = lua
+        let loadModule: LuaFunction = { [weak lua] args in
+            guard let lua else { return [] }
+            let path = try args.string(1, function: "require")
+            guard FileManager.default.fileExists(atPath: path) else {
+                return [.value(.nil), .value(.string(LuaString("no file \(path)")))]
+            }
+            return [.ref(try lua.load(file: path, env: try args.ref(2)))]
+        }
+        let chunk = try lua.load(string: PluginSandbox.source, name: "moonflow sandbox")
+        makeEnv = try lua.call(chunk, [.function(loadModule)]) { try $0.ref(1) }
+    }
+
+    /// The globals for the plugin that `file` belongs to (`plugins/NAME/init.lua`
+    /// or a module beside it; a lone `x.lua` is plugin `x`).
+    func env(forPluginFile file: String) throws -> LuaRef {
+        let dir = (file as NSString).deletingLastPathComponent
+        let isInit = (file as NSString).lastPathComponent == "init.lua"
+        let name = isInit ? (dir as NSString).lastPathComponent : ((file as NSString).lastPathComponent as NSString).deletingPathExtension
+        let root = isInit ? (dir as NSString).deletingLastPathComponent : dir
+        let key = isInit ? dir : file
+        if let env = envs[key] { return env }
+        let env = try lua.call(makeEnv, [.value(.string(LuaString(name))), .value(.string(LuaString(root.isEmpty ? "." : root)))]) { try $0.ref(1) }
+        envs[key] = env
+        return env
+    }
+
+    static let source = #"""
+        local loadModule = ...
+        local G = _G
+        local load0, setmetatable0, getmetatable0, rawset0, rawget0, error0 = load, setmetatable, getmetatable, rawset, rawget, error
+        local type, tostring, next, select, pairs, ipairs = type, tostring, next, select, pairs, ipairs
+
+        local frozen = setmetatable0({}, { __mode = "k" })
+        local function freeze(name, t)
+          local proxy = setmetatable0({}, {
+            __index = t,
+            __newindex = function(_, k) error0(("attempt to modify read-only table %s (field %s)"):format(name, tostring(k)), 2) end,
+            __pairs = function() return next, t, nil end,
+            __len = function() return #t end,
+            __metatable = false,
+          })
+          frozen[proxy] = true
+          return proxy
+        end
+
+        local shared = {}
+        for _, name in ipairs { "string", "table", "math", "utf8", "coroutine" } do shared[name] = freeze(name, G[name]) end
+        shared.os = freeze("os", { clock = os.clock, date = os.date, difftime = os.difftime, time = os.time })
+        local plain = { "assert", "error", "ipairs", "next", "pairs", "pcall", "rawequal", "rawget", "rawlen",
+                        "select", "tonumber", "tostring", "type", "xpcall", "getmetatable", "warn", "collectgarbage" }
+
+        return function(pluginName, root)
+          local env = {}
+          for _, k in ipairs(plain) do env[k] = G[k] end
+          for k, v in pairs(shared) do env[k] = v end
+          env._VERSION = _VERSION
+          env._G = env
+          -- Looked up when called: the host may route print into its events.
+          env.print = function(...) return G.print(...) end
+          env.setmetatable = function(t, mt)
+            if t == env then error0("setmetatable: a sandboxed plugin's globals cannot get a metatable", 2) end
+            if type(mt) == "table" and rawget0(mt, "__gc") ~= nil then
+              error0("setmetatable: __gc metamethods are refused in the sandbox", 2)
+            end
+            return setmetatable0(t, mt)
+          end
+          env.rawset = function(t, k, v)
+            if frozen[t] then error0(("rawset: %s is read-only in the sandbox"):format(tostring(k)), 2) end
+            return rawset0(t, k, v)
+          end
+          env.load = function(chunk, name, mode, e)
+            if mode ~= nil and mode ~= "t" then error0("load: binary chunks are refused in the sandbox (use mode 't')", 2) end
+            if e == nil then e = env end
+            return load0(chunk, name, "t", e)
+          end
+          local loaded = {}
+          env.require = function(name)
+            if type(name) ~= "string" then
+              error0(("bad argument #1 to 'require' (string expected, got %s)"):format(type(name)), 2)
+            end
+            local done = loaded[name]
+            if done ~= nil then return done end
+            if G.package.preload[name] then
+              local value = G.require(name)
+              loaded[name] = value
+              return value
+            end
+            local prefix, rest = name:match("^([%w_]+)%.([%w_.]+)$")
+            if prefix ~= pluginName or rest:find("..", 1, true) or rest:sub(-1) == "." then
+              error0(("module '%s' not found: a sandboxed plugin can require only its own modules ('%s.NAME') and what the host provides ('moonflow')"):format(name, pluginName), 2)
+            end
+            local path = root .. "/" .. name:gsub("%.", "/") .. ".lua"
+            local chunk, err = loadModule(path, env)
+            if not chunk then error0(("module '%s' not found: %s"):format(name, err), 2) end
+            local value = chunk(name, path)
+            if value == nil then value = true end
+            loaded[name] = value
+            return value
+          end
+          return env
+        end
+        """#
+}
