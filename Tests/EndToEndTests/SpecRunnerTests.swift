@@ -211,6 +211,28 @@ final class SpecRunnerTests: XCTestCase {
         XCTAssertEqual(trusted.status, 1, "without --sandbox the plugin reads files: \(trusted.stdout)")
     }
 
+    /// The README's spec passes as written, and the failure it shows is what `moonflow test` prints.
+    func testTheReadmeSpecAndItsFailure() throws {
+        let readme = try String(contentsOf: Moonflow.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try XCTUnwrap(readme.range(of: "```lua\n-- plugins/counter/spec/counter_spec.lua\n"))
+        let end = try XCTUnwrap(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+        let spec = String(readme[start.upperBound..<end.lowerBound])
+        try write("plugins/counter/init.lua", try String(contentsOf: Moonflow.root.appendingPathComponent("plugins/counter/init.lua"), encoding: .utf8))
+        try write("plugins/counter/spec/counter_spec.lua", "-- plugins/counter/spec/counter_spec.lua\n" + spec)
+        let passing = try Moonflow.run(["test", "plugins/counter/spec"], in: scratch)
+        XCTAssertEqual(passing.status, 0, passing.stdout)
+
+        var lines = ("-- plugins/counter/spec/counter_spec.lua\n" + spec).components(separatedBy: "\n")
+        XCTAssertTrue(lines[7].contains("s.count = 9"), lines[7])
+        lines[7] = lines[7].replacingOccurrences(of: "s.count = 9", with: "s.count = 10")
+        try write("plugins/counter/spec/counter_spec.lua", lines.joined(separator: "\n"))
+        let failing = try Moonflow.run(["test", "plugins/counter/spec"], in: scratch)
+        let consoleStart = try XCTUnwrap(readme.range(of: "$ moonflow test plugins/counter/spec\n"))
+        let consoleEnd = try XCTUnwrap(readme.range(of: "```", range: consoleStart.upperBound..<readme.endIndex))
+        let shown = readme[consoleStart.upperBound..<consoleEnd.lowerBound].components(separatedBy: "\n").dropFirst()  // the timing differs
+        XCTAssertTrue(failing.stdout.hasSuffix(shown.joined(separator: "\n")), "README shows:\n\(shown.joined(separator: "\n"))\nactual:\n\(failing.stdout)")
+    }
+
     func testExecRunsTimersAfterTheMainChunkThenExits() throws {
         try write("timer.lua", """
             local mf = require "moonflow"
