@@ -55,8 +55,9 @@ public final class EventPrinter: @unchecked Sendable {
                 let whereField = location.map { ",\"where\":\(quoted($0))" } ?? ""
                 let tb = traceback.map { ",\"traceback\":\(quoted($0))" } ?? ""
                 return "{\"event\":\"\(kind)\",\"t\":\(t),\"message\":\(quoted(first))\(whereField)\(tb)}"
-            case .reload(let ms):
-                return "{\"event\":\"reload\",\"t\":\(t),\"ms\":\(String(format: "%.1f", ms))}"
+            case .reload(let files, let ms):
+                let list = files.map(quoted).joined(separator: ",")
+                return "{\"event\":\"reload\",\"t\":\(t),\"files\":[\(list)],\"ms\":\(String(format: "%.1f", ms))}"
             }
         } catch {
             return "{\"event\":\"error\",\"t\":\(t),\"message\":\(quoted(String(describing: error)))}"
@@ -97,8 +98,8 @@ public final class EventPrinter: @unchecked Sendable {
             return text
         case .log(let message, let location):
             return "\(time)    \(paint("log", "2")) \(location.map { "\($0): " } ?? "")\(message)"
-        case .reload(let ms):
-            return "\(time)  \(paint(String(format: "↻ reloaded in %.1f ms", ms), "1;32"))"
+        case .reload(let files, let ms):
+            return "\(time)  \(paint("↻ reloaded \(files.joined(separator: ", ")) (\(String(format: "%.1f", ms)) ms)", "1;32"))"
         }
     }
 

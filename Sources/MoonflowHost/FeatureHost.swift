@@ -67,7 +67,7 @@ public final class FeatureHost: @unchecked Sendable {
     private var serviceObjects: [(FeatureHost, FeatureDefinition) throws -> [(String, LuaPush)]] = []
     private let interactorClass: LuaClass
     /// The interactors made while making the feature being made.
-    private var newInteractors: [RequestInteractor] = []
+    var newInteractors: [RequestInteractor] = []
     /// Where interactors' failures also go (each is a `.log` event of the feature using the interactor).
     public var log: @Sendable (String, String?) -> Void = { _, _ in }
 
@@ -129,7 +129,7 @@ public final class FeatureHost: @unchecked Sendable {
     /// Where Lua streams schedule, when this host's clock can be switched (test stores).
     package let router: SwitchableScheduler?
     /// Globals per plugin, when plugins are isolated.
-    private let sandbox: PluginSandbox?
+    let sandbox: PluginSandbox?
 
     /// Services that replace any of the same name (a test store's stubs): a Lua
     /// table of functions, applied last when a feature's `env` is made.
@@ -288,16 +288,9 @@ public final class FeatureHost: @unchecked Sendable {
     func makeFeature(_ definition: FeatureDefinition, source: String, initial: LuaValue? = nil) throws -> RunningFeature {
         switch definition.kind {
         case .feature:
-            newInteractors = []
-            let env = try makeEnv(definition)
+            let (env, interactors) = try makeEnvCollectingInteractors(definition)
             let feature = try LuaFeature(definition: definition, bridge: bridge, env: env, source: source, context: context, initial: initial)
-            // Its interactors' failures are `.log` events of the feature (and go to `log`).
-            for interactor in newInteractors {
-                interactor.log = { [weak feature, unowned self] message, location in
-                    feature?.log(message, location: location)
-                    self.log(message, location)
-                }
-            }
+            attachLogs(of: interactors, to: feature)
             return feature
         case .compose:
             return try LuaComposite(definition: definition, bridge: bridge, children: try makeChildren(definition, source: source, initial: initial), source: source)
@@ -308,6 +301,15 @@ public final class FeatureHost: @unchecked Sendable {
 
     /// The children of an `mf.compose`: plugin names (found in the search paths) or definitions.
     private func makeChildren(_ definition: FeatureDefinition, source: String, initial: LuaValue?) throws -> [(String, RunningFeature)] {
+        try childDefinitions(definition, source: source).map { name, def, file in
+            (name, try makeFeature(def, source: file, initial: initial?[name]))
+        }
+    }
+
+    /// The children an `mf.compose` names, in name order: each with its
+    /// definition and the file it came from (a plugin's `init.lua`, or the
+    /// parent's file for a feature table written there).
+    func childDefinitions(_ definition: FeatureDefinition, source: String) throws -> [(String, FeatureDefinition, String)] {
         let entries: [(String, LuaRef?, String?)] = try lua.rawGet(definition.table, "children") { slots in
             var names: [String] = []
             try slots.forEachField(1) { k, _ in names.append(k) }
@@ -325,10 +327,28 @@ public final class FeatureHost: @unchecked Sendable {
         return try entries.map { name, table, plugin in
             if let table {
                 let def = try lua.call(bridge.dispatch.identity, [.ref(table)]) { try FeatureDefinition.read($0, 1, kind: nil) }
-                return (name, try makeFeature(def, source: source, initial: initial?[name]))
+                return (name, def, source)
             }
             let (def, file) = try loadDefinition(plugin!)
-            return (name, try makeFeature(def, source: file, initial: initial?[name]))
+            return (name, def, file)
+        }
+    }
+
+    /// A feature's `env` and the request interactors made for it.
+    func makeEnvCollectingInteractors(_ definition: FeatureDefinition) throws -> (LuaRef, [RequestInteractor]) {
+        newInteractors = []
+        defer { newInteractors = [] }
+        let env = try makeEnv(definition)
+        return (env, newInteractors)
+    }
+
+    /// An interactor's failures are `.log` events of the feature using it (and go to `log`).
+    func attachLogs(of interactors: [RequestInteractor], to feature: LuaFeature) {
+        for interactor in interactors {
+            interactor.log = { [weak feature, weak self] message, location in
+                feature?.log(message, location: location)
+                self?.log(message, location)
+            }
         }
     }
 

@@ -46,6 +46,15 @@ final class PluginSandbox {
         return env
     }
 
+    /// Forgets every plugin's globals, so the next load makes new ones (a
+    /// reload); returns them for `restoreEnvs` should the reload fail.
+    func takeEnvs() -> [String: LuaRef] {
+        defer { envs = [:] }
+        return envs
+    }
+
+    func restoreEnvs(_ saved: [String: LuaRef]) { envs = saved }
+
     static let source = #"""
         local loadModule = ...
         local G = _G

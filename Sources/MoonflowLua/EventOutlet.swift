@@ -45,7 +45,7 @@ public final class EventOutlet: @unchecked Sendable {
         return output
     }
 
-    func send(_ event: FeatureEvent) {
+    package func send(_ event: FeatureEvent) {
         lock.lock()
         let current = listeners
         lock.unlock()

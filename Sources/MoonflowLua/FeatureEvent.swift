@@ -15,6 +15,7 @@ public enum FeatureEvent: Sendable, Equatable {
     case error(message: String, location: String?)
     /// A log line (an interactor's error, with its source location).
     case log(message: String, location: String?)
-    /// New code went live after `ms` milliseconds.
-    case reload(ms: Double)
+    /// New code went live: the changed `files` (relative to the plugin folder),
+    /// `ms` from the change being noticed to the new code running.
+    case reload(files: [String], ms: Double)
 }

@@ -46,6 +46,8 @@ public final class LuaBridge: @unchecked Sendable {
     /// Async work started and not yet delivered back (services); a virtual-clock
     /// run waits for it before moving time on.
     public let pending = PendingWork()
+    /// Results held back by `holdingReentries`.
+    let held = LockedBox(HeldReentries())
 
     public init(lua: LuaState, scheduler: any Scheduler) throws {
         self.lua = lua
@@ -93,15 +95,63 @@ public final class LuaBridge: @unchecked Sendable {
             pending.begin()
             let once = Once()
             @Sendable func finish() { if once.claim() { pending.end() } }
-            lifetime += producer.start(Observer { event in
-                scheduler.schedule {
+            lifetime += producer.start(Observer { [weak self] event in
+                let deliver: @Sendable () -> Void = {
                     observer.send(event)
                     if event.isTerminating { finish() }
                 }
+                if let self, self.hold(scheduler, deliver) { return }
+                scheduler.schedule(deliver)
                 pending.poke()
             })
             _ = lifetime.observeEnded { finish() }
         }
+    }
+}
+
+extension LuaBridge {
+    /// Runs `body` with async results held back: what Swift services deliver
+    /// meanwhile re-enters only after it, so `body` sees exactly what the code
+    /// did without waiting (a test store's `send`, whatever the threads' timing).
+    package func holdingReentries<R>(_ body: () throws -> R) rethrows -> R {
+        held.withLock { $0.holding += 1 }
+        defer {
+            let released: [(any Scheduler, @Sendable () -> Void)] = held.withLock { state in
+                state.holding -= 1
+                guard state.holding == 0 else { return [] }
+                defer { state.items = [] }
+                return state.items
+            }
+            for (scheduler, deliver) in released { scheduler.schedule(deliver) }
+            if !released.isEmpty { pending.poke() }
+        }
+        return try body()
+    }
+
+    /// Keeps `deliver` for later while results are held; false when they are not.
+    fileprivate func hold(_ scheduler: any Scheduler, _ deliver: @escaping @Sendable () -> Void) -> Bool {
+        held.withLock { state in
+            guard state.holding > 0 else { return false }
+            state.items.append((scheduler, deliver))
+            return true
+        }
+    }
+}
+
+/// Async results held back while a test store's `send` runs.
+struct HeldReentries: @unchecked Sendable {
+    var holding = 0
+    var items: [(any Scheduler, @Sendable () -> Void)] = []
+}
+
+/// A value behind a lock.
+final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock(); defer { lock.unlock() }
+        return try body(&value)
     }
 }
 

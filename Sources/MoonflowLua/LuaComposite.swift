@@ -16,17 +16,17 @@ import Streams
 ///
 /// **Threading:** like `LuaFeature`, driven on the host's state executor.
 public final class LuaComposite: RunningFeature, @unchecked Sendable {
-    public let definition: FeatureDefinition
+    public private(set) var definition: FeatureDefinition
     public let bridge: LuaBridge
     public let source: String
     /// The children, in name order.
-    public let children: [(name: String, feature: RunningFeature)]
+    public private(set) var children: [(name: String, feature: RunningFeature)]
     public let outlet = EventOutlet()
     private var seq = 0
     private let lock = NSLock()
     private var _state: LuaValue = .nil
     private var subscriptions: [Disposable] = []
-    private let hasMapEffect: Bool
+    private var hasMapEffect: Bool
     public var effectSource: String?
 
     package init(definition: FeatureDefinition, bridge: LuaBridge, children: [(String, RunningFeature)], source: String) throws {
@@ -35,10 +35,32 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         self.source = source
         self.children = children.sorted { $0.0 < $1.0 }.map { (name: $0.0, feature: $0.1) }
         hasMapEffect = try bridge.lua.rawGet(definition.table, "mapEffect") { $0.isFunction(1) }
-        _state = try combine()
-        for (childName, child) in self.children {
-            subscriptions.append(child.outlet.add { [weak self] event in self?.childEvent(childName, event) })
+        _state = try LuaComposite.combine(definition, self.children, bridge: bridge, source: source)
+        subscribeChildren()
+    }
+
+    private func subscribeChildren() {
+        subscriptions.forEach { $0.dispose() }
+        subscriptions = children.map { childName, child in
+            child.outlet.add { [weak self] event in self?.childEvent(childName, event) }
         }
+    }
+
+    /// Swaps in new code: the new definition and children (those kept were
+    /// reloaded in place by the host, new ones start from their `initial`).
+    /// The parent's state is combined anew; a state event follows when it changed.
+    /// - Throws: when the new `combine` fails (nothing changes then).
+    package func rebind(definition: FeatureDefinition, children: [(String, RunningFeature)]) throws {
+        let sorted = children.sorted { $0.0 < $1.0 }.map { (name: $0.0, feature: $0.1) }
+        let combined = try LuaComposite.combine(definition, sorted, bridge: bridge, source: source)
+        let mapEffect = try bridge.lua.rawGet(definition.table, "mapEffect") { $0.isFunction(1) }
+        self.definition = definition
+        self.children = sorted
+        hasMapEffect = mapEffect
+        subscribeChildren()
+        let changed = combined != state
+        lock.lock(); _state = combined; lock.unlock()
+        if changed { outlet.send(.state(combined, seq: seq)) }
     }
 
     deinit { subscriptions.forEach { $0.dispose() } }
@@ -110,7 +132,7 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         case .state(_, let childSeq):
             guard childSeq > 0 else { return }
             do {
-                let combined = try combine()
+                let combined = try LuaComposite.combine(definition, children, bridge: bridge, source: source)
                 lock.lock(); _state = combined; lock.unlock()
                 outlet.send(.state(combined, seq: seq))
             } catch {
@@ -136,12 +158,13 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         }
     }
 
-    private func combine() throws -> LuaValue {
+    private static func combine(_ definition: FeatureDefinition, _ children: [(name: String, feature: RunningFeature)],
+                                bridge: LuaBridge, source: String) throws -> LuaValue {
         var states = LuaTable()
         for child in children { states[child.name] = child.feature.state }
         return try bridge.lua.call(bridge.dispatch.combine, [.ref(definition.table), .value(.table(states))]) { slots in
             guard slots.isTable(1) else {
-                throw LuaStreamError(.string(LuaString("\(name).combine must return the parent's state table (got \(slots.typeName(1)))")), location: source)
+                throw LuaStreamError(.string(LuaString("\(definition.name).combine must return the parent's state table (got \(slots.typeName(1)))")), location: source)
             }
             return try slots.value(1, path: "state")
         }

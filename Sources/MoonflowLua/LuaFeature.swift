@@ -14,11 +14,35 @@ import Streams
 /// **Threading:** created and driven on the bridge's scheduler (the host's
 /// state scheduler); `send` may be called from any thread.
 public final class LuaFeature: @unchecked Sendable {
-    public private(set) var definition: FeatureDefinition
+    /// Everything a feature takes from its definition, replaced as a whole by a
+    /// reload: the definition (whose functions are looked up by name when
+    /// called), the `env` its handlers get, and what the loop needs per action.
+    package struct Binding: @unchecked Sendable {
+        package let definition: FeatureDefinition
+        package let env: LuaRef
+        /// Flatten strategies keyed by the Lua string of the action type: nothing decoded per action.
+        let strategies: [LuaValue: FlattenStrategy]
+        /// False when some action is exhausted: actions are then reported from the loop's
+        /// trace (which sees those `exhaust` drops) instead of from `handle` (cheaper).
+        let reportsActionsInHandle: Bool
+
+        package init(definition: FeatureDefinition, env: LuaRef) {
+            self.definition = definition
+            self.env = env
+            strategies = definition.strategies.reduce(into: [:]) { $0[.string(LuaString($1.key))] = $1.value }
+            reportsActionsInHandle = !definition.strategies.values.contains(.exhaust)
+        }
+    }
+
+    private var _binding: Binding
+    private let bindingLock = NSLock()
+    /// Read on the state executor without the lock (only the executor writes it); `send` reads it under the lock.
+    private var binding: Binding { _binding }
+    public var definition: FeatureDefinition { binding.definition }
+    var env: LuaRef { binding.env }
     public let bridge: LuaBridge
     /// Where the definition came from (`plugins/search/init.lua`), for messages.
     public let source: String
-    let env: LuaRef
     var stateTable: LuaRef
     private let snapshotLock = NSLock()
     private var _snapshot: LuaValue
@@ -32,9 +56,9 @@ public final class LuaFeature: @unchecked Sendable {
     /// Every event, in loop order, on the bridge's scheduler (listeners called directly).
     public let outlet = EventOutlet()
     static let typeKey: LuaValue = "type"
-    private var reportsActionsInHandle = true
     public private(set) var interactor: Interactor<LuaValue, LuaValue, LuaValue, LuaValue>!
     private var disposables = CompositeDisposable()
+    private var tracesActions = false
     /// Tag put on outward effects (the child's name under mf.compose).
     public var effectSource: String?
 
@@ -43,9 +67,8 @@ public final class LuaFeature: @unchecked Sendable {
     package init(definition: FeatureDefinition, bridge: LuaBridge, env: LuaRef, source: String, context: SchedulerContext,
                  initial: LuaValue? = nil) throws {
         let initial = initial ?? definition.initial
-        self.definition = definition
+        self._binding = Binding(definition: definition, env: env)
         self.bridge = bridge
-        self.env = env
         self.source = source
         self.dispatch = bridge.dispatch
         self._snapshot = initial
@@ -56,22 +79,14 @@ public final class LuaFeature: @unchecked Sendable {
             actionType: { $0["type"]?.stringValue ?? "?" },
             // Weak: on the real clock the loop may still be draining on the state executor
             // when the last reference to the feature goes away on another thread.
-            strategy: { [strategies = definition.strategies.reduce(into: [LuaValue: FlattenStrategy]()) { $0[.string(LuaString($1.key))] = $1.value }] action in
-                // Looked up by the Lua string itself: nothing decoded per action.
-                guard !strategies.isEmpty, case .table(let t) = action else { return .merge }
+            strategy: { [weak self] action in
+                guard let strategies = self?.binding.strategies, !strategies.isEmpty, case .table(let t) = action else { return .merge }
                 return strategies[t[LuaFeature.typeKey]] ?? .merge
             },
             handle: { [weak self] action, _ in self?.handle(action) ?? Handled.none },
             reduce: { [weak self] state, mutation in try self?.reduce(&state, mutation) },
             effects: { [weak self] effect, _ in self?.effect(effect) })
-        // Every action the loop takes, including those `exhaust` then drops: from the
-        // loop's action trace when some action is exhausted, else from `handle` (cheaper).
-        reportsActionsInHandle = !definition.strategies.values.contains(.exhaust)
-        if !reportsActionsInHandle {
-            disposables += interactor.actions.observe { [weak self] traced in
-                self?.outlet.send(.action(traced.value))
-            }
-        }
+        traceActionsIfNeeded()
         disposables += interactor.errors.observe { [weak self] failure in
             guard let self else { return }
             self.delivering(cause: failure.action) { self.report(failure.error) }
@@ -79,6 +94,33 @@ public final class LuaFeature: @unchecked Sendable {
         disposables += interactor.effects.observe { [weak self] traced in
             guard let self else { return }
             self.delivering(cause: traced.action) { self.outlet.send(.effect(traced.value, from: self.effectSource)) }
+        }
+    }
+
+    /// Every action the loop takes, including those `exhaust` then drops: from the
+    /// loop's action trace once some action is exhausted, else from `handle`.
+    private func traceActionsIfNeeded() {
+        guard !binding.reportsActionsInHandle, !tracesActions else { return }
+        tracesActions = true
+        disposables += interactor.actions.observe { [weak self] traced in
+            guard let self, !self.binding.reportsActionsInHandle else { return }
+            self.outlet.send(.action(traced.value))
+        }
+    }
+
+    /// Swaps in new code: cancels everything the old code started (streams,
+    /// timers, `mf.task` coroutines), then takes `binding`; with `migrated`,
+    /// the state becomes it and a state event follows. Call on the state executor.
+    /// - Throws: when `migrated` cannot become a Lua table (nothing changes then).
+    package func rebind(_ binding: Binding, migrated: LuaValue?) throws {
+        let table = try migrated.map { try bridge.lua.ref(.value($0)) }
+        interactor.cancelAll()
+        bindingLock.withLock { _binding = binding }
+        traceActionsIfNeeded()
+        if let migrated, let table {
+            stateTable = table
+            snapshot = migrated
+            outlet.send(.state(migrated, seq: seq))
         }
     }
 
@@ -123,7 +165,7 @@ public final class LuaFeature: @unchecked Sendable {
     /// - Throws: `SchemaError` naming the action, the field and the expected type;
     ///   nothing is queued and the state is not touched.
     public func send(_ action: LuaValue) throws {
-        try definition.actions.validate(action)
+        try bindingLock.withLock { _binding.definition.actions }.validate(action)
         interactor.send(action)
     }
 
@@ -138,7 +180,7 @@ public final class LuaFeature: @unchecked Sendable {
     // MARK: - The loop's three callbacks
 
     private func handle(_ action: LuaValue) -> Handled<LuaValue> {
-        if reportsActionsInHandle { outlet.send(.action(action)) }
+        if binding.reportsActionsInHandle { outlet.send(.action(action)) }
         do {
             return try bridge.lua.call(dispatch.handle, [.ref(definition.table), .value(action), .ref(stateTable), .ref(env)]) { slots in
                 if slots.count == 0 || slots.isNil(1) { return .none }

@@ -6,6 +6,8 @@ import Streams
 public protocol RunningFeature: AnyObject, Sendable {
     /// The definition's name.
     var name: String { get }
+    /// The file the definition came from (`plugins/search/init.lua`).
+    var source: String { get }
     /// Every event, in loop order, on the host's state executor: `outlet.add`
     /// for a plain listener, `events` for a signal.
     var outlet: EventOutlet { get }

@@ -65,7 +65,7 @@ public final class FeatureStore: @unchecked Sendable {
     private var lastSeen: LuaValue
     private var pendingMutation: (LuaValue, LuaValue?)?
     private var received: [Received] = []
-    private var outward: [(effect: LuaValue, cause: LuaValue?)] = []
+    private var outward: [(effect: LuaValue, from: String?, cause: LuaValue?)] = []
     private var failures: [(message: String, location: String?, cause: LuaValue?)] = []
     private var subscription: Disposable?
     private var finished = false
@@ -131,9 +131,10 @@ public final class FeatureStore: @unchecked Sendable {
         }
     }
 
-    /// Asserts the next outward effect (one no internal handler took).
-    public func receiveEffect(_ effect: LuaValue, file: StaticString = #filePath, line: UInt = #line) throws {
-        try located(file, line) { try checkEffect(effect) }
+    /// Asserts the next outward effect (one no internal handler took) and,
+    /// given `from`, the child of an `mf.compose` it came from.
+    public func receiveEffect(_ effect: LuaValue, from: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
+        try located(file, line) { try checkEffect(effect, from: from) }
     }
 
     /// Asserts the next error the feature reported: its message must contain `text`.
@@ -182,13 +183,17 @@ public final class FeatureStore: @unchecked Sendable {
         received.removeAll()
         outward.removeAll { _ in !exhaustive }
         let before = feature.state
-        do {
-            try running { try feature.send(action) }
-        } catch {
-            let (message, _) = FeatureErrors.describe(error, fallback: nil)
-            throw Failure("\(what) was refused: \(message)")
+        // Async results (Swift services, repositories) are held back until the send is
+        // done: whatever the threads' timing, they arrive later, to be received.
+        try host.bridge.holdingReentries {
+            do {
+                try running { try feature.send(action) }
+            } catch {
+                let (message, _) = FeatureErrors.describe(error, fallback: nil)
+                throw Failure("\(what) was refused: \(message)")
+            }
+            running { clock.advance(by: 0) }
         }
-        running { clock.advance(by: 0) }
         // What the action produced without the clock moving is covered by the send.
         received.removeAll()
         let step = Step(what: what, base: exhaustive ? lastAsserted : before, actual: feature.state)
@@ -247,12 +252,15 @@ public final class FeatureStore: @unchecked Sendable {
         }
     }
 
-    package func checkEffect(_ effect: LuaValue) throws {
+    package func checkEffect(_ effect: LuaValue, from: String? = nil) throws {
         let what = "receiveEffect(\(Self.typeName(effect)))"
         try checkUsable(what)
         if outward.isEmpty { running { host.settle() } }
         guard !outward.isEmpty else {
             throw Failure("\(what): expected outward effect \(Self.describe(effect)), but none went out.\(inFlightHint())")
+        }
+        func matches(_ e: (effect: LuaValue, from: String?, cause: LuaValue?)) -> Bool {
+            StateDiff.same(e.effect, effect) && (from == nil || e.from == from)
         }
         if exhaustive {
             let next = outward.removeFirst()
@@ -262,8 +270,11 @@ public final class FeatureStore: @unchecked Sendable {
                     \(indent(StateDiff.lines(expected: effect, actual: next.effect, root: "effect")))
                     """)
             }
+            if let from, next.from != from {
+                throw Failure("\(what): the effect came from \(next.from.map { "child '\($0)'" } ?? "the feature itself"), not from child '\(from)'")
+            }
         } else {
-            guard let index = outward.firstIndex(where: { StateDiff.same($0.effect, effect) }) else {
+            guard let index = outward.firstIndex(where: matches) else {
                 throw Failure("\(what): no outward effect matches \(Self.describe(effect)); went out: \(outward.map { Self.describe($0.effect) }.joined(separator: ", "))")
             }
             outward.removeFirst(index + 1)
@@ -276,7 +287,7 @@ public final class FeatureStore: @unchecked Sendable {
         if failures.isEmpty { running { host.settle() } }
         guard !failures.isEmpty else { throw Failure("\(what): expected an error, but the feature reported none") }
         let next = failures.removeFirst()
-        guard next.message.contains(text) else {
+        guard text.isEmpty || next.message.contains(text) else {
             throw Failure("\(what): the next error does not contain that text; it was:\n  \(EventLog.firstLine(next.message))\(next.location.map { " (\($0))" } ?? "")")
         }
     }
@@ -367,8 +378,8 @@ public final class FeatureStore: @unchecked Sendable {
                 pendingMutation = nil
             }
             lastSeen = s
-        case .effect(let e, _):
-            outward.append((e, cause))
+        case .effect(let e, let from):
+            outward.append((e, from, cause))
         case .error(let message, let location):
             failures.append((message, location, cause))
         default:

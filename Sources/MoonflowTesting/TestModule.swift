@@ -83,7 +83,8 @@ public enum TestModule {
             ("receiveEffect", .function { args in
                 let s = try store(args)
                 let effect = try args.value(2, path: "effect")
-                return step { try s.checkEffect(effect); return [.value(true)] }
+                let from = args.isNil(3) ? nil : try args.string(3, function: "receiveEffect")
+                return step { try s.checkEffect(effect, from: from); return [.value(true)] }
             }),
             ("receiveError", .function { args in
                 let s = try store(args)
@@ -105,6 +106,15 @@ public enum TestModule {
             ("skipInFlight", .function { args in try store(args).skipInFlight(); return [] }),
             ("state", .function { args in [.value(try store(args).state)] }),
             ("now", .function { args in [.value(.integer(Int64(try store(args).clock.now)))] }),
+            ("logs", .function { args in
+                let logs = try store(args).log.logs.map { entry -> LuaValue in
+                    var t = LuaTable()
+                    t["message"] = .string(LuaString(entry.message))
+                    if let location = entry.location { t["where"] = .string(LuaString(location)) }
+                    return .table(t)
+                }
+                return [.value(.table(LuaTable(array: logs)))]
+            }),
         ]
         let coreTable = try lua.makeTable(core)
         let chunk = try lua.load(string: luaSource, name: "moonflow.test")
@@ -137,20 +147,30 @@ public enum TestModule {
           return mf.just(v)
         end
 
+        local function callable(v)
+          if type(v) == "function" then return true end
+          local mt = type(v) == "table" and getmetatable(v)
+          return type(mt) == "table" and mt.__call ~= nil
+        end
+
+        -- A stub is a function (or a callable such as a luassert spy) returning a
+        -- stream or a plain value, or a table of methods standing in for a repository.
         local function stub(name, fn)
-          if type(fn) == "function" then
+          if callable(fn) then
             return function(...) return asStream(fn(...)) end
           elseif type(fn) == "table" then
             local methods = {}
             for k, m in pairs(fn) do
-              if type(m) ~= "function" then
-                raise(("T.store: opts.services.%s.%s must be a function (got %s)"):format(name, tostring(k), type(m)), 4)
+              if not callable(m) then
+                raise(("T.store: opts.services.%s.%s must be a function (got %s)"):format(name, tostring(k), type(m)), 3)
               end
               methods[k] = function(...) return asStream(m(...)) end
             end
-            return methods
+            return setmetatable(methods, { __index = function(_, k)
+              error(("the stub for service '%s' has no method '%s'; add it to opts.services.%s (a table stub replaces the whole service)"):format(name, tostring(k), name), 2)
+            end })
           end
-          raise(("T.store: opts.services.%s must be a function returning a stream or a value (got %s)"):format(name, type(fn)), 4)
+          raise(("T.store: opts.services.%s must be a function returning a stream or a value, or a table of methods (got %s)"):format(name, type(fn)), 3)
         end
 
         local HANDLE = {}
@@ -159,6 +179,7 @@ public enum TestModule {
           __index = function(self, key)
             if key == "state" then return core.state(rawget(self, HANDLE)) end
             if key == "now" then return core.now(rawget(self, HANDLE)) end
+            if key == "logs" then return core.logs(rawget(self, HANDLE)) end
             return Store[key]
           end,
           __newindex = function(_, key)
@@ -213,12 +234,15 @@ public enum TestModule {
           complete(h, ok, base, change)
         end
 
-        function Store:receiveEffect(effect)
+        function Store:receiveEffect(effect, from)
           local h = handle(self, "receiveEffect")
           if type(effect) ~= "table" then
-            raise(("store:receiveEffect(effect): effect must be a table with a type (got %s)"):format(type(effect)), 2)
+            raise(("store:receiveEffect(effect [, from]): effect must be a table with a type (got %s)"):format(type(effect)), 2)
           end
-          local ok, msg = core.receiveEffect(h, effect)
+          if from ~= nil and type(from) ~= "string" then
+            raise(("store:receiveEffect(effect [, from]): from must be the child's name (got %s)"):format(type(from)), 2)
+          end
+          local ok, msg = core.receiveEffect(h, effect, from)
           if not ok then raise(msg, 2) end
         end
 

@@ -1,0 +1,234 @@
+import Foundation
+import LuaKit
+import MoonflowLua
+
+/// What a reload did.
+public struct ReloadReport: Sendable, Equatable {
+    /// A feature whose state went through `migrate`.
+    public struct Migration: Sendable, Equatable {
+        public let feature: String
+        public let fromVersion: Int64
+        public let toVersion: Int64
+    }
+
+    /// The changed files, relative to the plugin folder (`init.lua`, `mod.lua`).
+    public let files: [String]
+    public let migrations: [Migration]
+    /// From the change being noticed (or `reload` being called) to the new code running.
+    public let ms: Double
+}
+
+/// Live reload (DESIGN §7): new code is loaded and validated beside the old,
+/// then swapped in whole, keeping the state.
+///
+///     let counter = try host.load("counter")
+///     // ... edit plugins/counter/init.lua ...
+///     let report = try host.reload(counter)   // throws, and the old code keeps running, if the new code is bad
+///
+/// - The plugin's own modules (`require "NAME.mod"`, for every plugin in the
+///   search paths) leave `package.loaded` first, so the new code gets fresh
+///   ones; if anything fails they are put back and nothing changes.
+/// - Validation is what `moonflow check` does: the chunk loads and runs, the
+///   definition is valid, its interactors and children can be made.
+/// - The swap cancels every stream, timer and `mf.task` the old code started;
+///   the definition, `env`, services and interactors are replaced; the state
+///   is kept (children's states by child name), or passed through the new
+///   `migrate(old, fromVersion)` when `version` changed (a state event follows).
+extension FeatureHost {
+    /// Reloads the plugin `feature` was loaded from.
+    ///
+    /// - Parameters:
+    ///   - changed: the files that changed, for the report (default: the plugin's main file).
+    ///   - since: when the change was noticed (default: now).
+    /// - Throws: `LuaError` (syntax, runtime, with `file:line`), `HostError` or `DefinitionError`;
+    ///   the old code and the state are then untouched.
+    @discardableResult
+    public func reload(_ feature: RunningFeature, changed: [String]? = nil, since: Date = Date()) throws -> ReloadReport {
+        try perform {
+            let file = feature.source
+            guard FileManager.default.fileExists(atPath: file) else {
+                throw HostError("\(file) is gone; restore it (the old code keeps running)")
+            }
+            let saved = try dropPluginModules()
+            let envs = sandbox?.takeEnvs()
+            let plan: ReloadPlan
+            do {
+                let (definition, _) = try loadDefinition(file)
+                plan = try makePlan(for: feature, definition: definition, file: file)
+            } catch {
+                try? restorePluginModules(saved)
+                if let envs { sandbox?.restoreEnvs(envs) }
+                throw error
+            }
+            var migrations: [ReloadReport.Migration] = []
+            try apply(plan, migrations: &migrations)
+            let files = changed ?? [(file as NSString).lastPathComponent]
+            let report = ReloadReport(files: files, migrations: migrations, ms: Date().timeIntervalSince(since) * 1000)
+            feature.outlet.send(.reload(files: report.files, ms: report.ms))
+            return report
+        }
+    }
+
+    /// Every Lua file the running plugins were loaded from: each feature's
+    /// file and every module in `package.loaded` found on `package.path`.
+    public func loadedFiles(of feature: RunningFeature) throws -> [String] {
+        try perform {
+            var files = Set(sources(of: feature))
+            let chunk = try lua.load(string: """
+                local out = {}
+                for name in pairs(package.loaded) do
+                  if type(name) == "string" and not package.preload[name] then
+                    local file = package.searchpath(name, package.path)
+                    if file then out[#out + 1] = file end
+                  end
+                end
+                return out
+                """, name: "moonflow.files")
+            let found = try lua.call(chunk, []) { try $0.value(1) }
+            for case .string(let f) in found.tableValue?.array ?? [] { files.insert(f.description) }
+            return files.sorted()
+        }
+    }
+
+    private func sources(of feature: RunningFeature) -> [String] {
+        if let composite = feature as? LuaComposite {
+            return [composite.source] + composite.children.flatMap { sources(of: $0.feature) }
+        }
+        return [feature.source]
+    }
+
+    // MARK: - Plan, then apply
+
+    private indirect enum ReloadPlan {
+        case feature(LuaFeature, LuaFeature.Binding, [RequestInteractor], migrated: LuaValue?, ReloadReport.Migration?)
+        case composite(LuaComposite, FeatureDefinition, [(String, Child)])
+
+        enum Child {
+            case kept(ReloadPlan)
+            case added(RunningFeature)
+        }
+    }
+
+    /// Builds everything the swap needs, changing nothing that runs.
+    private func makePlan(for feature: RunningFeature, definition: FeatureDefinition, file: String) throws -> ReloadPlan {
+        if let old = feature as? LuaFeature {
+            guard definition.kind == .feature else {
+                throw HostError("\(file) now defines an mf.\(definition.kind.rawValue), not an mf.feature; restart the run to switch kinds (the old code keeps running)")
+            }
+            let (env, interactors) = try makeEnvCollectingInteractors(definition)
+            var migrated: LuaValue?
+            var migration: ReloadReport.Migration?
+            let oldVersion = old.definition.version
+            if definition.version != oldVersion {
+                guard definition.hasMigrate else {
+                    throw HostError("\(file): version changed from \(oldVersion) to \(definition.version) but the feature has no migrate(old, fromVersion); add one that returns the new state, or keep version = \(oldVersion) (the old code keeps running)")
+                }
+                migrated = try migrate(old.state, from: oldVersion, with: definition, file: file)
+                migration = .init(feature: definition.name, fromVersion: oldVersion, toVersion: definition.version)
+            }
+            return .feature(old, LuaFeature.Binding(definition: definition, env: env), interactors, migrated: migrated, migration)
+        }
+        guard let old = feature as? LuaComposite else { throw HostError("\(file): this feature cannot be reloaded") }
+        guard definition.kind == .compose else {
+            throw HostError("\(file) now defines an mf.\(definition.kind.rawValue), not an mf.compose; restart the run to switch kinds (the old code keeps running)")
+        }
+        let children = try childDefinitions(definition, source: file).map { name, def, childFile -> (String, ReloadPlan.Child) in
+            if let existing = old.children.first(where: { $0.name == name })?.feature {
+                return (name, .kept(try makePlan(for: existing, definition: def, file: childFile)))
+            }
+            return (name, .added(try makeFeature(def, source: childFile)))
+        }
+        return .composite(old, definition, children)
+    }
+
+    /// Runs the new `migrate` on a copy of the state; the result must be plain data.
+    private func migrate(_ state: LuaValue, from version: Int64, with definition: FeatureDefinition, file: String) throws -> LuaValue {
+        do {
+            return try lua.call(bridge.dispatch.migrate, [.ref(definition.table), .value(state), .value(.integer(version))]) { slots in
+                guard slots.isTable(1) else {
+                    throw HostError("\(file): migrate must return the new state table (got \(slots.typeName(1))) (the old code keeps running)")
+                }
+                return try slots.value(1, path: "migrated state")
+            }
+        } catch let e as LuaError {
+            if case .conversion(let path, let reason) = e {
+                throw HostError("\(file): migrate returned a state that is not plain data: \(path): \(reason) (the old code keeps running)")
+            }
+            throw e
+        }
+    }
+
+    private func apply(_ plan: ReloadPlan, migrations: inout [ReloadReport.Migration]) throws {
+        switch plan {
+        case .feature(let feature, let binding, let interactors, let migrated, let migration):
+            try feature.rebind(binding, migrated: migrated)
+            attachLogs(of: interactors, to: feature)
+            if let migration { migrations.append(migration) }
+        case .composite(let composite, let definition, let children):
+            var running: [(String, RunningFeature)] = []
+            for (name, child) in children {
+                switch child {
+                case .kept(let childPlan):
+                    try apply(childPlan, migrations: &migrations)
+                    running.append((name, composite.children.first { $0.name == name }!.feature))
+                case .added(let feature):
+                    running.append((name, feature))
+                }
+            }
+            try composite.rebind(definition: definition, children: running)
+            for (name, feature) in running where composite.children.contains(where: { $0.name == name }) {
+                if case .added = children.first(where: { $0.0 == name })!.1 { feature.start() }
+            }
+        }
+    }
+
+    // MARK: - Modules
+
+    /// Takes the modules of every plugin in the search paths (`NAME.x`) out of
+    /// `package.loaded`; returns them so that a failed reload can put them back.
+    private func dropPluginModules() throws -> LuaRef {
+        let names = pluginNames()
+        let chunk = try lua.load(string: """
+            local names = ...
+            local saved = {}
+            for key, value in pairs(package.loaded) do
+              if type(key) == "string" then
+                local prefix = key:match("^([^.]+)%.")
+                if prefix and names[prefix] then saved[key] = value end
+              end
+            end
+            for key in pairs(saved) do package.loaded[key] = nil end
+            return saved
+            """, name: "moonflow.reload")
+        var set = LuaTable()
+        for name in names { set[name] = true }
+        return try lua.call(chunk, [.value(.table(set))]) { try $0.ref(1) }
+    }
+
+    private func restorePluginModules(_ saved: LuaRef) throws {
+        let names = pluginNames()
+        let chunk = try lua.load(string: """
+            local names, saved = ...
+            for key in pairs(package.loaded) do
+              if type(key) == "string" then
+                local prefix = key:match("^([^.]+)%.")
+                if prefix and names[prefix] then package.loaded[key] = nil end
+              end
+            end
+            for key, value in pairs(saved) do package.loaded[key] = value end
+            """, name: "moonflow.reload")
+        var set = LuaTable()
+        for name in names { set[name] = true }
+        try lua.call(chunk, [.value(.table(set)), .ref(saved)]) { _ in () }
+    }
+
+    /// Folders with an `init.lua` in the search paths.
+    private func pluginNames() -> [String] {
+        let fm = FileManager.default
+        return configuration.searchPaths.flatMap { dir in
+            ((try? fm.contentsOfDirectory(atPath: dir)) ?? []).filter {
+                fm.fileExists(atPath: ((dir as NSString).appendingPathComponent($0) as NSString).appendingPathComponent("init.lua"))
+            }
+        }
+    }
+}
