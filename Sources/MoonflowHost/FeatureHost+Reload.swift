@@ -9,6 +9,12 @@ public struct ReloadReport: Sendable, Equatable {
         public let feature: String
         public let fromVersion: Int64
         public let toVersion: Int64
+
+        public init(feature: String, fromVersion: Int64, toVersion: Int64) {
+            self.feature = feature
+            self.fromVersion = fromVersion
+            self.toVersion = toVersion
+        }
     }
 
     /// The changed files, relative to the plugin folder (`init.lua`, `mod.lua`).

@@ -21,15 +21,17 @@ public final class FeatureRun: @unchecked Sendable {
         public var memoryLimitMB: Int? = 512
         public var profile: LuaState.Profile = .trusted
         public var color = false
+        /// Reload on every change to the plugin's files, and run until SIGINT or SIGTERM (real clock).
+        public var watch = false
         public init(path: String) { self.path = path }
     }
 
     let options: Options
     let input: InputLines
-    private let write: @Sendable (String) -> Void
+    let write: @Sendable (String) -> Void
     private let printer: EventPrinter
-    private var failed = false
-    private let lock = NSLock()
+    var failed = false
+    let lock = NSLock()
     private var start = Date()
 
     /// - Parameters:
@@ -46,15 +48,17 @@ public final class FeatureRun: @unchecked Sendable {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
-    private var host: FeatureHost!
-    private var feature: RunningFeature!
+    var host: FeatureHost!
+    var feature: RunningFeature!
+    var watcher: FileWatcher?
+    var signalSources: [DispatchSourceSignal] = []
 
     private var now: Int {
         if let test = host.testScheduler { return test.now }
         return Int(Date().timeIntervalSince(start) * 1000)
     }
 
-    private func emit(_ event: FeatureEvent) {
+    func emit(_ event: FeatureEvent) {
         lock.lock(); defer { lock.unlock() }
         if case .error = event { failed = true }
         write(printer.render(event, t: now))
@@ -87,6 +91,12 @@ public final class FeatureRun: @unchecked Sendable {
         host.perform {
             feature.outlet.add { [unowned self] event in self.emit(event) }
             feature.start()
+        }
+        if options.watch {
+            do { try startWatching() } catch {
+                emit(.error(message: "\(error)", location: nil))
+                return 1
+            }
         }
         switch options.clock {
         case .virtual: runVirtual()
@@ -139,6 +149,7 @@ public final class FeatureRun: @unchecked Sendable {
             send(action, line: lineNumber)
             if input.isInteractive { waitIdle(until: nil, maxSeconds: 2) }
         }
+        if options.watch { waitForSignal() }
         waitIdle(until: options.untilMs)
     }
 
@@ -159,6 +170,10 @@ public final class FeatureRun: @unchecked Sendable {
     private func parse(_ line: String, _ n: Int) -> (Int?, LuaValue)? {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         if trimmed.isEmpty { return nil }
+        if input.isInteractive, trimmed.hasPrefix(":") {
+            promptCommand(trimmed)
+            return nil
+        }
         let value: LuaValue
         if trimmed.hasPrefix("{") {
             do { value = try LuaValue(json: trimmed) } catch {
@@ -225,6 +240,15 @@ public final class InputLines: @unchecked Sendable {
             if prompt { FileHandle.standardOutput.write(Data("> ".utf8)) }
             return Swift.readLine(strippingNewline: true)
         }
+    }
+
+    /// Lines from `next` (nil ends the input), as if typed at the prompt when
+    /// `interactive` (shorthand and `:` commands allowed).
+    public init(interactive: Bool, name: String = "input", next: @escaping () -> String?) {
+        self.name = name
+        isInteractive = interactive
+        allowsShorthand = interactive
+        readLine = next
     }
 
     /// No input at all.

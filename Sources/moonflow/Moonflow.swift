@@ -58,6 +58,8 @@ struct Run: ParsableCommand {
             Input is JSON Lines: an action per line ({"type":"query","text":"a"}), or
             {"at": 250, "send": {...}} to send at 250 ms on the run's clock. Without
             --actions on a terminal, a prompt takes JSON or the shorthand `query text=hello`.
+            With --watch, every save of the plugin's Lua files reloads it with the state
+            kept, and the run goes on until Ctrl-C, SIGINT or SIGTERM.
             Exit status: 0 all good, 1 a script error or a bad input line, 2 usage error.
             """
     )
@@ -77,10 +79,14 @@ struct Run: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Stop when the run's clock reaches MS.", valueName: "MS"))
     var until: Int?
 
+    @Flag(name: .long, help: "Reload the plugin on every save, keeping the state; run until Ctrl-C (real clock).")
+    var watch = false
+
     @OptionGroup var limits: LimitOptions
 
     func validate() throws {
         if let until, until < 0 { throw ValidationError("--until must be a number of milliseconds, 0 or more") }
+        if watch && clock == .virtual { throw ValidationError("--watch runs on the real clock; drop --clock virtual") }
         let isPluginName = !path.contains("/") && !path.hasSuffix(".lua")
         guard FileManager.default.fileExists(atPath: path) || (isPluginName && FileManager.default.fileExists(atPath: "plugins/\(path)/init.lua")) else {
             throw ValidationError("\(path) does not exist; give a plugin folder (with init.lua), a .lua file, or the name of a plugin in ./plugins")
@@ -96,6 +102,7 @@ struct Run: ParsableCommand {
         options.memoryLimitMB = limits.memoryLimit ?? 512
         options.profile = limits.sandbox ? .sandboxed : .trusted
         options.color = format == .pretty && isatty(STDOUT_FILENO) != 0
+        options.watch = watch
         let input: InputLines
         switch actions {
         case nil:

@@ -1,0 +1,127 @@
+import Foundation
+import LuaKit
+import MoonflowLua
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `moonflow run --watch` and the prompt's commands: reload on every save,
+/// keep running until Ctrl-C, SIGINT or SIGTERM.
+extension FeatureRun {
+    /// The plugin's folder (for `plugins/NAME/init.lua`) or the lone file.
+    var pluginFolder: String? {
+        guard let source = feature?.source, (source as NSString).lastPathComponent == "init.lua" else { return nil }
+        return (source as NSString).deletingLastPathComponent
+    }
+
+    func startWatching() throws {
+        let folder = pluginFolder
+        let files = try host.loadedFiles(of: feature)
+        let watcher = FileWatcher(folders: folder.map { [$0] } ?? [], files: files) { [weak self] changed, noticed in
+            self?.reload(changed: changed, noticed: noticed)
+        }
+        try watcher.start()
+        self.watcher = watcher
+        if !FileWatcher.usesInotify {
+            emit(.log(message: "watching by polling every 250 ms (inotify is Linux only)", location: nil))
+        }
+        installSignalHandlers()
+    }
+
+    /// Reloads now; a failure is an `error` event and the old code keeps running.
+    func reload(changed: [String]?, noticed: Date) {
+        let folder = pluginFolder
+        let names = changed?.map { path -> String in
+            guard let folder, path.hasPrefix(folder + "/") else { return path }
+            return String(path.dropFirst(folder.count + 1))
+        }
+        if !FileManager.default.fileExists(atPath: feature.source) {
+            // Deleted, perhaps to be written again at once: the next save reloads.
+            emit(.log(message: "\(feature.source) was removed; the old code keeps running until it is back", location: nil))
+            return
+        }
+        do {
+            try host.reload(feature, changed: names, since: noticed)
+            watcher?.watch(files: try host.loadedFiles(of: feature))
+        } catch {
+            var (message, location) = FeatureErrors.describe(error, fallback: nil)
+            if location == nil, let leading = LuaErrorLocation.leading(message) {
+                location = leading
+                message = String(message.dropFirst(leading.count + 1)).trimmingCharacters(in: .whitespaces)
+            }
+            emit(.error(message: message, location: location ?? feature.source))
+        }
+    }
+
+    /// `:reload`, `:state`, `:help` at the prompt.
+    func promptCommand(_ line: String) {
+        let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+        switch parts[0] {
+        case ":reload":
+            reload(changed: nil, noticed: Date())
+        case ":state":
+            write(FeatureRun.pretty(feature.state))
+        case ":help":
+            write(helpText())
+        default:
+            write("unknown command \(parts[0]); :help lists the commands")
+        }
+    }
+
+    private func helpText() -> String {
+        var lines = [
+            "commands:",
+            "  :reload   load the plugin's code again, keeping the state",
+            "  :state    print the whole state",
+            "  :help     this list",
+            "actions (JSON, or the shorthand `name field=value ...`):",
+        ]
+        if let lua = feature as? LuaFeature {
+            for (name, fields) in lua.definition.actions.shapes.sorted(by: { $0.key < $1.key }) {
+                let list = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.type.rawValue)\($0.value.optional ? "?" : "")" }
+                lines.append("  \(([name] + list).joined(separator: " "))")
+            }
+        } else {
+            lines.append("  (routed by \(feature.name).route to its children)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// A value as indented JSON, integers exact.
+    static func pretty(_ value: LuaValue, indent: String = "") -> String {
+        guard case .table(let t) = value, !t.isEmpty else { return (try? value.json(sortedKeys: true)) ?? value.description }
+        let inner = indent + "  "
+        if t.hash.isEmpty {
+            return "[\n" + t.array.map { inner + pretty($0, indent: inner) }.joined(separator: ",\n") + "\n\(indent)]"
+        }
+        var entries = t.hash.map { ($0.key, $0.value) }
+        for (i, v) in t.array.enumerated() { entries.append((.integer(Int64(i + 1)), v)) }
+        let rendered = entries.map { key, v -> (String, String) in
+            let k = key.stringValue ?? key.description
+            return (k, "\(inner)\((try? LuaValue.string(LuaString(k)).json()) ?? "\"\(k)\""): \(pretty(v, indent: inner))")
+        }.sorted { $0.0 < $1.0 }.map(\.1)
+        return "{\n" + rendered.joined(separator: ",\n") + "\n\(indent)}"
+    }
+
+    private func installSignalHandlers() {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [weak self] in self?.finishWatching() }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    /// Ctrl-C, SIGINT or SIGTERM: stop watching and end the process (0, or 1 after an error).
+    func finishWatching() {
+        watcher?.stop()
+        let status: Int32 = lock.withLock { failed } ? 1 : 0
+        exit(status)
+    }
+
+    /// With `--watch` the run goes on after the input ends, until a signal.
+    func waitForSignal() {
+        while true { Thread.sleep(forTimeInterval: 3600) }
+    }
+}

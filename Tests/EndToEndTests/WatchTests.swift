@@ -1,0 +1,160 @@
+import Foundation
+import XCTest
+
+/// `moonflow run --watch` on the built binary, with real file edits and real inotify events.
+final class WatchTests: XCTestCase {
+    private var scratch: URL!
+
+    override func setUpWithError() throws {
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-watch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch.appendingPathComponent("plugins/counter"), withIntermediateDirectories: true)
+        try write(step: 1)
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: scratch) }
+
+    private var initFile: URL { scratch.appendingPathComponent("plugins/counter/init.lua") }
+
+    private func source(step: Int, broken: Bool = false) -> String {
+        """
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "counter",
+          initial = { count = 0 },
+          actions = { add = {} },
+          mutations = { added = {} },
+          handle = function() return { type = "added" } end,
+          reduce = function(state) state.count = state.count + \(step) return state end,
+        }\(broken ? "\n)" : "")
+        """
+    }
+
+    private func write(step: Int, broken: Bool = false) throws {
+        try source(step: step, broken: broken).write(to: initFile, atomically: false, encoding: .utf8)
+    }
+
+    func testEditsReloadWithTheStateKeptUntilSIGTERM() throws {
+        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+        defer { run.kill() }
+        try run.waitFor(#""state":{"count":0}"#)
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":1}"#)
+
+        // Written in place.
+        try write(step: 10)
+        try run.waitFor(#""event":"reload""#)
+        XCTAssertTrue(run.lines.last!.contains(#""files":["init.lua"]"#), run.lines.last!)
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":11}"#)
+
+        // A syntax error: an error event with file:line, the old code keeps running.
+        try write(step: 100, broken: true)
+        try run.waitFor(#""event":"error""#)
+        XCTAssertTrue(run.lines.last!.contains(#""where":"plugins/counter/init.lua:10""#), run.lines.last!)
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":21}"#)
+
+        // Saved as vim does: a new file renamed over the old one.
+        let temp = scratch.appendingPathComponent("plugins/counter/.init.lua.swp")
+        try source(step: 100).write(to: temp, atomically: false, encoding: .utf8)
+        _ = rename(temp.path, initFile.path)
+        try run.waitFor(#""event":"reload""#, after: 1)
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":121}"#)
+
+        // Deleted, then created again.
+        try FileManager.default.removeItem(at: initFile)
+        Thread.sleep(forTimeInterval: 0.05)
+        try write(step: 1000)
+        try run.waitFor(#""event":"reload""#, after: 2)
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":1121}"#)
+
+        let reloads = run.lines.filter { $0.contains(#""event":"reload""#) }
+        XCTAssertEqual(reloads.count, 3, "one reload per save: \(reloads)")
+        // The input ended long ago: --watch keeps running until a signal; an error was reported, so 1.
+        run.closeInput()
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertTrue(run.isRunning)
+        XCTAssertEqual(try run.terminate(), 1)
+    }
+
+    func testSIGINTEndsACleanRunWithZero() throws {
+        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+        defer { run.kill() }
+        try run.waitFor(#""state":{"count":0}"#)
+        run.closeInput()
+        XCTAssertEqual(try run.interrupt(), 0)
+    }
+
+    func testWatchNeedsTheRealClock() throws {
+        let result = try Moonflow.run(["run", "plugins/counter", "--watch", "--clock", "virtual"], in: scratch)
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("--watch runs on the real clock"), result.stderr)
+    }
+}
+
+/// A running `moonflow` whose output lines are read as they come.
+final class Session: @unchecked Sendable {
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let lock = NSLock()
+    private var buffer = ""
+    private var _lines: [String] = []
+
+    init(_ arguments: [String], in directory: URL) throws {
+        process.executableURL = try Moonflow.binary()
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.withLock {
+                self.buffer += String(decoding: data, as: UTF8.self)
+                while let newline = self.buffer.firstIndex(of: "\n") {
+                    self._lines.append(String(self.buffer[..<newline]))
+                    self.buffer.removeSubrange(...newline)
+                }
+            }
+        }
+        try process.run()
+    }
+
+    var lines: [String] { lock.withLock { _lines } }
+    var isRunning: Bool { process.isRunning }
+
+    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+    func closeInput() { try? input.fileHandleForWriting.close() }
+
+    /// Waits until more than `after` lines contain `text` (real time, up to 10 s).
+    func waitFor(_ text: String, after: Int = 0, timeout: TimeInterval = 10) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if lines.filter({ $0.contains(text) }).count > after { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        throw WaitTimeout(text: text, lines: lines)
+    }
+
+    struct WaitTimeout: Error, CustomStringConvertible {
+        let text: String
+        let lines: [String]
+        var description: String { "no line with \(text) within 10 s; output so far:\n\(lines.joined(separator: "\n"))" }
+    }
+
+    func terminate() throws -> Int32 { process.terminate(); return try wait() }
+    func interrupt() throws -> Int32 { process.interrupt(); return try wait() }
+
+    private func wait() throws -> Int32 {
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertFalse(process.isRunning, "moonflow did not exit after the signal")
+        return process.terminationStatus
+    }
+
+    func kill() { if process.isRunning { process.terminate() } }
+}

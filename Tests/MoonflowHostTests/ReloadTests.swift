@@ -1,0 +1,291 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import MoonflowLua
+import XCTest
+
+/// Live reload through `FeatureHost.reload`: validate, then swap, keeping the state;
+/// the four pitfalls (old closures, module caches, old effects, changed state shape).
+final class ReloadTests: XCTestCase {
+    private var dir = ""
+    private var host: FeatureHost!
+    private let recorded = Recorded()
+
+    override func setUpWithError() throws {
+        dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("mfreload\(UUID().uuidString.prefix(8))")
+        host = try FeatureHost(configuration: .init(searchPaths: [dir], clock: .virtual))
+    }
+
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    private func write(_ path: String, _ text: String) throws {
+        let full = (dir as NSString).appendingPathComponent(path)
+        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try text.write(toFile: full, atomically: true, encoding: .utf8)
+    }
+
+    /// A counter whose reducer adds `step` times n, with `extra` Lua inside the definition.
+    private func counter(step: Int = 1, version: Int = 1, header: String = "", extra: String = "", reduceBody: String? = nil) -> String {
+        """
+        local mf = require "moonflow"
+        \(header)
+        return mf.feature {
+          name = "counter",
+          version = \(version),
+          initial = { count = 0 },
+          actions = { add = { n = "integer?" }, later = { ms = "integer" }, work = {} },
+          mutations = { added = { n = "integer" }, note = { text = "string" } },
+          handle = function(action, state, env)
+            if action.type == "later" then return mf.timer(action.ms, { type = "added", n = 100 }) end
+            if action.type == "work" then
+              return mf.task(function(t)
+                local ok = t:await(mf.timer(50, 1))
+                t:emit({ type = "added", n = 1000 })
+              end)
+            end
+            return { type = "added", n = action.n or 1 }
+          end,
+          reduce = function(state, m)
+            \(reduceBody ?? "if m.type == \"added\" then state.count = state.count + m.n * \(step) end")
+            return state
+          end,
+          \(extra)
+        }
+        """
+    }
+
+    private func load(_ name: String = "counter") throws -> RunningFeature {
+        let feature = try host.load(name)
+        let recorded = self.recorded
+        feature.outlet.add { event in recorded.append(event) }
+        feature.start()
+        return feature
+    }
+
+    private var reloads: [FeatureEvent] { recorded.all.filter { if case .reload = $0 { true } else { false } } }
+
+    func testSameVersionKeepsTheStateAndRunsTheNewCode() throws {
+        try write("counter/init.lua", counter(step: 1))
+        let feature = try load()
+        try feature.send(["type": "add", "n": 5])
+        host.settle()
+        try write("counter/init.lua", counter(step: 10))
+        let report = try host.reload(feature)
+        XCTAssertEqual(report.files, ["init.lua"])
+        XCTAssertEqual(report.migrations, [])
+        XCTAssertEqual(feature.state, ["count": 5], "the state is kept")
+        try feature.send(["type": "add", "n": 1])
+        host.settle()
+        XCTAssertEqual(feature.state, ["count": 15], "the new reducer runs")
+        XCTAssertEqual(reloads.count, 1)
+    }
+
+    func testASyntaxErrorKeepsTheOldCodeThenTheFixGoesLive() throws {
+        try write("counter/init.lua", counter(step: 1))
+        let feature = try load()
+        try write("counter/init.lua", counter(step: 2) + "\n)")
+        XCTAssertThrowsError(try host.reload(feature)) { error in
+            guard case LuaError.syntax(let file, let line, _) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(file.hasSuffix("counter/init.lua"), file)
+            XCTAssertGreaterThan(line ?? 0, 20)
+        }
+        try feature.send(["type": "add", "n": 3])
+        host.settle()
+        XCTAssertEqual(feature.state, ["count": 3], "the old code still runs")
+        try write("counter/init.lua", counter(step: 2))
+        try host.reload(feature)
+        try feature.send(["type": "add", "n": 3])
+        host.settle()
+        XCTAssertEqual(feature.state, ["count": 9])
+    }
+
+    func testAnErrorRaisedByTheNewTopLevelKeepsTheOldCode() throws {
+        try write("counter/init.lua", counter(step: 1))
+        let feature = try load()
+        try write("counter/init.lua", counter(step: 2, header: "error('not ready yet')"))
+        XCTAssertThrowsError(try host.reload(feature)) { error in
+            XCTAssertTrue("\(error)".contains("counter/init.lua:2: not ready yet"), "\(error)")
+        }
+        try write("counter/init.lua", counter(step: 2).replacingOccurrences(of: "name = \"counter\",", with: "name = 7,"))
+        XCTAssertThrowsError(try host.reload(feature)) { error in
+            XCTAssertTrue("\(error)".contains("field 'name' must be a non-empty string"), "\(error)")
+        }
+        try feature.send(["type": "add"])
+        host.settle()
+        XCTAssertEqual(feature.state, ["count": 1])
+        XCTAssertEqual(reloads.count, 0)
+    }
+
+    func testAChangedModuleIsLoadedAgainAndOldClosuresAreGone() throws {
+        try write("counter/words.lua", "local M = { said = {} }\nfunction M.word() return 'old' end\nreturn M\n")
+        let reduce = """
+            local words = require "counter.words"
+            words.said[#words.said + 1] = function() return "old closure" end
+            if m.type == "added" then state.count = state.count + m.n end
+            state.word = words.word() .. #words.said
+            """
+        try write("counter/init.lua", counter(reduceBody: reduce))
+        let feature = try load()
+        try feature.send(["type": "add"])
+        try feature.send(["type": "add"])
+        host.settle()
+        XCTAssertEqual(feature.state["word"], "old2")
+        try write("counter/words.lua", "local M = { said = {} }\nfunction M.word() return 'new' end\nreturn M\n")
+        try host.reload(feature, changed: ["words.lua"])
+        try feature.send(["type": "add"])
+        host.settle()
+        XCTAssertEqual(feature.state["word"], "new1", "a fresh module: the old closures stored in its table are gone")
+    }
+
+    func testOldTimersAndTasksAreCancelled() throws {
+        try write("counter/init.lua", counter(step: 1))
+        let feature = try load()
+        try feature.send(["type": "later", "ms": 100])
+        try feature.send(["type": "work"])
+        host.settle()
+        XCTAssertEqual(feature.inFlight.count, 2)
+        try write("counter/init.lua", counter(step: 2))
+        try host.reload(feature)
+        XCTAssertEqual(feature.inFlight.count, 0)
+        host.advance(by: 500)
+        XCTAssertEqual(feature.state, ["count": 0], "nothing the old code started fires into the new code")
+    }
+
+    func testAChangedVersionMigratesACopyAndAStateEventFollows() throws {
+        try write("counter/init.lua", counter(step: 1))
+        let feature = try load()
+        try feature.send(["type": "add", "n": 4])
+        host.settle()
+        let migrate = "migrate = function(old, from) return { count = old.count * 2, from = from } end,"
+        try write("counter/init.lua", counter(step: 1, version: 2, extra: migrate))
+        let report = try host.reload(feature)
+        XCTAssertEqual(report.migrations, [.init(feature: "counter", fromVersion: 1, toVersion: 2)])
+        XCTAssertEqual(feature.state, ["count": 8, "from": 1])
+        let states = recorded.all.compactMap { if case .state(let s, _) = $0 { s } else { nil } }
+        XCTAssertEqual(states.last, ["count": 8, "from": 1])
+        try feature.send(["type": "add"])
+        host.settle()
+        XCTAssertEqual(feature.state["count"], 9)
+    }
+
+    func testAFailingOrInvalidMigrateKeepsTheOldCodeAndState() throws {
+        try write("counter/init.lua", counter(step: 1))
+        let feature = try load()
+        try feature.send(["type": "add", "n": 4])
+        host.settle()
+        try write("counter/init.lua", counter(step: 5, version: 2, extra: "migrate = function(old) error('cannot migrate') end,"))
+        XCTAssertThrowsError(try host.reload(feature)) { XCTAssertTrue("\($0)".contains("counter/init.lua:23: cannot migrate"), "\($0)") }
+        try write("counter/init.lua", counter(step: 5, version: 2, extra: "migrate = function(old) return { count = old.count, f = print } end,"))
+        XCTAssertThrowsError(try host.reload(feature)) { XCTAssertTrue("\($0)".contains("not plain data"), "\($0)") }
+        try write("counter/init.lua", counter(step: 5, version: 2))
+        XCTAssertThrowsError(try host.reload(feature)) { XCTAssertTrue("\($0)".contains("has no migrate(old, fromVersion)"), "\($0)") }
+        try feature.send(["type": "add"])
+        host.settle()
+        XCTAssertEqual(feature.state, ["count": 5], "old reducer, old state")
+    }
+
+    func testACompositesChildIsReloadedWithItsState() throws {
+        try write("pair/init.lua", """
+            local mf = require "moonflow"
+            return mf.compose {
+              name = "pair",
+              children = { left = "counter", right = require "pair.right" },
+              route = function(action) return action.side, { type = "add", n = action.n } end,
+              combine = function(states) return { total = states.left.count + states.right.count } end,
+            }
+            """)
+        try write("pair/right.lua", counter(step: 1).replacingOccurrences(of: "local mf = require \"moonflow\"\n", with: "local mf = require \"moonflow\"\n").replacingOccurrences(of: "return mf.feature", with: "return mf.feature"))
+        try write("counter/init.lua", counter(step: 1))
+        let root = try host.load("pair")
+        root.start()
+        try root.send(["type": "x", "side": "left", "n": 2])
+        try root.send(["type": "x", "side": "right", "n": 3])
+        host.settle()
+        XCTAssertEqual(root.state, ["total": 5])
+        try write("counter/init.lua", counter(step: 10))
+        try write("pair/right.lua", counter(step: 100))
+        try host.reload(root)
+        XCTAssertEqual(root.state, ["total": 5], "children's states are kept")
+        try root.send(["type": "x", "side": "left", "n": 1])
+        try root.send(["type": "x", "side": "right", "n": 1])
+        host.settle()
+        XCTAssertEqual(root.state, ["total": 115])
+    }
+
+    func testAThousandReloadsDoNotGrowTheHeap() throws {
+        try write("counter/words.lua", "return { word = 'w' }\n")
+        try write("counter/init.lua", counter(header: "local words = require 'counter.words'"))
+        let feature = try load()
+        try host.reload(feature)
+        host.lua.collectGarbage()
+        let first = host.lua.memoryInUse
+        for _ in 0..<1000 { try host.reload(feature) }
+        host.lua.collectGarbage()
+        let after = host.lua.memoryInUse
+        XCTAssertLessThan(Double(after), Double(first) * 1.10, "heap after 1,000 reloads: \(after) bytes, after the first: \(first)")
+    }
+}
+
+/// Events collected from any thread.
+private final class Recorded: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [FeatureEvent] = []
+    func append(_ event: FeatureEvent) { lock.withLock { events.append(event) } }
+    var all: [FeatureEvent] { lock.withLock { events } }
+}
+
+/// The prompt's `:reload`, `:state` and `:help`.
+final class PromptCommandTests: XCTestCase {
+    func testReloadStateAndHelpAtThePrompt() throws {
+        let dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("mfprompt\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = (dir as NSString).appendingPathComponent("plugins/tally/init.lua")
+        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        func source(_ step: Int) -> String {
+            """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "tally", initial = { count = 0, tags = { "a" } },
+              actions = { add = { by = "integer?" } }, mutations = { added = { n = "integer" } },
+              handle = function(a) return { type = "added", n = (a.by or 1) * \(step) } end,
+              reduce = function(s, m) s.count = s.count + m.n; return s end,
+            }
+            """
+        }
+        try source(1).write(toFile: file, atomically: true, encoding: .utf8)
+        let out = Lines()
+        var options = FeatureRun.Options(path: (dir as NSString).appendingPathComponent("plugins/tally"))
+        options.format = .jsonl
+        var lines = ["add", ":state", ":help", ":nope"].makeIterator()
+        let run = FeatureRun(options: options, input: InputLines(interactive: true) { lines.next() }, write: { out.append($0) })
+        XCTAssertEqual(run.run(), 0)
+        let text = out.all.joined(separator: "\n")
+        XCTAssertTrue(text.contains("{\n  \"count\": 1,\n  \"tags\": [\n    \"a\"\n  ]\n}"), text)
+        XCTAssertTrue(text.contains(":reload   load the plugin's code again, keeping the state"), text)
+        XCTAssertTrue(text.contains("  add by=integer?"), text)
+        XCTAssertTrue(text.contains("unknown command :nope; :help lists the commands"), text)
+
+        // :reload picks up a change made before it.
+        try source(1).write(toFile: file, atomically: true, encoding: .utf8)
+        let out2 = Lines()
+        var script = ["add", "!edit", ":reload", "add", ":state"].makeIterator()
+        let edited = source(5)
+        let input = InputLines(interactive: true) {
+            let line = script.next()
+            if line == "!edit" { try? edited.write(toFile: file, atomically: true, encoding: .utf8); return "" }
+            return line
+        }
+        let run2 = FeatureRun(options: options, input: input, write: { out2.append($0) })
+        XCTAssertEqual(run2.run(), 0)
+        let text2 = out2.all.joined(separator: "\n")
+        XCTAssertTrue(text2.contains(#""event":"reload""#), text2)
+        XCTAssertTrue(text2.contains("\"count\": 6"), text2)
+    }
+}
+
+private final class Lines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+}
