@@ -9,7 +9,9 @@ import Streams
 // (a) its handle/reduce in a pure Lua loop under lua5.4 (bench/counter_loop.lua),
 // (b) a C host driving them through the Lua C API (bench/counter_capi.c),
 // (c) plugins/counter through Moonflow's Swift API (FeatureHost on the virtual clock),
-// (d) the same reducer in native Swift through the Runtime Interactor.
+// (d) the same reducer in native Swift through the Runtime Interactor,
+// (e) the same counter natively in Swift on OpenCombine, ReactorKit-style with state
+//     feedback (bench/opencombine-counter, a package of its own).
 // Every variant has one observer reading `count` after every action.
 
 /// What an observer writes, so that no work can be optimized away.
@@ -17,7 +19,7 @@ final class CountSink: @unchecked Sendable {
     var count: Int64 = 0
 }
 
-/// Prints ns per action of (a)-(d), the ratios c/a and c/b, and whether c <= 1.5 b.
+/// Prints ns per action of (a)-(e), the ratios of (c) to the others, and whether c <= 1.5 b.
 func featureBench() {
     let actions = BenchEnvironment.scaled(1_000_000)
     let runs = 5
@@ -43,6 +45,9 @@ func featureBench() {
     let free = attempt("(c) no budgets") { try moonflowCounter(unbudgeted, actions: few, runs: runs, batch: 1000) }
     let bridgeOnly = attempt("(c) on LuaKit alone") { try luaKitCounter(actions: actions, runs: runs) }
     let d = nativeCounter(actions: actions, runs: runs)
+    let e = attempt("(e) \(BenchEnvironment.openCombine)") {
+        try runProgram(BenchEnvironment.openCombine, ["\(actions)", "\(runs)"])["opencombine_ns"]
+    } ?? nil
 
     print(row("(a) pure Lua loop under lua5.4", a, "ns/action"))
     print(row("(b) C host: lua_pcall handle, reduce", b, "ns/action"))
@@ -52,9 +57,11 @@ func featureBench() {
     print(row("    (c) no time/memory budget [\(few)]", free, "ns/action"))
     print(row("    (c)'s Lua calls on LuaKit alone", bridgeOnly, "ns/action"))
     print(row("(d) native Swift reducer via Interactor", d, "ns/action"))
+    print(row("(e) native Swift on OpenCombine 0.14, feedback", e, "ns/action"))
     print(ratioRow("c/a", c, a))
     print(ratioRow("c/b", c, b))
     print(ratioRow("c/d", c, d))
+    print(ratioRow("c/e", c, e))
     print("  target c <= 1.5 b: \(verdict(c.flatMap { c in b.map { c <= 1.5 * $0 } }))")
 }
 
