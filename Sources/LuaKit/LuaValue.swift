@@ -223,6 +223,38 @@ extension LuaValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expres
     }
 }
 
+// MARK: - From Swift values
+
+/// Values from Swift variables, without ceremony:
+///
+///     let sku = "A-1", quantity = 3
+///     try cart.send(["type": "add", "sku": "\(sku)", "quantity": LuaValue(quantity)])
+///     try cart.send(["type": "add", "sku": .init(sku), "price": .init(9.5)])
+extension LuaValue: ExpressibleByStringInterpolation {
+    public init(_ string: String) { self = .string(LuaString(string)) }
+    public init(_ bool: Bool) { self = .boolean(bool) }
+    public init<I: BinaryInteger>(_ integer: I) { self = .integer(Int64(integer)) }
+    public init(_ number: Double) { self = .number(number) }
+    /// A list (a JSON array, even when empty).
+    public init(_ values: [LuaValue]) { self = .table(LuaTable(array: values, isJSONArray: true)) }
+    /// A table with string keys.
+    public init(_ fields: [String: LuaValue]) {
+        var t = LuaTable()
+        for (k, v) in fields { t[k] = v }
+        self = .table(t)
+    }
+    /// `nil` becomes `.nil`.
+    public init<W>(_ optional: W?) where W: LuaValueConvertible { self = optional?.luaValue ?? .nil }
+}
+
+/// A Swift value with a `LuaValue` form (strings, integers, floats, booleans).
+public protocol LuaValueConvertible { var luaValue: LuaValue { get } }
+extension String: LuaValueConvertible { public var luaValue: LuaValue { LuaValue(self) } }
+extension Int: LuaValueConvertible { public var luaValue: LuaValue { LuaValue(self) } }
+extension Int64: LuaValueConvertible { public var luaValue: LuaValue { LuaValue(self) } }
+extension Double: LuaValueConvertible { public var luaValue: LuaValue { LuaValue(self) } }
+extension Bool: LuaValueConvertible { public var luaValue: LuaValue { LuaValue(self) } }
+
 extension LuaValue: CustomStringConvertible {
     /// A Lua-constructor-like rendering, stable across runs (keys sorted).
     public var description: String {

@@ -1,0 +1,160 @@
+import LuaKit
+
+/// JSON Patch (RFC 6902) between two states, as `moonflow run --state patch`
+/// prints them: `add`, `remove` and `replace` operations whose paths are JSON
+/// Pointers (RFC 6901) into the JSON form of the state.
+///
+///     let ops = JSONPatch.diff(from: ["items": ["a"]], to: ["items": ["a", "b"], "n": 1])
+///     // [add /items/1 "b", add /n 1]
+///     JSONPatch.apply(ops, to: ["items": ["a"]])   // the new state again
+///
+/// A table is an array when its JSON form is one (keys 1...n, or an empty
+/// table that came from or was an array); array positions in paths count
+/// from 0. Equal subtrees produce nothing, so a one-field change of a large
+/// state is one operation.
+public enum JSONPatch {
+    public struct Operation: Sendable, Equatable {
+        public enum Kind: String, Sendable { case add, remove, replace }
+        public let op: Kind
+        /// A JSON Pointer: `/items/3/title`.
+        public let path: String
+        /// The new value (nil for `remove`).
+        public let value: LuaValue?
+
+        public init(_ op: Kind, _ path: String, _ value: LuaValue? = nil) {
+            self.op = op
+            self.path = path
+            self.value = value
+        }
+
+        /// `{"op":"add","path":"/items/3","value":{...}}`.
+        public func json() throws -> String {
+            let value = try self.value.map { ",\"value\":" + (try $0.json(sortedKeys: true, root: "patch\(path)")) } ?? ""
+            return "{\"op\":\"\(op.rawValue)\",\"path\":\(try LuaValue.string(LuaString(path)).json())\(value)}"
+        }
+    }
+
+    /// The operations that turn `old` into `new`.
+    public static func diff(from old: LuaValue, to new: LuaValue) -> [Operation] {
+        var ops: [Operation] = []
+        diff(old, new, path: "", into: &ops)
+        return ops
+    }
+
+    /// The patch as a JSON array.
+    public static func json(_ ops: [Operation]) throws -> String {
+        "[" + (try ops.map { try $0.json() }).joined(separator: ",") + "]"
+    }
+
+    private static func diff(_ old: LuaValue, _ new: LuaValue, path: String, into ops: inout [Operation]) {
+        guard case .table(let a) = old, case .table(let b) = new else {
+            if old != new { ops.append(Operation(.replace, path, new)) }
+            return
+        }
+        if a == b { return }
+        switch (isArray(a), isArray(b)) {
+        case (true, true):
+            let common = min(a.array.count, b.array.count)
+            for i in 0..<common { diff(a.array[i], b.array[i], path: "\(path)/\(i)", into: &ops) }
+            if b.array.count > common {
+                for i in common..<b.array.count { ops.append(Operation(.add, "\(path)/\(i)", b.array[i])) }
+            } else {
+                for i in stride(from: a.array.count - 1, through: common, by: -1) { ops.append(Operation(.remove, "\(path)/\(i)")) }
+            }
+        case (false, false):
+            let ea = entries(a), eb = entries(b)
+            for key in ea.keys.sorted() where eb[key] == nil { ops.append(Operation(.remove, "\(path)/\(escape(key))")) }
+            for key in eb.keys.sorted() {
+                let child = "\(path)/\(escape(key))"
+                if let before = ea[key] { diff(before, eb[key]!, path: child, into: &ops) } else { ops.append(Operation(.add, child, eb[key]!)) }
+            }
+        default:
+            ops.append(Operation(.replace, path, new))
+        }
+    }
+
+    /// Applies `ops` to `value` (what a client of `--state patch` does).
+    /// - Returns: nil when an operation does not fit the value (a bad path).
+    public static func apply(_ ops: [Operation], to value: LuaValue) -> LuaValue? {
+        var current = value
+        for op in ops {
+            let tokens = op.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { unescape(String($0)) }
+            guard let next = apply(op, tokens[...], to: current) else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    private static func apply(_ op: Operation, _ tokens: ArraySlice<String>, to value: LuaValue) -> LuaValue? {
+        guard let token = tokens.first else {
+            return op.op == .remove ? nil : op.value
+        }
+        guard case .table(var t) = value else { return nil }
+        let rest = tokens.dropFirst()
+        if isArray(t) {
+            guard let i = Int(token), i >= 0 else { return nil }
+            if rest.isEmpty {
+                switch op.op {
+                case .add:
+                    guard i <= t.array.count, let v = op.value else { return nil }
+                    t.array.insert(v, at: i)
+                case .remove:
+                    guard i < t.array.count else { return nil }
+                    t.array.remove(at: i)
+                    if t.array.isEmpty { t.isJSONArray = true }
+                case .replace:
+                    guard i < t.array.count, let v = op.value else { return nil }
+                    t.array[i] = v
+                }
+                return .table(t)
+            }
+            guard i < t.array.count, let child = apply(op, rest, to: t.array[i]) else { return nil }
+            t.array[i] = child
+            return .table(t)
+        }
+        // Integer keys outside a sequence appear in paths in decimal.
+        let key: LuaValue = Int64(token).map { t[.integer($0)].isNil ? .string(LuaString(token)) : .integer($0) } ?? .string(LuaString(token))
+        if rest.isEmpty {
+            switch op.op {
+            case .add, .replace:
+                guard let v = op.value else { return nil }
+                t[key] = v
+            case .remove:
+                guard !t[key].isNil else { return nil }
+                t[key] = .nil
+            }
+            return .table(t)
+        }
+        guard let child = apply(op, rest, to: t[key]) else { return nil }
+        t[key] = child
+        return .table(t)
+    }
+
+    /// Whether the JSON form of `t` is an array.
+    static func isArray(_ t: LuaTable) -> Bool {
+        if t.isEmpty { return t.isJSONArray }
+        return t.hash.isEmpty
+    }
+
+    /// Keys as JSON object keys (integer keys outside a sequence become their decimal form).
+    private static func entries(_ t: LuaTable) -> [String: LuaValue] {
+        var out: [String: LuaValue] = [:]
+        for (i, v) in t.array.enumerated() { out[String(i + 1)] = v }
+        for (k, v) in t.hash {
+            switch k {
+            case .string(let s): out[s.description] = v
+            case .integer(let i): out[String(i)] = v
+            default: out[k.description] = v
+            }
+        }
+        return out
+    }
+
+    private static func escape(_ key: String) -> String {
+        key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+    }
+
+    private static func unescape(_ token: String) -> String {
+        token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+    }
+}

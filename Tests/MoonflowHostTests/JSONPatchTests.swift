@@ -1,0 +1,60 @@
+import LuaKit
+import MoonflowHost
+import XCTest
+
+/// JSON Patch (RFC 6902) between states: the operations, their JSON, and applying them back.
+final class JSONPatchTests: XCTestCase {
+    func testAOneFieldChangeOfALargeStateIsOneOperation() throws {
+        let rows: [LuaValue] = (1...1000).map { ["id": .integer(Int64($0)), "name": "row \($0)"] }
+        let old: LuaValue = ["rows": .table(LuaTable(array: rows)), "title": "t"]
+        var changed = rows
+        changed[499] = ["id": 500, "name": "renamed"]
+        let new: LuaValue = ["rows": .table(LuaTable(array: changed)), "title": "t"]
+        let ops = JSONPatch.diff(from: old, to: new)
+        XCTAssertEqual(ops, [JSONPatch.Operation(.replace, "/rows/499/name", "renamed")])
+        XCTAssertEqual(try JSONPatch.json(ops), #"[{"op":"replace","path":"/rows/499/name","value":"renamed"}]"#)
+    }
+
+    func testListsGrowAndShrinkAtTheEndAndKeysComeAndGo() throws {
+        XCTAssertEqual(JSONPatch.diff(from: ["items": ["a"]], to: ["items": ["a", "b", "c"]]),
+                       [.init(.add, "/items/1", "b"), .init(.add, "/items/2", "c")])
+        XCTAssertEqual(JSONPatch.diff(from: ["items": ["a", "b", "c"]], to: ["items": ["a"]]),
+                       [.init(.remove, "/items/2"), .init(.remove, "/items/1")])
+        XCTAssertEqual(JSONPatch.diff(from: ["a": 1, "b/c": 2], to: ["a": 1, "d~": 3]),
+                       [.init(.remove, "/b~1c"), .init(.add, "/d~0", 3)])
+        XCTAssertEqual(JSONPatch.diff(from: ["x": 1], to: ["x": ["y": 2]]), [.init(.replace, "/x", ["y": 2])])
+        XCTAssertEqual(JSONPatch.diff(from: ["n": 1], to: ["n": 1]), [])
+    }
+
+    func testApplyingTheDiffGivesTheNewStateForRandomStates() throws {
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<300 {
+            let a = randomValue(depth: 3, using: &generator)
+            let b = randomValue(depth: 3, using: &generator)
+            let ops = JSONPatch.diff(from: a, to: b)
+            let applied = try XCTUnwrap(JSONPatch.apply(ops, to: a), "round \(round): \(ops)")
+            XCTAssertEqual(try applied.json(), try b.json(), "round \(round): \(a) -> \(b) with \(ops)")
+        }
+    }
+
+    func testAPatchThatDoesNotFitIsRefused() {
+        XCTAssertNil(JSONPatch.apply([.init(.remove, "/missing")], to: ["a": 1]))
+        XCTAssertNil(JSONPatch.apply([.init(.add, "/items/5", 1)], to: ["items": ["a"]]))
+    }
+
+    private func randomValue(depth: Int, using g: inout SystemRandomNumberGenerator) -> LuaValue {
+        switch Int.random(in: 0..<(depth > 0 ? 6 : 4), using: &g) {
+        case 0: return .integer(Int64.random(in: 0..<4, using: &g))
+        case 1: return .string(LuaString(["a", "b", "c"].randomElement(using: &g)!))
+        case 2: return .boolean(Bool.random(using: &g))
+        case 3: return .number(Double(Int.random(in: 0..<3, using: &g)) + 0.5)
+        case 4:
+            let n = Int.random(in: 0..<4, using: &g)
+            return .table(LuaTable(array: (0..<n).map { _ in randomValue(depth: depth - 1, using: &g) }, isJSONArray: true))
+        default:
+            var t = LuaTable()
+            for key in ["x", "y", "z"] where Bool.random(using: &g) { t[key] = randomValue(depth: depth - 1, using: &g) }
+            return .table(t)
+        }
+    }
+}
