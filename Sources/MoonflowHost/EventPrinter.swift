@@ -18,11 +18,14 @@ public enum OutputFormat: String, Sendable, CaseIterable {
 public final class EventPrinter: @unchecked Sendable {
     public let format: OutputFormat
     public let color: Bool
+    /// jsonl: each `state` event after the first carries a JSON Patch against the previous state.
+    public let statePatches: Bool
     private var lastState: LuaValue?
 
-    public init(format: OutputFormat, color: Bool = false) {
+    public init(format: OutputFormat, color: Bool = false, statePatches: Bool = false) {
         self.format = format
         self.color = color
+        self.statePatches = statePatches
     }
 
     /// The lines for one event (jsonl: exactly one).
@@ -41,6 +44,12 @@ public final class EventPrinter: @unchecked Sendable {
         do {
             switch event {
             case .state(let s, let seq):
+                if statePatches {
+                    defer { lastState = s }
+                    if seq > 0, let old = lastState {
+                        return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq),\"patch\":\(try JSONPatch.json(JSONPatch.diff(from: old, to: s)))}"
+                    }
+                }
                 return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq),\"state\":\(try json(s, "state"))}"
             case .action(let a):
                 return "{\"event\":\"action\",\"t\":\(t),\"action\":\(try json(a, "action"))}"
@@ -118,9 +127,17 @@ public final class EventPrinter: @unchecked Sendable {
         guard case .table(let ta) = a, case .table(let tb) = b else {
             return [Change(path: path.isEmpty ? "state" : path, old: a.description, new: b.description)]
         }
-        var keys = Set(ta.entries.map(\.key))
-        keys.formUnion(tb.entries.map(\.key))
         var out: [Change] = []
+        // The sequence parts position by position (no hashing: a list that grows by one
+        // item costs one comparison per item, most of them of shared storage).
+        let common = min(ta.array.count, tb.array.count)
+        for i in 0..<max(ta.array.count, tb.array.count) {
+            let a = i < ta.array.count ? ta.array[i] : LuaValue.nil, b = i < tb.array.count ? tb.array[i] : LuaValue.nil
+            if i < common, a == b { continue }
+            out += diff(a, b, path: "\(path)[\(i + 1)]")
+        }
+        var keys = Set(ta.hash.keys)
+        keys.formUnion(tb.hash.keys)
         for k in keys.sorted(by: LuaValue.keyOrder) {
             let sub: String
             switch k {

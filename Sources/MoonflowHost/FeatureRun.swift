@@ -23,6 +23,8 @@ public final class FeatureRun: @unchecked Sendable {
         public var color = false
         /// Reload on every change to the plugin's files, and run until SIGINT or SIGTERM (real clock).
         public var watch = false
+        /// jsonl: `state` events after the first carry a JSON Patch (`--state patch`).
+        public var statePatches = false
         public init(path: String) { self.path = path }
     }
 
@@ -41,7 +43,7 @@ public final class FeatureRun: @unchecked Sendable {
         self.options = options
         self.input = input
         self.write = write
-        self.printer = EventPrinter(format: options.format, color: options.color)
+        self.printer = EventPrinter(format: options.format, color: options.color, statePatches: options.statePatches)
     }
 
     public static let stdout: @Sendable (String) -> Void = { line in

@@ -7,5 +7,6 @@ func benchSuites() -> [(name: String, run: () -> Void)] {
         ("publish", publishBench),
         ("startup", startupBench),
         ("reload", reloadBench),
+        ("growth", growthBench),
     ]
 }

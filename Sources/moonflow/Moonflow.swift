@@ -48,6 +48,9 @@ struct LimitOptions: ParsableArguments {
 }
 
 extension OutputFormat: ExpressibleByArgument {}
+
+/// `--state`: how jsonl prints the state after each mutation.
+enum StateOutput: String, ExpressibleByArgument, CaseIterable { case full, patch }
 extension FeatureHost.Clock: ExpressibleByArgument {}
 
 struct Run: ParsableCommand {
@@ -82,6 +85,9 @@ struct Run: ParsableCommand {
     @Flag(name: .long, help: "Reload the plugin on every save, keeping the state; run until Ctrl-C (real clock).")
     var watch = false
 
+    @Option(name: .long, help: "jsonl state events: full (the whole state each time) or patch (a JSON Patch against the previous state).")
+    var state: StateOutput = .full
+
     @OptionGroup var limits: LimitOptions
 
     func validate() throws {
@@ -103,6 +109,7 @@ struct Run: ParsableCommand {
         options.profile = limits.sandbox ? .sandboxed : .trusted
         options.color = format == .pretty && isatty(STDOUT_FILENO) != 0
         options.watch = watch
+        options.statePatches = state == .patch
         let input: InputLines
         switch actions {
         case nil:
