@@ -4,6 +4,7 @@ import PackageDescription
 // Dependencies flow one way (DESIGN §3):
 // CLuaShim -> CLua; LuaKit -> CLua, CLuaShim; Streams has none; Runtime -> Streams;
 // MoonflowLua -> LuaKit, Runtime; MoonflowHost -> MoonflowLua; moonflow -> MoonflowHost.
+// MoonflowSQLite -> Runtime, GRDB: the SQLite repository, kept out of the core libraries.
 let package = Package(
     name: "Moonflow",
     platforms: [.macOS(.v14)],
@@ -14,10 +15,12 @@ let package = Package(
         .library(name: "Runtime", targets: ["Runtime"]),
         .library(name: "MoonflowLua", targets: ["MoonflowLua"]),
         .library(name: "MoonflowHost", targets: ["MoonflowHost"]),
+        .library(name: "MoonflowSQLite", targets: ["MoonflowSQLite"]),
         .executable(name: "moonflow", targets: ["moonflow"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Linked dynamically against Debian's liblua5.4.so: native Lua C modules
@@ -34,7 +37,9 @@ let package = Package(
         .target(name: "StreamsTesting", dependencies: ["Streams"]),
         .target(name: "Runtime", dependencies: ["Streams"]),
         .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"]),
-        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting"]),
+        // GRDB links Debian's libsqlite3 (scripts/setup installs libsqlite3-dev).
+        .target(name: "MoonflowSQLite", dependencies: ["Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting", "MoonflowSQLite"]),
         .executableTarget(
             name: "moonflow",
             dependencies: [
@@ -45,13 +50,14 @@ let package = Package(
         // Benchmarks: a program that prints figures (scripts/bench builds it in release).
         .executableTarget(
             name: "moonflow-bench",
-            dependencies: ["Runtime", "Streams", "StreamsTesting", "LuaKit", "MoonflowLua", "MoonflowHost"]
+            dependencies: ["Runtime", "Streams", "StreamsTesting", "LuaKit", "MoonflowLua", "MoonflowHost", "MoonflowSQLite"]
         ),
         .testTarget(name: "LuaKitTests", dependencies: ["LuaKit"]),
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
         .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "MoonflowHost", "LuaKit", "StreamsTesting"]),
         .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "LuaKit"]),
+        .testTarget(name: "MoonflowSQLiteTests", dependencies: ["MoonflowSQLite", "Runtime"]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ],
     swiftLanguageModes: [.v6]
