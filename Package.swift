@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
         .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "MoonflowHost", "LuaKit", "StreamsTesting"]),
         .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "LuaKit"]),
-        .testTarget(name: "MoonflowSQLiteTests", dependencies: ["MoonflowSQLite", "Runtime"]),
+        .testTarget(name: "MoonflowSQLiteTests", dependencies: ["MoonflowSQLite", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ],
     swiftLanguageModes: [.v6]

@@ -263,7 +263,7 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
         do {
             return try coding.decode(recordID, fields)
         } catch {
-            throw RepositoryError.storage("\(database.path): the row \(recordID) of \(table) does not make a \(Model.self) (\(error)); fix the row or the model")
+            throw RepositoryError.storage("\(database.path): the row \(recordID.shown) of \(table) does not make a \(Model.self) (\(error)); fix the row or the model")
         }
     }
 
@@ -290,7 +290,7 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
         switch id {
         case .int(let i): return Int64(i).databaseValue
         case .string(let s): return s.databaseValue
-        default: throw RepositoryError.storage("\(database.path): an id of \(table) is an integer or a string, not \(id); give the model such an id")
+        default: throw RepositoryError.storage("\(database.path): an id of \(table) is an integer or a string, not \(id.shown); give the model such an id")
         }
     }
 
@@ -306,12 +306,12 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
         switch encoded.id {
         case .int(let i): id = Int64(i).databaseValue
         case .string(let s): id = s.databaseValue
-        default: throw RepositoryError.storage("\(path): an id of \(table) is an integer or a string, not \(encoded.id); give the model such an id")
+        default: throw RepositoryError.storage("\(path): an id of \(table) is an integer or a string, not \(encoded.id.shown); give the model such an id")
         }
         do {
             return (id, try StoredJSON.text(of: encoded.fields))
         } catch let error as StoredJSON.Unstorable {
-            throw RepositoryError.storage("\(path): the record \(encoded.id) of \(table) cannot be stored: its field \(error.path) is \(error.value), which SQLite cannot hold; store a finite number (or a string)")
+            throw RepositoryError.storage("\(path): the record \(encoded.id.shown) of \(table) cannot be stored: its field \(error.path) is \(error.value), which SQLite cannot hold; store a finite number (or a string)")
         }
     }
 }
@@ -380,6 +380,11 @@ private final class PreparedOnce: @unchecked Sendable {
         try step()
         done = true
     }
+}
+
+extension RecordValue {
+    /// The value as JSON-like text for messages: `4`, `"u1"`, `1.5`.
+    var shown: String { (try? StoredJSON.text(of: self)) ?? "\(self)" }
 }
 
 extension Array {
