@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
         .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "MoonflowHost", "LuaKit", "StreamsTesting"]),
-        .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "LuaKit"]),
+        .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "LuaKit", "MoonflowSQLite"]),
         .testTarget(name: "MoonflowSQLiteTests", dependencies: ["MoonflowSQLite", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ],
