@@ -12,8 +12,9 @@ import Runtime
 /// - `scalar`, the value of a null, bool (0 or 1), number or string, NULL for arrays and objects;
 /// - `complex`, the JSON text of an array or object, ordered by the `moonflow_value` collation.
 ///
-/// An index on a declared field is an expression index on `(rank, scalar)`, which serves both an
-/// equality filter (`rank = 3 AND scalar = 'core'`) and the leading keys of an ordering.
+/// An index on a declared field is an expression index on `(rank, scalar, seq)`, which serves both
+/// an equality filter (`rank = 3 AND scalar = 'core'`, in insertion order) and the leading keys of
+/// an ordering.
 struct SQLField {
     let name: String
     let rank: String
@@ -75,9 +76,10 @@ struct SQLField {
         return terms
     }
 
-    /// The index on a declared field: serves equality filters and orderings on it.
+    /// The index on a declared field: serves equality filters (their matches come out in
+    /// insertion order, `seq`, so the first match is one step away) and orderings on it.
     func indexStatement(table: String) -> String {
-        "CREATE INDEX \(SQLName.quoted("\(table).\(name)")) ON \(SQLName.quoted(table)) (\(rank), \(scalar))"
+        "CREATE INDEX \(SQLName.quoted("\(table).\(name)")) ON \(SQLName.quoted(table)) (\(rank), \(scalar), seq)"
     }
 
     /// Orders two JSON texts of arrays or objects as `RecordValue` does (arrays lexicographically,

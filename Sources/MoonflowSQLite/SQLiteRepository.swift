@@ -86,14 +86,14 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
 
     public func get(id: Model.ID) throws -> Model? {
         let key = try idValue(try coding.id(id))
-        return try read { db in
+        return try read(oneStatement: true) { db in
             try self.models(db, "SELECT id, fields FROM \(self.quotedTable) WHERE id = ?", [key]).first
         }
     }
 
     public func getAll(ids: [Model.ID]) throws -> [Model] {
         let keys = try ids.map { try idValue(try coding.id($0)) }
-        let found: [DatabaseValue: Model] = try read { db in
+        let found: [DatabaseValue: Model] = try read(oneStatement: keys.count <= 500) { db in
             var found: [DatabaseValue: Model] = [:]
             for chunk in keys.chunked(500) {
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
@@ -109,7 +109,7 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
     public func getAll(_ query: Query) throws -> [Model] {
         try query.validate()
         let sql = SQLQuery(query)
-        return try read { db in
+        return try read(oneStatement: true) { db in
             let select = sql.select(from: self.table)
             guard sql.needsSwift else { return try self.models(db, select.sql, select.arguments) }
             return try self.swiftSide(db, sql).map { try self.model($0.id, $0.fields) }
@@ -175,10 +175,10 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
 
     // MARK: - Rows
 
-    /// Runs `body` after the table is ready, on a reader.
-    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+    /// Runs `body` after the table is ready, on a reader (see `SQLiteDatabase.read`).
+    private func read<T>(oneStatement: Bool = false, _ body: (Database) throws -> T) throws -> T {
         try prepare()
-        return try database.read(body)
+        return try database.read(oneStatement: oneStatement, body)
     }
 
     /// Runs `body` after the table is ready, in one write transaction.

@@ -6,5 +6,6 @@ func benchSuites() -> [(name: String, run: () -> Void)] {
         ("feature", featureBench),
         ("publish", publishBench),
         ("startup", startupBench),
+        ("repository", repositoryBench),
     ]
 }

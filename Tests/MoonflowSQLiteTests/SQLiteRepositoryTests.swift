@@ -102,6 +102,8 @@ final class SQLiteRepositoryTests: XCTestCase {
         XCTAssertTrue(byName.contains("USING INDEX people.name"), byName)
         XCTAssertTrue(byTeam.contains("USING INDEX people.team"), byTeam)
         XCTAssertTrue(sorted.contains("SCAN people USING INDEX people.name"), sorted)
+        let first = try plan(Query.where("team", equals: "t3").limited(to: 1))
+        XCTAssertTrue(first.contains("USING INDEX people.team") && !first.contains("TEMP B-TREE"), "matches come out of the index in insertion order: \(first)")
         XCTAssertEqual(try widened.getAll(.where("name", equals: "n5")).map(\.id), ["5"])
         XCTAssertEqual(try widened.getAll(Query.where("team", equals: "t3").sorted(by: "name", ascending: false).limited(to: 3)).map(\.id), ["94", "87", "80"])
     }
