@@ -287,4 +287,25 @@ final class RepositoryServiceTests: XCTestCase {
             }
         }
     }
+
+    /// The Swift example of README's "Repositories on SQLite", with its paths in a temporary folder.
+    func testReadmeSQLiteExample() async throws {
+        let path = folder.appendingPathComponent("data/app.db").path
+        let host = try host(.asDeclared)
+
+        let users = try SQLiteRepository<Record>(path: path, table: "users", indexes: ["team"])
+        host.register(repository: users, named: "users")        // env.services.users in Lua
+
+        struct Post: Codable, Identifiable, Sendable { var id: Int; var user: Int; var title: String }
+        let posts = try SQLiteRepository<Post>(path: path, table: "posts", indexes: ["user"])
+        try posts.putAll([Post(id: 1, user: 7, title: "b"), Post(id: 2, user: 8, title: "c"), Post(id: 3, user: 7, title: "a")])
+        let mine = try posts.getAll(Query.where("user", equals: 7).sorted(by: "title"))
+        XCTAssertEqual(mine.map(\.id), [3, 1])
+
+        let probe = try load(host)
+        probe.start()
+        let s = try await call(probe, "users", "put", ["id": "u1", "name": "Ada", "team": "core"])
+        XCTAssertEqual(s["result"], ["id": "u1", "name": "Ada", "team": "core"])
+        XCTAssertEqual(try users.getAll(.where("team", equals: "core")).map(\.id), ["u1"])
+    }
 }
