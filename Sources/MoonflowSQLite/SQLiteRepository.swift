@@ -147,24 +147,9 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
     }
 
     @discardableResult
-    public func delete(_ query: Query) throws -> Bool {
-        var first = query
-        first.limit = min(query.limit ?? 1, 1)
-        return try deleteAll(first) == 1
-    }
-
-    @discardableResult
     public func deleteAll(ids: [Model.ID]) throws -> Int {
         let keys = try ids.map { try idValue(try coding.id($0)) }
-        return try write { db in
-            var count = 0
-            for chunk in keys.chunked(500) {
-                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-                try db.execute(sql: "DELETE FROM \(self.quotedTable) WHERE id IN (\(marks))", arguments: StatementArguments(chunk))
-                count += db.changesCount
-            }
-            return count
-        }
+        return try write { db in try self.delete(db, ids: keys) }
     }
 
     @discardableResult
@@ -212,14 +197,7 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
     /// Deletes what `sql` selects; returns how many rows went.
     private func delete(_ db: Database, _ sql: SQLQuery) throws -> Int {
         if sql.needsSwift {
-            let doomed = try swiftSide(db, sql).map { try idValue($0.id) }
-            var count = 0
-            for chunk in doomed.chunked(500) {
-                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-                try db.execute(sql: "DELETE FROM \(quotedTable) WHERE id IN (\(marks))", arguments: StatementArguments(chunk))
-                count += db.changesCount
-            }
-            return count
+            return try delete(db, ids: try swiftSide(db, sql).map { try idValue($0.id) })
         }
         if sql.query.order.isEmpty, sql.query.limit == nil, sql.query.offset == 0 {
             try db.execute(sql: "DELETE FROM \(quotedTable)\(sql.whereClause)", arguments: StatementArguments(sql.arguments))
@@ -228,6 +206,17 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
             try db.execute(sql: "DELETE FROM \(quotedTable) WHERE id IN (\(select.sql))", arguments: select.arguments)
         }
         return db.changesCount
+    }
+
+    /// Deletes the rows with these ids; returns how many went.
+    private func delete(_ db: Database, ids: [DatabaseValue]) throws -> Int {
+        var count = 0
+        for chunk in ids.chunked(500) {
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            try db.execute(sql: "DELETE FROM \(quotedTable) WHERE id IN (\(marks))", arguments: StatementArguments(chunk))
+            count += db.changesCount
+        }
+        return count
     }
 
     /// The rows a query that SQL cannot fully express returns: SQL narrows, Swift finishes.
