@@ -23,7 +23,9 @@ struct SQLField {
     /// The JSON type test for one kind (`json_type(...) = 'integer'`), nil for `id`.
     private let type: String?
 
-    /// The field `name`, or nil when SQLite's JSON paths cannot name it (it contains `"`).
+    /// The field `name`, or nil when SQLite's JSON paths cannot name it: it contains `"`, or a
+    /// character that JSON text escapes (`\\`, control characters), which SQLite 3.40's paths
+    /// compare unescaped.
     init?(_ name: String) {
         self.name = name
         if name == "id" {
@@ -33,7 +35,7 @@ struct SQLField {
             type = nil
             return
         }
-        guard !name.contains("\"") else { return nil }
+        guard !name.unicodeScalars.contains(where: { $0 == "\"" || $0 == "\\" || $0.value < 0x20 }) else { return nil }
         let path = "'$.\"" + name.replacingOccurrences(of: "'", with: "''") + "\"'"
         let type = "json_type(fields, \(path))"
         let value = "json_extract(fields, \(path))"

@@ -50,7 +50,7 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
         var fields: [SQLField] = []
         for name in indexes where name != "id" {
             guard !name.isEmpty, let field = SQLField(name) else {
-                throw SQLiteSchemaError("'\(name)' cannot be an indexed field of \(table) (it is empty or contains a double quote); index a field with a plainer name")
+                throw SQLiteSchemaError("'\(name)' cannot be an indexed field of \(table) (it is empty, or has a double quote, a backslash or a control character); index a field with a plainer name")
             }
             if !fields.contains(where: { $0.name == name }) { fields.append(field) }
         }

@@ -124,17 +124,20 @@ final class SQLiteRepositoryTests: XCTestCase {
             XCTAssertEqual("\(error)", "'sqlite_master' cannot be a table name (SQLite and GRDB reserve empty names and the prefixes sqlite_ and grdb_); rename the repository")
         }
         XCTAssertThrowsError(try SQLiteRepository<Record>(path: ":memory:", table: "t", indexes: ["a\"b"])) { error in
-            XCTAssertEqual("\(error)", "'a\"b' cannot be an indexed field of t (it is empty or contains a double quote); index a field with a plainer name")
+            XCTAssertEqual("\(error)", "'a\"b' cannot be an indexed field of t (it is empty, or has a double quote, a backslash or a control character); index a field with a plainer name")
         }
     }
 
     func testOddFieldNamesAreStillQueried() throws {
         let repository = try SQLiteRepository<Record>(path: ":memory:", table: "odd table \"quoted\"")
-        try repository.putAll([Record(id: "a", fields: ["it's": 1, "say \"hi\"": "x", "a.b": 2]), Record(id: "b", fields: ["it's": 2, "say \"hi\"": "y"])])
+        try repository.putAll([Record(id: "a", fields: ["it's": 1, "say \"hi\"": "x", "a.b": 2, "back\\slash": 1, "new\nline": 1]),
+                               Record(id: "b", fields: ["it's": 2, "say \"hi\"": "y", "back\\slash": 2, "new\nline": 2])])
         XCTAssertEqual(try repository.getAll(.where("it's", equals: 2)).map(\.id), ["b"])
         XCTAssertEqual(try repository.getAll(Query.where("say \"hi\"", equals: "x")).map(\.id), ["a"])
         XCTAssertEqual(try repository.getAll(Query.all.sorted(by: "say \"hi\"", ascending: false)).map(\.id), ["b", "a"])
         XCTAssertEqual(try repository.getAll(.where("a.b", equals: 2)).map(\.id), ["a"], "a dot is part of the name, not a path")
+        XCTAssertEqual(try repository.getAll(.where("back\\slash", equals: 2)).map(\.id), ["b"])
+        XCTAssertEqual(try repository.getAll(Query.all.sorted(by: "new\nline", ascending: false)).map(\.id), ["b", "a"])
     }
 }
 
