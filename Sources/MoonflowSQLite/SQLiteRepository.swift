@@ -186,7 +186,7 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
     /// Inserts or replaces `rows`, new ids after every stored one.
     private func store(_ db: Database, _ rows: [(id: DatabaseValue, fields: String)]) throws {
         guard !rows.isEmpty else { return }
-        var seq = try Int64.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) FROM \(quotedTable)") ?? 0
+        var seq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(seq), 0) FROM \(quotedTable)")) ?? 0
         let statement = try db.cachedStatement(sql: upsert)
         for row in rows {
             seq += 1
