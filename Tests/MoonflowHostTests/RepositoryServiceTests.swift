@@ -288,6 +288,32 @@ final class RepositoryServiceTests: XCTestCase {
         }
     }
 
+    func testReadOnlyAndFullDatabasesAreLuaErrorsAndTheFeatureGoesOn() async throws {
+        let path = folder.appendingPathComponent("people.db").path
+        try SQLiteRepository<Record>(path: path, table: "people").put(Record(id: "1", fields: ["name": "Ada"]))
+        let host = try host(.asDeclared)
+        host.register(repository: try SQLiteRepository<Record>(path: path, table: "people", options: .init(readOnly: true)), named: "archive")
+        host.register(repository: try SQLiteRepository<Record>(path: folder.appendingPathComponent("small.db").path, table: "small",
+                                                               options: .init(maximumSize: 64 * 1024)), named: "small")
+        let probe = try load(host)
+        probe.start()
+
+        var s = try await call(probe, "archive", "put", ["id": 2, "name": "Grace"])
+        XCTAssertEqual(s["error"]?.stringValue, "storage failed: \(path): the database is read-only (SQLite error 8: attempt to write a readonly database); make the file and its folder writable, or store it elsewhere (moonflow run --db DIR)")
+        s = try await call(probe, "archive", "getAll")
+        XCTAssertEqual(names(s), ["Ada"], "reads still work, and the feature went on")
+
+        let big = LuaValue.table(LuaTable(array: (1...400).map { i -> LuaValue in
+            ["id": .integer(Int64(i)), "text": .string(LuaString(String(repeating: "x", count: 1000)))]
+        }, isJSONArray: true))
+        s = try await call(probe, "small", "putAll", big)
+        XCTAssertTrue(s["error"]?.stringValue?.hasPrefix("storage failed: \(folder.appendingPathComponent("small.db").path): the disk or the database's size limit is full") ?? false, "\(s)")
+        s = try await call(probe, "small", "getAll")
+        XCTAssertEqual(s["result"], .table(LuaTable(array: [], isJSONArray: true)), "no row of the failed batch was kept")
+        s = try await call(probe, "small", "put", ["id": 1, "text": "fits"])
+        XCTAssertEqual(s["result"], ["id": "1", "text": "fits"])
+    }
+
     /// The Swift example of README's "Repositories on SQLite", with its paths in a temporary folder.
     func testReadmeSQLiteExample() async throws {
         let path = folder.appendingPathComponent("data/app.db").path
