@@ -6,8 +6,8 @@ import Runtime
 // in one batch, on the in-memory repository and on SQLite (a WAL file in a temporary folder,
 // and an in-memory SQLite database), called directly from Swift as the CRUD use cases call them.
 
-/// Prints operations per second for each repository kind, with each SQLite figure's ratio to
-/// the in-memory one.
+/// Prints operations per second for each repository kind, with how many times slower (or
+/// faster) each SQLite figure is than the in-memory one.
 func repositoryBench() {
     let count = BenchEnvironment.scaled(10_000)
     let runs = 5
@@ -64,7 +64,10 @@ func repositoryBench() {
         for (kind, make) in kinds {
             let rate: Double? = attempt(kind) { try perSecond(make, operations: operationCount, prepare: prepare ?? { _ in }, body) }
             if reference == nil { reference = rate }
-            let note = reference.map { ref in rate.map { "in-memory / this = \(ratio(ref, $0))" } ?? "" } ?? ""
+            var note = ""
+            if let reference, let rate {
+                note = reference >= rate ? "\(ratio(reference, rate)) slower than in-memory" : "\(ratio(rate, reference)) faster than in-memory"
+            }
             print(row("  " + kind, rate, "/s", note: kind.hasPrefix("in-memory") ? "" : note))
         }
     }

@@ -50,6 +50,13 @@ final class SQLiteRunTests: XCTestCase {
         XCTAssertEqual(try lastList(fresh.stdout).compactMap { $0["name"] as? String }, ["Ada", "Grace", "Linus"], "--db :memory: starts from the seed")
     }
 
+    func testADbThatIsAFileIsAUsageError() throws {
+        let file = try write("not a folder", to: "file")
+        let result = try Moonflow.run(["run", "plugins/users", "--actions", file, "--db", file])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("--db \(file) is not a folder; give a folder for the SQLite files (it is made when missing), or :memory:"), result.stderr)
+    }
+
     func testAKilledRunKeepsEveryAcknowledgedBatchAndNoHalfBatch() throws {
         _ = try write("""
             local mf = require "moonflow"
