@@ -3,8 +3,9 @@ import PackageDescription
 
 // Dependencies flow one way (DESIGN §3):
 // CLuaShim -> CLua; LuaKit -> CLua, CLuaShim; Streams has none; Runtime -> Streams;
-// MoonflowLua -> LuaKit, Runtime; MoonflowHost -> MoonflowLua; MoonflowTesting -> MoonflowHost;
-// moonflow -> MoonflowHost, MoonflowTesting.
+// MoonflowLua -> LuaKit, Runtime; MoonflowHost -> MoonflowLua, MoonflowSQLite;
+// MoonflowTesting -> MoonflowHost; moonflow -> MoonflowHost, MoonflowTesting.
+// MoonflowSQLite -> Runtime, GRDB: the SQLite repository, kept out of the core libraries.
 let package = Package(
     name: "Moonflow",
     platforms: [.macOS(.v14)],
@@ -16,10 +17,12 @@ let package = Package(
         .library(name: "MoonflowLua", targets: ["MoonflowLua"]),
         .library(name: "MoonflowHost", targets: ["MoonflowHost"]),
         .library(name: "MoonflowTesting", targets: ["MoonflowTesting"]),
+        .library(name: "MoonflowSQLite", targets: ["MoonflowSQLite"]),
         .executable(name: "moonflow", targets: ["moonflow"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Linked dynamically against Debian's liblua5.4.so: native Lua C modules
@@ -36,7 +39,9 @@ let package = Package(
         .target(name: "StreamsTesting", dependencies: ["Streams"]),
         .target(name: "Runtime", dependencies: ["Streams"]),
         .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"]),
-        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting"]),
+        // GRDB links Debian's libsqlite3 (scripts/setup installs libsqlite3-dev).
+        .target(name: "MoonflowSQLite", dependencies: ["Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting", "MoonflowSQLite"]),
         // The test store (Swift `FeatureStore`, Lua `moonflow.test`) and the spec runner.
         .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams", "StreamsTesting"]),
         .executableTarget(
@@ -50,14 +55,15 @@ let package = Package(
         // Benchmarks: a program that prints figures (scripts/bench builds it in release).
         .executableTarget(
             name: "moonflow-bench",
-            dependencies: ["Runtime", "Streams", "StreamsTesting", "LuaKit", "MoonflowLua", "MoonflowHost"]
+            dependencies: ["Runtime", "Streams", "StreamsTesting", "LuaKit", "MoonflowLua", "MoonflowHost", "MoonflowSQLite"]
         ),
         .testTarget(name: "LuaKitTests", dependencies: ["LuaKit"]),
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
         .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "MoonflowHost", "MoonflowTesting", "LuaKit", "StreamsTesting"]),
-        .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "LuaKit"]),
+        .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "LuaKit", "MoonflowSQLite"]),
         .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "LuaKit"]),
+        .testTarget(name: "MoonflowSQLiteTests", dependencies: ["MoonflowSQLite", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "EndToEndTests", dependencies: []),
     ],
     swiftLanguageModes: [.v6]

@@ -117,6 +117,9 @@ extension FeatureHost {
 
     /// Builds everything the swap needs, changing nothing that runs.
     private func makePlan(for feature: RunningFeature, definition: FeatureDefinition, file: String) throws -> ReloadPlan {
+        let outer = pluginSource
+        pluginSource = file
+        defer { pluginSource = outer }
         if let old = feature as? LuaFeature {
             guard definition.kind == .feature else {
                 throw HostError("\(file) now defines an mf.\(definition.kind.rawValue), not an mf.feature; restart the run to switch kinds (the old code keeps running)")

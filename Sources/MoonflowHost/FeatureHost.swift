@@ -39,16 +39,19 @@ public final class FeatureHost: @unchecked Sendable {
         /// (`PluginSandbox`); on by default under the sandboxed profile. The spec
         /// runner turns it on in a trusted state: busted keeps the whole library.
         public var isolatesPlugins: Bool
+        /// Where declared SQLite repositories keep their files (`--db`).
+        public var repositoryStorage: RepositoryStorage
 
         public init(searchPaths: [String] = ["plugins"], profile: LuaState.Profile = .trusted,
                     timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512, clock: Clock = .real,
-                    isolatesPlugins: Bool? = nil) {
+                    isolatesPlugins: Bool? = nil, repositoryStorage: RepositoryStorage = .asDeclared) {
             self.searchPaths = searchPaths
             self.profile = profile
             self.timeLimitMs = timeLimitMs
             self.memoryLimitMB = memoryLimitMB
             self.clock = clock
             self.isolatesPlugins = isolatesPlugins ?? (profile == .sandboxed)
+            self.repositoryStorage = repositoryStorage
         }
     }
 
@@ -68,6 +71,9 @@ public final class FeatureHost: @unchecked Sendable {
     private let interactorClass: LuaClass
     /// The interactors made while making the feature being made.
     var newInteractors: [RequestInteractor] = []
+    /// The file of the plugin whose feature or interactor is being made (declared SQLite files
+    /// are relative to its folder).
+    var pluginSource: String?
     /// Where interactors' failures also go (each is a `.log` event of the feature using the interactor).
     public var log: @Sendable (String, String?) -> Void = { _, _ in }
 
@@ -286,6 +292,9 @@ public final class FeatureHost: @unchecked Sendable {
     }
 
     func makeFeature(_ definition: FeatureDefinition, source: String, initial: LuaValue? = nil) throws -> RunningFeature {
+        let outer = pluginSource
+        pluginSource = source
+        defer { pluginSource = outer }
         switch definition.kind {
         case .feature:
             let (env, interactors) = try makeEnvCollectingInteractors(definition)
@@ -369,14 +378,18 @@ public final class FeatureHost: @unchecked Sendable {
         }
         for (name, table) in entries {
             let def: FeatureDefinition
+            var source = pluginSource
             if let table {
                 def = try lua.call(bridge.dispatch.identity, [.ref(table)]) { try FeatureDefinition.read($0, 1, kind: .interactor) }
             } else {
                 let pluginName: String = try lua.rawGet(definition.table, "interactors") { try $0.field(1, name) { try $0.string(1) } }
-                def = try loadDefinition(pluginName).0
+                (def, source) = try loadDefinition(pluginName)
                 guard def.kind == .interactor else { throw HostError("interactors.\(name): plugin '\(pluginName)' is not an mf.interactor") }
             }
             let interactor = RequestInteractor(definition: def, bridge: bridge)
+            let outer = pluginSource
+            pluginSource = source
+            defer { pluginSource = outer }
             interactor.env = try makeEnv(def)
             interactor.log = { [unowned self] message, location in self.log(message, location) }
             newInteractors.append(interactor)

@@ -25,6 +25,8 @@ public final class FeatureRun: @unchecked Sendable {
         public var watch = false
         /// jsonl: `state` events after the first carry a JSON Patch (`--state patch`).
         public var statePatches = false
+        /// Where declared SQLite repositories keep their files (`--db`).
+        public var repositoryStorage: RepositoryStorage = .asDeclared
         public init(path: String) { self.path = path }
     }
 
@@ -76,7 +78,8 @@ public final class FeatureRun: @unchecked Sendable {
         do {
             host = try FeatureHost(configuration: .init(
                 searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
-                timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock))
+                timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock,
+                repositoryStorage: options.repositoryStorage))
             // A plugin's print becomes a log event, so jsonl output stays one JSON object per line.
             try host.lua.setGlobal("print", .function { [unowned self] args in
                 let text = (0..<args.count).map { i in (try? args.value(i + 1).printed) ?? "<\(args.typeName(i + 1))>" }

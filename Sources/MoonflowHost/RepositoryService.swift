@@ -21,9 +21,11 @@ import Streams
 /// equalities), `orderBy` (a field or a list of fields), `descending`,
 /// `limit` and `offset`.
 ///
-/// Two ways to get one:
+/// Three ways to get one:
 /// - a plugin declares `repositories = { users = { seed = { {id = 1, name = "Ada"}, ... } } }`
 ///   and gets a fresh, seeded in-memory repository as `env.services.users`;
+/// - a plugin declares `repositories = { users = { sqlite = "users.db", indexes = { "team" }, seed = {...} } }`
+///   and gets the table `users` of that SQLite file (see `DeclaredRepositories.swift`);
 /// - a Swift program registers its own: `host.register(repository: users, named: "users")`.
 ///
 /// **Threading:** the methods are called by Lua on the host's state executor;
@@ -385,53 +387,29 @@ extension FeatureHost {
         register(serviceObject: service.name) { host, _ in .object(service, try classes.luaClass(host)) }
     }
 
-    /// Makes `repositories = { NAME = { seed = { {id = 1, ...}, ... } } }` in a feature
-    /// definition give that feature a fresh in-memory repository per NAME, seeded,
-    /// as `env.services.NAME` (it wins over a host service of the same name).
+    /// Makes `repositories = { NAME = { seed = {...} } }` in a feature definition give that
+    /// feature a repository per NAME as `env.services.NAME` (it wins over a host service of the
+    /// same name): a fresh, seeded in-memory one, or with `sqlite = "FILE.db"` (and `indexes`) a
+    /// SQLite table NAME in that file, seeded when the table is made and shared by every feature
+    /// of this host that declares it. `configuration.repositoryStorage` says where the files are.
     func registerDeclaredRepositories() {
         let classes = RepositoryClassCache()
+        let made = DeclaredRepositories()
         register(serviceObjects: { host, definition in
-            try host.declaredRepositories(definition).map { ($0.0, .object($0.1, try classes.luaClass(host))) }
+            let folder = host.pluginSource.map { ($0 as NSString).deletingLastPathComponent } ?? "."
+            return try RepositoryDeclaration.all(in: definition, lua: host.lua).map { declaration in
+                let repository = try made.repository(declaration, storage: host.configuration.repositoryStorage, pluginFolder: folder)
+                let name = declaration.name
+                let service = RepositoryService(
+                    name: name, repository: repository, executor: SerialQueueExecutor(label: "moonflow.repository.\(name)"),
+                    toLua: { $0.lua }, fromLua: { try LuaRecord(lua: $0) },
+                    id: { v in
+                        guard v.isIdentity else { throw RepositoryServiceError("\(name): an id is an integer or a string (got \(v))") }
+                        return v
+                    })
+                return (name, .object(service, try classes.luaClass(host)))
+            }
         })
-    }
-
-    private func declaredRepositories(_ definition: FeatureDefinition) throws -> [(String, RepositoryService)] {
-        let declared: LuaValue = try lua.rawGet(definition.table, "repositories") { try $0.value(1, path: "repositories") }
-        guard !declared.isNil else { return [] }
-        let what = "\(definition.name): repositories"
-        guard case .table(let table) = declared, table.array.isEmpty else {
-            throw HostError("\(what) must be a table of name = { seed = { records... } }")
-        }
-        var objects: [(String, RepositoryService)] = []
-        for (key, spec) in table.hash.sorted(by: { "\($0.key)" < "\($1.key)" }) {
-            guard let name = key.stringValue, case .table(let fields) = spec else {
-                throw HostError("\(what).\(key) must be a table like { seed = { {id = 1, name = \"Ada\"} } }")
-            }
-            for (k, _) in fields.hash where k.stringValue != "seed" {
-                throw HostError("\(what).\(name): unknown field \(k); a repository declaration takes only `seed`")
-            }
-            var seed: [LuaRecord] = []
-            switch spec["seed"] {
-            case nil: break
-            case .table(let list)? where list.hash.isEmpty:
-                for (i, v) in list.array.enumerated() {
-                    do { seed.append(try LuaRecord(lua: v)) } catch let e as RepositoryServiceError {
-                        throw HostError("\(what).\(name).seed[\(i + 1)]: \(e.message)")
-                    }
-                }
-            default:
-                throw HostError("\(what).\(name).seed must be a list of records like { {id = 1, name = \"Ada\"} }")
-            }
-            let service = RepositoryService(
-                name: name, repository: InMemoryRepository<LuaRecord>(seed), executor: SerialQueueExecutor(label: "moonflow.repository.\(name)"),
-                toLua: { $0.lua }, fromLua: { try LuaRecord(lua: $0) },
-                id: { v in
-                    guard v.isIdentity else { throw RepositoryServiceError("\(name): an id is an integer or a string (got \(v))") }
-                    return v
-                })
-            objects.append((name, service))
-        }
-        return objects
     }
 
     /// A `Record` id from a Lua id: strings as they are, integers in decimal.

@@ -149,7 +149,9 @@ public struct SpecRunner: Sendable {
             let host = try FeatureHost(configuration: .init(
                 searchPaths: SpecRunner.searchPaths(for: file), profile: .trusted,
                 timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: .virtual,
-                isolatesPlugins: options.profile == .sandboxed), switchableClock: true)
+                isolatesPlugins: options.profile == .sandboxed,
+                // Declared SQLite repositories become fresh in-memory ones: specs start from the seed.
+                repositoryStorage: .inMemoryRepositories), switchableClock: true)
             try TestModule.install(in: host)
             if options.tap {
                 // TAP owns standard output: a spec's print goes to standard error as a TAP comment.

@@ -8,5 +8,6 @@ func benchSuites() -> [(name: String, run: () -> Void)] {
         ("startup", startupBench),
         ("reload", reloadBench),
         ("growth", growthBench),
+        ("repository", repositoryBench),
     ]
 }

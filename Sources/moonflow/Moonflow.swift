@@ -88,11 +88,18 @@ struct Run: ParsableCommand {
     @Option(name: .long, help: "jsonl state events: full (the whole state each time) or patch (a JSON Patch against the previous state).")
     var state: StateOutput = .full
 
+    @Option(name: .long, help: ArgumentHelp("Keep the SQLite files plugins declare in DIR (made when missing), or :memory: for none.", valueName: "DIR"))
+    var db: String?
+
     @OptionGroup var limits: LimitOptions
 
     func validate() throws {
         if let until, until < 0 { throw ValidationError("--until must be a number of milliseconds, 0 or more") }
         if watch && clock == .virtual { throw ValidationError("--watch runs on the real clock; drop --clock virtual") }
+        var isFolder: ObjCBool = false
+        if let db, db != ":memory:", db.isEmpty || (FileManager.default.fileExists(atPath: db, isDirectory: &isFolder) && !isFolder.boolValue) {
+            throw ValidationError("--db \(db) is not a folder; give a folder for the SQLite files (it is made when missing), or :memory:")
+        }
         let isPluginName = !path.contains("/") && !path.hasSuffix(".lua")
         guard FileManager.default.fileExists(atPath: path) || (isPluginName && FileManager.default.fileExists(atPath: "plugins/\(path)/init.lua")) else {
             throw ValidationError("\(path) does not exist; give a plugin folder (with init.lua), a .lua file, or the name of a plugin in ./plugins")
@@ -107,6 +114,7 @@ struct Run: ParsableCommand {
         options.timeLimitMs = limits.timeLimit ?? 1000
         options.memoryLimitMB = limits.memoryLimit ?? 512
         options.profile = limits.sandbox ? .sandboxed : .trusted
+        options.repositoryStorage = db.map(RepositoryStorage.init(argument:)) ?? .asDeclared
         options.color = format == .pretty && isatty(STDOUT_FILENO) != 0
         options.watch = watch
         options.statePatches = state == .patch

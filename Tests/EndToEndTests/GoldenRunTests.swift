@@ -42,7 +42,7 @@ final class GoldenRunTests: XCTestCase {
         XCTAssertFalse(cases.isEmpty, "no golden cases found under \(Moonflow.root.path)/plugins/*/golden")
         let update = ProcessInfo.processInfo.environment["MOONFLOW_UPDATE_GOLDEN"] == "1"
         for c in cases {
-            let result = try Moonflow.run(["run", "plugins/\(c.plugin)", "--actions", c.input, "--format", "jsonl", "--clock", "virtual"])
+            let result = try Moonflow.run(["run", "plugins/\(c.plugin)", "--actions", c.input, "--format", "jsonl", "--clock", "virtual", "--db", ":memory:"])
             XCTAssertEqual(result.status, c.expectedStatus,
                            "\(c.input): exit status \(result.status), expected \(c.expectedStatus) (\(c.expectedStatus == 1 ? "the case name says error" : "no 'error' in the case name")); stderr: \(result.stderr)")
             let outURL = Moonflow.root.appendingPathComponent(c.output)

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowLua
+import MoonflowSQLite
 import Runtime
 import XCTest
 
@@ -160,5 +161,177 @@ final class RepositoryServiceTests: XCTestCase {
         var message: String?
         for await failure in errors { message = failure.message; break }
         XCTAssertTrue(message?.contains("people:getAll: unknown query field sortBy; a query takes where, orderBy, descending, limit and offset") ?? false, message ?? "no error")
+    }
+
+    // MARK: - SQLite repositories
+
+    private static let sqliteThings = "{ things = { sqlite = 'things.db', indexes = { 'team' }, seed = { { id = 1, name = 'one', team = 'a' }, { id = 'b', name = 'bee', team = 'b' } } } }"
+
+    private func host(_ storage: RepositoryStorage) throws -> FeatureHost {
+        try FeatureHost(configuration: .init(searchPaths: [folder.path], repositoryStorage: storage))
+    }
+
+    func testDeclaredSQLiteRepositoryOutlivesItsHost() async throws {
+        let dir = folder.appendingPathComponent("db").path
+        do {
+            let first = try load(try host(.directory(dir)), declared: Self.sqliteThings)
+            first.start()
+            var s = try await call(first, "things", "getAll")
+            XCTAssertEqual(s["result"], [["id": 1, "name": "one", "team": "a"], ["id": "b", "name": "bee", "team": "b"]], "seeded when the table was made")
+            s = try await call(first, "things", "put", ["id": 3, "name": "three", "team": "a", "big": .integer(1 << 53 + 1), "half": 0.5, "tags": ["x", "y"]])
+            s = try await call(first, "things", "delete", ["id": 1])
+            XCTAssertEqual(s["result"], .boolean(true))
+        }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir + "/things.db"), "--db DIR holds the file")
+
+        let second = try load(try host(.directory(dir)), declared: Self.sqliteThings)
+        second.start()
+        var s = try await call(second, "things", "getAll", ["where": ["team": "a"]])
+        XCTAssertEqual(s["result"], [["id": 3, "name": "three", "team": "a", "big": .integer(1 << 53 + 1), "half": 0.5, "tags": ["x", "y"]]],
+                       "the next host reads what the first wrote, and the seed did not come back")
+        s = try await call(second, "things", "get", ["id": "b"])
+        XCTAssertEqual(s["result"]?["name"], "bee", "a string id stays a string")
+    }
+
+    func testTheSameLuaCallsGiveTheSameResultsOnEitherKind() async throws {
+        let calls: [(String, LuaValue, LuaValue)] = [
+            ("getAll", ["orderBy": "name", "descending": true], .nil),
+            ("put", ["id": 4, "name": "four", "team": "a", "score": 2.0], .nil),
+            ("getAll", ["where": ["team": "a"], "orderBy": ["name"], "limit": 5, "offset": 0], .nil),
+            ("getAll", ["ids": [4, "b", 9]], .nil),
+            ("putAll", [["id": 5, "name": "five", "team": "c"]], ["where": ["team": "b"]]),
+            ("get", ["where": ["score": 2.0]], .nil),
+            ("getAll", ["where": ["score": 2]], .nil),
+            ("delete", ["where": ["team": "c"]], .nil),
+            ("deleteAll", ["ids": [1, 9]], .nil),
+            ("get", ["id": 1], .nil),
+            ("getAll", .nil, .nil),
+            ("deleteAll", .nil, .nil),
+        ]
+        var results: [String: [LuaValue]] = [:]
+        let inMemory = "{ things = { seed = { { id = 1, name = 'one', team = 'a' }, { id = 'b', name = 'bee', team = 'b' } } } }"
+        for (kind, storage, declared) in [("in-memory", RepositoryStorage.asDeclared, inMemory), ("sqlite", .sqliteInMemory, Self.sqliteThings)] {
+            let probe = try load(try host(storage), declared: declared)
+            probe.start()
+            for (method, arg, query) in calls {
+                let s = try await call(probe, "things", method, arg, query: query)
+                results[kind, default: []].append(s["result"] ?? s["error"] ?? .nil)
+            }
+        }
+        XCTAssertEqual(results["sqlite"], results["in-memory"])
+        XCTAssertEqual(results["in-memory"]?[5]["id"], 4, "a float filter finds the float")
+        XCTAssertEqual(results["in-memory"]?[6], .table(LuaTable(array: [], isJSONArray: true)), "an integer filter does not")
+        XCTAssertEqual(results["in-memory"]?[9], "things:get found nothing for id 1")
+    }
+
+    func testStorageFailuresAreLuaErrorsThatCatchErrorHandles() async throws {
+        let dir = folder.appendingPathComponent("db")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent("things.db").path
+        try Data(repeating: 0x21, count: 4096).write(to: URL(fileURLWithPath: file))
+        let probe = try load(try host(.directory(dir.path)), declared: Self.sqliteThings)
+        probe.start()
+        var s = try await call(probe, "things", "getAll")
+        XCTAssertEqual(s["error"]?.stringValue, "storage failed: \(file): the file is not a SQLite database or is damaged (SQLite error 26: file is not a database); move it away to start empty, or restore it from a backup")
+
+        try FileManager.default.removeItem(atPath: file)
+        s = try await call(probe, "things", "getAll", ["orderBy": "name"])
+        XCTAssertEqual(names(s), ["bee", "one"], "the feature goes on once the file is moved away")
+
+        s = try await call(probe, "things", "put", ["id": 7, "score": .number(.infinity)])
+        XCTAssertEqual(s["error"]?.stringValue, "storage failed: \(file): the record 7 of things cannot be stored: its field score is inf, which SQLite cannot hold; store a finite number (or a string)")
+        s = try await call(probe, "things", "getAll", ["ids": [7]])
+        XCTAssertEqual(s["result"], .table(LuaTable(array: [], isJSONArray: true)), "nothing of the failed put was kept")
+    }
+
+    func testDeclaredFilesAreRelativeToThePluginUnlessSwappedForMemory() async throws {
+        let beside = folder.appendingPathComponent("probe/things.db").path
+        let swapped = try load(try host(.inMemoryRepositories), declared: Self.sqliteThings)
+        swapped.start()
+        _ = try await call(swapped, "things", "deleteAll")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: beside), "in-memory repositories write no file")
+
+        let declared = try load(try host(.asDeclared), declared: Self.sqliteThings)
+        declared.start()
+        let s = try await call(declared, "things", "getAll")
+        XCTAssertEqual(names(s), ["one", "bee"])
+        XCTAssertTrue(FileManager.default.fileExists(atPath: beside), "the file is beside the plugin's init.lua")
+    }
+
+    func testSwiftRegisteredSQLiteRepository() async throws {
+        let users = try SQLiteRepository<Record>(path: folder.appendingPathComponent("users.db").path, table: "users", indexes: ["team"])
+        try users.put(Record(id: "1", fields: ["name": "Ada", "team": "core"]))
+        let host = try host(.asDeclared)
+        host.register(repository: users, named: "people")
+        let probe = try load(host)
+        probe.start()
+        var s = try await call(probe, "people", "put", ["id": 2, "name": "Grace", "team": "core"])
+        s = try await call(probe, "people", "getAll", ["where": ["team": "core"], "orderBy": "name", "descending": true])
+        XCTAssertEqual(names(s), ["Grace", "Ada"])
+        XCTAssertEqual(try users.get(id: "2")?["name"], "Grace", "Lua wrote to the SQLite table")
+    }
+
+    func testBadSQLiteDeclarationsNameTheFieldAndTheFix() throws {
+        let host = try host(.sqliteInMemory)
+        let cases = [
+            ("{ t = { indexes = { 'a' } } }", "probe: repositories.t.indexes needs sqlite = \"t.db\": only SQLite repositories have indexes"),
+            ("{ t = { sqlite = 5 } }", "probe: repositories.t.sqlite must be a file name like \"t.db\" (relative to the plugin folder, or absolute)"),
+            ("{ t = { sqlite = 't.db', indexes = { 1 } } }", "probe: repositories.t.indexes[1] must be a field name (a string without double quotes), like \"team\""),
+            ("{ t = { sqlite = 't.db', indexes = 'a' } }", "probe: repositories.t.indexes must be a list of field names like { \"team\", \"name\" }"),
+            ("{ t = { sqlite = 't.db', index = { 'a' } } }", "probe: repositories.t: unknown field \"index\"; a repository declaration takes seed, sqlite and indexes"),
+            ("{ sqlite_x = { sqlite = 't.db' } }", "repositories.sqlite_x: 'sqlite_x' cannot be a table name (SQLite and GRDB reserve empty names and the prefixes sqlite_ and grdb_); rename the repository"),
+        ]
+        for (declared, message) in cases {
+            XCTAssertThrowsError(try load(host, declared: declared), declared) { error in
+                XCTAssertEqual("\(error)", message)
+            }
+        }
+    }
+
+    func testReadOnlyAndFullDatabasesAreLuaErrorsAndTheFeatureGoesOn() async throws {
+        let path = folder.appendingPathComponent("people.db").path
+        try SQLiteRepository<Record>(path: path, table: "people").put(Record(id: "1", fields: ["name": "Ada"]))
+        let host = try host(.asDeclared)
+        host.register(repository: try SQLiteRepository<Record>(path: path, table: "people", options: .init(readOnly: true)), named: "archive")
+        host.register(repository: try SQLiteRepository<Record>(path: folder.appendingPathComponent("small.db").path, table: "small",
+                                                               options: .init(maximumSize: 64 * 1024)), named: "small")
+        let probe = try load(host)
+        probe.start()
+
+        var s = try await call(probe, "archive", "put", ["id": 2, "name": "Grace"])
+        XCTAssertEqual(s["error"]?.stringValue, "storage failed: \(path): the database is read-only (SQLite error 8: attempt to write a readonly database); make the file and its folder writable, or store it elsewhere (moonflow run --db DIR)")
+        s = try await call(probe, "archive", "getAll")
+        XCTAssertEqual(names(s), ["Ada"], "reads still work, and the feature went on")
+
+        let big = LuaValue.table(LuaTable(array: (1...400).map { i -> LuaValue in
+            ["id": .integer(Int64(i)), "text": .string(LuaString(String(repeating: "x", count: 1000)))]
+        }, isJSONArray: true))
+        s = try await call(probe, "small", "putAll", big)
+        XCTAssertTrue(s["error"]?.stringValue?.hasPrefix("storage failed: \(folder.appendingPathComponent("small.db").path): the disk or the database's size limit is full") ?? false, "\(s)")
+        s = try await call(probe, "small", "getAll")
+        XCTAssertEqual(s["result"], .table(LuaTable(array: [], isJSONArray: true)), "no row of the failed batch was kept")
+        s = try await call(probe, "small", "put", ["id": 1, "text": "fits"])
+        XCTAssertEqual(s["result"], ["id": "1", "text": "fits"])
+    }
+
+    /// The Swift example of README's "Repositories on SQLite", with its paths in a temporary folder.
+    func testReadmeSQLiteExample() async throws {
+        let path = folder.appendingPathComponent("data/app.db").path
+        let host = try host(.asDeclared)
+
+        let users = try SQLiteRepository<Record>(path: path, table: "users", indexes: ["team"])
+        host.register(repository: users, named: "users")        // env.services.users in Lua
+
+        struct Post: Codable, Identifiable, Sendable { var id: Int; var user: Int; var title: String }
+        let posts = try SQLiteRepository<Post>(path: path, table: "posts", indexes: ["user"])
+        try posts.putAll([Post(id: 1, user: 7, title: "b"), Post(id: 2, user: 8, title: "c"), Post(id: 3, user: 7, title: "a")])
+        let mine = try posts.getAll(Query.where("user", equals: 7).sorted(by: "title"))
+        XCTAssertEqual(mine.map(\.id), [3, 1])
+
+        let probe = try load(host)
+        probe.start()
+        let s = try await call(probe, "users", "put", ["id": "u1", "name": "Ada", "team": "core"])
+        XCTAssertEqual(s["result"], ["id": "u1", "name": "Ada", "team": "core"])
+        XCTAssertEqual(try users.getAll(.where("team", equals: "core")).map(\.id), ["u1"])
     }
 }

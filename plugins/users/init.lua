@@ -1,8 +1,11 @@
 -- users: the Harmony seed (004). A user list over a repository declared in
--- the plugin (`repositories`): the host gives it an in-memory repository as
--- `env.services.users`, whose methods run the default CRUD interactors (Get,
--- GetAll, Put, PutAll, Delete, DeleteAll) by id and by query on an executor
--- and answer with streams. Writes re-read the list, as a screen would.
+-- the plugin (`repositories`): the host gives it the table `users` of the
+-- SQLite file users.db beside this file (`moonflow run --db DIR` puts it in
+-- DIR, `--db :memory:` keeps nothing) as `env.services.users`, whose methods
+-- run the default CRUD interactors (Get, GetAll, Put, PutAll, Delete,
+-- DeleteAll) by id and by query on an executor and answer with streams.
+-- Changes outlive the run; the seed fills the table when it is made.
+-- Writes re-read the list, as a screen would.
 local mf = require "moonflow"
 
 -- How the list is shown: everyone, by name.
@@ -28,6 +31,8 @@ return mf.feature {
   },
   repositories = {
     users = {
+      sqlite = "users.db",
+      indexes = { "team", "name" },
       seed = {
         { id = 1, name = "Ada", team = "compilers" },
         { id = 2, name = "Grace", team = "compilers" },

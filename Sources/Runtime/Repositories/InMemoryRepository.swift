@@ -72,13 +72,6 @@ where Model.ID: Sendable {
     }
 
     @discardableResult
-    public func delete(_ query: Query) throws -> Bool {
-        var first = query
-        first.limit = min(query.limit ?? 1, 1)
-        return try deleteAll(first) == 1
-    }
-
-    @discardableResult
     public func deleteAll(ids: [Model.ID]) throws -> Int {
         storage.withLock { storage in ids.reduce(0) { $0 + (storage.remove($1) ? 1 : 0) } }
     }

@@ -88,8 +88,7 @@ public struct Query: Sendable, Hashable, Codable, CustomStringConvertible {
     /// - Returns: The matching models in query order.
     /// - Throws: `RepositoryError.invalidQuery` for a negative limit or offset.
     public func apply<Model: Queryable>(to models: [Model]) throws -> [Model] {
-        if let limit, limit < 0 { throw RepositoryError.invalidQuery("limit \(limit) is negative") }
-        if offset < 0 { throw RepositoryError.invalidQuery("offset \(offset) is negative") }
+        try validate()
         var result = models.filter(matches)
         if !order.isEmpty {
             let keyed = result.enumerated().map { index, model in
@@ -104,6 +103,14 @@ public struct Query: Sendable, Hashable, Codable, CustomStringConvertible {
         }
         let skipped = result.dropFirst(offset)
         return Array(limit.map { skipped.prefix($0) } ?? skipped)
+    }
+
+    /// Checks that the query can run: its limit and offset are not negative.
+    ///
+    /// - Throws: `RepositoryError.invalidQuery` naming the bad part.
+    public func validate() throws {
+        if let limit, limit < 0 { throw RepositoryError.invalidQuery("limit \(limit) is negative") }
+        if offset < 0 { throw RepositoryError.invalidQuery("offset \(offset) is negative") }
     }
 
     public var description: String {

@@ -46,6 +46,14 @@ extension Repository {
         return try getAll(first).first
     }
 
+    /// Deletes the first model `query` returns, through `deleteAll` limited to one.
+    @discardableResult
+    public func delete(_ query: Query) throws -> Bool {
+        var first = query
+        first.limit = min(query.limit ?? 1, 1)
+        return try deleteAll(first) == 1
+    }
+
     /// Replaces every model `query` matches with `model`.
     @discardableResult
     public func put(_ model: Model, replacing query: Query) throws -> Model {

@@ -1,0 +1,144 @@
+import Foundation
+import LuaKit
+import MoonflowLua
+import MoonflowSQLite
+import Runtime
+
+/// Where the SQLite repositories that plugins declare keep their data.
+///
+///     var configuration = FeatureHost.Configuration()
+///     configuration.repositoryStorage = .directory("/var/lib/app")   // moonflow run --db /var/lib/app
+///
+/// A declaration names a file (`sqlite = "users.db"`); this decides which file that is.
+public enum RepositoryStorage: Sendable, Equatable {
+    /// Where the plugin says: a relative path from the plugin's folder, an absolute path as it is.
+    case asDeclared
+    /// Every declared file in this folder, by its file name (`moonflow run --db DIR`).
+    case directory(String)
+    /// Every declared file an in-memory SQLite database of this host, empty at start
+    /// (`moonflow run --db :memory:`).
+    case sqliteInMemory
+    /// Every declared repository, SQLite or not, a fresh seeded `InMemoryRepository` per feature:
+    /// what specs use to start from the seed every time.
+    case inMemoryRepositories
+
+    /// `--db`'s argument: `:memory:` or a folder.
+    public init(argument: String) {
+        self = argument == ":memory:" ? .sqliteInMemory : .directory(argument)
+    }
+}
+
+/// One entry of a feature's `repositories = { NAME = { sqlite = ..., indexes = {...}, seed = {...} } }`.
+struct RepositoryDeclaration {
+    let name: String
+    /// The declared file, when the repository is a SQLite one.
+    let sqlite: String?
+    let indexes: [String]
+    let seed: [LuaRecord]
+
+    /// Every declaration of `definition`, sorted by name.
+    ///
+    /// - Throws: `HostError` naming the field and the fix.
+    static func all(in definition: FeatureDefinition, lua: LuaState) throws -> [RepositoryDeclaration] {
+        let declared: LuaValue = try lua.rawGet(definition.table, "repositories") { try $0.value(1, path: "repositories") }
+        guard !declared.isNil else { return [] }
+        let what = "\(definition.name): repositories"
+        guard case .table(let table) = declared, table.array.isEmpty else {
+            throw HostError("\(what) must be a table of name = { seed = { records... } } or name = { sqlite = \"NAME.db\", ... }")
+        }
+        return try table.hash.sorted(by: { "\($0.key)" < "\($1.key)" }).map { key, spec in
+            guard let name = key.stringValue, case .table(let fields) = spec, fields.array.isEmpty else {
+                throw HostError("\(what).\(key) must be a table like { seed = { {id = 1, name = \"Ada\"} } } or { sqlite = \"\(key).db\" }")
+            }
+            return try RepositoryDeclaration(name: name, spec: spec, fields: fields, what: "\(what).\(name)")
+        }
+    }
+
+    private init(name: String, spec: LuaValue, fields: LuaTable, what: String) throws {
+        self.name = name
+        for (k, _) in fields.hash where !["seed", "sqlite", "indexes"].contains(k.stringValue ?? "") {
+            throw HostError("\(what): unknown field \(k); a repository declaration takes seed, sqlite and indexes")
+        }
+        switch spec["sqlite"] {
+        case nil: sqlite = nil
+        case .string(let file)? where !file.description.isEmpty: sqlite = file.description
+        default: throw HostError("\(what).sqlite must be a file name like \"\(name).db\" (relative to the plugin folder, or absolute)")
+        }
+        switch spec["indexes"] {
+        case nil: indexes = []
+        case .table(let list)? where list.hash.isEmpty:
+            indexes = try list.array.enumerated().map { i, v in
+                guard let field = v.stringValue, !field.isEmpty, !field.contains("\"") else {
+                    throw HostError("\(what).indexes[\(i + 1)] must be a field name (a string without double quotes), like \"team\"")
+                }
+                return field
+            }
+        default: throw HostError("\(what).indexes must be a list of field names like { \"team\", \"name\" }")
+        }
+        if !indexes.isEmpty, sqlite == nil {
+            throw HostError("\(what).indexes needs sqlite = \"\(name).db\": only SQLite repositories have indexes")
+        }
+        var seed: [LuaRecord] = []
+        switch spec["seed"] {
+        case nil: break
+        case .table(let list)? where list.hash.isEmpty:
+            for (i, v) in list.array.enumerated() {
+                do { seed.append(try LuaRecord(lua: v)) } catch let e as RepositoryServiceError {
+                    throw HostError("\(what).seed[\(i + 1)]: \(e.message)")
+                }
+            }
+        default:
+            throw HostError("\(what).seed must be a list of records like { {id = 1, name = \"Ada\"} }")
+        }
+        self.seed = seed
+    }
+}
+
+/// The SQLite repositories a host made for declarations: one per file and table (and set of
+/// indexes), shared by every feature that declares it, so a reloaded or second feature sees the
+/// same rows.
+///
+/// **Threading:** used on the host's state executor only.
+final class DeclaredRepositories: @unchecked Sendable {
+    private var databases: [String: SQLiteDatabase] = [:]
+    private var repositories: [String: SQLiteRepository<LuaRecord>] = [:]
+
+    /// The repository `declaration` gets under `storage`, for a plugin in `pluginFolder`.
+    func repository(_ declaration: RepositoryDeclaration, storage: RepositoryStorage, pluginFolder: String) throws -> any Repository<LuaRecord> {
+        guard let file = declaration.sqlite, storage != .inMemoryRepositories else {
+            return InMemoryRepository<LuaRecord>(declaration.seed)
+        }
+        let path: String
+        switch storage {
+        case .asDeclared, .inMemoryRepositories:
+            path = file == ":memory:" || file.hasPrefix("/") ? file : (pluginFolder as NSString).appendingPathComponent(file)
+        case .directory(let folder):
+            path = (folder as NSString).appendingPathComponent((file as NSString).lastPathComponent)
+        case .sqliteInMemory:
+            path = ":memory:"
+        }
+        // In-memory databases are told apart by the declared file, so two names for one file share it.
+        let databaseKey = path == ":memory:" ? "memory:" + file : path
+        let key = "\(databaseKey)|\(declaration.name)|\(declaration.indexes.joined(separator: ","))"
+        if let made = repositories[key] { return made }
+        let database = databases[databaseKey] ?? SQLiteDatabase(path: path)
+        databases[databaseKey] = database
+        let made: SQLiteRepository<LuaRecord>
+        do {
+            made = try SQLiteRepository(database: database, table: declaration.name, indexes: declaration.indexes,
+                                        seed: declaration.seed, coding: LuaRecord.sqliteCoding)
+        } catch let error as SQLiteSchemaError {
+            throw HostError("repositories.\(declaration.name): \(error.message)")
+        }
+        repositories[key] = made
+        return made
+    }
+}
+
+extension LuaRecord {
+    /// A Lua record as a SQLite row: its id (an integer or a string, kept as it is) and fields.
+    static let sqliteCoding = SQLiteRowCoding<LuaRecord>(
+        id: { $0 },
+        encode: { ($0.id, $0.fields) },
+        decode: { LuaRecord(id: $0, fields: $1) })
+}
