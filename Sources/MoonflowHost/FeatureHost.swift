@@ -56,7 +56,7 @@ public final class FeatureHost: @unchecked Sendable {
     }
 
     public let configuration: Configuration
-    public let lua: LuaState
+    package let lua: LuaState
     public let bridge: LuaBridge
     /// The state executor's scheduler (timers of Lua streams run on it).
     public let scheduler: any Scheduler
@@ -64,18 +64,26 @@ public final class FeatureHost: @unchecked Sendable {
     public let testScheduler: TestScheduler?
     let queue: DispatchQueue?
     private let onQueue = DispatchSpecificKey<Bool>()
+    /// Guards `services`, `serviceOrder`, `serviceObjects` and `_log`: registering
+    /// may happen on any thread while features load on the state executor.
+    private let registry = NSLock()
     private var services: [String: LuaService] = [:]
     private var serviceOrder: [String] = []
     /// Services that are objects with methods (repositories): made per feature.
-    private var serviceObjects: [(FeatureHost, FeatureDefinition) throws -> [(String, LuaPush)]] = []
+    private var serviceObjects: [ServiceObjects] = []
+    typealias ServiceObjects = (FeatureHost, FeatureDefinition) throws -> [(String, LuaPush)]
     private let interactorClass: LuaClass
     /// The interactors made while making the feature being made.
     var newInteractors: [RequestInteractor] = []
     /// The file of the plugin whose feature or interactor is being made (declared SQLite files
     /// are relative to its folder).
     var pluginSource: String?
+    private var _log: @Sendable (String, String?) -> Void = { _, _ in }
     /// Where interactors' failures also go (each is a `.log` event of the feature using the interactor).
-    public var log: @Sendable (String, String?) -> Void = { _, _ in }
+    public var log: @Sendable (String, String?) -> Void {
+        get { registry.withLock { _log } }
+        set { registry.withLock { _log = newValue } }
+    }
 
     /// Creates the Lua state with the configured profile and budgets.
     /// - Throws: `LuaError` if the state cannot be created.
@@ -100,12 +108,18 @@ public final class FeatureHost: @unchecked Sendable {
             testScheduler = nil
         }
         queue?.setSpecific(key: onQueue, value: true)
+        let onQueue = self.onQueue
         let lua = try LuaState(profile: configuration.profile,
                                memoryLimit: configuration.memoryLimitMB.map { $0 << 20 },
                                timeLimitMs: configuration.timeLimitMs)
         self.lua = lua
         router = switchableClock ? SwitchableScheduler(target: scheduler) : nil
         bridge = try LuaBridge(lua: lua, scheduler: router ?? scheduler)
+        if let queue {
+            bridge.performer = { block in
+                if DispatchQueue.getSpecific(key: onQueue) == true { block() } else { queue.sync(execute: block) }
+            }
+        }
         interactorClass = try lua.makeClass("moonflow.interactor", methods: RequestInteractor.methods(bridge))
         try MoonflowModule.install(in: lua, bridge: bridge)
         sandbox = configuration.isolatesPlugins ? try PluginSandbox(lua: lua) : nil
@@ -124,12 +138,10 @@ public final class FeatureHost: @unchecked Sendable {
         scheduler = clock
         testScheduler = clock
         queue = nil
-        services = parent.services
-        serviceOrder = parent.serviceOrder
-        serviceObjects = parent.serviceObjects
+        (services, serviceOrder, serviceObjects) = parent.registry.withLock { (parent.services, parent.serviceOrder, parent.serviceObjects) }
         interactorClass = parent.interactorClass
         sandbox = parent.sandbox
-        log = parent.log
+        _log = parent.log
     }
 
     /// Where Lua streams schedule, when this host's clock can be switched (test stores).
@@ -157,8 +169,10 @@ public final class FeatureHost: @unchecked Sendable {
     ///
     ///     host.register(service: "fetch") { args in try await api.fetch(args[0]) }
     public func register(service name: String, _ service: @escaping LuaService) {
-        if services[name] == nil { serviceOrder.append(name) }
-        services[name] = service
+        registry.withLock {
+            if services[name] == nil { serviceOrder.append(name) }
+            services[name] = service
+        }
     }
 
     /// Registers a Swift service in `Codable` terms: the first argument is decoded
@@ -175,29 +189,31 @@ public final class FeatureHost: @unchecked Sendable {
     /// Registers a service that Lua sees as an object with methods
     /// (`env.services.users:getAll{...}`); `make` builds it for each feature
     /// loaded afterwards (nil: this feature does not get it).
-    public func register(serviceObject name: String, _ make: @escaping (FeatureHost, FeatureDefinition) throws -> LuaPush?) {
-        serviceObjects.append { host, definition in try make(host, definition).map { [(name, $0)] } ?? [] }
+    package func register(serviceObject name: String, _ make: @escaping (FeatureHost, FeatureDefinition) throws -> LuaPush?) {
+        register(serviceObjects: { host, definition in try make(host, definition).map { [(name, $0)] } ?? [] })
     }
 
     /// Registers services that are objects with methods, named per feature: `make`
     /// returns every (name, object) the feature gets (the definition's declared
     /// repositories, say). They win over plain services of the same name.
-    public func register(serviceObjects make: @escaping (FeatureHost, FeatureDefinition) throws -> [(String, LuaPush)]) {
-        serviceObjects.append(make)
+    package func register(serviceObjects make: @escaping (FeatureHost, FeatureDefinition) throws -> [(String, LuaPush)]) {
+        registry.withLock { serviceObjects.append(make) }
     }
 
     func servicesTable(for definition: FeatureDefinition) throws -> LuaRef {
+        let (order, byName, objects) = registry.withLock { (serviceOrder, services, serviceObjects) }
         var fields: [(String, LuaPush)] = []
-        for name in serviceOrder {
-            guard let service = services[name] else { continue }
-            let bridge = self.bridge
-            fields.append((name, .function { [unowned bridge] args in
+        for name in order {
+            guard let service = byName[name] else { continue }
+            fields.append((name, .function { [weak bridge] args in
+                guard let bridge else { throw LuaArgumentError(message: "service '\(name)': the host is gone") }
                 let values = try args.values()
+                let location = args.callerLocation
                 let call = Producer<LuaValue>(async: { try await service(values) })
-                return [bridge.push(bridge.reenter(call.catchError { .fail(LuaStreamError($0)) }))]
+                return [bridge.push(bridge.reenter(call.catchError { .fail(LuaStreamError(service: name, error: $0, location: location)) }))]
             }))
         }
-        for make in serviceObjects { fields += try make(self, definition) }
+        for make in objects { fields += try make(self, definition) }
         return try lua.makeTable(fields)
     }
 
@@ -274,8 +290,23 @@ public final class FeatureHost: @unchecked Sendable {
     /// - Parameter initial: a state to start from instead of the definition's
     ///   `initial` (for an `mf.compose`, a table of the children's states by name).
     public func load(_ spec: String, initial: LuaValue? = nil) throws -> RunningFeature {
+        try loadNow(spec, initial: initial)
+    }
+
+    private func loadNow(_ spec: String, initial: LuaValue?) throws -> RunningFeature {
         let (definition, file) = try loadDefinition(spec)
         return try perform { try makeFeature(definition, source: file, initial: initial) }
+    }
+
+    /// Loads a plugin without blocking the caller (the main actor, say): the
+    /// work runs on the state executor and the caller resumes when it is done.
+    public func load(_ spec: String, initial: LuaValue? = nil) async throws -> RunningFeature {
+        guard let queue else { return try loadNow(spec, initial: initial) }
+        return try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                do { continuation.resume(returning: try self.loadNow(spec, initial: initial)) } catch { continuation.resume(throwing: error) }
+            }
+        }
     }
 
     /// Makes a feature from a definition table already in Lua (`mf.feature{...}`
@@ -391,7 +422,7 @@ public final class FeatureHost: @unchecked Sendable {
             pluginSource = source
             defer { pluginSource = outer }
             interactor.env = try makeEnv(def)
-            interactor.log = { [unowned self] message, location in self.log(message, location) }
+            interactor.log = { [weak self] message, location in self?.log(message, location) }
             newInteractors.append(interactor)
             fields.append((name, .object(interactor, interactorClass)))
         }

@@ -75,6 +75,7 @@ public final class FeatureRun: @unchecked Sendable {
     /// Runs to the end of input and of all work (or `untilMs`).
     /// - Returns: 0 when nothing failed, 1 after a script error or a bad input line.
     public func run() -> Int32 {
+        if options.watch { installSignalHandlers() }
         do {
             host = try FeatureHost(configuration: .init(
                 searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,

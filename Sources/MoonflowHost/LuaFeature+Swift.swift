@@ -5,17 +5,28 @@ import Streams
 
 /// The Swift view of a running feature: send actions as values or `Encodable`s,
 /// read the state as a `LuaValue` or decode it into a `Codable` view model, and
-/// receive effects and errors, each also as an `AsyncSequence`.
+/// receive states, effects and errors as `AsyncSequence`s or signals.
 ///
 ///     struct CounterView: Decodable { let count: Int }
 ///     let counter = try host.load("counter")
 ///     counter.start()
 ///     try counter.send(["type": "increment"])
-///     let view = try counter.decodeState(CounterView.self)
+///     for await state in counter.states { ... }      // the current state, then every change
+///
+/// **Lifetimes:** every stream ends when the feature is disposed (`dispose()`)
+/// or released; a `for await` loop over one stops observing when its task is
+/// cancelled, and reading a stream property again attaches nothing that stays.
 extension RunningFeature {
     /// Sends an action built from an `Encodable` value (it must encode to a table with `type`).
     public func send<A: Encodable>(encoding action: A) throws {
         try send(try LuaValueEncoder().encode(action))
+    }
+
+    /// Sends an enum case as an action: `.add(sku: "A", quantity: 2)` becomes
+    /// `{ type = "add", sku = "A", quantity = 2 }`, and a case without values
+    /// `{ type = "reset" }` (Swift's synthesized `Encodable` writes `{"add": {...}}`).
+    public func send<A: Encodable>(case action: A) throws {
+        try send(try LuaValueEncoder.actionFromEnumCase(action))
     }
 
     /// The current state decoded into `T`.
@@ -23,35 +34,124 @@ extension RunningFeature {
         try LuaValueDecoder().decode(T.self, from: state)
     }
 
-    /// The state after every reduced mutation (not the current one).
+    /// The state after every reduced mutation (not the current one). Made once per feature.
     public var stateChanges: Signal<LuaValue> {
-        events.compactMap { if case .state(let s, let seq) = $0, seq > 0 { s } else { nil } }
+        outlet.derived("stateChanges") { events.compactMap { if case .state(let s, let seq) = $0, seq > 0 { s } else { nil } } }
     }
 
-    /// Outward effects: those no internal handler took.
+    /// Outward effects: those no internal handler took. Made once per feature.
     public var outwardEffects: Signal<LuaValue> {
-        events.compactMap { if case .effect(let e, _) = $0 { e } else { nil } }
+        outlet.derived("outwardEffects") { events.compactMap { if case .effect(let e, _) = $0 { e } else { nil } } }
     }
 
-    /// Errors with their message and `file:line`.
-    public var failures: Signal<FeatureFailure> {
-        events.compactMap { if case .error(let m, let w) = $0 { FeatureFailure(message: m, location: w) } else { nil } }
+    /// Errors with their stage, action, `file:line`, traceback and Swift error. Made once per feature.
+    public var failures: Signal<FeatureError> {
+        outlet.derived("failures") {
+            let (output, input) = Signal<FeatureError>.pipe()
+            outlet.add({ [weak self] event in
+                guard case .error(let message, let location) = event else { return }
+                input.send(value: self?.eventError ?? FeatureError(stage: .handle, message: message, location: location))
+            }, onFinish: { input.sendCompleted() })
+            return output
+        }
     }
 
-    /// State changes as an `AsyncSequence`.
-    public var states: AsyncStream<LuaValue> { stateChanges.asyncStream }
+    /// The current state, then the state after every reduced mutation (a change
+    /// that lands while the stream starts may show twice, never not at all).
+    public var states: AsyncStream<LuaValue> {
+        let current = state
+        return stream(first: current) { event, _ in if case .state(let s, let seq) = event, seq > 0 { s } else { nil } }
+    }
+
     /// Outward effects as an `AsyncSequence`.
-    public var effects: AsyncStream<LuaValue> { outwardEffects.asyncStream }
-    /// Errors as an `AsyncSequence`.
-    public var errors: AsyncStream<FeatureFailure> { failures.asyncStream }
+    public var effects: AsyncStream<LuaValue> {
+        stream { event, _ in if case .effect(let e, _) = event { e } else { nil } }
+    }
+
+    /// Errors as an `AsyncSequence` of `FeatureError`.
+    public var errors: AsyncStream<FeatureError> {
+        stream { event, feature in
+            guard case .error(let message, let location) = event else { return nil }
+            return feature?.eventError ?? FeatureError(stage: .handle, message: message, location: location)
+        }
+    }
+
+    /// The current state, then every change, each decoded into `T` (a state that
+    /// does not decode into `T` is skipped; `FeatureViewModel` reports it instead).
+    public func decodedStates<T: Decodable & Sendable>(_ type: T.Type) -> AsyncStream<T> {
+        let decoder = LuaValueDecoder()
+        let current = try? decoder.decode(T.self, from: state)
+        return stream(first: current) { event, _ in
+            guard case .state(let s, let seq) = event, seq > 0 else { return nil }
+            return try? decoder.decode(T.self, from: s)
+        }
+    }
+
+    /// Calls `body` with every event until the token is cancelled or released.
+    public func observe(_ body: @escaping @Sendable (FeatureEvent) -> Void) -> ObservationToken {
+        ObservationToken(outlet.add(body))
+    }
+
+    /// Waits (real time) until nothing is queued, running or in flight, Swift
+    /// services included: for hosts on the real clock (on the virtual clock, use
+    /// `host.runUntilIdle()`).
+    public func idle() async {
+        while !(isIdle && bridge.pending.inFlight == 0) && !isDisposed {
+            try? await Task.sleep(nanoseconds: 500_000)
+        }
+    }
+
+    /// A stream of the events `transform` keeps, starting with `first`; it ends
+    /// when the feature does, and stops observing when its consumer goes away.
+    private func stream<T: Sendable>(first: T? = nil, _ transform: @escaping @Sendable (FeatureEvent, (any RunningFeature)?) -> T?) -> AsyncStream<T> {
+        AsyncStream { continuation in
+            if let first { continuation.yield(first) }
+            let token = outlet.add({ [weak self] event in
+                if let value = transform(event, self) { continuation.yield(value) }
+            }, onFinish: { continuation.finish() })
+            continuation.onTermination = { _ in token.dispose() }
+        }
+    }
 }
 
-/// An error a feature reported: the state is as it was before it.
-public struct FeatureFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    public let message: String
-    /// `file:line`, when known.
-    public let location: String?
-    public var description: String { location.map { "\($0): \(message)" } ?? message }
+/// An observation: cancel it, or release it, and it stops.
+public final class ObservationToken: Sendable {
+    private let disposable: Disposable
+
+    init(_ disposable: Disposable) { self.disposable = disposable }
+
+    public func cancel() { disposable.dispose() }
+
+    deinit { disposable.dispose() }
+}
+
+extension LuaValueEncoder {
+    /// `{"add": {"sku": "A"}}` (Swift's synthesized form of an enum case) as
+    /// `{ type = "add", sku = "A" }`; a table that already has `type` is kept.
+    public static func actionFromEnumCase<A: Encodable>(_ action: A) throws -> LuaValue {
+        let encoded = try LuaValueEncoder().encode(action)
+        switch encoded {
+        case .string(let name):
+            // A case without associated values in an enum with a String raw value.
+            return ["type": .string(name)]
+        case .table(let t) where t["type"].isNil && t.array.isEmpty && t.hash.count == 1:
+            let (key, value) = t.hash.first!
+            guard case .string(let name) = key else { return encoded }
+            var fields: LuaTable
+            switch value {
+            case .table(let inner):
+                fields = inner
+                // Unlabelled values (`case add(String)`) come as `_0`, `_1`: keep them as they are.
+            default:
+                fields = LuaTable()
+                fields["value"] = value
+            }
+            fields["type"] = .string(name)
+            return .table(fields)
+        default:
+            return encoded
+        }
+    }
 }
 
 extension Signal {
@@ -67,18 +167,5 @@ extension Signal {
             }
         })
         return output
-    }
-
-    /// The signal's values as an `AsyncStream` (buffered; ends when the signal does).
-    var asyncStream: AsyncStream<Value> {
-        AsyncStream { continuation in
-            let disposable = observe(Observer { event in
-                switch event {
-                case .value(let v): continuation.yield(v)
-                default: continuation.finish()
-                }
-            })
-            continuation.onTermination = { _ in disposable?.dispose() }
-        }
     }
 }

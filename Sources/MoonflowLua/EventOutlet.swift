@@ -5,26 +5,44 @@ import Streams
 /// the per-action cost is a loop over closures. `signal` is made on first use
 /// for those who want the stream operators.
 ///
+/// When the feature is disposed or released the outlet finishes: every
+/// listener is removed and told (`onFinish`), and the signal completes, so
+/// `for await` loops over a feature's streams end.
+///
 /// **Threading:** `send` runs on the host's state executor only; adding and
-/// removing listeners may happen from any thread.
+/// removing listeners and finishing may happen from any thread.
 public final class EventOutlet: @unchecked Sendable {
     public typealias Listener = @Sendable (FeatureEvent) -> Void
 
+    private struct Entry {
+        let id: Int
+        let listener: Listener
+        let onFinish: (@Sendable () -> Void)?
+    }
+
     private let lock = NSLock()
-    private var listeners: [(id: Int, listener: Listener)] = []
+    private var listeners: [Entry] = []
     private var nextID = 0
-    private var lazySignal: Signal<FeatureEvent>?
+    private var finished = false
+    private var lazySignal: (signal: Signal<FeatureEvent>, input: Observer<FeatureEvent>)?
+    private var derived: [String: Any] = [:]
 
     public init() {}
 
-    /// Calls `listener` with every event from now on.
-    /// - Returns: a disposable that removes it.
+    /// Calls `listener` with every event from now on, and `onFinish` once the
+    /// outlet finishes (at once if it already has).
+    /// - Returns: a disposable that removes the listener (`onFinish` is then not called).
     @discardableResult
-    public func add(_ listener: @escaping Listener) -> Disposable {
+    public func add(_ listener: @escaping Listener, onFinish: (@Sendable () -> Void)? = nil) -> Disposable {
         lock.lock()
+        if finished {
+            lock.unlock()
+            onFinish?()
+            return AnyDisposable {}
+        }
         let id = nextID
         nextID += 1
-        listeners.append((id, listener))
+        listeners.append(Entry(id: id, listener: listener, onFinish: onFinish))
         lock.unlock()
         return AnyDisposable { [weak self] in
             guard let self else { return }
@@ -34,21 +52,56 @@ public final class EventOutlet: @unchecked Sendable {
         }
     }
 
-    /// The events as a hot signal.
+    /// How many listeners are attached (tests check that observations do not pile up).
+    public var listenerCount: Int { lock.withLock { listeners.count } }
+
+    /// Whether the outlet has finished (its feature was disposed or released).
+    public var isFinished: Bool { lock.withLock { finished } }
+
+    /// The events as a hot signal (made on first use; completed when the outlet finishes).
     public var signal: Signal<FeatureEvent> {
         lock.lock()
-        if let s = lazySignal { lock.unlock(); return s }
+        if let s = lazySignal { lock.unlock(); return s.signal }
         let (output, input) = Signal<FeatureEvent>.pipe()
-        lazySignal = output
+        lazySignal = (output, input)
+        let isFinished = finished
         lock.unlock()
-        add { input.send(value: $0) }
+        if isFinished { input.sendCompleted() } else { add({ input.send(value: $0) }) }
         return output
+    }
+
+    /// A value made from the outlet once and kept (the derived signals of a feature),
+    /// so that reading it again attaches nothing new.
+    public func derived<T>(_ key: String, _ make: () -> T) -> T {
+        lock.lock()
+        if let existing = derived[key] as? T { lock.unlock(); return existing }
+        lock.unlock()
+        let made = make()
+        lock.lock()
+        defer { lock.unlock() }
+        if let existing = derived[key] as? T { return existing }
+        derived[key] = made
+        return made
     }
 
     package func send(_ event: FeatureEvent) {
         lock.lock()
         let current = listeners
         lock.unlock()
-        for (_, listener) in current { listener(event) }
+        for entry in current { entry.listener(event) }
+    }
+
+    /// Ends the outlet: listeners are removed and their `onFinish` called; the signal completes.
+    package func finish() {
+        lock.lock()
+        guard !finished else { lock.unlock(); return }
+        finished = true
+        let current = listeners
+        listeners = []
+        let input = lazySignal?.input
+        derived = [:]
+        lock.unlock()
+        for entry in current { entry.onFinish?() }
+        input?.sendCompleted()
     }
 }

@@ -9,18 +9,30 @@ public struct LuaStreamError: Error, Sendable, CustomStringConvertible {
     public let value: LuaValue
     /// `file:line` where it was raised, when known.
     public let location: String?
+    /// The service whose call failed, when it was one.
+    public let service: String?
+    /// What a Swift service threw.
+    public let underlying: (any Error)?
 
-    public init(_ value: LuaValue, location: String? = nil) {
+    public init(_ value: LuaValue, location: String? = nil, service: String? = nil, underlying: (any Error)? = nil) {
         self.value = value
         self.location = location
+        self.service = service
+        self.underlying = underlying
     }
 
     public init(_ error: any Error) {
         switch error {
         case let e as LuaStreamError: self = e
         case let e as LuaError: self.init(.string(LuaString(e.message)), location: e.location)
-        default: self.init(.string(LuaString(String(describing: error))))
+        default: self.init(.string(LuaString(String(describing: error))), underlying: error)
         }
+    }
+
+    /// A Swift service's failure: the message names the service; the error is kept as thrown.
+    public init(service: String, error: any Error, location: String? = nil) {
+        if let e = error as? LuaStreamError { self = e; return }
+        self.init(.string(LuaString("service '\(service)' failed: \(error)")), location: location, service: service, underlying: error)
     }
 
     public var description: String {
@@ -36,7 +48,7 @@ public struct LuaStreamError: Error, Sendable, CustomStringConvertible {
 /// **Threading:** confined to the host's state scheduler like the `LuaState`
 /// it wraps; every stream event that reaches Lua code is delivered there.
 public final class LuaBridge: @unchecked Sendable {
-    public let lua: LuaState
+    package let lua: LuaState
     /// Timers, delays and debounces of Lua streams run here; so does Lua code.
     public let scheduler: any Scheduler
     /// Where Swift services' results re-enter (the state scheduler).
@@ -48,6 +60,24 @@ public final class LuaBridge: @unchecked Sendable {
     public let pending = PendingWork()
     /// Results held back by `holdingReentries`.
     let held = LockedBox(HeldReentries())
+    /// Runs a block on the state executor and waits (the host's queue); nil: run it in place.
+    package var performer: (@Sendable (() -> Void) -> Void)? {
+        get { performerBox.withLock { $0 } }
+        set { performerBox.withLock { $0 = newValue } }
+    }
+    private let performerBox = LockedBox<(@Sendable (() -> Void) -> Void)?>(nil)
+
+    /// Runs `body` on the state executor (where Lua may be called) and returns its result.
+    package func perform<R>(_ body: () throws -> R) throws -> R {
+        guard let performer else { return try body() }
+        var result: Result<R, any Error>?
+        withoutActuallyEscaping(body) { body in
+            let box = UncheckedSendable(body)
+            let out = UncheckedSendable<(Result<R, any Error>) -> Void>({ result = $0 })
+            performer { out.value(Result { try box.value() }) }
+        }
+        return try result!.get()
+    }
 
     public init(lua: LuaState, scheduler: any Scheduler) throws {
         self.lua = lua
@@ -142,6 +172,12 @@ extension LuaBridge {
 struct HeldReentries: @unchecked Sendable {
     var holding = 0
     var items: [(any Scheduler, @Sendable () -> Void)] = []
+}
+
+/// A value the compiler cannot see is used from one thread at a time.
+struct UncheckedSendable<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
 }
 
 /// A value behind a lock.

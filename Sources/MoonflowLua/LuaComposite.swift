@@ -63,7 +63,22 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         if changed { outlet.send(.state(combined, seq: seq)) }
     }
 
-    deinit { subscriptions.forEach { $0.dispose() } }
+    deinit {
+        subscriptions.forEach { $0.dispose() }
+        outlet.finish()
+    }
+
+    public func dispose() {
+        subscriptions.forEach { $0.dispose() }
+        for child in children { child.feature.dispose() }
+        outlet.finish()
+    }
+
+    public var isDisposed: Bool { outlet.isFinished }
+
+    private var deliveringError: FeatureError?
+
+    public var eventError: FeatureError? { deliveringError ?? deliveringChild?.eventError }
 
     public var name: String { definition.name }
 
@@ -85,6 +100,11 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
     /// Routes `action` to a child.
     /// - Throws: when `route` sends it nowhere or to an unknown child, or the child refuses it.
     public func send(_ action: LuaValue) throws {
+        // `route` is Lua: it runs on the state executor whichever thread sends.
+        try bridge.perform { try route(action) }
+    }
+
+    private func route(_ action: LuaValue) throws {
         let (childName, childAction): (String?, LuaValue) = try bridge.lua.call(bridge.dispatch.route, [.ref(definition.table), .value(action), .value(state)]) { slots in
             guard !slots.isNil(1) else { return (nil, .nil) }
             guard let name = try slots.value(1, path: "child name").stringValue else {
@@ -136,8 +156,7 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
                 lock.lock(); _state = combined; lock.unlock()
                 outlet.send(.state(combined, seq: seq))
             } catch {
-                let (message, location) = FeatureErrors.describe(error, fallback: source)
-                outlet.send(.error(message: message, location: location))
+                report(error, stage: .reduce)
             }
         case .effect(let e, _):
             guard hasMapEffect else {
@@ -150,12 +169,18 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
                 }
                 if !mapped.isNil { outlet.send(.effect(mapped, from: effectSource ?? childName)) }
             } catch {
-                let (message, location) = FeatureErrors.describe(error, fallback: source)
-                outlet.send(.error(message: message, location: location))
+                report(error, stage: .effect)
             }
         case .error, .log, .reload:
             outlet.send(event)
         }
+    }
+
+    private func report(_ error: any Error, stage: FeatureError.Stage) {
+        let (message, location) = FeatureErrors.describe(error, fallback: source)
+        deliveringError = FeatureError.from(error, stage: stage, action: eventCause, fallback: source)
+        defer { deliveringError = nil }
+        outlet.send(.error(message: message, location: location))
     }
 
     private static func combine(_ definition: FeatureDefinition, _ children: [(name: String, feature: RunningFeature)],

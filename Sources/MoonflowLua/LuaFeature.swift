@@ -56,7 +56,7 @@ public final class LuaFeature: @unchecked Sendable {
     /// Every event, in loop order, on the bridge's scheduler (listeners called directly).
     public let outlet = EventOutlet()
     static let typeKey: LuaValue = "type"
-    public private(set) var interactor: Interactor<LuaValue, LuaValue, LuaValue, LuaValue>!
+    package private(set) var interactor: Interactor<LuaValue, LuaValue, LuaValue, LuaValue>!
     private var disposables = CompositeDisposable()
     private var tracesActions = false
     /// Tag put on outward effects (the child's name under mf.compose).
@@ -89,7 +89,12 @@ public final class LuaFeature: @unchecked Sendable {
         traceActionsIfNeeded()
         disposables += interactor.errors.observe { [weak self] failure in
             guard let self else { return }
-            self.delivering(cause: failure.action) { self.report(failure.error) }
+            let stage: FeatureError.Stage = switch failure.stage {
+            case .handle: .handle
+            case .reduce: .reduce
+            case .effect: .effect
+            }
+            self.delivering(cause: failure.action) { self.report(failure.error, stage: stage, action: failure.action) }
         }
         disposables += interactor.effects.observe { [weak self] traced in
             guard let self else { return }
@@ -127,7 +132,18 @@ public final class LuaFeature: @unchecked Sendable {
     deinit {
         disposables.dispose()
         interactor?.dispose()
+        outlet.finish()
     }
+
+    /// Stops the feature: cancels everything in flight, ignores later actions,
+    /// and ends its streams (`for await` loops over them finish). Idempotent.
+    public func dispose() {
+        interactor.dispose()
+        outlet.finish()
+    }
+
+    /// Whether `dispose()` was called.
+    public var isDisposed: Bool { outlet.isFinished }
 
     /// The current state snapshot.
     public var state: LuaValue { snapshot }
@@ -249,13 +265,23 @@ public final class LuaFeature: @unchecked Sendable {
         }
     }
 
-    private func report(_ error: any Error) {
+    private var deliveringError: FeatureError?
+
+    /// The error behind the `.error` event being delivered right now, with its
+    /// stage, action and underlying Swift error. Read it from an `outlet` listener.
+    public var eventError: FeatureError? { deliveringError }
+
+    private func report(_ error: any Error, stage: FeatureError.Stage, action: LuaValue?) {
         let (message, location) = FeatureErrors.describe(error, fallback: source)
+        deliveringError = FeatureError.from(error, stage: stage, action: action, fallback: source)
+        defer { deliveringError = nil }
         outlet.send(.error(message: message, location: location))
     }
 
     /// Reports an error that happened outside the loop (input, reload).
     public func reportError(_ message: String, location: String?) {
+        deliveringError = FeatureError(stage: .load, message: message, location: location)
+        defer { deliveringError = nil }
         outlet.send(.error(message: message, location: location))
     }
 

@@ -8,6 +8,8 @@ public protocol RunningFeature: AnyObject, Sendable {
     var name: String { get }
     /// The file the definition came from (`plugins/search/init.lua`).
     var source: String { get }
+    /// The Lua state's glue (its scheduler, and the async work in flight).
+    var bridge: LuaBridge { get }
     /// Every event, in loop order, on the host's state executor: `outlet.add`
     /// for a plain listener, `events` for a signal.
     var outlet: EventOutlet { get }
@@ -29,6 +31,14 @@ public protocol RunningFeature: AnyObject, Sendable {
     var eventCause: LuaValue? { get }
     /// Work still running, each with the action that started it.
     var inFlight: [FeatureFlight] { get }
+    /// The structured error behind the `.error` event being delivered right now
+    /// (stage, action, traceback, the Swift error); valid inside an `outlet` listener.
+    var eventError: FeatureError? { get }
+    /// Cancels everything in flight, ignores later actions and ends the
+    /// feature's streams. Releasing the last reference does the same.
+    func dispose()
+    /// Whether the feature was disposed.
+    var isDisposed: Bool { get }
 }
 
 /// Work a feature has in flight: a handler's stream, an effect handler's stream.

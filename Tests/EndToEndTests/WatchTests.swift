@@ -152,7 +152,12 @@ final class Session: @unchecked Sendable {
     private func wait() throws -> Int32 {
         let deadline = Date().addingTimeInterval(10)
         while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        XCTAssertFalse(process.isRunning, "moonflow did not exit after the signal")
+        guard !process.isRunning else {
+            XCTFail("moonflow did not exit after the signal")
+            process.terminate()
+            process.waitUntilExit()
+            return -1
+        }
         return process.terminationStatus
     }
 

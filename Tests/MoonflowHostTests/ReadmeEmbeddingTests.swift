@@ -12,7 +12,7 @@ final class ReadmeEmbeddingTests: XCTestCase {
         struct CounterView: Decodable { let count: Int }
 
         let host = try FeatureHost(configuration: .init(searchPaths: ["plugins"], clock: .real))
-        let counter = try host.load("counter")
+        let counter = try await host.load("counter")
         let effects = counter.effects              // outward effects, as an AsyncSequence
         counter.start()
         try counter.send(["type": "increment", "by": 9])
@@ -51,12 +51,12 @@ final class ReadmeEmbeddingTests: XCTestCase {
             try await Task.sleep(nanoseconds: 1_000_000)
             return "hello, \(who)"
         }
-        let greeter = try host.load("greeter")
+        let greeter = try await host.load("greeter")
         let states = greeter.states
         greeter.start()
         try greeter.send(["type": "greet", "who": "moon"])
         var last: LuaValue?
-        for await s in states { last = s; break }
+        for await s in states where s != ["text": ""] { last = s; break }
         XCTAssertEqual(last, ["text": "hello, moon"])
     }
 }

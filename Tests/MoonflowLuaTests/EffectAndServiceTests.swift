@@ -130,7 +130,7 @@ final class EffectAndServiceTests: XCTestCase {
         h.host.register(service: "flaky") { _ in throw ServiceFailure("server said 503") }
         try h.load()
         try h.send(["type": "go"])
-        XCTAssertEqual(h.log.values, ["0:recovered from server said 503", "0:|"])
+        XCTAssertEqual(h.log.values, ["0:recovered from service 'flaky' failed: server said 503", "0:|"])
     }
 
     func testAFailingServiceWithoutCatchErrorIsReported() throws {
@@ -138,7 +138,24 @@ final class EffectAndServiceTests: XCTestCase {
         h.host.register(service: "flaky") { _ in throw ServiceFailure("server said 503") }
         try h.load()
         try h.send(["type": "go"])
-        XCTAssertEqual(h.log.values, ["0:error:server said 503"])
+        XCTAssertEqual(h.log.values, ["0:error:service 'flaky' failed: server said 503"])
+        XCTAssertEqual(h.log.errors.first?.location, "\(h.path("probe/init.lua")):10", "where the service was called")
+    }
+
+    func testASwiftServicesErrorReachesSwiftAsItWasThrown() async throws {
+        let h = try Harness(["probe/init.lua": Self.servicePlugin("return env.services.flaky()")])
+        h.host.register(service: "flaky") { _ in throw ServiceFailure("server said 503") }
+        try h.load()
+        let errors = h.feature.errors
+        try h.send(["type": "go"])
+        var iterator = errors.makeAsyncIterator()
+        let next = await iterator.next()
+        let error = try XCTUnwrap(next)
+        XCTAssertEqual(error.stage, .service)
+        XCTAssertEqual(error.service, "flaky")
+        XCTAssertEqual(error.action, ["type": "go"])
+        XCTAssertEqual((error.underlying as? ServiceFailure)?.description, "server said 503")
+        XCTAssertEqual(error.location, "\(h.path("probe/init.lua")):10")
     }
 
     func testLuaServicesFromTheDefinition() throws {

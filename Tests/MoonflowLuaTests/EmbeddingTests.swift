@@ -59,8 +59,10 @@ final class EmbeddingTests: XCTestCase {
         h.settle()
 
         var stateIterator = states.makeAsyncIterator()
+        let current = await stateIterator.next()
         let first = await stateIterator.next()
         let second = await stateIterator.next()
+        XCTAssertEqual(current, ["count": 0, "label": "start"], "the current state comes first")
         XCTAssertEqual(first, ["count": 3, "label": "at 3"])
         XCTAssertEqual(second, ["count": 10, "label": "at 10"])
         var effectIterator = effects.makeAsyncIterator()
@@ -68,8 +70,11 @@ final class EmbeddingTests: XCTestCase {
         XCTAssertEqual(effect, ["type": "milestone", "count": 10])
         var errorIterator = errors.makeAsyncIterator()
         let failure = await errorIterator.next()
-        XCTAssertTrue(failure?.message.hasPrefix("\(h.path("counter/init.lua")):13: cannot crash") == true, "\(String(describing: failure))")
+        XCTAssertEqual(failure?.message, "cannot crash", "the message alone: \(String(describing: failure))")
         XCTAssertEqual(failure?.location, "\(h.path("counter/init.lua")):13")
+        XCTAssertEqual(failure?.stage, .reduce)
+        XCTAssertEqual(failure?.action, ["type": "crash"])
+        XCTAssertTrue(failure?.traceback?.hasPrefix("stack traceback:") == true, "\(String(describing: failure?.traceback))")
         XCTAssertEqual(try h.feature.decodeState(CounterView.self), CounterView(count: 10, label: "at 10"))
     }
 
@@ -81,13 +86,13 @@ final class EmbeddingTests: XCTestCase {
 
         let host = try FeatureHost(configuration: .init(searchPaths: [dir], clock: .real))
         XCTAssertNil(host.testScheduler)
-        let feature = try host.load("counter")
+        let feature = try await host.load("counter")
         let states = feature.states
         host.perform { feature.start() }
         let started = Date()
         try feature.send(encoding: Later(ms: 30))
         let state = try await withTimeout(10) {
-            for await s in states { return s }
+            for await s in states where s != ["count": 0, "label": "start"] { return s }
             return LuaValue.nil
         }
         XCTAssertEqual(state, ["count": 100, "label": "at 100"])

@@ -61,7 +61,7 @@ final class TaskTests: XCTestCase {
         try h.load()
         try h.send(["type": "go"])
         h.advance(to: 200)
-        XCTAssertEqual(h.log.values, ["50:42", "50:false double needs an integer", "50:|"])
+        XCTAssertEqual(h.log.values, ["50:42", "50:false service 'double' failed: double needs an integer", "50:|"])
     }
 
     func testAnErrorInsideATaskFailsItsStreamWithTheLocation() throws {

@@ -1,0 +1,72 @@
+import LuaKit
+
+/// An error a feature reported, with what an app needs to act on it: where in
+/// the loop it happened, the action that started it, `file:line`, the Lua
+/// traceback apart from the message, and the Swift error when a Swift service
+/// threw. The state is as it was before it.
+///
+///     for await error in feature.errors {
+///         if error.stage == .service, let offline = error.underlying as? WarehouseOffline { ... }
+///     }
+public struct FeatureError: Error, Sendable, CustomStringConvertible {
+    public enum Stage: String, Sendable {
+        /// An action was refused (schema) or could not be routed.
+        case send
+        /// `handle` failed, or the stream it returned did.
+        case handle
+        /// `reduce` failed, or its result could not become the state.
+        case reduce
+        /// An effect handler failed, or the stream it returned did.
+        case effect
+        /// A service (Swift or Lua) called through `env.services` failed.
+        case service
+        /// Loading or reloading the plugin's code.
+        case load
+    }
+
+    public let stage: Stage
+    /// The action whose handling led to it, when known.
+    public let action: LuaValue?
+    /// The message alone: no `file:line` in front, no traceback.
+    public let message: String
+    /// `file:line`, when known.
+    public let location: String?
+    /// The Lua traceback, when Lua gave one.
+    public let traceback: String?
+    /// The service that failed (stage `.service`).
+    public let service: String?
+    /// What a Swift service threw, to match by type.
+    public let underlying: (any Error)?
+
+    public init(stage: Stage, action: LuaValue? = nil, message: String, location: String? = nil,
+                traceback: String? = nil, service: String? = nil, underlying: (any Error)? = nil) {
+        self.stage = stage
+        self.action = action
+        self.message = message
+        self.location = location
+        self.traceback = traceback
+        self.service = service
+        self.underlying = underlying
+    }
+
+    /// `init.lua:12: attempt to index a nil value` (the traceback left out).
+    public var description: String { location.map { "\($0): \(message)" } ?? message }
+
+    /// Builds one from any error the loop caught, splitting the message, the
+    /// location repeated in front of it, and the traceback.
+    public static func from(_ error: any Error, stage: Stage, action: LuaValue?, fallback: String?) -> FeatureError {
+        if let e = error as? FeatureError { return e }
+        let (full, location) = FeatureErrors.describe(error, fallback: fallback)
+        var message = full
+        var traceback: String?
+        if let r = message.range(of: "\nstack traceback:") {
+            traceback = String(message[message.index(after: r.lowerBound)...])
+            message = String(message[..<r.lowerBound])
+        }
+        if let location, message.hasPrefix(location + ": ") { message.removeFirst(location.count + 2) }
+        let streamError = error as? LuaStreamError
+        let service = streamError?.service
+        return FeatureError(stage: service != nil ? .service : stage, action: action, message: message, location: location,
+                            traceback: traceback, service: service, underlying: streamError?.underlying)
+    }
+}
