@@ -41,9 +41,9 @@ let package = Package(
         .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"]),
         // GRDB links Debian's libsqlite3 (scripts/setup installs libsqlite3-dev).
         .target(name: "MoonflowSQLite", dependencies: ["Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
-        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting", "MoonflowSQLite"]),
+        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "MoonflowSQLite"]),
         // The test store (Swift `FeatureStore`, Lua `moonflow.test`) and the spec runner.
-        .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams", "StreamsTesting"]),
+        .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams"]),
         .executableTarget(
             name: "moonflow",
             dependencies: [

@@ -1,5 +1,5 @@
+import Streams
 import Foundation
-import StreamsTesting
 
 /// Driving a host on the virtual clock (`clock: .virtual`): what
 /// `moonflow run --clock virtual`, the test store and Swift tests share.

@@ -3,7 +3,6 @@ import LuaKit
 import MoonflowLua
 import Runtime
 import Streams
-import StreamsTesting
 
 /// A Swift service callable from Lua as `env.services.NAME(...)`: it gets the
 /// call's arguments and returns one value (or throws). Each call from Lua is a

@@ -2,7 +2,6 @@ import Foundation
 import LuaKit
 import MoonflowLua
 import Streams
-import StreamsTesting
 
 /// One `moonflow run`: loads a plugin, feeds it JSON Lines input on the real
 /// or the virtual clock, and prints its events.

@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import MoonflowLua
 import Streams
-import StreamsTesting
 
 /// Real time, driven from one thread: what `moonflow exec` runs Lua streams on.
 /// Timers are due at real milliseconds since the scheduler was made; the

@@ -3,7 +3,6 @@ import LuaKit
 import MoonflowHost
 import MoonflowLua
 import Streams
-import StreamsTesting
 
 /// A feature under test on a virtual clock of its own, with exhaustive
 /// assertions in the manner of TCA's `TestStore`: every state change, every

@@ -2,7 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowLua
-import StreamsTesting
+import Streams
 
 /// `require "moonflow.test"`: the test store for Lua specs.
 ///

@@ -1,7 +1,7 @@
 import Foundation
-import Streams
 
-/// A scheduler with virtual time, for deterministic tests of anything time-based.
+/// A scheduler with virtual time, for deterministic tests of anything time-based, and for
+/// `moonflow run --clock virtual` and the test store.
 ///
 /// Time starts at 0 and moves only when the test calls `advance(by:)`, `advance(to:)` or
 /// `run()`; the due actions then run on the calling thread, earliest first, and actions due at
