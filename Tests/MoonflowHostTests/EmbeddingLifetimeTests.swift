@@ -1,0 +1,210 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import XCTest
+
+/// Embedding without surprises: lifetimes, stream ends, thread safety, typed
+/// errors, enum actions and the SwiftUI view model.
+final class EmbeddingLifetimeTests: XCTestCase {
+    private var dir = ""
+
+    override func setUpWithError() throws {
+        dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("mfembed\(UUID().uuidString.prefix(8))")
+        try write("cart/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "cart",
+              initial = { items = {}, total = 0 },
+              actions = { add = { sku = "string", quantity = "integer" }, clear = {}, check = { sku = "string" } },
+              mutations = { added = { sku = "string", quantity = "integer" }, cleared = {} },
+              interactors = { stock = require "cart.stock" },
+              handle = function(action, state, env)
+                if action.type == "add" then return { type = "added", sku = action.sku, quantity = action.quantity } end
+                if action.type == "check" then
+                  return env.interactors.stock:perform({ type = "level", sku = action.sku }):map(function() return { type = "cleared" } end)
+                end
+                return { type = "cleared" }
+              end,
+              reduce = function(state, m)
+                if m.type == "added" then
+                  state.items[#state.items + 1] = m.sku
+                  state.total = state.total + m.quantity
+                else
+                  state.items, state.total = {}, 0
+                end
+                return state
+              end,
+            }
+            """)
+        try write("cart/stock.lua", """
+            local mf = require "moonflow"
+            return mf.interactor {
+              name = "stock",
+              requests = { level = function(request) return mf.fail("no stock data for " .. request.sku) end },
+            }
+            """)
+    }
+
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    private func write(_ path: String, _ text: String) throws {
+        let full = (dir as NSString).appendingPathComponent(path)
+        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try text.write(toFile: full, atomically: true, encoding: .utf8)
+    }
+
+    private func host() throws -> FeatureHost { try FeatureHost(configuration: .init(searchPaths: [dir], clock: .real)) }
+
+    func testDroppedStreamReadsLeaveNoListenerBehind() async throws {
+        let host = try host()
+        let cart = try await host.load("cart")
+        cart.start()
+        let baseline = cart.outlet.listenerCount
+        for _ in 0..<10_000 {
+            _ = cart.states
+            _ = cart.effects
+            _ = cart.stateChanges
+        }
+        XCTAssertLessThanOrEqual(cart.outlet.listenerCount, baseline + 1, "only the one cached stateChanges signal stays")
+        // A consumer whose task is cancelled stops observing too.
+        let before = cart.outlet.listenerCount
+        let task = Task { for await _ in cart.states {} }
+        try await Task.sleep(nanoseconds: 20_000_000)
+        XCTAssertEqual(cart.outlet.listenerCount, before + 1)
+        task.cancel()
+        _ = await task.value
+        XCTAssertEqual(cart.outlet.listenerCount, before)
+    }
+
+    func testStreamsEndWhenTheFeatureIsDisposedOrReleased() async throws {
+        let host = try host()
+        let cart = try await host.load("cart")
+        cart.start()
+        let states = cart.states
+        let effects = cart.effects
+        try cart.send(["type": "add", "sku": "A", "quantity": 2])
+        await cart.idle()
+        cart.dispose()
+        var seen: [LuaValue] = []
+        for await state in states { seen.append(state) }   // ends: the feature is disposed
+        XCTAssertEqual(seen.last?["total"], 2)
+        for await _ in effects {}
+        XCTAssertTrue(cart.isDisposed)
+
+        var other: RunningFeature? = try await host.load("cart")
+        let otherStates = other!.states
+        other = nil
+        var count = 0
+        for await _ in otherStates { count += 1 }        // ends: the feature was released
+        XCTAssertEqual(count, 1, "the current state, then the end")
+    }
+
+    func testReleasingTheHostFirstDoesNotCrashAFeatureWithAnInteractor() async throws {
+        var host: FeatureHost? = try self.host()
+        let cart = try await host!.load("cart")
+        cart.start()
+        let events = cart.events
+        let logged = Logged()
+        events.observe(value: { if case .log(let message, _) = $0 { logged.add(message) } })
+        host = nil
+        try cart.send(["type": "check", "sku": "A"])
+        await cart.idle()
+        try await Task.sleep(nanoseconds: 20_000_000)
+        XCTAssertTrue(logged.all.contains { $0.contains("no stock data for A") }, "\(logged.all)")
+    }
+
+    func testRegisteringServicesWhileFeaturesLoadIsSafe() async throws {
+        let host = try host()
+        let done = DispatchGroup()
+        for t in 0..<4 {
+            done.enter()
+            DispatchQueue.global().async {
+                for i in 0..<200 { host.register(service: "s\(t)_\(i)") { _ in .nil } }
+                done.leave()
+            }
+        }
+        for _ in 0..<20 { _ = try await host.load("cart") }
+        done.wait()
+        let cart = try await host.load("cart")
+        XCTAssertNotNil(cart)
+    }
+
+    enum CartAction: Encodable {
+        case add(sku: String, quantity: Int)
+        case clear
+    }
+
+    func testEnumCasesAndSwiftValuesBecomeActions() async throws {
+        let host = try host()
+        let cart = try await host.load("cart")
+        cart.start()
+        let sku = "B-2", quantity = 3
+        try cart.send(case: CartAction.add(sku: sku, quantity: quantity))
+        try cart.send(["type": "add", "sku": "\(sku)", "quantity": LuaValue(quantity)])
+        await cart.idle()
+        XCTAssertEqual(cart.state, ["items": ["B-2", "B-2"], "total": 6])
+        try cart.send(case: CartAction.clear)
+        await cart.idle()
+        XCTAssertEqual(cart.state["total"], 0)
+        XCTAssertThrowsError(try cart.send(case: Unknown.remove(id: 1))) { error in
+            XCTAssertTrue("\(error)".contains("undeclared action 'remove'"), "\(error)")
+        }
+    }
+
+    enum Unknown: Encodable { case remove(id: Int) }
+}
+
+private final class Logged: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages: [String] = []
+    func add(_ m: String) { lock.withLock { messages.append(m) } }
+    var all: [String] { lock.withLock { messages } }
+}
+
+/// The README's SwiftUI-ready view model, on the main actor.
+final class FeatureViewModelTests: XCTestCase {
+    struct CartView: Decodable, Sendable, Equatable { let items: [String]; let total: Int }
+
+    @MainActor
+    func testTheViewModelFollowsTheStateOnTheMainActor() async throws {
+        let dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("mfvm\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: "\(dir)/cart", withIntermediateDirectories: true)
+        try """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "cart", initial = { items = mf.array and mf.array() or {}, total = 0 },
+              actions = { add = { sku = "string", price = "integer" } }, mutations = { added = { sku = "string", price = "integer" } },
+              handle = function(a) return { type = "added", sku = a.sku, price = a.price } end,
+              reduce = function(s, m)
+                if m.price < 0 then error("a price cannot be negative") end
+                s.items[#s.items + 1] = m.sku; s.total = s.total + m.price; return s
+              end,
+            }
+            """.write(toFile: "\(dir)/cart/init.lua", atomically: true, encoding: .utf8)
+
+        let host = try FeatureHost(configuration: .init(searchPaths: [dir], clock: .real))
+        let cart = try await host.load("cart")
+        cart.start()
+        let model = try FeatureViewModel(cart, as: CartView.self)
+        XCTAssertEqual(model.view, CartView(items: [], total: 0))
+        try model.send(["type": "add", "sku": "tea", "price": 4])
+        try await until { model.view.total == 4 }
+        XCTAssertEqual(model.view, CartView(items: ["tea"], total: 4))
+        try model.send(["type": "add", "sku": "bad", "price": -1])
+        try await until { model.lastError != nil }
+        XCTAssertEqual(model.lastError?.stage, .reduce)
+        XCTAssertEqual(model.lastError?.message, "a price cannot be negative")
+        XCTAssertEqual(model.view.total, 4, "the state stayed as it was")
+    }
+
+    /// Waits on the main actor (letting the model's tasks run) until `condition` holds, for up to 5 s.
+    @MainActor
+    private func until(_ condition: @MainActor () -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(5)
+        while !condition() {
+            guard Date() < deadline else { throw CancellationError() }
+            try await Task.sleep(nanoseconds: 1_000_000)
+        }
+    }
+}
