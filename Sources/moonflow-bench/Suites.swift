@@ -9,5 +9,6 @@ func benchSuites() -> [(name: String, run: () -> Void)] {
         ("reload", reloadBench),
         ("growth", growthBench),
         ("repository", repositoryBench),
+        ("viewmodel", viewModelBench),
     ]
 }

@@ -161,10 +161,19 @@ private final class Logged: @unchecked Sendable {
     var all: [String] { lock.withLock { messages } }
 }
 
+// --- README: Embedding in a SwiftUI app ---
+struct CartView: Decodable, Sendable, Equatable { let items: [String]; let total: Int }
+
+@MainActor
+func makeCart(_ host: FeatureHost) async throws -> FeatureViewModel<CartView> {
+    let cart = try await host.load("cart")
+    cart.start()
+    return try FeatureViewModel(cart, as: CartView.self)
+}
+// --- end ---
+
 /// The README's SwiftUI-ready view model, on the main actor.
 final class FeatureViewModelTests: XCTestCase {
-    struct CartView: Decodable, Sendable, Equatable { let items: [String]; let total: Int }
-
     @MainActor
     func testTheViewModelFollowsTheStateOnTheMainActor() async throws {
         let dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("mfvm\(UUID().uuidString.prefix(8))")
@@ -184,9 +193,7 @@ final class FeatureViewModelTests: XCTestCase {
             """.write(toFile: "\(dir)/cart/init.lua", atomically: true, encoding: .utf8)
 
         let host = try FeatureHost(configuration: .init(searchPaths: [dir], clock: .real))
-        let cart = try await host.load("cart")
-        cart.start()
-        let model = try FeatureViewModel(cart, as: CartView.self)
+        let model = try await makeCart(host)
         XCTAssertEqual(model.view, CartView(items: [], total: 0))
         try model.send(["type": "add", "sku": "tea", "price": 4])
         try await until { model.view.total == 4 }
