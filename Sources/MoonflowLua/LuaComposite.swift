@@ -27,7 +27,12 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
     private var _state: LuaValue = .nil
     private var subscriptions: [Disposable] = []
     private var hasMapEffect: Bool
-    public var effectSource: String?
+    private var _effectSource: String?
+    /// Tag put on outward effects instead of the child's name (set by an enclosing composition); any thread.
+    public var effectSource: String? {
+        get { lock.withLock { _effectSource } }
+        set { lock.withLock { _effectSource = newValue } }
+    }
 
     package init(definition: FeatureDefinition, bridge: LuaBridge, children: [(String, RunningFeature)], source: String) throws {
         self.definition = definition

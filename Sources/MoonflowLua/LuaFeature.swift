@@ -59,8 +59,12 @@ public final class LuaFeature: @unchecked Sendable {
     package private(set) var interactor: Interactor<LuaValue, LuaValue, LuaValue, LuaValue>!
     private var disposables = CompositeDisposable()
     private var tracesActions = false
-    /// Tag put on outward effects (the child's name under mf.compose).
-    public var effectSource: String?
+    private var _effectSource: String?
+    /// Tag put on outward effects (the child's name under mf.compose); any thread.
+    public var effectSource: String? {
+        get { bindingLock.withLock { _effectSource } }
+        set { bindingLock.withLock { _effectSource = newValue } }
+    }
 
     /// - Parameter initial: the state to start from instead of the definition's `initial`
     ///   (a test store's `opts.state`).
