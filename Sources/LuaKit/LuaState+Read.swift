@@ -208,20 +208,26 @@ extension ValueReader {
     private mutating func refreshedTable(_ old: LuaTable, at idx: Int32, depth: Int) throws(ReadFailure) -> Refresh {
         let top = try enterTable(at: idx, depth: depth)
         defer { leaveTable(top) }
-        // Sequence part: compare element by element; any change of length re-reads.
+        // Sequence part: compare element by element; elements past the old end are
+        // read as new (a list that grows keeps sharing its old items), a shorter one is cut.
         var changedElements: [(Int, LuaValue)] = []
+        var appended: [LuaValue] = []
         let border = lua_Integer(mf_rawlen(L, idx))
         var n: lua_Integer = 0
         while n < border {
             if mf_rawgeti(L, idx, n + 1) == LUA_TNIL { mf_pop(L, 1); break }
-            guard Int(n) < old.array.count else { return .reread }
             do {
-                if let v = try refreshed(old.array[Int(n)], at: top + 1, depth: depth + 1) { changedElements.append((Int(n), v)) }
+                if Int(n) < old.array.count {
+                    if let v = try refreshed(old.array[Int(n)], at: top + 1, depth: depth + 1) { changedElements.append((Int(n), v)) }
+                } else {
+                    appended.append(try value(at: top + 1, depth: depth + 1))
+                }
             } catch { throw error.under(.integer(n + 1)) }
             mf_pop(L, 1)
             n += 1
         }
-        if Int(n) != old.array.count { return .reread }
+        // Old sequence keys past the new end must not linger in the hash part's view.
+        if Int(n) < old.array.count, !old.hash.isEmpty { return .reread }
         // The rest: every key must be an old key (or new), and no old key may be missing.
         var changedEntries: [(LuaValue, LuaValue)] = []
         var seen = 0
@@ -241,9 +247,12 @@ extension ValueReader {
         }
         if seen - added != old.hash.count { return .reread }
         let isJSONArray = mf_is_json_array(L, idx) != 0
-        if changedElements.isEmpty && changedEntries.isEmpty && isJSONArray == old.isJSONArray { return .unchanged }
+        if changedElements.isEmpty && changedEntries.isEmpty && appended.isEmpty && Int(n) == old.array.count
+            && isJSONArray == old.isJSONArray { return .unchanged }
         var table = old
+        if Int(n) < table.array.count { table.array.removeSubrange(Int(n)...) }
         for (i, v) in changedElements { table.array[i] = v }
+        table.array += appended
         for (k, v) in changedEntries { table.hash[k] = v }
         table.isJSONArray = isJSONArray
         return .changed(.table(table))

@@ -64,3 +64,21 @@ final class RefreshTests: XCTestCase {
         }
     }
 }
+
+/// Lists that grow or shrink keep sharing their unchanged items.
+final class RefreshGrowthTests: XCTestCase {
+    func testAGrowingOrShrinkingListRefreshesToTheSameValueAsAFullRead() throws {
+        let lua = try LuaState()
+        let table = try lua.ref(.value(["items": [["id": 1], ["id": 2]], "n": 2]))
+        let grow = try lua.load(string: "local t = ...; t.items[#t.items + 1] = { id = 3 }; t.n = 3; return t", name: "grow")
+        let shrink = try lua.load(string: "local t = ...; t.items[#t.items] = nil; t.items[#t.items] = nil; t.n = 1; return t", name: "shrink")
+        var snapshot = try lua.value(of: table)
+        for step in [grow, grow, shrink, grow] {
+            let refreshed = try lua.call(step, [.ref(table)]) { try $0.value(1, refreshing: snapshot, path: "state") }
+            let full = try lua.value(of: table)
+            XCTAssertEqual(refreshed, full)
+            snapshot = refreshed
+        }
+        XCTAssertEqual(snapshot, ["items": [["id": 1], ["id": 2], ["id": 3]], "n": 3])
+    }
+}
