@@ -494,3 +494,13 @@ int mf_where(lua_State *L, int level, char *buf, size_t size) {
   snprintf(buf, size, "%s:%d", ar.short_src, ar.currentline);
   return 1;
 }
+
+int mf_function_where(lua_State *L, int idx, char *buf, size_t size) {
+  if (lua_type(L, idx) != LUA_TFUNCTION) return 0;
+  lua_Debug ar;
+  lua_pushvalue(L, idx);  // lua_getinfo(">") pops it
+  if (!lua_getinfo(L, ">S", &ar)) return 0;  // "S" fills fixed fields: no allocation
+  if (ar.linedefined <= 0) return 0;        // a C function or a main chunk
+  snprintf(buf, size, "%s:%d", ar.short_src, ar.linedefined);
+  return 1;
+}

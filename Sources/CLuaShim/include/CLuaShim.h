@@ -151,6 +151,10 @@ int mf_getglobal(lua_State *L, const char *name);
 /// C function) into `buf`. Returns 0 when unknown (a C function, no line).
 int mf_where(lua_State *L, int level, char *buf, size_t size);
 
+/// `file:line` where the Lua function at `idx` is defined, into `buf`. Returns
+/// 0 when it is not a Lua function. Stack effect: none (needs one free slot).
+int mf_function_where(lua_State *L, int idx, char *buf, size_t size);
+
 // MARK: - Profiles
 
 /// Applies the sandboxed profile: removes os.execute & co, io, debug,
