@@ -52,6 +52,8 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
 
     public var isIdle: Bool { children.allSatisfy { $0.feature.isIdle } }
 
+    public var inFlight: [String] { children.flatMap { child in child.feature.inFlight.map { "\(child.name): \($0)" } } }
+
     public func start() {
         outlet.send(.state(state, seq: 0))
     }
@@ -72,12 +74,18 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         }
         let type = action["type"]?.stringValue ?? action.description
         guard let childName else {
-            throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' nowhere; return a child name (\(children.map(\.name).joined(separator: ", "))) for it")), location: source)
+            throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' nowhere; return a child name (\(children.map(\.name).joined(separator: ", "))) for it")), location: definition.locations["route"] ?? source)
         }
         guard let child = children.first(where: { $0.name == childName })?.feature else {
-            throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' to unknown child '\(childName)'; children: \(children.map(\.name).joined(separator: ", "))")), location: source)
+            throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' to unknown child '\(childName)'; children: \(children.map(\.name).joined(separator: ", "))")), location: definition.locations["route"] ?? source)
         }
-        try child.send(childAction)
+        do { try child.send(childAction) } catch {
+            // Name the action that was sent; the child's own action only as where it went.
+            let (message, _) = FeatureErrors.describe(error, fallback: nil)
+            let childType = childAction["type"]?.stringValue ?? "?"
+            let routed = childType == type ? "child '\(childName)'" : "child '\(childName)' as '\(childType)'"
+            throw LuaStreamError(.string(LuaString("action '\(type)', routed to \(routed): \(message)")), location: definition.locations["route"] ?? source)
+        }
         outlet.send(.action(action))
     }
 

@@ -13,6 +13,8 @@ public protocol RunningFeature: AnyObject, Sendable {
     var state: LuaValue { get }
     /// Whether nothing is queued or running.
     var isIdle: Bool { get }
+    /// What is still running or queued, for messages: `save #2` (action type and number).
+    var inFlight: [String] { get }
     /// Emits the initial state event; call once observers are attached.
     func start()
     /// Validates and queues an action.
