@@ -2,7 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowLua
 
-/// Runs a Lua file the way `lua5.4 FILE args...` does, with `moonflow` preloaded:
+/// Runs a Lua file (or standard input, for `-`) the way `lua5.4 FILE args...` does, with `moonflow` preloaded:
 /// what `moonflow exec` does.
 ///
 ///     let status = ScriptRunner(file: "hello.lua", arguments: ["a"]).run()
@@ -32,7 +32,10 @@ public struct ScriptRunner: Sendable {
             arg[.integer(0)] = .string(LuaString(file))
             for (i, a) in arguments.enumerated() { arg[.integer(Int64(i + 1))] = .string(LuaString(a)) }
             try lua.setGlobal("arg", .value(.table(arg)))
-            let chunk = try lua.load(file: file)
+            // `-` is standard input, as for lua5.4 (messages say `stdin:LINE`).
+            let chunk = file == "-"
+                ? try lua.load(string: String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self), name: "stdin")
+                : try lua.load(file: file)
             try lua.call(chunk, arguments.map { .value(.string(LuaString($0))) }) { _ in () }
             return 0
         } catch {
