@@ -210,6 +210,14 @@ int mf_is_json_array(lua_State *L, int idx) {
   return same;
 }
 
+int mf_json_kind(lua_State *L, int idx) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
+  int same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same ? 1 : 2;
+}
+
 static int push_ops_k(lua_State *L) {
   const mf_op *ops = (const mf_op *)lua_touserdata(L, 1);
   int count = (int)lua_tointeger(L, 2);

@@ -104,6 +104,9 @@ typedef struct mf_op {
 int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed);
 /// Registry key of the JSON-array metatable (created on first use).
 int mf_is_json_array(lua_State *L, int idx);
+/// 1 if the table at `idx` has the JSON-array metatable, 2 if it has another
+/// metatable (`mf.object()` marks with one), 0 if none. Never allocates.
+int mf_json_kind(lua_State *L, int idx);
 
 // MARK: - Swift functions
 
