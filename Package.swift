@@ -3,7 +3,7 @@ import PackageDescription
 
 // Dependencies flow one way (DESIGN §3):
 // CLuaShim -> CLua; LuaKit -> CLua, CLuaShim; Streams has none; Runtime -> Streams;
-// MoonflowLua -> LuaKit, Runtime; MoonflowHost -> MoonflowLua; moonflow -> MoonflowHost.
+// MoonflowLua -> LuaKit, Runtime; MoonflowHost -> MoonflowLua; moonflow -> MoonflowHost, CEditShim -> CEdit.
 let package = Package(
     name: "Moonflow",
     platforms: [.macOS(.v14)],
@@ -29,6 +29,13 @@ let package = Package(
             providers: [.apt(["liblua5.4-dev"])]
         ),
         .target(name: "CLuaShim", dependencies: ["CLua"]),
+        // The prompt's line editor: Debian's libedit (history, completion) behind a small C shim.
+        .systemLibrary(
+            name: "CEdit",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]
+        ),
+        .target(name: "CEditShim", dependencies: ["CEdit"]),
         .target(name: "LuaKit", dependencies: ["CLua", "CLuaShim"]),
         .target(name: "Streams"),
         .target(name: "StreamsTesting", dependencies: ["Streams"]),
@@ -39,6 +46,7 @@ let package = Package(
             name: "moonflow",
             dependencies: [
                 "MoonflowHost",
+                "CEditShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -83,23 +83,32 @@ public final class EventPrinter: @unchecked Sendable {
             if changes.isEmpty { return "\(time)      (state unchanged)" }
             return changes.map { "\(time)      \(paint($0.path, "36")): \(paint($0.old, "31")) → \(paint($0.new, "32"))" }.joined(separator: "\n")
         case .action(let a):
-            return "\(time)  \(paint("→ " + (a["type"]?.stringValue ?? "?"), "1;34")) \(EventPrinter.fields(a))"
+            return "\(time)  \(paint("→ " + EventPrinter.typeName(a), "1;34")) \(EventPrinter.fields(a))"
         case .mutation(let m, _):
-            return "\(time)    \(paint("• " + (m["type"]?.stringValue ?? "?"), "35")) \(EventPrinter.fields(m))"
+            return "\(time)    \(paint("• " + EventPrinter.typeName(m), "35")) \(EventPrinter.fields(m))"
         case .effect(let e, let from):
-            let source = from.map { " from \($0)" } ?? ""
-            return "\(time)    \(paint("⇒ effect " + (e["type"]?.stringValue ?? "?"), "33"))\(source) \(EventPrinter.fields(e))"
+            let source = from.map { " from \(LuaValue.escaped($0))" } ?? ""
+            return "\(time)    \(paint("⇒ effect " + EventPrinter.typeName(e), "33"))\(source) \(EventPrinter.fields(e))"
         case .error(let message, let location):
-            let (first, traceback) = EventPrinter.split(message)
+            let (first, traceback) = EventPrinter.split(EventPrinter.visible(message))
             let place = location.map { "\($0): " } ?? ""
             var text = "\(time)    \(paint("✗ error", "1;31")) \(first.hasPrefix(place) ? first : place + first)"
             if let traceback { text += "\n" + traceback.split(separator: "\n").map { "             \($0)" }.joined(separator: "\n") }
             return text
         case .log(let message, let location):
-            return "\(time)    \(paint("log", "2")) \(location.map { "\($0): " } ?? "")\(message)"
+            return "\(time)    \(paint("log", "2")) \(location.map { "\($0): " } ?? "")\(EventPrinter.visible(message))"
         case .reload(let ms):
             return "\(time)  \(paint(String(format: "↻ reloaded in %.1f ms", ms), "1;32"))"
         }
+    }
+
+    /// The `type` of an action, mutation or effect, control characters escaped.
+    static func typeName(_ v: LuaValue) -> String { v["type"]?.stringValue.map { LuaValue.escaped($0) } ?? "?" }
+
+    /// Text for a terminal: line breaks kept, other control characters (an escape
+    /// sequence in data or in an echoed input line) written as `\027`.
+    static func visible(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { LuaValue.escaped(String($0)) }.joined(separator: "\n")
     }
 
     /// `{ text = "a" }` without the `type` field.

@@ -85,7 +85,8 @@ public final class FeatureRun: @unchecked Sendable {
         }
         start = Date()
         if input.isInteractive {
-            write(banner)
+            // On standard error, so a jsonl run at a prompt still prints only JSON on standard output.
+            FileHandle.standardError.write(Data((banner + "\n").utf8))
             prepareReader()
         }
         host.perform {
@@ -257,7 +258,7 @@ public final class FeatureRun: @unchecked Sendable {
     var helpText: String {
         var lines = ["commands:",
                      "  ACTION key=value ...   send an action (a bare value fills its only field; quote text with spaces)",
-                     "  {\"type\":...}          send an action as JSON",
+                     "  {\"type\":...}           send an action as JSON",
                      "  help                   this list"]
         if options.clock == .virtual {
             lines += ["  :advance MS            move the virtual clock on by MS",

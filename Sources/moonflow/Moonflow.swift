@@ -144,10 +144,17 @@ struct Run: ParsableCommand {
         options.profile = limits.sandbox ? .sandboxed : .trusted
         options.color = format == .pretty && color.enabled(isTerminal: isatty(STDOUT_FILENO) != 0)
         let input: InputLines
+        var prompt: EditLinePrompt?
+        defer { prompt?.close() }
         switch actions {
         case nil:
             // A person at a terminal gets the prompt; anything piped in is read as JSON Lines.
-            input = isatty(STDIN_FILENO) != 0 ? InputLines(standardInput: true) : InputLines(standardInput: false)
+            if isatty(STDIN_FILENO) != 0 {
+                prompt = EditLinePrompt()
+                input = InputLines(prompt: prompt!)
+            } else {
+                input = InputLines(standardInput: false)
+            }
         case "-":
             input = InputLines(standardInput: false)
         case let file?:
