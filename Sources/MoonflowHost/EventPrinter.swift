@@ -26,26 +26,29 @@ public final class EventPrinter: @unchecked Sendable {
     }
 
     /// The lines for one event (jsonl: exactly one).
-    public func render(_ event: FeatureEvent, t: Int) -> String {
+    /// - Parameter from: under `mf.compose`, the child a mutation or state came from.
+    public func render(_ event: FeatureEvent, t: Int, from: String? = nil) -> String {
         switch format {
-        case .jsonl: return jsonl(event, t: t)
-        case .pretty: return pretty(event, t: t)
+        case .jsonl: return jsonl(event, t: t, from: from)
+        case .pretty: return pretty(event, t: t, from: from)
         }
     }
 
     // MARK: jsonl
 
-    private func jsonl(_ event: FeatureEvent, t: Int) -> String {
+    private func jsonl(_ event: FeatureEvent, t: Int, from child: String?) -> String {
         func json(_ v: LuaValue, _ root: String) throws -> String { try v.json(sortedKeys: true, root: root) }
         func quoted(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
         do {
             switch event {
             case .state(let s, let seq):
-                return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq),\"state\":\(try json(s, "state"))}"
+                let source = child.map { ",\"from\":\(quoted($0))" } ?? ""
+                return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"state\":\(try json(s, "state"))}"
             case .action(let a):
                 return "{\"event\":\"action\",\"t\":\(t),\"action\":\(try json(a, "action"))}"
             case .mutation(let m, let seq):
-                return "{\"event\":\"mutation\",\"t\":\(t),\"seq\":\(seq),\"mutation\":\(try json(m, "mutation"))}"
+                let source = child.map { ",\"from\":\(quoted($0))" } ?? ""
+                return "{\"event\":\"mutation\",\"t\":\(t),\"seq\":\(seq)\(source),\"mutation\":\(try json(m, "mutation"))}"
             case .effect(let e, let from):
                 let source = from.map { ",\"from\":\(quoted($0))" } ?? ""
                 return "{\"event\":\"effect\",\"t\":\(t)\(source),\"effect\":\(try json(e, "effect"))}"
@@ -73,7 +76,7 @@ public final class EventPrinter: @unchecked Sendable {
 
     private func paint(_ s: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
 
-    private func pretty(_ event: FeatureEvent, t: Int) -> String {
+    private func pretty(_ event: FeatureEvent, t: Int, from child: String?) -> String {
         let time = paint(String(format: "%6d ms", t), "2")
         switch event {
         case .state(let s, let seq):
@@ -85,7 +88,8 @@ public final class EventPrinter: @unchecked Sendable {
         case .action(let a):
             return "\(time)  \(paint("→ " + EventPrinter.typeName(a), "1;34")) \(EventPrinter.fields(a))"
         case .mutation(let m, _):
-            return "\(time)    \(paint("• " + EventPrinter.typeName(m), "35")) \(EventPrinter.fields(m))"
+            let source = child.map { " from \(LuaValue.escaped($0))" } ?? ""
+            return "\(time)    \(paint("• " + EventPrinter.typeName(m), "35"))\(source) \(EventPrinter.fields(m))"
         case .effect(let e, let from):
             let source = from.map { " from \(LuaValue.escaped($0))" } ?? ""
             return "\(time)    \(paint("⇒ effect " + EventPrinter.typeName(e), "33"))\(source) \(EventPrinter.fields(e))"

@@ -57,7 +57,7 @@ public final class FeatureRun: @unchecked Sendable {
     private func emit(_ event: FeatureEvent) {
         lock.lock(); defer { lock.unlock() }
         if case .error = event { failed = true }
-        write(printer.render(event, t: now))
+        write(printer.render(event, t: now, from: (feature as? LuaComposite)?.sourceOfCurrentEvent))
     }
 
     private func inputError(_ message: String, line: Int) {

@@ -28,6 +28,10 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
     private var subscriptions: [Disposable] = []
     private let hasMapEffect: Bool
     public var effectSource: String?
+    /// The child a `mutation` or `state` event being delivered came from (`"from"` in
+    /// jsonl, as for effects); nil outside a delivery. Listeners read it while they
+    /// are called, on the state executor.
+    public private(set) var sourceOfCurrentEvent: String?
 
     package init(definition: FeatureDefinition, bridge: LuaBridge, children: [(String, RunningFeature)], source: String) throws {
         self.definition = definition
@@ -97,12 +101,16 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
             break  // the parent's action was reported when it was routed
         case .mutation(let m, _):
             seq += 1
+            sourceOfCurrentEvent = childName
+            defer { sourceOfCurrentEvent = nil }
             outlet.send(.mutation(m, seq: seq))
         case .state(_, let childSeq):
             guard childSeq > 0 else { return }
             do {
                 let combined = try combine()
                 lock.lock(); _state = combined; lock.unlock()
+                sourceOfCurrentEvent = childName
+                defer { sourceOfCurrentEvent = nil }
                 outlet.send(.state(combined, seq: seq))
             } catch {
                 let (message, location) = FeatureErrors.describe(error, fallback: source)

@@ -131,6 +131,18 @@ final class RunInputTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("\"where\":\"stdin:1\""), result.stdout)
     }
 
+    func testMutationAndStateEventsOfACompositeSayWhichChildTheyCameFrom() throws {
+        let result = try Moonflow.run(["run", "plugins/user", "--format", "jsonl", "--clock", "virtual"],
+                                      input: "{\"type\":\"loadPosts\",\"userId\":1}\n")
+        XCTAssertEqual(result.status, 0, result.stdout)
+        let out = lines(result.stdout)
+        XCTAssertTrue(out[0].hasPrefix(#"{"event":"state","t":0,"seq":0,"state":"#), "the initial state comes from no child: \(out[0])")
+        XCTAssertTrue(out.contains { $0.hasPrefix(#"{"event":"mutation","t":0,"seq":1,"from":"posts","mutation":{"type":"load""#) }, result.stdout)
+        XCTAssertTrue(out.contains { $0.hasPrefix(#"{"event":"state","t":0,"seq":1,"from":"posts","state":"#) }, result.stdout)
+        let pretty = try Moonflow.run(["run", "plugins/user", "--clock", "virtual"], input: "{\"type\":\"loadPosts\",\"userId\":1}\n")
+        XCTAssertTrue(pretty.stdout.contains("• load from posts { userId = 1 }"), pretty.stdout)
+    }
+
     func testAPluginNotFoundNamesEachSearchedFolderOnce() throws {
         try write("plugins/solo/init.lua", """
             local mf = require "moonflow"
