@@ -131,6 +131,40 @@ final class PromptTests: XCTestCase {
         XCTAssertFalse(out.contains("\u{1B}[2J"), "no raw escape sequence reaches the terminal")
     }
 
+    /// The real clock waits for work in flight after the input ends (until Ctrl-C or
+    /// `--until`); at a terminal it says what it waits for instead of hanging silently.
+    func testARealClockRunWaitingForWorkInFlightSaysWhatItWaitsFor() throws {
+        let plugin = try write("waiter.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "waiter", initial = {}, actions = { wait = {} }, mutations = {},
+              handle = function() return mf.never() end,
+              reduce = function(s) return s end,
+            }
+            """)
+        let actions = try write("wait.jsonl", "{\"type\":\"wait\"}\n")
+        let binary = try Moonflow.binary().path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", "'\(binary)' run '\(plugin)' --actions '\(actions)'", "/dev/null"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = Pipe()
+        try process.run()
+        let guardItem = DispatchWorkItem { process.terminate() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: guardItem)
+        var shown = ""
+        while !shown.contains("waiting for work in flight") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            shown += String(decoding: chunk, as: UTF8.self)
+        }
+        guardItem.cancel()
+        process.terminate()  // as Ctrl-C would
+        process.waitUntilExit()
+        XCTAssertTrue(shown.contains("moonflow: input ended; waiting for work in flight (wait #1) until it finishes; Ctrl-C stops the run, --until MS ends it at MS"), shown)
+    }
+
     @discardableResult
     private func write(_ relative: String, _ text: String) throws -> String {
         let url = scratch.appendingPathComponent(relative)
