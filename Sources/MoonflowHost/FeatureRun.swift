@@ -57,7 +57,14 @@ public final class FeatureRun: @unchecked Sendable {
     private func emit(_ event: FeatureEvent) {
         lock.lock(); defer { lock.unlock() }
         if case .error = event { failed = true }
-        write(printer.render(event, t: now, from: (feature as? LuaComposite)?.sourceOfCurrentEvent))
+        // Mutation and state events come only from the feature's own delivery, on the state
+        // executor, where the composite's source is set; input errors come from this thread.
+        var from: String?
+        switch event {
+        case .mutation, .state: from = (feature as? LuaComposite)?.sourceOfCurrentEvent
+        default: from = nil
+        }
+        write(printer.render(event, t: now, from: from))
     }
 
     private func inputError(_ message: String, line: Int) {
