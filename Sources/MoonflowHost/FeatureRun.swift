@@ -217,10 +217,16 @@ public final class FeatureRun: @unchecked Sendable {
                 perform(command)
                 return nil
             case .action(let action, let at):
-                if let at, at < now {
-                    // Sent at once, as late as it is: say so rather than reorder the input.
-                    emit(.log(message: "\"at\":\(at) is before the run's clock (\(now) ms), so the action is sent now; timed lines go in time order",
-                              location: "\(input.name):\(n)"))
+                if let at {
+                    // The virtual clock is exact; on the real one, a line is late when it goes back
+                    // before an earlier timed line (not by the milliseconds reading takes).
+                    let clock = host.testScheduler?.now ?? latestTimedLine
+                    if at < clock {
+                        // Sent at once, as late as it is: say so rather than reorder the input.
+                        emit(.log(message: "\"at\":\(at) is before the run's clock (\(clock) ms), so the action is sent now; timed lines go in time order",
+                                  location: "\(input.name):\(n)"))
+                    }
+                    latestTimedLine = max(latestTimedLine, at)
                 }
                 return (at, action)
             }
@@ -321,6 +327,9 @@ public final class FeatureRun: @unchecked Sendable {
             FileHandle.standardError.write(Data("moonflow: the run ends at \(now) ms with work in flight that nothing scheduled will finish (\(inFlightSummary)); pass --until MS to run the clock on to MS\n".utf8))
         }
     }
+
+    /// The latest `at` of the timed lines read so far.
+    private var latestTimedLine = 0
 
     /// The declared actions (nil under `mf.compose`, whose `route` decides).
     var actionSchema: Schema? { (feature as? LuaFeature)?.definition.actions }
