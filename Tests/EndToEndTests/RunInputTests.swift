@@ -91,6 +91,14 @@ final class RunInputTests: XCTestCase {
         XCTAssertTrue(out[warning + 1].contains(#""t":100,"action":{"type":"decrement"}"#), result.stdout)
     }
 
+    func testOnTheRealClockALineInTimeOrderIsNotLate() throws {
+        let result = try Moonflow.run(["run", "plugins/counter", "--format", "jsonl"],
+                                      input: "{\"at\":0,\"send\":{\"type\":\"increment\"}}\n{\"at\":20,\"send\":{\"type\":\"increment\"}}\n")
+        XCTAssertEqual(result.status, 0, result.stdout)
+        XCTAssertFalse(result.stdout.contains("\"event\":\"log\""), "no warning for lines in time order: \(result.stdout)")
+        XCTAssertTrue(result.stdout.contains("\"state\":{\"count\":2}"), result.stdout)
+    }
+
     func testALineStartingWithAByteOrderMarkIsRead() throws {
         let result = try Moonflow.run(["run", "plugins/counter", "--format", "jsonl", "--clock", "virtual"],
                                       input: "\u{FEFF}{\"type\":\"increment\"}\n")
