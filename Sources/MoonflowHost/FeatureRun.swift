@@ -250,6 +250,8 @@ public final class FeatureRun: @unchecked Sendable {
             } else {
                 Thread.sleep(forTimeInterval: Double(ms) / 1000)
             }
+        case .quit:
+            input.end()
         case .run:
             if let test = host.testScheduler {
                 // To the next point where the feature is idle or nothing is scheduled (an
@@ -277,7 +279,7 @@ public final class FeatureRun: @unchecked Sendable {
             lines += ["  :advance MS            move the virtual clock on by MS",
                       "  :run                   run the virtual clock until the feature is idle"]
         }
-        lines += ["  Ctrl-D                 end the run (Tab completes, Up recalls earlier lines)"]
+        lines += ["  :quit or Ctrl-D        end the input (Tab completes, Up recalls earlier lines)"]
         if let actions = actionSchema {
             lines.append("actions:")
             for name in actions.names {
@@ -296,7 +298,7 @@ public final class FeatureRun: @unchecked Sendable {
         let clock = options.clock == .virtual
             ? "the virtual clock (it moves only with :advance MS and :run)"
             : "the real clock"
-        return "moonflow: \(feature.name) on \(clock); type help for the actions and commands, Ctrl-D to end"
+        return "moonflow: \(feature.name) on \(clock); type help for the actions and commands, :quit or Ctrl-D to end"
     }
 
     /// Tells the prompt what Tab completes.
@@ -306,7 +308,7 @@ public final class FeatureRun: @unchecked Sendable {
         if let schema = actionSchema {
             for (name, fields) in schema.shapes { actions[name] = fields.keys.sorted() }
         }
-        let commands = options.clock == .virtual ? ["help", ":advance", ":run"] : ["help"]
+        let commands = options.clock == .virtual ? ["help", ":advance", ":run", ":quit"] : ["help", ":quit"]
         reader.setCompletions(actions: actions, commands: commands)
     }
 
@@ -405,9 +407,14 @@ public final class InputLines: @unchecked Sendable {
     }
 
     func next() -> String? {
+        if ended { return nil }
         if let readLine { return readLine() }
         return lines?.next()
     }
+
+    /// Ends the input early (`:quit` at the prompt): `next()` returns nil from now on.
+    func end() { ended = true }
+    private var ended = false
 }
 
 /// Reads lines typed at the prompt (the command line's is libedit's line editor).

@@ -67,6 +67,8 @@ public enum PromptCommand: Equatable, Sendable {
     case advance(ms: Int)
     /// `:run`: runs the virtual clock to the next idle point.
     case run
+    /// `:quit` (or `:q`): ends the input, as Ctrl-D does.
+    case quit
 
     /// The command a line is, nil when it is not one. `help` alone is a command
     /// unless the feature declares an action named `help` (`:help` always is).
@@ -77,13 +79,14 @@ public enum PromptCommand: Equatable, Sendable {
         switch words.first {
         case "help", "h", "?": return .help
         case "run": return .run
+        case "quit", "q": return .quit
         case "advance", "a":
             guard words.count == 2, let ms = Int(words[1]), ms >= 0 else {
                 throw InputError(":advance needs a number of milliseconds, 0 or more, as in :advance 300")
             }
             return .advance(ms: ms)
         default:
-            throw InputError("unknown command '\(line)'; commands: help, :advance MS, :run (Ctrl-D ends the run)")
+            throw InputError("unknown command '\(line)'; commands: help, :advance MS, :run, :quit (or Ctrl-D)")
         }
     }
 }

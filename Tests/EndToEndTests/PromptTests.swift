@@ -19,7 +19,7 @@ final class PromptTests: XCTestCase {
         try? FileManager.default.removeItem(at: scratch)
     }
 
-    /// Types each of `lines` (then Ctrl-D) at `moonflow run ARGS` on a terminal, each once
+    /// Types each of `lines` (then `:quit`) at `moonflow run ARGS` on a terminal, each once
     /// the prompt has come back for it, and returns what the run showed, carriage returns
     /// dropped. A line may hold editing keys (Tab, the Up arrow).
     private func type(_ lines: [String], _ arguments: [String]) throws -> String {
@@ -38,7 +38,9 @@ final class PromptTests: XCTestCase {
         let guardItem = DispatchWorkItem { process.terminate() }
         DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: guardItem)
         defer { guardItem.cancel() }
-        let keys = lines.map { $0 + "\r" } + ["\u{04}"]
+        // Ended with :quit, a line: Ctrl-D typed while the terminal is between two prompts (in
+        // cooked mode) is taken by the terminal as end of file and lost when libedit reads again.
+        let keys = (lines + [":quit"]).map { $0 + "\r" }
         var shown = Data()
         var sent = 0
         while true {
@@ -57,6 +59,7 @@ final class PromptTests: XCTestCase {
         process.waitUntilExit()
         try? input.fileHandleForWriting.close()
         XCTAssertEqual(sent, keys.count, "the prompt came back after every line")
+        XCTAssertEqual(process.terminationReason, .exit, "the run ended at :quit (it was not killed)")
         return String(decoding: shown, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
     }
 
@@ -87,8 +90,8 @@ final class PromptTests: XCTestCase {
         // libedit's own format (a space is written \040).
         let saved = try String(contentsOf: history, encoding: .utf8)
         XCTAssertTrue(saved.contains("increment") && saved.contains("by=2"), saved)
-        // A second run: Up brings back the line of the first, Enter sends it.
-        let out = try type(["\u{1B}[A"], ["plugins/counter", "--clock", "virtual"])
+        // A second run: Up twice brings back the first run's action (before its :quit), Enter sends it.
+        let out = try type(["\u{1B}[A\u{1B}[A"], ["plugins/counter", "--clock", "virtual"])
         XCTAssertTrue(out.contains("count: 0 → 2"), out)
         XCTAssertFalse(out.contains("error"), "the arrow key is editing, not an action: \(out)")
     }

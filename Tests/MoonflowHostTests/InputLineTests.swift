@@ -53,6 +53,7 @@ final class InputLineTests: XCTestCase {
     func testPromptCommands() throws {
         XCTAssertEqual(try InputLine.parse(":advance 250", shorthand: true), .command(.advance(ms: 250)))
         XCTAssertEqual(try InputLine.parse(":run", shorthand: true), .command(.run))
+        XCTAssertEqual(try InputLine.parse(":quit", shorthand: true), .command(.quit))
         XCTAssertEqual(try InputLine.parse("help", shorthand: true), .command(.help))
         XCTAssertThrowsError(try InputLine.parse(":advance soon", shorthand: true))
         XCTAssertThrowsError(try InputLine.parse(":advance 5", shorthand: false), "commands are for the prompt only")
