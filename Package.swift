@@ -4,7 +4,7 @@ import PackageDescription
 // Dependencies flow one way (DESIGN §3):
 // CLuaShim -> CLua; LuaKit -> CLua, CLuaShim; Streams has none; Runtime -> Streams;
 // MoonflowLua -> LuaKit, Runtime; MoonflowHost -> MoonflowLua, MoonflowSQLite;
-// MoonflowTesting -> MoonflowHost; moonflow -> MoonflowHost, MoonflowTesting.
+// MoonflowTesting -> MoonflowHost; moonflow -> MoonflowHost, MoonflowTesting, CEditShim; CEditShim -> CEdit.
 // MoonflowSQLite -> Runtime, GRDB: the SQLite repository, kept out of the core libraries.
 let package = Package(
     name: "Moonflow",
@@ -34,6 +34,13 @@ let package = Package(
             providers: [.apt(["liblua5.4-dev"])]
         ),
         .target(name: "CLuaShim", dependencies: ["CLua"]),
+        // The prompt's line editor: Debian's libedit (history, completion) behind a small C shim.
+        .systemLibrary(
+            name: "CEdit",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]
+        ),
+        .target(name: "CEditShim", dependencies: ["CEdit"]),
         .target(name: "LuaKit", dependencies: ["CLua", "CLuaShim"]),
         .target(name: "Streams"),
         .target(name: "StreamsTesting", dependencies: ["Streams"]),
@@ -49,6 +56,7 @@ let package = Package(
             dependencies: [
                 "MoonflowHost",
                 "MoonflowTesting",
+                "CEditShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -210,6 +210,14 @@ int mf_is_json_array(lua_State *L, int idx) {
   return same;
 }
 
+int mf_json_kind(lua_State *L, int idx) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
+  int same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same ? 1 : 2;
+}
+
 static int push_ops_k(lua_State *L) {
   const mf_op *ops = (const mf_op *)lua_touserdata(L, 1);
   int count = (int)lua_tointeger(L, 2);
@@ -492,5 +500,15 @@ int mf_where(lua_State *L, int level, char *buf, size_t size) {
   if (!lua_getinfo(L, "Sl", &ar)) return 0;  // "S" and "l" fill fixed fields: no allocation
   if (ar.currentline <= 0) return 0;
   snprintf(buf, size, "%s:%d", ar.short_src, ar.currentline);
+  return 1;
+}
+
+int mf_function_where(lua_State *L, int idx, char *buf, size_t size) {
+  if (lua_type(L, idx) != LUA_TFUNCTION) return 0;
+  lua_Debug ar;
+  lua_pushvalue(L, idx);  // lua_getinfo(">") pops it
+  if (!lua_getinfo(L, ">S", &ar)) return 0;  // "S" fills fixed fields: no allocation
+  if (ar.linedefined <= 0) return 0;        // a C function or a main chunk
+  snprintf(buf, size, "%s:%d", ar.short_src, ar.linedefined);
   return 1;
 }

@@ -51,6 +51,17 @@ public struct LuaSlots {
         return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// `file:line` where the Lua function at position `i` is defined; nil for
+    /// anything else (a C function, a table, nothing).
+    ///
+    ///     slots.definitionLocation(1)   // "plugins/counter/init.lua:21"
+    public func definitionLocation(_ i: Int) -> String? {
+        guard i >= 1 && i <= count, mf_checkstack(L, 1) != 0 else { return nil }
+        var buf = [CChar](repeating: 0, count: 512)
+        guard mf_function_where(L, index(i), &buf, buf.count) != 0 else { return nil }
+        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The Lua type name at position `i` (1-based); `"none"` past the end.
     public func typeName(_ i: Int) -> String {
         guard i >= 1 && i <= count else { return "no value" }

@@ -191,7 +191,7 @@ extension ValueReader {
             switch try refreshedTable(table, at: idx, depth: depth) {
             case .unchanged: return nil
             case .changed(let value): return value
-            case .reread: return try value(at: idx, depth: depth)
+            case .reread: return keepingArray(try value(at: idx, depth: depth), at: idx, was: table)
             }
         default:
             return try value(at: idx, depth: depth)
@@ -246,7 +246,7 @@ extension ValueReader {
             mf_pop(L, 1)
         }
         if seen - added != old.hash.count { return .reread }
-        let isJSONArray = mf_is_json_array(L, idx) != 0
+        let isJSONArray = n == 0 && seen == 0 ? keepsArray(at: idx, was: old) : mf_is_json_array(L, idx) != 0
         if changedElements.isEmpty && changedEntries.isEmpty && appended.isEmpty && Int(n) == old.array.count
             && isJSONArray == old.isJSONArray { return .unchanged }
         var table = old
@@ -256,6 +256,27 @@ extension ValueReader {
         for (k, v) in changedEntries { table.hash[k] = v }
         table.isJSONArray = isJSONArray
         return .changed(.table(table))
+    }
+}
+
+extension ValueReader {
+    /// Whether the empty table at `idx` encodes as a JSON array: made with `mf.array()`
+    /// (the array metatable), or an array in the previous state (`was`) and not marked
+    /// otherwise (`mf.object()`, or any metatable). So a list emptied by its last
+    /// removal stays `[]` instead of turning into `{}`.
+    fileprivate func keepsArray(at idx: Int32, was old: LuaTable) -> Bool {
+        switch mf_json_kind(L, idx) {
+        case 1: return true
+        case 0: return old.isJSONArray || (!old.array.isEmpty && old.hash.isEmpty)
+        default: return false
+        }
+    }
+
+    /// `value`, an empty table read afresh, marked as an array when `keepsArray` says so.
+    fileprivate func keepingArray(_ value: LuaValue, at idx: Int32, was old: LuaTable) -> LuaValue {
+        guard case .table(var t) = value, t.isEmpty, !t.isJSONArray, keepsArray(at: idx, was: old) else { return value }
+        t.isJSONArray = true
+        return .table(t)
     }
 }
 

@@ -88,10 +88,15 @@ public final class LuaState: @unchecked Sendable {
     /// Forgets the peak (the next reading starts from the current use).
     public func resetPeakMemory() { budget.pointee.peak = budget.pointee.used }
 
-    /// Runs a full garbage collection cycle.
+    /// Runs full garbage collection cycles until what they free frees nothing
+    /// more: a collected Swift function may release references that free more.
     public func collectGarbage() {
         enter(); defer { leave() }
-        _ = mf_gc_collect(L)
+        for _ in 0..<8 {
+            _ = mf_gc_collect(L)
+            guard pendingUnrefs.hasPending else { return }
+            drainUnrefs()
+        }
     }
 
     // MARK: - Confinement and housekeeping

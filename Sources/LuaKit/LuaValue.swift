@@ -263,7 +263,7 @@ extension LuaValue: CustomStringConvertible {
         case .boolean(let b): return b ? "true" : "false"
         case .integer(let i): return String(i)
         case .number(let d): return LuaValue.formatNumber(d)
-        case .string(let s): return "\"" + s.description + "\""
+        case .string(let s): return "\"" + LuaValue.escaped(s.description, quote: true) + "\""
         case .table(let t):
             if t.isEmpty { return "{}" }
             var parts: [String] = t.array.map(\.description)
@@ -276,6 +276,26 @@ extension LuaValue: CustomStringConvertible {
             }
             return "{ " + parts.joined(separator: ", ") + " }"
         }
+    }
+
+    /// `text` with control characters written as Lua escapes (`\n`, `\t`, `\027`), so
+    /// data printed for people cannot move the cursor or clear the screen; with `quote`,
+    /// `"` and `\` are escaped too (inside a quoted string).
+    public static func escaped(_ text: String, quote: Bool = false) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (quote && ($0 == "\"" || $0 == "\\")) }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            case "\"" where quote: out += "\\\""
+            case "\\" where quote: out += "\\\\"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F: out += "\\" + String(format: "%03d", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// Formats a float as Lua's `%.14g` does, keeping a `.0` on integral values.

@@ -29,32 +29,35 @@ public final class EventPrinter: @unchecked Sendable {
     }
 
     /// The lines for one event (jsonl: exactly one).
-    public func render(_ event: FeatureEvent, t: Int) -> String {
+    /// - Parameter from: under `mf.compose`, the child a mutation or state came from.
+    public func render(_ event: FeatureEvent, t: Int, from: String? = nil) -> String {
         switch format {
-        case .jsonl: return jsonl(event, t: t)
-        case .pretty: return pretty(event, t: t)
+        case .jsonl: return jsonl(event, t: t, from: from)
+        case .pretty: return pretty(event, t: t, from: from)
         }
     }
 
     // MARK: jsonl
 
-    private func jsonl(_ event: FeatureEvent, t: Int) -> String {
+    private func jsonl(_ event: FeatureEvent, t: Int, from child: String?) -> String {
         func json(_ v: LuaValue, _ root: String) throws -> String { try v.json(sortedKeys: true, root: root) }
         func quoted(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
         do {
             switch event {
             case .state(let s, let seq):
+                let source = child.map { ",\"from\":\(quoted($0))" } ?? ""
                 if statePatches {
                     defer { lastState = s }
                     if seq > 0, let old = lastState {
-                        return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq),\"patch\":\(try JSONPatch.json(JSONPatch.diff(from: old, to: s)))}"
+                        return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"patch\":\(try JSONPatch.json(JSONPatch.diff(from: old, to: s)))}"
                     }
                 }
-                return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq),\"state\":\(try json(s, "state"))}"
+                return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"state\":\(try json(s, "state"))}"
             case .action(let a):
                 return "{\"event\":\"action\",\"t\":\(t),\"action\":\(try json(a, "action"))}"
             case .mutation(let m, let seq):
-                return "{\"event\":\"mutation\",\"t\":\(t),\"seq\":\(seq),\"mutation\":\(try json(m, "mutation"))}"
+                let source = child.map { ",\"from\":\(quoted($0))" } ?? ""
+                return "{\"event\":\"mutation\",\"t\":\(t),\"seq\":\(seq)\(source),\"mutation\":\(try json(m, "mutation"))}"
             case .effect(let e, let from):
                 let source = from.map { ",\"from\":\(quoted($0))" } ?? ""
                 return "{\"event\":\"effect\",\"t\":\(t)\(source),\"effect\":\(try json(e, "effect"))}"
@@ -83,7 +86,7 @@ public final class EventPrinter: @unchecked Sendable {
 
     private func paint(_ s: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
 
-    private func pretty(_ event: FeatureEvent, t: Int) -> String {
+    private func pretty(_ event: FeatureEvent, t: Int, from child: String?) -> String {
         let time = paint(String(format: "%6d ms", t), "2")
         switch event {
         case .state(let s, let seq):
@@ -93,23 +96,33 @@ public final class EventPrinter: @unchecked Sendable {
             if changes.isEmpty { return "\(time)      (state unchanged)" }
             return changes.map { "\(time)      \(paint($0.path, "36")): \(paint($0.old, "31")) → \(paint($0.new, "32"))" }.joined(separator: "\n")
         case .action(let a):
-            return "\(time)  \(paint("→ " + (a["type"]?.stringValue ?? "?"), "1;34")) \(EventPrinter.fields(a))"
+            return "\(time)  \(paint("→ " + EventPrinter.typeName(a), "1;34")) \(EventPrinter.fields(a))"
         case .mutation(let m, _):
-            return "\(time)    \(paint("• " + (m["type"]?.stringValue ?? "?"), "35")) \(EventPrinter.fields(m))"
+            let source = child.map { " from \(LuaValue.escaped($0))" } ?? ""
+            return "\(time)    \(paint("• " + EventPrinter.typeName(m), "35"))\(source) \(EventPrinter.fields(m))"
         case .effect(let e, let from):
-            let source = from.map { " from \($0)" } ?? ""
-            return "\(time)    \(paint("⇒ effect " + (e["type"]?.stringValue ?? "?"), "33"))\(source) \(EventPrinter.fields(e))"
+            let source = from.map { " from \(LuaValue.escaped($0))" } ?? ""
+            return "\(time)    \(paint("⇒ effect " + EventPrinter.typeName(e), "33"))\(source) \(EventPrinter.fields(e))"
         case .error(let message, let location):
-            let (first, traceback) = EventPrinter.split(message)
+            let (first, traceback) = EventPrinter.split(EventPrinter.visible(message))
             let place = location.map { "\($0): " } ?? ""
             var text = "\(time)    \(paint("✗ error", "1;31")) \(first.hasPrefix(place) ? first : place + first)"
             if let traceback { text += "\n" + traceback.split(separator: "\n").map { "             \($0)" }.joined(separator: "\n") }
             return text
         case .log(let message, let location):
-            return "\(time)    \(paint("log", "2")) \(location.map { "\($0): " } ?? "")\(message)"
+            return "\(time)    \(paint("log", "2")) \(location.map { "\($0): " } ?? "")\(EventPrinter.visible(message))"
         case .reload(let files, let ms):
             return "\(time)  \(paint("↻ reloaded \(files.joined(separator: ", ")) (\(String(format: "%.1f", ms)) ms)", "1;32"))"
         }
+    }
+
+    /// The `type` of an action, mutation or effect, control characters escaped.
+    static func typeName(_ v: LuaValue) -> String { v["type"]?.stringValue.map { LuaValue.escaped($0) } ?? "?" }
+
+    /// Text for a terminal: line breaks kept, other control characters (an escape
+    /// sequence in data or in an echoed input line) written as `\027`.
+    static func visible(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { LuaValue.escaped(String($0)) }.joined(separator: "\n")
     }
 
     /// `{ text = "a" }` without the `type` field.

@@ -25,6 +25,9 @@ public typealias LuaService = @Sendable (_ arguments: [LuaValue]) async throws -
 public final class FeatureHost: @unchecked Sendable {
     public enum Clock: String, Sendable, CaseIterable { case real, virtual }
 
+    /// Moonflow's version (`mf.version` in Lua, `moonflow --version`).
+    public static var version: String { MoonflowModule.version }
+
     public struct Configuration: Sendable {
         /// Folders that hold plugin folders (`plugins/NAME/init.lua`).
         public var searchPaths: [String]
@@ -394,7 +397,8 @@ public final class FeatureHost: @unchecked Sendable {
     func makeEnv(_ definition: FeatureDefinition) throws -> LuaRef {
         let interactors = try interactorsTable(definition)
         let overrides: LuaPush = serviceOverrides.map { .ref($0) } ?? .value(.nil)
-        return try lua.call(bridge.dispatch.makeEnv, [.ref(definition.table), .ref(try servicesTable(for: definition)), .ref(interactors), overrides]) { try $0.ref(1) }
+        return try lua.call(bridge.dispatch.makeEnv, [.ref(definition.table), .ref(try servicesTable(for: definition)), .ref(interactors),
+                                                      bridge.serviceResult(definition), overrides]) { try $0.ref(1) }
     }
 
     /// `env.interactors`: the definition's `interactors = { name = mf.interactor{...} | "plugin" }`.

@@ -5,8 +5,8 @@ import MoonflowLua
 import Glibc
 #endif
 
-/// `moonflow run --watch` and the prompt's commands: reload on every save,
-/// keep running until Ctrl-C, SIGINT or SIGTERM.
+/// `moonflow run --watch`: reload on every save (and at the prompt's
+/// `:reload`), keep running until Ctrl-C, SIGINT or SIGTERM.
 extension FeatureRun {
     /// The plugin's folder (for `plugins/NAME/init.lua`) or the lone file.
     var pluginFolder: String? {
@@ -50,40 +50,6 @@ extension FeatureRun {
             }
             emit(.error(message: message, location: location ?? feature.source))
         }
-    }
-
-    /// `:reload`, `:state`, `:help` at the prompt.
-    func promptCommand(_ line: String) {
-        let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
-        switch parts[0] {
-        case ":reload":
-            reload(changed: nil, noticed: Date())
-        case ":state":
-            write(FeatureRun.pretty(feature.state))
-        case ":help":
-            write(helpText())
-        default:
-            write("unknown command \(parts[0]); :help lists the commands")
-        }
-    }
-
-    private func helpText() -> String {
-        var lines = [
-            "commands:",
-            "  :reload   load the plugin's code again, keeping the state",
-            "  :state    print the whole state",
-            "  :help     this list",
-            "actions (JSON, or the shorthand `name field=value ...`):",
-        ]
-        if let lua = feature as? LuaFeature {
-            for (name, fields) in lua.definition.actions.shapes.sorted(by: { $0.key < $1.key }) {
-                let list = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.type.rawValue)\($0.value.optional ? "?" : "")" }
-                lines.append("  \(([name] + list).joined(separator: " "))")
-            }
-        } else {
-            lines.append("  (routed by \(feature.name).route to its children)")
-        }
-        return lines.joined(separator: "\n")
     }
 
     /// A value as indented JSON, integers exact.

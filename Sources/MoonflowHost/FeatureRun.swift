@@ -64,7 +64,14 @@ public final class FeatureRun: @unchecked Sendable {
     func emit(_ event: FeatureEvent) {
         lock.lock(); defer { lock.unlock() }
         if case .error = event { failed = true }
-        write(printer.render(event, t: now))
+        // Mutation and state events come only from the feature's own delivery, on the state
+        // executor, where the composite's source is set; input errors come from this thread.
+        var from: String?
+        switch event {
+        case .mutation, .state: from = (feature as? LuaComposite)?.sourceOfCurrentEvent
+        default: from = nil
+        }
+        write(printer.render(event, t: now, from: from))
     }
 
     private func inputError(_ message: String, line: Int) {
@@ -93,6 +100,11 @@ public final class FeatureRun: @unchecked Sendable {
             return 1
         }
         start = Date()
+        if input.isInteractive {
+            // On standard error, so a jsonl run at a prompt still prints only JSON on standard output.
+            FileHandle.standardError.write(Data((banner + "\n").utf8))
+            prepareReader()
+        }
         host.perform {
             feature.outlet.add { [unowned self] event in self.emit(event) }
             feature.start()
@@ -116,7 +128,12 @@ public final class FeatureRun: @unchecked Sendable {
     static func searchPaths(for path: String) -> [String] {
         var parent = (path as NSString).deletingLastPathComponent
         if path.hasSuffix(".lua") { parent = (parent as NSString).deletingLastPathComponent }
-        return parent.isEmpty ? ["plugins"] : [parent, "plugins"]
+        var paths: [String] = []
+        for dir in [parent, "plugins"] where !dir.isEmpty {
+            let normal = (dir as NSString).standardizingPath
+            if !paths.contains(where: { ($0 as NSString).standardizingPath == normal }) { paths.append(dir) }
+        }
+        return paths
     }
 
     // MARK: - Virtual clock
@@ -136,7 +153,7 @@ public final class FeatureRun: @unchecked Sendable {
             host.settle()
         }
         // Input is exhausted: run until nothing is scheduled or in flight.
-        host.runUntilIdle(until: options.untilMs)
+        if !host.runUntilIdle(until: options.untilMs) { finishVirtual() }
     }
 
     // MARK: - Real clock
@@ -158,52 +175,163 @@ public final class FeatureRun: @unchecked Sendable {
         waitIdle(until: options.untilMs)
     }
 
+    /// Waits until the feature is idle, the clock reaches `until`, or `maxSeconds` pass.
+    /// At the end of input, a wait longer than a second at a terminal says what it waits for.
     private func waitIdle(until: Int?, maxSeconds: Double? = nil) {
         let limit = maxSeconds.map { Date().addingTimeInterval($0) }
+        let announceAt = maxSeconds == nil && isatty(STDERR_FILENO) != 0 ? Date().addingTimeInterval(1) : nil
+        var announced = false
         while true {
             if let until, now >= until { return }
             if let limit, Date() > limit { return }
             let idle = host.perform { feature.isIdle } && host.bridge.pending.inFlight == 0
             if idle { return }
+            if let announceAt, !announced, Date() > announceAt {
+                announced = true
+                let end = until.map { "until the clock reaches \($0) ms" } ?? "until it finishes; Ctrl-C stops the run, --until MS ends it at MS"
+                FileHandle.standardError.write(Data("moonflow: input ended; waiting for work in flight (\(inFlightSummary)) \(end)\n".utf8))
+            }
             Thread.sleep(forTimeInterval: 0.002)
         }
     }
 
     // MARK: - Input
 
-    /// Parses a line: `{"type":...}`, `{"at": ms, "send": {...}}` or the shorthand `query text=hello`.
+    /// Parses a line (see `InputLine`): returns a timed or untimed action, or nil after
+    /// reporting a bad line or carrying out a prompt command.
     private func parse(_ line: String, _ n: Int) -> (Int?, LuaValue)? {
-        let trimmed = line.trimmingCharacters(in: .whitespaces)
-        if trimmed.isEmpty { return nil }
-        if input.isInteractive, trimmed.hasPrefix(":") {
-            promptCommand(trimmed)
-            return nil
-        }
-        let value: LuaValue
-        if trimmed.hasPrefix("{") {
-            do { value = try LuaValue(json: trimmed) } catch {
-                inputError("malformed JSON: \(error); each line is an action like {\"type\":\"inc\"} or {\"at\":250,\"send\":{...}}", line: n)
+        do {
+            switch try InputLine.parse(line, shorthand: input.allowsShorthand, actions: actionSchema) {
+            case nil:
                 return nil
-            }
-        } else if input.allowsShorthand {
-            value = InputLines.shorthand(trimmed)
-        } else {
-            inputError("not a JSON object: each line is an action like {\"type\":\"inc\"} or {\"at\":250,\"send\":{...}}", line: n)
-            return nil
-        }
-        if let send = value["send"] {
-            guard case .integer(let at)? = value["at"], at >= 0 else {
-                inputError("a timed line needs \"at\": a whole number of milliseconds, as in {\"at\":250,\"send\":{...}}", line: n)
+            case .command(let command):
+                perform(command)
                 return nil
+            case .action(let action, let at):
+                if let at {
+                    // The virtual clock is exact; on the real one, a line is late when it goes back
+                    // before an earlier timed line (not by the milliseconds reading takes).
+                    let clock = host.testScheduler?.now ?? latestTimedLine
+                    if at < clock {
+                        // Sent at once, as late as it is: say so rather than reorder the input.
+                        emit(.log(message: "\"at\":\(at) is before the run's clock (\(clock) ms), so the action is sent now; timed lines go in time order",
+                                  location: "\(input.name):\(n)"))
+                    }
+                    latestTimedLine = max(latestTimedLine, at)
+                }
+                return (at, action)
             }
-            return (Int(at), send)
-        }
-        if value["at"] != nil {
-            inputError("a line with \"at\" needs \"send\": the action to send then", line: n)
+        } catch {
+            inputError(error.message, line: n)
             return nil
         }
-        return (nil, value)
     }
+
+    // MARK: - The prompt
+
+    /// Carries out a prompt command.
+    private func perform(_ command: PromptCommand) {
+        switch command {
+        case .help:
+            write(helpText)
+        case .advance(let ms):
+            if let test = host.testScheduler {
+                let target = test.now + ms
+                host.advance(to: options.untilMs.map { min($0, target) } ?? target)
+            } else {
+                Thread.sleep(forTimeInterval: Double(ms) / 1000)
+            }
+        case .quit:
+            input.end()
+        case .reload:
+            reload(changed: nil, noticed: Date())
+        case .state:
+            write(FeatureRun.pretty(feature.state))
+        case .run:
+            if let test = host.testScheduler {
+                // To the next point where the feature is idle or nothing is scheduled (an
+                // `mf.interval` never idles: stop after a minute of virtual time).
+                let limit = test.now + 60_000
+                host.settle()
+                while !host.perform({ feature.isIdle }), let next = test.nextDueTime, next <= limit {
+                    if let until = options.untilMs, next > until { host.advance(to: until); break }
+                    host.advance(to: next)
+                }
+                if !host.perform({ feature.isIdle }) { write("still busy at \(test.now) ms: \(inFlightSummary)") }
+            } else {
+                waitIdle(until: options.untilMs, maxSeconds: 10)
+            }
+        }
+    }
+
+    /// `help`: the commands and the declared actions with their fields.
+    var helpText: String {
+        var lines = ["commands:",
+                     "  ACTION key=value ...   send an action (a bare value fills its only field; quote text with spaces)",
+                     "  {\"type\":...}           send an action as JSON",
+                     "  help                   this list"]
+        if options.clock == .virtual {
+            lines += ["  :advance MS            move the virtual clock on by MS",
+                      "  :run                   run the virtual clock until the feature is idle"]
+        }
+        lines += ["  :reload                load the plugin's code again, keeping the state",
+                  "  :state                 print the whole state",
+                  "  :quit or Ctrl-D        end the input (Tab completes, Up recalls earlier lines)"]
+        if let actions = actionSchema {
+            lines.append("actions:")
+            for name in actions.names {
+                let fields = (actions.shapes[name] ?? [:]).sorted { $0.key < $1.key }
+                    .map { "\($0.key)=\($0.value.type.rawValue)\($0.value.optional ? "?" : "")" }
+                lines.append("  " + ([name] + fields).joined(separator: " "))
+            }
+        } else {
+            lines.append("actions: whatever \(feature.name)'s route sends to a child")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The prompt's first line: what runs, on which clock, how to get help.
+    private var banner: String {
+        let clock = options.clock == .virtual
+            ? "the virtual clock (it moves only with :advance MS and :run)"
+            : "the real clock"
+        return "moonflow: \(feature.name) on \(clock); type help for the actions and commands, :quit or Ctrl-D to end"
+    }
+
+    /// Tells the prompt what Tab completes.
+    private func prepareReader() {
+        guard let reader = input.reader else { return }
+        var actions: [String: [String]] = [:]
+        if let schema = actionSchema {
+            for (name, fields) in schema.shapes { actions[name] = fields.keys.sorted() }
+        }
+        let commands = (options.clock == .virtual ? ["help", ":advance", ":run"] : ["help"]) + [":reload", ":state", ":quit"]
+        reader.setCompletions(actions: actions, commands: commands)
+    }
+
+    /// What is still running, for messages: `save #2, load #3` or `nothing`.
+    private var inFlightSummary: String {
+        let flights = host.perform { feature.inFlight.map(\.summary) }
+        return flights.isEmpty ? "nothing" : flights.joined(separator: ", ")
+    }
+
+    /// The end of a virtual-clock run once nothing is scheduled: with work still in
+    /// flight (an `mf.never()`, a stream waiting on nothing) the clock runs on to
+    /// `--until`, as the real clock would wait; without `--until` nothing can move it.
+    private func finishVirtual() {
+        guard !host.perform({ feature.isIdle }) else { return }
+        if let until = options.untilMs {
+            host.advance(to: until)
+        } else {
+            FileHandle.standardError.write(Data("moonflow: the run ends at \(now) ms with work in flight that nothing scheduled will finish (\(inFlightSummary)); pass --until MS to run the clock on to MS\n".utf8))
+        }
+    }
+
+    /// The latest `at` of the timed lines read so far.
+    private var latestTimedLine = 0
+
+    /// The declared actions (nil under `mf.compose`, whose `route` decides).
+    var actionSchema: Schema? { (feature as? LuaFeature)?.definition.actions }
 
     private func send(_ action: LuaValue, line: Int) {
         do {
@@ -226,12 +354,17 @@ public final class InputLines: @unchecked Sendable {
 
     /// Every line of a file.
     public init(file path: String) throws {
-        guard let handle = FileHandle(forReadingAtPath: path), let data = try handle.readToEnd() ?? Data() as Data? else {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw HostError("cannot read actions file \(path): it is a folder; give a JSON Lines file, or - for standard input")
+        }
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
             throw HostError("cannot read actions file \(path): it does not exist or is not readable")
         }
         name = path
         isInteractive = false
         allowsShorthand = false
+        reader = nil
         lines = String(decoding: data, as: UTF8.self).components(separatedBy: "\n").makeIterator()
         readLine = nil
     }
@@ -241,6 +374,7 @@ public final class InputLines: @unchecked Sendable {
         name = "stdin"
         isInteractive = prompt
         allowsShorthand = prompt
+        reader = nil
         readLine = {
             if prompt { FileHandle.standardOutput.write(Data("> ".utf8)) }
             return Swift.readLine(strippingNewline: true)
@@ -254,39 +388,48 @@ public final class InputLines: @unchecked Sendable {
         isInteractive = interactive
         allowsShorthand = interactive
         readLine = next
+        reader = nil
     }
+
+    /// A person at a prompt, through `reader` (line editing, history, completion).
+    public init(prompt reader: any LineReader) {
+        name = "stdin"
+        isInteractive = true
+        allowsShorthand = true
+        self.reader = reader
+        readLine = { reader.readLine(prompt: "> ") }
+    }
+
+    /// The prompt's line source, when there is one (told what to complete once the feature is loaded).
+    public let reader: (any LineReader)?
 
     /// No input at all.
     public init() {
         name = "input"
         isInteractive = false
         allowsShorthand = false
+        reader = nil
         lines = [String]().makeIterator()
         readLine = nil
     }
 
     func next() -> String? {
+        if ended { return nil }
         if let readLine { return readLine() }
         return lines?.next()
     }
 
-    /// `query text=hello n=3 on=true` -> `{ type = "query", text = "hello", n = 3, on = true }`.
-    static func shorthand(_ line: String) -> LuaValue {
-        var parts = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-        var t = LuaTable()
-        t["type"] = .string(LuaString(parts.removeFirst()))
-        for part in parts {
-            guard let eq = part.firstIndex(of: "=") else { t[part] = true; continue }
-            let key = String(part[..<eq])
-            let raw = String(part[part.index(after: eq)...])
-            if let i = Int64(raw) { t[key] = .integer(i) }
-            else if let d = Double(raw), raw.contains(".") { t[key] = .number(d) }
-            else if raw == "true" || raw == "false" { t[key] = .boolean(raw == "true") }
-            else if raw.hasPrefix("\"") && raw.hasSuffix("\"") && raw.count >= 2 { t[key] = .string(LuaString(String(raw.dropFirst().dropLast()))) }
-            else { t[key] = .string(LuaString(raw)) }
-        }
-        return .table(t)
-    }
+    /// Ends the input early (`:quit` at the prompt): `next()` returns nil from now on.
+    func end() { ended = true }
+    private var ended = false
+}
+
+/// Reads lines typed at the prompt (the command line's is libedit's line editor).
+public protocol LineReader: AnyObject, Sendable {
+    /// The next line without its newline, or nil at the end of input (Ctrl-D).
+    func readLine(prompt: String) -> String?
+    /// What Tab completes: the action names and, after one, its fields (`by=`) and the commands.
+    func setCompletions(actions: [String: [String]], commands: [String])
 }
 
 extension LuaValue {

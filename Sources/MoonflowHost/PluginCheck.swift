@@ -6,17 +6,25 @@ import MoonflowLua
 public struct PluginCheck: Sendable {
     public let path: String
     public var profile: LuaState.Profile = .trusted
+    /// Bounds the plugin's top-level code and each function `check` calls; nil for none.
+    public var timeLimitMs: Int64? = 1000
+    public var memoryLimitMB: Int? = 512
 
     public init(path: String) { self.path = path }
 
     /// Every problem found, each with its `file:line` when known; empty when the plugin is fine.
     public func problems() -> [String] {
         do {
-            let host = try FeatureHost(configuration: .init(searchPaths: FeatureRun.searchPaths(for: path), profile: profile, clock: .virtual))
+            let host = try FeatureHost(configuration: .init(searchPaths: FeatureRun.searchPaths(for: path), profile: profile,
+                                                            timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB, clock: .virtual))
             let (definition, file) = try host.loadDefinition(path)
             var problems: [String] = []
-            // Building the feature checks its interactors and environment too.
-            do { _ = try host.perform { try host.makeFeature(definition, source: file) } } catch {
+            // Building the feature checks its interactors and environment too; an interactor
+            // (used by features through env.interactors) is checked by building its environment.
+            do {
+                if definition.kind == .interactor { _ = try host.perform { try host.makeEnv(definition) } }
+                else { _ = try host.perform { try host.makeFeature(definition, source: file) } }
+            } catch {
                 problems += PluginCheck.describe(error)
             }
             return problems

@@ -2,9 +2,9 @@ import Foundation
 import LuaKit
 import MoonflowLua
 
-/// Runs a Lua file the way `lua5.4 FILE args...` does, with `moonflow` preloaded:
-/// what `moonflow exec` does. After the main chunk returns it keeps running
-/// until no timer or service work remains (`mf.timer(50, "tick"):subscribe(print)`
+/// Runs a Lua file (or standard input, for `-`) the way `lua5.4 FILE args...` does, with
+/// `moonflow` preloaded: what `moonflow exec` does. After the main chunk returns it keeps
+/// running until no timer or service work remains (`mf.timer(50, "tick"):subscribe(print)`
 /// prints `tick` 50 ms later, then the program ends).
 ///
 ///     let status = ScriptRunner(file: "hello.lua", arguments: ["a"]).run()
@@ -38,7 +38,10 @@ public struct ScriptRunner: Sendable {
             arg[.integer(0)] = .string(LuaString(file))
             for (i, a) in arguments.enumerated() { arg[.integer(Int64(i + 1))] = .string(LuaString(a)) }
             try lua.setGlobal("arg", .value(.table(arg)))
-            let chunk = try lua.load(file: file)
+            // `-` is standard input, as for lua5.4 (messages say `stdin:LINE`).
+            let chunk = file == "-"
+                ? try lua.load(string: String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self), name: "stdin")
+                : try lua.load(file: file)
             try lua.call(chunk, arguments.map { .value(.string(LuaString($0))) }) { _ in () }
             clock.runUntilIdle(pending: bridge.pending)
             return 0

@@ -21,6 +21,9 @@ public struct FeatureDefinition: @unchecked Sendable {
     /// Request names of an `mf.interactor`.
     public let requests: [String]
     public let hasMigrate: Bool
+    /// `file:line` where each function is defined, by its place in the table:
+    /// `handle`, `reduce`, `effects.fetch`, `requests.paginate`, `route`, ...
+    public let locations: [String: String]
     /// The definition table in Lua.
     public let table: LuaRef
 
@@ -46,91 +49,118 @@ public struct FeatureDefinition: @unchecked Sendable {
         else { kind = .feature }
         let what = "mf.\(kind.rawValue)"
 
-        guard case .string(let name) = try value("name"), !name.bytes.isEmpty else {
-            throw DefinitionError("\(what): field 'name' must be a non-empty string (got \(try type("name")))")
+        // Every independent problem is collected, so `moonflow check` lists them all at once.
+        var problems: [String] = []
+        func attempt<R>(_ fallback: R, _ body: () throws -> R) throws -> R {
+            do { return try body() } catch let e as DefinitionError {
+                problems.append(e.message)
+                return fallback
+            }
         }
-        var version: Int64 = 1
-        switch try value("version") {
-        case .nil: break
-        case .integer(let v): version = v
-        default: throw DefinitionError("\(what) '\(name)': field 'version' must be an integer (got \(try type("version")))")
+        let name: String = try attempt("?") {
+            guard case .string(let name) = try value("name"), !name.bytes.isEmpty else {
+                throw DefinitionError("\(what): field 'name' must be a non-empty string (got \(try type("name")))")
+            }
+            return name.description
         }
+        let label = name == "?" ? what : "\(what) '\(name)'"
+        let version: Int64 = try attempt(1) {
+            switch try value("version") {
+            case .nil: return 1
+            case .integer(let v): return v
+            default: throw DefinitionError("\(label): field 'version' must be an integer (got \(try type("version")))")
+            }
+        }
+        try attempt(()) {
+            var unknown: [String] = []
+            try slots.forEachField(i) { key, _ in if !kind.fields.contains(key) { unknown.append(key) } }
+            for key in unknown.sorted() {
+                let hint = FeatureDefinition.closest(to: key, in: kind.fields).map { "; did you mean `\($0)`?" }
+                    ?? "; \(what) takes \(kind.fields.filter { !$0.hasPrefix("__") }.joined(separator: ", "))"
+                problems.append("\(label): unknown field '\(key)'\(hint)")
+            }
+        }
+        var locations: [String: String] = [:]
         func requireFunction(_ key: String) throws {
-            let t = try type(key)
-            guard t == "function" else { throw DefinitionError("\(what) '\(name)': field '\(key)' must be a function (got \(t))") }
+            try field(key) { s in
+                guard s.typeName(1) == "function" else { throw DefinitionError("\(label): field '\(key)' must be a function (got \(s.typeName(1)))") }
+                locations[key] = s.definitionLocation(1)
+            }
         }
         func optionalFunction(_ key: String) throws -> Bool {
-            let t = try type(key)
-            if t == "nil" { return false }
-            guard t == "function" else { throw DefinitionError("\(what) '\(name)': field '\(key)' must be a function when given (got \(t))") }
-            return true
+            try field(key) { s in
+                if s.isNil(1) { return false }
+                guard s.typeName(1) == "function" else { throw DefinitionError("\(label): field '\(key)' must be a function when given (got \(s.typeName(1)))") }
+                locations[key] = s.definitionLocation(1)
+                return true
+            }
         }
         func functionTable(_ key: String) throws -> [String] {
             try field(key) { s in
                 if s.isNil(1) { return [] }
-                guard s.isTable(1) else { throw DefinitionError("\(what) '\(name)': field '\(key)' must be a table of functions (got \(s.typeName(1)))") }
+                guard s.isTable(1) else { throw DefinitionError("\(label): field '\(key)' must be a table of functions (got \(s.typeName(1)))") }
                 var names: [String] = []
                 try s.forEachField(1) { k, valueType in
                     guard valueType == "function" else {
-                        throw DefinitionError("\(what) '\(name)': \(key).\(k) must be a function (got \(valueType))")
+                        throw DefinitionError("\(label): \(key).\(k) must be a function (got \(valueType))")
                     }
                     names.append(k)
                 }
+                for k in names { try s.field(1, k) { locations["\(key).\(k)"] = $0.definitionLocation(1) } }
                 return names.sorted()
             }
+        }
+        func finish(initial: LuaValue = .nil, actions: Schema? = nil, mutations: Schema? = nil,
+                    strategies: [String: FlattenStrategy] = [:], effectHandlers: [String] = [],
+                    requests: [String] = [], hasMigrate: Bool = false) throws -> FeatureDefinition {
+            if !problems.isEmpty { throw DefinitionError(problems.joined(separator: "\n")) }
+            return FeatureDefinition(kind: kind, name: name, version: version, initial: initial,
+                                     actions: try actions ?? Schema(kind: "action", declaration: .table(LuaTable())),
+                                     mutations: try mutations ?? Schema(kind: "mutation", declaration: .table(LuaTable())),
+                                     strategies: strategies, effectHandlers: Set(effectHandlers), requests: requests,
+                                     hasMigrate: hasMigrate, locations: locations, table: try slots.ref(i))
         }
 
         switch kind {
         case .interactor:
-            let requests = try functionTable("requests")
-            guard try type("requests") == "table" else {
-                throw DefinitionError("\(what) '\(name)': field 'requests' must be a table of request handlers (got \(try type("requests")))")
+            let requests = try attempt([]) { () throws -> [String] in
+                guard try type("requests") == "table" else {
+                    throw DefinitionError("\(label): field 'requests' must be a table of request handlers (got \(try type("requests")))")
+                }
+                return try functionTable("requests")
             }
-            return FeatureDefinition(kind: kind, name: name.description, version: version, initial: .nil,
-                                     actions: try Schema(kind: "action", declaration: .table(LuaTable())),
-                                     mutations: try Schema(kind: "mutation", declaration: .table(LuaTable())),
-                                     strategies: [:], effectHandlers: [], requests: requests, hasMigrate: false,
-                                     table: try slots.ref(i))
+            _ = try attempt([]) { try functionTable("services") }
+            return try finish(requests: requests)
         case .compose:
-            guard try type("children") == "table" else {
-                throw DefinitionError("\(what) '\(name)': field 'children' must be a table of child names to plugins or features")
-            }
-            try requireFunction("route")
-            try requireFunction("combine")
-            _ = try optionalFunction("mapEffect")
-            return FeatureDefinition(kind: kind, name: name.description, version: version, initial: .nil,
-                                     actions: try Schema(kind: "action", declaration: .table(LuaTable())),
-                                     mutations: try Schema(kind: "mutation", declaration: .table(LuaTable())),
-                                     strategies: [:], effectHandlers: [], requests: [], hasMigrate: false,
-                                     table: try slots.ref(i))
-        case .feature:
-            // Every independent problem is collected, so `moonflow check` lists them all.
-            var problems: [String] = []
-            func attempt<R>(_ fallback: R, _ body: () throws -> R) throws -> R {
-                do { return try body() } catch let e as DefinitionError {
-                    problems.append(e.message)
-                    return fallback
+            try attempt(()) {
+                guard try type("children") == "table" else {
+                    throw DefinitionError("\(label): field 'children' must be a table of child names to plugins or features")
                 }
             }
+            try attempt(()) { try requireFunction("route") }
+            try attempt(()) { try requireFunction("combine") }
+            _ = try attempt(false) { try optionalFunction("mapEffect") }
+            return try finish()
+        case .feature:
             let empty = try Schema(kind: "action", declaration: .table(LuaTable()))
             let initial: LuaValue = try attempt(.nil) {
                 let initial: LuaValue
                 do { initial = try value("initial") } catch let e as LuaError {
-                    throw DefinitionError("\(what) '\(name)': field 'initial' cannot be state: \(e.description)")
+                    throw DefinitionError("\(label): field 'initial' cannot be state: \(e.description)")
                 }
                 guard case .table = initial else {
-                    throw DefinitionError("\(what) '\(name)': field 'initial' must be a table, the first state (got \(initial.typeName))")
+                    throw DefinitionError("\(label): field 'initial' must be a table, the first state (got \(initial.typeName))")
                 }
                 return initial
             }
-            func schema(_ key: String, _ kind: String) throws -> Schema {
-                try attempt(empty) {
+            func schema(_ key: String, _ kind: String) throws -> Schema? {
+                try attempt(nil) {
                     let t = try type(key)
                     guard t == "table" else {
-                        throw DefinitionError("\(what) '\(name)': field '\(key)' must be a table declaring each \(kind) and its fields, e.g. { query = { text = \"string\" } } (got \(t))")
+                        throw DefinitionError("\(label): field '\(key)' must be a table declaring each \(kind) and its fields, e.g. { query = { text = \"string\" } } (got \(t))")
                     }
                     do { return try Schema(kind: kind, declaration: try value(key)) } catch let e as SchemaError {
-                        throw DefinitionError("\(what) '\(name)': \(e.message)")
+                        throw DefinitionError("\(label): \(e.message)")
                     }
                 }
             }
@@ -146,25 +176,60 @@ public struct FeatureDefinition: @unchecked Sendable {
                 switch try value("strategy") {
                 case .nil: break
                 case .table(let t):
-                    for (k, v) in t.entries {
+                    for (k, v) in t.entries.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
                         guard case .string(let action) = k, case .string(let s) = v, let strategy = FlattenStrategy(name: s.description) else {
-                            throw DefinitionError("\(what) '\(name)': strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\(k)] = \(v))")
+                            problems.append("\(label): strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\(k)] = \(v))")
+                            continue
                         }
-                        guard actions.shapes[action.description] != nil else {
-                            throw DefinitionError("\(what) '\(name)': strategy names undeclared action '\(action)'")
+                        // Only checked against a readable `actions` table (else that is the problem reported).
+                        if let actions, actions.shapes[action.description] == nil {
+                            problems.append("\(label): strategy names undeclared action '\(action)'; declared actions: \((actions.names).joined(separator: ", "))")
+                            continue
                         }
                         strategies[action.description] = strategy
                     }
                 case let other:
-                    throw DefinitionError("\(what) '\(name)': field 'strategy' must be a table of action = strategy (got \(other.typeName))")
+                    throw DefinitionError("\(label): field 'strategy' must be a table of action = strategy (got \(other.typeName))")
                 }
                 return strategies
             }
-            if !problems.isEmpty { throw DefinitionError(problems.joined(separator: "\n")) }
-            return FeatureDefinition(kind: kind, name: name.description, version: version, initial: initial,
-                                     actions: actions, mutations: mutations, strategies: strategies,
-                                     effectHandlers: Set(effectHandlers), requests: [], hasMigrate: hasMigrate,
-                                     table: try slots.ref(i))
+            return try finish(initial: initial, actions: actions ?? empty, mutations: mutations,
+                              strategies: strategies, effectHandlers: effectHandlers, hasMigrate: hasMigrate)
+        }
+    }
+
+    /// The known field nearest to `key` by edit distance, when it is near enough to be a typo.
+    static func closest(to key: String, in known: [String]) -> String? {
+        let scored = known.filter { !$0.hasPrefix("__") }.map { ($0, editDistance(key.lowercased(), $0.lowercased())) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
+        return best.1 <= max(2, key.count / 3) ? best.0 : nil
+    }
+
+    /// Levenshtein distance between two strings.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
+    }
+}
+
+extension FeatureDefinition.Kind {
+    /// The top-level fields each kind of definition takes (anything else is reported).
+    var fields: [String] {
+        switch self {
+        case .feature: ["name", "version", "initial", "actions", "mutations", "handle", "reduce", "effects",
+                        "strategy", "services", "interactors", "repositories", "migrate", "__moonflow"]
+        case .compose: ["name", "version", "children", "route", "combine", "mapEffect", "__moonflow"]
+        case .interactor: ["name", "version", "requests", "services", "interactors", "repositories", "__moonflow"]
         }
     }
 }

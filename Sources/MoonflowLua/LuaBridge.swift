@@ -24,6 +24,9 @@ public struct LuaStreamError: Error, Sendable, CustomStringConvertible {
     public init(_ error: any Error) {
         switch error {
         case let e as LuaStreamError: self = e
+        case let e as LocatedError:
+            let inner = LuaStreamError(e.underlying)
+            self.init(inner.value, location: inner.location ?? e.location)
         case let e as LuaError: self.init(.string(LuaString(e.message)), location: e.location)
         default: self.init(.string(LuaString(String(describing: error))), underlying: error)
         }
@@ -104,12 +107,33 @@ public final class LuaBridge: @unchecked Sendable {
         try lua.call(fn, args.map { .value($0) }) { try $0.value(1, path: path) }
     }
 
-    /// Calls a Lua function that must return a stream (nil counts as empty).
-    package func callStream(_ fn: LuaRef, _ args: [LuaPush], what: String) throws -> Producer<LuaValue> {
+    /// Calls a Lua function that must return a stream.
+    ///
+    /// - Parameters:
+    ///   - what: the function, for messages ("the flatMap function").
+    ///   - location: where it is defined, named in the error when it returns something else.
+    /// - Throws: `LuaStreamError` when it returns nil or a plain value, saying what to return.
+    package func callStream(_ fn: LuaRef, _ args: [LuaPush], what: String, location: String?) throws -> Producer<LuaValue> {
         try lua.call(fn, args) { slots in
-            if slots.count == 0 || slots.isNil(1) { return .empty() }
             if let s = slots.object(1, as: LuaStream.self) { return s.producer }
-            throw LuaStreamError(.string(LuaString("\(what) must return a stream (got \(slots.typeName(1))); wrap plain values with mf.just")))
+            let got = slots.count == 0 ? "nothing" : slots.typeName(1)
+            let at = location.map { " (\($0))" } ?? ""
+            throw LuaStreamError(.string(LuaString("\(what)\(at) must return a stream (got \(got)); return mf.just(value) for one value, mf.empty() for none")), location: location)
+        }
+    }
+
+    /// `asStream(name, result)`, through which a Lua service's result goes: a stream
+    /// stays as it is, a plain value becomes `mf.just(value)`; for nil it returns nil and
+    /// a message naming the service's `file:line` (the Lua caller raises it at its caller).
+    package func serviceResult(_ definition: FeatureDefinition) -> LuaPush {
+        .function { [unowned self] args in
+            let name = (try? args.string(1, function: "service")) ?? "?"
+            if let s = args.object(2, as: LuaStream.self) { return [self.push(s.producer)] }
+            if args.count < 2 || args.isNil(2) {
+                let at = definition.locations["services.\(name)"].map { " (\($0))" } ?? ""
+                return [.value(.nil), .value(.string(LuaString("service '\(name)'\(at) returned \(args.count < 2 ? "nothing" : "nil"); return a stream, or a value (taken as mf.just(value))")))]
+            }
+            return [self.push(.just(try args.value(2, path: "services.\(name) result")))]
         }
     }
 

@@ -33,6 +33,10 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         get { lock.withLock { _effectSource } }
         set { lock.withLock { _effectSource = newValue } }
     }
+    /// The child a `mutation` or `state` event being delivered came from (`"from"` in
+    /// jsonl, as for effects); nil outside a delivery. Listeners read it while they
+    /// are called, on the state executor.
+    public private(set) var sourceOfCurrentEvent: String?
 
     package init(definition: FeatureDefinition, bridge: LuaBridge, children: [(String, RunningFeature)], source: String) throws {
         self.definition = definition
@@ -94,6 +98,7 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
 
     public var isIdle: Bool { children.allSatisfy { $0.feature.isIdle } }
 
+
     public func start() {
         outlet.send(.state(state, seq: 0))
     }
@@ -119,12 +124,18 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         }
         let type = action["type"]?.stringValue ?? action.description
         guard let childName else {
-            throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' nowhere; return a child name (\(children.map(\.name).joined(separator: ", "))) for it")), location: source)
+            throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' nowhere; return a child name (\(children.map(\.name).joined(separator: ", "))) for it")), location: definition.locations["route"] ?? source)
         }
         guard let child = children.first(where: { $0.name == childName })?.feature else {
-            throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' to unknown child '\(childName)'; children: \(children.map(\.name).joined(separator: ", "))")), location: source)
+            throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' to unknown child '\(childName)'; children: \(children.map(\.name).joined(separator: ", "))")), location: definition.locations["route"] ?? source)
         }
-        try child.send(childAction)
+        do { try child.send(childAction) } catch {
+            // Name the action that was sent; the child's own action only as where it went.
+            let (message, _) = FeatureErrors.describe(error, fallback: nil)
+            let childType = childAction["type"]?.stringValue ?? "?"
+            let routed = childType == type ? "child '\(childName)'" : "child '\(childName)' as '\(childType)'"
+            throw LuaStreamError(.string(LuaString("action '\(type)', routed to \(routed): \(message)")), location: definition.locations["route"] ?? source)
+        }
         outlet.send(.action(action))
     }
 
@@ -153,12 +164,16 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
             break  // the parent's action was reported when it was routed
         case .mutation(let m, _):
             seq += 1
+            sourceOfCurrentEvent = childName
+            defer { sourceOfCurrentEvent = nil }
             outlet.send(.mutation(m, seq: seq))
         case .state(_, let childSeq):
             guard childSeq > 0 else { return }
             do {
                 let combined = try LuaComposite.combine(definition, children, bridge: bridge, source: source)
                 lock.lock(); _state = combined; lock.unlock()
+                sourceOfCurrentEvent = childName
+                defer { sourceOfCurrentEvent = nil }
                 outlet.send(.state(combined, seq: seq))
             } catch {
                 report(error, stage: .reduce)

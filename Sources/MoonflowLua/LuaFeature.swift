@@ -168,9 +168,13 @@ public final class LuaFeature: @unchecked Sendable {
     public var inFlight: [FeatureFlight] {
         interactor.inFlight.map { flight in
             switch flight.kind {
-            case .handler: FeatureFlight(action: flight.action, what: "the stream handle returned")
-            case .effect(let e): FeatureFlight(action: flight.action, what: "the handler of effect '\(e["type"]?.stringValue ?? "?")'")
-            case .queued: FeatureFlight(action: flight.action, what: "a queued (concat) handling")
+            case .handler:
+                FeatureFlight(action: flight.action, what: "the stream handle returned", actionID: flight.actionID)
+            case .effect(let e):
+                FeatureFlight(action: flight.action, what: "the handler of effect '\(e["type"]?.stringValue ?? "?")'",
+                              actionID: flight.actionID, tag: "effect \(e["type"]?.stringValue ?? "?")")
+            case .queued:
+                FeatureFlight(action: flight.action, what: "a queued (concat) handling", actionID: flight.actionID, tag: "queued")
             }
         }
     }
@@ -197,35 +201,51 @@ public final class LuaFeature: @unchecked Sendable {
     /// Whether the loop has nothing queued or running.
     public var isIdle: Bool { interactor.isIdle }
 
+
     // MARK: - The loop's three callbacks
+
+    /// `file:line` of the definition's function at `key` (`handle`, `effects.fetch`), else the file.
+    func location(_ key: String) -> String { definition.locations[key] ?? source }
+
+    /// Checks a mutation where it was produced, so an undeclared one names that function.
+    private func validated(_ mutation: LuaValue, from key: String) throws -> LuaValue {
+        do { try definition.mutations.validate(mutation) } catch let e as SchemaError {
+            throw LuaStreamError(.string(LuaString(e.message)), location: location(key))
+        }
+        return mutation
+    }
+
+    /// A handler's or effect handler's result as a stream of checked mutations.
+    private func mutations(from key: String, _ slots: LuaSlots, what: String) throws -> Producer<LuaValue> {
+        if slots.count == 0 || slots.isNil(1) { return .empty() }
+        if let stream = slots.object(1, as: LuaStream.self) {
+            return stream.producer.map { [weak self] m in try self?.validated(m, from: key) ?? m }
+        }
+        if slots.isTable(1) { return .just(try validated(try slots.value(1, path: "mutation"), from: key)) }
+        throw LuaStreamError(.string(LuaString("\(what) must return nothing, a mutation table or a stream (got \(slots.typeName(1)))")), location: location(key))
+    }
 
     private func handle(_ action: LuaValue) -> Handled<LuaValue> {
         if binding.reportsActionsInHandle { outlet.send(.action(action)) }
         do {
             return try bridge.lua.call(dispatch.handle, [.ref(definition.table), .value(action), .ref(stateTable), .ref(env)]) { slots in
                 if slots.count == 0 || slots.isNil(1) { return .none }
-                if let stream = slots.object(1, as: LuaStream.self) { return .stream(stream.producer) }
-                if slots.isTable(1) { return .one(try slots.value(1, path: "mutation")) }
-                throw LuaStreamError(.string(LuaString("\(definition.name).handle must return nothing, a mutation table or a stream (got \(slots.typeName(1)))")), location: source)
+                if slots.isTable(1) { return .one(try validated(try slots.value(1, path: "mutation"), from: "handle")) }
+                return .stream(try mutations(from: "handle", slots, what: "\(definition.name).handle"))
             }
         } catch {
-            return .stream(.fail(error))
+            return .stream(.fail(LocatedError(error, at: location("handle"))))
         }
     }
 
     private func reduce(_ state: inout LuaValue, _ mutation: LuaValue) throws -> LuaValue? {
-        do {
-            try definition.mutations.validate(mutation)
-        } catch let e as SchemaError {
-            throw LuaStreamError(.string(LuaString(e.message)), location: source)
-        }
         let previous = snapshot
         do {
             let (newTable, newSnapshot, effect): (LuaRef?, LuaValue, LuaValue?) = try bridge.lua.call(
                 dispatch.reduce, [.ref(definition.table), .ref(stateTable), .value(mutation)]
             ) { slots in
                 guard slots.isTable(1) else {
-                    throw LuaStreamError(.string(LuaString("\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`")), location: source)
+                    throw LuaStreamError(.string(LuaString("\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`")), location: location("reduce"))
                 }
                 // Only what the reducer changed is copied; the rest is shared with the last snapshot.
                 let snap = try slots.value(1, refreshing: previous, path: "state")
@@ -233,7 +253,7 @@ public final class LuaFeature: @unchecked Sendable {
                 if slots.count >= 2 && !slots.isNil(2) {
                     let e = try slots.value(2, path: "effect")
                     guard case .string = e["type"] ?? .nil else {
-                        throw LuaStreamError(.string(LuaString("an effect must be a table with a string 'type' (got \(e))")), location: source)
+                        throw LuaStreamError(.string(LuaString("an effect must be a table with a string 'type' (got \(e))")), location: location("reduce"))
                     }
                     effect = e
                 }
@@ -251,21 +271,19 @@ public final class LuaFeature: @unchecked Sendable {
         } catch {
             // Roll back: the table may have been changed in place before the failure.
             try? bridge.lua.replace(stateTable, with: previous)
-            throw error
+            throw LocatedError(error, at: location("reduce"))
         }
     }
 
     private func effect(_ effect: LuaValue) -> Producer<LuaValue>? {
         guard let type = effect["type"]?.stringValue, definition.effectHandlers.contains(type) else { return nil }
+        let key = "effects.\(type)"
         do {
             return try bridge.lua.call(dispatch.effect, [.ref(definition.table), .value(.string(LuaString(type))), .value(effect), .ref(stateTable), .ref(env)]) { slots in
-                if slots.count == 0 || slots.isNil(1) { return .empty() }
-                if let stream = slots.object(1, as: LuaStream.self) { return stream.producer }
-                if slots.isTable(1) { return .just(try slots.value(1, path: "mutation")) }
-                throw LuaStreamError(.string(LuaString("effects.\(type) must return nothing, a mutation or a stream (got \(slots.typeName(1)))")), location: source)
+                try mutations(from: key, slots, what: key)
             }
         } catch {
-            return .fail(error)
+            return .fail(LocatedError(error, at: location(key)))
         }
     }
 
@@ -299,6 +317,7 @@ public final class LuaFeature: @unchecked Sendable {
 public enum FeatureErrors {
     public static func describe(_ error: any Error, fallback: String?) -> (String, String?) {
         switch error {
+        case let e as LocatedError: return describe(e.underlying, fallback: e.location)
         case let e as LuaStreamError: return (e.description, e.location ?? fallback)
         case let e as LuaError:
             switch e {
@@ -313,6 +332,22 @@ public enum FeatureErrors {
         default: return (String(describing: error), fallback)
         }
     }
+}
+
+/// An error that happened in a known function: its own location wins when it has
+/// one (a Lua error's `file:line`); otherwise `location`, where the function is
+/// defined, names it (a memory limit, a value that cannot cross, a bad return).
+public struct LocatedError: Error, Sendable, CustomStringConvertible {
+    public let underlying: any Error
+    public let location: String
+
+    public init(_ error: any Error, at location: String) {
+        if let located = error as? LocatedError { self = located; return }
+        underlying = error
+        self.location = location
+    }
+
+    public var description: String { String(describing: underlying) }
 }
 
 /// Small Lua functions through which Swift calls a definition's functions by
@@ -335,10 +370,18 @@ package final class LuaDispatch: @unchecked Sendable {
           function(def, state, m) return def.reduce(state, m) end,
           function(def, kind, effect, state, env) return def.effects[kind](effect, state, env) end,
           function(def, kind, request, env) return def.requests[kind](request, env) end,
-          function(def, swiftServices, interactors, overrides)
+          function(def, swiftServices, interactors, asStream, overrides)
             local services = {}
             for k, v in pairs(swiftServices) do services[k] = v end
-            if def.services then for k, v in pairs(def.services) do services[k] = v end end
+            if def.services then
+              for k, v in pairs(def.services) do
+                services[k] = function(...)
+                  local s, err = asStream(k, v(...))
+                  if s == nil then error(err, 2) end  -- at the line that called the service
+                  return s
+                end
+              end
+            end
             if overrides then for k, v in pairs(overrides) do services[k] = v end end
             return { services = services, interactors = interactors }
           end,

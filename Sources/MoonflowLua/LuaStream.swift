@@ -39,7 +39,7 @@ enum LuaStreamConstructors {
                 return [bridge.push(Producer<Int>.interval(Int(ms), on: bridge.scheduler).map { .integer(Int64($0)) })]
             }),
             ("task", { [unowned bridge] args in
-                [bridge.push(LuaTaskRunner.producer(bridge, try args.function(1, function: "task")))]
+                [bridge.push(LuaTaskRunner.producer(bridge, try args.function(1, function: "task"), location: args.definitionLocation(1)))]
             }),
         ]
     }
@@ -66,24 +66,28 @@ enum LuaStreamMethods {
             },
             method("flatMap") { b, s, args in
                 let fn = try args.function(2, function: "flatMap")
+                let at = args.definitionLocation(2)
                 let strategy = try LuaStreamMethods.strategy(args, 3, "flatMap")
-                return s.flatMap(strategy) { try b.callStream(fn, [.value($0)], what: "the flatMap function") }
+                return s.flatMap(strategy) { try b.callStream(fn, [.value($0)], what: "the flatMap function", location: at) }
             },
             method("flatMapLatest") { b, s, args in
                 let fn = try args.function(2, function: "flatMapLatest")
-                return s.flatMap(.latest) { try b.callStream(fn, [.value($0)], what: "the flatMapLatest function") }
+                let at = args.definitionLocation(2)
+                return s.flatMap(.latest) { try b.callStream(fn, [.value($0)], what: "the flatMapLatest function", location: at) }
             },
             method("concatMap") { b, s, args in
                 let fn = try args.function(2, function: "concatMap")
-                return s.flatMap(.concat) { try b.callStream(fn, [.value($0)], what: "the concatMap function") }
+                let at = args.definitionLocation(2)
+                return s.flatMap(.concat) { try b.callStream(fn, [.value($0)], what: "the concatMap function", location: at) }
             },
             method("startWith") { _, s, args in
                 s.startWith(contentsOf: try (2...max(args.count, 2)).prefix(args.count - 1).map { try args.value($0) })
             },
             method("catchError") { b, s, args in
                 let fn = try args.function(2, function: "catchError")
+                let at = args.definitionLocation(2)
                 return s.catchError { error in
-                    try b.callStream(fn, [.value(LuaStreamError(error).value)], what: "the catchError function")
+                    try b.callStream(fn, [.value(LuaStreamError(error).value)], what: "the catchError function", location: at)
                 }
             },
             method("scan") { b, s, args in

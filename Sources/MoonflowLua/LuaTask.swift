@@ -18,15 +18,18 @@ final class LuaTaskRunner: @unchecked Sendable {
     var running = false
     var cancelled = false
     var done = false
+    /// Where the task's function is defined, for errors that have no line of their own.
+    let location: String?
 
-    init(bridge: LuaBridge, observer: Observer<LuaValue>) {
+    init(bridge: LuaBridge, observer: Observer<LuaValue>, location: String?) {
         self.bridge = bridge
         self.observer = observer
+        self.location = location
     }
 
-    static func producer(_ bridge: LuaBridge, _ fn: LuaRef) -> Producer<LuaValue> {
+    static func producer(_ bridge: LuaBridge, _ fn: LuaRef, location: String?) -> Producer<LuaValue> {
         Producer { observer, lifetime in
-            let runner = LuaTaskRunner(bridge: bridge, observer: observer)
+            let runner = LuaTaskRunner(bridge: bridge, observer: observer, location: location)
             do {
                 runner.coroutine = try bridge.lua.coroutine(fn)
             } catch {
@@ -50,7 +53,8 @@ final class LuaTaskRunner: @unchecked Sendable {
         switch outcome {
         case .failure(let error):
             done = true
-            observer.sendFailed(LuaStreamError(error))
+            let failure = LuaStreamError(error)
+            observer.sendFailed(failure.location == nil ? LuaStreamError(failure.value, location: location) : failure)
         case .success(.finished):
             done = true
             observer.sendCompleted()
@@ -58,7 +62,7 @@ final class LuaTaskRunner: @unchecked Sendable {
             guard let next = awaiting else {
                 done = true
                 coroutine.close()
-                observer.sendFailed(LuaStreamError("mf.task: a task may only yield through t:await(stream)"))
+                observer.sendFailed(LuaStreamError("mf.task: the task yielded with coroutine.yield; a task may only wait through t:await(stream)", location: location))
                 return
             }
             awaiting = nil

@@ -17,6 +17,28 @@ public enum MoonflowModule {
     /// The module's version string, `mf.version` in Lua.
     public static let version = "0.1.0"
 
+    /// `mf.array([t])` and `mf.object([t])`: mark a table (a new one without `t`) to
+    /// encode as `[]` or `{}` when it is empty, whatever it was before. Called with
+    /// an empty JSON array, whose metatable is the array marker.
+    static let markers = """
+        local arrayMT = getmetatable(...)
+        local setmetatable, getmetatable, type, error = setmetatable, getmetatable, type, error
+        local objectMT = { __name = "moonflow.object" }
+        local function mark(name, mt, t)
+          if t == nil then t = {} end
+          if type(t) ~= "table" then
+            error("bad argument #1 to '" .. name .. "' (table expected, got " .. type(t) .. ")", 3)
+          end
+          local old = getmetatable(t)
+          if old ~= nil and old ~= arrayMT and old ~= objectMT then
+            error(name .. ": the table has a metatable of its own; state tables are plain data", 3)
+          end
+          return setmetatable(t, mt)
+        end
+        return function(t) local r = mark("array", arrayMT, t) return r end,
+          function(t) local r = mark("object", objectMT, t) return r end
+        """
+
     /// Registers `moonflow` in `package.preload`.
     /// - Parameter bridge: the streams' scheduler and classes; nil gives a
     ///   module with only `version` (what `moonflow exec` needs before a feature runs).
@@ -25,6 +47,10 @@ public enum MoonflowModule {
             guard let bridge else { return [.value(["version": .string(LuaString(version))])] }
             var fields: [(String, LuaPush)] = [("version", .value(.string(LuaString(version))))]
             for (name, fn) in LuaStreamConstructors.table(bridge) { fields.append((name, .function(fn))) }
+            // An empty JSON array pushed to Lua carries the array metatable: mf.array uses it.
+            let (array, object) = try bridge.lua.call(try bridge.lua.load(string: MoonflowModule.markers, name: "moonflow"),
+                                                      [.value(.table(LuaTable(isJSONArray: true)))]) { (try $0.ref(1), try $0.ref(2)) }
+            fields += [("array", .ref(array)), ("object", .ref(object))]
             for kind in [FeatureDefinition.Kind.feature, .compose, .interactor] {
                 fields.append((kind.rawValue, .function { args in
                     do {

@@ -32,8 +32,11 @@ public final class RequestInteractor: @unchecked Sendable {
         } else {
             do {
                 stream = try bridge.lua.call(bridge.dispatch.request, [.ref(definition.table), .value(.string(LuaString(type))), .value(request), env.map { .ref($0) } ?? .value(.nil)]) { slots in
-                    if slots.count == 0 || slots.isNil(1) { return .empty() }
                     if let s = slots.object(1, as: LuaStream.self) { return s.producer }
+                    if slots.count == 0 || slots.isNil(1) {
+                        let at = definition.locations["requests.\(type)"]
+                        throw LuaStreamError(.string(LuaString("interactor '\(name)': request '\(type)'\(at.map { " (\($0))" } ?? "") returned \(slots.count == 0 ? "nothing" : "nil"); return a stream of the response, or the response itself")), location: at)
+                    }
                     return .just(try slots.value(1, path: "response"))
                 }
             } catch {

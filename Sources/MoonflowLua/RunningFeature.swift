@@ -49,11 +49,22 @@ public struct FeatureFlight: Sendable, Equatable {
     public let what: String
     /// The child of an `mf.compose` it runs in, if any.
     public var child: String?
+    /// The action's number (1 for the first send), and a short tag for messages.
+    public let actionID: Int
+    let tag: String?
 
-    public init(action: LuaValue, what: String, child: String? = nil) {
+    public init(action: LuaValue, what: String, child: String? = nil, actionID: Int = 0, tag: String? = nil) {
         self.action = action
         self.what = what
         self.child = child
+        self.actionID = actionID
+        self.tag = tag
+    }
+
+    /// For messages: `save #2`, `fetch #3 (effect fetch)`, `posts: load #1` under `mf.compose`.
+    public var summary: String {
+        let own = "\(action["type"]?.stringValue ?? "?") #\(actionID)\(tag.map { " (\($0))" } ?? "")"
+        return child.map { "\($0): \(own)" } ?? own
     }
 }
 

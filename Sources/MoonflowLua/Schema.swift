@@ -108,7 +108,8 @@ public struct Schema: Sendable {
             guard case .string(let k) = key else {
                 throw SchemaError("\(kind) '\(name)': unexpected key [\(key)]")
             }
-            throw SchemaError("\(kind) '\(name)': undeclared field '\(k)'; declared fields: \(shape.fields.map(\.name).joined(separator: ", "))")
+            let declared = shape.fields.isEmpty ? "it declares no fields" : "declared fields: \(shape.fields.map(\.name).joined(separator: ", "))"
+            throw SchemaError("\(kind) '\(name)': undeclared field '\(k)'; \(declared)")
         }
         if !t.array.isEmpty { throw SchemaError("\(kind) '\(name)': unexpected list items; use named fields") }
         return typeString

@@ -26,16 +26,28 @@ struct Moonflow: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "moonflow",
         abstract: "Run, check and reload app features written in Lua on a Swift runtime.",
+        discussion: """
+            Shell completion: moonflow --generate-completion-script bash|zsh|fish prints a script
+            to source (see the README).
+            """,
+        version: FeatureHost.version,
         subcommands: [Run.self, Test.self, Check.self, New.self, Exec.self]
     )
 }
 
 /// Limits shared by the commands that run scripts.
 struct LimitOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Stop any one Lua call after MS milliseconds.", valueName: "MS"))
+    /// What `run` and `check` use when no limit is given (`exec` has none).
+    static let defaultTimeLimitMs: Int64 = 1000
+    static let defaultMemoryLimitMB = 512
+
+    // `.unconditional`: `--time-limit -1` is a bad value (named below), not a missing one.
+    @Option(name: .long, parsing: .unconditional,
+            help: ArgumentHelp("Stop any one Lua call after MS milliseconds (default: \(defaultTimeLimitMs) for run and check, none for exec).", valueName: "MS"))
     var timeLimit: Int64?
 
-    @Option(name: .long, help: ArgumentHelp("Cap the Lua state's memory at MB megabytes.", valueName: "MB"))
+    @Option(name: .long, parsing: .unconditional,
+            help: ArgumentHelp("Cap the Lua state's memory at MB megabytes (default: \(defaultMemoryLimitMB) for run and check, none for exec).", valueName: "MB"))
     var memoryLimit: Int?
 
     @Flag(name: .long, help: "Run with the sandboxed profile (no io, os.execute, debug, binary chunks).")
@@ -52,6 +64,36 @@ extension OutputFormat: ExpressibleByArgument {}
 /// `--state`: how jsonl prints the state after each mutation.
 enum StateOutput: String, ExpressibleByArgument, CaseIterable { case full, patch }
 extension FeatureHost.Clock: ExpressibleByArgument {}
+
+/// `--color auto|always|never`.
+enum ColorMode: String, ExpressibleByArgument, CaseIterable {
+    case auto, always, never
+
+    /// Whether to paint: `auto` paints on a terminal unless `NO_COLOR` is set (and not empty).
+    func enabled(isTerminal: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        switch self {
+        case .always: true
+        case .never: false
+        case .auto: isTerminal && (environment["NO_COLOR"] ?? "").isEmpty
+        }
+    }
+}
+
+/// PATH of `run` and `check`: a plugin folder with `init.lua`, a `.lua` file, or a plugin name in ./plugins.
+/// - Throws: `ValidationError` (exit 2) naming what is missing.
+func validatePluginPath(_ path: String) throws {
+    let fm = FileManager.default
+    var isFolder: ObjCBool = false
+    if fm.fileExists(atPath: path, isDirectory: &isFolder) {
+        if isFolder.boolValue && !fm.fileExists(atPath: (path as NSString).appendingPathComponent("init.lua")) {
+            throw ValidationError("\(path) is a folder without init.lua; a plugin folder needs an init.lua that returns mf.feature{...}")
+        }
+        return
+    }
+    let isPluginName = !path.contains("/") && !path.hasSuffix(".lua")
+    if isPluginName && fm.fileExists(atPath: "plugins/\(path)/init.lua") { return }
+    throw ValidationError("\(path) does not exist; give a plugin folder (with init.lua), a .lua file, or the name of a plugin in ./plugins")
+}
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -79,7 +121,7 @@ struct Run: ParsableCommand {
     @Option(name: .long, help: "real, or virtual: timers fire at once, deterministically.")
     var clock: FeatureHost.Clock = .real
 
-    @Option(name: .long, help: ArgumentHelp("Stop when the run's clock reaches MS.", valueName: "MS"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Stop when the run's clock reaches MS.", valueName: "MS"))
     var until: Int?
 
     @Flag(name: .long, help: "Reload the plugin on every save, keeping the state; run until Ctrl-C (real clock).")
@@ -91,19 +133,25 @@ struct Run: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Keep the SQLite files plugins declare in DIR (made when missing), or :memory: for none.", valueName: "DIR"))
     var db: String?
 
+    @Option(name: .long, help: "Colour pretty output: auto (on a terminal, unless NO_COLOR is set), always or never.")
+    var color: ColorMode = .auto
+
     @OptionGroup var limits: LimitOptions
 
     func validate() throws {
-        if let until, until < 0 { throw ValidationError("--until must be a number of milliseconds, 0 or more") }
+        if let until, until < 0 { throw ValidationError("--until must be a number of milliseconds, 0 or more (got \(until))") }
         if watch && clock == .virtual { throw ValidationError("--watch runs on the real clock; drop --clock virtual") }
         var isFolder: ObjCBool = false
         if let db, db != ":memory:", db.isEmpty || (FileManager.default.fileExists(atPath: db, isDirectory: &isFolder) && !isFolder.boolValue) {
             throw ValidationError("--db \(db) is not a folder; give a folder for the SQLite files (it is made when missing), or :memory:")
         }
-        let isPluginName = !path.contains("/") && !path.hasSuffix(".lua")
-        guard FileManager.default.fileExists(atPath: path) || (isPluginName && FileManager.default.fileExists(atPath: "plugins/\(path)/init.lua")) else {
-            throw ValidationError("\(path) does not exist; give a plugin folder (with init.lua), a .lua file, or the name of a plugin in ./plugins")
-        }
+        try validatePluginPath(path)
+        if let actions, actions != "-" { _ = try actionsFile(actions) }
+    }
+
+    /// The `--actions` file's lines; a missing or unreadable file is a usage error.
+    private func actionsFile(_ file: String) throws -> InputLines {
+        do { return try InputLines(file: file) } catch { throw ValidationError("\(error)") }
     }
 
     func run() throws {
@@ -111,21 +159,29 @@ struct Run: ParsableCommand {
         options.format = format
         options.clock = clock
         options.untilMs = until
-        options.timeLimitMs = limits.timeLimit ?? 1000
-        options.memoryLimitMB = limits.memoryLimit ?? 512
+        options.timeLimitMs = limits.timeLimit ?? LimitOptions.defaultTimeLimitMs
+        options.memoryLimitMB = limits.memoryLimit ?? LimitOptions.defaultMemoryLimitMB
         options.profile = limits.sandbox ? .sandboxed : .trusted
         options.repositoryStorage = db.map(RepositoryStorage.init(argument:)) ?? .asDeclared
-        options.color = format == .pretty && isatty(STDOUT_FILENO) != 0
+        options.color = format == .pretty && color.enabled(isTerminal: isatty(STDOUT_FILENO) != 0)
         options.watch = watch
         options.statePatches = state == .patch
         let input: InputLines
+        var prompt: EditLinePrompt?
+        defer { prompt?.close() }
         switch actions {
         case nil:
-            input = isatty(STDIN_FILENO) != 0 ? InputLines(standardInput: true) : InputLines()
+            // A person at a terminal gets the prompt; anything piped in is read as JSON Lines.
+            if isatty(STDIN_FILENO) != 0 {
+                prompt = EditLinePrompt()
+                input = InputLines(prompt: prompt!)
+            } else {
+                input = InputLines(standardInput: false)
+            }
         case "-":
             input = InputLines(standardInput: false)
         case let file?:
-            do { input = try InputLines(file: file) } catch { throw ValidationError("\(error)") }
+            input = try actionsFile(file)
         }
         let status = FeatureRun(options: options, input: input).run()
         if status != 0 { throw ExitCode(status) }
@@ -140,12 +196,15 @@ struct Check: ParsableCommand {
     @Argument(help: "A plugin folder or a .lua file.")
     var path: String
 
-    @Flag(name: .long, help: "Check under the sandboxed profile.")
-    var sandbox = false
+    @OptionGroup var limits: LimitOptions
+
+    func validate() throws { try validatePluginPath(path) }
 
     func run() throws {
         var check = PluginCheck(path: path)
-        check.profile = sandbox ? .sandboxed : .trusted
+        check.profile = limits.sandbox ? .sandboxed : .trusted
+        check.timeLimitMs = limits.timeLimit ?? LimitOptions.defaultTimeLimitMs
+        check.memoryLimitMB = limits.memoryLimit ?? LimitOptions.defaultMemoryLimitMB
         let problems = check.problems()
         if problems.isEmpty {
             print("\(path): ok")
@@ -159,12 +218,12 @@ struct Check: ParsableCommand {
 struct Exec: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a Lua file like lua5.4 FILE, with `moonflow` preloaded.",
-        discussion: "Arguments after FILE go to the script (`arg` and `...`). No time or memory limit unless given."
+        discussion: "FILE - reads the script from standard input. Arguments after FILE go to the script (`arg` and `...`). No time or memory limit unless given."
     )
 
     @OptionGroup var limits: LimitOptions
 
-    @Argument(help: "The Lua file to run.")
+    @Argument(help: "The Lua file to run, or - for standard input.")
     var file: String
 
     @Argument(parsing: .captureForPassthrough, help: "Arguments for the script.")

@@ -54,14 +54,17 @@ enum Moonflow {
         }
     }
 
-    /// Runs `moonflow ARGS` in the package root (or `directory`) with standard input empty.
+    /// Runs `moonflow ARGS` in the package root (or `directory`) with standard input empty
+    /// (or piped from `input`), in this environment with `environment` added.
     ///
     /// - Throws: `MissingBinary`, or a timeout after `timeout` seconds (the process is killed).
-    static func run(_ arguments: [String], in directory: URL = root, timeout: TimeInterval = 60) throws -> Result {
+    static func run(_ arguments: [String], in directory: URL = root, input: String? = nil,
+                    environment: [String: String] = [:], timeout: TimeInterval = 60) throws -> Result {
         let process = Process()
         process.executableURL = try binary()
         process.arguments = arguments
         process.currentDirectoryURL = directory
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -71,7 +74,13 @@ enum Moonflow {
         let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
         process.standardOutput = outHandle
         process.standardError = errHandle
-        process.standardInput = FileHandle.nullDevice
+        if let input {
+            let inFile = scratch.appendingPathComponent("stdin")
+            try Data(input.utf8).write(to: inFile)
+            process.standardInput = try FileHandle(forReadingFrom: inFile)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         let done = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in done.signal() }
         try process.run()

@@ -34,7 +34,14 @@ final class RefreshTests: XCTestCase {
             }
             // Bit-for-bit equal (NaN included), through their descriptions.
             XCTAssertEqual(refreshed.description, full.description, "step \(i)")
-            if !full.description.contains("nan") { XCTAssertEqual(refreshed, full, "step \(i)") }  // NaN != NaN
+            if i >= 12 {
+                // Except one thing a full copy cannot know: `rows` was a list, so emptied it stays one.
+                guard case .table(let rows)? = refreshed["rows"], case .table(let fullRows)? = full["rows"] else { return XCTFail("rows") }
+                XCTAssertTrue(rows.isJSONArray, "step \(i): an emptied list encodes as []")
+                XCTAssertFalse(fullRows.isJSONArray)
+            } else if !full.description.contains("nan") {
+                XCTAssertEqual(refreshed, full, "step \(i)")  // NaN != NaN
+            }
             snapshot = refreshed
         }
     }

@@ -258,12 +258,12 @@ final class PromptCommandTests: XCTestCase {
         options.format = .jsonl
         var lines = ["add", ":state", ":help", ":nope"].makeIterator()
         let run = FeatureRun(options: options, input: InputLines(interactive: true) { lines.next() }, write: { out.append($0) })
-        XCTAssertEqual(run.run(), 0)
+        XCTAssertEqual(run.run(), 1, "the unknown command is an input error")
         let text = out.all.joined(separator: "\n")
         XCTAssertTrue(text.contains("{\n  \"count\": 1,\n  \"tags\": [\n    \"a\"\n  ]\n}"), text)
-        XCTAssertTrue(text.contains(":reload   load the plugin's code again, keeping the state"), text)
+        XCTAssertTrue(text.contains("  :reload                load the plugin's code again, keeping the state"), text)
         XCTAssertTrue(text.contains("  add by=integer?"), text)
-        XCTAssertTrue(text.contains("unknown command :nope; :help lists the commands"), text)
+        XCTAssertTrue(text.contains("unknown command ':nope'; commands: help, :advance MS, :run, :reload, :state, :quit"), text)
 
         // :reload picks up a change made before it.
         try source(1).write(toFile: file, atomically: true, encoding: .utf8)

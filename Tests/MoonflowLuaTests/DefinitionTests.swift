@@ -81,6 +81,31 @@ final class DefinitionTests: XCTestCase {
         XCTAssertEqual(message, "\(path):3: mf.feature 'x': field 'handle' must be a function (got nil)\nmf.feature 'x': field 'reduce' must be a function (got nil)")
     }
 
+    /// One `check` shows everything: a bad name and version do not hide the rest.
+    func testNameVersionAndTheRestAreListedTogether() throws {
+        let (message, _, path) = try loadError(fields(["name": "name = ''", "version": "version = 'one'", "handle": nil]))
+        XCTAssertEqual(message, """
+            \(path):3: mf.feature: field 'name' must be a non-empty string (got string)
+            mf.feature: field 'version' must be an integer (got string)
+            mf.feature: field 'handle' must be a function (got nil)
+            """)
+    }
+
+    func testUnknownTopLevelFieldsAreNamedWithTheNearestKnownOne() throws {
+        let (message, _, path) = try loadError(fields(["effect": "effect = {}", "strategies": "strategies = {}", "colour": "colour = 'red'"]))
+        XCTAssertEqual(message, """
+            \(path):3: mf.feature 'x': unknown field 'colour'; mf.feature takes name, version, initial, actions, mutations, handle, reduce, effects, strategy, services, interactors, repositories, migrate
+            mf.feature 'x': unknown field 'effect'; did you mean `effects`?
+            mf.feature 'x': unknown field 'strategies'; did you mean `strategy`?
+            """)
+    }
+
+    /// A malformed strategy entry is one problem, not also an "undeclared action".
+    func testAMalformedStrategyIsReportedOnce() throws {
+        try assertError(["strategy": "strategy = { stop = 'nope' }"],
+                        "mf.feature 'x': strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\"stop\"] = \"nope\")")
+    }
+
     func testOptionalParts() throws {
         try assertError(["version": "version = '2'"], "mf.feature 'x': field 'version' must be an integer (got string)")
         try assertError(["migrate": "migrate = 1"], "mf.feature 'x': field 'migrate' must be a function when given (got number)")
@@ -88,7 +113,7 @@ final class DefinitionTests: XCTestCase {
         try assertError(["services": "services = 3"], "mf.feature 'x': field 'services' must be a table of functions (got number)")
         try assertError(["strategy": "strategy = { a = 'fastest' }"],
                         "mf.feature 'x': strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\"a\"] = \"fastest\")")
-        try assertError(["strategy": "strategy = { b = 'latest' }"], "mf.feature 'x': strategy names undeclared action 'b'")
+        try assertError(["strategy": "strategy = { b = 'latest' }"], "mf.feature 'x': strategy names undeclared action 'b'; declared actions: a")
         try assertError(["strategy": "strategy = 'latest'"], "mf.feature 'x': field 'strategy' must be a table of action = strategy (got string)")
     }
 

@@ -50,6 +50,9 @@ final class RollbackTests: XCTestCase {
         }
         """
 
+    /// Where `reduce` is defined in the plugin above: errors with no line of their own name it.
+    static let reduceLine = "roll/init.lua:35"
+
     /// Bumps once, fails with `kind`, then checks the state, what Lua sees, and that the loop goes on.
     @discardableResult
     private func assertRollsBack(_ kind: String, timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512,
@@ -87,18 +90,21 @@ final class RollbackTests: XCTestCase {
     }
 
     func testMemoryLimit() throws {
-        let (message, _) = try assertRollsBack("memory", memoryLimitMB: 16)
+        let (message, location) = try assertRollsBack("memory", memoryLimitMB: 16)
         XCTAssertTrue(message.hasPrefix("not enough memory: the script went over its 16 MB budget"), message)
+        XCTAssertTrue(location?.hasSuffix(Self.reduceLine) == true, "names the reducer's file:line: \(location ?? "nil")")
     }
 
     func testAFunctionInStateNamesItsPath() throws {
-        let (message, _) = try assertRollsBack("function")
+        let (message, location) = try assertRollsBack("function")
         XCTAssertTrue(message.hasPrefix("state.cb: "), message)
+        XCTAssertTrue(location?.hasSuffix(Self.reduceLine) == true, "names the reducer's file:line: \(location ?? "nil")")
     }
 
     func testACycleNamesItsPath() throws {
-        let (message, _) = try assertRollsBack("cycle")
+        let (message, location) = try assertRollsBack("cycle")
         XCTAssertTrue(message.hasPrefix("state.self: "), message)
+        XCTAssertTrue(location?.hasSuffix(Self.reduceLine) == true, "names the reducer's file:line: \(location ?? "nil")")
     }
 
     func testANestedFunctionNamesItsPath() throws {
@@ -114,7 +120,7 @@ final class RollbackTests: XCTestCase {
     func testAReducerThatReturnsNothing() throws {
         let (message, location) = try assertRollsBack("nothing")
         XCTAssertEqual(message, "roll.reduce must return the state table (got no value); end it with `return state`")
-        XCTAssertTrue(location?.hasSuffix("roll/init.lua") == true, "\(location ?? "nil")")
+        XCTAssertTrue(location?.hasSuffix(Self.reduceLine) == true, "names the reducer's file:line: \(location ?? "nil")")
     }
 
     func testAnEffectWithoutAType() throws {

@@ -82,7 +82,12 @@ final class TaskTests: XCTestCase {
 
     func testATaskMayOnlyYieldThroughAwait() throws {
         XCTAssertEqual(try Probe.run("return mf.task(function(t) t:emit(1) coroutine.yield() t:emit(2) end)"),
-                       ["0:1", "0:error:mf.task: a task may only yield through t:await(stream)"])
+                       ["0:1", "0:error:mf.task: the task yielded with coroutine.yield; a task may only wait through t:await(stream)"])
+        // The error has no line of its own: it names where the task's function is defined.
+        let h = try Harness(["probe/init.lua": Probe.source("return mf.task(function(t) coroutine.yield() end)")])
+        try h.load()
+        try h.send(["type": "go"])
+        XCTAssertEqual(h.log.errors.first?.location, h.path("probe/init.lua") + ":10")
     }
 
     /// A `latest` action replacing a task mid-await: the old coroutine is closed (its

@@ -12,7 +12,7 @@ local SERVICE_MS = 100
 local function search(text)
   return mf.timer(SERVICE_MS):flatMap(function()
     if text == "fail" then return mf.fail("search service unavailable") end
-    local items = {}
+    local items = mf.array()  -- [] in JSON even when nothing matches
     for _, fruit in ipairs(FRUITS) do
       if fruit:find(text, 1, true) then items[#items + 1] = fruit end
     end
@@ -22,7 +22,7 @@ end
 
 return mf.feature {
   name = "search",
-  initial = { query = "", items = {}, loading = false },
+  initial = { query = "", items = mf.array(), loading = false },
   actions = {
     query = { text = "string" },
   },
@@ -40,7 +40,7 @@ return mf.feature {
       local text = action.text
       local setQuery = mf.just { type = "setQuery", text = text }
       if text == "" then
-        return mf.concat(setQuery, mf.just { type = "results", items = {} })
+        return mf.concat(setQuery, mf.just { type = "results", items = mf.array() })
       end
       return mf.concat(setQuery, mf.timer(DEBOUNCE_MS):flatMap(function()
         return env.services.search(text)

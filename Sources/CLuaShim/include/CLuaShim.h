@@ -104,6 +104,9 @@ typedef struct mf_op {
 int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed);
 /// Registry key of the JSON-array metatable (created on first use).
 int mf_is_json_array(lua_State *L, int idx);
+/// 1 if the table at `idx` has the JSON-array metatable, 2 if it has another
+/// metatable (`mf.object()` marks with one), 0 if none. Never allocates.
+int mf_json_kind(lua_State *L, int idx);
 
 // MARK: - Swift functions
 
@@ -150,6 +153,10 @@ int mf_getglobal(lua_State *L, const char *name);
 /// `file:line` of the function `level` frames up (1: the caller of the running
 /// C function) into `buf`. Returns 0 when unknown (a C function, no line).
 int mf_where(lua_State *L, int level, char *buf, size_t size);
+
+/// `file:line` where the Lua function at `idx` is defined, into `buf`. Returns
+/// 0 when it is not a Lua function. Stack effect: none (needs one free slot).
+int mf_function_where(lua_State *L, int idx, char *buf, size_t size);
 
 // MARK: - Profiles
 

@@ -1,0 +1,33 @@
+#ifndef CEDITSHIM_H
+#define CEDITSHIM_H
+
+#include <stddef.h>
+
+// The prompt of `moonflow run`: libedit's line editor, history and completion
+// behind plain functions, so Swift passes and receives only strings it owns.
+// One prompt per process (libedit's readline API is global); call these from
+// one thread.
+
+/// Starts the editor: `name` for ~/.editrc (`moonflow`), history read from
+/// `history_path` (NULL for none) and kept to `max_history` lines.
+void mfe_open(const char *name, const char *history_path, int max_history);
+
+/// Reads a line with editing. Returns its length in bytes, or -1 at the end
+/// of input (Ctrl-D on an empty line). A non-blank line different from the
+/// previous one goes into the history. Fetch the text with mfe_take_line.
+long mfe_readline(const char *prompt);
+
+/// Copies the line mfe_readline read (at most `capacity` - 1 bytes, then a
+/// NUL) into `buffer` and forgets it.
+void mfe_take_line(char *buffer, size_t capacity);
+
+/// What Tab completes: `spec` has one line per word list. The first word of
+/// a line is completed from the first words of all lines; after it, a word
+/// is completed from the rest of its line (`increment\tby=`). Fields ending
+/// in `=` get no space after them.
+void mfe_set_completions(const char *spec);
+
+/// Writes the history back (when a path was given) and restores the terminal.
+void mfe_close(void);
+
+#endif

@@ -1,0 +1,47 @@
+import CEditShim
+import Foundation
+import MoonflowHost
+
+/// The prompt of `moonflow run` at a terminal, on libedit: line editing, a history
+/// kept across runs (`~/.moonflow_history`, or `MOONFLOW_HISTORY`), and Tab
+/// completion of the action names and, after one, its fields.
+///
+///     let prompt = EditLinePrompt()
+///     let input = InputLines(prompt: prompt)
+///     defer { prompt.close() }
+///
+/// **Threading:** libedit's state is global: one prompt per process, used from one thread.
+final class EditLinePrompt: LineReader {
+    /// Lines of history kept.
+    static let historyLimit: Int32 = 1000
+
+    /// Where history is kept: `MOONFLOW_HISTORY`, else `~/.moonflow_history`; nil without a home.
+    static var historyPath: String? {
+        let environment = ProcessInfo.processInfo.environment
+        if let explicit = environment["MOONFLOW_HISTORY"], !explicit.isEmpty { return explicit }
+        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        return (home as NSString).appendingPathComponent(".moonflow_history")
+    }
+
+    init(historyPath: String? = EditLinePrompt.historyPath) {
+        mfe_open("moonflow", historyPath, Self.historyLimit)
+    }
+
+    func readLine(prompt: String) -> String? {
+        let length = mfe_readline(prompt)
+        guard length >= 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(length) + 1)
+        mfe_take_line(&buffer, buffer.count)
+        return String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    func setCompletions(actions: [String: [String]], commands: [String]) {
+        // One line per action: its name, then `field=` for each field; then each command alone.
+        let lines = actions.keys.sorted().map { name in ([name] + (actions[name] ?? []).map { "\($0)=" }).joined(separator: "\t") }
+            + commands
+        mfe_set_completions(lines.joined(separator: "\n") + "\n")
+    }
+
+    /// Saves the history and restores the terminal.
+    func close() { mfe_close() }
+}

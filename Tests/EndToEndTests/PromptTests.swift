@@ -1,0 +1,177 @@
+import Foundation
+import XCTest
+
+/// The prompt of `moonflow run` at a terminal (libedit), typed at through util-linux
+/// `script`, which gives the binary a pseudo-terminal (each line is typed once the
+/// prompt is back, so nothing depends on timing): shorthand, history across runs,
+/// completion, the virtual clock's commands, `help`, and escaped control characters.
+final class PromptTests: XCTestCase {
+    private var scratch: URL!
+    private var history: URL { scratch.appendingPathComponent("history") }
+
+    override func setUpWithError() throws {
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux script gives the prompt a terminal")
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: scratch)
+    }
+
+    /// Types each of `lines` (then `:quit`) at `moonflow run ARGS` on a terminal, each once
+    /// the prompt has come back for it, and returns what the run showed, carriage returns
+    /// dropped. A line may hold editing keys (Tab, the Up arrow).
+    private func type(_ lines: [String], _ arguments: [String]) throws -> String {
+        let binary = try Moonflow.binary().path
+        let command = ([binary, "run"] + arguments + ["--color", "never"]).map { "'\($0)'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        process.currentDirectoryURL = Moonflow.root
+        process.environment = ProcessInfo.processInfo.environment.merging(["MOONFLOW_HISTORY": history.path, "TERM": "xterm"]) { $1 }
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        // A hang guard, not a timing: a run that never ends is killed, which ends its output.
+        let guardItem = DispatchWorkItem { process.terminate() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: guardItem)
+        defer { guardItem.cancel() }
+        // Ended with :quit, a line: Ctrl-D typed while the terminal is between two prompts (in
+        // cooked mode) is taken by the terminal as end of file and lost when libedit reads again.
+        let keys = (lines + [":quit"]).map { $0 + "\r" }
+        var shown = Data()
+        var sent = 0
+        while true {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            shown.append(chunk)
+            // A prompt on a fresh line ("\r\n> "), not a redraw of the line being edited ("\r> ").
+            // Counted in bytes: in a Swift String "\r\n" is one character, never matching "\n".
+            let prompts = shown.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+                .dropFirst().filter { $0.starts(with: Array("> ".utf8)) }.count
+            while sent < keys.count && prompts > sent {
+                input.fileHandleForWriting.write(Data(keys[sent].utf8))
+                sent += 1
+            }
+        }
+        process.waitUntilExit()
+        try? input.fileHandleForWriting.close()
+        XCTAssertEqual(sent, keys.count, "the prompt came back after every line")
+        XCTAssertEqual(process.terminationReason, .exit, "the run ended at :quit (it was not killed)")
+        return String(decoding: shown, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
+    }
+
+    func testShorthandQuotesAndABareValue() throws {
+        let todo = try write("todo.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "todo", initial = { titles = mf.array(), done = 0 },
+              actions = { add = { title = "string" }, toggle = { id = "integer" } },
+              mutations = { add = { title = "string" }, toggle = { id = "integer" } },
+              handle = function(a) return a end,
+              reduce = function(s, m)
+                if m.type == "add" then s.titles[#s.titles + 1] = m.title else s.done = m.id end
+                return s
+              end,
+            }
+            """)
+        let out = try type(["add title=\"buy milk\"", "add title='oat bread'", "toggle 1", "add \"x y\""], [todo, "--format", "jsonl", "--clock", "virtual"])
+        XCTAssertTrue(out.contains(#"{"event":"action","t":0,"action":{"title":"buy milk","type":"add"}}"#), out)
+        XCTAssertTrue(out.contains(#"{"event":"action","t":0,"action":{"title":"oat bread","type":"add"}}"#), out)
+        XCTAssertTrue(out.contains(#"{"event":"action","t":0,"action":{"id":1,"type":"toggle"}}"#), out)
+        XCTAssertTrue(out.contains(#""state":{"done":1,"titles":["buy milk","oat bread","x y"]}"#), out)
+        XCTAssertFalse(out.contains("\"event\":\"error\""), out)
+    }
+
+    func testHistoryIsKeptAcrossRunsAndUpRecallsIt() throws {
+        _ = try type(["increment by=2"], ["plugins/counter", "--clock", "virtual"])
+        // libedit's own format (a space is written \040).
+        let saved = try String(contentsOf: history, encoding: .utf8)
+        XCTAssertTrue(saved.contains("increment") && saved.contains("by=2"), saved)
+        // A second run: Up twice brings back the first run's action (before its :quit), Enter sends it.
+        let out = try type(["\u{1B}[A\u{1B}[A"], ["plugins/counter", "--clock", "virtual"])
+        XCTAssertTrue(out.contains("count: 0 → 2"), out)
+        XCTAssertFalse(out.contains("error"), "the arrow key is editing, not an action: \(out)")
+    }
+
+    func testTabCompletesActionNamesAndFields() throws {
+        let out = try type(["decr\t", "increment b\t5"], ["plugins/counter", "--clock", "virtual", "--format", "jsonl"])
+        XCTAssertTrue(out.contains(#""action":{"type":"decrement"}"#), out)
+        XCTAssertTrue(out.contains(#""action":{"by":5,"type":"increment"}"#), out)
+    }
+
+    func testTheVirtualClockAdvancesOnCommandAndTheBannerSaysWhichClockRuns() throws {
+        let out = try type(["incrementLater ms=300", ":advance 200", ":run"], ["plugins/counter", "--clock", "virtual"])
+        XCTAssertTrue(out.contains("counter on the virtual clock (it moves only with :advance MS and :run)"), out)
+        let lines = out.components(separatedBy: "\n")
+        let changed = try XCTUnwrap(lines.first { $0.contains("count: 0 → 1") }, out)
+        XCTAssertTrue(changed.contains("   300 ms"), "the timer fired when :run reached 300 ms: \(changed)")
+        XCTAssertTrue(try type([], ["plugins/counter"]).contains("counter on the real clock"))
+    }
+
+    func testHelpListsCommandsAndTheActionsWithTheirFields() throws {
+        let out = try type(["help"], ["plugins/counter", "--clock", "virtual"])
+        for expected in ["commands:", ":advance MS", ":run", "actions:", "  increment by=integer?", "  incrementLater ms=integer", "  reset"] {
+            XCTAssertTrue(out.contains(expected), "\(expected) in: \(out)")
+        }
+    }
+
+    func testControlCharactersInDataAreEscaped() throws {
+        let todo = try write("titles.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "titles", initial = { title = "" },
+              actions = { set = { title = "string" } }, mutations = { set = { title = "string" } },
+              handle = function(a) return a end,
+              reduce = function(s, m) s.title = m.title return s end,
+            }
+            """)
+        let out = try type([#"{"type":"set","title":"a\nb\u001b[2J"}"#, #"{"type":"\u001b[A"}"#], [todo])
+        XCTAssertTrue(out.contains(#"title: "" → "a\nb\027[2J""#), out)
+        XCTAssertTrue(out.contains(#"undeclared action '\027[A'"#), out)
+        XCTAssertFalse(out.contains("\u{1B}[2J"), "no raw escape sequence reaches the terminal")
+    }
+
+    /// The real clock waits for work in flight after the input ends (until Ctrl-C or
+    /// `--until`); at a terminal it says what it waits for instead of hanging silently.
+    func testARealClockRunWaitingForWorkInFlightSaysWhatItWaitsFor() throws {
+        let plugin = try write("waiter.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "waiter", initial = {}, actions = { wait = {} }, mutations = {},
+              handle = function() return mf.never() end,
+              reduce = function(s) return s end,
+            }
+            """)
+        let actions = try write("wait.jsonl", "{\"type\":\"wait\"}\n")
+        let binary = try Moonflow.binary().path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", "'\(binary)' run '\(plugin)' --actions '\(actions)'", "/dev/null"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = Pipe()
+        try process.run()
+        let guardItem = DispatchWorkItem { process.terminate() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: guardItem)
+        var shown = ""
+        while !shown.contains("waiting for work in flight") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            shown += String(decoding: chunk, as: UTF8.self)
+        }
+        guardItem.cancel()
+        process.terminate()  // as Ctrl-C would
+        process.waitUntilExit()
+        XCTAssertTrue(shown.contains("moonflow: input ended; waiting for work in flight (wait #1) until it finishes; Ctrl-C stops the run, --until MS ends it at MS"), shown)
+    }
+
+    @discardableResult
+    private func write(_ relative: String, _ text: String) throws -> String {
+        let url = scratch.appendingPathComponent(relative)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+}
