@@ -304,11 +304,16 @@ public final class FeatureHost: @unchecked Sendable {
     /// work runs on the state executor and the caller resumes when it is done.
     public func load(_ spec: String, initial: LuaValue? = nil) async throws -> RunningFeature {
         guard let queue else { return try loadNow(spec, initial: initial) }
-        return try await withCheckedThrowingContinuation { continuation in
+        // Handed over through a lock: the feature was made on the queue, and the lock gives
+        // the caller's thread (and ThreadSanitizer) the ordering the continuation implies.
+        let handover = Handover()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
-                do { continuation.resume(returning: try self.loadNow(spec, initial: initial)) } catch { continuation.resume(throwing: error) }
+                handover.put(Result { try self.loadNow(spec, initial: initial) })
+                continuation.resume()
             }
         }
+        return try handover.take()
     }
 
     /// Makes a feature from a definition table already in Lua (`mf.feature{...}`
@@ -438,4 +443,12 @@ public struct HostError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
+}
+
+/// A loaded feature passed from the state queue to an async caller under a lock.
+private final class Handover: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<RunningFeature, any Error>?
+    func put(_ r: Result<RunningFeature, any Error>) { lock.withLock { result = r } }
+    func take() throws -> RunningFeature { try lock.withLock { result! }.get() }
 }
