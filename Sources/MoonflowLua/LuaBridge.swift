@@ -28,6 +28,15 @@ public final class LuaBridge: @unchecked Sendable {
     }
     private let performerBox = LockedBox<(@Sendable (() -> Void) -> Void)?>(nil)
 
+    /// Runs `body` on the state executor and waits for it (for work that cannot fail).
+    package func performQuietly(_ body: () -> Void) {
+        guard let performer else { return body() }
+        withoutActuallyEscaping(body) { body in
+            let box = UncheckedSendable(body)
+            performer { box.value() }
+        }
+    }
+
     /// Runs `body` on the state executor (where Lua may be called) and returns its result.
     package func perform<R>(_ body: () throws -> R) throws -> R {
         guard let performer else { return try body() }

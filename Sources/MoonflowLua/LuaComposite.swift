@@ -100,7 +100,7 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
 
 
     public func start() {
-        outlet.send(.state(state, seq: 0))
+        bridge.performQuietly { outlet.send(.state(state, seq: 0)) }
     }
 
     public func cancel(actionType: String?) {

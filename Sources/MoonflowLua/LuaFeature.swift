@@ -181,7 +181,8 @@ public final class LuaFeature: @unchecked Sendable {
 
     /// Emits the initial state event (seq 0). The host calls it once observers are attached.
     public func start() {
-        outlet.send(.state(snapshot, seq: 0))
+        // On the state executor, like every other event, whichever thread calls it.
+        bridge.performQuietly { outlet.send(.state(snapshot, seq: 0)) }
     }
 
     /// Validates `action` against the declared actions and queues it.
