@@ -5,12 +5,9 @@ import FoundationXML
 import XCTest
 
 /// `moonflow test`, `moonflow new` and `exec`'s event loop, on the built binary, in a scratch folder.
-final class SpecRunnerTests: XCTestCase {
-    private var scratch: URL!
-
+final class SpecRunnerTests: ScratchTestCase {
     override func setUpWithError() throws {
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-spec-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        try super.setUpWithError()
         try write("plugins/clock/init.lua", """
             local mf = require "moonflow"
             return mf.feature {
@@ -32,16 +29,6 @@ final class SpecRunnerTests: XCTestCase {
               services = { title = function(id) return mf.just("real " .. id) end },
             }
             """)
-    }
-
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: scratch) }
-
-    @discardableResult
-    private func write(_ relative: String, _ text: String) throws -> String {
-        let url = scratch.appendingPathComponent(relative)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return relative
     }
 
     private func spec(_ body: String) throws {
