@@ -57,6 +57,22 @@ final class SpecRunnerTests: ScratchTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("0 passed, 1 failed\n"), result.stdout)
     }
 
+    func testMisusedStoreCallsPointAtTheSpecsLine() throws {
+        try spec("""
+              it("a number", function() T.store("clock"):send(5) end)
+              it("a dot", function() local s = T.store("clock"); s.send({ type = "tick" }) end)
+              it("a change that is no function", function() T.store("clock"):send({ type = "tick" }, 5) end)
+              it("an unknown option", function() T.store("clock", { exhaustve = false }) end)
+            """)
+        let result = try Moonflow.run(["test"], in: scratch)
+        XCTAssertEqual(result.status, 1)
+        for (line, text) in [(4, "store:send(action [, change]): action must be a table"), (5, "store:send(...) must be called with a colon (store:send, not store.send)"),
+                             (6, "store:send: the change must be a function(state)"), (7, "T.store: unknown option 'exhaustve'")] {
+            XCTAssertTrue(result.stdout.contains("clock_spec.lua:\(line): \(text)"), "line \(line): \(result.stdout)")
+        }
+        XCTAssertTrue(result.stdout.hasSuffix("0 passed, 4 failed\n"), result.stdout)
+    }
+
     func testALeftoverTimerFailsFinishNamingItsAction() throws {
         try spec("""
               it("leaves a timer", function()
