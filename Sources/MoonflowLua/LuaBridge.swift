@@ -20,13 +20,13 @@ public final class LuaBridge: @unchecked Sendable {
     /// run waits for it before moving time on.
     public let pending = PendingWork()
     /// Results held back by `holdingReentries`.
-    let held = LockedBox(HeldReentries())
+    let held = Locked(HeldReentries())
     /// Runs a block on the state executor and waits (the host's queue); nil: run it in place.
     package var performer: (@Sendable (() -> Void) -> Void)? {
         get { performerBox.withLock { $0 } }
         set { performerBox.withLock { $0 = newValue } }
     }
-    private let performerBox = LockedBox<(@Sendable (() -> Void) -> Void)?>(nil)
+    private let performerBox = Locked<(@Sendable (() -> Void) -> Void)?>(nil)
 
     /// Runs `body` on the state executor and waits for it (for work that cannot fail).
     package func performQuietly(_ body: () -> Void) {
