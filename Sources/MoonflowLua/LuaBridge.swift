@@ -85,7 +85,7 @@ public final class LuaBridge: @unchecked Sendable {
             if let s = slots.object(1, as: LuaStream.self) { return s.producer }
             let got = slots.count == 0 ? "nothing" : slots.typeName(1)
             let at = location.map { " (\($0))" } ?? ""
-            throw LuaStreamError(.string(LuaString("\(what)\(at) must return a stream (got \(got)); return mf.just(value) for one value, mf.empty() for none")), location: location)
+            throw LuaStreamError(message: "\(what)\(at) must return a stream (got \(got)); return mf.just(value) for one value, mf.empty() for none", location: location)
         }
     }
 

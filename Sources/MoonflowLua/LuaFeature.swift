@@ -211,7 +211,7 @@ public final class LuaFeature: @unchecked Sendable {
     /// Checks a mutation where it was produced, so an undeclared one names that function.
     private func validated(_ mutation: LuaValue, from key: String) throws -> LuaValue {
         do { try definition.mutations.validate(mutation) } catch let e as SchemaError {
-            throw LuaStreamError(.string(LuaString(e.message)), location: location(key))
+            throw LuaStreamError(message: e.message, location: location(key))
         }
         return mutation
     }
@@ -223,7 +223,7 @@ public final class LuaFeature: @unchecked Sendable {
             return stream.producer.map { [weak self] m in try self?.validated(m, from: key) ?? m }
         }
         if slots.isTable(1) { return .just(try validated(try slots.value(1, path: "mutation"), from: key)) }
-        throw LuaStreamError(.string(LuaString("\(what) must return nothing, a mutation table or a stream (got \(slots.typeName(1)))")), location: location(key))
+        throw LuaStreamError(message: "\(what) must return nothing, a mutation table or a stream (got \(slots.typeName(1)))", location: location(key))
     }
 
     private func handle(_ action: LuaValue) -> Handled<LuaValue> {
@@ -246,7 +246,7 @@ public final class LuaFeature: @unchecked Sendable {
                 dispatch.reduce, [.ref(definition.table), .ref(stateTable), .value(mutation)]
             ) { slots in
                 guard slots.isTable(1) else {
-                    throw LuaStreamError(.string(LuaString("\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`")), location: location("reduce"))
+                    throw LuaStreamError(message: "\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`", location: location("reduce"))
                 }
                 // Only what the reducer changed is copied; the rest is shared with the last snapshot.
                 let snap = try slots.value(1, refreshing: previous, path: "state")
@@ -254,7 +254,7 @@ public final class LuaFeature: @unchecked Sendable {
                 if slots.count >= 2 && !slots.isNil(2) {
                     let e = try slots.value(2, path: "effect")
                     guard case .string = e["type"] ?? .nil else {
-                        throw LuaStreamError(.string(LuaString("an effect must be a table with a string 'type' (got \(e))")), location: location("reduce"))
+                        throw LuaStreamError(message: "an effect must be a table with a string 'type' (got \(e))", location: location("reduce"))
                     }
                     effect = e
                 }

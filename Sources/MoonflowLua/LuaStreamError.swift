@@ -12,6 +12,11 @@ public struct LuaStreamError: Error, Sendable, CustomStringConvertible {
     /// What a Swift service threw.
     public let underlying: (any Error)?
 
+    /// A failure with a message (what Lua's `catchError` gets as a string).
+    public init(message: String, location: String? = nil) {
+        self.init(.string(LuaString(message)), location: location)
+    }
+
     public init(_ value: LuaValue, location: String? = nil, service: String? = nil, underlying: (any Error)? = nil) {
         self.value = value
         self.location = location
