@@ -53,7 +53,19 @@ final class RefreshTests: XCTestCase {
         let again = try lua.ref(global: "t")
         let same = try lua.call(try lua.load(string: "return t", name: "r"), []) { try $0.value(1, refreshing: old, path: "t") }
         XCTAssertEqual(same, old)
-        _ = again
+        XCTAssertTrue(sharesStorage(same["a"], old["a"]), "the unchanged list is the old one, not a copy")
+        // A change beside it copies only the changed field: the list is still shared.
+        let changed = try lua.call(try lua.load(string: "t.b = 'y' return t", name: "c"), []) { try $0.value(1, refreshing: old, path: "t") }
+        XCTAssertEqual(changed["b"], "y")
+        XCTAssertTrue(sharesStorage(changed["a"], old["a"]), "the untouched list is shared with the last snapshot")
+        // A full read makes new storage (what the check above would catch).
+        XCTAssertFalse(sharesStorage(try lua.value(of: again)["a"], old["a"]))
+    }
+
+    /// Whether two tables' sequence parts are one buffer (shared, not copied).
+    private func sharesStorage(_ a: LuaValue?, _ b: LuaValue?) -> Bool {
+        guard case .table(let x)? = a, case .table(let y)? = b else { return false }
+        return x.array.withUnsafeBufferPointer { p in y.array.withUnsafeBufferPointer { q in p.baseAddress == q.baseAddress } }
     }
 
     func testRefreshStillRefusesFunctionsAndCyclesWithTheirPath() throws {
