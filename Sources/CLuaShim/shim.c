@@ -210,6 +210,34 @@ int mf_is_json_array(lua_State *L, int idx) {
   return same;
 }
 
+// Read-only views of the state (what `handle` and effect handlers get): the views'
+// metatable and the weak table from each view to the table it shows.
+static const char READONLY_MT_KEY = 0;
+static const char READONLY_TARGETS_KEY = 0;
+
+int mf_register_readonly(lua_State *L) {
+  // stack: mt, targets
+  if (!lua_checkstack(L, 2)) return 0;
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &READONLY_TARGETS_KEY);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &READONLY_MT_KEY);
+  return 1;
+}
+
+int mf_readonly_target(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (!lua_checkstack(L, 3)) return 0;
+  if (!lua_getmetatable(L, idx)) return 0;
+  int is = lua_rawgetp(L, LUA_REGISTRYINDEX, &READONLY_MT_KEY) != LUA_TNIL && lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  if (!is) return 0;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &READONLY_TARGETS_KEY);
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  if (lua_type(L, -1) != LUA_TTABLE) { lua_pop(L, 1); return 0; }
+  return 1;
+}
+
 int mf_metatable_kind(lua_State *L, int idx) {
   if (!lua_getmetatable(L, idx)) return 0;
   // A marker of mf.array()/mf.object(): a metatable holding only __name = "moonflow.array"|"moonflow.object".

@@ -95,6 +95,17 @@ extension LuaState {
         try body(LuaSlots(state: self, L: L, base: top, count: Int(mf_gettop(L) - top)))
     }
 
+    /// Makes tables whose metatable is `metatable` read-only views: reading one
+    /// copies the table `targets[view]` shows (a weak-keyed table from view to table).
+    public func registerReadOnlyViews(metatable: LuaRef, targets: LuaRef) throws {
+        enter(); defer { leave() }
+        let L = activeL
+        guard mf_checkstack(L, 2) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        mf_rawgeti_registry(L, lua_Integer(metatable.ref))
+        mf_rawgeti_registry(L, lua_Integer(targets.ref))
+        guard mf_register_readonly(L) != 0 else { mf_pop(L, 2); throw LuaError.memory(limit: memoryLimit) }
+    }
+
     /// Loads and runs a string; returns its results.
     @discardableResult
     public func run(string source: String, name: String) throws -> [LuaValue] {

@@ -69,6 +69,12 @@ struct ValueReader {
             let p = mf_tostring_raw(L, idx, &len)!
             return .string(strings.string(at: UnsafeRawPointer(p), count: len))
         case LUA_TTABLE:
+            // A read-only view of the state (a `handle` passing `state.items` on): the table it shows.
+            if mf_readonly_target(L, idx) != 0 {
+                let top = mf_gettop(L)
+                defer { mf_pop(L, 1) }
+                return try table(at: top, depth: depth)
+            }
             return try table(at: idx, depth: depth)
         case let t:
             let name = String(cString: lua_typename(L, t))

@@ -14,11 +14,49 @@ package final class LuaDispatch: @unchecked Sendable {
     package let mapEffect: LuaRef
     package let identity: LuaRef
 
+    /// `handle` and effect handlers get a read-only view of the state (DESIGN §9:
+    /// outside `reduce` the state is read-only): reading goes through to the state
+    /// (nested tables as views too, `#`, `pairs`, `ipairs` and `next` work), a write
+    /// fails naming the field. Views are made once per table and kept while it lives,
+    /// so a handler call costs one table lookup. The reader copies a view as the
+    /// table it shows, so `return { type = "set", items = state.items }` works.
     private static let source = """
-        local pairs = pairs
-        return function(def, action, state, env) return def.handle(action, state, env) end,
+        local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
+        local targets = setmetatable({}, { __mode = "k" })   -- view -> the table it shows
+        local views = setmetatable({}, { __mode = "k" })     -- table -> its view
+        local paths = setmetatable({}, { __mode = "k" })     -- view -> `state.items[2]`
+        local RO = { __metatable = "a read-only view of the state" }
+        local function child(path, k)
+          if type(k) == "string" and k:match("^[%a_][%w_]*$") then return path .. "." .. k end
+          return path .. "[" .. tostring(k) .. "]"
+        end
+        local function view(t, path)
+          if type(t) ~= "table" then return t end
+          local v = views[t]
+          if v then return v end
+          v = setmetatable({}, RO)
+          views[t], targets[v], paths[v] = v, t, path
+          return v
+        end
+        RO.__index = function(v, k) return view(targets[v][k], child(paths[v], k)) end
+        RO.__newindex = function(v, k)
+          error(("%s is read-only here: the state changes only in reduce; return a mutation that reduce applies"):format(child(paths[v], k)), 2)
+        end
+        RO.__len = function(v) return #targets[v] end
+        local function viewNext(v, k)
+          local nk, nv = rawnext(targets[v], k)
+          if nk ~= nil then return nk, view(nv, child(paths[v], nk)) end
+        end
+        RO.__pairs = function(v) return viewNext, v, nil end
+        -- `next(view)` as `next(table)` would see it (`if next(state.items) == nil then`).
+        next = function(t, k)
+          if targets[t] then return viewNext(t, k) end
+          return rawnext(t, k)
+        end
+        return RO, targets,
+          function(def, action, state, env) return def.handle(action, view(state, "state"), env) end,
           function(def, state, m) return def.reduce(state, m) end,
-          function(def, kind, effect, state, env) return def.effects[kind](effect, state, env) end,
+          function(def, kind, effect, state, env) return def.effects[kind](effect, view(state, "state"), env) end,
           function(def, kind, request, env) return def.requests[kind](request, env) end,
           function(def, swiftServices, interactors, asStream, overrides)
             local services = {}
@@ -44,9 +82,10 @@ package final class LuaDispatch: @unchecked Sendable {
 
     init(_ lua: LuaState) throws {
         let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), []) { slots in
-            try (1...10).map { try slots.ref($0) }
+            try (1...12).map { try slots.ref($0) }
         }
-        (handle, reduce, effect, request, makeEnv) = (refs[0], refs[1], refs[2], refs[3], refs[4])
-        (migrate, route, combine, mapEffect, identity) = (refs[5], refs[6], refs[7], refs[8], refs[9])
+        try lua.registerReadOnlyViews(metatable: refs[0], targets: refs[1])
+        (handle, reduce, effect, request, makeEnv) = (refs[2], refs[3], refs[4], refs[5], refs[6])
+        (migrate, route, combine, mapEffect, identity) = (refs[7], refs[8], refs[9], refs[10], refs[11])
     }
 }

@@ -110,6 +110,12 @@ int mf_json_kind(lua_State *L, int idx);
 /// 0: no metatable; 1: mf.array()'s marker; 2: mf.object()'s marker; 3: any other metatable.
 /// Raw access only: never raises, never allocates. Stack effect: none.
 int mf_metatable_kind(lua_State *L, int idx);
+/// Registers the read-only views' metatable and their view -> table map (stack: mt, targets; both popped).
+/// Raw sets into the registry: never raises. Returns 0 when the stack has no room (nothing popped).
+int mf_register_readonly(lua_State *L);
+/// When the value at `idx` is a read-only view, pushes the table it shows and returns 1;
+/// else returns 0 and pushes nothing. Raw access only: never raises, never allocates.
+int mf_readonly_target(lua_State *L, int idx);
 
 // MARK: - Swift functions
 
