@@ -1,0 +1,3 @@
+import HummingbirdWSClient
+import MoonflowInspector
+import XCTest
