@@ -12,6 +12,7 @@ public enum InspectorPage {
 <!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>moonflow inspector</title>
 <meta name="viewport" content="width=device-width,initial-scale=1">
+<link rel="icon" href="data:,">
 <style>
   :root { --row: 22px; font: 13px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; color-scheme: light dark; }
   body { margin: 0; display: grid; grid-template-rows: auto 1fr; height: 100vh; }
@@ -38,7 +39,7 @@ public enum InspectorPage {
 </style></head>
 <body>
 <header>
-  <b>moonflow inspector</b> <span id="feature"></span> <span id="status" class="off">connecting</span>
+  <b>moonflow inspector</b> <span id="feature"></span> <span id="count">0 events</span> <span id="status" class="off">connecting</span>
   <button id="resume" hidden>resume live</button>
   <button id="export">export .jsonl</button>
   <form id="dispatch"><select id="action"></select><span id="fields"></span><button>send</button></form>
@@ -59,9 +60,9 @@ public enum InspectorPage {
     public static let script = #"""
 "use strict";
 const token = new URLSearchParams(location.search).get("token") || "";
-const frames = [];          // every frame the run sent, by seq
+const events = [];          // every frame the run sent, by seq
 const stateAt = [];         // the state as of each frame (shared structure)
-let session = null, selected = -1, live = true, socket = null;
+let session = null, selected = -1, live = true, socket = null, askedSince = false;
 const rowsEl = document.getElementById("rows"), timelineEl = document.getElementById("timeline");
 const ROW = 22;
 
@@ -141,8 +142,13 @@ function fieldsText(v) {
 }
 
 function addFrame(f) {
-  if (f.seq !== frames.length) { hello(frames.length - 1); return; }  // a gap: ask for what is missing
-  frames.push(f);
+  if (f.seq < events.length) return;  // already held (a resync after a reconnect)
+  if (f.seq > events.length) {         // a gap: ask once for what is missing
+    if (!askedSince) { askedSince = true; hello(events.length - 1); }
+    return;
+  }
+  askedSince = false;
+  events.push(f);
   const before = f.seq > 0 ? stateAt[f.seq - 1] : undefined;
   if (f.event === "state") stateAt.push(f.state !== undefined ? f.state : applyPatch(before, f.patch || []));
   else stateAt.push(before);
@@ -155,12 +161,13 @@ function addFrame(f) {
 }
 
 function render() {
-  rowsEl.style.height = (frames.length * ROW) + "px";
+  document.getElementById("count").textContent = events.length + " events";
+  rowsEl.style.height = (events.length * ROW) + "px";
   const first = Math.max(0, Math.floor(timelineEl.scrollTop / ROW) - 5);
-  const last = Math.min(frames.length, first + Math.ceil(timelineEl.clientHeight / ROW) + 10);
+  const last = Math.min(events.length, first + Math.ceil(timelineEl.clientHeight / ROW) + 10);
   const parts = [];
   for (let i = first; i < last; i++) {
-    const f = frames[i];
+    const f = events[i];
     const cls = "row k-" + f.event + (f.cause ? " caused" : "") + (i === selected ? " sel" : "");
     parts.push('<div class="' + cls + '" data-seq="' + i + '" style="top:' + (i * ROW) + 'px">' +
       '<span class="seq">' + i + '</span><span class="t">' + f.t + ' ms</span>' + escapeHTML(summary(f)) + "</div>");
@@ -199,7 +206,7 @@ function tree(value, label) {
 
 function select(seq) {
   selected = seq;
-  const f = frames[seq];
+  const f = events[seq];
   document.getElementById("event").textContent = JSON.stringify(f, null, 2);
   const diff = document.getElementById("diff"); diff.innerHTML = "";
   for (const line of diffLines(f)) {
@@ -244,7 +251,7 @@ document.getElementById("dispatch").onsubmit = e => {
 };
 document.getElementById("resume").onclick = () => { send({ cmd: "resume" }); };
 document.getElementById("export").onclick = () => {
-  const blob = new Blob([frames.map(f => JSON.stringify(f)).join("\n") + "\n"], { type: "application/jsonl" });
+  const blob = new Blob([events.map(f => JSON.stringify(f)).join("\n") + "\n"], { type: "application/jsonl" });
   const a = document.createElement("a"); a.href = URL.createObjectURL(blob); a.download = ((session && session.feature) || "session") + ".jsonl"; a.click();
 };
 rowsEl.onclick = e => { const row = e.target.closest(".row"); if (row) select(Number(row.dataset.seq)); };
@@ -261,7 +268,7 @@ function connect() {
     const f = JSON.parse(m.data);
     switch (f.event) {
       case "session":
-        if (session === null || f.last < frames.length - 1) { frames.length = 0; stateAt.length = 0; document.getElementById("errors").innerHTML = ""; }
+        if (session === null || f.last < events.length - 1) { events.length = 0; stateAt.length = 0; document.getElementById("errors").innerHTML = ""; }
         session = f;
         document.getElementById("feature").textContent = (f.feature || "") + " v" + (f.version || "?") + " (" + (f.path || "") + ")";
         setupDispatcher(); break;

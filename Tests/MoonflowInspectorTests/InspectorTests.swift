@@ -13,43 +13,18 @@ import XCTest
 /// The inspector's server and protocol, driven by a WebSocket client as a page
 /// would, over a real `FeatureRun` of the counter plugin.
 final class InspectorTests: XCTestCase {
-    private var hub: InspectorHub!
-    private var server: InspectorServer!
-    private var url: String!
-    private var feed: Feed!
-    private var runDone: DispatchSemaphore!
+    private var inspected: InspectedRun!
+    private var hub: InspectorHub { inspected.hub }
+    private var server: InspectorServer { inspected.server }
+    private var url: String { inspected.url }
+    private var feed: Feed { inspected.feed }
 
-    override func setUpWithError() throws {
-        hub = InspectorHub()
-        server = InspectorServer(hub: hub)
-        url = try server.start()
-        feed = Feed()
-        var options = FeatureRun.Options(path: InspectorTests.root.appendingPathComponent("plugins/counter").path)
-        options.format = .jsonl
-        options.observers = [hub]
-        let input = InputLines(interactive: false, name: "test") { [feed] in feed!.next() }
-        let run = FeatureRun(options: options, input: input, write: { _ in })
-        runDone = DispatchSemaphore(value: 0)
-        Thread { [runDone] in _ = run.run(); runDone!.signal() }.start()
-    }
-
-    override func tearDown() {
-        feed.end()
-        _ = runDone.wait(timeout: .now() + 30)
-    }
-
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    override func setUpWithError() throws { inspected = try InspectedRun() }
+    override func tearDown() { inspected.stop() }
 
     private var wsURL: String { url.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(of: "/?token=", with: "/ws?token=") }
 
-    /// Waits until the hub has sent `count` frames (the run got that far).
-    private func waitForFrames(_ count: Int) throws {
-        let deadline = Date().addingTimeInterval(30)
-        while hub.frameCount < count {
-            if Date() > deadline { throw Failure("the run sent \(hub.frameCount) frames, not \(count)") }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
-    }
+    private func waitForFrames(_ count: Int) throws { try inspected.waitForFrames(count) }
 
     func testALatePageGetsTheSessionAndEveryFrameAndThePatchesRebuildTheLiveState() async throws {
         feed.send(#"{"type":"increment"}"#, #"{"type":"increment","by":4}"#)
@@ -209,6 +184,44 @@ func XCTAssertThrowsAsync<T>(_ body: @autoclosure () async throws -> T, file: St
     do { _ = try await body(); XCTFail("did not throw", file: file, line: line) } catch {}
 }
 
+/// The counter plugin run by a `FeatureRun` on the real clock, its input fed by
+/// the test, watched by an inspector served on a free loopback port.
+final class InspectedRun: @unchecked Sendable {
+    let hub = InspectorHub()
+    let server: InspectorServer
+    let url: String
+    let feed = Feed()
+    private let done = DispatchSemaphore(value: 0)
+
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    init() throws {
+        server = InspectorServer(hub: hub)
+        url = try server.start()
+        var options = FeatureRun.Options(path: InspectedRun.root.appendingPathComponent("plugins/counter").path)
+        options.format = .jsonl
+        options.observers = [hub]
+        let input = InputLines(interactive: false, name: "test") { [feed] in feed.next() }
+        let run = FeatureRun(options: options, input: input, write: { _ in })
+        Thread { [done] in _ = run.run(); done.signal() }.start()
+    }
+
+    /// Ends the input and waits for the run to finish.
+    func stop() {
+        feed.end()
+        _ = done.wait(timeout: .now() + 30)
+    }
+
+    /// Waits until the hub has sent `count` frames (the run got that far).
+    func waitForFrames(_ count: Int) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while hub.frameCount < count {
+            if Date() > deadline { throw Failure("the run sent \(hub.frameCount) frames, not \(count)") }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
+}
+
 /// Input lines handed over one at a time from the test, as a person would type them.
 final class Feed: @unchecked Sendable {
     private let condition = NSCondition()
@@ -245,7 +258,7 @@ final class Page: @unchecked Sendable {
         let task = Task {
             var logger = Logger(label: "test")
             logger.logLevel = .critical
-            try await WebSocketClient.connect(url: url, configuration: .init(additionalHeaders: headers), logger: logger) { inbound, outbound, _ in
+            try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 24, additionalHeaders: headers), logger: logger) { inbound, outbound, _ in
                 opened.resume(nil)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { for await text in stream { try await outbound.write(.text(text)) } }
@@ -264,6 +277,9 @@ final class Page: @unchecked Sendable {
     }
 
     private func add(_ frame: LuaValue) { lock.withLock { received.append(frame) } }
+
+    /// Every frame received so far.
+    var all: [LuaValue] { lock.withLock { received } }
 
     func send(_ text: String) async throws { outgoing.yield(text) }
 
