@@ -378,6 +378,10 @@ extension FeatureRun {
             }
             try run.dispatch(action)
         }
+        var inFlight: [FeatureFlight] {
+            guard run.options.clock == .real else { return [] }
+            return run.host.perform { run.feature.inFlight }
+        }
     }
 }
 

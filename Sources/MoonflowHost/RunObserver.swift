@@ -48,4 +48,7 @@ public protocol RunDispatcher: Sendable {
     /// Validates and queues `action` as if it were an input line.
     /// - Throws: the schema's error naming the action, field and expected type; nothing is sent.
     func dispatch(_ action: LuaValue) throws
+    /// The work in flight now, each with the action that started it (empty on the virtual clock,
+    /// which only the input thread may touch).
+    var inFlight: [FeatureFlight] { get }
 }

@@ -46,7 +46,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     private var snapshots: [Int: LuaValue] = [:]
     private var lastState: LuaValue?
     /// Recent action frames, for `cause`.
-    private var actionFrames: [(action: LuaValue, seq: Int)] = []
+    private var actionFrames: [(action: LuaValue, seq: Int, at: Date)] = []
 
     public init() {}
 
@@ -74,7 +74,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 frame = stateFrame(state, step: step, seq: seq, t: t, fields: fields)
             default:
                 if case .action(let action) = event {
-                    actionFrames.append((action, seq))
+                    actionFrames.append((action, seq, Date()))
                     if actionFrames.count > 4096 { actionFrames.removeFirst(2048) }
                 }
                 var line = printer.render(event, t: t)
@@ -170,6 +170,9 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 }
                 pages[id]!.travelling = true
                 return "{\"event\":\"jump\",\"seq\":\(seq),\"stateSeq\":\(stateSeq),\"step\":\(step),\"state\":\(json(state, "state"))}"
+            case "inflight":
+                toDispatch = []
+                return nil
             case "resume":
                 toDispatch = pages[id]!.queued
                 pages[id]!.queued = []
@@ -181,6 +184,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
             }
         }
         if let reply { send(reply, to: id) }
+        if command == "inflight" { send(inFlightFrame(), to: id) }
         // Outside the lock: the feature's events come back through `observe`.
         for action in toDispatch {
             do {
@@ -195,7 +199,22 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         }
     }
 
-    static let commands = "hello (since), dispatch (action), jump (seq), resume"
+    static let commands = "hello (since), dispatch (action), jump (seq), resume, inflight"
+
+    /// `{"event":"inflight","flights":[{"what":"incrementLater #3","seq":7,"ms":120}]}`: the work
+    /// in flight, each with the frame of the action that started it and how long ago that was.
+    private func inFlightFrame() -> String {
+        let flights = lock.withLock { dispatcher }?.inFlight ?? []
+        let now = Date()
+        return lock.withLock {
+            let items = flights.map { flight -> String in
+                let what = (try? LuaValue.string(LuaString(flight.summary)).json()) ?? "\"\""
+                guard let start = actionFrames.last(where: { $0.action == flight.action }) else { return "{\"what\":\(what)}" }
+                return "{\"what\":\(what),\"seq\":\(start.seq),\"ms\":\(Int(now.timeIntervalSince(start.at) * 1000))}"
+            }
+            return "{\"event\":\"inflight\",\"flights\":[\(items.joined(separator: ","))]}"
+        }
+    }
 
     private func send(_ frame: String, to id: Int) {
         lock.withLock { pages[id]?.send(frame) }

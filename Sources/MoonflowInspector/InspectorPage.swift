@@ -51,6 +51,7 @@ public enum InspectorPage {
     <section><h3>step</h3><pre id="event"></pre></section>
     <section><h3>diff</h3><pre id="diff"></pre></section>
     <section><h3>state at this step</h3><div id="tree"></div></section>
+    <section><h3>in flight</h3><div id="inflight">nothing</div></section>
     <section><h3>errors</h3><div id="errors"></div></section>
   </div>
 </main>
@@ -274,12 +275,18 @@ function connect() {
         setupDispatcher(); break;
       case "reply": document.getElementById("reply").textContent = f.ok ? (f.queued ? "queued " + f.queued : "sent") : f.message; break;
       case "jump": break;
+      case "inflight": {
+        const el = document.getElementById("inflight");
+        el.textContent = f.flights.length ? f.flights.map(x => x.what + (x.ms !== undefined ? " (" + (x.ms / 1000).toFixed(1) + " s, from #" + x.seq + ")" : "")).join(", ") : "nothing";
+        return;
+      }
       case "resume": live = true; document.getElementById("resume").hidden = true; setStatus("live", "live"); break;
       default: addFrame(f);
     }
     schedule();
   };
 }
+setInterval(() => send({ cmd: "inflight" }), 1000);
 connect();
 """#
 }

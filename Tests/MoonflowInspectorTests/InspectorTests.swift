@@ -116,6 +116,23 @@ final class InspectorTests: XCTestCase {
         XCTAssertEqual(hub.frameCount, 13, "jumping re-ran nothing: only the reset's action, mutation and state were added")
     }
 
+    func testInflightNamesTheWorkStillRunningAndTheActionThatStartedIt() async throws {
+        feed.send(#"{"type":"incrementLater","ms":60000}"#)
+        try waitForFrames(2)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 3)
+        try await page.send(#"{"cmd":"inflight"}"#)
+        let reply = try await page.frames(count: 4)[3]
+        XCTAssertEqual(reply["event"], "inflight")
+        let flight: LuaValue? = reply["flights"]?[0]
+        XCTAssertEqual(flight?["what"], "incrementLater #1")
+        XCTAssertEqual(flight?["seq"], 1)
+        XCTAssertNotNil(flight?["ms"])
+        // incrementLater is `latest`: a short one replaces the long one, so the run can end.
+        feed.send(#"{"type":"incrementLater","ms":1}"#)
+    }
+
     func testABadFrameGetsAnErrorNamingTheFixAndTheSessionGoesOn() async throws {
         try waitForFrames(1)
         let page = try await Page.open(wsURL)
@@ -127,7 +144,7 @@ final class InspectorTests: XCTestCase {
         try await page.send(#"{"cmd":"hello","since":0}"#)
         let frames = try await page.frames(count: 5)
         XCTAssertTrue(frames[2]["message"]?.stringValue?.hasPrefix("frame 1 from the page is not JSON (") ?? false, "\(frames[2])")
-        XCTAssertEqual(frames[3]["message"], "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume")
+        XCTAssertEqual(frames[3]["message"], "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight")
         XCTAssertEqual(frames[4]["message"], "jump: \"seq\" must be the seq of a frame, 0 to 0")
         feed.send(#"{"type":"increment"}"#)
         let more = try await page.frames(count: 6)
