@@ -98,6 +98,7 @@ let package = Package(
             dependencies: [
                 "MoonflowInspector",
                 "MoonflowHost",
+                "MoonflowLua",
                 "LuaKit",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -212,10 +212,11 @@ final class InspectedRun: @unchecked Sendable {
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    init() throws {
+    /// - Parameter path: the plugin (the counter by default).
+    init(path: String = InspectedRun.root.appendingPathComponent("plugins/counter").path) throws {
         server = InspectorServer(hub: hub)
         url = try server.start()
-        var options = FeatureRun.Options(path: InspectedRun.root.appendingPathComponent("plugins/counter").path)
+        var options = FeatureRun.Options(path: path)
         options.format = .jsonl
         options.observers = [hub]
         let input = InputLines(interactive: false, name: "test") { [feed] in feed.next() }

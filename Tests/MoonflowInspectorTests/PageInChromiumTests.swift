@@ -3,7 +3,9 @@ import Foundation
 import FoundationNetworking
 #endif
 import LuaKit
+import MoonflowHost
 import MoonflowInspector
+import MoonflowLua
 import XCTest
 
 /// The inspector's page in a real headless Chromium (Debian's `chromium`, which
@@ -50,6 +52,59 @@ final class PageInChromiumTests: XCTestCase {
             try data.write(to: URL(fileURLWithPath: path, relativeTo: InspectedRun.root))
         }
         XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
+    }
+
+    func testTenThousandEventsOfAThousandRowStateStayBrowsable() async throws {
+        let chromium = try PageInChromiumTests.chromium()
+        // The events a feature with a 1,000-row state sends when each action flips one row
+        // (made here rather than by Lua, so a debug build makes them quickly).
+        let hub = InspectorHub()
+        let server = InspectorServer(hub: hub)
+        let url = try server.start()
+        let schema = try Schema(kind: "action", declaration: ["touch": ["i": "integer"]])
+        hub.started(RunDescription(name: "big", version: 1, path: "big.lua", actions: schema, clock: .real), dispatch: NoDispatch())
+        var rows = (1...1000).map { i -> LuaValue in ["id": .integer(Int64(i)), "title": "row \(i)", "done": false] }
+        hub.observe(.state(["rows": .table(LuaTable(array: rows))], seq: 0), t: 0, cause: nil)
+        for n in 1...3333 {
+            let i = n % 1000
+            let action: LuaValue = ["type": "touch", "i": .integer(Int64(i + 1))]
+            hub.observe(.action(action), t: n, cause: nil)
+            hub.observe(.mutation(["type": "toggled", "i": .integer(Int64(i + 1))], seq: n), t: n, cause: action)
+            rows[i]["done"] = .boolean(!(rows[i]["done"]?.isTruthy ?? false))
+            hub.observe(.state(["rows": .table(LuaTable(array: rows))], seq: n), t: n, cause: action)
+        }
+        XCTAssertEqual(hub.frameCount, 10_000)
+
+        let browser = try Chromium(executable: chromium)
+        defer { browser.stop() }
+        let tab = try await browser.openTab()
+        defer { tab.close() }
+        _ = try await tab.call("Runtime.enable")
+        _ = try await tab.call("Log.enable")
+        _ = try await tab.call("Page.navigate", #"{"url":"\#(url)"}"#)
+        try await tab.waitUntil(#"document.getElementById("count").textContent"#, equals: "10000 events")
+        // Only the rows in view are in the page.
+        let drawn = try await tab.evaluate(##"document.querySelectorAll("#rows .row").length"##)
+        guard case .integer(let rows) = drawn else { throw Failure("no rows drawn: \(drawn)") }
+        XCTAssertLessThan(rows, 100)
+        XCTAssertGreaterThan(rows, 10)
+
+        // The last step: action 3333 touched row 334 the second time (true, then false).
+        _ = try await tab.evaluate(#"timelineEl.scrollTop = timelineEl.scrollHeight; render(); "ok""#)
+        _ = try await tab.evaluate(#"document.querySelector('.row[data-seq="9999"]').click(); "ok""#)
+        let diff = try await tab.evaluate(#"document.getElementById("diff").innerText.trim()"#)
+        XCTAssertEqual(diff, "- rows[334].done = true\n+ rows[334].done = false")
+        // The tree draws 200 entries at a time as it is opened.
+        _ = try await tab.evaluate(##"document.querySelector("#tree details details").open = true; "ok""##)
+        try await tab.waitUntil(##"document.querySelectorAll("#tree details details > details").length"##, equals: 200)
+        let more = try await tab.evaluate(##"document.querySelector("#tree details details > button").textContent"##)
+        XCTAssertEqual(more, "show 200 more")
+        XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
+    }
+
+    struct NoDispatch: RunDispatcher {
+        func dispatch(_ action: LuaValue) throws { throw Failure("this run takes no actions") }
+        var inFlight: [FeatureFlight] { [] }
     }
 
     /// Where Chromium is; a skip that says how to get it when it is missing.
