@@ -99,6 +99,7 @@ let package = Package(
                 "MoonflowInspector",
                 "MoonflowHost",
                 "MoonflowLua",
+                "MoonflowTesting",
                 "LuaKit",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -251,8 +251,21 @@ document.getElementById("dispatch").onsubmit = e => {
   send({ cmd: "dispatch", action });
 };
 document.getElementById("resume").onclick = () => { send({ cmd: "resume" }); };
+// Export as a recording (`moonflow run --record`), so `moonflow replay FILE` can re-run it.
+function recording() {
+  const lines = [JSON.stringify({ record: "moonflow-session", format: 1, feature: session && session.feature, version: session && session.version,
+                                  path: session && session.path, clock: session && session.clock, moonflow: "inspector" })];
+  for (const f of events) {
+    if (f.event === "action") lines.push(JSON.stringify({ input: f.action, t: f.t }));
+    const e = Object.assign({}, f); delete e.seq; delete e.cause;
+    if (e.step !== undefined) { e.seq = e.step; delete e.step; }
+    if (e.event === "state") { delete e.patch; e.state = stateAt[f.seq]; }
+    lines.push(JSON.stringify(e));
+  }
+  return lines.join("\n") + "\n";
+}
 document.getElementById("export").onclick = () => {
-  const blob = new Blob([events.map(f => JSON.stringify(f)).join("\n") + "\n"], { type: "application/jsonl" });
+  const blob = new Blob([recording()], { type: "application/jsonl" });
   const a = document.createElement("a"); a.href = URL.createObjectURL(blob); a.download = ((session && session.feature) || "session") + ".jsonl"; a.click();
 };
 rowsEl.onclick = e => { const row = e.target.closest(".row"); if (row) select(Number(row.dataset.seq)); };

@@ -6,6 +6,7 @@ import LuaKit
 import MoonflowHost
 import MoonflowInspector
 import MoonflowLua
+import MoonflowTesting
 import XCTest
 
 /// The inspector's page in a real headless Chromium (Debian's `chromium`, which
@@ -52,6 +53,24 @@ final class PageInChromiumTests: XCTestCase {
             try data.write(to: URL(fileURLWithPath: path, relativeTo: InspectedRun.root))
         }
         XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
+
+        // What the page exports is a recording that `moonflow replay` re-runs identically.
+        let exported = try await tab.evaluate("recording()")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-export-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try XCTUnwrap(exported.stringValue).write(to: file, atomically: true, encoding: .utf8)
+        let report = Report()
+        var replay = SessionReplay(file: file.path)
+        replay.write = { report.add($0) }
+        XCTAssertEqual(replay.run(), 0, report.lines.joined(separator: "\n"))
+        XCTAssertEqual(report.lines, ["replay \(file.path): identical (30 inputs, 31 states)"])
+    }
+
+    final class Report: @unchecked Sendable {
+        private let lock = NSLock()
+        private var _lines: [String] = []
+        var lines: [String] { lock.withLock { _lines } }
+        func add(_ line: String) { lock.withLock { _lines.append(line) } }
     }
 
     func testTenThousandEventsOfAThousandRowStateStayBrowsable() async throws {
