@@ -45,6 +45,8 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     private var patches: [Int: [JSONPatch.Operation]] = [:]
     private var snapshots: [Int: LuaValue] = [:]
     private var lastState: LuaValue?
+    /// Every action sent, with its time on the run's clock (for `rerun`).
+    private var inputs: [(action: LuaValue, t: Int)] = []
     /// Recent action frames, for `cause`.
     private var actionFrames: [(action: LuaValue, seq: Int, at: Date)] = []
 
@@ -87,7 +89,9 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         }
     }
 
-    public func input(_ action: LuaValue, t: Int) {}
+    public func input(_ action: LuaValue, t: Int) {
+        lock.withLock { inputs.append((action, t)) }
+    }
 
     /// A `state` frame: the whole state the first time, then a patch against the last one.
     private func stateFrame(_ state: LuaValue, step: Int, seq: Int, t: Int, fields: String) -> String {
@@ -170,8 +174,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 }
                 pages[id]!.travelling = true
                 return "{\"event\":\"jump\",\"seq\":\(seq),\"stateSeq\":\(stateSeq),\"step\":\(step),\"state\":\(json(state, "state"))}"
-            case "inflight":
-                toDispatch = []
+            case "inflight", "rerun":
                 return nil
             case "resume":
                 toDispatch = pages[id]!.queued
@@ -185,6 +188,10 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         }
         if let reply { send(reply, to: id) }
         if command == "inflight" { send(inFlightFrame(), to: id) }
+        if command == "rerun" {
+            // A whole run on the virtual clock: off the connection's thread, answered when done.
+            DispatchQueue.global().async { [self] in send(rerunFrame(), to: id) }
+        }
         // Outside the lock: the feature's events come back through `observe`.
         for action in toDispatch {
             do {
@@ -199,7 +206,53 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         }
     }
 
-    static let commands = "hello (since), dispatch (action), jump (seq), resume, inflight"
+    static let commands = "hello (since), dispatch (action), jump (seq), resume, inflight, rerun"
+
+    /// `{"event":"rerun","states":N,"differs":[SEQ,...]}`: every recorded action sent again,
+    /// at its time, to the plugin's code as it is now (after a reload, say), on the virtual
+    /// clock in a host of its own (SQLite repositories in memory), and the `seq` of each
+    /// state frame whose state is not what the run now gives at that step.
+    private func rerunFrame() -> String {
+        guard let (run, inputs, recorded) = lock.withLock({ () -> (RunDescription, [(action: LuaValue, t: Int)], [(Int, LuaValue)])? in
+            guard let run else { return nil }
+            return (run, inputs, allStates())
+        }) else { return failure("rerun", "rerun: the feature has not loaded yet") }
+        var options = FeatureRun.Options(path: run.path)
+        options.clock = .virtual
+        options.format = .jsonl
+        options.repositoryStorage = .inMemoryRepositories
+        var lines = inputs.map { input -> String in
+            "{\"at\":\(input.t),\"send\":\((try? input.action.json(sortedKeys: true, root: "action")) ?? "{}")}"
+        }.makeIterator()
+        let now = StateCollector()
+        _ = FeatureRun(options: options, input: InputLines(interactive: false, name: "rerun") { lines.next() }, write: { now.add($0) }).run()
+        let states = now.states
+        var differs: [Int] = []
+        for (i, (seq, state)) in recorded.enumerated() where i >= states.count || states[i] != state { differs.append(seq) }
+        return "{\"event\":\"rerun\",\"states\":\(states.count),\"differs\":[\(differs.map(String.init).joined(separator: ","))]}"
+    }
+
+    /// Every state frame's seq and whole state, in order. Under the lock.
+    private func allStates() -> [(Int, LuaValue)] {
+        var out: [(Int, LuaValue)] = []
+        var state: LuaValue = .nil
+        for seq in stateSeqs {
+            if let whole = snapshots[seq] { state = whole } else if let next = JSONPatch.apply(patches[seq] ?? [], to: state) { state = next }
+            out.append((seq, state))
+        }
+        return out
+    }
+
+    /// The whole states a jsonl run printed.
+    final class StateCollector: @unchecked Sendable {
+        private let lock = NSLock()
+        private var _states: [LuaValue] = []
+        var states: [LuaValue] { lock.withLock { _states } }
+        func add(_ line: String) {
+            guard line.hasPrefix("{\"event\":\"state\""), let event = try? LuaValue(json: line), let state = event["state"] else { return }
+            lock.withLock { _states.append(state) }
+        }
+    }
 
     /// `{"event":"inflight","flights":[{"what":"incrementLater #3","seq":7,"ms":120}]}`: the work
     /// in flight, each with the frame of the action that started it and how long ago that was.

@@ -28,7 +28,7 @@ public enum InspectorPage {
   .row .seq { color: #888; display: inline-block; width: 5ch; } .row .t { color: #888; display: inline-block; width: 8ch; }
   .k-action { font-weight: bold; color: #36c; } .k-mutation { color: #a3a; } .k-effect { color: #b70; }
   .k-error { color: #d33; font-weight: bold; } .k-reload { color: #2a2; font-weight: bold; } .k-log { color: #888; } .k-state { color: #777; }
-  .caused { padding-left: 28px; }
+  .caused { padding-left: 28px; } .row.differs { box-shadow: inset 4px 0 #d33; } button.hint { outline: 2px solid #c80; }
   #side { overflow: auto; padding: 8px 12px; display: flex; flex-direction: column; gap: 10px; }
   h3 { margin: 4px 0; font-size: 12px; text-transform: uppercase; color: #888; }
   pre { margin: 0; white-space: pre-wrap; } .minus { color: #d33; } .plus { color: #2a2; }
@@ -42,6 +42,7 @@ public enum InspectorPage {
   <b>moonflow inspector</b> <span id="feature"></span> <span id="count">0 events</span> <span id="status" class="off">connecting</span>
   <button id="resume" hidden>resume live</button>
   <button id="export">export .jsonl</button>
+  <button id="rerun" title="send every action again to the code as it is now and mark the steps whose state differs">re-run actions</button>
   <form id="dispatch"><select id="action"></select><span id="fields"></span><button>send</button></form>
   <span id="reply"></span>
 </header>
@@ -64,6 +65,7 @@ const token = new URLSearchParams(location.search).get("token") || "";
 const events = [];          // every frame the run sent, by seq
 const stateAt = [];         // the state as of each frame (shared structure)
 let session = null, selected = -1, live = true, socket = null, askedSince = false;
+const differs = new Set();  // state frames whose state the current code no longer gives (after "re-run actions")
 const rowsEl = document.getElementById("rows"), timelineEl = document.getElementById("timeline");
 const ROW = 22;
 
@@ -153,6 +155,7 @@ function addFrame(f) {
   const before = f.seq > 0 ? stateAt[f.seq - 1] : undefined;
   if (f.event === "state") stateAt.push(f.state !== undefined ? f.state : applyPatch(before, f.patch || []));
   else stateAt.push(before);
+  if (f.event === "reload") document.getElementById("rerun").classList.add("hint");
   if (f.event === "error") {
     const div = document.createElement("div");
     div.textContent = "#" + f.seq + " " + (f.where ? f.where + ": " : "") + f.message;
@@ -169,7 +172,7 @@ function render() {
   const parts = [];
   for (let i = first; i < last; i++) {
     const f = events[i];
-    const cls = "row k-" + f.event + (f.cause ? " caused" : "") + (i === selected ? " sel" : "");
+    const cls = "row k-" + f.event + (f.cause ? " caused" : "") + (i === selected ? " sel" : "") + (differs.has(i) ? " differs" : "");
     parts.push('<div class="' + cls + '" data-seq="' + i + '" style="top:' + (i * ROW) + 'px">' +
       '<span class="seq">' + i + '</span><span class="t">' + f.t + ' ms</span>' + escapeHTML(summary(f)) + "</div>");
   }
@@ -250,6 +253,7 @@ document.getElementById("dispatch").onsubmit = e => {
   }
   send({ cmd: "dispatch", action });
 };
+document.getElementById("rerun").onclick = () => { document.getElementById("reply").textContent = "re-running…"; send({ cmd: "rerun" }); };
 document.getElementById("resume").onclick = () => { send({ cmd: "resume" }); };
 // Export as a recording (`moonflow run --record`), so `moonflow replay FILE` can re-run it.
 function recording() {
@@ -288,6 +292,11 @@ function connect() {
         setupDispatcher(); break;
       case "reply": document.getElementById("reply").textContent = f.ok ? (f.queued ? "queued " + f.queued : "sent") : f.message; break;
       case "jump": break;
+      case "rerun":
+        differs.clear(); for (const seq of f.differs) differs.add(seq);
+        document.getElementById("rerun").classList.remove("hint");
+        document.getElementById("reply").textContent = f.differs.length ? f.differs.length + " steps differ now (marked red)" : "the code gives every state again";
+        break;
       case "inflight": {
         const el = document.getElementById("inflight");
         el.textContent = f.flights.length ? f.flights.map(x => x.what + (x.ms !== undefined ? " (" + (x.ms / 1000).toFixed(1) + " s, from #" + x.seq + ")" : "")).join(", ") : "nothing";

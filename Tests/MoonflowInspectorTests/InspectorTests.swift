@@ -133,6 +133,34 @@ final class InspectorTests: XCTestCase {
         feed.send(#"{"type":"incrementLater","ms":1}"#)
     }
 
+    func testRerunSendsTheActionsToTheCodeAsItIsNowAndNamesTheStepsThatDiffer() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-rerun-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plugin = folder.appendingPathComponent("counter")
+        try FileManager.default.copyItem(at: InspectedRun.root.appendingPathComponent("plugins/counter"), to: plugin)
+        inspected.stop()
+        inspected = try InspectedRun(path: plugin.path)
+        feed.send(#"{"type":"increment"}"#, #"{"type":"increment"}"#, #"{"type":"increment"}"#)
+        try waitForFrames(10)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 11)
+        try await page.send(#"{"cmd":"rerun"}"#)
+        let same = try await page.frames(count: 12)[11]
+        XCTAssertEqual(same["event"], "rerun")
+        XCTAssertEqual(same["differs"], LuaValue.table(LuaTable(isJSONArray: true)))
+        XCTAssertEqual(same["states"], 4)
+
+        let source = plugin.appendingPathComponent("init.lua")
+        let code = try String(contentsOf: source, encoding: .utf8)
+        try code.replacingOccurrences(of: "state.count + m.n", with: "state.count + 2 * m.n").write(to: source, atomically: true, encoding: .utf8)
+        try await page.send(#"{"cmd":"rerun"}"#)
+        let changed = try await page.frames(count: 13)[12]
+        XCTAssertEqual(changed["differs"], [3, 6, 9])
+        XCTAssertEqual(hub.frameCount, 10, "re-running touched nothing of the live run")
+    }
+
     func testABadFrameGetsAnErrorNamingTheFixAndTheSessionGoesOn() async throws {
         try waitForFrames(1)
         let page = try await Page.open(wsURL)
@@ -144,7 +172,7 @@ final class InspectorTests: XCTestCase {
         try await page.send(#"{"cmd":"hello","since":0}"#)
         let frames = try await page.frames(count: 5)
         XCTAssertTrue(frames[2]["message"]?.stringValue?.hasPrefix("frame 1 from the page is not JSON (") ?? false, "\(frames[2])")
-        XCTAssertEqual(frames[3]["message"], "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight")
+        XCTAssertEqual(frames[3]["message"], "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight, rerun")
         XCTAssertEqual(frames[4]["message"], "jump: \"seq\" must be the seq of a frame, 0 to 0")
         feed.send(#"{"type":"increment"}"#)
         let more = try await page.frames(count: 6)
