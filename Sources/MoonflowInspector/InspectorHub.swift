@@ -30,6 +30,8 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         var travelling = false
         var queued: [LuaValue] = []
         var received = 0
+        /// The action frames toggled off (`toggle`).
+        var off: Set<Int> = []
     }
 
     private let lock = NSLock()
@@ -46,7 +48,9 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     private var snapshots: [Int: LuaValue] = [:]
     private var lastState: LuaValue?
     /// Every action sent, with its time on the run's clock (for `rerun`).
-    private var inputs: [(action: LuaValue, t: Int)] = []
+    /// Each is linked to its action frame when that arrives (`frame`), for `toggle`.
+    private var inputs: [(action: LuaValue, t: Int, frame: Int?)] = []
+    private var unlinkedInput = 0
     /// Recent action frames, for `cause`.
     private var actionFrames: [(action: LuaValue, seq: Int, at: Date)] = []
 
@@ -77,6 +81,11 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
             default:
                 if case .action(let action) = event {
                     actionFrames.append((action, seq, Date()))
+                    // The oldest input not yet handled that is this action.
+                    if let i = inputs[unlinkedInput...].firstIndex(where: { $0.frame == nil && $0.action == action }) {
+                        inputs[i].frame = seq
+                        while unlinkedInput < inputs.count, inputs[unlinkedInput].frame != nil { unlinkedInput += 1 }
+                    }
                     if actionFrames.count > 4096 { actionFrames.removeFirst(2048) }
                 }
                 var line = printer.render(event, t: t)
@@ -90,7 +99,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     }
 
     public func input(_ action: LuaValue, t: Int) {
-        lock.withLock { inputs.append((action, t)) }
+        lock.withLock { inputs.append((action, t, nil)) }
     }
 
     /// A `state` frame: the whole state the first time, then a patch against the last one.
@@ -176,6 +185,12 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 return "{\"event\":\"jump\",\"seq\":\(seq),\"stateSeq\":\(stateSeq),\"step\":\(step),\"state\":\(json(state, "state"))}"
             case "inflight", "rerun":
                 return nil
+            case "toggle":
+                guard let seq = message["seq"].flatMap(InspectorHub.integer), inputs.contains(where: { $0.frame == seq }) else {
+                    return failure(command, "toggle: \"seq\" must be the seq of an action frame the run was sent")
+                }
+                if pages[id]!.off.remove(seq) == nil { pages[id]!.off.insert(seq) }
+                return nil
             case "resume":
                 toDispatch = pages[id]!.queued
                 pages[id]!.queued = []
@@ -188,9 +203,10 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         }
         if let reply { send(reply, to: id) }
         if command == "inflight" { send(inFlightFrame(), to: id) }
-        if command == "rerun" {
+        if command == "rerun" || command == "toggle" {
             // A whole run on the virtual clock: off the connection's thread, answered when done.
-            DispatchQueue.global().async { [self] in send(rerunFrame(), to: id) }
+            let off = command == "toggle" ? lock.withLock { pages[id]?.off ?? [] } : []
+            DispatchQueue.global().async { [self, command] in send(rerunFrame(command, skipping: off), to: id) }
         }
         // Outside the lock: the feature's events come back through `observe`.
         for action in toDispatch {
@@ -206,30 +222,34 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         }
     }
 
-    static let commands = "hello (since), dispatch (action), jump (seq), resume, inflight, rerun"
+    static let commands = "hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq)"
 
-    /// `{"event":"rerun","states":N,"differs":[SEQ,...]}`: every recorded action sent again,
-    /// at its time, to the plugin's code as it is now (after a reload, say), on the virtual
-    /// clock in a host of its own (SQLite repositories in memory), and the `seq` of each
-    /// state frame whose state is not what the run now gives at that step.
-    private func rerunFrame() -> String {
-        guard let (run, inputs, recorded) = lock.withLock({ () -> (RunDescription, [(action: LuaValue, t: Int)], [(Int, LuaValue)])? in
+    /// `{"event":"rerun","states":N,"differs":[SEQ,...],"state":{...}}`: every recorded action
+    /// but those of the action frames in `skipping`, sent again at its time to the plugin's
+    /// code as it is now (after a reload, say), on the virtual clock in a host of its own
+    /// (declared repositories in memory): the `seq` of each state frame whose state is not
+    /// what this run gives at that step, and its last state. `toggle` answers the same,
+    /// with `"off"`: the action frames left out.
+    private func rerunFrame(_ command: String, skipping off: Set<Int>) -> String {
+        guard let (run, inputs, recorded) = lock.withLock({ () -> (RunDescription, [(action: LuaValue, t: Int, frame: Int?)], [(Int, LuaValue)])? in
             guard let run else { return nil }
             return (run, inputs, allStates())
-        }) else { return failure("rerun", "rerun: the feature has not loaded yet") }
+        }) else { return failure(command, "\(command): the feature has not loaded yet") }
         var options = FeatureRun.Options(path: run.path)
         options.clock = .virtual
         options.format = .jsonl
         options.repositoryStorage = .inMemoryRepositories
-        var lines = inputs.map { input -> String in
+        var lines = inputs.filter { $0.frame.map { !off.contains($0) } ?? true }.map { input -> String in
             "{\"at\":\(input.t),\"send\":\((try? input.action.json(sortedKeys: true, root: "action")) ?? "{}")}"
         }.makeIterator()
         let now = StateCollector()
-        _ = FeatureRun(options: options, input: InputLines(interactive: false, name: "rerun") { lines.next() }, write: { now.add($0) }).run()
+        _ = FeatureRun(options: options, input: InputLines(interactive: false, name: command) { lines.next() }, write: { now.add($0) }).run()
         let states = now.states
         var differs: [Int] = []
         for (i, (seq, state)) in recorded.enumerated() where i >= states.count || states[i] != state { differs.append(seq) }
-        return "{\"event\":\"rerun\",\"states\":\(states.count),\"differs\":[\(differs.map(String.init).joined(separator: ","))]}"
+        let last = states.last.map { json($0, "state") } ?? "null"
+        let offList = command == "toggle" ? ",\"off\":[\(off.sorted().map(String.init).joined(separator: ","))]" : ""
+        return "{\"event\":\"\(command)\"\(offList),\"states\":\(states.count),\"differs\":[\(differs.map(String.init).joined(separator: ","))],\"state\":\(last)}"
     }
 
     /// Every state frame's seq and whole state, in order. Under the lock.

@@ -28,7 +28,7 @@ public enum InspectorPage {
   .row .seq { color: #888; display: inline-block; width: 5ch; } .row .t { color: #888; display: inline-block; width: 8ch; }
   .k-action { font-weight: bold; color: #36c; } .k-mutation { color: #a3a; } .k-effect { color: #b70; }
   .k-error { color: #d33; font-weight: bold; } .k-reload { color: #2a2; font-weight: bold; } .k-log { color: #888; } .k-state { color: #777; }
-  .caused { padding-left: 28px; } .row.differs { box-shadow: inset 4px 0 #d33; } button.hint { outline: 2px solid #c80; }
+  .caused { padding-left: 28px; } .row.differs { box-shadow: inset 4px 0 #d33; } button.hint { outline: 2px solid #c80; } .row.off { text-decoration: line-through; opacity: .6; }
   #side { overflow: auto; padding: 8px 12px; display: flex; flex-direction: column; gap: 10px; }
   h3 { margin: 4px 0; font-size: 12px; text-transform: uppercase; color: #888; }
   pre { margin: 0; white-space: pre-wrap; } .minus { color: #d33; } .plus { color: #2a2; }
@@ -49,7 +49,8 @@ public enum InspectorPage {
 <main>
   <div id="timeline"><div id="rows"></div></div>
   <div id="side">
-    <section><h3>step</h3><pre id="event"></pre></section>
+    <section><h3>step <button id="toggle" hidden>toggle this action off</button></h3><pre id="event"></pre></section>
+    <section id="recomputed" hidden><h3>last state without the actions toggled off</h3><div id="recomputedTree"></div></section>
     <section><h3>diff</h3><pre id="diff"></pre></section>
     <section><h3>state at this step</h3><div id="tree"></div></section>
     <section><h3>in flight</h3><div id="inflight">nothing</div></section>
@@ -65,7 +66,8 @@ const token = new URLSearchParams(location.search).get("token") || "";
 const events = [];          // every frame the run sent, by seq
 const stateAt = [];         // the state as of each frame (shared structure)
 let session = null, selected = -1, live = true, socket = null, askedSince = false;
-const differs = new Set();  // state frames whose state the current code no longer gives (after "re-run actions")
+const differs = new Set();
+const off = new Set();      // action frames toggled off  // state frames whose state the current code no longer gives (after "re-run actions")
 const rowsEl = document.getElementById("rows"), timelineEl = document.getElementById("timeline");
 const ROW = 22;
 
@@ -172,7 +174,7 @@ function render() {
   const parts = [];
   for (let i = first; i < last; i++) {
     const f = events[i];
-    const cls = "row k-" + f.event + (f.cause ? " caused" : "") + (i === selected ? " sel" : "") + (differs.has(i) ? " differs" : "");
+    const cls = "row k-" + f.event + (f.cause ? " caused" : "") + (i === selected ? " sel" : "") + (differs.has(i) ? " differs" : "") + (off.has(i) ? " off" : "");
     parts.push('<div class="' + cls + '" data-seq="' + i + '" style="top:' + (i * ROW) + 'px">' +
       '<span class="seq">' + i + '</span><span class="t">' + f.t + ' ms</span>' + escapeHTML(summary(f)) + "</div>");
   }
@@ -218,6 +220,9 @@ function select(seq) {
     span.className = line.startsWith("-") ? "minus" : line.startsWith("+") ? "plus" : "";
     span.textContent = line; diff.appendChild(span);
   }
+  const toggle = document.getElementById("toggle");
+  toggle.hidden = f.event !== "action";
+  toggle.textContent = off.has(seq) ? "toggle this action on" : "toggle this action off";
   const el = document.getElementById("tree"); el.innerHTML = "";
   const t = tree(stateAt[seq], "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t);
   if (f.event === "state" || f.event === "action") { send({ cmd: "jump", seq }); setStatus("travel", "viewing step " + seq + " (dispatches wait)"); document.getElementById("resume").hidden = false; live = false; }
@@ -254,6 +259,7 @@ document.getElementById("dispatch").onsubmit = e => {
   send({ cmd: "dispatch", action });
 };
 document.getElementById("rerun").onclick = () => { document.getElementById("reply").textContent = "re-running…"; send({ cmd: "rerun" }); };
+document.getElementById("toggle").onclick = () => { document.getElementById("reply").textContent = "recomputing…"; send({ cmd: "toggle", seq: selected }); };
 document.getElementById("resume").onclick = () => { send({ cmd: "resume" }); };
 // Export as a recording (`moonflow run --record`), so `moonflow replay FILE` can re-run it.
 function recording() {
@@ -292,6 +298,16 @@ function connect() {
         setupDispatcher(); break;
       case "reply": document.getElementById("reply").textContent = f.ok ? (f.queued ? "queued " + f.queued : "sent") : f.message; break;
       case "jump": break;
+      case "toggle": {
+        off.clear(); for (const seq of f.off) off.add(seq);
+        differs.clear(); for (const seq of f.differs) differs.add(seq);
+        const section = document.getElementById("recomputed"), el = document.getElementById("recomputedTree");
+        section.hidden = off.size === 0; el.innerHTML = "";
+        if (off.size) { const t = tree(f.state, "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t); }
+        document.getElementById("reply").textContent = off.size ? off.size + " actions off, " + f.differs.length + " later steps differ (marked red)" : "every action on";
+        if (selected >= 0) select(selected);
+        break;
+      }
       case "rerun":
         differs.clear(); for (const seq of f.differs) differs.add(seq);
         document.getElementById("rerun").classList.remove("hint");

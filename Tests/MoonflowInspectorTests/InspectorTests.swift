@@ -161,6 +161,28 @@ final class InspectorTests: XCTestCase {
         XCTAssertEqual(hub.frameCount, 10, "re-running touched nothing of the live run")
     }
 
+    func testToggleLeavesAnActionOutAndRecomputesTheLaterStates() async throws {
+        feed.send(#"{"type":"increment"}"#, #"{"type":"increment","by":5}"#, #"{"type":"increment"}"#)
+        try waitForFrames(10)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 11)
+        try await page.send(#"{"cmd":"toggle","seq":4}"#)
+        let off = try await page.frames(count: 12)[11]
+        XCTAssertEqual(off["event"], "toggle")
+        XCTAssertEqual(off["off"], [4])
+        XCTAssertEqual(off["state"], ["count": 2])
+        XCTAssertEqual(off["differs"], [6, 9])
+        try await page.send(#"{"cmd":"toggle","seq":4}"#)
+        let on = try await page.frames(count: 13)[12]
+        XCTAssertEqual(on["state"], ["count": 7])
+        XCTAssertEqual(on["off"], LuaValue.table(LuaTable(isJSONArray: true)))
+        try await page.send(#"{"cmd":"toggle","seq":5}"#)
+        let refused = try await page.frames(count: 14)[13]
+        XCTAssertEqual(refused["message"], "toggle: \"seq\" must be the seq of an action frame the run was sent")
+        XCTAssertEqual(hub.frameCount, 10, "toggling touched nothing of the live run")
+    }
+
     func testABadFrameGetsAnErrorNamingTheFixAndTheSessionGoesOn() async throws {
         try waitForFrames(1)
         let page = try await Page.open(wsURL)
@@ -172,7 +194,7 @@ final class InspectorTests: XCTestCase {
         try await page.send(#"{"cmd":"hello","since":0}"#)
         let frames = try await page.frames(count: 5)
         XCTAssertTrue(frames[2]["message"]?.stringValue?.hasPrefix("frame 1 from the page is not JSON (") ?? false, "\(frames[2])")
-        XCTAssertEqual(frames[3]["message"], "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight, rerun")
+        XCTAssertEqual(frames[3]["message"], "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq)")
         XCTAssertEqual(frames[4]["message"], "jump: \"seq\" must be the seq of a frame, 0 to 0")
         feed.send(#"{"type":"increment"}"#)
         let more = try await page.frames(count: 6)

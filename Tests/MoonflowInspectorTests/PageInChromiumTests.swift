@@ -52,6 +52,12 @@ final class PageInChromiumTests: XCTestCase {
             let data = try XCTUnwrap(Data(base64Encoded: shot["data"]?.stringValue ?? ""))
             try data.write(to: URL(fileURLWithPath: path, relativeTo: InspectedRun.root))
         }
+
+        // Toggling the 5th increment off: the counter then ends one lower, so only the last state differs.
+        _ = try await tab.evaluate(#"document.querySelector('.row[data-seq="13"]').click(); document.getElementById("toggle").click(); "ok""#)
+        try await tab.waitUntil(#"document.getElementById("reply").textContent"#, equals: "1 actions off, 1 later steps differ (marked red)")
+        let marked = try await tab.evaluate(#"[document.querySelector(".row.off").dataset.seq, document.getElementById("recomputedTree").innerText.includes("count = 29")]"#)
+        XCTAssertEqual(marked, ["13", true])
         XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
 
         // What the page exports is a recording that `moonflow replay` re-runs identically.
