@@ -185,6 +185,9 @@ public final class FeatureRun: @unchecked Sendable {
             send(action, line: lineNumber)
             if input.isInteractive { waitIdle(until: nil, maxSeconds: 2) }
         }
+        if options.keepsRunning && !options.watch && input.isInteractive {
+            FileHandle.standardError.write(Data("moonflow: the input ended; the inspector stays until Ctrl-C\n".utf8))
+        }
         if options.watch || options.keepsRunning { waitForSignal() }
         waitIdle(until: options.untilMs)
     }

@@ -242,9 +242,9 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         var lines = inputs.filter { $0.frame.map { !off.contains($0) } ?? true }.map { input -> String in
             "{\"at\":\(input.t),\"send\":\((try? input.action.json(sortedKeys: true, root: "action")) ?? "{}")}"
         }.makeIterator()
-        let now = StateCollector()
-        _ = FeatureRun(options: options, input: InputLines(interactive: false, name: command) { lines.next() }, write: { now.add($0) }).run()
-        let states = now.states
+        let now = PrintedStates()
+        _ = FeatureRun(options: options, input: InputLines(interactive: false, name: command) { lines.next() }, write: now.add).run()
+        let states = now.all
         var differs: [Int] = []
         for (i, (seq, state)) in recorded.enumerated() where i >= states.count || states[i] != state { differs.append(seq) }
         let last = states.last.map { json($0, "state") } ?? "null"
@@ -263,17 +263,6 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         return out
     }
 
-    /// The whole states a jsonl run printed.
-    final class StateCollector: @unchecked Sendable {
-        private let lock = NSLock()
-        private var _states: [LuaValue] = []
-        var states: [LuaValue] { lock.withLock { _states } }
-        func add(_ line: String) {
-            guard line.hasPrefix("{\"event\":\"state\""), let event = try? LuaValue(json: line), let state = event["state"] else { return }
-            lock.withLock { _states.append(state) }
-        }
-    }
-
     /// `{"event":"inflight","flights":[{"what":"incrementLater #3","seq":7,"ms":120}]}`: the work
     /// in flight, each with the frame of the action that started it and how long ago that was.
     private func inFlightFrame() -> String {
@@ -281,7 +270,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         let now = Date()
         return lock.withLock {
             let items = flights.map { flight -> String in
-                let what = (try? LuaValue.string(LuaString(flight.summary)).json()) ?? "\"\""
+                let what = q(flight.summary)
                 guard let start = actionFrames.last(where: { $0.action == flight.action }) else { return "{\"what\":\(what)}" }
                 return "{\"what\":\(what),\"seq\":\(start.seq),\"ms\":\(Int(now.timeIntervalSince(start.at) * 1000))}"
             }
@@ -294,7 +283,6 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     }
 
     private func failure(_ cmd: String, _ message: String) -> String {
-        func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
         return "{\"event\":\"reply\",\"cmd\":\(q(cmd)),\"ok\":false,\"message\":\(q(message))}"
     }
 
@@ -311,7 +299,6 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     }
 
     private var sessionFrame: String {
-        func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
         guard let run else { return "{\"event\":\"session\",\"last\":\(frames.count - 1)}" }
         var actions = "null"
         if let schema = run.actions {
@@ -345,6 +332,9 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         }
         return (stateSeqs[index], stateSteps[index], state)
     }
+
+    /// A string as JSON.
+    private func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
 
     private func json(_ v: LuaValue, _ root: String) -> String { (try? v.json(sortedKeys: true, root: root)) ?? "null" }
 

@@ -72,20 +72,20 @@ public struct SessionReplay {
                 return 2
             }
         }
-        let output = Output()
+        let output = PrintedStates()
         var lines = recording.inputLines.makeIterator()
         let input = InputLines(interactive: false, name: file) { lines.next() }
-        _ = FeatureRun(options: options, input: input, write: { output.append($0) }).run()
+        _ = FeatureRun(options: options, input: input, write: output.add).run()
 
         if let updated {
             if rename(updated, file) != 0 {
                 FileHandle.standardError.write(Data("moonflow replay: cannot write \(file) (\(String(cString: strerror(errno)))); the new recording is in \(updated)\n".utf8))
                 return 2
             }
-            write("replay \(file): rewritten (\(recording.inputs) inputs, \(output.states.count) states)")
+            write("replay \(file): rewritten (\(recording.inputs) inputs, \(output.all.count) states)")
             return 0
         }
-        let now = output.states
+        let now = output.all
         for (i, recorded) in recording.states.enumerated() {
             guard i < now.count else {
                 write("replay \(file): the recording has \(recording.states.count) states, the run now \(now.count): state \(i) (line \(recorded.line)) never came")
@@ -105,17 +105,6 @@ public struct SessionReplay {
         }
         if status == 0 { write("replay \(file): identical (\(recording.inputs) inputs, \(now.count) states)") }
         return status
-    }
-
-    /// The states the replayed run printed (its jsonl `state` events, whole).
-    final class Output: @unchecked Sendable {
-        private let lock = NSLock()
-        private var _states: [LuaValue] = []
-        var states: [LuaValue] { lock.withLock { _states } }
-        func append(_ line: String) {
-            guard line.hasPrefix("{\"event\":\"state\""), let event = try? LuaValue(json: line), let state = event["state"] else { return }
-            lock.withLock { _states.append(state) }
-        }
     }
 
     /// Reads the recording.
