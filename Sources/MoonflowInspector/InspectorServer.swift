@@ -117,7 +117,8 @@ public final class InspectorServer: Sendable {
         logger.logLevel = .critical
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            // Frames up to 16 MB: a page may send a large action.
+            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: 16 << 20))),
             configuration: .init(address: .hostname(host, port: requestedPort), serverName: "moonflow"),
             onServerRunning: { channel in onBound(channel.localAddress?.port ?? 0) },
             logger: logger

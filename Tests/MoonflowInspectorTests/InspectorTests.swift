@@ -196,9 +196,13 @@ final class InspectorTests: XCTestCase {
         XCTAssertTrue(frames[2]["message"]?.stringValue?.hasPrefix("frame 1 from the page is not JSON (") ?? false, "\(frames[2])")
         XCTAssertEqual(frames[3]["message"], "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq)")
         XCTAssertEqual(frames[4]["message"], "jump: \"seq\" must be the seq of a frame, 0 to 0")
+        let large = String(repeating: "x", count: 100_000)
+        try await page.send(#"{"cmd":"dispatch","action":{"type":"increment","by":"\#(large)"}}"#)
+        let refused = try await page.frames(count: 6)[5]
+        XCTAssertTrue(refused["message"]?.stringValue?.contains("'by'") ?? false, "a large frame is read, and refused by the schema: \(refused)")
         feed.send(#"{"type":"increment"}"#)
-        let more = try await page.frames(count: 6)
-        XCTAssertEqual(more[5]["event"], "action", "the session went on after the bad frames")
+        let more = try await page.frames(count: 7)
+        XCTAssertEqual(more[6]["event"], "action", "the session went on after the bad frames")
     }
 
     func testThePageAndTheSocketNeedTheTokenAndTheSocketRefusesOtherOrigins() async throws {
