@@ -210,6 +210,27 @@ int mf_is_json_array(lua_State *L, int idx) {
   return same;
 }
 
+int mf_metatable_kind(lua_State *L, int idx) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  // A marker of mf.array()/mf.object(): a metatable holding only __name = "moonflow.array"|"moonflow.object".
+  int kind = 3;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY) != LUA_TNIL && lua_rawequal(L, -1, -2)) kind = 1;
+  lua_pop(L, 1);
+  if (kind == 3) {
+    int fields = 0, named = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      fields++;
+      if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "__name") == 0 &&
+          lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "moonflow.object") == 0) named = 1;
+      lua_pop(L, 1);
+    }
+    if (fields == 1 && named) kind = 2;
+  }
+  lua_pop(L, 1);
+  return kind;
+}
+
 int mf_json_kind(lua_State *L, int idx) {
   if (!lua_getmetatable(L, idx)) return 0;
   lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);

@@ -11,7 +11,7 @@ extension LuaState {
     /// - Throws: `LuaError.conversion` naming the path of a function, userdata,
     ///   thread, cycle, NaN key or too-deep nesting.
     func read(_ L: OpaquePointer, _ idx: Int32, path: @autoclosure () -> String) throws -> LuaValue {
-        var reader = ValueReader(L: L)
+        var reader = ValueReader(L: L, plainData: plainDataOnly)
         do {
             return try reader.value(at: mf_absindex(L, idx), depth: 0)
         } catch {
@@ -45,8 +45,13 @@ struct ValueReader {
     /// Stands for the key of an entry in a path while the key itself is read.
     private static let keyMarker = LuaValue.string(LuaString("(key)"))
 
-    init(L: OpaquePointer) {
+    /// Refuse what plain data cannot hold: NaN, keys other than strings and integers,
+    /// tables with metatables of their own (`LuaState.plainDataOnly`).
+    let plainData: Bool
+
+    init(L: OpaquePointer, plainData: Bool = false) {
         self.L = L
+        self.plainData = plainData
     }
 
     /// The value at absolute index `idx`. Stack effect: none.
@@ -56,7 +61,9 @@ struct ValueReader {
         case LUA_TBOOLEAN: return .boolean(lua_toboolean(L, idx) != 0)
         case LUA_TNUMBER:
             if mf_isinteger(L, idx) != 0 { return .integer(lua_tointegerx(L, idx, nil)) }
-            return .number(lua_tonumberx(L, idx, nil))
+            let d = lua_tonumberx(L, idx, nil)
+            if plainData && d.isNaN { throw ReadFailure(reason: "NaN (not a number) cannot be copied out of Lua; use nil, or a number") }
+            return .number(d)
         case LUA_TSTRING:
             var len = 0
             let p = mf_tostring_raw(L, idx, &len)!
@@ -79,6 +86,9 @@ struct ValueReader {
         guard !open.contains(identity) else {
             throw ReadFailure(reason: "a cycle: this table contains itself")
         }
+        guard !plainData || mf_metatable_kind(L, idx) < 3 else {
+            throw ReadFailure(reason: "a table with a metatable cannot be copied out of Lua (it may read other values than it holds); use a plain table")
+        }
         guard mf_checkstack(L, 4) != 0 else {
             throw ReadFailure(reason: "nested too deeply for the Lua stack")
         }
@@ -99,8 +109,13 @@ struct ValueReader {
             do { key = try value(at: top + 1, depth: depth + 1) } catch {
                 throw error.under(ValueReader.keyMarker)
             }
-            if case .number(let d) = key, d.isNaN { throw ReadFailure(reason: "a NaN key") }
-            return key
+            switch key {
+            case .string, .integer: return key
+            case .number(let d) where d.isNaN: throw ReadFailure(reason: "a NaN key")
+            case _ where !plainData: return key
+            default:
+                throw ReadFailure(reason: "a key of type \(key.typeName == "number" ? "float" : key.typeName) (\(key.description)); keys are strings or integers")
+            }
         }
         return nil
     }
@@ -176,8 +191,8 @@ extension ValueReader {
                 return .integer(i)
             }
             let d = lua_tonumberx(L, idx, nil)
-            if case .number(let o) = old, o.bitPattern == d.bitPattern { return nil }
-            return .number(d)
+            if case .number(let o) = old, o.bitPattern == d.bitPattern, !d.isNaN { return nil }
+            return try value(at: idx, depth: depth)
         case LUA_TSTRING:
             var len = 0
             let p = mf_tostring_raw(L, idx, &len)!
@@ -284,7 +299,7 @@ extension LuaState {
     /// Like `read`, but compares with `old`, the earlier copy of the same value, and
     /// copies only what changed: unchanged subtrees are shared with `old`.
     func read(_ L: OpaquePointer, _ idx: Int32, refreshing old: LuaValue, path: @autoclosure () -> String) throws -> LuaValue {
-        var reader = ValueReader(L: L)
+        var reader = ValueReader(L: L, plainData: plainDataOnly)
         do {
             return try reader.refreshed(old, at: mf_absindex(L, idx), depth: 0) ?? old
         } catch {

@@ -83,6 +83,12 @@ public final class LuaState: @unchecked Sendable {
 
     /// Bytes the state holds now.
     public var memoryInUse: Int { budget.pointee.used }
+
+    /// Whether values copied out of this state must be plain data (DESIGN §9): NaN,
+    /// keys that are neither strings nor integers, and tables with metatables of
+    /// their own are refused with their path. Off by default (a Lua value may be any
+    /// of these); a feature host turns it on, so none of them enters a state.
+    public var plainDataOnly = false
     /// The most bytes the state has held at once.
     public var peakMemory: Int { budget.pointee.peak }
     /// Forgets the peak (the next reading starts from the current use).

@@ -132,7 +132,7 @@ public final class RepositoryService: @unchecked Sendable {
     func stream(_ call: Call) -> Producer<LuaValue> {
         let run = self.run
         return Producer(async: { try await run(call) })
-            .catchError { error in .fail(LuaStreamError(.string(LuaString(String(describing: error))))) }
+            .catchError { error in .fail(LuaStreamError(message: String(describing: error))) }
     }
 
     // MARK: - Lua methods

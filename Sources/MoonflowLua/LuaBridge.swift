@@ -2,48 +2,6 @@ import Foundation
 import LuaKit
 import Streams
 
-/// What a stream failure carries when it started in Lua: `mf.fail(v)`, an error
-/// raised by a callback, or a service failure. `catchError` hands `value` to Lua.
-public struct LuaStreamError: Error, Sendable, CustomStringConvertible {
-    /// The error as Lua sees it (usually a message string).
-    public let value: LuaValue
-    /// `file:line` where it was raised, when known.
-    public let location: String?
-    /// The service whose call failed, when it was one.
-    public let service: String?
-    /// What a Swift service threw.
-    public let underlying: (any Error)?
-
-    public init(_ value: LuaValue, location: String? = nil, service: String? = nil, underlying: (any Error)? = nil) {
-        self.value = value
-        self.location = location
-        self.service = service
-        self.underlying = underlying
-    }
-
-    public init(_ error: any Error) {
-        switch error {
-        case let e as LuaStreamError: self = e
-        case let e as LocatedError:
-            let inner = LuaStreamError(e.underlying)
-            self.init(inner.value, location: inner.location ?? e.location)
-        case let e as LuaError: self.init(.string(LuaString(e.message)), location: e.location)
-        default: self.init(.string(LuaString(String(describing: error))), underlying: error)
-        }
-    }
-
-    /// A Swift service's failure: the message names the service; the error is kept as thrown.
-    public init(service: String, error: any Error, location: String? = nil) {
-        if let e = error as? LuaStreamError { self = e; return }
-        self.init(.string(LuaString("service '\(service)' failed: \(error)")), location: location, service: service, underlying: error)
-    }
-
-    public var description: String {
-        if case .string(let s) = value { return s.description }
-        return value.description
-    }
-}
-
 /// Per-state glue between Lua and the Swift streams: the scheduler Lua's
 /// timers run on, the userdata classes, and the helpers that call Lua
 /// functions from stream callbacks.
@@ -62,13 +20,22 @@ public final class LuaBridge: @unchecked Sendable {
     /// run waits for it before moving time on.
     public let pending = PendingWork()
     /// Results held back by `holdingReentries`.
-    let held = LockedBox(HeldReentries())
+    let held = Locked(HeldReentries())
     /// Runs a block on the state executor and waits (the host's queue); nil: run it in place.
     package var performer: (@Sendable (() -> Void) -> Void)? {
         get { performerBox.withLock { $0 } }
         set { performerBox.withLock { $0 = newValue } }
     }
-    private let performerBox = LockedBox<(@Sendable (() -> Void) -> Void)?>(nil)
+    private let performerBox = Locked<(@Sendable (() -> Void) -> Void)?>(nil)
+
+    /// Runs `body` on the state executor and waits for it (for work that cannot fail).
+    package func performQuietly(_ body: () -> Void) {
+        guard let performer else { return body() }
+        withoutActuallyEscaping(body) { body in
+            let box = UncheckedSendable(body)
+            performer { box.value() }
+        }
+    }
 
     /// Runs `body` on the state executor (where Lua may be called) and returns its result.
     package func perform<R>(_ body: () throws -> R) throws -> R {
@@ -118,7 +85,7 @@ public final class LuaBridge: @unchecked Sendable {
             if let s = slots.object(1, as: LuaStream.self) { return s.producer }
             let got = slots.count == 0 ? "nothing" : slots.typeName(1)
             let at = location.map { " (\($0))" } ?? ""
-            throw LuaStreamError(.string(LuaString("\(what)\(at) must return a stream (got \(got)); return mf.just(value) for one value, mf.empty() for none")), location: location)
+            throw LuaStreamError(message: "\(what)\(at) must return a stream (got \(got)); return mf.just(value) for one value, mf.empty() for none", location: location)
         }
     }
 
@@ -196,64 +163,4 @@ extension LuaBridge {
 struct HeldReentries: @unchecked Sendable {
     var holding = 0
     var items: [(any Scheduler, @Sendable () -> Void)] = []
-}
-
-/// A value the compiler cannot see is used from one thread at a time.
-struct UncheckedSendable<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
-}
-
-/// A value behind a lock.
-final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock(); defer { lock.unlock() }
-        return try body(&value)
-    }
-}
-
-/// A count of async work in flight, with a way to wait until some finishes.
-public final class PendingWork: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var count = 0
-
-    public init() {}
-
-    /// Bumped by every `end` and `poke`, so a waiter sees wake-ups that came
-    /// while it was checking `isReady` outside the lock.
-    private var signals = 0
-
-    func begin() { condition.lock(); count += 1; condition.unlock() }
-    func end() { condition.lock(); count -= 1; signals += 1; condition.broadcast(); condition.unlock() }
-    /// Wakes a waiter: something was handed to the scheduler.
-    func poke() { condition.lock(); signals += 1; condition.broadcast(); condition.unlock() }
-
-    /// How many are in flight.
-    public var inFlight: Int { condition.lock(); defer { condition.unlock() }; return count }
-
-    /// Waits (real time) until `isReady` holds or `timeout` passes; `isReady` is
-    /// re-checked whenever work ends. It runs without the lock held, so it may
-    /// read `inFlight`.
-    public func wait(timeout: TimeInterval, until isReady: () -> Bool) {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        var seen = signals
-        condition.unlock()
-        while !isReady() && Date() < deadline {
-            condition.lock()
-            if signals == seen { _ = condition.wait(until: min(deadline, Date().addingTimeInterval(0.01))) }
-            seen = signals
-            condition.unlock()
-        }
-    }
-}
-
-/// True exactly once, from any thread.
-final class Once: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = false
-    func claim() -> Bool { lock.lock(); defer { lock.unlock() }; if done { return false }; done = true; return true }
 }

@@ -100,7 +100,7 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
 
 
     public func start() {
-        outlet.send(.state(state, seq: 0))
+        bridge.performQuietly { outlet.send(.state(state, seq: 0)) }
     }
 
     public func cancel(actionType: String?) {
@@ -118,23 +118,23 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         let (childName, childAction): (String?, LuaValue) = try bridge.lua.call(bridge.dispatch.route, [.ref(definition.table), .value(action), .value(state)]) { slots in
             guard !slots.isNil(1) else { return (nil, .nil) }
             guard let name = try slots.value(1, path: "child name").stringValue else {
-                throw LuaStreamError(.string(LuaString("\(name).route must return a child name (a string) and the child's action (got \(slots.typeName(1)))")), location: source)
+                throw LuaStreamError(message: "\(name).route must return a child name (a string) and the child's action (got \(slots.typeName(1)))", location: source)
             }
             return (name, slots.isNil(2) ? action : try slots.value(2, path: "child action"))
         }
         let type = action["type"]?.stringValue ?? action.description
         guard let childName else {
-            throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' nowhere; return a child name (\(children.map(\.name).joined(separator: ", "))) for it")), location: definition.locations["route"] ?? source)
+            throw LuaStreamError(message: "\(name): route sends action '\(type)' nowhere; return a child name (\(children.map(\.name).joined(separator: ", "))) for it", location: definition.locations["route"] ?? source)
         }
         guard let child = children.first(where: { $0.name == childName })?.feature else {
-            throw LuaStreamError(.string(LuaString("\(name): route sends action '\(type)' to unknown child '\(childName)'; children: \(children.map(\.name).joined(separator: ", "))")), location: definition.locations["route"] ?? source)
+            throw LuaStreamError(message: "\(name): route sends action '\(type)' to unknown child '\(childName)'; children: \(children.map(\.name).joined(separator: ", "))", location: definition.locations["route"] ?? source)
         }
         do { try child.send(childAction) } catch {
             // Name the action that was sent; the child's own action only as where it went.
             let (message, _) = FeatureErrors.describe(error, fallback: nil)
             let childType = childAction["type"]?.stringValue ?? "?"
             let routed = childType == type ? "child '\(childName)'" : "child '\(childName)' as '\(childType)'"
-            throw LuaStreamError(.string(LuaString("action '\(type)', routed to \(routed): \(message)")), location: definition.locations["route"] ?? source)
+            throw LuaStreamError(message: "action '\(type)', routed to \(routed): \(message)", location: definition.locations["route"] ?? source)
         }
         outlet.send(.action(action))
     }
@@ -209,7 +209,7 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         for child in children { states[child.name] = child.feature.state }
         return try bridge.lua.call(bridge.dispatch.combine, [.ref(definition.table), .value(.table(states))]) { slots in
             guard slots.isTable(1) else {
-                throw LuaStreamError(.string(LuaString("\(definition.name).combine must return the parent's state table (got \(slots.typeName(1)))")), location: source)
+                throw LuaStreamError(message: "\(definition.name).combine must return the parent's state table (got \(slots.typeName(1)))", location: source)
             }
             return try slots.value(1, path: "state")
         }

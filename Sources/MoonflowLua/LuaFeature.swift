@@ -181,7 +181,8 @@ public final class LuaFeature: @unchecked Sendable {
 
     /// Emits the initial state event (seq 0). The host calls it once observers are attached.
     public func start() {
-        outlet.send(.state(snapshot, seq: 0))
+        // On the state executor, like every other event, whichever thread calls it.
+        bridge.performQuietly { outlet.send(.state(snapshot, seq: 0)) }
     }
 
     /// Validates `action` against the declared actions and queues it.
@@ -210,7 +211,7 @@ public final class LuaFeature: @unchecked Sendable {
     /// Checks a mutation where it was produced, so an undeclared one names that function.
     private func validated(_ mutation: LuaValue, from key: String) throws -> LuaValue {
         do { try definition.mutations.validate(mutation) } catch let e as SchemaError {
-            throw LuaStreamError(.string(LuaString(e.message)), location: location(key))
+            throw LuaStreamError(message: e.message, location: location(key))
         }
         return mutation
     }
@@ -222,7 +223,7 @@ public final class LuaFeature: @unchecked Sendable {
             return stream.producer.map { [weak self] m in try self?.validated(m, from: key) ?? m }
         }
         if slots.isTable(1) { return .just(try validated(try slots.value(1, path: "mutation"), from: key)) }
-        throw LuaStreamError(.string(LuaString("\(what) must return nothing, a mutation table or a stream (got \(slots.typeName(1)))")), location: location(key))
+        throw LuaStreamError(message: "\(what) must return nothing, a mutation table or a stream (got \(slots.typeName(1)))", location: location(key))
     }
 
     private func handle(_ action: LuaValue) -> Handled<LuaValue> {
@@ -245,7 +246,7 @@ public final class LuaFeature: @unchecked Sendable {
                 dispatch.reduce, [.ref(definition.table), .ref(stateTable), .value(mutation)]
             ) { slots in
                 guard slots.isTable(1) else {
-                    throw LuaStreamError(.string(LuaString("\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`")), location: location("reduce"))
+                    throw LuaStreamError(message: "\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`", location: location("reduce"))
                 }
                 // Only what the reducer changed is copied; the rest is shared with the last snapshot.
                 let snap = try slots.value(1, refreshing: previous, path: "state")
@@ -253,7 +254,7 @@ public final class LuaFeature: @unchecked Sendable {
                 if slots.count >= 2 && !slots.isNil(2) {
                     let e = try slots.value(2, path: "effect")
                     guard case .string = e["type"] ?? .nil else {
-                        throw LuaStreamError(.string(LuaString("an effect must be a table with a string 'type' (got \(e))")), location: location("reduce"))
+                        throw LuaStreamError(message: "an effect must be a table with a string 'type' (got \(e))", location: location("reduce"))
                     }
                     effect = e
                 }
@@ -310,93 +311,5 @@ public final class LuaFeature: @unchecked Sendable {
     /// Reports a log line (an interactor's failure) as a `.log` event.
     package func log(_ message: String, location: String?) {
         outlet.send(.log(message: message, location: location))
-    }
-}
-
-/// Message and `file:line` of any error that reaches the user.
-public enum FeatureErrors {
-    public static func describe(_ error: any Error, fallback: String?) -> (String, String?) {
-        switch error {
-        case let e as LocatedError: return describe(e.underlying, fallback: e.location)
-        case let e as LuaStreamError: return (e.description, e.location ?? fallback)
-        case let e as LuaError:
-            switch e {
-            case .runtime(let message, let location, let traceback):
-                return (traceback.isEmpty ? message : "\(message)\n\(traceback)", location ?? fallback)
-            case .syntax(_, _, let message):
-                return ("syntax error: \(message)", e.location ?? fallback)
-            default: return (e.description, e.location ?? fallback)
-            }
-        case let e as SchemaError: return (e.message, fallback)
-        case let e as DefinitionError: return (e.message, fallback)
-        default: return (String(describing: error), fallback)
-        }
-    }
-}
-
-/// An error that happened in a known function: its own location wins when it has
-/// one (a Lua error's `file:line`); otherwise `location`, where the function is
-/// defined, names it (a memory limit, a value that cannot cross, a bad return).
-public struct LocatedError: Error, Sendable, CustomStringConvertible {
-    public let underlying: any Error
-    public let location: String
-
-    public init(_ error: any Error, at location: String) {
-        if let located = error as? LocatedError { self = located; return }
-        underlying = error
-        self.location = location
-    }
-
-    public var description: String { String(describing: underlying) }
-}
-
-/// Small Lua functions through which Swift calls a definition's functions by
-/// name at dispatch time (no closure keeps old code alive across a reload).
-package final class LuaDispatch: @unchecked Sendable {
-    package let handle: LuaRef
-    package let reduce: LuaRef
-    package let effect: LuaRef
-    package let request: LuaRef
-    package let makeEnv: LuaRef
-    package let migrate: LuaRef
-    package let route: LuaRef
-    package let combine: LuaRef
-    package let mapEffect: LuaRef
-    package let identity: LuaRef
-
-    private static let source = """
-        local pairs = pairs
-        return function(def, action, state, env) return def.handle(action, state, env) end,
-          function(def, state, m) return def.reduce(state, m) end,
-          function(def, kind, effect, state, env) return def.effects[kind](effect, state, env) end,
-          function(def, kind, request, env) return def.requests[kind](request, env) end,
-          function(def, swiftServices, interactors, asStream, overrides)
-            local services = {}
-            for k, v in pairs(swiftServices) do services[k] = v end
-            if def.services then
-              for k, v in pairs(def.services) do
-                services[k] = function(...)
-                  local s, err = asStream(k, v(...))
-                  if s == nil then error(err, 2) end  -- at the line that called the service
-                  return s
-                end
-              end
-            end
-            if overrides then for k, v in pairs(overrides) do services[k] = v end end
-            return { services = services, interactors = interactors }
-          end,
-          function(def, old, from) return def.migrate(old, from) end,
-          function(def, action, state) return def.route(action, state) end,
-          function(def, states) return def.combine(states) end,
-          function(def, child, effect) return def.mapEffect(child, effect) end,
-          function(...) return ... end
-        """
-
-    init(_ lua: LuaState) throws {
-        let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), []) { slots in
-            try (1...10).map { try slots.ref($0) }
-        }
-        (handle, reduce, effect, request, makeEnv) = (refs[0], refs[1], refs[2], refs[3], refs[4])
-        (migrate, route, combine, mapEffect, identity) = (refs[5], refs[6], refs[7], refs[8], refs[9])
     }
 }

@@ -26,16 +26,16 @@ public final class RequestInteractor: @unchecked Sendable {
         let stream: Producer<LuaValue>
         // A malformed or unknown request is a failure like any other: logged below.
         if request["type"]?.stringValue == nil {
-            stream = .fail(LuaStreamError(.string(LuaString("interactor '\(name)': a request needs a string 'type'; it handles: \(definition.requests.joined(separator: ", "))")), location: caller))
+            stream = .fail(LuaStreamError(message: "interactor '\(name)': a request needs a string 'type'; it handles: \(definition.requests.joined(separator: ", "))", location: caller))
         } else if !definition.requests.contains(type) {
-            stream = .fail(LuaStreamError(.string(LuaString("interactor '\(name)' has no request '\(type)'; it handles: \(definition.requests.joined(separator: ", "))")), location: caller))
+            stream = .fail(LuaStreamError(message: "interactor '\(name)' has no request '\(type)'; it handles: \(definition.requests.joined(separator: ", "))", location: caller))
         } else {
             do {
                 stream = try bridge.lua.call(bridge.dispatch.request, [.ref(definition.table), .value(.string(LuaString(type))), .value(request), env.map { .ref($0) } ?? .value(.nil)]) { slots in
                     if let s = slots.object(1, as: LuaStream.self) { return s.producer }
                     if slots.count == 0 || slots.isNil(1) {
                         let at = definition.locations["requests.\(type)"]
-                        throw LuaStreamError(.string(LuaString("interactor '\(name)': request '\(type)'\(at.map { " (\($0))" } ?? "") returned \(slots.count == 0 ? "nothing" : "nil"); return a stream of the response, or the response itself")), location: at)
+                        throw LuaStreamError(message: "interactor '\(name)': request '\(type)'\(at.map { " (\($0))" } ?? "") returned \(slots.count == 0 ? "nothing" : "nil"); return a stream of the response, or the response itself", location: at)
                     }
                     return .just(try slots.value(1, path: "response"))
                 }

@@ -111,19 +111,5 @@ public enum StateDiff {
         }
     }
 
-    private static func quote(_ s: String) -> String {
-        var out = "\""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            default:
-                if c.value < 0x20 || c.value == 0x7f { out += String(format: "\\%03d", c.value) } else { out.unicodeScalars.append(c) }
-            }
-        }
-        return out + "\""
-    }
+    private static func quote(_ s: String) -> String { "\"" + LuaValue.escaped(s, quote: true) + "\"" }
 }

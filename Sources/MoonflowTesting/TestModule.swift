@@ -213,26 +213,21 @@ public enum TestModule {
           if not good then raise(msg, 3) end
         end
 
-        -- complete() raises at level 3 from itself: the spec's line when called from a method.
-        function Store:send(action, change)
-          local h = handle(self, "send")
-          if type(action) ~= "table" then
-            raise(("store:send(action [, change]): action must be a table like { type = \"increment\" } (got %s)"):format(type(action)), 2)
+        -- A send or a receive: checks the arguments, takes the step, then completes it.
+        -- The methods tail-call it, so their frame is gone: level 2 from here, and level 3
+        -- from the helpers it calls, is the spec's line.
+        local function step(self, method, what, value, example, change)
+          local h = handle(self, method)
+          if type(value) ~= "table" then
+            raise(("store:%s(%s [, change]): %s must be a table like %s (got %s)"):format(method, what, what, example, type(value)), 2)
           end
-          checkChange(change, "send")
-          local ok, base = core.send(h, action)
+          checkChange(change, method)
+          local ok, base = core[method](h, value)
           complete(h, ok, base, change)
         end
 
-        function Store:receive(mutation, change)
-          local h = handle(self, "receive")
-          if type(mutation) ~= "table" then
-            raise(("store:receive(mutation [, change]): mutation must be a table like { type = \"add\", n = 1 } (got %s)"):format(type(mutation)), 2)
-          end
-          checkChange(change, "receive")
-          local ok, base = core.receive(h, mutation)
-          complete(h, ok, base, change)
-        end
+        function Store:send(action, change) return step(self, "send", "action", action, '{ type = "increment" }', change) end
+        function Store:receive(mutation, change) return step(self, "receive", "mutation", mutation, '{ type = "add", n = 1 }', change) end
 
         function Store:receiveEffect(effect, from)
           local h = handle(self, "receiveEffect")

@@ -4,26 +4,7 @@ import XCTest
 /// What people expect of any command-line tool: `--version`, defaults in `--help`,
 /// colour that follows `--color` and `NO_COLOR`, exit statuses that agree, `-` for
 /// standard input, and usage errors that say what to write.
-final class ConventionsTests: XCTestCase {
-    private var scratch: URL!
-
-    override func setUpWithError() throws {
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: scratch)
-    }
-
-    @discardableResult
-    private func write(_ relative: String, _ text: String) throws -> String {
-        let url = scratch.appendingPathComponent(relative)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return relative
-    }
-
+final class ConventionsTests: ScratchTestCase {
     // MARK: version and help
 
     func testVersion() throws {

@@ -136,4 +136,29 @@ enum Moonflow {
     }
 }
 
+/// A test case with a fresh scratch folder (removed afterwards) to write plugins and specs into.
+class ScratchTestCase: XCTestCase {
+    var scratch: URL!
+
+    override func setUpWithError() throws {
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: scratch)
+    }
+
+    /// Writes `text` to `scratch/relative` (folders made) and returns `relative`.
+    /// Commands on these files run in `scratch` with relative paths: Lua shortens
+    /// long chunk names ("...tmp/x/init.lua"), and users pass short paths anyway.
+    @discardableResult
+    func write(_ relative: String, _ text: String) throws -> String {
+        let url = scratch.appendingPathComponent(relative)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return relative
+    }
+}
+
 private final class BundleToken {}

@@ -2,26 +2,7 @@ import Foundation
 import XCTest
 
 /// How `moonflow run` takes its input and says what went wrong with it, on the built binary.
-final class RunInputTests: XCTestCase {
-    private var scratch: URL!
-
-    override func setUpWithError() throws {
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: scratch)
-    }
-
-    @discardableResult
-    private func write(_ relative: String, _ text: String) throws -> String {
-        let url = scratch.appendingPathComponent(relative)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return relative
-    }
-
+final class RunInputTests: ScratchTestCase {
     private func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
 
     // MARK: piped input

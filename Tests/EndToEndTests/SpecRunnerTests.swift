@@ -5,12 +5,9 @@ import FoundationXML
 import XCTest
 
 /// `moonflow test`, `moonflow new` and `exec`'s event loop, on the built binary, in a scratch folder.
-final class SpecRunnerTests: XCTestCase {
-    private var scratch: URL!
-
+final class SpecRunnerTests: ScratchTestCase {
     override func setUpWithError() throws {
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-spec-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        try super.setUpWithError()
         try write("plugins/clock/init.lua", """
             local mf = require "moonflow"
             return mf.feature {
@@ -32,16 +29,6 @@ final class SpecRunnerTests: XCTestCase {
               services = { title = function(id) return mf.just("real " .. id) end },
             }
             """)
-    }
-
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: scratch) }
-
-    @discardableResult
-    private func write(_ relative: String, _ text: String) throws -> String {
-        let url = scratch.appendingPathComponent(relative)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return relative
     }
 
     private func spec(_ body: String) throws {
@@ -68,6 +55,22 @@ final class SpecRunnerTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("    - ticks = 2\n    + ticks = 1"), result.stdout)
         XCTAssertFalse(result.stdout.contains("title ="), "unchanged fields are elided: \(result.stdout)")
         XCTAssertTrue(result.stdout.hasSuffix("0 passed, 1 failed\n"), result.stdout)
+    }
+
+    func testMisusedStoreCallsPointAtTheSpecsLine() throws {
+        try spec("""
+              it("a number", function() T.store("clock"):send(5) end)
+              it("a dot", function() local s = T.store("clock"); s.send({ type = "tick" }) end)
+              it("a change that is no function", function() T.store("clock"):send({ type = "tick" }, 5) end)
+              it("an unknown option", function() T.store("clock", { exhaustve = false }) end)
+            """)
+        let result = try Moonflow.run(["test"], in: scratch)
+        XCTAssertEqual(result.status, 1)
+        for (line, text) in [(4, "store:send(action [, change]): action must be a table"), (5, "store:send(...) must be called with a colon (store:send, not store.send)"),
+                             (6, "store:send: the change must be a function(state)"), (7, "T.store: unknown option 'exhaustve'")] {
+            XCTAssertTrue(result.stdout.contains("clock_spec.lua:\(line): \(text)"), "line \(line): \(result.stdout)")
+        }
+        XCTAssertTrue(result.stdout.hasSuffix("0 passed, 4 failed\n"), result.stdout)
     }
 
     func testALeftoverTimerFailsFinishNamingItsAction() throws {

@@ -53,7 +53,19 @@ final class RefreshTests: XCTestCase {
         let again = try lua.ref(global: "t")
         let same = try lua.call(try lua.load(string: "return t", name: "r"), []) { try $0.value(1, refreshing: old, path: "t") }
         XCTAssertEqual(same, old)
-        _ = again
+        XCTAssertTrue(sharesStorage(same["a"], old["a"]), "the unchanged list is the old one, not a copy")
+        // A change beside it copies only the changed field: the list is still shared.
+        let changed = try lua.call(try lua.load(string: "t.b = 'y' return t", name: "c"), []) { try $0.value(1, refreshing: old, path: "t") }
+        XCTAssertEqual(changed["b"], "y")
+        XCTAssertTrue(sharesStorage(changed["a"], old["a"]), "the untouched list is shared with the last snapshot")
+        // A full read makes new storage (what the check above would catch).
+        XCTAssertFalse(sharesStorage(try lua.value(of: again)["a"], old["a"]))
+    }
+
+    /// Whether two tables' sequence parts are one buffer (shared, not copied).
+    private func sharesStorage(_ a: LuaValue?, _ b: LuaValue?) -> Bool {
+        guard case .table(let x)? = a, case .table(let y)? = b else { return false }
+        return x.array.withUnsafeBufferPointer { p in y.array.withUnsafeBufferPointer { q in p.baseAddress == q.baseAddress } }
     }
 
     func testRefreshStillRefusesFunctionsAndCyclesWithTheirPath() throws {
@@ -87,5 +99,52 @@ final class RefreshGrowthTests: XCTestCase {
             snapshot = refreshed
         }
         XCTAssertEqual(snapshot, ["items": [["id": 1], ["id": 2], ["id": 3]], "n": 3])
+    }
+}
+
+/// What cannot cross into Swift is refused with its path, in reads and refreshes alike:
+/// NaN, keys that are neither strings nor integers, tables with metatables of their own.
+final class PlainDataTests: XCTestCase {
+    private func refused(_ change: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let lua = try LuaState()
+        lua.plainDataOnly = true
+        _ = try lua.run(string: "t = { x = 1.5, y = {} }", name: "setup")
+        let old = try lua.value(of: try lua.ref(global: "t"))
+        var messages: [String] = []
+        let step = try lua.load(string: "\(change); return t", name: "change")
+        do {
+            _ = try lua.call(step, []) { try $0.value(1, refreshing: old, path: "state") }
+            XCTFail("the refresh took it", file: file, line: line)
+        } catch { messages.append("\(error)") }
+        do {
+            _ = try lua.value(of: try lua.ref(global: "t"), path: "state")
+            XCTFail("the read took it", file: file, line: line)
+        } catch { messages.append("\(error)") }
+        XCTAssertEqual(messages[0], messages[1], "read and refresh say the same", file: file, line: line)
+        return messages[0]
+    }
+
+    func testNaNIsRefusedWithItsPath() throws {
+        XCTAssertTrue(try refused("t.x = 0/0").contains("state.x: NaN (not a number)"))
+    }
+
+    func testKeysThatAreNeitherStringsNorIntegersAreRefused() throws {
+        XCTAssertTrue(try refused("t.y[true] = 1").contains("state.y: a key of type boolean (true); keys are strings or integers"))
+        XCTAssertTrue(try refused("t.y[1.5] = 1").contains("state.y: a key of type float (1.5)"))
+    }
+
+    func testATableWithAMetatableIsRefused() throws {
+        XCTAssertTrue(try refused("t.y = setmetatable({}, { __index = t })").contains("state.y: a table with a metatable"))
+    }
+
+    func testTheArrayAndObjectMarkersArePlainData() throws {
+        let lua = try LuaState()
+        lua.plainDataOnly = true
+        let empty = try lua.ref(.value(.table(LuaTable(isJSONArray: true))))   // carries the array marker
+        XCTAssertEqual(try lua.value(of: empty), .table(LuaTable(isJSONArray: true)))
+        let marked = try lua.load(string: "return setmetatable({}, { __name = 'moonflow.object' })", name: "m")
+        XCTAssertEqual(try lua.call(marked)[0], .table(LuaTable()))
+        let lookalike = try lua.load(string: "return setmetatable({}, { __name = 'moonflow.object', __index = string })", name: "l")
+        XCTAssertThrowsError(try lua.call(lookalike))
     }
 }

@@ -107,6 +107,9 @@ int mf_is_json_array(lua_State *L, int idx);
 /// 1 if the table at `idx` has the JSON-array metatable, 2 if it has another
 /// metatable (`mf.object()` marks with one), 0 if none. Never allocates.
 int mf_json_kind(lua_State *L, int idx);
+/// 0: no metatable; 1: mf.array()'s marker; 2: mf.object()'s marker; 3: any other metatable.
+/// Raw access only: never raises, never allocates. Stack effect: none.
+int mf_metatable_kind(lua_State *L, int idx);
 
 // MARK: - Swift functions
 

@@ -6,8 +6,8 @@ import Streams
 ///         action: { (action: UserAction) in action == .loadProfile ? .load : nil },
 ///         state: { UserPart.profile($0) })
 ///
-/// Build one from an `Interactor` with `init(_:action:state:effect:)`, or from closures (the Lua
-/// bridge's features) with `init(send:state:effects:errors:inFlight:cancelAll:dispose:)`.
+/// Build one from an `Interactor` with `init(_:action:state:effect:)`, or from closures (any other
+/// feature) with `init(send:state:effects:errors:inFlight:cancelAll:dispose:)`.
 ///
 /// **Threading**: as the wrapped feature; an `Interactor`'s members are callable from any thread.
 public final class AnyChild<Action: Sendable, State: Sendable, Effect: Sendable>: Sendable {

@@ -1,8 +1,11 @@
 import Streams
 
-/// A parent feature over named children: routes its actions to them, folds their states into its
-/// own, and merges their outward effects tagged with the child's name (seed 000's `UserInteractor`,
-/// seed 001's reducer over child states, `mf.compose`).
+/// A parent feature over named children, for features written in Swift: routes its actions to
+/// them, folds their states into its own, and merges their outward effects tagged with the child's
+/// name (seed 000's `UserInteractor`, seed 001's reducer over child states). Lua's `mf.compose`
+/// is `LuaComposite` (MoonflowLua), which does the same over Lua features and can also be
+/// reloaded with its children's states kept; the two share the contract, not the code, because
+/// the Lua one must run every `route` and `combine` on the state executor.
 ///
 ///     let user = Composite<UserAction, UserViewModel, UserAction, UserPart, Never>(
 ///         children: [("profile", profile), ("posts", posts)],

@@ -1,3 +1,4 @@
+import Streams
 /// Runs closures one at a time, in the order they were enqueued, on whichever thread finds it idle.
 ///
 ///     let serial = SerialQueue()

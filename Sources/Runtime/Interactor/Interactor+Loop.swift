@@ -214,6 +214,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         }
     }
 
+    @inlinable
     func arrive(_ arrival: Arrival) {
         let start: Bool = shared.withLock { shared in
             guard !shared.disposed else { return false }
@@ -226,7 +227,9 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     }
 
     /// Runs the drain loop for a thread that set `draining` but has not taken ownership yet.
-    @usableFromInline
+    /// Inlinable like `send`: with a queue or virtual-clock scheduler the drain starts here, and
+    /// it must run specialized for the caller's types (no generic metadata lookups per action).
+    @inlinable
     func startDraining() {
         if stateIsImmediate {
             shared.withLock { _ in confined.pointee.owner.enter() }

@@ -1,3 +1,4 @@
+import Streams
 /// A `Repository` kept in memory, in insertion order; the reference for query semantics.
 ///
 ///     let posts = InMemoryRepository<Record>([Record(id: "p1", fields: ["user": 1])])

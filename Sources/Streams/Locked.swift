@@ -15,17 +15,18 @@ final class LockedStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
     }
 }
 
-/// A value protected by a POSIX mutex.
+/// A value protected by a POSIX mutex: the one lock type of Moonflow's Swift code.
 ///
 /// Every stream operator keeps its mutable state in one `Locked` and never calls an observer
 /// while holding it unless its documentation says so: observers may re-enter the operator.
+/// `@inlinable`, so generic callers specialize it (the interactor's hot path takes it twice per
+/// action); the state sits beside the mutex in one allocation, with no exclusivity checks.
 ///
 /// ```swift
 /// let count = Locked(0)
 /// count.withLock { $0 += 1 }
 /// ```
-@usableFromInline
-struct Locked<State>: @unchecked Sendable {
+public struct Locked<State>: @unchecked Sendable {
     @usableFromInline
     let storage: ManagedBuffer<State, pthread_mutex_t>
 
@@ -33,7 +34,7 @@ struct Locked<State>: @unchecked Sendable {
     ///
     /// - Parameter initial: The first state.
     @inlinable
-    init(_ initial: State) {
+    public init(_ initial: State) {
         storage = LockedStorage<State>.create(minimumCapacity: 1) { _ in initial }
         storage.withUnsafeMutablePointerToElements { mutex in
             _ = pthread_mutex_init(mutex, nil)
@@ -45,7 +46,7 @@ struct Locked<State>: @unchecked Sendable {
     /// - Parameter body: Reads or changes the state; must not block on other work.
     /// - Returns: What `body` returns.
     @inlinable
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { state, mutex in
             pthread_mutex_lock(mutex)
             defer { pthread_mutex_unlock(mutex) }
