@@ -159,6 +159,12 @@ struct Run: ParsableCommand {
     }
 
     func validate() throws {
+        if let record {
+            let folder = (record as NSString).deletingLastPathComponent
+            if !FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) {
+                throw ValidationError("--record \(record): the folder \(folder) does not exist or is not writable; give a file in a folder you can write to")
+            }
+        }
         if let inspect {
             do { _ = try InspectorServer.address(inspect) } catch { throw ValidationError("\(error)") }
             if clock == .virtual { throw ValidationError("--inspect runs on the real clock (the page sends actions as they come); drop --clock virtual") }
@@ -235,10 +241,11 @@ struct Replay: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Re-run a recorded session (moonflow run --record FILE) and compare every state.",
         discussion: """
-            The inputs are sent at their recorded times on the virtual clock. The first state
-            that differs from the recording is printed as a diff (- recorded, + now).
-            Exit status: 0 identical, 1 a state differs or a recorded action or mutation no
-            longer validates, 2 the recording cannot be read.
+            The inputs are sent at their recorded times on the virtual clock.
+            The first state that differs from the recording is printed as a
+            diff (- recorded, + now). Exit status: 0 identical, 1 a state
+            differs or a recorded action or mutation no longer validates,
+            2 the recording cannot be read.
             """
     )
 

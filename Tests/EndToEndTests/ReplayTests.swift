@@ -86,6 +86,12 @@ final class ReplayTests: XCTestCase {
         XCTAssertTrue(replay.stdout.contains("'by'"), replay.stdout)
     }
 
+    func testRecordIntoAFolderThatIsNotThereIsAUsageError() throws {
+        let result = try Moonflow.run(["run", "plugins/counter", "--actions", "actions.jsonl", "--record", "nowhere/session.jsonl"], in: scratch)
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("--record nowhere/session.jsonl: the folder nowhere does not exist or is not writable"), result.stderr)
+    }
+
     func testAMissingOrCorruptRecordingSaysWhatARecordingIs() throws {
         let missing = try Moonflow.run(["replay", "nothing.jsonl"], in: scratch)
         XCTAssertEqual(missing.status, 2)
