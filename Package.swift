@@ -4,7 +4,8 @@ import PackageDescription
 // Dependencies flow one way (DESIGN §3):
 // CLuaShim -> CLua; LuaKit -> CLua, CLuaShim; Streams has none; Runtime -> Streams;
 // MoonflowLua -> LuaKit, Runtime; MoonflowHost -> MoonflowLua, MoonflowSQLite;
-// MoonflowTesting -> MoonflowHost; moonflow -> MoonflowHost, MoonflowTesting, CEditShim; CEditShim -> CEdit.
+// MoonflowTesting -> MoonflowHost; moonflow -> MoonflowHost, MoonflowTesting, MoonflowInspector, CEditShim; CEditShim -> CEdit.
+// MoonflowInspector -> MoonflowHost, Hummingbird: the `--inspect` server, kept out of the libraries an app embeds.
 // MoonflowSQLite -> Runtime, GRDB: the SQLite repository, kept out of the core libraries.
 let package = Package(
     name: "Moonflow",
@@ -23,6 +24,11 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        // Already under Hummingbird; named so the inspector can quiet its logger and read the bound port.
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         // Linked dynamically against Debian's liblua5.4.so: native Lua C modules
@@ -51,11 +57,25 @@ let package = Package(
         .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "MoonflowSQLite"]),
         // The test store (Swift `FeatureStore`, Lua `moonflow.test`) and the spec runner.
         .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams"]),
+        // The `--inspect` server and its page: kept out of the libraries an app embeds.
+        .target(
+            name: "MoonflowInspector",
+            dependencies: [
+                "MoonflowHost",
+                "MoonflowLua",
+                "LuaKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "moonflow",
             dependencies: [
                 "MoonflowHost",
                 "MoonflowTesting",
+                "MoonflowInspector",
                 "CEditShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -73,6 +93,19 @@ let package = Package(
         .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "LuaKit"]),
         .testTarget(name: "MoonflowSQLiteTests", dependencies: ["MoonflowSQLite", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "EndToEndTests", dependencies: []),
+        .testTarget(
+            name: "MoonflowInspectorTests",
+            dependencies: [
+                "MoonflowInspector",
+                "MoonflowHost",
+                "MoonflowLua",
+                "MoonflowTesting",
+                "LuaKit",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -26,6 +26,10 @@ public final class FeatureRun: @unchecked Sendable {
         public var statePatches = false
         /// Where declared SQLite repositories keep their files (`--db`).
         public var repositoryStorage: RepositoryStorage = .asDeclared
+        /// Who else sees the events and inputs (`--record`, `--inspect`).
+        public var observers: [any RunObserver] = []
+        /// Keep running after the input ends, until SIGINT or SIGTERM (real clock; `--inspect`).
+        public var keepsRunning = false
         public init(path: String) { self.path = path }
     }
 
@@ -72,6 +76,10 @@ public final class FeatureRun: @unchecked Sendable {
         default: from = nil
         }
         write(printer.render(event, t: now, from: from))
+        if !options.observers.isEmpty {
+            let cause = feature?.eventCause
+            for observer in options.observers { observer.observe(event, t: now, cause: cause) }
+        }
     }
 
     private func inputError(_ message: String, line: Int) {
@@ -81,7 +89,7 @@ public final class FeatureRun: @unchecked Sendable {
     /// Runs to the end of input and of all work (or `untilMs`).
     /// - Returns: 0 when nothing failed, 1 after a script error or a bad input line.
     public func run() -> Int32 {
-        if options.watch { installSignalHandlers() }
+        if options.watch || options.keepsRunning { installSignalHandlers() }
         do {
             host = try FeatureHost(configuration: .init(
                 searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
@@ -105,6 +113,12 @@ public final class FeatureRun: @unchecked Sendable {
             FileHandle.standardError.write(Data((banner + "\n").utf8))
             prepareReader()
         }
+        if !options.observers.isEmpty {
+            let version = (feature as? LuaFeature)?.definition.version ?? (feature as? LuaComposite)?.definition.version ?? 1
+            let description = RunDescription(name: feature.name, version: version, path: options.path,
+                                             actions: actionSchema, clock: options.clock)
+            for observer in options.observers { observer.started(description, dispatch: Dispatcher(run: self)) }
+        }
         host.perform {
             feature.outlet.add { [unowned self] event in self.emit(event) }
             feature.start()
@@ -125,7 +139,7 @@ public final class FeatureRun: @unchecked Sendable {
     /// Plugins beside PATH are found by name (`mf.compose` children, interactors).
     /// Kept relative when PATH is, so `file:line` in messages and tracebacks
     /// reads the same on every checkout (golden outputs depend on it).
-    static func searchPaths(for path: String) -> [String] {
+    public static func searchPaths(for path: String) -> [String] {
         var parent = (path as NSString).deletingLastPathComponent
         if path.hasSuffix(".lua") { parent = (parent as NSString).deletingLastPathComponent }
         var paths: [String] = []
@@ -171,7 +185,10 @@ public final class FeatureRun: @unchecked Sendable {
             send(action, line: lineNumber)
             if input.isInteractive { waitIdle(until: nil, maxSeconds: 2) }
         }
-        if options.watch { waitForSignal() }
+        if options.keepsRunning && !options.watch && input.isInteractive {
+            FileHandle.standardError.write(Data("moonflow: the input ended; the inspector stays until Ctrl-C\n".utf8))
+        }
+        if options.watch || options.keepsRunning { waitForSignal() }
         waitIdle(until: options.untilMs)
     }
 
@@ -335,9 +352,38 @@ public final class FeatureRun: @unchecked Sendable {
 
     private func send(_ action: LuaValue, line: Int) {
         do {
-            try host.perform { try feature.send(action) }
+            try dispatch(action)
         } catch {
             inputError(String(describing: error), line: line)
+        }
+    }
+}
+
+extension FeatureRun {
+    /// Sends `action` to the feature, telling the observers first.
+    /// - Throws: the validation error; nothing is sent.
+    func dispatch(_ action: LuaValue) throws {
+        try host.perform {
+            if !options.observers.isEmpty {
+                let t = now
+                lock.withLock { for observer in options.observers { observer.input(action, t: t) } }
+            }
+            try feature.send(action)
+        }
+    }
+
+    /// The run as its observers see it: actions from another thread (the inspector's page).
+    struct Dispatcher: RunDispatcher {
+        let run: FeatureRun
+        func dispatch(_ action: LuaValue) throws {
+            guard run.options.clock == .real else {
+                throw HostError("sending from elsewhere needs the real clock: the virtual one moves only with the input")
+            }
+            try run.dispatch(action)
+        }
+        var inFlight: [FeatureFlight] {
+            guard run.options.clock == .real else { return [] }
+            return run.host.perform { run.feature.inFlight }
         }
     }
 }

@@ -42,6 +42,18 @@ public enum JSONPatch {
     }
 
     /// The patch as a JSON array.
+    /// The operations of a patch read from JSON (`[{"op":"replace","path":"/count","value":2}]`).
+    /// - Throws: `HostError` naming the operation that is not an add, remove or replace with a path.
+    public static func operations(_ patch: LuaValue) throws -> [Operation] {
+        guard case .table(let list) = patch, list.hash.isEmpty else { throw HostError("a JSON Patch is an array of operations") }
+        return try list.array.enumerated().map { i, op in
+            guard let kind = op["op"]?.stringValue.flatMap(Operation.Kind.init(rawValue:)), let path = op["path"]?.stringValue else {
+                throw HostError("patch operation \(i + 1) needs \"op\" (add, remove or replace) and a string \"path\"")
+            }
+            return Operation(kind, path, op["value"])
+        }
+    }
+
     public static func json(_ ops: [Operation]) throws -> String {
         "[" + (try ops.map { try $0.json() }).joined(separator: ",") + "]"
     }

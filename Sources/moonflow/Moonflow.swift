@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowInspector
 import MoonflowTesting
 
 @main
@@ -9,7 +10,7 @@ struct Entry {
     /// Usage errors exit 2 (DESIGN §5), not ArgumentParser's 64.
     static func main() {
         do {
-            var command = try Moonflow.parseAsRoot()
+            var command = try Moonflow.parseAsRoot(Run.defaultingInspect(Array(CommandLine.arguments.dropFirst())))
             try command.run()
         } catch {
             let code = Moonflow.exitCode(for: error)
@@ -31,7 +32,7 @@ struct Moonflow: ParsableCommand {
             to source (see the README).
             """,
         version: FeatureHost.version,
-        subcommands: [Run.self, Test.self, Check.self, New.self, Exec.self]
+        subcommands: [Run.self, Test.self, Check.self, New.self, Exec.self, Replay.self]
     )
 }
 
@@ -136,9 +137,38 @@ struct Run: ParsableCommand {
     @Option(name: .long, help: "Colour pretty output: auto (on a terminal, unless NO_COLOR is set), always or never.")
     var color: ColorMode = .auto
 
+    @Option(name: .long, help: ArgumentHelp("Serve a live inspector at HOST:PORT (default 127.0.0.1:0, any free port on loopback); prints its URL with a token.", valueName: "HOST:PORT"))
+    var inspect: String?
+
+    @Option(name: .long, help: ArgumentHelp("Write the session (inputs with their times, events) to FILE as JSON Lines, for moonflow replay.", valueName: "FILE"))
+    var record: String?
+
     @OptionGroup var limits: LimitOptions
 
+    /// `--inspect` may stand without its value: then it gets the default address.
+    static func defaultingInspect(_ arguments: [String]) -> [String] {
+        var out: [String] = []
+        for (i, a) in arguments.enumerated() {
+            out.append(a)
+            guard a == "--inspect" else { continue }
+            let next = i + 1 < arguments.count ? arguments[i + 1] : nil
+            let isAddress = next.map { $0.range(of: #"^(\[[0-9A-Fa-f:.]+\]|[^/\s:]*)?:?[0-9]+$"#, options: .regularExpression) != nil } ?? false
+            if !isAddress { out.append("127.0.0.1:0") }
+        }
+        return out
+    }
+
     func validate() throws {
+        if let record {
+            let folder = (record as NSString).deletingLastPathComponent
+            if !FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) {
+                throw ValidationError("--record \(record): the folder \(folder) does not exist or is not writable; give a file in a folder you can write to")
+            }
+        }
+        if let inspect {
+            do { _ = try InspectorServer.address(inspect) } catch { throw ValidationError("\(error)") }
+            if clock == .virtual { throw ValidationError("--inspect runs on the real clock (the page sends actions as they come); drop --clock virtual") }
+        }
         if let until, until < 0 { throw ValidationError("--until must be a number of milliseconds, 0 or more (got \(until))") }
         if watch && clock == .virtual { throw ValidationError("--watch runs on the real clock; drop --clock virtual") }
         var isFolder: ObjCBool = false
@@ -183,7 +213,57 @@ struct Run: ParsableCommand {
         case let file?:
             input = try actionsFile(file)
         }
+        if let record {
+            do { options.observers.append(try SessionRecorder(path: record)) } catch { throw ValidationError("--record: \(error)") }
+        }
+        if let inspect {
+            let (host, port) = try InspectorServer.address(inspect)
+            let hub = InspectorHub()
+            let server = InspectorServer(hub: hub, host: host, port: port)
+            let url: String
+            do { url = try server.start() } catch {
+                FileHandle.standardError.write(Data("moonflow: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+            options.observers.append(hub)
+            options.keepsRunning = true
+            let line = format == .jsonl
+                ? "{\"event\":\"inspector\",\"t\":0,\"url\":\"\(url)\"}"
+                : "     0 ms  inspector \(url)"
+            FeatureRun.stdout(line)
+        }
         let status = FeatureRun(options: options, input: input).run()
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+struct Replay: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Re-run a recorded session (moonflow run --record FILE) and compare every state.",
+        discussion: """
+            The inputs are sent at their recorded times on the virtual clock.
+            The first state that differs from the recording is printed as a
+            diff (- recorded, + now). Exit status: 0 identical, 1 a state
+            differs or a recorded action or mutation no longer validates,
+            2 the recording cannot be read.
+            """
+    )
+
+    @Argument(help: "A recording made with moonflow run PATH --record FILE.")
+    var file: String
+
+    @Flag(name: .long, help: "Rewrite FILE from the run as the code behaves now.")
+    var update = false
+
+    @OptionGroup var limits: LimitOptions
+
+    func run() throws {
+        var replay = SessionReplay(file: file)
+        replay.update = update
+        replay.timeLimitMs = limits.timeLimit ?? LimitOptions.defaultTimeLimitMs
+        replay.memoryLimitMB = limits.memoryLimit ?? LimitOptions.defaultMemoryLimitMB
+        replay.profile = limits.sandbox ? .sandboxed : .trusted
+        let status = replay.run()
         if status != 0 { throw ExitCode(status) }
     }
 }

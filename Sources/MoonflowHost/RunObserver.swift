@@ -1,0 +1,54 @@
+import LuaKit
+import MoonflowLua
+
+/// Something that watches a `moonflow run` beside its printed output: the
+/// `--record` file and the `--inspect` server.
+///
+///     final class Count: RunObserver {
+///         var n = 0
+///         func started(_ run: RunDescription, dispatch: any RunDispatcher) {}
+///         func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) { n += 1 }
+///         func input(_ action: LuaValue, t: Int) {}
+///     }
+///
+/// **Threading:** `observe` is called on the host's state executor in loop order
+/// (inside the feature's outlet, so `cause` is the feature's `eventCause`) or on the
+/// input thread for input errors, always under the run's lock: calls never overlap.
+public protocol RunObserver: AnyObject, Sendable {
+    /// The feature loaded; `dispatch` sends actions into the run from elsewhere (a page).
+    func started(_ run: RunDescription, dispatch: any RunDispatcher)
+    /// An event, at `t` ms on the run's clock; `cause` is the action behind it, if any.
+    func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?)
+    /// An action the run is about to send (from the input or `dispatch`), at `t` ms.
+    func input(_ action: LuaValue, t: Int)
+}
+
+/// What runs: the feature's identity, its declared actions, where it came from.
+public struct RunDescription: Sendable {
+    /// The definition's name and state-shape version.
+    public let name: String
+    public let version: Int64
+    /// PATH as given to `moonflow run`.
+    public let path: String
+    /// The declared actions (nil under `mf.compose`, whose `route` decides).
+    public let actions: Schema?
+    public let clock: FeatureHost.Clock
+
+    public init(name: String, version: Int64, path: String, actions: Schema?, clock: FeatureHost.Clock) {
+        self.name = name
+        self.version = version
+        self.path = path
+        self.actions = actions
+        self.clock = clock
+    }
+}
+
+/// Sends actions into a running `moonflow run` from another thread.
+public protocol RunDispatcher: Sendable {
+    /// Validates and queues `action` as if it were an input line.
+    /// - Throws: the schema's error naming the action, field and expected type; nothing is sent.
+    func dispatch(_ action: LuaValue) throws
+    /// The work in flight now, each with the action that started it (empty on the virtual clock,
+    /// which only the input thread may touch).
+    var inFlight: [FeatureFlight] { get }
+}

@@ -1,0 +1,330 @@
+/// The inspector's page: one self-contained HTML file (no network besides its
+/// own WebSocket), kept in the binary so `moonflow` needs nothing beside it.
+///
+/// It keeps every frame, applies each state patch with structural sharing (a
+/// step's state shares what did not change with the one before, so 10,000
+/// steps of a 1,000-row state stay small), and draws only the timeline rows in
+/// view. `InspectorPage.script` is the JavaScript alone (tests run `node --check` on it).
+public enum InspectorPage {
+    public static var html: String { head + "<script>\n" + script + "\n</script>\n</body></html>\n" }
+
+    static let head = #"""
+<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>moonflow inspector</title>
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<link rel="icon" href="data:,">
+<style>
+  :root { --row: 22px; font: 13px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; color-scheme: light dark; }
+  body { margin: 0; display: grid; grid-template-rows: auto 1fr; height: 100vh; }
+  header { display: flex; gap: 12px; align-items: center; padding: 6px 10px; border-bottom: 1px solid #8884; flex-wrap: wrap; }
+  header b { font-size: 14px; }
+  #status.live { color: #2a2; } #status.travel { color: #c80; } #status.off { color: #c33; }
+  main { display: grid; grid-template-columns: minmax(320px, 40%) 1fr; min-height: 0; }
+  #timeline { overflow-y: auto; position: relative; border-right: 1px solid #8884; }
+  #rows { position: relative; }
+  .row { position: absolute; left: 0; right: 0; height: var(--row); line-height: var(--row); padding: 0 8px;
+         white-space: nowrap; overflow: hidden; text-overflow: ellipsis; cursor: pointer; }
+  .row:hover { background: #8882; } .row.sel { background: #48f4; }
+  .row .seq { color: #888; display: inline-block; width: 5ch; } .row .t { color: #888; display: inline-block; width: 8ch; }
+  .k-action { font-weight: bold; color: #36c; } .k-mutation { color: #a3a; } .k-effect { color: #b70; }
+  .k-error { color: #d33; font-weight: bold; } .k-reload { color: #2a2; font-weight: bold; } .k-log { color: #888; } .k-state { color: #777; }
+  .caused { padding-left: 28px; } .row.differs { box-shadow: inset 4px 0 #d33; } button.hint { outline: 2px solid #c80; } .row.off { text-decoration: line-through; opacity: .6; }
+  #side { overflow: auto; padding: 8px 12px; display: flex; flex-direction: column; gap: 10px; }
+  h3 { margin: 4px 0; font-size: 12px; text-transform: uppercase; color: #888; }
+  pre { margin: 0; white-space: pre-wrap; } .minus { color: #d33; } .plus { color: #2a2; }
+  details { margin-left: 14px; } summary { cursor: pointer; } .leaf { margin-left: 14px; }
+  .key { color: #36c; } #errors div { color: #d33; }
+  form#dispatch { display: flex; gap: 6px; flex-wrap: wrap; align-items: center; }
+  input, select, button { font: inherit; }
+</style></head>
+<body>
+<header>
+  <b>moonflow inspector</b> <span id="feature"></span> <span id="count">0 events</span> <span id="status" class="off">connecting</span>
+  <button id="resume" hidden>resume live</button>
+  <button id="export">export .jsonl</button>
+  <button id="rerun" title="send every action again to the code as it is now and mark the steps whose state differs">re-run actions</button>
+  <form id="dispatch"><select id="action"></select><span id="fields"></span><button>send</button></form>
+  <span id="reply"></span>
+</header>
+<main>
+  <div id="timeline"><div id="rows"></div></div>
+  <div id="side">
+    <section><h3>step <button id="toggle" hidden>toggle this action off</button></h3><pre id="event"></pre></section>
+    <section id="recomputed" hidden><h3>last state without the actions toggled off</h3><div id="recomputedTree"></div></section>
+    <section><h3>diff</h3><pre id="diff"></pre></section>
+    <section><h3>state at this step</h3><div id="tree"></div></section>
+    <section><h3>in flight</h3><div id="inflight">nothing</div></section>
+    <section><h3>errors</h3><div id="errors"></div></section>
+  </div>
+</main>
+
+"""#
+
+    public static let script = #"""
+"use strict";
+const token = new URLSearchParams(location.search).get("token") || "";
+const events = [];          // every frame the run sent, by seq
+const stateAt = [];         // the state as of each frame (shared structure)
+let session = null, selected = -1, live = true, socket = null, askedSince = false;
+const differs = new Set();
+const off = new Set();      // action frames toggled off  // state frames whose state the current code no longer gives (after "re-run actions")
+const rowsEl = document.getElementById("rows"), timelineEl = document.getElementById("timeline");
+const ROW = 22;
+
+function pointerTokens(path) {
+  return path === "" ? [] : path.slice(1).split("/").map(t => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+function luaPath(path) {
+  let out = "";
+  for (const t of pointerTokens(path)) {
+    if (/^[0-9]+$/.test(t)) out += "[" + (Number(t) + 1) + "]";
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(t)) out += (out ? "." : "") + t;
+    else out += "[" + JSON.stringify(t) + "]";
+  }
+  return out || "state";
+}
+function getAt(value, tokens) {
+  for (const t of tokens) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = Array.isArray(value) ? value[Number(t)] : value[t];
+  }
+  return value;
+}
+// Applies one RFC 6902 operation without touching `value`: only the containers on the path are copied.
+function applyOp(value, tokens, op) {
+  if (tokens.length === 0) return op.op === "remove" ? null : op.value;
+  const [head, ...rest] = tokens;
+  const copy = Array.isArray(value) ? value.slice() : Object.assign({}, value);
+  if (rest.length === 0) {
+    if (Array.isArray(copy)) {
+      const i = head === "-" ? copy.length : Number(head);
+      if (op.op === "add") copy.splice(i, 0, op.value);
+      else if (op.op === "remove") copy.splice(i, 1);
+      else copy[i] = op.value;
+    } else if (op.op === "remove") delete copy[head];
+    else copy[head] = op.value;
+    return copy;
+  }
+  const key = Array.isArray(copy) ? Number(head) : head;
+  copy[key] = applyOp(copy[key], rest, op);
+  return copy;
+}
+function applyPatch(value, ops) {
+  for (const op of ops) value = applyOp(value, pointerTokens(op.path), op);
+  return value;
+}
+function show(v) { return v === undefined ? "nil" : JSON.stringify(v); }
+
+// The diff of a step, in the spec runner's `- expected` / `+ actual` style: before, then after.
+function diffLines(frame) {
+  if (frame.event !== "state") return [];
+  if (frame.state !== undefined) return ["+ state = " + show(frame.state)];
+  const before = stateAt[frame.seq - 1];
+  const lines = [];
+  for (const op of frame.patch || []) {
+    const where = luaPath(op.path), old = getAt(before, pointerTokens(op.path));
+    if (op.op !== "add" || old !== undefined) lines.push("- " + where + " = " + show(old));
+    if (op.op !== "remove") lines.push("+ " + where + " = " + show(op.value));
+  }
+  return lines.length ? lines : ["(state unchanged)"];
+}
+
+function summary(f) {
+  switch (f.event) {
+    case "action": return "→ " + f.action.type + " " + fieldsText(f.action);
+    case "mutation": return "• " + f.mutation.type + " " + fieldsText(f.mutation) + (f.from ? " from " + f.from : "");
+    case "state": return f.state !== undefined ? "state (whole)" : "state: " + (f.patch || []).map(op => luaPath(op.path)).join(", ");
+    case "effect": return "⇒ effect " + f.effect.type + " " + fieldsText(f.effect);
+    case "error": return "✗ " + (f.where ? f.where + ": " : "") + f.message;
+    case "log": return "log " + (f.where ? f.where + ": " : "") + f.message;
+    case "reload": return "↻ reloaded " + (f.files || []).join(", ") + " (" + f.ms + " ms)";
+    default: return f.event;
+  }
+}
+function fieldsText(v) {
+  const rest = Object.assign({}, v); delete rest.type;
+  const s = JSON.stringify(rest); return s === "{}" ? "" : s;
+}
+
+function addFrame(f) {
+  if (f.seq < events.length) return;  // already held (a resync after a reconnect)
+  if (f.seq > events.length) {         // a gap: ask once for what is missing
+    if (!askedSince) { askedSince = true; hello(events.length - 1); }
+    return;
+  }
+  askedSince = false;
+  events.push(f);
+  const before = f.seq > 0 ? stateAt[f.seq - 1] : undefined;
+  if (f.event === "state") stateAt.push(f.state !== undefined ? f.state : applyPatch(before, f.patch || []));
+  else stateAt.push(before);
+  if (f.event === "reload") document.getElementById("rerun").classList.add("hint");
+  if (f.event === "error") {
+    const div = document.createElement("div");
+    div.textContent = "#" + f.seq + " " + (f.where ? f.where + ": " : "") + f.message;
+    div.onclick = () => select(f.seq);
+    document.getElementById("errors").appendChild(div);
+  }
+}
+
+function render() {
+  document.getElementById("count").textContent = events.length + " events";
+  rowsEl.style.height = (events.length * ROW) + "px";
+  const first = Math.max(0, Math.floor(timelineEl.scrollTop / ROW) - 5);
+  const last = Math.min(events.length, first + Math.ceil(timelineEl.clientHeight / ROW) + 10);
+  const parts = [];
+  for (let i = first; i < last; i++) {
+    const f = events[i];
+    const cls = "row k-" + f.event + (f.cause ? " caused" : "") + (i === selected ? " sel" : "") + (differs.has(i) ? " differs" : "") + (off.has(i) ? " off" : "");
+    parts.push('<div class="' + cls + '" data-seq="' + i + '" style="top:' + (i * ROW) + 'px">' +
+      '<span class="seq">' + i + '</span><span class="t">' + f.t + ' ms</span>' + escapeHTML(summary(f)) + "</div>");
+  }
+  rowsEl.innerHTML = parts.join("");
+}
+function escapeHTML(s) { return String(s).replace(/[&<>"]/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
+
+function tree(value, label) {
+  if (value === null || typeof value !== "object") {
+    const div = document.createElement("div"); div.className = "leaf";
+    div.innerHTML = '<span class="key">' + escapeHTML(label) + "</span> = " + escapeHTML(show(value));
+    return div;
+  }
+  const d = document.createElement("details");
+  const keys = Object.keys(value);
+  const s = document.createElement("summary");
+  s.innerHTML = '<span class="key">' + escapeHTML(label) + "</span> " + (Array.isArray(value) ? "[" + keys.length + "]" : "{" + keys.length + "}");
+  d.appendChild(s);
+  // Children are drawn when opened, and at most 200 at a time: a 1,000-row state stays quick.
+  d.ontoggle = () => {
+    if (!d.open || d.dataset.drawn) return;
+    d.dataset.drawn = "1";
+    const draw = from => {
+      for (const k of keys.slice(from, from + 200)) d.appendChild(tree(value[k], Array.isArray(value) ? "[" + (Number(k) + 1) + "]" : k));
+      if (from + 200 < keys.length) {
+        const more = document.createElement("button"); more.textContent = "show " + Math.min(200, keys.length - from - 200) + " more";
+        more.onclick = () => { more.remove(); draw(from + 200); };
+        d.appendChild(more);
+      }
+    };
+    draw(0);
+  };
+  return d;
+}
+
+function select(seq) {
+  selected = seq;
+  const f = events[seq];
+  document.getElementById("event").textContent = JSON.stringify(f, null, 2);
+  const diff = document.getElementById("diff"); diff.innerHTML = "";
+  for (const line of diffLines(f)) {
+    const span = document.createElement("div");
+    span.className = line.startsWith("-") ? "minus" : line.startsWith("+") ? "plus" : "";
+    span.textContent = line; diff.appendChild(span);
+  }
+  const toggle = document.getElementById("toggle");
+  toggle.hidden = f.event !== "action";
+  toggle.textContent = off.has(seq) ? "toggle this action on" : "toggle this action off";
+  const el = document.getElementById("tree"); el.innerHTML = "";
+  const t = tree(stateAt[seq], "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t);
+  if (f.event === "state" || f.event === "action") { send({ cmd: "jump", seq }); setStatus("travel", "viewing step " + seq + " (dispatches wait)"); document.getElementById("resume").hidden = false; live = false; }
+  render();
+}
+
+function setStatus(cls, text) { const s = document.getElementById("status"); s.className = cls; s.textContent = text; }
+function send(message) { if (socket && socket.readyState === 1) socket.send(JSON.stringify(message)); }
+function hello(since) { send({ cmd: "hello", since }); }
+
+function setupDispatcher() {
+  const select = document.getElementById("action"), fields = document.getElementById("fields");
+  select.innerHTML = "";
+  const actions = (session && session.actions) || {};
+  for (const name of Object.keys(actions)) { const o = document.createElement("option"); o.textContent = name; select.appendChild(o); }
+  const draw = () => {
+    fields.innerHTML = "";
+    for (const [field, type] of Object.entries(actions[select.value] || {})) {
+      const input = document.createElement("input"); input.name = field; input.placeholder = field + ": " + type;
+      input.dataset.type = type; fields.appendChild(input);
+    }
+  };
+  select.onchange = draw; draw();
+}
+document.getElementById("dispatch").onsubmit = e => {
+  e.preventDefault();
+  const action = { type: document.getElementById("action").value };
+  for (const input of document.querySelectorAll("#fields input")) {
+    if (input.value === "") continue;
+    const type = input.dataset.type.replace("?", "");
+    try { action[input.name] = type === "string" ? input.value : JSON.parse(input.value); }
+    catch (_) { action[input.name] = input.value; }
+  }
+  send({ cmd: "dispatch", action });
+};
+document.getElementById("rerun").onclick = () => { document.getElementById("reply").textContent = "re-running…"; send({ cmd: "rerun" }); };
+document.getElementById("toggle").onclick = () => { document.getElementById("reply").textContent = "recomputing…"; send({ cmd: "toggle", seq: selected }); };
+document.getElementById("resume").onclick = () => { send({ cmd: "resume" }); };
+// Export as a recording (`moonflow run --record`), so `moonflow replay FILE` can re-run it.
+function recording() {
+  const lines = [JSON.stringify({ record: "moonflow-session", format: 1, feature: session && session.feature, version: session && session.version,
+                                  path: session && session.path, clock: session && session.clock, moonflow: "inspector" })];
+  for (const f of events) {
+    if (f.event === "action") lines.push(JSON.stringify({ input: f.action, t: f.t }));
+    const e = Object.assign({}, f); delete e.seq; delete e.cause;
+    if (e.step !== undefined) { e.seq = e.step; delete e.step; }
+    if (e.event === "state") { delete e.patch; e.state = stateAt[f.seq]; }
+    lines.push(JSON.stringify(e));
+  }
+  return lines.join("\n") + "\n";
+}
+document.getElementById("export").onclick = () => {
+  const blob = new Blob([recording()], { type: "application/jsonl" });
+  const a = document.createElement("a"); a.href = URL.createObjectURL(blob); a.download = ((session && session.feature) || "session") + ".jsonl"; a.click();
+};
+rowsEl.onclick = e => { const row = e.target.closest(".row"); if (row) select(Number(row.dataset.seq)); };
+timelineEl.onscroll = () => render();
+
+let scheduled = false;
+function schedule() { if (!scheduled) { scheduled = true; requestAnimationFrame(() => { scheduled = false; render(); if (live) timelineEl.scrollTop = timelineEl.scrollHeight; }); } }
+
+function connect() {
+  socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws?token=" + encodeURIComponent(token));
+  socket.onopen = () => setStatus("live", "live");
+  socket.onclose = () => { setStatus("off", "disconnected; reconnecting"); setTimeout(connect, 1000); };
+  socket.onmessage = m => {
+    const f = JSON.parse(m.data);
+    switch (f.event) {
+      case "session":
+        if (session === null || f.last < events.length - 1) { events.length = 0; stateAt.length = 0; document.getElementById("errors").innerHTML = ""; }
+        session = f;
+        document.getElementById("feature").textContent = (f.feature || "") + " v" + (f.version || "?") + " (" + (f.path || "") + ")";
+        setupDispatcher(); break;
+      case "reply": document.getElementById("reply").textContent = f.ok ? (f.queued ? "queued " + f.queued : "sent") : f.message; break;
+      case "jump": break;
+      case "toggle": {
+        off.clear(); for (const seq of f.off) off.add(seq);
+        differs.clear(); for (const seq of f.differs) differs.add(seq);
+        const section = document.getElementById("recomputed"), el = document.getElementById("recomputedTree");
+        section.hidden = off.size === 0; el.innerHTML = "";
+        if (off.size) { const t = tree(f.state, "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t); }
+        document.getElementById("reply").textContent = off.size ? off.size + " actions off, " + f.differs.length + " later steps differ (marked red)" : "every action on";
+        if (selected >= 0) select(selected);
+        break;
+      }
+      case "rerun":
+        differs.clear(); for (const seq of f.differs) differs.add(seq);
+        document.getElementById("rerun").classList.remove("hint");
+        document.getElementById("reply").textContent = f.differs.length ? f.differs.length + " steps differ now (marked red)" : "the code gives every state again";
+        break;
+      case "inflight": {
+        const el = document.getElementById("inflight");
+        el.textContent = f.flights.length ? f.flights.map(x => x.what + (x.ms !== undefined ? " (" + (x.ms / 1000).toFixed(1) + " s, from #" + x.seq + ")" : "")).join(", ") : "nothing";
+        return;
+      }
+      case "resume": live = true; document.getElementById("resume").hidden = true; setStatus("live", "live"); break;
+      default: addFrame(f);
+    }
+    schedule();
+  };
+}
+setInterval(() => send({ cmd: "inflight" }), 1000);
+connect();
+"""#
+}

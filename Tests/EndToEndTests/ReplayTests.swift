@@ -1,0 +1,112 @@
+import Foundation
+import XCTest
+
+/// `moonflow run --record FILE` and `moonflow replay FILE [--update]`.
+final class ReplayTests: XCTestCase {
+    private var scratch: URL!
+
+    override func setUpWithError() throws {
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-replay-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch.appendingPathComponent("plugins"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Moonflow.root.appendingPathComponent("plugins/counter"),
+                                         to: scratch.appendingPathComponent("plugins/counter"))
+        try """
+            {"type":"increment"}
+            {"type":"increment","by":4}
+            {"type":"incrementLater","ms":300}
+            {"at":500,"send":{"type":"decrement"}}
+            """.write(to: scratch.appendingPathComponent("actions.jsonl"), atomically: true, encoding: .utf8)
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: scratch) }
+
+    private func record() throws -> String {
+        let result = try Moonflow.run(["run", "plugins/counter", "--clock", "virtual", "--actions", "actions.jsonl",
+                                       "--format", "jsonl", "--record", "session.jsonl"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return try String(contentsOf: scratch.appendingPathComponent("session.jsonl"), encoding: .utf8)
+    }
+
+    private func editReducer(_ from: String, _ to: String) throws {
+        let file = scratch.appendingPathComponent("plugins/counter/init.lua")
+        let source = try String(contentsOf: file, encoding: .utf8)
+        XCTAssertTrue(source.contains(from))
+        try source.replacingOccurrences(of: from, with: to).write(to: file, atomically: true, encoding: .utf8)
+    }
+
+    func testARecordingNamesTheFeatureAndHoldsInputsWithTheirTimesAndEvents() throws {
+        let lines = try record().split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines[0].hasPrefix(#"{"record":"moonflow-session","format":1,"feature":"counter","version":1,"path":"plugins/counter","clock":"virtual""#), lines[0])
+        XCTAssertTrue(lines.contains(#"{"input":{"type":"increment"},"t":0}"#), lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains(#"{"input":{"type":"decrement"},"t":500}"#), lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains(#"{"event":"state","t":300,"seq":3,"state":{"count":6}}"#), lines.joined(separator: "\n"))
+    }
+
+    func testReplayOfAnUnchangedFeatureIsIdenticalEveryTime() throws {
+        _ = try record()
+        for _ in 0..<2 {
+            let replay = try Moonflow.run(["replay", "session.jsonl"], in: scratch)
+            XCTAssertEqual(replay.status, 0, replay.stdout + replay.stderr)
+            XCTAssertEqual(replay.stdout, "replay session.jsonl: identical (4 inputs, 5 states)\n")
+        }
+    }
+
+    func testReplayCatchesAChangedReducerWithADiffAtTheFirstDifferingState() throws {
+        _ = try record()
+        try editReducer("state.count = state.count + m.n", "state.count = state.count + 2 * m.n")
+        let replay = try Moonflow.run(["replay", "session.jsonl"], in: scratch)
+        XCTAssertEqual(replay.status, 1)
+        XCTAssertEqual(replay.stdout, """
+            replay session.jsonl: state 1 differs from line 6 (- recorded, + now):
+            - count = 1
+            + count = 2
+            run `moonflow replay session.jsonl --update` to accept the new behaviour
+
+            """)
+    }
+
+    func testUpdateRewritesTheRecordingSoTheNextReplayPasses() throws {
+        _ = try record()
+        try editReducer("state.count = state.count + m.n", "state.count = state.count + 2 * m.n")
+        let update = try Moonflow.run(["replay", "session.jsonl", "--update"], in: scratch)
+        XCTAssertEqual(update.status, 0, update.stderr)
+        XCTAssertEqual(update.stdout, "replay session.jsonl: rewritten (4 inputs, 5 states)\n")
+        let text = try String(contentsOf: scratch.appendingPathComponent("session.jsonl"), encoding: .utf8)
+        XCTAssertTrue(text.contains(#"{"event":"state","t":300,"seq":3,"state":{"count":12}}"#), text)
+        let replay = try Moonflow.run(["replay", "session.jsonl"], in: scratch)
+        XCTAssertEqual(replay.status, 0, replay.stdout)
+    }
+
+    func testARecordingMadeWithOlderCodeNamesWhatNoLongerValidates() throws {
+        _ = try record()
+        try editReducer("increment = { by = \"integer?\" }", "increment = { by = \"string?\" }")
+        let replay = try Moonflow.run(["replay", "session.jsonl"], in: scratch)
+        XCTAssertEqual(replay.status, 1)
+        XCTAssertTrue(replay.stdout.hasPrefix("session.jsonl:7: the recorded action no longer validates: "), replay.stdout)
+        XCTAssertTrue(replay.stdout.contains("'by'"), replay.stdout)
+    }
+
+    func testRecordIntoAFolderThatIsNotThereIsAUsageError() throws {
+        let result = try Moonflow.run(["run", "plugins/counter", "--actions", "actions.jsonl", "--record", "nowhere/session.jsonl"], in: scratch)
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("--record nowhere/session.jsonl: the folder nowhere does not exist or is not writable"), result.stderr)
+    }
+
+    func testAMissingOrCorruptRecordingSaysWhatARecordingIs() throws {
+        let missing = try Moonflow.run(["replay", "nothing.jsonl"], in: scratch)
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertEqual(missing.stderr, "moonflow replay: cannot read nothing.jsonl: it does not exist or is not readable; make one with moonflow run PATH --record nothing.jsonl\n")
+
+        var lines = try record().split(separator: "\n").map(String.init)
+        lines[3] = "{\"event\":\"state\",\"t\":0,"
+        try lines.joined(separator: "\n").write(to: scratch.appendingPathComponent("session.jsonl"), atomically: true, encoding: .utf8)
+        let corrupt = try Moonflow.run(["replay", "session.jsonl"], in: scratch)
+        XCTAssertEqual(corrupt.status, 2)
+        XCTAssertTrue(corrupt.stderr.hasPrefix("moonflow replay: session.jsonl:4: not JSON ("), corrupt.stderr)
+
+        try "{\"type\":\"increment\"}\n".write(to: scratch.appendingPathComponent("actions.jsonl"), atomically: true, encoding: .utf8)
+        let notARecording = try Moonflow.run(["replay", "actions.jsonl"], in: scratch)
+        XCTAssertEqual(notARecording.status, 2)
+        XCTAssertTrue(notARecording.stderr.contains("actions.jsonl:1: not a moonflow recording"), notARecording.stderr)
+    }
+}

@@ -1,0 +1,398 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Hummingbird
+import HummingbirdWSClient
+import Logging
+import LuaKit
+import MoonflowHost
+import MoonflowInspector
+import XCTest
+
+/// The inspector's server and protocol, driven by a WebSocket client as a page
+/// would, over a real `FeatureRun` of the counter plugin.
+final class InspectorTests: XCTestCase {
+    private var inspected: InspectedRun!
+    private var hub: InspectorHub { inspected.hub }
+    private var server: InspectorServer { inspected.server }
+    private var url: String { inspected.url }
+    private var feed: Feed { inspected.feed }
+
+    override func setUpWithError() throws { inspected = try InspectedRun() }
+    override func tearDown() { inspected.stop() }
+
+    private var wsURL: String { url.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(of: "/?token=", with: "/ws?token=") }
+
+    private func waitForFrames(_ count: Int) throws { try inspected.waitForFrames(count) }
+
+    func testALatePageGetsTheSessionAndEveryFrameAndThePatchesRebuildTheLiveState() async throws {
+        feed.send(#"{"type":"increment"}"#, #"{"type":"increment","by":4}"#)
+        try waitForFrames(7)   // state 0, then action, mutation, state twice
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        let frames = try await page.frames(count: 8)
+        XCTAssertEqual(frames[0]["event"], "session")
+        XCTAssertEqual(frames[0]["feature"], "counter")
+        XCTAssertEqual(frames[0]["actions"]?["increment"]?["by"], "integer?")
+        let seqs: [LuaValue] = frames[1...].map { (frame: LuaValue) -> LuaValue in frame["seq"] ?? .nil }
+        XCTAssertEqual(seqs, [0, 1, 2, 3, 4, 5, 6])
+        XCTAssertEqual(frames[1...].map { $0["event"]?.stringValue ?? "" }, ["state", "action", "mutation", "state", "action", "mutation", "state"])
+        // The whole state once, then patches that lead to the live state.
+        let first: LuaValue? = frames[1]["state"]
+        var state = try XCTUnwrap(first)
+        for frame in frames[2...] where frame["event"] == "state" {
+            XCTAssertNil(frame["state"])
+            let patch: LuaValue? = frame["patch"]
+            let next: LuaValue? = JSONPatch.apply(try JSONPatch.operations(try XCTUnwrap(patch)), to: state)
+            state = try XCTUnwrap(next)
+        }
+        XCTAssertEqual(state, ["count": 5])
+        // Each mutation and state names the action frame that caused it.
+        XCTAssertEqual(frames[3]["cause"]?["seq"], 1)
+        XCTAssertEqual(frames[4]["cause"]?["seq"], 1)
+        XCTAssertEqual(frames[6]["cause"]?["seq"], 4)
+        XCTAssertEqual(frames[6]["cause"]?["action"], ["type": "increment", "by": 4])
+        XCTAssertNil(frames[2]["cause"])
+    }
+
+    func testHelloSinceResendsOnlyTheFramesAfterIt_AndAnUnknownSeqResyncsEverything() async throws {
+        feed.send(#"{"type":"increment"}"#)
+        try waitForFrames(4)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 5)
+        try await page.send(#"{"cmd":"hello","since":2}"#)
+        let after = try await page.frames(count: 6)
+        XCTAssertEqual(after[5]["seq"], 3)
+        try await page.send(#"{"cmd":"hello","since":99}"#)
+        let all = try await page.frames(count: 11)
+        XCTAssertEqual(all[6]["event"], "session")
+        let seqs: [LuaValue] = all[7...].map { (frame: LuaValue) -> LuaValue in frame["seq"] ?? .nil }
+        XCTAssertEqual(seqs, [0, 1, 2, 3])
+    }
+
+    func testDispatchFromThePageIsValidatedByTheSchemaAndRuns() async throws {
+        try waitForFrames(1)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 2)
+        try await page.send(#"{"cmd":"dispatch","action":{"type":"increment","by":"two"}}"#)
+        let refused = try await page.frames(count: 3)[2]
+        XCTAssertEqual(refused["event"], "reply")
+        XCTAssertEqual(refused["ok"], false)
+        XCTAssertTrue(refused["message"]?.stringValue?.contains("'by'") ?? false, "\(refused)")
+        try await page.send(#"{"cmd":"dispatch","action":{"type":"increment","by":2}}"#)
+        let frames = try await page.frames(count: 7)
+        XCTAssertTrue(frames.contains { $0["event"] == "state" && $0["patch"] == [["op": "replace", "path": "/count", "value": 2]] }, "\(frames)")
+        XCTAssertTrue(frames.contains { $0["event"] == "reply" && $0["ok"] == true }, "\(frames)")
+    }
+
+    func testJumpShowsThePastState_DispatchesWaitForResume_AndNothingRunsTwice() async throws {
+        feed.send(#"{"type":"increment"}"#, #"{"type":"increment"}"#, #"{"type":"increment"}"#)
+        try waitForFrames(10)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 11)
+        try await page.send(#"{"cmd":"jump","seq":5}"#)
+        let jump = try await page.frames(count: 12)[11]
+        XCTAssertEqual(jump["event"], "jump")
+        XCTAssertEqual(jump["state"], ["count": 1])
+        XCTAssertEqual(jump["step"], 1)
+        try await page.send(#"{"cmd":"jump","seq":9}"#)
+        let later = try await page.frames(count: 13)[12]
+        XCTAssertEqual(later["state"], ["count": 3])
+        try await page.send(#"{"cmd":"dispatch","action":{"type":"reset"}}"#)
+        let queued = try await page.frames(count: 14)[13]
+        XCTAssertEqual(queued["queued"], 1)
+        XCTAssertEqual(hub.frameCount, 10, "a dispatch while travelling waits")
+        try await page.send(#"{"cmd":"resume"}"#)
+        let frames = try await page.frames(count: 18)
+        XCTAssertEqual(frames[14]["event"], "resume")
+        XCTAssertEqual(frames[14]["state"], ["count": 3])
+        XCTAssertEqual(frames[14]["sent"], 1)
+        XCTAssertTrue(frames[15...].contains { $0["event"] == "action" && $0["action"] == ["type": "reset"] }, "\(frames)")
+        try waitForFrames(13)
+        XCTAssertEqual(hub.frameCount, 13, "jumping re-ran nothing: only the reset's action, mutation and state were added")
+    }
+
+    func testInflightNamesTheWorkStillRunningAndTheActionThatStartedIt() async throws {
+        feed.send(#"{"type":"incrementLater","ms":60000}"#)
+        try waitForFrames(2)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 3)
+        try await page.send(#"{"cmd":"inflight"}"#)
+        let reply = try await page.frames(count: 4)[3]
+        XCTAssertEqual(reply["event"], "inflight")
+        let flight: LuaValue? = reply["flights"]?[0]
+        XCTAssertEqual(flight?["what"], "incrementLater #1")
+        XCTAssertEqual(flight?["seq"], 1)
+        XCTAssertNotNil(flight?["ms"])
+        // incrementLater is `latest`: a short one replaces the long one, so the run can end.
+        feed.send(#"{"type":"incrementLater","ms":1}"#)
+    }
+
+    func testRerunSendsTheActionsToTheCodeAsItIsNowAndNamesTheStepsThatDiffer() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-rerun-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plugin = folder.appendingPathComponent("counter")
+        try FileManager.default.copyItem(at: InspectedRun.root.appendingPathComponent("plugins/counter"), to: plugin)
+        inspected.stop()
+        inspected = try InspectedRun(path: plugin.path)
+        feed.send(#"{"type":"increment"}"#, #"{"type":"increment"}"#, #"{"type":"increment"}"#)
+        try waitForFrames(10)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 11)
+        try await page.send(#"{"cmd":"rerun"}"#)
+        let same = try await page.frames(count: 12)[11]
+        XCTAssertEqual(same["event"], "rerun")
+        XCTAssertEqual(same["differs"], LuaValue.table(LuaTable(isJSONArray: true)))
+        XCTAssertEqual(same["states"], 4)
+
+        let source = plugin.appendingPathComponent("init.lua")
+        let code = try String(contentsOf: source, encoding: .utf8)
+        try code.replacingOccurrences(of: "state.count + m.n", with: "state.count + 2 * m.n").write(to: source, atomically: true, encoding: .utf8)
+        try await page.send(#"{"cmd":"rerun"}"#)
+        let changed = try await page.frames(count: 13)[12]
+        XCTAssertEqual(changed["differs"], [3, 6, 9])
+        XCTAssertEqual(hub.frameCount, 10, "re-running touched nothing of the live run")
+    }
+
+    func testToggleLeavesAnActionOutAndRecomputesTheLaterStates() async throws {
+        feed.send(#"{"type":"increment"}"#, #"{"type":"increment","by":5}"#, #"{"type":"increment"}"#)
+        try waitForFrames(10)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 11)
+        try await page.send(#"{"cmd":"toggle","seq":4}"#)
+        let off = try await page.frames(count: 12)[11]
+        XCTAssertEqual(off["event"], "toggle")
+        XCTAssertEqual(off["off"], [4])
+        XCTAssertEqual(off["state"], ["count": 2])
+        XCTAssertEqual(off["differs"], [6, 9])
+        try await page.send(#"{"cmd":"toggle","seq":4}"#)
+        let on = try await page.frames(count: 13)[12]
+        XCTAssertEqual(on["state"], ["count": 7])
+        XCTAssertEqual(on["off"], LuaValue.table(LuaTable(isJSONArray: true)))
+        try await page.send(#"{"cmd":"toggle","seq":5}"#)
+        let refused = try await page.frames(count: 14)[13]
+        XCTAssertEqual(refused["message"], "toggle: \"seq\" must be the seq of an action frame the run was sent")
+        XCTAssertEqual(hub.frameCount, 10, "toggling touched nothing of the live run")
+    }
+
+    func testABadFrameGetsAnErrorNamingTheFixAndTheSessionGoesOn() async throws {
+        try waitForFrames(1)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 2)
+        try await page.send("not json")
+        try await page.send(#"{"cmd":"fly"}"#)
+        try await page.send(#"{"cmd":"jump","seq":40}"#)
+        try await page.send(#"{"cmd":"hello","since":0}"#)
+        let frames = try await page.frames(count: 5)
+        XCTAssertTrue(frames[2]["message"]?.stringValue?.hasPrefix("frame 1 from the page is not JSON (") ?? false, "\(frames[2])")
+        XCTAssertEqual(frames[3]["message"], "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq)")
+        XCTAssertEqual(frames[4]["message"], "jump: \"seq\" must be the seq of a frame, 0 to 0")
+        let large = String(repeating: "x", count: 100_000)
+        try await page.send(#"{"cmd":"dispatch","action":{"type":"increment","by":"\#(large)"}}"#)
+        let refused = try await page.frames(count: 6)[5]
+        XCTAssertTrue(refused["message"]?.stringValue?.contains("'by'") ?? false, "a large frame is read, and refused by the schema: \(refused)")
+        feed.send(#"{"type":"increment"}"#)
+        let more = try await page.frames(count: 7)
+        XCTAssertEqual(more[6]["event"], "action", "the session went on after the bad frames")
+    }
+
+    func testThePageAndTheSocketNeedTheTokenAndTheSocketRefusesOtherOrigins() async throws {
+        let page = try await get(url)
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.body.contains("<script>") && page.body.contains("moonflow inspector"))
+        let noToken = try await get(url.replacingOccurrences(of: server.token, with: "guess"))
+        XCTAssertEqual(noToken.status, 403)
+        XCTAssertTrue(noToken.body.contains("needs the token from its URL"), noToken.body)
+
+        await XCTAssertThrowsAsync(try await Page.open(wsURL.replacingOccurrences(of: server.token, with: "guess")))
+        var evil = HTTPFields()
+        evil[.origin] = "http://evil.example"
+        await XCTAssertThrowsAsync(try await Page.open(wsURL, headers: evil))
+        var own = HTTPFields()
+        own[.origin] = "http://127.0.0.1:\(URL(string: url)!.port!)"
+        let ownPage = try await Page.open(wsURL, headers: own)
+        ownPage.close()
+    }
+
+    func testThePageServesItsOwnScriptWhichParses() throws {
+        let node = ["/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let node else { throw XCTSkip("node is not installed, so the page's script was not checked; apt-get install nodejs") }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("inspector-\(UUID().uuidString).js")
+        try InspectorPage.script.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: node)
+        process.arguments = ["--check", file.path]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        XCTAssertTrue(InspectorPage.html.contains(InspectorPage.script))
+    }
+
+    private func get(_ address: String) async throws -> (status: Int, body: String) {
+        let (data, response) = try await URLSession.shared.data(from: URL(string: address)!)
+        return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+    }
+}
+
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+func XCTAssertThrowsAsync<T>(_ body: @autoclosure () async throws -> T, file: StaticString = #filePath, line: UInt = #line) async {
+    do { _ = try await body(); XCTFail("did not throw", file: file, line: line) } catch {}
+}
+
+/// The counter plugin run by a `FeatureRun` on the real clock, its input fed by
+/// the test, watched by an inspector served on a free loopback port.
+final class InspectedRun: @unchecked Sendable {
+    let hub = InspectorHub()
+    let server: InspectorServer
+    let url: String
+    let feed = Feed()
+    private let done = DispatchSemaphore(value: 0)
+
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// - Parameter path: the plugin (the counter by default).
+    init(path: String = InspectedRun.root.appendingPathComponent("plugins/counter").path) throws {
+        server = InspectorServer(hub: hub)
+        url = try server.start()
+        var options = FeatureRun.Options(path: path)
+        options.format = .jsonl
+        options.observers = [hub]
+        let input = InputLines(interactive: false, name: "test") { [feed] in feed.next() }
+        let run = FeatureRun(options: options, input: input, write: { _ in })
+        Thread { [done] in _ = run.run(); done.signal() }.start()
+    }
+
+    /// Ends the input and waits for the run to finish.
+    func stop() {
+        feed.end()
+        _ = done.wait(timeout: .now() + 30)
+    }
+
+    /// Waits until the hub has sent `count` frames (the run got that far).
+    func waitForFrames(_ count: Int) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while hub.frameCount < count {
+            if Date() > deadline { throw Failure("the run sent \(hub.frameCount) frames, not \(count)") }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
+}
+
+/// Input lines handed over one at a time from the test, as a person would type them.
+final class Feed: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var lines: [String] = []
+    private var ended = false
+
+    func send(_ new: String...) { condition.withLock { lines += new; condition.broadcast() } }
+    func end() { condition.withLock { ended = true; condition.broadcast() } }
+    func next() -> String? {
+        condition.withLock {
+            while lines.isEmpty && !ended { condition.wait() }
+            return lines.isEmpty ? nil : lines.removeFirst()
+        }
+    }
+}
+
+/// A WebSocket client standing in for the page: it keeps every frame it got.
+final class Page: @unchecked Sendable {
+    private let lock = NSLock()
+    private var received: [LuaValue] = []
+    private let outgoing: AsyncStream<String>.Continuation
+    private let task: Task<Void, any Error>
+
+    private init(outgoing: AsyncStream<String>.Continuation, task: Task<Void, any Error>) {
+        self.outgoing = outgoing
+        self.task = task
+    }
+
+    /// Connects; throws when the server refuses the upgrade.
+    static func open(_ url: String, headers: HTTPFields = [:]) async throws -> Page {
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        let opened = Opened()
+        let box = Holder()
+        let task = Task {
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 24, additionalHeaders: headers), logger: logger) { inbound, outbound, _ in
+                opened.resume(nil)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { for await text in stream { try await outbound.write(.text(text)) } }
+                    for try await message in inbound.messages(maxSize: 1 << 24) {
+                        if case .text(let text) = message { box.page?.add(try LuaValue(json: text)) }
+                    }
+                    group.cancelAll()
+                }
+            }
+        }
+        let page = Page(outgoing: continuation, task: task)
+        box.page = page
+        Task { do { _ = try await task.value; opened.resume(Failure("the connection closed")) } catch { opened.resume(error) } }
+        try await opened.wait()
+        return page
+    }
+
+    private func add(_ frame: LuaValue) { lock.withLock { received.append(frame) } }
+
+    /// Every frame received so far.
+    var all: [LuaValue] { lock.withLock { received } }
+
+    func send(_ text: String) async throws { outgoing.yield(text) }
+
+    /// The first `count` frames, waiting for them (up to 30 s).
+    func frames(count: Int) async throws -> [LuaValue] {
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            let frames = lock.withLock { received }
+            if frames.count >= count { return Array(frames.prefix(count)) }
+            if Date() > deadline { throw Failure("got \(frames.count) frames, not \(count): \(frames)") }
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+    }
+
+    func close() { outgoing.finish(); task.cancel() }
+
+    final class Holder: @unchecked Sendable { var page: Page? }
+
+    /// The first of "connected" or "failed", once.
+    final class Opened: @unchecked Sendable {
+        private let lock = NSLock()
+        private var result: (any Error)??
+        private var waiter: CheckedContinuation<Void, any Error>?
+        func resume(_ error: (any Error)?) {
+            let w: CheckedContinuation<Void, any Error>? = lock.withLock {
+                guard result == nil else { return nil }
+                result = .some(error)
+                defer { waiter = nil }
+                return waiter
+            }
+            if let w { if let error { w.resume(throwing: error) } else { w.resume() } }
+        }
+        func wait() async throws {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                let done: (any Error)?? = lock.withLock {
+                    if let result { return .some(result) }
+                    waiter = c
+                    return nil
+                }
+                if let done { if let e = done { c.resume(throwing: e) } else { c.resume() } }
+            }
+        }
+    }
+}
