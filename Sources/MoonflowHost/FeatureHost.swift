@@ -214,7 +214,7 @@ public final class FeatureHost: @unchecked Sendable {
                 let values = try args.values()
                 let location = args.callerLocation
                 let call = Producer<LuaValue>(async: { try await service(values) })
-                return [bridge.push(bridge.reenter(call.catchError { .fail(LuaStreamError(service: name, error: $0, location: location)) }))]
+                return [bridge.push(bridge.reenter(call.catchError { .fail(LuaStreamError(service: name, error: $0, location: location)) }, service: name))]
             }))
         }
         for make in objects { fields += try make(self, definition) }

@@ -28,6 +28,8 @@ public final class FeatureRun: @unchecked Sendable {
         public var repositoryStorage: RepositoryStorage = .asDeclared
         /// Who else sees the events and inputs (`--record`, `--inspect`).
         public var observers: [any RunObserver] = []
+        /// Records the Swift services' answers (`--record`), or gives them from a recording (`replay`).
+        public var serviceTap: ServiceTap?
         /// Keep running after the input ends, until SIGINT or SIGTERM (real clock; `--inspect`).
         public var keepsRunning = false
         public init(path: String) { self.path = path }
@@ -95,6 +97,7 @@ public final class FeatureRun: @unchecked Sendable {
                 searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
                 timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock,
                 repositoryStorage: options.repositoryStorage))
+            host.bridge.serviceTap = options.serviceTap
             // A plugin's print becomes a log event, so jsonl output stays one JSON object per line.
             try host.lua.setGlobal("print", .function { [unowned self] args in
                 let text = (0..<args.count).map { i in (try? args.value(i + 1).printed) ?? "<\(args.typeName(i + 1))>" }

@@ -145,7 +145,7 @@ public final class RepositoryService: @unchecked Sendable {
                     throw LuaArgumentError(message: "bad argument #1 to '\(method)' (repository expected, got \(args.typeName(1))); call it with a colon: env.services.NAME:\(method){...}")
                 }
                 let call = try parse(service, args)
-                return [bridge.push(bridge.reenter(service.stream(call)))]
+                return [bridge.push(bridge.reenter(service.stream(call), service: "\(service.name):\(method)"))]
             })
         }
         return Dictionary(uniqueKeysWithValues: [

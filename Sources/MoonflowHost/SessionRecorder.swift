@@ -11,8 +11,10 @@ import MoonflowLua
 ///     {"event":"state","t":0,"seq":1,"state":{"count":1}}
 ///
 /// The first line names the feature, its state-shape version and how it ran;
-/// `input` lines are every action sent, with its time on the run's clock; the
-/// other lines are the run's jsonl events with whole states.
+/// `input` lines are every action sent, with its time on the run's clock;
+/// `service` lines what each call of a Swift service or repository answered
+/// (replay answers from them); the other lines are the run's jsonl events with
+/// whole states.
 public final class SessionRecorder: RunObserver, @unchecked Sendable {
     /// The header's `record` value: what `replay` looks for on the first line.
     public static let kind = "moonflow-session"
@@ -54,6 +56,21 @@ public final class SessionRecorder: RunObserver, @unchecked Sendable {
     }
 
     public func input(_ action: LuaValue, t: Int) { write(SessionRecorder.inputLine(action, t: t)) }
+
+    /// The tap that writes a `service` line for every Swift service or repository call once it ends:
+    /// `{"service":"users:getAll","call":1,"values":[...],"error":"..."}`.
+    public var serviceTap: ServiceTap {
+        ServiceTap(recording: { [weak self] service, call, outcome in
+            self?.write(SessionRecorder.serviceLine(service, call: call, outcome))
+        })
+    }
+
+    static func serviceLine(_ service: String, call: Int, _ outcome: ServiceOutcome) -> String {
+        func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
+        let values = (try? LuaValue.table(LuaTable(array: outcome.values, isJSONArray: true)).json(sortedKeys: true, root: "values")) ?? "[]"
+        let error = outcome.error.map { ",\"error\":\(q($0))" } ?? ""
+        return "{\"service\":\(q(service)),\"call\":\(call),\"values\":\(values)\(error)}"
+    }
 
     private func write(_ line: String) {
         lock.withLock { handle.write(Data((line + "\n").utf8)) }

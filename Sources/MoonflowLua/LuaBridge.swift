@@ -106,6 +106,20 @@ public final class LuaBridge: @unchecked Sendable {
 
     /// Delivers `producer`'s events on the state scheduler, counting it as
     /// pending work until it terminates.
+    /// Records service calls, or answers them from a recording (`--record`, `replay`).
+    public var serviceTap: ServiceTap? {
+        get { tapBox.withLock { $0 } }
+        set { tapBox.withLock { $0 = newValue } }
+    }
+    private let tapBox = Locked<ServiceTap?>(nil)
+
+    /// A Swift service's call (`service` names it: `search`, `users:getAll`),
+    /// through the tap when there is one, re-entering the state executor.
+    package func reenter(_ producer: Producer<LuaValue>, service: String) -> Producer<LuaValue> {
+        guard let tap = serviceTap else { return reenter(producer) }
+        return reenter(tap.tapped(producer, service: service))
+    }
+
     package func reenter(_ producer: Producer<LuaValue>) -> Producer<LuaValue> {
         let router = self.scheduler
         let pending = self.pending

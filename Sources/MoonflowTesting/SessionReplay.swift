@@ -34,6 +34,8 @@ public struct SessionReplay {
         /// Input lines (as timed run input, or "" to keep line numbers) in file order.
         var inputLines: [String] = []
         var inputs = 0
+        /// What each service call answered when recorded, by service and call number.
+        var services: [String: [Int: ServiceOutcome]] = [:]
         /// Recorded states with their line numbers.
         var states: [(line: Int, state: LuaValue)] = []
         var actions: [(line: Int, action: LuaValue)] = []
@@ -65,9 +67,15 @@ public struct SessionReplay {
         options.timeLimitMs = timeLimitMs
         options.memoryLimitMB = memoryLimitMB
         options.profile = profile
+        // Swift services and repositories answer as they did when recorded; --update calls them again.
+        if !update { options.serviceTap = ServiceTap(answering: recording.services) }
         let updated = update ? file + ".new" : nil
         if let updated {
-            do { options.observers = [try SessionRecorder(path: updated)] } catch {
+            do {
+                let recorder = try SessionRecorder(path: updated)
+                options.observers = [recorder]
+                options.serviceTap = recorder.serviceTap
+            } catch {
                 FileHandle.standardError.write(Data("moonflow replay: \(error)\n".utf8))
                 return 2
             }
@@ -146,6 +154,13 @@ public struct SessionReplay {
                 continue
             }
             recording.inputLines.append("")
+            if let service = value["service"]?.stringValue {
+                guard case .integer(let call)? = value["call"], case .table(let values)? = value["values"] else {
+                    throw BadRecording(description: "\(file):\(n): a service line needs \"call\" (an integer) and \"values\" (a list)")
+                }
+                recording.services[service, default: [:]][Int(call)] = ServiceOutcome(values: values.array, error: value["error"]?.stringValue)
+                continue
+            }
             switch value["event"]?.stringValue {
             case "state":
                 guard let state = value["state"] else {

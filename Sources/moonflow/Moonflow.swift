@@ -214,7 +214,11 @@ struct Run: ParsableCommand {
             input = try actionsFile(file)
         }
         if let record {
-            do { options.observers.append(try SessionRecorder(path: record)) } catch { throw ValidationError("--record: \(error)") }
+            do {
+                let recorder = try SessionRecorder(path: record)
+                options.observers.append(recorder)
+                options.serviceTap = recorder.serviceTap
+            } catch { throw ValidationError("--record: \(error)") }
         }
         if let inspect {
             let (host, port) = try InspectorServer.address(inspect)

@@ -34,6 +34,31 @@ final class ReplayTests: XCTestCase {
         try source.replacingOccurrences(of: from, with: to).write(to: file, atomically: true, encoding: .utf8)
     }
 
+    func testServicesAnswerFromTheRecordingNotAgain() throws {
+        try FileManager.default.copyItem(at: Moonflow.root.appendingPathComponent("plugins/users"),
+                                         to: scratch.appendingPathComponent("plugins/users"))
+        try FileManager.default.copyItem(at: Moonflow.root.appendingPathComponent("plugins/users/golden/crud_by_id.in.jsonl"),
+                                         to: scratch.appendingPathComponent("crud.jsonl"))
+        let recorded = try Moonflow.run(["run", "plugins/users", "--db", "db", "--clock", "virtual", "--actions", "crud.jsonl",
+                                         "--format", "jsonl", "--record", "users.jsonl"], in: scratch)
+        XCTAssertEqual(recorded.status, 0, recorded.stderr)
+        let session = try String(contentsOf: scratch.appendingPathComponent("users.jsonl"), encoding: .utf8)
+        XCTAssertTrue(session.contains(#"{"service":"users:getAll","call":1,"values":[[{"id":1,"name":"Ada","team":"compilers"},"#), session)
+        // The database moves on (the same edits again); the replay does not ask it.
+        XCTAssertEqual(try Moonflow.run(["run", "plugins/users", "--db", "db", "--clock", "virtual", "--actions", "crud.jsonl"], in: scratch).status, 0)
+        let replay = try Moonflow.run(["replay", "users.jsonl"], in: scratch)
+        XCTAssertEqual(replay.status, 0, replay.stdout)
+        XCTAssertTrue(replay.stdout.contains("identical"), replay.stdout)
+        // What the replay sees is what the recording says the service answered.
+        let edited_ = session.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix(#"{"service""#) ? line.replacingOccurrences(of: #""name":"Ada""#, with: #""name":"Ava""#) : String(line)
+        }
+        try edited_.joined(separator: "\n").write(to: scratch.appendingPathComponent("users.jsonl"), atomically: true, encoding: .utf8)
+        let edited = try Moonflow.run(["replay", "users.jsonl"], in: scratch)
+        XCTAssertEqual(edited.status, 1)
+        XCTAssertTrue(edited.stdout.contains("- users[1].name = \"Ada\"\n+ users[1].name = \"Ava\""), edited.stdout)
+    }
+
     func testARecordingNamesTheFeatureAndHoldsInputsWithTheirTimesAndEvents() throws {
         let lines = try record().split(separator: "\n").map(String.init)
         XCTAssertTrue(lines[0].hasPrefix(#"{"record":"moonflow-session","format":1,"feature":"counter","version":1,"path":"plugins/counter","clock":"virtual""#), lines[0])
