@@ -1,4 +1,4 @@
-#include "CLuaShim.h"
+#include "internal.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,7 +6,7 @@
 
 // MARK: - Budgets
 
-static mf_budget *budget_of(lua_State *L) {
+mf_budget *mf_budget_of(lua_State *L) {
   return *(mf_budget **)lua_getextraspace(L);
 }
 
@@ -46,44 +46,39 @@ int64_t mf_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-enum { MF_HOOK_COUNT = 1000 };
+// MARK: - Warnings, as the standalone interpreter shows them
 
-static void mf_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  mf_budget *b = budget_of(L);
-  if (b->deadline_ns == 0) {
-    if (lua_gethookcount(L) != MF_HOOK_COUNT) lua_sethook(L, mf_hook, LUA_MASKCOUNT, MF_HOOK_COUNT);
-    return;
-  }
-  if (b->timed_out || mf_now_ns() > b->deadline_ns) {
-    b->timed_out = 1;
-    // Re-arm on every instruction so a script's own pcall cannot swallow the stop.
-    lua_sethook(L, mf_hook, LUA_MASKCOUNT, 1);
-    luaL_error(L, "time limit of %d ms exceeded (raise it with --time-limit MS)", (int)b->limit_ms);
-  }
-}
+static void warn_off(void *ud, const char *msg, int tocont);
+static void warn_on(void *ud, const char *msg, int tocont);
+static void warn_cont(void *ud, const char *msg, int tocont);
 
-void mf_install_time_hook(lua_State *L) {
-  budget_of(L)->hook_installed = 1;
-  lua_sethook(L, mf_hook, LUA_MASKCOUNT, MF_HOOK_COUNT);
-}
-
-/// Arms the deadline for an outermost call; returns 1 if this call armed it.
-static int arm(lua_State *L, int64_t limit_ms) {
-  mf_budget *b = budget_of(L);
-  if (limit_ms <= 0 || !b->hook_installed || b->deadline_ns != 0) return 0;
-  b->timed_out = 0;
-  b->limit_ms = limit_ms;
-  b->deadline_ns = mf_now_ns() + limit_ms * 1000000;
+/// A control message (`@on`, `@off`) when warnings are not mid-message.
+static int warn_control(lua_State *L, const char *msg, int tocont) {
+  if (tocont || *msg != '@') return 0;
+  if (strcmp(msg, "@off") == 0) lua_setwarnf(L, warn_off, L);
+  else if (strcmp(msg, "@on") == 0) lua_setwarnf(L, warn_on, L);
   return 1;
 }
 
-static void disarm(lua_State *L, int armed) {
-  if (!armed) return;
-  mf_budget *b = budget_of(L);
-  b->deadline_ns = 0;
-  lua_sethook(L, mf_hook, LUA_MASKCOUNT, MF_HOOK_COUNT);
+static void warn_off(void *ud, const char *msg, int tocont) { warn_control((lua_State *)ud, msg, tocont); }
+
+static void warn_piece(lua_State *L, const char *msg, int tocont) {
+  fputs(msg, stderr);
+  if (tocont) { lua_setwarnf(L, warn_cont, L); return; }
+  fputs("\n", stderr);
+  fflush(stderr);
+  lua_setwarnf(L, warn_on, L);
 }
+
+static void warn_on(void *ud, const char *msg, int tocont) {
+  if (warn_control((lua_State *)ud, msg, tocont)) return;
+  fputs("Lua warning: ", stderr);
+  warn_piece((lua_State *)ud, msg, tocont);
+}
+
+static void warn_cont(void *ud, const char *msg, int tocont) { warn_piece((lua_State *)ud, msg, tocont); }
+
+void mf_gc_generational(lua_State *L) { lua_gc(L, LUA_GCGEN, 0, 0); }
 
 // MARK: - Protected operations
 
@@ -100,7 +95,11 @@ static int msgh(lua_State *L) {
   return 1;
 }
 
-static int openlibs_k(lua_State *L) { luaL_openlibs(L); return 0; }
+static int openlibs_k(lua_State *L) {
+  luaL_openlibs(L);
+  lua_setwarnf(L, warn_off, L);
+  return 0;
+}
 
 int mf_openlibs(lua_State *L) {
   lua_pushcfunction(L, openlibs_k);
@@ -115,24 +114,27 @@ int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms) {
   int base = lua_gettop(L) - nargs;  // the function's index
   lua_pushcfunction(L, msgh);
   lua_insert(L, base);
-  int armed = arm(L, limit_ms);
+  int armed = mf_arm(L, limit_ms);
   int status = lua_pcall(L, nargs, nresults, base);
-  if (armed && status == LUA_OK && budget_of(L)->timed_out) {
+  if (armed && status == LUA_OK && mf_budget_of(L)->timed_out) {
     // The script caught the stop (coroutine.resume, pcall) and returned anyway:
     // the call still failed. nil as the error value: Swift reads timed_out.
     lua_settop(L, base);
     lua_pushnil(L);
     status = LUA_ERRRUN;
   }
-  disarm(L, armed);
+  mf_disarm(L, armed);
   lua_remove(L, base);
   return status;
 }
 
 int mf_resume(lua_State *L, lua_State *from, int nargs, int *nresults, int64_t limit_ms) {
-  int armed = arm(from ? from : L, limit_ms);
+  lua_State *resumer = from ? from : L;
+  int armed = mf_arm(resumer, limit_ms);
+  mf_before_resume(L);
   int status = lua_resume(L, from, nargs, nresults);
-  disarm(from ? from : L, armed);
+  mf_after_resume(resumer);
+  mf_disarm(resumer, armed);
   if (status != LUA_OK && status != LUA_YIELD) {
     // Append the coroutine's traceback while its stack is still there.
     if (lua_checkstack(L, 4)) {
