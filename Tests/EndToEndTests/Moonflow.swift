@@ -54,13 +54,24 @@ enum Moonflow {
         }
     }
 
-    /// Runs `moonflow ARGS` in the package root (or `directory`) with standard input empty.
+    /// Runs `moonflow ARGS` in the package root (or `directory`) with standard input empty
+    /// (or `input`), and `environment` added to this process's.
     ///
     /// - Throws: `MissingBinary`, or a timeout after `timeout` seconds (the process is killed).
-    static func run(_ arguments: [String], in directory: URL = root, timeout: TimeInterval = 60) throws -> Result {
+    static func run(_ arguments: [String], in directory: URL = root, timeout: TimeInterval = 60,
+                    input: String? = nil, environment: [String: String] = [:]) throws -> Result {
+        try run(executable: try binary(), arguments, in: directory, timeout: timeout, input: input, environment: environment)
+    }
+
+    /// Runs any program as `run` runs moonflow (for side-by-side runs of `lua5.4`).
+    static func run(executable: URL, _ arguments: [String], in directory: URL = root, timeout: TimeInterval = 60,
+                    input: String? = nil, environment: [String: String] = [:]) throws -> Result {
         let process = Process()
-        process.executableURL = try binary()
+        process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.currentDirectoryURL = directory
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -71,7 +82,13 @@ enum Moonflow {
         let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
         process.standardOutput = outHandle
         process.standardError = errHandle
-        process.standardInput = FileHandle.nullDevice
+        if let input {
+            let inFile = scratch.appendingPathComponent("stdin")
+            try Data(input.utf8).write(to: inFile)
+            process.standardInput = try FileHandle(forReadingFrom: inFile)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         let done = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in done.signal() }
         try process.run()
@@ -85,6 +102,12 @@ enum Moonflow {
         return Result(status: process.terminationStatus,
                       stdout: try String(contentsOf: out, encoding: .utf8),
                       stderr: try String(contentsOf: err, encoding: .utf8))
+    }
+
+    /// Debian's `lua5.4`, when installed (scripts/setup installs it).
+    static var lua: URL? {
+        ["/usr/bin/lua5.4", "/usr/local/bin/lua5.4"].map(URL.init(fileURLWithPath:))
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
     struct Timeout: Error, CustomStringConvertible {
