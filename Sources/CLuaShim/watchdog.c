@@ -108,7 +108,14 @@ static void start_watchdog(void) {
   pthread_attr_init(&tattr);
   pthread_attr_setdetachstate(&tattr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&tattr, 64 * 1024);
+  // The watchdog takes no signal: the host's own handling (a Dispatch signal
+  // source for SIGINT reads them from a signalfd) needs them blocked in every
+  // thread it did not choose, and the new thread inherits this mask.
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
   wd_started = pthread_create(&thread, &tattr, watchdog_main, NULL) == 0;
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
   pthread_attr_destroy(&tattr);
 }
 

@@ -82,6 +82,17 @@ public final class LuaState: @unchecked Sendable {
 
     deinit { close() }
 
+    /// Under the sandboxed profile, where `require` finds modules: `NAME.lua` and
+    /// `NAME/init.lua` under `folder` (text only), besides what the host preloads.
+    /// Does nothing under the trusted profile.
+    ///
+    ///     try lua.setSandboxModuleFolder("scripts")   // require "util" reads scripts/util.lua
+    public func setSandboxModuleFolder(_ folder: String) throws {
+        guard profile == .sandboxed else { return }
+        enter(); defer { leave() }
+        try check(mf_sandbox_module_root(L, folder), L)
+    }
+
     /// Runs every pending finalizer once (as `lua_close` does), then frees the
     /// state. Safe to call twice.
     public func close() {

@@ -50,6 +50,10 @@ public struct ScriptRunner: Sendable {
             arg[.integer(0)] = .string(LuaString(file))
             for (i, a) in arguments.enumerated() { arg[.integer(Int64(i + 1))] = .string(LuaString(a)) }
             try lua.setGlobal("arg", .value(.table(arg)))
+            // A sandboxed script requires only modules beside it.
+            // (Not NSString.deletingLastPathComponent: Foundation traps on "-".)
+            let folder = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? ""
+            try lua.setSandboxModuleFolder(folder.isEmpty ? "." : folder)
         } catch {
             writeError("moonflow: \(error)\n")
             return 1

@@ -89,7 +89,7 @@ final class ExecParityTests: XCTestCase {
         let result = try Moonflow.run(["exec", "--time-limit", "300", "hook.lua"], in: scratch)
         XCTAssertEqual(result.stdout, "nil\n", "debug.gethook() shows no hook of ours")
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(result.stderr.hasPrefix("moonflow: time limit of 300 ms exceeded"), result.stderr)
+        XCTAssertTrue(result.stderr.hasPrefix("moonflow: ") && result.stderr.contains("time limit of 300 ms exceeded"), result.stderr)
         XCTAssertTrue(result.stderr.contains("hook.lua:4: in main chunk"), result.stderr)
     }
 
