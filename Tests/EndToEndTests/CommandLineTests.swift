@@ -2,29 +2,7 @@ import Foundation
 import XCTest
 
 /// `moonflow check`, `exec` and the command line's exit statuses (DESIGN §5), on the built binary.
-final class CommandLineTests: XCTestCase {
-    private var scratch: URL!
-
-    override func setUpWithError() throws {
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: scratch)
-    }
-
-    /// Writes `text` to `scratch/relative` (folders made) and returns `relative`.
-    /// Commands on these files run in `scratch` with relative paths: Lua shortens
-    /// long chunk names ("...tmp/x/init.lua"), and users pass short paths anyway.
-    @discardableResult
-    private func write(_ relative: String, _ text: String) throws -> String {
-        let url = scratch.appendingPathComponent(relative)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return relative
-    }
-
+final class CommandLineTests: ScratchTestCase {
     /// `moonflow ARGS` run in the scratch folder.
     private func runHere(_ arguments: [String]) throws -> Moonflow.Result {
         try Moonflow.run(arguments, in: scratch)

@@ -5,27 +5,7 @@ import XCTest
 /// the same script under both, where lua5.4 is installed, and compares what
 /// a user sees (lua5.4's `lua5.4:` prefix read as `moonflow:`). Where lua5.4
 /// is missing, the expected output written here stands in for it.
-final class ExecParityTests: XCTestCase {
-    private var scratch: URL!
-
-    override func setUpWithError() throws {
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-exec-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: scratch)
-    }
-
-    @discardableResult
-    private func write(_ name: String, _ bytes: Data) throws -> String {
-        try bytes.write(to: scratch.appendingPathComponent(name))
-        return name
-    }
-
-    @discardableResult
-    private func write(_ name: String, _ text: String) throws -> String { try write(name, Data(text.utf8)) }
-
+final class ExecParityTests: ScratchTestCase {
     /// Runs `moonflow exec ARGS` and, when installed, `lua5.4 ARGS`; asserts both
     /// print `expected` (stdout then stderr) and exit with `status`.
     private func assertLikeLua(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],

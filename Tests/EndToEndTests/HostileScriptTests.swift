@@ -4,26 +4,7 @@ import XCTest
 /// Scripts written to hurt the host (issue 11): the host keeps its process,
 /// its output format and its files, and a sandboxed plugin cannot reach
 /// another's globals.
-final class HostileScriptTests: XCTestCase {
-    private var scratch: URL!
-
-    override func setUpWithError() throws {
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-hostile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: scratch)
-    }
-
-    @discardableResult
-    private func write(_ relative: String, _ text: String) throws -> String {
-        let url = scratch.appendingPathComponent(relative)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: url)
-        return relative
-    }
-
+final class HostileScriptTests: ScratchTestCase {
     private func jsonLines(_ stdout: String) -> [[String: Any]] {
         stdout.split(separator: "\n").map { line in
             let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
