@@ -25,7 +25,6 @@ extension FeatureRun {
         if !FileWatcher.usesInotify {
             emit(.log(message: "watching by polling every 250 ms (inotify is Linux only)", location: nil))
         }
-        installSignalHandlers()
     }
 
     /// Reloads now; a failure is an `error` event and the old code keeps running.
@@ -103,7 +102,9 @@ extension FeatureRun {
         return "{\n" + rendered.joined(separator: ",\n") + "\n\(indent)}"
     }
 
-    private func installSignalHandlers() {
+    /// Called before the first event is printed, so that a signal sent as soon
+    /// as output appears ends the run cleanly instead of killing it.
+    func installSignalHandlers() {
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())

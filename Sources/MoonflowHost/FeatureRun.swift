@@ -92,6 +92,7 @@ public final class FeatureRun: @unchecked Sendable {
             return 1
         }
         start = Date()
+        if options.watch { installSignalHandlers() }
         host.perform {
             feature.outlet.add { [unowned self] event in self.emit(event) }
             feature.start()

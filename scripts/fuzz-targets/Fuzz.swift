@@ -43,7 +43,11 @@ struct Bytes {
                 if v != .nil { t.array.append(v) }
             }
             for _ in 0..<Int(byte() % 6) {
-                let k: LuaValue = byte() & 1 == 0 ? .string(string()) : .integer(int())
+                // Integer keys that would extend the sequence belong in `array`: keep them out,
+                // so the table is in the one form reading it back gives.
+                var n = int()
+                if n >= 1 && n <= Int64(t.array.count) + 64 { n = -n }
+                let k: LuaValue = byte() & 1 == 0 ? .string(string()) : .integer(n)
                 let v = value(depth: depth + 1)
                 if v != .nil, t[k] == .nil { t.hash[k] = v }
             }
