@@ -64,6 +64,25 @@ static void on_signal(int sig) {
   errno = saved;
 }
 
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MF_UNDER_TSAN 1
+#endif
+#endif
+
+/// ThreadSanitizer holds a signal back until the thread calls a function it
+/// intercepts, which a Lua loop never does: under it the watchdog sets the hook
+/// itself, as lua_sethook permits. (Only in TSan builds: from another thread,
+/// unlike from a signal handler, the Lua thread is not paused.)
+static void stop_from_watchdog(mf_budget *b) {
+#ifdef MF_UNDER_TSAN
+  lua_State *running = __atomic_load_n(&b->running, __ATOMIC_ACQUIRE);
+  if (running) lua_sethook(running, stop_hook, STOP_MASK, 1);
+#else
+  (void)b;
+#endif
+}
+
 static void *watchdog_main(void *unused) {
   (void)unused;
   pthread_mutex_lock(&wd_lock);
@@ -73,6 +92,7 @@ static void *watchdog_main(void *unused) {
       if (b->recheck_ns <= now) {
         __atomic_store_n(&b->timed_out, 1, __ATOMIC_RELEASE);
         pthread_kill(b->os_thread, wd_signal);
+        stop_from_watchdog(b);
         b->recheck_ns = now + RESIGNAL_NS;
       }
       if (next == 0 || b->recheck_ns < next) next = b->recheck_ns;
