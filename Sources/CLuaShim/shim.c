@@ -1,4 +1,4 @@
-#include "CLuaShim.h"
+#include "internal.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,7 +6,7 @@
 
 // MARK: - Budgets
 
-static mf_budget *budget_of(lua_State *L) {
+mf_budget *mf_budget_of(lua_State *L) {
   return *(mf_budget **)lua_getextraspace(L);
 }
 
@@ -46,44 +46,39 @@ int64_t mf_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-enum { MF_HOOK_COUNT = 1000 };
+// MARK: - Warnings, as the standalone interpreter shows them
 
-static void mf_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  mf_budget *b = budget_of(L);
-  if (b->deadline_ns == 0) {
-    if (lua_gethookcount(L) != MF_HOOK_COUNT) lua_sethook(L, mf_hook, LUA_MASKCOUNT, MF_HOOK_COUNT);
-    return;
-  }
-  if (b->timed_out || mf_now_ns() > b->deadline_ns) {
-    b->timed_out = 1;
-    // Re-arm on every instruction so a script's own pcall cannot swallow the stop.
-    lua_sethook(L, mf_hook, LUA_MASKCOUNT, 1);
-    luaL_error(L, "time limit of %d ms exceeded (raise it with --time-limit MS)", (int)b->limit_ms);
-  }
-}
+static void warn_off(void *ud, const char *msg, int tocont);
+static void warn_on(void *ud, const char *msg, int tocont);
+static void warn_cont(void *ud, const char *msg, int tocont);
 
-void mf_install_time_hook(lua_State *L) {
-  budget_of(L)->hook_installed = 1;
-  lua_sethook(L, mf_hook, LUA_MASKCOUNT, MF_HOOK_COUNT);
-}
-
-/// Arms the deadline for an outermost call; returns 1 if this call armed it.
-static int arm(lua_State *L, int64_t limit_ms) {
-  mf_budget *b = budget_of(L);
-  if (limit_ms <= 0 || !b->hook_installed || b->deadline_ns != 0) return 0;
-  b->timed_out = 0;
-  b->limit_ms = limit_ms;
-  b->deadline_ns = mf_now_ns() + limit_ms * 1000000;
+/// A control message (`@on`, `@off`) when warnings are not mid-message.
+static int warn_control(lua_State *L, const char *msg, int tocont) {
+  if (tocont || *msg != '@') return 0;
+  if (strcmp(msg, "@off") == 0) lua_setwarnf(L, warn_off, L);
+  else if (strcmp(msg, "@on") == 0) lua_setwarnf(L, warn_on, L);
   return 1;
 }
 
-static void disarm(lua_State *L, int armed) {
-  if (!armed) return;
-  mf_budget *b = budget_of(L);
-  b->deadline_ns = 0;
-  lua_sethook(L, mf_hook, LUA_MASKCOUNT, MF_HOOK_COUNT);
+static void warn_off(void *ud, const char *msg, int tocont) { warn_control((lua_State *)ud, msg, tocont); }
+
+static void warn_piece(lua_State *L, const char *msg, int tocont) {
+  fputs(msg, stderr);
+  if (tocont) { lua_setwarnf(L, warn_cont, L); return; }
+  fputs("\n", stderr);
+  fflush(stderr);
+  lua_setwarnf(L, warn_on, L);
 }
+
+static void warn_on(void *ud, const char *msg, int tocont) {
+  if (warn_control((lua_State *)ud, msg, tocont)) return;
+  fputs("Lua warning: ", stderr);
+  warn_piece((lua_State *)ud, msg, tocont);
+}
+
+static void warn_cont(void *ud, const char *msg, int tocont) { warn_piece((lua_State *)ud, msg, tocont); }
+
+void mf_gc_generational(lua_State *L) { lua_gc(L, LUA_GCGEN, 0, 0); }
 
 // MARK: - Protected operations
 
@@ -100,7 +95,11 @@ static int msgh(lua_State *L) {
   return 1;
 }
 
-static int openlibs_k(lua_State *L) { luaL_openlibs(L); return 0; }
+static int openlibs_k(lua_State *L) {
+  luaL_openlibs(L);
+  lua_setwarnf(L, warn_off, L);
+  return 0;
+}
 
 int mf_openlibs(lua_State *L) {
   lua_pushcfunction(L, openlibs_k);
@@ -115,24 +114,27 @@ int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms) {
   int base = lua_gettop(L) - nargs;  // the function's index
   lua_pushcfunction(L, msgh);
   lua_insert(L, base);
-  int armed = arm(L, limit_ms);
+  int armed = mf_arm(L, limit_ms);
   int status = lua_pcall(L, nargs, nresults, base);
-  if (armed && status == LUA_OK && budget_of(L)->timed_out) {
+  if (armed && status == LUA_OK && mf_budget_of(L)->timed_out) {
     // The script caught the stop (coroutine.resume, pcall) and returned anyway:
     // the call still failed. nil as the error value: Swift reads timed_out.
     lua_settop(L, base);
     lua_pushnil(L);
     status = LUA_ERRRUN;
   }
-  disarm(L, armed);
+  mf_disarm(L, armed);
   lua_remove(L, base);
   return status;
 }
 
 int mf_resume(lua_State *L, lua_State *from, int nargs, int *nresults, int64_t limit_ms) {
-  int armed = arm(from ? from : L, limit_ms);
+  lua_State *resumer = from ? from : L;
+  int armed = mf_arm(resumer, limit_ms);
+  mf_before_resume(L);
   int status = lua_resume(L, from, nargs, nresults);
-  disarm(from ? from : L, armed);
+  mf_after_resume(resumer);
+  mf_disarm(resumer, armed);
   if (status != LUA_OK && status != LUA_YIELD) {
     // Append the coroutine's traceback while its stack is still there.
     if (lua_checkstack(L, 4)) {
@@ -482,29 +484,51 @@ int mf_preload(lua_State *L, const char *name) {
 // MARK: - Profiles (written in Lua, run as text chunks)
 
 static const char *TEXT_SEARCHER =
-  "local package, searchpath, loadfile = package, package.searchpath, loadfile\n"
+  "local package, searchpath, loadfile, type, error = package, package.searchpath, loadfile, type, error\n"
   "package.searchers[2] = function(name)\n"
-  "  local file, err = searchpath(name, package.path)\n"
-  "  if not file then return '\\n\\t' .. err:gsub('^\\n\\t', '') end\n"
+  "  local path = package.path\n"
+  "  if type(path) ~= 'string' and type(path) ~= 'number' then error(\"'package.path' must be a string\", 0) end\n"
+  "  local file, err = searchpath(name, path)\n"
+  "  if not file then return err end\n"
   "  local chunk, lerr = loadfile(file, 't')\n"
-  "  if not chunk then error(('error loading module %q from file %q:\\n\\t%s'):format(name, file, lerr), 2) end\n"
+  "  if not chunk then error((\"error loading module '%s' from file '%s':\\n\\t%s\"):format(name, file, lerr), 0) end\n"
   "  return chunk, file\n"
   "end\n";
 
 static const char *SANDBOX =
   "local G, load0, setmetatable0, getmetatable0, rawset0, error0, select, type, tostring, next ="
   "  _G, load, setmetatable, getmetatable, rawset, error, select, type, tostring, next\n"
+  "local loadfile0, ipairs, concat, match, find, gsub = loadfile, ipairs, table.concat, string.match, string.find, string.gsub\n"
   "os.execute, os.exit, os.remove, os.rename, os.tmpname, os.getenv, os.setlocale = nil\n"
   "G.io, G.debug, G.dofile, G.loadfile = nil, nil, nil, nil\n"
   "package.loaded.io, package.loaded.debug = nil, nil\n"
-  "package.loadlib = nil\n"
-  "package.searchers[3], package.searchers[4] = nil, nil\n"
+  "package.loadlib, package.searchpath = nil, nil\n"
+  "package.path, package.cpath = '', ''  -- kept as strings for hosts that add to them; no searcher reads them\n"
+  // require finds what the host preloads and NAME.lua or NAME/init.lua under
+  // one folder the host chooses (the script's), as text; package.path plays no part.
+  "local root = '.'\n"
+  "package.searchers = { package.searchers[1], function(name)\n"
+  "  if not match(name, '^[%w_]+[%w_.]*$') or find(name, '..', 1, true) or match(name, '%.$') then\n"
+  "    return ('no module %s in the sandbox (a module name is letters, digits, _ and dots)'):format(name)\n"
+  "  end\n"
+  "  local base, tried = root .. '/' .. gsub(name, '%.', '/'), {}\n"
+  "  for _, file in ipairs { base .. '.lua', base .. '/init.lua' } do\n"
+  "    local chunk, err = loadfile0(file, 't')\n"
+  "    if chunk then return chunk, file end\n"
+  "    if not find(err, '^cannot open') then\n"
+  "      error0(('error loading module \\'%s\\' from file \\'%s\\':\\n\\t%s'):format(name, file, err), 2)\n"
+  "    end\n"
+  "    tried[#tried + 1] = ('no file \\'%s\\''):format(file)\n"
+  "  end\n"
+  "  return concat(tried, '\\n\\t')\n"
+  "end }\n"
   "G.load = function(chunk, name, mode, ...)\n"
   "  if mode ~= nil and mode ~= 't' then error0(\"load: binary chunks are refused in the sandbox (use mode 't')\", 2) end\n"
   "  if select('#', ...) > 0 then return load0(chunk, name, 't', ...) end\n"
   "  return load0(chunk, name, 't')\n"
   "end\n"
   "G.setmetatable = function(t, mt)\n"
+  "  if t == G then error0('setmetatable: the sandbox\\'s globals cannot get a metatable', 2) end\n"
   "  if type(mt) == 'table' and G.rawget(mt, '__gc') ~= nil then\n"
   "    error0('setmetatable: __gc metamethods are refused in the sandbox', 2)\n"
   "  end\n"
@@ -532,7 +556,13 @@ static const char *SANDBOX =
   "  G[name] = proxy\n"
   "  package.loaded[name] = proxy\n"
   "end\n"
-  "smt.__metatable = false\n";
+  "smt.__metatable = false\n"
+  "return function(folder) root = folder end\n";
+
+static int pushstring_k(lua_State *L) {
+  lua_pushstring(L, (const char *)lua_touserdata(L, 1));
+  return 1;
+}
 
 static int run_chunk(lua_State *L, const char *code, const char *name) {
   int status = luaL_loadbufferx(L, code, strlen(code), name, "t");
@@ -540,7 +570,26 @@ static int run_chunk(lua_State *L, const char *code, const char *name) {
   return lua_pcall(L, 0, 0, 0);
 }
 
-int mf_apply_sandbox(lua_State *L) { return run_chunk(L, SANDBOX, "=[moonflow sandbox]"); }
+static const char SANDBOX_ROOT_KEY = 0;
+
+int mf_apply_sandbox(lua_State *L) {
+  int status = luaL_loadbufferx(L, SANDBOX, strlen(SANDBOX), "=[moonflow sandbox]", "t");
+  if (status != LUA_OK) return status;
+  status = lua_pcall(L, 0, 1, 0);
+  if (status != LUA_OK) return status;
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &SANDBOX_ROOT_KEY);  // the setter of the module folder
+  return LUA_OK;
+}
+
+int mf_sandbox_module_root(lua_State *L, const char *folder) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &SANDBOX_ROOT_KEY) != LUA_TFUNCTION) { lua_pop(L, 1); return LUA_OK; }
+  lua_pushcfunction(L, pushstring_k);
+  lua_pushlightuserdata(L, (void *)folder);
+  int status = lua_pcall(L, 1, 1, 0);
+  if (status != LUA_OK) { lua_remove(L, -2); return status; }
+  status = lua_pcall(L, 1, 0, 0);
+  return status;
+}
 int mf_install_text_searcher(lua_State *L) { return run_chunk(L, TEXT_SEARCHER, "=[moonflow searcher]"); }
 
 int mf_where(lua_State *L, int level, char *buf, size_t size) {

@@ -118,6 +118,60 @@ extension LuaState {
         try call(try load(file: path), args.map { .value($0) })
     }
 
+    // MARK: - Main chunks, as the standalone interpreter runs them
+
+    /// Where a main chunk comes from, for `runAsMain`.
+    public enum MainChunk: Sendable {
+        /// A file loaded by Lua's own rules (a first `#` line and a UTF-8 BOM skipped).
+        case file(String)
+        /// Standard input, named `stdin` in messages (`lua5.4 -`).
+        case standardInput
+        /// Source text, named `name` in messages (`=LUA_INIT`).
+        case string(String, name: String)
+    }
+
+    /// Loads and runs a main chunk as `lua5.4` does: loaded by Lua's rules
+    /// (binary chunks only under the trusted profile), called from a C frame
+    /// with lua.c's message handler, under the time budget.
+    ///
+    ///     if let message = lua.runAsMain(.file("hello.lua"), arguments: ["a"]) {
+    ///         FileHandle.standardError.write(Data("moonflow: \(message)\n".utf8))
+    ///     }
+    ///
+    /// - Returns: nil on success; otherwise the message lua5.4 would print
+    ///   after `lua5.4: ` (a syntax error, or the error with its traceback).
+    public func runAsMain(_ chunk: MainChunk, arguments: [String] = []) -> String? {
+        enter(); defer { leave() }
+        let L = activeL
+        let top = mf_gettop(L)
+        defer { mf_settop(L, top) }
+        guard mf_checkstack(L, Int32(arguments.count) + 8) != 0 else { return "not enough memory" }
+        let mode = profile == .trusted ? "bt" : "t"
+        var status: Int32
+        switch chunk {
+        case .file(let path): status = mf_loadfile(L, path, mode)
+        case .standardInput: status = mf_loadfile(L, nil, mode)
+        case .string(let source, let name):
+            let bytes = Array(source.utf8)
+            status = bytes.withUnsafeBufferPointer { buf in
+                buf.withMemoryRebound(to: CChar.self) { mf_load(L, $0.baseAddress, $0.count, "=" + name, mode) }
+            }
+        }
+        if status == LUA_OK {
+            do { try push(arguments.map { .value(.string(LuaString($0))) }, on: L) } catch { return "\(error)" }
+            status = mf_docall(L, Int32(arguments.count), timeLimitMs ?? 0)
+        }
+        guard status != LUA_OK else { return nil }
+        if status == LUA_ERRMEM { return "not enough memory" }
+        budget.pointee.timed_out = 0
+        if mf_type(L, -1) == LUA_TSTRING {
+            var len = 0
+            let p = mf_tostring_raw(L, -1, &len)!
+            return String(decoding: UnsafeRawBufferPointer(start: p, count: len), as: UTF8.self)
+        }
+        return "(error object is a \(String(cString: lua_typename(L, mf_type(L, -1)))) value)"
+    }
+
     // MARK: - Globals and modules
 
     /// Sets global `name` (runs `_ENV` metamethods, protected).

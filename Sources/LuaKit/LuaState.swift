@@ -22,12 +22,14 @@ public final class LuaState: @unchecked Sendable {
     }
 
     let L: OpaquePointer
-    private let budget: UnsafeMutablePointer<mf_budget>
+    let budget: UnsafeMutablePointer<mf_budget>
     public let profile: Profile
     /// Per-call time limit in milliseconds (nil: none).
     public let timeLimitMs: Int64?
     /// Memory limit in bytes (nil: none).
     public let memoryLimit: Int?
+    /// Whether the state behaves as the standalone `lua5.4` (`moonflow exec`).
+    public let standalone: Bool
     private var closed = false
 
     private let pendingUnrefs = PendingUnrefs()
@@ -42,39 +44,60 @@ public final class LuaState: @unchecked Sendable {
 
     /// Creates a state with the standard libraries opened under protection.
     ///
+    ///     let lua = try LuaState(profile: .sandboxed, memoryLimit: 64 << 20, timeLimitMs: 500)
+    ///
     /// - Parameters:
     ///   - profile: `.trusted` (default) or `.sandboxed`.
     ///   - memoryLimit: bytes the state may hold at once; nil for no limit.
     ///   - timeLimitMs: milliseconds any one call may run; nil for no limit.
-    ///     The hook is installed now, so coroutines created later are covered.
+    ///     Values above one day saturate to one day. The limit is kept by a
+    ///     watchdog thread: a script cannot see it (`debug.gethook`) nor
+    ///     remove it (`debug.sethook`), and it stops long pattern matches too.
+    ///   - standalone: behave as the standalone `lua5.4` does (`moonflow exec`):
+    ///     the collector starts in generational mode and, under the trusted
+    ///     profile, `require` uses Lua's own searchers and loading rules
+    ///     (binary modules included). Otherwise `require` loads Lua files as
+    ///     text only.
     /// - Throws: `LuaError.memory` if the libraries do not fit in the budget.
-    public init(profile: Profile = .trusted, memoryLimit: Int? = nil, timeLimitMs: Int64? = nil) throws {
+    public init(profile: Profile = .trusted, memoryLimit: Int? = nil, timeLimitMs: Int64? = nil, standalone: Bool = false) throws {
         LuaState.installCallbacksOnce
         self.profile = profile
         self.memoryLimit = memoryLimit
-        self.timeLimitMs = timeLimitMs
+        self.timeLimitMs = timeLimitMs.map { min($0, mf_max_time_limit_ms()) }
+        self.standalone = standalone
         budget = .allocate(capacity: 1)
-        budget.initialize(to: mf_budget(used: 0, peak: 0, limit: memoryLimit.map { size_t($0) } ?? 0,
-                                        deadline_ns: 0, limit_ms: 0, timed_out: 0, hook_installed: 0))
+        budget.initialize(to: mf_budget())
+        budget.pointee.limit = memoryLimit.map { size_t($0) } ?? 0
         guard let L = mf_newstate(budget) else {
             budget.deallocate()
             throw LuaError.memory(limit: memoryLimit)
         }
         self.L = L
-        if timeLimitMs != nil { mf_install_time_hook(L) }
         try check(mf_openlibs(L), L)
-        try check(mf_install_text_searcher(L), L)
+        if timeLimitMs != nil { try check(mf_install_watchdog(L), L) }
+        if standalone { mf_gc_generational(L) }
+        if !(standalone && profile == .trusted) { try check(mf_install_text_searcher(L), L) }
         if profile == .sandboxed { try check(mf_apply_sandbox(L), L) }
     }
 
     deinit { close() }
 
-    /// Runs a full garbage collection (finalizers included), then frees the state.
-    /// Safe to call twice.
+    /// Under the sandboxed profile, where `require` finds modules: `NAME.lua` and
+    /// `NAME/init.lua` under `folder` (text only), besides what the host preloads.
+    /// Does nothing under the trusted profile.
+    ///
+    ///     try lua.setSandboxModuleFolder("scripts")   // require "util" reads scripts/util.lua
+    public func setSandboxModuleFolder(_ folder: String) throws {
+        guard profile == .sandboxed else { return }
+        enter(); defer { leave() }
+        try check(mf_sandbox_module_root(L, folder), L)
+    }
+
+    /// Runs every pending finalizer once (as `lua_close` does), then frees the
+    /// state. Safe to call twice.
     public func close() {
         guard !closed else { return }
         closed = true
-        _ = mf_gc_collect(L)
         lua_close(L)
         budget.deallocate()
     }

@@ -63,7 +63,7 @@ public final class FeatureRun: @unchecked Sendable {
     var signalSources: [DispatchSourceSignal] = []
 
     private var now: Int {
-        if let test = host.testScheduler { return test.now }
+        if let test = host?.testScheduler { return test.now }  // no host yet: an error while making it
         return Int(Date().timeIntervalSince(start) * 1000)
     }
 
@@ -104,6 +104,10 @@ public final class FeatureRun: @unchecked Sendable {
                 self.emit(.log(message: text.joined(separator: "\t"), location: args.callerLocation))
                 return []
             })
+            // os.exit is an error and io.write a log event: the host owns the process and stdout.
+            try HostOwnedProcess.install(in: host.lua, command: "run") { [unowned self] text, location in
+                self.emit(.log(message: text, location: location))
+            }
             feature = try host.load(options.path)
         } catch {
             let (message, location) = FeatureErrors.describe(error, fallback: nil)

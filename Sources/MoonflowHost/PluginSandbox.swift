@@ -86,8 +86,9 @@ final class PluginSandbox {
           for k, v in pairs(shared) do env[k] = v end
           env._VERSION = _VERSION
           env._G = env
-          -- Looked up when called: the host may route print into its events.
-          env.print = function(...) return G.print(...) end
+          -- The host's print as the plugin loads (hosts route print into their
+          -- events before loading), itself, so a log event's `where` is the plugin's line.
+          env.print = G.print
           env.setmetatable = function(t, mt)
             if t == env then error0("setmetatable: a sandboxed plugin's globals cannot get a metatable", 2) end
             if type(mt) == "table" and rawget0(mt, "__gc") ~= nil then

@@ -8,46 +8,71 @@ import MoonflowLua
 /// prints `tick` 50 ms later, then the program ends).
 ///
 ///     let status = ScriptRunner(file: "hello.lua", arguments: ["a"]).run()
+///
+/// As lua5.4: FILE `-` reads standard input; a first line starting with `#`
+/// and a UTF-8 BOM are skipped; `arg[0]` is FILE, `arg[1...]` its arguments
+/// and the words before FILE are at negative indices; `LUA_INIT_5_4` or
+/// `LUA_INIT` (`@file` or code) runs first; an error prints
+/// `moonflow: message` and its traceback, then the state is closed.
 public struct ScriptRunner: Sendable {
     public var file: String
     public var arguments: [String]
     public var profile: LuaState.Profile = .trusted
     public var timeLimitMs: Int64?
     public var memoryLimitMB: Int?
-    /// `arg[-1]`, the interpreter's name.
-    public var interpreter = "moonflow"
+    /// The command line before FILE (`arg[-n]` ... `arg[-1]`), as lua5.4 keeps
+    /// its own name and options: `["moonflow", "exec", "--time-limit", "500"]`.
+    public var precedingArguments = ["moonflow"]
+    /// The environment, for `LUA_INIT_5_4` and `LUA_INIT`.
+    public var environment = ProcessInfo.processInfo.environment
+    /// Where error messages go (standard error).
+    public var writeError: @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
 
     public init(file: String, arguments: [String] = []) {
         self.file = file
         self.arguments = arguments
     }
 
-    /// Runs the file; errors go to standard error with `file:line` and the traceback.
+    /// Runs the file; errors go to standard error as `moonflow: message` with the traceback.
     /// - Returns: the exit status (0 success, 1 error).
     public func run() -> Int32 {
+        let lua: LuaState
+        let clock = RealTimeScheduler()
+        let bridge: LuaBridge
         do {
-            let lua = try LuaState(profile: profile, memoryLimit: memoryLimitMB.map { $0 << 20 }, timeLimitMs: timeLimitMs)
-            defer { lua.close() }
+            lua = try LuaState(profile: profile, memoryLimit: memoryLimitMB.map { $0 << 20 }, timeLimitMs: timeLimitMs, standalone: true)
             // The whole module, on real time driven from this thread: timers and
             // services started by the script run after the main chunk returns.
-            let clock = RealTimeScheduler()
-            let bridge = try LuaBridge(lua: lua, scheduler: clock)
+            bridge = try LuaBridge(lua: lua, scheduler: clock)
             try MoonflowModule.install(in: lua, bridge: bridge)
             var arg = LuaTable()
-            arg[.integer(-1)] = .string(LuaString(interpreter))
+            for (i, word) in precedingArguments.reversed().enumerated() { arg[.integer(Int64(-1 - i))] = .string(LuaString(word)) }
             arg[.integer(0)] = .string(LuaString(file))
             for (i, a) in arguments.enumerated() { arg[.integer(Int64(i + 1))] = .string(LuaString(a)) }
             try lua.setGlobal("arg", .value(.table(arg)))
-            // `-` is standard input, as for lua5.4 (messages say `stdin:LINE`).
-            let chunk = file == "-"
-                ? try lua.load(string: String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self), name: "stdin")
-                : try lua.load(file: file)
-            try lua.call(chunk, arguments.map { .value(.string(LuaString($0))) }) { _ in () }
-            clock.runUntilIdle(pending: bridge.pending)
-            return 0
+            // A sandboxed script requires only modules beside it.
+            // (Not NSString.deletingLastPathComponent: Foundation traps on "-".)
+            let folder = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? ""
+            try lua.setSandboxModuleFolder(folder.isEmpty ? "." : folder)
         } catch {
-            FileHandle.standardError.write(Data("moonflow: \(error)\n".utf8))
+            writeError("moonflow: \(error)\n")
             return 1
         }
+        defer { lua.close() }  // after the message, as lua5.4 reports before closing
+        if let message = runInit(lua) ?? lua.runAsMain(file == "-" ? .standardInput : .file(file), arguments: arguments) {
+            writeError("moonflow: \(message)\n")
+            return 1
+        }
+        clock.runUntilIdle(pending: bridge.pending)
+        return 0
+    }
+
+    /// `LUA_INIT_5_4`, else `LUA_INIT`: `@FILE` runs that file, anything else runs as code.
+    private func runInit(_ lua: LuaState) -> String? {
+        let (variable, value) = environment["LUA_INIT_5_4"].map { ("LUA_INIT_5_4", $0) }
+            ?? environment["LUA_INIT"].map { ("LUA_INIT", $0) } ?? ("", "")
+        guard !variable.isEmpty else { return nil }
+        if value.hasPrefix("@") { return lua.runAsMain(.file(String(value.dropFirst()))) }
+        return lua.runAsMain(.string(value, name: variable))
     }
 }

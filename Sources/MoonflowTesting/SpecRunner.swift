@@ -161,6 +161,12 @@ public struct SpecRunner: Sendable {
                     return []
                 })
             }
+            // os.exit is an error (the runner owns the process); io.write goes where print goes.
+            let tap = options.tap
+            try HostOwnedProcess.install(in: host.lua, command: "test") { text, _ in
+                if tap { FileHandle.standardError.write(Data(("# " + text + "\n").utf8)) }
+                else { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+            }
             let driver = try host.lua.load(string: SpecRunner.driverSource, name: "moonflow.spec")
             var rows: LuaValue = .nil
             try host.lua.callWithoutTimeLimit(driver, [.value(.string(LuaString(file))), .value(options.filter.map { .string(LuaString($0)) } ?? .nil)]) { slots in

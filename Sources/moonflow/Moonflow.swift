@@ -54,8 +54,14 @@ struct LimitOptions: ParsableArguments {
     @Flag(name: .long, help: "Run with the sandboxed profile (no io, os.execute, debug, binary chunks).")
     var sandbox = false
 
+    /// One day: longer limits would overflow the deadline's clock arithmetic, and no call should need them.
+    static let maxTimeLimitMs: Int64 = 86_400_000
+
     func validate() throws {
         if let t = timeLimit, t <= 0 { throw ValidationError("--time-limit must be a positive number of milliseconds") }
+        if let t = timeLimit, t > LimitOptions.maxTimeLimitMs {
+            throw ValidationError("--time-limit must be at most \(LimitOptions.maxTimeLimitMs) ms (one day)")
+        }
         if let m = memoryLimit, m <= 0 { throw ValidationError("--memory-limit must be a positive number of megabytes") }
     }
 }
@@ -302,7 +308,11 @@ struct Check: ParsableCommand {
 struct Exec: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a Lua file like lua5.4 FILE, with `moonflow` preloaded.",
-        discussion: "FILE - reads the script from standard input. Arguments after FILE go to the script (`arg` and `...`). No time or memory limit unless given."
+        discussion: """
+            Behaves as lua5.4 FILE: arguments after FILE go to the script (`arg` and `...`),
+            the words before it are at arg[-1], arg[-2]...; FILE - reads standard input;
+            LUA_INIT_5_4 or LUA_INIT runs first. No time or memory limit unless given.
+            """
     )
 
     @OptionGroup var limits: LimitOptions
@@ -315,6 +325,11 @@ struct Exec: ParsableCommand {
 
     func run() throws {
         var runner = ScriptRunner(file: file, arguments: arguments)
+        // lua5.4 puts everything before the script at negative indices of `arg`.
+        let argv = CommandLine.arguments
+        if argv.count >= arguments.count + 1, argv[argv.count - arguments.count - 1] == file {
+            runner.precedingArguments = Array(argv[..<(argv.count - arguments.count - 1)])
+        }
         runner.timeLimitMs = limits.timeLimit
         runner.memoryLimitMB = limits.memoryLimit
         runner.profile = limits.sandbox ? .sandboxed : .trusted

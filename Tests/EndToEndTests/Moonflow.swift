@@ -55,14 +55,23 @@ enum Moonflow {
     }
 
     /// Runs `moonflow ARGS` in the package root (or `directory`) with standard input empty
-    /// (or piped from `input`), in this environment with `environment` added.
+    /// (or `input`), and `environment` added to this process's.
     ///
     /// - Throws: `MissingBinary`, or a timeout after `timeout` seconds (the process is killed).
-    static func run(_ arguments: [String], in directory: URL = root, input: String? = nil,
-                    environment: [String: String] = [:], timeout: TimeInterval = 60) throws -> Result {
+    static func run(_ arguments: [String], in directory: URL = root, timeout: TimeInterval = 60,
+                    input: String? = nil, environment: [String: String] = [:]) throws -> Result {
+        try run(executable: try binary(), arguments, in: directory, timeout: timeout, input: input, environment: environment)
+    }
+
+    /// Runs any program as `run` runs moonflow (for side-by-side runs of `lua5.4`).
+    static func run(executable: URL, _ arguments: [String], in directory: URL = root, timeout: TimeInterval = 60,
+                    input: String? = nil, environment: [String: String] = [:]) throws -> Result {
         let process = Process()
-        process.executableURL = try binary()
+        process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.currentDirectoryURL = directory
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-e2e-\(UUID().uuidString)")
@@ -94,6 +103,12 @@ enum Moonflow {
         return Result(status: process.terminationStatus,
                       stdout: try String(contentsOf: out, encoding: .utf8),
                       stderr: try String(contentsOf: err, encoding: .utf8))
+    }
+
+    /// Debian's `lua5.4`, when installed (scripts/setup installs it).
+    static var lua: URL? {
+        ["/usr/bin/lua5.4", "/usr/local/bin/lua5.4"].map(URL.init(fileURLWithPath:))
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
     struct Timeout: Error, CustomStringConvertible {
@@ -133,31 +148,6 @@ enum Moonflow {
             }
         }
         return out.joined(separator: "\n")
-    }
-}
-
-/// A test case with a fresh scratch folder (removed afterwards) to write plugins and specs into.
-class ScratchTestCase: XCTestCase {
-    var scratch: URL!
-
-    override func setUpWithError() throws {
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: scratch)
-    }
-
-    /// Writes `text` to `scratch/relative` (folders made) and returns `relative`.
-    /// Commands on these files run in `scratch` with relative paths: Lua shortens
-    /// long chunk names ("...tmp/x/init.lua"), and users pass short paths anyway.
-    @discardableResult
-    func write(_ relative: String, _ text: String) throws -> String {
-        let url = scratch.appendingPathComponent(relative)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return relative
     }
 }
 

@@ -4,6 +4,19 @@ import XCTest
 
 /// `mf.task`: a coroutine as a stream; `t:emit`, `t:await`, and cancellation closing it.
 final class TaskTests: XCTestCase {
+    func testATaskThatNeverYieldsIsStoppedByTheTimeLimit() throws {
+        // A pattern match inside a pcall inside a loop: the stop still ends the task.
+        let values = try Probe.run("""
+            return mf.task(function(t)
+              t:emit("started")
+              while true do pcall(string.find, ("a"):rep(1e4), ".-.-.-b") end
+            end)
+            """)
+        XCTAssertEqual(values.count, 2, "\(values)")
+        XCTAssertEqual(values.first, "0:started")
+        XCTAssertTrue(values.last?.hasPrefix("0:error:") == true && values.last?.contains("time limit of 1000 ms exceeded") == true, "\(values)")
+    }
+
     func testEmitSendsValuesThenTheTaskCompletes() throws {
         XCTAssertEqual(try Probe.run("return mf.task(function(t) t:emit(1) t:emit('two') end)"), ["0:1", "0:two", "0:|"])
     }

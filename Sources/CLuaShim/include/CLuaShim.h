@@ -7,30 +7,49 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <lua.h>
 #include <lualib.h>
 #include <lauxlib.h>
 
-// MARK: - Budgets (memory limit by the allocator, time limit by a count hook)
+// MARK: - Budgets (memory limit by the allocator, time limit by a watchdog)
 
 /// Per-state accounting, owned by the Swift LuaState; reachable from every
-/// thread of the state through lua_getextraspace.
+/// thread of the state through lua_getextraspace. Zero-initialise it, then
+/// set `limit`.
 typedef struct mf_budget {
   size_t used;          // bytes currently allocated by this state
   size_t peak;          // highest `used` seen
   size_t limit;         // 0 = no memory limit
   int64_t deadline_ns;  // CLOCK_MONOTONIC deadline of the running call, 0 = none
   int64_t limit_ms;     // the time limit in force, for the message
-  int timed_out;        // set by the hook when it stopped a call
-  int hook_installed;
+  int timed_out;        // set by the watchdog when the running call passed its deadline
+  int watched;          // the watchdog serves this state (mf_install_watchdog)
+  // Owned by the watchdog (under its lock): the thread running Lua code now,
+  // the armed list, and when the watchdog looks again.
+  lua_State *running;
+  pthread_t os_thread;
+  struct mf_budget *next_armed;
+  int64_t recheck_ns;
 } mf_budget;
 
 /// Creates a state whose allocator enforces `b->limit`. NULL if out of memory.
 lua_State *mf_newstate(mf_budget *b);
-/// Installs the instruction-count hook on the main thread (threads created
-/// later inherit it). Call before any coroutine exists.
-void mf_install_time_hook(lua_State *L);
+/// Puts the state under the watchdog: a call armed with a time limit gets a
+/// stop hook only once its deadline has passed, so a script never sees a hook
+/// of ours (debug.gethook) nor can remove one in time (debug.sethook). Replaces
+/// coroutine.resume and coroutine.wrap with versions that tell the watchdog
+/// which thread runs, and the pattern functions of `string` with a matcher that
+/// stops at the deadline. Call once, after the libraries are open. Protected.
+int mf_install_watchdog(lua_State *L);
+/// Nonzero once the running call of this state passed its deadline.
+int mf_deadline_passed(lua_State *L);
+/// Raises the time-limit error (for C library code that noticed the deadline).
+int mf_raise_timeout(lua_State *L);
 int64_t mf_now_ns(void);
+/// The longest time limit accepted, in ms (one day); longer limits saturate to it.
+#define MF_MAX_TIME_LIMIT_MS ((int64_t)86400000)
+static inline int64_t mf_max_time_limit_ms(void) { return MF_MAX_TIME_LIMIT_MS; }
 
 // MARK: - Stack and macros (never raise)
 
@@ -56,11 +75,23 @@ static inline void *mf_touserdata(lua_State *L, int idx) { return lua_touserdata
 
 // MARK: - Protected operations (return a Lua status; the error is on the stack)
 
-/// Opens the standard libraries.
+/// Opens the standard libraries and installs the warning function of the
+/// standalone interpreter (off until `warn("@on")`, then `Lua warning: ` lines
+/// on standard error).
 int mf_openlibs(lua_State *L);
+/// Switches the collector to generational mode, as lua5.4 starts in.
+void mf_gc_generational(lua_State *L);
 /// Loads a chunk: `mode` is "t" (text only) unless the caller asks for "b"/"bt".
 /// Pushes the function, or the error message.
 int mf_load(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode);
+/// Loads a file by Lua's own rules (luaL_loadfilex: a first `#` line and a
+/// UTF-8 BOM skipped; `path` NULL reads standard input as `=stdin`).
+/// Protected. Pushes the function, or the error message.
+int mf_loadfile(lua_State *L, const char *path, const char *mode);
+/// Calls the function below `nargs` arguments as lua5.4 calls a main chunk:
+/// from a C frame, with lua.c's message handler, under the time budget. On
+/// an error, returns its status with the message (as lua5.4 prints it) on top.
+int mf_docall(lua_State *L, int nargs, int64_t limit_ms);
 /// Calls the function below `nargs` arguments with a message handler that
 /// appends the traceback. Arms the time budget for `limit_ms` (<= 0: none)
 /// unless a call is already running.
@@ -170,9 +201,14 @@ int mf_function_where(lua_State *L, int idx, char *buf, size_t size);
 // MARK: - Profiles
 
 /// Applies the sandboxed profile: removes os.execute & co, io, debug,
-/// package.loadlib and C searchers, binary chunks in load, __gc metamethods,
-/// and makes the standard library tables read-only.
+/// package.loadlib, searchpath, path and the C searchers, binary chunks in
+/// load, __gc metamethods and a metatable on _G, and makes the standard
+/// library tables read-only; `require` finds only preloaded modules and
+/// text files under one folder (mf_sandbox_module_root).
 int mf_apply_sandbox(lua_State *L);
+/// Under the sandboxed profile, `require` finds modules as text files under
+/// `folder` only (NAME.lua, NAME/init.lua; default "."). Protected.
+int mf_sandbox_module_root(lua_State *L, const char *folder);
 /// Installs the text-only Lua searcher in package.searchers (both profiles).
 int mf_install_text_searcher(lua_State *L);
 /// Sets package.preload[name] = the function on top (popped).

@@ -1,0 +1,19 @@
+// What the shim's C files share; not part of the module's interface.
+#ifndef CLUASHIM_INTERNAL_H
+#define CLUASHIM_INTERNAL_H
+#include "CLuaShim.h"
+
+/// The budget of the state L belongs to (any of its threads).
+mf_budget *mf_budget_of(lua_State *L);
+/// Arms the deadline for an outermost call on L; returns 1 if this call armed it.
+int mf_arm(lua_State *L, int64_t limit_ms);
+/// Ends what mf_arm started (no-op when `armed` is 0).
+void mf_disarm(lua_State *L, int armed);
+/// Around lua_resume(co, L, ...): tell the watchdog which thread runs.
+void mf_before_resume(lua_State *co);
+void mf_after_resume(lua_State *L);
+/// Replaces find, match, gmatch and gsub in the string table at `idx` with the
+/// deadline-checking matcher.
+void mf_install_matcher(lua_State *L, int idx);
+
+#endif

@@ -1,0 +1,69 @@
+// What `moonflow exec` needs to behave as the standalone `lua5.4` does:
+// loading a script file by Lua's own rules (a first line starting with `#`
+// and a UTF-8 byte-order mark are skipped, NULL reads standard input), and
+// calling a main chunk from a C frame with lua.c's message handler, so that
+// tracebacks and error objects print as lua5.4 prints them.
+#include "internal.h"
+
+static int loadfile_k(lua_State *L) {
+  const char *path = (const char *)lua_touserdata(L, 1);
+  const char *mode = (const char *)lua_touserdata(L, 2);
+  lua_settop(L, 0);
+  int status = luaL_loadfilex(L, path, mode);
+  lua_pushinteger(L, status);
+  return 2;
+}
+
+int mf_loadfile(lua_State *L, const char *path, const char *mode) {
+  lua_pushcfunction(L, loadfile_k);
+  lua_pushlightuserdata(L, (void *)path);
+  lua_pushlightuserdata(L, (void *)mode);
+  int status = lua_pcall(L, 2, 2, 0);
+  if (status != LUA_OK) return status;  // out of memory: the message is on top
+  status = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  return status;
+}
+
+/// lua.c's message handler: a string gets the traceback; an object with
+/// `__tostring` becomes that string alone; anything else is described.
+static int standalone_msgh(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/// The C frame below a main chunk (the traceback's last `[C]: in ?`).
+/// Stack: the function and its arguments. Returns nothing, or the message.
+static int main_k(lua_State *L) {
+  int *status = (int *)lua_touserdata(L, lua_upvalueindex(1));
+  int nargs = lua_gettop(L) - 1;
+  lua_pushcfunction(L, standalone_msgh);
+  lua_insert(L, 1);
+  *status = lua_pcall(L, nargs, 0, 1);
+  return *status == LUA_OK ? 0 : 1;
+}
+
+int mf_docall(lua_State *L, int nargs, int64_t limit_ms) {
+  int status = LUA_OK;
+  int base = lua_gettop(L) - nargs;
+  if (!lua_checkstack(L, 4)) return LUA_ERRMEM;
+  lua_pushlightuserdata(L, &status);
+  lua_pushcclosure(L, main_k, 1);  // cannot fail for lack of stack: checked above
+  lua_insert(L, base);
+  int armed = mf_arm(L, limit_ms);
+  int outer = lua_pcall(L, nargs + 1, LUA_MULTRET, 0);
+  int stopped = armed && mf_deadline_passed(L);
+  mf_disarm(L, armed);
+  if (outer != LUA_OK) return outer;
+  if (status == LUA_OK && stopped) {
+    lua_settop(L, base - 1);
+    lua_pushfstring(L, "time limit of %d ms exceeded (raise it with --time-limit MS)", (int)mf_budget_of(L)->limit_ms);
+    return LUA_ERRRUN;
+  }
+  return status;
+}

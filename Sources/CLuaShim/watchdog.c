@@ -1,0 +1,285 @@
+// The time limit. One watchdog thread keeps the states whose call is armed
+// with a deadline. Nothing runs per instruction while a call is within its
+// time: no hook is set, so `debug.gethook()` shows only the script's own and
+// `debug.sethook()` has nothing of ours to remove. When a deadline passes, the
+// watchdog signals the OS thread running that call, and the signal handler
+// sets a stop hook on the Lua thread running now (lua_sethook is documented
+// as safe to call asynchronously; from a signal handler the Lua thread is
+// paused, as lua.c does for Ctrl-C). The hook raises the time-limit error on
+// every instruction until the armed call returns, so a script's pcall cannot
+// swallow it; the watchdog signals again every few ms in case a script's own
+// debug.sethook raced with ours. C code that can run long on small input (the
+// pattern matcher) polls mf_deadline_passed.
+#include "internal.h"
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum {
+  STOP_MASK = LUA_MASKCOUNT | LUA_MASKCALL,
+  RESIGNAL_NS = 20 * 1000 * 1000,
+};
+
+// The call armed on this OS thread (cleared before its budget can go away).
+static __thread mf_budget *armed_here __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t wd_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wd_wake;
+static pthread_once_t wd_once = PTHREAD_ONCE_INIT;
+static int wd_signal;
+static int wd_started;
+static mf_budget *wd_armed;      // armed calls (under wd_lock)
+static int64_t wd_sleep_until;   // when the watchdog wakes next, 0 = only when told
+
+static void stop_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  mf_budget *b = mf_budget_of(L);
+  if (b->deadline_ns == 0 || !__atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE)) {
+    lua_sethook(L, NULL, 0, 0);  // left on a coroutine by an earlier call
+    return;
+  }
+  mf_raise_timeout(L);
+}
+
+int mf_raise_timeout(lua_State *L) {
+  return luaL_error(L, "time limit of %d ms exceeded (raise it with --time-limit MS)",
+                    (int)mf_budget_of(L)->limit_ms);
+}
+
+int mf_deadline_passed(lua_State *L) {
+  return __atomic_load_n(&mf_budget_of(L)->timed_out, __ATOMIC_RELAXED);
+}
+
+static void on_signal(int sig) {
+  (void)sig;
+  int saved = errno;
+  mf_budget *b = armed_here;
+  if (b && __atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE)) {
+    lua_State *running = __atomic_load_n(&b->running, __ATOMIC_RELAXED);
+    if (running) lua_sethook(running, stop_hook, STOP_MASK, 1);
+  }
+  errno = saved;
+}
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MF_UNDER_TSAN 1
+#endif
+#endif
+
+/// ThreadSanitizer holds a signal back until the thread calls a function it
+/// intercepts, which a Lua loop never does: under it the watchdog sets the hook
+/// itself, as lua_sethook permits. (Only in TSan builds: from another thread,
+/// unlike from a signal handler, the Lua thread is not paused.)
+static void stop_from_watchdog(mf_budget *b) {
+#ifdef MF_UNDER_TSAN
+  lua_State *running = __atomic_load_n(&b->running, __ATOMIC_ACQUIRE);
+  if (running) lua_sethook(running, stop_hook, STOP_MASK, 1);
+#else
+  (void)b;
+#endif
+}
+
+static void *watchdog_main(void *unused) {
+  (void)unused;
+  pthread_mutex_lock(&wd_lock);
+  for (;;) {
+    int64_t now = mf_now_ns(), next = 0;
+    for (mf_budget *b = wd_armed; b; b = b->next_armed) {
+      if (b->recheck_ns <= now) {
+        __atomic_store_n(&b->timed_out, 1, __ATOMIC_RELEASE);
+        pthread_kill(b->os_thread, wd_signal);
+        stop_from_watchdog(b);
+        b->recheck_ns = now + RESIGNAL_NS;
+      }
+      if (next == 0 || b->recheck_ns < next) next = b->recheck_ns;
+    }
+    wd_sleep_until = next;
+    if (next == 0) {
+      pthread_cond_wait(&wd_wake, &wd_lock);
+    } else {
+      struct timespec ts = { (time_t)(next / 1000000000), (long)(next % 1000000000) };
+      pthread_cond_timedwait(&wd_wake, &wd_lock, &ts);
+    }
+  }
+  return NULL;
+}
+
+static void start_watchdog(void) {
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&wd_wake, &attr);
+  pthread_condattr_destroy(&attr);
+  // A real-time signal nobody else uses; SA_RESTART so system calls of the
+  // interrupted thread go on.
+  wd_signal = SIGRTMIN + 7;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(wd_signal, &sa, NULL);
+  pthread_t thread;
+  pthread_attr_t tattr;
+  pthread_attr_init(&tattr);
+  pthread_attr_setdetachstate(&tattr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&tattr, 64 * 1024);
+  // The watchdog takes no signal: the host's own handling (a Dispatch signal
+  // source for SIGINT reads them from a signalfd) needs them blocked in every
+  // thread it did not choose, and the new thread inherits this mask.
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  wd_started = pthread_create(&thread, &tattr, watchdog_main, NULL) == 0;
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  pthread_attr_destroy(&tattr);
+}
+
+void mf_set_running(mf_budget *b, lua_State *L) {
+  __atomic_store_n(&b->running, L, __ATOMIC_SEQ_CST);
+}
+
+int mf_arm(lua_State *L, int64_t limit_ms) {
+  mf_budget *b = mf_budget_of(L);
+  if (limit_ms <= 0 || !b->watched || b->deadline_ns != 0 || armed_here != NULL) return 0;
+  if (limit_ms > MF_MAX_TIME_LIMIT_MS) limit_ms = MF_MAX_TIME_LIMIT_MS;
+  b->limit_ms = limit_ms;
+  __atomic_store_n(&b->timed_out, 0, __ATOMIC_RELAXED);
+  mf_set_running(b, L);
+  int64_t deadline = mf_now_ns() + limit_ms * 1000000;
+  pthread_mutex_lock(&wd_lock);
+  b->deadline_ns = deadline;
+  b->recheck_ns = deadline;
+  b->os_thread = pthread_self();
+  b->next_armed = wd_armed;
+  wd_armed = b;
+  if (wd_sleep_until == 0 || deadline < wd_sleep_until) pthread_cond_signal(&wd_wake);
+  pthread_mutex_unlock(&wd_lock);
+  armed_here = b;
+  return 1;
+}
+
+void mf_disarm(lua_State *L, int armed) {
+  if (!armed) return;
+  mf_budget *b = mf_budget_of(L);
+  armed_here = NULL;
+  pthread_mutex_lock(&wd_lock);
+  for (mf_budget **p = &wd_armed; *p; p = &(*p)->next_armed) {
+    if (*p == b) { *p = b->next_armed; break; }
+  }
+  b->next_armed = NULL;
+  b->deadline_ns = 0;
+  pthread_mutex_unlock(&wd_lock);
+  if (lua_gethook(L) == stop_hook) lua_sethook(L, NULL, 0, 0);
+}
+
+void mf_after_resume(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  mf_set_running(b, L);
+  if (b->deadline_ns != 0 && __atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE))
+    lua_sethook(L, stop_hook, STOP_MASK, 1);
+}
+
+void mf_before_resume(lua_State *co) {
+  mf_budget *b = mf_budget_of(co);
+  if (lua_gethook(co) == stop_hook && !(b->deadline_ns != 0 && __atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE)))
+    lua_sethook(co, NULL, 0, 0);  // left from an earlier call that was stopped
+  mf_set_running(b, co);
+}
+
+// MARK: - coroutine.resume and coroutine.wrap that tell the watchdog who runs
+
+/// Resumes `co` with the `narg` values on top of L. Returns the number of
+/// results moved onto L, or -1 with the error value on top of L.
+static int resume_tracked(lua_State *L, lua_State *co, int narg) {
+  if (!lua_checkstack(co, narg)) {
+    lua_pushliteral(L, "too many arguments to resume");
+    return -1;
+  }
+  lua_xmove(L, co, narg);
+  int nres = 0;
+  mf_before_resume(co);
+  int status = lua_resume(co, L, narg, &nres);
+  mf_after_resume(L);
+  if (status != LUA_OK && status != LUA_YIELD) {
+    lua_xmove(co, L, 1);
+    return -1;
+  }
+  if (!lua_checkstack(L, nres + 1)) {
+    lua_pop(co, nres);
+    lua_pushliteral(L, "too many results to resume");
+    return -1;
+  }
+  lua_xmove(co, L, nres);
+  return nres;
+}
+
+static int co_resume(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  luaL_argexpected(L, co != NULL, 1, "thread");
+  int n = resume_tracked(L, co, lua_gettop(L) - 1);
+  if (n < 0) {
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  lua_insert(L, -(n + 1));
+  return n + 1;
+}
+
+static int co_wrapped(lua_State *L) {
+  lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+  int n = resume_tracked(L, co, lua_gettop(L));
+  if (n >= 0) return n;
+  int status = lua_status(co);
+  if (status != LUA_OK && status != LUA_YIELD) {  // the coroutine failed: close it
+    lua_pop(L, 1);
+    status = mf_closethread(co, L);
+    lua_xmove(co, L, 1);
+  }
+  if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+  }
+  return lua_error(L);
+}
+
+static int co_wrap(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_State *co = lua_newthread(L);
+  lua_pushvalue(L, 1);
+  lua_xmove(L, co, 1);
+  lua_pushcclosure(L, co_wrapped, 1);
+  return 1;
+}
+
+static int install_k(lua_State *L) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, LUA_COLIBNAME) == LUA_TTABLE) {
+    lua_pushcfunction(L, co_resume);
+    lua_setfield(L, -2, "resume");
+    lua_pushcfunction(L, co_wrap);
+    lua_setfield(L, -2, "wrap");
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, -1, LUA_STRLIBNAME) == LUA_TTABLE) mf_install_matcher(L, lua_gettop(L));
+  return 0;
+}
+
+int mf_install_watchdog(lua_State *L) {
+  pthread_once(&wd_once, start_watchdog);
+  if (!wd_started) {
+    lua_pushliteral(L, "moonflow: cannot start the time-limit watchdog thread");
+    return LUA_ERRRUN;
+  }
+  lua_pushcfunction(L, install_k);
+  int status = lua_pcall(L, 0, 0, 0);
+  if (status == LUA_OK) mf_budget_of(L)->watched = 1;
+  return status;
+}

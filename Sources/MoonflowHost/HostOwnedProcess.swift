@@ -1,0 +1,63 @@
+import Foundation
+import LuaKit
+
+/// Under `moonflow run` and `moonflow test` the host owns the process and its
+/// standard output: `os.exit` is an error that says so (the rest of the input
+/// still runs), and `io.write` / `io.stdout:write` become lines handed to
+/// `write`, as `print` does, so `--format jsonl` stays one JSON object per line.
+///
+///     try HostOwnedProcess.install(in: host.lua, command: "run") { text, location in
+///         emit(.log(message: text, location: location))
+///     }
+public enum HostOwnedProcess {
+    /// - Parameters:
+    ///   - command: named in the `os.exit` error (`run`, `test`).
+    ///   - write: gets each write's text (one trailing newline dropped) and the caller's `file:line`.
+    public static func install(in lua: LuaState, command: String,
+                               write: @escaping (String, String?) -> Void) throws {
+        let exit: LuaFunction = { _ in
+            throw LuaArgumentError(message: "os.exit is not available under moonflow \(command): the host owns the process. "
+                + "Return from the handler or raise an error with error(...) instead")
+        }
+        let os = try lua.ref(global: "os")
+        if os.isTable { try lua.rawSet(os, "exit", .function(exit)) }
+        let io = try lua.ref(global: "io")
+        guard io.isTable else { return }  // the sandboxed profile has no io
+        try lua.rawSet(io, "write", .function { args in
+            write(try text(of: args, from: 1), args.callerLocation)
+            return []
+        })
+        let stdout = try lua.makeTable([
+            ("write", .function { args in
+                write(try text(of: args, from: 2), args.callerLocation)
+                return []
+            }),
+            ("flush", .function { _ in [] }),
+            ("setvbuf", .function { _ in [.value(true)] }),
+            ("close", .function { _ in
+                throw LuaArgumentError(message: "io.stdout belongs to moonflow \(command) and cannot be closed")
+            }),
+        ])
+        try lua.rawSet(io, "stdout", .ref(stdout))
+    }
+
+    /// The arguments from `first` on as `io.write` writes them (strings, and
+    /// numbers as `%d` or `%.14g`).
+    private static func text(of args: LuaSlots, from first: Int) throws -> String {
+        var out = ""
+        if first <= args.count {
+            for i in first...args.count {
+                let type = args.typeName(i)
+                guard type == "string" || type == "number" else { throw args.bad(i - first + 1, "write", "string") }
+                switch try args.value(i) {
+                case .string(let s): out += s.description
+                case .integer(let n): out += String(n)
+                case .number(let d): out += String(format: "%.14g", d)
+                default: throw args.bad(i - first + 1, "write", "string")
+                }
+            }
+        }
+        if out.hasSuffix("\n") { out.removeLast() }
+        return out
+    }
+}

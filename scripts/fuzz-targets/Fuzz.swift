@@ -1,0 +1,126 @@
+// libFuzzer targets (built and run by scripts/fuzz). One binary; the target
+// is chosen by MOONFLOW_FUZZ_TARGET:
+//   jsonl   a JSON Lines input line into an action (JSON, then the schema)
+//   value   LuaValue into Lua and back: what comes back is what went in
+//   chunk   an arbitrary chunk run under the sandbox with small time and memory limits
+//   schema  schema declarations and tables validated against them
+import Foundation
+import LuaKit
+import MoonflowLua
+
+/// Reads fuzz bytes as choices.
+struct Bytes {
+    var data: [UInt8]
+    var at = 0
+    mutating func byte() -> UInt8 {
+        guard at < data.count else { return 0 }
+        defer { at += 1 }
+        return data[at]
+    }
+    mutating func int() -> Int64 {
+        var v: Int64 = 0
+        for _ in 0..<Int(byte() % 9) { v = (v << 8) | Int64(byte()) }
+        return byte() & 1 == 0 ? v : -v
+    }
+    mutating func string() -> LuaString {
+        let n = Int(byte() % 12)
+        return LuaString(bytes: (0..<n).map { _ in byte() })
+    }
+    /// A value tree (depth-limited), with no NaN (NaN is not equal to itself).
+    mutating func value(depth: Int = 0) -> LuaValue {
+        switch byte() % (depth > 4 ? 5 : 7) {
+        case 0: return .nil
+        case 1: return .boolean(byte() & 1 == 1)
+        case 2: return .integer(int())
+        case 3:
+            let d = Double(bitPattern: UInt64(bitPattern: int()))
+            return .number(d.isNaN ? 0.5 : d)
+        case 4: return .string(string())
+        default:
+            var t = LuaTable()
+            for _ in 0..<Int(byte() % 6) {
+                let v = value(depth: depth + 1)
+                if v != .nil { t.array.append(v) }
+            }
+            for _ in 0..<Int(byte() % 6) {
+                // Integer keys that would extend the sequence belong in `array`: keep them out,
+                // so the table is in the one form reading it back gives.
+                var n = int()
+                if n >= 1 && n <= Int64(t.array.count) + 64 { n = -n }
+                let k: LuaValue = byte() & 1 == 0 ? .string(string()) : .integer(n)
+                let v = value(depth: depth + 1)
+                if v != .nil, t[k] == .nil { t.hash[k] = v }
+            }
+            return .table(t)
+        }
+    }
+}
+
+enum Target: String { case jsonl, value, chunk, schema }
+
+let target = Target(rawValue: ProcessInfo.processInfo.environment["MOONFLOW_FUZZ_TARGET"] ?? "") ?? {
+    FileHandle.standardError.write(Data("set MOONFLOW_FUZZ_TARGET to jsonl, value, chunk or schema\n".utf8))
+    exit(2)
+}()
+
+let actionSchema = try! Schema(kind: "action", declaration: [
+    "query": ["text": "string"], "select": ["id": "integer", "note": "string?"], "clear": [:],
+    "load": ["page": "number", "filters": "table?", "flag": "boolean", "extra": "any?"],
+])
+let valueState = try! LuaState(memoryLimit: 64 << 20)
+
+/// A fresh sandboxed state every so often, so that globals a chunk sets do not pile up.
+nonisolated(unsafe) var chunkState: LuaState?
+nonisolated(unsafe) var chunkRuns = 0
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
+    switch target {
+    case .jsonl:
+        let line = String(decoding: bytes, as: UTF8.self)
+        if let action = try? LuaValue(json: line) {
+            _ = try? actionSchema.validate(action)
+            // What parsed must print back to JSON that parses to the same value.
+            if let text = try? action.json(), let again = try? LuaValue(json: text), again != action, !text.contains("nan") {
+                fatalError("JSON round trip changed \(line) into \(text)")
+            }
+        }
+    case .value:
+        var reader = Bytes(data: bytes)
+        let value = reader.value()
+        do {
+            let ref = try valueState.ref(.value(value))
+            let back = try valueState.value(of: ref)
+            if back != value { fatalError("LuaValue round trip changed \(value) into \(back)") }
+        } catch {
+            fatalError("LuaValue \(value) could not cross: \(error)")
+        }
+    case .chunk:
+        if chunkState == nil || chunkRuns % 500 == 0 {
+            chunkState = nil
+            chunkState = try! LuaState(profile: .sandboxed, memoryLimit: 4 << 20, timeLimitMs: 20)
+        }
+        chunkRuns += 1
+        let source = String(decoding: bytes, as: UTF8.self)
+        _ = try? chunkState!.run(string: source, name: "fuzz.lua")
+        // The state must stay usable whatever the chunk did (short of filling its memory with globals).
+        do {
+            let after = try chunkState!.run(string: "return 1 + 1", name: "after.lua")
+            if after != [2] { fatalError("1 + 1 gave \(after) after \(source.debugDescription)") }
+        } catch LuaError.memory {
+            chunkState = nil
+        } catch {
+            fatalError("the state is unusable after \(source.debugDescription): \(error)")
+        }
+    case .schema:
+        var reader = Bytes(data: bytes)
+        let declaration = reader.value()
+        let value = reader.value()
+        if let schema = try? Schema(kind: "action", declaration: declaration) {
+            _ = try? schema.validate(value)
+        }
+        _ = try? actionSchema.validate(value)
+    }
+    return 0
+}
