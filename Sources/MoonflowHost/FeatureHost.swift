@@ -119,6 +119,7 @@ public final class FeatureHost: @unchecked Sendable {
         self.lua = lua
         router = switchableClock ? SwitchableScheduler(target: scheduler) : nil
         bridge = try LuaBridge(lua: lua, scheduler: router ?? scheduler)
+        try lua.call(bridge.dispatch.installNext, []) { _ in () }
         if let queue {
             bridge.performer = { block in
                 if DispatchQueue.getSpecific(key: onQueue) == true { block() } else { queue.sync(execute: block) }

@@ -13,6 +13,8 @@ package final class LuaDispatch: @unchecked Sendable {
     package let combine: LuaRef
     package let mapEffect: LuaRef
     package let identity: LuaRef
+    /// Makes the global `next` see through read-only views (feature hosts call it once).
+    package let installNext: LuaRef
 
     /// `handle` and effect handlers get a read-only view of the state (DESIGN §9:
     /// outside `reduce` the state is read-only): reading goes through to the state
@@ -48,12 +50,15 @@ package final class LuaDispatch: @unchecked Sendable {
           if nk ~= nil then return nk, view(nv, child(paths[v], nk)) end
         end
         RO.__pairs = function(v) return viewNext, v, nil end
+        -- Installed by feature hosts only (not `moonflow exec`, which keeps Lua's own `next`):
         -- `next(view)` as `next(table)` would see it (`if next(state.items) == nil then`).
-        next = function(t, k)
-          if targets[t] then return viewNext(t, k) end
-          return rawnext(t, k)
+        local function installNext()
+          next = function(t, k)
+            if targets[t] then return viewNext(t, k) end
+            return rawnext(t, k)
+          end
         end
-        return RO, targets,
+        return RO, targets, installNext,
           function(def, action, state, env) return def.handle(action, view(state, "state"), env) end,
           function(def, state, m) return def.reduce(state, m) end,
           function(def, kind, effect, state, env) return def.effects[kind](effect, view(state, "state"), env) end,
@@ -82,10 +87,11 @@ package final class LuaDispatch: @unchecked Sendable {
 
     init(_ lua: LuaState) throws {
         let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), []) { slots in
-            try (1...12).map { try slots.ref($0) }
+            try (1...13).map { try slots.ref($0) }
         }
         try lua.registerReadOnlyViews(metatable: refs[0], targets: refs[1])
-        (handle, reduce, effect, request, makeEnv) = (refs[2], refs[3], refs[4], refs[5], refs[6])
-        (migrate, route, combine, mapEffect, identity) = (refs[7], refs[8], refs[9], refs[10], refs[11])
+        installNext = refs[2]
+        (handle, reduce, effect, request, makeEnv) = (refs[3], refs[4], refs[5], refs[6], refs[7])
+        (migrate, route, combine, mapEffect, identity) = (refs[8], refs[9], refs[10], refs[11], refs[12])
     }
 }
