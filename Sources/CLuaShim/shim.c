@@ -216,6 +216,8 @@ int mf_is_json_array(lua_State *L, int idx) {
 // metatable and the weak table from each view to the table it shows.
 static const char READONLY_MT_KEY = 0;
 static const char READONLY_TARGETS_KEY = 0;
+static const char WRITE_MT_KEY = 0;
+static const char WRITE_TARGETS_KEY = 0;
 
 int mf_register_readonly(lua_State *L) {
   // stack: mt, targets
@@ -225,14 +227,31 @@ int mf_register_readonly(lua_State *L) {
   return 1;
 }
 
+int mf_register_write_views(lua_State *L) {
+  // stack: mt, targets
+  if (!lua_checkstack(L, 2)) return 0;
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &WRITE_TARGETS_KEY);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &WRITE_MT_KEY);
+  return 1;
+}
+
+/* Whether the metatable on top (popped) is the one registered under `mt_key`. */
+static int is_view_metatable(lua_State *L, const char *mt_key) {
+  int is = lua_rawgetp(L, LUA_REGISTRYINDEX, mt_key) != LUA_TNIL && lua_rawequal(L, -1, -2);
+  lua_pop(L, 1);
+  return is;
+}
+
 int mf_readonly_target(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   if (!lua_checkstack(L, 3)) return 0;
   if (!lua_getmetatable(L, idx)) return 0;
-  int is = lua_rawgetp(L, LUA_REGISTRYINDEX, &READONLY_MT_KEY) != LUA_TNIL && lua_rawequal(L, -1, -2);
-  lua_pop(L, 2);
-  if (!is) return 0;
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &READONLY_TARGETS_KEY);
+  const char *targets = NULL;
+  if (is_view_metatable(L, &READONLY_MT_KEY)) targets = &READONLY_TARGETS_KEY;
+  else if (is_view_metatable(L, &WRITE_MT_KEY)) targets = &WRITE_TARGETS_KEY;
+  lua_pop(L, 1);
+  if (targets == NULL) return 0;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, targets);
   lua_pushvalue(L, idx);
   lua_rawget(L, -2);
   lua_remove(L, -2);

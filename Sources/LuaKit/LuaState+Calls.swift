@@ -95,15 +95,19 @@ extension LuaState {
         try body(LuaSlots(state: self, L: L, base: top, count: Int(mf_gettop(L) - top)))
     }
 
-    /// Makes tables whose metatable is `metatable` read-only views: reading one
-    /// copies the table `targets[view]` shows (a weak-keyed table from view to table).
-    public func registerReadOnlyViews(metatable: LuaRef, targets: LuaRef) throws {
+    /// What a kind of view stands for, when the reader copies one out.
+    public enum ViewKind: Sendable { case readOnly, write }
+
+    /// Makes tables whose metatable is `metatable` views: reading one copies the
+    /// table `targets[view]` shows (a weak-keyed table from view to table).
+    public func registerViews(_ kind: ViewKind, metatable: LuaRef, targets: LuaRef) throws {
         enter(); defer { leave() }
         let L = activeL
         guard mf_checkstack(L, 2) != 0 else { throw LuaError.memory(limit: memoryLimit) }
         mf_rawgeti_registry(L, lua_Integer(metatable.ref))
         mf_rawgeti_registry(L, lua_Integer(targets.ref))
-        guard mf_register_readonly(L) != 0 else { mf_pop(L, 2); throw LuaError.memory(limit: memoryLimit) }
+        let registered = kind == .readOnly ? mf_register_readonly(L) : mf_register_write_views(L)
+        guard registered != 0 else { mf_pop(L, 2); throw LuaError.memory(limit: memoryLimit) }
     }
 
     /// Loads and runs a string; returns its results.

@@ -49,6 +49,13 @@ struct ValueReader {
     /// tables with metatables of their own (`LuaState.plainDataOnly`).
     let plainData: Bool
 
+    /// Set `tracksTables` to learn whether one read (or several with the same reader) met a
+    /// table twice (`sharedTable`) or went through a view of the state (`sawView`).
+    var tracksTables = false
+    private(set) var sharedTable = false
+    private(set) var sawView = false
+    private var tablesSeen: Set<UnsafeRawPointer> = []
+
     init(L: OpaquePointer, plainData: Bool = false) {
         self.L = L
         self.plainData = plainData
@@ -71,6 +78,7 @@ struct ValueReader {
         case LUA_TTABLE:
             // A read-only view of the state (a `handle` passing `state.items` on): the table it shows.
             if mf_readonly_target(L, idx) != 0 {
+                if tracksTables { sawView = true }
                 let top = mf_gettop(L)
                 defer { mf_pop(L, 1) }
                 return try table(at: top, depth: depth)
@@ -98,6 +106,7 @@ struct ValueReader {
         guard mf_checkstack(L, 4) != 0 else {
             throw ReadFailure(reason: "nested too deeply for the Lua stack")
         }
+        if tracksTables && !tablesSeen.insert(identity).inserted { sharedTable = true }
         open.append(identity)
         return mf_gettop(L)
     }
@@ -111,19 +120,25 @@ struct ValueReader {
                 let k = lua_tointegerx(L, top + 1, nil)
                 if k >= 1 && k <= n { mf_pop(L, 1); continue }
             }
-            let key: LuaValue
-            do { key = try value(at: top + 1, depth: depth + 1) } catch {
-                throw error.under(ValueReader.keyMarker)
-            }
-            switch key {
-            case .string, .integer: return key
-            case .number(let d) where d.isNaN: throw ReadFailure(reason: "a NaN key")
-            case _ where !plainData: return key
-            default:
-                throw ReadFailure(reason: "a key of type \(key.typeName == "number" ? "float" : key.typeName) (\(key.description)); keys are strings or integers")
-            }
+            return try key(at: top + 1, depth: depth + 1)
         }
         return nil
+    }
+
+    /// The key at absolute index `idx`, refusing NaN and, for plain data, keys other than
+    /// strings and integers. Stack effect: none.
+    mutating func key(at idx: Int32, depth: Int = 1) throws(ReadFailure) -> LuaValue {
+        let key: LuaValue
+        do { key = try value(at: idx, depth: depth) } catch {
+            throw error.under(ValueReader.keyMarker)
+        }
+        switch key {
+        case .string, .integer: return key
+        case .number(let d) where d.isNaN: throw ReadFailure(reason: "a NaN key")
+        case _ where !plainData: return key
+        default:
+            throw ReadFailure(reason: "a key of type \(key.typeName == "number" ? "float" : key.typeName) (\(key.description)); keys are strings or integers")
+        }
     }
 
     /// Restores the stack top and closes the table `enterTable` opened.
@@ -208,6 +223,13 @@ extension ValueReader {
             }
             return try value(at: idx, depth: depth)
         case LUA_TTABLE:
+            // A view of the state (a reducer's `state.b = { a = state.a }`): the table it shows.
+            if mf_readonly_target(L, idx) != 0 {
+                if tracksTables { sawView = true }
+                let top = mf_gettop(L)
+                defer { mf_pop(L, 1) }
+                return try refreshed(old, at: top, depth: depth)
+            }
             guard case .table(let table) = old else { return try value(at: idx, depth: depth) }
             switch try refreshedTable(table, at: idx, depth: depth) {
             case .unchanged: return nil
@@ -321,6 +343,20 @@ extension LuaSlots {
     public func value(_ i: Int, refreshing old: LuaValue, path: @autoclosure () -> String) throws -> LuaValue {
         guard i >= 1 && i <= count else { return .nil }
         return try state.read(L, base + Int32(i), refreshing: old, path: path())
+    }
+
+    /// Like `value(_:refreshing:path:)`, and whether the table read is plain: no table
+    /// met twice (shared by two places) and no view of the state inside it.
+    public func stateValue(_ i: Int, refreshing old: LuaValue, path: @autoclosure () -> String) throws -> (value: LuaValue, plain: Bool) {
+        guard i >= 1 && i <= count else { return (.nil, true) }
+        var reader = ValueReader(L: L, plainData: state.plainDataOnly)
+        reader.tracksTables = true
+        do {
+            let value = try reader.refreshed(old, at: base + Int32(i), depth: 0) ?? old
+            return (value, !reader.sharedTable && !reader.sawView)
+        } catch {
+            throw LuaError.conversion(path: LuaState.Path(root: path(), parts: error.keys.reversed()).description, reason: error.reason)
+        }
     }
 }
 

@@ -30,16 +30,19 @@ public final class EventPrinter: @unchecked Sendable {
 
     /// The lines for one event (jsonl: exactly one).
     /// - Parameter from: under `mf.compose`, the child a mutation or state came from.
-    public func render(_ event: FeatureEvent, t: Int, from: String? = nil) -> String {
+    /// - Parameter changes: for a `state` event, what the reduce changed
+    ///   (`LuaFeature.stateChanges`): the output is made from those entries instead of
+    ///   comparing whole states, and the printer keeps no copy of the state.
+    public func render(_ event: FeatureEvent, t: Int, from: String? = nil, changes: [StateChange]? = nil) -> String {
         switch format {
-        case .jsonl: return jsonl(event, t: t, from: from)
-        case .pretty: return pretty(event, t: t, from: from)
+        case .jsonl: return jsonl(event, t: t, from: from, changes: changes)
+        case .pretty: return pretty(event, t: t, from: from, changes: changes)
         }
     }
 
     // MARK: jsonl
 
-    private func jsonl(_ event: FeatureEvent, t: Int, from child: String?) -> String {
+    private func jsonl(_ event: FeatureEvent, t: Int, from child: String?, changes: [StateChange]?) -> String {
         func json(_ v: LuaValue, _ root: String) throws -> String { try v.json(sortedKeys: true, root: root) }
         func quoted(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
         do {
@@ -47,9 +50,9 @@ public final class EventPrinter: @unchecked Sendable {
             case .state(let s, let seq):
                 let source = child.map { ",\"from\":\(quoted($0))" } ?? ""
                 if statePatches {
-                    defer { lastState = s }
-                    if seq > 0, let old = lastState {
-                        return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"patch\":\(try JSONPatch.json(JSONPatch.diff(from: old, to: s)))}"
+                    defer { lastState = changes == nil ? s : nil }
+                    if seq > 0, let ops = changes.flatMap({ JSONPatch.operations(for: $0, in: s) }) ?? lastState.map({ JSONPatch.diff(from: $0, to: s) }) {
+                        return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"patch\":\(try JSONPatch.json(ops))}"
                     }
                 }
                 return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"state\":\(try json(s, "state"))}"
@@ -86,13 +89,20 @@ public final class EventPrinter: @unchecked Sendable {
 
     private func paint(_ s: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
 
-    private func pretty(_ event: FeatureEvent, t: Int, from child: String?) -> String {
+    private func pretty(_ event: FeatureEvent, t: Int, from child: String?, changes: [StateChange]?) -> String {
         let time = paint(String(format: "%6d ms", t), "2")
         switch event {
         case .state(let s, let seq):
-            defer { lastState = s }
-            guard seq > 0, let old = lastState else { return "\(time)  \(paint("state", "1")) \(s)" }
-            let changes = EventPrinter.diff(old, s, path: "")
+            defer { lastState = changes == nil ? s : nil }
+            let lines: [Change]
+            if seq > 0, let changes {
+                lines = StateChange.outermost(changes).flatMap { EventPrinter.diff($0.old, $0.new, path: EventPrinter.path($0.path)) }
+            } else if seq > 0, let old = lastState {
+                lines = EventPrinter.diff(old, s, path: "")
+            } else {
+                return "\(time)  \(paint("state", "1")) \(s)"
+            }
+            let changes = lines
             if changes.isEmpty { return "\(time)      (state unchanged)" }
             return changes.map { "\(time)      \(paint($0.path, "36")): \(paint($0.old, "31")) → \(paint($0.new, "32"))" }.joined(separator: "\n")
         case .action(let a):
@@ -133,6 +143,18 @@ public final class EventPrinter: @unchecked Sendable {
     }
 
     struct Change { let path: String; let old: String; let new: String }
+
+    /// `path` as `diff` names it: `items[3].title` ("" for the whole state).
+    static func path(_ keys: [LuaValue]) -> String {
+        var path = ""
+        for k in keys {
+            switch k {
+            case .string(let s) where LuaValue.isIdentifierPublic(s.description): path = path.isEmpty ? s.description : "\(path).\(s)"
+            default: path = "\(path)[\(k)]"
+            }
+        }
+        return path
+    }
 
     /// The changed paths between two states, depth first, keys sorted.
     static func diff(_ a: LuaValue, _ b: LuaValue, path: String) -> [Change] {

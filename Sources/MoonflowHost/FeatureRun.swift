@@ -77,7 +77,8 @@ public final class FeatureRun: @unchecked Sendable {
         case .mutation, .state: from = (feature as? LuaComposite)?.sourceOfCurrentEvent
         default: from = nil
         }
-        write(printer.render(event, t: now, from: from))
+        let changes: [StateChange]? = if case .state = event { (feature as? LuaFeature)?.stateChanges } else { nil }
+        write(printer.render(event, t: now, from: from, changes: changes))
         if !options.observers.isEmpty {
             let cause = feature?.eventCause
             for observer in options.observers { observer.observe(event, t: now, cause: cause) }

@@ -41,6 +41,78 @@ public enum JSONPatch {
         return ops
     }
 
+    /// The operations for one reduce's `changes` (`LuaFeature.stateChanges`), given
+    /// `new`, the state after them: each change diffs only its own entry, so a list
+    /// that grows by one item costs one operation, not a walk of the list.
+    ///
+    /// - Returns: nil when a change's path does not lead through `new` (diff the states then).
+    public static func operations(for changes: [StateChange], in new: LuaValue) -> [Operation]? {
+        var ops: [Operation] = []
+        let changes = StateChange.outermost(changes)
+        // Per container, how many entries were added or removed: two or more in one array
+        // would need their operations ordered as the array shifts, so it is replaced whole.
+        var structural: [String: Int] = [:]
+        var located: [(change: StateChange, parent: LuaValue, pointer: String)] = []
+        for change in changes {
+            guard !change.path.isEmpty else {
+                diff(change.old, change.new, path: "", into: &ops)
+                continue
+            }
+            var container = new
+            var pointer = ""
+            for k in change.path.dropLast() {
+                guard case .table(let t) = container else { return nil }
+                pointer += "/" + token(k, in: t)
+                container = t[k]
+            }
+            guard case .table = container else { return nil }
+            if change.old.isNil || change.new.isNil { structural[pointer, default: 0] += 1 }
+            located.append((change, container, pointer))
+        }
+        var replaced: Set<String> = []
+        for (change, parent, pointer) in located {
+            guard case .table(let t) = parent, let key = change.path.last else { continue }
+            if replaced.contains(pointer) { continue }
+            if flipsKind(t, key: key, old: change.old) || (isArray(t) && structural[pointer, default: 0] > 1) {
+                replaced.insert(pointer)
+                ops.append(Operation(.replace, pointer, parent))
+                continue
+            }
+            let path = pointer + "/" + token(key, in: t)
+            if change.old.isNil { ops.append(Operation(.add, path, change.new)) }
+            else if change.new.isNil { ops.append(Operation(.remove, path)) }
+            else { diff(change.old, change.new, path: path, into: &ops) }
+        }
+        return ops
+    }
+
+    /// The JSON Pointer token for `key` in `t` (array positions count from 0).
+    private static func token(_ key: LuaValue, in t: LuaTable) -> String {
+        if case .integer(let i) = key, isArray(t) { return String(i - 1) }
+        switch key {
+        case .string(let s): return escape(s.description)
+        case .integer(let i): return String(i)
+        default: return escape(key.description)
+        }
+    }
+
+    /// Whether writing `key` (which held `old`) may have turned `t` from an array into an
+    /// object or back, or emptied it: then `t` is replaced whole.
+    private static func flipsKind(_ t: LuaTable, key: LuaValue, old: LuaValue) -> Bool {
+        if t.isEmpty { return true }
+        if isArray(t) {
+            // Only an append at the end (the table held count - 1 items) or a pop of the
+            // last keeps it an array; a first item may have gone into `{}`.
+            guard case .integer(let k) = key else { return true }
+            if old.isNil { return k != Int64(t.array.count) || t.array.count == 1 }
+            return !(k >= 1 && k <= Int64(t.array.count + 1))
+        }
+        // An object now: was it an array before the write?
+        if case .integer(let k) = key, !old.isNil, k == Int64(t.array.count + 1) { return true }
+        if old.isNil, t.hash.count == 1, t.hash[key] != nil { return true }
+        return false
+    }
+
     /// The patch as a JSON array.
     /// The operations of a patch read from JSON (`[{"op":"replace","path":"/count","value":2}]`).
     /// - Throws: `HostError` naming the operation that is not an add, remove or replace with a path.

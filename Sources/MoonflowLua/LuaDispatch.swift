@@ -5,6 +5,13 @@ import LuaKit
 package final class LuaDispatch: @unchecked Sendable {
     package let handle: LuaRef
     package let reduce: LuaRef
+    /// Puts back what the last `reduce` wrote (its undo log, newest first): a failed reduce
+    /// leaves the state as it was.
+    package let undo: LuaRef
+    /// `mark(t, mt)`: `mf.array`/`mf.object` on a table or on a reducer's view of one.
+    package let mark: LuaRef
+    /// The table a reducer's view shows (anything else as it is).
+    package let viewTarget: LuaRef
     package let effect: LuaRef
     package let request: LuaRef
     package let makeEnv: LuaRef
@@ -24,6 +31,7 @@ package final class LuaDispatch: @unchecked Sendable {
     /// table it shows, so `return { type = "set", items = state.items }` works.
     private static let source = """
         local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
+        local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
         local targets = setmetatable({}, { __mode = "k" })   -- view -> the table it shows
         local views = setmetatable({}, { __mode = "k" })     -- table -> its view
         local paths = setmetatable({}, { __mode = "k" })     -- view -> `state.items[2]`
@@ -50,17 +58,161 @@ package final class LuaDispatch: @unchecked Sendable {
           if nk ~= nil then return nk, view(nv, child(paths[v], nk)) end
         end
         RO.__pairs = function(v) return viewNext, v, nil end
+
+        -- Write views: what `reduce` gets. Reads go through to the state (nested tables as
+        -- views too); writes go to the state and are logged, for an exact rollback (`undo`)
+        -- and so that the snapshot copies only what changed. Each view knows its place (the
+        -- parent view and key it was last reached through); a table in two places at once
+        -- (`state.b = state.a`) makes the reduce report "shared", and Swift then re-reads the
+        -- whole state and rebuilds the table, so each place changes on its own afterwards.
+        local wtargets = setmetatable({}, { __mode = "k" })  -- view -> the table it shows
+        local wviews = setmetatable({}, { __mode = "k" })    -- table -> its view
+        local wparent = setmetatable({}, { __mode = "k" })   -- view -> parent view (nil: a root)
+        local wkey = setmetatable({}, { __mode = "k" })      -- view -> key in the parent
+        local W = { __metatable = "the state, as reduce sees it" }
+        local log, nlog = {}, 0        -- parent view, key, old value: per write
+        local stored, nstored = {}, 0  -- table stored, parent view, key: per write of a table
+        local marked, nmarked = {}, 0  -- table, old metatable: per mf.array/mf.object in reduce
+        local shared = false
+        local root                     -- the state's view during a reduce
+        local function attached(v)
+          while v ~= root do
+            local p = wparent[v]
+            if p == nil or rawget(wtargets[p], wkey[v]) ~= wtargets[v] then return false end
+            v = p
+          end
+          return true
+        end
+        local function wview(t, p, k)
+          local v = wviews[t]
+          if v == nil then
+            v = setmetatable({}, W)
+            wviews[t], wtargets[v], wparent[v], wkey[v] = v, t, p, k
+          elseif wparent[v] ~= p or wkey[v] ~= k then
+            local op = wparent[v]
+            if op == nil or (rawget(wtargets[op], wkey[v]) == t and attached(op)) then shared = true end
+            wparent[v], wkey[v] = p, k
+          end
+          return v
+        end
+        W.__index = function(v, k)
+          local x = rawget(wtargets[v], k)
+          if type(x) == "table" then return wview(x, v, k) end
+          return x
+        end
+        W.__newindex = function(v, k, x)
+          local t = wtargets[v]
+          if type(x) == "table" then
+            x = wtargets[x] or x
+            stored[nstored + 1], stored[nstored + 2], stored[nstored + 3] = x, v, k
+            nstored = nstored + 3
+          end
+          local old = rawget(t, k)
+          rawset(t, k, x)
+          log[nlog + 1], log[nlog + 2], log[nlog + 3] = v, k, old
+          nlog = nlog + 3
+        end
+        W.__len = function(v) return rawlen(wtargets[v]) end
+        local function wnext(v, k)
+          local nk, nv = rawnext(wtargets[v], k)
+          if type(nv) == "table" then nv = wview(nv, v, nk) end
+          return nk, nv
+        end
+        W.__pairs = function(v) return wnext, v, nil end
+        local changes, seen = {}, {}
+        -- After reduce returned `s`: "same" with the writes that still reach the state (per
+        -- write: the number of keys from the root, the keys, the parent table, the value),
+        -- or "shared", or "new" (another table: Swift reads it whole).
+        local nchanges, pathkeys = 0, {}
+        local function finish(...)
+          local r = root
+          local s, e = ...
+          if select("#", ...) == 0 then root = nil; return end
+          if s ~= r then root = nil; return s, e, "new" end
+          for i = 1, nstored, 3 do
+            local u, p, k = stored[i], stored[i + 1], stored[i + 2]
+            if rawget(wtargets[p], k) == u then
+              local v = wviews[u]
+              if v == nil then
+                v = setmetatable({}, W)
+                wviews[u], wtargets[v], wparent[v], wkey[v] = v, u, p, k
+              elseif wparent[v] ~= p or wkey[v] ~= k then
+                local op = wparent[v]
+                if op == nil or (rawget(wtargets[op], wkey[v]) == u and attached(op)) then shared = true end
+                wparent[v], wkey[v] = p, k
+              end
+            end
+          end
+          if shared then root = nil; return s, e, "shared" end
+          local n, keys = 0, pathkeys
+          if nlog > 3 then seen = {} end
+          for i = 1, nlog, 3 do
+            local p, k = log[i], log[i + 1]
+            local fresh = true
+            if nlog > 3 then
+              local ks = seen[p]
+              if ks == nil then ks = {}; seen[p] = ks end
+              fresh = not ks[k]
+              ks[k] = true
+            end
+            if fresh and attached(p) then
+              local d, c = 0, p
+              while c ~= r do d = d + 1; keys[d] = wkey[c]; c = wparent[c] end
+              changes[n + 1] = d + 1
+              for j = d, 1, -1 do changes[n + 2 + d - j] = keys[j] end
+              local t = wtargets[p]
+              changes[n + d + 2], changes[n + d + 3], changes[n + d + 4] = k, t, rawget(t, k)
+              n = n + d + 4
+            end
+          end
+          root, nchanges = nil, n
+          return s, e, "same", changes, n
+        end
+        local function reduce(def, state, m)
+          -- Let go of what the last reduce logged (old values, stored tables).
+          for i = 1, nlog do log[i] = nil end
+          for i = 1, nstored do stored[i] = nil end
+          for i = 1, nchanges do changes[i] = nil end
+          for i = 1, nmarked do marked[i] = nil end
+          nlog, nstored, nchanges, nmarked, shared = 0, 0, 0, 0, false
+          root = wview(state, nil, nil)
+          return finish(def.reduce(root, m))
+        end
+        local function undo()
+          for i = nlog - 2, 1, -3 do rawset(wtargets[log[i]], log[i + 1], log[i + 2]) end
+          for i = nmarked - 1, 1, -2 do setmetatable(marked[i], marked[i + 1]) end
+          root = nil
+        end
+        -- mf.array(state.x) / mf.object(state.x) in reduce: marks the table the view shows,
+        -- and counts as a write of it (undone with the rest).
+        local getmetatable = getmetatable
+        local function mark(t, mt)
+          local target = wtargets[t]
+          if target == nil then return setmetatable(t, mt) end
+          marked[nmarked + 1], marked[nmarked + 2] = target, getmetatable(target)
+          nmarked = nmarked + 2
+          setmetatable(target, mt)
+          local p, k = wparent[t], wkey[t]
+          if p ~= nil then
+            log[nlog + 1], log[nlog + 2], log[nlog + 3] = p, k, target
+            nlog = nlog + 3
+          end
+          return t
+        end
+        local function viewTarget(t) return wtargets[t] or t end
+
         -- Installed by feature hosts only (not `moonflow exec`, which keeps Lua's own `next`):
         -- `next(view)` as `next(table)` would see it (`if next(state.items) == nil then`).
         local function installNext()
           next = function(t, k)
             if targets[t] then return viewNext(t, k) end
+            if wtargets[t] then return wnext(t, k) end
             return rawnext(t, k)
           end
         end
-        return RO, targets, installNext,
+        return RO, targets, W, wtargets, undo, installNext, mark, viewTarget,
           function(def, action, state, env) return def.handle(action, view(state, "state"), env) end,
-          function(def, state, m) return def.reduce(state, m) end,
+          reduce,
           function(def, kind, effect, state, env) return def.effects[kind](effect, view(state, "state"), env) end,
           function(def, kind, request, env) return def.requests[kind](request, env) end,
           function(def, swiftServices, interactors, asStream, overrides)
@@ -87,11 +239,12 @@ package final class LuaDispatch: @unchecked Sendable {
 
     init(_ lua: LuaState) throws {
         let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), []) { slots in
-            try (1...13).map { try slots.ref($0) }
+            try (1...18).map { try slots.ref($0) }
         }
-        try lua.registerReadOnlyViews(metatable: refs[0], targets: refs[1])
-        installNext = refs[2]
-        (handle, reduce, effect, request, makeEnv) = (refs[3], refs[4], refs[5], refs[6], refs[7])
-        (migrate, route, combine, mapEffect, identity) = (refs[8], refs[9], refs[10], refs[11], refs[12])
+        try lua.registerViews(.readOnly, metatable: refs[0], targets: refs[1])
+        try lua.registerViews(.write, metatable: refs[2], targets: refs[3])
+        (undo, installNext, mark, viewTarget) = (refs[4], refs[5], refs[6], refs[7])
+        (handle, reduce, effect, request, makeEnv) = (refs[8], refs[9], refs[10], refs[11], refs[12])
+        (migrate, route, combine, mapEffect, identity) = (refs[13], refs[14], refs[15], refs[16], refs[17])
     }
 }

@@ -5,11 +5,13 @@ import Streams
 
 /// A Lua feature running on the Swift `Interactor` loop.
 ///
-/// The runtime owns the state table (a registry reference); `reduce` may change
-/// it in place. After every reduced mutation the table is copied into an
-/// immutable `LuaValue` snapshot for observers. A reducer that fails (an
-/// error, a time or memory limit, a value that cannot cross) leaves the state
-/// exactly as it was: the table is rebuilt from the last snapshot.
+/// The runtime owns the state table (a registry reference); `reduce` changes it
+/// in place through write views that log every write. After every reduced
+/// mutation the immutable `LuaValue` snapshot observers read is brought up to
+/// date from that log: it costs what changed, not the size of the state, and
+/// `stateChanges` tells an observer which paths changed. A reducer that fails
+/// (an error, a time or memory limit, a value that cannot cross) leaves the
+/// state exactly as it was: the log is undone.
 ///
 /// **Threading:** created and driven on the bridge's scheduler (the host's
 /// state scheduler); `send` may be called from any thread.
@@ -56,7 +58,9 @@ public final class LuaFeature: @unchecked Sendable {
     /// Every event, in loop order, on the bridge's scheduler (listeners called directly).
     public let outlet = EventOutlet()
     static let typeKey: LuaValue = "type"
-    package private(set) var interactor: Interactor<LuaValue, LuaValue, LuaValue, LuaValue>!
+    /// The loop's state is the number of reduced mutations: the state itself stays in Lua
+    /// and in `snapshot`, so the snapshot is the only Swift copy and changes in place.
+    package private(set) var interactor: Interactor<Int, LuaValue, LuaValue, LuaValue>!
     private var disposables = CompositeDisposable()
     private var tracesActions = false
     private var _effectSource: String?
@@ -77,8 +81,8 @@ public final class LuaFeature: @unchecked Sendable {
         self.dispatch = bridge.dispatch
         self._snapshot = initial
         self.stateTable = try bridge.lua.ref(.value(initial))
-        interactor = Interactor<LuaValue, LuaValue, LuaValue, LuaValue>(
-            initial: initial,
+        interactor = Interactor<Int, LuaValue, LuaValue, LuaValue>(
+            initial: 0,
             context: context,
             actionType: { $0["type"]?.stringValue ?? "?" },
             // Weak: on the real clock the loop may still be draining on the state executor
@@ -88,7 +92,7 @@ public final class LuaFeature: @unchecked Sendable {
                 return strategies[t[LuaFeature.typeKey]] ?? .merge
             },
             handle: { [weak self] action, _ in self?.handle(action) ?? Handled.none },
-            reduce: { [weak self] state, mutation in try self?.reduce(&state, mutation) },
+            reduce: { [weak self] _, mutation in try self?.reduce(mutation) },
             effects: { [weak self] effect, _ in self?.effect(effect) })
         traceActionsIfNeeded()
         disposables += interactor.errors.observe { [weak self] failure in
@@ -239,17 +243,14 @@ public final class LuaFeature: @unchecked Sendable {
         }
     }
 
-    private func reduce(_ state: inout LuaValue, _ mutation: LuaValue) throws -> LuaValue? {
-        let previous = snapshot
+    private func reduce(_ mutation: LuaValue) throws -> LuaValue? {
         do {
-            let (newTable, newSnapshot, effect): (LuaRef?, LuaValue, LuaValue?) = try bridge.lua.call(
+            let (changes, effect): ([StateChange]?, LuaValue?) = try bridge.lua.call(
                 dispatch.reduce, [.ref(definition.table), .ref(stateTable), .value(mutation)]
             ) { slots in
                 guard slots.isTable(1) else {
                     throw LuaStreamError(message: "\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`", location: location("reduce"))
                 }
-                // Only what the reducer changed is copied; the rest is shared with the last snapshot.
-                let snap = try slots.value(1, refreshing: previous, path: "state")
                 var effect: LuaValue? = nil
                 if slots.count >= 2 && !slots.isNil(2) {
                     let e = try slots.value(2, path: "effect")
@@ -258,23 +259,46 @@ public final class LuaFeature: @unchecked Sendable {
                     }
                     effect = e
                 }
-                // A new table replaces the state; the same one needs no new ref.
-                let sameTable = try bridge.lua.isSame(slots, 1, stateTable)
-                return (sameTable ? nil : try slots.ref(1), snap, effect)
+                let outcome = try slots.string(3)
+                // In place (the common case): the snapshot takes the written entries, nothing else.
+                if outcome == "same" {
+                    let count = Int(try slots.integer(5))
+                    // Under the lock, with no other reference taken: changed in place.
+                    if let changes = try snapshotLock.withLock({ try slots.applyStateWrites(4, count: count, root: "state", to: &_snapshot) }) {
+                        return (changes, effect)
+                    }
+                }
+                // Another table, one table in two places, or a view inside new data: read it all,
+                // and make the Lua table anew from the copy unless it is a plain new table.
+                let previous = snapshot
+                let (whole, plain) = try slots.stateValue(1, refreshing: previous, path: "state")
+                stateTable = outcome == "new" && plain ? try slots.ref(1) : try bridge.lua.ref(.value(whole))
+                snapshot = whole
+                return ([StateChange(path: [], old: previous, new: whole)], effect)
             }
-            if let newTable { stateTable = newTable }
-            snapshot = newSnapshot
-            state = newSnapshot
+            deliveringChanges = changes
+            defer { deliveringChanges = nil }
             seq += 1
             outlet.send(.mutation(mutation, seq: seq))
-            outlet.send(.state(newSnapshot, seq: seq))
+            outlet.send(.state(snapshot, seq: seq))
             return effect
         } catch {
-            // Roll back: the table may have been changed in place before the failure.
-            try? bridge.lua.replace(stateTable, with: previous)
+            // Roll back: undo what the reducer wrote in place before it failed.
+            do { try bridge.lua.call(dispatch.undo, []) { _ in () } } catch {
+                try? bridge.lua.replace(stateTable, with: snapshot)
+            }
             throw LocatedError(error, at: location("reduce"))
         }
     }
+
+    private var deliveringChanges: [StateChange]?
+
+    /// What the reduce behind the `.state` event being delivered right now changed, path
+    /// by path, in the order written (one change at the empty path when the whole state was
+    /// read again: the reducer returned another table). Nil outside a `.state` delivery.
+    /// Read it from an `outlet` listener: an observer that wants one field looks at these
+    /// paths instead of comparing states.
+    public var stateChanges: [StateChange]? { deliveringChanges }
 
     private func effect(_ effect: LuaValue) -> Producer<LuaValue>? {
         guard let type = effect["type"]?.stringValue, definition.effectHandlers.contains(type) else { return nil }

@@ -21,19 +21,19 @@ public enum MoonflowModule {
     /// encode as `[]` or `{}` when it is empty, whatever it was before. Called with
     /// an empty JSON array, whose metatable is the array marker.
     static let markers = """
-        local arrayMT = getmetatable(...)
-        local setmetatable, getmetatable, type, error = setmetatable, getmetatable, type, error
+        local arrayMT, setmark, viewTarget = getmetatable((...)), select(2, ...)
+        local getmetatable, type, error = getmetatable, type, error
         local objectMT = { __name = "moonflow.object" }
         local function mark(name, mt, t)
           if t == nil then t = {} end
           if type(t) ~= "table" then
             error("bad argument #1 to '" .. name .. "' (table expected, got " .. type(t) .. ")", 3)
           end
-          local old = getmetatable(t)
+          local old = getmetatable(viewTarget(t))
           if old ~= nil and old ~= arrayMT and old ~= objectMT then
             error(name .. ": the table has a metatable of its own; state tables are plain data", 3)
           end
-          return setmetatable(t, mt)
+          return setmark(t, mt)
         end
         return function(t) local r = mark("array", arrayMT, t) return r end,
           function(t) local r = mark("object", objectMT, t) return r end
@@ -49,7 +49,7 @@ public enum MoonflowModule {
             for (name, fn) in LuaStreamConstructors.table(bridge) { fields.append((name, .function(fn))) }
             // An empty JSON array pushed to Lua carries the array metatable: mf.array uses it.
             let (array, object) = try bridge.lua.call(try bridge.lua.load(string: MoonflowModule.markers, name: "moonflow"),
-                                                      [.value(.table(LuaTable(isJSONArray: true)))]) { (try $0.ref(1), try $0.ref(2)) }
+                                                      [.value(.table(LuaTable(isJSONArray: true))), .ref(bridge.dispatch.mark), .ref(bridge.dispatch.viewTarget)]) { (try $0.ref(1), try $0.ref(2)) }
             fields += [("array", .ref(array)), ("object", .ref(object))]
             for kind in [FeatureDefinition.Kind.feature, .compose, .interactor] {
                 fields.append((kind.rawValue, .function { args in

@@ -144,7 +144,9 @@ int mf_metatable_kind(lua_State *L, int idx);
 /// Registers the read-only views' metatable and their view -> table map (stack: mt, targets; both popped).
 /// Raw sets into the registry: never raises. Returns 0 when the stack has no room (nothing popped).
 int mf_register_readonly(lua_State *L);
-/// When the value at `idx` is a read-only view, pushes the table it shows and returns 1;
+/// Registers the write views' (what `reduce` gets) metatable and view -> table map, as above.
+int mf_register_write_views(lua_State *L);
+/// When the value at `idx` is a read-only or a write view, pushes the table it shows and returns 1;
 /// else returns 0 and pushes nothing. Raw access only: never raises, never allocates.
 int mf_readonly_target(lua_State *L, int idx);
 
