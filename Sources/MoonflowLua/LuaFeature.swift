@@ -293,6 +293,10 @@ public final class LuaFeature: @unchecked Sendable {
 
     private var deliveringChanges: [StateChange]?
 
+    /// The state table read whole and afresh, not from the snapshot (tests compare the two).
+    /// Call on the state executor.
+    package func readStateTable() throws -> LuaValue { try bridge.lua.value(of: stateTable, path: "state") }
+
     /// What the reduce behind the `.state` event being delivered right now changed, path
     /// by path, in the order written (one change at the empty path when the whole state was
     /// read again: the reducer returned another table). Nil outside a `.state` delivery.

@@ -1,0 +1,152 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import MoonflowLua
+import XCTest
+
+/// A reducer writes through logged views: the snapshot takes only the written entries,
+/// and observers learn which paths changed. Checked against a fresh read of the Lua
+/// table after every kind of write a reducer can make.
+final class StateWritesTests: XCTestCase {
+    /// Each `step` mutation runs one of many kinds of writes, chosen by its seed.
+    static let plugin = """
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "writes",
+          initial = { n = 0, list = {}, nums = { 3, 1, 2 }, m = {}, a = { x = 1 }, entries = {} },
+          actions = { step = { seed = "integer" } },
+          mutations = { step = { seed = "integer" } },
+          handle = function(a) return { type = "step", seed = a.seed } end,
+          reduce = function(state, m)
+            local r = m.seed
+            local function rand(n) r = (r * 1103515245 + 12345) % 2147483648; return r % n end
+            local kind = rand(18)
+            if kind == 0 then state.n = state.n + 1
+            elseif kind == 1 then state.list[#state.list + 1] = { v = rand(100) }
+            elseif kind == 2 then if #state.list > 0 then table.remove(state.list, rand(#state.list) + 1) end
+            elseif kind == 3 then table.insert(state.list, rand(#state.list + 1) + 1, { w = rand(9) })
+            elseif kind == 4 then state.list = {}
+            elseif kind == 5 then
+              local keys = { "x", "y", 1, 2, 5 }
+              local values = { 1, "s", false, { deep = { 1, 2 } }, nil }
+              state.m[keys[rand(5) + 1]] = values[rand(5) + 1]
+            elseif kind == 6 then state.a.deep = { k = { rand(5) } }; state.a.deep.k[2] = rand(5)
+            elseif kind == 7 then state.b = state.a; state.a.z = rand(50)
+            elseif kind == 8 then state.c = state.list; state.list = mf.array()
+            elseif kind == 9 then table.sort(state.nums)
+            elseif kind == 10 then local t = { q = rand(7) }; state.p1 = t; state.p2 = t
+            elseif kind == 11 then
+              local s = {}
+              for k, v in pairs(state) do s[k] = v end
+              s.n = state.n + 100
+              return s
+            elseif kind == 12 then state.m = mf.object(state.m)
+            elseif kind == 13 then
+              local k = "e" .. rand(3)
+              local e = state.entries[k] or {}
+              state.entries[k] = e
+              e.count = (e.count or 0) + 1
+            elseif kind == 14 then for i, v in ipairs(state.nums) do state.nums[i] = v + 1 end
+            elseif kind == 15 then state.n = -1; state.list[1] = "lost"; error("boom")
+            elseif kind == 16 then state.nums[#state.nums + 1] = rand(10); state.b = nil; state.c = nil
+            elseif kind == 17 then state.list = mf.array(state.list); state.p1, state.p2 = nil, nil
+            end
+            return state
+          end,
+        }
+        """
+
+    func testTheSnapshotAndTheReportedChangesFollowEveryKindOfWriteExactly() throws {
+        let h = try Harness(["writes/init.lua": Self.plugin])
+        let feature = try XCTUnwrap(h.load("writes") as? LuaFeature)
+        let seen = Seen(previous: feature.state)
+        let observation = feature.outlet.add { event in
+            switch event {
+            case .state(let state, let seq) where seq > 0:
+                let fresh = try? feature.readStateTable()
+                // As text: an emptied list stays `[]` in the snapshot, which a fresh read cannot know.
+                XCTAssertEqual(state.description, fresh?.description, "seq \(seq): the snapshot differs from the Lua table")
+                guard let changes = feature.stateChanges else { return XCTFail("seq \(seq): no changes reported") }
+                let ops = JSONPatch.operations(for: changes, in: state)
+                let previous = seen.previous
+                let patched = ops.flatMap { JSONPatch.apply($0, to: previous) }
+                XCTAssertEqual(canonical(patched), canonical(state), "seq \(seq): \(changes) as \(String(describing: ops))")
+                let lines = StateChange.outermost(changes).flatMap { EventPrinter.diffLines($0.old, $0.new, at: $0.path) }
+                // The lines a whole-state diff prints too (which also lists entries that only
+                // moved between a table's list and hash parts).
+                XCTAssertTrue(Set(lines).isSubset(of: EventPrinter.diffLines(previous, state, at: [])), "seq \(seq): \(lines)")
+                XCTAssertEqual(lines.isEmpty, previous == state, "seq \(seq): \(lines)")
+                seen.previous = state
+                seen.checked += 1
+            case .error:
+                seen.failures += 1
+                XCTAssertEqual(feature.state.description, try? feature.readStateTable().description, "rolled back")
+            default: break
+            }
+        }
+        defer { observation.dispose() }
+        for seed in 1...600 { try h.send(["type": "step", "seed": .integer(Int64(seed * 7919))]) }
+        XCTAssertGreaterThan(seen.checked, 400)
+        XCTAssertGreaterThan(seen.failures, 10)
+    }
+
+    func testAOneFieldChangeOfALargeStateReportsOnePath() throws {
+        let h = try Harness(["rows/init.lua": """
+            local mf = require "moonflow"
+            local rows = {}
+            for i = 1, 1000 do rows[i] = { id = i, name = "row " .. i } end
+            return mf.feature {
+              name = "rows", initial = { rows = rows, title = "t" },
+              actions = { rename = { i = "integer", name = "string" } },
+              mutations = { rename = { i = "integer", name = "string" } },
+              handle = function(a) return { type = "rename", i = a.i, name = a.name } end,
+              reduce = function(state, m) state.rows[m.i].name = m.name; return state end,
+            }
+            """])
+        let feature = try XCTUnwrap(h.load("rows") as? LuaFeature)
+        let seen = Seen(previous: .nil)
+        let observation = feature.outlet.add { event in if case .state = event { seen.changes = feature.stateChanges } }
+        defer { observation.dispose() }
+        try h.send(["type": "rename", "i": 500, "name": "renamed"])
+        XCTAssertEqual(seen.changes, [StateChange(path: ["rows", 500, "name"], old: "row 500", new: "renamed")])
+        XCTAssertEqual(seen.changes?.first?.topLevelKey, "rows")
+        XCTAssertEqual(feature.state["rows"]?[499]?["name"], "renamed")
+        XCTAssertEqual(feature.state["rows"]?[498]?["name"], "row 499")
+    }
+
+    func testATableInTwoPlacesChangesOnItsOwnAfterwards() throws {
+        let h = try Harness(["alias/init.lua": """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "alias", initial = { a = { x = 1 } },
+              actions = { copy = {}, bump = {} }, mutations = { copy = {}, bump = {} },
+              handle = function(a) return { type = a.type } end,
+              reduce = function(state, m)
+                if m.type == "copy" then state.b = state.a else state.a.x = state.a.x + 1 end
+                return state
+              end,
+            }
+            """])
+        let feature = try XCTUnwrap(h.load("alias") as? LuaFeature)
+        try h.send(["type": "copy"])
+        try h.send(["type": "bump"])
+        XCTAssertEqual(feature.state, ["a": ["x": 2], "b": ["x": 1]])
+        h.host.perform { XCTAssertEqual(try? feature.readStateTable(), ["a": ["x": 2], "b": ["x": 1]]) }
+    }
+}
+
+/// `value` as JSON with every object's keys sorted as strings (`{"5":1}` and `{[5]=1}` alike).
+private func canonical(_ value: LuaValue?) -> String? {
+    guard let json = try? value?.json(), let object = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: .fragmentsAllowed),
+          let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]) else { return nil }
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// What a listener saw (listeners run on the host's state executor, one at a time).
+private final class Seen: @unchecked Sendable {
+    var previous: LuaValue
+    var checked = 0
+    var failures = 0
+    var changes: [StateChange]?
+    init(previous: LuaValue) { self.previous = previous }
+}
