@@ -311,6 +311,15 @@ extension LuaState {
 }
 
 extension LuaSlots {
+    /// Puts the value at `i` into the registry slot `ref` holds (the slot exists: nothing
+    /// allocates, nothing raises). Returns false when there is no value at `i`.
+    public func store(_ i: Int, into ref: LuaRef) -> Bool {
+        guard i >= 1 && i <= count, mf_checkstack(L, 1) != 0 else { return false }
+        mf_pushvalue(L, base + Int32(i))
+        lua_rawseti(L, mf_registryindex(), lua_Integer(ref.ref))
+        return true
+    }
+
     /// `slots[i][key] = value` without metamethods (the value at `i` must be a table).
     public func rawSet(_ i: Int, _ key: String, _ value: LuaValue) throws {
         let top = mf_gettop(L)

@@ -5,6 +5,10 @@ import LuaKit
 package final class LuaDispatch: @unchecked Sendable {
     package let handle: LuaRef
     package let reduce: LuaRef
+    /// Calls to `handle` so far, by every feature on this state: a feature's reduce may pass
+    /// the mutation table `handle` returned (kept in the registry) instead of pushing it
+    /// again. Touched on the state executor only.
+    package var handleCount = 0
     /// Puts back what the last `reduce` wrote (its undo log, newest first): a failed reduce
     /// leaves the state as it was.
     package let undo: LuaRef
@@ -31,7 +35,7 @@ package final class LuaDispatch: @unchecked Sendable {
     /// table it shows, so `return { type = "set", items = state.items }` works.
     private static let source = """
         local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
-        local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
+        local rawget, rawset, rawlen, select, getmetatable = rawget, rawset, rawlen, select, getmetatable
         local targets = setmetatable({}, { __mode = "k" })   -- view -> the table it shows
         local views = setmetatable({}, { __mode = "k" })     -- table -> its view
         local paths = setmetatable({}, { __mode = "k" })     -- view -> `state.items[2]`
@@ -120,15 +124,15 @@ package final class LuaDispatch: @unchecked Sendable {
         end
         W.__pairs = function(v) return wnext, v, nil end
         local changes, seen = {}, {}
-        -- After reduce returned `s`: "same" with the writes that still reach the state (per
-        -- write: the number of keys from the root, the keys, the parent table, the value),
-        -- or "shared", or "new" (another table: Swift reads it whole).
+        -- After reduce returned `s`: 0 (in place) with the writes that still reach the state
+        -- (per write: the number of keys from the root, the keys, the parent table, the value),
+        -- or 1 (a table in two places), or 2 (another table): Swift reads those whole.
         local nchanges, pathkeys = 0, {}
         local function finish(...)
           local r = root
           local s, e = ...
           if select("#", ...) == 0 then root = nil; return end
-          if s ~= r then root = nil; return s, e, "new" end
+          if s ~= r then root = nil; return s, e, 2 end
           for i = 1, nstored, 3 do
             local u, p, k = stored[i], stored[i + 1], stored[i + 2]
             if rawget(wtargets[p], k) == u then
@@ -143,7 +147,7 @@ package final class LuaDispatch: @unchecked Sendable {
               end
             end
           end
-          if shared then root = nil; return s, e, "shared" end
+          if shared then root = nil; return s, e, 1 end
           local n, keys = 0, pathkeys
           if nlog > 3 then seen = {} end
           for i = 1, nlog, 3 do
@@ -166,7 +170,7 @@ package final class LuaDispatch: @unchecked Sendable {
             end
           end
           root, nchanges = nil, n
-          return s, e, "same", changes, n
+          return s, e, 0, changes, n
         end
         local function reduce(def, state, m)
           -- Let go of what the last reduce logged (old values, stored tables).
@@ -185,7 +189,6 @@ package final class LuaDispatch: @unchecked Sendable {
         end
         -- mf.array(state.x) / mf.object(state.x) in reduce: marks the table the view shows,
         -- and counts as a write of it (undone with the rest).
-        local getmetatable = getmetatable
         local function mark(t, mt)
           local target = wtargets[t]
           if target == nil then return setmetatable(t, mt) end

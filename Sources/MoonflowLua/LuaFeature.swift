@@ -81,6 +81,7 @@ public final class LuaFeature: @unchecked Sendable {
         self.dispatch = bridge.dispatch
         self._snapshot = initial
         self.stateTable = try bridge.lua.ref(.value(initial))
+        self.keptTable = try bridge.lua.ref(.value(.boolean(false)))
         interactor = Interactor<Int, LuaValue, LuaValue, LuaValue>(
             initial: 0,
             context: context,
@@ -230,12 +231,28 @@ public final class LuaFeature: @unchecked Sendable {
         throw LuaStreamError(message: "\(what) must return nothing, a mutation table or a stream (got \(slots.typeName(1)))", location: location(key))
     }
 
+    /// The mutation `handle` returned last, when its table is kept in `keptTable` for
+    /// `reduce` (flat fields only: no table inside that the handler could still change),
+    /// and the bridge's handle count then.
+    private var kept: (mutation: LuaValue, handleCount: Int)?
+    /// A registry slot holding the table of `kept`.
+    private let keptTable: LuaRef
+
     private func handle(_ action: LuaValue) -> Handled<LuaValue> {
         if binding.reportsActionsInHandle { outlet.send(.action(action)) }
+        kept = nil
+        dispatch.handleCount &+= 1
         do {
             return try bridge.lua.call(dispatch.handle, [.ref(definition.table), .value(action), .ref(stateTable), .ref(env)]) { slots in
                 if slots.count == 0 || slots.isNil(1) { return .none }
-                if slots.isTable(1) { return .one(try validated(try slots.value(1, path: "mutation"), from: "handle")) }
+                if slots.isTable(1) {
+                    let mutation = try validated(try slots.value(1, path: "mutation"), from: "handle")
+                    if case .table(let t) = mutation, !t.hash.values.contains(where: { $0.tableValue != nil }), t.array.isEmpty,
+                       slots.store(1, into: keptTable) {
+                        kept = (mutation, dispatch.handleCount)
+                    }
+                    return .one(mutation)
+                }
                 return .stream(try mutations(from: "handle", slots, what: "\(definition.name).handle"))
             }
         } catch {
@@ -243,10 +260,17 @@ public final class LuaFeature: @unchecked Sendable {
         }
     }
 
+    /// How `reduce` gets `mutation`: the very table `handle` returned when it is still kept.
+    private func pushing(_ mutation: LuaValue) -> LuaPush {
+        defer { kept = nil }
+        if let kept, kept.handleCount == dispatch.handleCount, kept.mutation == mutation { return .ref(keptTable) }
+        return .value(mutation)
+    }
+
     private func reduce(_ mutation: LuaValue) throws -> LuaValue? {
         do {
             let (changes, effect): ([StateChange]?, LuaValue?) = try bridge.lua.call(
-                dispatch.reduce, [.ref(definition.table), .ref(stateTable), .value(mutation)]
+                dispatch.reduce, [.ref(definition.table), .ref(stateTable), pushing(mutation)]
             ) { slots in
                 guard slots.isTable(1) else {
                     throw LuaStreamError(message: "\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`", location: location("reduce"))
@@ -259,9 +283,9 @@ public final class LuaFeature: @unchecked Sendable {
                     }
                     effect = e
                 }
-                let outcome = try slots.string(3)
+                let outcome = try slots.integer(3)  // 0: in place, 1: a table in two places, 2: another table
                 // In place (the common case): the snapshot takes the written entries, nothing else.
-                if outcome == "same" {
+                if outcome == 0 {
                     let count = Int(try slots.integer(5))
                     // Under the lock, with no other reference taken: changed in place.
                     if let changes = try snapshotLock.withLock({ try slots.applyStateWrites(4, count: count, root: "state", to: &_snapshot) }) {
@@ -272,7 +296,7 @@ public final class LuaFeature: @unchecked Sendable {
                 // and make the Lua table anew from the copy unless it is a plain new table.
                 let previous = snapshot
                 let (whole, plain) = try slots.stateValue(1, refreshing: previous, path: "state")
-                stateTable = outcome == "new" && plain ? try slots.ref(1) : try bridge.lua.ref(.value(whole))
+                stateTable = outcome == 2 && plain ? try slots.ref(1) : try bridge.lua.ref(.value(whole))
                 snapshot = whole
                 return ([StateChange(path: [], old: previous, new: whole)], effect)
             }
