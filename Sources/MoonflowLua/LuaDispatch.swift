@@ -135,17 +135,8 @@ package final class LuaDispatch: @unchecked Sendable {
           if s ~= r then root = nil; return s, e, 2 end
           for i = 1, nstored, 3 do
             local u, p, k = stored[i], stored[i + 1], stored[i + 2]
-            if rawget(wtargets[p], k) == u then
-              local v = wviews[u]
-              if v == nil then
-                v = setmetatable({}, W)
-                wviews[u], wtargets[v], wparent[v], wkey[v] = v, u, p, k
-              elseif wparent[v] ~= p or wkey[v] ~= k then
-                local op = wparent[v]
-                if op == nil or (rawget(wtargets[op], wkey[v]) == u and attached(op)) then shared = true end
-                wparent[v], wkey[v] = p, k
-              end
-            end
+            -- Still there: it has this place now (shared when its old place holds it too).
+            if rawget(wtargets[p], k) == u then wview(u, p, k) end
           end
           if shared then root = nil; return s, e, 1 end
           local n, keys = 0, pathkeys
