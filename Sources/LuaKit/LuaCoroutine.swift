@@ -11,7 +11,10 @@ import CLuaShim
 public final class LuaCoroutine {
     public enum Status: Sendable { case yielded, finished }
 
-    public let state: LuaState
+    /// The state it runs in, nil once that state is gone: like a `LuaRef`, a coroutine
+    /// does not keep its state alive (a Swift object the state holds may own the coroutine).
+    public var state: LuaState? { owner }
+    private weak var owner: LuaState?
     let thread: LuaRef
     let co: OpaquePointer
     private var started = false
@@ -19,7 +22,7 @@ public final class LuaCoroutine {
     public private(set) var isDead = false
 
     init(state: LuaState, thread: LuaRef, co: OpaquePointer) {
-        self.state = state
+        self.owner = state
         self.thread = thread
         self.co = co
     }
@@ -29,6 +32,7 @@ public final class LuaCoroutine {
     /// - Throws: the coroutine's error (`LuaError`, with its traceback), after which it is dead.
     public func resume<R>(_ args: [LuaPush], _ body: (LuaSlots) throws -> R) throws -> (Status, R) {
         guard !isDead else { throw LuaError.runtime(message: "cannot resume dead coroutine", location: nil, traceback: "") }
+        guard let state = owner else { throw LuaError.runtime(message: "cannot resume a coroutine whose Lua state is gone", location: nil, traceback: "") }
         state.enter(); defer { state.leave() }
         let L = state.activeL
         let top = mf_gettop(L)
@@ -57,6 +61,7 @@ public final class LuaCoroutine {
     public func close() {
         guard !isDead else { return }
         isDead = true
+        guard let state = owner else { return }
         state.enter(); defer { state.leave() }
         _ = mf_closethread(co, state.activeL)
         mf_settop(co, 0)

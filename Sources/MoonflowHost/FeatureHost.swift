@@ -66,7 +66,7 @@ public final class FeatureHost: @unchecked Sendable {
     public let testScheduler: TestScheduler?
     let queue: DispatchQueue?
     private let onQueue = DispatchSpecificKey<Bool>()
-    /// Guards `services`, `serviceOrder`, `serviceObjects` and `_log`: registering
+    /// Guards `services`, `serviceOrder`, `serviceObjects`, `kept` and `_log`: registering
     /// may happen on any thread while features load on the state executor.
     private let registry = NSLock()
     private var services: [String: LuaService] = [:]
@@ -153,6 +153,13 @@ public final class FeatureHost: @unchecked Sendable {
     package let router: SwitchableScheduler?
     /// Globals per plugin, when plugins are isolated.
     let sandbox: PluginSandbox?
+
+    /// Keeps `object` for as long as this host lives: what Lua code made but may hold only
+    /// weakly, because it owns a feature, and so this host's Lua state (a spec's test stores).
+    package func keepAlive(_ object: AnyObject) {
+        registry.withLock { kept.append(object) }
+    }
+    private var kept: [AnyObject] = []
 
     /// Services that replace any of the same name (a test store's stubs): a Lua
     /// table of functions, applied last when a feature's `env` is made.

@@ -59,6 +59,11 @@ public final class FeatureRun: @unchecked Sendable {
 
     var host: FeatureHost!
     var feature: RunningFeature!
+    /// The run's own listener on the feature, kept for as long as the run lives. (Dropped, it
+    /// would go on listening, but the side table of its weak reference to the outlet, which the
+    /// runtime points to only through the outlet's shifted refcount word, would look leaked to
+    /// LeakSanitizer when a signal ends the process with the run still alive.)
+    private var observation: Disposable?
     var watcher: FileWatcher?
     var signalSources: [DispatchSourceSignal] = []
 
@@ -100,14 +105,15 @@ public final class FeatureRun: @unchecked Sendable {
                 repositoryStorage: options.repositoryStorage))
             host.bridge.serviceTap = options.serviceTap
             // A plugin's print becomes a log event, so jsonl output stays one JSON object per line.
-            try host.lua.setGlobal("print", .function { [unowned self] args in
+            // Weak, here and below: a feature (and its Lua state) may outlive the run that made it.
+            try host.lua.setGlobal("print", .function { [weak self] args in
                 let text = (0..<args.count).map { i in (try? args.value(i + 1).printed) ?? "<\(args.typeName(i + 1))>" }
-                self.emit(.log(message: text.joined(separator: "\t"), location: args.callerLocation))
+                self?.emit(.log(message: text.joined(separator: "\t"), location: args.callerLocation))
                 return []
             })
             // os.exit is an error and io.write a log event: the host owns the process and stdout.
-            try HostOwnedProcess.install(in: host.lua, command: "run") { [unowned self] text, location in
-                self.emit(.log(message: text, location: location))
+            try HostOwnedProcess.install(in: host.lua, command: "run") { [weak self] text, location in
+                self?.emit(.log(message: text, location: location))
             }
             feature = try host.load(options.path)
         } catch {
@@ -127,9 +133,10 @@ public final class FeatureRun: @unchecked Sendable {
                                              actions: actionSchema, clock: options.clock)
             for observer in options.observers { observer.started(description, dispatch: Dispatcher(run: self)) }
         }
-        host.perform {
-            feature.outlet.add { [unowned self] event in self.emit(event) }
+        observation = host.perform {
+            let observation = feature.outlet.add { [weak self] event in self?.emit(event) }
             feature.start()
+            return observation
         }
         if options.watch {
             do { try startWatching() } catch {
@@ -382,15 +389,17 @@ extension FeatureRun {
 
     /// The run as its observers see it: actions from another thread (the inspector's page).
     struct Dispatcher: RunDispatcher {
-        let run: FeatureRun
+        /// Weak: the observers keep their dispatcher, and the run keeps its observers.
+        weak var run: FeatureRun?
         func dispatch(_ action: LuaValue) throws {
+            guard let run else { throw HostError("the run is over: nothing takes actions any more") }
             guard run.options.clock == .real else {
                 throw HostError("sending from elsewhere needs the real clock: the virtual one moves only with the input")
             }
             try run.dispatch(action)
         }
         var inFlight: [FeatureFlight] {
-            guard run.options.clock == .real else { return [] }
+            guard let run, run.options.clock == .real else { return [] }
             return run.host.perform { run.feature.inFlight }
         }
     }

@@ -123,7 +123,10 @@ public final class LuaBridge: @unchecked Sendable {
     package func reenter(_ producer: Producer<LuaValue>) -> Producer<LuaValue> {
         let router = self.scheduler
         let pending = self.pending
-        return Producer { observer, lifetime in
+        // Weak here, not only in the observer below: a nested closure's capture list is
+        // evaluated inside this one, which would otherwise hold the bridge strongly (the
+        // stream is a userdata of the state the bridge owns).
+        return Producer { [weak self] observer, lifetime in
             // Re-enter on the clock that started the call, even if a test store
             // points the bridge at another clock before the result arrives.
             let scheduler = router.resolved

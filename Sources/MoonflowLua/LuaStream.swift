@@ -8,6 +8,16 @@ final class LuaStream {
     init(_ producer: Producer<LuaValue>) { self.producer = producer }
 }
 
+/// A stream is a userdata of the Lua state its bridge owns, so what its operators call
+/// later holds the bridge weakly: held strongly, state and bridge would keep each other
+/// alive after everyone else let go of them. Once the bridge is gone the call fails.
+extension Optional where Wrapped == LuaBridge {
+    func alive() throws -> LuaBridge {
+        guard let self else { throw LuaStreamError(message: "the Lua state of this stream is gone (its host was released)") }
+        return self
+    }
+}
+
 /// The `mf.*` stream constructors (DESIGN §4).
 enum LuaStreamConstructors {
     static func table(_ bridge: LuaBridge) -> [(String, LuaFunction)] {
@@ -58,27 +68,27 @@ enum LuaStreamMethods {
         let methods: [(String, LuaFunction)] = [
             method("map") { b, s, args in
                 let fn = try args.function(2, function: "map")
-                return s.map { try b.call1(fn, [$0]) }
+                return s.map { [weak b] in try b.alive().call1(fn, [$0]) }
             },
             method("filter") { b, s, args in
                 let fn = try args.function(2, function: "filter")
-                return s.filter { try b.call1(fn, [$0]).isTruthy }
+                return s.filter { [weak b] in try b.alive().call1(fn, [$0]).isTruthy }
             },
             method("flatMap") { b, s, args in
                 let fn = try args.function(2, function: "flatMap")
                 let at = args.definitionLocation(2)
                 let strategy = try LuaStreamMethods.strategy(args, 3, "flatMap")
-                return s.flatMap(strategy) { try b.callStream(fn, [.value($0)], what: "the flatMap function", location: at) }
+                return s.flatMap(strategy) { [weak b] in try b.alive().callStream(fn, [.value($0)], what: "the flatMap function", location: at) }
             },
             method("flatMapLatest") { b, s, args in
                 let fn = try args.function(2, function: "flatMapLatest")
                 let at = args.definitionLocation(2)
-                return s.flatMap(.latest) { try b.callStream(fn, [.value($0)], what: "the flatMapLatest function", location: at) }
+                return s.flatMap(.latest) { [weak b] in try b.alive().callStream(fn, [.value($0)], what: "the flatMapLatest function", location: at) }
             },
             method("concatMap") { b, s, args in
                 let fn = try args.function(2, function: "concatMap")
                 let at = args.definitionLocation(2)
-                return s.flatMap(.concat) { try b.callStream(fn, [.value($0)], what: "the concatMap function", location: at) }
+                return s.flatMap(.concat) { [weak b] in try b.alive().callStream(fn, [.value($0)], what: "the concatMap function", location: at) }
             },
             method("startWith") { _, s, args in
                 s.startWith(contentsOf: try (2...max(args.count, 2)).prefix(args.count - 1).map { try args.value($0) })
@@ -86,20 +96,20 @@ enum LuaStreamMethods {
             method("catchError") { b, s, args in
                 let fn = try args.function(2, function: "catchError")
                 let at = args.definitionLocation(2)
-                return s.catchError { error in
-                    try b.callStream(fn, [.value(LuaStreamError(error).value)], what: "the catchError function", location: at)
+                return s.catchError { [weak b] error in
+                    try b.alive().callStream(fn, [.value(LuaStreamError(error).value)], what: "the catchError function", location: at)
                 }
             },
             method("scan") { b, s, args in
                 let seed = try args.value(2)
                 let fn = try args.function(3, function: "scan")
-                return s.scan(seed) { acc, v in try b.call1(fn, [acc, v]) }
+                return s.scan(seed) { [weak b] acc, v in try b.alive().call1(fn, [acc, v]) }
             },
             method("withLatestFrom") { b, s, args in
                 let other = try b.stream(args, 2, "withLatestFrom")
                 guard args.isFunction(3) else { return s.withLatestFrom(other) }
                 let fn = try args.ref(3)
-                return s.withLatestFrom(other) { x, y in try b.call1(fn, [x, y]) }
+                return s.withLatestFrom(other) { [weak b] x, y in try b.alive().call1(fn, [x, y]) }
             },
             method("distinctUntilChanged") { _, s, _ in s.distinctUntilChanged() },
             method("take") { _, s, args in s.take(Int(try args.integer(2, function: "take"))) },
@@ -114,7 +124,9 @@ enum LuaStreamMethods {
             let onValue = args.isFunction(2) ? try args.ref(2) : nil
             let onError = args.isFunction(3) ? try args.ref(3) : nil
             let onCompleted = args.isFunction(4) ? try args.ref(4) : nil
-            let disposable = s.start(Observer { [unowned bridge] event in
+            // Weak: the subscription may outlive the bridge (a timer on the host's queue).
+            let disposable = s.start(Observer { [weak bridge] event in
+                guard let bridge else { return }
                 // Errors inside observers are reported, never thrown into the stream.
                 switch event {
                 case .value(let v): if let f = onValue { _ = try? bridge.lua.call(f, [.value(v)]) }

@@ -9,8 +9,9 @@ import Streams
 /// what to wait for, then resumes the coroutine when it arrives. Disposing the
 /// stream closes the coroutine.
 final class LuaTaskRunner: @unchecked Sendable {
-    let bridge: LuaBridge
     let observer: Observer<LuaValue>
+    /// Released once the task is done, and with it the coroutine's registry slot (the runner
+    /// itself, a userdata, lives until the state's collector gets to it).
     var coroutine: LuaCoroutine?
     /// Set by `t:_await(stream)` just before the coroutine yields.
     var awaiting: Producer<LuaValue>?
@@ -21,23 +22,26 @@ final class LuaTaskRunner: @unchecked Sendable {
     /// Where the task's function is defined, for errors that have no line of their own.
     let location: String?
 
-    init(bridge: LuaBridge, observer: Observer<LuaValue>, location: String?) {
-        self.bridge = bridge
+    init(observer: Observer<LuaValue>, location: String?) {
         self.observer = observer
         self.location = location
     }
 
     static func producer(_ bridge: LuaBridge, _ fn: LuaRef, location: String?) -> Producer<LuaValue> {
-        Producer { observer, lifetime in
-            let runner = LuaTaskRunner(bridge: bridge, observer: observer, location: location)
+        // Weak: the stream is a userdata of the state the bridge owns.
+        Producer { [weak bridge] observer, lifetime in
+            let runner = LuaTaskRunner(observer: observer, location: location)
+            let taskClass: LuaClass
             do {
-                runner.coroutine = try bridge.lua.coroutine(fn)
+                let live = try bridge.alive()
+                runner.coroutine = try live.lua.coroutine(fn)
+                taskClass = live.taskClass
             } catch {
                 observer.sendFailed(LuaStreamError(error))
                 return
             }
             _ = lifetime.observeEnded { runner.cancel() }
-            runner.step([.object(runner, bridge.taskClass)])
+            runner.step([.object(runner, taskClass)])
         }
     }
 
@@ -53,15 +57,18 @@ final class LuaTaskRunner: @unchecked Sendable {
         switch outcome {
         case .failure(let error):
             done = true
+            self.coroutine = nil
             let failure = LuaStreamError(error)
             observer.sendFailed(failure.location == nil ? LuaStreamError(failure.value, location: location) : failure)
         case .success(.finished):
             done = true
+            self.coroutine = nil
             observer.sendCompleted()
         case .success(.yielded):
             guard let next = awaiting else {
                 done = true
                 coroutine.close()
+                self.coroutine = nil
                 observer.sendFailed(LuaStreamError("mf.task: the task yielded with coroutine.yield; a task may only wait through t:await(stream)", location: location))
                 return
             }
@@ -98,6 +105,7 @@ final class LuaTaskRunner: @unchecked Sendable {
         guard !done else { return }
         done = true
         coroutine?.close()
+        coroutine = nil
     }
 }
 

@@ -7,7 +7,8 @@ import Streams
 /// naming the types it handles; every failure is also logged with its source location.
 public final class RequestInteractor: @unchecked Sendable {
     public let definition: FeatureDefinition
-    let bridge: LuaBridge
+    /// Weak: the interactor is a userdata (`env.interactors.NAME`) of the state the bridge owns.
+    private weak var bridge: LuaBridge?
     package var env: LuaRef?
     /// Where failures are logged: (message, file:line).
     package var log: @Sendable (String, String?) -> Void = { _, _ in }
@@ -25,12 +26,15 @@ public final class RequestInteractor: @unchecked Sendable {
         let log = self.log
         let stream: Producer<LuaValue>
         // A malformed or unknown request is a failure like any other: logged below.
-        if request["type"]?.stringValue == nil {
+        if bridge == nil {
+            stream = .fail(LuaStreamError(message: "interactor '\(name)': its Lua state is gone (the host was released)", location: caller))
+        } else if request["type"]?.stringValue == nil {
             stream = .fail(LuaStreamError(message: "interactor '\(name)': a request needs a string 'type'; it handles: \(definition.requests.joined(separator: ", "))", location: caller))
         } else if !definition.requests.contains(type) {
             stream = .fail(LuaStreamError(message: "interactor '\(name)' has no request '\(type)'; it handles: \(definition.requests.joined(separator: ", "))", location: caller))
         } else {
             do {
+                let bridge = try self.bridge.alive()
                 stream = try bridge.lua.call(bridge.dispatch.request, [.ref(definition.table), .value(.string(LuaString(type))), .value(request), env.map { .ref($0) } ?? .value(.nil)]) { slots in
                     if let s = slots.object(1, as: LuaStream.self) { return s.producer }
                     if slots.count == 0 || slots.isNil(1) {

@@ -25,7 +25,8 @@ public enum TestModule {
         let lua = host.lua
         let storeClass = try lua.makeClass("moonflow.teststore", methods: [:])
         func store(_ args: LuaSlots) throws -> FeatureStore {
-            guard let s = args.object(1, as: FeatureStore.self) else { throw args.bad(1, "store method", "test store") }
+            guard let handle = args.object(1, as: StoreHandle.self) else { throw args.bad(1, "store method", "test store") }
+            guard let s = handle.store else { throw FeatureStore.Failure("the test store is gone (the spec's host was released)") }
             return s
         }
         /// Runs a step; a `Failure` becomes `false, message` for the Lua side to raise at the spec's line.
@@ -62,7 +63,9 @@ public enum TestModule {
                         let (message, location) = FeatureErrors.describe(error, fallback: nil)
                         throw FeatureStore.Failure("T.store: \(location.map { "\($0): " } ?? "")\(message)")
                     }
-                    return [.object(FeatureStore(host: storeHost, feature: feature, exhaustive: exhaustive), storeClass)]
+                    let store = FeatureStore(host: storeHost, feature: feature, exhaustive: exhaustive)
+                    host.keepAlive(store)
+                    return [.object(StoreHandle(store), storeClass)]
                 }
             }),
             ("send", .function { args in
@@ -123,6 +126,14 @@ public enum TestModule {
             package.preload["moonflow.test"] = function() return chunk(core) end
             """, name: "moonflow.test")
         try lua.call(install, [.ref(chunk), .ref(coreTable)]) { _ in () }
+    }
+
+    /// What a store's userdata holds: the store, weakly. The store owns a feature, and so the
+    /// spec's Lua state: held by a userdata of that state, state and store would keep each
+    /// other alive after the spec ends. The spec's host keeps the store instead.
+    private final class StoreHandle {
+        weak var store: FeatureStore?
+        init(_ store: FeatureStore) { self.store = store }
     }
 
     /// The Lua side: argument checks, stubs, and raising failures at the spec's line.

@@ -23,8 +23,16 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
         let due: Int
         let sequence: Int
         let interval: Int?
-        let action: @Sendable () -> Void
+        let job: Job
         let disposable: AnyDisposable
+    }
+
+    /// What a scheduling runs, until it is cancelled: cancelling drops the action at once.
+    /// Kept until its due time, the action (and whatever it holds, often this scheduler)
+    /// would outlive a clock that never gets there. Guarded by the scheduler's lock.
+    private final class Job: @unchecked Sendable {
+        var action: (@Sendable () -> Void)?
+        init(_ action: @escaping @Sendable () -> Void) { self.action = action }
     }
 
     private let lock = NSLock()
@@ -108,8 +116,8 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
     /// - Parameter time: The target time; must not be earlier than `now`.
     public func advance(to time: Int) {
         precondition(time >= now, "virtual time cannot go back (now \(now), asked for \(time))")
-        while let item = popItem(dueBy: time) {
-            item.action()
+        while let action = popItem(dueBy: time) {
+            action()
         }
         lock.withLock { clock = max(clock, time) }
     }
@@ -120,17 +128,19 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
     /// `advance(to:)`. After `runLimit` actions the test stops with a message.
     public func run() {
         var performed = 0
-        while let item = popItem(dueBy: .max) {
+        while let action = popItem(dueBy: .max) {
             performed += 1
             precondition(performed <= runLimit, "TestScheduler.run() did not settle after \(runLimit) actions")
-            item.action()
+            action()
         }
     }
 
     private func insert(due: Int, interval: Int?, action: @escaping @Sendable () -> Void) -> Disposable {
-        let disposable = AnyDisposable()
+        let job = Job(action)
+        let lock = self.lock
+        let disposable = AnyDisposable { lock.withLock { job.action = nil } }
         lock.withLock {
-            let item = Item(due: due, sequence: nextSequence, interval: interval, action: action, disposable: disposable)
+            let item = Item(due: due, sequence: nextSequence, interval: interval, job: job, disposable: disposable)
             nextSequence += 1
             enqueue(item)
         }
@@ -148,22 +158,24 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
         items.insert(item, at: low)
     }
 
-    /// Takes the earliest live item due by `time`, sets the clock to its due time and re-arms it
-    /// if it repeats.
-    private func popItem(dueBy time: Int) -> Item? {
+    /// Takes the earliest live item due by `time`, sets the clock to its due time, re-arms it
+    /// if it repeats, and returns its action.
+    private func popItem(dueBy time: Int) -> (@Sendable () -> Void)? {
         lock.withLock {
             while let first = items.first, first.due <= time {
                 items.removeFirst()
-                if first.disposable.isDisposed { continue }
+                guard !first.disposable.isDisposed, let action = first.job.action else { continue }
                 clock = max(clock, first.due)
                 if let interval = first.interval {
                     let next = Item(
                         due: first.due + interval, sequence: nextSequence, interval: interval,
-                        action: first.action, disposable: first.disposable)
+                        job: first.job, disposable: first.disposable)
                     nextSequence += 1
                     enqueue(next)
+                } else {
+                    first.job.action = nil   // runs once: its disposable must not keep it
                 }
-                return first
+                return action
             }
             return nil
         }

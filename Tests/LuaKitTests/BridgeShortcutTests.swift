@@ -10,6 +10,9 @@ final class BridgeShortcutTests: XCTestCase {
         lua = try LuaState()
     }
 
+    // XCTest keeps every test case until the process exits: let the state go with the test.
+    override func tearDown() { lua = nil }
+
     func testEveryStringOfALargeReadComesBackExact() throws {
         // Repeated keys (one interned string each) beside 3,000 distinct values: more strings
         // than the read's cache has slots, so slots are taken over many times.

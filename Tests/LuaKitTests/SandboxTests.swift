@@ -5,6 +5,8 @@ import XCTest
 final class SandboxTests: XCTestCase {
     var lua: LuaState!
     override func setUpWithError() throws { lua = try LuaState(profile: .sandboxed) }
+    // XCTest keeps every test case until the process exits: let the state go with the test.
+    override func tearDown() { lua = nil }
 
     private func eval(_ source: String) throws -> [LuaValue] { try lua.run(string: source, name: "plugin.lua") }
 

@@ -86,7 +86,8 @@ final class SwiftFunctionTests: XCTestCase {
         let lua = try LuaState()
         try lua.run(string: "function double(x) return x * 2 end", name: "t")
         let double = try lua.ref(global: "double")
-        try lua.setGlobal("viaSwift", .function { args in
+        // Unowned: the state holds the function, which must not hold the state.
+        try lua.setGlobal("viaSwift", .function { [unowned lua] args in
             let v = try args.value(1)
             return try lua.call(double, [.value(v)]).map { .value($0) }
         })

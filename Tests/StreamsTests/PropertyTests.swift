@@ -64,12 +64,13 @@ final class PropertyTests: XCTestCase {
     func testAnObserverMaySetThePropertyItObserves() {
         let property = MutableProperty(0)
         let seen = Box<[Int]>([])
-        property.producer.start(value: { value in
+        let observation = property.producer.start(value: { value in
             seen.withLock { $0.append(value) }
             if value < 3 { property.value = value + 1 }
         })
         XCTAssertEqual(seen.withLock { $0 }, [0, 1, 2, 3])
         XCTAssertEqual(property.value, 3)
+        observation.dispose()   // the observer holds the property it observes
     }
 
     func testConcurrentModificationsAreAtomic() {

@@ -41,6 +41,30 @@ final class SchedulerTests: XCTestCase {
         XCTAssertFalse(ran.withLock { $0 })
     }
 
+    /// What an action holds goes when it is cancelled, or when it has run once, not at its due
+    /// time: a virtual clock may never get there (one dropped with its host).
+    func testTestSchedulerLetsGoOfCancelledAndFinishedActions() {
+        final class Held: Sendable {}
+        let scheduler = TestScheduler()
+        weak var cancelled: Held?
+        weak var finished: Held?
+        var cancel: Disposable?
+        var done: Disposable?
+        do {
+            let a = Held(), b = Held()
+            cancelled = a
+            finished = b
+            cancel = scheduler.schedule(after: 1_000) { _ = a }
+            done = scheduler.schedule { _ = b }
+        }
+        XCTAssertNotNil(cancelled, "kept while it is scheduled")
+        cancel?.dispose()
+        XCTAssertNil(cancelled)
+        scheduler.advance()
+        XCTAssertNil(finished, "its disposable, still held, does not keep it")
+        XCTAssertNotNil(done)
+    }
+
     func testRepeatingActionAndRun() {
         let scheduler = TestScheduler()
         let ticks = Box<[Int]>([])

@@ -91,6 +91,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         var waiting: [String: FIFO<Waiting>] = [:]
         @usableFromInline var taps: Taps
         var signals = Signals()
+        /// The last drain handed to the state scheduler (it may have run already).
+        @usableFromInline var scheduledDrain: Disposable?
 
         init(taps: Taps) { self.taps = taps }
 
@@ -235,10 +237,13 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
             shared.withLock { _ in confined.pointee.owner.enter() }
             drain()
         } else {
-            context.state.schedule { [self] in
+            let scheduled = context.state.schedule { [self] in
                 shared.withLock { _ in confined.pointee.owner.enter() }
                 drain()
             }
+            // Cancelled by `dispose`: a drain left on a clock that never runs it (a virtual clock
+            // dropped with its host) would keep the loop, and the loop that clock.
+            shared.withLock { $0.scheduledDrain = scheduled }
         }
     }
 
@@ -460,7 +465,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     var isDisposed: Bool { shared.withLock { $0.disposed } }
 
     func dispose() {
-        let (doomed, taps): ([SerialDisposable], Taps?) = shared.withLock { shared in
+        let (doomed, taps): ([Disposable], Taps?) = shared.withLock { shared in
             guard !shared.disposed else { return ([], nil) }
             shared.disposed = true
             shared.waiting = [:]
@@ -468,7 +473,14 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
             shared.arrivals.removeAll()
             let taps = shared.taps
             shared.taps = Taps()
-            return (Self.removeFlights(from: &shared) { _ in true }, taps)
+            var doomed: [Disposable] = Self.removeFlights(from: &shared) { _ in true }
+            if let drain = shared.scheduledDrain {
+                // A drain that never starts leaves the loop idle; one already running stops at its next step.
+                doomed.append(drain)
+                shared.scheduledDrain = nil
+                shared.draining = false
+            }
+            return (doomed, taps)
         }
         doomed.forEach { $0.dispose() }
         guard let taps else { return }
