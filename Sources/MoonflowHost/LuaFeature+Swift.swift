@@ -36,23 +36,21 @@ extension RunningFeature {
 
     /// The state after every reduced mutation (not the current one). Made once per feature.
     public var stateChanges: Signal<LuaValue> {
-        outlet.derived("stateChanges") { events.compactMap { if case .state(let s, let seq) = $0, seq > 0 { s } else { nil } } }
+        outlet.derived("stateChanges") { signal(kinds: .state) { event, _ in if case .state(let s, let seq) = event, seq > 0 { s } else { nil } } }
     }
 
     /// Outward effects: those no internal handler took. Made once per feature.
     public var outwardEffects: Signal<LuaValue> {
-        outlet.derived("outwardEffects") { events.compactMap { if case .effect(let e, _) = $0 { e } else { nil } } }
+        outlet.derived("outwardEffects") { signal(kinds: .effect) { event, _ in if case .effect(let e, _) = event { e } else { nil } } }
     }
 
     /// Errors with their stage, action, `file:line`, traceback and Swift error. Made once per feature.
     public var failures: Signal<FeatureError> {
         outlet.derived("failures") {
-            let (output, input) = Signal<FeatureError>.pipe()
-            outlet.add({ [weak self] event in
-                guard case .error(let message, let location) = event else { return }
-                input.send(value: self?.eventError ?? FeatureError(stage: .handle, message: message, location: location))
-            }, onFinish: { input.sendCompleted() })
-            return output
+            signal(kinds: .error) { event, feature in
+                guard case .error(let message, let location) = event else { return nil }
+                return feature?.eventError ?? FeatureError(stage: .handle, message: message, location: location)
+            }
         }
     }
 
@@ -60,17 +58,17 @@ extension RunningFeature {
     /// that lands while the stream starts may show twice, never not at all).
     public var states: AsyncStream<LuaValue> {
         let current = state
-        return stream(first: current) { event, _ in if case .state(let s, let seq) = event, seq > 0 { s } else { nil } }
+        return stream(first: current, kinds: .state) { event, _ in if case .state(let s, let seq) = event, seq > 0 { s } else { nil } }
     }
 
     /// Outward effects as an `AsyncSequence`.
     public var effects: AsyncStream<LuaValue> {
-        stream { event, _ in if case .effect(let e, _) = event { e } else { nil } }
+        stream(kinds: .effect) { event, _ in if case .effect(let e, _) = event { e } else { nil } }
     }
 
     /// Errors as an `AsyncSequence` of `FeatureError`.
     public var errors: AsyncStream<FeatureError> {
-        stream { event, feature in
+        stream(kinds: .error) { event, feature in
             guard case .error(let message, let location) = event else { return nil }
             return feature?.eventError ?? FeatureError(stage: .handle, message: message, location: location)
         }
@@ -81,15 +79,17 @@ extension RunningFeature {
     public func decodedStates<T: Decodable & Sendable>(_ type: T.Type) -> AsyncStream<T> {
         let decoder = LuaValueDecoder()
         let current = try? decoder.decode(T.self, from: state)
-        return stream(first: current) { event, _ in
+        return stream(first: current, kinds: .state) { event, _ in
             guard case .state(let s, let seq) = event, seq > 0 else { return nil }
             return try? decoder.decode(T.self, from: s)
         }
     }
 
-    /// Calls `body` with every event until the token is cancelled or released.
-    public func observe(_ body: @escaping @Sendable (FeatureEvent) -> Void) -> ObservationToken {
-        ObservationToken(outlet.add(body))
+    /// Calls `body` with every event of `kinds` (all by default) until the token is
+    /// cancelled or released. Asking for fewer kinds costs less: without a mutation
+    /// observer, a mutation `handle` returned is never copied out of Lua.
+    public func observe(kinds: FeatureEvent.Kinds = .all, _ body: @escaping @Sendable (FeatureEvent) -> Void) -> ObservationToken {
+        ObservationToken(outlet.add(kinds: kinds, body))
     }
 
     /// Waits (real time) until nothing is queued, running or in flight, Swift
@@ -103,14 +103,27 @@ extension RunningFeature {
 
     /// A stream of the events `transform` keeps, starting with `first`; it ends
     /// when the feature does, and stops observing when its consumer goes away.
-    private func stream<T: Sendable>(first: T? = nil, _ transform: @escaping @Sendable (FeatureEvent, (any RunningFeature)?) -> T?) -> AsyncStream<T> {
+    private func stream<T: Sendable>(first: T? = nil, kinds: FeatureEvent.Kinds,
+                                     _ transform: @escaping @Sendable (FeatureEvent, (any RunningFeature)?) -> T?) -> AsyncStream<T> {
         AsyncStream { continuation in
             if let first { continuation.yield(first) }
-            let token = outlet.add({ [weak self] event in
+            let token = outlet.add(kinds: kinds, { [weak self] event in
                 if let value = transform(event, self) { continuation.yield(value) }
             }, onFinish: { continuation.finish() })
             continuation.onTermination = { _ in token.dispose() }
         }
+    }
+}
+
+extension RunningFeature {
+    /// A signal of the events of `kinds` that `transform` keeps; it completes when the feature ends.
+    fileprivate func signal<T: Sendable>(kinds: FeatureEvent.Kinds,
+                                         _ transform: @escaping @Sendable (FeatureEvent, (any RunningFeature)?) -> T?) -> Signal<T> {
+        let (output, input) = Signal<T>.pipe()
+        outlet.add(kinds: kinds, { [weak self] event in
+            if let value = transform(event, self) { input.send(value: value) }
+        }, onFinish: { input.sendCompleted() })
+        return output
     }
 }
 

@@ -16,12 +16,17 @@ public final class EventOutlet: @unchecked Sendable {
 
     private struct Entry {
         let id: Int
+        let kinds: FeatureEvent.Kinds
         let listener: Listener
         let onFinish: (@Sendable () -> Void)?
     }
 
     private let lock = NSLock()
-    private var listeners: [Entry] = []
+    private var listeners: [Entry] = [] {
+        didSet { wanted = listeners.reduce(into: []) { $0.formUnion($1.kinds) } }
+    }
+    /// The kinds some listener wants (the union of theirs).
+    private var wanted: FeatureEvent.Kinds = []
     private var nextID = 0
     private var finished = false
     private var lazySignal: (signal: Signal<FeatureEvent>, input: Observer<FeatureEvent>)?
@@ -29,11 +34,16 @@ public final class EventOutlet: @unchecked Sendable {
 
     public init() {}
 
-    /// Calls `listener` with every event from now on, and `onFinish` once the
-    /// outlet finishes (at once if it already has).
+    /// Calls `listener` with every event of `kinds` from now on, and `onFinish`
+    /// once the outlet finishes (at once if it already has).
+    ///
+    ///     feature.outlet.add(kinds: .state) { event in ... }   // mutations stay in Lua
+    ///
+    /// - Parameter kinds: the events wanted (all by default). An observer that
+    ///   wants only states lets the feature skip copying each mutation out of Lua.
     /// - Returns: a disposable that removes the listener (`onFinish` is then not called).
     @discardableResult
-    public func add(_ listener: @escaping Listener, onFinish: (@Sendable () -> Void)? = nil) -> Disposable {
+    public func add(kinds: FeatureEvent.Kinds = .all, _ listener: @escaping Listener, onFinish: (@Sendable () -> Void)? = nil) -> Disposable {
         lock.lock()
         if finished {
             lock.unlock()
@@ -42,7 +52,7 @@ public final class EventOutlet: @unchecked Sendable {
         }
         let id = nextID
         nextID += 1
-        listeners.append(Entry(id: id, listener: listener, onFinish: onFinish))
+        listeners.append(Entry(id: id, kinds: kinds, listener: listener, onFinish: onFinish))
         lock.unlock()
         return AnyDisposable { [weak self] in
             guard let self else { return }
@@ -66,7 +76,7 @@ public final class EventOutlet: @unchecked Sendable {
         lazySignal = (output, input)
         let isFinished = finished
         lock.unlock()
-        if isFinished { input.sendCompleted() } else { add({ input.send(value: $0) }) }
+        if isFinished { input.sendCompleted() } else { add { input.send(value: $0) } }
         return output
     }
 
@@ -84,11 +94,21 @@ public final class EventOutlet: @unchecked Sendable {
         return made
     }
 
+    /// Whether some listener wants events of `kind` (read on the state executor
+    /// before making an event that costs something to make).
+    package func wants(_ kind: FeatureEvent.Kinds) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return wanted.contains(kind)
+    }
+
     package func send(_ event: FeatureEvent) {
         lock.lock()
+        let kind = event.kind
+        guard wanted.contains(kind) else { lock.unlock(); return }
         let current = listeners
         lock.unlock()
-        for entry in current { entry.listener(event) }
+        for entry in current where entry.kinds.contains(kind) { entry.listener(event) }
     }
 
     /// Ends the outlet: listeners are removed and their `onFinish` called; the signal completes.

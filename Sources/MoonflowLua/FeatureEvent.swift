@@ -19,3 +19,36 @@ public enum FeatureEvent: Sendable, Equatable {
     /// `ms` from the change being noticed to the new code running.
     case reload(files: [String], ms: Double)
 }
+
+extension FeatureEvent {
+    /// Kinds of events, for a listener that wants only some of them
+    /// (`outlet.add(kinds: .state) { ... }`): an event no listener wants is
+    /// not made at all, so a mutation `handle` returned stays in Lua unless
+    /// someone listens for mutations.
+    public struct Kinds: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        public static let action = Kinds(rawValue: 1 << 0)
+        public static let mutation = Kinds(rawValue: 1 << 1)
+        public static let state = Kinds(rawValue: 1 << 2)
+        public static let effect = Kinds(rawValue: 1 << 3)
+        public static let error = Kinds(rawValue: 1 << 4)
+        public static let log = Kinds(rawValue: 1 << 5)
+        public static let reload = Kinds(rawValue: 1 << 6)
+        public static let all = Kinds(rawValue: 0x7f)
+    }
+
+    /// The kind of this event.
+    public var kind: Kinds {
+        switch self {
+        case .action: .action
+        case .mutation: .mutation
+        case .state: .state
+        case .effect: .effect
+        case .error: .error
+        case .log: .log
+        case .reload: .reload
+        }
+    }
+}

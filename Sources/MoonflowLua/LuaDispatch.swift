@@ -5,10 +5,6 @@ import LuaKit
 package final class LuaDispatch: @unchecked Sendable {
     package let handle: LuaRef
     package let reduce: LuaRef
-    /// Calls to `handle` so far, by every feature on this state: a feature's reduce may pass
-    /// the mutation table `handle` returned (kept in the registry) instead of pushing it
-    /// again. Touched on the state executor only.
-    package var handleCount = 0
     /// Puts back what the last `reduce` wrote (its undo log, newest first): a failed reduce
     /// leaves the state as it was.
     package let undo: LuaRef

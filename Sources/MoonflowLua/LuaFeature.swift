@@ -60,7 +60,7 @@ public final class LuaFeature: @unchecked Sendable {
     static let typeKey: LuaValue = "type"
     /// The loop's state is the number of reduced mutations: the state itself stays in Lua
     /// and in `snapshot`, so the snapshot is the only Swift copy and changes in place.
-    package private(set) var interactor: Interactor<Int, LuaValue, LuaValue, LuaValue>!
+    package private(set) var interactor: Interactor<Int, LuaValue, FeatureMutation, LuaValue>!
     private var disposables = CompositeDisposable()
     private var tracesActions = false
     private var _effectSource: String?
@@ -82,7 +82,7 @@ public final class LuaFeature: @unchecked Sendable {
         self._snapshot = initial
         self.stateTable = try bridge.lua.ref(.value(initial))
         self.keptTable = try bridge.lua.ref(.value(.boolean(false)))
-        interactor = Interactor<Int, LuaValue, LuaValue, LuaValue>(
+        interactor = Interactor<Int, LuaValue, FeatureMutation, LuaValue>(
             initial: 0,
             context: context,
             actionType: { $0["type"]?.stringValue ?? "?" },
@@ -221,56 +221,78 @@ public final class LuaFeature: @unchecked Sendable {
         return mutation
     }
 
-    /// A handler's or effect handler's result as a stream of checked mutations.
-    private func mutations(from key: String, _ slots: LuaSlots, what: String) throws -> Producer<LuaValue> {
-        if slots.count == 0 || slots.isNil(1) { return .empty() }
+    /// A handler's or effect handler's result: nothing, a mutation, or a stream of checked mutations.
+    /// A mutation table the in-place check vouches for stays in Lua (`keep`); any other
+    /// is copied out and validated in full.
+    private func mutations(from key: String, _ slots: LuaSlots, what: String,
+                           keep: ((LuaSlots) -> FeatureMutation?)? = nil) throws -> Handled<FeatureMutation> {
+        if slots.count == 0 || slots.isNil(1) { return .none }
         if let stream = slots.object(1, as: LuaStream.self) {
-            return stream.producer.map { [weak self] m in try self?.validated(m, from: key) ?? m }
+            return .stream(stream.producer.map { [weak self] m in .value(try self?.validated(m, from: key) ?? m) })
         }
-        if slots.isTable(1) { return .just(try validated(try slots.value(1, path: "mutation"), from: key)) }
+        if slots.isTable(1) {
+            if let kept = keep?(slots) { return .one(kept) }
+            return .one(.value(try validated(try slots.value(1, path: "mutation"), from: key)))
+        }
         throw LuaStreamError(message: "\(what) must return nothing, a mutation table or a stream (got \(slots.typeName(1)))", location: location(key))
     }
 
-    /// The mutation `handle` returned last, when its table is kept in `keptTable` for
-    /// `reduce` (flat fields only: no table inside that the handler could still change),
-    /// and the bridge's handle count then.
-    private var kept: (mutation: LuaValue, handleCount: Int)?
-    /// A registry slot holding the table of `kept`.
+    /// The mutation whose table is in `keptTable`, not reduced yet.
+    private var pendingKept: KeptMutation?
+    /// A registry slot holding the table of `pendingKept`.
     private let keptTable: LuaRef
 
-    private func handle(_ action: LuaValue) -> Handled<LuaValue> {
+    /// Keeps the table at slot 1 in `keptTable` when the in-place check vouches for it.
+    private func keep(_ slots: LuaSlots) -> FeatureMutation? {
+        guard slots.matches(1, definition.mutations.flat), slots.store(1, into: keptTable) else { return nil }
+        let kept = KeptMutation()
+        pendingKept = kept
+        return .kept(kept)
+    }
+
+    /// Copies the table in `keptTable` out for the mutation not reduced yet, freeing the slot.
+    private func releaseKeptSlot() {
+        guard let pending = pendingKept else { return }
+        pendingKept = nil
+        pending.value = try? bridge.lua.value(of: keptTable, path: "mutation")
+    }
+
+    private func handle(_ action: LuaValue) -> Handled<FeatureMutation> {
         if binding.reportsActionsInHandle { outlet.send(.action(action)) }
-        kept = nil
-        dispatch.handleCount &+= 1
+        releaseKeptSlot()
         do {
             return try bridge.lua.call(dispatch.handle, [.ref(definition.table), .value(action), .ref(stateTable), .ref(env)]) { slots in
-                if slots.count == 0 || slots.isNil(1) { return .none }
-                if slots.isTable(1) {
-                    let mutation = try validated(try slots.value(1, path: "mutation"), from: "handle")
-                    if case .table(let t) = mutation, !t.hash.values.contains(where: { $0.tableValue != nil }), t.array.isEmpty,
-                       slots.store(1, into: keptTable) {
-                        kept = (mutation, dispatch.handleCount)
-                    }
-                    return .one(mutation)
-                }
-                return .stream(try mutations(from: "handle", slots, what: "\(definition.name).handle"))
+                try mutations(from: "handle", slots, what: "\(definition.name).handle", keep: keep)
             }
         } catch {
             return .stream(.fail(LocatedError(error, at: location("handle"))))
         }
     }
 
-    /// How `reduce` gets `mutation`: the very table `handle` returned when it is still kept.
-    private func pushing(_ mutation: LuaValue) -> LuaPush {
-        defer { kept = nil }
-        if let kept, kept.handleCount == dispatch.handleCount, kept.mutation == mutation { return .ref(keptTable) }
-        return .value(mutation)
+    /// How `reduce` gets `mutation` (the very table `handle` returned when it is still
+    /// kept), and the mutation as a value when a listener wants mutation events.
+    private func pushing(_ mutation: FeatureMutation) throws -> (LuaPush, LuaValue?) {
+        let wanted = outlet.wants(.mutation)
+        switch mutation {
+        case .value(let v):
+            return (.value(v), v)
+        case .kept(let kept):
+            if let v = kept.value { return (.value(v), v) }
+            guard kept === pendingKept else {
+                throw LuaStreamError(message: "internal: a kept mutation was lost before reduce", location: location("handle"))
+            }
+            pendingKept = nil
+            return (.ref(keptTable), wanted ? try bridge.lua.value(of: keptTable, path: "mutation") : nil)
+        }
     }
 
-    private func reduce(_ mutation: LuaValue) throws -> LuaValue? {
+    private func reduce(_ mutation: FeatureMutation) throws -> LuaValue? {
+        // Before the call: a failure here must not undo the last reduce's writes.
+        let (pushed, value): (LuaPush, LuaValue?)
+        do { (pushed, value) = try pushing(mutation) } catch { throw LocatedError(error, at: location("reduce")) }
         do {
             let (changes, effect): ([StateChange]?, LuaValue?) = try bridge.lua.call(
-                dispatch.reduce, [.ref(definition.table), .ref(stateTable), pushing(mutation)]
+                dispatch.reduce, [.ref(definition.table), .ref(stateTable), pushed]
             ) { slots in
                 guard slots.isTable(1) else {
                     throw LuaStreamError(message: "\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`", location: location("reduce"))
@@ -303,7 +325,7 @@ public final class LuaFeature: @unchecked Sendable {
             deliveringChanges = changes
             defer { deliveringChanges = nil }
             seq += 1
-            outlet.send(.mutation(mutation, seq: seq))
+            if let value { outlet.send(.mutation(value, seq: seq)) }
             outlet.send(.state(snapshot, seq: seq))
             return effect
         } catch {
@@ -328,12 +350,18 @@ public final class LuaFeature: @unchecked Sendable {
     /// paths instead of comparing states.
     public var stateChanges: [StateChange]? { deliveringChanges }
 
-    private func effect(_ effect: LuaValue) -> Producer<LuaValue>? {
+    private func effect(_ effect: LuaValue) -> Producer<FeatureMutation>? {
         guard let type = effect["type"]?.stringValue, definition.effectHandlers.contains(type) else { return nil }
         let key = "effects.\(type)"
         do {
-            return try bridge.lua.call(dispatch.effect, [.ref(definition.table), .value(.string(LuaString(type))), .value(effect), .ref(stateTable), .ref(env)]) { slots in
+            let handled = try bridge.lua.call(dispatch.effect, [.ref(definition.table), .value(.string(LuaString(type))), .value(effect), .ref(stateTable), .ref(env)]) { slots in
                 try mutations(from: key, slots, what: key)
+            }
+            switch handled {
+            case .none: return .empty()
+            case .one(let m): return .just(m)
+            case .many(let ms): return .from(ms)
+            case .stream(let s): return s
             }
         } catch {
             return .fail(LocatedError(error, at: location(key)))

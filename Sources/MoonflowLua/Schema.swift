@@ -9,6 +9,17 @@ public struct Schema: Sendable {
     /// The type a field declares; a trailing `?` makes it optional.
     public enum FieldType: String, Sendable, CaseIterable {
         case string, integer, number, boolean, table, any
+
+        var flat: FlatShapes.FieldType {
+            switch self {
+            case .string: .string
+            case .integer: .integer
+            case .number: .number
+            case .boolean: .boolean
+            case .table: .table
+            case .any: .any
+            }
+        }
     }
 
     public struct Field: Sendable {
@@ -66,12 +77,16 @@ public struct Schema: Sendable {
     }
     private var compiled: [LuaString: Compiled] = [:]
     private static let typeKey: LuaValue = "type"
+    /// The same declarations, for checking a table where it is, in Lua
+    /// (`LuaSlots.matches`): what passes there needs no validation here.
+    package private(set) var flat = FlatShapes([:])
 
     private mutating func compile() {
         for (name, shape) in shapes {
             let fields = shape.sorted { $0.key < $1.key }.map { (key: LuaValue.string(LuaString($0.key)), name: $0.key, field: $0.value) }
             compiled[LuaString(name)] = Compiled(fields: fields, allowed: Set(fields.map(\.key) + [Schema.typeKey]))
         }
+        flat = FlatShapes(shapes.mapValues { fields in fields.mapValues { FlatShapes.Field($0.type.flat, optional: $0.optional) } })
     }
 
     /// Checks `value` against its declaration.

@@ -35,7 +35,7 @@ private func publishNanos(actions: Int, runs: Int) throws -> Double {
     guard let clock = host.testScheduler else { throw BenchError("the host is not on the virtual clock") }
     let feature = try host.load(BenchEnvironment.path("bench/rows_feature.lua"))
     let arrival = Arrival()
-    let observation = feature.outlet.add { event in
+    let observation = feature.outlet.add(kinds: .state) { event in
         guard case .state(let state, let seq) = event, seq > 0 else { return }
         arrival.at = DispatchTime.now().uptimeNanoseconds
         arrival.score = state["rows"]?[0]?["score"]?.doubleValue ?? -1
