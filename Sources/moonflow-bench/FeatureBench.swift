@@ -23,6 +23,12 @@ final class CountSink: @unchecked Sendable {
 func featureBench() {
     let actions = BenchEnvironment.scaled(1_000_000)
     let runs = 5
+    let budgets = FeatureHost.Configuration(searchPaths: [BenchEnvironment.path("plugins")], clock: .virtual)
+    if ProcessInfo.processInfo.environment["MOONFLOW_BENCH_ONLY_C"] != nil {
+        // For a profiler: (c) alone.
+        print(row("(c) Moonflow: send 1,000, advance(by: 0)", attempt("(c)") { try moonflowCounter(budgets, actions: actions, runs: runs, batch: 1000) }, "ns/action"))
+        return
+    }
     print("counter feature, \(actions) actions per run, median of \(runs) runs, ns per action")
 
     let a = attempt("(a) lua5.4 bench/counter_loop.lua") {
@@ -33,7 +39,6 @@ func featureBench() {
     }
     let b = capi?["capi_ns"]
 
-    let budgets = FeatureHost.Configuration(searchPaths: [BenchEnvironment.path("plugins")], clock: .virtual)
     var unbudgeted = budgets
     unbudgeted.timeLimitMs = nil
     unbudgeted.memoryLimitMB = nil
