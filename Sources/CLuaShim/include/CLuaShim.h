@@ -152,10 +152,18 @@ int mf_readonly_target(lua_State *L, int idx);
 
 // MARK: - Swift functions
 
+/// What a Swift function returns in place of a result count when it failed;
+/// the trampoline raises the error after Swift has returned.
+enum mf_swift_failure {
+  /// An error value is on top of the stack: raised as it is.
+  MF_SWIFT_RAISE = -1,
+  /// A message string is on top: raised with the caller's `file:line: ` in
+  /// front of it, as luaL_error does.
+  MF_SWIFT_RAISE_WHERE = -2,
+};
+
 /// Swift implements these two; set once at start-up.
-/// `call` returns the number of results it pushed, or -1 with an error value
-/// on top of the stack (the trampoline raises it after Swift has returned),
-/// or -2 with a message string that gets the caller's `file:line:` prefixed.
+/// `call` returns the number of results it pushed, or one of `mf_swift_failure`.
 typedef int (*mf_swift_call_fn)(void *box, lua_State *L);
 typedef void (*mf_swift_release_fn)(void *box);
 void mf_set_swift_callbacks(mf_swift_call_fn call, mf_swift_release_fn release);
