@@ -152,7 +152,7 @@ extension LuaState {
     /// Runs the builder's operations in one protected call. Stack effect: pushes the values
     /// the builder describes, or nothing when it throws.
     func push(_ builder: inout PushBuilder, on L: OpaquePointer) throws {
-        let top = mf_gettop(L)
+        let stack = StackGuard(L)
         // Swift functions first: each is its own protected call, leaving a closure
         // on the stack that the ops then take through a registry ref.
         var functionRefs: [Int32] = []
@@ -188,11 +188,11 @@ extension LuaState {
         if status != LUA_OK {
             // Userdata already made own their objects (their __gc releases them); the rest do not exist.
             let error = popError(status, L)
-            mf_settop(L, top)
             for (_, pointer) in builder.objects {
                 _ = pointer  // ownership is ambiguous after a failed build; leaking beats a double release
             }
-            throw error
+            throw error   // `stack` puts the top back
         }
+        stack.keep()
     }
 }
