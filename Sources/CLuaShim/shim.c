@@ -374,8 +374,8 @@ static int push_swift_function_k(lua_State *L) {
     lua_setfield(L, -2, "__name");
   }
   lua_setmetatable(L, -2);
-  *slot = box;  // from here the userdata owns the box
-  lua_pushcclosure(L, trampoline, 1);
+  lua_pushcclosure(L, trampoline, 1);  // may fail on memory: then the box is still the caller's
+  *slot = box;  // from here the closure's userdata owns the box (nothing below can fail)
   return 1;
 }
 
