@@ -56,7 +56,7 @@ extension FeatureHost {
 
     /// Exposes an already built `RepositoryService` under its name to every feature loaded afterwards.
     public func register(repositoryService service: RepositoryService) {
-        let classes = RepositoryClassCache()
+        let classes = RepositoryClassCache(on: self)
         register(serviceObject: service.name) { host, _ in .object(service, try classes.luaClass(host)) }
     }
 
@@ -66,8 +66,8 @@ extension FeatureHost {
     /// SQLite table NAME in that file, seeded when the table is made and shared by every feature
     /// of this host that declares it. `configuration.repositoryStorage` says where the files are.
     func registerDeclaredRepositories() {
-        let classes = RepositoryClassCache()
-        let made = DeclaredRepositories()
+        let classes = RepositoryClassCache(on: self)
+        let made = DeclaredRepositories(on: self)
         register(serviceObjects: { host, definition in
             let folder = host.pluginSource.map { ($0 as NSString).deletingLastPathComponent } ?? "."
             return try RepositoryDeclaration.all(in: definition, lua: host.lua).map { declaration in

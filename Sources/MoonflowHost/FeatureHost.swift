@@ -163,6 +163,14 @@ public final class FeatureHost: @unchecked Sendable {
     /// table of functions, applied last when a feature's `env` is made.
     package var serviceOverrides: LuaRef?
 
+    /// `value` bound to this host's state executor: its queue on the real clock (checked in debug
+    /// builds); on the virtual clock the one thread that drives the host, which is not checked.
+    func stateBound<Value>(_ value: Value) -> ExecutorBound<Value> {
+        let onQueue = self.onQueue
+        guard queue != nil else { return ExecutorBound(value) { true } }
+        return ExecutorBound(value) { DispatchQueue.getSpecific(key: onQueue) == true }
+    }
+
     /// Runs `body` on the state executor and returns its result.
     public func perform<R>(_ body: () throws -> R) rethrows -> R {
         guard let queue, DispatchQueue.getSpecific(key: onQueue) != true else { return try body() }
