@@ -352,13 +352,13 @@ static int trampoline(lua_State *L) {
   void **slot = (void **)lua_touserdata(L, lua_upvalueindex(1));
   if (!slot || !*slot) return luaL_error(L, "moonflow: Swift function already released");
   int n = swift_call(*slot, L);  // Swift returns before anything raises
-  if (n == -2) {  // a message: prefix the caller's file:line, as luaL_error does
+  if (n == MF_SWIFT_RAISE_WHERE) {  // a message: prefix the caller's file:line, as luaL_error does
     luaL_where(L, 1);
     lua_insert(L, -2);
     lua_concat(L, 2);
     return lua_error(L);
   }
-  if (n < 0) return lua_error(L);
+  if (n == MF_SWIFT_RAISE) return lua_error(L);
   return n;
 }
 
@@ -374,8 +374,8 @@ static int push_swift_function_k(lua_State *L) {
     lua_setfield(L, -2, "__name");
   }
   lua_setmetatable(L, -2);
-  *slot = box;  // from here the userdata owns the box
-  lua_pushcclosure(L, trampoline, 1);
+  lua_pushcclosure(L, trampoline, 1);  // may fail on memory: then the box is still the caller's
+  *slot = box;  // from here the closure's userdata owns the box (nothing below can fail)
   return 1;
 }
 

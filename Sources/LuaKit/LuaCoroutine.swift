@@ -35,10 +35,11 @@ public final class LuaCoroutine {
         guard let state = owner else { throw LuaError.runtime(message: "cannot resume a coroutine whose Lua state is gone", location: nil, traceback: "") }
         state.enter(); defer { state.leave() }
         let L = state.activeL
-        let top = mf_gettop(L)
+        let stack = StackGuard(L)
         try state.push(args, on: L)
-        guard mf_checkstack(co, Int32(args.count) + 4) != 0 else { mf_settop(L, top); throw LuaError.memory(limit: state.memoryLimit) }
+        guard mf_checkstack(co, Int32(args.count) + 4) != 0 else { throw LuaError.memory(limit: state.memoryLimit) }
         lua_xmove(L, co, Int32(args.count))
+        stack.keep()   // the arguments moved to `co`: L is at its old top again
         started = true
         var nres: Int32 = 0
         let saved = state.currentThread
@@ -46,9 +47,8 @@ public final class LuaCoroutine {
         state.currentThread = saved
         switch status {
         case LUA_OK, LUA_YIELD:
-            let base = mf_gettop(co) - nres
-            defer { mf_settop(co, base) }
-            let result = try body(LuaSlots(state: state, L: co, base: base, count: Int(nres)))
+            let results = StackGuard(co, top: mf_gettop(co) - nres)
+            let result = try body(LuaSlots(state: state, L: co, base: results.top, count: Int(nres)))
             if status == LUA_OK { isDead = true; return (.finished, result) }
             return (.yielded, result)
         default:

@@ -20,14 +20,14 @@ public enum LuaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .syntax(let file, let line, let message):
             let place = line.map { "\(file):\($0)" } ?? file
             return message.hasPrefix(place) ? "syntax error: \(message)" : "syntax error: \(place): \(message)"
-        case .runtime(let message, _, let traceback):
-            return traceback.isEmpty ? message : "\(message)\n\(traceback)"
+        case .runtime(let message, let location, let traceback):
+            return LuaErrorReport(message: message, location: location, traceback: traceback).text
         case .memory(let limit):
             if let limit { return "not enough memory: the script went over its \(limit / (1024 * 1024)) MB budget (raise it with --memory-limit MB)" }
             return "not enough memory"
         case .timeout(let limitMs, let traceback):
             let msg = "time limit of \(limitMs) ms exceeded: the script ran too long (raise it with --time-limit MS)"
-            return traceback.isEmpty ? msg : "\(msg)\n\(traceback)"
+            return LuaErrorReport(message: msg, traceback: traceback).text
         case .conversion(let path, let reason):
             return "\(path): \(reason)"
         }
@@ -54,15 +54,10 @@ public enum LuaError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// Splits `"file.lua:3: msg\nstack traceback:\n..."` into its parts.
     static func runtime(fromMessage full: String) -> LuaError {
-        let marker = "\nstack traceback:\n"
-        var message = full
-        var traceback = ""
-        if let r = full.range(of: marker) {
-            message = String(full[..<r.lowerBound])
-            traceback = "stack traceback:\n" + full[r.upperBound...]
-        }
-        let location = LuaError.leadingLocation(message) ?? LuaError.firstLocation(in: traceback)
-        return .runtime(message: message, location: location, traceback: traceback)
+        let report = LuaErrorReport(parsing: full)
+        let traceback = report.traceback ?? ""
+        let location = LuaError.leadingLocation(report.message) ?? LuaError.firstLocation(in: traceback)
+        return .runtime(message: report.message, location: location, traceback: traceback)
     }
 
     /// `file:line` at the start of a Lua message (`"init.lua:12: boom"`).

@@ -192,8 +192,13 @@ private func pushMessage(_ message: String, _ L: OpaquePointer) -> Int32 {
         return mf_push_ops(L, &op, 1, &pushed)
     }
     // On a memory error the error object (a preallocated message) is already on the stack.
-    return status == LUA_OK ? -2 : -1
+    return status == LUA_OK ? swiftRaiseWhere : swiftRaise
 }
+
+/// `MF_SWIFT_RAISE`: the trampoline raises the error value on top of the stack.
+private let swiftRaise = Int32(MF_SWIFT_RAISE.rawValue)
+/// `MF_SWIFT_RAISE_WHERE`: the trampoline raises the message on top with the caller's `file:line: `.
+private let swiftRaiseWhere = Int32(MF_SWIFT_RAISE_WHERE.rawValue)
 
 extension LuaState {
     func invoke(_ fn: LuaFunction, _ L: OpaquePointer) -> Int32 {
@@ -208,7 +213,7 @@ extension LuaState {
             try push(results, on: L)
             return Int32(results.count)
         } catch let raise as LuaRaise {
-            do { try push([raise.value], on: L); return -1 } catch { return pushMessage(String(describing: error), L) }
+            do { try push([raise.value], on: L); return swiftRaise } catch { return pushMessage(String(describing: error), L) }
         } catch let error as LuaError {
             switch error {
             case .runtime(let message, _, _): return pushRaw(message, L)
@@ -224,6 +229,6 @@ extension LuaState {
 
     private func pushRaw(_ message: String, _ L: OpaquePointer) -> Int32 {
         let r = pushMessage(message, L)
-        return r == -2 ? -1 : r
+        return r == swiftRaiseWhere ? swiftRaise : r
     }
 }

@@ -10,20 +10,23 @@ import CLuaShim
 /// next use, from whatever thread the release happens on.
 public final class LuaRef: @unchecked Sendable, Hashable {
     let ref: Int32
-    /// The Lua type of the referenced value (`LUA_TFUNCTION` etc.).
-    public let luaType: Int32
+    /// The type of the referenced value.
+    public let luaType: LuaType
     weak var state: LuaState?
 
+    /// - Parameter type: The value's `lua_type` code.
     init(ref: Int32, type: Int32, state: LuaState) {
         self.ref = ref
-        self.luaType = type
+        self.luaType = LuaType(code: type)
         self.state = state
     }
 
     deinit { state?.scheduleUnref(ref) }
 
-    public var isFunction: Bool { luaType == 6 }  // LUA_TFUNCTION
-    public var isTable: Bool { luaType == 5 }      // LUA_TTABLE
+    /// Whether the referenced value is a function.
+    public var isFunction: Bool { luaType == .function }
+    /// Whether the referenced value is a table.
+    public var isTable: Bool { luaType == .table }
 
     public static func == (a: LuaRef, b: LuaRef) -> Bool { a === b }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }

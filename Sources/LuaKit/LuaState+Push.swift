@@ -152,24 +152,29 @@ extension LuaState {
     /// Runs the builder's operations in one protected call. Stack effect: pushes the values
     /// the builder describes, or nothing when it throws.
     func push(_ builder: inout PushBuilder, on L: OpaquePointer) throws {
-        let top = mf_gettop(L)
+        let stack = StackGuard(L)
         // Swift functions first: each is its own protected call, leaving a closure
-        // on the stack that the ops then take through a registry ref.
+        // on the stack that the ops then take through a registry ref. The refs are
+        // released on every way out, a failure halfway through the functions included.
         var functionRefs: [Int32] = []
-        for (index, box) in builder.functions {
+        defer { for r in functionRefs { mf_unref(L, r) } }
+        for (k, (index, box)) in builder.functions.enumerated() {
             let status = mf_push_swift_function(L, box)
             if status != LUA_OK {
-                Unmanaged<FunctionBox>.fromOpaque(box).release()
-                for r in functionRefs { mf_unref(L, r) }
+                // This box and those not pushed yet are still Swift's; the pushed ones are
+                // their closures' (freed when Lua collects them, now that no ref holds them).
+                for (_, unpushed) in builder.functions[k...] { Unmanaged<FunctionBox>.fromOpaque(unpushed).release() }
                 throw popError(status, L)
             }
             var ref: Int32 = 0
             let rs = mf_ref(L, &ref)
-            if rs != LUA_OK { throw popError(rs, L) }
+            if rs != LUA_OK {
+                for (_, unpushed) in builder.functions[(k + 1)...] { Unmanaged<FunctionBox>.fromOpaque(unpushed).release() }
+                throw popError(rs, L)
+            }
             functionRefs.append(ref)
             builder.ops[index] = mf_op(code: Int32(MF_OP_REF.rawValue), a: 0, i: Int64(ref), d: 0, s: nil, len: 0)
         }
-        defer { for r in functionRefs { mf_unref(L, r) } }
         var pushed: Int32 = 0
         let objects = builder.objects
         let status: Int32 = builder.bytes.withUnsafeBufferPointer { raw in
@@ -188,11 +193,11 @@ extension LuaState {
         if status != LUA_OK {
             // Userdata already made own their objects (their __gc releases them); the rest do not exist.
             let error = popError(status, L)
-            mf_settop(L, top)
             for (_, pointer) in builder.objects {
                 _ = pointer  // ownership is ambiguous after a failed build; leaking beats a double release
             }
-            throw error
+            throw error   // `stack` puts the top back
         }
+        stack.keep()
     }
 }

@@ -175,8 +175,7 @@ public final class LuaState: @unchecked Sendable {
         }
         if budget.pointee.timed_out != 0 {
             budget.pointee.timed_out = 0
-            let tb = text.range(of: "stack traceback:").map { String(text[$0.lowerBound...]) } ?? ""
-            return .timeout(limitMs: timeLimitMs ?? budget.pointee.limit_ms, traceback: tb)
+            return .timeout(limitMs: timeLimitMs ?? budget.pointee.limit_ms, traceback: LuaErrorReport(parsing: text).traceback ?? "")
         }
         if status == LUA_ERRSYNTAX, let chunk {
             return LuaState.syntaxError(text, chunk: chunk)

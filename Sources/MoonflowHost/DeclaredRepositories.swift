@@ -98,10 +98,18 @@ struct RepositoryDeclaration {
 /// indexes), shared by every feature that declares it, so a reloaded or second feature sees the
 /// same rows.
 ///
-/// **Threading:** used on the host's state executor only.
-final class DeclaredRepositories: @unchecked Sendable {
-    private var databases: [String: SQLiteDatabase] = [:]
-    private var repositories: [String: SQLiteRepository<LuaRecord>] = [:]
+/// **Threading:** used on the state executor of the host that made it only (checked in debug builds).
+final class DeclaredRepositories: Sendable {
+    private struct Made {
+        var databases: [String: SQLiteDatabase] = [:]
+        var repositories: [String: SQLiteRepository<LuaRecord>] = [:]
+    }
+
+    private let made: ExecutorBound<Made>
+
+    init(on host: FeatureHost) {
+        made = host.stateBound(Made())
+    }
 
     /// The repository `declaration` gets under `storage`, for a plugin in `pluginFolder`.
     func repository(_ declaration: RepositoryDeclaration, storage: RepositoryStorage, pluginFolder: String) throws -> any Repository<LuaRecord> {
@@ -120,18 +128,18 @@ final class DeclaredRepositories: @unchecked Sendable {
         // In-memory databases are told apart by the declared file, so two names for one file share it.
         let databaseKey = path == ":memory:" ? "memory:" + file : path
         let key = "\(databaseKey)|\(declaration.name)|\(declaration.indexes.joined(separator: ","))"
-        if let made = repositories[key] { return made }
-        let database = databases[databaseKey] ?? SQLiteDatabase(path: path)
-        databases[databaseKey] = database
-        let made: SQLiteRepository<LuaRecord>
+        if let existing = made.value.repositories[key] { return existing }
+        let database = made.value.databases[databaseKey] ?? SQLiteDatabase(path: path)
+        made.value.databases[databaseKey] = database
+        let repository: SQLiteRepository<LuaRecord>
         do {
-            made = try SQLiteRepository(database: database, table: declaration.name, indexes: declaration.indexes,
+            repository = try SQLiteRepository(database: database, table: declaration.name, indexes: declaration.indexes,
                                         seed: declaration.seed, coding: LuaRecord.sqliteCoding)
         } catch let error as SQLiteSchemaError {
             throw HostError("repositories.\(declaration.name): \(error.message)")
         }
-        repositories[key] = made
-        return made
+        made.value.repositories[key] = repository
+        return repository
     }
 }
 

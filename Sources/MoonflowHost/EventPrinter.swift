@@ -66,7 +66,8 @@ public final class EventPrinter: @unchecked Sendable {
                 return "{\"event\":\"effect\",\"t\":\(t)\(source),\"effect\":\(try json(e, "effect"))}"
             case .error(let message, let location), .log(let message, let location):
                 let kind = if case .error = event { "error" } else { "log" }
-                let (first, traceback) = EventPrinter.split(message)
+                let report = LuaErrorReport(parsing: message)
+                let (first, traceback) = (report.message, report.traceback)
                 let whereField = location.map { ",\"where\":\(quoted($0))" } ?? ""
                 let tb = traceback.map { ",\"traceback\":\(quoted($0))" } ?? ""
                 return "{\"event\":\"\(kind)\",\"t\":\(t),\"message\":\(quoted(first))\(whereField)\(tb)}"
@@ -77,12 +78,6 @@ public final class EventPrinter: @unchecked Sendable {
         } catch {
             return "{\"event\":\"error\",\"t\":\(t),\"message\":\(quoted(String(describing: error)))}"
         }
-    }
-
-    /// Splits a message from its Lua traceback.
-    static func split(_ message: String) -> (String, String?) {
-        guard let r = message.range(of: "\nstack traceback:") else { return (message, nil) }
-        return (String(message[..<r.lowerBound]), String(message[message.index(after: r.lowerBound)...]))
     }
 
     // MARK: pretty
@@ -114,7 +109,8 @@ public final class EventPrinter: @unchecked Sendable {
             let source = from.map { " from \(LuaValue.escaped($0))" } ?? ""
             return "\(time)    \(paint("⇒ effect " + EventPrinter.typeName(e), "33"))\(source) \(EventPrinter.fields(e))"
         case .error(let message, let location):
-            let (first, traceback) = EventPrinter.split(EventPrinter.visible(message))
+            let report = LuaErrorReport(parsing: EventPrinter.visible(message))
+            let (first, traceback) = (report.message, report.traceback)
             let place = location.map { "\($0): " } ?? ""
             var text = "\(time)    \(paint("✗ error", "1;31")) \(first.hasPrefix(place) ? first : place + first)"
             if let traceback { text += "\n" + traceback.split(separator: "\n").map { "             \($0)" }.joined(separator: "\n") }

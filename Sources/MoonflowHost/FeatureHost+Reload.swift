@@ -124,7 +124,7 @@ extension FeatureHost {
             guard definition.kind == .feature else {
                 throw HostError("\(file) now defines an mf.\(definition.kind.rawValue), not an mf.feature; restart the run to switch kinds (the old code keeps running)")
             }
-            let (env, interactors) = try makeEnvCollectingInteractors(definition)
+            let (env, interactors) = try makeEnv(definition)
             var migrated: LuaValue?
             var migration: ReloadReport.Migration?
             let oldVersion = old.definition.version

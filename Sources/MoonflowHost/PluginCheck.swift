@@ -35,9 +35,9 @@ public struct PluginCheck: Sendable {
 
     /// One line per problem, each starting with `file:line` when known.
     static func describe(_ error: any Error) -> [String] {
-        let (message, location) = FeatureErrors.describe(error, fallback: nil)
-        let text = message.components(separatedBy: "\nstack traceback:").first ?? message
-        var lines = text.split(separator: "\n").map(String.init)
+        let report = FeatureErrors.report(error, fallback: nil)
+        let location = report.location
+        var lines = report.message.split(separator: "\n").map(String.init)
         // Validation errors raised by mf.feature carry the script's file:line on the first line.
         let place = location ?? lines.first.flatMap { LuaErrorLocation.leading($0) }
         if let place {

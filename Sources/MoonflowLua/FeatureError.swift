@@ -56,13 +56,9 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
     /// location repeated in front of it, and the traceback.
     public static func from(_ error: any Error, stage: Stage, action: LuaValue?, fallback: String?) -> FeatureError {
         if let e = error as? FeatureError { return e }
-        let (full, location) = FeatureErrors.describe(error, fallback: fallback)
-        var message = full
-        var traceback: String?
-        if let r = message.range(of: "\nstack traceback:") {
-            traceback = String(message[message.index(after: r.lowerBound)...])
-            message = String(message[..<r.lowerBound])
-        }
+        let report = FeatureErrors.report(error, fallback: fallback)
+        let (location, traceback) = (report.location, report.traceback)
+        var message = report.message
         if let location, message.hasPrefix(location + ": ") { message.removeFirst(location.count + 2) }
         let streamError = error as? LuaStreamError
         let service = streamError?.service

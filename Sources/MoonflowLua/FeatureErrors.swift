@@ -2,22 +2,44 @@ import LuaKit
 
 /// Message and `file:line` of any error that reaches the user.
 public enum FeatureErrors {
-    public static func describe(_ error: any Error, fallback: String?) -> (String, String?) {
+    /// The error's message, `file:line` and traceback, kept apart.
+    ///
+    ///     let report = FeatureErrors.report(error, fallback: "init.lua")
+    ///     print(report.location ?? "?", report.message)
+    ///
+    /// - Parameters:
+    ///   - error: Any error a feature, a plugin or the bridge threw.
+    ///   - fallback: The location to name when the error knows none.
+    /// - Returns: The message, the location (or `fallback`) and the traceback.
+    public static func report(_ error: any Error, fallback: String?) -> LuaErrorReport {
         switch error {
-        case let e as LocatedError: return describe(e.underlying, fallback: e.location)
-        case let e as LuaStreamError: return (e.description, e.location ?? fallback)
+        case let e as LocatedError: return report(e.underlying, fallback: e.location)
+        case let e as LuaStreamError: return LuaErrorReport(parsing: e.description, location: e.location ?? fallback)
         case let e as LuaError:
             switch e {
             case .runtime(let message, let location, let traceback):
-                return (traceback.isEmpty ? message : "\(message)\n\(traceback)", location ?? fallback)
+                return LuaErrorReport(message: message, location: location ?? fallback, traceback: traceback)
             case .syntax(_, _, let message):
-                return ("syntax error: \(message)", e.location ?? fallback)
-            default: return (e.description, e.location ?? fallback)
+                return LuaErrorReport(message: "syntax error: \(message)", location: e.location ?? fallback)
+            default: return LuaErrorReport(parsing: e.description, location: e.location ?? fallback)
             }
-        case let e as SchemaError: return (e.message, fallback)
-        case let e as DefinitionError: return (e.message, fallback)
-        default: return (String(describing: error), fallback)
+        case let e as SchemaError: return LuaErrorReport(parsing: e.message, location: fallback)
+        case let e as DefinitionError: return LuaErrorReport(parsing: e.message, location: fallback)
+        default: return LuaErrorReport(parsing: String(describing: error), location: fallback)
         }
+    }
+
+    /// The error's message (its traceback on the lines after it) and `file:line`.
+    ///
+    ///     let (message, location) = FeatureErrors.describe(error, fallback: nil)
+    ///
+    /// - Parameters:
+    ///   - error: Any error a feature, a plugin or the bridge threw.
+    ///   - fallback: The location to name when the error knows none.
+    /// - Returns: The joined text and the location (or `fallback`).
+    public static func describe(_ error: any Error, fallback: String?) -> (String, String?) {
+        let report = report(error, fallback: fallback)
+        return (report.text, report.location)
     }
 }
 

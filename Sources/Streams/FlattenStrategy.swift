@@ -60,6 +60,17 @@ public struct FlattenStrategy: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// How many inners may run at once: `Int.max` for `.merge`, 1 for `.concat`, `limit` for
+    /// `.concurrent(limit:)`; nil for `.latest` and `.exhaust`, which are not bounded by a count.
+    ///
+    /// ```swift
+    /// FlattenStrategy.concurrent(limit: 3).concurrencyLimit   // 3
+    /// ```
+    public var concurrencyLimit: Int? {
+        if case .concurrent(let limit) = kind { return limit }
+        return nil
+    }
+
     private init(kind: Kind) {
         self.kind = kind
     }

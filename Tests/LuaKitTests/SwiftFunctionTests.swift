@@ -58,6 +58,34 @@ final class SwiftFunctionTests: XCTestCase {
         XCTAssertEqual(Tracker.deinits, 100, "closing the state releases the last one")
     }
 
+    func testAPushThatRunsOutOfMemoryHalfwayReleasesEveryFunction() throws {
+        // Memory is filled to its last bytes, then a little is freed: the push of many Swift
+        // functions fails somewhere among them (making a closure, or growing the registry for
+        // its ref), at a different one for each amount freed.
+        var failed = 0
+        for freed in stride(from: 0, through: 400, by: 4) {
+            Tracker.deinits = 0
+            let lua = try LuaState(memoryLimit: 1 << 20)
+            let sink = try lua.load(string: "return select('#', ...)", name: "sink")
+            _ = try lua.run(string: """
+                pcall(function() while true do hog = { hog } end end)
+                for _ = 1, \(freed) do hog = hog[1] end
+                collectgarbage()
+                """, name: "fill")
+            do {
+                let functions: [LuaPush] = (0..<300).map { _ in
+                    let held = Tracker()
+                    return .function { _ in withExtendedLifetime(held) {}; return [] }
+                }
+                do { _ = try lua.call(sink, functions) } catch { failed += 1 }
+            }
+            lua.collectGarbage()
+            XCTAssertEqual(Tracker.deinits, 300, "\(freed) tables freed: a function is still held after the push")
+            lua.close()
+        }
+        XCTAssertGreaterThan(failed, 0, "some pushes ran out of memory")
+    }
+
     func testRaiseAValue() throws {
         let lua = try LuaState()
         try lua.setGlobal("raise", .function { _ in throw LuaRaise(.value(["code": 7])) })

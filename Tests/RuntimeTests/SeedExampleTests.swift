@@ -3,7 +3,8 @@ import Streams
 import StreamsTesting
 import XCTest
 
-// Seed 000: ProfileInteractor, PostsInteractor and the UserInteractor that composes them.
+// Seed 000: ProfileInteractor and PostsInteractor. The UserInteractor that composes them is
+// `mf.compose` in Lua (plugins/user), the one composition Moonflow has.
 
 struct User: Sendable, Equatable { let id: Int; let name: String }
 struct Post: Sendable, Equatable { let id: Int; let title: String }
@@ -91,37 +92,6 @@ enum Posts {
     }
 }
 
-/// The seed's UserInteractor: no reducer of its own; routes commands and combines child view models.
-enum UserFeature {
-    enum Command: Sendable, Equatable { case loadProfile, loadPosts }
-    enum Part: Sendable, Equatable { case profile(Profile.ViewModel), posts(Posts.ViewModel) }
-    struct ViewModel: Sendable, Equatable {
-        var profile: Profile.ViewModel = .initialized
-        var posts: Posts.ViewModel = .initialized
-    }
-
-    static func make(userId: Int, service: FakeService) -> Composite<Command, ViewModel, Command, Part, Never> {
-        let profile = Profile.make(userId: userId, service: service)
-        let posts = Posts.make(userId: userId, service: service)
-        return Composite(
-            children: [
-                ("profile", AnyChild(profile, action: { $0 == .loadProfile ? .load : nil }, state: { Part.profile($0) })),
-                ("posts", AnyChild(posts, action: { $0 == .loadPosts ? .load : nil }, state: { Part.posts($0) })),
-            ],
-            route: { command in command == .loadProfile ? ("profile", command) : ("posts", command) },
-            combine: { parts in
-                var viewModel = ViewModel()
-                for part in parts.values {
-                    switch part {
-                    case .profile(let profile): viewModel.profile = profile
-                    case .posts(let posts): viewModel.posts = posts
-                    }
-                }
-                return viewModel
-            })
-    }
-}
-
 final class SeedExampleTests: XCTestCase {
     func testProfileInteractorLoadsThroughAnInternalEffect() {
         let scheduler = TestScheduler()
@@ -149,24 +119,6 @@ final class SeedExampleTests: XCTestCase {
         posts.send(.load)
         scheduler.advance(by: 200)
         XCTAssertEqual(posts.state.value, .loaded([Post(id: 1, title: "Hello from 3")]))
-    }
-
-    func testUserInteractorRoutesCommandsAndCombinesTheChildren() {
-        let scheduler = TestScheduler()
-        let user = UserFeature.make(userId: 5, service: FakeService(scheduler: scheduler))
-        let states = Recording(user.state.producer)
-        XCTAssertEqual(user.state.value, UserFeature.ViewModel())
-        user.send(.loadProfile)
-        user.send(.loadPosts)
-        XCTAssertEqual(user.state.value, UserFeature.ViewModel(profile: .loading, posts: .loading))
-        XCTAssertEqual(user.inFlight.map(\.child), ["profile", "posts"])
-        scheduler.advance(by: 100)
-        XCTAssertEqual(user.state.value.profile, .loaded(User(id: 5, name: "User 5")))
-        XCTAssertEqual(user.state.value.posts, .loading)
-        scheduler.advance(by: 100)
-        XCTAssertEqual(user.state.value.posts, .loaded([Post(id: 1, title: "Hello from 5")]))
-        XCTAssertEqual(states.values.count, 5, "initial, two loadings, two loads")
-        XCTAssertTrue(user.inFlight.isEmpty)
     }
 }
 

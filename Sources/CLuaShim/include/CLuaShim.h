@@ -2,6 +2,12 @@
 // Lua 5.4's macros, runs every Lua API call that can raise (allocate, run a
 // metamethod) inside a protected call, and is the only place that calls
 // lua_error / luaL_error. Swift frames never see a longjmp.
+//
+// Every prototype that touches a Lua stack says its effect in the notation of
+// the Lua 5.4 manual (§4.6): `[-o, +p]` pops o values and pushes p. A protected
+// operation that fails returns its status with one error value pushed in place
+// of its results, written `error: [-o, +1]`. "Needs k slots" means it pushes
+// up to k temporaries without lua_checkstack: the caller must have room.
 #ifndef CLUASHIM_H
 #define CLUASHIM_H
 
@@ -34,6 +40,7 @@ typedef struct mf_budget {
 } mf_budget;
 
 /// Creates a state whose allocator enforces `b->limit`. NULL if out of memory.
+/// Stack: the new state's is empty.
 lua_State *mf_newstate(mf_budget *b);
 /// Puts the state under the watchdog: a call armed with a time limit gets a
 /// stop hook only once its deadline has passed, so a script never sees a hook
@@ -41,11 +48,14 @@ lua_State *mf_newstate(mf_budget *b);
 /// coroutine.resume and coroutine.wrap with versions that tell the watchdog
 /// which thread runs, and the pattern functions of `string` with a matcher that
 /// stops at the deadline. Call once, after the libraries are open. Protected.
+/// Stack: [-0, +0]; error: [-0, +1].
 int mf_install_watchdog(lua_State *L);
-/// Nonzero once the running call of this state passed its deadline.
+/// Nonzero once the running call of this state passed its deadline. Stack: [-0, +0].
 int mf_deadline_passed(lua_State *L);
 /// Raises the time-limit error (for C library code that noticed the deadline).
+/// Stack: [-0, +1], then raises: never returns. Only for C code running inside Lua.
 int mf_raise_timeout(lua_State *L);
+/// CLOCK_MONOTONIC now, in nanoseconds. No Lua state.
 int64_t mf_now_ns(void);
 /// The longest time limit accepted, in ms (one day); longer limits saturate to it.
 #define MF_MAX_TIME_LIMIT_MS ((int64_t)86400000)
@@ -53,60 +63,87 @@ static inline int64_t mf_max_time_limit_ms(void) { return MF_MAX_TIME_LIMIT_MS; 
 
 // MARK: - Stack and macros (never raise)
 
+/// Stack: [-0, +0].
 static inline int mf_gettop(lua_State *L) { return lua_gettop(L); }
+/// Stack: [-?, +?]: the top becomes `idx` (values dropped, or nils added).
 static inline void mf_settop(lua_State *L, int idx) { lua_settop(L, idx); }
+/// Stack: [-n, +0].
 static inline void mf_pop(lua_State *L, int n) { lua_settop(L, -(n)-1); }
+/// Pseudo-indices: no stack.
 static inline int mf_upvalueindex(int i) { return lua_upvalueindex(i); }
 static inline int mf_registryindex(void) { return LUA_REGISTRYINDEX; }
+/// Stack: [-0, +0].
 static inline int mf_isinteger(lua_State *L, int idx) { return lua_isinteger(L, idx); }
+/// Stack: [-0, +0].
 static inline const char *mf_tostring_raw(lua_State *L, int idx, size_t *len) {
   // Only for values of type LUA_TSTRING: no conversion, no allocation.
   return lua_tolstring(L, idx, len);
 }
+/// Stack: [-0, +0].
 static inline int mf_type(lua_State *L, int idx) { return lua_type(L, idx); }
+/// Stack: [-0, +1].
 static inline void mf_pushvalue(lua_State *L, int idx) { lua_pushvalue(L, idx); }
+/// Stack: [-1, +0].
 static inline void mf_remove(lua_State *L, int idx) { lua_remove(L, idx); }
+/// Stack: [-1, +1] (the top moves to `idx`).
 static inline void mf_insert(lua_State *L, int idx) { lua_insert(L, idx); }
+/// Stack: [-0, +0].
 static inline int mf_absindex(lua_State *L, int idx) { return lua_absindex(L, idx); }
+/// Stack: [-0, +1].
 static inline int mf_rawgeti_registry(lua_State *L, lua_Integer ref) {
   return lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
 }
+/// Stack: [-0, +0].
 static inline void *mf_touserdata(lua_State *L, int idx) { return lua_touserdata(L, idx); }
 
 // MARK: - Protected operations (return a Lua status; the error is on the stack)
 
 /// Opens the standard libraries and installs the warning function of the
 /// standalone interpreter (off until `warn("@on")`, then `Lua warning: ` lines
-/// on standard error).
+/// on standard error). Stack: [-0, +0]; error: [-0, +1].
 int mf_openlibs(lua_State *L);
-/// Switches the collector to generational mode, as lua5.4 starts in.
+/// Switches the collector to generational mode, as lua5.4 starts in. Stack: [-0, +0].
 void mf_gc_generational(lua_State *L);
 /// Loads a chunk: `mode` is "t" (text only) unless the caller asks for "b"/"bt".
-/// Pushes the function, or the error message.
+/// Stack: [-0, +1]: the function, or the error message.
 int mf_load(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode);
 /// Loads a file by Lua's own rules (luaL_loadfilex: a first `#` line and a
 /// UTF-8 BOM skipped; `path` NULL reads standard input as `=stdin`).
-/// Protected. Pushes the function, or the error message.
+/// Protected. Stack: [-0, +1]: the function, or the error message.
 int mf_loadfile(lua_State *L, const char *path, const char *mode);
 /// Calls the function below `nargs` arguments as lua5.4 calls a main chunk:
 /// from a C frame, with lua.c's message handler, under the time budget. On
 /// an error, returns its status with the message (as lua5.4 prints it) on top.
+/// Stack: [-(nargs + 1), +0]; error: [-(nargs + 1), +1]; LUA_ERRMEM with
+/// nothing popped or pushed when the stack cannot grow by 4.
 int mf_docall(lua_State *L, int nargs, int64_t limit_ms);
 /// Calls the function below `nargs` arguments with a message handler that
 /// appends the traceback. Arms the time budget for `limit_ms` (<= 0: none)
-/// unless a call is already running.
+/// unless a call is already running. Stack: [-(nargs + 1), +nresults];
+/// error: [-(nargs + 1), +1] (nil when the script caught the time-limit stop:
+/// the budget's `timed_out` says so).
 int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms);
 /// Resumes a coroutine with the time budget armed (same rules as mf_pcall).
+/// Stack (of the coroutine L): [-nargs, +*nresults] (on the first resume the
+/// function below the arguments is popped too); error: the error value on top
+/// of L's unwound stack, and above it, when it is a string and L has room, the
+/// message with L's traceback: [-?, +1 or +2].
 int mf_resume(lua_State *L, lua_State *from, int nargs, int *nresults, int64_t limit_ms);
-/// Creates a new thread, protected. Pushes it on L; *out receives it.
+/// Creates a new thread, protected; *out receives it.
+/// Stack: [-0, +1]: the thread; error: [-0, +1].
 int mf_newthread(lua_State *L, lua_State **out);
 /// Closes a suspended or dead coroutine (lua_closethread / lua_resetthread).
+/// Stack (of co): emptied; error: the error object left on it.
 int mf_closethread(lua_State *co, lua_State *from);
-/// luaL_ref on the registry, protected (the registry may grow).
+/// luaL_ref on the registry, protected (the registry may grow): the value on
+/// top goes into a registry slot, *outRef receives it.
+/// Stack: [-1, +0]; error: [-1, +1] (the value is dropped).
 int mf_ref(lua_State *L, int *outRef);
+/// Frees a registry slot. Stack: [-0, +0].
 void mf_unref(lua_State *L, int ref);
-/// Full garbage collection, then the byte count in use.
+/// Full garbage collection, protected. Stack: [-0, +0]; error: [-0, +1].
 int mf_gc_collect(lua_State *L);
+/// Kilobytes in use. Stack: [-0, +0].
 int mf_gc_count_kb(lua_State *L);
 
 // MARK: - Building values (Swift -> Lua), in one protected call
@@ -132,68 +169,95 @@ typedef struct mf_op {
 
 /// Runs `ops` in a protected call; on success the values they built are on
 /// the stack (`*pushed` of them). On failure one error value is pushed.
+/// Stack: [-0, +*pushed]; error: [-0, +1]; LUA_ERRMEM with nothing pushed
+/// when the stack cannot grow by 8.
 int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed);
-/// Registry key of the JSON-array metatable (created on first use).
+/// 1 if the table at `idx` has the JSON-array metatable (mf.array()'s marker).
+/// Raw access only: never raises. Stack: [-0, +0]; needs 2 slots.
 int mf_is_json_array(lua_State *L, int idx);
 /// 1 if the table at `idx` has the JSON-array metatable, 2 if it has another
 /// metatable (`mf.object()` marks with one), 0 if none. Never allocates.
+/// Stack: [-0, +0]; needs 2 slots.
 int mf_json_kind(lua_State *L, int idx);
 /// 0: no metatable; 1: mf.array()'s marker; 2: mf.object()'s marker; 3: any other metatable.
-/// Raw access only: never raises, never allocates. Stack effect: none.
+/// Raw access only: never raises, never allocates. Stack: [-0, +0]; needs 3 slots.
 int mf_metatable_kind(lua_State *L, int idx);
-/// Registers the read-only views' metatable and their view -> table map (stack: mt, targets; both popped).
-/// Raw sets into the registry: never raises. Returns 0 when the stack has no room (nothing popped).
+/// Registers the read-only views' metatable and their view -> table map (mt below targets).
+/// Raw sets into the registry: never raises. Stack: [-2, +0]; returns 0 with
+/// nothing popped when the stack has no room.
 int mf_register_readonly(lua_State *L);
 /// Registers the write views' (what `reduce` gets) metatable and view -> table map, as above.
+/// Stack: [-2, +0], or 0 and nothing popped.
 int mf_register_write_views(lua_State *L);
 /// When the value at `idx` is a read-only or a write view, pushes the table it shows and returns 1;
 /// else returns 0 and pushes nothing. Raw access only: never raises, never allocates.
+/// Stack: [-0, +1] when it returns 1, [-0, +0] when 0.
 int mf_readonly_target(lua_State *L, int idx);
 
 // MARK: - Swift functions
 
-/// Swift implements these two; set once at start-up.
-/// `call` returns the number of results it pushed, or -1 with an error value
-/// on top of the stack (the trampoline raises it after Swift has returned),
-/// or -2 with a message string that gets the caller's `file:line:` prefixed.
+/// What a Swift function returns in place of a result count when it failed;
+/// the trampoline raises the error after Swift has returned.
+enum mf_swift_failure {
+  /// An error value is on top of the stack: raised as it is.
+  MF_SWIFT_RAISE = -1,
+  /// A message string is on top: raised with the caller's `file:line: ` in
+  /// front of it, as luaL_error does.
+  MF_SWIFT_RAISE_WHERE = -2,
+};
+
+/// Swift implements these two; set once at start-up. `call` runs on the
+/// stack of the calling Lua function: its arguments, and what it pushes.
+/// `call` returns the number of results it pushed, or one of `mf_swift_failure`.
 typedef int (*mf_swift_call_fn)(void *box, lua_State *L);
 typedef void (*mf_swift_release_fn)(void *box);
 void mf_set_swift_callbacks(mf_swift_call_fn call, mf_swift_release_fn release);
 
 /// Pushes a Lua C closure that calls Swift box `box` (already retained; the
 /// closure's userdata releases it when collected). Protected. If it fails,
-/// the caller still owns `box`.
+/// the caller still owns `box`. Stack: [-0, +1]; error: [-0, +1].
 int mf_push_swift_function(lua_State *L, void *box);
 /// Creates a metatable for Swift objects in the registry: __gc releases the
 /// object, __index is the table on top of the stack (popped), __name = name.
-/// *outRef receives its registry ref.
+/// *outRef receives its registry ref. Stack: [-1, +0]; error: [-1, +1].
 int mf_new_object_metatable(lua_State *L, const char *name, int *outRef);
 /// If the value at idx is a Swift object userdata, returns its box pointer.
+/// Raw access only: never raises. Stack: [-0, +0]; needs 2 slots.
 void *mf_object_box(lua_State *L, int idx);
 
 // MARK: - Reading tables raw (never raise, no metamethod runs)
 
 /// lua_next on the table at idx; the key is on top. Returns 0 at the end.
 /// Safe because keys come from the previous call (never raises here).
+/// Stack: [-1, +2] (key, value), or [-1, +0] at the end.
 static inline int mf_next(lua_State *L, int idx) { return lua_next(L, idx); }
+/// Stack: [-0, +0].
 static inline lua_Unsigned mf_rawlen(lua_State *L, int idx) { return lua_rawlen(L, idx); }
+/// Stack: [-0, +1].
 static inline int mf_rawgeti(lua_State *L, int idx, lua_Integer n) { return lua_rawgeti(L, idx, n); }
+/// Stack: [-0, +0] (grows it; 0 when it cannot).
 static inline int mf_checkstack(lua_State *L, int n) { return lua_checkstack(L, n); }
+/// Stack: [-0, +0].
 static inline const void *mf_topointer(lua_State *L, int idx) { return lua_topointer(L, idx); }
 
 // MARK: - Table access for the runtime (protected, raw)
 
 /// t[k] = v with t at tidx, k and v popped (k below v). Raw, protected.
+/// Stack: [-2, +0]; error: [-2, +1].
 int mf_rawset(lua_State *L, int tidx);
 /// Pushes rawget(t, key) where the key is a string. Protected (interning allocates).
+/// Stack: [-0, +1]; error: [-0, +1].
 int mf_rawgetfield(lua_State *L, int tidx, const char *key);
 /// Sets a global from the value on top (popped). Protected.
+/// Stack: [-1, +0]; error: [-1, +1].
 int mf_setglobal(lua_State *L, const char *name);
 /// Pushes a global. Protected (runs _ENV metamethods).
+/// Stack: [-0, +1]; error: [-0, +1].
 int mf_getglobal(lua_State *L, const char *name);
 
 /// `file:line` of the function `level` frames up (1: the caller of the running
 /// C function) into `buf`. Returns 0 when unknown (a C function, no line).
+/// Stack: [-0, +0].
 int mf_where(lua_State *L, int level, char *buf, size_t size);
 
 /// `file:line` where the Lua function at `idx` is defined, into `buf`. Returns
@@ -207,13 +271,17 @@ int mf_function_where(lua_State *L, int idx, char *buf, size_t size);
 /// load, __gc metamethods and a metatable on _G, and makes the standard
 /// library tables read-only; `require` finds only preloaded modules and
 /// text files under one folder (mf_sandbox_module_root).
+/// Stack: [-0, +0]; error: [-0, +1].
 int mf_apply_sandbox(lua_State *L);
 /// Under the sandboxed profile, `require` finds modules as text files under
 /// `folder` only (NAME.lua, NAME/init.lua; default "."). Protected.
+/// Stack: [-0, +0]; error: [-0, +1].
 int mf_sandbox_module_root(lua_State *L, const char *folder);
 /// Installs the text-only Lua searcher in package.searchers (both profiles).
+/// Stack: [-0, +0]; error: [-0, +1].
 int mf_install_text_searcher(lua_State *L);
-/// Sets package.preload[name] = the function on top (popped).
+/// Sets package.preload[name] = the function on top (popped). Protected.
+/// Stack: [-1, +0]; error: [-1, +1].
 int mf_preload(lua_State *L, const char *name);
 
 #endif

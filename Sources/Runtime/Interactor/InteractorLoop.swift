@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Streams
 
 /// The engine behind `Interactor`: a serialized drain loop over queued actions and arrived mutations.
@@ -35,29 +30,6 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     enum Arrival {
         case value(Mutation, flight: Int)
         case ended(flight: Int, error: (any Error)?)
-    }
-
-    @usableFromInline
-    enum FlightKind {
-        case handler
-        case effect(Effect)
-    }
-
-    @usableFromInline
-    struct Flight {
-        @usableFromInline let origin: Origin
-        @usableFromInline let type: String
-        @usableFromInline let kind: FlightKind
-        @usableFromInline let disposable: SerialDisposable
-        @inlinable var isHandler: Bool { if case .handler = kind { true } else { false } }
-    }
-
-    /// A `concat` handling waiting for a free slot of its type.
-    @usableFromInline
-    struct Waiting {
-        let handled: Handled<Mutation>
-        let origin: Origin
-        let limit: Int
     }
 
     /// The observers of the output signals asked for so far; replaced whole when one is added.
@@ -186,11 +158,23 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
 
     // MARK: Entry points (any thread)
 
+    /// What `send` does with an action, decided under `shared`'s lock.
+    @usableFromInline
+    enum SendRoute {
+        /// The loop is disposed: the action is dropped.
+        case ignored
+        /// The loop was idle on an immediate state scheduler: this thread handles it now.
+        case handleHere(Origin)
+        /// Queued, and this thread starts the loop.
+        case startLoop
+        /// Queued behind the running drainer.
+        case queued
+    }
+
     @inlinable
     func send(_ action: Action) {
-        // 0: ignored (disposed), 1: handle here now, 2: queued and this thread starts the loop, 3: queued.
-        let (route, origin): (Int, Origin?) = shared.withLock { shared in
-            guard !shared.disposed else { return (0, nil) }
+        let route: SendRoute = shared.withLock { shared in
+            guard !shared.disposed else { return .ignored }
             shared.nextActionID += 1
             let origin = Origin(action: action, id: shared.nextActionID)
             if !shared.draining && stateIsImmediate && shared.arrivals.isEmpty && shared.actions.isEmpty {
@@ -198,20 +182,20 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
                 shared.draining = true
                 confined.pointee.owner.enter()
                 refreshTaps(shared)
-                return (1, origin)
+                return .handleHere(origin)
             }
             shared.actions.push(origin)
-            guard !shared.draining else { return (3, nil) }
+            guard !shared.draining else { return .queued }
             shared.draining = true
-            return (2, nil)
+            return .startLoop
         }
         switch route {
-        case 1:
-            process(origin.unsafelyUnwrapped)
+        case .handleHere(let origin):
+            process(origin)
             drain()
-        case 2:
+        case .startLoop:
             startDraining()
-        default:
+        case .ignored, .queued:
             break
         }
     }
@@ -310,29 +294,6 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         }
     }
 
-    /// The strategies other than `.merge`, which need the action's type and the flight table.
-    @usableFromInline
-    func process(_ origin: Origin, strategy: FlattenStrategy) {
-        let type = actionType(origin.action)
-        if strategy == .latest {
-            cancelFlights { $0.isHandler && $0.type == type }
-            apply(handle(origin.action, current), origin, type: type)
-        } else if strategy == .exhaust {
-            guard shared.withLock({ $0.handlers(ofType: type) }) == 0 else { return }
-            apply(handle(origin.action, current), origin, type: type)
-        } else {
-            // `.concat` and `.concurrent(limit:)`: handle now, start when a slot of this type is free.
-            let limit = strategy.concurrencyLimit
-            let handled = handle(origin.action, current)
-            let queued: Bool = shared.withLock { shared in
-                guard shared.handlers(ofType: type) >= limit || !(shared.waiting[type]?.isEmpty ?? true) else { return false }
-                shared.waiting[type, default: FIFO()].push(Waiting(handled: handled, origin: origin, limit: limit))
-                return true
-            }
-            if !queued { apply(handled, origin, type: type) }
-        }
-    }
-
     @inlinable
     func apply(_ handled: Handled<Mutation>, _ origin: Origin, type: String?) {
         switch handled {
@@ -387,47 +348,6 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     }
 
     @usableFromInline
-    func finish(_ flight: Flight, _ error: (any Error)?) {
-        if let error { fail(error, flight.origin, flight.isHandler ? .handle : .effect) }
-        if flight.isHandler { startWaiting(type: flight.type) }
-    }
-
-    /// Starts the next `concat` handlings of `type` while a slot of its type is free.
-    private func startWaiting(type: String) {
-        while let waiting: Waiting = shared.withLock({ shared in
-            guard let first = shared.waiting[type]?.elements.first,
-                shared.handlers(ofType: type) < first.limit else { return nil }
-            return shared.waiting[type]?.pop()
-        }) {
-            apply(waiting.handled, waiting.origin, type: type)
-        }
-    }
-
-    @usableFromInline
-    func startFlight(_ producer: Producer<Mutation>, _ origin: Origin, type: String, kind: FlightKind) {
-        let disposable = SerialDisposable()
-        let id: Int? = shared.withLock { shared in
-            guard !shared.disposed else { return nil }
-            shared.nextFlightID += 1
-            shared.flights[shared.nextFlightID] = Flight(origin: origin, type: type, kind: kind, disposable: disposable)
-            return shared.nextFlightID
-        }
-        guard let id else { return }
-        let observer = Observer<Mutation> { [weak self] event in
-            switch event {
-            case .value(let mutation): self?.arrive(.value(mutation, flight: id))
-            case .failed(let error): self?.arrive(.ended(flight: id, error: error))
-            case .completed, .interrupted: self?.arrive(.ended(flight: id, error: nil))
-            }
-        }
-        if workIsImmediate {
-            disposable.inner = producer.start(observer)
-        } else {
-            context.work.schedule { disposable.inner = producer.start(observer) }
-        }
-    }
-
-    @usableFromInline
     func fail(_ error: any Error, _ origin: Origin, _ stage: Failure.Stage) {
         if let tap = taps.errors { emit(tap, Failure(error: error, action: origin.action, actionID: origin.id, stage: stage)) }
     }
@@ -442,25 +362,6 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     }
 
     // MARK: Control (any thread)
-
-    func cancel(where matches: (String) -> Bool) {
-        let doomed: [SerialDisposable] = shared.withLock { shared in
-            for type in shared.waiting.keys where matches(type) { shared.waiting[type] = nil }
-            return Self.removeFlights(from: &shared) { matches($0.type) }
-        }
-        doomed.forEach { $0.dispose() }
-    }
-
-    @usableFromInline
-    func cancelFlights(where matches: (Flight) -> Bool) {
-        let doomed = shared.withLock { Self.removeFlights(from: &$0, where: matches) }
-        doomed.forEach { $0.dispose() }
-    }
-
-    private static func removeFlights(from shared: inout Shared, where matches: (Flight) -> Bool) -> [SerialDisposable] {
-        let ids = shared.flights.filter { matches($0.value) }.keys
-        return ids.compactMap { shared.flights.removeValue(forKey: $0)?.disposable }
-    }
 
     var isDisposed: Bool { shared.withLock { $0.disposed } }
 
@@ -491,25 +392,6 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
             taps.errors?.sendCompleted()
         }
         if outputIsImmediate { complete() } else { context.output.schedule(complete) }
-    }
-
-    var inFlight: [Owner.InFlight] {
-        shared.withLock { shared in
-            let running = shared.flights.sorted { $0.key < $1.key }.map { _, flight in
-                let kind: Owner.InFlight.Kind
-                switch flight.kind {
-                case .handler: kind = .handler
-                case .effect(let effect): kind = .effect(effect)
-                }
-                return Owner.InFlight(action: flight.origin.action, actionID: flight.origin.id, actionType: flight.type, kind: kind)
-            }
-            let queued = shared.waiting.flatMap { type, waiting in
-                waiting.elements.map {
-                    Owner.InFlight(action: $0.origin.action, actionID: $0.origin.id, actionType: type, kind: .queued)
-                }
-            }
-            return running + queued.sorted { $0.actionID < $1.actionID }
-        }
     }
 
     var isIdle: Bool {
@@ -551,49 +433,5 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         }
         input?.sendCompleted()   // asked for after disposal: already over
         return made
-    }
-}
-
-extension FlattenStrategy {
-    /// How many handler streams of one action type may run at once (1 for `.concat`).
-    var concurrencyLimit: Int {
-        if self == .concat { return 1 }
-        if self == .merge { return .max }
-        // `concurrent(N)`: the limit is only public through the description.
-        let digits = description.filter(\.isNumber)
-        return Int(digits) ?? 1
-    }
-}
-
-/// Which thread is running the loop, checked in debug builds only.
-@usableFromInline
-struct LoopOwner {
-    #if DEBUG
-    @usableFromInline var thread: pthread_t?
-    #endif
-
-    @inlinable init() {}
-
-    @inlinable @inline(__always)
-    mutating func enter() {
-        #if DEBUG
-        precondition(thread == nil, "Interactor: two threads entered the loop at once")
-        thread = pthread_self()
-        #endif
-    }
-
-    @inlinable @inline(__always)
-    mutating func leave() {
-        #if DEBUG
-        thread = nil
-        #endif
-    }
-
-    /// Traps when the calling thread is not the one running the loop.
-    @inlinable @inline(__always)
-    func check() {
-        #if DEBUG
-        if let thread { precondition(pthread_equal(thread, pthread_self()) != 0, "Interactor: loop state touched off the loop's thread") }
-        #endif
     }
 }

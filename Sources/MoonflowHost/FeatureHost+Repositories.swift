@@ -1,0 +1,96 @@
+import Foundation
+import LuaKit
+import MoonflowLua
+import Runtime
+
+/// Repositories as Lua services: Swift ones a program registers, and those a plugin declares.
+extension FeatureHost {
+    /// Exposes a Swift repository of `Record`s to every feature loaded afterwards as `env.services.NAME`.
+    ///
+    ///     let users = InMemoryRepository<Record>([Record(id: "1", fields: ["name": "Ada"])])
+    ///     host.register(repository: users, named: "users")
+    ///     // Lua: env.services.users:get{ id = "1" }   -- an integer id 1 finds "1" too
+    ///
+    /// A record's `id` reaches Lua as a string; its fields as Lua values.
+    /// - Parameters:
+    ///   - repository: The store; every feature shares it.
+    ///   - name: The service name in Lua.
+    ///   - executor: Where its CRUD use cases run (a serial queue of its own by default).
+    public func register(repository: any Repository<Record>, named name: String, executor: (any Executor)? = nil) {
+        let service = RepositoryService(
+            name: name, repository: repository, executor: executor ?? SerialQueueExecutor(label: "moonflow.repository.\(name)"),
+            toLua: { record in
+                var t = LuaTable()
+                for (k, v) in record.fields { t[k] = RepositoryService.luaValue(v) }
+                t["id"] = .string(LuaString(record.id))
+                return .table(t)
+            },
+            fromLua: { value in
+                let row = try LuaRecord(lua: value)
+                return Record(id: try Self.recordID(row.id), fields: row.fields)
+            },
+            id: Self.recordID)
+        register(repositoryService: service)
+    }
+
+    /// Exposes a Swift repository of `Codable` models as `env.services.NAME`; models
+    /// cross as Lua tables through `LuaValueEncoder`/`LuaValueDecoder`.
+    ///
+    ///     struct User: Codable, Identifiable, Queryable, Sendable { var id: Int; var name: String }
+    ///     host.register(repository: InMemoryRepository<User>(), named: "users")
+    ///
+    /// - Parameters:
+    ///   - repository: The store; every feature shares it.
+    ///   - name: The service name in Lua.
+    ///   - executor: Where its CRUD use cases run (a serial queue of its own by default).
+    public func register<Model: Codable & Identifiable & Sendable>(
+        repository: any Repository<Model>, named name: String, executor: (any Executor)? = nil
+    ) where Model.ID: Codable & Sendable {
+        let service = RepositoryService(
+            name: name, repository: repository, executor: executor ?? SerialQueueExecutor(label: "moonflow.repository.\(name)"),
+            toLua: { try LuaValueEncoder().encode($0) },
+            fromLua: { try LuaValueDecoder().decode(Model.self, from: $0) },
+            id: { try LuaValueDecoder().decode(Model.ID.self, from: RepositoryService.luaValue($0)) })
+        register(repositoryService: service)
+    }
+
+    /// Exposes an already built `RepositoryService` under its name to every feature loaded afterwards.
+    public func register(repositoryService service: RepositoryService) {
+        let classes = RepositoryClassCache(on: self)
+        register(serviceObject: service.name) { host, _ in .object(service, try classes.luaClass(host)) }
+    }
+
+    /// Makes `repositories = { NAME = { seed = {...} } }` in a feature definition give that
+    /// feature a repository per NAME as `env.services.NAME` (it wins over a host service of the
+    /// same name): a fresh, seeded in-memory one, or with `sqlite = "FILE.db"` (and `indexes`) a
+    /// SQLite table NAME in that file, seeded when the table is made and shared by every feature
+    /// of this host that declares it. `configuration.repositoryStorage` says where the files are.
+    func registerDeclaredRepositories() {
+        let classes = RepositoryClassCache(on: self)
+        let made = DeclaredRepositories(on: self)
+        register(serviceObjects: { host, definition in
+            let folder = host.pluginSource.map { ($0 as NSString).deletingLastPathComponent } ?? "."
+            return try RepositoryDeclaration.all(in: definition, lua: host.lua).map { declaration in
+                let repository = try made.repository(declaration, storage: host.configuration.repositoryStorage, pluginFolder: folder)
+                let name = declaration.name
+                let service = RepositoryService(
+                    name: name, repository: repository, executor: SerialQueueExecutor(label: "moonflow.repository.\(name)"),
+                    toLua: { $0.lua }, fromLua: { try LuaRecord(lua: $0) },
+                    id: { v in
+                        guard v.isIdentity else { throw RepositoryServiceError("\(name): an id is an integer or a string (got \(v))") }
+                        return v
+                    })
+                return (name, .object(service, try classes.luaClass(host)))
+            }
+        })
+    }
+
+    /// A `Record` id from a Lua id: strings as they are, integers in decimal.
+    static func recordID(_ value: RecordValue) throws -> String {
+        switch value {
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        default: throw RepositoryServiceError("a record id is an integer or a string (got \(value))")
+        }
+    }
+}
