@@ -110,6 +110,19 @@ extension LuaState {
         guard registered != 0 else { mf_pop(L, 2); throw LuaError.memory(limit: memoryLimit) }
     }
 
+    /// Makes the write views' reads and writes C functions (`mf_install_write_view_access`):
+    /// `metatable.__index` reads raw through `targets[view]` (a table value through
+    /// `wrap(table, view, key)`), `metatable.__newindex` writes raw and appends
+    /// (view, key, old) to `log` and, for a table, (table, view, key) to `stored`, each
+    /// list counting its entries at [0].
+    public func installWriteViewAccess(metatable: LuaRef, targets: LuaRef, log: LuaRef, stored: LuaRef, wrap: LuaRef) throws {
+        enter(); defer { leave() }
+        let L = activeL
+        guard mf_checkstack(L, 8) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        for ref in [metatable, targets, log, stored, wrap] { mf_rawgeti_registry(L, lua_Integer(ref.ref)) }
+        try check(mf_install_write_view_access(L), L)
+    }
+
     /// Loads and runs a string; returns its results.
     @discardableResult
     public func run(string source: String, name: String) throws -> [LuaValue] {

@@ -70,8 +70,10 @@ package final class LuaDispatch: @unchecked Sendable {
         local wparent = setmetatable({}, { __mode = "k" })   -- view -> parent view (nil: a root)
         local wkey = setmetatable({}, { __mode = "k" })      -- view -> key in the parent
         local W = { __metatable = "the state, as reduce sees it" }
-        local log, nlog = {}, 0        -- parent view, key, old value: per write
-        local stored, nstored = {}, 0  -- table stored, parent view, key: per write of a table
+        -- Written by the views' __index and __newindex (C: mf_install_write_view_access),
+        -- each list with its count at [0].
+        local log = {}     -- parent view, key, old value: per write
+        local stored = {}  -- table stored, parent view, key: per write of a table
         local marked, nmarked = {}, 0  -- table, old metatable: per mf.array/mf.object in reduce
         local shared = false
         local root                     -- the state's view during a reduce
@@ -95,23 +97,6 @@ package final class LuaDispatch: @unchecked Sendable {
           end
           return v
         end
-        W.__index = function(v, k)
-          local x = rawget(wtargets[v], k)
-          if type(x) == "table" then return wview(x, v, k) end
-          return x
-        end
-        W.__newindex = function(v, k, x)
-          local t = wtargets[v]
-          if type(x) == "table" then
-            x = wtargets[x] or x
-            stored[nstored + 1], stored[nstored + 2], stored[nstored + 3] = x, v, k
-            nstored = nstored + 3
-          end
-          local old = rawget(t, k)
-          rawset(t, k, x)
-          log[nlog + 1], log[nlog + 2], log[nlog + 3] = v, k, old
-          nlog = nlog + 3
-        end
         W.__len = function(v) return rawlen(wtargets[v]) end
         local function wnext(v, k)
           local nk, nv = rawnext(wtargets[v], k)
@@ -129,6 +114,7 @@ package final class LuaDispatch: @unchecked Sendable {
           local s, e = ...
           if select("#", ...) == 0 then root = nil; return end
           if s ~= r then root = nil; return s, e, 2 end
+          local nlog, nstored = log[0], stored[0]
           for i = 1, nstored, 3 do
             local u, p, k = stored[i], stored[i + 1], stored[i + 2]
             -- Still there: it has this place now (shared when its old place holds it too).
@@ -146,7 +132,7 @@ package final class LuaDispatch: @unchecked Sendable {
               fresh = not ks[k]
               ks[k] = true
             end
-            if fresh and attached(p) then
+            if fresh and (p == r or attached(p)) then
               local d, c = 0, p
               while c ~= r do d = d + 1; keys[d] = wkey[c]; c = wparent[c] end
               changes[n + 1] = d + 1
@@ -161,16 +147,16 @@ package final class LuaDispatch: @unchecked Sendable {
         end
         local function reduce(def, state, m)
           -- Let go of what the last reduce logged (old values, stored tables).
-          for i = 1, nlog do log[i] = nil end
-          for i = 1, nstored do stored[i] = nil end
+          for i = 1, log[0] do log[i] = nil end
+          for i = 1, stored[0] do stored[i] = nil end
           for i = 1, nchanges do changes[i] = nil end
           for i = 1, nmarked do marked[i] = nil end
-          nlog, nstored, nchanges, nmarked, shared = 0, 0, 0, 0, false
+          log[0], stored[0], nchanges, nmarked, shared = 0, 0, 0, 0, false
           root = wview(state, nil, nil)
           return finish(def.reduce(root, m))
         end
         local function undo()
-          for i = nlog - 2, 1, -3 do rawset(wtargets[log[i]], log[i + 1], log[i + 2]) end
+          for i = log[0] - 2, 1, -3 do rawset(wtargets[log[i]], log[i + 1], log[i + 2]) end
           for i = nmarked - 1, 1, -2 do setmetatable(marked[i], marked[i + 1]) end
           root = nil
         end
@@ -184,8 +170,9 @@ package final class LuaDispatch: @unchecked Sendable {
           setmetatable(target, mt)
           local p, k = wparent[t], wkey[t]
           if p ~= nil then
+            local nlog = log[0]
             log[nlog + 1], log[nlog + 2], log[nlog + 3] = p, k, target
-            nlog = nlog + 3
+            log[0] = nlog + 3
           end
           return t
         end
@@ -200,7 +187,7 @@ package final class LuaDispatch: @unchecked Sendable {
             return rawnext(t, k)
           end
         end
-        return RO, targets, W, wtargets, undo, installNext, mark, viewTarget,
+        return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, stored, wview,
           function(def, action, state, env) return def.handle(action, view(state, "state"), env) end,
           reduce,
           function(def, kind, effect, state, env) return def.effects[kind](effect, view(state, "state"), env) end,
@@ -229,12 +216,13 @@ package final class LuaDispatch: @unchecked Sendable {
 
     init(_ lua: LuaState) throws {
         let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), []) { slots in
-            try (1...18).map { try slots.ref($0) }
+            try (1...21).map { try slots.ref($0) }
         }
         try lua.registerViews(.readOnly, metatable: refs[0], targets: refs[1])
         try lua.registerViews(.write, metatable: refs[2], targets: refs[3])
+        try lua.installWriteViewAccess(metatable: refs[2], targets: refs[3], log: refs[8], stored: refs[9], wrap: refs[10])
         (undo, installNext, mark, viewTarget) = (refs[4], refs[5], refs[6], refs[7])
-        (handle, reduce, effect, request, makeEnv) = (refs[8], refs[9], refs[10], refs[11], refs[12])
-        (migrate, route, combine, mapEffect, identity) = (refs[13], refs[14], refs[15], refs[16], refs[17])
+        (handle, reduce, effect, request, makeEnv) = (refs[11], refs[12], refs[13], refs[14], refs[15])
+        (migrate, route, combine, mapEffect, identity) = (refs[16], refs[17], refs[18], refs[19], refs[20])
     }
 }

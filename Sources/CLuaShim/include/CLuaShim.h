@@ -189,6 +189,12 @@ int mf_register_readonly(lua_State *L);
 /// Registers the write views' (what `reduce` gets) metatable and view -> table map, as above.
 /// Stack: [-2, +0], or 0 and nothing popped.
 int mf_register_write_views(lua_State *L);
+/// Installs the write views' `__index` and `__newindex` (C functions) in the metatable.
+/// Stack: metatable, targets (view -> table), log, stored, wrap (the Lua function making a
+/// nested view: wrap(table, parentView, key)), all popped. Writes are logged raw as
+/// (view, key, old) in `log`, tables stored as (table, view, key) in `stored`; each list
+/// keeps its count at [0] (set to 0 here). Protected. [-5, +0 or +1 (the error), m]
+int mf_install_write_view_access(lua_State *L);
 /// When the value at `idx` is a read-only or a write view, pushes the table it shows and returns 1;
 /// else returns 0 and pushes nothing. Raw access only: never raises, never allocates.
 /// Stack: [-0, +1] when it returns 1, [-0, +0] when 0.

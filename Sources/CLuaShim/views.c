@@ -1,0 +1,92 @@
+// The write views' (what `reduce` gets) two hot metamethods in C. A view is an
+// empty table whose metatable sends every read and write here; the table it
+// shows is `targets[view]`. Reading through a view costs one C call instead of
+// a Lua function calling rawget and type; writing costs one C call that writes
+// raw and logs the write for the rollback and for the snapshot. The rest of
+// the views (places, sharing, finishing, undo) stays in Lua (LuaDispatch):
+// these keep its counts in `log[0]` and `stored[0]`.
+#include "internal.h"
+
+enum { UP_TARGETS = 1, UP_LOG = 2, UP_STORED = 3, UP_WRAP = 4 };
+
+/// Appends the three values on top (popped) to the list at upvalue `up`; its count is at [0].
+static void append3(lua_State *L, int up) {
+  int list = lua_upvalueindex(up);
+  lua_rawgeti(L, list, 0);
+  lua_Integer n = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  lua_rawseti(L, list, n + 3);
+  lua_rawseti(L, list, n + 2);
+  lua_rawseti(L, list, n + 1);
+  lua_pushinteger(L, n + 3);
+  lua_rawseti(L, list, 0);
+}
+
+/// The table the view at 1 shows, pushed; raises for anything that is not a view.
+static void push_target(lua_State *L) {
+  lua_pushvalue(L, 1);
+  if (lua_rawget(L, lua_upvalueindex(UP_TARGETS)) != LUA_TTABLE)
+    luaL_error(L, "the state view is no longer valid: keep state tables only within reduce");
+}
+
+/// __index(view, key): the value raw; a table as its own view (made by the Lua `wrap(t, view, key)`).
+static int view_index(lua_State *L) {
+  lua_settop(L, 2);
+  push_target(L);                  // 3: target
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, 3) != LUA_TTABLE) return 1;  // 4: the value
+  lua_pushvalue(L, lua_upvalueindex(UP_WRAP));
+  lua_insert(L, 4);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_call(L, 3, 1);
+  return 1;
+}
+
+/// __newindex(view, key, value): a view stored unwraps to its table, and a table
+/// stored is noted (table, view, key); the write is raw and logged (view, key, old).
+static int view_newindex(lua_State *L) {
+  lua_settop(L, 3);
+  push_target(L);                  // 4: target
+  if (lua_type(L, 3) == LUA_TTABLE) {
+    lua_pushvalue(L, 3);
+    if (lua_rawget(L, lua_upvalueindex(UP_TARGETS)) == LUA_TTABLE) lua_replace(L, 3);
+    else lua_pop(L, 1);
+    lua_pushvalue(L, 3);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2);
+    append3(L, UP_STORED);
+  }
+  lua_pushvalue(L, 2);
+  lua_rawget(L, 4);                // 5: old
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 3);
+  lua_rawset(L, 4);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 5);
+  append3(L, UP_LOG);
+  return 0;
+}
+
+static int install_k(lua_State *L) {
+  // 1 metatable, 2 targets, 3 log, 4 stored, 5 wrap
+  for (int i = 2; i <= 5; i++) lua_pushvalue(L, i);
+  lua_pushcclosure(L, view_index, 4);
+  lua_setfield(L, 1, "__index");
+  for (int i = 2; i <= 5; i++) lua_pushvalue(L, i);
+  lua_pushcclosure(L, view_newindex, 4);
+  lua_setfield(L, 1, "__newindex");
+  lua_pushinteger(L, 0);
+  lua_rawseti(L, 3, 0);
+  lua_pushinteger(L, 0);
+  lua_rawseti(L, 4, 0);
+  return 0;
+}
+
+int mf_install_write_view_access(lua_State *L) {
+  if (!lua_checkstack(L, 2)) return LUA_ERRMEM;
+  lua_pushcfunction(L, install_k);
+  lua_insert(L, -6);
+  return lua_pcall(L, 5, 0, 0);
+}
