@@ -82,8 +82,12 @@ public final class LuaBridge: @unchecked Sendable {
     /// - Throws: `LuaStreamError` when it returns nil or a plain value, saying what to return.
     package func callStream(_ fn: LuaRef, _ args: [LuaPush], what: String, location: String?) throws -> Producer<LuaValue> {
         try lua.call(fn, args) { slots in
-            if let s = slots.object(1, as: LuaStream.self) { return s.producer }
-            let got = slots.count == 0 ? "nothing" : slots.typeName(1)
+            let got: String
+            switch slots.returned(1) {
+            case .stream(let producer): return producer
+            case .nothing(let described): got = described
+            case .plain: got = slots.typeName(1)
+            }
             let at = location.map { " (\($0))" } ?? ""
             throw LuaStreamError(message: "\(what)\(at) must return a stream (got \(got)); return mf.just(value) for one value, mf.empty() for none", location: location)
         }
@@ -95,12 +99,15 @@ public final class LuaBridge: @unchecked Sendable {
     package func serviceResult(_ definition: FeatureDefinition) -> LuaPush {
         .function { [unowned self] args in
             let name = (try? args.string(1, function: "service")) ?? "?"
-            if let s = args.object(2, as: LuaStream.self) { return [self.push(s.producer)] }
-            if args.count < 2 || args.isNil(2) {
+            switch args.returned(2) {
+            case .stream(let producer):
+                return [self.push(producer)]
+            case .nothing(let described):
                 let at = definition.locations["services.\(name)"].map { " (\($0))" } ?? ""
-                return [.value(.nil), .value(.string(LuaString("service '\(name)'\(at) returned \(args.count < 2 ? "nothing" : "nil"); return a stream, or a value (taken as mf.just(value))")))]
+                return [.value(.nil), .value(.string(LuaString("service '\(name)'\(at) returned \(described); return a stream, or a value (taken as mf.just(value))")))]
+            case .plain:
+                return [self.push(.just(try args.value(2, path: "services.\(name) result")))]
             }
-            return [self.push(.just(try args.value(2, path: "services.\(name) result")))]
         }
     }
 

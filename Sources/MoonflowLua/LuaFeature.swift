@@ -226,13 +226,16 @@ public final class LuaFeature: @unchecked Sendable {
     /// is copied out and validated in full.
     private func mutations(from key: String, _ slots: LuaSlots, what: String,
                            keep: ((LuaSlots) -> FeatureMutation?)? = nil) throws -> Handled<FeatureMutation> {
-        if slots.count == 0 || slots.isNil(1) { return .none }
-        if let stream = slots.object(1, as: LuaStream.self) {
-            return .stream(stream.producer.map { [weak self] m in .value(try self?.validated(m, from: key) ?? m) })
-        }
-        if slots.isTable(1) {
+        switch slots.returned(1) {
+        case .nothing:
+            return .none
+        case .stream(let producer):
+            return .stream(producer.map { [weak self] m in .value(try self?.validated(m, from: key) ?? m) })
+        case .plain where slots.isTable(1):
             if let kept = keep?(slots) { return .one(kept) }
             return .one(.value(try validated(try slots.value(1, path: "mutation"), from: key)))
+        case .plain:
+            break
         }
         throw LuaStreamError(message: "\(what) must return nothing, a mutation table or a stream (got \(slots.typeName(1)))", location: location(key))
     }

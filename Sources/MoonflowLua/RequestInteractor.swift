@@ -36,12 +36,15 @@ public final class RequestInteractor: @unchecked Sendable {
             do {
                 let bridge = try self.bridge.alive()
                 stream = try bridge.lua.call(bridge.dispatch.request, [.ref(definition.table), .value(.string(LuaString(type))), .value(request), env.map { .ref($0) } ?? .value(.nil)]) { slots in
-                    if let s = slots.object(1, as: LuaStream.self) { return s.producer }
-                    if slots.count == 0 || slots.isNil(1) {
+                    switch slots.returned(1) {
+                    case .stream(let producer):
+                        return producer
+                    case .nothing(let described):
                         let at = definition.locations["requests.\(type)"]
-                        throw LuaStreamError(message: "interactor '\(name)': request '\(type)'\(at.map { " (\($0))" } ?? "") returned \(slots.count == 0 ? "nothing" : "nil"); return a stream of the response, or the response itself", location: at)
+                        throw LuaStreamError(message: "interactor '\(name)': request '\(type)'\(at.map { " (\($0))" } ?? "") returned \(described); return a stream of the response, or the response itself", location: at)
+                    case .plain:
+                        return .just(try slots.value(1, path: "response"))
                     }
-                    return .just(try slots.value(1, path: "response"))
                 }
             } catch {
                 stream = .fail(error)
