@@ -13,13 +13,21 @@ public final class LuaRef: @unchecked Sendable, Hashable {
     /// The type of the referenced value.
     public let luaType: LuaType
     weak var state: LuaState?
+    /// The serial of the state it belongs to: checking that a ref is pushed into its own
+    /// state compares this, not the weak reference (a weak load per argument per call).
+    let stateSerial: UInt64
 
     /// - Parameter type: The value's `lua_type` code.
     init(ref: Int32, type: Int32, state: LuaState) {
         self.ref = ref
         self.luaType = LuaType(code: type)
         self.state = state
+        self.stateSerial = state.serial
     }
+
+    /// Whether this ref belongs to `state` (no weak load).
+    @inline(__always)
+    func belongs(to state: LuaState) -> Bool { stateSerial == state.serial }
 
     deinit { state?.scheduleUnref(ref) }
 

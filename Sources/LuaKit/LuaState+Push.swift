@@ -42,7 +42,7 @@ struct PushBuilder {
         switch push {
         case .value(let v): try add(v, depth: 0)
         case .ref(let r):
-            guard r.state === state else { throw LuaError.conversion(path: "argument", reason: "a value from another Lua state cannot cross into this one") }
+            guard r.belongs(to: state) else { throw LuaError.conversion(path: "argument", reason: "a value from another Lua state cannot cross into this one") }
             ops.append(mf_op(code: Int32(MF_OP_REF.rawValue), a: 0, i: Int64(r.ref), d: 0, s: nil, len: 0))
         case .object(let object, let cls):
             let pointer = Unmanaged.passRetained(object as AnyObject).toOpaque()
@@ -130,7 +130,7 @@ extension LuaState {
             switch value {
             case .value(.nil), .value(.boolean), .value(.integer), .value(.number): continue
             case .ref(let r):
-                guard r.state === self else {
+                guard r.belongs(to: self) else {
                     throw LuaError.conversion(path: "argument", reason: "a value from another Lua state cannot cross into this one")
                 }
             default: return false

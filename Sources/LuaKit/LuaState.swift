@@ -31,6 +31,9 @@ public final class LuaState: @unchecked Sendable {
     /// Whether the state behaves as the standalone `lua5.4` (`moonflow exec`).
     public let standalone: Bool
     private var closed = false
+    /// Unique among the states of this process (refs carry it, see `LuaRef.belongs`).
+    let serial: UInt64 = LuaState.nextSerial.withLock { $0 += 1; return $0 }
+    private static let nextSerial = SerialCounter()
 
     private let pendingUnrefs = PendingUnrefs()
     private let confinement = Confinement()
@@ -225,4 +228,11 @@ private final class Confinement: @unchecked Sendable {
         depth -= 1
         if depth == 0 { owner = nil }
     }
+}
+
+/// A process-wide counter behind a lock (the serials of states).
+private final class SerialCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: UInt64 = 0
+    func withLock(_ body: (inout UInt64) -> UInt64) -> UInt64 { lock.lock(); defer { lock.unlock() }; return body(&value) }
 }
