@@ -39,9 +39,10 @@ public final class LuaFeature: @unchecked Sendable {
     private var _binding: Binding
     private let bindingLock = NSLock()
     /// Read on the state executor without the lock (only the executor writes it); `send` reads it under the lock.
-    private var binding: Binding { _binding }
-    public var definition: FeatureDefinition { binding.definition }
-    var env: LuaRef { binding.env }
+    /// Borrowed, not copied: a copy of the binding retains each of its many fields, per access.
+    private var binding: Binding { _read { yield _binding } }
+    public var definition: FeatureDefinition { _read { yield _binding.definition } }
+    var env: LuaRef { _binding.env }
     public let bridge: LuaBridge
     /// Where the definition came from (`plugins/search/init.lua`), for messages.
     public let source: String
