@@ -112,7 +112,7 @@ package final class LuaDispatch: @unchecked Sendable {
         local function finish(...)
           local r = root
           local s, e = ...
-          if select("#", ...) == 0 then root = nil; return end
+          if s == nil and select("#", ...) == 0 then root = nil; return end
           if s ~= r then root = nil; return s, e, 2 end
           local nlog, nstored = log[0], stored[0]
           for i = 1, nstored, 3 do
@@ -152,7 +152,9 @@ package final class LuaDispatch: @unchecked Sendable {
           for i = 1, nchanges do changes[i] = nil end
           for i = 1, nmarked do marked[i] = nil end
           log[0], stored[0], nchanges, nmarked, shared = 0, 0, 0, 0, false
-          root = wview(state, nil, nil)
+          local v = wviews[state]  -- the root's view, as wview(state, nil, nil) finds it, without the call
+          if v == nil or wparent[v] ~= nil then v = wview(state, nil, nil) end
+          root = v
           return finish(def.reduce(root, m))
         end
         local function undo()
