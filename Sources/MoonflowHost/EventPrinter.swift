@@ -85,7 +85,8 @@ public final class EventPrinter: @unchecked Sendable {
     private func paint(_ s: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
 
     private func pretty(_ event: FeatureEvent, t: Int, from child: String?, changes: [StateChange]?) -> String {
-        let time = paint(String(format: "%6d ms", t), "2")
+        let digits = String(t)  // as "%6d": right-aligned in six columns (no String(format:), slow at start-up)
+        let time = paint(String(repeating: " ", count: max(0, 6 - digits.count)) + digits + " ms", "2")
         switch event {
         case .state(let s, let seq):
             defer { lastState = changes == nil ? s : nil }

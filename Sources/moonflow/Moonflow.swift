@@ -104,6 +104,7 @@ func validatePluginPath(_ path: String) throws {
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Run a feature: send it actions and watch its state change.",
         discussion: """
             PATH is a plugin folder (with init.lua) or a .lua file returning a definition.
@@ -249,6 +250,7 @@ struct Run: ParsableCommand {
 
 struct Replay: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "replay",
         abstract: "Re-run a recorded session (moonflow run --record FILE) and compare every state.",
         discussion: """
             The inputs are sent at their recorded times on the virtual clock.
@@ -280,6 +282,7 @@ struct Replay: ParsableCommand {
 
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "check",
         abstract: "Load and validate a plugin without running it (exit 0 when it is fine, 1 otherwise)."
     )
 
@@ -307,6 +310,7 @@ struct Check: ParsableCommand {
 
 struct Exec: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "exec",
         abstract: "Run a Lua file like lua5.4 FILE, with `moonflow` preloaded.",
         discussion: """
             Behaves as lua5.4 FILE: arguments after FILE go to the script (`arg` and `...`),
@@ -340,6 +344,7 @@ struct Exec: ParsableCommand {
 
 struct Test: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "test",
         abstract: "Run Lua specs (busted, with require \"moonflow.test\") and report every failure.",
         discussion: """
             PATHs are spec files or folders searched for *_spec.lua; with none, every
@@ -377,6 +382,7 @@ struct Test: ParsableCommand {
 
 struct New: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "new",
         abstract: "Scaffold plugins/NAME with a feature (one action, one mutation, a timer) and a passing spec.",
         discussion: "Refuses to overwrite anything that exists."
     )
