@@ -60,8 +60,8 @@ extension LuaSlots {
         let t = base + Int32(i)
         guard mf_type(L, t) == LUA_TTABLE, mf_metatable_kind(L, t) == 0 else { return false }
         guard let shape = shapeNamed(at: t, in: shapes) else { return false }
-        let top = mf_gettop(L)
-        defer { mf_settop(L, top) }
+        let stack = StackGuard(L)   // drops the key and value an early `return false` leaves
+        _ = stack
         var required = 0
         lua_pushnil(L)
         while mf_next(L, t) != 0 {
@@ -81,8 +81,8 @@ extension LuaSlots {
     /// The shape the string at `t.type` names (found by walking the keys: a raw get
     /// by a string key would have to push the key, which may allocate).
     private func shapeNamed(at t: Int32, in shapes: FlatShapes) -> FlatShapes.Shape? {
-        let top = mf_gettop(L)
-        defer { mf_settop(L, top) }
+        let stack = StackGuard(L)   // drops the key and value left where the walk stops
+        _ = stack
         lua_pushnil(L)
         while mf_next(L, t) != 0 {
             if mf_type(L, -2) == LUA_TSTRING {

@@ -85,14 +85,14 @@ extension LuaState {
     private func call(_ function: LuaRef, _ args: [LuaPush], limitMs: Int64, reading body: (LuaSlots) throws -> Void) throws {
         enter(); defer { leave() }
         let L = activeL
-        let top = mf_gettop(L)
-        defer { mf_settop(L, top) }
+        // The results stay on the stack while `body` reads them; the guard drops them after.
+        let stack = StackGuard(L)
         guard mf_checkstack(L, Int32(args.count) + 8) != 0 else { throw LuaError.memory(limit: memoryLimit) }
         mf_rawgeti_registry(L, lua_Integer(function.ref))
-        do { try push(args, on: L) } catch { mf_settop(L, top); throw error }
+        try push(args, on: L)
         let status = mf_pcall(L, Int32(args.count), LUA_MULTRET, limitMs)
         try check(status, L)
-        try body(LuaSlots(state: self, L: L, base: top, count: Int(mf_gettop(L) - top)))
+        try body(LuaSlots(state: self, L: L, base: stack.top, count: Int(mf_gettop(L) - stack.top)))
     }
 
     /// What a kind of view stands for, when the reader copies one out.
@@ -160,8 +160,8 @@ extension LuaState {
     public func runAsMain(_ chunk: MainChunk, arguments: [String] = []) -> String? {
         enter(); defer { leave() }
         let L = activeL
-        let top = mf_gettop(L)
-        defer { mf_settop(L, top) }
+        let stack = StackGuard(L)
+        _ = stack
         guard mf_checkstack(L, Int32(arguments.count) + 8) != 0 else { return "not enough memory" }
         let mode = profile == .trusted ? "bt" : "t"
         var status: Int32
@@ -248,18 +248,15 @@ extension LuaState {
     public func makeClass(_ name: String, methods: [String: LuaFunction], luaMethods: [String: LuaRef] = [:]) throws -> LuaClass {
         enter(); defer { leave() }
         let L = activeL
-        let top = mf_gettop(L)
+        let stack = StackGuard(L)   // back at its top on success too: the metatable call takes the table
         try push(.table(LuaTable()), on: L)
         let entries = methods.map { ($0.key, LuaPush.function($0.value)) } + luaMethods.map { ($0.key, LuaPush.ref($0.value)) }
         for (method, fn) in entries.sorted(by: { $0.0 < $1.0 }) {
-            do {
-                try push([.value(.string(LuaString(method))), fn], on: L)
-                try check(mf_rawset(L, top + 1), L)
-            } catch { mf_settop(L, top); throw error }
+            try push([.value(.string(LuaString(method))), fn], on: L)
+            try check(mf_rawset(L, stack.top + 1), L)
         }
         var ref: Int32 = 0
-        let status = name.withCString { mf_new_object_metatable(L, $0, &ref) }
-        if status != LUA_OK { let e = popError(status, L); mf_settop(L, top); throw e }
+        try check(name.withCString { mf_new_object_metatable(L, $0, &ref) }, L)
         return LuaClass(name: name, ref: ref, state: self)
     }
 
@@ -279,13 +276,11 @@ extension LuaState {
     public func makeTable(_ fields: [(String, LuaPush)]) throws -> LuaRef {
         enter(); defer { leave() }
         let L = activeL
-        let top = mf_gettop(L)
+        let stack = StackGuard(L)   // back at its top on success too: popRef takes the table
         try push(.table(LuaTable()), on: L)
         for (key, value) in fields {
-            do {
-                try push([.value(.string(LuaString(key))), value], on: L)
-                try check(mf_rawset(L, top + 1), L)
-            } catch { mf_settop(L, top); throw error }
+            try push([.value(.string(LuaString(key))), value], on: L)
+            try check(mf_rawset(L, stack.top + 1), L)
         }
         return try popRef(L)
     }
@@ -294,22 +289,20 @@ extension LuaState {
     public func rawSet(_ table: LuaRef, _ key: LuaValue, _ value: LuaPush) throws {
         enter(); defer { leave() }
         let L = activeL
-        let top = mf_gettop(L)
-        defer { mf_settop(L, top) }
+        let stack = StackGuard(L)
         mf_rawgeti_registry(L, lua_Integer(table.ref))
         try push([.value(key), value], on: L)
-        try check(mf_rawset(L, top + 1), L)
+        try check(mf_rawset(L, stack.top + 1), L)
     }
 
     /// `table[key]` without metamethods, handed to `body` on the stack (slot 1).
     public func rawGet<R>(_ table: LuaRef, _ key: String, _ body: (LuaSlots) throws -> R) throws -> R {
         enter(); defer { leave() }
         let L = activeL
-        let top = mf_gettop(L)
-        defer { mf_settop(L, top) }
+        let stack = StackGuard(L)
         mf_rawgeti_registry(L, lua_Integer(table.ref))
-        try check(mf_rawgetfield(L, top + 1, key), L)
-        return try body(LuaSlots(state: self, L: L, base: top + 1, count: 1))
+        try check(mf_rawgetfield(L, stack.top + 1, key), L)
+        return try body(LuaSlots(state: self, L: L, base: stack.top + 1, count: 1))
     }
 
     /// Replaces the value a reference holds (the registry slot now holds `value`).
@@ -335,8 +328,8 @@ extension LuaSlots {
 
     /// `slots[i][key] = value` without metamethods (the value at `i` must be a table).
     public func rawSet(_ i: Int, _ key: String, _ value: LuaValue) throws {
-        let top = mf_gettop(L)
-        defer { mf_settop(L, top) }
+        let stack = StackGuard(L)
+        _ = stack
         try state.push([.value(.string(LuaString(key))), .value(value)], on: L)
         let status = mf_rawset(L, base + Int32(i))
         if status != LUA_OK { throw state.popError(status, L) }
@@ -344,14 +337,13 @@ extension LuaSlots {
 
     /// `slots[i][key]` read raw (nil if the value at `i` is not a table), handed to `body` as slot 1.
     public func field<R>(_ i: Int, _ key: String, _ body: (LuaSlots) throws -> R) throws -> R {
-        let top = mf_gettop(L)
-        defer { mf_settop(L, top) }
+        let stack = StackGuard(L)
         if mf_type(L, base + Int32(i)) != LUA_TTABLE { lua_pushnil(L) }
         else {
             let status = mf_rawgetfield(L, base + Int32(i), key)
             if status != LUA_OK { throw state.popError(status, L) }
         }
-        return try body(LuaSlots(state: state, L: L, base: top, count: 1))
+        return try body(LuaSlots(state: state, L: L, base: stack.top, count: 1))
     }
 }
 
@@ -360,8 +352,8 @@ extension LuaSlots {
     public func forEachField(_ i: Int, _ body: (String, String) throws -> Void) throws {
         let idx = base + Int32(i)
         guard mf_type(L, idx) == LUA_TTABLE else { return }
-        let top = mf_gettop(L)
-        defer { mf_settop(L, top) }
+        let stack = StackGuard(L)   // drops the key and value left when `body` throws
+        _ = stack
         lua_pushnil(L)
         while mf_next(L, idx) != 0 {
             if mf_type(L, -2) == LUA_TSTRING {

@@ -38,6 +38,14 @@ struct PushBuilder {
         functions.removeAll(keepingCapacity: true)
     }
 
+    /// Lets go of the objects and function boxes `add` retained, for a push refused before
+    /// any of them reached Lua (a later value could not be converted), and empties the builder.
+    mutating func discard() {
+        for (_, pointer) in objects { Unmanaged<AnyObject>.fromOpaque(pointer).release() }
+        for (_, box) in functions { Unmanaged<FunctionBox>.fromOpaque(box).release() }
+        clear()
+    }
+
     mutating func add(_ push: LuaPush, state: LuaState) throws {
         switch push {
         case .value(let v): try add(v, depth: 0)
@@ -100,7 +108,12 @@ extension LuaState {
         if values.isEmpty { return }
         if try pushDirectly(values, on: L) { return }
         try withBuilder { builder in
-            for v in values { try builder.add(v, state: self) }
+            do {
+                for v in values { try builder.add(v, state: self) }
+            } catch {
+                builder.discard()
+                throw error
+            }
             try push(&builder, on: L)
         }
     }

@@ -10,6 +10,8 @@ import CLuaShim
 ///     return try read(L, -1)                      // the top is back at `stack.top` after this
 ///
 /// Non-copyable, so one guard restores once, when its scope ends (or never, after `keep()`).
+/// A scope that never reads the guard touches it once (`_ = stack`, which borrows it): Swift
+/// warns about a binding never used, and `_ = StackGuard(L)` would restore at once.
 struct StackGuard: ~Copyable {
     let L: OpaquePointer
     /// The top the guard restores.

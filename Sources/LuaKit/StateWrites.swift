@@ -23,8 +23,8 @@ extension LuaSlots {
         var changes: [StateChange] = []
         var at: lua_Integer = 1
         let end = lua_Integer(count)
-        let top = mf_gettop(L)
-        defer { mf_settop(L, top) }
+        let stack = StackGuard(L)
+        let top = stack.top
         while at <= end {
             mf_rawgeti(L, list, at)
             let keyCount = lua_Integer(lua_tointegerx(L, -1, nil))

@@ -86,6 +86,35 @@ final class SwiftFunctionTests: XCTestCase {
         XCTAssertGreaterThan(failed, 0, "some pushes ran out of memory")
     }
 
+    func testAPushRefusedHalfwayReleasesTheObjectsAndFunctionsBeforeIt() throws {
+        // A value that cannot cross comes after a Swift object and a Swift function in the same
+        // push: the push is refused before any of them reaches Lua, so Swift must let them go.
+        final class Held {}
+        let lua = try LuaState()
+        let other = try LuaState()
+        let sink = try lua.load(string: "return select('#', ...)", name: "sink")
+        let cls = try lua.makeClass("Held", methods: [:])
+        let refused: [(String, LuaPush)] = [
+            ("a NaN key", .value(.table(LuaTable(hash: [.number(.nan): .integer(1)])))),
+            ("a table nested too deep", .value((0...LuaState.maxDepth).reduce(LuaValue.integer(1)) { inner, _ in .table(LuaTable(array: [inner])) })),
+            ("a ref from another state", .ref(try other.ref(.value(.table(LuaTable()))))),
+        ]
+        for (name, bad) in refused {
+            weak var object: Held?
+            weak var captured: Held?
+            do {
+                let held = Held(), inClosure = Held()
+                object = held
+                captured = inClosure
+                XCTAssertThrowsError(try lua.call(sink, [.object(held, cls), .function { _ in withExtendedLifetime(inClosure) {}; return [] }, bad]), name)
+            }
+            lua.collectGarbage()
+            XCTAssertNil(object, "\(name): the object is still held after the refused push")
+            XCTAssertNil(captured, "\(name): the function is still held after the refused push")
+        }
+        XCTAssertEqual(try lua.call(sink, [.function { _ in [] }, 1]), [2], "the state pushes as before")
+    }
+
     func testRaiseAValue() throws {
         let lua = try LuaState()
         try lua.setGlobal("raise", .function { _ in throw LuaRaise(.value(["code": 7])) })
