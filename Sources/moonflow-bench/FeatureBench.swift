@@ -25,8 +25,15 @@ func featureBench() {
     let runs = 5
     let budgets = FeatureHost.Configuration(searchPaths: [BenchEnvironment.path("plugins")], clock: .virtual)
     if ProcessInfo.processInfo.environment["MOONFLOW_BENCH_ONLY_C"] != nil {
-        // For a profiler: (c) alone.
-        print(row("(c) Moonflow: send 1,000, advance(by: 0)", attempt("(c)") { try moonflowCounter(budgets, actions: actions, runs: runs, batch: 1000) }, "ns/action"))
+        // For a profiler: (c) alone (MOONFLOW_BENCH_BUDGETS=time|memory|none: only those budgets).
+        var chosen = budgets
+        switch ProcessInfo.processInfo.environment["MOONFLOW_BENCH_BUDGETS"] {
+        case "time": chosen.memoryLimitMB = nil
+        case "memory": chosen.timeLimitMs = nil
+        case "none": chosen.memoryLimitMB = nil; chosen.timeLimitMs = nil
+        default: break
+        }
+        print(row("(c) Moonflow: send 1,000, advance(by: 0)", attempt("(c)") { try moonflowCounter(chosen, actions: actions, runs: runs, batch: 1000) }, "ns/action"))
         return
     }
     print("counter feature, \(actions) actions per run, median of \(runs) runs, ns per action")
