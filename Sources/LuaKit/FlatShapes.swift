@@ -5,7 +5,7 @@ import CLuaShim
 /// that a table still in Lua can be checked in place: no copy into Swift, no
 /// allocation, no metamethod.
 ///
-///     let shapes = FlatShapes(["add": ["n": .init(.integer)], "set": ["value": .init(.integer)]])
+///     let shapes = FlatShapes(["add": ["n": .init(type: .integer)], "set": ["value": .init(type: .integer)]])
 ///     lua.call(handle, args) { slots in slots.matches(1, shapes) }   // true: reduce may take the table as it is
 ///
 /// A check answers only "certainly fine": anything it does not vouch for (a
@@ -13,14 +13,14 @@ import CLuaShim
 /// looks at) is left to the caller's full reading and validation, which then
 /// names the problem. So the fast answer never accepts what the slow path refuses.
 public struct FlatShapes: Sendable {
-    /// What a field may hold, as a schema declares it.
-    public enum FieldType: Sendable { case string, integer, number, boolean, table, any }
+    /// What a field may hold, as a schema declares it (`"integer"`; a trailing `?` makes it optional).
+    public enum FieldType: String, Sendable, CaseIterable { case string, integer, number, boolean, table, any }
 
     /// One declared field.
     public struct Field: Sendable {
         public let type: FieldType
         public let optional: Bool
-        public init(_ type: FieldType, optional: Bool = false) {
+        public init(type: FieldType, optional: Bool = false) {
             self.type = type
             self.optional = optional
         }

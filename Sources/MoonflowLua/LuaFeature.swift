@@ -276,7 +276,6 @@ public final class LuaFeature: @unchecked Sendable {
     /// How `reduce` gets `mutation` (the very table `handle` returned when it is still
     /// kept), and the mutation as a value when a listener wants mutation events.
     private func pushing(_ mutation: FeatureMutation) throws -> (LuaPush, LuaValue?) {
-        let wanted = outlet.wants(.mutation)
         switch mutation {
         case .value(let v):
             return (.value(v), v)
@@ -286,7 +285,7 @@ public final class LuaFeature: @unchecked Sendable {
                 throw LuaStreamError(message: "internal: a kept mutation was lost before reduce", location: location("handle"))
             }
             pendingKept = nil
-            return (.ref(keptTable), wanted ? try bridge.lua.value(of: keptTable, path: "mutation") : nil)
+            return (.ref(keptTable), outlet.wants(.mutation) ? try bridge.lua.value(of: keptTable, path: "mutation") : nil)
         }
     }
 

@@ -6,26 +6,10 @@ import LuaKit
 ///     try schema.validate(["type": "query", "text": 3])
 ///     // action 'query': field 'text' must be a string (got integer 3)
 public struct Schema: Sendable {
-    /// The type a field declares; a trailing `?` makes it optional.
-    public enum FieldType: String, Sendable, CaseIterable {
-        case string, integer, number, boolean, table, any
-
-        var flat: FlatShapes.FieldType {
-            switch self {
-            case .string: .string
-            case .integer: .integer
-            case .number: .number
-            case .boolean: .boolean
-            case .table: .table
-            case .any: .any
-            }
-        }
-    }
-
-    public struct Field: Sendable {
-        public let type: FieldType
-        public let optional: Bool
-    }
+    /// The type a field declares; a trailing `?` makes it optional. The same types as
+    /// the in-place check (`FlatShapes`) uses, so a schema compiles into one as it is.
+    public typealias FieldType = FlatShapes.FieldType
+    public typealias Field = FlatShapes.Field
 
     /// "action" or "mutation": used in messages.
     public let kind: String
@@ -86,7 +70,7 @@ public struct Schema: Sendable {
             let fields = shape.sorted { $0.key < $1.key }.map { (key: LuaValue.string(LuaString($0.key)), name: $0.key, field: $0.value) }
             compiled[LuaString(name)] = Compiled(fields: fields, allowed: Set(fields.map(\.key) + [Schema.typeKey]))
         }
-        flat = FlatShapes(shapes.mapValues { fields in fields.mapValues { FlatShapes.Field($0.type.flat, optional: $0.optional) } })
+        flat = FlatShapes(shapes)
     }
 
     /// Checks `value` against its declaration.
