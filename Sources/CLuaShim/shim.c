@@ -204,6 +204,25 @@ static void push_array_mt(lua_State *L) {
   }
 }
 
+static int make_array_mt(lua_State *L) {
+  push_array_mt(L);
+  return 0;
+}
+
+int mf_mark_json_array(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (lua_getmetatable(L, idx)) { lua_pop(L, 1); return 0; }
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY) == LUA_TNIL) {
+    // Made once, in a protected call (it allocates): never raised into the caller.
+    lua_pop(L, 1);
+    lua_pushcfunction(L, make_array_mt);
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) { lua_pop(L, 1); return 0; }
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
+  }
+  lua_setmetatable(L, idx);
+  return 1;
+}
+
 int mf_is_json_array(lua_State *L, int idx) {
   if (!lua_getmetatable(L, idx)) return 0;
   lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);

@@ -12,7 +12,7 @@ struct JSONWriter {
         out.reserveCapacity(256)
     }
 
-    private func conversionError(_ reason: String) -> LuaError {
+    func conversionError(_ reason: String) -> LuaError {
         LuaError.conversion(path: LuaState.Path(root: root, parts: keys).description, reason: reason)
     }
 
@@ -68,7 +68,7 @@ struct JSONWriter {
         out.append(UInt8(ascii: "}"))
     }
 
-    private mutating func writeKey(_ key: LuaValue) throws(LuaError) {
+    mutating func writeKey(_ key: LuaValue) throws(LuaError) {
         switch key {
         case .string(let s):
             appendString(s.bytes)
@@ -85,11 +85,11 @@ struct JSONWriter {
         }
     }
 
-    private mutating func append(_ text: StaticString) {
+    mutating func append(_ text: StaticString) {
         out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    private mutating func appendInteger(_ n: Int64) {
+    mutating func appendInteger(_ n: Int64) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = n.magnitude
         var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
@@ -107,7 +107,7 @@ struct JSONWriter {
     }
 
     /// Shortest round-tripping form, always with a `.` or an exponent (`2.0`, `1e+300`, `1e-7`).
-    private mutating func appendFloat(_ d: Double) throws(LuaError) {
+    mutating func appendFloat(_ d: Double) throws(LuaError) {
         guard d.isFinite else {
             throw conversionError("\(LuaValue.formatNumber(d)) cannot be written as JSON (only finite numbers can)")
         }
@@ -128,16 +128,20 @@ struct JSONWriter {
         out.append(contentsOf: rest)
     }
 
-    private mutating func appendString(_ bytes: [UInt8]) {
-        // Repair invalid UTF-8 first (each bad sequence becomes U+FFFD).
+    mutating func appendString(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { appendString($0) }
+    }
+
+    /// A JSON string of `bytes`, invalid UTF-8 repaired first (each bad sequence becomes U+FFFD).
+    mutating func appendString(_ bytes: UnsafeBufferPointer<UInt8>) {
         if bytes.contains(where: { $0 >= 0x80 }), String(validating: bytes, as: UTF8.self) == nil {
-            appendValidString(Array(String(decoding: bytes, as: UTF8.self).utf8))
+            Array(String(decoding: bytes, as: UTF8.self).utf8).withUnsafeBufferPointer { appendValidString($0) }
         } else {
             appendValidString(bytes)
         }
     }
 
-    private mutating func appendValidString(_ bytes: [UInt8]) {
+    private mutating func appendValidString(_ bytes: UnsafeBufferPointer<UInt8>) {
         out.append(UInt8(ascii: "\""))
         var runStart = 0
         for (j, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {

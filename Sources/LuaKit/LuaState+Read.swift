@@ -306,11 +306,16 @@ extension ValueReader {
     /// Whether the empty table at `idx` encodes as a JSON array: made with `mf.array()`
     /// (the array metatable), or an array in the previous state (`was`) and not marked
     /// otherwise (`mf.object()`, or any metatable). So a list emptied by its last
-    /// removal stays `[]` instead of turning into `{}`.
+    /// removal stays `[]` instead of turning into `{}`. Such a table gets the array
+    /// marker in Lua too, so JSON written straight from the table (`LuaState.jsonBytes(of:)`)
+    /// agrees with the copy.
     fileprivate func keepsArray(at idx: Int32, was old: LuaTable) -> Bool {
         switch mf_json_kind(L, idx) {
         case 1: return true
-        case 0: return old.isJSONArray || (!old.array.isEmpty && old.hash.isEmpty)
+        case 0:
+            guard old.isJSONArray || (!old.array.isEmpty && old.hash.isEmpty) else { return false }
+            _ = mf_mark_json_array(L, idx)
+            return true
         default: return false
         }
     }

@@ -56,7 +56,12 @@ extension LuaSlots {
                     lua_pushnil(L)
                     if mf_next(L, top + 1) == 0 { emptiedKind = mf_json_kind(L, top + 1) } else { mf_pop(L, 2) }
                 }
-                return (new, emptiedKind.map { $0 == 1 || ($0 == 0 && parentWasArray) })
+                return (new, emptiedKind.map { kind in
+                    guard kind == 0 else { return kind == 1 }
+                    // The Lua table says so too, so JSON written straight from it agrees.
+                    if parentWasArray { _ = mf_mark_json_array(L, top + 1) }
+                    return parentWasArray
+                })
             }
             if let failure {
                 revert(changes, in: &snapshot)

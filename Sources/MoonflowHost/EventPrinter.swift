@@ -33,16 +33,21 @@ public final class EventPrinter: @unchecked Sendable {
     /// - Parameter changes: for a `state` event, what the reduce changed
     ///   (`LuaFeature.stateChanges`): the output is made from those entries instead of
     ///   comparing whole states, and the printer keeps no copy of the state.
-    public func render(_ event: FeatureEvent, t: Int, from: String? = nil, changes: [StateChange]? = nil) -> String {
+    /// - Parameter stateJSON: for a `state` event in jsonl, the state already written as
+    ///   JSON straight from the Lua table (`LuaFeature.stateJSON`), used instead of
+    ///   encoding the event's snapshot.
+    public func render(_ event: FeatureEvent, t: Int, from: String? = nil, changes: [StateChange]? = nil,
+                       stateJSON: (() throws -> [UInt8])? = nil) -> String {
         switch format {
-        case .jsonl: return jsonl(event, t: t, from: from, changes: changes)
+        case .jsonl: return jsonl(event, t: t, from: from, changes: changes, stateJSON: stateJSON)
         case .pretty: return pretty(event, t: t, from: from, changes: changes)
         }
     }
 
     // MARK: jsonl
 
-    private func jsonl(_ event: FeatureEvent, t: Int, from child: String?, changes: [StateChange]?) -> String {
+    private func jsonl(_ event: FeatureEvent, t: Int, from child: String?, changes: [StateChange]?,
+                       stateJSON: (() throws -> [UInt8])?) -> String {
         func json(_ v: LuaValue, _ root: String) throws -> String { try v.json(sortedKeys: true, root: root) }
         func quoted(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
         do {
@@ -55,7 +60,8 @@ public final class EventPrinter: @unchecked Sendable {
                         return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"patch\":\(try JSONPatch.json(ops))}"
                     }
                 }
-                return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"state\":\(try json(s, "state"))}"
+                let state = try stateJSON.map { String(decoding: try $0(), as: UTF8.self) } ?? json(s, "state")
+                return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"state\":\(state)}"
             case .action(let a):
                 return "{\"event\":\"action\",\"t\":\(t),\"action\":\(try json(a, "action"))}"
             case .mutation(let m, let seq):

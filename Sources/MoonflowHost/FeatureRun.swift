@@ -82,8 +82,13 @@ public final class FeatureRun: @unchecked Sendable {
         case .mutation, .state: from = (feature as? LuaComposite)?.sourceOfCurrentEvent
         default: from = nil
         }
-        let changes: [StateChange]? = if case .state = event { (feature as? LuaFeature)?.stateChanges } else { nil }
-        write(printer.render(event, t: now, from: from, changes: changes))
+        var changes: [StateChange]?
+        var stateJSON: (() throws -> [UInt8])?
+        if case .state = event, let single = feature as? LuaFeature {
+            changes = single.stateChanges
+            stateJSON = single.stateJSON
+        }
+        write(printer.render(event, t: now, from: from, changes: changes, stateJSON: stateJSON))
         if !options.observers.isEmpty {
             let cause = feature?.eventCause
             for observer in options.observers { observer.observe(event, t: now, cause: cause) }

@@ -342,6 +342,13 @@ public final class LuaFeature: @unchecked Sendable {
 
     private var deliveringChanges: [StateChange]?
 
+    /// The state written as JSON (sorted keys) straight from the Lua table, without a
+    /// `LuaValue` copy: the same text as `state.json()`. Call on the state executor, as
+    /// an `outlet` listener does while a `.state` event is delivered (the table may have
+    /// moved on by the time another thread reads it).
+    /// - Throws: `LuaError.conversion` naming the path of what JSON cannot hold.
+    public func stateJSON() throws -> [UInt8] { try bridge.lua.jsonBytes(of: stateTable, root: "state") }
+
     /// The state table read whole and afresh, not from the snapshot (tests compare the two).
     /// Call on the state executor.
     package func readStateTable() throws -> LuaValue { try bridge.lua.value(of: stateTable, path: "state") }

@@ -66,6 +66,8 @@ final class StateWritesTests: XCTestCase {
                 let fresh = try? feature.readStateTable()
                 // As text: an emptied list stays `[]` in the snapshot, which a fresh read cannot know.
                 XCTAssertEqual(state.description, fresh?.description, "seq \(seq): the snapshot differs from the Lua table")
+                // As JSON written straight from the Lua table: the emptied lists' `[]` too.
+                XCTAssertEqual(try? String(decoding: feature.stateJSON(), as: UTF8.self), try? state.json(), "seq \(seq): JSON from Lua")
                 guard let changes = feature.stateChanges else { return XCTFail("seq \(seq): no changes reported") }
                 let ops = JSONPatch.operations(for: changes, in: state)
                 let previous = seen.previous
@@ -81,6 +83,7 @@ final class StateWritesTests: XCTestCase {
             case .error:
                 seen.failures += 1
                 XCTAssertEqual(feature.state.description, try? feature.readStateTable().description, "rolled back")
+                XCTAssertEqual(try? String(decoding: feature.stateJSON(), as: UTF8.self), try? feature.state.json(), "rolled back, as JSON")
             default: break
             }
         }

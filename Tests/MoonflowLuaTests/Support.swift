@@ -46,6 +46,7 @@ final class Harness {
     let host: FeatureHost
     let log = EventLog()
     private(set) var feature: (any RunningFeature)!
+    private var stateJSONCheck: Disposable?
 
     init(_ files: [String: String], timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512,
          profile: LuaState.Profile = .trusted) throws {
@@ -74,6 +75,15 @@ final class Harness {
         let log = self.log
         let clock = self.clock
         _ = f.events.observe { event in log.append(event, t: clock.now) }
+        if let single = f as? LuaFeature {
+            // In every test that uses the harness: the state as JSON written straight from
+            // the Lua table is the snapshot's JSON (`moonflow run --format jsonl` prints the first).
+            stateJSONCheck = single.outlet.add(kinds: .state) { [weak single] event in
+                guard let single, case .state(let state, let seq) = event else { return }
+                let fromLua = Result { String(decoding: try single.stateJSON(), as: UTF8.self) }
+                XCTAssertEqual(try? fromLua.get(), try? state.json(), "state#\(seq): JSON from the Lua table")
+            }
+        }
         f.start()
         feature = f
         settle()

@@ -175,6 +175,10 @@ int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed);
 /// 1 if the table at `idx` has the JSON-array metatable (mf.array()'s marker).
 /// Raw access only: never raises. Stack: [-0, +0]; needs 2 slots.
 int mf_is_json_array(lua_State *L, int idx);
+/// Gives the table at `idx`, which has no metatable, the JSON-array one (what `mf.array()`
+/// sets), so that it encodes as `[]` while empty; 1 when done, 0 when it already had a
+/// metatable or memory ran out making the marker. Never raises. Stack: [-0, +0]; needs 2 slots.
+int mf_mark_json_array(lua_State *L, int idx);
 /// 1 if the table at `idx` has the JSON-array metatable, 2 if it has another
 /// metatable (`mf.object()` marks with one), 0 if none. Never allocates.
 /// Stack: [-0, +0]; needs 2 slots.
