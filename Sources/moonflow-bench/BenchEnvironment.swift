@@ -9,6 +9,7 @@ import Foundation
 /// - `MOONFLOW_BENCH_ROOT`: the repository (default: the current directory).
 /// - `MOONFLOW_BENCH_CAPI`: the built `bench/counter_capi.c`.
 /// - `MOONFLOW_BIN`: the release `moonflow` binary (default `.build/release/moonflow`).
+/// - `MOONFLOW_BIN_STATIC`: the same built with `--static-swift-stdlib` (start-up only).
 /// - `MOONFLOW_BENCH_OPENCOMBINE`: the built `bench/opencombine-counter` peer.
 /// - `MOONFLOW_BENCH_SCALE`: divides every action count (2 halves them) for a quick look;
 ///   figures at a scale other than 1 are not the ones to compare with the issue's.
@@ -18,6 +19,8 @@ enum BenchEnvironment {
     static var root: String { variables["MOONFLOW_BENCH_ROOT"] ?? FileManager.default.currentDirectoryPath }
     static var capi: String { variables["MOONFLOW_BENCH_CAPI"] ?? root + "/.build/bench/counter_capi" }
     static var moonflow: String { variables["MOONFLOW_BIN"] ?? root + "/.build/release/moonflow" }
+    /// The same host linked with `--static-swift-stdlib` (`MOONFLOW_BIN_STATIC`), if built.
+    static var moonflowStatic: String? { variables["MOONFLOW_BIN_STATIC"] }
     static var lua: String { variables["MOONFLOW_BENCH_LUA"] ?? "lua5.4" }
     /// The built `bench/opencombine-counter` (a package of its own).
     static var openCombine: String {

@@ -4,34 +4,41 @@ import Foundation
 // counter over a short action file (release binary, virtual clock, jsonl)
 // against `lua5.4 -e ''`, the two alternated so that both see the same machine.
 
-/// Prints the median wall time in ms of each command over the same alternated runs.
+/// Prints the median wall time in ms of each command over the same alternated runs:
+/// the host as `swift build` links it (the Swift runtime and Foundation as shared
+/// libraries), linked statically when that build is there, and `lua5.4 -e ''`.
 func startupBench() {
     let runs = 15
-    let moonflow = [BenchEnvironment.moonflow, "run", BenchEnvironment.path("plugins/counter"), "--clock", "virtual",
-                    "--actions", BenchEnvironment.path("bench/counter_actions.jsonl"), "--format", "jsonl"]
-    let lua = [BenchEnvironment.lua, "-e", ""]
+    func run(_ binary: String) -> [String] {
+        [binary, "run", BenchEnvironment.path("plugins/counter"), "--clock", "virtual",
+         "--actions", BenchEnvironment.path("bench/counter_actions.jsonl"), "--format", "jsonl"]
+    }
     guard FileManager.default.isExecutableFile(atPath: BenchEnvironment.moonflow) else {
         print("  \(BenchEnvironment.moonflow) is missing: build it with swift build -c release --product moonflow")
         return
     }
-    var moonflowMs: [Double] = []
-    var luaMs: [Double] = []
+    var commands: [(label: String, argv: [String])] = [("moonflow run plugins/counter (5 actions)", run(BenchEnvironment.moonflow))]
+    if let binary = BenchEnvironment.moonflowStatic, FileManager.default.isExecutableFile(atPath: binary) {
+        commands.append(("  the same, --static-swift-stdlib", run(binary)))
+    }
+    commands.append(("lua5.4 -e ''", [BenchEnvironment.lua, "-e", ""]))
+    var times = Array(repeating: [Double](), count: commands.count)
     let measured: Bool? = attempt("start-up") {
-        _ = try wallMs(moonflow)  // warm the page cache for both before timing
-        _ = try wallMs(lua)
+        for command in commands { _ = try wallMs(command.argv) }  // warm the page cache before timing
         for _ in 0..<runs {
-            moonflowMs.append(try wallMs(moonflow))
-            luaMs.append(try wallMs(lua))
+            for (i, command) in commands.enumerated() { times[i].append(try wallMs(command.argv)) }
         }
         return true
     }
     guard measured != nil else { return }
-    let m = median(moonflowMs)
-    let l = median(luaMs)
+    let medians = times.map(median)
     print("start-up, wall time of the whole process (median of \(runs) alternated runs each)")
-    print(row("moonflow run plugins/counter (5 actions)", m, "ms"))
-    print(row("lua5.4 -e ''", l, "ms"))
-    print(ratioRow("ratio", m, l))
+    for (i, command) in commands.enumerated() { print(row(command.label, medians[i], "ms")) }
+    let lua = medians[medians.count - 1]
+    for i in commands.indices.dropLast() {
+        print(ratioRow("ratio to lua5.4" + (i == 0 ? "" : " (static)"), medians[i], lua))
+    }
+    print("  target moonflow run <= 5 ms: \(verdict(medians.dropLast().min().map { $0 <= 5 }))")
 }
 
 private func median(_ values: [Double]) -> Double {
