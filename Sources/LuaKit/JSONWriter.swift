@@ -12,7 +12,7 @@ struct JSONWriter {
         out.reserveCapacity(256)
     }
 
-    func conversionError(_ reason: String) -> LuaError {
+    private func conversionError(_ reason: String) -> LuaError {
         LuaError.conversion(path: LuaState.Path(root: root, parts: keys).description, reason: reason)
     }
 
@@ -68,7 +68,7 @@ struct JSONWriter {
         out.append(UInt8(ascii: "}"))
     }
 
-    mutating func writeKey(_ key: LuaValue) throws(LuaError) {
+    private mutating func writeKey(_ key: LuaValue) throws(LuaError) {
         switch key {
         case .string(let s):
             appendString(s.bytes)

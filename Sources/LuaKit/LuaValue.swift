@@ -193,6 +193,7 @@ extension LuaValue {
         let (ra, rb) = (rank(a), rank(b))
         if ra != rb { return ra < rb }
         switch (a, b) {
+        case (.integer(let x), .integer(let y)): return x < y  // exact beyond 2^53, where doubles tie
         case (.string(let x), .string(let y)): return x < y
         case (.boolean(let x), .boolean(let y)): return !x && y
         default:

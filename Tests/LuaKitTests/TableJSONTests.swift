@@ -27,6 +27,8 @@ final class TableJSONTests: XCTestCase {
             "return { zz = 1, a = 2, [''] = 3, Z = 4, ['10'] = 5, [2] = 6, [10] = 7 }",
             "local t = {} for i = 1, 200 do t['k' .. i] = i end return t",
             "local t = {} for i = 1, 100 do t[i] = { id = i, name = 'row' .. i } end return { rows = t }",
+            "return { [1.5] = 1, [1] = 2, [-0.5] = 3, [math.maxinteger] = 4, [math.maxinteger - 1] = 5, x = 6, [2] = 7 }",
+            "return { b = 1, a = 2, ['a\\0'] = 3, ['\\xff'] = 4, ['\\x7f'] = 5, [''] = 6, aa = 7 }",
             "return 'a string alone'",
             "return 42",
         ]
