@@ -111,21 +111,26 @@ struct JSONWriter {
         guard d.isFinite else {
             throw conversionError("\(LuaValue.formatNumber(d)) cannot be written as JSON (only finite numbers can)")
         }
-        // Swift's description is the shortest form that round-trips; it pads
-        // exponents to two digits (`1e-07`), which JSON does not need.
+        JSONWriter.floatText(d) { out.append(contentsOf: $0) }
+    }
+
+    /// Gives `emit` the pieces of `d`'s JSON text in order. Swift's description is the
+    /// shortest form that round-trips; it pads exponents to two digits (`1e-07`), which
+    /// JSON does not need.
+    static func floatText(_ d: Double, _ emit: (Substring.UTF8View) -> Void) {
         let text = d.description.utf8
         guard let e = text.firstIndex(of: UInt8(ascii: "e")) else {
-            out.append(contentsOf: text)
+            emit(text[...])
             return
         }
-        out.append(contentsOf: text[...e])
+        emit(text[...e])
         var rest = text[text.index(after: e)...]
         if let sign = rest.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
-            out.append(sign)
+            emit(rest.prefix(1))
             rest = rest.dropFirst()
         }
         while rest.count > 1, rest.first == UInt8(ascii: "0") { rest = rest.dropFirst() }
-        out.append(contentsOf: rest)
+        emit(rest)
     }
 
     mutating func appendString(_ bytes: [UInt8]) {

@@ -23,13 +23,49 @@ extension LuaState {
         let stack = StackGuard(L)
         guard mf_checkstack(L, 2) != 0 else { throw LuaError.conversion(path: root, reason: "no room on the Lua stack") }
         mf_rawgeti_registry(L, lua_Integer(ref.ref))
+        // One C walk; for what it gives up on, the Swift walk, which names the path.
+        if let text = Self.jsonInC(L, at: stack.top + 1) { return text }
         var encoder = LuaJSONEncoder(L: L, writer: JSONWriter(sortedKeys: true, root: root))
         try encoder.write(at: stack.top + 1, depth: 0)
         return encoder.writer.out
     }
+
+    /// What `mf_json_encode` writes for the value at `idx`, or nil when it gives up.
+    private static func jsonInC(_ L: OpaquePointer, at idx: Int32) -> [UInt8]? {
+        var out = mf_json_out(data: nil, len: 0, cap: 0)
+        defer { free(out.data) }
+        guard mf_json_encode(L, idx, &out, jsonFloatText) == 0 else { return nil }
+        return out.len == 0 ? [] : Array(UnsafeRawBufferPointer(start: out.data, count: out.len))
+    }
+
+    /// The C walk alone (nil where it gives up), for tests that tell the two walks apart.
+    package func jsonBytesInC(of ref: LuaRef) -> [UInt8]? {
+        enter(); defer { leave() }
+        let L = activeL
+        let stack = StackGuard(L)
+        guard mf_checkstack(L, 2) != 0 else { return nil }
+        mf_rawgeti_registry(L, lua_Integer(ref.ref))
+        return Self.jsonInC(L, at: stack.top + 1)
+    }
 }
 
-/// One walk of Lua values into `JSONWriter`'s output. Leaves the stack as it found it.
+/// How `mf_json_encode` writes a float: as `JSONWriter` does. 0 when it does not fit.
+private let jsonFloatText: mf_json_float_text = { d, buffer, capacity in
+    guard let buffer else { return 0 }
+    var count = 0
+    var fits = true
+    JSONWriter.floatText(d) { piece in
+        for byte in piece {
+            guard count < Int(capacity) else { fits = false; return }
+            buffer[count] = CChar(bitPattern: byte)
+            count += 1
+        }
+    }
+    return fits ? Int32(count) : 0
+}
+
+/// One walk of Lua values into `JSONWriter`'s output, for what `mf_json_encode` gives up
+/// on (its error names the path). Leaves the stack as it found it.
 ///
 /// Nothing here allocates in Lua, so no garbage collection step runs during the walk and
 /// every string stays where it is: keys are sorted by their bytes in place, not copied.

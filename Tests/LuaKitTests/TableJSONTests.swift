@@ -4,12 +4,22 @@ import XCTest
 /// JSON written straight from a Lua table (`LuaState.jsonBytes(of:)`) is the text the
 /// same table gives when copied into a `LuaValue` first, errors included.
 final class TableJSONTests: XCTestCase {
-    private func both(_ chunk: String, file: StaticString = #filePath, line: UInt = #line) throws -> (String, String) {
+    /// The text written straight, the text of the copy, and whether the C walk wrote it.
+    private func both(_ chunk: String) throws -> (String, String, inC: Bool) {
         let lua = try LuaState()
         let ref = try lua.call(try lua.load(string: chunk, name: "t"), []) { try $0.ref(1) }
         let straight = String(decoding: try lua.jsonBytes(of: ref, root: "state"), as: UTF8.self)
         let copied = try lua.value(of: ref, path: "state").json(sortedKeys: true, root: "state")
-        return (straight, copied)
+        let inC = lua.jsonBytesInC(of: ref).map { String(decoding: $0, as: UTF8.self) }
+        if let inC { XCTAssertEqual(inC, straight, chunk) }
+        return (straight, copied, inC != nil)
+    }
+
+    func testInvalidUTF8IsLeftToTheSwiftWalkWhichRepairsIt() throws {
+        let (straight, copied, inC) = try both("return { bad = 'caf\\xe9 \\xff\\xfe ok', surrogate = '\\xed\\xa0\\x80', overlong = '\\xc0\\xaf' }")
+        XCTAssertFalse(inC)
+        XCTAssertEqual(straight, copied)
+        XCTAssertTrue(straight.contains("\u{FFFD}"), straight)
     }
 
     func testEveryKindOfValueWritesAsTheCopyDoes() throws {
@@ -33,8 +43,10 @@ final class TableJSONTests: XCTestCase {
             "return 42",
         ]
         for chunk in chunks {
-            let (straight, copied) = try both(chunk)
+            let (straight, copied, inC) = try both(chunk)
             XCTAssertEqual(straight, copied, chunk)
+            // All valid UTF-8 but one: the C walk writes them, the same text.
+            XCTAssertEqual(inC, !chunk.contains("\\xff"), chunk)
         }
     }
 
@@ -64,6 +76,7 @@ final class TableJSONTests: XCTestCase {
         for (chunk, path) in cases {
             let lua = try LuaState()
             let ref = try lua.call(try lua.load(string: chunk, name: "t"), []) { try $0.ref(1) }
+            XCTAssertNil(lua.jsonBytesInC(of: ref), "the C walk gives up on \(chunk)")
             XCTAssertThrowsError(try lua.jsonBytes(of: ref, root: "state"), chunk) { error in
                 XCTAssertTrue("\(error)".contains(path), "\(chunk): \(error)")
             }

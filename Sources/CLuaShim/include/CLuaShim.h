@@ -204,6 +204,34 @@ int mf_install_write_view_access(lua_State *L);
 /// Stack: [-0, +1] when it returns 1, [-0, +0] when 0.
 int mf_readonly_target(lua_State *L, int idx);
 
+// MARK: - JSON straight from Lua (json.c)
+
+/// The bytes `mf_json_encode` writes: malloc'd, grown as needed; the caller frees `data`.
+typedef struct mf_json_out {
+  char *data;
+  size_t len;
+  size_t cap;
+} mf_json_out;
+
+/// Writes `d` (finite) as JSON into `buffer` (`capacity` bytes) and returns the length,
+/// or 0 when it cannot. Swift supplies it, so numbers read exactly as Swift writes them.
+typedef int (*mf_json_float_text)(double d, char *buffer, int capacity);
+
+/// `mf_json_encode` gave up: the Swift encoder writes the value (and names the path of
+/// what JSON cannot hold).
+#define MF_JSON_SLOW 1
+/// As deep as tables nest in `mf_json_encode` (LuaState.maxDepth).
+#define MF_JSON_MAX_DEPTH 200
+
+/// Appends the value at `idx` to `out` as compact JSON with sorted keys: a table whose
+/// keys are exactly 1..n as an array, an empty table as `[]` with the array marker and
+/// `{}` without, a view of the state as the table it shows. Raw reads only: never
+/// raises, never allocates in Lua. Returns 0, or MF_JSON_SLOW for anything unusual
+/// (NaN, a function, a cycle, a foreign metatable, a boolean key, invalid UTF-8, deep
+/// nesting, no memory), with `out` then holding a partial text to discard.
+/// Stack: [-0, +0].
+int mf_json_encode(lua_State *L, int idx, mf_json_out *out, mf_json_float_text float_text);
+
 // MARK: - Swift functions
 
 /// What a Swift function returns in place of a result count when it failed;
