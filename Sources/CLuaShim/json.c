@@ -1,11 +1,11 @@
 // JSON written straight from a Lua table, in one C walk: the fast path of
 // `LuaState.jsonBytes(of:)`. Raw reads only, nothing allocated in Lua, so it
-// never raises and no string moves while it runs. The text is the one the
-// Swift encoder gives (sorted keys, `[]` for a marked empty table, numbers
-// formatted by Swift through `float_text`). Anything unusual (NaN, a
-// function, a cycle, a foreign metatable, a boolean key, invalid UTF-8,
-// deep nesting, no memory) makes it give up with MF_JSON_SLOW, and the Swift
-// encoder, which names the path in its error, writes the value instead.
+// never raises and no string moves while it runs. The text is the one a copy
+// into Swift gives when written as JSON (sorted keys, `[]` for a marked empty
+// table, numbers formatted by Swift through `float_text`). Anything unusual
+// (NaN, a function, a cycle, a foreign metatable, a boolean key, invalid
+// UTF-8, deep nesting, no memory) makes it give up with MF_JSON_SLOW, and the
+// value is copied and written that way instead, with errors naming the path.
 #include "internal.h"
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +98,7 @@ static int put_string(mf_json_out *o, const char *str, size_t len) {
     unsigned char b = s[j];
     if (b >= 0x80) {
       size_t n = utf8_sequence(s + j, len - j);
-      if (n == 0) return SLOW;  // repaired by the Swift encoder
+      if (n == 0) return SLOW;  // repaired by the copy's writer
       j += n;
       continue;
     }

@@ -85,11 +85,11 @@ struct JSONWriter {
         }
     }
 
-    mutating func append(_ text: StaticString) {
+    private mutating func append(_ text: StaticString) {
         out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    mutating func appendInteger(_ n: Int64) {
+    private mutating func appendInteger(_ n: Int64) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = n.magnitude
         var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
@@ -107,7 +107,7 @@ struct JSONWriter {
     }
 
     /// Shortest round-tripping form, always with a `.` or an exponent (`2.0`, `1e+300`, `1e-7`).
-    mutating func appendFloat(_ d: Double) throws(LuaError) {
+    private mutating func appendFloat(_ d: Double) throws(LuaError) {
         guard d.isFinite else {
             throw conversionError("\(LuaValue.formatNumber(d)) cannot be written as JSON (only finite numbers can)")
         }
@@ -133,20 +133,16 @@ struct JSONWriter {
         emit(rest)
     }
 
-    mutating func appendString(_ bytes: [UInt8]) {
-        bytes.withUnsafeBufferPointer { appendString($0) }
-    }
-
-    /// A JSON string of `bytes`, invalid UTF-8 repaired first (each bad sequence becomes U+FFFD).
-    mutating func appendString(_ bytes: UnsafeBufferPointer<UInt8>) {
+    private mutating func appendString(_ bytes: [UInt8]) {
+        // Repair invalid UTF-8 first (each bad sequence becomes U+FFFD).
         if bytes.contains(where: { $0 >= 0x80 }), String(validating: bytes, as: UTF8.self) == nil {
-            Array(String(decoding: bytes, as: UTF8.self).utf8).withUnsafeBufferPointer { appendValidString($0) }
+            appendValidString(Array(String(decoding: bytes, as: UTF8.self).utf8))
         } else {
             appendValidString(bytes)
         }
     }
 
-    private mutating func appendValidString(_ bytes: UnsafeBufferPointer<UInt8>) {
+    private mutating func appendValidString(_ bytes: [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var runStart = 0
         for (j, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {

@@ -10,8 +10,11 @@ extension LuaState {
     ///   evaluated only for an error.
     /// - Throws: `LuaError.conversion` naming the path of a function, userdata,
     ///   thread, cycle, NaN key or too-deep nesting.
-    func read(_ L: OpaquePointer, _ idx: Int32, path: @autoclosure () -> String) throws -> LuaValue {
+    /// - Parameter refusingMetatables: refuse tables with metatables of their own even
+    ///   when the state does not ask for plain data (what JSON is written from).
+    func read(_ L: OpaquePointer, _ idx: Int32, path: @autoclosure () -> String, refusingMetatables: Bool = false) throws -> LuaValue {
         var reader = ValueReader(L: L, plainData: plainDataOnly)
+        reader.refusesMetatables = refusingMetatables
         do {
             return try reader.value(at: mf_absindex(L, idx), depth: 0)
         } catch {
@@ -48,6 +51,8 @@ struct ValueReader {
     /// Refuse what plain data cannot hold: NaN, keys other than strings and integers,
     /// tables with metatables of their own (`LuaState.plainDataOnly`).
     let plainData: Bool
+    /// Refuse tables with metatables of their own (as plain data does) without the rest.
+    var refusesMetatables = false
 
     /// Set `tracksTables` to learn whether one read (or several with the same reader) met a
     /// table twice (`sharedTable`) or went through a view of the state (`sawView`).
@@ -100,7 +105,7 @@ struct ValueReader {
         guard !open.contains(identity) else {
             throw ReadFailure(reason: "a cycle: this table contains itself")
         }
-        guard !plainData || mf_metatable_kind(L, idx) < 3 else {
+        guard !(plainData || refusesMetatables) || mf_metatable_kind(L, idx) < 3 else {
             throw ReadFailure(reason: "a table with a metatable cannot be copied out of Lua (it may read other values than it holds); use a plain table")
         }
         guard mf_checkstack(L, 4) != 0 else {

@@ -15,7 +15,7 @@ final class TableJSONTests: XCTestCase {
         return (straight, copied, inC != nil)
     }
 
-    func testInvalidUTF8IsLeftToTheSwiftWalkWhichRepairsIt() throws {
+    func testInvalidUTF8IsLeftToTheCopyWhichRepairsIt() throws {
         let (straight, copied, inC) = try both("return { bad = 'caf\\xe9 \\xff\\xfe ok', surrogate = '\\xed\\xa0\\x80', overlong = '\\xc0\\xaf' }")
         XCTAssertFalse(inC)
         XCTAssertEqual(straight, copied)

@@ -217,8 +217,8 @@ typedef struct mf_json_out {
 /// or 0 when it cannot. Swift supplies it, so numbers read exactly as Swift writes them.
 typedef int (*mf_json_float_text)(double d, char *buffer, int capacity);
 
-/// `mf_json_encode` gave up: the Swift encoder writes the value (and names the path of
-/// what JSON cannot hold).
+/// `mf_json_encode` gave up: the value is copied into Swift and written from the copy
+/// (whose errors name the path of what JSON cannot hold).
 #define MF_JSON_SLOW 1
 /// As deep as tables nest in `mf_json_encode` (LuaState.maxDepth).
 #define MF_JSON_MAX_DEPTH 200
