@@ -15,5 +15,8 @@ void mf_after_resume(lua_State *L);
 /// Replaces find, match, gmatch and gsub in the string table at `idx` with the
 /// deadline-checking matcher.
 void mf_install_matcher(lua_State *L, int idx);
+/// Pushes the metatable that marks a table as a JSON array (made on first use: it may
+/// allocate, so only inside a protected call). [-0, +1, m]
+void mf_push_array_mt(lua_State *L);
 
 #endif

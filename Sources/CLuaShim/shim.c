@@ -193,7 +193,7 @@ int mf_gc_count_kb(lua_State *L) { return lua_gc(L, LUA_GCCOUNT, 0); }
 static const char ARRAY_MT_KEY = 0;
 static const char OBJECT_TAG_KEY = 0;
 
-static void push_array_mt(lua_State *L) {
+void mf_push_array_mt(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY) == LUA_TNIL) {
     lua_pop(L, 1);
     lua_createtable(L, 0, 2);
@@ -205,7 +205,7 @@ static void push_array_mt(lua_State *L) {
 }
 
 static int make_array_mt(lua_State *L) {
-  push_array_mt(L);
+  mf_push_array_mt(L);
   return 0;
 }
 
@@ -324,7 +324,7 @@ static int push_ops_k(lua_State *L) {
       case MF_OP_SET: lua_rawset(L, -3); break;
       case MF_OP_SETI: lua_rawseti(L, -2, op->i); break;
       case MF_OP_REF: lua_rawgeti(L, LUA_REGISTRYINDEX, op->i); break;
-      case MF_OP_ARRAYMT: push_array_mt(L); lua_setmetatable(L, -2); break;
+      case MF_OP_ARRAYMT: mf_push_array_mt(L); lua_setmetatable(L, -2); break;
       case MF_OP_OBJECT: {
         void **slot = (void **)lua_newuserdatauv(L, sizeof(void *), 0);
         *slot = (void *)op->s;

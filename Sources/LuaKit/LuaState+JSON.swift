@@ -48,6 +48,55 @@ extension LuaState {
     }
 }
 
+extension LuaState {
+    /// Parses `json` straight into a Lua value and hands it to `body` as slot 1, while it
+    /// is on the stack (to check it in place, or take a ref to it): no `LuaValue` is made
+    /// on the way. The value is the one `LuaValue(jsonBytes:)` gives once pushed: integers
+    /// exact, a `null` member absent, a `null` element a hole, an array with no element
+    /// marked as an array, strings as their bytes.
+    ///
+    ///     try lua.withJSON(bytes) { slots in try slots.ref(1) }
+    ///
+    /// One C pass (`mf_json_decode`) does the work; on any mistake in the text, or nesting
+    /// deeper than `LuaState.maxDepth`, the Swift reader parses it instead, so the error
+    /// is the same as `LuaValue(jsonBytes:)`'s.
+    ///
+    /// - Throws: `JSONError` with the line and column of the first mistake; `LuaError.memory`.
+    public func withJSON<R>(_ json: UnsafeRawBufferPointer, _ body: (LuaSlots) throws -> R) throws -> R {
+        enter(); defer { leave() }
+        let L = activeL
+        let stack = StackGuard(L)
+        guard mf_checkstack(L, 4) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        let status = mf_json_decode(L, json.baseAddress?.assumingMemoryBound(to: CChar.self), json.count, jsonParseFloat)
+        if status == MF_JSON_SLOW {
+            try push(try LuaValue(jsonBytes: json), on: L)
+        } else if status != LUA_OK {
+            throw popError(status, L)
+        }
+        return try body(LuaSlots(state: self, L: L, base: stack.top, count: 1))
+    }
+
+    /// Whether the C pass alone reads `json` (false where it gives up to the Swift reader),
+    /// for tests that tell the two paths apart.
+    package func readsJSONInC(_ json: UnsafeRawBufferPointer) -> Bool {
+        enter(); defer { leave() }
+        let L = activeL
+        let stack = StackGuard(L)
+        _ = stack
+        guard mf_checkstack(L, 4) != 0 else { return false }
+        return mf_json_decode(L, json.baseAddress?.assumingMemoryBound(to: CChar.self), json.count, jsonParseFloat) == LUA_OK
+    }
+}
+
+/// How `mf_json_decode` reads a float: as `JSONReader` does (finite values only).
+private let jsonParseFloat: mf_json_parse_float = { text, count, out in
+    guard let text, let out else { return 0 }
+    let string = String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
+    guard let d = Double(string), d.isFinite else { return 0 }
+    out.pointee = d
+    return 1
+}
+
 /// How `mf_json_encode` writes a float: as `JSONWriter` does. 0 when it does not fit.
 private let jsonFloatText: mf_json_float_text = { d, buffer, capacity in
     guard let buffer else { return 0 }

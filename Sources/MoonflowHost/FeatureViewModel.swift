@@ -59,6 +59,9 @@ public final class FeatureViewModel<View: Decodable & Sendable> {
     /// Sends an action (validated at once: a bad action throws and nothing is queued).
     public func send(_ action: LuaValue) throws { try feature.send(action) }
 
+    /// Sends an action given as JSON text (a web view's message, say), parsed straight into Lua.
+    public func send(json: String) throws { try feature.send(json: json) }
+
     /// Sends an `Encodable` enum case as `{ type = "case", ...fields }`.
     public func send<A: Encodable>(case action: A) throws { try feature.send(case: action) }
 

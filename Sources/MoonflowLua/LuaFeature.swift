@@ -61,7 +61,7 @@ public final class LuaFeature: @unchecked Sendable {
     static let typeKey: LuaValue = "type"
     /// The loop's state is the number of reduced mutations: the state itself stays in Lua
     /// and in `snapshot`, so the snapshot is the only Swift copy and changes in place.
-    package private(set) var interactor: Interactor<Int, LuaValue, FeatureMutation, LuaValue>!
+    package private(set) var interactor: Interactor<Int, FeatureAction, FeatureMutation, LuaValue>!
     private var disposables = CompositeDisposable()
     private var tracesActions = false
     private var _effectSource: String?
@@ -83,15 +83,15 @@ public final class LuaFeature: @unchecked Sendable {
         self._snapshot = initial
         self.stateTable = try bridge.lua.ref(.value(initial))
         self.keptTable = try bridge.lua.ref(.value(.boolean(false)))
-        interactor = Interactor<Int, LuaValue, FeatureMutation, LuaValue>(
+        interactor = Interactor<Int, FeatureAction, FeatureMutation, LuaValue>(
             initial: 0,
             context: context,
-            actionType: { $0["type"]?.stringValue ?? "?" },
+            actionType: { $0.typeName },
             // Weak: on the real clock the loop may still be draining on the state executor
             // when the last reference to the feature goes away on another thread.
             strategy: { [weak self] action in
-                guard let strategies = self?.binding.strategies, !strategies.isEmpty, case .table(let t) = action else { return .merge }
-                return strategies[t[LuaFeature.typeKey]] ?? .merge
+                guard let strategies = self?.binding.strategies, !strategies.isEmpty, let type = action.typeKey else { return .merge }
+                return strategies[type] ?? .merge
             },
             handle: { [weak self] action, _ in self?.handle(action) ?? Handled.none },
             reduce: { [weak self] _, mutation in try self?.reduce(mutation) },
@@ -104,7 +104,7 @@ public final class LuaFeature: @unchecked Sendable {
             case .reduce: .reduce
             case .effect: .effect
             }
-            self.delivering(cause: failure.action) { self.report(failure.error, stage: stage, action: failure.action) }
+            self.delivering(cause: failure.action) { self.report(failure.error, stage: stage, action: failure.action.value) }
         }
         disposables += interactor.effects.observe { [weak self] traced in
             guard let self else { return }
@@ -119,7 +119,7 @@ public final class LuaFeature: @unchecked Sendable {
         tracesActions = true
         disposables += interactor.actions.observe { [weak self] traced in
             guard let self, !self.binding.reportsActionsInHandle else { return }
-            self.outlet.send(.action(traced.value))
+            self.report(traced.value)
         }
     }
 
@@ -158,9 +158,9 @@ public final class LuaFeature: @unchecked Sendable {
     /// The current state snapshot.
     public var state: LuaValue { snapshot }
 
-    private var deliveringCause: LuaValue?
+    private var deliveringCause: FeatureAction?
 
-    private func delivering(cause: LuaValue, _ body: () -> Void) {
+    private func delivering(cause: FeatureAction, _ body: () -> Void) {
         deliveringCause = cause
         defer { deliveringCause = nil }
         body()
@@ -168,19 +168,19 @@ public final class LuaFeature: @unchecked Sendable {
 
     /// The action behind the event being delivered right now: a mutation's, a
     /// state's, an effect's or an error's. Read it from an `outlet` listener.
-    public var eventCause: LuaValue? { deliveringCause ?? interactor.actionBeingReduced }
+    public var eventCause: LuaValue? { (deliveringCause ?? interactor.actionBeingReduced)?.value }
 
     /// The handler and effect streams still running, each with the action that started it.
     public var inFlight: [FeatureFlight] {
         interactor.inFlight.map { flight in
             switch flight.kind {
             case .handler:
-                FeatureFlight(action: flight.action, what: "the stream handle returned", actionID: flight.actionID)
+                FeatureFlight(action: flight.action.value, what: "the stream handle returned", actionID: flight.actionID)
             case .effect(let e):
-                FeatureFlight(action: flight.action, what: "the handler of effect '\(e["type"]?.stringValue ?? "?")'",
+                FeatureFlight(action: flight.action.value, what: "the handler of effect '\(e["type"]?.stringValue ?? "?")'",
                               actionID: flight.actionID, tag: "effect \(e["type"]?.stringValue ?? "?")")
             case .queued:
-                FeatureFlight(action: flight.action, what: "a queued (concat) handling", actionID: flight.actionID, tag: "queued")
+                FeatureFlight(action: flight.action.value, what: "a queued (concat) handling", actionID: flight.actionID, tag: "queued")
             }
         }
     }
@@ -197,6 +197,44 @@ public final class LuaFeature: @unchecked Sendable {
     ///   nothing is queued and the state is not touched.
     public func send(_ action: LuaValue) throws {
         try bindingLock.withLock { _binding.definition.actions }.validate(action)
+        interactor.send(.value(action))
+    }
+
+    /// Parses `json` straight into a Lua table, checks it against the declared actions and
+    /// queues it: `handle` gets that very table, and no `LuaValue` is made unless someone
+    /// asks for the action (an action event, an error, `inFlight`).
+    ///
+    ///     try feature.send(json: #"{"type":"add","title":"milk"}"#)
+    ///
+    /// A flat action (`type` and fields of plain values) is checked in place; any other is
+    /// copied once to be checked in full, and still handled as the table parsed.
+    ///
+    /// - Throws: `JSONError` with the line and column of a mistake in the text, or
+    ///   `SchemaError` naming the action, the field and the expected type; nothing is
+    ///   queued and the state is not touched.
+    public func send(json: String) throws {
+        var text = json
+        try text.withUTF8 { try send(jsonBuffer: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Parses the UTF-8 `json` straight into a Lua table and queues it: `send(json:)` for bytes.
+    public func send(json: [UInt8]) throws {
+        try json.withUnsafeBytes { try send(jsonBuffer: $0) }
+    }
+
+    private func send(jsonBuffer: UnsafeRawBufferPointer) throws {
+        let action: FeatureAction = try bridge.perform {
+            let actions = definition.actions
+            return try bridge.lua.withJSON(jsonBuffer) { slots in
+                if slots.matches(1, actions.flat) {
+                    let type = try slots.field(1, "type") { try $0.value(1, path: "action.type") }
+                    return .table(LuaTableAction(type: type, table: try slots.ref(1), bridge: bridge))
+                }
+                let value = try slots.value(1, path: "action")
+                let type = try actions.validate(value)
+                return .table(LuaTableAction(type: .string(type), table: try slots.ref(1), bridge: bridge, value: value))
+            }
+        }
         interactor.send(action)
     }
 
@@ -261,15 +299,23 @@ public final class LuaFeature: @unchecked Sendable {
         pending.value = try? bridge.lua.value(of: keptTable, path: "mutation")
     }
 
-    private func handle(_ action: LuaValue) -> Handled<FeatureMutation> {
-        if binding.reportsActionsInHandle { outlet.send(.action(action)) }
+    private func handle(_ action: FeatureAction) -> Handled<FeatureMutation> {
+        if binding.reportsActionsInHandle { report(action) }
         releaseKeptSlot()
         do {
-            return try bridge.lua.call(dispatch.handle, [.ref(definition.table), .value(action), .ref(stateTable), .ref(env)]) { slots in
+            return try bridge.lua.call(dispatch.handle, [.ref(definition.table), action.pushed, .ref(stateTable), .ref(env)]) { slots in
                 try mutations(from: "handle", slots, what: "\(definition.name).handle", keep: keep)
             }
         } catch {
             return .stream(.fail(LocatedError(error, at: location("handle"))))
+        }
+    }
+
+    /// An action event: a table action is read into a value only when someone listens.
+    private func report(_ action: FeatureAction) {
+        switch action {
+        case .value(let v): outlet.send(.action(v))
+        case .table(let t): if outlet.wants(.action) { outlet.send(.action(t.value)) }
         }
     }
 

@@ -22,6 +22,9 @@ public protocol RunningFeature: AnyObject, Sendable {
     /// Validates and queues an action.
     /// - Throws: an error naming the action and the problem; nothing is queued.
     func send(_ action: LuaValue) throws
+    /// Parses a JSON action and queues it (a `LuaFeature` parses it straight into a Lua table).
+    /// - Throws: `JSONError` for a mistake in the text, or the validation error; nothing is queued.
+    func send(json: String) throws
     /// Cancels in-flight work (all of it, or that of one action type).
     func cancel(actionType: String?)
     /// Tags outward effects with a source name (set by a parent composition).
@@ -71,6 +74,9 @@ public struct FeatureFlight: Sendable, Equatable {
 extension RunningFeature {
     /// Every event as a hot signal (made on first use).
     public var events: Signal<FeatureEvent> { outlet.signal }
+
+    /// Parses `json` into a value and sends it (what a composition does: its `route` reads the value).
+    public func send(json: String) throws { try send(try LuaValue(json: json)) }
 }
 
 extension LuaFeature: RunningFeature {

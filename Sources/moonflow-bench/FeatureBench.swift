@@ -56,6 +56,9 @@ func featureBench() {
     let each = attempt("(c) send + advance") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1) }
     let everyEvent = attempt("(c) every event") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, kinds: .all) }
     let free = attempt("(c) no budgets") { try moonflowCounter(unbudgeted, actions: few, runs: runs, batch: 1000) }
+    // Actions arriving as JSON text (a web view's or a socket's messages), sent alternately both ways.
+    let viaValue = attempt("(c) JSON parsed to a LuaValue") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, input: .jsonThroughValue) }
+    let straight = attempt("(c) JSON straight into Lua") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, input: .json) }
     let bridgeOnly = attempt("(c) on LuaKit alone") { try luaKitCounter(actions: actions, runs: runs) }
     let d = nativeCounter(actions: actions, runs: runs)
     let e = attempt("(e) \(BenchEnvironment.openCombine)") {
@@ -70,6 +73,8 @@ func featureBench() {
     print(row("    (c) observer of every event [\(few)]", everyEvent, "ns/action"))
     print(row("    (c) no time/memory budget [\(few)]", free, "ns/action"))
     print(row("    (c)'s Lua calls on LuaKit alone", bridgeOnly, "ns/action"))
+    print(row("    (c) JSON text: LuaValue(json:), send [\(few)]", viaValue, "ns/action"))
+    print(row("    (c) JSON text: send(json:), into Lua [\(few)]", straight, "ns/action"))
     print(row("(d) native Swift reducer via Interactor", d, "ns/action"))
     print(row("(e) native Swift on OpenCombine 0.14, feedback", e, "ns/action"))
     print(ratioRow("c/a", c, a))
@@ -88,7 +93,7 @@ func featureBench() {
 /// - Returns: the median ns per action of `runs` runs of `actions` actions.
 /// - Throws: when the plugin does not load or the observer missed a state.
 func moonflowCounter(_ configuration: FeatureHost.Configuration, actions: Int, runs: Int, batch: Int,
-                     kinds: FeatureEvent.Kinds = .state) throws -> Double {
+                     kinds: FeatureEvent.Kinds = .state, input: CounterInput = .value) throws -> Double {
     let host = try FeatureHost(configuration: configuration)
     guard let clock = host.testScheduler else { throw BenchError("the host is not on the virtual clock") }
     let feature = try host.load("counter")
@@ -99,13 +104,20 @@ func moonflowCounter(_ configuration: FeatureHost.Configuration, actions: Int, r
     defer { observation.dispose() }
     feature.start()
     let action: LuaValue = ["type": "increment"]
+    let json = #"{"type":"increment"}"#
     var failed: (any Error)?
     let ns = medianNanos(runs: runs, iterations: actions) { n in
         var left = n
         while left > 0 {
             let k = min(batch, left)
             for _ in 0..<k {
-                do { try feature.send(action) } catch { failed = error }
+                do {
+                    switch input {
+                    case .value: try feature.send(action)
+                    case .jsonThroughValue: try feature.send(try LuaValue(json: json))
+                    case .json: try feature.send(json: json)
+                    }
+                } catch { failed = error }
             }
             clock.advance(by: 0)
             left -= k
@@ -117,6 +129,10 @@ func moonflowCounter(_ configuration: FeatureHost.Configuration, actions: Int, r
     }
     return ns
 }
+
+/// How (c)'s actions arrive: as values, or as JSON text parsed into a `LuaValue` first or
+/// straight into Lua (`send(json:)`).
+enum CounterInput { case value, jsonThroughValue, json }
 
 /// What (c) asks of the bridge per action, with no loop around it: call handle with the
 /// action, copy the mutation out, call reduce with it, copy the state out, read `count`.

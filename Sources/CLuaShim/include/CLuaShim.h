@@ -232,6 +232,21 @@ typedef int (*mf_json_float_text)(double d, char *buffer, int capacity);
 /// Stack: [-0, +0].
 int mf_json_encode(lua_State *L, int idx, mf_json_out *out, mf_json_float_text float_text);
 
+// MARK: - JSON straight into Lua (json_read.c)
+
+/// Parses the `len` bytes at `text` as a JSON number into `out`; returns 1, or 0 when the
+/// number is not finite. Swift supplies it, so floats read exactly as Swift's reader reads them.
+typedef int (*mf_json_parse_float)(const char *text, size_t len, double *out);
+
+/// Parses `len` bytes of JSON straight into a Lua value, in a protected call: objects and
+/// arrays as tables (a `null` member absent, a `null` element a hole, an array with no
+/// element marked as an array), integers exact when they fit in 64 bits, strings as their
+/// bytes. Returns LUA_OK with the value pushed; MF_JSON_SLOW with nothing pushed when it
+/// gives up (a mistake in the text, nesting deeper than MF_JSON_MAX_DEPTH, a float
+/// `parse_float` refuses), for the Swift reader to parse and name the mistake; or an error
+/// status with the message pushed (no memory). Stack: [-0, +1] or [-0, +0] on MF_JSON_SLOW.
+int mf_json_decode(lua_State *L, const char *text, size_t len, mf_json_parse_float parse_float);
+
 // MARK: - Swift functions
 
 /// What a Swift function returns in place of a result count when it failed;
