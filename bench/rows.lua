@@ -2,6 +2,7 @@
 -- converting the same table to Swift, and publishing it, against.
 -- Usage: lua5.4 bench/rows.lua [ROWS] [RUNS]
 -- Prints: cjson_encode_us <median µs per encode> bytes=<length> runs=<RUNS>
+--         cjson_decode_us <median µs per decode of that text>
 local dir = arg[0]:match("^(.*)/[^/]*$") or "."
 local now = dofile(dir .. "/clock.lua")
 local cjson = require "cjson"
@@ -20,3 +21,12 @@ for r = 1, runs do
 end
 table.sort(samples)
 print(("cjson_encode_us %.1f bytes=%d runs=%d"):format(samples[(runs + 1) // 2], bytes, runs))
+
+local text = cjson.encode(state)
+for r = 1, runs do
+  local t0 = now()
+  for _ = 1, inner do cjson.decode(text) end
+  samples[r] = (now() - t0) * 1e6 / inner
+end
+table.sort(samples)
+print(("cjson_decode_us %.1f"):format(samples[(runs + 1) // 2]))

@@ -39,6 +39,8 @@ public struct FlatShapes: Sendable {
     }
 
     let shapes: [Shape]
+    /// Each shape's name as a Lua string, made once: what `matchedType` answers.
+    let types: [LuaValue]
 
     /// - Parameter shapes: by name (the value of `type`), the declared fields.
     public init(_ shapes: [String: [String: Field]]) {
@@ -46,6 +48,7 @@ public struct FlatShapes: Sendable {
             let compiled = fields.sorted { $0.key < $1.key }.map { CompiledField(name: Array($0.key.utf8), type: $0.value.type, optional: $0.value.optional) }
             return Shape(name: Array(name.utf8), fields: compiled, required: compiled.filter { !$0.optional }.count)
         }
+        types = self.shapes.map { .string(LuaString(bytes: $0.name)) }
     }
 }
 
@@ -55,32 +58,37 @@ extension LuaSlots {
     /// a string, boolean or number (not NaN) of its declared type, and which has
     /// every required field. Reads raw, never raises, never allocates.
     /// Stack effect: none (needs two free slots).
-    public func matches(_ i: Int, _ shapes: FlatShapes) -> Bool {
-        guard i >= 1 && i <= count, mf_checkstack(L, 3) != 0 else { return false }
+    public func matches(_ i: Int, _ shapes: FlatShapes) -> Bool { matchedType(i, shapes) != nil }
+
+    /// `matches`, answering with the `type` of the shape matched (a string made once, when
+    /// the shapes were compiled), or nil.
+    public func matchedType(_ i: Int, _ shapes: FlatShapes) -> LuaValue? {
+        guard i >= 1 && i <= count, mf_checkstack(L, 3) != 0 else { return nil }
         let t = base + Int32(i)
-        guard mf_type(L, t) == LUA_TTABLE, mf_metatable_kind(L, t) == 0 else { return false }
-        guard let shape = shapeNamed(at: t, in: shapes) else { return false }
+        guard mf_type(L, t) == LUA_TTABLE, mf_metatable_kind(L, t) == 0 else { return nil }
+        guard let index = shapeNamed(at: t, in: shapes) else { return nil }
+        let shape = shapes.shapes[index]
         let stack = StackGuard(L)   // drops the key and value an early `return false` leaves
         _ = stack
         var required = 0
         lua_pushnil(L)
         while mf_next(L, t) != 0 {
             // Key at -2, value at -1.
-            guard mf_type(L, -2) == LUA_TSTRING else { return false }
+            guard mf_type(L, -2) == LUA_TSTRING else { return nil }
             var len = 0
             let key = UnsafeRawBufferPointer(start: mf_tostring_raw(L, -2, &len), count: len)
             if !key.elementsEqual("type".utf8) {
-                guard let field = shape.fields.first(where: { $0.name.elementsEqual(key) }), holds(field.type) else { return false }
+                guard let field = shape.fields.first(where: { $0.name.elementsEqual(key) }), holds(field.type) else { return nil }
                 if !field.optional { required += 1 }
             }
             mf_pop(L, 1)
         }
-        return required == shape.required
+        return required == shape.required ? shapes.types[index] : nil
     }
 
     /// The shape the string at `t.type` names (found by walking the keys: a raw get
     /// by a string key would have to push the key, which may allocate).
-    private func shapeNamed(at t: Int32, in shapes: FlatShapes) -> FlatShapes.Shape? {
+    private func shapeNamed(at t: Int32, in shapes: FlatShapes) -> Int? {
         let stack = StackGuard(L)   // drops the key and value left where the walk stops
         _ = stack
         lua_pushnil(L)
@@ -92,7 +100,7 @@ extension LuaSlots {
                     guard mf_type(L, -1) == LUA_TSTRING else { return nil }
                     var nameLength = 0
                     let name = UnsafeRawBufferPointer(start: mf_tostring_raw(L, -1, &nameLength), count: nameLength)
-                    return shapes.shapes.first { $0.name.elementsEqual(name) }
+                    return shapes.shapes.firstIndex { $0.name.elementsEqual(name) }
                 }
             }
             mf_pop(L, 1)

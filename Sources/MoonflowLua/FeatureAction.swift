@@ -1,4 +1,3 @@
-import Foundation
 import LuaKit
 
 /// An action on its way to `handle`, as the `Interactor` loop carries it.
@@ -44,15 +43,16 @@ package enum FeatureAction: Sendable {
 
 /// An action table parsed from JSON into Lua, with its checked `type`.
 ///
-/// `value` reads the table on the state executor (through the bridge, from any thread)
-/// the first time it is asked for, and keeps the copy: what `handle` did to the table
-/// before then shows in it (a handler that writes into its action is rare, and the
-/// action event, when someone listens, is read before `handle` runs).
+/// `value` reads the table the first time it is asked for, and keeps the copy: what
+/// `handle` did to the table before then shows in it (a handler that writes into its
+/// action is rare, and the action event, when someone listens, is read before `handle`
+/// runs). The copy is read and kept on the state executor, through the bridge, as the
+/// table itself is: no lock of its own.
 package final class LuaTableAction: @unchecked Sendable {
     let type: LuaValue
     let table: LuaRef
     private let bridge: LuaBridge
-    private let lock = NSLock()
+    /// Touched only on the state executor.
     private var copy: LuaValue?
 
     /// - Parameter value: the copy already made (to validate the action in full), if any.
@@ -64,16 +64,12 @@ package final class LuaTableAction: @unchecked Sendable {
     }
 
     var value: LuaValue {
-        if let copy = lock.withLock({ copy }) { return copy }
-        // A table the handler made unreadable (a function stored into it) still names its type.
-        let read = (try? bridge.perform { try bridge.lua.value(of: table, path: "action") }) ?? {
-            var t = LuaTable()
-            t[LuaFeature.typeKey] = type
-            return .table(t)
-        }()
-        return lock.withLock {
-            if copy == nil { copy = read }
-            return copy!
+        bridge.performQuietly {
+            if copy == nil {
+                // A table the handler made unreadable (a function stored into it) still names its type.
+                copy = (try? bridge.lua.value(of: table, path: "action")) ?? .table(LuaTable(hash: [LuaFeature.typeKey: type]))
+            }
         }
+        return copy ?? .nil
     }
 }

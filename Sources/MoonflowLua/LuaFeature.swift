@@ -226,8 +226,7 @@ public final class LuaFeature: @unchecked Sendable {
         let action: FeatureAction = try bridge.perform {
             let actions = definition.actions
             return try bridge.lua.withJSON(jsonBuffer) { slots in
-                if slots.matches(1, actions.flat) {
-                    let type = try slots.field(1, "type") { try $0.value(1, path: "action.type") }
+                if let type = slots.matchedType(1, actions.flat) {
                     return .table(LuaTableAction(type: type, table: try slots.ref(1), bridge: bridge))
                 }
                 let value = try slots.value(1, path: "action")

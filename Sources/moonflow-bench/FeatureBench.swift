@@ -25,7 +25,7 @@ func featureBench() {
     let runs = 5
     let budgets = FeatureHost.Configuration(searchPaths: [BenchEnvironment.path("plugins")], clock: .virtual)
     if ProcessInfo.processInfo.environment["MOONFLOW_BENCH_ONLY_C"] != nil {
-        // For a profiler: (c) alone (MOONFLOW_BENCH_BUDGETS=time|memory|none: only those budgets).
+        // For a profiler: (c) alone (MOONFLOW_BENCH_BUDGETS=time|memory|none: only those budgets;
         var chosen = budgets
         switch ProcessInfo.processInfo.environment["MOONFLOW_BENCH_BUDGETS"] {
         case "time": chosen.memoryLimitMB = nil
@@ -33,7 +33,13 @@ func featureBench() {
         case "none": chosen.memoryLimitMB = nil; chosen.timeLimitMs = nil
         default: break
         }
-        print(row("(c) Moonflow: send 1,000, advance(by: 0)", attempt("(c)") { try moonflowCounter(chosen, actions: actions, runs: runs, batch: 1000) }, "ns/action"))
+        // MOONFLOW_BENCH_INPUT=json|parsed: actions as JSON text, straight into Lua or through a LuaValue.
+        let input: CounterInput = switch ProcessInfo.processInfo.environment["MOONFLOW_BENCH_INPUT"] {
+        case "json": .json
+        case "parsed": .jsonThroughValue
+        default: .value
+        }
+        print(row("(c) Moonflow: send 1,000, advance(by: 0)", attempt("(c)") { try moonflowCounter(chosen, actions: actions, runs: runs, batch: 1000, input: input) }, "ns/action"))
         return
     }
     print("counter feature, \(actions) actions per run, median of \(runs) runs, ns per action")

@@ -54,9 +54,34 @@ func luaBench() {
             for _ in 0..<n { _ = try? lua.ref(.value(converted)) }
         } / 1000
     }
-    let cjson = attempt("lua5.4 bench/rows.lua") {
-        try runProgram(BenchEnvironment.lua, ["bench/rows.lua", "1000", "21"])["cjson_encode_us"]
-    } ?? nil
+    let cjsonFigures = attempt("lua5.4 bench/rows.lua") {
+        try runProgram(BenchEnvironment.lua, ["bench/rows.lua", "1000", "21"])
+    }
+    let cjson = cjsonFigures?["cjson_encode_us"]
+
+    // JSON text into Lua: parsed into a `LuaValue` then pushed, or straight (`withJSON`),
+    // alternated run by run; the 1,000-row table's text, and a small action.
+    let rowsText = converted.isNil ? nil : try? converted.jsonBytes(sortedKeys: false)
+    let actionText = Array(#"{"type":"add","title":"milk","qty":2,"done":false}"#.utf8)
+    let actions = BenchEnvironment.scaled(200_000)
+    var intoLua: [String: [Double]] = [:]
+    if let rowsText {
+        for _ in 0..<5 {
+            for (name, text, n, unit) in [("rows", rowsText, conversions, 1000.0), ("action", actionText, actions, 1.0)] {
+                let viaValue = medianNanos(runs: 3, iterations: n) { n in
+                    for _ in 0..<n { _ = try? lua.ref(.value(try LuaValue(jsonBytes: text))) }
+                } / unit
+                let straight = medianNanos(runs: 3, iterations: n) { n in
+                    text.withUnsafeBytes { buffer in
+                        for _ in 0..<n { _ = try? lua.withJSON(buffer) { try $0.ref(1) } }
+                    }
+                } / unit
+                intoLua["\(name) via", default: []].append(viaValue)
+                intoLua["\(name) straight", default: []].append(straight)
+            }
+        }
+    }
+    func median(_ key: String) -> Double? { intoLua[key].map { $0.sorted()[$0.count / 2] } }
 
     let swiftCall = perCall.flatMap { f in f["f()"].flatMap { call in f["empty"].map { call - $0 } } }
     print("Swift function called from Lua, \(calls) calls (median of 7 runs, the empty loop subtracted)")
@@ -71,4 +96,12 @@ func luaBench() {
     print(row("LuaValue -> Lua (lua.ref(.value(v)))", toLua, "µs"))
     print(row("cjson.encode under lua5.4", cjson, "µs"))
     print(ratioRow("ratio Lua -> LuaValue / cjson.encode", toSwift, cjson))
+    print("JSON text into Lua (medians of 5 alternated rounds)")
+    print(row("1,000 rows: LuaValue(jsonBytes:), then pushed", median("rows via"), "µs"))
+    print(row("1,000 rows: straight (lua.withJSON)", median("rows straight"), "µs"))
+    print(row("1,000 rows: cjson.decode under lua5.4", cjsonFigures?["cjson_decode_us"], "µs"))
+    print(ratioRow("ratio straight / through a LuaValue", median("rows straight"), median("rows via")))
+    print(row("an action: LuaValue(jsonBytes:), then pushed", median("action via"), "ns"))
+    print(row("an action: straight (lua.withJSON)", median("action straight"), "ns"))
+    print(ratioRow("ratio straight / through a LuaValue", median("action straight"), median("action via")))
 }
