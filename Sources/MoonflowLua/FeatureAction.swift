@@ -64,12 +64,14 @@ package final class LuaTableAction: @unchecked Sendable {
     }
 
     var value: LuaValue {
+        var value = LuaValue.nil
         bridge.performQuietly {
             if copy == nil {
                 // A table the handler made unreadable (a function stored into it) still names its type.
                 copy = (try? bridge.lua.value(of: table, path: "action")) ?? .table(LuaTable(hash: [LuaFeature.typeKey: type]))
             }
+            value = copy ?? .nil
         }
-        return copy ?? .nil
+        return value
     }
 }

@@ -1,6 +1,7 @@
 // libFuzzer targets (built and run by scripts/fuzz). One binary; the target
 // is chosen by MOONFLOW_FUZZ_TARGET:
-//   jsonl   a JSON Lines input line into an action (JSON, then the schema)
+//   jsonl   a JSON Lines input line into an action (JSON, then the schema), and the same
+//           bytes parsed straight into Lua: the same value or the same error
 //   value   LuaValue into Lua and back: what comes back is what went in
 //   chunk   an arbitrary chunk run under the sandbox with small time and memory limits
 //   schema  schema declarations and tables validated against them
@@ -67,6 +68,12 @@ let actionSchema = try! Schema(kind: "action", declaration: [
     "query": ["text": "string"], "select": ["id": "integer", "note": "string?"], "clear": [:],
     "load": ["page": "number", "filters": "table?", "flag": "boolean", "extra": "any?"],
 ])
+/// `actionSchema` compiled for the in-place check, as a schema compiles itself.
+let actionShapes = FlatShapes([
+    "query": ["text": .init(type: .string)], "select": ["id": .init(type: .integer), "note": .init(type: .string, optional: true)],
+    "clear": [:], "load": ["page": .init(type: .number), "filters": .init(type: .table, optional: true),
+                          "flag": .init(type: .boolean), "extra": .init(type: .any, optional: true)],
+])
 let valueState = try! LuaState(memoryLimit: 64 << 20)
 
 /// A fresh sandboxed state every so often, so that globals a chunk sets do not pile up.
@@ -85,6 +92,28 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             if let text = try? action.json(), let again = try? LuaValue(json: text), again != action, !text.contains("nan") {
                 fatalError("JSON round trip changed \(line) into \(text)")
             }
+        }
+        // Straight into Lua (what send(json:) does) gives what the Swift reader's value gives
+        // once pushed, or the same error; the in-place check never accepts what validation refuses.
+        let swift = Result { try LuaValue(jsonBytes: bytes) }
+        let straight = Result {
+            try bytes.withUnsafeBytes { buffer in
+                try valueState.withJSON(buffer) { slots in
+                    (try slots.value(1, path: "action"), slots.matches(1, actionShapes))
+                }
+            }
+        }
+        switch (swift, straight) {
+        case (.success(let parsed), .success(let (read, inPlace))):
+            let pushed = try? valueState.value(of: try valueState.ref(.value(parsed)))
+            if pushed != read { fatalError("straight into Lua, \(bytes) read as \(read), not \(String(describing: pushed))") }
+            if inPlace && (try? actionSchema.validate(read)) == nil { fatalError("the in-place check accepted \(read)") }
+        case (.failure(let a), .failure(let b)):
+            if "\(a)" != "\(b)", !(b is LuaError) { fatalError("straight into Lua, \(bytes) failed with \(b), not \(a)") }
+        case (.success, .failure(let error)):
+            if !(error is LuaError) { fatalError("straight into Lua refused \(bytes): \(error)") }
+        case (.failure(let error), .success):
+            fatalError("straight into Lua read \(bytes), which the Swift reader refuses: \(error)")
         }
     case .value:
         var reader = Bytes(data: bytes)
