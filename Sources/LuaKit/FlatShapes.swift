@@ -63,10 +63,10 @@ extension LuaSlots {
     /// `matches`, answering with the `type` of the shape matched (a string made once, when
     /// the shapes were compiled), or nil.
     public func matchedType(_ i: Int, _ shapes: FlatShapes) -> LuaValue? {
-        guard i >= 1 && i <= count, mf_checkstack(L, 3) != 0 else { return nil }
+        guard i >= 1 && i <= count, mf_checkstack(L, 3) != 0 else { return .none }
         let t = base + Int32(i)
-        guard mf_type(L, t) == LUA_TTABLE, mf_metatable_kind(L, t) == 0 else { return nil }
-        guard let index = shapeNamed(at: t, in: shapes) else { return nil }
+        guard mf_type(L, t) == LUA_TTABLE, mf_metatable_kind(L, t) == 0 else { return .none }
+        guard let index = shapeNamed(at: t, in: shapes) else { return .none }
         let shape = shapes.shapes[index]
         let stack = StackGuard(L)   // drops the key and value an early `return false` leaves
         _ = stack
@@ -74,16 +74,17 @@ extension LuaSlots {
         lua_pushnil(L)
         while mf_next(L, t) != 0 {
             // Key at -2, value at -1.
-            guard mf_type(L, -2) == LUA_TSTRING else { return nil }
+            guard mf_type(L, -2) == LUA_TSTRING else { return .none }
             var len = 0
             let key = UnsafeRawBufferPointer(start: mf_tostring_raw(L, -2, &len), count: len)
             if !key.elementsEqual("type".utf8) {
-                guard let field = shape.fields.first(where: { $0.name.elementsEqual(key) }), holds(field.type) else { return nil }
+                guard let field = shape.fields.first(where: { $0.name.elementsEqual(key) }), holds(field.type) else { return .none }
                 if !field.optional { required += 1 }
             }
             mf_pop(L, 1)
         }
-        return required == shape.required ? shapes.types[index] : nil
+        // `.none`, not `nil`: beside a `LuaValue`, `nil` would be `LuaValue.nil`, which is a value.
+        return required == shape.required ? shapes.types[index] : .none
     }
 
     /// The shape the string at `t.type` names (found by walking the keys: a raw get

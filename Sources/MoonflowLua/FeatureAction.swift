@@ -24,7 +24,7 @@ package enum FeatureAction: Sendable {
     var typeKey: LuaValue? {
         switch self {
         case .value(.table(let t)): t[LuaFeature.typeKey]
-        case .value: nil
+        case .value: .none   // not `nil`: beside the `LuaValue`s of the other cases it would be `LuaValue.nil`
         case .table(let t): t.type
         }
     }
