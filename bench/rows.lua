@@ -12,21 +12,18 @@ local runs = tonumber(arg[2]) or 21
 local state = dofile(dir .. "/rows_data.lua")(n)
 local inner = 20  -- encodes per sample, so one sample is well above the clock's resolution
 
-local bytes = #cjson.encode(state)
-local samples = {}
-for r = 1, runs do
-  local t0 = now()
-  for _ = 1, inner do cjson.encode(state) end
-  samples[r] = (now() - t0) * 1e6 / inner
+-- The median µs of `runs` samples of `inner` calls of f.
+local function median_us(f)
+  local samples = {}
+  for r = 1, runs do
+    local t0 = now()
+    for _ = 1, inner do f() end
+    samples[r] = (now() - t0) * 1e6 / inner
+  end
+  table.sort(samples)
+  return samples[(runs + 1) // 2]
 end
-table.sort(samples)
-print(("cjson_encode_us %.1f bytes=%d runs=%d"):format(samples[(runs + 1) // 2], bytes, runs))
 
 local text = cjson.encode(state)
-for r = 1, runs do
-  local t0 = now()
-  for _ = 1, inner do cjson.decode(text) end
-  samples[r] = (now() - t0) * 1e6 / inner
-end
-table.sort(samples)
-print(("cjson_decode_us %.1f"):format(samples[(runs + 1) // 2]))
+print(("cjson_encode_us %.1f bytes=%d runs=%d"):format(median_us(function() cjson.encode(state) end), #text, runs))
+print(("cjson_decode_us %.1f"):format(median_us(function() cjson.decode(text) end)))
