@@ -147,11 +147,18 @@ struct JSONReader {
         if !isFloat, let exact = integer(digitsStart..<digitsEnd, negative: digitsStart != start) {
             return .integer(exact)
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
-        guard let d = Double(text), d.isFinite else {
-            throw fail("expected a number within the range of a double, found \(text)", at: start)
+        let text = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start..<i]))
+        guard let d = JSONReader.finiteDouble(text) else {
+            throw fail("expected a number within the range of a double, found \(String(decoding: text, as: UTF8.self))", at: start)
         }
         return .number(d)
+    }
+
+    /// The double a JSON number's text stands for, or nil when it is not finite (the C
+    /// reader of `LuaState.withJSON` reads floats through this too).
+    static func finiteDouble(_ text: UnsafeRawBufferPointer) -> Double? {
+        guard let d = Double(String(decoding: text, as: UTF8.self)), d.isFinite else { return nil }
+        return d
     }
 
     /// The digits as an Int64, or nil when they do not fit.

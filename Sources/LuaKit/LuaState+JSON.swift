@@ -67,7 +67,7 @@ extension LuaState {
         let L = activeL
         let stack = StackGuard(L)
         guard mf_checkstack(L, 4) != 0 else { throw LuaError.memory(limit: memoryLimit) }
-        let status = mf_json_decode(L, json.baseAddress?.assumingMemoryBound(to: CChar.self), json.count, jsonParseFloat)
+        let status = Self.decodeInC(L, json)
         if status == MF_JSON_SLOW {
             try push(try LuaValue(jsonBytes: json), on: L)
         } else if status != LUA_OK {
@@ -84,15 +84,19 @@ extension LuaState {
         let stack = StackGuard(L)
         _ = stack
         guard mf_checkstack(L, 4) != 0 else { return false }
-        return mf_json_decode(L, json.baseAddress?.assumingMemoryBound(to: CChar.self), json.count, jsonParseFloat) == LUA_OK
+        return Self.decodeInC(L, json) == LUA_OK
+    }
+
+    /// `mf_json_decode` of `json` on `L`: LUA_OK with the value pushed, MF_JSON_SLOW with
+    /// nothing pushed, or an error status with the message pushed.
+    private static func decodeInC(_ L: OpaquePointer, _ json: UnsafeRawBufferPointer) -> Int32 {
+        mf_json_decode(L, json.baseAddress?.assumingMemoryBound(to: CChar.self), json.count, jsonParseFloat)
     }
 }
 
 /// How `mf_json_decode` reads a float: as `JSONReader` does (finite values only).
 private let jsonParseFloat: mf_json_parse_float = { text, count, out in
-    guard let text, let out else { return 0 }
-    let string = String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
-    guard let d = Double(string), d.isFinite else { return 0 }
+    guard let out, let d = JSONReader.finiteDouble(UnsafeRawBufferPointer(start: text, count: count)) else { return 0 }
     out.pointee = d
     return 1
 }
