@@ -307,9 +307,17 @@ int mf_json_kind(lua_State *L, int idx) {
   return same ? 1 : 2;
 }
 
+// What push_ops_k works through, and how far it got (read back when it raised).
+typedef struct {
+  const mf_op *ops;
+  int count;
+  int done;  // ops finished; an MF_OP_OBJECT below it is owned by its userdata's __gc
+} push_job;
+
 static int push_ops_k(lua_State *L) {
-  const mf_op *ops = (const mf_op *)lua_touserdata(L, 1);
-  int count = (int)lua_tointeger(L, 2);
+  push_job *job = (push_job *)lua_touserdata(L, 1);
+  const mf_op *ops = job->ops;
+  int count = job->count;
   int base = lua_gettop(L);
   for (int k = 0; k < count; k++) {
     const mf_op *op = &ops[k];
@@ -334,18 +342,22 @@ static int push_ops_k(lua_State *L) {
       }
       default: return luaL_error(L, "moonflow: bad push opcode %d", op->code);
     }
+    job->done = k + 1;
   }
   return lua_gettop(L) - base;
 }
 
-int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed) {
+int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed, int *done) {
   int top = lua_gettop(L);
-  if (!lua_checkstack(L, 8)) { *pushed = 0; return LUA_ERRMEM; }
+  push_job job = { ops, count, 0 };
+  *pushed = 0;
+  if (done) *done = 0;
+  if (!lua_checkstack(L, 8)) return LUA_ERRMEM;
   lua_pushcfunction(L, push_ops_k);
-  lua_pushlightuserdata(L, (void *)ops);
-  lua_pushinteger(L, count);
-  int status = lua_pcall(L, 2, LUA_MULTRET, 0);
+  lua_pushlightuserdata(L, &job);
+  int status = lua_pcall(L, 1, LUA_MULTRET, 0);
   *pushed = status == LUA_OK ? lua_gettop(L) - top : 0;
+  if (done) *done = job.done;
   return status;
 }
 

@@ -189,7 +189,7 @@ private func pushMessage(_ message: String, _ L: OpaquePointer) -> Int32 {
     let status: Int32 = message.utf8CString.withUnsafeBufferPointer { buf in
         op.s = buf.baseAddress
         op.len = buf.count - 1
-        return mf_push_ops(L, &op, 1, &pushed)
+        return mf_push_ops(L, &op, 1, &pushed, nil)
     }
     // On a memory error the error object (a preallocated message) is already on the stack.
     return status == LUA_OK ? swiftRaiseWhere : swiftRaise

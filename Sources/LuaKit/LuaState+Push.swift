@@ -41,9 +41,15 @@ struct PushBuilder {
     /// Lets go of the objects and function boxes `add` retained, for a push refused before
     /// any of them reached Lua (a later value could not be converted), and empties the builder.
     mutating func discard() {
-        for (_, pointer) in objects { Unmanaged<AnyObject>.fromOpaque(pointer).release() }
+        releaseObjects(from: 0)
         for (_, box) in functions { Unmanaged<FunctionBox>.fromOpaque(box).release() }
         clear()
+    }
+
+    /// Lets go of the objects whose ops come at or after `op`: after a failed push, those
+    /// never became userdata (one made before owns its object: its __gc releases it).
+    func releaseObjects(from op: Int) {
+        for (index, pointer) in objects where index >= op { Unmanaged<AnyObject>.fromOpaque(pointer).release() }
     }
 
     mutating func add(_ push: LuaPush, state: LuaState) throws {
@@ -177,18 +183,21 @@ extension LuaState {
                 // This box and those not pushed yet are still Swift's; the pushed ones are
                 // their closures' (freed when Lua collects them, now that no ref holds them).
                 for (_, unpushed) in builder.functions[k...] { Unmanaged<FunctionBox>.fromOpaque(unpushed).release() }
+                builder.releaseObjects(from: 0)
                 throw popError(status, L)
             }
             var ref: Int32 = 0
             let rs = mf_ref(L, &ref)
             if rs != LUA_OK {
                 for (_, unpushed) in builder.functions[(k + 1)...] { Unmanaged<FunctionBox>.fromOpaque(unpushed).release() }
+                builder.releaseObjects(from: 0)
                 throw popError(rs, L)
             }
             functionRefs.append(ref)
             builder.ops[index] = mf_op(code: Int32(MF_OP_REF.rawValue), a: 0, i: Int64(ref), d: 0, s: nil, len: 0)
         }
         var pushed: Int32 = 0
+        var done: Int32 = 0
         let objects = builder.objects
         let status: Int32 = builder.bytes.withUnsafeBufferPointer { raw in
             let base = UnsafeRawPointer(raw.baseAddress).map { $0.assumingMemoryBound(to: CChar.self) }
@@ -200,15 +209,13 @@ extension LuaState {
                         ops[k].s = UnsafePointer(objects.first { $0.index == k }!.pointer.assumingMemoryBound(to: CChar.self))
                     }
                 }
-                return mf_push_ops(L, ops.baseAddress, Int32(ops.count), &pushed)
+                return mf_push_ops(L, ops.baseAddress, Int32(ops.count), &pushed, &done)
             }
         }
         if status != LUA_OK {
-            // Userdata already made own their objects (their __gc releases them); the rest do not exist.
+            // Objects whose op did not finish never reached Lua and are still ours.
             let error = popError(status, L)
-            for (_, pointer) in builder.objects {
-                _ = pointer  // ownership is ambiguous after a failed build; leaking beats a double release
-            }
+            builder.releaseObjects(from: Int(done))
             throw error   // `stack` puts the top back
         }
         stack.keep()

@@ -86,6 +86,36 @@ final class SwiftFunctionTests: XCTestCase {
         XCTAssertGreaterThan(failed, 0, "some pushes ran out of memory")
     }
 
+    func testAPushThatRunsOutOfMemoryHalfwayReleasesEveryObjectOnce() throws {
+        // As above, with Swift objects among strings: the push fails at a different object
+        // or string for each amount freed. The objects made into userdata before the failure
+        // are their userdata's (released when Lua collects them); the rest are Swift's, and
+        // released by it. Each must be released exactly once (twice would crash).
+        var failed = 0
+        for freed in stride(from: 0, through: 400, by: 4) {
+            Tracker.deinits = 0
+            let lua = try LuaState(memoryLimit: 1 << 20)
+            let sink = try lua.load(string: "return select('#', ...)", name: "sink")
+            let cls = try lua.makeClass("Tracker", methods: [:])
+            _ = try lua.call(sink, [.object(Tracker(), cls)])  // the class's metatable exists before memory fills
+            _ = try lua.run(string: """
+                pcall(function() while true do hog = { hog } end end)
+                for _ = 1, \(freed) do hog = hog[1] end
+                collectgarbage()
+                """, name: "fill")
+            do {
+                let values: [LuaPush] = (0..<150).flatMap { i -> [LuaPush] in
+                    [.object(Tracker(), cls), .value(.string(LuaString("a string of some length, number \(i)")))]
+                }
+                do { _ = try lua.call(sink, values) } catch { failed += 1 }
+            }
+            lua.collectGarbage()
+            XCTAssertEqual(Tracker.deinits, 151, "\(freed) tables freed: an object is still held after the push")
+            lua.close()
+        }
+        XCTAssertGreaterThan(failed, 0, "some pushes ran out of memory")
+    }
+
     func testAPushRefusedHalfwayReleasesTheObjectsAndFunctionsBeforeIt() throws {
         // A value that cannot cross comes after a Swift object and a Swift function in the same
         // push: the push is refused before any of them reaches Lua, so Swift must let them go.

@@ -169,9 +169,12 @@ typedef struct mf_op {
 
 /// Runs `ops` in a protected call; on success the values they built are on
 /// the stack (`*pushed` of them). On failure one error value is pushed.
+/// `*done` (when not NULL) tells how many ops finished, on failure too: the
+/// pointer of an MF_OP_OBJECT below it belongs to its userdata (whose __gc
+/// releases it), one at or above it still belongs to the caller.
 /// Stack: [-0, +*pushed]; error: [-0, +1]; LUA_ERRMEM with nothing pushed
 /// when the stack cannot grow by 8.
-int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed);
+int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed, int *done);
 /// 1 if the table at `idx` has the JSON-array metatable (mf.array()'s marker).
 /// Raw access only: never raises. Stack: [-0, +0]; needs 2 slots.
 int mf_is_json_array(lua_State *L, int idx);
