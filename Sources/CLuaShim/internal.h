@@ -3,6 +3,11 @@
 #define CLUASHIM_INTERNAL_H
 #include "CLuaShim.h"
 
+/// For a protected operation: unless L's stack has room for `n` more values, pops the
+/// `operands` it takes (as any failure does) and returns MF_NOROOM, pushing nothing.
+#define MF_NEED_ROOM(L, n, operands) \
+  do { if (!lua_checkstack((L), (n))) { lua_pop((L), (operands)); return MF_NOROOM; } } while (0)
+
 /// The budget of the state L belongs to (any of its threads).
 mf_budget *mf_budget_of(lua_State *L);
 /// Arms the deadline for an outermost call on L; returns 1 if this call armed it.

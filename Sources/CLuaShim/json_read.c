@@ -242,6 +242,7 @@ int mf_json_decode(lua_State *L, const char *bytes, size_t len, mf_json_parse_fl
   static const char empty = 0;
   if (bytes == NULL) bytes = &empty;
   reader r = { (const unsigned char *)bytes, (const unsigned char *)bytes + len, parse_float, 0 };
+  MF_NEED_ROOM(L, 2, 0);
   lua_pushcfunction(L, decode_k);
   lua_pushlightuserdata(L, &r);
   int status = lua_pcall(L, 1, 1, 0);

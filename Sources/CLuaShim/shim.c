@@ -102,6 +102,7 @@ static int openlibs_k(lua_State *L) {
 }
 
 int mf_openlibs(lua_State *L) {
+  MF_NEED_ROOM(L, 1, 0);
   lua_pushcfunction(L, openlibs_k);
   return lua_pcall(L, 0, 0, 0);
 }
@@ -111,6 +112,7 @@ int mf_load(lua_State *L, const char *buf, size_t len, const char *chunkname, co
 }
 
 int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms) {
+  MF_NEED_ROOM(L, 1, nargs + 1);
   int base = lua_gettop(L) - nargs;  // the function's index
   lua_pushcfunction(L, msgh);
   lua_insert(L, base);
@@ -152,6 +154,7 @@ static int newthread_k(lua_State *L) {
 }
 
 int mf_newthread(lua_State *L, lua_State **out) {
+  MF_NEED_ROOM(L, 2, 0);
   lua_pushcfunction(L, newthread_k);
   lua_pushlightuserdata(L, out);
   return lua_pcall(L, 1, 1, 0);
@@ -174,6 +177,7 @@ static int ref_k(lua_State *L) {
 }
 
 int mf_ref(lua_State *L, int *outRef) {
+  MF_NEED_ROOM(L, 2, 1);
   // value on top -> registry; pops it.
   lua_pushcfunction(L, ref_k);
   lua_insert(L, -2);
@@ -184,7 +188,11 @@ int mf_ref(lua_State *L, int *outRef) {
 void mf_unref(lua_State *L, int ref) { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
 
 static int gc_k(lua_State *L) { lua_gc(L, LUA_GCCOLLECT, 0); return 0; }
-int mf_gc_collect(lua_State *L) { lua_pushcfunction(L, gc_k); return lua_pcall(L, 0, 0, 0); }
+int mf_gc_collect(lua_State *L) {
+  MF_NEED_ROOM(L, 1, 0);
+  lua_pushcfunction(L, gc_k);
+  return lua_pcall(L, 0, 0, 0);
+}
 int mf_gc_count_kb(lua_State *L) { return lua_gc(L, LUA_GCCOUNT, 0); }
 
 // MARK: - Building values
@@ -352,7 +360,7 @@ int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed, int *don
   push_job job = { ops, count, 0 };
   *pushed = 0;
   if (done) *done = 0;
-  if (!lua_checkstack(L, 8)) return LUA_ERRMEM;
+  MF_NEED_ROOM(L, 8, 0);
   lua_pushcfunction(L, push_ops_k);
   lua_pushlightuserdata(L, &job);
   int status = lua_pcall(L, 1, LUA_MULTRET, 0);
@@ -390,6 +398,10 @@ static int trampoline(lua_State *L) {
     return lua_error(L);
   }
   if (n == MF_SWIFT_RAISE) return lua_error(L);
+  if (n == MF_SWIFT_RAISE_NOROOM) {
+    lua_settop(L, 0);  // frees this call's slots (at least LUA_MINSTACK) for the message
+    return luaL_error(L, "not enough memory (no room on the Lua stack)");
+  }
   return n;
 }
 
@@ -411,6 +423,7 @@ static int push_swift_function_k(lua_State *L) {
 }
 
 int mf_push_swift_function(lua_State *L, void *box) {
+  MF_NEED_ROOM(L, 2, 0);
   lua_pushcfunction(L, push_swift_function_k);
   lua_pushlightuserdata(L, box);
   return lua_pcall(L, 1, 1, 0);
@@ -437,6 +450,7 @@ static int new_object_mt_k(lua_State *L) {
 }
 
 int mf_new_object_metatable(lua_State *L, const char *name, int *outRef) {
+  MF_NEED_ROOM(L, 3, 1);
   lua_pushcfunction(L, new_object_mt_k);
   lua_insert(L, -2);
   lua_pushlightuserdata(L, (void *)name);
@@ -466,6 +480,7 @@ static int rawset_k(lua_State *L) {
 }
 
 int mf_rawset(lua_State *L, int tidx) {
+  MF_NEED_ROOM(L, 4, 2);
   tidx = lua_absindex(L, tidx);
   lua_pushcfunction(L, rawset_k);
   lua_pushvalue(L, tidx);
@@ -484,6 +499,7 @@ static int rawgetfield_k(lua_State *L) {
 }
 
 int mf_rawgetfield(lua_State *L, int tidx, const char *key) {
+  MF_NEED_ROOM(L, 3, 0);
   tidx = lua_absindex(L, tidx);
   lua_pushcfunction(L, rawgetfield_k);
   lua_pushvalue(L, tidx);
@@ -499,6 +515,7 @@ static int setglobal_k(lua_State *L) {
 }
 
 int mf_setglobal(lua_State *L, const char *name) {
+  MF_NEED_ROOM(L, 2, 1);
   lua_pushcfunction(L, setglobal_k);
   lua_insert(L, -2);
   lua_pushlightuserdata(L, (void *)name);
@@ -511,6 +528,7 @@ static int getglobal_k(lua_State *L) {
 }
 
 int mf_getglobal(lua_State *L, const char *name) {
+  MF_NEED_ROOM(L, 2, 0);
   lua_pushcfunction(L, getglobal_k);
   lua_pushlightuserdata(L, (void *)name);
   return lua_pcall(L, 1, 1, 0);
@@ -525,6 +543,7 @@ static int preload_k(lua_State *L) {
 }
 
 int mf_preload(lua_State *L, const char *name) {
+  MF_NEED_ROOM(L, 2, 1);
   lua_pushcfunction(L, preload_k);
   lua_insert(L, -2);
   lua_pushlightuserdata(L, (void *)name);
@@ -615,6 +634,7 @@ static int pushstring_k(lua_State *L) {
 }
 
 static int run_chunk(lua_State *L, const char *code, const char *name) {
+  MF_NEED_ROOM(L, 1, 0);
   int status = luaL_loadbufferx(L, code, strlen(code), name, "t");
   if (status != LUA_OK) return status;
   return lua_pcall(L, 0, 0, 0);
@@ -623,6 +643,7 @@ static int run_chunk(lua_State *L, const char *code, const char *name) {
 static const char SANDBOX_ROOT_KEY = 0;
 
 int mf_apply_sandbox(lua_State *L) {
+  MF_NEED_ROOM(L, 1, 0);
   int status = luaL_loadbufferx(L, SANDBOX, strlen(SANDBOX), "=[moonflow sandbox]", "t");
   if (status != LUA_OK) return status;
   status = lua_pcall(L, 0, 1, 0);
@@ -632,6 +653,7 @@ int mf_apply_sandbox(lua_State *L) {
 }
 
 int mf_sandbox_module_root(lua_State *L, const char *folder) {
+  MF_NEED_ROOM(L, 3, 0);
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &SANDBOX_ROOT_KEY) != LUA_TFUNCTION) { lua_pop(L, 1); return LUA_OK; }
   lua_pushcfunction(L, pushstring_k);
   lua_pushlightuserdata(L, (void *)folder);

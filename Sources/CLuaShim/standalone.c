@@ -15,6 +15,7 @@ static int loadfile_k(lua_State *L) {
 }
 
 int mf_loadfile(lua_State *L, const char *path, const char *mode) {
+  MF_NEED_ROOM(L, 3, 0);
   lua_pushcfunction(L, loadfile_k);
   lua_pushlightuserdata(L, (void *)path);
   lua_pushlightuserdata(L, (void *)mode);
@@ -51,7 +52,7 @@ static int main_k(lua_State *L) {
 int mf_docall(lua_State *L, int nargs, int64_t limit_ms) {
   int status = LUA_OK;
   int base = lua_gettop(L) - nargs;
-  if (!lua_checkstack(L, 4)) return LUA_ERRMEM;
+  MF_NEED_ROOM(L, 4, nargs + 1);
   lua_pushlightuserdata(L, &status);
   lua_pushcclosure(L, main_k, 1);  // cannot fail for lack of stack: checked above
   lua_insert(L, base);

@@ -85,7 +85,7 @@ static int install_k(lua_State *L) {
 }
 
 int mf_install_write_view_access(lua_State *L) {
-  if (!lua_checkstack(L, 2)) return LUA_ERRMEM;
+  MF_NEED_ROOM(L, 2, 5);
   lua_pushcfunction(L, install_k);
   lua_insert(L, -6);
   return lua_pcall(L, 5, 0, 0);

@@ -273,6 +273,7 @@ static int install_k(lua_State *L) {
 }
 
 int mf_install_watchdog(lua_State *L) {
+  MF_NEED_ROOM(L, 1, 0);
   pthread_once(&wd_once, start_watchdog);
   if (!wd_started) {
     lua_pushliteral(L, "moonflow: cannot start the time-limit watchdog thread");

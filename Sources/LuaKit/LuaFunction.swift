@@ -192,7 +192,11 @@ private func pushMessage(_ message: String, _ L: OpaquePointer) -> Int32 {
         return mf_push_ops(L, &op, 1, &pushed, nil)
     }
     // On a memory error the error object (a preallocated message) is already on the stack.
-    return status == LUA_OK ? swiftRaiseWhere : swiftRaise
+    switch status {
+    case LUA_OK: return swiftRaiseWhere
+    case MF_NOROOM: return Int32(MF_SWIFT_RAISE_NOROOM.rawValue)
+    default: return swiftRaise
+    }
 }
 
 /// `MF_SWIFT_RAISE`: the trampoline raises the error value on top of the stack.

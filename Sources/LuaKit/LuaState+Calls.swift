@@ -179,7 +179,7 @@ extension LuaState {
             status = mf_docall(L, Int32(arguments.count), timeLimitMs ?? 0)
         }
         guard status != LUA_OK else { return nil }
-        if status == LUA_ERRMEM { return "not enough memory" }
+        if status == LUA_ERRMEM || status == MF_NOROOM { return "not enough memory" }
         budget.pointee.timed_out = 0
         if mf_type(L, -1) == LUA_TSTRING {
             var len = 0

@@ -125,7 +125,7 @@ public final class LuaState: @unchecked Sendable {
     public func collectGarbage() {
         enter(); defer { leave() }
         for _ in 0..<8 {
-            _ = mf_gc_collect(L)
+            try? check(mf_gc_collect(L), L)  // a failed cycle leaves its error: popped
             guard pendingUnrefs.hasPending else { return }
             drainUnrefs()
         }
@@ -166,6 +166,7 @@ public final class LuaState: @unchecked Sendable {
     }
 
     func popError(_ status: Int32, _ L: OpaquePointer, chunk: String? = nil) -> LuaError {
+        if status == MF_NOROOM { return .memory(limit: memoryLimit) }  // nothing was pushed
         defer { mf_pop(L, 1) }
         if status == LUA_ERRMEM { return .memory(limit: memoryLimit) }
         let text: String

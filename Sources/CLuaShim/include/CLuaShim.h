@@ -8,6 +8,9 @@
 // operation that fails returns its status with one error value pushed in place
 // of its results, written `error: [-o, +1]`. "Needs k slots" means it pushes
 // up to k temporaries without lua_checkstack: the caller must have room.
+// A protected operation makes its own room first; when the stack cannot grow
+// it returns MF_NOROOM: its operands are popped as on any failure, and nothing
+// is pushed, not even an error value.
 #ifndef CLUASHIM_H
 #define CLUASHIM_H
 
@@ -17,6 +20,11 @@
 #include <lua.h>
 #include <lualib.h>
 #include <lauxlib.h>
+
+/// The status of a protected operation that found no room on the stack for its
+/// temporaries (the stack is at its limit, or growing it ran out of memory). Nothing
+/// was pushed: unlike every other failing status, there is no error value to pop.
+#define MF_NOROOM 100
 
 // MARK: - Budgets (memory limit by the allocator, time limit by a watchdog)
 
@@ -114,8 +122,7 @@ int mf_loadfile(lua_State *L, const char *path, const char *mode);
 /// Calls the function below `nargs` arguments as lua5.4 calls a main chunk:
 /// from a C frame, with lua.c's message handler, under the time budget. On
 /// an error, returns its status with the message (as lua5.4 prints it) on top.
-/// Stack: [-(nargs + 1), +0]; error: [-(nargs + 1), +1]; LUA_ERRMEM with
-/// nothing popped or pushed when the stack cannot grow by 4.
+/// Stack: [-(nargs + 1), +0]; error: [-(nargs + 1), +1]; MF_NOROOM: [-(nargs + 1), +0].
 int mf_docall(lua_State *L, int nargs, int64_t limit_ms);
 /// Calls the function below `nargs` arguments with a message handler that
 /// appends the traceback. Arms the time budget for `limit_ms` (<= 0: none)
@@ -172,8 +179,7 @@ typedef struct mf_op {
 /// `*done` (when not NULL) tells how many ops finished, on failure too: the
 /// pointer of an MF_OP_OBJECT below it belongs to its userdata (whose __gc
 /// releases it), one at or above it still belongs to the caller.
-/// Stack: [-0, +*pushed]; error: [-0, +1]; LUA_ERRMEM with nothing pushed
-/// when the stack cannot grow by 8.
+/// Stack: [-0, +*pushed]; error: [-0, +1]; MF_NOROOM: [-0, +0].
 int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed, int *done);
 /// 1 if the table at `idx` has the JSON-array metatable (mf.array()'s marker).
 /// Raw access only: never raises. Stack: [-0, +0]; needs 2 slots.
@@ -260,6 +266,9 @@ enum mf_swift_failure {
   /// A message string is on top: raised with the caller's `file:line: ` in
   /// front of it, as luaL_error does.
   MF_SWIFT_RAISE_WHERE = -2,
+  /// Nothing is on top: the stack had no room for the error. The trampoline
+  /// drops the call's own values and raises a memory error in their place.
+  MF_SWIFT_RAISE_NOROOM = -3,
 };
 
 /// Swift implements these two; set once at start-up. `call` runs on the
