@@ -59,58 +59,52 @@ final class SwiftFunctionTests: XCTestCase {
     }
 
     func testAPushThatRunsOutOfMemoryHalfwayReleasesEveryFunction() throws {
-        // Memory is filled to its last bytes, then a little is freed: the push of many Swift
-        // functions fails somewhere among them (making a closure, or growing the registry for
-        // its ref), at a different one for each amount freed.
-        var failed = 0
-        for freed in stride(from: 0, through: 400, by: 4) {
-            Tracker.deinits = 0
-            let lua = try LuaState(memoryLimit: 1 << 20)
-            let sink = try lua.load(string: "return select('#', ...)", name: "sink")
-            _ = try lua.run(string: """
-                pcall(function() while true do hog = { hog } end end)
-                for _ = 1, \(freed) do hog = hog[1] end
-                collectgarbage()
-                """, name: "fill")
-            do {
-                let functions: [LuaPush] = (0..<300).map { _ in
-                    let held = Tracker()
-                    return .function { _ in withExtendedLifetime(held) {}; return [] }
-                }
-                do { _ = try lua.call(sink, functions) } catch { failed += 1 }
-            }
-            lua.collectGarbage()
-            XCTAssertEqual(Tracker.deinits, 300, "\(freed) tables freed: a function is still held after the push")
-            lua.close()
+        // The push fails somewhere among the functions (making a closure, or growing the
+        // registry for its ref), at a different one for each amount freed.
+        try pushIntoFullMemory(releasing: 300, what: "a function") { _ in
+            { (0..<300).map { _ in
+                let held = Tracker()
+                return .function { _ in withExtendedLifetime(held) {}; return [] }
+            } }
         }
-        XCTAssertGreaterThan(failed, 0, "some pushes ran out of memory")
     }
 
     func testAPushThatRunsOutOfMemoryHalfwayReleasesEveryObjectOnce() throws {
-        // As above, with Swift objects among strings: the push fails at a different object
-        // or string for each amount freed. The objects made into userdata before the failure
-        // are their userdata's (released when Lua collects them); the rest are Swift's, and
-        // released by it. Each must be released exactly once (twice would crash).
+        // Swift objects among strings: the push fails at a different object or string for
+        // each amount freed. The objects made into userdata before the failure are their
+        // userdata's (released when Lua collects them); the rest are Swift's, and released
+        // by it. Each must be released exactly once (twice would crash).
+        try pushIntoFullMemory(releasing: 151, what: "an object") { lua in
+            let cls = try lua.makeClass("Tracker", methods: [:])
+            _ = try lua.ref(.object(Tracker(), cls))  // makes the class metatable before memory fills; the ref is dropped at once
+            return { (0..<150).flatMap { i -> [LuaPush] in
+                [.object(Tracker(), cls), .value(.string(LuaString("a string of some length, number \(i)")))]
+            } }
+        }
+    }
+
+    /// For each amount freed from 0 to 400: fills a state's memory to its last bytes, frees
+    /// a little, pushes the values `setUp` (run before the fill) makes, then collects
+    /// garbage and checks that `releasing` trackers were released. Some pushes must fail.
+    private func pushIntoFullMemory(releasing expected: Int, what: String,
+                                    _ setUp: (LuaState) throws -> () -> [LuaPush]) throws {
         var failed = 0
         for freed in stride(from: 0, through: 400, by: 4) {
             Tracker.deinits = 0
             let lua = try LuaState(memoryLimit: 1 << 20)
             let sink = try lua.load(string: "return select('#', ...)", name: "sink")
-            let cls = try lua.makeClass("Tracker", methods: [:])
-            _ = try lua.call(sink, [.object(Tracker(), cls)])  // the class's metatable exists before memory fills
+            let make = try setUp(lua)
             _ = try lua.run(string: """
                 pcall(function() while true do hog = { hog } end end)
                 for _ = 1, \(freed) do hog = hog[1] end
                 collectgarbage()
                 """, name: "fill")
             do {
-                let values: [LuaPush] = (0..<150).flatMap { i -> [LuaPush] in
-                    [.object(Tracker(), cls), .value(.string(LuaString("a string of some length, number \(i)")))]
-                }
+                let values = make()
                 do { _ = try lua.call(sink, values) } catch { failed += 1 }
             }
             lua.collectGarbage()
-            XCTAssertEqual(Tracker.deinits, 151, "\(freed) tables freed: an object is still held after the push")
+            XCTAssertEqual(Tracker.deinits, expected, "\(freed) tables freed: \(what) is still held after the push")
             lua.close()
         }
         XCTAssertGreaterThan(failed, 0, "some pushes ran out of memory")
