@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,6 +26,8 @@ enum {
 
 // The call armed on this OS thread (cleared before its budget can go away).
 static __thread mf_budget *armed_here __attribute__((tls_model("initial-exec")));
+// The test whose deadline is armed on this OS thread.
+static __thread mf_budget *test_here __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t wd_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wd_wake;
@@ -32,16 +35,33 @@ static pthread_once_t wd_once = PTHREAD_ONCE_INIT;
 static int wd_signal;
 static int wd_started;
 static mf_budget *wd_armed;      // armed calls (under wd_lock)
+static mf_budget *wd_tests;      // armed tests (under wd_lock)
 static int64_t wd_sleep_until;   // when the watchdog wakes next, 0 = only when told
 
+static int test_close(lua_State *L);
+static int raise_test_timeout(lua_State *L, mf_budget *b);
+
+/// Whether the code running now must stop: the armed call's deadline passed,
+/// or, with no call armed, the test's.
+static int must_stop(mf_budget *b) {
+  if (b->deadline_ns != 0) return __atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE);
+  return b->test_deadline_ns != 0 && __atomic_load_n(&b->test_timed_out, __ATOMIC_ACQUIRE);
+}
+
 static void stop_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
   mf_budget *b = mf_budget_of(L);
-  if (b->deadline_ns == 0 || !__atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE)) {
+  if (!must_stop(b)) {
     lua_sethook(L, NULL, 0, 0);  // left on a coroutine by an earlier call
     return;
   }
-  mf_raise_timeout(L);
+  if (b->deadline_ns != 0) mf_raise_timeout(L);
+  // The guard's __close ends the test's deadline: it must run.
+  if (ar->event == LUA_HOOKCALL && lua_getinfo(L, "f", ar)) {
+    int closing = lua_tocfunction(L, -1) == test_close;
+    lua_pop(L, 1);
+    if (closing) return;
+  }
+  raise_test_timeout(L, b);
 }
 
 int mf_raise_timeout(lua_State *L) {
@@ -56,8 +76,8 @@ int mf_deadline_passed(lua_State *L) {
 static void on_signal(int sig) {
   (void)sig;
   int saved = errno;
-  mf_budget *b = armed_here;
-  if (b && __atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE)) {
+  mf_budget *b = armed_here ? armed_here : test_here;
+  if (b && must_stop(b)) {
     lua_State *running = __atomic_load_n(&b->running, __ATOMIC_RELAXED);
     if (running) lua_sethook(running, stop_hook, STOP_MASK, 1);
   }
@@ -96,6 +116,15 @@ static void *watchdog_main(void *unused) {
         b->recheck_ns = now + RESIGNAL_NS;
       }
       if (next == 0 || b->recheck_ns < next) next = b->recheck_ns;
+    }
+    for (mf_budget *b = wd_tests; b; b = b->next_test) {
+      if (b->test_recheck_ns <= now) {
+        __atomic_store_n(&b->test_timed_out, 1, __ATOMIC_RELEASE);
+        pthread_kill(b->test_thread, wd_signal);
+        stop_from_watchdog(b);
+        b->test_recheck_ns = now + RESIGNAL_NS;
+      }
+      if (next == 0 || b->test_recheck_ns < next) next = b->test_recheck_ns;
     }
     wd_sleep_until = next;
     if (next == 0) {
@@ -174,19 +203,98 @@ void mf_disarm(lua_State *L, int armed) {
   b->next_armed = NULL;
   b->deadline_ns = 0;
   pthread_mutex_unlock(&wd_lock);
+  if (b->test_deadline_ns != 0) {
+    // Back in the test's own code: it stops now if its deadline passed meanwhile.
+    mf_set_running(b, L);
+    if (__atomic_load_n(&b->test_timed_out, __ATOMIC_ACQUIRE)) {
+      lua_sethook(L, stop_hook, STOP_MASK, 1);
+      return;
+    }
+  }
   if (lua_gethook(L) == stop_hook) lua_sethook(L, NULL, 0, 0);
+}
+
+// MARK: - A test's deadline
+
+static int raise_test_timeout(lua_State *L, mf_budget *b) {
+  if (b->test_where[0] == 0) {
+    // Where the test's own code (a file, not the runner's or a library's) was stopped.
+    lua_Debug info;
+    for (int level = 0; lua_getstack(L, level, &info); level++) {
+      if (lua_getinfo(L, "Sl", &info) && info.source[0] == '@' && info.currentline > 0) {
+        snprintf(b->test_where, sizeof b->test_where, "%s:%d: ", info.short_src, info.currentline);
+        break;
+      }
+    }
+    if (b->test_where[0] == 0) snprintf(b->test_where, sizeof b->test_where, "%s", "");
+  }
+  lua_pushfstring(L, "%stest exceeded its time limit of %d ms (ten times --time-limit: raise it with moonflow test --time-limit MS)",
+                  b->test_where, (int)b->test_limit_ms);
+  return lua_error(L);
+}
+
+static int test_close(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  if (b->test_deadline_ns == 0 || test_here != b) return 0;
+  test_here = NULL;
+  pthread_mutex_lock(&wd_lock);
+  for (mf_budget **p = &wd_tests; *p; p = &(*p)->next_test) {
+    if (*p == b) { *p = b->next_test; break; }
+  }
+  b->next_test = NULL;
+  b->test_deadline_ns = 0;
+  pthread_mutex_unlock(&wd_lock);
+  __atomic_store_n(&b->test_timed_out, 0, __ATOMIC_RELEASE);
+  if (lua_gethook(L) == stop_hook) lua_sethook(L, NULL, 0, 0);
+  return 0;
+}
+
+static int test_arm(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  lua_Integer limit_ms = luaL_checkinteger(L, 1);
+  if (limit_ms <= 0 || !b->watched || b->test_deadline_ns != 0 || armed_here != NULL) {
+    lua_pushnil(L);  // nothing to close
+    return 1;
+  }
+  lua_newtable(L);  // the guard
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, test_close);
+  lua_setfield(L, -2, "__close");
+  lua_setmetatable(L, -2);
+  if (limit_ms > MF_MAX_TIME_LIMIT_MS) limit_ms = MF_MAX_TIME_LIMIT_MS;
+  b->test_limit_ms = limit_ms;
+  b->test_where[0] = 0;
+  __atomic_store_n(&b->test_timed_out, 0, __ATOMIC_RELAXED);
+  mf_set_running(b, L);
+  int64_t deadline = mf_now_ns() + (int64_t)limit_ms * 1000000;
+  pthread_mutex_lock(&wd_lock);
+  b->test_deadline_ns = deadline;
+  b->test_recheck_ns = deadline;
+  b->test_thread = pthread_self();
+  b->next_test = wd_tests;
+  wd_tests = b;
+  if (wd_sleep_until == 0 || deadline < wd_sleep_until) pthread_cond_signal(&wd_wake);
+  pthread_mutex_unlock(&wd_lock);
+  test_here = b;
+  return 1;
+}
+
+void mf_push_test_deadline(lua_State *L) { lua_pushcfunction(L, test_arm); }
+
+int mf_test_deadline_passed(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  return b->test_deadline_ns != 0 && __atomic_load_n(&b->test_timed_out, __ATOMIC_ACQUIRE);
 }
 
 void mf_after_resume(lua_State *L) {
   mf_budget *b = mf_budget_of(L);
   mf_set_running(b, L);
-  if (b->deadline_ns != 0 && __atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE))
-    lua_sethook(L, stop_hook, STOP_MASK, 1);
+  if (must_stop(b)) lua_sethook(L, stop_hook, STOP_MASK, 1);
 }
 
 void mf_before_resume(lua_State *co) {
   mf_budget *b = mf_budget_of(co);
-  if (lua_gethook(co) == stop_hook && !(b->deadline_ns != 0 && __atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE)))
+  if (lua_gethook(co) == stop_hook && !must_stop(b))
     lua_sethook(co, NULL, 0, 0);  // left from an earlier call that was stopped
   mf_set_running(b, co);
 }

@@ -115,6 +115,25 @@ public final class LuaState: @unchecked Sendable {
     /// their own are refused with their path. Off by default (a Lua value may be any
     /// of these); a feature host turns it on, so none of them enters a state.
     public var plainDataOnly = false
+    /// Whether the deadline of the test running now (`testDeadline()`) has
+    /// passed: a wait in Swift stops, so the test can fail instead of hanging.
+    public var testDeadlinePassed: Bool { !closed && mf_test_deadline_passed(L) != 0 }
+
+    /// The Lua function `arm(limitMs)` that starts a test's deadline and returns
+    /// its to-be-closed guard (nil when the state has no time limit):
+    ///
+    ///     local guard <close> = arm(10000)
+    ///     body()   -- stopped, wherever it loops, once 10 s have passed
+    ///
+    /// Calls made meanwhile with their own time limit keep it.
+    public func testDeadline() throws -> LuaRef {
+        enter(); defer { leave() }
+        let L = activeL
+        guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        mf_push_test_deadline(L)
+        return try popRef(L)
+    }
+
     /// The most bytes the state has held at once.
     public var peakMemory: Int { budget.pointee.peak }
     /// Forgets the peak (the next reading starts from the current use).

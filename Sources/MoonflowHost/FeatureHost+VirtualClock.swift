@@ -20,13 +20,19 @@ extension FeatureHost {
     }
 
     /// Runs everything due now, waiting in real time (up to `timeout` seconds
-    /// each) for async services to re-enter.
+    /// each) for async services to re-enter on this host's clock. Work that
+    /// re-enters on another clock (a test store that was dropped mid-call)
+    /// is not waited for. Under `moonflow test`, the test's deadline ends
+    /// the wait, so a service that never answers fails the test.
     public func settle(timeout: TimeInterval = 30) {
         let clock = self.clock
         let pending = bridge.pending
+        let lua = self.lua
         clock.advance(by: 0)
-        while pending.inFlight > 0 {
-            pending.wait(timeout: timeout) { clock.hasDueWork || pending.inFlight == 0 }
+        while pending.inFlight(on: clock) > 0 && !lua.testDeadlinePassed {
+            pending.wait(timeout: timeout) {
+                clock.hasDueWork || pending.inFlight(on: clock) == 0 || lua.testDeadlinePassed
+            }
             clock.advance(by: 0)
         }
     }
@@ -34,7 +40,7 @@ extension FeatureHost {
     /// Moves the clock to `target`, settling at every due time on the way.
     public func advance(to target: Int) {
         let clock = self.clock
-        while true {
+        while !lua.testDeadlinePassed {
             settle()
             if let next = clock.nextDueTime, next <= target { clock.advance(to: next) } else { break }
         }
@@ -50,12 +56,13 @@ extension FeatureHost {
     @discardableResult
     public func runUntilIdle(until: Int? = nil) -> Bool {
         let clock = self.clock
-        while true {
+        while !lua.testDeadlinePassed {
             settle()
             guard let next = clock.nextDueTime else { return false }
             if let until, next > until { advance(to: until); return true }
             clock.advance(to: next)
         }
+        return true
     }
 }
 

@@ -137,9 +137,9 @@ public final class LuaBridge: @unchecked Sendable {
             // Re-enter on the clock that started the call, even if a test store
             // points the bridge at another clock before the result arrives.
             let scheduler = router.resolved
-            pending.begin()
+            pending.begin(on: scheduler)
             let once = Once()
-            @Sendable func finish() { if once.claim() { pending.end() } }
+            @Sendable func finish() { if once.claim() { pending.end(on: scheduler) } }
             lifetime += producer.start(Observer { [weak self] event in
                 let deliver: @Sendable () -> Void = {
                     observer.send(event)

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowLua
+import Streams
 
 /// `moonflow test`: runs busted specs (`*_spec.lua`) inside the host, each
 /// file in a fresh Lua state with `require "moonflow.test"` available, and
@@ -25,6 +26,14 @@ public struct SpecRunner: Sendable {
         public var junitPath: String?
         public var tap = false
         public var timeLimitMs: Int64? = 1000
+        /// Each test's (`it`'s) limit, spec code and waits for services together
+        /// (the command line gives ten times `timeLimitMs`); a test past it fails
+        /// naming where it was stopped, and the next one runs.
+        public var testTimeLimitMs: Int64? = 10_000
+        /// How many spec files run at once (each in its own Lua state); nil: one per core.
+        public var jobs: Int?
+        /// Only this shard of the files (`--shard I/N`).
+        public var shard: Shard?
         public var memoryLimitMB: Int? = 512
         /// `.sandboxed`: the plugins under test run with the sandbox's limits and
         /// globals of their own; busted and the specs keep the whole library.
@@ -92,59 +101,94 @@ public struct SpecRunner: Sendable {
         return files
     }
 
-    /// Runs every spec file and prints the report.
+    /// Runs every spec file and prints the report: a line per test as it
+    /// finishes, a line per file, then every failure, then `N passed, N failed`
+    /// (with `--tap`: TAP 13, the counts in a closing `#` comment).
     /// - Returns: 0 when nothing failed, 1 when something failed or no spec was found, 2 for a usage error.
     public func run() -> Int32 {
-        let files: [String]
-        do { files = try specFiles() } catch {
+        var files: [String]
+        do {
+            files = try specFiles()
+            if let shard = options.shard { files = shard.files(of: files) }
+        } catch {
             FileHandle.standardError.write(Data("moonflow test: \(error)\n".utf8))
             return 2
         }
         guard !files.isEmpty else {
+            if let shard = options.shard {
+                // Not a failure: a small suite leaves some shards of a CI matrix empty.
+                write("shard \(shard): no spec file falls in this shard")
+                write("0 passed, 0 failed")
+                return 0
+            }
             let where_ = options.paths.isEmpty ? "plugins/*/spec/*_spec.lua under \(FileManager.default.currentDirectoryPath)" : "*_spec.lua in \(options.paths.joined(separator: ", "))"
             write("no specs found: looked for \(where_); `moonflow new NAME` makes a plugin with a spec")
             write("0 passed, 0 failed")
             return 1
         }
         if options.tap { write("TAP version 13") }
-        var all: [Result] = []
-        var number = 0
-        for file in files {
-            let started = Date()
-            let results = runFile(file)
-            all += results
-            if options.tap {
-                for r in results {
-                    number += 1
-                    writeTAP(r, number: number)
-                }
-            } else {
-                writeFileLine(file, results, seconds: Date().timeIntervalSince(started))
-            }
-        }
+        let output = SpecOutput(files: files.count, tap: options.tap, write: write)
+        let results = runAll(files, output: output)
+        let all = results.flatMap { $0 }
         let passed = all.filter { $0.status == .success }.count
         let failed = all.filter(\.failed).count
         let skipped = all.filter { $0.status == .pending }.count
-        if options.tap {
-            write("1..\(all.count)")
-        } else {
-            for r in all where r.failed { writeFailure(r) }
-        }
+        var failedTotal = failed
         if let junit = options.junitPath {
             do { try JUnitReport(results: all).xml().write(toFile: junit, atomically: true, encoding: .utf8) } catch {
                 FileHandle.standardError.write(Data("moonflow test: cannot write --junit \(junit): \(error.localizedDescription)\n".utf8))
-                write("\(passed) passed, \(failed + 1) failed" + (skipped > 0 ? ", \(skipped) skipped" : ""))
-                return 1
+                failedTotal += 1
             }
         }
-        write("\(passed) passed, \(failed) failed" + (skipped > 0 ? ", \(skipped) skipped" : ""))
-        return failed == 0 ? 0 : 1
+        let counts = "\(passed) passed, \(failedTotal) failed" + (skipped > 0 ? ", \(skipped) skipped" : "")
+        if options.tap {
+            write("1..\(all.count)")
+            write("# " + counts)
+        } else {
+            for r in all where r.failed { writeFailure(r) }
+            write(counts)
+        }
+        return failedTotal == 0 ? 0 : 1
+    }
+
+    /// Runs `files` on `options.jobs` threads (each file in its own Lua state);
+    /// returns each file's results, in the order of `files`.
+    private func runAll(_ files: [String], output: SpecOutput) -> [[Result]] {
+        let jobs = max(1, min(options.jobs ?? ProcessInfo.processInfo.activeProcessorCount, files.count))
+        let collected = Locked([[Result]](repeating: [], count: files.count))
+        let next = Locked(0)
+        let work: @Sendable () -> Void = {
+            while true {
+                let index: Int = next.withLock { n in defer { n += 1 }; return n }
+                guard index < files.count else { return }
+                let started = Date()
+                let results = runFile(files[index]) { output.add($0, file: index) }
+                collected.withLock { $0[index] = results }
+                output.add(.fileDone(files[index], results, seconds: Date().timeIntervalSince(started)), file: index)
+            }
+        }
+        if jobs == 1 {
+            work()
+        } else {
+            let group = DispatchGroup()
+            for _ in 0..<jobs {
+                group.enter()
+                // A thread of its own with a large stack: a Lua state may run deep (as on the main thread).
+                let thread = Thread { work(); group.leave() }
+                thread.stackSize = 8 << 20
+                thread.start()
+            }
+            group.wait()
+        }
+        return collected.withLock { $0 }
     }
 
     // MARK: - One file
 
-    /// Runs one spec file in a fresh Lua state.
-    public func runFile(_ file: String) -> [Result] {
+    /// Runs one spec file in a fresh Lua state; `report` gets each result as its test ends.
+    public func runFile(_ file: String, report: @escaping @Sendable (SpecEvent) -> Void = { _ in }) -> [Result] {
+        let reported = Locked([Result]())
+        let keep: @Sendable (Result) -> Void = { r in reported.withLock { $0.append(r) }; report(.result(r)) }
         do {
             let host = try FeatureHost(configuration: .init(
                 searchPaths: SpecRunner.searchPaths(for: file), profile: .trusted,
@@ -153,31 +197,36 @@ public struct SpecRunner: Sendable {
                 // Declared SQLite repositories become fresh in-memory ones: specs start from the seed.
                 repositoryStorage: .inMemoryRepositories), switchableClock: true)
             try TestModule.install(in: host)
-            if options.tap {
-                // TAP owns standard output: a spec's print goes to standard error as a TAP comment.
-                try host.lua.setGlobal("print", .function { args in
-                    let text = (0..<args.count).map { i in (try? args.value(i + 1).printedForSpec) ?? "<\(args.typeName(i + 1))>" }
-                    FileHandle.standardError.write(Data(("# " + text.joined(separator: "\t") + "\n").utf8))
-                    return []
-                })
-            }
-            // os.exit is an error (the runner owns the process); io.write goes where print goes.
             let tap = options.tap
+            // A spec's print goes with its file's output (kept together under --jobs);
+            // under TAP, which owns standard output, to standard error as a TAP comment.
+            try host.lua.setGlobal("print", .function { args in
+                let text = (0..<args.count).map { i in (try? args.value(i + 1).printedForSpec) ?? "<\(args.typeName(i + 1))>" }
+                    .joined(separator: "\t")
+                if tap { FileHandle.standardError.write(Data(("# " + text + "\n").utf8)) } else { report(.printed(text)) }
+                return []
+            })
+            // os.exit is an error (the runner owns the process); io.write goes where print goes.
             try HostOwnedProcess.install(in: host.lua, command: "test") { text, _ in
-                if tap { FileHandle.standardError.write(Data(("# " + text + "\n").utf8)) }
-                else { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+                if tap { FileHandle.standardError.write(Data(("# " + text + "\n").utf8)) } else { report(.printed(text)) }
             }
             let driver = try host.lua.load(string: SpecRunner.driverSource, name: "moonflow.spec")
-            var rows: LuaValue = .nil
-            try host.lua.callWithoutTimeLimit(driver, [.value(.string(LuaString(file))), .value(options.filter.map { .string(LuaString($0)) } ?? .nil)]) { slots in
-                rows = try slots.value(1, path: "results")
+            let arm: LuaPush = options.testTimeLimitMs.map { _ in (try? host.lua.testDeadline()).map(LuaPush.ref) ?? .value(.nil) } ?? .value(.nil)
+            let onResult: LuaPush = .function { args in
+                keep(SpecRunner.result(try args.value(1, path: "result"), file: file))
+                return []
             }
-            guard case .table(let t) = rows else { return [] }
-            return t.array.map { SpecRunner.result($0, file: file) }
+            try host.lua.callWithoutTimeLimit(driver, [
+                .value(.string(LuaString(file))), .value(options.filter.map { .string(LuaString($0)) } ?? .nil),
+                onResult, arm, .value(options.testTimeLimitMs.map { .integer($0) } ?? .nil),
+            ]) { _ in }
+            return reported.withLock { $0 }
         } catch {
             let (message, location) = FeatureErrors.describe(error, fallback: file)
-            return [Result(file: file, describePath: [], name: "(loading \(file))", status: .error,
-                           message: message, location: location, seconds: 0)]
+            let failure = Result(file: file, describePath: [], name: "(loading \(file))", status: .error,
+                                 message: message, location: location, seconds: 0)
+            keep(failure)
+            return reported.withLock { $0 }
         }
     }
 
@@ -203,38 +252,21 @@ public struct SpecRunner: Sendable {
 
     // MARK: - Reports
 
-    private func writeFileLine(_ file: String, _ results: [Result], seconds: Double) {
-        let passed = results.filter { $0.status == .success }.count
-        let failed = results.filter(\.failed).count
-        let skipped = results.filter { $0.status == .pending }.count
-        var parts = ["\(passed) passed"]
-        if failed > 0 { parts.append("\(failed) failed") }
-        if skipped > 0 { parts.append("\(skipped) skipped") }
-        write("\(failed > 0 ? "✗" : "✓") \(file)  \(parts.joined(separator: ", "))  (\(Int(seconds * 1000)) ms)")
+    private func writeFailure(_ r: Result) {
+        SpecRunner.failureLines(r).forEach(write)
     }
 
-    private func writeFailure(_ r: Result) {
+    static func failureLines(_ r: Result) -> [String] {
+        var lines: [String] = []
+        let write = { lines.append($0) }
         write("")
         write("\(r.status == .error ? "ERROR" : "FAIL") \(r.fullName)")
         let message = r.message ?? "(no message)"
         for line in message.split(separator: "\n", omittingEmptySubsequences: false) { write("  \(line)") }
         if let location = r.location, !message.hasPrefix(location) { write("  at \(location)") }
+        return lines
     }
 
-    private func writeTAP(_ r: Result, number: Int) {
-        switch r.status {
-        case .success: write("ok \(number) - \(r.fullName)")
-        case .pending: write("ok \(number) - \(r.fullName) # SKIP \(r.message.map(EventLog.firstLine) ?? "pending")")
-        case .failure, .error:
-            write("not ok \(number) - \(r.fullName)")
-            write("  ---")
-            write("  severity: \(r.status == .error ? "error" : "fail")")
-            if let location = r.location { write("  at: \(location)") }
-            write("  message: |")
-            for line in (r.message ?? "").split(separator: "\n", omittingEmptySubsequences: false) { write("    \(line)") }
-            write("  ...")
-        }
-    }
 }
 
 extension LuaValue {
@@ -300,14 +332,32 @@ struct JUnitReport {
 }
 
 extension SpecRunner {
-    /// Runs busted's core on one spec file and returns a row per test:
-    /// `{ name, path = { describe names }, status, message, where, duration }`.
+    /// Runs busted's core on one spec file and hands `report` a row per test as
+    /// it ends: `{ name, path = { describe names }, status, message, where, duration }`.
+    /// With `arm` (LuaState.testDeadline) each `it` runs under `testLimit` ms.
     static let driverSource = #"""
-        local file, filter = ...
+        local file, filter, report, arm, testLimit = ...
         local busted = require "busted.core"()
         require "busted"(busted)
 
-        local results, messages = {}, {}
+        local messages = {}
+        local function add(row) report(row) end
+
+        if arm and testLimit then
+          -- Each test's body under its deadline; what busted does around it is not timed.
+          local safe = busted.safe
+          busted.safe = function(descriptor, run, element)
+            -- The body only (busted also runs the whole `it` executor through safe).
+            if descriptor == "it" and run == element.run then
+              local body = run
+              run = function(...)
+                local guard <close> = arm(testLimit)
+                return body(...)
+              end
+            end
+            return safe(descriptor, run, element)
+          end
+        end
 
         local function describePath(element)
           local names = {}
@@ -327,7 +377,7 @@ extension SpecRunner {
 
         busted.subscribe({ "test", "end" }, function(element, parent, status)
           local m = messages[element]
-          results[#results + 1] = {
+          add {
             name = element.name or "", path = describePath(element), status = status,
             message = m and m.message, where = (m and m.where) or where(element.trace),
             duration = element.duration,
@@ -347,7 +397,7 @@ extension SpecRunner {
             else
               local name = element.descriptor == "file" and "(loading the spec file)"
                 or ("(" .. tostring(element.descriptor) .. (element.name and (" " .. element.name) or "") .. ")")
-              results[#results + 1] = {
+              add {
                 name = name, path = describePath(element), status = "error",
                 message = text, where = at,
               }
@@ -368,7 +418,8 @@ extension SpecRunner {
 
         local chunk, err = loadfile(file, "t")
         if not chunk then
-          return { { name = "(loading the spec file)", path = {}, status = "error", message = err, where = file } }
+          add { name = "(loading the spec file)", path = {}, status = "error", message = err, where = file }
+          return
         end
         local function getTrace(_, info)
           local cut = info.traceback:find("\n%s*%[C]")
@@ -378,6 +429,5 @@ extension SpecRunner {
         busted.executors.file(file, setmetatable({ getTrace = getTrace }, { __call = chunk }))
         require "busted.execute"(busted)(1, {})
         busted.publish({ "exit" })
-        return results
         """#
 }

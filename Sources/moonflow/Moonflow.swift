@@ -349,7 +349,10 @@ struct Test: ParsableCommand {
         discussion: """
             PATHs are spec files or folders searched for *_spec.lua; with none, every
             plugins/*/spec/*_spec.lua under the current folder. Each file runs in a fresh
-            Lua state. Ends with `N passed, N failed`; exit 0 only when nothing failed.
+            Lua state; a line per test as it ends. Ends with `N passed, N failed`
+            (under --tap, as a closing `#` comment); exit 0 only when nothing failed.
+            --time-limit bounds each handler and reducer call (default 1000 ms); each test
+            as a whole, its waits for services included, gets ten times that (10 s).
             """
     )
 
@@ -365,14 +368,33 @@ struct Test: ParsableCommand {
     @Flag(name: .long, help: "Print TAP version 13 instead of the summary.")
     var tap = false
 
+    @Option(name: .long, help: ArgumentHelp("Run N spec files at once, each in its own Lua state; output stays in file order (default: one per core).", valueName: "N"))
+    var jobs: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Run only shard I of N: a stable subset of the files, for splitting a suite across CI machines.", valueName: "I/N"))
+    var shard: String?
+
     @OptionGroup var limits: LimitOptions
+
+    func validate() throws {
+        if let jobs, jobs < 1 { throw ValidationError("--jobs \(jobs): give 1 or more files at once") }
+        if let shard { _ = try parsedShard(shard) }
+    }
+
+    private func parsedShard(_ text: String) throws -> SpecRunner.Shard {
+        do { return try SpecRunner.Shard(parsing: text) } catch { throw ValidationError("\(error)") }
+    }
 
     func run() throws {
         var options = SpecRunner.Options(paths: paths)
         options.filter = filter
         options.junitPath = junit
         options.tap = tap
-        options.timeLimitMs = limits.timeLimit ?? 1000
+        options.jobs = jobs
+        options.shard = try shard.map(parsedShard)
+        options.timeLimitMs = limits.timeLimit ?? LimitOptions.defaultTimeLimitMs
+        // At most ten days: validated limits are at most one day, and the watchdog caps it at one.
+        options.testTimeLimitMs = (limits.timeLimit ?? LimitOptions.defaultTimeLimitMs) * 10
         options.memoryLimitMB = limits.memoryLimit ?? 512
         options.profile = limits.sandbox ? .sandboxed : .trusted
         let status = SpecRunner(options: options).run()

@@ -45,6 +45,15 @@ typedef struct mf_budget {
   pthread_t os_thread;
   struct mf_budget *next_armed;
   int64_t recheck_ns;
+  // A test's deadline (`moonflow test`), around many calls that keep their own
+  // limit: while no call is armed, the stop hook raises the test's error.
+  int64_t test_deadline_ns;  // 0 = no test armed
+  int64_t test_limit_ms;
+  int test_timed_out;
+  int64_t test_recheck_ns;
+  pthread_t test_thread;
+  struct mf_budget *next_test;
+  char test_where[240];      // "file:line: " where the test was stopped, once known
 } mf_budget;
 
 /// Creates a state whose allocator enforces `b->limit`. NULL if out of memory.
@@ -58,6 +67,15 @@ lua_State *mf_newstate(mf_budget *b);
 /// stops at the deadline. Call once, after the libraries are open. Protected.
 /// Stack: [-0, +0]; error: [-0, +1].
 int mf_install_watchdog(lua_State *L);
+/// Pushes the Lua function `arm(limit_ms)` that starts a test's deadline and returns
+/// a to-be-closed guard that ends it: `local guard <close> = arm(10000)`. Past the
+/// deadline, Lua code of the test stops with "FILE:LINE: test exceeded its time
+/// limit ..." on every instruction (a pcall cannot swallow it) until the guard
+/// closes; calls armed with their own limit meanwhile run under that limit.
+/// Cannot raise. Stack: [-0, +1].
+void mf_push_test_deadline(lua_State *L);
+/// Whether the test deadline armed on L has passed (for Swift waits to stop).
+int mf_test_deadline_passed(lua_State *L);
 /// Nonzero once the running call of this state passed its deadline. Stack: [-0, +0].
 int mf_deadline_passed(lua_State *L);
 /// Raises the time-limit error (for C library code that noticed the deadline).
