@@ -12,8 +12,8 @@ extension LuaSlots {
     /// - Returns: the changes in the order written, or nil when the writes cannot be taken
     ///   one by one: a table met twice (stored in two places), a view of the state stored
     ///   inside new data, or a path that does not lead through `snapshot`'s tables. The
-    ///   caller then reads the whole state (`snapshot` may hold some of the writes by then:
-    ///   each is what the state holds).
+    ///   caller then reads the whole state; `snapshot` is as it was before the writes, so
+    ///   it can say what the state was (a patch from it is right).
     /// - Throws: `LuaError.conversion` naming the path, for what plain data cannot hold.
     public func applyStateWrites(_ i: Int, count: Int, root: String, to snapshot: inout LuaValue) throws -> [StateChange]? {
         guard i >= 1 && i <= self.count, mf_type(L, base + Int32(i)) == LUA_TTABLE, mf_checkstack(L, 4) != 0 else { return nil }
@@ -29,7 +29,7 @@ extension LuaSlots {
             mf_rawgeti(L, list, at)
             let keyCount = lua_Integer(lua_tointegerx(L, -1, nil))
             mf_pop(L, 1)
-            guard keyCount >= 1 else { return nil }
+            guard keyCount >= 1 else { revert(changes, in: &snapshot); return nil }
             var path: [LuaValue] = []
             path.reserveCapacity(Int(keyCount))
             for k in 1...keyCount {
@@ -68,8 +68,9 @@ extension LuaSlots {
                 throw LuaError.conversion(path: LuaState.Path(root: root, parts: path + failure.keys.reversed()).description, reason: failure.reason)
             }
             mf_settop(L, top)
-            guard let entry, !reader.sharedTable, !reader.sawView else { return nil }
+            guard let entry else { revert(changes, in: &snapshot); return nil }
             changes.append(StateChange(path: path, old: entry.old, new: entry.new))
+            guard !reader.sharedTable, !reader.sawView else { revert(changes, in: &snapshot); return nil }
             at += keyCount + 3
         }
         return changes

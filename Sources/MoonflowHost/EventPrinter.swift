@@ -56,7 +56,7 @@ public final class EventPrinter: @unchecked Sendable {
                 let source = child.map { ",\"from\":\(quoted($0))" } ?? ""
                 if statePatches {
                     defer { lastState = changes == nil ? s : nil }
-                    if seq > 0, let ops = changes.flatMap({ JSONPatch.operations(for: $0, in: s) }) ?? lastState.map({ JSONPatch.diff(from: $0, to: s) }) {
+                    if seq > 0, let ops = JSONPatch.patch(from: lastState, to: s, changes: changes) {
                         return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"patch\":\(try JSONPatch.json(ops))}"
                     }
                 }

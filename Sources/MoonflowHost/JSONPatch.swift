@@ -41,18 +41,28 @@ public enum JSONPatch {
         return ops
     }
 
-    /// The operations for one reduce's `changes` (`LuaFeature.stateChanges`), given
-    /// `new`, the state after them: each change diffs only its own entry, so a list
-    /// that grows by one item costs one operation, not a walk of the list.
+    /// The patch from `old` to `new`: what `--state patch` prints and what the
+    /// inspector's `state` frames carry. With `changes` (one reduce's writes,
+    /// `LuaFeature.stateChanges`), only the changed entries are looked at, so
+    /// a one-field change of a large state stays cheap; without them, or when
+    /// they do not fit `new`, the states are diffed.
+    /// - Returns: nil when there are neither usable changes nor `old`.
+    public static func patch(from old: LuaValue?, to new: LuaValue, changes: [StateChange]? = nil) -> [Operation]? {
+        changes.flatMap { operations(for: $0, in: new) } ?? old.map { diff(from: $0, to: new) }
+    }
+
+    /// The operations for one reduce's `changes`, given `new`, the state after
+    /// them: each change diffs only its own entry, so a list that grows by one
+    /// item costs one operation, not a walk of the list.
     ///
     /// - Returns: nil when a change's path does not lead through `new` (diff the states then).
     public static func operations(for changes: [StateChange], in new: LuaValue) -> [Operation]? {
         var ops: [Operation] = []
-        let changes = StateChange.outermost(changes)
-        // Per container, how many entries were added or removed: two or more in one array
-        // would need their operations ordered as the array shifts, so it is replaced whole.
-        var structural: [String: Int] = [:]
-        var located: [(change: StateChange, parent: LuaValue, pointer: String)] = []
+        // Writes that left a value as it was (`state.error = nil` on an absent key) change nothing.
+        let changes = StateChange.outermost(changes).filter { $0.old != $0.new }
+        // The changes by the container they write into, in the order containers first appear.
+        var order: [String] = []
+        var groups: [String: (parent: LuaTable, changes: [StateChange])] = [:]
         for change in changes {
             guard !change.path.isEmpty else {
                 diff(change.old, change.new, path: "", into: &ops)
@@ -65,23 +75,64 @@ public enum JSONPatch {
                 pointer += "/" + token(k, in: t)
                 container = t[k]
             }
-            guard case .table = container else { return nil }
-            if change.old.isNil || change.new.isNil { structural[pointer, default: 0] += 1 }
-            located.append((change, container, pointer))
+            guard case .table(let t) = container else { return nil }
+            if groups[pointer] == nil { order.append(pointer); groups[pointer] = (t, []) }
+            groups[pointer]!.changes.append(change)
         }
-        var replaced: Set<String> = []
-        for (change, parent, pointer) in located {
-            guard case .table(let t) = parent, let key = change.path.last else { continue }
-            if replaced.contains(pointer) { continue }
-            if flipsKind(t, key: key, old: change.old) || (isArray(t) && structural[pointer, default: 0] > 1) {
-                replaced.insert(pointer)
-                ops.append(Operation(.replace, pointer, parent))
-                continue
+        for pointer in order {
+            let (t, group) = groups[pointer]!
+            if let entries = entryOperations(group, in: t, at: pointer) { ops += entries } else { ops.append(Operation(.replace, pointer, .table(t))) }
+        }
+        return ops
+    }
+
+    /// The operations for `changes` to the entries of `t` (as it is after them), or
+    /// nil when `t` is replaced whole: it may have turned from an array into an
+    /// object or back, or its items moved in ways positions cannot say in order.
+    private static func entryOperations(_ changes: [StateChange], in t: LuaTable, at pointer: String) -> [Operation]? {
+        func path(_ key: LuaValue) -> String { pointer + "/" + token(key, in: t) }
+        let added = changes.filter { $0.old.isNil }, removed = changes.filter { $0.new.isNil }
+        let kept = changes.filter { !$0.old.isNil && !$0.new.isNil }
+        var ops: [Operation] = []
+        if isArray(t) {
+            // In place, then appends in order, or pops from the end: the array stays an
+            // array (it held items before and holds some after) and positions stay valid.
+            let count = Int64(t.array.count)
+            var keys: [Int64] = []
+            for change in added + removed {
+                guard case .integer(let k) = change.path.last else { return nil }
+                keys.append(k)
             }
-            let path = pointer + "/" + token(key, in: t)
-            if change.old.isNil { ops.append(Operation(.add, path, change.new)) }
-            else if change.new.isNil { ops.append(Operation(.remove, path)) }
-            else { diff(change.old, change.new, path: path, into: &ops) }
+            keys.sort()
+            for change in kept {
+                guard case .integer(let k) = change.path.last, k >= 1, k <= count else { return nil }
+            }
+            if !added.isEmpty && !removed.isEmpty { return nil }
+            if !added.isEmpty {
+                let first = count - Int64(keys.count) + 1
+                guard first >= 2, keys == Array(first...count) else { return nil }
+            }
+            if !removed.isEmpty {
+                guard count >= 1, keys == Array((count + 1)...(count + Int64(keys.count))) else { return nil }
+            }
+            for change in kept { diff(change.old, change.new, path: path(change.path.last!), into: &ops) }
+            for k in keys where !added.isEmpty { ops.append(Operation(.add, "\(pointer)/\(k - 1)", t.array[Int(k - 1)])) }
+            for k in keys.reversed() where !removed.isEmpty { ops.append(Operation(.remove, "\(pointer)/\(k - 1)")) }
+            return ops
+        }
+        // An object now; it must have been one before: its keys then (those it holds,
+        // less the added, plus the removed) were not empty nor exactly 1...n.
+        if t.isEmpty { return nil }
+        var before = Set(t.hash.keys)
+        for i in t.array.indices { before.insert(.integer(Int64(i + 1))) }
+        for change in added { before.remove(change.path.last!) }
+        for change in removed { before.insert(change.path.last!) }
+        if before.isEmpty || (1...before.count).allSatisfy({ before.contains(.integer(Int64($0))) }) { return nil }
+        for change in changes {
+            let key = change.path.last!
+            if change.old.isNil { ops.append(Operation(.add, path(key), change.new)) }
+            else if change.new.isNil { ops.append(Operation(.remove, path(key))) }
+            else { diff(change.old, change.new, path: path(key), into: &ops) }
         }
         return ops
     }
@@ -94,23 +145,6 @@ public enum JSONPatch {
         case .integer(let i): return String(i)
         default: return escape(key.description)
         }
-    }
-
-    /// Whether writing `key` (which held `old`) may have turned `t` from an array into an
-    /// object or back, or emptied it: then `t` is replaced whole.
-    private static func flipsKind(_ t: LuaTable, key: LuaValue, old: LuaValue) -> Bool {
-        if t.isEmpty { return true }
-        if isArray(t) {
-            // Only an append at the end (the table held count - 1 items) or a pop of the
-            // last keeps it an array; a first item may have gone into `{}`.
-            guard case .integer(let k) = key else { return true }
-            if old.isNil { return k != Int64(t.array.count) || t.array.count == 1 }
-            return !(k >= 1 && k <= Int64(t.array.count + 1))
-        }
-        // An object now: was it an array before the write?
-        if case .integer(let k) = key, !old.isNil, k == Int64(t.array.count + 1) { return true }
-        if old.isNil, t.hash.count == 1, t.hash[key] != nil { return true }
-        return false
     }
 
     /// The patch as a JSON array.

@@ -109,8 +109,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         let index = stateSeqs.count
         stateSeqs.append(seq)
         stateSteps.append(step)
-        if let last = lastState {
-            let ops = JSONPatch.diff(from: last, to: state)
+        if let last = lastState, let ops = JSONPatch.patch(from: last, to: state) {
             patches[seq] = ops
             if index % InspectorHub.snapshotEvery == 0 { snapshots[seq] = state }
             return head + ",\"patch\":\((try? JSONPatch.json(ops)) ?? "[]")}"

@@ -26,6 +26,26 @@ final class JSONPatchTests: XCTestCase {
         XCTAssertEqual(JSONPatch.diff(from: ["n": 1], to: ["n": 1]), [])
     }
 
+    func testAReducesChangesGiveNoNullForANilAssignedAbsentKeyAndOneAddPerAppendedItem() throws {
+        let new: LuaValue = ["messages": ["a", "b", "c", "d", "e", "f"], "title": "t"]
+        let changes = [
+            StateChange(path: ["error"], old: .nil, new: .nil),   // state.error = nil, no error there
+            StateChange(path: ["messages", 4], old: .nil, new: "d"),
+            StateChange(path: ["messages", 5], old: .nil, new: "e"),
+            StateChange(path: ["messages", 6], old: .nil, new: "f"),
+        ]
+        XCTAssertEqual(JSONPatch.patch(from: nil, to: new, changes: changes),
+                       [.init(.add, "/messages/3", "d"), .init(.add, "/messages/4", "e"), .init(.add, "/messages/5", "f")])
+        // Popped from the end, last first; a list that got a name is replaced whole (it is an object now).
+        let popped: LuaValue = ["messages": ["a"]]
+        XCTAssertEqual(JSONPatch.patch(from: nil, to: popped, changes: [
+            StateChange(path: ["messages", 2], old: "b", new: .nil), StateChange(path: ["messages", 3], old: "c", new: .nil),
+        ]), [.init(.remove, "/messages/2"), .init(.remove, "/messages/1")])
+        let named: LuaValue = ["list": .table(LuaTable(array: ["a"], hash: ["name": "x"]))]
+        XCTAssertEqual(JSONPatch.patch(from: nil, to: named, changes: [StateChange(path: ["list", "name"], old: .nil, new: "x")]),
+                       [.init(.replace, "/list", named["list"]!)])
+    }
+
     func testApplyingTheDiffGivesTheNewStateForRandomStates() throws {
         var generator = SystemRandomNumberGenerator()
         for round in 0..<300 {
