@@ -116,11 +116,16 @@ public final class EventPrinter: @unchecked Sendable {
             let source = from.map { " from \(LuaValue.escaped($0))" } ?? ""
             return "\(time)    \(paint("⇒ effect " + EventPrinter.typeName(e), "33"))\(source) \(EventPrinter.fields(e))"
         case .error(let message, let location):
-            let report = LuaErrorReport(parsing: EventPrinter.visible(message))
-            let (first, traceback) = (report.message, report.traceback)
+            // Split first, then escape: a traceback's lines start with a tab, which is layout, not data.
+            let report = LuaErrorReport(parsing: message)
+            let first = EventPrinter.visible(report.message)
             let place = location.map { "\($0): " } ?? ""
             var text = "\(time)    \(paint("✗ error", "1;31")) \(first.hasPrefix(place) ? first : place + first)"
-            if let traceback { text += "\n" + traceback.split(separator: "\n").map { "             \($0)" }.joined(separator: "\n") }
+            if let traceback = report.traceback {
+                text += "\n" + traceback.split(separator: "\n").map { line in
+                    "             " + EventPrinter.visible(String(line.drop(while: { $0 == "\t" })))
+                }.joined(separator: "\n")
+            }
             return text
         case .log(let message, let location):
             return "\(time)    \(paint("log", "2")) \(location.map { "\($0): " } ?? "")\(EventPrinter.visible(message))"

@@ -153,7 +153,15 @@ public final class FeatureRun: @unchecked Sendable {
         case .virtual: runVirtual()
         case .real: runReal()
         }
+        reportStoppedAtUntil()
         return failed ? 1 : 0
+    }
+
+    /// `--until` ended the run: say what was still in flight, if anything, so a
+    /// run that stopped early does not look finished.
+    private func reportStoppedAtUntil() {
+        guard let until = options.untilMs, !options.watch, !host.perform({ feature.isIdle }) else { return }
+        FileHandle.standardError.write(Data("moonflow: --until \(until) ended the run at \(now) ms with work in flight: \(inFlightSummary)\n".utf8))
     }
 
     /// Plugins beside PATH are found by name (`mf.compose` children, interactors).

@@ -60,6 +60,13 @@ public struct SessionReplay {
             if !refused.isEmpty { status = 1 }
         }
 
+        // The plugin is found as `moonflow run` finds it: a path, or a name in ./plugins.
+        let fm = FileManager.default
+        guard fm.fileExists(atPath: recording.path) || fm.fileExists(atPath: "plugins/\(recording.path)/init.lua") else {
+            FileHandle.standardError.write(Data("moonflow replay: \(file) was recorded with the plugin \(recording.path), which is not found from here (\(fm.currentDirectoryPath)); run moonflow replay in the folder the recording was made in\n".utf8))
+            return 2
+        }
+
         // The run, on the virtual clock, fed the recorded inputs at their times.
         var options = FeatureRun.Options(path: recording.path)
         options.clock = .virtual

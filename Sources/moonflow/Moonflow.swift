@@ -28,7 +28,7 @@ struct Moonflow: ParsableCommand {
         commandName: "moonflow",
         abstract: "Run, check and reload app features written in Lua on a Swift runtime.",
         discussion: """
-            Shell completion: moonflow --generate-completion-script bash|zsh|fish prints a script
+            Shell completion: moonflow --generate-completion-script bash|zsh|fish prints a script \
             to source (see the README).
             """,
         version: FeatureHost.version,
@@ -107,12 +107,17 @@ struct Run: ParsableCommand {
         commandName: "run",
         abstract: "Run a feature: send it actions and watch its state change.",
         discussion: """
-            PATH is a plugin folder (with init.lua) or a .lua file returning a definition.
-            Input is JSON Lines: an action per line ({"type":"query","text":"a"}), or
-            {"at": 250, "send": {...}} to send at 250 ms on the run's clock. Without
+            PATH is a plugin folder (with init.lua) or a .lua file returning a definition. \
+            Input is JSON Lines: an action per line ({"type":"query","text":"a"}), or \
+            {"at": 250, "send": {...}} to send at 250 ms on the run's clock. Without \
             --actions on a terminal, a prompt takes JSON or the shorthand `query text=hello`.
-            With --watch, every save of the plugin's Lua files reloads it with the state
+
+            With --watch, every save of the plugin's Lua files reloads it with the state \
             kept, and the run goes on until Ctrl-C, SIGINT or SIGTERM.
+
+            --inspect [HOST:PORT] serves a live inspector (default 127.0.0.1:0, any free \
+            port on loopback) and prints its URL with a token; the address may be left out.
+
             Exit status: 0 all good, 1 a script error or a bad input line, 2 usage error.
             """
     )
@@ -144,7 +149,8 @@ struct Run: ParsableCommand {
     @Option(name: .long, help: "Colour pretty output: auto (on a terminal, unless NO_COLOR is set), always or never.")
     var color: ColorMode = .auto
 
-    @Option(name: .long, help: ArgumentHelp("Serve a live inspector at HOST:PORT (default 127.0.0.1:0, any free port on loopback); prints its URL with a token.", valueName: "HOST:PORT"))
+    // Shown in the discussion instead: the help's option list can only show a required value.
+    @Option(name: .long, help: ArgumentHelp("Serve a live inspector at HOST:PORT (default 127.0.0.1:0); the value may be left out.", valueName: "HOST:PORT", visibility: .hidden))
     var inspect: String?
 
     @Option(name: .long, help: ArgumentHelp("Write the session (inputs with their times, events) to FILE as JSON Lines, for moonflow replay.", valueName: "FILE"))
@@ -253,10 +259,10 @@ struct Replay: ParsableCommand {
         commandName: "replay",
         abstract: "Re-run a recorded session (moonflow run --record FILE) and compare every state.",
         discussion: """
-            The inputs are sent at their recorded times on the virtual clock.
-            The first state that differs from the recording is printed as a
-            diff (- recorded, + now). Exit status: 0 identical, 1 a state
-            differs or a recorded action or mutation no longer validates,
+            The inputs are sent at their recorded times on the virtual clock. \
+            The first state that differs from the recording is printed as a \
+            diff (- recorded, + now). Exit status: 0 identical, 1 a state \
+            differs or a recorded action or mutation no longer validates, \
             2 the recording cannot be read.
             """
     )
@@ -313,8 +319,8 @@ struct Exec: ParsableCommand {
         commandName: "exec",
         abstract: "Run a Lua file like lua5.4 FILE, with `moonflow` preloaded.",
         discussion: """
-            Behaves as lua5.4 FILE: arguments after FILE go to the script (`arg` and `...`),
-            the words before it are at arg[-1], arg[-2]...; FILE - reads standard input;
+            Behaves as lua5.4 FILE: arguments after FILE go to the script (`arg` and `...`), \
+            the words before it are at arg[-1], arg[-2]...; FILE - reads standard input; \
             LUA_INIT_5_4 or LUA_INIT runs first. No time or memory limit unless given.
             """
     )
@@ -347,11 +353,12 @@ struct Test: ParsableCommand {
         commandName: "test",
         abstract: "Run Lua specs (busted, with require \"moonflow.test\") and report every failure.",
         discussion: """
-            PATHs are spec files or folders searched for *_spec.lua; with none, every
-            plugins/*/spec/*_spec.lua under the current folder. Each file runs in a fresh
-            Lua state; a line per test as it ends. Ends with `N passed, N failed`
+            PATHs are spec files or folders searched for *_spec.lua; with none, every \
+            plugins/*/spec/*_spec.lua under the current folder. Each file runs in a fresh \
+            Lua state; a line per test as it ends. Ends with `N passed, N failed` \
             (under --tap, as a closing `#` comment); exit 0 only when nothing failed.
-            --time-limit bounds each handler and reducer call (default 1000 ms); each test
+
+            --time-limit bounds each handler and reducer call (default 1000 ms); each test \
             as a whole, its waits for services included, gets ten times that (10 s).
             """
     )
@@ -423,7 +430,7 @@ struct New: ParsableCommand {
 
                 next:
                   moonflow test \(plugins)/\(name)/spec          # the spec passes
-                  moonflow run \(plugins)/\(name)                # try it at the prompt: tick, then tickLater ms=500
+                  moonflow run \(plugins)/\(name)                # try it at the prompt: tick, then tick ms=500
                 """)
         } catch let e as PluginScaffold.Refusal {
             FileHandle.standardError.write(Data("moonflow new: \(e.message)\n".utf8))
