@@ -77,9 +77,13 @@ public final class EventPrinter: @unchecked Sendable {
                 let whereField = location.map { ",\"where\":\(quoted($0))" } ?? ""
                 let tb = traceback.map { ",\"traceback\":\(quoted($0))" } ?? ""
                 return "{\"event\":\"\(kind)\",\"t\":\(t),\"message\":\(quoted(first))\(whereField)\(tb)}"
-            case .reload(let files, let ms):
-                let list = files.map(quoted).joined(separator: ",")
-                return "{\"event\":\"reload\",\"t\":\(t),\"files\":[\(list)],\"ms\":\(String(format: "%.1f", ms))}"
+            case .reload(let files, let ms, let changes):
+                func list(_ items: [String]) -> String { "[" + items.map(quoted).joined(separator: ",") + "]" }
+                var fields = ""
+                for (name, items) in [("added", changes.added), ("stale", changes.stale), ("kept", changes.kept), ("cancelled", changes.cancelled)] where !items.isEmpty {
+                    fields += ",\"\(name)\":\(list(items))"
+                }
+                return "{\"event\":\"reload\",\"t\":\(t),\"files\":\(list(files)),\"ms\":\(String(format: "%.1f", ms))\(fields)}"
             }
         } catch {
             return "{\"event\":\"error\",\"t\":\(t),\"message\":\(quoted(String(describing: error)))}"
@@ -129,8 +133,13 @@ public final class EventPrinter: @unchecked Sendable {
             return text
         case .log(let message, let location):
             return "\(time)    \(paint("log", "2")) \(location.map { "\($0): " } ?? "")\(EventPrinter.visible(message))"
-        case .reload(let files, let ms):
-            return "\(time)  \(paint("↻ reloaded \(files.joined(separator: ", ")) (\(String(format: "%.1f", ms)) ms)", "1;32"))"
+        case .reload(let files, let ms, let changes):
+            var text = "\(time)  \(paint("↻ reloaded \(files.joined(separator: ", ")) (\(String(format: "%.1f", ms)) ms)", "1;32"))"
+            for (name, items) in [("added from initial", changes.added), ("not in initial any more", changes.stale),
+                                  ("kept", changes.kept), ("cancelled", changes.cancelled)] where !items.isEmpty {
+                text += "\n             \(name): " + items.map(EventPrinter.visible).joined(separator: ", ")
+            }
+            return text
         }
     }
 

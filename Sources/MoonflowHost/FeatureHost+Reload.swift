@@ -22,6 +22,8 @@ public struct ReloadReport: Sendable, Equatable {
     public let migrations: [Migration]
     /// From the change being noticed (or `reload` being called) to the new code running.
     public let ms: Double
+    /// State keys filled in or left over, work kept or cancelled.
+    public let changes: ReloadChanges
 }
 
 /// Live reload (DESIGN §7): new code is loaded and validated beside the old,
@@ -36,10 +38,18 @@ public struct ReloadReport: Sendable, Equatable {
 ///   ones; if anything fails they are put back and nothing changes.
 /// - Validation is what `moonflow check` does: the chunk loads and runs, the
 ///   definition is valid, its interactors and children can be made.
-/// - The swap cancels every stream, timer and `mf.task` the old code started;
-///   the definition, `env`, services and interactors are replaced; the state
-///   is kept (children's states by child name), or passed through the new
-///   `migrate(old, fromVersion)` when `version` changed (a state event follows).
+/// - Work in flight (streams, timers, intervals, `mf.task`) keeps running and
+///   its mutations meet the new reducer; only work started by an action type
+///   the new code no longer declares is cancelled. The definition, `env`,
+///   services and interactors are replaced; the state is kept (children's
+///   states by child name), or passed through the new `migrate(old,
+///   fromVersion)` when `version` changed. Without a `migrate`, keys the new
+///   `initial` has and the state lacks are filled in (through tables present
+///   in both). A state event follows when the state changed; the `reload`
+///   event lists the keys added, the keys `initial` no longer has, and the
+///   work kept and cancelled.
+/// - `restart` is a hot restart: the new code with a fresh state from its
+///   `initial`, everything in flight cancelled.
 extension FeatureHost {
     /// Reloads the plugin `feature` was loaded from.
     ///
@@ -50,6 +60,18 @@ extension FeatureHost {
     ///   the old code and the state are then untouched.
     @discardableResult
     public func reload(_ feature: RunningFeature, changed: [String]? = nil, since: Date = Date()) throws -> ReloadReport {
+        try swapCode(of: feature, changed: changed, since: since, restarting: false)
+    }
+
+    /// A hot restart: loads the plugin's code again (as `reload` does) and starts
+    /// over from the new `initial`, cancelling everything in flight.
+    /// - Throws: as `reload`; the old code and the state are then untouched.
+    @discardableResult
+    public func restart(_ feature: RunningFeature, since: Date = Date()) throws -> ReloadReport {
+        try swapCode(of: feature, changed: nil, since: since, restarting: true)
+    }
+
+    private func swapCode(of feature: RunningFeature, changed: [String]?, since: Date, restarting: Bool) throws -> ReloadReport {
         try perform {
             let file = feature.source
             guard FileManager.default.fileExists(atPath: file) else {
@@ -60,17 +82,18 @@ extension FeatureHost {
             let plan: ReloadPlan
             do {
                 let (definition, _) = try loadDefinition(file)
-                plan = try makePlan(for: feature, definition: definition, file: file)
+                plan = try makePlan(for: feature, definition: definition, file: file, restarting: restarting)
             } catch {
                 try? restorePluginModules(saved)
                 if let envs { sandbox?.restoreEnvs(envs) }
                 throw error
             }
             var migrations: [ReloadReport.Migration] = []
-            try apply(plan, migrations: &migrations)
+            var changes = ReloadChanges()
+            try apply(plan, migrations: &migrations, changes: &changes, restarting: restarting)
             let files = changed ?? [(file as NSString).lastPathComponent]
-            let report = ReloadReport(files: files, migrations: migrations, ms: Date().timeIntervalSince(since) * 1000)
-            feature.outlet.send(.reload(files: report.files, ms: report.ms))
+            let report = ReloadReport(files: files, migrations: migrations, ms: Date().timeIntervalSince(since) * 1000, changes: changes)
+            feature.outlet.send(.reload(files: report.files, ms: report.ms, changes: changes))
             return report
         }
     }
@@ -106,7 +129,7 @@ extension FeatureHost {
     // MARK: - Plan, then apply
 
     private indirect enum ReloadPlan {
-        case feature(LuaFeature, LuaFeature.Binding, [RequestInteractor], migrated: LuaValue?, ReloadReport.Migration?)
+        case feature(LuaFeature, LuaFeature.Binding, [RequestInteractor], migrated: LuaValue?, ReloadReport.Migration?, ReloadChanges)
         case composite(LuaComposite, FeatureDefinition, [(String, Child)])
 
         enum Child {
@@ -116,7 +139,7 @@ extension FeatureHost {
     }
 
     /// Builds everything the swap needs, changing nothing that runs.
-    private func makePlan(for feature: RunningFeature, definition: FeatureDefinition, file: String) throws -> ReloadPlan {
+    private func makePlan(for feature: RunningFeature, definition: FeatureDefinition, file: String, restarting: Bool) throws -> ReloadPlan {
         let outer = pluginSource
         pluginSource = file
         defer { pluginSource = outer }
@@ -127,15 +150,23 @@ extension FeatureHost {
             let (env, interactors) = try makeEnv(definition)
             var migrated: LuaValue?
             var migration: ReloadReport.Migration?
+            var changes = ReloadChanges()
             let oldVersion = old.definition.version
-            if definition.version != oldVersion {
+            if restarting {
+                migrated = definition.initial
+            } else if definition.version == oldVersion {
+                let (filled, added) = StateShape.filling(old.state, from: definition.initial)
+                if !added.isEmpty { migrated = filled }
+                changes.added = added
+                changes.stale = StateShape.leftOver(filled, from: definition.initial)
+            } else {
                 guard definition.hasMigrate else {
                     throw HostError("\(file): version changed from \(oldVersion) to \(definition.version) but the feature has no migrate(old, fromVersion); add one that returns the new state, or keep version = \(oldVersion) (the old code keeps running)")
                 }
                 migrated = try migrate(old.state, from: oldVersion, with: definition, file: file)
                 migration = .init(feature: definition.name, fromVersion: oldVersion, toVersion: definition.version)
             }
-            return .feature(old, LuaFeature.Binding(definition: definition, env: env), interactors, migrated: migrated, migration)
+            return .feature(old, LuaFeature.Binding(definition: definition, env: env), interactors, migrated: migrated, migration, changes)
         }
         guard let old = feature as? LuaComposite else { throw HostError("\(file): this feature cannot be reloaded") }
         guard definition.kind == .compose else {
@@ -143,7 +174,7 @@ extension FeatureHost {
         }
         let children = try childDefinitions(definition, source: file).map { name, def, childFile -> (String, ReloadPlan.Child) in
             if let existing = old.children.first(where: { $0.name == name })?.feature {
-                return (name, .kept(try makePlan(for: existing, definition: def, file: childFile)))
+                return (name, .kept(try makePlan(for: existing, definition: def, file: childFile, restarting: restarting)))
             }
             return (name, .added(try makeFeature(def, source: childFile)))
         }
@@ -167,18 +198,21 @@ extension FeatureHost {
         }
     }
 
-    private func apply(_ plan: ReloadPlan, migrations: inout [ReloadReport.Migration]) throws {
+    private func apply(_ plan: ReloadPlan, migrations: inout [ReloadReport.Migration], changes: inout ReloadChanges, restarting: Bool) throws {
         switch plan {
-        case .feature(let feature, let binding, let interactors, let migrated, let migration):
-            try feature.rebind(binding, migrated: migrated)
+        case .feature(let feature, let binding, let interactors, let migrated, let migration, let shape):
+            let (kept, cancelled) = try feature.rebind(binding, migrated: migrated, cancellingAll: restarting)
             attachLogs(of: interactors, to: feature)
             if let migration { migrations.append(migration) }
+            changes.merge(ReloadChanges(added: shape.added, stale: shape.stale, kept: kept, cancelled: cancelled))
         case .composite(let composite, let definition, let children):
             var running: [(String, RunningFeature)] = []
             for (name, child) in children {
                 switch child {
                 case .kept(let childPlan):
-                    try apply(childPlan, migrations: &migrations)
+                    var childChanges = ReloadChanges()
+                    try apply(childPlan, migrations: &migrations, changes: &childChanges, restarting: restarting)
+                    changes.merge(childChanges, under: name)
                     running.append((name, composite.children.first { $0.name == name }!.feature))
                 case .added(let feature):
                     running.append((name, feature))

@@ -52,6 +52,17 @@ extension FeatureRun {
         }
     }
 
+    /// A hot restart (`:restart`, the inspector's `restart`): the code again, the state from `initial`.
+    func restart() {
+        do {
+            try host.restart(feature)
+            watcher?.watch(files: try host.loadedFiles(of: feature))
+        } catch {
+            let (message, location) = FeatureErrors.describe(error, fallback: nil)
+            emit(.error(message: message, location: location ?? feature.source))
+        }
+    }
+
     /// A value as indented JSON, integers exact.
     static func pretty(_ value: LuaValue, indent: String = "") -> String {
         guard case .table(let t) = value, !t.isEmpty else { return (try? value.json(sortedKeys: true)) ?? value.description }

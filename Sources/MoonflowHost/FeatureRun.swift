@@ -290,6 +290,8 @@ public final class FeatureRun: @unchecked Sendable {
             input.end()
         case .reload:
             reload(changed: nil, noticed: Date())
+        case .restart:
+            restart()
         case .state:
             write(FeatureRun.pretty(feature.state))
         case .run:
@@ -320,6 +322,7 @@ public final class FeatureRun: @unchecked Sendable {
                       "  :run                   run the virtual clock until the feature is idle"]
         }
         lines += ["  :reload                load the plugin's code again, keeping the state",
+                  "  :restart               load it again and start over from its initial state",
                   "  :state                 print the whole state",
                   "  :quit or Ctrl-D        end the input (Tab completes, Up recalls earlier lines)"]
         if let actions = actionSchema {
@@ -414,6 +417,13 @@ extension FeatureRun {
         var inFlight: [FeatureFlight] {
             guard let run, run.options.clock == .real else { return [] }
             return run.host.perform { run.feature.inFlight }
+        }
+        func restart() throws {
+            guard let run else { throw HostError("the run is over: there is nothing to restart") }
+            guard run.options.clock == .real else {
+                throw HostError("restarting from elsewhere needs the real clock: the virtual one moves only with the input")
+            }
+            try run.host.restart(run.feature)
         }
     }
 }

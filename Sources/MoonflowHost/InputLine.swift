@@ -71,6 +71,8 @@ public enum PromptCommand: Equatable, Sendable {
     case quit
     /// `:reload`: loads the plugin's code again, keeping the state.
     case reload
+    /// A hot restart: the plugin's code again, the state from its `initial`, work in flight cancelled.
+    case restart
     /// `:state`: prints the whole state.
     case state
 
@@ -85,6 +87,7 @@ public enum PromptCommand: Equatable, Sendable {
         case "run": return .run
         case "quit", "q": return .quit
         case "reload", "r": return .reload
+        case "restart": return .restart
         case "state", "s": return .state
         case "advance", "a":
             guard words.count == 2, let ms = Int(words[1]), ms >= 0 else {
@@ -92,7 +95,7 @@ public enum PromptCommand: Equatable, Sendable {
             }
             return .advance(ms: ms)
         default:
-            throw InputError("unknown command '\(line)'; commands: help, :advance MS, :run, :reload, :state, :quit (or Ctrl-D)")
+            throw InputError("unknown command '\(line)'; commands: help, :advance MS, :run, :reload, :restart, :state, :quit (or Ctrl-D)")
         }
     }
 }

@@ -51,4 +51,7 @@ public protocol RunDispatcher: Sendable {
     /// The work in flight now, each with the action that started it (empty on the virtual clock,
     /// which only the input thread may touch).
     var inFlight: [FeatureFlight] { get }
+    /// A hot restart: the plugin's code again and a fresh state from its `initial`,
+    /// work in flight cancelled; the run reports it as a `reload` event, or an error.
+    func restart() throws
 }

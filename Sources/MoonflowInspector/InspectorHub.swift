@@ -182,7 +182,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 }
                 pages[id]!.travelling = true
                 return "{\"event\":\"jump\",\"seq\":\(seq),\"stateSeq\":\(stateSeq),\"step\":\(step),\"state\":\(json(state, "state"))}"
-            case "inflight", "rerun":
+            case "inflight", "rerun", "restart":
                 return nil
             case "toggle":
                 guard let seq = message["seq"].flatMap(InspectorHub.integer), inputs.contains(where: { $0.frame == seq }) else {
@@ -202,6 +202,18 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         }
         if let reply { send(reply, to: id) }
         if command == "inflight" { send(inFlightFrame(), to: id) }
+        if command == "restart" {
+            // The `reload` event and the fresh state come back as frames; the reply says it was done.
+            do {
+                guard let dispatcher = lock.withLock({ dispatcher }) else {
+                    throw HostError("the feature has not loaded yet; send again once the session frame arrived")
+                }
+                try dispatcher.restart()
+                send("{\"event\":\"reply\",\"cmd\":\"restart\",\"ok\":true}", to: id)
+            } catch {
+                send(failure(command, "restart: \(error)"), to: id)
+            }
+        }
         if command == "rerun" || command == "toggle" {
             // A whole run on the virtual clock: off the connection's thread, answered when done.
             let off = command == "toggle" ? lock.withLock { pages[id]?.off ?? [] } : []
@@ -221,7 +233,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         }
     }
 
-    static let commands = "hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq)"
+    static let commands = "hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq), restart"
 
     /// `{"event":"rerun","states":N,"differs":[SEQ,...],"state":{...}}`: every recorded action
     /// but those of the action frames in `skipping`, sent again at its time to the plugin's

@@ -43,6 +43,7 @@ public enum InspectorPage {
   <button id="resume" hidden>resume live</button>
   <button id="export">export .jsonl</button>
   <button id="rerun" title="send every action again to the code as it is now and mark the steps whose state differs">re-run actions</button>
+  <button id="restart" title="load the code again and start over from its initial state, cancelling what is in flight">restart</button>
   <form id="dispatch"><select id="action"></select><span id="fields"></span><button>send</button></form>
   <span id="reply"></span>
 </header>
@@ -137,7 +138,8 @@ function summary(f) {
     case "effect": return "⇒ effect " + f.effect.type + " " + fieldsText(f.effect);
     case "error": return "✗ " + (f.where ? f.where + ": " : "") + f.message;
     case "log": return "log " + (f.where ? f.where + ": " : "") + f.message;
-    case "reload": return "↻ reloaded " + (f.files || []).join(", ") + " (" + f.ms + " ms)";
+    case "reload": return "↻ reloaded " + (f.files || []).join(", ") + " (" + f.ms + " ms)"
+      + ["added", "stale", "kept", "cancelled"].filter(k => f[k]).map(k => "; " + k + " " + f[k].join(", ")).join("");
     default: return f.event;
   }
 }
@@ -259,6 +261,7 @@ document.getElementById("dispatch").onsubmit = e => {
   send({ cmd: "dispatch", action });
 };
 document.getElementById("rerun").onclick = () => { document.getElementById("reply").textContent = "re-running…"; send({ cmd: "rerun" }); };
+document.getElementById("restart").onclick = () => send({ cmd: "restart" });
 document.getElementById("toggle").onclick = () => { document.getElementById("reply").textContent = "recomputing…"; send({ cmd: "toggle", seq: selected }); };
 document.getElementById("resume").onclick = () => { send({ cmd: "resume" }); };
 // Export as a recording (`moonflow run --record`), so `moonflow replay FILE` can re-run it.

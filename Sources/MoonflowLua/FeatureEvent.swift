@@ -16,8 +16,39 @@ public enum FeatureEvent: Sendable, Equatable {
     /// A log line (an interactor's error, with its source location).
     case log(message: String, location: String?)
     /// New code went live: the changed `files` (relative to the plugin folder),
-    /// `ms` from the change being noticed to the new code running.
-    case reload(files: [String], ms: Double)
+    /// `ms` from the change being noticed to the new code running, and what
+    /// happened to the state and the work in flight.
+    case reload(files: [String], ms: Double, changes: ReloadChanges)
+}
+
+/// What a reload did besides swapping the code: the state keys it filled in
+/// from the new `initial`, the keys the state holds that `initial` no longer
+/// has, and the work in flight it kept or cancelled (`search #3`: the action's
+/// type and number).
+public struct ReloadChanges: Sendable, Equatable {
+    /// Paths into the state (`unread`, `filters.sort`) filled from the new `initial`.
+    public var added: [String] = []
+    /// Paths the state holds that the new `initial` does not (kept as they are).
+    public var stale: [String] = []
+    public var kept: [String] = []
+    /// Work whose action type the new code no longer declares.
+    public var cancelled: [String] = []
+
+    public init(added: [String] = [], stale: [String] = [], kept: [String] = [], cancelled: [String] = []) {
+        self.added = added
+        self.stale = stale
+        self.kept = kept
+        self.cancelled = cancelled
+    }
+
+    /// Another feature's (an `mf.compose` child's), its paths under `name`.
+    public mutating func merge(_ other: ReloadChanges, under name: String? = nil) {
+        let prefix = name.map { "\($0)." } ?? ""
+        added += other.added.map { prefix + $0 }
+        stale += other.stale.map { prefix + $0 }
+        kept += other.kept.map { prefix + $0 }
+        cancelled += other.cancelled.map { prefix + $0 }
+    }
 }
 
 extension FeatureEvent {

@@ -127,9 +127,22 @@ public final class LuaFeature: @unchecked Sendable {
     /// timers, `mf.task` coroutines), then takes `binding`; with `migrated`,
     /// the state becomes it and a state event follows. Call on the state executor.
     /// - Throws: when `migrated` cannot become a Lua table (nothing changes then).
-    package func rebind(_ binding: Binding, migrated: LuaValue?) throws {
+    /// Swaps in new code. Work in flight keeps running, and its mutations meet
+    /// the new reducer (they are plain data; types the new code does not declare
+    /// are refused as usual when they arrive), except work started by an action
+    /// type the new code no longer declares: that is cancelled.
+    /// - Returns: the work kept and cancelled (`search #3`).
+    @discardableResult
+    /// With `cancellingAll` (a hot restart), every flight is cancelled.
+    package func rebind(_ binding: Binding, migrated: LuaValue?, cancellingAll: Bool = false) throws -> (kept: [String], cancelled: [String]) {
         let table = try migrated.map { try bridge.lua.ref(.value($0)) }
-        interactor.cancelAll()
+        let declared = cancellingAll ? [] : Set(binding.definition.actions.names)
+        var kept: [String] = [], cancelled: [String] = []
+        for flight in interactor.inFlight {
+            let name = "\(flight.actionType) #\(flight.actionID)"
+            if declared.contains(flight.actionType) { kept.append(name) } else { cancelled.append(name) }
+        }
+        for type in Set(interactor.inFlight.map(\.actionType)) where !declared.contains(type) { interactor.cancel(actionType: type) }
         bindingLock.withLock { _binding = binding }
         traceActionsIfNeeded()
         if let migrated, let table {
@@ -137,6 +150,7 @@ public final class LuaFeature: @unchecked Sendable {
             snapshot = migrated
             outlet.send(.state(migrated, seq: seq))
         }
+        return (kept, cancelled)
     }
 
     deinit {

@@ -137,7 +137,7 @@ final class ReloadTests: XCTestCase {
         XCTAssertEqual(feature.state["word"], "new1", "a fresh module: the old closures stored in its table are gone")
     }
 
-    func testOldTimersAndTasksAreCancelled() throws {
+    func testWorkInFlightIsKeptAndItsMutationsMeetTheNewReducer() throws {
         try write("counter/init.lua", counter(step: 1))
         let feature = try load()
         try feature.send(["type": "later", "ms": 100])
@@ -145,10 +145,59 @@ final class ReloadTests: XCTestCase {
         host.settle()
         XCTAssertEqual(feature.inFlight.count, 2)
         try write("counter/init.lua", counter(step: 2))
-        try host.reload(feature)
-        XCTAssertEqual(feature.inFlight.count, 0)
+        let report = try host.reload(feature)
+        XCTAssertEqual(report.changes.kept, ["later #1", "work #2"])
+        XCTAssertEqual(report.changes.cancelled, [])
+        XCTAssertEqual(feature.inFlight.count, 2, "the timer and the task go on")
         host.advance(by: 500)
-        XCTAssertEqual(feature.state, ["count": 0], "nothing the old code started fires into the new code")
+        XCTAssertEqual(feature.state, ["count": 2200], "both finished, reduced by the new code (step 2)")
+        guard case .reload(_, _, let changes)? = reloads.last else { return XCTFail("no reload event") }
+        XCTAssertEqual(changes.kept, ["later #1", "work #2"])
+    }
+
+    func testWorkOfAnActionTheNewCodeNoLongerDeclaresIsCancelled() throws {
+        try write("counter/init.lua", counter(step: 1))
+        let feature = try load()
+        try feature.send(["type": "later", "ms": 100])
+        try feature.send(["type": "work"])
+        host.settle()
+        try write("counter/init.lua", counter(step: 1).replacingOccurrences(of: "later = { ms = \"integer\" }, ", with: ""))
+        let report = try host.reload(feature)
+        XCTAssertEqual(report.changes.kept, ["work #2"])
+        XCTAssertEqual(report.changes.cancelled, ["later #1"])
+        host.advance(by: 500)
+        XCTAssertEqual(feature.state, ["count": 1000], "only the task's mutation came")
+    }
+
+    func testKeysTheNewInitialAddsAreFilledInAndLeftOversNamed() throws {
+        try write("counter/init.lua", counter(step: 1).replacingOccurrences(of: "initial = { count = 0 }", with: "initial = { count = 0, old = 1, filters = { q = \"\" } }"))
+        let feature = try load()
+        try feature.send(["type": "add", "n": 5])
+        host.settle()
+        try write("counter/init.lua", counter(step: 1, reduceBody: "state.count = state.count + m.n; state.unread = state.unread + 1")
+            .replacingOccurrences(of: "initial = { count = 0 }", with: "initial = { count = 0, unread = 0, filters = { q = \"\", sort = \"name\" } }"))
+        let report = try host.reload(feature)
+        XCTAssertEqual(report.changes.added, ["filters.sort", "unread"])
+        XCTAssertEqual(report.changes.stale, ["old"])
+        XCTAssertEqual(feature.state, ["count": 5, "old": 1, "unread": 0, "filters": ["q": "", "sort": "name"]])
+        try feature.send(["type": "add", "n": 1])
+        host.settle()
+        XCTAssertEqual(feature.state["unread"], 1, "the new reducer finds the key it uses")
+        XCTAssertEqual(recorded.all.filter { if case .error = $0 { true } else { false } }, [])
+    }
+
+    func testRestartStartsFromTheNewInitialAndCancelsEverything() throws {
+        try write("counter/init.lua", counter(step: 1))
+        let feature = try load()
+        try feature.send(["type": "add", "n": 5])
+        try feature.send(["type": "later", "ms": 100])
+        host.settle()
+        try write("counter/init.lua", counter(step: 1).replacingOccurrences(of: "initial = { count = 0 }", with: "initial = { count = 7 }"))
+        let report = try host.restart(feature)
+        XCTAssertEqual(report.changes.cancelled, ["later #2"])
+        XCTAssertEqual(feature.state, ["count": 7])
+        host.advance(by: 500)
+        XCTAssertEqual(feature.state, ["count": 7], "the old timer was cancelled")
     }
 
     func testAChangedVersionMigratesACopyAndAStateEventFollows() throws {
@@ -263,7 +312,7 @@ final class PromptCommandTests: XCTestCase {
         XCTAssertTrue(text.contains("{\n  \"count\": 1,\n  \"tags\": [\n    \"a\"\n  ]\n}"), text)
         XCTAssertTrue(text.contains("  :reload                load the plugin's code again, keeping the state"), text)
         XCTAssertTrue(text.contains("  add by=integer?"), text)
-        XCTAssertTrue(text.contains("unknown command ':nope'; commands: help, :advance MS, :run, :reload, :state, :quit"), text)
+        XCTAssertTrue(text.contains("unknown command ':nope'; commands: help, :advance MS, :run, :reload, :restart, :state, :quit"), text)
 
         // :reload picks up a change made before it.
         try source(1).write(toFile: file, atomically: true, encoding: .utf8)
@@ -280,6 +329,14 @@ final class PromptCommandTests: XCTestCase {
         let text2 = out2.all.joined(separator: "\n")
         XCTAssertTrue(text2.contains(#""event":"reload""#), text2)
         XCTAssertTrue(text2.contains("\"count\": 6"), text2)
+
+        // :restart starts over from initial with the code as it is now.
+        let out3 = Lines()
+        var restart = ["add", "add", ":restart", "add", ":state"].makeIterator()
+        let run3 = FeatureRun(options: options, input: InputLines(interactive: true) { restart.next() }, write: { out3.append($0) })
+        XCTAssertEqual(run3.run(), 0)
+        let text3 = out3.all.joined(separator: "\n")
+        XCTAssertTrue(text3.contains("{\n  \"count\": 5,"), "one add of 5 after the restart: \(text3)")
     }
 }
 

@@ -133,6 +133,23 @@ final class InspectorTests: XCTestCase {
         feed.send(#"{"type":"incrementLater","ms":1}"#)
     }
 
+    func testRestartStartsOverFromInitialAndCancelsWhatWasInFlight() async throws {
+        feed.send(#"{"type":"increment","by":3}"#, #"{"type":"incrementLater","ms":60000}"#)
+        try waitForFrames(5)   // state 0, action, mutation, state, action (its timer waits)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 6)
+        try await page.send(#"{"cmd":"restart"}"#)
+        let after = try await page.frames(count: 9)[6...]
+        let events = after.map { $0["event"]?.stringValue ?? "" }
+        XCTAssertTrue(events.contains("reply"), "\(after)")
+        let reload = try XCTUnwrap(after.first { $0["event"] == "reload" })
+        XCTAssertEqual(reload["cancelled"], ["incrementLater #2"])
+        let state = try XCTUnwrap(after.first { $0["event"] == "state" })
+        let next: LuaValue? = JSONPatch.apply(try JSONPatch.operations(try XCTUnwrap(state["patch"])), to: ["count": 3])
+        XCTAssertEqual(next, ["count": 0])
+    }
+
     func testRerunSendsTheActionsToTheCodeAsItIsNowAndNamesTheStepsThatDiffer() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-rerun-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -194,7 +211,7 @@ final class InspectorTests: XCTestCase {
         try await page.send(#"{"cmd":"hello","since":0}"#)
         let frames = try await page.frames(count: 5)
         XCTAssertTrue(frames[2]["message"]?.stringValue?.hasPrefix("frame 1 from the page is not JSON (") ?? false, "\(frames[2])")
-        XCTAssertEqual(frames[3]["message"], "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq)")
+        XCTAssertEqual(frames[3]["message"], "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq), restart")
         XCTAssertEqual(frames[4]["message"], "jump: \"seq\" must be the seq of a frame, 0 to 0")
         let large = String(repeating: "x", count: 100_000)
         try await page.send(#"{"cmd":"dispatch","action":{"type":"increment","by":"\#(large)"}}"#)

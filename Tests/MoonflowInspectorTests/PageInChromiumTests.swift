@@ -130,6 +130,7 @@ final class PageInChromiumTests: XCTestCase {
     struct NoDispatch: RunDispatcher {
         func dispatch(_ action: LuaValue) throws { throw Failure("this run takes no actions") }
         var inFlight: [FeatureFlight] { [] }
+        func restart() throws { throw Failure("this run cannot restart") }
     }
 
     /// Where Chromium is; a skip that says how to get it when it is missing.
