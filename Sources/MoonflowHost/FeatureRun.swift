@@ -211,6 +211,10 @@ public final class FeatureRun: @unchecked Sendable {
                 if due > Date() { Thread.sleep(until: due) }
             }
             send(action, line: lineNumber)
+            // What the action did without waiting for time (streams of values at hand,
+            // `mf.compose` children's mutations) is reduced before the next line, in the
+            // order the virtual clock reduces it.
+            (host.scheduler as? QueueScheduler)?.drain()
             if input.isInteractive { waitIdle(until: nil, maxSeconds: 2) }
         }
         if options.keepsRunning && !options.watch && input.isInteractive {

@@ -7,8 +7,9 @@ import Streams
 /// VIPER(RS)'s reducer folding child states into the form's state).
 ///
 /// - `route(action, state)` returns `childName, childAction` (the parent's
-///   current state is there to decide with); an action it sends nowhere is an
-///   error naming it.
+///   current state is there to decide with), or several such pairs to send
+///   one action to several children in order, or nil to drop it (a `log`
+///   event says so).
 /// - After every child state change, `combine(childStates)` folds the children's
 ///   states (a table by child name) into the parent's state.
 /// - Child effects go out unchanged with the child's name as their source,
@@ -107,34 +108,50 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         for child in children { child.feature.cancel(actionType: actionType) }
     }
 
-    /// Routes `action` to a child.
-    /// - Throws: when `route` sends it nowhere or to an unknown child, or the child refuses it.
+    /// Routes `action` to the children `route` names (none when it returns nil).
+    /// - Throws: when `route` names an unknown child or returns something else, or a child refuses it.
     public func send(_ action: LuaValue) throws {
         // `route` is Lua: it runs on the state executor whichever thread sends.
         try bridge.perform { try route(action) }
     }
 
     private func route(_ action: LuaValue) throws {
-        let (childName, childAction): (String?, LuaValue) = try bridge.lua.call(bridge.dispatch.route, [.ref(definition.table), .value(action), .value(state)]) { slots in
-            guard !slots.isNil(1) else { return (nil, .nil) }
-            guard let name = try slots.value(1, path: "child name").stringValue else {
-                throw LuaStreamError(message: "\(name).route must return a child name (a string) and the child's action (got \(slots.typeName(1)))", location: source)
-            }
-            return (name, slots.isNil(2) ? action : try slots.value(2, path: "child action"))
-        }
         let type = action["type"]?.stringValue ?? action.description
-        guard let childName else {
-            throw LuaStreamError(message: "\(name): route sends action '\(type)' nowhere; return a child name (\(children.map(\.name).joined(separator: ", "))) for it", location: definition.locations["route"] ?? source)
+        let at = definition.locations["route"] ?? source
+        // `route` returns pairs: `child, action [, child, action ...]`; nil drops the action.
+        let pairs: [(String, LuaValue)] = try bridge.lua.call(bridge.dispatch.route, [.ref(definition.table), .value(action), .value(state)]) { slots in
+            if slots.isNil(1) && slots.count <= 2 { return [] }
+            var pairs: [(String, LuaValue)] = []
+            var i = 1
+            while i <= slots.count {
+                guard let name = try slots.value(i, path: "child name").stringValue else {
+                    let which = i == 1 ? "" : " (value \(i))"
+                    throw LuaStreamError(message: "\(name).route must return a child name (a string) and the child's action, or several such pairs, or nil to drop the action (got \(slots.typeName(i))\(which))", location: at)
+                }
+                pairs.append((name, i + 1 > slots.count || slots.isNil(i + 1) ? action : try slots.value(i + 1, path: "child action")))
+                i += 2
+            }
+            return pairs
         }
-        guard let child = children.first(where: { $0.name == childName })?.feature else {
-            throw LuaStreamError(message: "\(name): route sends action '\(type)' to unknown child '\(childName)'; children: \(children.map(\.name).joined(separator: ", "))", location: definition.locations["route"] ?? source)
+        guard !pairs.isEmpty else {
+            outlet.send(.log(message: "\(name): route dropped action '\(type)' (it returned nil)", location: at))
+            return
         }
-        do { try child.send(childAction) } catch {
-            // Name the action that was sent; the child's own action only as where it went.
-            let (message, _) = FeatureErrors.describe(error, fallback: nil)
-            let childType = childAction["type"]?.stringValue ?? "?"
-            let routed = childType == type ? "child '\(childName)'" : "child '\(childName)' as '\(childType)'"
-            throw LuaStreamError(message: "action '\(type)', routed to \(routed): \(message)", location: definition.locations["route"] ?? source)
+        // Every child is checked before any gets its action: an unknown one sends nothing.
+        let targets = try pairs.map { childName, childAction -> (String, RunningFeature, LuaValue) in
+            guard let child = children.first(where: { $0.name == childName })?.feature else {
+                throw LuaStreamError(message: "\(name): route sends action '\(type)' to unknown child '\(childName)'; children: \(children.map(\.name).joined(separator: ", "))", location: at)
+            }
+            return (childName, child, childAction)
+        }
+        for (childName, child, childAction) in targets {
+            do { try child.send(childAction) } catch {
+                // Name the action that was sent; the child's own action only as where it went.
+                let (message, _) = FeatureErrors.describe(error, fallback: nil)
+                let childType = childAction["type"]?.stringValue ?? "?"
+                let routed = childType == type ? "child '\(childName)'" : "child '\(childName)' as '\(childType)'"
+                throw LuaStreamError(message: "action '\(type)', routed to \(routed): \(message)", location: at)
+            }
         }
         outlet.send(.action(action))
     }

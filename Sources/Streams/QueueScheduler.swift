@@ -38,13 +38,32 @@ public final class QueueScheduler: Scheduler {
         dispatchPrecondition(condition: .onQueue(queue))
     }
 
+    /// Actions scheduled to run at once that have not run yet.
+    private let immediate = Locked(0)
+
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> Disposable {
         let disposable = AnyDisposable()
-        queue.async {
+        immediate.withLock { $0 += 1 }
+        queue.async { [immediate] in
+            defer { immediate.withLock { $0 -= 1 } }
             if !disposable.isDisposed { action() }
         }
         return disposable
+    }
+
+    /// Waits, off the queue, until every action scheduled to run at once has run,
+    /// and what those scheduled at once in turn: the work an input caused without
+    /// waiting for time to pass. Stops after `rounds` rounds (a chain that goes on
+    /// rescheduling itself); timers are not waited for.
+    ///
+    ///     try feature.send(action)   // its stream's values are scheduled on the queue
+    ///     scheduler.drain()          // ...and reduced by now
+    public func drain(rounds: Int = 10_000) {
+        for _ in 0..<rounds {
+            if immediate.withLock({ $0 }) == 0 { return }
+            queue.sync {}
+        }
     }
 
     @discardableResult
