@@ -18,7 +18,7 @@ extension FeatureRun {
         let folder = pluginFolder
         let files = try host.loadedFiles(of: feature)
         let watcher = FileWatcher(folders: folder.map { [$0] } ?? [], files: files) { [weak self] changed, noticed in
-            self?.reload(changed: changed, noticed: noticed)
+            self?.reloadSaved(changed: changed, noticed: noticed)
         }
         try watcher.start()
         self.watcher = watcher
@@ -27,8 +27,33 @@ extension FeatureRun {
         }
     }
 
+    /// A save seen by the watcher: reloads, and reports a failure only if it
+    /// persists. An editor may write a file in several chunks; the first may end
+    /// mid-statement (`syntax error near <eof>`). So after a failure the files
+    /// get a moment: if they changed meanwhile, the watcher's next burst reloads
+    /// them whole and this failure is dropped.
+    func reloadSaved(changed: [String], noticed: Date) {
+        guard let failure = attemptReload(changed: changed, noticed: noticed) else { return }
+        func stamps() -> [String: [FileAttributeKey: Any]] {
+            Dictionary(uniqueKeysWithValues: changed.compactMap { path in (try? FileManager.default.attributesOfItem(atPath: path)).map { (path, $0) } })
+        }
+        let before = stamps().mapValues { "\($0[.modificationDate] ?? "") \($0[.size] ?? "")" }
+        Thread.sleep(forTimeInterval: FeatureRun.settleAfterFailedSave)
+        let after = stamps().mapValues { "\($0[.modificationDate] ?? "") \($0[.size] ?? "")" }
+        if before != after { return }
+        emit(failure)
+    }
+
+    /// How long a failed reload waits for a file still being written.
+    static let settleAfterFailedSave: TimeInterval = 0.15
+
     /// Reloads now; a failure is an `error` event and the old code keeps running.
     func reload(changed: [String]?, noticed: Date) {
+        if let failure = attemptReload(changed: changed, noticed: noticed) { emit(failure) }
+    }
+
+    /// Reloads; returns the `error` event for a failure (the old code keeps running).
+    private func attemptReload(changed: [String]?, noticed: Date) -> FeatureEvent? {
         let folder = pluginFolder
         let names = changed?.map { path -> String in
             guard let folder, path.hasPrefix(folder + "/") else { return path }
@@ -37,18 +62,19 @@ extension FeatureRun {
         if !FileManager.default.fileExists(atPath: feature.source) {
             // Deleted, perhaps to be written again at once: the next save reloads.
             emit(.log(message: "\(feature.source) was removed; the old code keeps running until it is back", location: nil))
-            return
+            return nil
         }
         do {
             try host.reload(feature, changed: names, since: noticed)
             watcher?.watch(files: try host.loadedFiles(of: feature))
+            return nil
         } catch {
             var (message, location) = FeatureErrors.describe(error, fallback: nil)
             if location == nil, let leading = LuaErrorLocation.leading(message) {
                 location = leading
                 message = String(message.dropFirst(leading.count + 1)).trimmingCharacters(in: .whitespaces)
             }
-            emit(.error(message: message, location: location ?? feature.source))
+            return .error(message: message, location: location ?? feature.source)
         }
     }
 

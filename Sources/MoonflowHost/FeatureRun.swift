@@ -138,17 +138,15 @@ public final class FeatureRun: @unchecked Sendable {
                                              actions: actionSchema, clock: options.clock)
             for observer in options.observers { observer.started(description, dispatch: Dispatcher(run: self)) }
         }
-        observation = host.perform {
-            let observation = feature.outlet.add { [weak self] event in self?.emit(event) }
-            feature.start()
-            return observation
-        }
+        observation = host.perform { feature.outlet.add { [weak self] event in self?.emit(event) } }
+        // Armed before the first state is printed: a save right after it is seen.
         if options.watch {
             do { try startWatching() } catch {
                 emit(.error(message: "\(error)", location: nil))
                 return 1
             }
         }
+        host.perform { feature.start() }
         switch options.clock {
         case .virtual: runVirtual()
         case .real: runReal()

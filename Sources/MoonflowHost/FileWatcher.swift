@@ -101,6 +101,11 @@ public final class FileWatcher: @unchecked Sendable {
         var dirs: [String] = []
         let (roots, loose) = lock.withLock { (folders, files) }
         for root in roots {
+            // The folder that holds it too: when the plugin folder is deleted and made
+            // again, its creation shows there and the new folder is watched anew.
+            let parent = (root as NSString).deletingLastPathComponent
+            dirs.append(parent.isEmpty ? "." : parent)
+            guard FileManager.default.fileExists(atPath: root) else { continue }
             dirs.append(root)
             let found = FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []
             for sub in found {
@@ -143,10 +148,22 @@ public final class FileWatcher: @unchecked Sendable {
                             return (event.wd, event.mask, Int(event.len), String(decoding: bytes, as: UTF8.self))
                         }
                         offset += MemoryLayout<inotify_event>.size + length
+                        if eventMask & UInt32(IN_IGNORED) != 0 {
+                            // The folder went away: forget its watch, so it is watched again if it comes back.
+                            _ = watchLock.withLock { watches.removeValue(forKey: wd) }
+                            continue
+                        }
                         guard let dir = watchLock.withLock({ watches[wd] }), !name.isEmpty else { continue }
                         let path = (dir as NSString).appendingPathComponent(name)
                         if eventMask & UInt32(IN_ISDIR) != 0, eventMask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
                             try? addWatches()
+                            // Files written into it before its watch was set count as changed.
+                            let found = FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []
+                            for file in found.map({ (path as NSString).appendingPathComponent($0) }) where counts(file) {
+                                if noticed == nil { noticed = Date() }
+                                changed.insert(file)
+                                lastEvent = Date()
+                            }
                             continue
                         }
                         if counts(path) {

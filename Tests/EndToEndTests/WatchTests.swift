@@ -79,6 +79,56 @@ final class WatchTests: XCTestCase {
         XCTAssertEqual(try run.terminate(), 1)
     }
 
+    func testASaveRightAfterTheFirstStateReloads() throws {
+        for attempt in 1...3 {
+            try write(step: 1)
+            let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+            defer { run.kill() }
+            try run.waitFor(#""state":{"count":0}"#)
+            try write(step: 2)
+            try run.waitFor(#""event":"reload""#, timeout: 5)
+            run.send(#"{"type":"add"}"#)
+            try run.waitFor(#""state":{"count":2}"#)
+            XCTAssertFalse(run.lines.contains { $0.contains(#""event":"error""#) }, "attempt \(attempt): \(run.lines)")
+        }
+    }
+
+    func testAFileWrittenInTwoChunksReloadsWithoutASpuriousError() throws {
+        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+        defer { run.kill() }
+        try run.waitFor(#""state":{"count":0}"#)
+        let bytes = Data(source(step: 5).utf8)
+        let handle = try FileHandle(forWritingTo: initFile)
+        try handle.truncate(atOffset: 0)
+        handle.write(bytes.prefix(bytes.count / 2))
+        Thread.sleep(forTimeInterval: 0.02)
+        handle.write(bytes.suffix(from: bytes.count / 2))
+        try handle.close()
+        try run.waitFor(#""event":"reload""#)
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":5}"#)
+        XCTAssertFalse(run.lines.contains { $0.contains(#""event":"error""#) }, "\(run.lines)")
+    }
+
+    func testThePluginFolderDeletedAndMadeAgainStillReloads() throws {
+        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+        defer { run.kill() }
+        try run.waitFor(#""state":{"count":0}"#)
+        let folder = initFile.deletingLastPathComponent()
+        try FileManager.default.removeItem(at: folder)
+        Thread.sleep(forTimeInterval: 0.1)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try write(step: 3)
+        try run.waitFor(#""event":"reload""#)
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":3}"#)
+        // And later saves too.
+        try write(step: 30)
+        try run.waitFor(#""event":"reload""#, after: 1)
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":33}"#)
+    }
+
     func testSIGINTEndsACleanRunWithZero() throws {
         let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
         defer { run.kill() }
