@@ -41,7 +41,7 @@ public struct PluginCheck: Sendable {
         // Validation errors raised by mf.feature carry the script's file:line on the first line.
         let place = location ?? lines.first.flatMap { LuaErrorLocation.leading($0) }
         if let place {
-            lines = lines.map { $0.contains(place) ? $0 : "\(place): \($0)" }
+            lines = lines.map { $0.contains(place) || LuaErrorLocation.leading($0) != nil ? $0 : "\(place): \($0)" }
         }
         return lines
     }

@@ -50,16 +50,16 @@ public struct FeatureDefinition: @unchecked Sendable {
         let what = "mf.\(kind.rawValue)"
 
         // Every independent problem is collected, so `moonflow check` lists them all at once.
-        var problems: [String] = []
+        var problems: [DefinitionError.Problem] = []
         func attempt<R>(_ fallback: R, _ body: () throws -> R) throws -> R {
             do { return try body() } catch let e as DefinitionError {
-                problems.append(e.message)
+                problems += e.problems
                 return fallback
             }
         }
         let name: String = try attempt("?") {
             guard case .string(let name) = try value("name"), !name.bytes.isEmpty else {
-                throw DefinitionError("\(what): field 'name' must be a non-empty string (got \(try type("name")))")
+                throw DefinitionError("\(what): field 'name' must be a non-empty string (got \(try type("name")))", at: ["name"])
             }
             return name.description
         }
@@ -68,7 +68,7 @@ public struct FeatureDefinition: @unchecked Sendable {
             switch try value("version") {
             case .nil: return 1
             case .integer(let v): return v
-            default: throw DefinitionError("\(label): field 'version' must be an integer (got \(try type("version")))")
+            default: throw DefinitionError("\(label): field 'version' must be an integer (got \(try type("version")))", at: ["version"])
             }
         }
         try attempt(()) {
@@ -77,20 +77,20 @@ public struct FeatureDefinition: @unchecked Sendable {
             for key in unknown.sorted() {
                 let hint = FeatureDefinition.closest(to: key, in: kind.fields).map { "; did you mean `\($0)`?" }
                     ?? "; \(what) takes \(kind.fields.filter { !$0.hasPrefix("__") }.joined(separator: ", "))"
-                problems.append("\(label): unknown field '\(key)'\(hint)")
+                problems.append(.init(message: "\(label): unknown field '\(key)'\(hint)", path: [key]))
             }
         }
         var locations: [String: String] = [:]
         func requireFunction(_ key: String) throws {
             try field(key) { s in
-                guard s.typeName(1) == "function" else { throw DefinitionError("\(label): field '\(key)' must be a function (got \(s.typeName(1)))") }
+                guard s.typeName(1) == "function" else { throw DefinitionError("\(label): field '\(key)' must be a function (got \(s.typeName(1)))", at: [key]) }
                 locations[key] = s.definitionLocation(1)
             }
         }
         func optionalFunction(_ key: String) throws -> Bool {
             try field(key) { s in
                 if s.isNil(1) { return false }
-                guard s.typeName(1) == "function" else { throw DefinitionError("\(label): field '\(key)' must be a function when given (got \(s.typeName(1)))") }
+                guard s.typeName(1) == "function" else { throw DefinitionError("\(label): field '\(key)' must be a function when given (got \(s.typeName(1)))", at: [key]) }
                 locations[key] = s.definitionLocation(1)
                 return true
             }
@@ -98,11 +98,11 @@ public struct FeatureDefinition: @unchecked Sendable {
         func functionTable(_ key: String) throws -> [String] {
             try field(key) { s in
                 if s.isNil(1) { return [] }
-                guard s.isTable(1) else { throw DefinitionError("\(label): field '\(key)' must be a table of functions (got \(s.typeName(1)))") }
+                guard s.isTable(1) else { throw DefinitionError("\(label): field '\(key)' must be a table of functions (got \(s.typeName(1)))", at: [key]) }
                 var names: [String] = []
                 try s.forEachField(1) { k, valueType in
                     guard valueType == "function" else {
-                        throw DefinitionError("\(label): \(key).\(k) must be a function (got \(valueType))")
+                        throw DefinitionError("\(label): \(key).\(k) must be a function (got \(valueType))", at: [key, k])
                     }
                     names.append(k)
                 }
@@ -113,7 +113,7 @@ public struct FeatureDefinition: @unchecked Sendable {
         func finish(initial: LuaValue = .nil, actions: Schema? = nil, mutations: Schema? = nil,
                     strategies: [String: FlattenStrategy] = [:], effectHandlers: [String] = [],
                     requests: [String] = [], hasMigrate: Bool = false) throws -> FeatureDefinition {
-            if !problems.isEmpty { throw DefinitionError(problems.joined(separator: "\n")) }
+            if !problems.isEmpty { throw DefinitionError(problems: problems) }
             return FeatureDefinition(kind: kind, name: name, version: version, initial: initial,
                                      actions: try actions ?? Schema(kind: "action", declaration: .table(LuaTable())),
                                      mutations: try mutations ?? Schema(kind: "mutation", declaration: .table(LuaTable())),
@@ -125,7 +125,7 @@ public struct FeatureDefinition: @unchecked Sendable {
         case .interactor:
             let requests = try attempt([]) { () throws -> [String] in
                 guard try type("requests") == "table" else {
-                    throw DefinitionError("\(label): field 'requests' must be a table of request handlers (got \(try type("requests")))")
+                    throw DefinitionError("\(label): field 'requests' must be a table of request handlers (got \(try type("requests")))", at: ["requests"])
                 }
                 return try functionTable("requests")
             }
@@ -134,7 +134,7 @@ public struct FeatureDefinition: @unchecked Sendable {
         case .compose:
             try attempt(()) {
                 guard try type("children") == "table" else {
-                    throw DefinitionError("\(label): field 'children' must be a table of child names to plugins or features")
+                    throw DefinitionError("\(label): field 'children' must be a table of child names to plugins or features", at: ["children"])
                 }
             }
             try attempt(()) { try requireFunction("route") }
@@ -146,10 +146,10 @@ public struct FeatureDefinition: @unchecked Sendable {
             let initial: LuaValue = try attempt(.nil) {
                 let initial: LuaValue
                 do { initial = try value("initial") } catch let e as LuaError {
-                    throw DefinitionError("\(label): field 'initial' cannot be state: \(e.description)")
+                    throw DefinitionError("\(label): field 'initial' cannot be state: \(e.description)", at: ["initial"])
                 }
                 guard case .table = initial else {
-                    throw DefinitionError("\(label): field 'initial' must be a table, the first state (got \(initial.typeName))")
+                    throw DefinitionError("\(label): field 'initial' must be a table, the first state (got \(initial.typeName))", at: ["initial"])
                 }
                 return initial
             }
@@ -157,14 +157,19 @@ public struct FeatureDefinition: @unchecked Sendable {
                 try attempt(nil) {
                     let t = try type(key)
                     guard t == "table" else {
-                        throw DefinitionError("\(label): field '\(key)' must be a table declaring each \(kind) and its fields, e.g. { query = { text = \"string\" } } (got \(t))")
+                        throw DefinitionError("\(label): field '\(key)' must be a table declaring each \(kind) and its fields, e.g. { query = { text = \"string\" } } (got \(t))", at: [key])
                     }
-                    do { return try Schema(kind: kind, declaration: try value(key)) } catch let e as SchemaError {
-                        throw DefinitionError("\(label): \(e.message)")
+                    let declaration = try value(key)
+                    let found = Schema.read(kind: kind, declaration: declaration).problems
+                    guard found.isEmpty else {
+                        throw DefinitionError(problems: found.map { .init(message: "\(label): \($0.message)", path: [key] + $0.path) })
                     }
+                    return try Schema(kind: kind, declaration: declaration)
                 }
             }
             let actions = try schema("actions", "action")
+            // The declared action names, whatever problems their fields have.
+            let declaredActions: [String]? = (try? value("actions"))?.tableValue.map { t in t.hash.keys.compactMap(\.stringValue).sorted() }
             let mutations = try schema("mutations", "mutation")
             try attempt(()) { try requireFunction("handle") }
             try attempt(()) { try requireFunction("reduce") }
@@ -177,19 +182,22 @@ public struct FeatureDefinition: @unchecked Sendable {
                 case .nil: break
                 case .table(let t):
                     for (k, v) in t.entries.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
+                        let at = ["strategy", k.stringValue ?? ""]
                         guard case .string(let action) = k, case .string(let s) = v, let strategy = FlattenStrategy(name: s.description) else {
-                            problems.append("\(label): strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\(k)] = \(v))")
+                            let hint = v.stringValue.flatMap { FeatureDefinition.closest(to: $0, in: FlattenStrategy.names) }.map { "; did you mean \"\($0)\"?" } ?? ""
+                            problems.append(.init(message: "\(label): strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\(k)] = \(v))\(hint)", path: at))
                             continue
                         }
-                        // Only checked against a readable `actions` table (else that is the problem reported).
-                        if let actions, actions.shapes[action.description] == nil {
-                            problems.append("\(label): strategy names undeclared action '\(action)'; declared actions: \((actions.names).joined(separator: ", "))")
+                        // Against the names `actions` declares, even when their fields have problems.
+                        if let declared = declaredActions, !declared.contains(action.description) {
+                            let hint = FeatureDefinition.closest(to: action.description, in: declared).map { "did you mean '\($0)'? " } ?? ""
+                            problems.append(.init(message: "\(label): strategy names undeclared action '\(action)'; \(hint)declared actions: \(declared.joined(separator: ", "))", path: at))
                             continue
                         }
                         strategies[action.description] = strategy
                     }
                 case let other:
-                    throw DefinitionError("\(label): field 'strategy' must be a table of action = strategy (got \(other.typeName))")
+                    throw DefinitionError("\(label): field 'strategy' must be a table of action = strategy (got \(other.typeName))", at: ["strategy"])
                 }
                 return strategies
             }
@@ -202,7 +210,8 @@ public struct FeatureDefinition: @unchecked Sendable {
     static func closest(to key: String, in known: [String]) -> String? {
         let scored = known.filter { !$0.hasPrefix("__") }.map { ($0, editDistance(key.lowercased(), $0.lowercased())) }
         guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
-        return best.1 <= max(2, key.count / 3) ? best.0 : nil
+        // Near enough, and not a rewrite of the whole key (`b` is not a typo of `a`).
+        return best.1 <= max(2, key.count / 3) && best.1 < key.count ? best.0 : nil
     }
 
     /// Levenshtein distance between two strings.
@@ -236,7 +245,20 @@ extension FeatureDefinition.Kind {
 
 /// A problem with a definition table; the message names the field and the fix.
 public struct DefinitionError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
+    /// One problem, with the path of the key it is about inside the definition
+    /// (`["strategy", "load"]`), so `moonflow check` can point at that key's line.
+    public struct Problem: Sendable, Equatable {
+        public let message: String
+        public let path: [String]
+        public init(message: String, path: [String]) { self.message = message; self.path = path }
+    }
+
+    /// Every problem found, in the order found.
+    public let problems: [Problem]
+    /// The problems, one per line.
+    public var message: String { problems.map(\.message).joined(separator: "\n") }
+
+    public init(_ message: String, at path: [String] = []) { problems = [Problem(message: message, path: path)] }
+    public init(problems: [Problem]) { self.problems = problems }
     public var description: String { message }
 }

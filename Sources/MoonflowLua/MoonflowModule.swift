@@ -56,7 +56,9 @@ public enum MoonflowModule {
                     do {
                         _ = try FeatureDefinition.read(args, 1, kind: kind)
                     } catch let e as DefinitionError {
-                        throw LuaArgumentError(message: e.message)
+                        // Each problem at the line of its key in the caller's file.
+                        let located = DefinitionSource.locate(e.problems, caller: args.callerLocation)
+                        throw LuaRaise(.value(.string(LuaString(located.joined(separator: "\n")))))
                     }
                     try args.rawSet(1, "__moonflow", .string(LuaString(kind.rawValue)))
                     return [.ref(try args.ref(1))]

@@ -16,38 +16,75 @@ public struct Schema: Sendable {
     public let shapes: [String: [String: Field]]
 
     public init(kind: String, declaration: LuaValue) throws {
+        let (shapes, problems) = Schema.read(kind: kind, declaration: declaration)
+        if let first = problems.first { throw SchemaError(first.message) }
         self.kind = kind
+        self.shapes = shapes
+        compile()
+    }
+
+    /// A problem with a declaration, at `path` inside it (`["send", "text"]`).
+    public struct Problem: Sendable, Equatable {
+        public let message: String
+        public let path: [String]
+    }
+
+    /// The shapes `declaration` declares and every problem with it, each at its
+    /// path (what `moonflow check` lists all at once); the shapes hold only the
+    /// entries without problems.
+    public static func read(kind: String, declaration: LuaValue) -> (shapes: [String: [String: Field]], problems: [Problem]) {
         guard case .table(let t) = declaration else {
-            throw SchemaError("\(kind)s must be a table of names to field declarations (got \(declaration.typeName))")
+            return ([:], [Problem(message: "\(kind)s must be a table of names to field declarations (got \(declaration.typeName))", path: [])])
         }
         var shapes: [String: [String: Field]] = [:]
-        for (key, value) in t.entries {
+        var problems: [Problem] = []
+        for (key, value) in t.entries.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
             guard case .string(let name) = key else {
-                throw SchemaError("\(kind)s: every key must be \(Schema.withArticle(kind)) name (got \(key))")
+                problems.append(Problem(message: "\(kind)s: every key must be \(Schema.withArticle(kind)) name (got \(key))", path: []))
+                continue
             }
+            let at = [name.description]
             guard case .table(let fields) = value else {
-                throw SchemaError("\(kind) '\(name)': declare its fields as a table, e.g. { text = \"string\" } or {} (got \(value.typeName))")
+                problems.append(Problem(message: "\(kind) '\(name)': declare its fields as a table, e.g. { text = \"string\" } or {} (got \(value.typeName))", path: at))
+                continue
             }
             var shape: [String: Field] = [:]
-            for (fk, fv) in fields.entries {
+            var fine = true
+            for (fk, fv) in fields.entries.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
                 guard case .string(let fname) = fk, case .string(let ftype) = fv else {
-                    throw SchemaError("\(kind) '\(name)': fields are declared as name = \"type\" (got [\(fk)] = \(fv))")
+                    problems.append(Problem(message: "\(kind) '\(name)': fields are declared as name = \"type\" (got [\(fk)] = \(fv))", path: at + [fk.stringValue ?? ""]))
+                    fine = false
+                    continue
                 }
                 var typeName = ftype.description
                 let optional = typeName.hasSuffix("?")
                 if optional { typeName.removeLast() }
                 guard let type = FieldType(rawValue: typeName) else {
-                    throw SchemaError("\(kind) '\(name)': field '\(fname)' has unknown type \"\(ftype)\" (use string, integer, number, boolean, table or any, with ? for optional)")
+                    let hint = Schema.typeSuggestion(typeName).map { "did you mean \"\($0)\(optional ? "?" : "")\"? " } ?? ""
+                    problems.append(Problem(message: "\(kind) '\(name)': field '\(fname)' has unknown type \"\(ftype)\" (\(hint)use string, integer, number, boolean, table or any, with ? for optional)", path: at + [fname.description]))
+                    fine = false
+                    continue
                 }
                 if fname.description == "type" {
-                    throw SchemaError("\(kind) '\(name)': 'type' is reserved for the \(kind)'s name")
+                    problems.append(Problem(message: "\(kind) '\(name)': 'type' is reserved for the \(kind)'s name", path: at + ["type"]))
+                    fine = false
+                    continue
                 }
                 shape[fname.description] = Field(type: type, optional: optional)
             }
-            shapes[name.description] = shape
+            if fine { shapes[name.description] = shape }
         }
-        self.shapes = shapes
-        compile()
+        return (shapes, problems)
+    }
+
+    /// The field type meant by a name that is not one: another language's name for
+    /// it (`int`, `bool`, `str`, `float`, `list`) or a typo (`tabel`).
+    static func typeSuggestion(_ name: String) -> String? {
+        let aliases = ["int": "integer", "i64": "integer", "long": "integer", "bool": "boolean", "str": "string",
+                       "text": "string", "float": "number", "double": "number", "real": "number",
+                       "list": "table", "array": "table", "object": "table", "dict": "table", "map": "table"]
+        if let alias = aliases[name.lowercased()] { return alias }
+        return FeatureDefinition.closest(to: name, in: FieldType.allCases.map(\.rawValue))
     }
 
     /// The declared names, sorted.

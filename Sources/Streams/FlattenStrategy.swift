@@ -50,6 +50,9 @@ public struct FlattenStrategy: Sendable, Hashable, CustomStringConvertible {
     /// ```
     ///
     /// - Parameter name: The name; other names give `nil`.
+    /// The names `init(name:)` takes.
+    public static let names = ["merge", "latest", "concat", "exhaust"]
+
     public init?(name: String) {
         switch name {
         case "merge": self = .merge

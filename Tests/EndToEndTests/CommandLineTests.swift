@@ -33,7 +33,7 @@ final class CommandLineTests: ScratchTestCase {
             """)
         let result = try runHere(["check", "broken"])
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(result.stderr.contains("\(file):2:"), "no file:line in: \(result.stderr)")
+        XCTAssertTrue(result.stderr.contains("\(file):6:"), "no file:line of the handle key in: \(result.stderr)")
         XCTAssertTrue(result.stderr.contains("field 'handle' must be a function (got number)"), result.stderr)
         XCTAssertFalse(result.stdout.contains("ok"))
     }
@@ -52,7 +52,7 @@ final class CommandLineTests: ScratchTestCase {
             """)
         let result = try runHere(["check", "strategy"])
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(result.stderr.contains("\(file):2:"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("\(file):6:"), result.stderr)
         XCTAssertTrue(result.stderr.contains("strategy names undeclared action 'stop'"), result.stderr)
     }
 

@@ -95,9 +95,9 @@ final class ConventionsTests: ScratchTestCase {
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(result.stderr, """
             \(file):2: mf.feature: field 'name' must be a non-empty string (got nil)
-            \(file):2: mf.feature: field 'version' must be an integer (got string)
-            \(file):2: mf.feature: unknown field 'effect'; did you mean `effects`?
-            \(file):2: mf.feature: strategy entries are action = "merge" | "latest" | "concat" | "exhaust" (got ["stop"] = "nope")
+            \(file):3: mf.feature: field 'version' must be an integer (got string)
+            \(file):6: mf.feature: unknown field 'effect'; did you mean `effects`?
+            \(file):7: mf.feature: strategy entries are action = "merge" | "latest" | "concat" | "exhaust" (got ["stop"] = "nope")
 
             """)
     }

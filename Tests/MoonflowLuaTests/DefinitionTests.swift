@@ -4,7 +4,7 @@ import MoonflowLua
 import XCTest
 
 /// `mf.feature{...}` checks its table where it is written: each error names the field and the
-/// plugin's `file:line` (the line of the `mf.feature` call).
+/// plugin's `file:line` (the line of the offending key, else of the `mf.feature` call).
 final class DefinitionTests: XCTestCase {
     /// A plugin whose `mf.feature {` call is on line 3, followed by `fields`.
     private func loadError(_ fields: String, file: StaticString = #filePath, line: UInt = #line) throws -> (message: String, location: String?, path: String) {
@@ -37,9 +37,13 @@ final class DefinitionTests: XCTestCase {
     }
 
     private func assertError(_ replacements: [String: String?], _ expected: String, line: UInt = #line) throws {
-        let (message, location, path) = try loadError(fields(replacements), line: line)
-        XCTAssertEqual(location, "\(path):3", line: line)
-        XCTAssertEqual(message, "\(path):3: \(expected)", line: line)
+        let text = fields(replacements)
+        let (message, location, path) = try loadError(text, line: line)
+        // The replaced key's line when it is written (the call is on line 3), else the call's.
+        let written = replacements.values.compactMap { $0 }.first
+        let keyLine = written.flatMap { w in text.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains(w) } }.map { $0 + 4 } ?? 3
+        XCTAssertEqual(location, "\(path):\(keyLine)", line: line)
+        XCTAssertEqual(message, "\(path):\(keyLine): \(expected)", line: line)
     }
 
     func testTheValidBaseLoads() throws {
@@ -65,7 +69,7 @@ final class DefinitionTests: XCTestCase {
         try assertError(["actions": nil], "mf.feature 'x': field 'actions' must be a table declaring each action and its fields, e.g. { query = { text = \"string\" } } (got nil)")
         try assertError(["mutations": "mutations = 'm'"], "mf.feature 'x': field 'mutations' must be a table declaring each mutation and its fields, e.g. { query = { text = \"string\" } } (got string)")
         try assertError(["actions": "actions = { q = { text = 'strng' } }"],
-                        "mf.feature 'x': action 'q': field 'text' has unknown type \"strng\" (use string, integer, number, boolean, table or any, with ? for optional)")
+                        "mf.feature 'x': action 'q': field 'text' has unknown type \"strng\" (did you mean \"string\"? use string, integer, number, boolean, table or any, with ? for optional)")
         try assertError(["mutations": "mutations = { m = 'text' }"],
                         "mf.feature 'x': mutation 'm': declare its fields as a table, e.g. { text = \"string\" } or {} (got string)")
         try assertError(["actions": "actions = { q = { type = 'string' } }"], "mf.feature 'x': action 'q': 'type' is reserved for the action's name")
@@ -78,25 +82,26 @@ final class DefinitionTests: XCTestCase {
 
     func testEveryIndependentProblemIsListed() throws {
         let (message, _, path) = try loadError(fields(["handle": nil, "reduce": nil]))
-        XCTAssertEqual(message, "\(path):3: mf.feature 'x': field 'handle' must be a function (got nil)\nmf.feature 'x': field 'reduce' must be a function (got nil)")
+        XCTAssertEqual(message, "\(path):3: mf.feature 'x': field 'handle' must be a function (got nil)\n\(path):3: mf.feature 'x': field 'reduce' must be a function (got nil)")
     }
 
     /// One `check` shows everything: a bad name and version do not hide the rest.
     func testNameVersionAndTheRestAreListedTogether() throws {
         let (message, _, path) = try loadError(fields(["name": "name = ''", "version": "version = 'one'", "handle": nil]))
+        // Each at its key's line (the missing `handle` at the call's).
         XCTAssertEqual(message, """
-            \(path):3: mf.feature: field 'name' must be a non-empty string (got string)
-            mf.feature: field 'version' must be an integer (got string)
-            mf.feature: field 'handle' must be a function (got nil)
+            \(path):3: mf.feature: field 'handle' must be a function (got nil)
+            \(path):8: mf.feature: field 'name' must be a non-empty string (got string)
+            \(path):9: mf.feature: field 'version' must be an integer (got string)
             """)
     }
 
     func testUnknownTopLevelFieldsAreNamedWithTheNearestKnownOne() throws {
         let (message, _, path) = try loadError(fields(["effect": "effect = {}", "strategies": "strategies = {}", "colour": "colour = 'red'"]))
         XCTAssertEqual(message, """
-            \(path):3: mf.feature 'x': unknown field 'colour'; mf.feature takes name, version, initial, actions, mutations, handle, reduce, effects, strategy, services, interactors, repositories, migrate
-            mf.feature 'x': unknown field 'effect'; did you mean `effects`?
-            mf.feature 'x': unknown field 'strategies'; did you mean `strategy`?
+            \(path):10: mf.feature 'x': unknown field 'colour'; mf.feature takes name, version, initial, actions, mutations, handle, reduce, effects, strategy, services, interactors, repositories, migrate
+            \(path):11: mf.feature 'x': unknown field 'effect'; did you mean `effects`?
+            \(path):12: mf.feature 'x': unknown field 'strategies'; did you mean `strategy`?
             """)
     }
 
@@ -112,7 +117,7 @@ final class DefinitionTests: XCTestCase {
         try assertError(["effects": "effects = { fetch = 'later' }"], "mf.feature 'x': effects.fetch must be a function (got string)")
         try assertError(["services": "services = 3"], "mf.feature 'x': field 'services' must be a table of functions (got number)")
         try assertError(["strategy": "strategy = { a = 'fastest' }"],
-                        "mf.feature 'x': strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\"a\"] = \"fastest\")")
+                        "mf.feature 'x': strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\"a\"] = \"fastest\"); did you mean \"latest\"?")
         try assertError(["strategy": "strategy = { b = 'latest' }"], "mf.feature 'x': strategy names undeclared action 'b'; declared actions: a")
         try assertError(["strategy": "strategy = 'latest'"], "mf.feature 'x': field 'strategy' must be a table of action = strategy (got string)")
     }
