@@ -20,7 +20,8 @@ extension FeatureHost {
     }
 
     /// Runs everything due now, waiting in real time (up to `timeout` seconds
-    /// each) for async services to re-enter on this host's clock. Work that
+    /// each) for async services to re-enter on this host's clock, in the order
+    /// they were called (only here: never in the middle of a send). Work that
     /// re-enters on another clock (a test store that was dropped mid-call)
     /// is not waited for. Under `moonflow test`, the test's deadline ends
     /// the wait, so a service that never answers fails the test.
@@ -28,11 +29,15 @@ extension FeatureHost {
         let clock = self.clock
         let pending = bridge.pending
         let lua = self.lua
+        let bridge = self.bridge
+        // Results that arrived meanwhile re-enter here, in the order their calls were made.
+        bridge.releaseReentries(on: clock)
         clock.advance(by: 0)
         while pending.inFlight(on: clock) > 0 && !lua.testDeadlinePassed {
             pending.wait(timeout: timeout) {
-                clock.hasDueWork || pending.inFlight(on: clock) == 0 || lua.testDeadlinePassed
+                bridge.hasArrivedReentries(on: clock) || clock.hasDueWork || pending.inFlight(on: clock) == 0 || lua.testDeadlinePassed
             }
+            bridge.releaseReentries(on: clock)
             clock.advance(by: 0)
         }
     }

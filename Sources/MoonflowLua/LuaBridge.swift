@@ -21,6 +21,8 @@ public final class LuaBridge: @unchecked Sendable {
     public let pending = PendingWork()
     /// Results held back by `holdingReentries`.
     let held = Locked(HeldReentries())
+    /// Per virtual clock, the order its Swift results re-enter in.
+    let reentryOrders = Locked([ObjectIdentifier: ReentryOrders.Entry]())
     /// Runs a block on the state executor and waits (the host's queue); nil: run it in place.
     package var performer: (@Sendable (() -> Void) -> Void)? {
         get { performerBox.withLock { $0 } }
@@ -140,21 +142,56 @@ public final class LuaBridge: @unchecked Sendable {
             pending.begin(on: scheduler)
             let once = Once()
             @Sendable func finish() { if once.claim() { pending.end(on: scheduler) } }
+            // On a virtual clock, results re-enter in the order the calls were made.
+            let order = (scheduler as? TestScheduler).flatMap { self?.reentryOrder(for: $0) }
+            let ticket = order?.ticket()
+            let opened = Once()
             lifetime += producer.start(Observer { [weak self] event in
                 let deliver: @Sendable () -> Void = {
                     observer.send(event)
                     if event.isTerminating { finish() }
                 }
-                if let self, self.hold(scheduler, deliver) { return }
-                scheduler.schedule(deliver)
-                pending.poke()
+                let enter: @Sendable () -> Void = { [weak self] in
+                    if let self, self.hold(scheduler, deliver) { return }
+                    scheduler.schedule(deliver)
+                    pending.poke()
+                }
+                if let order, let ticket {
+                    order.pass(ticket, opening: opened.claim(), enter)
+                    pending.poke()
+                } else {
+                    enter()
+                }
             })
-            _ = lifetime.observeEnded { finish() }
+            _ = lifetime.observeEnded {
+                // Ended without a word (cancelled): later calls need not wait for it.
+                if let order, let ticket, opened.claim() { order.pass(ticket, opening: true, nil) }
+                finish()
+            }
         }
     }
 }
 
 extension LuaBridge {
+    /// Lets the Swift results that arrived for `clock` re-enter it, in the order
+    /// their calls were made (`FeatureHost.settle` does, before running the clock).
+    package func releaseReentries(on clock: TestScheduler) { reentryOrder(for: clock).release() }
+
+    /// Whether Swift results for `clock` arrived and wait for `releaseReentries`.
+    package func hasArrivedReentries(on clock: TestScheduler) -> Bool { reentryOrder(for: clock).hasParked }
+
+    /// The order Swift results re-enter `clock` in (one per virtual clock: each test store has its own).
+    fileprivate func reentryOrder(for clock: TestScheduler) -> ReentryOrder {
+        reentryOrders.withLock { orders in
+            // A clock that is gone may have left its address to this one: its order does not carry over.
+            if let entry = orders[ObjectIdentifier(clock)], entry.clock === clock { return entry.order }
+            orders = orders.filter { $0.value.clock != nil }
+            let order = ReentryOrder()
+            orders[ObjectIdentifier(clock)] = ReentryOrders.Entry(clock: clock, order: order)
+            return order
+        }
+    }
+
     /// Runs `body` with async results held back: what Swift services deliver
     /// meanwhile re-enters only after it, so `body` sees exactly what the code
     /// did without waiting (a test store's `send`, whatever the threads' timing).
@@ -180,6 +217,14 @@ extension LuaBridge {
             state.items.append((scheduler, deliver))
             return true
         }
+    }
+}
+
+/// The order of each virtual clock's re-entries, kept while its clock lives.
+enum ReentryOrders {
+    struct Entry {
+        weak var clock: TestScheduler?
+        let order: ReentryOrder
     }
 }
 

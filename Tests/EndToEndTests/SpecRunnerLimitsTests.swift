@@ -14,15 +14,19 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
             return mf.feature {
               name = "items",
               initial = { items = {}, spins = 0 },
-              actions = { load = {}, spin = {} },
-              mutations = { loaded = { items = "table" }, spun = {} },
-              repositories = { items = { sqlite = "items.db", seed = { { id = 1, name = "a" } } } },
+              actions = { load = {}, spin = {}, pick = { id = "integer" } },
+              mutations = { loaded = { items = "table" }, spun = {}, picked = { item = "table" } },
+              repositories = { items = { sqlite = "items.db", seed = { { id = 1, name = "a" }, { id = 2, name = "b" } } } },
               handle = function(action, state, env)
                 if action.type == "spin" then return { type = "spun" } end
+                if action.type == "pick" then
+                  return env.services.items:get { id = action.id }:map(function(item) return { type = "picked", item = item } end)
+                end
                 return env.services.items:getAll {}:map(function(items) return { type = "loaded", items = items } end)
               end,
               reduce = function(state, m)
                 if m.type == "spun" then while true do end end
+                if m.type == "picked" then return state end
                 state.items = m.items
                 return state
               end,
@@ -77,9 +81,34 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
         XCTAssertTrue(result.stdout.contains("✗ loops spins: plugins/items/spec/loops_spec.lua:3: " + limit), result.stdout)
         XCTAssertTrue(result.stdout.contains("✗ loops spins in pcall: plugins/items/spec/loops_spec.lua:5: " + limit), result.stdout)
         // A feature call inside a test keeps its own limit and message.
-        XCTAssertTrue(result.stdout.contains("time limit of 50 ms exceeded: the script ran too long (raise it with --time-limit MS) (plugins/items/init.lua:13)"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("time limit of 50 ms exceeded: the script ran too long (raise it with --time-limit MS) (plugins/items/init.lua:"), result.stdout)
         XCTAssertTrue(result.stdout.contains("  ✓ loops runs after"), result.stdout)
         XCTAssertTrue(result.stdout.hasSuffix("1 passed, 3 failed\n"), result.stdout)
+    }
+
+    func testAFailingSpecOverServiceCallsReadsTheSameOnEveryRun() throws {
+        try writeItemsPlugin()
+        try write("plugins/items/spec/pick_spec.lua", """
+            local T = require "moonflow.test"
+            describe("items", function()
+              it("picks", function()
+                local store = T.store("items")
+                store:send({ type = "pick", id = 1 })
+                store:send({ type = "pick", id = 2 })
+                store:receive({ type = "picked", item = { id = 9 } })
+              end)
+            end)
+            """)
+        // The answers race on their threads; they come in the order the calls were made, after the sends.
+        var outputs = Set<String>()
+        for _ in 1...10 {
+            let result = try Moonflow.run(["test"], in: scratch)
+            outputs.insert(result.stdout.replacingOccurrences(of: #"\(\d+ ms\)"#, with: "", options: .regularExpression))
+        }
+        XCTAssertEqual(outputs.count, 1, outputs.joined(separator: "\n----\n"))
+        let output = try XCTUnwrap(outputs.first)
+        XCTAssertTrue(output.contains("pick_spec.lua:7: receive(picked): the next mutation does not match"), output)
+        XCTAssertTrue(output.contains("+ mutation.item.id = 1"), output)
     }
 
     /// Three spec files, one failing.
