@@ -1,6 +1,7 @@
 #include "CEditShim.h"
 
 #include <editline/readline.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,9 +88,20 @@ void mfe_open(const char *name, const char *history_path, int max_history) {
   if (history_file) read_history(history_file);
 }
 
+// Whether readline is editing a line now (under print_lock): output from other
+// threads then goes above the prompt, which is drawn again with what was typed.
+static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
+static int reading;
+
 long mfe_readline(const char *prompt) {
   free(pending);
+  pthread_mutex_lock(&print_lock);
+  reading = 1;
+  pthread_mutex_unlock(&print_lock);
   pending = readline(prompt);
+  pthread_mutex_lock(&print_lock);
+  reading = 0;
+  pthread_mutex_unlock(&print_lock);
   if (pending == NULL) return -1;
   const char *p = pending;
   while (*p == ' ' || *p == '\t') p++;
@@ -98,6 +110,25 @@ long mfe_readline(const char *prompt) {
     if (last == NULL || last->line == NULL || strcmp(last->line, pending) != 0) add_history(pending);
   }
   return (long)strlen(pending);
+}
+
+void mfe_print(const char *text) {
+  pthread_mutex_lock(&print_lock);
+  if (reading) {
+    // Back to the start of the prompt's line and clear it, print, then draw the
+    // prompt and the half-typed line again below.
+    fputs("\r\033[K", stdout);
+    fputs(text, stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+    rl_forced_update_display();
+    fflush(stdout);
+  } else {
+    fputs(text, stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+  }
+  pthread_mutex_unlock(&print_lock);
 }
 
 void mfe_take_line(char *buffer, size_t capacity) {

@@ -36,11 +36,17 @@ public final class EventPrinter: @unchecked Sendable {
     /// - Parameter stateJSON: for a `state` event in jsonl, the state already written as
     ///   JSON straight from the Lua table (`LuaFeature.stateJSON`), used instead of
     ///   encoding the event's snapshot.
+    /// - Parameter asInput: an error about an input line: in pretty output it stands at
+    ///   the level of an action, not indented under the action before it.
     public func render(_ event: FeatureEvent, t: Int, from: String? = nil, changes: [StateChange]? = nil,
-                       stateJSON: (() throws -> [UInt8])? = nil) -> String {
+                       stateJSON: (() throws -> [UInt8])? = nil, asInput: Bool = false) -> String {
         switch format {
         case .jsonl: return jsonl(event, t: t, from: from, changes: changes, stateJSON: stateJSON)
-        case .pretty: return pretty(event, t: t, from: from, changes: changes)
+        case .pretty:
+            let text = pretty(event, t: t, from: from, changes: changes)
+            guard asInput, case .error = event else { return text }
+            // "    ✗ error" under an action becomes "  ✗ error" beside the actions.
+            return text.replacingOccurrences(of: "    \(paint("✗ error", "1;31"))", with: "  \(paint("✗ error", "1;31"))")
         }
     }
 

@@ -72,9 +72,9 @@ public final class FeatureRun: @unchecked Sendable {
         return Int(Date().timeIntervalSince(start) * 1000)
     }
 
-    func emit(_ event: FeatureEvent) {
+    func emit(_ event: FeatureEvent, asInput: Bool = false) {
         lock.lock(); defer { lock.unlock() }
-        if case .error = event { failed = true }
+        if case .error = event, !(asInput && input.isInteractive) { failed = true }
         // Mutation and state events come only from the feature's own delivery, on the state
         // executor, where the composite's source is set; input errors come from this thread.
         var from: String?
@@ -88,15 +88,19 @@ public final class FeatureRun: @unchecked Sendable {
             changes = single.stateChanges
             stateJSON = single.stateJSON
         }
-        write(printer.render(event, t: now, from: from, changes: changes, stateJSON: stateJSON))
+        write(printer.render(event, t: now, from: from, changes: changes, stateJSON: stateJSON, asInput: asInput))
         if !options.observers.isEmpty {
             let cause = feature?.eventCause
             for observer in options.observers { observer.observe(event, t: now, cause: cause) }
         }
     }
 
+    /// A bad input line. At the prompt a typo is not a failure of the session (its exit
+    /// status stays 0); in piped input it is. Printed at the level of an action, not
+    /// under the one before it.
     private func inputError(_ message: String, line: Int) {
-        emit(.error(message: message, location: "\(input.name):\(line)"))
+        let event = FeatureEvent.error(message: message, location: "\(input.name):\(line)")
+        emit(event, asInput: true)
     }
 
     /// Runs to the end of input and of all work (or `untilMs`).
@@ -282,12 +286,15 @@ public final class FeatureRun: @unchecked Sendable {
         case .help:
             write(helpText)
         case .advance(let ms):
-            if let test = host.testScheduler {
-                let target = test.now + ms
-                host.advance(to: options.untilMs.map { min($0, target) } ?? target)
-            } else {
-                Thread.sleep(forTimeInterval: Double(ms) / 1000)
+            guard let test = host.testScheduler else {
+                write(":advance moves the virtual clock, and this run is on the real clock, where time passes by itself; start the run with --clock virtual to move time by hand")
+                return
             }
+            let target = test.now + ms
+            let fired = test.firedTimerCount
+            host.advance(to: options.untilMs.map { min($0, target) } ?? target)
+            let count = test.firedTimerCount - fired
+            write("clock at \(test.now) ms; \(count) timer\(count == 1 ? "" : "s") fired")
         case .quit:
             input.end()
         case .reload:

@@ -56,6 +56,11 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
     }
 
     /// How many actions are scheduled and not cancelled.
+    /// How many timed actions have run: those the clock had to move to (or
+    /// repeating ones), not those scheduled to run at once.
+    public var firedTimerCount: Int { lock.withLock { timersFired } }
+    private var timersFired = 0
+
     public var pendingCount: Int {
         lock.withLock { items.lazy.filter { !$0.disposable.isDisposed }.count }
     }
@@ -165,6 +170,7 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
             while let first = items.first, first.due <= time {
                 items.removeFirst()
                 guard !first.disposable.isDisposed, let action = first.job.action else { continue }
+                if first.due > clock || first.interval != nil { timersFired += 1 }
                 clock = max(clock, first.due)
                 if let interval = first.interval {
                     let next = Item(

@@ -249,7 +249,10 @@ struct Run: ParsableCommand {
                 : "     0 ms  inspector \(url)"
             FeatureRun.stdout(line)
         }
-        let status = FeatureRun(options: options, input: input).run()
+        // At the prompt, what the run prints goes above the line being typed.
+        var write = FeatureRun.stdout
+        if prompt != nil { write = EditLinePrompt.printAbove }
+        let status = FeatureRun(options: options, input: input, write: write).run()
         if status != 0 { throw ExitCode(status) }
     }
 }

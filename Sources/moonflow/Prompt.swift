@@ -29,11 +29,19 @@ final class EditLinePrompt: LineReader {
 
     func readLine(prompt: String) -> String? {
         let length = mfe_readline(prompt)
-        guard length >= 0 else { return nil }
+        guard length >= 0 else {
+            // Ctrl-D at the prompt: end its line, so the shell's prompt starts on a line of its own.
+            FileHandle.standardOutput.write(Data("\n".utf8))
+            return nil
+        }
         var buffer = [CChar](repeating: 0, count: Int(length) + 1)
         mfe_take_line(&buffer, buffer.count)
         return String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
+
+    /// Prints a line from any thread; while a line is being typed, above the prompt,
+    /// which is drawn again with what was typed.
+    static let printAbove: @Sendable (String) -> Void = { line in mfe_print(line) }
 
     func setCompletions(actions: [String: [String]], commands: [String]) {
         // One line per action: its name, then `field=` for each field; then each command alone.

@@ -22,7 +22,10 @@ final class PromptTests: XCTestCase {
     /// Types each of `lines` (then `:quit`) at `moonflow run ARGS` on a terminal, each once
     /// the prompt has come back for it, and returns what the run showed, carriage returns
     /// dropped. A line may hold editing keys (Tab, the Up arrow).
-    private func type(_ lines: [String], _ arguments: [String]) throws -> String {
+    /// How the last `type` run exited.
+    private var lastStatus: Int32 = -1
+
+    private func type(_ lines: [String], _ arguments: [String], ending: String = ":quit") throws -> String {
         let binary = try Moonflow.binary().path
         let command = ([binary, "run"] + arguments + ["--color", "never"]).map { "'\($0)'" }.joined(separator: " ")
         let process = Process()
@@ -40,7 +43,7 @@ final class PromptTests: XCTestCase {
         defer { guardItem.cancel() }
         // Ended with :quit, a line: Ctrl-D typed while the terminal is between two prompts (in
         // cooked mode) is taken by the terminal as end of file and lost when libedit reads again.
-        let keys = (lines + [":quit"]).map { $0 + "\r" }
+        let keys = lines.map { $0 + "\r" } + [ending == "\u{4}" ? ending : ending + "\r"]
         var shown = Data()
         var sent = 0
         while true {
@@ -60,6 +63,7 @@ final class PromptTests: XCTestCase {
         try? input.fileHandleForWriting.close()
         XCTAssertEqual(sent, keys.count, "the prompt came back after every line")
         XCTAssertEqual(process.terminationReason, .exit, "the run ended at :quit (it was not killed)")
+        lastStatus = process.terminationStatus
         return String(decoding: shown, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
     }
 
@@ -109,6 +113,80 @@ final class PromptTests: XCTestCase {
         let changed = try XCTUnwrap(lines.first { $0.contains("count: 0 → 1") }, out)
         XCTAssertTrue(changed.contains("   300 ms"), "the timer fired when :run reached 300 ms: \(changed)")
         XCTAssertTrue(try type([], ["plugins/counter"]).contains("counter on the real clock"))
+    }
+
+    func testAdvanceSaysWhereTheClockIsAndHowManyTimersFired() throws {
+        let out = try type(["incrementLater ms=300", ":advance 200", ":advance 200"], ["plugins/counter", "--clock", "virtual"])
+        XCTAssertTrue(out.contains("clock at 200 ms; 0 timers fired"), out)
+        XCTAssertTrue(out.contains("clock at 400 ms; 1 timer fired"), out)
+        let real = try type([":advance 100"], ["plugins/counter"])
+        XCTAssertTrue(real.contains(":advance moves the virtual clock, and this run is on the real clock"), real)
+        XCTAssertTrue(real.contains("start the run with --clock virtual"), real)
+    }
+
+    func testATypoAtThePromptIsNotAFailureButInPipedInputItIs() throws {
+        let out = try type(["incremnt", "increment"], ["plugins/counter", "--clock", "virtual"])
+        XCTAssertTrue(out.contains("undeclared action 'incremnt'"), out)
+        XCTAssertEqual(lastStatus, 0, "a typo at the prompt: \(out)")
+        let piped = try Moonflow.run(["run", "plugins/counter", "--clock", "virtual"], input: "{\"type\":\"incremnt\"}\n")
+        XCTAssertEqual(piped.status, 1, piped.stdout)
+    }
+
+    func testCtrlDEndsThePromptsLine() throws {
+        let out = try type(["increment"], ["plugins/counter", "--clock", "virtual"], ending: "\u{4}")
+        XCTAssertEqual(lastStatus, 0, out)
+        XCTAssertTrue(out.hasSuffix("> ^D\n") || out.hasSuffix("> \n"), "the shell's prompt must start on a line of its own: \(out.suffix(40).debugDescription)")
+    }
+
+    func testAnInputErrorStandsBesideTheActionsNotUnderOne() throws {
+        let result = try Moonflow.run(["run", "plugins/counter", "--clock", "virtual", "--color", "never"],
+                                      input: "{\"type\":\"increment\"}\n{\"type\":\"nope\"}\n")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let action = try XCTUnwrap(lines.first { $0.contains("→ increment") }, result.stdout)
+        let error = try XCTUnwrap(lines.first { $0.contains("✗ error") }, result.stdout)
+        XCTAssertEqual(error.firstIndex(of: "✗").map { error.distance(from: error.startIndex, to: $0) },
+                       action.firstIndex(of: "→").map { action.distance(from: action.startIndex, to: $0) }, result.stdout)
+    }
+
+    func testAnEventWhileTypingPrintsAboveThePromptAndTheLineIsDrawnAgain() throws {
+        let binary = try Moonflow.binary().path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", "'\(binary)' run plugins/counter --color never", "/dev/null"]
+        process.currentDirectoryURL = Moonflow.root
+        process.environment = ProcessInfo.processInfo.environment.merging(["MOONFLOW_HISTORY": history.path, "TERM": "xterm"]) { $1 }
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        let guardItem = DispatchWorkItem { process.terminate() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: guardItem)
+        defer { guardItem.cancel() }
+        var shown = Data()
+        func read(until text: String) {
+            while !String(decoding: shown, as: UTF8.self).contains(text) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { return }
+                shown.append(chunk)
+            }
+        }
+        read(until: "> ")
+        input.fileHandleForWriting.write(Data("incrementLater ms=300\r".utf8))
+        read(until: "incrementLater { ms = 300 }")
+        input.fileHandleForWriting.write(Data("incr".utf8))   // half a line, while the timer runs
+        read(until: "count: 0 → 1")
+        read(until: "> incr")
+        input.fileHandleForWriting.write(Data("ement\r:quit\r".utf8))
+        read(until: "count: 1 → 2")
+        process.waitUntilExit()
+        let out = String(decoding: shown, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
+        let lines = out.components(separatedBy: "\n")
+        // Every line the timer's events printed stands alone, not after the typed text.
+        let glued = lines.filter { $0.contains("> incr") && $0.contains(" ms ") }
+        XCTAssertEqual(glued, [], "events glued onto the typed text: \(out)")
+        let after = try XCTUnwrap(out.range(of: "count: 0 → 1"))
+        XCTAssertTrue(out[after.upperBound...].contains("> incr"), "the prompt and the typed text are drawn again: \(out)")
+        XCTAssertTrue(out.contains("count: 1 → 2"), "the line typed across the event is sent whole: \(out)")
     }
 
     func testHelpListsCommandsAndTheActionsWithTheirFields() throws {

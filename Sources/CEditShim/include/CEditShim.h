@@ -16,6 +16,9 @@ void mfe_open(const char *name, const char *history_path, int max_history);
 /// of input (Ctrl-D on an empty line). A non-blank line different from the
 /// previous one goes into the history. Fetch the text with mfe_take_line.
 long mfe_readline(const char *prompt);
+/// Prints `text` and a newline on standard output from any thread. While a line is
+/// being edited, it goes above the prompt, which is then drawn again with what was typed.
+void mfe_print(const char *text);
 
 /// Copies the line mfe_readline read (at most `capacity` - 1 bytes, then a
 /// NUL) into `buffer` and forgets it.
