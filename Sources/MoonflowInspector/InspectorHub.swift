@@ -23,6 +23,8 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// A state kept whole every `snapshotEvery` state frames; `jump` rebuilds
     /// the others from the nearest one before them by applying patches.
     public static let snapshotEvery = 64
+    /// How many differing steps a `rerun` frame details (the new state and the diff).
+    public static let rerunDetails = 50
 
     private struct Page {
         let send: @Sendable (String) -> Void
@@ -257,10 +259,19 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         _ = FeatureRun(options: options, input: InputLines(interactive: false, name: command) { lines.next() }, write: now.add).run()
         let states = now.all
         var differs: [Int] = []
-        for (i, (seq, state)) in recorded.enumerated() where i >= states.count || states[i] != state { differs.append(seq) }
+        // For the first differing steps, what the code gives now and the diff, as `moonflow replay` prints it.
+        var changes: [String] = []
+        for (i, (seq, state)) in recorded.enumerated() where i >= states.count || states[i] != state {
+            differs.append(seq)
+            guard changes.count < InspectorHub.rerunDetails else { continue }
+            let now = i < states.count ? states[i] : LuaValue.nil
+            let diff = i < states.count ? StateDiff.lines(expected: state, actual: now) : ["(the run now ends before this step)"]
+            let lines = diff.map { q($0) }.joined(separator: ",")
+            changes.append("{\"seq\":\(seq),\"now\":\(i < states.count ? json(now, "state") : "null"),\"diff\":[\(lines)]}")
+        }
         let last = states.last.map { json($0, "state") } ?? "null"
         let offList = command == "toggle" ? ",\"off\":[\(off.sorted().map(String.init).joined(separator: ","))]" : ""
-        return "{\"event\":\"\(command)\"\(offList),\"states\":\(states.count),\"differs\":[\(differs.map(String.init).joined(separator: ","))],\"state\":\(last)}"
+        return "{\"event\":\"\(command)\"\(offList),\"states\":\(states.count),\"differs\":[\(differs.map(String.init).joined(separator: ","))],\"changes\":[\(changes.joined(separator: ","))],\"state\":\(last)}"
     }
 
     /// Every state frame's seq and whole state, in order. Under the lock.

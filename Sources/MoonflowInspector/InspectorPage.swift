@@ -44,6 +44,8 @@ public enum InspectorPage {
   <button id="export">export .jsonl</button>
   <button id="rerun" title="send every action again to the code as it is now and mark the steps whose state differs">re-run actions</button>
   <button id="restart" title="load the code again and start over from its initial state, cancelling what is in flight">restart</button>
+  <select id="kind" title="show only events of this kind"><option value="">every event</option><option>action</option><option>mutation</option><option>state</option><option>effect</option><option>error</option><option>log</option><option>reload</option></select>
+  <input id="search" type="search" placeholder="search the timeline" title="show only events whose text contains this">
   <form id="dispatch"><select id="action"></select><span id="fields"></span><button>send</button></form>
   <span id="reply"></span>
 </header>
@@ -53,6 +55,7 @@ public enum InspectorPage {
     <section><h3>step <button id="toggle" hidden>toggle this action off</button></h3><pre id="event"></pre></section>
     <section id="recomputed" hidden><h3>last state without the actions toggled off</h3><div id="recomputedTree"></div></section>
     <section><h3>diff</h3><pre id="diff"></pre></section>
+    <section id="rerunNow" hidden><h3>re-run: recorded (-) and the code now (+)</h3><pre id="rerunDiff"></pre><h3>state the code gives now</h3><div id="rerunTree"></div></section>
     <section><h3>state at this step</h3><div id="tree"></div></section>
     <section><h3>in flight</h3><div id="inflight">nothing</div></section>
     <section><h3>errors</h3><div id="errors"></div></section>
@@ -68,6 +71,8 @@ const events = [];          // every frame the run sent, by seq
 const stateAt = [];         // the state as of each frame (shared structure)
 let session = null, selected = -1, live = true, socket = null, askedSince = false;
 const differs = new Set();
+const rerunNow = new Map();  // differing state frames after "re-run actions": { now, diff }
+let shown = null;            // the seqs the filter lets through, or null for every event
 const off = new Set();      // action frames toggled off  // state frames whose state the current code no longer gives (after "re-run actions")
 const rowsEl = document.getElementById("rows"), timelineEl = document.getElementById("timeline");
 const ROW = 22;
@@ -168,20 +173,35 @@ function addFrame(f) {
   }
 }
 
+// The timeline's filter: an event kind and text the row must contain (case aside).
+function matches(f) {
+  const kind = document.getElementById("kind").value, text = document.getElementById("search").value.toLowerCase();
+  if (kind && f.event !== kind) return false;
+  return !text || (summary(f) + " " + JSON.stringify(f)).toLowerCase().includes(text);
+}
+function refilter() {
+  const kind = document.getElementById("kind").value, text = document.getElementById("search").value;
+  shown = kind || text ? events.filter(matches).map(f => f.seq) : null;
+}
 function render() {
-  document.getElementById("count").textContent = events.length + " events";
-  rowsEl.style.height = (events.length * ROW) + "px";
+  if (shown !== null) refilter();
+  const count = shown === null ? events.length : shown.length;
+  document.getElementById("count").textContent = (shown === null ? "" : count + " of ") + events.length + " events";
+  rowsEl.style.height = (count * ROW) + "px";
   const first = Math.max(0, Math.floor(timelineEl.scrollTop / ROW) - 5);
-  const last = Math.min(events.length, first + Math.ceil(timelineEl.clientHeight / ROW) + 10);
+  const last = Math.min(count, first + Math.ceil(timelineEl.clientHeight / ROW) + 10);
   const parts = [];
-  for (let i = first; i < last; i++) {
+  for (let r = first; r < last; r++) {
+    const i = shown === null ? r : shown[r];
     const f = events[i];
     const cls = "row k-" + f.event + (f.cause ? " caused" : "") + (i === selected ? " sel" : "") + (differs.has(i) ? " differs" : "") + (off.has(i) ? " off" : "");
-    parts.push('<div class="' + cls + '" data-seq="' + i + '" style="top:' + (i * ROW) + 'px">' +
+    parts.push('<div class="' + cls + '" data-seq="' + i + '" style="top:' + (r * ROW) + 'px">' +
       '<span class="seq">' + i + '</span><span class="t">' + f.t + ' ms</span>' + escapeHTML(summary(f)) + "</div>");
   }
   rowsEl.innerHTML = parts.join("");
 }
+document.getElementById("kind").onchange = () => { refilter(); timelineEl.scrollTop = 0; render(); };
+document.getElementById("search").oninput = () => { refilter(); timelineEl.scrollTop = 0; render(); };
 function escapeHTML(s) { return String(s).replace(/[&<>"]/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
 
 function tree(value, label) {
@@ -227,6 +247,19 @@ function select(seq) {
   toggle.textContent = off.has(seq) ? "toggle this action on" : "toggle this action off";
   const el = document.getElementById("tree"); el.innerHTML = "";
   const t = tree(stateAt[seq], "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t);
+  // A step the re-run marked: the recorded state beside the one the code gives now.
+  const now = rerunNow.get(seq), section = document.getElementById("rerunNow");
+  section.hidden = !now;
+  if (now) {
+    const pre = document.getElementById("rerunDiff"); pre.innerHTML = "";
+    for (const line of now.diff) {
+      const div = document.createElement("div");
+      div.className = line.startsWith("-") ? "minus" : line.startsWith("+") ? "plus" : "";
+      div.textContent = line; pre.appendChild(div);
+    }
+    const holder = document.getElementById("rerunTree"); holder.innerHTML = "";
+    const nt = tree(now.now, "state"); if (nt.tagName === "DETAILS") nt.open = true; holder.appendChild(nt);
+  }
   if (f.event === "state" || f.event === "action") { send({ cmd: "jump", seq }); setStatus("travel", "viewing step " + seq + " (dispatches wait)"); document.getElementById("resume").hidden = false; live = false; }
   render();
 }
@@ -313,6 +346,8 @@ function connect() {
       }
       case "rerun":
         differs.clear(); for (const seq of f.differs) differs.add(seq);
+        rerunNow.clear(); for (const c of f.changes || []) rerunNow.set(c.seq, c);
+        if (selected >= 0) select(selected);
         document.getElementById("rerun").classList.remove("hint");
         document.getElementById("reply").textContent = f.differs.length ? f.differs.length + " steps differ now (marked red)" : "the code gives every state again";
         break;

@@ -175,6 +175,10 @@ final class InspectorTests: XCTestCase {
         try await page.send(#"{"cmd":"rerun"}"#)
         let changed = try await page.frames(count: 13)[12]
         XCTAssertEqual(changed["differs"], [3, 6, 9])
+        // Each differing step with the state the code gives now and the diff, as replay prints it.
+        XCTAssertEqual(changed["changes"]?[0]?["seq"], 3)
+        XCTAssertEqual(changed["changes"]?[0]?["now"], ["count": 2])
+        XCTAssertEqual(changed["changes"]?[0]?["diff"], ["- count = 1", "+ count = 2"])
         XCTAssertEqual(hub.frameCount, 10, "re-running touched nothing of the live run")
     }
 

@@ -72,6 +72,50 @@ final class PageInChromiumTests: XCTestCase {
         XCTAssertEqual(report.lines, ["replay \(file.path): identical (30 inputs, 31 states)"])
     }
 
+    func testAMarkedStepShowsTheNewStateAndDiffAndTheTimelineFilters() async throws {
+        let chromium = try PageInChromiumTests.chromium()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-page-rerun-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plugin = folder.appendingPathComponent("counter")
+        try FileManager.default.copyItem(at: InspectedRun.root.appendingPathComponent("plugins/counter"), to: plugin)
+        let inspected = try InspectedRun(path: plugin.path)
+        defer { inspected.stop() }
+        for _ in 0..<3 { inspected.feed.send(#"{"type":"increment"}"#) }
+        try inspected.waitForFrames(10)
+        let source = plugin.appendingPathComponent("init.lua")
+        let code = try String(contentsOf: source, encoding: .utf8)
+        try code.replacingOccurrences(of: "state.count + m.n", with: "state.count + 2 * m.n").write(to: source, atomically: true, encoding: .utf8)
+
+        let browser = try Chromium(executable: chromium)
+        defer { browser.stop() }
+        let tab = try await browser.openTab()
+        defer { tab.close() }
+        _ = try await tab.call("Runtime.enable")
+        _ = try await tab.call("Page.navigate", #"{"url":"\#(inspected.url)"}"#)
+        try await tab.waitUntil(#"document.getElementById("count").textContent"#, equals: "10 events")
+        _ = try await tab.evaluate(#"document.getElementById("rerun").click(); "ok""#)
+        try await tab.waitUntil(#"document.getElementById("reply").textContent"#, equals: "3 steps differ now (marked red)")
+        _ = try await tab.evaluate(#"document.querySelector('.row[data-seq="3"]').click(); "ok""#)
+        try await tab.waitUntil(#"!document.getElementById("rerunNow").hidden"#, equals: true)
+        let diff = try await tab.evaluate(#"document.getElementById("rerunDiff").innerText.trim()"#)
+        XCTAssertEqual(diff, "- count = 1\n+ count = 2")
+        let now = try await tab.evaluate(#"document.getElementById("rerunTree").innerText.includes("count = 2")"#)
+        XCTAssertEqual(now, true)
+
+        // The timeline by kind, then by text.
+        _ = try await tab.evaluate(#"(() => { const k = document.getElementById("kind"); k.value = "mutation"; k.onchange(); return "ok"; })()"#)
+        try await tab.waitUntil(#"document.getElementById("count").textContent"#, equals: "3 of 10 events")
+        let kinds = try await tab.evaluate(#"[...document.querySelectorAll(".row")].every(r => r.classList.contains("k-mutation"))"#)
+        XCTAssertEqual(kinds, true)
+        _ = try await tab.evaluate(#"(() => { const k = document.getElementById("kind"); k.value = ""; k.onchange(); const s = document.getElementById("search"); s.value = '"n":1'; s.oninput(); return "ok"; })()"#)
+        let found = try await tab.evaluate(#"document.getElementById("count").textContent"#)
+        XCTAssertEqual(found, "3 of 10 events", "the three mutations hold \"n\":1: \(found)")
+        _ = try await tab.evaluate(#"(() => { const s = document.getElementById("search"); s.value = "no such text"; s.oninput(); return "ok"; })()"#)
+        try await tab.waitUntil(#"document.getElementById("count").textContent"#, equals: "0 of 10 events")
+        XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
+    }
+
     final class Report: @unchecked Sendable {
         private let lock = NSLock()
         private var _lines: [String] = []
