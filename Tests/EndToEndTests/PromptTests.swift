@@ -25,7 +25,10 @@ final class PromptTests: XCTestCase {
     /// How the last `type` run exited.
     private var lastStatus: Int32 = -1
 
-    private func type(_ lines: [String], _ arguments: [String], ending: String = ":quit") throws -> String {
+    /// `moonflow run ARGS` on a pseudo-terminal (util-linux `script`), with pipes to type
+    /// into it and read what it shows, and a hang guard (not a timing: a run that never
+    /// ends is killed, which ends its output). Cancel the guard when done.
+    private func startOnTerminal(_ arguments: [String]) throws -> (process: Process, input: Pipe, output: Pipe, guard: DispatchWorkItem) {
         let binary = try Moonflow.binary().path
         let command = ([binary, "run"] + arguments + ["--color", "never"]).map { "'\($0)'" }.joined(separator: " ")
         let process = Process()
@@ -37,9 +40,13 @@ final class PromptTests: XCTestCase {
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        // A hang guard, not a timing: a run that never ends is killed, which ends its output.
         let guardItem = DispatchWorkItem { process.terminate() }
         DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: guardItem)
+        return (process, input, output, guardItem)
+    }
+
+    private func type(_ lines: [String], _ arguments: [String], ending: String = ":quit") throws -> String {
+        let (process, input, output, guardItem) = try startOnTerminal(arguments)
         defer { guardItem.cancel() }
         // Ended with :quit, a line: Ctrl-D typed while the terminal is between two prompts (in
         // cooked mode) is taken by the terminal as end of file and lost when libedit reads again.
@@ -149,18 +156,7 @@ final class PromptTests: XCTestCase {
     }
 
     func testAnEventWhileTypingPrintsAboveThePromptAndTheLineIsDrawnAgain() throws {
-        let binary = try Moonflow.binary().path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", "'\(binary)' run plugins/counter --color never", "/dev/null"]
-        process.currentDirectoryURL = Moonflow.root
-        process.environment = ProcessInfo.processInfo.environment.merging(["MOONFLOW_HISTORY": history.path, "TERM": "xterm"]) { $1 }
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let guardItem = DispatchWorkItem { process.terminate() }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: guardItem)
+        let (process, input, output, guardItem) = try startOnTerminal(["plugins/counter"])
         defer { guardItem.cancel() }
         var shown = Data()
         func read(until text: String) {
