@@ -110,7 +110,7 @@ public final class LuaState: @unchecked Sendable {
     /// Bytes the state holds now.
     public var memoryInUse: Int { budget.pointee.used }
 
-    /// Whether values copied out of this state must be plain data (DESIGN §9): NaN,
+    /// Whether values copied out of this state must be plain data: NaN,
     /// keys that are neither strings nor integers, and tables with metatables of
     /// their own are refused with their path. Off by default (a Lua value may be any
     /// of these); a feature host turns it on, so none of them enters a state.

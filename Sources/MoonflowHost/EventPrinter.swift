@@ -6,7 +6,7 @@ import MoonflowLua
 public enum OutputFormat: String, Sendable, CaseIterable {
     /// For people: the action, each mutation, the changed paths, effects, errors.
     case pretty
-    /// One JSON object per line (DESIGN §5).
+    /// One JSON object per line.
     case jsonl
 }
 

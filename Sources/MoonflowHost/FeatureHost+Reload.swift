@@ -26,7 +26,7 @@ public struct ReloadReport: Sendable, Equatable {
     public let changes: ReloadChanges
 }
 
-/// Live reload (DESIGN §7): new code is loaded and validated beside the old,
+/// Live reload: new code is loaded and validated beside the old,
 /// then swapped in whole, keeping the state.
 ///
 ///     let counter = try host.load("counter")

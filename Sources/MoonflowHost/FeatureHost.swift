@@ -112,7 +112,7 @@ public final class FeatureHost: @unchecked Sendable {
         let lua = try LuaState(profile: configuration.profile,
                                memoryLimit: configuration.memoryLimitMB.map { $0 << 20 },
                                timeLimitMs: configuration.timeLimitMs)
-        // Whatever crosses into Swift from a feature is plain data (DESIGN §9).
+        // Whatever crosses into Swift from a feature is plain data.
         lua.plainDataOnly = true
         self.lua = lua
         router = switchableClock ? SwitchableScheduler(target: scheduler) : nil

@@ -23,7 +23,7 @@ package final class LuaDispatch: @unchecked Sendable {
     /// Makes the global `next` see through read-only views (feature hosts call it once).
     package let installNext: LuaRef
 
-    /// `handle` and effect handlers get a read-only view of the state (DESIGN §9:
+    /// `handle` and effect handlers get a read-only view of the state (
     /// outside `reduce` the state is read-only): reading goes through to the state
     /// (nested tables as views too, `#`, `pairs`, `ipairs` and `next` work), a write
     /// fails naming the field. Views are made once per table and kept while it lives,

@@ -18,7 +18,7 @@ extension Optional where Wrapped == LuaBridge {
     }
 }
 
-/// The `mf.*` stream constructors (DESIGN §4).
+/// The `mf.*` stream constructors.
 enum LuaStreamConstructors {
     static func table(_ bridge: LuaBridge) -> [(String, LuaFunction)] {
         [

@@ -5,7 +5,7 @@ import MoonflowLua
 import Runtime
 import Streams
 
-// Issue "examples + bench", DESIGN §10: ns per action for the same counter feature,
+// Ns per action for the same counter feature,
 // (a) its handle/reduce in a pure Lua loop under lua5.4 (bench/counter_loop.lua),
 // (b) a C host driving them through the Lua C API (bench/counter_capi.c),
 // (c) plugins/counter through Moonflow's Swift API (FeatureHost on the virtual clock),

@@ -1,7 +1,7 @@
 import Runtime
 import Streams
 
-// The counter feature of DESIGN §10 (d): the same handle/reduce through the Interactor's
+// The counter feature: the same handle/reduce through the Interactor's
 // synchronous path and through a plain Swift loop, side by side.
 
 private enum CounterAction: Sendable { case increment }

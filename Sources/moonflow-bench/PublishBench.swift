@@ -3,7 +3,7 @@ import LuaKit
 import MoonflowHost
 import MoonflowLua
 
-// Issue "examples + bench", DESIGN §10: publishing a 1,000-row state to a Swift
+// Publishing a 1,000-row state to a Swift
 // observer after a one-field change (bench/rows_feature.lua), send -> observer,
 // against cjson.encode of the same table under lua5.4 (bench/rows.lua).
 

@@ -1,6 +1,6 @@
 import Foundation
 
-// DESIGN §10 and the live-reload issue: hot reload latency. A release
+// Hot reload latency. A release
 // `moonflow run plugins/counter --watch` on a copy of the plugin; each of 100
 // edits rewrites init.lua (alternating two reducers), and the time runs from
 // write() returning to the `reload` event being printed.

@@ -2,7 +2,7 @@ import Foundation
 import MoonflowSQLite
 import Runtime
 
-// DESIGN §10: SQLite repository throughput. Puts and gets of 10,000 records, one call each and
+// SQLite repository throughput. Puts and gets of 10,000 records, one call each and
 // in one batch, on the in-memory repository and on SQLite (a WAL file in a temporary folder,
 // and an in-memory SQLite database), called directly from Swift as the CRUD use cases call them.
 

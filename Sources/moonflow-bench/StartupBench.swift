@@ -1,6 +1,6 @@
 import Foundation
 
-// DESIGN §10: the host's start-up. Wall time of a whole `moonflow run` of the
+// The host's start-up. Wall time of a whole `moonflow run` of the
 // counter over a short action file (release binary, virtual clock, jsonl)
 // against `lua5.4 -e ''`, the two alternated so that both see the same machine.
 

@@ -7,7 +7,7 @@ import MoonflowTesting
 
 @main
 struct Entry {
-    /// Usage errors exit 2 (DESIGN §5), not ArgumentParser's 64.
+    /// Usage errors exit 2, not ArgumentParser's 64.
     static func main() {
         do {
             var command = try Moonflow.parseAsRoot(Run.defaultingInspect(Array(CommandLine.arguments.dropFirst())))

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// `moonflow check`, `exec` and the command line's exit statuses (DESIGN §5), on the built binary.
+/// `moonflow check`, `exec` and the command line's exit statuses, on the built binary.
 final class CommandLineTests: ScratchTestCase {
     /// `moonflow ARGS` run in the scratch folder.
     private func runHere(_ arguments: [String]) throws -> Moonflow.Result {

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// `moonflow exec FILE` behaves as `lua5.4 FILE` (DESIGN §5): each case runs
+/// `moonflow exec FILE` behaves as `lua5.4 FILE`: each case runs
 /// the same script under both, where lua5.4 is installed, and compares what
 /// a user sees (lua5.4's `lua5.4:` prefix read as `moonflow:`). Where lua5.4
 /// is missing, the expected output written here stands in for it.

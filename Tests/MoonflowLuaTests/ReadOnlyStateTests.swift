@@ -3,7 +3,7 @@ import MoonflowLua
 import MoonflowTesting
 import XCTest
 
-/// Outside `reduce` the state is read-only (DESIGN §9): `handle` and effect handlers read
+/// Outside `reduce` the state is read-only: `handle` and effect handlers read
 /// it freely, a write fails naming the field, and nothing enters the state unannounced.
 final class ReadOnlyStateTests: XCTestCase {
     static let plugin = """
