@@ -123,17 +123,16 @@ public final class LuaFeature: @unchecked Sendable {
         }
     }
 
-    /// Swaps in new code: cancels everything the old code started (streams,
-    /// timers, `mf.task` coroutines), then takes `binding`; with `migrated`,
-    /// the state becomes it and a state event follows. Call on the state executor.
-    /// - Throws: when `migrated` cannot become a Lua table (nothing changes then).
     /// Swaps in new code. Work in flight keeps running, and its mutations meet
     /// the new reducer (they are plain data; types the new code does not declare
     /// are refused as usual when they arrive), except work started by an action
-    /// type the new code no longer declares: that is cancelled.
+    /// type the new code no longer declares: that is cancelled. With
+    /// `cancellingAll` (a hot restart), every flight is cancelled. With
+    /// `migrated`, the state becomes it and a state event follows. Call on the
+    /// state executor.
     /// - Returns: the work kept and cancelled (`search #3`).
+    /// - Throws: when `migrated` cannot become a Lua table (nothing changes then).
     @discardableResult
-    /// With `cancellingAll` (a hot restart), every flight is cancelled.
     package func rebind(_ binding: Binding, migrated: LuaValue?, cancellingAll: Bool = false) throws -> (kept: [String], cancelled: [String]) {
         let table = try migrated.map { try bridge.lua.ref(.value($0)) }
         let declared = cancellingAll ? [] : Set(binding.definition.actions.names)

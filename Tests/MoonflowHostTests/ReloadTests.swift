@@ -169,6 +169,36 @@ final class ReloadTests: XCTestCase {
         XCTAssertEqual(feature.state, ["count": 1000], "only the task's mutation came")
     }
 
+    func testALatestActionAfterAReloadCancelsTheKeptFlightOfItsType() throws {
+        try write("counter/init.lua", counter(step: 1, extra: "strategy = { later = \"latest\" },"))
+        let feature = try load()
+        try feature.send(["type": "later", "ms": 100])
+        host.settle()
+        try write("counter/init.lua", counter(step: 2, extra: "strategy = { later = \"latest\" },"))
+        let report = try host.reload(feature)
+        XCTAssertEqual(report.changes.kept, ["later #1"])
+        try feature.send(["type": "later", "ms": 100])
+        host.advance(by: 500)
+        XCTAssertEqual(feature.state, ["count": 200], "the kept timer was replaced by the newer one, as latest says")
+    }
+
+    func testAKeptFlightsMutationIsCheckedAgainstTheNewSchema() throws {
+        try write("counter/init.lua", counter(step: 1))
+        let feature = try load()
+        try feature.send(["type": "later", "ms": 100])
+        host.settle()
+        try write("counter/init.lua", counter(step: 1, reduceBody: "if m.type == \"note\" then state.count = -1 end")
+            .replacingOccurrences(of: "mutations = { added = { n = \"integer\" }, ", with: "mutations = { "))
+        try host.reload(feature)
+        host.advance(by: 500)
+        let errors = recorded.all.compactMap { if case .error(let message, _) = $0 { message } else { nil } }
+        XCTAssertTrue(errors.contains { $0.contains("added") }, "the undeclared mutation is named: \(errors)")
+        XCTAssertEqual(feature.state, ["count": 0], "the state stays as it was")
+        try feature.send(["type": "add"])
+        host.settle()
+        XCTAssertFalse(feature.isDisposed, "the feature keeps running")
+    }
+
     func testKeysTheNewInitialAddsAreFilledInAndLeftOversNamed() throws {
         try write("counter/init.lua", counter(step: 1).replacingOccurrences(of: "initial = { count = 0 }", with: "initial = { count = 0, old = 1, filters = { q = \"\" } }"))
         let feature = try load()
