@@ -218,7 +218,16 @@ extension FeatureHost {
                     running.append((name, feature))
                 }
             }
+            // A child the new code no longer has would otherwise keep its
+            // timers and streams running with nowhere to send their results.
+            let dropped = composite.children.filter { old in !running.contains { $0.0 == old.name } }
             try composite.rebind(definition: definition, children: running)
+            for child in dropped {
+                changes.cancelled += child.feature.inFlight.map { flight in
+                    "\(child.name).\(flight.child.map { "\($0)." } ?? "")\(flight.action["type"]?.stringValue ?? "?") #\(flight.actionID)"
+                }
+                child.feature.dispose()
+            }
             for (name, feature) in running where composite.children.contains(where: { $0.name == name }) {
                 if case .added = children.first(where: { $0.0 == name })!.1 { feature.start() }
             }

@@ -291,6 +291,32 @@ final class ReloadTests: XCTestCase {
         XCTAssertEqual(root.state, ["total": 115])
     }
 
+    func testAChildTheNewCompositeDropsHasItsWorkCancelledAndListed() throws {
+        let pair = { (children: String, total: String) in """
+            local mf = require "moonflow"
+            return mf.compose {
+              name = "pair",
+              children = { \(children) },
+              route = function(action) return action.side, { type = "later", ms = 100 } end,
+              combine = function(states) return { total = \(total) } end,
+            }
+            """ }
+        try write("pair/init.lua", pair("left = \"counter\", right = require \"pair.right\"", "states.left.count + states.right.count"))
+        try write("pair/right.lua", counter(step: 1))
+        try write("counter/init.lua", counter(step: 1))
+        let root = try host.load("pair")
+        root.start()
+        try root.send(["type": "x", "side": "right"])
+        host.settle()
+        XCTAssertFalse(root.isIdle)
+        let right = try XCTUnwrap((root as? LuaComposite)?.children.first { $0.name == "right" }?.feature)
+        try write("pair/init.lua", pair("left = \"counter\"", "states.left.count"))
+        let report = try host.reload(root)
+        XCTAssertEqual(report.changes.cancelled, ["right.later #1"])
+        XCTAssertTrue(right.inFlight.isEmpty, "the dropped child's timer no longer runs")
+        XCTAssertTrue(root.isIdle)
+    }
+
     func testAThousandReloadsDoNotGrowTheHeap() throws {
         try write("counter/words.lua", "return { word = 'w' }\n")
         try write("counter/init.lua", counter(header: "local words = require 'counter.words'"))
