@@ -31,7 +31,7 @@ public struct ReloadChanges: Sendable, Equatable {
     /// Paths the state holds that the new `initial` does not (kept as they are).
     public var stale: [String] = []
     public var kept: [String] = []
-    /// Work whose action type the new code no longer declares.
+    /// Work whose action type the new code no longer declares, or in a child the new composite dropped.
     public var cancelled: [String] = []
 
     public init(added: [String] = [], stale: [String] = [], kept: [String] = [], cancelled: [String] = []) {
