@@ -43,6 +43,9 @@ public struct FlattenStrategy: Sendable, Hashable, CustomStringConvertible {
         return FlattenStrategy(kind: .concurrent(limit: limit))
     }
 
+    /// The names `init(name:)` takes.
+    public static let names = ["merge", "latest", "concat", "exhaust"]
+
     /// The strategy with a Lua-facing name: `"merge"`, `"latest"`, `"concat"` or `"exhaust"`.
     ///
     /// ```swift
@@ -50,9 +53,6 @@ public struct FlattenStrategy: Sendable, Hashable, CustomStringConvertible {
     /// ```
     ///
     /// - Parameter name: The name; other names give `nil`.
-    /// The names `init(name:)` takes.
-    public static let names = ["merge", "latest", "concat", "exhaust"]
-
     public init?(name: String) {
         switch name {
         case "merge": self = .merge
