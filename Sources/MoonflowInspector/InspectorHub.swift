@@ -312,11 +312,9 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// the page holds nothing or `since` is not a frame this run sent. Under the lock.
     private func resync(_ id: Int, since: Int) {
         guard let page = pages[id] else { return }
-        var from = since + 1
-        if since < 0 || since >= frames.count {
-            page.send(sessionFrame)
-            from = 0
-        }
+        // Checked before adding: `since` comes from the page and may be any integer (Int.max).
+        var from = 0
+        if since < 0 || since >= frames.count { page.send(sessionFrame) } else { from = since + 1 }
         for frame in frames[from...] { page.send(frame) }
     }
 

@@ -204,6 +204,21 @@ final class InspectorTests: XCTestCase {
         XCTAssertEqual(hub.frameCount, 10, "toggling touched nothing of the live run")
     }
 
+    func testAHelloSinceTheLargestIntegerResyncsInsteadOfOverflowing() async throws {
+        feed.send(#"{"type":"increment"}"#)
+        try waitForFrames(4)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 5)
+        // Before, `since + 1` trapped and the whole run died.
+        try await page.send(#"{"cmd":"hello","since":9223372036854775807}"#)
+        let resent = try await page.frames(count: 10)
+        XCTAssertEqual(resent[5]["event"], "session", "an unknown seq resyncs everything")
+        XCTAssertEqual(resent[6]["seq"], 0)
+        feed.send(#"{"type":"increment"}"#)
+        try waitForFrames(7)
+    }
+
     func testABadFrameGetsAnErrorNamingTheFixAndTheSessionGoesOn() async throws {
         try waitForFrames(1)
         let page = try await Page.open(wsURL)
