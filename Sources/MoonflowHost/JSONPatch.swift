@@ -123,11 +123,15 @@ public enum JSONPatch {
         // An object now; it must have been one before: its keys then (those it holds,
         // less the added, plus the removed) were not empty nor exactly 1...n.
         if t.isEmpty { return nil }
-        var before = Set(t.hash.keys)
-        for i in t.array.indices { before.insert(.integer(Int64(i + 1))) }
-        for change in added { before.remove(change.path.last!) }
-        for change in removed { before.insert(change.path.last!) }
-        if before.isEmpty || (1...before.count).allSatisfy({ before.contains(.integer(Int64($0))) }) { return nil }
+        // Only a write that added or removed a key can have changed the table's kind: the
+        // common one-field change does not walk the table's keys.
+        if !added.isEmpty || !removed.isEmpty {
+            var before = Set(t.hash.keys)
+            for i in t.array.indices { before.insert(.integer(Int64(i + 1))) }
+            for change in added { before.remove(change.path.last!) }
+            for change in removed { before.insert(change.path.last!) }
+            if before.isEmpty || (1...before.count).allSatisfy({ before.contains(.integer(Int64($0))) }) { return nil }
+        }
         for change in changes {
             let key = change.path.last!
             if change.old.isNil { ops.append(Operation(.add, path(key), change.new)) }
