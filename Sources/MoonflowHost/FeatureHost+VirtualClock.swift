@@ -54,7 +54,7 @@ extension FeatureHost {
     }
 
     /// Moves the clock `ms` milliseconds on.
-    public func advance(by ms: Int) { advance(to: clock.now + max(0, ms)) }
+    public func advance(by ms: Int) { advance(to: clock.now.saturatingAdd(max(0, ms))) }
 
     /// Runs until nothing is scheduled or in flight, or until the clock reaches `until`.
     /// - Returns: true when it stopped at `until` with work still scheduled.

@@ -290,7 +290,7 @@ public final class FeatureRun: @unchecked Sendable {
                 write(":advance moves the virtual clock, and this run is on the real clock, where time passes by itself; start the run with --clock virtual to move time by hand")
                 return
             }
-            let target = test.now + ms
+            let target = test.now.saturatingAdd(ms)
             let fired = test.firedTimerCount
             host.advance(to: options.untilMs.map { min($0, target) } ?? target)
             let count = test.firedTimerCount - fired
@@ -307,7 +307,7 @@ public final class FeatureRun: @unchecked Sendable {
             if let test = host.testScheduler {
                 // To the next point where the feature is idle or nothing is scheduled (an
                 // `mf.interval` never idles: stop after a minute of virtual time).
-                let limit = test.now + 60_000
+                let limit = test.now.saturatingAdd(60_000)
                 host.settle()
                 while !host.perform({ feature.isIdle }), let next = test.nextDueTime, next <= limit {
                     if let until = options.untilMs, next > until { host.advance(to: until); break }

@@ -25,7 +25,7 @@ final class RealTimeScheduler: Scheduler, @unchecked Sendable {
 
     @discardableResult
     func schedule(after delayMs: Int, _ action: @escaping @Sendable () -> Void) -> Disposable {
-        queue.schedule(at: now + max(0, delayMs), action)
+        queue.schedule(at: now.saturatingAdd(max(0, delayMs)), action)
     }
 
     @discardableResult
@@ -35,10 +35,11 @@ final class RealTimeScheduler: Scheduler, @unchecked Sendable {
         @Sendable func arm(at time: Int) {
             serial.inner = queue.schedule(at: time) {
                 action()
-                if !serial.isDisposed { arm(at: time + interval) }
+                let (next, pastTheEnd) = time.addingReportingOverflow(interval)
+                if !serial.isDisposed && !pastTheEnd { arm(at: next) }
             }
         }
-        arm(at: now + max(0, delayMs))
+        arm(at: now.saturatingAdd(max(0, delayMs)))
         return serial
     }
 

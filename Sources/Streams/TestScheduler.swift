@@ -82,13 +82,13 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
 
     @discardableResult
     public func schedule(after delayMs: Int, _ action: @escaping @Sendable () -> Void) -> Disposable {
-        insert(due: lock.withLock { clock } + max(0, delayMs), interval: nil, action: action)
+        insert(due: lock.withLock { clock }.saturatingAdd(max(0, delayMs)), interval: nil, action: action)
     }
 
     @discardableResult
     public func schedule(after delayMs: Int, interval: Int, _ action: @escaping @Sendable () -> Void) -> Disposable {
         precondition(interval > 0, "interval must be positive")
-        return insert(due: lock.withLock { clock } + max(0, delayMs), interval: interval, action: action)
+        return insert(due: lock.withLock { clock }.saturatingAdd(max(0, delayMs)), interval: interval, action: action)
     }
 
     /// Runs `action` when the clock reaches `time` (at once on the next advance if it is past).
@@ -113,7 +113,7 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
     /// - Parameter milliseconds: How far to move; must not be negative.
     public func advance(by milliseconds: Int = 0) {
         precondition(milliseconds >= 0, "virtual time cannot go back")
-        advance(to: now + milliseconds)
+        advance(to: now.saturatingAdd(milliseconds))
     }
 
     /// Moves the clock to `time`, running every action due up to and including it.
@@ -172,9 +172,11 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
                 guard !first.disposable.isDisposed, let action = first.job.action else { continue }
                 if first.due > clock || first.interval != nil { timersFired += 1 }
                 clock = max(clock, first.due)
-                if let interval = first.interval {
+                let (nextDue, pastTheEnd) = first.due.addingReportingOverflow(first.interval ?? 0)
+                if let interval = first.interval, !pastTheEnd {
+                    // A repetition that would fall after `Int.max` never comes.
                     let next = Item(
-                        due: first.due + interval, sequence: nextSequence, interval: interval,
+                        due: nextDue, sequence: nextSequence, interval: interval,
                         job: first.job, disposable: first.disposable)
                     nextSequence += 1
                     enqueue(next)
