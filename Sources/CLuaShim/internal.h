@@ -14,6 +14,10 @@ mf_budget *mf_budget_of(lua_State *L);
 int mf_arm(lua_State *L, int64_t limit_ms);
 /// Ends what mf_arm started (no-op when `armed` is 0).
 void mf_disarm(lua_State *L, int armed);
+/// Called by the allocator as lua_close frees the main thread (see mf_close_state).
+void mf_state_freed(mf_budget *b);
+/// The read-only views' to-be-closed closer (views.c); the stop hook lets it run.
+int mf_view_close(lua_State *L);
 /// Around lua_resume(co, L, ...): tell the watchdog which thread runs.
 void mf_before_resume(lua_State *co);
 void mf_after_resume(lua_State *L);

@@ -14,7 +14,14 @@ static void *mf_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   mf_budget *b = (mf_budget *)ud;
   size_t old = ptr ? osize : 0;
   if (nsize == 0) {
-    if (ptr) { b->used -= old; free(ptr); }
+    if (ptr) {
+      // The block that holds the main thread, freed last by lua_close: the
+      // watchdog must let go of the state before it is gone.
+      if (b->closing && (char *)ptr <= (char *)b->closing && (char *)b->closing < (char *)ptr + osize)
+        mf_state_freed(b);
+      b->used -= old;
+      free(ptr);
+    }
     return NULL;
   }
   if (b->limit && nsize > old && b->used + (nsize - old) > b->limit) return NULL;
@@ -82,18 +89,36 @@ void mf_gc_generational(lua_State *L) { lua_gc(L, LUA_GCGEN, 0, 0); }
 
 // MARK: - Protected operations
 
+enum { MAX_ERROR_BYTES = 4096 };
+
+/// `msg` (on the stack), or when longer than MAX_ERROR_BYTES its head cut at a
+/// character boundary with the whole size said, pushed: an error of 100 MB is
+/// not copied into tracebacks, events and terminals.
+static const char *bounded_message(lua_State *L, const char *msg, size_t len) {
+  if (len <= MAX_ERROR_BYTES) return msg;
+  size_t cut = MAX_ERROR_BYTES;
+  while (cut > 0 && ((unsigned char)msg[cut] & 0xC0) == 0x80) cut--;  // not inside a UTF-8 sequence
+  lua_pushlstring(L, msg, cut);
+  lua_pushfstring(L, "... (an error message of %I bytes, cut to its first %d)", (lua_Integer)len, (int)cut);
+  lua_concat(L, 2);
+  return lua_tostring(L, -1);
+}
+
 static int msgh(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
+  size_t len = 0;
+  const char *msg = lua_tolstring(L, 1, &len);
   if (msg == NULL) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
-      msg = lua_tostring(L, -1);
+      msg = lua_tolstring(L, -1, &len);
     } else {
       msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+      len = strlen(msg);
     }
   }
-  luaL_traceback(L, L, msg, 1);
+  luaL_traceback(L, L, bounded_message(L, msg, len), 1);
   return 1;
 }
+
 
 static int openlibs_k(lua_State *L) {
   luaL_openlibs(L);
@@ -139,9 +164,11 @@ int mf_resume(lua_State *L, lua_State *from, int nargs, int *nresults, int64_t l
   mf_disarm(resumer, armed);
   if (status != LUA_OK && status != LUA_YIELD) {
     // Append the coroutine's traceback while its stack is still there.
-    if (lua_checkstack(L, 4)) {
-      const char *msg = lua_tostring(L, -1);
-      if (msg) luaL_traceback(L, L, msg, 0);  // may fail only on memory: then the plain message stays
+    if (lua_checkstack(L, 6)) {
+      size_t len = 0;
+      const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+      // Bounded, then with the traceback (small allocations: they may fail only on memory).
+      if (msg) luaL_traceback(L, L, bounded_message(L, msg, len), 0);
     }
   }
   return status;
@@ -567,7 +594,7 @@ static const char *TEXT_SEARCHER =
 static const char *SANDBOX =
   "local G, load0, setmetatable0, getmetatable0, rawset0, error0, select, type, tostring, next ="
   "  _G, load, setmetatable, getmetatable, rawset, error, select, type, tostring, next\n"
-  "local loadfile0, ipairs, concat, match, find, gsub = loadfile, ipairs, table.concat, string.match, string.find, string.gsub\n"
+  "local loadfile0, ipairs, concat, match, find, gsub, format = loadfile, ipairs, table.concat, string.match, string.find, string.gsub, string.format\n"
   "os.execute, os.exit, os.remove, os.rename, os.tmpname, os.getenv, os.setlocale = nil\n"
   "G.io, G.debug, G.dofile, G.loadfile = nil, nil, nil, nil\n"
   "package.loaded.io, package.loaded.debug = nil, nil\n"
@@ -578,16 +605,16 @@ static const char *SANDBOX =
   "local root = '.'\n"
   "package.searchers = { package.searchers[1], function(name)\n"
   "  if not match(name, '^[%w_]+[%w_.]*$') or find(name, '..', 1, true) or match(name, '%.$') then\n"
-  "    return ('no module %s in the sandbox (a module name is letters, digits, _ and dots)'):format(name)\n"
+  "    return format('no module %s in the sandbox (a module name is letters, digits, _ and dots)', name)\n"
   "  end\n"
   "  local base, tried = root .. '/' .. gsub(name, '%.', '/'), {}\n"
   "  for _, file in ipairs { base .. '.lua', base .. '/init.lua' } do\n"
   "    local chunk, err = loadfile0(file, 't')\n"
   "    if chunk then return chunk, file end\n"
   "    if not find(err, '^cannot open') then\n"
-  "      error0(('error loading module \\'%s\\' from file \\'%s\\':\\n\\t%s'):format(name, file, err), 2)\n"
+  "      error0(format('error loading module \\'%s\\' from file \\'%s\\':\\n\\t%s', name, file, err), 2)\n"
   "    end\n"
-  "    tried[#tried + 1] = ('no file \\'%s\\''):format(file)\n"
+  "    tried[#tried + 1] = format('no file \\'%s\\'', file)\n"
   "  end\n"
   "  return concat(tried, '\\n\\t')\n"
   "end }\n"
@@ -605,10 +632,11 @@ static const char *SANDBOX =
   "end\n"
   "local frozen = setmetatable0({}, { __mode = 'k' })\n"
   "local function freeze(name, t)\n"
+  "  local function walk(_, k) return next(t, k) end\n"  // pairs never hands out t itself
   "  local proxy = setmetatable0({}, {\n"
   "    __index = t,\n"
-  "    __newindex = function(_, k) error0(('attempt to modify read-only table %s (field %s)'):format(name, tostring(k)), 2) end,\n"
-  "    __pairs = function() return next, t, nil end,\n"
+  "    __newindex = function(_, k) error0(format('attempt to modify read-only table %s (field %s)', name, tostring(k)), 2) end,\n"
+  "    __pairs = function(self) return walk, self, nil end,\n"
   "    __len = function() return #t end,\n"
   "    __metatable = false,\n"
   "  })\n"
@@ -616,7 +644,7 @@ static const char *SANDBOX =
   "  return proxy\n"
   "end\n"
   "G.rawset = function(t, k, v)\n"
-  "  if frozen[t] then error0(('rawset: %s is read-only in the sandbox'):format(tostring(k)), 2) end\n"
+  "  if frozen[t] then error0(format('rawset: %s is read-only in the sandbox', tostring(k)), 2) end\n"
   "  return rawset0(t, k, v)\n"
   "end\n"
   "local smt = getmetatable0('')\n"

@@ -22,8 +22,19 @@ static void append3(lua_State *L, int up) {
   lua_rawseti(L, list, 0);
 }
 
-/// The table the view at 1 shows, pushed; raises for anything that is not a view.
+/// The table the view at 1 shows, pushed; raises for anything that is not a view, and
+/// for a view used outside a reduce (kept after its call: `log[-1]` is true only during one).
 static void push_target(lua_State *L) {
+  if (lua_rawgeti(L, lua_upvalueindex(UP_LOG), -1) == LUA_TNIL) {
+    const char *field = "?";
+    if (lua_type(L, 2) == LUA_TSTRING || lua_type(L, 2) == LUA_TNUMBER) {
+      lua_pushvalue(L, 2);
+      field = lua_tostring(L, -1);
+    }
+    luaL_error(L, "%s: this view of the state was kept after its reduce call returned; a view is valid "
+               "only during the call (keep values, not the state's tables)", field);
+  }
+  lua_pop(L, 1);
   lua_pushvalue(L, 1);
   if (lua_rawget(L, lua_upvalueindex(UP_TARGETS)) != LUA_TTABLE)
     luaL_error(L, "the state view is no longer valid: keep state tables only within reduce");
@@ -89,4 +100,30 @@ int mf_install_write_view_access(lua_State *L) {
   lua_pushcfunction(L, install_k);
   lua_insert(L, -6);
   return lua_pcall(L, 5, 0, 0);
+}
+
+// The read-only views' validity: `count[1]` is how many handle and effect calls
+// that were handed a view are running; a to-be-closed value whose __close (this)
+// counts one down ends each, even when the call fails or is stopped.
+int mf_view_close(lua_State *L) {
+  lua_rawgeti(L, lua_upvalueindex(1), 1);
+  lua_Integer n = lua_tointeger(L, -1);
+  lua_pushinteger(L, n > 0 ? n - 1 : 0);
+  lua_rawseti(L, lua_upvalueindex(1), 1);
+  return 0;
+}
+
+static int install_close_k(lua_State *L) {
+  // 1 the closer's metatable, 2 the count table
+  lua_pushvalue(L, 2);
+  lua_pushcclosure(L, mf_view_close, 1);
+  lua_setfield(L, 1, "__close");
+  return 0;
+}
+
+int mf_install_view_close(lua_State *L) {
+  MF_NEED_ROOM(L, 2, 2);
+  lua_pushcfunction(L, install_close_k);
+  lua_insert(L, -3);
+  return lua_pcall(L, 2, 0, 0);
 }

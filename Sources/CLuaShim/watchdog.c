@@ -38,7 +38,42 @@ static mf_budget *wd_armed;      // armed calls (under wd_lock)
 static mf_budget *wd_tests;      // armed tests (under wd_lock)
 static int64_t wd_sleep_until;   // when the watchdog wakes next, 0 = only when told
 
+// What hooks cannot reach. Lua turns hooks off (the `allowhook` flag of a
+// lua_State) while a hook function, a finalizer (__gc) or an error's message
+// handler after an error raised in a hook runs, so a loop there would outlive
+// the deadline. Past the deadline the signal handler turns the flag back on,
+// and the stop hook then raises inside that code too (an error in a finalizer
+// becomes a warning, one in a hook or handler goes up to the armed call). The
+// flag's place is Lua 5.4's `struct lua_State` (lstate.h: the GC header,
+// status, allowhook), which is not public: it is checked at start-up on a
+// scratch state, and left alone if the check fails.
+struct mf_state_head {
+  void *next;
+  unsigned char tt, marked, status, allowhook;
+};
+static int allowhook_known;
+static int probe_seen;
+
+static void probe_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  probe_seen = ((struct mf_state_head *)L)->allowhook;
+}
+
+static void probe_layout(void) {
+  lua_State *L = luaL_newstate();
+  if (!L) return;
+  struct mf_state_head *head = (struct mf_state_head *)L;
+  int fresh = head->tt == LUA_TTHREAD && head->status == LUA_OK && head->allowhook == 1;
+  probe_seen = -1;
+  lua_sethook(L, probe_hook, LUA_MASKCOUNT, 1);
+  if (luaL_loadstring(L, "local x = 1 return x") == LUA_OK) lua_pcall(L, 0, 0, 0);
+  lua_sethook(L, NULL, 0, 0);
+  allowhook_known = fresh && probe_seen == 0 && head->allowhook == 1;
+  lua_close(L);
+}
+
 static int test_close(lua_State *L);
+static int xpcall_handler(lua_State *L);
 static int raise_test_timeout(lua_State *L, mf_budget *b);
 
 /// Whether the code running now must stop: the armed call's deadline passed,
@@ -54,13 +89,14 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
     lua_sethook(L, NULL, 0, 0);  // left on a coroutine by an earlier call
     return;
   }
-  if (b->deadline_ns != 0) mf_raise_timeout(L);
-  // The guard's __close ends the test's deadline: it must run.
+  // The guard's __close ends the test's deadline: it must run. So must the
+  // read views' closer and xpcall's handler wrapper, which passes the stop on.
   if (ar->event == LUA_HOOKCALL && lua_getinfo(L, "f", ar)) {
-    int closing = lua_tocfunction(L, -1) == test_close;
+    lua_CFunction f = lua_tocfunction(L, -1);
     lua_pop(L, 1);
-    if (closing) return;
+    if (f == test_close || f == mf_view_close || f == xpcall_handler) return;
   }
+  if (b->deadline_ns != 0) mf_raise_timeout(L);
   raise_test_timeout(L, b);
 }
 
@@ -79,7 +115,10 @@ static void on_signal(int sig) {
   mf_budget *b = armed_here ? armed_here : test_here;
   if (b && must_stop(b)) {
     lua_State *running = __atomic_load_n(&b->running, __ATOMIC_RELAXED);
-    if (running) lua_sethook(running, stop_hook, STOP_MASK, 1);
+    if (running) {
+      lua_sethook(running, stop_hook, STOP_MASK, 1);
+      if (allowhook_known) ((struct mf_state_head *)running)->allowhook = 1;
+    }
   }
   errno = saved;
 }
@@ -138,6 +177,7 @@ static void *watchdog_main(void *unused) {
 }
 
 static void start_watchdog(void) {
+  probe_layout();
   pthread_condattr_t attr;
   pthread_condattr_init(&attr);
   pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -192,9 +232,8 @@ int mf_arm(lua_State *L, int64_t limit_ms) {
   return 1;
 }
 
-void mf_disarm(lua_State *L, int armed) {
-  if (!armed) return;
-  mf_budget *b = mf_budget_of(L);
+/// Takes `b` off the watchdog's armed list.
+static void unlist(mf_budget *b) {
   armed_here = NULL;
   pthread_mutex_lock(&wd_lock);
   for (mf_budget **p = &wd_armed; *p; p = &(*p)->next_armed) {
@@ -203,6 +242,34 @@ void mf_disarm(lua_State *L, int armed) {
   b->next_armed = NULL;
   b->deadline_ns = 0;
   pthread_mutex_unlock(&wd_lock);
+}
+
+void mf_state_freed(mf_budget *b) {
+  __atomic_store_n(&b->running, NULL, __ATOMIC_SEQ_CST);  // the signal handler must not touch it
+  if (armed_here == b) unlist(b);
+  b->closing = NULL;
+}
+
+void mf_close_state(lua_State *L, int64_t limit_ms) {
+  mf_budget *b = mf_budget_of(L);
+  if (!mf_arm(L, limit_ms)) { lua_close(L); return; }
+  b->closing = L;
+  lua_close(L);  // mf_state_freed disarms as the last block goes
+}
+
+int mf_close_coroutine(lua_State *co, lua_State *from, int64_t limit_ms) {
+  int armed = mf_arm(from, limit_ms);
+  mf_before_resume(co);  // the closing code runs on co: the stop hook goes there
+  int status = mf_closethread(co, from);
+  mf_after_resume(from);
+  mf_disarm(from, armed);
+  return status;
+}
+
+void mf_disarm(lua_State *L, int armed) {
+  if (!armed) return;
+  mf_budget *b = mf_budget_of(L);
+  unlist(b);
   if (b->test_deadline_ns != 0) {
     // Back in the test's own code: it stops now if its deadline passed meanwhile.
     mf_set_running(b, L);
@@ -340,6 +407,145 @@ static int co_resume(lua_State *L) {
   return n + 1;
 }
 
+/// Closes `co` with the watchdog told that the closing code (its pending
+/// `__close`s) runs there. Returns the status; on an error its value is on co.
+static int close_tracked(lua_State *L, lua_State *co) {
+  mf_before_resume(co);
+  int status = mf_closethread(co, L);
+  mf_after_resume(L);
+  return status;
+}
+
+/// coroutine.close, with the closing code under the time limit.
+static int co_close(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  luaL_argexpected(L, co != NULL, 1, "thread");
+  const char *what = "dead";
+  if (co == L) what = "running";
+  else if (lua_status(co) == LUA_YIELD) what = "suspended";
+  else if (lua_status(co) == LUA_OK) {
+    lua_Debug ar;
+    if (lua_getstack(co, 0, &ar)) what = "normal";
+    else if (lua_gettop(co) > 0) what = "suspended";
+  }
+  if (strcmp(what, "running") == 0 || strcmp(what, "normal") == 0)
+    return luaL_error(L, "cannot close a %s coroutine", what);
+  int status = close_tracked(L, co);
+  if (status == LUA_OK) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  lua_xmove(co, L, 1);
+  return 2;
+}
+
+/// xpcall's message handler, wrapped: past the deadline the stop's error goes
+/// up as it is, without the script's handler (which may loop, and would run
+/// with hooks off after an error raised in a hook).
+static int xpcall_handler(lua_State *L) {
+  if (must_stop(mf_budget_of(L))) return 1;
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+/// After the call (or its resumption, when it yielded): true and the results, or false and the error.
+static int xpcall_finish(lua_State *L, int status, lua_KContext extra) {
+  if (status != LUA_OK && status != LUA_YIELD) {
+    lua_pushboolean(L, 0);
+    lua_pushvalue(L, -2);
+    return 2;
+  }
+  return lua_gettop(L) - (int)extra;
+}
+
+/// xpcall(f, handler, ...) as Lua's own, with the handler wrapped.
+static int co_xpcall(lua_State *L) {
+  int n = lua_gettop(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_pushvalue(L, 2);
+  lua_pushcclosure(L, xpcall_handler, 1);
+  lua_replace(L, 2);                       // 1 f, 2 handler, 3.. args
+  lua_pushboolean(L, 1);
+  lua_pushvalue(L, 1);
+  lua_rotate(L, 3, 2);                     // 1 f, 2 handler, 3 true, 4 f, 5.. args
+  int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, xpcall_finish);
+  return xpcall_finish(L, status, 2);
+}
+
+// MARK: - Library calls that would run long in C
+
+/// Beyond this many elements, table.sort without a comparator compares through
+/// a C function call, where the stop hook can fire, instead of inside the sort.
+enum { SORT_IN_C_MAX = 1 << 16, MOVE_CHUNK = 1 << 16 };
+
+static int plain_less(lua_State *L) {
+  lua_pushboolean(L, lua_compare(L, 1, 2, LUA_OPLT));
+  return 1;
+}
+
+static int table_sort(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TTABLE && !luaL_getmetafield(L, 1, "__index")) luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, lua_gettop(L) < 2 ? lua_gettop(L) : 2);
+  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (lua_isnoneornil(L, 2) && lua_type(L, 1) == LUA_TTABLE && lua_rawlen(L, 1) > SORT_IN_C_MAX) {
+    lua_settop(L, 1);
+    lua_pushcfunction(L, plain_less);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 0);
+  return 0;
+}
+
+/// table.move of a long range, as calls of Lua's own on pieces of it (in the
+/// order that keeps an overlapping move right), so that the stop hook can fire
+/// between them: `table.move({}, 1, math.maxinteger, 2)` would loop for ages in C.
+static int table_move(lua_State *L) {
+  // The argument checks of Lua's own, here, so that their errors name table.move.
+  lua_Integer f = luaL_checkinteger(L, 2), e = luaL_checkinteger(L, 3), t = luaL_checkinteger(L, 4);
+  int dest = lua_isnoneornil(L, 5) ? 1 : 5;
+  lua_Integer n = 0;
+  if (e >= f) {
+    luaL_argcheck(L, f > 0 || e < LUA_MAXINTEGER + f, 3, "too many elements to move");
+    n = e - f + 1;
+    luaL_argcheck(L, t <= LUA_MAXINTEGER - n + 1, 4, "destination wrap around");
+  }
+  if (n <= MOVE_CHUNK) {
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+  }
+  int backwards = t > f && t <= e && (dest == 1 || lua_compare(L, 1, 5, LUA_OPEQ));
+  lua_Integer pieces = (n - 1) / MOVE_CHUNK + 1;
+  for (lua_Integer i = 0; i < pieces; i++) {
+    lua_Integer piece = backwards ? pieces - 1 - i : i;
+    lua_Integer off = piece * MOVE_CHUNK;
+    lua_Integer len = n - off < MOVE_CHUNK ? n - off : MOVE_CHUNK;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
+    lua_pushinteger(L, f + off);
+    lua_pushinteger(L, f + off + len - 1);
+    lua_pushinteger(L, t + off);
+    lua_pushvalue(L, dest);
+    lua_call(L, 5, 0);
+  }
+  lua_pushvalue(L, dest);
+  return 1;
+}
+
+static void wrap_table_function(lua_State *L, int lib, const char *name, lua_CFunction wrapper) {
+  if (lua_getfield(L, lib, name) == LUA_TFUNCTION) {
+    lua_pushcclosure(L, wrapper, 1);
+    lua_setfield(L, lib, name);
+  } else {
+    lua_pop(L, 1);
+  }
+}
+
 static int co_wrapped(lua_State *L) {
   lua_State *co = lua_tothread(L, lua_upvalueindex(1));
   int n = resume_tracked(L, co, lua_gettop(L));
@@ -347,7 +553,7 @@ static int co_wrapped(lua_State *L) {
   int status = lua_status(co);
   if (status != LUA_OK && status != LUA_YIELD) {  // the coroutine failed: close it
     lua_pop(L, 1);
-    status = mf_closethread(co, L);
+    status = close_tracked(L, co);
     lua_xmove(co, L, 1);
   }
   if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
@@ -374,6 +580,15 @@ static int install_k(lua_State *L) {
     lua_setfield(L, -2, "resume");
     lua_pushcfunction(L, co_wrap);
     lua_setfield(L, -2, "wrap");
+    lua_pushcfunction(L, co_close);
+    lua_setfield(L, -2, "close");
+  }
+  lua_pop(L, 1);
+  lua_pushcfunction(L, co_xpcall);
+  lua_setglobal(L, "xpcall");
+  if (lua_getfield(L, -1, LUA_TABLIBNAME) == LUA_TTABLE) {
+    wrap_table_function(L, lua_gettop(L), "sort", table_sort);
+    wrap_table_function(L, lua_gettop(L), "move", table_move);
   }
   lua_pop(L, 1);
   if (lua_getfield(L, -1, LUA_STRLIBNAME) == LUA_TTABLE) mf_install_matcher(L, lua_gettop(L));

@@ -9,7 +9,7 @@ import CLuaShim
 ///     lua.call(handle, args) { slots in slots.matches(1, shapes) }   // true: reduce may take the table as it is
 ///
 /// A check answers only "certainly fine": anything it does not vouch for (a
-/// nested table, a metatable, a NaN, an undeclared field, more fields than it
+/// nested table, a metatable, a NaN or an infinity, an undeclared field, more fields than it
 /// looks at) is left to the caller's full reading and validation, which then
 /// names the problem. So the fast answer never accepts what the slow path refuses.
 public struct FlatShapes: Sendable {
@@ -55,7 +55,7 @@ public struct FlatShapes: Sendable {
 extension LuaSlots {
     /// Whether the value at `i` is a table without a metatable whose string `type`
     /// names one of `shapes`, whose other keys are that shape's fields, each holding
-    /// a string, boolean or number (not NaN) of its declared type, and which has
+    /// a string, boolean or number (finite) of its declared type, and which has
     /// every required field. Reads raw, never raises, never allocates.
     /// Stack effect: none (needs two free slots).
     public func matches(_ i: Int, _ shapes: FlatShapes) -> Bool { matchedType(i, shapes) != nil }
@@ -117,7 +117,7 @@ extension LuaSlots {
         case LUA_TNUMBER:
             if mf_isinteger(L, -1) != 0 { return type == .integer || type == .number || type == .any }
             let d = lua_tonumberx(L, -1, nil)
-            return !d.isNaN && (type == .number || type == .any)
+            return d.isFinite && (type == .number || type == .any)
         default: return false
         }
     }

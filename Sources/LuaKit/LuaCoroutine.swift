@@ -63,7 +63,7 @@ public final class LuaCoroutine {
         isDead = true
         guard let state = owner else { return }
         state.enter(); defer { state.leave() }
-        _ = mf_closethread(co, state.activeL)
+        _ = mf_close_coroutine(co, state.activeL, state.timeLimitMs ?? 0)
         mf_settop(co, 0)
     }
 }

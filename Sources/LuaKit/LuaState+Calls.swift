@@ -123,6 +123,16 @@ extension LuaState {
         try check(mf_install_write_view_access(L), L)
     }
 
+    /// Gives `metatable` the `__close` that counts `count[1]` down (read-only views'
+    /// validity, see `LuaDispatch`): a C closer the time limit's stop lets run.
+    public func installViewClose(metatable: LuaRef, count: LuaRef) throws {
+        enter(); defer { leave() }
+        let L = activeL
+        guard mf_checkstack(L, 4) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        for ref in [metatable, count] { mf_rawgeti_registry(L, lua_Integer(ref.ref)) }
+        try check(mf_install_view_close(L), L)
+    }
+
     /// Loads and runs a string; returns its results.
     @discardableResult
     public func run(string source: String, name: String) throws -> [LuaValue] {

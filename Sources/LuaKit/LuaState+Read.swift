@@ -74,7 +74,10 @@ struct ValueReader {
         case LUA_TNUMBER:
             if mf_isinteger(L, idx) != 0 { return .integer(lua_tointegerx(L, idx, nil)) }
             let d = lua_tonumberx(L, idx, nil)
-            if plainData && d.isNaN { throw ReadFailure(reason: "NaN (not a number) cannot be copied out of Lua; use nil, or a number") }
+            if plainData && !d.isFinite {
+                throw ReadFailure(reason: d.isNaN ? "NaN (not a number) cannot be copied out of Lua; use nil, or a number"
+                                  : "\(d < 0 ? "-" : "")infinity (math.huge) cannot be copied out of Lua; use nil, or a finite number")
+            }
             return .number(d)
         case LUA_TSTRING:
             var len = 0

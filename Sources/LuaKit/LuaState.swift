@@ -96,12 +96,12 @@ public final class LuaState: @unchecked Sendable {
         try check(mf_sandbox_module_root(L, folder), L)
     }
 
-    /// Runs every pending finalizer once (as `lua_close` does), then frees the
-    /// state. Safe to call twice.
+    /// Runs every pending finalizer once (as `lua_close` does), under the time
+    /// limit (a finalizer that loops is stopped), then frees the state. Safe to call twice.
     public func close() {
         guard !closed else { return }
         closed = true
-        lua_close(L)
+        mf_close_state(L, timeLimitMs ?? 0)
         budget.deallocate()
     }
 

@@ -112,9 +112,15 @@ final class DeclaredRepositories: Sendable {
     }
 
     /// The repository `declaration` gets under `storage`, for a plugin in `pluginFolder`.
-    func repository(_ declaration: RepositoryDeclaration, storage: RepositoryStorage, pluginFolder: String) throws -> any Repository<LuaRecord> {
+    /// A sandboxed plugin's files stay in its data folder (`--db`, else its own folder):
+    /// a declared name with a folder that leaves it is refused, naming `sandboxed` (its file).
+    func repository(_ declaration: RepositoryDeclaration, storage: RepositoryStorage, pluginFolder: String,
+                    sandboxed: String?) throws -> any Repository<LuaRecord> {
         guard let file = declaration.sqlite, storage != .inMemoryRepositories else {
             return InMemoryRepository<LuaRecord>(declaration.seed)
+        }
+        if let source = sandboxed, let reason = Self.leavesDataFolder(file) {
+            throw HostError("\(source): repositories.\(declaration.name).sqlite = \"\(file)\": \(reason); a sandboxed plugin's database files stay in its data folder (moonflow run --db DIR chooses it): name a file like \"\(declaration.name).db\"")
         }
         let path: String
         switch storage {
@@ -140,6 +146,16 @@ final class DeclaredRepositories: Sendable {
         }
         made.value.repositories[key] = repository
         return repository
+    }
+
+    /// Why a declared file name would reach outside the plugin's data folder, or nil if it stays in.
+    static func leavesDataFolder(_ file: String) -> String? {
+        if file == ":memory:" { return nil }
+        if file.utf8.contains(0) { return "a file name cannot hold a NUL byte" }
+        if file.hasPrefix("/") || file.hasPrefix("~") { return "an absolute path is refused" }
+        if file.lowercased().hasPrefix("file:") { return "a URI is refused" }
+        if file.split(separator: "/", omittingEmptySubsequences: false).contains("..") { return "\"..\" is refused" }
+        return nil
     }
 }
 

@@ -71,7 +71,8 @@ extension FeatureHost {
         register(serviceObjects: { host, definition in
             let folder = host.pluginSource.map { ($0 as NSString).deletingLastPathComponent } ?? "."
             return try RepositoryDeclaration.all(in: definition, lua: host.lua).map { declaration in
-                let repository = try made.repository(declaration, storage: host.configuration.repositoryStorage, pluginFolder: folder)
+                let repository = try made.repository(declaration, storage: host.configuration.repositoryStorage, pluginFolder: folder,
+                                                     sandboxed: host.configuration.isolatesPlugins ? host.pluginSource ?? folder : nil)
                 let name = declaration.name
                 let service = RepositoryService(
                     name: name, repository: repository, executor: SerialQueueExecutor(label: "moonflow.repository.\(name)"),

@@ -17,6 +17,10 @@ public struct PluginCheck: Sendable {
         do {
             let host = try FeatureHost(configuration: .init(searchPaths: FeatureRun.searchPaths(for: path), profile: profile,
                                                             timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB, clock: .virtual))
+            // The host owns the process here too: a plugin's top level cannot end the check early.
+            try HostOwnedProcess.install(in: host.lua, command: "check") { text, _ in
+                FileHandle.standardError.write(Data((text + "\n").utf8))
+            }
             let (definition, file) = try host.loadDefinition(path)
             var problems: [String] = []
             // Building the feature checks its interactors and environment too; an interactor

@@ -32,12 +32,13 @@ package final class LuaDispatch: @unchecked Sendable {
     private static let source = """
         local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
         local rawget, rawset, rawlen, select, getmetatable = rawget, rawset, rawlen, select, getmetatable
+        local match, format = string.match, string.format
         local targets = setmetatable({}, { __mode = "k" })   -- view -> the table it shows
         local views = setmetatable({}, { __mode = "k" })     -- table -> its view
         local paths = setmetatable({}, { __mode = "k" })     -- view -> `state.items[2]`
         local RO = { __metatable = "a read-only view of the state" }
         local function child(path, k)
-          if type(k) == "string" and k:match("^[%a_][%w_]*$") then return path .. "." .. k end
+          if type(k) == "string" and match(k, "^[%a_][%w_]*$") then return path .. "." .. k end
           return path .. "[" .. tostring(k) .. "]"
         end
         local function view(t, path)
@@ -48,12 +49,26 @@ package final class LuaDispatch: @unchecked Sendable {
           views[t], targets[v], paths[v] = v, t, path
           return v
         end
-        RO.__index = function(v, k) return view(targets[v][k], child(paths[v], k)) end
-        RO.__newindex = function(v, k)
-          error(("%s is read-only here: the state changes only in reduce; return a mutation that reduce applies"):format(child(paths[v], k)), 2)
+        -- A view is valid only while the call it was handed to runs (a handle or an effect
+        -- handler; they may nest): kept past it, any use fails naming the field.
+        local roCount, roCloseMT = { 0 }, {}   -- Swift gives roCloseMT a C __close counting roCount[1] down
+        local roClose = setmetatable({}, roCloseMT)
+        local function stale(path, call)
+          error(format("%s: this view of the state was kept after its %s call returned; a view is valid only during the call (read the values you need into locals before returning)", path, call), 3)
         end
-        RO.__len = function(v) return #targets[v] end
+        RO.__index = function(v, k)
+          if roCount[1] == 0 then stale(child(paths[v], k), "handle") end
+          return view(targets[v][k], child(paths[v], k))
+        end
+        RO.__newindex = function(v, k)
+          error(format("%s is read-only here: the state changes only in reduce; return a mutation that reduce applies", child(paths[v], k)), 2)
+        end
+        RO.__len = function(v)
+          if roCount[1] == 0 then stale(paths[v], "handle") end
+          return #targets[v]
+        end
         local function viewNext(v, k)
+          if roCount[1] == 0 then stale(paths[v], "handle") end
           local nk, nv = rawnext(targets[v], k)
           if nk ~= nil then return nk, view(nv, child(paths[v], nk)) end
         end
@@ -97,8 +112,15 @@ package final class LuaDispatch: @unchecked Sendable {
           end
           return v
         end
-        W.__len = function(v) return rawlen(wtargets[v]) end
+        -- Kept past its reduce, a write view refuses every use (the C __index and
+        -- __newindex look at log[-1], true while a reduce runs).
+        local function wkeyName(v) local k = wkey[v]; return k == nil and "state" or tostring(k) end
+        W.__len = function(v)
+          if root == nil then stale(wkeyName(v), "reduce") end
+          return rawlen(wtargets[v])
+        end
         local function wnext(v, k)
+          if root == nil then stale(wkeyName(v), "reduce") end
           local nk, nv = rawnext(wtargets[v], k)
           if type(nv) == "table" then nv = wview(nv, v, nk) end
           return nk, nv
@@ -112,6 +134,7 @@ package final class LuaDispatch: @unchecked Sendable {
         local function finish(...)
           local r = root
           local s, e = ...
+          log[-1] = nil
           if s == nil and select("#", ...) == 0 then root = nil; return end
           if s ~= r then root = nil; return s, e, 2 end
           local nlog, nstored = log[0], stored[0]
@@ -155,18 +178,21 @@ package final class LuaDispatch: @unchecked Sendable {
           local v = wviews[state]  -- the root's view, as wview(state, nil, nil) finds it, without the call
           if v == nil or wparent[v] ~= nil then v = wview(state, nil, nil) end
           root = v
+          log[-1] = true
           return finish(def.reduce(root, m))
         end
         local function undo()
           for i = log[0] - 2, 1, -3 do rawset(wtargets[log[i]], log[i + 1], log[i + 2]) end
           for i = nmarked - 1, 1, -2 do setmetatable(marked[i], marked[i + 1]) end
           root = nil
+          log[-1] = nil
         end
         -- mf.array(state.x) / mf.object(state.x) in reduce: marks the table the view shows,
         -- and counts as a write of it (undone with the rest).
         local function mark(t, mt)
           local target = wtargets[t]
           if target == nil then return setmetatable(t, mt) end
+          if root == nil then stale(wkeyName(t), "reduce") end
           marked[nmarked + 1], marked[nmarked + 2] = target, getmetatable(target)
           nmarked = nmarked + 2
           setmetatable(target, mt)
@@ -182,17 +208,45 @@ package final class LuaDispatch: @unchecked Sendable {
 
         -- Installed by feature hosts only (not `moonflow exec`, which keeps Lua's own `next`):
         -- `next(view)` as `next(table)` would see it (`if next(state.items) == nil then`).
+        -- And rawget, rawset and rawlen refuse views: a raw write would land in the empty
+        -- view itself, hiding the state's field behind it for good.
+        local function refuseRaw(name, t, k)
+          local path = targets[t] and (k == nil and paths[t] or child(paths[t], k))
+            or (k == nil and wkeyName(t) or tostring(k))
+          error(format("%s on %s: the state is a view, not a plain table; use %s", name, path,
+            name == "rawset" and "an ordinary assignment, in reduce" or "ordinary indexing (or # for the length)"), 3)
+        end
         local function installNext()
           next = function(t, k)
             if targets[t] then return viewNext(t, k) end
             if wtargets[t] then return wnext(t, k) end
             return rawnext(t, k)
           end
+          _ENV.rawget = function(t, k)
+            if targets[t] or wtargets[t] then refuseRaw("rawget", t, k) end
+            return rawget(t, k)
+          end
+          _ENV.rawset = function(t, k, v)
+            if targets[t] or wtargets[t] then refuseRaw("rawset", t, k) end
+            return rawset(t, k, v)
+          end
+          _ENV.rawlen = function(t)
+            if targets[t] or wtargets[t] then refuseRaw("rawlen", t) end
+            return rawlen(t)
+          end
         end
         return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, stored, wview,
-          function(def, action, state, env) return def.handle(action, view(state, "state"), env) end,
+          function(def, action, state, env)
+            roCount[1] = roCount[1] + 1
+            local _ <close> = roClose
+            return def.handle(action, view(state, "state"), env)
+          end,
           reduce,
-          function(def, kind, effect, state, env) return def.effects[kind](effect, view(state, "state"), env) end,
+          function(def, kind, effect, state, env)
+            roCount[1] = roCount[1] + 1
+            local _ <close> = roClose
+            return def.effects[kind](effect, view(state, "state"), env)
+          end,
           function(def, kind, request, env) return def.requests[kind](request, env) end,
           function(def, swiftServices, interactors, asStream, overrides)
             local services = {}
@@ -213,16 +267,18 @@ package final class LuaDispatch: @unchecked Sendable {
           function(def, action, state) return def.route(action, state) end,
           function(def, states) return def.combine(states) end,
           function(def, child, effect) return def.mapEffect(child, effect) end,
-          function(...) return ... end
+          function(...) return ... end,
+          roCloseMT, roCount
         """
 
     init(_ lua: LuaState) throws {
         let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), []) { slots in
-            try (1...21).map { try slots.ref($0) }
+            try (1...23).map { try slots.ref($0) }
         }
         try lua.registerViews(.readOnly, metatable: refs[0], targets: refs[1])
         try lua.registerViews(.write, metatable: refs[2], targets: refs[3])
         try lua.installWriteViewAccess(metatable: refs[2], targets: refs[3], log: refs[8], stored: refs[9], wrap: refs[10])
+        try lua.installViewClose(metatable: refs[21], count: refs[22])
         (undo, installNext, mark, viewTarget) = (refs[4], refs[5], refs[6], refs[7])
         (handle, reduce, effect, request, makeEnv) = (refs[11], refs[12], refs[13], refs[14], refs[15])
         (migrate, route, combine, mapEffect, identity) = (refs[16], refs[17], refs[18], refs[19], refs[20])

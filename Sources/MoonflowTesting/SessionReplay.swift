@@ -151,8 +151,8 @@ public struct SessionReplay {
                 continue
             }
             if let action = value["input"] {
-                guard case .integer(let t)? = value["t"] else {
-                    throw BadRecording(description: "\(file):\(n): an input line needs its time \"t\" in ms (an integer)")
+                guard case .integer(let t)? = value["t"], t >= 0 else {
+                    throw BadRecording(description: "\(file):\(n): an input line needs its time \"t\" in ms (an integer, 0 or more)")
                 }
                 let json = (try? action.json(sortedKeys: true, root: "input")) ?? "{}"
                 recording.inputLines.append("{\"at\":\(t),\"send\":\(json)}")
@@ -190,6 +190,7 @@ public struct SessionReplay {
         guard let host = try? FeatureHost(configuration: .init(searchPaths: FeatureRun.searchPaths(for: recording.path),
                                                                profile: profile, timeLimitMs: timeLimitMs,
                                                                memoryLimitMB: memoryLimitMB, clock: .virtual)),
+              (try? HostOwnedProcess.install(in: host.lua, command: "replay") { _, _ in }) != nil,
               let (definition, _) = try? host.loadDefinition(recording.path), definition.kind == .feature
         else { return [] }  // the run itself reports a plugin that does not load
         var out: [String] = []

@@ -58,4 +58,283 @@ final class HostileRoundTwoTests: ScratchTestCase {
         XCTAssertFalse(replay.stderr.contains("overflow"), replay.stderr)
         XCTAssertTrue([0, 1].contains(replay.status), "compared, not crashed: \(replay.status) \(replay.stderr)")
     }
+
+    func testARecordedInputWithANegativeTimeIsRefused() throws {
+        try write("plugins/late/init.lua", "return require('moonflow').feature { name = 'late', initial = {}, actions = { go = {} }, mutations = {}, handle = function() end, reduce = function(s) return s end }\n")
+        try write("rec.jsonl", """
+            {"record":"moonflow-session","format":1,"feature":"late","version":1,"path":"plugins/late","clock":"virtual"}
+            {"input":{"type":"go"},"t":-5}
+            """)
+        let replay = try Moonflow.run(["replay", "rec.jsonl"], in: scratch)
+        XCTAssertEqual(replay.status, 2)
+        XCTAssertTrue(replay.stderr.contains("rec.jsonl:2: an input line needs its time \"t\" in ms (an integer, 0 or more)"), replay.stderr)
+    }
+
+    // MARK: - The host owns the process
+
+    func testOsExitAtAPluginsTopLevelEndsNeitherCheckNorReplay() throws {
+        try write("plugins/quit/init.lua", """
+            local mf = require "moonflow"
+            os.exit(0)
+            return mf.feature {
+              name = "quit", initial = { n = 0 }, actions = { go = {} }, mutations = {},
+              handle = function() end, reduce = function(s) return s end,
+            }
+            """)
+        let check = try Moonflow.run(["check", "plugins/quit"], in: scratch)
+        XCTAssertEqual(check.status, 1, check.stdout + check.stderr)
+        XCTAssertTrue((check.stdout + check.stderr).contains("os.exit is not available under moonflow check"), check.stdout + check.stderr)
+
+        try write("rec.jsonl", """
+            {"record":"moonflow-session","format":1,"feature":"quit","version":1,"path":"plugins/quit","clock":"virtual"}
+            {"event":"state","t":0,"seq":0,"state":{"n":0}}
+            {"input":{"type":"go"},"t":0}
+            """)
+        let replay = try Moonflow.run(["replay", "rec.jsonl"], in: scratch)
+        XCTAssertNotEqual(replay.status, 0, "a plugin that cannot load does not replay as identical: \(replay.stdout)")
+        XCTAssertFalse(replay.stdout.contains("identical"), replay.stdout)
+    }
+
+    // MARK: - The sandbox
+
+    private let escapes = """
+        local mf = require "moonflow"
+        local out = {}
+        local function try(name, f) local ok, e = pcall(f) out[#out + 1] = name .. "=" .. (ok and "ok" or tostring(e)) end
+        try("pairs", function() local _, a = pairs(string); local _, real = pairs(a); rawset(real, "match", print) end)
+        try("next", function() local f, t = pairs(string); rawset(t, "gsub", print) end)
+        try("mf", function() mf.just = print end)
+        try("rawmf", function() rawset(mf, "just", print) end)
+        try("strmt", function() local mt = getmetatable(""); mt.__index.rep = print end)
+        out[#out + 1] = "match=" .. tostring(string.match == print) .. ",just=" .. tostring(mf.just == print)
+        return mf.feature {
+          name = "escape", initial = { log = table.concat(out, "|") }, actions = { go = {} }, mutations = {},
+          handle = function() end, reduce = function(s) return s end,
+        }
+        """
+
+    func testReadOnlyTablesHandOutNoBackingTableUnderRunAndTest() throws {
+        try write("plugins/escape/init.lua", escapes)
+        let result = try run("escape", [#"{"type":"go"}"#], ["--sandbox"])
+        let log = try XCTUnwrap(lastState(result.stdout)?["log"] as? String, result.stdout + result.stderr)
+        for name in ["pairs", "next", "mf", "rawmf", "strmt"] {
+            XCTAssertFalse(log.contains("\(name)=ok"), "\(name) escaped: \(log)")
+        }
+        XCTAssertTrue(log.hasSuffix("match=false,just=false"), log)
+
+        // The same plugin under `moonflow test --sandbox` (a trusted state for the spec).
+        try write("plugins/escape/spec/escape_spec.lua", """
+            local test = require "moonflow.test"
+            describe("escape", function()
+              it("is held", function()
+                local store = test.store("plugins/escape")
+                print("LOG " .. store.state.log)
+                assert.equal("function", type(string.match))
+                assert.is_true(string.match ~= print)
+              end)
+            end)
+            """)
+        let spec = try Moonflow.run(["test", "--sandbox", "plugins/escape"], in: scratch)
+        XCTAssertEqual(spec.status, 0, spec.stdout + spec.stderr)
+        let line = try XCTUnwrap(spec.stdout.split(separator: "\n").first { $0.contains("LOG ") }, spec.stdout)
+        for name in ["pairs", "next", "mf", "rawmf", "strmt"] {
+            XCTAssertFalse(line.contains("\(name)=ok"), "\(name) escaped under test --sandbox: \(line)")
+        }
+    }
+
+    func testASandboxedPluginsDatabaseFilesStayInItsFolder() throws {
+        let outside = scratch.appendingPathComponent("outside.db").path
+        for file in [outside, "../outside.db", "data/../../outside.db", "file:outside.db"] {
+            try write("plugins/db/init.lua", """
+                local mf = require "moonflow"
+                return mf.feature {
+                  name = "db", initial = { n = 0 }, actions = { go = {} }, mutations = {},
+                  repositories = { x = { sqlite = "\(file)" } },
+                  handle = function() end, reduce = function(s) return s end,
+                }
+                """)
+            let result = try run("db", [#"{"type":"go"}"#], ["--sandbox"])
+            XCTAssertEqual(result.status, 1, file)
+            let message = errors(result.stdout).first ?? ""
+            XCTAssertTrue(message.hasPrefix("plugins/db/init.lua: repositories.x.sqlite = "), message)
+            XCTAssertTrue(message.contains("stay in its data folder"), message)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: outside), file)
+        }
+    }
+
+    // MARK: - Code that hooks do not reach
+
+    /// Loops in places Lua runs with hooks off, or inside one long C call; `debug`
+    /// and `__gc` ones need the trusted profile.
+    private static let hooklessLoops: [(kind: String, code: String, trustedOnly: Bool)] = [
+        ("xpcall", "xpcall(function() while true do end end, function() while true do end end)", false),
+        ("handler", "xpcall(error, function() while true do end end, 'x')", false),
+        ("close", """
+            local co = coroutine.create(function()
+              local x <close> = setmetatable({}, { __close = function() while true do end end })
+              coroutine.yield()
+            end)
+            coroutine.resume(co)
+            coroutine.close(co)
+            """, false),
+        ("gc", "setmetatable({}, { __gc = function() while true do end end }); collectgarbage()", true),  // the sandbox refuses __gc
+        ("hook", "debug.sethook(function() while true do end end, '', 1)", true),
+        ("sort", "local t = {} for i = 1, 4000000 do t[i] = (i * 7919) % 1000003 end table.sort(t)", false),
+        ("move", "table.move({}, 1, math.maxinteger - 1, 1, {})", false),
+    ]
+
+    func testLoopsWhereHooksAreOffAreStoppedAndTheRunGoesOn() throws {
+        for sandbox in [false, true] {
+            let loops = Self.hooklessLoops.filter { !sandbox || !$0.trustedOnly }
+            let branches = loops.map { "if k == \"\($0.kind)\" then\n\($0.code)\nend" }.joined(separator: "\n")
+            try write("plugins/hang/init.lua", """
+                local mf = require "moonflow"
+                return mf.feature {
+                  name = "hang", initial = { n = 0 }, actions = { go = { k = "string" }, bump = {} }, mutations = { bump = {} },
+                  handle = function(a)
+                    if a.type == "bump" then return { type = "bump" } end
+                    local k = a.k
+                    \(branches)
+                  end,
+                  reduce = function(s) s.n = s.n + 1 return s end,
+                }
+                """)
+            let lines = loops.flatMap { [#"{"type":"go","k":"\#($0.kind)"}"#, #"{"type":"bump"}"#] }
+            let result = try run("hang", lines, ["--time-limit", "200"] + (sandbox ? ["--sandbox"] : []))
+            XCTAssertEqual(result.status, 1, result.stderr)
+            let stopped = errors(result.stdout).filter { $0.contains("time limit of 200 ms exceeded") }
+            XCTAssertEqual(stopped.count, loops.count, "sandbox: \(sandbox)\n" + result.stdout)
+            XCTAssertEqual(lastState(result.stdout)?["n"] as? Int, loops.count, "every bump after a stop ran (sandbox: \(sandbox))")
+        }
+    }
+
+    func testLoopsWhereHooksAreOffAreStoppedUnderExec() throws {
+        for sandbox in [false, true] {
+            for loop in Self.hooklessLoops where !sandbox || !loop.trustedOnly {
+                try write("loop.lua", loop.code + "\nprint('not reached')\n")
+                let result = try Moonflow.run(["exec", "--time-limit", "200"] + (sandbox ? ["--sandbox"] : []) + ["loop.lua"], in: scratch)
+                XCTAssertEqual(result.status, 1, "\(loop.kind): " + result.stderr)
+                XCTAssertTrue(result.stderr.contains("time limit of 200 ms exceeded"), "\(loop.kind): " + result.stderr)
+                XCTAssertFalse(result.stdout.contains("not reached"), loop.kind)
+            }
+        }
+    }
+
+    func testLoopsWhereHooksAreOffAreStoppedInSpecs() throws {
+        let branches = Self.hooklessLoops.map { loop in
+            "  it(\"\(loop.kind)\", function()\n\(loop.code)\n  end)"
+        }.joined(separator: "\n")
+        try write("plugins/hang/init.lua", "return require('moonflow').feature { name = 'hang', initial = {}, actions = {}, mutations = {}, handle = function() end, reduce = function(s) return s end }\n")
+        try write("plugins/hang/spec/hang_spec.lua", "describe(\"loops\", function()\n\(branches)\n  it(\"runs after\", function() end)\nend)\n")
+        let result = try Moonflow.run(["test", "--time-limit", "20", "plugins/hang"], in: scratch)
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("\(Self.hooklessLoops.count) failed"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("1 passed"), result.stdout)
+    }
+
+    func testAHugeErrorMessageIsCutWithItsSizeSaid() throws {
+        try write("plugins/loud/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "loud", initial = { n = 0 }, actions = { go = {} }, mutations = {},
+              handle = function() error(string.rep("E", 20 << 20)) end, reduce = function(s) return s end,
+            }
+            """)
+        let result = try run("loud", [#"{"type":"go"}"#], ["--time-limit", "5000"])
+        let message = try XCTUnwrap(errors(result.stdout).first, result.stdout)
+        XCTAssertLessThan(message.utf8.count, 5000)
+        XCTAssertTrue(message.hasSuffix("... (an error message of \(25 + 20 << 20) bytes, cut to its first 4096)"), String(message.suffix(100)))
+    }
+
+    func testAFinalizerThatLoopsAtExitDoesNotHoldTheProcess() throws {
+        try write("plugins/late/init.lua", """
+            local mf = require "moonflow"
+            KEEP = setmetatable({}, { __gc = function() while true do end end })
+            return mf.feature {
+              name = "late", initial = { n = 0 }, actions = { go = {} }, mutations = {},
+              handle = function() end, reduce = function(s) return s end,
+            }
+            """)
+        let result = try run("late", [#"{"type":"go"}"#], ["--time-limit", "200"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+    }
+
+    // MARK: - State views
+
+    func testRawAccessToAViewIsRefusedAndLeavesTheStateWhole() throws {
+        try write("plugins/raw/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "raw", initial = { count = 0 }, actions = { raw = {}, rawh = {}, inc = {} }, mutations = { raw = {}, inc = {} },
+              handle = function(a, s)
+                if a.type == "rawh" then return { type = "inc", n = rawget(s, "count") } end
+                return { type = a.type }
+              end,
+              reduce = function(s, m)
+                if m.type == "raw" then rawset(s, "count", 1000) end
+                s.count = s.count + 1
+                return s
+              end,
+            }
+            """)
+        let result = try run("raw", [#"{"type":"raw"}"#, #"{"type":"inc"}"#, #"{"type":"rawh"}"#, #"{"type":"inc"}"#])
+        let messages = errors(result.stdout)
+        XCTAssertEqual(messages.count, 2, result.stdout)
+        XCTAssertTrue(messages.first?.contains("rawset on count: the state is a view, not a plain table") == true, messages.description)
+        XCTAssertTrue(messages.last?.contains("rawget on state.count: the state is a view") == true, messages.description)
+        XCTAssertEqual(lastState(result.stdout)?["count"] as? Int, 2, "both incs counted, the raw write rolled back")
+    }
+
+    func testAViewKeptPastItsCallFailsNamingTheField() throws {
+        try write("plugins/kept/init.lua", """
+            local mf = require "moonflow"
+            local KEPT, SEEN
+            return mf.feature {
+              name = "kept", initial = { count = 0 }, actions = { keep = {}, poke = {}, look = {}, peek = {} }, mutations = { keep = {}, peek = {} },
+              handle = function(a, s)
+                if a.type == "poke" then KEPT.count = 777 return end
+                if a.type == "look" then SEEN = s return end
+                return { type = a.type }
+              end,
+              reduce = function(s, m)
+                if m.type == "keep" then KEPT = s end
+                if m.type == "peek" then s.count = SEEN.count + 1 end
+                return s
+              end,
+            }
+            """)
+        let result = try run("kept", [#"{"type":"keep"}"#, #"{"type":"poke"}"#, #"{"type":"look"}"#, #"{"type":"peek"}"#])
+        let messages = errors(result.stdout)
+        XCTAssertEqual(messages.count, 2, result.stdout)
+        XCTAssertTrue(messages.first?.contains("count: this view of the state was kept after its reduce call returned") == true, messages.description)
+        XCTAssertTrue(messages.last?.contains("state.count: this view of the state was kept after its handle call returned") == true, messages.description)
+        XCTAssertEqual(lastState(result.stdout)?["count"] as? Int, 0, "nothing written through a kept view")
+    }
+
+    func testInfinityIsRefusedLikeNaNWithRollback() throws {
+        try write("plugins/inf/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "inf", initial = { x = 1 }, actions = { up = {}, down = {}, ok = {} }, mutations = { set = { x = "number" }, down = {} },
+              handle = function(a)
+                if a.type == "up" then return { type = "set", x = math.huge } end
+                if a.type == "down" then return { type = "down" } end
+                return { type = "set", x = 2.5 }
+              end,
+              reduce = function(s, m)
+                if m.type == "down" then s.x = -math.huge else s.x = m.x end
+                return s
+              end,
+            }
+            """)
+        let result = try run("inf", [#"{"type":"up"}"#, #"{"type":"down"}"#, #"{"type":"ok"}"#])
+        XCTAssertEqual(result.status, 1)
+        let messages = errors(result.stdout)
+        XCTAssertEqual(messages.count, 2, result.stdout)
+        XCTAssertTrue(messages.first?.contains("infinity (math.huge) cannot be copied out of Lua") == true, messages.description)
+        XCTAssertTrue(messages.last?.contains("-infinity (math.huge) cannot be copied out of Lua") == true, messages.description)
+        XCTAssertEqual(lastState(result.stdout)?["x"] as? Double, 2.5)
+        let xs = events(result.stdout).compactMap { ($0["state"] as? [String: Any])?["x"] as? Double }
+        XCTAssertEqual(xs, [1, 2.5], "no state holds an infinity")
+    }
 }

@@ -54,6 +54,7 @@ typedef struct mf_budget {
   pthread_t test_thread;
   struct mf_budget *next_test;
   char test_where[240];      // "file:line: " where the test was stopped, once known
+  lua_State *closing;        // the main thread mf_close_state is closing, NULL otherwise
 } mf_budget;
 
 /// Creates a state whose allocator enforces `b->limit`. NULL if out of memory.
@@ -160,6 +161,16 @@ int mf_newthread(lua_State *L, lua_State **out);
 /// Closes a suspended or dead coroutine (lua_closethread / lua_resetthread).
 /// Stack (of co): emptied; error: the error object left on it.
 int mf_closethread(lua_State *co, lua_State *from);
+/// Closes a suspended or dead coroutine from Swift under the time limit: a
+/// pending `__close` that loops is stopped. Stack (of co): as mf_closethread.
+int mf_close_coroutine(lua_State *co, lua_State *from, int64_t limit_ms);
+/// Sets `mt.__close` (mt below the count table on top) to the closer that counts
+/// `count[1]` down: how read-only views know their call is running.
+/// Stack: [-2, +0]; error: [-2, +1].
+int mf_install_view_close(lua_State *L);
+/// lua_close under the time limit: a finalizer that loops is stopped (its error
+/// becomes a warning, as Lua does with errors in __gc) and the close finishes.
+void mf_close_state(lua_State *L, int64_t limit_ms);
 /// luaL_ref on the registry, protected (the registry may grow): the value on
 /// top goes into a registry slot, *outRef receives it.
 /// Stack: [-1, +0]; error: [-1, +1] (the value is dropped).
