@@ -4,23 +4,32 @@ import MoonflowHost
 import MoonflowLua
 
 /// `moonflow replay FILE [--update]`: re-runs a `--record`ed session on the
-/// virtual clock and compares every state with the recording.
+/// virtual clock and compares every event with the recording.
 ///
 ///     var replay = SessionReplay(file: "session.jsonl")
-///     let status = replay.run()   // 0 identical, 1 a state differs, 2 a bad recording
+///     let status = replay.run()   // 0 identical, 1 an event differs, 2 a bad recording
 ///
-/// Each `input` line is sent at its recorded time; the states the feature goes
-/// through now are compared, in order, with the recorded `state` events. The
+/// Each `input` line is sent at its recorded time; the events the feature gives
+/// now (states, actions, mutations, effects, errors, logs) are compared, in
+/// order, with the recorded ones, numbers by value and type (`9` is not `9.0`),
+/// leaving out only what varies between runs (`t`, `where`, `traceback`). The
 /// first that differs is printed as a diff (`- recorded`, `+ now`) and the exit
 /// status is 1. Recorded actions and mutations that the current schemas refuse
 /// are named first, with their line in the recording.
+///
+/// The recording's plugin path is resolved inside `pluginsFolder` (by default
+/// the recording's own folder) and may not leave it; the plugin runs sandboxed
+/// unless `profile` says otherwise.
 public struct SessionReplay {
     public var file: String
     /// Write the new run over the recording instead of comparing.
     public var update = false
     public var timeLimitMs: Int64? = 1000
     public var memoryLimitMB: Int? = 512
-    public var profile: LuaState.Profile = .trusted
+    /// Sandboxed unless the replay is told the plugin is trusted (`--trusted`).
+    public var profile: LuaState.Profile = .sandboxed
+    /// The folder the recording's plugin path is resolved in; nil: the recording's own folder.
+    public var pluginsFolder: String?
     /// Where the report goes (standard output by default).
     public var write: @Sendable (String) -> Void = FeatureRun.stdout
 
@@ -36,8 +45,8 @@ public struct SessionReplay {
         var inputs = 0
         /// What each service call answered when recorded, by service and call number.
         var services: [String: [Int: ServiceOutcome]] = [:]
-        /// Recorded states with their line numbers.
-        var states: [(line: Int, state: LuaValue)] = []
+        /// Every recorded event (states too), with its line number.
+        var events: [(line: Int, event: LuaValue)] = []
         var actions: [(line: Int, action: LuaValue)] = []
         var mutations: [(line: Int, mutation: LuaValue)] = []
     }
@@ -53,22 +62,20 @@ public struct SessionReplay {
             FileHandle.standardError.write(Data("moonflow replay: \(error)\n".utf8))
             return 2
         }
+        let plugin: PluginPlace
+        do { plugin = try place(recording) } catch {
+            FileHandle.standardError.write(Data("moonflow replay: \(error)\n".utf8))
+            return 2
+        }
         var status: Int32 = 0
         if !update {
-            let refused = validate(recording)
+            let refused = validate(recording, path: plugin.path)
             for line in refused { write(line) }
             if !refused.isEmpty { status = 1 }
         }
 
-        // The plugin is found as `moonflow run` finds it: a path, or a name in ./plugins.
-        let fm = FileManager.default
-        guard fm.fileExists(atPath: recording.path) || fm.fileExists(atPath: "plugins/\(recording.path)/init.lua") else {
-            FileHandle.standardError.write(Data("moonflow replay: \(file) was recorded with the plugin \(recording.path), which is not found from here (\(fm.currentDirectoryPath)); run moonflow replay in the folder the recording was made in\n".utf8))
-            return 2
-        }
-
         // The run, on the virtual clock, fed the recorded inputs at their times.
-        var options = FeatureRun.Options(path: recording.path)
+        var options = FeatureRun.Options(path: plugin.path)
         options.clock = .virtual
         options.format = .jsonl
         options.timeLimitMs = timeLimitMs
@@ -87,7 +94,7 @@ public struct SessionReplay {
                 return 2
             }
         }
-        let output = PrintedStates()
+        let output = PrintedEvents()
         var lines = recording.inputLines.makeIterator()
         let input = InputLines(interactive: false, name: file) { lines.next() }
         _ = FeatureRun(options: options, input: input, write: output.add).run()
@@ -97,29 +104,118 @@ public struct SessionReplay {
                 FileHandle.standardError.write(Data("moonflow replay: cannot write \(file) (\(String(cString: strerror(errno)))); the new recording is in \(updated)\n".utf8))
                 return 2
             }
-            write("replay \(file): rewritten (\(recording.inputs) inputs, \(output.all.count) states)")
+            write("replay \(file): rewritten (\(recording.inputs) inputs, \(output.states) states)")
             return 0
         }
-        let now = output.all
-        for (i, recorded) in recording.states.enumerated() {
-            guard i < now.count else {
-                write("replay \(file): the recording has \(recording.states.count) states, the run now \(now.count): state \(i) (line \(recorded.line)) never came")
-                return 1
-            }
-            if !StateDiff.same(recorded.state, now[i]) {
-                write("replay \(file): state \(i) differs from line \(recorded.line) (- recorded, + now):")
-                for line in StateDiff.lines(expected: recorded.state, actual: now[i]) { write(line) }
-                write("run `moonflow replay \(file) --update` to accept the new behaviour")
-                return 1
-            }
-        }
-        if now.count > recording.states.count {
-            write("replay \(file): the run now goes through \(now.count) states, the recording \(recording.states.count); the first new one:")
-            write("+ state = \(StateDiff.render(now[recording.states.count]))")
+        let now = output.all.map { plugin.relative($0) }
+        if let difference = firstDifference(recording.events, now) {
+            for line in difference { write(line) }
+            if difference.count > 1 { write("run `moonflow replay \(file) --update` to accept the new behaviour") }
             return 1
         }
-        if status == 0 { write("replay \(file): identical (\(recording.inputs) inputs, \(now.count) states)") }
+        let states = now.filter { $0["event"]?.stringValue == "state" }.count
+        if status == 0 { write("replay \(file): identical (\(recording.inputs) inputs, \(states) states)") }
         return status
+    }
+
+    /// The fields of an event a replay compares: all but those that vary between runs.
+    static func compared(_ event: LuaValue) -> LuaValue {
+        guard case .table(var t) = event else { return event }
+        for varying in ["t", "where", "traceback"] { t[.string(LuaString(varying))] = nil }
+        return .table(t)
+    }
+
+    /// The report on the first event that differs, or nil when all are the same.
+    func firstDifference(_ recorded: [(line: Int, event: LuaValue)], _ now: [LuaValue]) -> [String]? {
+        var statesSeen = 0
+        for (i, (line, event)) in recorded.enumerated() {
+            let kind = event["event"]?.stringValue ?? "?"
+            guard i < now.count else {
+                return ["replay \(file): the recording has \(recorded.count) events, the run now \(now.count): the \(kind) event at line \(line) never came",
+                        "- \(kind) = \(StateDiff.render(Self.compared(event)))"]
+            }
+            let current = now[i]
+            let currentKind = current["event"]?.stringValue ?? "?"
+            if kind != currentKind {
+                return ["replay \(file): line \(line) recorded a \(kind) event where the run now gives a \(currentKind) event (- recorded, + now):",
+                        "- \(kind) = \(StateDiff.render(Self.compared(event)))",
+                        "+ \(currentKind) = \(StateDiff.render(Self.compared(current)))"]
+            }
+            if kind == "state" {
+                defer { statesSeen += 1 }
+                let (a, b) = (event["state"] ?? .nil, current["state"] ?? .nil)
+                if !StateDiff.same(a, b, numbersByType: true) {
+                    return ["replay \(file): state \(statesSeen) differs from line \(line) (- recorded, + now):"]
+                        + StateDiff.lines(expected: a, actual: b, numbersByType: true)
+                }
+                continue
+            }
+            let (a, b) = (Self.compared(event), Self.compared(current))
+            if !StateDiff.same(a, b, numbersByType: true) {
+                return ["replay \(file): the \(kind) event at line \(line) differs (- recorded, + now):"]
+                    + StateDiff.lines(expected: a, actual: b, numbersByType: true).map { $0.replacingOccurrences(of: " state = ", with: " \(kind) = ") }
+            }
+        }
+        guard now.count > recorded.count else { return nil }
+        let extra = now[recorded.count]
+        let kind = extra["event"]?.stringValue ?? "?"
+        return ["replay \(file): the run now gives \(now.count) events, the recording \(recorded.count); the first new one:",
+                "+ \(kind) = \(StateDiff.render(Self.compared(extra)))"]
+    }
+
+    /// Where the recorded plugin is, inside the plugins folder.
+    struct PluginPlace {
+        /// The path to run (as recorded when the folder is the current one).
+        var path: String
+        /// What was put before the recorded path ("" or "FOLDER/").
+        var prefix: String
+
+        /// `value` with `prefix` taken out of its strings: file names in messages
+        /// read as they did when recorded.
+        func relative(_ value: LuaValue) -> LuaValue {
+            guard !prefix.isEmpty else { return value }
+            switch value {
+            case .string(let s):
+                let text = s.description
+                return text.contains(prefix) ? .string(LuaString(text.replacingOccurrences(of: prefix, with: ""))) : value
+            case .table(var t):
+                t.array = t.array.map(relative)
+                for (k, v) in t.hash { t.hash[k] = relative(v) }
+                return .table(t)
+            default: return value
+            }
+        }
+    }
+
+    /// Resolves the recorded path in the plugins folder.
+    /// - Throws: `BadRecording` for a path that leaves the folder or a plugin that is not there.
+    func place(_ recording: Recording) throws -> PluginPlace {
+        let fm = FileManager.default
+        let folder = pluginsFolder ?? {
+            let parent = (file as NSString).deletingLastPathComponent
+            return parent.isEmpty ? "." : parent
+        }()
+        let given = pluginsFolder == nil ? "the recording's own folder, \(folder)" : "--plugins \(folder)"
+        let path = recording.path
+        let cwd = fm.currentDirectoryPath
+        func absolute(_ p: String) -> String {
+            ((p.hasPrefix("/") ? p : cwd + "/" + p) as NSString).standardizingPath
+        }
+        let root = absolute(folder)
+        let inFolder = path.hasPrefix("/") ? path : root + "/" + path
+        let resolved = (inFolder as NSString).standardizingPath
+        let components = path.split(separator: "/")
+        guard !path.contains("\0"), !path.hasPrefix("~"), !components.contains(".."),
+              resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/") else {
+            throw BadRecording(description: "\(file):1: the recording's plugin path \(StateDiff.render(.string(LuaString(path)))) leaves the plugins folder (\(given)); a replay runs only plugins inside it: give the folder that holds the plugin with --plugins DIR")
+        }
+        // The plugin is found as `moonflow run` finds it: a path, or a name in FOLDER/plugins.
+        let prefix = root == absolute(".") || path.hasPrefix("/") ? "" : folder + "/"
+        if fm.fileExists(atPath: prefix + path) { return PluginPlace(path: prefix + path, prefix: prefix) }
+        if fm.fileExists(atPath: prefix + "plugins/" + path + "/init.lua") {
+            return PluginPlace(path: prefix.isEmpty ? path : prefix + "plugins/" + path, prefix: prefix)
+        }
+        throw BadRecording(description: "\(file) was recorded with the plugin \(path), which is not in \(given); give the folder the recording was made in with --plugins DIR")
     }
 
     /// Reads the recording.
@@ -170,14 +266,15 @@ public struct SessionReplay {
             }
             switch value["event"]?.stringValue {
             case "state":
-                guard let state = value["state"] else {
+                guard value["state"] != nil else {
                     throw BadRecording(description: "\(file):\(n): a state event without a whole \"state\"; recordings keep whole states (record without --state patch)")
                 }
-                recording.states.append((n, state))
             case "mutation":
                 if let m = value["mutation"] { recording.mutations.append((n, m)) }
+            case nil, "reload": continue  // a reload is not part of what a replay does
             default: break
             }
+            recording.events.append((n, value))
         }
         guard !recording.path.isEmpty else {
             throw BadRecording(description: "\(file) is empty; make a recording with moonflow run PATH --record \(file)")
@@ -186,12 +283,12 @@ public struct SessionReplay {
     }
 
     /// Recorded actions and mutations the feature's current schemas refuse, one line each.
-    func validate(_ recording: Recording) -> [String] {
-        guard let host = try? FeatureHost(configuration: .init(searchPaths: FeatureRun.searchPaths(for: recording.path),
+    func validate(_ recording: Recording, path: String) -> [String] {
+        guard let host = try? FeatureHost(configuration: .init(searchPaths: FeatureRun.searchPaths(for: path),
                                                                profile: profile, timeLimitMs: timeLimitMs,
                                                                memoryLimitMB: memoryLimitMB, clock: .virtual)),
               (try? HostOwnedProcess.install(in: host.lua, command: "replay") { _, _ in }) != nil,
-              let (definition, _) = try? host.loadDefinition(recording.path), definition.kind == .feature
+              let (definition, _) = try? host.loadDefinition(path), definition.kind == .feature
         else { return [] }  // the run itself reports a plugin that does not load
         var out: [String] = []
         if definition.version != recording.version {
@@ -208,5 +305,20 @@ public struct SessionReplay {
             }
         }
         return out
+    }
+}
+
+/// Every event a `FeatureRun` prints in jsonl, parsed, in order (reloads left out).
+private final class PrintedEvents: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [LuaValue] = []
+
+    var all: [LuaValue] { lock.withLock { events } }
+    var states: Int { lock.withLock { events.filter { $0["event"]?.stringValue == "state" }.count } }
+
+    func add(_ line: String) {
+        guard line.hasPrefix("{\"event\":"), let event = try? LuaValue(json: line),
+              let kind = event["event"]?.stringValue, kind != "reload" else { return }
+        lock.withLock { events.append(event) }
     }
 }

@@ -24,7 +24,7 @@ final class MessagesTests: ScratchTestCase {
         XCTAssertFalse(run.stdout.contains("\"event\":\"error\""), run.stdout)
     }
 
-    func testReplayFromAnotherFolderNamesTheMissingPlugin() throws {
+    func testReplayFromAnotherFolderFindsThePluginBesideTheRecordingOrNamesIt() throws {
         try write("app/plugins/chat/init.lua", try String(contentsOf: Moonflow.root.appendingPathComponent("plugins/counter/init.lua"), encoding: .utf8))
         try write("app/actions.jsonl", "{\"type\":\"increment\"}\n")
         let app = scratch.appendingPathComponent("app")
@@ -32,10 +32,14 @@ final class MessagesTests: ScratchTestCase {
                                          "--record", "session.jsonl"], in: app)
         XCTAssertEqual(recorded.status, 0, recorded.stderr)
         let elsewhere = try Moonflow.run(["replay", "app/session.jsonl"], in: scratch)
-        XCTAssertEqual(elsewhere.status, 2, elsewhere.stdout)
-        XCTAssertTrue(elsewhere.stderr.contains("app/session.jsonl was recorded with the plugin plugins/chat, which is not found from here"), elsewhere.stderr)
-        XCTAssertFalse(elsewhere.stdout.contains("never came"), elsewhere.stdout)
+        XCTAssertEqual(elsewhere.stdout, "replay app/session.jsonl: identical (1 inputs, 2 states)\n", elsewhere.stderr)
         XCTAssertEqual(try Moonflow.run(["replay", "session.jsonl"], in: app).status, 0)
+
+        try FileManager.default.createDirectory(at: scratch.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        let wrong = try Moonflow.run(["replay", "app/session.jsonl", "--plugins", "empty"], in: scratch)
+        XCTAssertEqual(wrong.status, 2, wrong.stdout)
+        XCTAssertEqual(wrong.stderr, "moonflow replay: app/session.jsonl was recorded with the plugin plugins/chat, which is not in --plugins empty; give the folder the recording was made in with --plugins DIR\n")
+        XCTAssertFalse(wrong.stdout.contains("never came"), wrong.stdout)
     }
 
     func testPrettyTracebacksAreIndentedNotEscaped() throws {

@@ -56,7 +56,7 @@ final class ReplayTests: XCTestCase {
         try edited_.joined(separator: "\n").write(to: scratch.appendingPathComponent("users.jsonl"), atomically: true, encoding: .utf8)
         let edited = try Moonflow.run(["replay", "users.jsonl"], in: scratch)
         XCTAssertEqual(edited.status, 1)
-        XCTAssertTrue(edited.stdout.contains("- users[1].name = \"Ada\"\n+ users[1].name = \"Ava\""), edited.stdout)
+        XCTAssertTrue(edited.stdout.contains("- mutation.users[1].name = \"Ada\"\n+ mutation.users[1].name = \"Ava\""), edited.stdout)
     }
 
     func testARecordingNamesTheFeatureAndHoldsInputsWithTheirTimesAndEvents() throws {
@@ -133,5 +133,101 @@ final class ReplayTests: XCTestCase {
         let notARecording = try Moonflow.run(["replay", "actions.jsonl"], in: scratch)
         XCTAssertEqual(notARecording.status, 2)
         XCTAssertTrue(notARecording.stderr.contains("actions.jsonl:1: not a moonflow recording"), notARecording.stderr)
+    }
+    // MARK: - Every event, exactly
+
+    /// A plugin whose every kind of event depends on a word in its source, recorded once.
+    private func recordProbe() throws {
+        try FileManager.default.createDirectory(at: scratch.appendingPathComponent("plugins/probe"), withIntermediateDirectories: true)
+        try probeSource.write(to: scratch.appendingPathComponent("plugins/probe/init.lua"), atomically: true, encoding: .utf8)
+        try "{\"type\":\"go\"}\n{\"type\":\"go\"}\n".write(to: scratch.appendingPathComponent("go.jsonl"), atomically: true, encoding: .utf8)
+        let result = try Moonflow.run(["run", "plugins/probe", "--clock", "virtual", "--actions", "go.jsonl", "--format", "jsonl",
+                                       "--record", "probe.jsonl"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+    }
+
+    private let probeSource = """
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "probe", initial = { n = 0, text = "" }, actions = { go = {} },
+          mutations = { set = { n = "number" } },
+          handle = function()
+            print("log " .. (io and "with io" or "sandboxed"))
+            return { type = "set", n = 9 }
+          end,
+          reduce = function(s, m)
+            s.n = m.n
+            s.text = string.rep("a", 3000) .. "b" .. string.rep("c", 3000)
+            return s, { type = "bell", loud = true }
+          end,
+        }
+        """
+
+    private func editProbe(_ from: String, _ to: String) throws {
+        let file = scratch.appendingPathComponent("plugins/probe/init.lua")
+        let source = try String(contentsOf: file, encoding: .utf8)
+        XCTAssertTrue(source.contains(from), from)
+        try source.replacingOccurrences(of: from, with: to).write(to: file, atomically: true, encoding: .utf8)
+    }
+
+    func testReplayComparesEffectsMutationsAndLogsNotOnlyStates() throws {
+        try recordProbe()
+        let same = try Moonflow.run(["replay", "probe.jsonl", "--trusted"], in: scratch)
+        XCTAssertEqual(same.stdout, "replay probe.jsonl: identical (2 inputs, 3 states)\n", same.stderr)
+
+        // An effect changed, the states did not.
+        try editProbe("loud = true", "loud = false")
+        var replay = try Moonflow.run(["replay", "probe.jsonl", "--trusted"], in: scratch)
+        XCTAssertEqual(replay.status, 1)
+        XCTAssertTrue(replay.stdout.hasPrefix("replay probe.jsonl: the effect event at line 8 differs (- recorded, + now):\n- effect.loud = true\n+ effect.loud = false\n"), replay.stdout)
+        try editProbe("loud = false", "loud = true")
+
+        // 9.0 where 9 was recorded: the same number to Lua, not the same JSON.
+        try editProbe("n = 9 }", "n = 9.0 }")
+        replay = try Moonflow.run(["replay", "probe.jsonl", "--trusted"], in: scratch)
+        XCTAssertEqual(replay.status, 1)
+        XCTAssertTrue(replay.stdout.contains("the mutation event at line 6 differs (- recorded, + now):\n- mutation.n = 9\n+ mutation.n = 9.0\n"), replay.stdout)
+        try editProbe("n = 9.0 }", "n = 9 }")
+
+        // A log line.
+        try editProbe("\"log \"", "\"LOG \"")
+        replay = try Moonflow.run(["replay", "probe.jsonl", "--trusted"], in: scratch)
+        XCTAssertEqual(replay.status, 1)
+        XCTAssertTrue(replay.stdout.contains("the log event at line 5 differs"), replay.stdout)
+    }
+
+    func testReplayIsSandboxedUnlessTrusted() throws {
+        try recordProbe()  // recorded by `run`, trusted
+        let sandboxed = try Moonflow.run(["replay", "probe.jsonl"], in: scratch)
+        XCTAssertEqual(sandboxed.status, 1)
+        XCTAssertTrue(sandboxed.stdout.contains("- message = \"log with io\"\n+ message = \"log sandboxed\""), sandboxed.stdout)
+        XCTAssertEqual(try Moonflow.run(["replay", "probe.jsonl", "--trusted"], in: scratch).status, 0)
+        let both = try Moonflow.run(["replay", "probe.jsonl", "--trusted", "--sandbox"], in: scratch)
+        XCTAssertEqual(both.status, 2)
+        XCTAssertTrue(both.stderr.contains("--trusted and --sandbox contradict each other"), both.stderr)
+    }
+
+    func testAHugeDifferingStringIsShownCutWithItsLength() throws {
+        try recordProbe()
+        try editProbe("\"b\" ..", "\"B\" ..")
+        let replay = try Moonflow.run(["replay", "probe.jsonl", "--trusted"], in: scratch)
+        XCTAssertEqual(replay.status, 1)
+        let lines = replay.stdout.split(separator: "\n")
+        XCTAssertTrue(lines.contains { $0.hasPrefix("- text = …\"aaa") && $0.hasSuffix("ccc\"… (a string of 6001 bytes; they differ from byte 3001)") }, replay.stdout)
+        XCTAssertTrue(lines.allSatisfy { $0.utf8.count < 400 }, replay.stdout)
+    }
+
+    func testARecordedPathOutsideThePluginsFolderIsRefused() throws {
+        _ = try record()
+        let file = scratch.appendingPathComponent("session.jsonl")
+        let original = try String(contentsOf: file, encoding: .utf8)
+        for path in ["../elsewhere/plugins/counter", "/etc", "plugins/../../x", "~/plugins/counter"] {
+            try original.replacingOccurrences(of: #""path":"plugins/counter""#, with: #""path":"\#(path)""#)
+                .write(to: file, atomically: true, encoding: .utf8)
+            let replay = try Moonflow.run(["replay", "session.jsonl"], in: scratch)
+            XCTAssertEqual(replay.status, 2, path)
+            XCTAssertTrue(replay.stderr.hasPrefix("moonflow replay: session.jsonl:1: the recording's plugin path \"\(path)\" leaves the plugins folder (the recording's own folder, .)"), replay.stderr)
+            XCTAssertEqual(replay.stdout, "", path)
+        }
     }
 }

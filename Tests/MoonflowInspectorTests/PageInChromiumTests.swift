@@ -67,6 +67,7 @@ final class PageInChromiumTests: XCTestCase {
         try XCTUnwrap(exported.stringValue).write(to: file, atomically: true, encoding: .utf8)
         let report = Report()
         var replay = SessionReplay(file: file.path)
+        replay.pluginsFolder = InspectedRun.root.path
         replay.write = { report.add($0) }
         XCTAssertEqual(replay.run(), 0, report.lines.joined(separator: "\n"))
         XCTAssertEqual(report.lines, ["replay \(file.path): identical (30 inputs, 31 states)"])
