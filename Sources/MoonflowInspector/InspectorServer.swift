@@ -1,9 +1,11 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import MoonflowHost
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// `moonflow run --inspect`: serves the inspector's page at `/` and its
 /// protocol at `/ws` (Hummingbird with its WebSocket module), both behind a
@@ -12,9 +14,13 @@ import NIOCore
 ///     let server = InspectorServer(hub: hub, host: "127.0.0.1", port: 0)
 ///     let url = try server.start()   // http://127.0.0.1:40123/?token=...
 ///
-/// Loopback unless another host is given. A request without the token gets 403;
-/// a WebSocket upgrade from a page of another origin gets 403 too, so another
-/// site open in the same browser cannot read the run or send it actions.
+/// Loopback unless another host is given. Every request must name this server
+/// in `Host` (loopback's names, or exactly the host given): another site's name
+/// pointed at this machine (DNS rebinding) gets 403. A request without the token
+/// gets 403; a WebSocket upgrade from a page of another origin gets 403 too, so
+/// another site open in the same browser cannot read the run or send it actions.
+/// Upgrades are checked before Hummingbird's WebSocket upgrade sees them
+/// (`UpgradeGuard`), which would answer a refusal with a bare 400.
 public final class InspectorServer: Sendable {
     public let hub: InspectorHub
     public let host: String
@@ -81,19 +87,58 @@ public final class InspectorServer: Sendable {
         return url!
     }
 
+    /// The `HOST:PORT` names a request may give in `Host` (lowercase): loopback's,
+    /// and the host given to `--inspect` when it is another.
+    public var authorities: [String] { authorities(port: bound.withLock { $0 } ?? requestedPort) }
+
+    func authorities(port: Int) -> [String] {
+        var names = ["127.0.0.1", "localhost", "[::1]"]
+        let given = (host.contains(":") ? "[\(host)]" : host).lowercased()
+        if !["127.0.0.1", "localhost", "[::1]"].contains(given) { names.append(given) }
+        return names.map { "\($0):\(port)" }
+    }
+
+    /// Why a request is refused (403), or nil. `origins` are its `Origin` headers;
+    /// only WebSocket upgrades are checked against them.
+    func refusal(authority: String?, token given: String?, origins: [String], upgrade: Bool) -> String? {
+        let allowed = authorities
+        guard let authority, allowed.contains(authority.lowercased()) else {
+            return "the inspector answers only requests for \(allowed.joined(separator: ", ")), not \(authority.map { "Host \($0)" } ?? "no Host header"); open the URL moonflow run --inspect printed\n"
+        }
+        guard given == token else {
+            return "this inspector needs the token from its URL: open the whole URL that moonflow run --inspect printed (…/?token=…)\n"
+        }
+        // A browser always names the page's origin (http, https, file, an extension's
+        // scheme or null); clients that are not browsers send none or a ws:// one,
+        // which no page can send.
+        if upgrade {
+            let pages = allowed.map { "http://\($0)" }
+            for origin in origins where !pages.contains(origin.lowercased()) {
+                let scheme = origin.lowercased().prefix { $0 != ":" }
+                if scheme == "ws" || scheme == "wss" { continue }
+                return "the inspector takes WebSocket connections only from its own page (origin \(pages.joined(separator: ", "))), not from \(origin)\n"
+            }
+        }
+        return nil
+    }
+
     private func makeApplication(onBound: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
         let router = Router(context: BasicWebSocketRequestContext.self)
-        let token = token, hub = hub
-        router.get("/") { request, _ -> Response in
-            try InspectorServer.checkToken(request, token)
+        let hub = hub
+        router.get("/") { [self] request, _ -> Response in
+            if let message = refusal(authority: request.head.authority, token: request.uri.queryParameters.get("token"),
+                                     origins: [], upgrade: false) {
+                throw HTTPError(.forbidden, message: message)
+            }
             var headers = HTTPFields()
             headers[.contentType] = "text/html; charset=utf-8"
             headers[.cacheControl] = "no-store"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: InspectorPage.html)))
         }
-        router.ws("/ws", shouldUpgrade: { request, _ in
-            try InspectorServer.checkToken(request, token)
-            try InspectorServer.checkOrigin(request)
+        router.ws("/ws", shouldUpgrade: { [self] request, _ in
+            // UpgradeGuard answered a refusal already; this holds if it is ever bypassed.
+            if refusal(authority: request.head.authority, token: request.uri.queryParameters.get("token"),
+                       origins: request.headers[values: .origin], upgrade: true) != nil { return .dontUpgrade }
             return .upgrade([:])
         }, onUpgrade: { inbound, outbound, _ in
             let (frames, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .unbounded)
@@ -115,32 +160,73 @@ public final class InspectorServer: Sendable {
         })
         var logger = Logger(label: "moonflow.inspector")
         logger.logLevel = .critical
+        let webSocketResponder = router.buildResponder()
+        // Frames up to 16 MB: a page may send a large action.
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(ws: .init(maxFrameSize: 16 << 20))
+        let server = HTTPServerBuilder { [self] responder in
+            GuardedChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration)) { head in
+                let query = URLComponents(string: head.uri)?.queryItems
+                return self.refusal(authority: head.headers.first(name: "host"), token: query?.first { $0.name == "token" }?.value,
+                               origins: head.headers["origin"], upgrade: true)
+            }
+        }
         return Application(
             router: router,
-            // Frames up to 16 MB: a page may send a large action.
-            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: 16 << 20))),
+            server: server,
             configuration: .init(address: .hostname(host, port: requestedPort), serverName: "moonflow"),
             onServerRunning: { channel in onBound(channel.localAddress?.port ?? 0) },
             logger: logger
         )
     }
+}
 
-    static func checkToken(_ request: Request, _ token: String) throws {
-        guard let given = request.uri.queryParameters.get("token"), given == token else {
-            throw HTTPError(.forbidden, message: "this inspector needs the token from its URL: open the whole URL that moonflow run --inspect printed (…/?token=…)\n")
+/// Hummingbird's HTTP and WebSocket channel with `UpgradeGuard` in front of its upgrade handler.
+private struct GuardedChannel: ServerChildChannel {
+    let inner: HTTP1WebSocketUpgradeChannel
+    let refusal: @Sendable (HTTPRequestHead) -> String?
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1WebSocketUpgradeChannel.Value> {
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let decoder = try channel.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(UpgradeGuard(refusal: refusal), position: .after(decoder.handler))
+            return value
         }
     }
 
-    /// A browser names the page's origin (`http://…` or `null`); it must be this server's
-    /// own. Clients that are not browsers may send none, or their own scheme (`ws://…`).
-    static func checkOrigin(_ request: Request) throws {
-        let host = request.head.authority ?? ""
-        for origin in request.headers[values: .origin] {
-            let fromAPage = origin == "null" || origin.hasPrefix("http://") || origin.hasPrefix("https://")
-            if fromAPage && origin != "http://\(host)" {
-                throw HTTPError(.forbidden, message: "the inspector takes WebSocket connections only from its own page (origin http://\(host)), not from \(origin)\n")
-            }
+    func handle(value: HTTP1WebSocketUpgradeChannel.Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// Sees a connection's first request: a WebSocket upgrade that `refusal` refuses is
+/// answered 403 with the reason and the connection closed; anything else passes on,
+/// and the guard leaves the pipeline (no later request on the connection can upgrade).
+private final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    let refusal: @Sendable (HTTPRequestHead) -> String?
+    private var refused = false
+
+    init(refusal: @escaping @Sendable (HTTPRequestHead) -> String?) { self.refusal = refusal }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }  // the rest of a refused request
+        guard case .head(let head) = unwrapInboundIn(data), head.headers.contains(name: "upgrade"), let message = refusal(head) else {
+            context.fireChannelRead(data)
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            return
         }
+        refused = true
+        var headers = HTTPHeaders()
+        headers.add(name: "content-type", value: "text/plain; charset=utf-8")
+        headers.add(name: "content-length", value: String(message.utf8.count))
+        headers.add(name: "connection", value: "close")
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .forbidden, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: message)))), promise: nil)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
     }
 }
 

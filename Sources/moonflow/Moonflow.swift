@@ -242,6 +242,9 @@ struct Run: ParsableCommand {
                 FileHandle.standardError.write(Data("moonflow: \(error)\n".utf8))
                 throw ExitCode(1)
             }
+            if !["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) {
+                FileHandle.standardError.write(Data("moonflow: warning: --inspect \(inspect) is reachable from the network: anyone who can reach this machine and learns the URL's token can read the run and send it actions; the page answers only to \(server.authorities.joined(separator: ", ")) (use 127.0.0.1 unless you mean it)\n".utf8))
+            }
             options.observers.append(hub)
             options.keepsRunning = true
             let line = format == .jsonl

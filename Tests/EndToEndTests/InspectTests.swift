@@ -38,6 +38,45 @@ final class InspectTests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("--inspect localhost:99999: give HOST:PORT (127.0.0.1:8080), or :0 for any free port on loopback"), bad.stderr)
     }
 
+    func testAnInspectorReachableFromTheNetworkSaysSoOnStandardError() throws {
+        let open = try inspectorRun(address: "0.0.0.0:0")
+        XCTAssertTrue(open.url.hasPrefix("http://0.0.0.0:"), open.url)
+        XCTAssertTrue(open.stderr.contains("moonflow: warning: --inspect 0.0.0.0:0 is reachable from the network"), open.stderr)
+        let local = try inspectorRun(address: "127.0.0.1:0")
+        XCTAssertFalse(local.stderr.contains("warning"), local.stderr)
+    }
+
+    /// `moonflow run plugins/counter --inspect ADDRESS`, stopped with SIGINT once it printed
+    /// the inspector's URL: that URL and what it wrote to standard error.
+    private func inspectorRun(address: String) throws -> (url: String, stderr: String) {
+        let process = Process()
+        process.executableURL = try Moonflow.binary()
+        process.arguments = ["run", "plugins/counter", "--inspect", address, "--format", "jsonl", "--actions", "-"]
+        process.currentDirectoryURL = Moonflow.root
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-inspect-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errors) }
+        let errorHandle = try FileHandle(forWritingTo: errors)
+        let output = Pipe(), input = Pipe()
+        process.standardOutput = output
+        process.standardError = errorHandle
+        process.standardInput = input
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var printed = ""
+        while !printed.contains("\n") {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            printed += String(decoding: data, as: UTF8.self)
+        }
+        process.interrupt()
+        process.waitUntilExit()
+        try errorHandle.close()
+        let line = printed.split(separator: "\n").first.map(String.init) ?? ""
+        let url = line.components(separatedBy: "\"url\":\"").dropFirst().first?.components(separatedBy: "\"").first ?? line
+        return (url, try String(contentsOf: errors, encoding: .utf8))
+    }
+
     private func get(_ address: String) throws -> (status: Int, body: String) {
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var result: (Int, String) = (0, "")

@@ -259,6 +259,60 @@ final class InspectorTests: XCTestCase {
         ownPage.close()
     }
 
+    /// A WebSocket upgrade as a browser sends it, with `Origin` and `Host` as given (nil: none).
+    private func upgrade(origin: String?, host: String?, token: String? = nil) throws -> (status: Int, body: String) {
+        var head = ["GET /ws?token=\(token ?? server.token) HTTP/1.1", "Upgrade: websocket", "Connection: Upgrade",
+                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+        if let host { head.append("Host: \(host)") }
+        if let origin { head.append("Origin: \(origin)") }
+        return try RawHTTP.send(head, port: port)
+    }
+
+    private var port: Int { URL(string: url)!.port! }
+
+    func testASocketWithoutTheTokenGets403SayingSo() throws {
+        let refused = try upgrade(origin: nil, host: "127.0.0.1:\(port)", token: "guess")
+        XCTAssertEqual(refused.status, 403)
+        XCTAssertTrue(refused.body.contains("needs the token from its URL"), refused.body)
+    }
+
+    func testOriginsOtherThanThePagesOwnGet403NamingTheAllowedOnes() throws {
+        let allowed = "http://127.0.0.1:\(port), http://localhost:\(port), http://[::1]:\(port)"
+        for origin in ["file://", "null", "chrome-extension://abcdefghijklmnop", "HTTP://EVIL.EXAMPLE:\(port)",
+                       "http://evil.example", "https://127.0.0.1:\(port)", "http://127.0.0.1:\(port + 1)"] {
+            let refused = try upgrade(origin: origin, host: "127.0.0.1:\(port)")
+            XCTAssertEqual(refused.status, 403, origin)
+            XCTAssertTrue(refused.body.contains("only from its own page (origin \(allowed)), not from \(origin)"), "\(origin): \(refused.body)")
+        }
+    }
+
+    func testAnotherSiteNamePointedAtLoopbackGets403_DNSRebinding() throws {
+        let evil = "evil.example:\(port)"
+        let socket = try upgrade(origin: "http://\(evil)", host: evil)
+        XCTAssertEqual(socket.status, 403)
+        XCTAssertTrue(socket.body.contains("answers only requests for 127.0.0.1:\(port), localhost:\(port), [::1]:\(port), not Host \(evil)"), socket.body)
+        let page = try RawHTTP.send(["GET /?token=\(server.token) HTTP/1.1", "Host: \(evil)"], port: port)
+        XCTAssertEqual(page.status, 403)
+        XCTAssertFalse(page.body.contains("<script>"))
+        let uppercase = try upgrade(origin: "HTTP://EVIL.EXAMPLE:\(port)", host: "EVIL.EXAMPLE:\(port)")
+        XCTAssertEqual(uppercase.status, 403)
+        let noHost = try RawHTTP.send(["GET /?token=\(server.token) HTTP/1.0"], port: port)
+        XCTAssertEqual(noHost.status, 403)
+        XCTAssertTrue(noHost.body.contains("not no Host header"), noHost.body)
+    }
+
+    func testThePagesOwnOriginsAndHostsPassInAnyCase() throws {
+        for name in ["127.0.0.1", "localhost", "[::1]", "LocalHost"] {
+            let opened = try upgrade(origin: "http://\(name):\(port)", host: "\(name):\(port)")
+            XCTAssertEqual(opened.status, 101, "\(name): \(opened.body)")
+            let page = try RawHTTP.send(["GET /?token=\(server.token) HTTP/1.1", "Host: \(name):\(port)"], port: port)
+            XCTAssertEqual(page.status, 200, name)
+        }
+        XCTAssertEqual(try upgrade(origin: "HTTP://127.0.0.1:\(port)", host: "127.0.0.1:\(port)").status, 101)
+        XCTAssertEqual(try upgrade(origin: nil, host: "127.0.0.1:\(port)").status, 101, "a client that is not a browser names no origin")
+        XCTAssertEqual(try upgrade(origin: "ws://127.0.0.1", host: "127.0.0.1:\(port)").status, 101, "or a ws:// one, which no page can send")
+    }
+
     func testThePageServesItsOwnScriptWhichParses() throws {
         let node = ["/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"].first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let node else { throw XCTSkip("node is not installed, so the page's script was not checked; apt-get install nodejs") }
@@ -279,6 +333,48 @@ final class InspectorTests: XCTestCase {
     private func get(_ address: String) async throws -> (status: Int, body: String) {
         let (data, response) = try await URLSession.shared.data(from: URL(string: address)!)
         return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// One HTTP/1.1 request written on a socket as given, for what URLSession will not send
+/// (any `Host`, no `Host`): the response's status and body. A `101` ends at its head.
+enum RawHTTP {
+    static func send(_ head: [String], port: Int) throws -> (status: Int, body: String) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure("socket: errno \(errno)") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw Failure("connect to port \(port): errno \(errno)") }
+        let request = Array((head.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { throw Failure("write: errno \(errno)") }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let text = String(decoding: received, as: UTF8.self)
+            if let end = text.range(of: "\r\n\r\n") {
+                let headText = String(text[..<end.lowerBound])
+                let status = Int(headText.split(separator: " ").dropFirst().first ?? "") ?? 0
+                let length = headText.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }
+                let body = String(text[end.upperBound...])
+                if status == 101 || length.map({ body.utf8.count >= $0 }) == true { return (status, body) }
+            }
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 {
+                let headText = text.components(separatedBy: "\r\n\r\n")[0]
+                let status = Int(headText.split(separator: " ").dropFirst().first ?? "") ?? 0
+                return (status, text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n"))
+            }
+            received += buffer[..<n]
+        }
     }
 }
 
