@@ -26,6 +26,20 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// How many differing steps a `rerun` frame details (the new state and the diff).
     public static let rerunDetails = 50
 
+    /// What the hub keeps: the last `frames` frames, and at most `bytes` in all (half
+    /// for the frames and their snapshots, a quarter for older snapshots, a quarter
+    /// for the actions `rerun` sends again). A page's queue of frames not yet written
+    /// may hold `bytes` before the page is dropped (it reconnects and resyncs).
+    public struct Limits: Sendable, Equatable {
+        public var frames: Int
+        public var bytes: Int
+        public init(frames: Int = 10_000, bytes: Int = 64 << 20) {
+            self.frames = max(1, frames)
+            self.bytes = max(1, bytes)
+        }
+    }
+    public let limits: Limits
+
     private struct Page {
         let send: @Sendable (String) -> Void
         /// Between `jump` and `resume`: the page looks at the past, its dispatches wait.
@@ -36,27 +50,54 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         var off: Set<Int> = []
     }
 
+    /// A state frame in the window: its seq, step, and its patch (nil when the frame holds
+    /// the whole state), kept beside the frame's text so that moving the window or
+    /// jumping never parses JSON back.
+    private struct StateFrame {
+        let seq: Int
+        let step: Int
+        let patch: [JSONPatch.Operation]?
+    }
+
+    /// A whole state kept as JSON, for `jump` and for pages that connect after the window moved.
+    private struct Snapshot {
+        let seq: Int
+        let step: Int
+        let json: String
+    }
+
     private let lock = NSLock()
+    /// The window: frames `first ..< first + frames.count`, `frameBytes` in all (snapshots in it included).
     private var frames: [String] = []
+    private var first = 0
+    private var frameBytes = 0
     private var run: RunDescription?
     private var dispatcher: (any RunDispatcher)?
     private var pages: [Int: Page] = [:]
     private var nextPage = 0
     private let printer = EventPrinter(format: .jsonl)
-    /// The state frames' seqs in order, their patches, and whole states every `snapshotEvery`.
-    private var stateSeqs: [Int] = []
-    private var stateSteps: [Int] = []
-    private var patches: [Int: [JSONPatch.Operation]] = [:]
-    private var snapshots: [Int: LuaValue] = [:]
+    /// The window's state frames in order, and whole states every `snapshotEvery` of them.
+    private var states: [StateFrame] = []
+    private var snapshots: [Int: String] = [:]
+    /// Whole states from before the window (one every `snapshotEvery` state frames), oldest first.
+    private var older: [Snapshot] = []
+    private var olderBytes = 0
+    private var stateCount = 0
+    /// The whole state as the window starts (that of the last state frame before it, with
+    /// its seq and step), once it has moved.
+    private var windowBase: (seq: Int, step: Int, state: LuaValue)?
     private var lastState: LuaValue?
-    /// Every action sent, with its time on the run's clock (for `rerun`).
-    /// Each is linked to its action frame when that arrives (`frame`), for `toggle`.
-    private var inputs: [(action: LuaValue, t: Int, frame: Int?)] = []
+    /// Every action sent, as the input line that sends it again at its time (for `rerun`),
+    /// with its JSON to link it to its action frame when that arrives (`frame`, for `toggle`).
+    /// Emptied for good when they outgrow their quarter of `limits.bytes`.
+    private var inputs: [(line: String, action: String, frame: Int?)] = []
+    private var inputBytes = 0
+    private var inputsDropped = 0
     private var unlinkedInput = 0
     /// Recent action frames, for `cause`.
     private var actionFrames: [(action: LuaValue, seq: Int, at: Date)] = []
 
-    public init() {}
+    public init(limits: Limits = Limits()) { self.limits = limits }
 
     // MARK: - RunObserver
 
@@ -70,7 +111,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
 
     public func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {
         lock.withLock {
-            let seq = frames.count
+            let seq = first + frames.count
             var fields = "\"seq\":\(seq)"
             if let cause, let from = actionFrames.last(where: { $0.action == cause }) {
                 let json = (try? cause.json(sortedKeys: true, root: "cause")) ?? "{}"
@@ -84,7 +125,8 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 if case .action(let action) = event {
                     actionFrames.append((action, seq, Date()))
                     // The oldest input not yet handled that is this action.
-                    if let i = inputs[unlinkedInput...].firstIndex(where: { $0.frame == nil && $0.action == action }) {
+                    let sent = unlinkedInput < inputs.count ? json(action, "action") : ""
+                    if unlinkedInput < inputs.count, let i = inputs[unlinkedInput...].firstIndex(where: { $0.frame == nil && $0.action == sent }) {
                         inputs[i].frame = seq
                         while unlinkedInput < inputs.count, inputs[unlinkedInput].frame != nil { unlinkedInput += 1 }
                     }
@@ -96,28 +138,115 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 frame = "{" + fields + "," + line.dropFirst()
             }
             frames.append(frame)
+            frameBytes += frame.utf8.count
+            trim()
             for page in pages.values { page.send(frame) }
         }
     }
 
     public func input(_ action: LuaValue, t: Int) {
-        lock.withLock { inputs.append((action, t, nil)) }
+        lock.withLock {
+            guard inputsDropped == 0 else { inputsDropped += 1; return }
+            let action = json(action, "action")
+            let line = "{\"at\":\(t),\"send\":\(action)}"
+            inputs.append((line, action, nil))
+            inputBytes += line.utf8.count + action.utf8.count
+            if inputBytes > limits.bytes / 4 {
+                // Past their share: `rerun` and `toggle` can no longer start from the beginning.
+                inputsDropped = inputs.count
+                inputs = []
+                inputBytes = 0
+                unlinkedInput = 0
+            }
+        }
+    }
+
+    /// Moves the window on when it holds more than `limits.frames` frames or half of
+    /// `limits.bytes`: the oldest frames go (a tenth of the window at least, so this
+    /// is rare), their snapshots join the older ones, and `windowBase` becomes the
+    /// whole state as the window now starts. Under the lock.
+    private func trim() {
+        let budget = limits.bytes / 2
+        guard frames.count > 1, frames.count > limits.frames || frameBytes > budget else { return }
+        var drop = 0, bytes = frameBytes
+        let least = max(1, frames.count / 10)
+        while drop < frames.count - 1, drop < least || frames.count - drop > limits.frames || bytes > budget {
+            bytes -= frames[drop].utf8.count
+            drop += 1
+        }
+        let start = first + drop
+        let gone = states.prefix { $0.seq < start }.count
+        if gone > 0 {
+            // Each patch is applied once here, to the state as the window started: no JSON is
+            // written or read, so a moving window costs little.
+            var state = windowBase?.state
+            for i in 0..<gone {
+                state = apply(i, to: state)
+                if let kept = snapshots.removeValue(forKey: states[i].seq) {
+                    frameBytes -= kept.utf8.count
+                    keepOlder(Snapshot(seq: states[i].seq, step: states[i].step, json: kept))
+                }
+            }
+            windowBase = state.map { (states[gone - 1].seq, states[gone - 1].step, $0) }
+            states.removeFirst(gone)
+        }
+        for frame in frames[..<drop] { frameBytes -= frame.utf8.count }
+        frames.removeFirst(drop)
+        first = start
+    }
+
+    private func keepSnapshot(_ seq: Int, _ json: String) {
+        snapshots[seq] = json
+        frameBytes += json.utf8.count
+    }
+
+    /// Keeps a whole state from before the window, dropping the oldest ones past a quarter
+    /// of `limits.bytes`.
+    private func keepOlder(_ snapshot: Snapshot) {
+        older.append(snapshot)
+        olderBytes += snapshot.json.utf8.count
+        var drop = 0
+        while drop < older.count, olderBytes > limits.bytes / 4 {
+            olderBytes -= older[drop].json.utf8.count
+            drop += 1
+        }
+        older.removeFirst(drop)
+    }
+
+    /// The whole state of the window's state frame `index`: its nearest snapshot at or
+    /// before it (or the state as the window starts) with the patches after that applied.
+    /// Under the lock.
+    private func wholeState(_ index: Int) -> LuaValue? {
+        var base = index
+        while base >= 0, snapshots[states[base].seq] == nil { base -= 1 }
+        var state = base >= 0 ? nil : windowBase?.state
+        for i in max(base, 0)...index { state = apply(i, to: state) }
+        return state
+    }
+
+    /// The window's state frame `index` applied to the state before it (nil: not known):
+    /// its patch, or its snapshot. Under the lock.
+    private func apply(_ index: Int, to state: LuaValue?) -> LuaValue? {
+        let frame = states[index]
+        if let state, let ops = frame.patch { return JSONPatch.apply(ops, to: state) }
+        return snapshots[frame.seq].flatMap { try? LuaValue(json: $0) }
     }
 
     /// A `state` frame: the whole state the first time, then a patch against the last one.
     private func stateFrame(_ state: LuaValue, step: Int, seq: Int, t: Int, fields: String) -> String {
         defer { lastState = state }
         let head = "{\(fields),\"event\":\"state\",\"t\":\(t),\"step\":\(step)"
-        let index = stateSeqs.count
-        stateSeqs.append(seq)
-        stateSteps.append(step)
+        let index = stateCount
+        stateCount += 1
         if let last = lastState, let ops = JSONPatch.patch(from: last, to: state) {
-            patches[seq] = ops
-            if index % InspectorHub.snapshotEvery == 0 { snapshots[seq] = state }
+            states.append(StateFrame(seq: seq, step: step, patch: ops))
+            if index % InspectorHub.snapshotEvery == 0 { keepSnapshot(seq, json(state, "state")) }
             return head + ",\"patch\":\((try? JSONPatch.json(ops)) ?? "[]")}"
         }
-        snapshots[seq] = state
-        return head + ",\"state\":\(json(state, "state"))}"
+        let whole = json(state, "state")
+        states.append(StateFrame(seq: seq, step: step, patch: nil))
+        keepSnapshot(seq, whole)
+        return head + ",\"state\":\(whole)}"
     }
 
     // MARK: - Pages
@@ -138,8 +267,15 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         _ = lock.withLock { pages.removeValue(forKey: page) }
     }
 
-    /// The number of frames so far.
-    public var frameCount: Int { lock.withLock { frames.count } }
+    /// The number of frames so far (kept or not).
+    public var frameCount: Int { lock.withLock { first + frames.count } }
+
+    /// What is kept now: the window's frames, and the bytes of everything kept
+    /// (frames, snapshots, the actions for `rerun`).
+    public var kept: (frames: Int, bytes: Int) { lock.withLock { (frames.count, frameBytes + olderBytes + inputBytes) } }
+
+    /// The pages connected now.
+    public var pageCount: Int { lock.withLock { pages.count } }
 
     /// Handles one frame a page sent. A bad frame gets a `reply` with `ok: false`
     /// saying what to send instead; the run goes on.
@@ -176,17 +312,22 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 toDispatch = [action]
                 return nil
             case "jump":
-                guard let seq = message["seq"].flatMap(InspectorHub.integer), seq >= 0, seq < frames.count else {
-                    return failure(command, "jump: \"seq\" must be the seq of a frame, 0 to \(frames.count - 1)")
+                guard let seq = message["seq"].flatMap(InspectorHub.integer), seq >= 0, seq < first + frames.count else {
+                    return failure(command, "jump: \"seq\" must be the seq of a frame, 0 to \(first + frames.count - 1)")
                 }
                 guard let (stateSeq, step, state) = state(at: seq) else {
+                    if seq < first {
+                        let back = (older.first?.seq ?? windowBase?.seq).map { ", whole states back to frame \($0)" } ?? ""
+                        return failure(command, "jump: frame \(seq) is older than the inspector keeps (frames \(first) to \(first + frames.count - 1)\(back)); run with a larger --inspect-frames or --inspect-memory to keep more")
+                    }
                     return failure(command, "jump: no state before frame \(seq)")
                 }
                 pages[id]!.travelling = true
-                return "{\"event\":\"jump\",\"seq\":\(seq),\"stateSeq\":\(stateSeq),\"step\":\(step),\"state\":\(json(state, "state"))}"
+                return "{\"event\":\"jump\",\"seq\":\(seq),\"stateSeq\":\(stateSeq),\"step\":\(step),\"state\":\(state)}"
             case "inflight", "rerun", "restart":
                 return nil
             case "toggle":
+                if let dropped = tooManyInputs(command) { return dropped }
                 guard let seq = message["seq"].flatMap(InspectorHub.integer), inputs.contains(where: { $0.frame == seq }) else {
                     return failure(command, "toggle: \"seq\" must be the seq of an action frame the run was sent")
                 }
@@ -197,7 +338,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 pages[id]!.queued = []
                 pages[id]!.travelling = false
                 let state = lastState.map { json($0, "state") } ?? "null"
-                return "{\"event\":\"resume\",\"seq\":\(frames.count - 1),\"sent\":\(toDispatch.count),\"state\":\(state)}"
+                return "{\"event\":\"resume\",\"seq\":\(first + frames.count - 1),\"sent\":\(toDispatch.count),\"state\":\(state)}"
             default:
                 return failure(command, "unknown cmd \"\(LuaValue.escaped(command))\"; the commands are \(InspectorHub.commands)")
             }
@@ -244,20 +385,25 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// what this run gives at that step, and its last state. `toggle` answers the same,
     /// with `"off"`: the action frames left out.
     private func rerunFrame(_ command: String, skipping off: Set<Int>) -> String {
-        guard let (run, inputs, recorded) = lock.withLock({ () -> (RunDescription, [(action: LuaValue, t: Int, frame: Int?)], [(Int, LuaValue)])? in
-            guard let run else { return nil }
-            return (run, inputs, allStates())
-        }) else { return failure(command, "\(command): the feature has not loaded yet") }
+        let taken = lock.withLock { () -> Result<(RunDescription, [(line: String, action: String, frame: Int?)], [(Int, LuaValue)], Int), Refused> in
+            if let dropped = tooManyInputs(command) { return .failure(Refused(reply: dropped)) }
+            guard let run else { return .failure(Refused(reply: failure(command, "\(command): the feature has not loaded yet"))) }
+            let (recorded, skipped) = windowStates()
+            return .success((run, inputs, recorded, skipped))
+        }
+        guard case .success(let (run, inputs, recorded, skipped)) = taken else {
+            if case .failure(let refused) = taken { return refused.reply }
+            return ""
+        }
         var options = FeatureRun.Options(path: run.path)
         options.clock = .virtual
         options.format = .jsonl
         options.repositoryStorage = .inMemoryRepositories
-        var lines = inputs.filter { $0.frame.map { !off.contains($0) } ?? true }.map { input -> String in
-            "{\"at\":\(input.t),\"send\":\((try? input.action.json(sortedKeys: true, root: "action")) ?? "{}")}"
-        }.makeIterator()
+        var lines = inputs.filter { $0.frame.map { !off.contains($0) } ?? true }.map(\.line).makeIterator()
         let now = PrintedStates()
         _ = FeatureRun(options: options, input: InputLines(interactive: false, name: command) { lines.next() }, write: now.add).run()
-        let states = now.all
+        // The recorded states are the window's: the run's first `skipped` states went.
+        let states = Array(now.all.dropFirst(skipped))
         var differs: [Int] = []
         // For the first differing steps, what the code gives now and the diff, as `moonflow replay` prints it.
         var changes: [String] = []
@@ -274,15 +420,25 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         return "{\"event\":\"\(command)\"\(offList),\"states\":\(states.count),\"differs\":[\(differs.map(String.init).joined(separator: ","))],\"changes\":[\(changes.joined(separator: ","))],\"state\":\(last)}"
     }
 
-    /// Every state frame's seq and whole state, in order. Under the lock.
-    private func allStates() -> [(Int, LuaValue)] {
+    /// Every state frame's seq and whole state in the window, in order, and how many
+    /// state frames of the run came before it. Under the lock.
+    private func windowStates() -> ([(Int, LuaValue)], Int) {
         var out: [(Int, LuaValue)] = []
-        var state: LuaValue = .nil
-        for seq in stateSeqs {
-            if let whole = snapshots[seq] { state = whole } else if let next = JSONPatch.apply(patches[seq] ?? [], to: state) { state = next }
-            out.append((seq, state))
+        var state: LuaValue?
+        for i in states.indices {
+            state = apply(i, to: state)
+            guard let state else { break }
+            out.append((states[i].seq, state))
         }
-        return out
+        return (out, stateCount - states.count)
+    }
+
+    private struct Refused: Error { let reply: String }
+
+    /// The refusal of `rerun` and `toggle` once the actions sent outgrew what is kept of them. Under the lock.
+    private func tooManyInputs(_ command: String) -> String? {
+        guard inputsDropped > 0 else { return nil }
+        return failure(command, "\(command): this run has sent \(inputsDropped) actions, more than the inspector keeps to send again (a quarter of --inspect-memory, \(limits.bytes / 4) bytes); run with a larger --inspect-memory, or record the run (--record) and use moonflow replay")
     }
 
     /// `{"event":"inflight","flights":[{"what":"incrementLater #3","seq":7,"ms":120}]}`: the work
@@ -308,18 +464,25 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         return "{\"event\":\"reply\",\"cmd\":\(q(cmd)),\"ok\":false,\"message\":\(q(message))}"
     }
 
-    /// Sends the frames after `since`; everything (with the `session` frame first) when
-    /// the page holds nothing or `since` is not a frame this run sent. Under the lock.
+    /// Sends the frames after `since`; the whole window (with the `session` frame first)
+    /// when the page holds nothing or `since` is not a frame of the window or just before
+    /// it. Under the lock.
     private func resync(_ id: Int, since: Int) {
         guard let page = pages[id] else { return }
-        // Checked before adding: `since` comes from the page and may be any integer (Int.max).
-        var from = 0
-        if since < 0 || since >= frames.count { page.send(sessionFrame) } else { from = since + 1 }
-        for frame in frames[from...] { page.send(frame) }
+        // Compared, never added to: `since` comes from the page and may be any integer (Int.max).
+        var from = first
+        if since < 0 || since < first - 1 || since >= first + frames.count { page.send(sessionFrame) } else { from = since + 1 }
+        for frame in frames[(from - first)...] { page.send(frame) }
     }
 
     private var sessionFrame: String {
-        guard let run else { return "{\"event\":\"session\",\"last\":\(frames.count - 1)}" }
+        // Once the window has moved: its first frame, and the whole state as it starts.
+        var window = ",\"keep\":\(limits.frames)"
+        if first > 0 {
+            window += ",\"first\":\(first)"
+            if let base = windowBase { window += ",\"base\":{\"stateSeq\":\(base.seq),\"step\":\(base.step),\"state\":\(json(base.state, "state"))}" }
+        }
+        guard let run else { return "{\"event\":\"session\",\"last\":\(first + frames.count - 1)\(window)}" }
         var actions = "null"
         if let schema = run.actions {
             actions = "{" + schema.names.map { name in
@@ -328,29 +491,26 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 return "\(q(name)):{\(fields.joined(separator: ","))}"
             }.joined(separator: ",") + "}"
         }
-        return "{\"event\":\"session\",\"last\":\(frames.count - 1),\"feature\":\(q(run.name)),\"version\":\(run.version),"
+        return "{\"event\":\"session\",\"last\":\(first + frames.count - 1)\(window),\"feature\":\(q(run.name)),\"version\":\(run.version),"
             + "\"path\":\(q(run.path)),\"clock\":\(q(run.clock.rawValue)),\"actions\":\(actions)}"
     }
 
-    /// The state as of frame `seq` (the last state frame at or before it), rebuilt from
-    /// the nearest snapshot by applying the patches after it. Under the lock.
-    private func state(at seq: Int) -> (Int, Int, LuaValue)? {
+    /// The state as of frame `seq` as JSON (the last state frame at or before it), rebuilt
+    /// from the nearest snapshot by applying the patches after it; before the window, the
+    /// nearest older snapshot at or before it. Under the lock.
+    private func state(at seq: Int) -> (Int, Int, String)? {
         // The last state frame at or before `seq`.
-        var lo = 0, hi = stateSeqs.count
+        var lo = 0, hi = states.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if stateSeqs[mid] <= seq { lo = mid + 1 } else { hi = mid }
+            if states[mid].seq <= seq { lo = mid + 1 } else { hi = mid }
         }
-        guard lo > 0 else { return nil }
-        let index = lo - 1
-        var base = index
-        while snapshots[stateSeqs[base]] == nil { base -= 1 }
-        var state = snapshots[stateSeqs[base]]!
-        for i in stride(from: base + 1, through: index, by: 1) {
-            guard let next = JSONPatch.apply(patches[stateSeqs[i]] ?? [], to: state) else { return nil }
-            state = next
+        guard lo > 0 else {
+            if let base = windowBase, base.seq <= seq { return (base.seq, base.step, json(base.state, "state")) }
+            return older.last(where: { $0.seq <= seq }).map { ($0.seq, $0.step, $0.json) }
         }
-        return (stateSeqs[index], stateSteps[index], state)
+        guard let whole = wholeState(lo - 1) else { return nil }
+        return (states[lo - 1].seq, states[lo - 1].step, json(whole, "state"))
     }
 
     /// A string as JSON.

@@ -67,8 +67,10 @@ public enum InspectorPage {
     public static let script = #"""
 "use strict";
 const token = new URLSearchParams(location.search).get("token") || "";
-const events = [];          // every frame the run sent, by seq
-const stateAt = [];         // the state as of each frame (shared structure)
+const events = [];          // the frames held, by seq - base
+const stateAt = [];         // the state as of each held frame (shared structure)
+let base = 0;               // the seq of events[0]: the server keeps a window, and so does the page
+let baseState;              // the state just before events[0]
 let session = null, selected = -1, live = true, socket = null, askedSince = false;
 const differs = new Set();
 const rerunNow = new Map();  // differing state frames after "re-run actions": { now, diff }
@@ -125,7 +127,7 @@ function show(v) { return v === undefined ? "nil" : JSON.stringify(v); }
 function diffLines(frame) {
   if (frame.event !== "state") return [];
   if (frame.state !== undefined) return ["+ state = " + show(frame.state)];
-  const before = stateAt[frame.seq - 1];
+  const before = frame.seq - 1 - base >= 0 ? stateAt[frame.seq - 1 - base] : baseState;
   const lines = [];
   for (const op of frame.patch || []) {
     const where = luaPath(op.path), old = getAt(before, pointerTokens(op.path));
@@ -154,14 +156,21 @@ function fieldsText(v) {
 }
 
 function addFrame(f) {
-  if (f.seq < events.length) return;  // already held (a resync after a reconnect)
-  if (f.seq > events.length) {         // a gap: ask once for what is missing
-    if (!askedSince) { askedSince = true; hello(events.length - 1); }
+  const held = base + events.length;
+  if (f.seq < held) return;  // already held (a resync after a reconnect)
+  if (f.seq > held) {         // a gap: ask once for what is missing
+    if (!askedSince) { askedSince = true; hello(held - 1); }
     return;
   }
   askedSince = false;
+  // The page keeps as many frames as the server does (session.keep), dropping the oldest tenth.
+  const keep = (session && session.keep) || 10000;
+  if (events.length >= keep) {
+    const n = Math.max(1, Math.floor(keep / 10));
+    baseState = stateAt[n - 1]; events.splice(0, n); stateAt.splice(0, n); base += n;
+  }
   events.push(f);
-  const before = f.seq > 0 ? stateAt[f.seq - 1] : undefined;
+  const before = events.length > 1 ? stateAt[events.length - 2] : baseState;
   if (f.event === "state") stateAt.push(f.state !== undefined ? f.state : applyPatch(before, f.patch || []));
   else stateAt.push(before);
   if (f.event === "reload") document.getElementById("rerun").classList.add("hint");
@@ -181,7 +190,7 @@ function matches(f) {
 }
 function refilter() {
   const kind = document.getElementById("kind").value, text = document.getElementById("search").value;
-  shown = kind || text ? events.filter(matches).map(f => f.seq) : null;
+  shown = kind || text ? events.filter(matches).map(f => f.seq) : null;  // seqs
 }
 function render() {
   if (shown !== null) refilter();
@@ -192,8 +201,9 @@ function render() {
   const last = Math.min(count, first + Math.ceil(timelineEl.clientHeight / ROW) + 10);
   const parts = [];
   for (let r = first; r < last; r++) {
-    const i = shown === null ? r : shown[r];
-    const f = events[i];
+    const i = shown === null ? base + r : shown[r];
+    const f = events[i - base];
+    if (!f) continue;
     const cls = "row k-" + f.event + (f.cause ? " caused" : "") + (i === selected ? " sel" : "") + (differs.has(i) ? " differs" : "") + (off.has(i) ? " off" : "");
     parts.push('<div class="' + cls + '" data-seq="' + i + '" style="top:' + (r * ROW) + 'px">' +
       '<span class="seq">' + i + '</span><span class="t">' + f.t + ' ms</span>' + escapeHTML(summary(f)) + "</div>");
@@ -233,8 +243,9 @@ function tree(value, label) {
 }
 
 function select(seq) {
+  if (!events[seq - base]) return;  // no longer held
   selected = seq;
-  const f = events[seq];
+  const f = events[seq - base];
   document.getElementById("event").textContent = JSON.stringify(f, null, 2);
   const diff = document.getElementById("diff"); diff.innerHTML = "";
   for (const line of diffLines(f)) {
@@ -246,7 +257,7 @@ function select(seq) {
   toggle.hidden = f.event !== "action";
   toggle.textContent = off.has(seq) ? "toggle this action on" : "toggle this action off";
   const el = document.getElementById("tree"); el.innerHTML = "";
-  const t = tree(stateAt[seq], "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t);
+  const t = tree(stateAt[seq - base], "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t);
   // A step the re-run marked: the recorded state beside the one the code gives now.
   const now = rerunNow.get(seq), section = document.getElementById("rerunNow");
   section.hidden = !now;
@@ -305,12 +316,13 @@ function recording() {
     if (f.event === "action") lines.push(JSON.stringify({ input: f.action, t: f.t }));
     const e = Object.assign({}, f); delete e.seq; delete e.cause;
     if (e.step !== undefined) { e.seq = e.step; delete e.step; }
-    if (e.event === "state") { delete e.patch; e.state = stateAt[f.seq]; }
+    if (e.event === "state") { delete e.patch; e.state = stateAt[f.seq - base]; }
     lines.push(JSON.stringify(e));
   }
   return lines.join("\n") + "\n";
 }
 document.getElementById("export").onclick = () => {
+  if (base > 0) { document.getElementById("reply").textContent = "the first " + base + " frames are no longer kept, so this would not replay; record the run with --record instead"; return; }
   const blob = new Blob([recording()], { type: "application/jsonl" });
   const a = document.createElement("a"); a.href = URL.createObjectURL(blob); a.download = ((session && session.feature) || "session") + ".jsonl"; a.click();
 };
@@ -328,7 +340,11 @@ function connect() {
     const f = JSON.parse(m.data);
     switch (f.event) {
       case "session":
-        if (session === null || f.last < events.length - 1) { events.length = 0; stateAt.length = 0; document.getElementById("errors").innerHTML = ""; }
+        // Start over when the page holds frames this run never sent, or the server's window starts past them.
+        if (session === null || f.last < base + events.length - 1 || (f.first || 0) > base + events.length) {
+          events.length = 0; stateAt.length = 0; document.getElementById("errors").innerHTML = "";
+          base = f.first || 0; baseState = f.base ? f.base.state : undefined;
+        }
         session = f;
         document.getElementById("feature").textContent = (f.feature || "") + " v" + (f.version || "?") + " (" + (f.path || "") + ")";
         setupDispatcher(); break;

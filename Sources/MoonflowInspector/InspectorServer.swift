@@ -141,20 +141,34 @@ public final class InspectorServer: Sendable {
                        origins: request.headers[values: .origin], upgrade: true) != nil { return .dontUpgrade }
             return .upgrade([:])
         }, onUpgrade: { inbound, outbound, _ in
-            let (frames, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .unbounded)
-            let page = hub.connect { continuation.yield($0) }
+            // Frames wait here until the socket takes them; a page that falls `limits.bytes`
+            // behind is dropped (closing the handler closes the socket) and, reconnecting,
+            // resyncs from the window.
+            let queue = SendQueue(limit: hub.limits.bytes)
+            let page = hub.connect { queue.push($0) }
             defer { hub.disconnect(page) }
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await frame in frames { try await outbound.write(.text(frame)) }
-                }
-                for try await message in inbound.messages(maxSize: 16 << 20) {
-                    switch message {
-                    case .text(let text): hub.receive(text, from: page)
-                    case .binary: hub.receive("binary frame", from: page)
+                    for await frame in queue.frames where !queue.isClosed {
+                        try await outbound.write(.text(frame))
+                        queue.written(frame)
                     }
                 }
-                continuation.finish()
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: 16 << 20) {
+                        switch message {
+                        case .text(let text): hub.receive(text, from: page)
+                        case .binary: hub.receive("binary frame", from: page)
+                        }
+                    }
+                }
+                group.addTask {
+                    await queue.overflow()
+                    throw CancellationError()
+                }
+                // The page left, or fell too far behind: the rest stops with it.
+                _ = try? await group.next()
+                queue.finish()
                 group.cancelAll()
             }
         })
@@ -227,6 +241,73 @@ private final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: message)))), promise: nil)
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
+    }
+}
+
+/// A connection's frames not yet written, at most `limit` bytes of them: past that
+/// the queue closes, `frames` ends and `overflow` returns.
+final class SendQueue: Sendable {
+    private struct State {
+        var pending = 0
+        var over = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    let frames: AsyncStream<String>
+    private let continuation: AsyncStream<String>.Continuation
+    private let state = Box(State())
+    let limit: Int
+
+    init(limit: Int) {
+        self.limit = limit
+        (frames, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// Queues a frame; called under the hub's lock, so it never waits.
+    func push(_ frame: String) {
+        enum Outcome { case queued, overflowed(CheckedContinuation<Void, Never>?), closed }
+        let outcome = state.withLock { s -> Outcome in
+            guard !s.over else { return .closed }
+            s.pending += frame.utf8.count
+            guard s.pending > limit else { return .queued }
+            s.over = true
+            defer { s.waiter = nil }
+            return .overflowed(s.waiter)
+        }
+        switch outcome {
+        case .queued: continuation.yield(frame)
+        case .overflowed(let waiter):
+            continuation.finish()
+            waiter?.resume()
+        case .closed: break
+        }
+    }
+
+    /// Overflowed or finished: what is still queued is not written.
+    var isClosed: Bool { state.withLock { $0.over } }
+
+    func written(_ frame: String) { state.withLock { $0.pending -= frame.utf8.count } }
+
+    /// Returns once the queue has overflowed (never, if it does not).
+    func overflow() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.over { return true }
+                s.waiter = c
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
+
+    /// The connection ended: nothing more is queued, and `overflow` returns.
+    func finish() {
+        continuation.finish()
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            s.over = true
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume()
     }
 }
 

@@ -153,6 +153,12 @@ struct Run: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Serve a live inspector at HOST:PORT (default 127.0.0.1:0); the value may be left out.", valueName: "HOST:PORT", visibility: .hidden))
     var inspect: String?
 
+    @Option(name: .long, help: ArgumentHelp("With --inspect: keep the last N frames for pages that connect late, and for jump (default 10000).", valueName: "N"))
+    var inspectFrames: Int?
+
+    @Option(name: .long, help: ArgumentHelp("With --inspect: keep at most MB megabytes of frames, whole states and actions, and queue at most that much for a page that does not read (default 64).", valueName: "MB"))
+    var inspectMemory: Int?
+
     @Option(name: .long, help: ArgumentHelp("Write the session (inputs with their times, events) to FILE as JSON Lines, for moonflow replay.", valueName: "FILE"))
     var record: String?
 
@@ -181,6 +187,14 @@ struct Run: ParsableCommand {
         if let inspect {
             do { _ = try InspectorServer.address(inspect) } catch { throw ValidationError("\(error)") }
             if clock == .virtual { throw ValidationError("--inspect runs on the real clock (the page sends actions as they come); drop --clock virtual") }
+        } else if inspectFrames != nil || inspectMemory != nil {
+            throw ValidationError("--inspect-frames and --inspect-memory size the inspector's window; add --inspect")
+        }
+        if let inspectFrames, inspectFrames < 1 || inspectFrames > 100_000_000 {
+            throw ValidationError("--inspect-frames must be a number of frames from 1 to 100000000 (got \(inspectFrames))")
+        }
+        if let inspectMemory, inspectMemory < 1 || inspectMemory > 1 << 20 {
+            throw ValidationError("--inspect-memory must be a number of megabytes from 1 to 1048576 (got \(inspectMemory))")
         }
         if let until, until < 0 { throw ValidationError("--until must be a number of milliseconds, 0 or more (got \(until))") }
         if watch && clock == .virtual { throw ValidationError("--watch runs on the real clock; drop --clock virtual") }
@@ -235,7 +249,7 @@ struct Run: ParsableCommand {
         }
         if let inspect {
             let (host, port) = try InspectorServer.address(inspect)
-            let hub = InspectorHub()
+            let hub = InspectorHub(limits: .init(frames: inspectFrames ?? 10_000, bytes: (inspectMemory ?? 64) << 20))
             let server = InspectorServer(hub: hub, host: host, port: port)
             let url: String
             do { url = try server.start() } catch {

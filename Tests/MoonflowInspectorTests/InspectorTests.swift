@@ -390,7 +390,7 @@ func XCTAssertThrowsAsync<T>(_ body: @autoclosure () async throws -> T, file: St
 /// The counter plugin run by a `FeatureRun` on the real clock, its input fed by
 /// the test, watched by an inspector served on a free loopback port.
 final class InspectedRun: @unchecked Sendable {
-    let hub = InspectorHub()
+    let hub: InspectorHub
     let server: InspectorServer
     let url: String
     let feed = Feed()
@@ -398,8 +398,11 @@ final class InspectedRun: @unchecked Sendable {
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// - Parameter path: the plugin (the counter by default).
-    init(path: String = InspectedRun.root.appendingPathComponent("plugins/counter").path) throws {
+    /// - Parameters:
+    ///   - path: the plugin (the counter by default).
+    ///   - limits: what the inspector keeps.
+    init(path: String = InspectedRun.root.appendingPathComponent("plugins/counter").path, limits: InspectorHub.Limits = .init()) throws {
+        hub = InspectorHub(limits: limits)
         server = InspectorServer(hub: hub)
         url = try server.start()
         var options = FeatureRun.Options(path: path)
