@@ -5,9 +5,15 @@
 //   value   LuaValue into Lua and back: what comes back is what went in
 //   chunk   an arbitrary chunk run under the sandbox with small time and memory limits
 //   schema  schema declarations and tables validated against them
+//   inspector  the inspector's hub fed events and page frames (any text, and commands with
+//           any numbers): every frame it sends is a JSON object, its window stays bounded
+//   recording  any bytes as a recording for `moonflow replay`: an answer, never a crash
 import Foundation
 import LuaKit
+import MoonflowHost
+import MoonflowInspector
 import MoonflowLua
+import MoonflowTesting
 
 /// Reads fuzz bytes as choices.
 struct Bytes {
@@ -57,10 +63,10 @@ struct Bytes {
     }
 }
 
-enum Target: String { case jsonl, value, chunk, schema }
+enum Target: String { case jsonl, value, chunk, schema, inspector, recording }
 
 let target = Target(rawValue: ProcessInfo.processInfo.environment["MOONFLOW_FUZZ_TARGET"] ?? "") ?? {
-    FileHandle.standardError.write(Data("set MOONFLOW_FUZZ_TARGET to jsonl, value, chunk or schema\n".utf8))
+    FileHandle.standardError.write(Data("set MOONFLOW_FUZZ_TARGET to jsonl, value, chunk, schema, inspector or recording\n".utf8))
     exit(2)
 }()
 
@@ -79,6 +85,20 @@ let valueState = try! LuaState(memoryLimit: 64 << 20)
 /// A fresh sandboxed state every so often, so that globals a chunk sets do not pile up.
 nonisolated(unsafe) var chunkState: LuaState?
 nonisolated(unsafe) var chunkRuns = 0
+
+/// A hub with a small window, renewed every so often, and the page it sends to.
+nonisolated(unsafe) var hub = InspectorHub(limits: .init(frames: 16, bytes: 4096))
+nonisolated(unsafe) var page = 0
+nonisolated(unsafe) var hubRuns = 0
+let sentFrame: @Sendable (String) -> Void = { frame in
+    guard case .table? = try? LuaValue(json: frame) else { fatalError("the inspector sent a frame that is not a JSON object: \(frame)") }
+}
+let commands = ["hello", "dispatch", "jump", "resume", "inflight", "toggle", "restart", "rerun", "nope"]
+
+/// Where `recording` writes its input, and the plugins its recordings may name.
+let recordingFile = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-fuzz-\(getpid()).jsonl").path
+let pluginsFolder = FileManager.default.currentDirectoryPath + "/plugins"
+let devNull = open("/dev/null", O_WRONLY)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -150,6 +170,54 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             _ = try? schema.validate(value)
         }
         _ = try? actionSchema.validate(value)
+    case .inspector:
+        if hubRuns % 200 == 0 {
+            hub = InspectorHub(limits: .init(frames: 16, bytes: 4096))
+            page = hub.connect(send: sentFrame)
+        }
+        hubRuns += 1
+        var reader = Bytes(data: bytes)
+        var t = 0
+        while reader.at < reader.data.count {
+            t &+= Int(reader.byte())
+            switch reader.byte() % 7 {
+            case 0: hub.observe(.state(reader.value(), seq: Int(reader.int())), t: t, cause: nil)
+            case 1:
+                let action = reader.value()
+                hub.input(action, t: t)
+                hub.observe(.action(action), t: t, cause: nil)
+            case 2: hub.observe(.mutation(reader.value(), seq: Int(reader.int())), t: t, cause: reader.byte() & 1 == 0 ? nil : reader.value())
+            case 3: hub.observe(.error(message: reader.string().description, location: nil), t: Int(reader.int()), cause: nil)
+            case 4:
+                // A command with any number, as a page could send it.
+                let cmd = commands[Int(reader.byte()) % commands.count]
+                let n = reader.int()
+                hub.receive("{\"cmd\":\"\(cmd)\",\"since\":\(n),\"seq\":\(n),\"action\":{\"type\":\"x\"}}", from: page)
+            case 5:
+                let n = Int(reader.byte() % 64)
+                let text = String(decoding: (0..<n).map { _ in reader.byte() }, as: UTF8.self)
+                hub.receive(text, from: page)
+            default:
+                hub.disconnect(page)
+                page = hub.connect(send: sentFrame)
+            }
+        }
+        let kept = hub.kept
+        if kept.frames > hub.limits.frames { fatalError("the inspector keeps \(kept.frames) frames, more than \(hub.limits.frames)") }
+    case .recording:
+        _ = FileManager.default.createFile(atPath: recordingFile, contents: Data(bytes))
+        var replay = SessionReplay(file: recordingFile)
+        replay.pluginsFolder = pluginsFolder
+        replay.timeLimitMs = 200
+        replay.memoryLimitMB = 64
+        replay.write = { _ in }
+        // What replay says about a bad recording goes to standard error: not into the fuzz log.
+        let stderr = dup(2)
+        dup2(devNull, 2)
+        let status = replay.run()
+        dup2(stderr, 2)
+        close(stderr)
+        if !(0...2).contains(status) { fatalError("replay answered \(status) for \(bytes)") }
     }
     return 0
 }
