@@ -142,8 +142,9 @@ final class InspectorBoundsTests: XCTestCase {
         let run = try start(path: plugin.path, .init(frames: 100, bytes: 1 << 20))
         try run.waitForFrames(1)
         let port = URL(string: run.url)!.port!
-        let stalled = try RawHTTP.openWithoutReading(["GET /ws?token=\(run.server.token) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Upgrade: websocket",
-                                                      "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"], port: port)
+        let stalled = try RawHTTP.open(["GET /ws?token=\(run.server.token) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Upgrade: websocket",
+                                                      "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"],
+                                       port: port, receiveBuffer: 4096)
         defer { close(stalled) }
         let deadline = Date().addingTimeInterval(30)
         while run.hub.pageCount == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
@@ -158,27 +159,5 @@ final class InspectorBoundsTests: XCTestCase {
         // The run goes on, and a page that reads gets the window.
         run.feed.send(#"{"type":"put","n":7}"#)
         try run.waitForFrames(1 + 3 * 1001)
-    }
-}
-
-extension RawHTTP {
-    /// Connects with a small receive buffer, writes the request and never reads.
-    /// - Returns: the socket, for the caller to close.
-    static func openWithoutReading(_ head: [String], port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure("socket: errno \(errno)") }
-        var small: Int32 = 4096
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { close(fd); throw Failure("connect to port \(port): errno \(errno)") }
-        let request = Array((head.joined(separator: "\r\n") + "\r\n\r\n").utf8)
-        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { close(fd); throw Failure("write: errno \(errno)") }
-        return fd
     }
 }

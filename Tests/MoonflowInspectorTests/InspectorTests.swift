@@ -339,12 +339,13 @@ final class InspectorTests: XCTestCase {
 /// One HTTP/1.1 request written on a socket as given, for what URLSession will not send
 /// (any `Host`, no `Host`): the response's status and body. A `101` ends at its head.
 enum RawHTTP {
-    static func send(_ head: [String], port: Int) throws -> (status: Int, body: String) {
+    /// Connects to loopback's `port` and writes the request.
+    /// - Parameter receiveBuffer: the socket's receive buffer in bytes (nil: the system's).
+    /// - Returns: the socket, for the caller to read and close.
+    static func open(_ head: [String], port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket: errno \(errno)") }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -352,9 +353,17 @@ enum RawHTTP {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw Failure("connect to port \(port): errno \(errno)") }
+        guard connected == 0 else { close(fd); throw Failure("connect to port \(port): errno \(errno)") }
         let request = Array((head.joined(separator: "\r\n") + "\r\n\r\n").utf8)
-        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { throw Failure("write: errno \(errno)") }
+        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { close(fd); throw Failure("write: errno \(errno)") }
+        return fd
+    }
+
+    static func send(_ head: [String], port: Int) throws -> (status: Int, body: String) {
+        let fd = try open(head, port: port)
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
