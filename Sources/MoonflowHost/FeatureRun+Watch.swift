@@ -105,9 +105,24 @@ extension FeatureRun {
         return "{\n" + rendered.joined(separator: ",\n") + "\n\(indent)}"
     }
 
+    /// Blocks SIGINT and SIGTERM in the calling thread (and so in the threads it starts
+    /// later): one sent before `installSignalHandlers` is done waits, pending, instead of
+    /// being ignored. The command line calls it first thing when a run will wait for
+    /// them (`--watch`, `--inspect`), before the inspector's server starts its threads.
+    public static func holdStopSignals() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    }
+
     /// Ctrl-C, SIGINT and SIGTERM end a watching run cleanly; installed before
     /// anything is printed, so a signal sent as soon as output appears is not lost.
+    /// Dispatch reads them from a signalfd, which needs them blocked (`holdStopSignals`);
+    /// ignored and not blocked, one sent before the source is registered would be lost.
     func installSignalHandlers() {
+        FeatureRun.holdStopSignals()
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())

@@ -247,6 +247,8 @@ struct Run: ParsableCommand {
                 options.serviceTap = recorder.serviceTap
             } catch { throw ValidationError("--record: \(error)") }
         }
+        // Before the inspector's threads start and its URL is printed: Ctrl-C right after is kept.
+        if watch || inspect != nil { FeatureRun.holdStopSignals() }
         if let inspect {
             let (host, port) = try InspectorServer.address(inspect)
             let hub = InspectorHub(limits: .init(frames: inspectFrames ?? 10_000, bytes: (inspectMemory ?? 64) << 20))
