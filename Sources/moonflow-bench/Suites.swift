@@ -11,5 +11,6 @@ func benchSuites() -> [(name: String, run: () -> Void)] {
         ("scale", scaleBench),
         ("repository", repositoryBench),
         ("viewmodel", viewModelBench),
+        ("inspector", inspectorBench),
     ]
 }

@@ -1,0 +1,68 @@
+import Foundation
+
+// The inspector's memory over a long run: the counter fed 100,000 increments
+// through a release `moonflow run --inspect`, its resident memory once every
+// action is handled, with the default window (10,000 frames / 64 MB) beside a
+// window too large to ever move (every frame kept, as before it was bounded).
+
+func inspectorBench() {
+    guard FileManager.default.isExecutableFile(atPath: BenchEnvironment.moonflow) else {
+        print("  \(BenchEnvironment.moonflow) is missing: build it with swift build -c release --product moonflow")
+        return
+    }
+    let actions = BenchEnvironment.scaled(100_000)
+    let input = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-inspect-\(getpid()).jsonl")
+    defer { try? FileManager.default.removeItem(at: input) }
+    let result: [(String, Double)]? = attempt("inspector") {
+        try String(repeating: "{\"type\":\"increment\"}\n", count: actions).write(to: input, atomically: true, encoding: .utf8)
+        var rows: [(String, Double)] = []
+        for (label, extra) in [("nothing inspected (--inspect, no action)", ["--inspect-frames", "10000"]),
+                               ("default window", []),
+                               ("a window that never moves", ["--inspect-frames", "100000000", "--inspect-memory", "1048576"])] {
+            let count = label.hasPrefix("nothing") ? 0 : actions
+            let source = count == 0 ? "/dev/null" : input.path
+            rows.append((label, try residentMegabytes(after: count, [BenchEnvironment.moonflow, "run", BenchEnvironment.path("plugins/counter"),
+                                                                    "--inspect", "--format", "jsonl", "--actions", source] + extra)))
+        }
+        return rows
+    }
+    guard let rows = result else { return }
+    print("the inspector's host after \(actions) actions of the counter (moonflow run --inspect, release), resident memory (VmRSS)")
+    for (label, megabytes) in rows { print(row(label, megabytes, "MB")) }
+}
+
+/// Starts the command, waits until its output shows the counter at `count`, and
+/// reads its resident memory before stopping it with SIGINT.
+private func residentMegabytes(after count: Int, _ command: [String]) throws -> Double {
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-inspect-out-\(getpid()).jsonl")
+    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: output) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: command[0])
+    process.arguments = Array(command.dropFirst())
+    process.standardOutput = try FileHandle(forWritingTo: output)
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    defer { if process.isRunning { process.interrupt(); process.waitUntilExit() } }
+    let done = "\"state\":{\"count\":\(count)}"
+    let deadline = Date().addingTimeInterval(600)
+    while true {
+        guard process.isRunning else { throw BenchError("\(command.joined(separator: " ")) ended early (\(process.terminationStatus))") }
+        guard Date() < deadline else { throw BenchError("the counter did not reach \(count) within 10 minutes") }
+        if let handle = try? FileHandle(forReadingFrom: output) {
+            let size = try handle.seekToEnd()
+            try handle.seek(toOffset: size > 256 ? size - 256 : 0)
+            let tail = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+            try handle.close()
+            if tail.contains(done) { break }
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+    }
+    Thread.sleep(forTimeInterval: 0.5)  // the inspector has the last frames too
+    let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+    guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+          let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else {
+        throw BenchError("no VmRSS in /proc/\(process.processIdentifier)/status")
+    }
+    return kilobytes / 1024
+}
