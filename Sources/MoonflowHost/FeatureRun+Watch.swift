@@ -105,31 +105,41 @@ extension FeatureRun {
         return "{\n" + rendered.joined(separator: ",\n") + "\n\(indent)}"
     }
 
-    /// Blocks SIGINT and SIGTERM in the calling thread (and so in the threads it starts
-    /// later): one sent before `installSignalHandlers` is done waits, pending, instead of
-    /// being ignored. The command line calls it first thing when a run will wait for
-    /// them (`--watch`, `--inspect`), before the inspector's server starts its threads.
-    public static func holdStopSignals() {
+    /// SIGINT and SIGTERM, the signals that end a watching run.
+    private static var stopSignals: sigset_t {
         var signals = sigset_t()
         sigemptyset(&signals)
         sigaddset(&signals, SIGINT)
         sigaddset(&signals, SIGTERM)
+        return signals
+    }
+
+    /// Blocks SIGINT and SIGTERM in the calling thread and so in the threads it starts
+    /// later: one sent before `installSignalHandlers` is done stays pending for it. The
+    /// command line calls it first thing when a run will wait for them (`--watch`,
+    /// `--inspect`), before the inspector's server starts its threads.
+    public static func holdStopSignals() {
+        var signals = stopSignals
         pthread_sigmask(SIG_BLOCK, &signals, nil)
     }
 
     /// Ctrl-C, SIGINT and SIGTERM end a watching run cleanly; installed before
     /// anything is printed, so a signal sent as soon as output appears is not lost.
-    /// Dispatch reads them from a signalfd, which needs them blocked (`holdStopSignals`);
-    /// ignored and not blocked, one sent before the source is registered would be lost.
+    /// A thread of its own takes them with `sigwait`, blocked everywhere else
+    /// (`holdStopSignals`): a pending one is taken as soon as it starts. (Dispatch's
+    /// signal sources lose one that arrives before they are registered, or that a
+    /// thread which has not blocked it catches.)
     func installSignalHandlers() {
         FeatureRun.holdStopSignals()
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { [weak self] in self?.finishWatching() }
-            source.resume()
-            signalSources.append(source)
+        let waiter = Thread { [weak self] in
+            var signals = FeatureRun.stopSignals
+            var received: Int32 = 0
+            while sigwait(&signals, &received) != 0 {}
+            guard let self else { exit(0) }
+            self.finishWatching()
         }
+        waiter.name = "moonflow signals"
+        waiter.start()
     }
 
     /// Ctrl-C, SIGINT or SIGTERM: stop watching and end the process (0, or 1 after an error).

@@ -65,7 +65,6 @@ public final class FeatureRun: @unchecked Sendable {
     /// LeakSanitizer when a signal ends the process with the run still alive.)
     private var observation: Disposable?
     var watcher: FileWatcher?
-    var signalSources: [DispatchSourceSignal] = []
 
     private var now: Int {
         if let test = host?.testScheduler { return test.now }  // no host yet: an error while making it
