@@ -1,12 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Dependencies flow one way (DESIGN §3):
-// CLuaShim -> CLua; LuaKit -> CLua, CLuaShim; Streams has none; Runtime -> Streams;
-// MoonflowLua -> LuaKit, Runtime; MoonflowHost -> MoonflowLua, MoonflowSQLite;
-// MoonflowTesting -> MoonflowHost; moonflow -> MoonflowHost, MoonflowTesting, MoonflowInspector, CEditShim; CEditShim -> CEdit.
-// MoonflowInspector -> MoonflowHost, Hummingbird: the `--inspect` server, kept out of the libraries an app embeds.
-// MoonflowSQLite -> Runtime, GRDB: the SQLite repository, kept out of the core libraries.
+// Modules by who uses them; docs/architecture.md draws the graph and says why.
+// An app that embeds Moonflow links MoonflowHost (and, for declared repositories in files,
+// MoonflowSQLite); tests link MoonflowTesting; only the `moonflow` tool links MoonflowTool,
+// MoonflowInspector, ArgumentParser and libedit.
 let package = Package(
     name: "Moonflow",
     platforms: [.macOS(.v14)],
@@ -19,6 +17,8 @@ let package = Package(
         .library(name: "MoonflowHost", targets: ["MoonflowHost"]),
         .library(name: "MoonflowTesting", targets: ["MoonflowTesting"]),
         .library(name: "MoonflowSQLite", targets: ["MoonflowSQLite"]),
+        .library(name: "MoonflowEvents", targets: ["MoonflowEvents"]),
+        .library(name: "MoonflowInspector", targets: ["MoonflowInspector"]),
         .executable(name: "moonflow", targets: ["moonflow"]),
     ],
     dependencies: [
@@ -52,16 +52,24 @@ let package = Package(
         .target(name: "StreamsTesting", dependencies: ["Streams"]),
         .target(name: "Runtime", dependencies: ["Streams"]),
         .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"]),
+        // What an app embeds: the feature host, its plugins, sandbox and services.
+        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams"]),
+        // SQLite repositories, and the file store for plugins' declared ones (opt-in for apps).
         // GRDB links Debian's libsqlite3 (scripts/setup installs libsqlite3-dev).
-        .target(name: "MoonflowSQLite", dependencies: ["Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
-        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "MoonflowSQLite"]),
-        // The test store (Swift `FeatureStore`, Lua `moonflow.test`) and the spec runner.
+        .target(name: "MoonflowSQLite", dependencies: ["MoonflowHost", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The test store for apps: Swift `FeatureStore`, Lua `moonflow.test`, `StateDiff`.
         .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams"]),
-        // The `--inspect` server and its page: kept out of the libraries an app embeds.
+        // A run's events as JSON lines and text: what `moonflow run` prints, recordings keep and the inspector sends.
+        .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit"]),
+        // The command-line tool's work: run, watch, record, replay, check, new, the spec runner.
+        .target(name: "MoonflowTool", dependencies: ["MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowSQLite", "MoonflowLua", "LuaKit", "Runtime", "Streams"]),
+        // The `--inspect` server and its page: a library an app may link in debug builds.
         .target(
             name: "MoonflowInspector",
             dependencies: [
                 "MoonflowHost",
+                "MoonflowEvents",
+                "MoonflowTesting",
                 "MoonflowLua",
                 "LuaKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -75,13 +83,17 @@ let package = Package(
         .executableTarget(
             name: "moonflow",
             dependencies: [
+                "MoonflowTool",
                 "MoonflowHost",
-                "MoonflowTesting",
+                "MoonflowEvents",
+                "MoonflowSQLite",
                 "MoonflowInspector",
                 "CEditShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // An app's view of Moonflow: MoonflowHost alone (scripts/check-example checks what it links).
+        .executableTarget(name: "embedding-example", dependencies: ["MoonflowHost"], path: "examples/embedding"),
         // Benchmarks: a program that prints figures (scripts/bench builds it in release).
         .executableTarget(
             name: "moonflow-bench",
@@ -90,15 +102,20 @@ let package = Package(
         .testTarget(name: "LuaKitTests", dependencies: ["LuaKit"]),
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
-        .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "MoonflowHost", "MoonflowTesting", "LuaKit", "StreamsTesting"]),
+        .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "MoonflowHost", "MoonflowTesting", "MoonflowEvents", "LuaKit", "StreamsTesting"]),
+        // The host's own tests, and the host with MoonflowSQLite's file store for declared repositories.
         .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "LuaKit", "MoonflowSQLite"]),
         .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "LuaKit"]),
+        .testTarget(name: "MoonflowEventsTests", dependencies: ["MoonflowEvents", "LuaKit"]),
+        .testTarget(name: "MoonflowToolTests", dependencies: ["MoonflowTool", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowLua", "LuaKit", "Streams"]),
         .testTarget(name: "MoonflowSQLiteTests", dependencies: ["MoonflowSQLite", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "EndToEndTests", dependencies: []),
         .testTarget(
             name: "MoonflowInspectorTests",
             dependencies: [
                 "MoonflowInspector",
+                "MoonflowTool",
+                "MoonflowEvents",
                 "MoonflowHost",
                 "MoonflowLua",
                 "MoonflowTesting",

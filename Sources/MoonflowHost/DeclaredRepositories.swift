@@ -1,40 +1,38 @@
 import Foundation
 import LuaKit
 import MoonflowLua
-import MoonflowSQLite
 import Runtime
 
-/// Where the SQLite repositories that plugins declare keep their data.
+/// Keeps the repositories that plugins declare with a file (`sqlite = "users.db"`).
+/// A host has none unless the app gives it one, and then every declared repository is a
+/// fresh in-memory one, seeded (what specs and `FeatureStore` want). MoonflowSQLite's
+/// `SQLiteRepositoryFiles` keeps them in SQLite files:
 ///
-///     var configuration = FeatureHost.Configuration()
-///     configuration.repositoryStorage = .directory("/var/lib/app")   // moonflow run --db /var/lib/app
+///     ///     var configuration = FeatureHost.Configuration(searchPaths: ["plugins"])
+///     configuration.repositoryFiles = SQLiteRepositoryFiles(storage: .directory("/var/lib/app"))
 ///
-/// A declaration names a file (`sqlite = "users.db"`); this decides which file that is.
-public enum RepositoryStorage: Sendable, Equatable {
-    /// Where the plugin says: a relative path from the plugin's folder, an absolute path as it is.
-    case asDeclared
-    /// Every declared file in this folder, by its file name (`moonflow run --db DIR`).
-    case directory(String)
-    /// Every declared file an in-memory SQLite database of this host, empty at start
-    /// (`moonflow run --db :memory:`).
-    case sqliteInMemory
-    /// Every declared repository, SQLite or not, a fresh seeded `InMemoryRepository` per feature:
-    /// what specs use to start from the seed every time.
-    case inMemoryRepositories
-
-    /// `--db`'s argument: `:memory:` or a folder.
-    public init(argument: String) {
-        self = argument == ":memory:" ? .sqliteInMemory : .directory(argument)
-    }
+/// A sandboxed plugin's declared file names are checked by the host before they get here:
+/// no absolute path, no `..`, no URI.
+public protocol RepositoryFiles: Sendable {
+    /// The repository for `declaration` (its `file` is set), of a plugin in `pluginFolder`.
+    /// Every feature of the host that declares the same file, table and indexes should get the
+    /// same repository, so a reloaded or second feature sees the same rows.
+    ///
+    /// Called on the host's state executor.
+    /// - Throws: an error whose description names the declaration and the fix.
+    func repository(for declaration: RepositoryDeclaration, pluginFolder: String) throws -> any Repository<LuaRecord>
 }
 
 /// One entry of a feature's `repositories = { NAME = { sqlite = ..., indexes = {...}, seed = {...} } }`.
-struct RepositoryDeclaration {
-    let name: String
-    /// The declared file, when the repository is a SQLite one.
-    let sqlite: String?
-    let indexes: [String]
-    let seed: [LuaRecord]
+public struct RepositoryDeclaration: Sendable {
+    /// The service's name, and the table's in a file.
+    public let name: String
+    /// The declared file, when the repository is kept in one.
+    public let file: String?
+    /// Fields to index, in order.
+    public let indexes: [String]
+    /// The records a new repository starts with.
+    public let seed: [LuaRecord]
 
     /// Every declaration of `definition`, sorted by name.
     ///
@@ -60,8 +58,8 @@ struct RepositoryDeclaration {
             throw HostError("\(what): unknown field \(k); a repository declaration takes seed, sqlite and indexes")
         }
         switch spec["sqlite"] {
-        case nil: sqlite = nil
-        case .string(let file)? where !file.description.isEmpty: sqlite = file.description
+        case nil: file = nil
+        case .string(let declared)? where !declared.description.isEmpty: file = declared.description
         default: throw HostError("\(what).sqlite must be a file name like \"\(name).db\" (relative to the plugin folder, or absolute)")
         }
         switch spec["indexes"] {
@@ -75,7 +73,7 @@ struct RepositoryDeclaration {
             }
         default: throw HostError("\(what).indexes must be a list of field names like { \"team\", \"name\" }")
         }
-        if !indexes.isEmpty, sqlite == nil {
+        if !indexes.isEmpty, file == nil {
             throw HostError("\(what).indexes needs sqlite = \"\(name).db\": only SQLite repositories have indexes")
         }
         var seed: [LuaRecord] = []
@@ -94,60 +92,7 @@ struct RepositoryDeclaration {
     }
 }
 
-/// The SQLite repositories a host made for declarations: one per file and table (and set of
-/// indexes), shared by every feature that declares it, so a reloaded or second feature sees the
-/// same rows.
-///
-/// **Threading:** used on the state executor of the host that made it only (checked in debug builds).
-final class DeclaredRepositories: Sendable {
-    private struct Made {
-        var databases: [String: SQLiteDatabase] = [:]
-        var repositories: [String: SQLiteRepository<LuaRecord>] = [:]
-    }
-
-    private let made: ExecutorBound<Made>
-
-    init(on host: FeatureHost) {
-        made = host.stateBound(Made())
-    }
-
-    /// The repository `declaration` gets under `storage`, for a plugin in `pluginFolder`.
-    /// A sandboxed plugin's files stay in its data folder (`--db`, else its own folder):
-    /// a declared name with a folder that leaves it is refused, naming `sandboxed` (its file).
-    func repository(_ declaration: RepositoryDeclaration, storage: RepositoryStorage, pluginFolder: String,
-                    sandboxed: String?) throws -> any Repository<LuaRecord> {
-        guard let file = declaration.sqlite, storage != .inMemoryRepositories else {
-            return InMemoryRepository<LuaRecord>(declaration.seed)
-        }
-        if let source = sandboxed, let reason = Self.leavesDataFolder(file) {
-            throw HostError("\(source): repositories.\(declaration.name).sqlite = \"\(file)\": \(reason); a sandboxed plugin's database files stay in its data folder (moonflow run --db DIR chooses it): name a file like \"\(declaration.name).db\"")
-        }
-        let path: String
-        switch storage {
-        case .asDeclared, .inMemoryRepositories:
-            path = file == ":memory:" || file.hasPrefix("/") ? file : (pluginFolder as NSString).appendingPathComponent(file)
-        case .directory(let folder):
-            path = (folder as NSString).appendingPathComponent((file as NSString).lastPathComponent)
-        case .sqliteInMemory:
-            path = ":memory:"
-        }
-        // In-memory databases are told apart by the declared file, so two names for one file share it.
-        let databaseKey = path == ":memory:" ? "memory:" + file : path
-        let key = "\(databaseKey)|\(declaration.name)|\(declaration.indexes.joined(separator: ","))"
-        if let existing = made.value.repositories[key] { return existing }
-        let database = made.value.databases[databaseKey] ?? SQLiteDatabase(path: path)
-        made.value.databases[databaseKey] = database
-        let repository: SQLiteRepository<LuaRecord>
-        do {
-            repository = try SQLiteRepository(database: database, table: declaration.name, indexes: declaration.indexes,
-                                        seed: declaration.seed, coding: LuaRecord.sqliteCoding)
-        } catch let error as SQLiteSchemaError {
-            throw HostError("repositories.\(declaration.name): \(error.message)")
-        }
-        made.value.repositories[key] = repository
-        return repository
-    }
-
+extension RepositoryDeclaration {
     /// Why a declared file name would reach outside the plugin's data folder, or nil if it stays in.
     static func leavesDataFolder(_ file: String) -> String? {
         if file == ":memory:" { return nil }
@@ -157,12 +102,4 @@ final class DeclaredRepositories: Sendable {
         if file.split(separator: "/", omittingEmptySubsequences: false).contains("..") { return "\"..\" is refused" }
         return nil
     }
-}
-
-extension LuaRecord {
-    /// A Lua record as a SQLite row: its id (an integer or a string, kept as it is) and fields.
-    static let sqliteCoding = SQLiteRowCoding<LuaRecord>(
-        id: { $0 },
-        encode: { ($0.id, $0.fields) },
-        decode: { LuaRecord(id: $0, fields: $1) })
 }

@@ -5,7 +5,7 @@ import MoonflowLua
 /// Assembling a feature from its definition: the children of an `mf.compose`, a feature's `env`
 /// with its services and its request interactors, and where those interactors' failures go.
 extension FeatureHost {
-    func makeFeature(_ definition: FeatureDefinition, source: String, initial: LuaValue? = nil) throws -> RunningFeature {
+    package func makeFeature(_ definition: FeatureDefinition, source: String, initial: LuaValue? = nil) throws -> RunningFeature {
         let outer = pluginSource
         pluginSource = source
         defer { pluginSource = outer }
@@ -69,7 +69,7 @@ extension FeatureHost {
 
     /// A feature's (or an interactor's) `env`, and the request interactors made for it: those it
     /// names and theirs, each before the one that uses it.
-    func makeEnv(_ definition: FeatureDefinition) throws -> (env: LuaRef, interactors: [RequestInteractor]) {
+    package func makeEnv(_ definition: FeatureDefinition) throws -> (env: LuaRef, interactors: [RequestInteractor]) {
         let (interactors, made) = try interactorsTable(definition)
         let overrides: LuaPush = serviceOverrides.map { .ref($0) } ?? .value(.nil)
         let env = try lua.call(bridge.dispatch.makeEnv, [.ref(definition.table), .ref(try servicesTable(for: definition)), .ref(interactors),

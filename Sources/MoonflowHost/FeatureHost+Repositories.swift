@@ -62,17 +62,14 @@ extension FeatureHost {
 
     /// Makes `repositories = { NAME = { seed = {...} } }` in a feature definition give that
     /// feature a repository per NAME as `env.services.NAME` (it wins over a host service of the
-    /// same name): a fresh, seeded in-memory one, or with `sqlite = "FILE.db"` (and `indexes`) a
-    /// SQLite table NAME in that file, seeded when the table is made and shared by every feature
-    /// of this host that declares it. `configuration.repositoryStorage` says where the files are.
+    /// same name): a fresh, seeded in-memory one, or with `sqlite = "FILE.db"` (and `indexes`)
+    /// the one `configuration.repositoryFiles` keeps for it, if the host has that.
     func registerDeclaredRepositories() {
         let classes = RepositoryClassCache(on: self)
-        let made = DeclaredRepositories(on: self)
         register(serviceObjects: { host, definition in
             let folder = host.pluginSource.map { ($0 as NSString).deletingLastPathComponent } ?? "."
             return try RepositoryDeclaration.all(in: definition, lua: host.lua).map { declaration in
-                let repository = try made.repository(declaration, storage: host.configuration.repositoryStorage, pluginFolder: folder,
-                                                     sandboxed: host.configuration.isolatesPlugins ? host.pluginSource ?? folder : nil)
+                let repository = try host.repository(declaration, pluginFolder: folder)
                 let name = declaration.name
                 let service = RepositoryService(
                     name: name, repository: repository, executor: SerialQueueExecutor(label: "moonflow.repository.\(name)"),
@@ -84,6 +81,25 @@ extension FeatureHost {
                 return (name, .object(service, try classes.luaClass(host)))
             }
         })
+    }
+
+    /// The repository `declaration` gets. A sandboxed plugin's files stay in its data folder:
+    /// a declared name with a folder that leaves it is refused.
+    private func repository(_ declaration: RepositoryDeclaration, pluginFolder: String) throws -> any Repository<LuaRecord> {
+        guard let file = declaration.file, let files = configuration.repositoryFiles else {
+            return InMemoryRepository<LuaRecord>(declaration.seed)
+        }
+        if configuration.isolatesPlugins, let reason = RepositoryDeclaration.leavesDataFolder(file) {
+            throw HostError("\(pluginSource ?? pluginFolder): repositories.\(declaration.name).sqlite = \"\(file)\": \(reason); "
+                + "a sandboxed plugin's database files stay in its data folder: name a file like \"\(declaration.name).db\"")
+        }
+        do {
+            return try files.repository(for: declaration, pluginFolder: pluginFolder)
+        } catch let error as HostError {
+            throw error
+        } catch {
+            throw HostError("repositories.\(declaration.name): \(error)")
+        }
     }
 
     /// A `Record` id from a Lua id: strings as they are, integers in decimal.

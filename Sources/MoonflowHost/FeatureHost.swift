@@ -41,19 +41,20 @@ public final class FeatureHost: @unchecked Sendable {
         /// (`PluginSandbox`); on by default under the sandboxed profile. The spec
         /// runner turns it on in a trusted state: busted keeps the whole library.
         public var isolatesPlugins: Bool
-        /// Where declared SQLite repositories keep their files (`--db`).
-        public var repositoryStorage: RepositoryStorage
+        /// Keeps the repositories plugins declare with a file (`sqlite = "NAME.db"`); nil:
+        /// every declared repository is a fresh in-memory one, seeded.
+        public var repositoryFiles: (any RepositoryFiles)?
 
         public init(searchPaths: [String] = ["plugins"], profile: LuaState.Profile = .trusted,
                     timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512, clock: Clock = .real,
-                    isolatesPlugins: Bool? = nil, repositoryStorage: RepositoryStorage = .asDeclared) {
+                    isolatesPlugins: Bool? = nil, repositoryFiles: (any RepositoryFiles)? = nil) {
             self.searchPaths = searchPaths
             self.profile = profile
             self.timeLimitMs = timeLimitMs
             self.memoryLimitMB = memoryLimitMB
             self.clock = clock
             self.isolatesPlugins = isolatesPlugins ?? (profile == .sandboxed)
-            self.repositoryStorage = repositoryStorage
+            self.repositoryFiles = repositoryFiles
         }
     }
 

@@ -1,13 +1,15 @@
 import Foundation
 import LuaKit
+import MoonflowEvents
 import MoonflowHost
 import MoonflowLua
+import MoonflowTesting
 
 /// The inspector's protocol, apart from the network: it numbers the run's
 /// events into frames, links each to the action that caused it, keeps them
 /// for pages that connect late, and answers the pages' commands.
 ///
-///     let hub = InspectorHub()
+///     let hub = InspectorHub(rerun: FeatureRun.rerun)  // what `rerun` and `toggle` run
 ///     options.observers.append(hub)                 // FeatureRun feeds it
 ///     let page = hub.connect { frame in socket.send(frame) }
 ///     hub.receive(#"{"cmd":"hello","since":41}"#, from: page)
@@ -97,7 +99,18 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// Recent action frames, for `cause`.
     private var actionFrames: [(action: LuaValue, seq: Int, at: Date)] = []
 
-    public init(limits: Limits = Limits()) { self.limits = limits }
+    /// Runs the feature again for `rerun` and `toggle`: the plugin at `path` as its code is
+    /// now, sent these input lines on the virtual clock in a host of its own (declared
+    /// repositories in memory); every state it gives, in order.
+    public typealias Rerun = @Sendable (_ path: String, _ inputLines: [String]) -> [LuaValue]
+
+    private let rerun: Rerun?
+
+    /// - Parameter rerun: how to run the feature again; without it, `rerun` and `toggle` are refused.
+    public init(limits: Limits = Limits(), rerun: Rerun? = nil) {
+        self.limits = limits
+        self.rerun = rerun
+    }
 
     // MARK: - RunObserver
 
@@ -386,6 +399,9 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// with `"off"`: the action frames left out.
     private func rerunFrame(_ command: String, skipping off: Set<Int>) -> String {
         let taken = lock.withLock { () -> Result<(RunDescription, [(line: String, action: String, frame: Int?)], [(Int, LuaValue)], Int), Refused> in
+            guard rerun != nil else {
+                return .failure(Refused(reply: failure(command, "\(command): this inspector was made without a way to run the feature again (InspectorHub(rerun:))")))
+            }
             if let dropped = tooManyInputs(command) { return .failure(Refused(reply: dropped)) }
             guard let run else { return .failure(Refused(reply: failure(command, "\(command): the feature has not loaded yet"))) }
             let (recorded, skipped) = windowStates()
@@ -395,15 +411,9 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
             if case .failure(let refused) = taken { return refused.reply }
             return ""
         }
-        var options = FeatureRun.Options(path: run.path)
-        options.clock = .virtual
-        options.format = .jsonl
-        options.repositoryStorage = .inMemoryRepositories
-        var lines = inputs.filter { $0.frame.map { !off.contains($0) } ?? true }.map(\.line).makeIterator()
-        let now = PrintedStates()
-        _ = FeatureRun(options: options, input: InputLines(interactive: false, name: command) { lines.next() }, write: now.add).run()
+        let lines = inputs.filter { $0.frame.map { !off.contains($0) } ?? true }.map(\.line)
         // The recorded states are the window's: the run's first `skipped` states went.
-        let states = Array(now.all.dropFirst(skipped))
+        let states = Array((rerun?(run.path, lines) ?? []).dropFirst(skipped))
         var differs: [Int] = []
         // For the first differing steps, what the code gives now and the diff, as `moonflow replay` prints it.
         var changes: [String] = []

@@ -2,8 +2,8 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
-import MoonflowHost
 import Logging
+import MoonflowHost
 import NIOCore
 import NIOHTTP1
 

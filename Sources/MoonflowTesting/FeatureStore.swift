@@ -79,8 +79,7 @@ public final class FeatureStore: @unchecked Sendable {
                             state: LuaValue? = nil, exhaustive: Bool = true,
                             timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512) throws {
         let host = try FeatureHost(configuration: .init(searchPaths: searchPaths, timeLimitMs: timeLimitMs,
-                                                        memoryLimitMB: memoryLimitMB, clock: .virtual,
-                                                        repositoryStorage: .inMemoryRepositories))
+                                                        memoryLimitMB: memoryLimitMB, clock: .virtual))
         for (name, service) in services.sorted(by: { $0.key < $1.key }) { host.register(service: name, service) }
         try self.init(host: host, feature: host.load(plugin, initial: state), exhaustive: exhaustive)
     }

@@ -1,9 +1,12 @@
 import ArgumentParser
 import Foundation
 import LuaKit
+import MoonflowEvents
 import MoonflowHost
 import MoonflowInspector
+import MoonflowSQLite
 import MoonflowTesting
+import MoonflowTool
 
 @main
 struct Entry {
@@ -251,7 +254,7 @@ struct Run: ParsableCommand {
         if watch || inspect != nil { FeatureRun.holdStopSignals() }
         if let inspect {
             let (host, port) = try InspectorServer.address(inspect)
-            let hub = InspectorHub(limits: .init(frames: inspectFrames ?? 10_000, bytes: (inspectMemory ?? 64) << 20))
+            let hub = InspectorHub(limits: .init(frames: inspectFrames ?? 10_000, bytes: (inspectMemory ?? 64) << 20), rerun: FeatureRun.rerun)
             let server = InspectorServer(hub: hub, host: host, port: port)
             let url: String
             do { url = try server.start() } catch {

@@ -1,6 +1,7 @@
 import CEditShim
 import Foundation
 import MoonflowHost
+import MoonflowTool
 
 /// The prompt of `moonflow run` at a terminal, on libedit: line editing, a history
 /// kept across runs (`~/.moonflow_history`, or `MOONFLOW_HISTORY`), and Tab

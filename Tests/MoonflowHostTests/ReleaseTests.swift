@@ -94,31 +94,6 @@ final class ReleaseTests: XCTestCase {
         XCTAssertNil(clock, "the virtual clock")
     }
 
-    /// An observer of a `FeatureRun` that keeps the dispatcher it is given (as the inspector does).
-    private final class KeepsDispatcher: RunObserver, @unchecked Sendable {
-        var dispatcher: (any RunDispatcher)?
-        func started(_ run: RunDescription, dispatch: any RunDispatcher) { dispatcher = dispatch }
-        func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {}
-        func input(_ action: LuaValue, t: Int) {}
-    }
-
-    func testAFinishedRunIsFreedThoughItsObserverKeepsItsDispatcher() throws {
-        try write("ran", streams: ["mf.just(1)"])
-        let observer = KeepsDispatcher()
-        weak var run: FeatureRun?
-        do {
-            var options = FeatureRun.Options(path: (dir as NSString).appendingPathComponent("ran"))
-            options.clock = .virtual
-            options.observers = [observer]
-            var lines = ["{\"type\":\"go\"}"].makeIterator()
-            let made = FeatureRun(options: options, input: InputLines(interactive: false) { lines.next() }, write: { _ in })
-            XCTAssertEqual(made.run(), 0)
-            run = made
-        }
-        XCTAssertNil(run)
-        XCTAssertNotNil(observer.dispatcher)
-    }
-
     func testStreamsMadeByOperatorsThatCallLuaDoNotKeepTheStateAlive() throws {
         try write("operators", streams: [
             "mf.just(1):map(function(x) return x end)",

@@ -167,8 +167,9 @@ final class RepositoryServiceTests: XCTestCase {
 
     private static let sqliteThings = "{ things = { sqlite = 'things.db', indexes = { 'team' }, seed = { { id = 1, name = 'one', team = 'a' }, { id = 'b', name = 'bee', team = 'b' } } } }"
 
-    private func host(_ storage: RepositoryStorage) throws -> FeatureHost {
-        try FeatureHost(configuration: .init(searchPaths: [folder.path], repositoryStorage: storage))
+    /// A host whose declared files are SQLite ones kept as `storage` says (nil: no file store).
+    private func host(_ storage: RepositoryStorage?) throws -> FeatureHost {
+        try FeatureHost(configuration: .init(searchPaths: [folder.path], repositoryFiles: storage.map { SQLiteRepositoryFiles(storage: $0) }))
     }
 
     func testDeclaredSQLiteRepositoryOutlivesItsHost() async throws {
@@ -210,7 +211,7 @@ final class RepositoryServiceTests: XCTestCase {
         ]
         var results: [String: [LuaValue]] = [:]
         let inMemory = "{ things = { seed = { { id = 1, name = 'one', team = 'a' }, { id = 'b', name = 'bee', team = 'b' } } } }"
-        for (kind, storage, declared) in [("in-memory", RepositoryStorage.asDeclared, inMemory), ("sqlite", .sqliteInMemory, Self.sqliteThings)] {
+        for (kind, storage, declared) in [("in-memory", RepositoryStorage.asDeclared, inMemory), ("sqlite", .inMemory, Self.sqliteThings)] {
             let probe = try load(try host(storage), declared: declared)
             probe.start()
             for (method, arg, query) in calls {
@@ -253,7 +254,7 @@ final class RepositoryServiceTests: XCTestCase {
 
     func testDeclaredFilesAreRelativeToThePluginUnlessSwappedForMemory() async throws {
         let beside = folder.appendingPathComponent("probe/things.db").path
-        let swapped = try load(try host(.inMemoryRepositories), declared: Self.sqliteThings)
+        let swapped = try load(try host(nil), declared: Self.sqliteThings)
         swapped.start()
         _ = try await call(swapped, "things", "deleteAll")
         XCTAssertFalse(FileManager.default.fileExists(atPath: beside), "in-memory repositories write no file")
@@ -279,7 +280,7 @@ final class RepositoryServiceTests: XCTestCase {
     }
 
     func testBadSQLiteDeclarationsNameTheFieldAndTheFix() throws {
-        let host = try host(.sqliteInMemory)
+        let host = try host(.inMemory)
         let cases = [
             ("{ t = { indexes = { 'a' } } }", "probe: repositories.t.indexes needs sqlite = \"t.db\": only SQLite repositories have indexes"),
             ("{ t = { sqlite = 5 } }", "probe: repositories.t.sqlite must be a file name like \"t.db\" (relative to the plugin folder, or absolute)"),

@@ -1,4 +1,6 @@
 import Foundation
+import MoonflowEvents
+import MoonflowTool
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -411,7 +413,7 @@ final class InspectedRun: @unchecked Sendable {
     ///   - path: the plugin (the counter by default).
     ///   - limits: what the inspector keeps.
     init(path: String = InspectedRun.root.appendingPathComponent("plugins/counter").path, limits: InspectorHub.Limits = .init()) throws {
-        hub = InspectorHub(limits: limits)
+        hub = InspectorHub(limits: limits, rerun: FeatureRun.rerun)
         server = InspectorServer(hub: hub)
         url = try server.start()
         var options = FeatureRun.Options(path: path)
@@ -456,12 +458,12 @@ final class Feed: @unchecked Sendable {
 
 /// A WebSocket client standing in for the page: it keeps every frame it got.
 final class Page: @unchecked Sendable {
-    private let lock = NSLock()
-    private var received: [LuaValue] = []
+    private let inbox: Inbox
     private let outgoing: AsyncStream<String>.Continuation
     private let task: Task<Void, any Error>
 
-    private init(outgoing: AsyncStream<String>.Continuation, task: Task<Void, any Error>) {
+    private init(inbox: Inbox, outgoing: AsyncStream<String>.Continuation, task: Task<Void, any Error>) {
+        self.inbox = inbox
         self.outgoing = outgoing
         self.task = task
     }
@@ -470,7 +472,8 @@ final class Page: @unchecked Sendable {
     static func open(_ url: String, headers: HTTPFields = [:]) async throws -> Page {
         let (stream, continuation) = AsyncStream<String>.makeStream()
         let opened = Opened()
-        let box = Holder()
+        // Made before the connection: the server sends its first frames as soon as it accepts.
+        let inbox = Inbox()
         let task = Task {
             var logger = Logger(label: "test")
             logger.logLevel = .critical
@@ -479,23 +482,19 @@ final class Page: @unchecked Sendable {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { for await text in stream { try await outbound.write(.text(text)) } }
                     for try await message in inbound.messages(maxSize: 1 << 24) {
-                        if case .text(let text) = message { box.page?.add(try LuaValue(json: text)) }
+                        if case .text(let text) = message { inbox.add(try LuaValue(json: text)) }
                     }
                     group.cancelAll()
                 }
             }
         }
-        let page = Page(outgoing: continuation, task: task)
-        box.page = page
         Task { do { _ = try await task.value; opened.resume(Failure("the connection closed")) } catch { opened.resume(error) } }
         try await opened.wait()
-        return page
+        return Page(inbox: inbox, outgoing: continuation, task: task)
     }
 
-    private func add(_ frame: LuaValue) { lock.withLock { received.append(frame) } }
-
     /// Every frame received so far.
-    var all: [LuaValue] { lock.withLock { received } }
+    var all: [LuaValue] { inbox.all }
 
     func send(_ text: String) async throws { outgoing.yield(text) }
 
@@ -503,7 +502,7 @@ final class Page: @unchecked Sendable {
     func frames(count: Int) async throws -> [LuaValue] {
         let deadline = Date().addingTimeInterval(30)
         while true {
-            let frames = lock.withLock { received }
+            let frames = inbox.all
             if frames.count >= count { return Array(frames.prefix(count)) }
             if Date() > deadline { throw Failure("got \(frames.count) frames, not \(count): \(frames)") }
             try await Task.sleep(nanoseconds: 5_000_000)
@@ -512,7 +511,13 @@ final class Page: @unchecked Sendable {
 
     func close() { outgoing.finish(); task.cancel() }
 
-    final class Holder: @unchecked Sendable { var page: Page? }
+    /// The frames received, in order.
+    final class Inbox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var received: [LuaValue] = []
+        func add(_ frame: LuaValue) { lock.withLock { received.append(frame) } }
+        var all: [LuaValue] { lock.withLock { received } }
+    }
 
     /// The first of "connected" or "failed", once.
     final class Opened: @unchecked Sendable {

@@ -1,8 +1,10 @@
 import Foundation
+import MoonflowTool
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 import LuaKit
+import MoonflowEvents
 import MoonflowHost
 import MoonflowInspector
 import MoonflowLua

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowInspector
+import MoonflowTool
 import XCTest
 
 /// The inspector's `state` frames never lie: over a run of random reducer
@@ -42,6 +43,27 @@ final class StatePatchFramesTests: XCTestCase {
             state = try apply(patch, to: state)
             XCTAssertEqual(canonical(state), canonical(full[i]), "state \(i)")
         }
+    }
+
+    /// An app that links the inspector without the tool gets no `rerun` or `toggle`: the
+    /// page is told why instead of waiting for an answer that never comes.
+    func testAnInspectorWithoutAWayToRunAgainRefusesRerunSayingWhy() throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/plugins/writes")
+        var options = FeatureRun.Options(path: fixture.path)
+        options.clock = .virtual
+        let hub = InspectorHub()
+        options.observers = [hub]
+        let frames = FrameList()
+        let page = hub.connect { frame in frames.add(frame) }
+        var lines = ["{\"type\":\"step\",\"seed\":1}"].makeIterator()
+        _ = FeatureRun(options: options, input: InputLines(interactive: false, name: "test") { lines.next() }, write: { _ in }).run()
+        hub.receive(#"{"cmd":"rerun"}"#, from: page)
+        let deadline = Date().addingTimeInterval(10)
+        while !frames.all.contains(where: { $0.contains("\"cmd\":\"rerun\"") }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        let reply = try XCTUnwrap(frames.all.first { $0.contains("\"cmd\":\"rerun\"") })
+        XCTAssertTrue(reply.contains("rerun: this inspector was made without a way to run the feature again (InspectorHub(rerun:))"), reply)
+        XCTAssertTrue(reply.contains("\"ok\":false"), reply)
     }
 
     /// JSON with sorted keys: an array never equals an object, an absent key never `null`.

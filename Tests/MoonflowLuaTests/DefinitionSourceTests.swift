@@ -1,5 +1,5 @@
-import XCTest
 @testable import MoonflowLua
+import XCTest
 
 /// Finding each key of a definition table in its source, for `moonflow check`'s lines.
 final class DefinitionSourceTests: XCTestCase {

@@ -14,6 +14,7 @@ import MoonflowHost
 import MoonflowInspector
 import MoonflowLua
 import MoonflowTesting
+import MoonflowTool
 
 /// Reads fuzz bytes as choices.
 struct Bytes {
@@ -87,7 +88,7 @@ nonisolated(unsafe) var chunkState: LuaState?
 nonisolated(unsafe) var chunkRuns = 0
 
 /// A hub with a small window, renewed every so often, and the page it sends to.
-nonisolated(unsafe) var hub = InspectorHub(limits: .init(frames: 16, bytes: 4096))
+nonisolated(unsafe) var hub = InspectorHub(limits: .init(frames: 16, bytes: 4096), rerun: FeatureRun.rerun)
 nonisolated(unsafe) var page = 0
 nonisolated(unsafe) var hubRuns = 0
 let sentFrame: @Sendable (String) -> Void = { frame in
@@ -172,7 +173,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         _ = try? actionSchema.validate(value)
     case .inspector:
         if hubRuns % 200 == 0 {
-            hub = InspectorHub(limits: .init(frames: 16, bytes: 4096))
+            hub = InspectorHub(limits: .init(frames: 16, bytes: 4096), rerun: FeatureRun.rerun)
             page = hub.connect(send: sentFrame)
         }
         hubRuns += 1

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowLua
+import MoonflowTesting
 import Streams
 
 /// `moonflow test`: runs busted specs (`*_spec.lua`) inside the host, each
@@ -193,20 +194,13 @@ public struct SpecRunner: Sendable {
             let host = try FeatureHost(configuration: .init(
                 searchPaths: SpecRunner.searchPaths(for: file), profile: .trusted,
                 timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: .virtual,
-                isolatesPlugins: options.profile == .sandboxed,
-                // Declared SQLite repositories become fresh in-memory ones: specs start from the seed.
-                repositoryStorage: .inMemoryRepositories), switchableClock: true)
+                // No file store: declared SQLite repositories are fresh in-memory ones, so specs start from the seed.
+                isolatesPlugins: options.profile == .sandboxed), switchableClock: true)
             try TestModule.install(in: host)
             let tap = options.tap
-            // A spec's print goes with its file's output (kept together under --jobs);
-            // under TAP, which owns standard output, to standard error as a TAP comment.
-            try host.lua.setGlobal("print", .function { args in
-                let text = (0..<args.count).map { i in (try? args.value(i + 1).printedForSpec) ?? "<\(args.typeName(i + 1))>" }
-                    .joined(separator: "\t")
-                if tap { FileHandle.standardError.write(Data(("# " + text + "\n").utf8)) } else { report(.printed(text)) }
-                return []
-            })
-            // os.exit is an error (the runner owns the process); io.write goes where print goes.
+            // A spec's print and io.write go with its file's output (kept together under --jobs);
+            // under TAP, which owns standard output, to standard error as a TAP comment. os.exit
+            // is an error: the runner owns the process.
             try HostOwnedProcess.install(in: host.lua, command: "test") { text, _ in
                 if tap { FileHandle.standardError.write(Data(("# " + text + "\n").utf8)) } else { report(.printed(text)) }
             }
@@ -267,14 +261,6 @@ public struct SpecRunner: Sendable {
         return lines
     }
 
-}
-
-extension LuaValue {
-    /// As Lua's `print` shows a value: strings bare, everything else as `description`.
-    var printedForSpec: String {
-        if case .string(let s) = self { return s.description }
-        return description
-    }
 }
 
 /// JUnit XML for CI: a `testsuite` per spec file, a `testcase` per `it`

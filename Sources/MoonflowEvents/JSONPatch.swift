@@ -1,4 +1,5 @@
 import LuaKit
+import MoonflowHost
 
 /// JSON Patch (RFC 6902) between two states, as `moonflow run --state patch`
 /// prints them: `add`, `remove` and `replace` operations whose paths are JSON

@@ -1,7 +1,9 @@
 import Foundation
 import LuaKit
+import MoonflowEvents
 import MoonflowHost
 import MoonflowLua
+import MoonflowTesting
 
 /// `moonflow replay FILE [--update]`: re-runs a `--record`ed session on the
 /// virtual clock and compares every event with the recording.

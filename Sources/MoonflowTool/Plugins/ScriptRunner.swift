@@ -1,5 +1,6 @@
 import Foundation
 import LuaKit
+import MoonflowHost
 import MoonflowLua
 
 /// Runs a Lua file (or standard input, for `-`) the way `lua5.4 FILE args...` does, with

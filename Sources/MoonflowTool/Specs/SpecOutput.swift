@@ -1,4 +1,6 @@
 import Foundation
+import MoonflowHost
+import MoonflowTesting
 import Streams
 
 /// What a spec file's run tells the report, as it happens.

@@ -1,4 +1,5 @@
 import Foundation
+import MoonflowHost
 
 /// Lines of input: a file, standard input, or none.
 public final class InputLines: @unchecked Sendable {

@@ -1,5 +1,7 @@
 import Foundation
 import LuaKit
+import MoonflowEvents
+import MoonflowHost
 
 /// Collects the whole states a `FeatureRun` prints in jsonl (`--state full`):
 /// what `moonflow replay` and the inspector's `rerun` compare with a recording.
@@ -20,5 +22,21 @@ public final class PrintedStates: @unchecked Sendable {
     public func add(_ line: String) {
         guard line.hasPrefix("{\"event\":\"state\""), let event = try? LuaValue(json: line), let state = event["state"] else { return }
         lock.withLock { states.append(state) }
+    }
+}
+
+extension FeatureRun {
+    /// The feature at `path` run again, as its code is now, on these input lines: on the
+    /// virtual clock, its declared repositories fresh in memory; every state it gives, in
+    /// order. What the inspector's `rerun` and `toggle` compare with the run they watch.
+    @Sendable public static func rerun(path: String, inputLines: [String]) -> [LuaValue] {
+        var options = FeatureRun.Options(path: path)
+        options.clock = .virtual
+        options.format = .jsonl
+        options.repositoryStorage = nil
+        var lines = inputLines.makeIterator()
+        let states = PrintedStates()
+        _ = FeatureRun(options: options, input: InputLines(interactive: false, name: "rerun") { lines.next() }, write: states.add).run()
+        return states.all
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LuaKit
+import MoonflowHost
 import MoonflowLua
 
 /// One line of `moonflow run` input, parsed: an action (sent now or at a time

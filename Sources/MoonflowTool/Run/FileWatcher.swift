@@ -1,4 +1,5 @@
 import Foundation
+import MoonflowHost
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import MoonflowHost
 
 /// `moonflow new NAME`: a plugin folder with a feature (one action, one
 /// mutation, a timer) and a spec that passes. Never overwrites anything.

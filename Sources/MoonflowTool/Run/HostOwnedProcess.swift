@@ -1,10 +1,11 @@
 import Foundation
 import LuaKit
+import MoonflowHost
 
-/// Under `moonflow run` and `moonflow test` the host owns the process and its
-/// standard output: `os.exit` is an error that says so (the rest of the input
-/// still runs), and `io.write` / `io.stdout:write` become lines handed to
-/// `write`, as `print` does, so `--format jsonl` stays one JSON object per line.
+/// Under `moonflow run`, `test`, `check` and `replay` the host owns the process and
+/// its standard output: `os.exit` is an error that says so (the rest of the input
+/// still runs), and `print`, `io.write` and `io.stdout:write` become lines handed to
+/// `write`, so `--format jsonl` stays one JSON object per line.
 ///
 ///     try HostOwnedProcess.install(in: host.lua, command: "run") { text, location in
 ///         emit(.log(message: text, location: location))
@@ -12,9 +13,16 @@ import LuaKit
 public enum HostOwnedProcess {
     /// - Parameters:
     ///   - command: named in the `os.exit` error (`run`, `test`).
-    ///   - write: gets each write's text (one trailing newline dropped) and the caller's `file:line`.
+    ///   - write: gets each print's or write's text (one trailing newline dropped from a
+    ///     write) and the caller's `file:line`.
     public static func install(in lua: LuaState, command: String,
                                write: @escaping (String, String?) -> Void) throws {
+        // As Lua's print shows values: strings bare, everything else as `description`, tab-separated.
+        try lua.setGlobal("print", .function { args in
+            let text = (0..<args.count).map { i in (try? args.value(i + 1)).map(printed) ?? "<\(args.typeName(i + 1))>" }
+            write(text.joined(separator: "\t"), args.callerLocation)
+            return []
+        })
         let exit: LuaFunction = { _ in
             throw LuaArgumentError(message: "os.exit is not available under moonflow \(command): the host owns the process. "
                 + "Return from the handler or raise an error with error(...) instead")
@@ -39,6 +47,11 @@ public enum HostOwnedProcess {
             }),
         ])
         try lua.rawSet(io, "stdout", .ref(stdout))
+    }
+
+    private static func printed(_ value: LuaValue) -> String {
+        if case .string(let s) = value { return s.description }
+        return value.description
     }
 
     /// The arguments from `first` on as `io.write` writes them (strings, and

@@ -1,5 +1,7 @@
 import Foundation
 import LuaKit
+import MoonflowEvents
+import MoonflowHost
 import MoonflowLua
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
-import XCTest
+import MoonflowHost
+@testable import MoonflowTool
 import Streams
-@testable import MoonflowTesting
+import XCTest
 
 /// How `moonflow test` prints while files run in parallel: in file order,
 /// the first unfinished file's lines at once, a later file's when it is its turn.

@@ -1,4 +1,5 @@
 import LuaKit
+import MoonflowHost
 import MoonflowLua
 
 /// Something that watches a `moonflow run` beside its printed output: the

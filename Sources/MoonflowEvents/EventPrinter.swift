@@ -1,5 +1,6 @@
 import Foundation
 import LuaKit
+import MoonflowHost
 import MoonflowLua
 
 /// Output formats of `moonflow run`.

@@ -1,5 +1,7 @@
 import Foundation
 import LuaKit
+import MoonflowEvents
+import MoonflowHost
 import MoonflowLua
 
 /// `moonflow run --record FILE`: writes the session as JSON Lines, to be

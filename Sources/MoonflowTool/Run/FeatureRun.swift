@@ -1,6 +1,9 @@
 import Foundation
 import LuaKit
+import MoonflowEvents
+import MoonflowHost
 import MoonflowLua
+import MoonflowSQLite
 import Streams
 
 /// One `moonflow run`: loads a plugin, feeds it JSON Lines input on the real
@@ -24,8 +27,8 @@ public final class FeatureRun: @unchecked Sendable {
         public var watch = false
         /// jsonl: `state` events after the first carry a JSON Patch (`--state patch`).
         public var statePatches = false
-        /// Where declared SQLite repositories keep their files (`--db`).
-        public var repositoryStorage: RepositoryStorage = .asDeclared
+        /// Where declared SQLite repositories keep their files (`--db`); nil: fresh in-memory ones.
+        public var repositoryStorage: RepositoryStorage? = .asDeclared
         /// Who else sees the events and inputs (`--record`, `--inspect`).
         public var observers: [any RunObserver] = []
         /// Records the Swift services' answers (`--record`), or gives them from a recording (`replay`).
@@ -110,16 +113,10 @@ public final class FeatureRun: @unchecked Sendable {
             host = try FeatureHost(configuration: .init(
                 searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
                 timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock,
-                repositoryStorage: options.repositoryStorage))
+                repositoryFiles: options.repositoryStorage.map { SQLiteRepositoryFiles(storage: $0) }))
             host.bridge.serviceTap = options.serviceTap
-            // A plugin's print becomes a log event, so jsonl output stays one JSON object per line.
-            // Weak, here and below: a feature (and its Lua state) may outlive the run that made it.
-            try host.lua.setGlobal("print", .function { [weak self] args in
-                let text = (0..<args.count).map { i in (try? args.value(i + 1).printed) ?? "<\(args.typeName(i + 1))>" }
-                self?.emit(.log(message: text.joined(separator: "\t"), location: args.callerLocation))
-                return []
-            })
-            // os.exit is an error and io.write a log event: the host owns the process and stdout.
+            // os.exit is an error, print and io.write log events: the host owns the process and stdout.
+            // Weak: a feature (and its Lua state) may outlive the run that made it.
             try HostOwnedProcess.install(in: host.lua, command: "run") { [weak self] text, location in
                 self?.emit(.log(message: text, location: location))
             }

@@ -1,5 +1,6 @@
 import Foundation
 import LuaKit
+import MoonflowHost
 import MoonflowLua
 
 /// `moonflow check PATH`: loads and validates a plugin without running it.

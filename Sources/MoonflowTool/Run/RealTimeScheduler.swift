@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MoonflowHost
 import MoonflowLua
 import Streams
 

@@ -1,4 +1,5 @@
 import LuaKit
+import MoonflowEvents
 import MoonflowHost
 import XCTest
 
