@@ -60,7 +60,7 @@ public final class FeatureHost: @unchecked Sendable {
 
     public let configuration: Configuration
     package let lua: LuaState
-    public let bridge: LuaBridge
+    package let bridge: LuaBridge
     /// The state executor's scheduler (timers of Lua streams run on it).
     public let scheduler: any Scheduler
     /// The virtual clock, when `clock == .virtual`.

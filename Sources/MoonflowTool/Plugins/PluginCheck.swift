@@ -4,17 +4,17 @@ import MoonflowHost
 import MoonflowLua
 
 /// `moonflow check PATH`: loads and validates a plugin without running it.
-public struct PluginCheck: Sendable {
-    public let path: String
-    public var profile: LuaState.Profile = .trusted
+package struct PluginCheck: Sendable {
+    package let path: String
+    package var profile: LuaState.Profile = .trusted
     /// Bounds the plugin's top-level code and each function `check` calls; nil for none.
-    public var timeLimitMs: Int64? = 1000
-    public var memoryLimitMB: Int? = 512
+    package var timeLimitMs: Int64? = 1000
+    package var memoryLimitMB: Int? = 512
 
-    public init(path: String) { self.path = path }
+    package init(path: String) { self.path = path }
 
     /// Every problem found, each with its `file:line` when known; empty when the plugin is fine.
-    public func problems() -> [String] {
+    package func problems() -> [String] {
         do {
             let host = try FeatureHost(configuration: .init(searchPaths: FeatureRun.searchPaths(for: path), profile: profile,
                                                             timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB, clock: .virtual))

@@ -6,19 +6,19 @@ import MoonflowHost
 ///
 ///     let files = try PluginScaffold(name: "todo", pluginsFolder: "plugins").write()
 ///     // ["plugins/todo/init.lua", "plugins/todo/spec/todo_spec.lua"]
-public struct PluginScaffold: Sendable {
+package struct PluginScaffold: Sendable {
     /// Why nothing was written.
-    public struct Refusal: Error, CustomStringConvertible {
-        public let message: String
+    package struct Refusal: Error, CustomStringConvertible {
+        package let message: String
         /// A bad name is a usage error (exit 2); an existing folder is not.
-        public let isUsage: Bool
-        public var description: String { message }
+        package let isUsage: Bool
+        package var description: String { message }
     }
 
-    public let name: String
-    public let pluginsFolder: String
+    package let name: String
+    package let pluginsFolder: String
 
-    public init(name: String, pluginsFolder: String = "plugins") {
+    package init(name: String, pluginsFolder: String = "plugins") {
         self.name = name
         self.pluginsFolder = pluginsFolder
     }
@@ -26,7 +26,7 @@ public struct PluginScaffold: Sendable {
     /// Writes the files.
     /// - Returns: the paths written.
     /// - Throws: `Refusal` for a name that cannot be a plugin name or a folder that exists.
-    public func write() throws -> [String] {
+    package func write() throws -> [String] {
         guard name.range(of: #"^[A-Za-z][A-Za-z0-9_]*$"#, options: .regularExpression) != nil else {
             throw Refusal(message: "'\(name)' cannot be a plugin name: use a letter, then letters, digits or underscores (it is also the module prefix in require \"NAME.mod\")", isUsage: true)
         }

@@ -15,28 +15,28 @@ import MoonflowLua
 /// and the words before FILE are at negative indices; `LUA_INIT_5_4` or
 /// `LUA_INIT` (`@file` or code) runs first; an error prints
 /// `moonflow: message` and its traceback, then the state is closed.
-public struct ScriptRunner: Sendable {
-    public var file: String
-    public var arguments: [String]
-    public var profile: LuaState.Profile = .trusted
-    public var timeLimitMs: Int64?
-    public var memoryLimitMB: Int?
+package struct ScriptRunner: Sendable {
+    package var file: String
+    package var arguments: [String]
+    package var profile: LuaState.Profile = .trusted
+    package var timeLimitMs: Int64?
+    package var memoryLimitMB: Int?
     /// The command line before FILE (`arg[-n]` ... `arg[-1]`), as lua5.4 keeps
     /// its own name and options: `["moonflow", "exec", "--time-limit", "500"]`.
-    public var precedingArguments = ["moonflow"]
+    package var precedingArguments = ["moonflow"]
     /// The environment, for `LUA_INIT_5_4` and `LUA_INIT`.
-    public var environment = ProcessInfo.processInfo.environment
+    package var environment = ProcessInfo.processInfo.environment
     /// Where error messages go (standard error).
-    public var writeError: @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
+    package var writeError: @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
 
-    public init(file: String, arguments: [String] = []) {
+    package init(file: String, arguments: [String] = []) {
         self.file = file
         self.arguments = arguments
     }
 
     /// Runs the file; errors go to standard error as `moonflow: message` with the traceback.
     /// - Returns: the exit status (0 success, 1 error).
-    public func run() -> Int32 {
+    package func run() -> Int32 {
         let lua: LuaState
         let clock = RealTimeScheduler()
         let bridge: LuaBridge

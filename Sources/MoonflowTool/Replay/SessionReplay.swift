@@ -22,20 +22,20 @@ import MoonflowTesting
 /// The recording's plugin path is resolved inside `pluginsFolder` (by default
 /// the recording's own folder) and may not leave it; the plugin runs sandboxed
 /// unless `profile` says otherwise.
-public struct SessionReplay {
-    public var file: String
+package struct SessionReplay {
+    package var file: String
     /// Write the new run over the recording instead of comparing.
-    public var update = false
-    public var timeLimitMs: Int64? = 1000
-    public var memoryLimitMB: Int? = 512
+    package var update = false
+    package var timeLimitMs: Int64? = 1000
+    package var memoryLimitMB: Int? = 512
     /// Sandboxed unless the replay is told the plugin is trusted (`--trusted`).
-    public var profile: LuaState.Profile = .sandboxed
+    package var profile: LuaState.Profile = .sandboxed
     /// The folder the recording's plugin path is resolved in; nil: the recording's own folder.
-    public var pluginsFolder: String?
+    package var pluginsFolder: String?
     /// Where the report goes (standard output by default).
-    public var write: @Sendable (String) -> Void = FeatureRun.stdout
+    package var write: @Sendable (String) -> Void = FeatureRun.stdout
 
-    public init(file: String) { self.file = file }
+    package init(file: String) { self.file = file }
 
     /// A recording read back.
     struct Recording {
@@ -58,7 +58,7 @@ public struct SessionReplay {
 
     /// - Returns: 0 when every state matches (or after `--update`), 1 when one differs or
     ///   a recorded action or mutation no longer validates, 2 when the recording cannot be read.
-    public func run() -> Int32 {
+    package func run() -> Int32 {
         let recording: Recording
         do { recording = try read() } catch {
             FileHandle.standardError.write(Data("moonflow replay: \(error)\n".utf8))

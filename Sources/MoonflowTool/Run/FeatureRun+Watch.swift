@@ -120,7 +120,7 @@ extension FeatureRun {
     /// later: one sent before `installSignalHandlers` is done stays pending for it. The
     /// command line calls it first thing when a run will wait for them (`--watch`,
     /// `--inspect`), before the inspector's server starts its threads.
-    public static func holdStopSignals() {
+    package static func holdStopSignals() {
         var signals = stopSignals
         pthread_sigmask(SIG_BLOCK, &signals, nil)
     }

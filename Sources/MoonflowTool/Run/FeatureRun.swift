@@ -13,29 +13,29 @@ import Streams
 ///     options.clock = .virtual
 ///     options.format = .jsonl
 ///     let status = FeatureRun(options: options, input: InputLines(file: "in.jsonl")).run()
-public final class FeatureRun: @unchecked Sendable {
-    public struct Options: Sendable {
-        public var path: String
-        public var format: OutputFormat = .pretty
-        public var clock: FeatureHost.Clock = .real
-        public var untilMs: Int?
-        public var timeLimitMs: Int64? = 1000
-        public var memoryLimitMB: Int? = 512
-        public var profile: LuaState.Profile = .trusted
-        public var color = false
+package final class FeatureRun: @unchecked Sendable {
+    package struct Options: Sendable {
+        package var path: String
+        package var format: OutputFormat = .pretty
+        package var clock: FeatureHost.Clock = .real
+        package var untilMs: Int?
+        package var timeLimitMs: Int64? = 1000
+        package var memoryLimitMB: Int? = 512
+        package var profile: LuaState.Profile = .trusted
+        package var color = false
         /// Reload on every change to the plugin's files, and run until SIGINT or SIGTERM (real clock).
-        public var watch = false
+        package var watch = false
         /// jsonl: `state` events after the first carry a JSON Patch (`--state patch`).
-        public var statePatches = false
+        package var statePatches = false
         /// Where declared SQLite repositories keep their files (`--db`); nil: fresh in-memory ones.
-        public var repositoryStorage: RepositoryStorage? = .asDeclared
+        package var repositoryStorage: RepositoryStorage? = .asDeclared
         /// Who else sees the events and inputs (`--record`, `--inspect`).
-        public var observers: [any RunObserver] = []
+        package var observers: [any RunObserver] = []
         /// Records the Swift services' answers (`--record`), or gives them from a recording (`replay`).
-        public var serviceTap: ServiceTap?
+        package var serviceTap: ServiceTap?
         /// Keep running after the input ends, until SIGINT or SIGTERM (real clock; `--inspect`).
-        public var keepsRunning = false
-        public init(path: String) { self.path = path }
+        package var keepsRunning = false
+        package init(path: String) { self.path = path }
     }
 
     let options: Options
@@ -49,14 +49,14 @@ public final class FeatureRun: @unchecked Sendable {
     /// - Parameters:
     ///   - input: the action lines (a file, standard input, or nothing).
     ///   - write: where lines go (standard output by default).
-    public init(options: Options, input: InputLines, write: @escaping @Sendable (String) -> Void = FeatureRun.stdout) {
+    package init(options: Options, input: InputLines, write: @escaping @Sendable (String) -> Void = FeatureRun.stdout) {
         self.options = options
         self.input = input
         self.write = write
         self.printer = EventPrinter(format: options.format, color: options.color, statePatches: options.statePatches)
     }
 
-    public static let stdout: @Sendable (String) -> Void = { line in
+    package static let stdout: @Sendable (String) -> Void = { line in
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
@@ -107,7 +107,7 @@ public final class FeatureRun: @unchecked Sendable {
 
     /// Runs to the end of input and of all work (or `untilMs`).
     /// - Returns: 0 when nothing failed, 1 after a script error or a bad input line.
-    public func run() -> Int32 {
+    package func run() -> Int32 {
         if options.watch || options.keepsRunning { installSignalHandlers() }
         do {
             host = try FeatureHost(configuration: .init(
@@ -165,7 +165,7 @@ public final class FeatureRun: @unchecked Sendable {
     /// Plugins beside PATH are found by name (`mf.compose` children, interactors).
     /// Kept relative when PATH is, so `file:line` in messages and tracebacks
     /// reads the same on every checkout (golden outputs depend on it).
-    public static func searchPaths(for path: String) -> [String] {
+    package static func searchPaths(for path: String) -> [String] {
         var parent = (path as NSString).deletingLastPathComponent
         if path.hasSuffix(".lua") { parent = (parent as NSString).deletingLastPathComponent }
         var paths: [String] = []

@@ -18,16 +18,16 @@ import Glibc
 /// their folder. Only `.lua` files count (editor swap and backup files do
 /// not). Events that come within `quietMs` of each other make one report.
 /// Elsewhere it polls modification times every 250 ms.
-public final class FileWatcher: @unchecked Sendable {
+package final class FileWatcher: @unchecked Sendable {
     /// Called on the watcher's thread with the changed files (sorted) and when the first change was noticed.
-    public typealias Handler = @Sendable (_ changed: [String], _ noticed: Date) -> Void
+    package typealias Handler = @Sendable (_ changed: [String], _ noticed: Date) -> Void
 
     private let lock = NSLock()
     private var folders: [String]
     private var files: Set<String>
     private let handler: Handler
     /// Quiet time that ends a burst.
-    public var quietMs = 8
+    package var quietMs = 8
     private var stopped = false
     private var thread: Thread?
     #if canImport(Glibc)
@@ -37,7 +37,7 @@ public final class FileWatcher: @unchecked Sendable {
     #endif
 
     /// Whether changes are seen through inotify (Linux) rather than by polling.
-    public static var usesInotify: Bool {
+    package static var usesInotify: Bool {
         #if canImport(Glibc)
         true
         #else
@@ -45,7 +45,7 @@ public final class FileWatcher: @unchecked Sendable {
         #endif
     }
 
-    public init(folders: [String], files: [String], handler: @escaping Handler) {
+    package init(folders: [String], files: [String], handler: @escaping Handler) {
         self.folders = folders
         self.files = Set(files)
         self.handler = handler
@@ -55,7 +55,7 @@ public final class FileWatcher: @unchecked Sendable {
 
     /// Starts watching on a thread of its own.
     /// - Throws: when inotify cannot be set up (too many watches, say).
-    public func start() throws {
+    package func start() throws {
         #if canImport(Glibc)
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { throw HostError("cannot watch files: inotify_init1 failed (\(String(cString: strerror(errno))))") }
@@ -70,14 +70,14 @@ public final class FileWatcher: @unchecked Sendable {
     }
 
     /// Also watches `files` (modules a reload loaded from elsewhere).
-    public func watch(files more: [String]) {
+    package func watch(files more: [String]) {
         lock.withLock { files.formUnion(more) }
         #if canImport(Glibc)
         try? addWatches()
         #endif
     }
 
-    public func stop() {
+    package func stop() {
         lock.withLock { stopped = true }
         #if canImport(Glibc)
         if fd >= 0 { close(fd); fd = -1 }

@@ -10,12 +10,12 @@ import MoonflowHost
 ///     try HostOwnedProcess.install(in: host.lua, command: "run") { text, location in
 ///         emit(.log(message: text, location: location))
 ///     }
-public enum HostOwnedProcess {
+package enum HostOwnedProcess {
     /// - Parameters:
     ///   - command: named in the `os.exit` error (`run`, `test`).
     ///   - write: gets each print's or write's text (one trailing newline dropped from a
     ///     write) and the caller's `file:line`.
-    public static func install(in lua: LuaState, command: String,
+    package static func install(in lua: LuaState, command: String,
                                write: @escaping (String, String?) -> Void) throws {
         // As Lua's print shows values: strings bare, everything else as `description`, tab-separated.
         try lua.setGlobal("print", .function { args in

@@ -9,7 +9,7 @@ import MoonflowLua
 ///     try InputLine.parse(#"{"at":250,"send":{"type":"inc"}}"#)   // .action(inc, at: 250)
 ///     try InputLine.parse("add title='buy milk'", shorthand: true, actions: schema)
 ///     // .action({ type = "add", title = "buy milk" }, at: nil)
-public enum InputLine: Equatable, Sendable {
+package enum InputLine: Equatable, Sendable {
     /// An action; `at` (ms on the run's clock) for a timed line.
     case action(LuaValue, at: Int?)
     /// A prompt command (`help`, `:advance MS`, `:run`).
@@ -27,7 +27,7 @@ public enum InputLine: Equatable, Sendable {
     ///   - shorthand: whether `name key=value` and prompt commands are accepted (the prompt).
     ///   - actions: the declared actions, to type shorthand values and fill an only field.
     /// - Throws: `InputError` saying what is wrong with the line and how to write it.
-    public static func parse(_ line: String, shorthand: Bool = false, actions: Schema? = nil) throws(InputError) -> InputLine? {
+    package static func parse(_ line: String, shorthand: Bool = false, actions: Schema? = nil) throws(InputError) -> InputLine? {
         var text = Substring(line)
         while text.first == "\u{FEFF}" { text = text.dropFirst() }  // a byte order mark from an editor
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -61,7 +61,7 @@ public enum InputLine: Equatable, Sendable {
 }
 
 /// A command typed at the prompt.
-public enum PromptCommand: Equatable, Sendable {
+package enum PromptCommand: Equatable, Sendable {
     /// `help` (or `:help`): the commands and the declared actions.
     case help
     /// `:advance MS`: moves the virtual clock on by MS.
@@ -102,10 +102,10 @@ public enum PromptCommand: Equatable, Sendable {
 }
 
 /// A line of input that cannot be sent, with what to write instead.
-public struct InputError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct InputError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 /// The prompt's shorthand: `add title="buy milk" done=false`, `toggle 1`.

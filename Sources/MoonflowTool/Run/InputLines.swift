@@ -2,17 +2,17 @@ import Foundation
 import MoonflowHost
 
 /// Lines of input: a file, standard input, or none.
-public final class InputLines: @unchecked Sendable {
+package final class InputLines: @unchecked Sendable {
     /// Named in error locations (`actions.jsonl:3`, `stdin:3`).
-    public let name: String
+    package let name: String
     /// A person typing at a prompt (shorthand allowed, a prompt is shown).
-    public let isInteractive: Bool
+    package let isInteractive: Bool
     let allowsShorthand: Bool
     private var lines: IndexingIterator<[String]>?
     private let readLine: (() -> String?)?
 
     /// Every line of a file.
-    public init(file path: String) throws {
+    package init(file path: String) throws {
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
             throw HostError("cannot read actions file \(path): it is a folder; give a JSON Lines file, or - for standard input")
@@ -29,7 +29,7 @@ public final class InputLines: @unchecked Sendable {
     }
 
     /// Standard input, read as it comes; `prompt` shows a prompt first (a terminal).
-    public init(standardInput prompt: Bool) {
+    package init(standardInput prompt: Bool) {
         name = "stdin"
         isInteractive = prompt
         allowsShorthand = prompt
@@ -42,7 +42,7 @@ public final class InputLines: @unchecked Sendable {
 
     /// Lines from `next` (nil ends the input), as if typed at the prompt when
     /// `interactive` (shorthand and `:` commands allowed).
-    public init(interactive: Bool, name: String = "input", next: @escaping () -> String?) {
+    package init(interactive: Bool, name: String = "input", next: @escaping () -> String?) {
         self.name = name
         isInteractive = interactive
         allowsShorthand = interactive
@@ -51,7 +51,7 @@ public final class InputLines: @unchecked Sendable {
     }
 
     /// A person at a prompt, through `reader` (line editing, history, completion).
-    public init(prompt reader: any LineReader) {
+    package init(prompt reader: any LineReader) {
         name = "stdin"
         isInteractive = true
         allowsShorthand = true
@@ -60,10 +60,10 @@ public final class InputLines: @unchecked Sendable {
     }
 
     /// The prompt's line source, when there is one (told what to complete once the feature is loaded).
-    public let reader: (any LineReader)?
+    package let reader: (any LineReader)?
 
     /// No input at all.
-    public init() {
+    package init() {
         name = "input"
         isInteractive = false
         allowsShorthand = false
@@ -84,7 +84,7 @@ public final class InputLines: @unchecked Sendable {
 }
 
 /// Reads lines typed at the prompt (the command line's is libedit's line editor).
-public protocol LineReader: AnyObject, Sendable {
+package protocol LineReader: AnyObject, Sendable {
     /// The next line without its newline, or nil at the end of input (Ctrl-D).
     func readLine(prompt: String) -> String?
     /// What Tab completes: the action names and, after one, its fields (`by=`) and the commands.

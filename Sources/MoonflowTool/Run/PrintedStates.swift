@@ -9,17 +9,17 @@ import MoonflowHost
 ///     let states = PrintedStates()
 ///     _ = FeatureRun(options: options, input: input, write: states.add).run()
 ///     states.all   // [{count = 0}, {count = 1}, ...]
-public final class PrintedStates: @unchecked Sendable {
+package final class PrintedStates: @unchecked Sendable {
     private let lock = NSLock()
     private var states: [LuaValue] = []
 
-    public init() {}
+    package init() {}
 
     /// Every state so far, in order.
-    public var all: [LuaValue] { lock.withLock { states } }
+    package var all: [LuaValue] { lock.withLock { states } }
 
     /// Takes one printed line; keeps it when it is a `state` event with a whole state.
-    public func add(_ line: String) {
+    package func add(_ line: String) {
         guard line.hasPrefix("{\"event\":\"state\""), let event = try? LuaValue(json: line), let state = event["state"] else { return }
         lock.withLock { states.append(state) }
     }
@@ -29,7 +29,7 @@ extension FeatureRun {
     /// The feature at `path` run again, as its code is now, on these input lines: on the
     /// virtual clock, its declared repositories fresh in memory; every state it gives, in
     /// order. What the inspector's `rerun` and `toggle` compare with the run they watch.
-    @Sendable public static func rerun(path: String, inputLines: [String]) -> [LuaValue] {
+    @Sendable package static func rerun(path: String, inputLines: [String]) -> [LuaValue] {
         var options = FeatureRun.Options(path: path)
         options.clock = .virtual
         options.format = .jsonl

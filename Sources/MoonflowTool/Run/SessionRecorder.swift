@@ -17,11 +17,11 @@ import MoonflowLua
 /// `service` lines what each call of a Swift service or repository answered
 /// (replay answers from them); the other lines are the run's jsonl events with
 /// whole states.
-public final class SessionRecorder: RunObserver, @unchecked Sendable {
+package final class SessionRecorder: RunObserver, @unchecked Sendable {
     /// The header's `record` value: what `replay` looks for on the first line.
-    public static let kind = "moonflow-session"
+    package static let kind = "moonflow-session"
     /// The header's `format`: bumped when the layout of a recording changes.
-    public static let format = 1
+    package static let format = 1
 
     private let handle: FileHandle
     private let printer = EventPrinter(format: .jsonl)
@@ -29,7 +29,7 @@ public final class SessionRecorder: RunObserver, @unchecked Sendable {
 
     /// Creates (or truncates) `path`.
     /// - Throws: `HostError` naming the file when it cannot be written.
-    public init(path: String) throws {
+    package init(path: String) throws {
         guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
             throw HostError("cannot write the recording \(path): check that its folder exists and is writable")
         }
@@ -39,29 +39,29 @@ public final class SessionRecorder: RunObserver, @unchecked Sendable {
     deinit { try? handle.close() }
 
     /// The header line for a run of `run`.
-    public static func header(_ run: RunDescription) -> String {
+    package static func header(_ run: RunDescription) -> String {
         func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
         return "{\"record\":\(q(kind)),\"format\":\(format),\"feature\":\(q(run.name)),\"version\":\(run.version),"
             + "\"path\":\(q(run.path)),\"clock\":\(q(run.clock.rawValue)),\"moonflow\":\(q(FeatureHost.version))}"
     }
 
     /// An `input` line.
-    public static func inputLine(_ action: LuaValue, t: Int) -> String {
+    package static func inputLine(_ action: LuaValue, t: Int) -> String {
         let json = (try? action.json(sortedKeys: true, root: "action")) ?? "{}"
         return "{\"input\":\(json),\"t\":\(t)}"
     }
 
-    public func started(_ run: RunDescription, dispatch: any RunDispatcher) { write(SessionRecorder.header(run)) }
+    package func started(_ run: RunDescription, dispatch: any RunDispatcher) { write(SessionRecorder.header(run)) }
 
-    public func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {
+    package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {
         write(lock.withLock { printer.render(event, t: t) })
     }
 
-    public func input(_ action: LuaValue, t: Int) { write(SessionRecorder.inputLine(action, t: t)) }
+    package func input(_ action: LuaValue, t: Int) { write(SessionRecorder.inputLine(action, t: t)) }
 
     /// The tap that writes a `service` line for every Swift service or repository call once it ends:
     /// `{"service":"users:getAll","call":1,"values":[...],"error":"..."}`.
-    public var serviceTap: ServiceTap {
+    package var serviceTap: ServiceTap {
         ServiceTap(recording: { [weak self] service, call, outcome in
             self?.write(SessionRecorder.serviceLine(service, call: call, outcome))
         })

@@ -4,7 +4,7 @@ import MoonflowTesting
 import Streams
 
 /// What a spec file's run tells the report, as it happens.
-public enum SpecEvent: Sendable {
+package enum SpecEvent: Sendable {
     /// A test ended (or an error outside any test: a failing `describe` body).
     case result(SpecRunner.Result)
     /// A line the spec printed (`print`, `io.write`).
@@ -103,12 +103,12 @@ extension SpecRunner {
     /// `--shard I/N`: the files whose path hashes to shard I of N. A file stays
     /// in its shard when others are added or removed, so CI history per shard
     /// stays comparable.
-    public struct Shard: Sendable, CustomStringConvertible {
-        public let index: Int
-        public let count: Int
+    package struct Shard: Sendable, CustomStringConvertible {
+        package let index: Int
+        package let count: Int
 
         /// Parses `I/N` (1 ≤ I ≤ N).
-        public init(parsing text: String) throws {
+        package init(parsing text: String) throws {
             let parts = text.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1, i >= 1, i <= n else {
                 throw UsageError(description: "--shard \(text): give I/N with 1 ≤ I ≤ N (the 2nd of 4 CI machines runs --shard 2/4)")
@@ -117,9 +117,9 @@ extension SpecRunner {
             count = n
         }
 
-        public var description: String { "\(index)/\(count)" }
+        package var description: String { "\(index)/\(count)" }
 
-        public func files(of all: [String]) -> [String] {
+        package func files(of all: [String]) -> [String] {
             all.filter { Self.hash($0) % UInt64(count) == UInt64(index - 1) }
         }
 

@@ -17,66 +17,66 @@ import Streams
 /// `describe`/`it`/`pending`/`before_each`/`after_each`, luassert with spies,
 /// stubs and mocks, and its name filter. Its command-line runner and output
 /// handlers are not used: the host reports results itself (text, TAP, JUnit).
-public struct SpecRunner: Sendable {
-    public struct Options: Sendable {
+package struct SpecRunner: Sendable {
+    package struct Options: Sendable {
         /// Spec files or folders (searched for `*_spec.lua`); empty: every
         /// `plugins/*/spec/*_spec.lua` under the current folder.
-        public var paths: [String] = []
+        package var paths: [String] = []
         /// Only tests whose full name (describe names and the `it` name) contains this text.
-        public var filter: String?
-        public var junitPath: String?
-        public var tap = false
-        public var timeLimitMs: Int64? = 1000
+        package var filter: String?
+        package var junitPath: String?
+        package var tap = false
+        package var timeLimitMs: Int64? = 1000
         /// Each test's (`it`'s) limit, spec code and waits for services together
         /// (the command line gives ten times `timeLimitMs`); a test past it fails
         /// naming where it was stopped, and the next one runs.
-        public var testTimeLimitMs: Int64? = 10_000
+        package var testTimeLimitMs: Int64? = 10_000
         /// How many spec files run at once (each in its own Lua state); nil: one per core.
-        public var jobs: Int?
+        package var jobs: Int?
         /// Only this shard of the files (`--shard I/N`).
-        public var shard: Shard?
-        public var memoryLimitMB: Int? = 512
+        package var shard: Shard?
+        package var memoryLimitMB: Int? = 512
         /// `.sandboxed`: the plugins under test run with the sandbox's limits and
         /// globals of their own; busted and the specs keep the whole library.
-        public var profile: LuaState.Profile = .trusted
-        public init(paths: [String] = []) { self.paths = paths }
+        package var profile: LuaState.Profile = .trusted
+        package init(paths: [String] = []) { self.paths = paths }
     }
 
     /// One `it` (or an error outside any `it`: a failing `describe` body, a
     /// spec file that does not load, a failing `before_each`).
-    public struct Result: Sendable {
-        public enum Status: String, Sendable { case success, failure, error, pending }
-        public let file: String
+    package struct Result: Sendable {
+        package enum Status: String, Sendable { case success, failure, error, pending }
+        package let file: String
         /// The names of the enclosing `describe` blocks.
-        public let describePath: [String]
-        public let name: String
-        public let status: Status
+        package let describePath: [String]
+        package let name: String
+        package let status: Status
         /// The failure or error message (with `file:line:` in front when known).
-        public let message: String?
+        package let message: String?
         /// Where it failed, else where the `it` is.
-        public let location: String?
-        public let seconds: Double
+        package let location: String?
+        package let seconds: Double
 
-        public var fullName: String { (describePath + [name]).joined(separator: " ") }
-        public var failed: Bool { status == .failure || status == .error }
+        package var fullName: String { (describePath + [name]).joined(separator: " ") }
+        package var failed: Bool { status == .failure || status == .error }
     }
 
-    public let options: Options
+    package let options: Options
     private let write: @Sendable (String) -> Void
 
-    public init(options: Options, write: @escaping @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }) {
+    package init(options: Options, write: @escaping @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }) {
         self.options = options
         self.write = write
     }
 
     /// A problem with the command line itself (a missing path): exit status 2.
-    public struct UsageError: Error, CustomStringConvertible {
-        public let description: String
+    package struct UsageError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// The spec files to run, sorted.
     /// - Throws: `UsageError` when a given path does not exist.
-    public func specFiles() throws -> [String] {
+    package func specFiles() throws -> [String] {
         let fm = FileManager.default
         if options.paths.isEmpty {
             guard let plugins = try? fm.contentsOfDirectory(atPath: "plugins") else { return [] }
@@ -106,7 +106,7 @@ public struct SpecRunner: Sendable {
     /// finishes, a line per file, then every failure, then `N passed, N failed`
     /// (with `--tap`: TAP 13, the counts in a closing `#` comment).
     /// - Returns: 0 when nothing failed, 1 when something failed or no spec was found, 2 for a usage error.
-    public func run() -> Int32 {
+    package func run() -> Int32 {
         var files: [String]
         do {
             files = try specFiles()
@@ -187,7 +187,7 @@ public struct SpecRunner: Sendable {
     // MARK: - One file
 
     /// Runs one spec file in a fresh Lua state; `report` gets each result as its test ends.
-    public func runFile(_ file: String, report: @escaping @Sendable (SpecEvent) -> Void = { _ in }) -> [Result] {
+    package func runFile(_ file: String, report: @escaping @Sendable (SpecEvent) -> Void = { _ in }) -> [Result] {
         let reported = Locked([Result]())
         let keep: @Sendable (Result) -> Void = { r in reported.withLock { $0.append(r) }; report(.result(r)) }
         do {
