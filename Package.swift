@@ -53,16 +53,19 @@ let package = Package(
         .target(name: "Runtime", dependencies: ["Streams"]),
         .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"]),
         // What an app embeds: the feature host, its plugins, sandbox and services.
-        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams"]),
+        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams"],
+                resources: [.embedInCode("Lua/sandbox.lua")]),
         // SQLite repositories, and the file store for plugins' declared ones (opt-in for apps).
         // GRDB links Debian's libsqlite3 (scripts/setup installs libsqlite3-dev).
         .target(name: "MoonflowSQLite", dependencies: ["MoonflowHost", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         // The test store for apps: Swift `FeatureStore`, Lua `moonflow.test`, `StateDiff`.
-        .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams"]),
+        .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams"],
+                resources: [.embedInCode("Lua/moonflow_test.lua")]),
         // A run's events as JSON lines and text: what `moonflow run` prints, recordings keep and the inspector sends.
         .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit"]),
         // The command-line tool's work: run, watch, record, replay, check, new, the spec runner.
-        .target(name: "MoonflowTool", dependencies: ["MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowSQLite", "MoonflowLua", "LuaKit", "Runtime", "Streams"]),
+        .target(name: "MoonflowTool", dependencies: ["MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowSQLite", "MoonflowLua", "LuaKit", "Runtime", "Streams"],
+                resources: [.embedInCode("Specs/spec_driver.lua")]),
         // The `--inspect` server and its page: a library an app may link in debug builds.
         .target(
             name: "MoonflowInspector",
@@ -78,7 +81,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            resources: [.embedInCode("Page/inspector.html"), .embedInCode("Page/inspector.js")]
         ),
         .executableTarget(
             name: "moonflow",

@@ -1,0 +1,315 @@
+"use strict";
+const token = new URLSearchParams(location.search).get("token") || "";
+const events = [];          // the frames held, by seq - base
+const stateAt = [];         // the state as of each held frame (shared structure)
+let base = 0;               // the seq of events[0]: the server keeps a window, and so does the page
+let baseState;              // the state just before events[0]
+let session = null, selected = -1, live = true, socket = null, askedSince = false;
+const differs = new Set();
+const rerunNow = new Map();  // differing state frames after "re-run actions": { now, diff }
+let shown = null;            // the seqs the filter lets through, or null for every event
+const off = new Set();      // action frames toggled off  // state frames whose state the current code no longer gives (after "re-run actions")
+const rowsEl = document.getElementById("rows"), timelineEl = document.getElementById("timeline");
+const ROW = 22;
+
+function pointerTokens(path) {
+  return path === "" ? [] : path.slice(1).split("/").map(t => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+function luaPath(path) {
+  let out = "";
+  for (const t of pointerTokens(path)) {
+    if (/^[0-9]+$/.test(t)) out += "[" + (Number(t) + 1) + "]";
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(t)) out += (out ? "." : "") + t;
+    else out += "[" + JSON.stringify(t) + "]";
+  }
+  return out || "state";
+}
+function getAt(value, tokens) {
+  for (const t of tokens) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = Array.isArray(value) ? value[Number(t)] : value[t];
+  }
+  return value;
+}
+// Applies one RFC 6902 operation without touching `value`: only the containers on the path are copied.
+function applyOp(value, tokens, op) {
+  if (tokens.length === 0) return op.op === "remove" ? null : op.value;
+  const [head, ...rest] = tokens;
+  const copy = Array.isArray(value) ? value.slice() : Object.assign({}, value);
+  if (rest.length === 0) {
+    if (Array.isArray(copy)) {
+      const i = head === "-" ? copy.length : Number(head);
+      if (op.op === "add") copy.splice(i, 0, op.value);
+      else if (op.op === "remove") copy.splice(i, 1);
+      else copy[i] = op.value;
+    } else if (op.op === "remove") delete copy[head];
+    else copy[head] = op.value;
+    return copy;
+  }
+  const key = Array.isArray(copy) ? Number(head) : head;
+  copy[key] = applyOp(copy[key], rest, op);
+  return copy;
+}
+function applyPatch(value, ops) {
+  for (const op of ops) value = applyOp(value, pointerTokens(op.path), op);
+  return value;
+}
+function show(v) { return v === undefined ? "nil" : JSON.stringify(v); }
+
+// The diff of a step, in the spec runner's `- expected` / `+ actual` style: before, then after.
+function diffLines(frame) {
+  if (frame.event !== "state") return [];
+  if (frame.state !== undefined) return ["+ state = " + show(frame.state)];
+  const before = frame.seq - 1 - base >= 0 ? stateAt[frame.seq - 1 - base] : baseState;
+  const lines = [];
+  for (const op of frame.patch || []) {
+    const where = luaPath(op.path), old = getAt(before, pointerTokens(op.path));
+    if (op.op !== "add" || old !== undefined) lines.push("- " + where + " = " + show(old));
+    if (op.op !== "remove") lines.push("+ " + where + " = " + show(op.value));
+  }
+  return lines.length ? lines : ["(state unchanged)"];
+}
+
+function summary(f) {
+  switch (f.event) {
+    case "action": return "→ " + f.action.type + " " + fieldsText(f.action);
+    case "mutation": return "• " + f.mutation.type + " " + fieldsText(f.mutation) + (f.from ? " from " + f.from : "");
+    case "state": return f.state !== undefined ? "state (whole)" : "state: " + (f.patch || []).map(op => luaPath(op.path)).join(", ");
+    case "effect": return "⇒ effect " + f.effect.type + " " + fieldsText(f.effect);
+    case "error": return "✗ " + (f.where ? f.where + ": " : "") + f.message;
+    case "log": return "log " + (f.where ? f.where + ": " : "") + f.message;
+    case "reload": return "↻ reloaded " + (f.files || []).join(", ") + " (" + f.ms + " ms)"
+      + ["added", "stale", "kept", "cancelled"].filter(k => f[k]).map(k => "; " + k + " " + f[k].join(", ")).join("");
+    default: return f.event;
+  }
+}
+function fieldsText(v) {
+  const rest = Object.assign({}, v); delete rest.type;
+  const s = JSON.stringify(rest); return s === "{}" ? "" : s;
+}
+
+function addFrame(f) {
+  const held = base + events.length;
+  if (f.seq < held) return;  // already held (a resync after a reconnect)
+  if (f.seq > held) {         // a gap: ask once for what is missing
+    if (!askedSince) { askedSince = true; hello(held - 1); }
+    return;
+  }
+  askedSince = false;
+  // The page keeps as many frames as the server does (session.keep), dropping the oldest tenth.
+  const keep = (session && session.keep) || 10000;
+  if (events.length >= keep) {
+    const n = Math.max(1, Math.floor(keep / 10));
+    baseState = stateAt[n - 1]; events.splice(0, n); stateAt.splice(0, n); base += n;
+  }
+  events.push(f);
+  const before = events.length > 1 ? stateAt[events.length - 2] : baseState;
+  if (f.event === "state") stateAt.push(f.state !== undefined ? f.state : applyPatch(before, f.patch || []));
+  else stateAt.push(before);
+  if (f.event === "reload") document.getElementById("rerun").classList.add("hint");
+  if (f.event === "error") {
+    const div = document.createElement("div");
+    div.textContent = "#" + f.seq + " " + (f.where ? f.where + ": " : "") + f.message;
+    div.onclick = () => select(f.seq);
+    document.getElementById("errors").appendChild(div);
+  }
+}
+
+// The timeline's filter: an event kind and text the row must contain (case aside).
+function matches(f) {
+  const kind = document.getElementById("kind").value, text = document.getElementById("search").value.toLowerCase();
+  if (kind && f.event !== kind) return false;
+  return !text || (summary(f) + " " + JSON.stringify(f)).toLowerCase().includes(text);
+}
+function refilter() {
+  const kind = document.getElementById("kind").value, text = document.getElementById("search").value;
+  shown = kind || text ? events.filter(matches).map(f => f.seq) : null;  // seqs
+}
+function render() {
+  if (shown !== null) refilter();
+  const count = shown === null ? events.length : shown.length;
+  document.getElementById("count").textContent = (shown === null ? "" : count + " of ") + events.length + " events";
+  rowsEl.style.height = (count * ROW) + "px";
+  const first = Math.max(0, Math.floor(timelineEl.scrollTop / ROW) - 5);
+  const last = Math.min(count, first + Math.ceil(timelineEl.clientHeight / ROW) + 10);
+  const parts = [];
+  for (let r = first; r < last; r++) {
+    const i = shown === null ? base + r : shown[r];
+    const f = events[i - base];
+    if (!f) continue;
+    const cls = "row k-" + f.event + (f.cause ? " caused" : "") + (i === selected ? " sel" : "") + (differs.has(i) ? " differs" : "") + (off.has(i) ? " off" : "");
+    parts.push('<div class="' + cls + '" data-seq="' + i + '" style="top:' + (r * ROW) + 'px">' +
+      '<span class="seq">' + i + '</span><span class="t">' + f.t + ' ms</span>' + escapeHTML(summary(f)) + "</div>");
+  }
+  rowsEl.innerHTML = parts.join("");
+}
+document.getElementById("kind").onchange = () => { refilter(); timelineEl.scrollTop = 0; render(); };
+document.getElementById("search").oninput = () => { refilter(); timelineEl.scrollTop = 0; render(); };
+function escapeHTML(s) { return String(s).replace(/[&<>"]/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
+
+function tree(value, label) {
+  if (value === null || typeof value !== "object") {
+    const div = document.createElement("div"); div.className = "leaf";
+    div.innerHTML = '<span class="key">' + escapeHTML(label) + "</span> = " + escapeHTML(show(value));
+    return div;
+  }
+  const d = document.createElement("details");
+  const keys = Object.keys(value);
+  const s = document.createElement("summary");
+  s.innerHTML = '<span class="key">' + escapeHTML(label) + "</span> " + (Array.isArray(value) ? "[" + keys.length + "]" : "{" + keys.length + "}");
+  d.appendChild(s);
+  // Children are drawn when opened, and at most 200 at a time: a 1,000-row state stays quick.
+  d.ontoggle = () => {
+    if (!d.open || d.dataset.drawn) return;
+    d.dataset.drawn = "1";
+    const draw = from => {
+      for (const k of keys.slice(from, from + 200)) d.appendChild(tree(value[k], Array.isArray(value) ? "[" + (Number(k) + 1) + "]" : k));
+      if (from + 200 < keys.length) {
+        const more = document.createElement("button"); more.textContent = "show " + Math.min(200, keys.length - from - 200) + " more";
+        more.onclick = () => { more.remove(); draw(from + 200); };
+        d.appendChild(more);
+      }
+    };
+    draw(0);
+  };
+  return d;
+}
+
+function select(seq) {
+  if (!events[seq - base]) return;  // no longer held
+  selected = seq;
+  const f = events[seq - base];
+  document.getElementById("event").textContent = JSON.stringify(f, null, 2);
+  const diff = document.getElementById("diff"); diff.innerHTML = "";
+  for (const line of diffLines(f)) {
+    const span = document.createElement("div");
+    span.className = line.startsWith("-") ? "minus" : line.startsWith("+") ? "plus" : "";
+    span.textContent = line; diff.appendChild(span);
+  }
+  const toggle = document.getElementById("toggle");
+  toggle.hidden = f.event !== "action";
+  toggle.textContent = off.has(seq) ? "toggle this action on" : "toggle this action off";
+  const el = document.getElementById("tree"); el.innerHTML = "";
+  const t = tree(stateAt[seq - base], "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t);
+  // A step the re-run marked: the recorded state beside the one the code gives now.
+  const now = rerunNow.get(seq), section = document.getElementById("rerunNow");
+  section.hidden = !now;
+  if (now) {
+    const pre = document.getElementById("rerunDiff"); pre.innerHTML = "";
+    for (const line of now.diff) {
+      const div = document.createElement("div");
+      div.className = line.startsWith("-") ? "minus" : line.startsWith("+") ? "plus" : "";
+      div.textContent = line; pre.appendChild(div);
+    }
+    const holder = document.getElementById("rerunTree"); holder.innerHTML = "";
+    const nt = tree(now.now, "state"); if (nt.tagName === "DETAILS") nt.open = true; holder.appendChild(nt);
+  }
+  if (f.event === "state" || f.event === "action") { send({ cmd: "jump", seq }); setStatus("travel", "viewing step " + seq + " (dispatches wait)"); document.getElementById("resume").hidden = false; live = false; }
+  render();
+}
+
+function setStatus(cls, text) { const s = document.getElementById("status"); s.className = cls; s.textContent = text; }
+function send(message) { if (socket && socket.readyState === 1) socket.send(JSON.stringify(message)); }
+function hello(since) { send({ cmd: "hello", since }); }
+
+function setupDispatcher() {
+  const select = document.getElementById("action"), fields = document.getElementById("fields");
+  select.innerHTML = "";
+  const actions = (session && session.actions) || {};
+  for (const name of Object.keys(actions)) { const o = document.createElement("option"); o.textContent = name; select.appendChild(o); }
+  const draw = () => {
+    fields.innerHTML = "";
+    for (const [field, type] of Object.entries(actions[select.value] || {})) {
+      const input = document.createElement("input"); input.name = field; input.placeholder = field + ": " + type;
+      input.dataset.type = type; fields.appendChild(input);
+    }
+  };
+  select.onchange = draw; draw();
+}
+document.getElementById("dispatch").onsubmit = e => {
+  e.preventDefault();
+  const action = { type: document.getElementById("action").value };
+  for (const input of document.querySelectorAll("#fields input")) {
+    if (input.value === "") continue;
+    const type = input.dataset.type.replace("?", "");
+    try { action[input.name] = type === "string" ? input.value : JSON.parse(input.value); }
+    catch (_) { action[input.name] = input.value; }
+  }
+  send({ cmd: "dispatch", action });
+};
+document.getElementById("rerun").onclick = () => { document.getElementById("reply").textContent = "re-running…"; send({ cmd: "rerun" }); };
+document.getElementById("restart").onclick = () => send({ cmd: "restart" });
+document.getElementById("toggle").onclick = () => { document.getElementById("reply").textContent = "recomputing…"; send({ cmd: "toggle", seq: selected }); };
+document.getElementById("resume").onclick = () => { send({ cmd: "resume" }); };
+// Export as a recording (`moonflow run --record`), so `moonflow replay FILE` can re-run it.
+function recording() {
+  const lines = [JSON.stringify({ record: "moonflow-session", format: 1, feature: session && session.feature, version: session && session.version,
+                                  path: session && session.path, clock: session && session.clock, moonflow: "inspector" })];
+  for (const f of events) {
+    if (f.event === "action") lines.push(JSON.stringify({ input: f.action, t: f.t }));
+    const e = Object.assign({}, f); delete e.seq; delete e.cause;
+    if (e.step !== undefined) { e.seq = e.step; delete e.step; }
+    if (e.event === "state") { delete e.patch; e.state = stateAt[f.seq - base]; }
+    lines.push(JSON.stringify(e));
+  }
+  return lines.join("\n") + "\n";
+}
+document.getElementById("export").onclick = () => {
+  if (base > 0) { document.getElementById("reply").textContent = "the first " + base + " frames are no longer kept, so this would not replay; record the run with --record instead"; return; }
+  const blob = new Blob([recording()], { type: "application/jsonl" });
+  const a = document.createElement("a"); a.href = URL.createObjectURL(blob); a.download = ((session && session.feature) || "session") + ".jsonl"; a.click();
+};
+rowsEl.onclick = e => { const row = e.target.closest(".row"); if (row) select(Number(row.dataset.seq)); };
+timelineEl.onscroll = () => render();
+
+let scheduled = false;
+function schedule() { if (!scheduled) { scheduled = true; requestAnimationFrame(() => { scheduled = false; render(); if (live) timelineEl.scrollTop = timelineEl.scrollHeight; }); } }
+
+function connect() {
+  socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws?token=" + encodeURIComponent(token));
+  socket.onopen = () => setStatus("live", "live");
+  socket.onclose = () => { setStatus("off", "disconnected; reconnecting"); setTimeout(connect, 1000); };
+  socket.onmessage = m => {
+    const f = JSON.parse(m.data);
+    switch (f.event) {
+      case "session":
+        // Start over when the page holds frames this run never sent, or the server's window starts past them.
+        if (session === null || f.last < base + events.length - 1 || (f.first || 0) > base + events.length) {
+          events.length = 0; stateAt.length = 0; document.getElementById("errors").innerHTML = "";
+          base = f.first || 0; baseState = f.base ? f.base.state : undefined;
+        }
+        session = f;
+        document.getElementById("feature").textContent = (f.feature || "") + " v" + (f.version || "?") + " (" + (f.path || "") + ")";
+        setupDispatcher(); break;
+      case "reply": document.getElementById("reply").textContent = f.ok ? (f.queued ? "queued " + f.queued : "sent") : f.message; break;
+      case "jump": break;
+      case "toggle": {
+        off.clear(); for (const seq of f.off) off.add(seq);
+        differs.clear(); for (const seq of f.differs) differs.add(seq);
+        const section = document.getElementById("recomputed"), el = document.getElementById("recomputedTree");
+        section.hidden = off.size === 0; el.innerHTML = "";
+        if (off.size) { const t = tree(f.state, "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t); }
+        document.getElementById("reply").textContent = off.size ? off.size + " actions off, " + f.differs.length + " later steps differ (marked red)" : "every action on";
+        if (selected >= 0) select(selected);
+        break;
+      }
+      case "rerun":
+        differs.clear(); for (const seq of f.differs) differs.add(seq);
+        rerunNow.clear(); for (const c of f.changes || []) rerunNow.set(c.seq, c);
+        if (selected >= 0) select(selected);
+        document.getElementById("rerun").classList.remove("hint");
+        document.getElementById("reply").textContent = f.differs.length ? f.differs.length + " steps differ now (marked red)" : "the code gives every state again";
+        break;
+      case "inflight": {
+        const el = document.getElementById("inflight");
+        el.textContent = f.flights.length ? f.flights.map(x => x.what + (x.ms !== undefined ? " (" + (x.ms / 1000).toFixed(1) + " s, from #" + x.seq + ")" : "")).join(", ") : "nothing";
+        return;
+      }
+      case "resume": live = true; document.getElementById("resume").hidden = true; setStatus("live", "live"); break;
+      default: addFrame(f);
+    }
+    schedule();
+  };
+}
+setInterval(() => send({ cmd: "inflight" }), 1000);
+connect();

@@ -1,0 +1,177 @@
+-- `require "moonflow.test"`: the Lua side of the test store (TestModule.swift gives it
+-- `core`, the Swift half): argument checks, stubs, and failures raised at the spec's line.
+local core = ...
+local mf = require "moonflow"
+local T = {}
+
+-- Raises `msg` at `level` as error() counts it from the caller of raise:
+-- through busted's fail when busted runs the spec (a failure, not an error).
+local function raise(msg, level)
+  local ok, busted = pcall(require, "busted")
+  local fail = ok and type(busted) == "table" and busted.fail
+  if fail then fail(msg, level + 1) end
+  error(msg, level + 1)
+end
+
+local streamMeta = getmetatable(mf.never())
+local function asStream(v)
+  if getmetatable(v) == streamMeta then return v end
+  if v == nil then return mf.empty() end
+  return mf.just(v)
+end
+
+local function callable(v)
+  if type(v) == "function" then return true end
+  local mt = type(v) == "table" and getmetatable(v)
+  return type(mt) == "table" and mt.__call ~= nil
+end
+
+-- A stub is a function (or a callable such as a luassert spy) returning a
+-- stream or a plain value, or a table of methods standing in for a repository.
+local function stub(name, fn)
+  if callable(fn) then
+    return function(...) return asStream(fn(...)) end
+  elseif type(fn) == "table" then
+    local methods = {}
+    for k, m in pairs(fn) do
+      if not callable(m) then
+        raise(("T.store: opts.services.%s.%s must be a function (got %s)"):format(name, tostring(k), type(m)), 3)
+      end
+      methods[k] = function(...) return asStream(m(...)) end
+    end
+    return setmetatable(methods, { __index = function(_, k)
+      error(("the stub for service '%s' has no method '%s'; add it to opts.services.%s (a table stub replaces the whole service)"):format(name, tostring(k), name), 2)
+    end })
+  end
+  raise(("T.store: opts.services.%s must be a function returning a stream or a value, or a table of methods (got %s)"):format(name, type(fn)), 3)
+end
+
+local HANDLE = {}
+local Store = {}
+local StoreMeta = {
+  __index = function(self, key)
+    if key == "state" then return core.state(rawget(self, HANDLE)) end
+    if key == "now" then return core.now(rawget(self, HANDLE)) end
+    if key == "logs" then return core.logs(rawget(self, HANDLE)) end
+    return Store[key]
+  end,
+  __newindex = function(_, key)
+    error(("store.%s is read-only: change the state by sending an action"):format(tostring(key)), 2)
+  end,
+  __tostring = function() return "moonflow.test store" end,
+}
+
+local function handle(self, method)
+  local h = type(self) == "table" and rawget(self, HANDLE)
+  if not h then raise(("store:%s(...) must be called with a colon (store:%s, not store.%s)"):format(method, method, method), 3) end
+  return h
+end
+
+local function checkChange(change, method)
+  if change ~= nil and type(change) ~= "function" then
+    raise(("store:%s: the change must be a function(state) that applies the expected change (got %s)"):format(method, type(change)), 3)
+  end
+end
+
+-- Completes a send or receive step: applies `change` to the base state and compares.
+local function complete(h, ok, base, change)
+  if not ok then raise(base, 3) end
+  local expected
+  if change ~= nil then
+    expected = base
+    local replaced = change(expected)
+    if replaced ~= nil then expected = replaced end
+  end
+  local good, msg = core.complete(h, expected)
+  if not good then raise(msg, 3) end
+end
+
+-- A send or a receive: checks the arguments, takes the step, then completes it.
+-- The methods tail-call it, so their frame is gone: level 2 from here, and level 3
+-- from the helpers it calls, is the spec's line.
+local function step(self, method, what, value, example, change)
+  local h = handle(self, method)
+  if type(value) ~= "table" then
+    raise(("store:%s(%s [, change]): %s must be a table like %s (got %s)"):format(method, what, what, example, type(value)), 2)
+  end
+  checkChange(change, method)
+  local ok, base = core[method](h, value)
+  complete(h, ok, base, change)
+end
+
+function Store:send(action, change) return step(self, "send", "action", action, '{ type = "increment" }', change) end
+function Store:receive(mutation, change) return step(self, "receive", "mutation", mutation, '{ type = "add", n = 1 }', change) end
+
+function Store:receiveEffect(effect, from)
+  local h = handle(self, "receiveEffect")
+  if type(effect) ~= "table" then
+    raise(("store:receiveEffect(effect [, from]): effect must be a table with a type (got %s)"):format(type(effect)), 2)
+  end
+  if from ~= nil and type(from) ~= "string" then
+    raise(("store:receiveEffect(effect [, from]): from must be the child's name (got %s)"):format(type(from)), 2)
+  end
+  local ok, msg = core.receiveEffect(h, effect, from)
+  if not ok then raise(msg, 2) end
+end
+
+function Store:receiveError(text)
+  local h = handle(self, "receiveError")
+  if type(text) ~= "string" then
+    raise(("store:receiveError(text): text must be a string the error message contains (got %s)"):format(type(text)), 2)
+  end
+  local ok, msg = core.receiveError(h, text)
+  if not ok then raise(msg, 2) end
+end
+
+function Store:advance(ms)
+  local h = handle(self, "advance")
+  if math.type(ms) ~= "integer" then
+    raise(("store:advance(ms): ms must be a whole number of milliseconds (got %s)"):format(math.type(ms) or type(ms)), 2)
+  end
+  local ok, msg = core.advance(h, ms)
+  if not ok then raise(msg, 2) end
+end
+
+function Store:finish()
+  local h = handle(self, "finish")
+  local ok, msg = core.finish(h)
+  if not ok then raise(msg, 2) end
+end
+
+function Store:skipReceived() core.skipReceived(handle(self, "skipReceived")) end
+function Store:skipInFlight() core.skipInFlight(handle(self, "skipInFlight")) end
+
+local options = { services = true, state = true, exhaustive = true }
+
+function T.store(target, opts)
+  if type(target) ~= "string" and type(target) ~= "table" then
+    raise(("T.store(pluginOrFeature [, opts]): give a plugin name or an mf.feature{...} table (got %s)"):format(type(target)), 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    raise(("T.store: opts must be a table { services = ..., state = ..., exhaustive = ... } (got %s)"):format(type(opts)), 2)
+  end
+  opts = opts or {}
+  for k in pairs(opts) do
+    if not options[k] then
+      raise(("T.store: unknown option '%s'; the options are services, state and exhaustive"):format(tostring(k)), 2)
+    end
+  end
+  local stubs
+  if opts.services ~= nil then
+    if type(opts.services) ~= "table" then
+      raise(("T.store: opts.services must be a table of functions by service name (got %s)"):format(type(opts.services)), 2)
+    end
+    stubs = {}
+    for name, fn in pairs(opts.services) do stubs[name] = stub(name, fn) end
+  end
+  local source
+  if type(target) == "table" and debug and debug.getinfo then
+    local info = debug.getinfo(2, "Sl")
+    if info then source = info.short_src .. ":" .. tostring(info.currentline) end
+  end
+  local h, err = core.new(target, stubs, opts.state, opts.exhaustive ~= false, source)
+  if not h then raise(err, 2) end
+  return setmetatable({ [HANDLE] = h }, StoreMeta)
+end
+
+return T

@@ -1,0 +1,95 @@
+-- Runs busted's core on one spec file for `moonflow test` (SpecRunner.swift) and reports
+-- a row per test as it ends.
+local file, filter, report, arm, testLimit = ...
+local busted = require "busted.core"()
+require "busted"(busted)
+
+local messages = {}
+local function add(row) report(row) end
+
+if arm and testLimit then
+  -- Each test's body under its deadline; what busted does around it is not timed.
+  local safe = busted.safe
+  busted.safe = function(descriptor, run, element)
+    -- The body only (busted also runs the whole `it` executor through safe).
+    if descriptor == "it" and run == element.run then
+      local body = run
+      run = function(...)
+        local guard <close> = arm(testLimit)
+        return body(...)
+      end
+    end
+    return safe(descriptor, run, element)
+  end
+end
+
+local function describePath(element)
+  local names = {}
+  local parent = busted.context.parent(element)
+  while parent and parent.descriptor ~= "file" do
+    if parent.name then table.insert(names, 1, parent.name) end
+    parent = busted.context.parent(parent)
+  end
+  return names
+end
+
+local function where(trace)
+  if type(trace) == "table" and trace.short_src and trace.currentline then
+    return trace.short_src .. ":" .. trace.currentline
+  end
+end
+
+busted.subscribe({ "test", "end" }, function(element, parent, status)
+  local m = messages[element]
+  add {
+    name = element.name or "", path = describePath(element), status = status,
+    message = m and m.message, where = (m and m.where) or where(element.trace),
+    duration = element.duration,
+  }
+  return nil, true
+end)
+
+-- Failures and errors: inside an `it` they belong to its result; anywhere
+-- else (a describe body, before_each, the file itself) they are a result of their own.
+local function record(status)
+  return function(element, parent, message, trace)
+    local text = type(message) == "string" and message or tostring(message)
+    -- The message starts with the spec's file:line when the failure was raised there.
+    local at = text:match("^([^\n]-:%d+): ") or where(trace)
+    if element.descriptor == "it" or element.descriptor == "pending" then
+      if not messages[element] then messages[element] = { message = text, where = at } end
+    else
+      local name = element.descriptor == "file" and "(loading the spec file)"
+        or ("(" .. tostring(element.descriptor) .. (element.name and (" " .. element.name) or "") .. ")")
+      add {
+        name = name, path = describePath(element), status = "error",
+        message = text, where = at,
+      }
+    end
+    return nil, true
+  end
+end
+busted.subscribe({ "failure" }, record("failure"))
+busted.subscribe({ "error" }, record("error"))
+
+if filter then
+  require "busted.modules.filter_loader"()(busted, {
+    tags = {}, excludeTags = {}, filterOut = {},
+    filter = { (filter:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")) },
+    list = false, nokeepgoing = false, suppressPending = false,
+  })
+end
+
+local chunk, err = loadfile(file, "t")
+if not chunk then
+  add { name = "(loading the spec file)", path = {}, status = "error", message = err, where = file }
+  return
+end
+local function getTrace(_, info)
+  local cut = info.traceback:find("\n%s*%[C]")
+  info.traceback = info.traceback:sub(1, cut)
+  return info
+end
+busted.executors.file(file, setmetatable({ getTrace = getTrace }, { __call = chunk }))
+require "busted.execute"(busted)(1, {})
+busted.publish({ "exit" })
