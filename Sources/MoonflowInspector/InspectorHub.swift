@@ -14,8 +14,8 @@ import MoonflowTesting
 ///     let page = hub.connect { frame in socket.send(frame) }
 ///     hub.receive(#"{"cmd":"hello","since":41}"#, from: page)
 ///
-/// Frames are JSON objects, one per WebSocket text message (README, "The
-/// inspector's protocol"): a `session` frame, then the run's jsonl events, each
+/// Frames are JSON objects, one per WebSocket text message (docs/inspector.md,
+/// "The protocol"): a `session` frame, then the run's jsonl events, each
 /// with `seq` (its place among the frames) and, for what an action caused,
 /// `cause`; `state` frames after the first carry a JSON Patch.
 ///

@@ -1,7 +1,8 @@
 import Foundation
 import XCTest
 
-/// Scripts written to hurt the host (issue 11): the host keeps its process,
+/// Scripts written to hurt the host. A plugin may come from someone the app
+/// does not trust, and whatever its script does, the host keeps its process,
 /// its output format and its files, and a sandboxed plugin cannot reach
 /// another's globals.
 final class HostileScriptTests: ScratchTestCase {

@@ -214,9 +214,9 @@ final class SpecRunnerTests: ScratchTestCase {
         XCTAssertEqual(trusted.status, 1, "without --sandbox the plugin reads files: \(trusted.stdout)")
     }
 
-    /// The README's spec passes as written, and the failure it shows is what `moonflow test` prints.
+    /// The spec in docs/testing.md passes as written, and the failure it shows is what `moonflow test` prints.
     func testTheReadmeSpecAndItsFailure() throws {
-        let readme = try String(contentsOf: Moonflow.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Moonflow.root.appendingPathComponent("docs/testing.md"), encoding: .utf8)
         let start = try XCTUnwrap(readme.range(of: "```lua\n-- plugins/counter/spec/counter_spec.lua\n"))
         let end = try XCTUnwrap(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
         let spec = String(readme[start.upperBound..<end.lowerBound])
@@ -235,7 +235,7 @@ final class SpecRunnerTests: ScratchTestCase {
         // The timing differs.
         let untimed = { (text: String) in text.replacingOccurrences(of: #"  \(\d+ ms\)"#, with: "", options: .regularExpression) }
         let shown = untimed(String(readme[consoleStart.upperBound..<consoleEnd.lowerBound]))
-        XCTAssertEqual(untimed(failing.stdout), shown, "README shows:\n\(shown)\nactual:\n\(failing.stdout)")
+        XCTAssertEqual(untimed(failing.stdout), shown, "docs/testing.md shows:\n\(shown)\nactual:\n\(failing.stdout)")
     }
 
     func testExecRunsTimersAfterTheMainChunkThenExits() throws {

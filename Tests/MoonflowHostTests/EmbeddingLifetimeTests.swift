@@ -161,7 +161,7 @@ private final class Logged: @unchecked Sendable {
     var all: [String] { lock.withLock { messages } }
 }
 
-// --- README: Embedding in a SwiftUI app ---
+// --- docs/embedding.md: A SwiftUI view model ---
 struct CartView: Decodable, Sendable, Equatable { let items: [String]; let total: Int }
 
 @MainActor
@@ -172,7 +172,7 @@ func makeCart(_ host: FeatureHost) async throws -> FeatureViewModel<CartView> {
 }
 // --- end ---
 
-/// The README's SwiftUI-ready view model, on the main actor.
+/// The SwiftUI-ready view model of docs/embedding.md, on the main actor.
 final class FeatureViewModelTests: XCTestCase {
     @MainActor
     func testTheViewModelFollowsTheStateOnTheMainActor() async throws {

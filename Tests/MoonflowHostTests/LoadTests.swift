@@ -3,10 +3,12 @@ import LuaKit
 import MoonflowHost
 import XCTest
 
-/// The host under load (issue 11): many threads sending at once on the real
-/// clock while others read the state, and features made and dropped by the
-/// thousand. Run under ThreadSanitizer by scripts/test. The sizes can be
-/// lowered for a quick run with MOONFLOW_LOAD_SCALE (a divisor, default 1).
+/// The host under load, as an app puts it there: many threads sending at once
+/// on the real clock while others read the state, and features made and
+/// dropped by the thousand as screens come and go. Races and leaks that a
+/// single test never meets show up here. Run under ThreadSanitizer by
+/// scripts/test. The sizes can be lowered for a quick run with
+/// MOONFLOW_LOAD_SCALE (a divisor, default 1).
 final class LoadTests: XCTestCase {
     private var scale: Int { max(1, Int(ProcessInfo.processInfo.environment["MOONFLOW_LOAD_SCALE"] ?? "") ?? 1) }
 

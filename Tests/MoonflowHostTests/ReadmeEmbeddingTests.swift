@@ -2,13 +2,13 @@ import LuaKit
 import MoonflowHost
 import XCTest
 
-/// The README's embedding example, compiled and run as written.
+/// The embedding example of README.md ("Embedding in Swift"), compiled and run as written.
 final class ReadmeEmbeddingTests: XCTestCase {
     func testReadmeEmbeddingExample() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         _ = FileManager.default.changeCurrentDirectoryPath(root.path)
 
-        // --- README: embedding ---
+        // --- README.md: Embedding in Swift ---
         struct CounterView: Decodable { let count: Int }
 
         let host = try FeatureHost(configuration: .init(searchPaths: ["plugins"], clock: .real))

@@ -8,7 +8,8 @@ import XCTest
 /// What an embedding app drops is freed: a host and its features, released, take their
 /// Lua state with them. Swift objects the Lua state holds (stream userdata, Swift
 /// functions, interactors, tasks, repositories) must not own the bridge, the state or
-/// the host, or state and objects keep each other alive for good (issue 11's leaks).
+/// the host, or state and objects keep each other alive for good: an app would leak
+/// a whole Lua state with every screen it opens and closes.
 ///
 /// Each case holds what it makes in Lua itself (an upvalue of `handle`), so no garbage
 /// collection can break a cycle by chance: the only way out is that there is none.

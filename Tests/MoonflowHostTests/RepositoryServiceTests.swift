@@ -322,7 +322,7 @@ final class RepositoryServiceTests: XCTestCase {
         XCTAssertEqual(s["result"], ["id": "1", "text": "fits"])
     }
 
-    /// The Swift example of README's "Repositories on SQLite", with its paths in a temporary folder.
+    /// The Swift example of docs/embedding.md's "Repositories on SQLite", with its paths in a temporary folder.
     func testReadmeSQLiteExample() async throws {
         let path = folder.appendingPathComponent("data/app.db").path
         let host = try host(.asDeclared)

@@ -17,7 +17,7 @@ import XCTest
 /// diff, and the console stays free of errors.
 ///
 /// `MOONFLOW_SCREENSHOT=docs/inspector.png` also saves what the page looks like
-/// (the README's picture is made this way).
+/// (the picture in docs/inspector.md is made this way).
 final class PageInChromiumTests: XCTestCase {
     func testTheTimelineShowsEveryEventAndClickingARowShowsTheStateAtThatStep() async throws {
         let chromium = try PageInChromiumTests.chromium()

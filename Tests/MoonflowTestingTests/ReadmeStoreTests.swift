@@ -2,13 +2,13 @@ import LuaKit
 import MoonflowTesting
 import XCTest
 
-/// The README's Swift test store example, run as written (with the plugins folder found from here).
+/// The Swift test store example of docs/testing.md, run as written (with the plugins folder found from here).
 final class ReadmeStoreTests: XCTestCase {
     func testReadmeStoreExample() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let plugins = root.appendingPathComponent("plugins").path
 
-        // --- README: FeatureStore (searchPaths: ["plugins"] there) ---
+        // --- docs/testing.md: From Swift: FeatureStore (searchPaths: ["plugins"] there) ---
         let store = try FeatureStore("counter", searchPaths: [plugins])
         try store.send(["type": "increment", "by": 9]) { $0["count"] = 9 }
         try store.send(["type": "incrementLater", "ms": 50])

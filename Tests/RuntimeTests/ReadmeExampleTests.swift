@@ -3,7 +3,7 @@ import XCTest
 
 final class ReadmeExampleTests: XCTestCase {
     func testReadmeCounterExample() {
-        // --- README example: keep in sync with the "Swift Interactor" snippet ---
+        // --- docs/embedding.md example: keep in sync with "The Swift core: streams and the Interactor" ---
         enum Action: Sendable { case increment, decrement }
         enum Mutation: Sendable { case add(Int) }
         let counter = Interactor<Int, Action, Mutation, Never>(
@@ -20,7 +20,7 @@ final class ReadmeExampleTests: XCTestCase {
             })
         counter.state.producer.start(value: { print("count:", $0) })   // count: 0
         counter.send(.increment)                                       // count: 1
-        // --- end of README example ---
+        // --- end of docs/embedding.md example ---
         counter.send(.decrement)
         counter.send(.decrement)   // ignored: the handler saw count == 0
         XCTAssertEqual(counter.state.value, 0)
