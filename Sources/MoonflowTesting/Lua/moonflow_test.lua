@@ -102,6 +102,22 @@ end
 function Store:send(action, change) return step(self, "send", "action", action, '{ type = "increment" }', change) end
 function Store:receive(mutation, change) return step(self, "receive", "mutation", mutation, '{ type = "add", n = 1 }', change) end
 
+-- A send the feature must refuse (an undeclared action, a field of the wrong type):
+-- its error contains `text`, and nothing happens to the state.
+function Store:sendRefused(action, text)
+  local h = handle(self, "sendRefused")
+  if type(action) ~= "table" or type(text) ~= "string" then
+    raise(("store:sendRefused(action, text): action must be a table and text a string the error contains (got %s, %s)"):format(type(action), type(text)), 2)
+  end
+  local ok, err = core.send(h, action)
+  if ok then
+    raise("store:sendRefused: the store took the action; it was expected to refuse it with an error containing " .. ("%q"):format(text), 2)
+  end
+  if not tostring(err):find(text, 1, true) then
+    raise(("store:sendRefused: the action was refused, but with\n  %s\nnot with an error containing\n  %s"):format(tostring(err), text), 2)
+  end
+end
+
 function Store:receiveEffect(effect, from)
   local h = handle(self, "receiveEffect")
   if type(effect) ~= "table" then

@@ -123,27 +123,31 @@ describe("counter", function()
   end)
 
   describe("failures", function()
-    -- The send must be refused with a message containing `text`.
-    local function refused(store, action, text)
-      local ok, err = pcall(store.send, store, action)
-      assert.is_false(ok)
-      assert.matches(text, err, 1, true)
-    end
-
     it("refuses an undeclared action and names the declared ones", function()
       local store = T.store("counter")
-      refused(store, { type = "jump" },
+      store:sendRefused({ type = "jump" },
         "undeclared action 'jump'; declared actions: decrement, increment, incrementLater, reset")
       store:send({ type = "increment" }, function(s) s.count = 1 end)
       store:finish()
     end)
 
+    it("fails a sendRefused the feature takes, or refuses for another reason", function()
+      local store = T.store("counter")
+      local ok, err = pcall(store.sendRefused, store, { type = "jump" }, "field 'by'")
+      assert.is_false(ok)
+      assert.matches("the action was refused, but with", err, 1, true)
+      assert.matches("undeclared action 'jump'", err, 1, true)
+      ok, err = pcall(store.sendRefused, store, { type = "increment" }, "undeclared")
+      assert.is_false(ok)
+      assert.matches([[the store took the action; it was expected to refuse it with an error containing "undeclared"]], err, 1, true)
+    end)
+
     it("refuses fields of the wrong type and leaves the state alone", function()
       local store = T.store("counter", { state = { count = 5 } })
-      refused(store, { type = "increment", by = "two" }, [[field 'by' must be an integer (got string "two")]])
-      refused(store, { type = "increment", by = 2.5 }, "field 'by' must be an integer (got number 2.5)")
-      refused(store, { type = "increment", extra = true }, "undeclared field 'extra'; declared fields: by")
-      refused(store, { type = "incrementLater" }, "missing field 'ms' (integer)")
+      store:sendRefused({ type = "increment", by = "two" }, [[field 'by' must be an integer (got string "two")]])
+      store:sendRefused({ type = "increment", by = 2.5 }, "field 'by' must be an integer (got number 2.5)")
+      store:sendRefused({ type = "increment", extra = true }, "undeclared field 'extra'; declared fields: by")
+      store:sendRefused({ type = "incrementLater" }, "missing field 'ms' (integer)")
       assert.same({ count = 5 }, store.state)
       store:send({ type = "increment", by = 2 }, function(s) s.count = 7 end)
       store:finish()

@@ -147,16 +147,9 @@ describe("signup", function()
   end)
 
   describe("failures", function()
-    -- The send must be refused with a message containing `text`.
-    local function refused(store, action, text)
-      local ok, err = pcall(store.send, store, action)
-      assert.is_false(ok)
-      assert.matches(text, err, 1, true)
-    end
-
     it("refuses an edit of an unknown field", function()
       local store = T.store("signup")
-      refused(store, edit("phone", "1"),
+      store:sendRefused(edit("phone", "1"),
         "signup: route sends action 'edit' to unknown child 'phone'; children: email, form, name, password")
       assert.same(initial(), store.state)
       store:finish()
@@ -171,8 +164,8 @@ describe("signup", function()
 
     it("refuses an edit whose value is not a string", function()
       local store = T.store("signup")
-      refused(store, edit("name", 5), "action 'change': field 'value' must be a string (got integer 5)")
-      refused(store, { type = "edit", field = "email" }, "action 'change': missing field 'value' (string)")
+      store:sendRefused(edit("name", 5), "action 'change': field 'value' must be a string (got integer 5)")
+      store:sendRefused({ type = "edit", field = "email" }, "action 'change': missing field 'value' (string)")
       assert.same(initial(), store.state)
       store:finish()
     end)

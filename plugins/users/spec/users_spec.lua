@@ -167,14 +167,9 @@ describe("users", function()
 
     it("refuses bad fields and undeclared actions, state untouched", function()
       local store = T.store("users")
-      local function refused(action, text)
-        local ok, err = pcall(store.send, store, action)
-        assert.is_false(ok)
-        assert.matches(text, err, 1, true)
-      end
-      refused({ type = "select", id = "2" }, [[action 'select': field 'id' must be an integer (got string "2")]])
-      refused({ type = "add", id = 4, name = "Barbara" }, "action 'add': missing field 'team' (string)")
-      refused({ type = "promote", id = 1 },
+      store:sendRefused({ type = "select", id = "2" }, [[action 'select': field 'id' must be an integer (got string "2")]])
+      store:sendRefused({ type = "add", id = 4, name = "Barbara" }, "action 'add': missing field 'team' (string)")
+      store:sendRefused({ type = "promote", id = 1 },
         "undeclared action 'promote'; declared actions: add, disband, load, remove, rename, select, team")
       assert.same({ users = {}, selected = false }, store.state)
       store:finish()
