@@ -56,7 +56,7 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
     /// location repeated in front of it, and the traceback.
     public static func from(_ error: any Error, stage: Stage, action: LuaValue?, fallback: String?) -> FeatureError {
         if let e = error as? FeatureError { return e }
-        let report = FeatureErrors.report(error, fallback: fallback)
+        let report = LuaErrorReport.of(error, fallback: fallback)
         let (location, traceback) = (report.location, report.traceback)
         var message = report.message
         if let location, message.hasPrefix(location + ": ") { message.removeFirst(location.count + 2) }

@@ -147,7 +147,7 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         for (childName, child, childAction) in targets {
             do { try child.send(childAction) } catch {
                 // Name the action that was sent; the child's own action only as where it went.
-                let (message, _) = FeatureErrors.describe(error, fallback: nil)
+                let (message, _) = LuaErrorReport.describe(error, fallback: nil)
                 let childType = childAction["type"]?.stringValue ?? "?"
                 let routed = childType == type ? "child '\(childName)'" : "child '\(childName)' as '\(childType)'"
                 throw LuaStreamError(message: "action '\(type)', routed to \(routed): \(message)", location: at)
@@ -214,7 +214,7 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
     }
 
     private func report(_ error: any Error, stage: FeatureError.Stage) {
-        let (message, location) = FeatureErrors.describe(error, fallback: source)
+        let (message, location) = LuaErrorReport.describe(error, fallback: source)
         deliveringError = FeatureError.from(error, stage: stage, action: eventCause, fallback: source)
         defer { deliveringError = nil }
         outlet.send(.error(message: message, location: location))

@@ -443,7 +443,7 @@ public final class LuaFeature: @unchecked Sendable {
     public var eventError: FeatureError? { deliveringError }
 
     private func report(_ error: any Error, stage: FeatureError.Stage, action: LuaValue?) {
-        let (message, location) = FeatureErrors.describe(error, fallback: source)
+        let (message, location) = LuaErrorReport.describe(error, fallback: source)
         deliveringError = FeatureError.from(error, stage: stage, action: action, fallback: source)
         defer { deliveringError = nil }
         outlet.send(.error(message: message, location: location))

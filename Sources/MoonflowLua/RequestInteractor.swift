@@ -51,7 +51,7 @@ public final class RequestInteractor: @unchecked Sendable {
             }
         }
         return stream.catchError { error in
-            let (message, location) = FeatureErrors.describe(error, fallback: nil)
+            let (message, location) = LuaErrorReport.describe(error, fallback: nil)
             log("interactor '\(name)' request '\(type)' failed: \(message)", location)
             return .fail(error)
         }

@@ -188,7 +188,7 @@ public final class FeatureStore: @unchecked Sendable {
             do {
                 try running { try feature.send(action) }
             } catch {
-                let (message, _) = FeatureErrors.describe(error, fallback: nil)
+                let (message, _) = LuaErrorReport.describe(error, fallback: nil)
                 throw Failure("\(what) was refused: \(message)")
             }
             running { clock.advance(by: 0) }

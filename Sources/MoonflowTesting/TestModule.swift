@@ -60,7 +60,7 @@ public enum TestModule {
                     } catch let failure as FeatureStore.Failure {
                         throw failure
                     } catch {
-                        let (message, location) = FeatureErrors.describe(error, fallback: nil)
+                        let (message, location) = LuaErrorReport.describe(error, fallback: nil)
                         throw FeatureStore.Failure("T.store: \(location.map { "\($0): " } ?? "")\(message)")
                     }
                     let store = FeatureStore(host: storeHost, feature: feature, exhaustive: exhaustive)

@@ -40,7 +40,7 @@ package struct PluginCheck: Sendable {
 
     /// One line per problem, each starting with `file:line` when known.
     static func describe(_ error: any Error) -> [String] {
-        let report = FeatureErrors.report(error, fallback: nil)
+        let report = LuaErrorReport.of(error, fallback: nil)
         let location = report.location
         var lines = report.message.split(separator: "\n").map(String.init)
         // Validation errors raised by mf.feature carry the script's file:line on the first line.

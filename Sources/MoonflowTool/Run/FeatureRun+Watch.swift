@@ -71,7 +71,7 @@ extension FeatureRun {
             watcher?.watch(files: try host.loadedFiles(of: feature))
             return nil
         } catch {
-            var (message, location) = FeatureErrors.describe(error, fallback: nil)
+            var (message, location) = LuaErrorReport.describe(error, fallback: nil)
             if location == nil, let leading = LuaErrorLocation.leading(message) {
                 location = leading
                 message = String(message.dropFirst(leading.count + 1)).trimmingCharacters(in: .whitespaces)
@@ -86,7 +86,7 @@ extension FeatureRun {
             try host.restart(feature)
             watcher?.watch(files: try host.loadedFiles(of: feature))
         } catch {
-            let (message, location) = FeatureErrors.describe(error, fallback: nil)
+            let (message, location) = LuaErrorReport.describe(error, fallback: nil)
             emit(.error(message: message, location: location ?? feature.source))
         }
     }

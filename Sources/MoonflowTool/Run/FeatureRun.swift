@@ -122,7 +122,7 @@ package final class FeatureRun: @unchecked Sendable {
             }
             feature = try host.load(options.path)
         } catch {
-            let (message, location) = FeatureErrors.describe(error, fallback: nil)
+            let (message, location) = LuaErrorReport.describe(error, fallback: nil)
             emit(.error(message: message, location: location))
             return 1
         }

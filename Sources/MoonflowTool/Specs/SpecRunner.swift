@@ -216,7 +216,7 @@ package struct SpecRunner: Sendable {
             ]) { _ in }
             return reported.withLock { $0 }
         } catch {
-            let (message, location) = FeatureErrors.describe(error, fallback: file)
+            let (message, location) = LuaErrorReport.describe(error, fallback: file)
             let failure = Result(file: file, describePath: [], name: "(loading \(file))", status: .error,
                                  message: message, location: location, seconds: 0)
             keep(failure)

@@ -1,19 +1,19 @@
 import LuaKit
 
 /// Message and `file:line` of any error that reaches the user.
-public enum FeatureErrors {
+extension LuaErrorReport {
     /// The error's message, `file:line` and traceback, kept apart.
     ///
-    ///     let report = FeatureErrors.report(error, fallback: "init.lua")
+    ///     let report = LuaErrorReport.of(error, fallback: "init.lua")
     ///     print(report.location ?? "?", report.message)
     ///
     /// - Parameters:
     ///   - error: Any error a feature, a plugin or the bridge threw.
     ///   - fallback: The location to name when the error knows none.
     /// - Returns: The message, the location (or `fallback`) and the traceback.
-    public static func report(_ error: any Error, fallback: String?) -> LuaErrorReport {
+    public static func of(_ error: any Error, fallback: String?) -> LuaErrorReport {
         switch error {
-        case let e as LocatedError: return report(e.underlying, fallback: e.location)
+        case let e as LocatedError: return of(e.underlying, fallback: e.location)
         case let e as LuaStreamError: return LuaErrorReport(parsing: e.description, location: e.location ?? fallback)
         case let e as LuaError:
             switch e {
@@ -31,14 +31,14 @@ public enum FeatureErrors {
 
     /// The error's message (its traceback on the lines after it) and `file:line`.
     ///
-    ///     let (message, location) = FeatureErrors.describe(error, fallback: nil)
+    ///     let (message, location) = LuaErrorReport.describe(error, fallback: nil)
     ///
     /// - Parameters:
     ///   - error: Any error a feature, a plugin or the bridge threw.
     ///   - fallback: The location to name when the error knows none.
     /// - Returns: The joined text and the location (or `fallback`).
     public static func describe(_ error: any Error, fallback: String?) -> (String, String?) {
-        let report = report(error, fallback: fallback)
+        let report = of(error, fallback: fallback)
         return (report.text, report.location)
     }
 }
