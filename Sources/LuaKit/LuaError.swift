@@ -23,10 +23,10 @@ public enum LuaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .runtime(let message, let location, let traceback):
             return LuaErrorReport(message: message, location: location, traceback: traceback).text
         case .memory(let limit):
-            if let limit { return "not enough memory: the script went over its \(limit / (1024 * 1024)) MB budget (raise it with --memory-limit MB)" }
+            if let limit { return "not enough memory: the script went over its \(limit / (1024 * 1024)) MB budget" }
             return "not enough memory"
         case .timeout(let limitMs, let traceback):
-            let msg = "time limit of \(limitMs) ms exceeded: the script ran too long (raise it with --time-limit MS)"
+            let msg = "time limit of \(limitMs) ms exceeded: the script ran too long"
             return LuaErrorReport(message: msg, traceback: traceback).text
         case .conversion(let path, let reason):
             return "\(path): \(reason)"
@@ -37,7 +37,7 @@ public enum LuaError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String {
         switch self {
         case .runtime(let message, _, _): message
-        case .timeout(let limitMs, _): "time limit of \(limitMs) ms exceeded (raise it with --time-limit MS)"
+        case .timeout(let limitMs, _): "time limit of \(limitMs) ms exceeded"
         default: description
         }
     }

@@ -147,7 +147,7 @@ public final class SQLiteDatabase: Sendable {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             advice = "the database is locked by another connection (\(sqlite)); close the program holding it, or try again"
         case .SQLITE_READONLY:
-            advice = "the database is read-only (\(sqlite)); make the file and its folder writable, or store it elsewhere (moonflow run --db DIR)"
+            advice = "the database is read-only (\(sqlite)); make the file and its folder writable, or store it elsewhere"
         case .SQLITE_FULL:
             advice = "the disk or the database's size limit is full (\(sqlite)); free some space or raise the limit, then write again"
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:

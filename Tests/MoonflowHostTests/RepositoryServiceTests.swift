@@ -307,7 +307,7 @@ final class RepositoryServiceTests: XCTestCase {
         probe.start()
 
         var s = try await call(probe, "archive", "put", ["id": 2, "name": "Grace"])
-        XCTAssertEqual(s["error"]?.stringValue, "storage failed: \(path): the database is read-only (SQLite error 8: attempt to write a readonly database); make the file and its folder writable, or store it elsewhere (moonflow run --db DIR)")
+        XCTAssertEqual(s["error"]?.stringValue, "storage failed: \(path): the database is read-only (SQLite error 8: attempt to write a readonly database); make the file and its folder writable, or store it elsewhere")
         s = try await call(probe, "archive", "getAll")
         XCTAssertEqual(names(s), ["Ada"], "reads still work, and the feature went on")
 

@@ -42,7 +42,7 @@ package struct PluginCheck: Sendable {
     static func describe(_ error: any Error) -> [String] {
         let report = LuaErrorReport.of(error, fallback: nil)
         let location = report.location
-        var lines = report.message.split(separator: "\n").map(String.init)
+        var lines = FlagHints.add(to: report.message).split(separator: "\n").map(String.init)
         // Validation errors raised by mf.feature carry the script's file:line on the first line.
         let place = location ?? lines.first.flatMap { LuaErrorLocation.leading($0) }
         if let place {

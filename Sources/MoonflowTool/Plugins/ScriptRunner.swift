@@ -56,7 +56,7 @@ package struct ScriptRunner: Sendable {
             let folder = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? ""
             try lua.setSandboxModuleFolder(folder.isEmpty ? "." : folder)
         } catch {
-            writeError("moonflow: \(error)\n")
+            writeError("moonflow: \(FlagHints.add(to: "\(error)"))\n")
             return 1
         }
         defer { lua.close() }  // after the message, as lua5.4 reports before closing

@@ -75,6 +75,8 @@ package final class FeatureRun: @unchecked Sendable {
     }
 
     func emit(_ event: FeatureEvent, asInput: Bool = false) {
+        var event = event
+        if case .error(let message, let location) = event { event = .error(message: FlagHints.add(to: message), location: location) }
         lock.lock(); defer { lock.unlock() }
         if case .error = event, !(asInput && input.isInteractive) { failed = true }
         // Mutation and state events come only from the feature's own delivery, on the state

@@ -218,7 +218,7 @@ package struct SpecRunner: Sendable {
         } catch {
             let (message, location) = LuaErrorReport.describe(error, fallback: file)
             let failure = Result(file: file, describePath: [], name: "(loading \(file))", status: .error,
-                                 message: message, location: location, seconds: 0)
+                                 message: FlagHints.add(to: message), location: location, seconds: 0)
             keep(failure)
             return reported.withLock { $0 }
         }
@@ -240,7 +240,7 @@ package struct SpecRunner: Sendable {
         let path = row["path"]?.tableValue?.array.compactMap(\.stringValue) ?? []
         return Result(file: file, describePath: path, name: row["name"]?.stringValue ?? "?",
                       status: Result.Status(rawValue: row["status"]?.stringValue ?? "error") ?? .error,
-                      message: row["message"]?.stringValue, location: row["where"]?.stringValue,
+                      message: row["message"]?.stringValue.map(FlagHints.add(to:)), location: row["where"]?.stringValue,
                       seconds: row["duration"]?.doubleValue ?? 0)
     }
 
