@@ -63,7 +63,7 @@ int mf_docall(lua_State *L, int nargs, int64_t limit_ms) {
   if (outer != LUA_OK) return outer;
   if (status == LUA_OK && stopped) {
     lua_settop(L, base - 1);
-    lua_pushfstring(L, "time limit of %d ms exceeded (raise it with --time-limit MS)", (int)mf_budget_of(L)->limit_ms);
+    lua_pushfstring(L, "time limit of %d ms exceeded", (int)mf_budget_of(L)->limit_ms);
     return LUA_ERRRUN;
   }
   return status;

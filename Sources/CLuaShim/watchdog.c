@@ -101,7 +101,7 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
 }
 
 int mf_raise_timeout(lua_State *L) {
-  return luaL_error(L, "time limit of %d ms exceeded (raise it with --time-limit MS)",
+  return luaL_error(L, "time limit of %d ms exceeded",
                     (int)mf_budget_of(L)->limit_ms);
 }
 
@@ -295,7 +295,7 @@ static int raise_test_timeout(lua_State *L, mf_budget *b) {
     }
     if (b->test_where[0] == 0) snprintf(b->test_where, sizeof b->test_where, "%s", "");
   }
-  lua_pushfstring(L, "%stest exceeded its time limit of %d ms (ten times --time-limit: raise it with moonflow test --time-limit MS)",
+  lua_pushfstring(L, "%stest exceeded its time limit of %d ms",
                   b->test_where, (int)b->test_limit_ms);
   return lua_error(L);
 }
