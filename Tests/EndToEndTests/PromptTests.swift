@@ -160,9 +160,20 @@ final class PromptTests: XCTestCase {
                 shown.append(chunk)
             }
         }
+        /// Reads until `text` appears after the first `marker`.
+        func read(after marker: String, until text: String) {
+            while true {
+                let sofar = String(decoding: shown, as: UTF8.self)
+                if let at = sofar.range(of: marker), sofar[at.upperBound...].contains(text) { return }
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { return }
+                shown.append(chunk)
+            }
+        }
         read(until: "> ")
         input.fileHandleForWriting.write(Data("incrementLater ms=300\r".utf8))
-        read(until: "incrementLater { ms = 300 }")
+        // Typed only once the prompt is back: typed before, the terminal itself echoes it.
+        read(after: "incrementLater { ms = 300 }", until: "> ")
         input.fileHandleForWriting.write(Data("incr".utf8))   // half a line, while the timer runs
         read(until: "count: 0 → 1")
         read(until: "> incr")
