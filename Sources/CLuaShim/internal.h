@@ -16,6 +16,9 @@ int mf_arm(lua_State *L, int64_t limit_ms);
 void mf_disarm(lua_State *L, int armed);
 /// Called by the allocator as lua_close frees the main thread (see mf_close_state).
 void mf_state_freed(mf_budget *b);
+/// Sets the standalone interpreter's warning function on L, off until `warn("@on")`
+/// (warnings.c). Never raises.
+void mf_install_warnings(lua_State *L);
 /// The read-only views' to-be-closed closer (views.c); the stop hook lets it run.
 int mf_view_close(lua_State *L);
 /// Around lua_resume(co, L, ...): tell the watchdog which thread runs.
