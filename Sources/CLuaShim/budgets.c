@@ -1,14 +1,10 @@
-// Budgets: each state's allocator, which holds it to its memory limit and keeps
-// its peak, and the state's creation with that allocator and the panic handler.
-// Calls watchdog.c only (mf_state_freed, as lua_close frees the main thread).
+// Budgets: each state's allocator, which holds it to its memory limit and keeps its
+// peak, and the state's creation with that allocator and the panic handler. Calls
+// only watchdog.c (mf_state_freed, as lua_close frees the main thread), which never
+// calls back: it reads the budget through internal.h's inline mf_budget_of.
 #include "internal.h"
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-
-mf_budget *mf_budget_of(lua_State *L) {
-  return *(mf_budget **)lua_getextraspace(L);
-}
 
 static void *mf_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   mf_budget *b = (mf_budget *)ud;
@@ -45,10 +41,4 @@ lua_State *mf_newstate(mf_budget *b) {
   *(mf_budget **)lua_getextraspace(L) = b;  // copied into every new thread
   lua_atpanic(L, mf_panic);
   return L;
-}
-
-int64_t mf_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }

@@ -1,6 +1,7 @@
-// Profiles, written in Lua and run as text chunks: the sandbox (what a sandboxed
-// script may reach, and where `require` looks) and the text-only module searcher.
-// Calls no other file.
+// Profiles: the sandbox (what a sandboxed script may reach, and where `require`
+// looks) and the text-only module searcher, written in Lua and run as text chunks;
+// and the time limit's library functions. Calls watchdog.c and match.c, only for
+// the latter.
 #include "internal.h"
 #include <string.h>
 
@@ -116,3 +117,27 @@ int mf_sandbox_module_root(lua_State *L, const char *folder) {
   return status;
 }
 int mf_install_text_searcher(lua_State *L) { return run_chunk(L, TEXT_SEARCHER, "=[moonflow searcher]"); }
+
+// MARK: - The time limit's libraries
+
+/// Inside the protected call: the watchdog's coroutine, xpcall and table functions,
+/// then the matcher in `string`. Installed here rather than by the watchdog, because
+/// the matcher calls the watchdog (to poll the deadline) and must not be called by it.
+static int install_watchdog_k(lua_State *L) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  mf_install_timed_functions(L);
+  if (lua_getfield(L, -1, LUA_STRLIBNAME) == LUA_TTABLE) mf_install_matcher(L, lua_gettop(L));
+  return 0;
+}
+
+int mf_install_watchdog(lua_State *L) {
+  MF_NEED_ROOM(L, 1, 0);
+  if (!mf_start_watchdog()) {
+    lua_pushliteral(L, "moonflow: cannot start the time-limit watchdog thread");
+    return LUA_ERRRUN;
+  }
+  lua_pushcfunction(L, install_watchdog_k);
+  int status = lua_pcall(L, 0, 0, 0);
+  if (status == LUA_OK) mf_budget_of(L)->watched = 1;
+  return status;
+}

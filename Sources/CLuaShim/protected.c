@@ -104,15 +104,6 @@ int mf_newthread(lua_State *L, lua_State **out) {
   return lua_pcall(L, 1, 1, 0);
 }
 
-int mf_closethread(lua_State *co, lua_State *from) {
-#if LUA_VERSION_RELEASE_NUM >= 50406
-  return lua_closethread(co, from);
-#else
-  (void)from;
-  return lua_resetthread(co);
-#endif
-}
-
 static int ref_k(lua_State *L) {
   int *out = (int *)lua_touserdata(L, -1);
   lua_pop(L, 1);

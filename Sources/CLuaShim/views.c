@@ -1,3 +1,7 @@
+// The views of the state in C: the write views' two hot metamethods, the read-only
+// views' closer, and which table a view shows. Calls no other file.
+#include "internal.h"
+
 // The write views' (what `reduce` gets) two hot metamethods in C. A view is an
 // empty table whose metatable sends every read and write here; the table it
 // shows is `targets[view]`. Reading through a view costs one C call instead of
@@ -5,7 +9,6 @@
 // raw and logs the write for the rollback and for the snapshot. The rest of
 // the views (places, sharing, finishing, undo) stays in Lua (LuaDispatch):
 // these keep its counts in `log[0]` and `stored[0]`.
-#include "internal.h"
 
 enum { UP_TARGETS = 1, UP_LOG = 2, UP_STORED = 3, UP_WRAP = 4 };
 
