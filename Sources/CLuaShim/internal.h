@@ -1,4 +1,9 @@
-// What the shim's C files share; not part of the module's interface.
+// What the shim's C files share; not part of the module's interface. Grouped by
+// the file that defines each. Files call each other one way only, so each can be
+// read and changed knowing only what is below it:
+//   profiles.c -> match.c -> watchdog.c -> views.c
+//   profiles.c, protected.c, standalone.c, budgets.c -> watchdog.c
+//   protected.c -> warnings.c;  json.c -> values.c, views.c;  json_read.c -> values.c
 #ifndef CLUASHIM_INTERNAL_H
 #define CLUASHIM_INTERNAL_H
 #include "CLuaShim.h"
@@ -8,24 +13,52 @@
 #define MF_NEED_ROOM(L, n, operands) \
   do { if (!lua_checkstack((L), (n))) { lua_pop((L), (operands)); return MF_NOROOM; } } while (0)
 
-/// The budget of the state L belongs to (any of its threads).
-mf_budget *mf_budget_of(lua_State *L);
+/// The budget of the state L belongs to (any of its threads): mf_newstate (budgets.c)
+/// stores it in the extra space, which every new thread copies. Inline, so that the
+/// watchdog, which the allocator calls, reads it without calling budgets.c back.
+static inline mf_budget *mf_budget_of(lua_State *L) {
+  return *(mf_budget **)lua_getextraspace(L);
+}
+
+// MARK: - watchdog.c
+
 /// Arms the deadline for an outermost call on L; returns 1 if this call armed it.
 int mf_arm(lua_State *L, int64_t limit_ms);
 /// Ends what mf_arm started (no-op when `armed` is 0).
 void mf_disarm(lua_State *L, int armed);
 /// Called by the allocator as lua_close frees the main thread (see mf_close_state).
 void mf_state_freed(mf_budget *b);
-/// The read-only views' to-be-closed closer (views.c); the stop hook lets it run.
-int mf_view_close(lua_State *L);
 /// Around lua_resume(co, L, ...): tell the watchdog which thread runs.
 void mf_before_resume(lua_State *co);
 void mf_after_resume(lua_State *L);
+/// Starts the watchdog thread on first use; 0 when it could not start.
+int mf_start_watchdog(void);
+/// Replaces coroutine.resume, wrap and close, xpcall, table.sort and table.move with
+/// versions that keep to the time limit, in the libraries of the package.loaded table
+/// on top (left there). Allocates: only inside a protected call. [-0, +0, m]
+void mf_install_timed_functions(lua_State *L);
+
+// MARK: - match.c
+
 /// Replaces find, match, gmatch and gsub in the string table at `idx` with the
 /// deadline-checking matcher.
 void mf_install_matcher(lua_State *L, int idx);
+
+// MARK: - views.c
+
+/// The read-only views' to-be-closed closer; the stop hook lets it run.
+int mf_view_close(lua_State *L);
+
+// MARK: - values.c
+
 /// Pushes the metatable that marks a table as a JSON array (made on first use: it may
 /// allocate, so only inside a protected call). [-0, +1, m]
 void mf_push_array_mt(lua_State *L);
+
+// MARK: - warnings.c
+
+/// Sets the standalone interpreter's warning function on L, off until `warn("@on")`.
+/// Never raises.
+void mf_install_warnings(lua_State *L);
 
 #endif

@@ -1,14 +1,16 @@
-// JSON written straight from a Lua table, in one C walk: the fast path of
-// `LuaState.jsonBytes(of:)`. Raw reads only, nothing allocated in Lua, so it
-// never raises and no string moves while it runs. The text is the one a copy
-// into Swift gives when written as JSON (sorted keys, `[]` for a marked empty
-// table, numbers formatted by Swift through `float_text`). Anything unusual
-// (NaN, a function, a cycle, a foreign metatable, a boolean key, invalid
-// UTF-8, deep nesting, no memory) makes it give up with MF_JSON_SLOW, and the
-// value is copied and written that way instead, with errors naming the path.
+// JSON written straight from a Lua table (the fast path of `LuaState.jsonBytes(of:)`).
+// Calls values.c (the array and object markers) and views.c (the table a view shows).
 #include "internal.h"
 #include <stdlib.h>
 #include <string.h>
+
+// One C walk, raw reads only, nothing allocated in Lua, so it never raises and
+// no string moves while it runs. The text is the one a copy into Swift gives
+// when written as JSON (sorted keys, `[]` for a marked empty table, numbers
+// formatted by Swift through `float_text`). Anything unusual (NaN, a function,
+// a cycle, a foreign metatable, a boolean key, invalid UTF-8, deep nesting, no
+// memory) makes it give up with MF_JSON_SLOW, and the value is copied and
+// written that way instead, with errors naming the path.
 
 typedef struct {
   int type;            // LUA_TNUMBER (integer or float) or LUA_TSTRING

@@ -1,11 +1,14 @@
-// JSON read straight into Lua values, in one protected C call: the fast path of
-// `LuaState.withJSON`. It builds the tables the Swift reader's value would become
-// once pushed (integers exact, `null` members absent, an array with no element
-// marked as an array), so the two paths give the same Lua value. On any mistake in
-// the text, or anything it does not handle itself, it gives up with MF_JSON_SLOW,
-// and the Swift reader parses the text instead: its errors name the line and column.
+// JSON read straight into Lua values (the fast path of `LuaState.withJSON`).
+// Calls only values.c (the JSON-array marker).
 #include "internal.h"
 #include <string.h>
+
+// In one protected C call, it builds the tables the Swift reader's value would
+// become once pushed (integers exact, `null` members absent, an array with no
+// element marked as an array), so the two paths give the same Lua value. On any
+// mistake in the text, or anything it does not handle itself, it gives up with
+// MF_JSON_SLOW, and the Swift reader parses the text instead: its errors name
+// the line and column.
 
 typedef struct {
   const unsigned char *p, *end;

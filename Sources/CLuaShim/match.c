@@ -1,14 +1,17 @@
-// string.find, string.match, string.gmatch and string.gsub with Lua 5.4's
-// pattern language and results, written for Moonflow so that a long match
-// stops at the time limit: the matcher counts its steps and every few
-// thousand asks whether the running call passed its deadline. Lua's own
-// matcher backtracks without any check, so `("a"):rep(1e6):find(".-.-.-b")`
-// would run for hours whatever the limit. Installed by mf_install_watchdog,
-// so only in states that have a time limit. Tested beside lua5.4 on many
-// patterns (Tests/LuaKitTests/PatternMatchTests.swift).
+// The deadline-checking pattern matcher: string.find, match, gmatch and gsub.
+// Calls only watchdog.c (to poll the deadline and raise the time-limit error);
+// profiles.c installs it.
 #include "internal.h"
 #include <ctype.h>
 #include <string.h>
+
+// Lua 5.4's pattern language and results, in a matcher written for Moonflow so
+// that a long match stops at the time limit: the matcher counts its steps and
+// every few thousand asks whether the running call passed its deadline. Lua's
+// own matcher backtracks without any check, so `("a"):rep(1e6):find(".-.-.-b")`
+// would run for hours whatever the limit. Installed by mf_install_watchdog, so
+// only in states that have a time limit. Tested beside lua5.4 on many patterns
+// (Tests/LuaKitTests/PatternMatchTests.swift).
 
 enum {
   MAX_CAPTURES = 32,          // LUA_MAXCAPTURES

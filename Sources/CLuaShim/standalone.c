@@ -1,9 +1,12 @@
-// What `moonflow exec` needs to behave as the standalone `lua5.4` does:
-// loading a script file by Lua's own rules (a first line starting with `#`
-// and a UTF-8 byte-order mark are skipped, NULL reads standard input), and
-// calling a main chunk from a C frame with lua.c's message handler, so that
-// tracebacks and error objects print as lua5.4 prints them.
+// What `moonflow exec` needs to behave as the standalone `lua5.4`: loading a
+// file by Lua's rules and calling a main chunk as lua.c does. Calls only
+// watchdog.c (to arm the time limit around the chunk).
 #include "internal.h"
+
+// A script file loads by Lua's own rules (a first line starting with `#` and a
+// UTF-8 byte-order mark are skipped, NULL reads standard input), and a main chunk
+// is called from a C frame with lua.c's message handler, so that tracebacks and
+// error objects print as lua5.4 prints them.
 
 static int loadfile_k(lua_State *L) {
   const char *path = (const char *)lua_touserdata(L, 1);

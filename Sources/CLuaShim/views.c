@@ -1,3 +1,7 @@
+// The views of the state in C: the write views' two hot metamethods, the read-only
+// views' closer, and which table a view shows. Calls no other file.
+#include "internal.h"
+
 // The write views' (what `reduce` gets) two hot metamethods in C. A view is an
 // empty table whose metatable sends every read and write here; the table it
 // shows is `targets[view]`. Reading through a view costs one C call instead of
@@ -5,7 +9,6 @@
 // raw and logs the write for the rollback and for the snapshot. The rest of
 // the views (places, sharing, finishing, undo) stays in Lua (LuaDispatch):
 // these keep its counts in `log[0]` and `stored[0]`.
-#include "internal.h"
 
 enum { UP_TARGETS = 1, UP_LOG = 2, UP_STORED = 3, UP_WRAP = 4 };
 
@@ -126,4 +129,53 @@ int mf_install_view_close(lua_State *L) {
   lua_pushcfunction(L, install_close_k);
   lua_insert(L, -3);
   return lua_pcall(L, 2, 0, 0);
+}
+
+// Which table a view shows, for the JSON writer: the views' metatables and the weak
+// tables from each view to the table it shows, kept under registry keys that are
+// addresses (reading them never allocates). Read-only views are what `handle` and
+// effect handlers get; write views what `reduce` gets.
+static const char READONLY_MT_KEY = 0;
+static const char READONLY_TARGETS_KEY = 0;
+static const char WRITE_MT_KEY = 0;
+static const char WRITE_TARGETS_KEY = 0;
+
+int mf_register_readonly(lua_State *L) {
+  // stack: mt, targets
+  if (!lua_checkstack(L, 2)) return 0;
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &READONLY_TARGETS_KEY);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &READONLY_MT_KEY);
+  return 1;
+}
+
+int mf_register_write_views(lua_State *L) {
+  // stack: mt, targets
+  if (!lua_checkstack(L, 2)) return 0;
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &WRITE_TARGETS_KEY);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &WRITE_MT_KEY);
+  return 1;
+}
+
+/* Whether the metatable on top (popped) is the one registered under `mt_key`. */
+static int is_view_metatable(lua_State *L, const char *mt_key) {
+  int is = lua_rawgetp(L, LUA_REGISTRYINDEX, mt_key) != LUA_TNIL && lua_rawequal(L, -1, -2);
+  lua_pop(L, 1);
+  return is;
+}
+
+int mf_readonly_target(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (!lua_checkstack(L, 3)) return 0;
+  if (!lua_getmetatable(L, idx)) return 0;
+  const char *targets = NULL;
+  if (is_view_metatable(L, &READONLY_MT_KEY)) targets = &READONLY_TARGETS_KEY;
+  else if (is_view_metatable(L, &WRITE_MT_KEY)) targets = &WRITE_TARGETS_KEY;
+  lua_pop(L, 1);
+  if (targets == NULL) return 0;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, targets);
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  if (lua_type(L, -1) != LUA_TTABLE) { lua_pop(L, 1); return 0; }
+  return 1;
 }

@@ -1,15 +1,7 @@
-// The time limit. One watchdog thread keeps the states whose call is armed
-// with a deadline. Nothing runs per instruction while a call is within its
-// time: no hook is set, so `debug.gethook()` shows only the script's own and
-// `debug.sethook()` has nothing of ours to remove. When a deadline passes, the
-// watchdog signals the OS thread running that call, and the signal handler
-// sets a stop hook on the Lua thread running now (lua_sethook is documented
-// as safe to call asynchronously; from a signal handler the Lua thread is
-// paused, as lua.c does for Ctrl-C). The hook raises the time-limit error on
-// every instruction until the armed call returns, so a script's pcall cannot
-// swallow it; the watchdog signals again every few ms in case a script's own
-// debug.sethook raced with ours. C code that can run long on small input (the
-// pattern matcher) polls mf_deadline_passed.
+// The time limit: the watchdog thread, the stop hook it sets past a deadline, a
+// test's deadline, and the coroutine, xpcall and table functions that keep to the
+// limit. Calls only views.c (the closer its stop hook lets run): the files that arm
+// calls, and the matcher, call it, so it never calls them.
 #include "internal.h"
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+// One watchdog thread keeps the states whose call is armed with a deadline.
+// Nothing runs per instruction while a call is within its time: no hook is set,
+// so `debug.gethook()` shows only the script's own and `debug.sethook()` has
+// nothing of ours to remove. When a deadline passes, the watchdog signals the
+// OS thread running that call, and the signal handler sets a stop hook on the
+// Lua thread running now (lua_sethook is documented as safe to call
+// asynchronously; from a signal handler the Lua thread is paused, as lua.c does
+// for Ctrl-C). The hook raises the time-limit error on every instruction until
+// the armed call returns, so a script's pcall cannot swallow it; the watchdog
+// signals again every few ms in case a script's own debug.sethook raced with
+// ours. C code that can run long on small input (the pattern matcher) polls
+// mf_deadline_passed.
 
 enum {
   STOP_MASK = LUA_MASKCOUNT | LUA_MASKCALL,
@@ -142,6 +147,13 @@ static void stop_from_watchdog(mf_budget *b) {
 #endif
 }
 
+// The clock deadlines are measured on.
+int64_t mf_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void *watchdog_main(void *unused) {
   (void)unused;
   pthread_mutex_lock(&wd_lock);
@@ -255,6 +267,17 @@ void mf_close_state(lua_State *L, int64_t limit_ms) {
   if (!mf_arm(L, limit_ms)) { lua_close(L); return; }
   b->closing = L;
   lua_close(L);  // mf_state_freed disarms as the last block goes
+}
+
+// Kept here, not with the protected operations: the watchdog closes coroutines with
+// it, and must not call protected.c, which calls the watchdog to arm its calls.
+int mf_closethread(lua_State *co, lua_State *from) {
+#if LUA_VERSION_RELEASE_NUM >= 50406
+  return lua_closethread(co, from);
+#else
+  (void)from;
+  return lua_resetthread(co);
+#endif
 }
 
 int mf_close_coroutine(lua_State *co, lua_State *from, int64_t limit_ms) {
@@ -573,8 +596,9 @@ static int co_wrap(lua_State *L) {
   return 1;
 }
 
-static int install_k(lua_State *L) {
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+/// With package.loaded on top, inside the protected call of mf_install_watchdog
+/// (profiles.c), which then installs the matcher.
+void mf_install_timed_functions(lua_State *L) {
   if (lua_getfield(L, -1, LUA_COLIBNAME) == LUA_TTABLE) {
     lua_pushcfunction(L, co_resume);
     lua_setfield(L, -2, "resume");
@@ -591,19 +615,9 @@ static int install_k(lua_State *L) {
     wrap_table_function(L, lua_gettop(L), "move", table_move);
   }
   lua_pop(L, 1);
-  if (lua_getfield(L, -1, LUA_STRLIBNAME) == LUA_TTABLE) mf_install_matcher(L, lua_gettop(L));
-  return 0;
 }
 
-int mf_install_watchdog(lua_State *L) {
-  MF_NEED_ROOM(L, 1, 0);
+int mf_start_watchdog(void) {
   pthread_once(&wd_once, start_watchdog);
-  if (!wd_started) {
-    lua_pushliteral(L, "moonflow: cannot start the time-limit watchdog thread");
-    return LUA_ERRRUN;
-  }
-  lua_pushcfunction(L, install_k);
-  int status = lua_pcall(L, 0, 0, 0);
-  if (status == LUA_OK) mf_budget_of(L)->watched = 1;
-  return status;
+  return wd_started;
 }

@@ -1,0 +1,131 @@
+// Protected operations: the Lua API calls Swift makes that can raise (open the
+// libraries, call, resume, make threads and references, collect), each run inside
+// lua_pcall so no error unwinds through Swift. Calls watchdog.c (to arm the time
+// limit around a call) and warnings.c.
+#include "internal.h"
+#include <string.h>
+
+enum { MAX_ERROR_BYTES = 4096 };
+
+/// `msg` (on the stack), or when longer than MAX_ERROR_BYTES its head cut at a
+/// character boundary with the whole size said, pushed: an error of 100 MB is
+/// not copied into tracebacks, events and terminals.
+static const char *bounded_message(lua_State *L, const char *msg, size_t len) {
+  if (len <= MAX_ERROR_BYTES) return msg;
+  size_t cut = MAX_ERROR_BYTES;
+  while (cut > 0 && ((unsigned char)msg[cut] & 0xC0) == 0x80) cut--;  // not inside a UTF-8 sequence
+  lua_pushlstring(L, msg, cut);
+  lua_pushfstring(L, "... (an error message of %I bytes, cut to its first %d)", (lua_Integer)len, (int)cut);
+  lua_concat(L, 2);
+  return lua_tostring(L, -1);
+}
+
+static int msgh(lua_State *L) {
+  size_t len = 0;
+  const char *msg = lua_tolstring(L, 1, &len);
+  if (msg == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
+      msg = lua_tolstring(L, -1, &len);
+    } else {
+      msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+      len = strlen(msg);
+    }
+  }
+  luaL_traceback(L, L, bounded_message(L, msg, len), 1);
+  return 1;
+}
+
+
+static int openlibs_k(lua_State *L) {
+  luaL_openlibs(L);
+  mf_install_warnings(L);
+  return 0;
+}
+
+int mf_openlibs(lua_State *L) {
+  MF_NEED_ROOM(L, 1, 0);
+  lua_pushcfunction(L, openlibs_k);
+  return lua_pcall(L, 0, 0, 0);
+}
+void mf_gc_generational(lua_State *L) { lua_gc(L, LUA_GCGEN, 0, 0); }
+
+int mf_load(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode) {
+  return luaL_loadbufferx(L, buf, len, chunkname, mode);
+}
+
+int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms) {
+  MF_NEED_ROOM(L, 1, nargs + 1);
+  int base = lua_gettop(L) - nargs;  // the function's index
+  lua_pushcfunction(L, msgh);
+  lua_insert(L, base);
+  int armed = mf_arm(L, limit_ms);
+  int status = lua_pcall(L, nargs, nresults, base);
+  if (armed && status == LUA_OK && mf_budget_of(L)->timed_out) {
+    // The script caught the stop (coroutine.resume, pcall) and returned anyway:
+    // the call still failed. nil as the error value: Swift reads timed_out.
+    lua_settop(L, base);
+    lua_pushnil(L);
+    status = LUA_ERRRUN;
+  }
+  mf_disarm(L, armed);
+  lua_remove(L, base);
+  return status;
+}
+
+int mf_resume(lua_State *L, lua_State *from, int nargs, int *nresults, int64_t limit_ms) {
+  lua_State *resumer = from ? from : L;
+  int armed = mf_arm(resumer, limit_ms);
+  mf_before_resume(L);
+  int status = lua_resume(L, from, nargs, nresults);
+  mf_after_resume(resumer);
+  mf_disarm(resumer, armed);
+  if (status != LUA_OK && status != LUA_YIELD) {
+    // Append the coroutine's traceback while its stack is still there.
+    if (lua_checkstack(L, 6)) {
+      size_t len = 0;
+      const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+      // Bounded, then with the traceback (small allocations: they may fail only on memory).
+      if (msg) luaL_traceback(L, L, bounded_message(L, msg, len), 0);
+    }
+  }
+  return status;
+}
+
+static int newthread_k(lua_State *L) {
+  lua_State **out = (lua_State **)lua_touserdata(L, 1);
+  *out = lua_newthread(L);
+  return 1;
+}
+
+int mf_newthread(lua_State *L, lua_State **out) {
+  MF_NEED_ROOM(L, 2, 0);
+  lua_pushcfunction(L, newthread_k);
+  lua_pushlightuserdata(L, out);
+  return lua_pcall(L, 1, 1, 0);
+}
+
+static int ref_k(lua_State *L) {
+  int *out = (int *)lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  *out = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+int mf_ref(lua_State *L, int *outRef) {
+  MF_NEED_ROOM(L, 2, 1);
+  // value on top -> registry; pops it.
+  lua_pushcfunction(L, ref_k);
+  lua_insert(L, -2);
+  lua_pushlightuserdata(L, outRef);
+  return lua_pcall(L, 2, 0, 0);
+}
+
+void mf_unref(lua_State *L, int ref) { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
+
+static int gc_k(lua_State *L) { lua_gc(L, LUA_GCCOLLECT, 0); return 0; }
+int mf_gc_collect(lua_State *L) {
+  MF_NEED_ROOM(L, 1, 0);
+  lua_pushcfunction(L, gc_k);
+  return lua_pcall(L, 0, 0, 0);
+}
+int mf_gc_count_kb(lua_State *L) { return lua_gc(L, LUA_GCCOUNT, 0); }
