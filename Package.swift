@@ -47,14 +47,15 @@ let package = Package(
             providers: [.apt(["libedit-dev"])]
         ),
         .target(name: "CEditShim", dependencies: ["CEdit"]),
-        .target(name: "LuaKit", dependencies: ["CLua", "CLuaShim"]),
+        .target(name: "LuaKit", dependencies: ["CLua", "CLuaShim"],
+                resources: [.embedInCode("Lua/sandbox.lua"), .embedInCode("Lua/text_searcher.lua")]),
         .target(name: "Streams"),
         .target(name: "StreamsTesting", dependencies: ["Streams"]),
         .target(name: "Runtime", dependencies: ["Streams"]),
         .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"]),
         // What an app embeds: the feature host, its plugins, sandbox and services.
         .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams"],
-                resources: [.embedInCode("Lua/sandbox.lua")]),
+                resources: [.embedInCode("Lua/plugin_sandbox.lua")]),
         // SQLite repositories, and the file store for plugins' declared ones (opt-in for apps).
         // GRDB links Debian's libsqlite3 (scripts/setup installs libsqlite3-dev).
         .target(name: "MoonflowSQLite", dependencies: ["MoonflowHost", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),

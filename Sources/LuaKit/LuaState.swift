@@ -79,9 +79,35 @@ public final class LuaState: @unchecked Sendable {
         try check(mf_openlibs(L), L)
         if timeLimitMs != nil { try check(mf_install_watchdog(L), L) }
         if standalone { mf_gc_generational(L) }
-        if !(standalone && profile == .trusted) { try check(mf_install_text_searcher(L), L) }
-        if profile == .sandboxed { try check(mf_apply_sandbox(L), L) }
+        if !(standalone && profile == .trusted) {
+            try call(try load(string: LuaState.textSearcherSource, name: "[moonflow searcher]"))
+        }
+        if profile == .sandboxed {
+            _ = try sandboxDefinition()
+            if let apply = sandboxApplier { sandboxFolderSetter = try call(apply, []) { try $0.ref(1) } }
+        }
     }
+
+    /// The sandbox's one definition (`Lua/sandbox.lua`): what a sandboxed script may
+    /// reach. Run once per state, so every read-only table it hands out is known to
+    /// every guard in the state. The sandboxed profile applies it to the state's
+    /// globals; a host builds a sandboxed script's own globals with its `globals`.
+    package func sandboxDefinition() throws -> LuaRef {
+        if let sandbox { return sandbox }
+        let chunk = try load(string: LuaState.sandboxSource, name: "[moonflow sandbox]")
+        let (made, apply) = try call(chunk, []) { slots in
+            (try slots.ref(1), try slots.field(1, "sandboxState") { try $0.ref(1) })
+        }
+        sandbox = made
+        sandboxApplier = apply
+        return made
+    }
+    private var sandbox: LuaRef?
+    private var sandboxApplier: LuaRef?
+    /// Under the sandboxed profile, the function that sets where `require` looks.
+    private var sandboxFolderSetter: LuaRef?
+    static let sandboxSource = String(decoding: PackageResources.sandbox_lua, as: UTF8.self)
+    static let textSearcherSource = String(decoding: PackageResources.text_searcher_lua, as: UTF8.self)
 
     deinit { close() }
 
@@ -91,9 +117,8 @@ public final class LuaState: @unchecked Sendable {
     ///
     ///     try lua.setSandboxModuleFolder("scripts")   // require "util" reads scripts/util.lua
     public func setSandboxModuleFolder(_ folder: String) throws {
-        guard profile == .sandboxed else { return }
-        enter(); defer { leave() }
-        try check(mf_sandbox_module_root(L, folder), L)
+        guard let sandboxFolderSetter else { return }
+        try call(sandboxFolderSetter, [.value(.string(LuaString(folder)))])
     }
 
     /// Runs every pending finalizer once (as `lua_close` does), under the time

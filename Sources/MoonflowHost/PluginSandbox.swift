@@ -1,7 +1,8 @@
 import Foundation
 import LuaKit
 
-/// Globals of its own for each sandboxed plugin: the safe part of the standard
+/// Globals of its own for each sandboxed plugin, made from the sandbox's one
+/// definition (LuaKit's `Lua/sandbox.lua`): the safe part of the standard
 /// library (string, table, math, utf8, coroutine read-only; `os` reduced to
 /// clock, date, difftime and time; no io, debug, dofile, loadfile or native
 /// modules), `load` for text only, and a `require` that finds only the
@@ -30,7 +31,7 @@ final class PluginSandbox {
             return [.ref(try lua.load(file: path, env: try args.ref(2)))]
         }
         let chunk = try lua.load(string: PluginSandbox.source, name: "moonflow sandbox")
-        makeEnv = try lua.call(chunk, [.function(loadModule)]) { try $0.ref(1) }
+        makeEnv = try lua.call(chunk, [.ref(try lua.sandboxDefinition()), .function(loadModule)]) { try $0.ref(1) }
     }
 
     /// The globals for the plugin that `file` belongs to (`plugins/NAME/init.lua`
@@ -56,5 +57,5 @@ final class PluginSandbox {
 
     func restoreEnvs(_ saved: [String: LuaRef]) { envs = saved }
 
-    static let source = String(decoding: PackageResources.sandbox_lua, as: UTF8.self)
+    static let source = String(decoding: PackageResources.plugin_sandbox_lua, as: UTF8.self)
 }

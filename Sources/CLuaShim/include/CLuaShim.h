@@ -360,20 +360,6 @@ int mf_function_where(lua_State *L, int idx, char *buf, size_t size);
 
 // MARK: - Profiles
 
-/// Applies the sandboxed profile: removes os.execute & co, io, debug,
-/// package.loadlib, searchpath, path and the C searchers, binary chunks in
-/// load, __gc metamethods and a metatable on _G, and makes the standard
-/// library tables read-only; `require` finds only preloaded modules and
-/// text files under one folder (mf_sandbox_module_root).
-/// Stack: [-0, +0]; error: [-0, +1].
-int mf_apply_sandbox(lua_State *L);
-/// Under the sandboxed profile, `require` finds modules as text files under
-/// `folder` only (NAME.lua, NAME/init.lua; default "."). Protected.
-/// Stack: [-0, +0]; error: [-0, +1].
-int mf_sandbox_module_root(lua_State *L, const char *folder);
-/// Installs the text-only Lua searcher in package.searchers (both profiles).
-/// Stack: [-0, +0]; error: [-0, +1].
-int mf_install_text_searcher(lua_State *L);
 /// Sets package.preload[name] = the function on top (popped). Protected.
 /// Stack: [-1, +0]; error: [-1, +1].
 int mf_preload(lua_State *L, const char *name);

@@ -1,0 +1,74 @@
+import Foundation
+import LuaKit
+@testable import MoonflowHost
+import XCTest
+
+/// The sandbox has one definition (LuaKit's `Lua/sandbox.lua`) and two users: the
+/// sandboxed profile, which applies it to a whole Lua state, and the feature host,
+/// which builds each sandboxed plugin's globals from it. A script must meet the
+/// same rules in both: each probe answers the same there as here.
+final class SandboxDefinitionTests: XCTestCase {
+    private static let probes: [(String, String)] = [
+        ("return tostring(os.execute) .. tostring(os.getenv) .. tostring(io) .. tostring(debug) .. tostring(dofile) .. tostring(loadfile)",
+         "nilnilnilnilnilnil"),
+        ("return type(os.time()) .. type(os.clock())", "numbernumber"),
+        ("return select(2, pcall(load, '\\27Lua', 'x', 'b'))",
+         "load: binary chunks are refused in the sandbox (use mode 't')"),
+        ("return tostring(load('return 1 + 1')())", "2"),
+        ("return select(2, pcall(setmetatable, {}, { __gc = print }))",
+         "setmetatable: __gc metamethods are refused in the sandbox"),
+        ("return tostring(getmetatable(''))", "false"),
+        ("return tostring(getmetatable(string))", "false"),
+        ("return select(2, pcall(rawset, string, 'rep', print))", "rawset: rep is read-only in the sandbox"),
+        ("return (select(2, pcall(function() math.pi = 3 end)):gsub('^.-:%d+: ', ''))", "attempt to modify read-only table math (field pi)"),
+        // pairs walks a read-only table without handing out the table behind it.
+        ("local _, t = pairs(string) return tostring(t == string) .. tostring(rawget(t, 'rep'))", "truenil"),
+        ("local n = 0 for _ in pairs(table) do n = n + 1 end return tostring(n > 5)", "true"),
+        ("return tostring(#os == 0) .. type(string.rep)", "truefunction"),
+    ]
+
+    private func answers(_ run: (String) throws -> String) rethrows -> [String] {
+        try Self.probes.map { try run($0.0) }
+    }
+
+    func testASandboxedStateAndASandboxedPluginMeetTheSameRules() throws {
+        let state = try LuaState(profile: .sandboxed)
+        let inState = try answers { source in
+            guard case .string(let s)? = try state.run(string: source, name: "probe").first else { return "?" }
+            return s.description
+        }
+
+        let trusted = try LuaState()
+        let plugins = try PluginSandbox(lua: trusted)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-probe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("probe.lua").path
+        let env = try plugins.env(forPluginFile: file)
+        let inPlugin = try answers { source in
+            try source.write(toFile: file, atomically: true, encoding: .utf8)
+            guard case .string(let s)? = try trusted.call(try trusted.load(file: file, env: env)).first else { return "?" }
+            return s.description
+        }
+
+        XCTAssertEqual(inState, Self.probes.map(\.1), "the sandboxed state")
+        XCTAssertEqual(inPlugin, Self.probes.map(\.1), "a sandboxed plugin in a trusted state")
+        // The trusted state itself keeps the whole library.
+        XCTAssertEqual(try trusted.run(string: "return type(io), type(getmetatable(''))", name: "t"), ["table", "table"])
+    }
+
+    func testEachGuardSaysWhoseGlobalsCannotGetAMetatable() throws {
+        let state = try LuaState(profile: .sandboxed)
+        XCTAssertEqual(try state.run(string: "return select(2, pcall(setmetatable, _G, {}))", name: "t"),
+                       ["setmetatable: the sandbox's globals cannot get a metatable"])
+        let trusted = try LuaState()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-probe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("probe.lua").path
+        try "return select(2, pcall(setmetatable, _G, {}))".write(toFile: file, atomically: true, encoding: .utf8)
+        let env = try PluginSandbox(lua: trusted).env(forPluginFile: file)
+        XCTAssertEqual(try trusted.call(try trusted.load(file: file, env: env)),
+                       ["setmetatable: a sandboxed plugin's globals cannot get a metatable"])
+    }
+}
