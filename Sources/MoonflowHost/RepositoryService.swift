@@ -78,12 +78,12 @@ public final class RepositoryService: @unchecked Sendable {
         id: @escaping @Sendable (RecordValue) throws -> Model.ID
     ) where Model: Identifiable & Sendable, Model.ID: Sendable {
         self.name = name
-        let get = CRUD.Get(repository, executor: executor)
-        let getAll = CRUD.GetAll(repository, executor: executor)
-        let put = CRUD.Put(repository, executor: executor)
-        let putAll = CRUD.PutAll(repository, executor: executor)
-        let delete = CRUD.Delete(repository, executor: executor)
-        let deleteAll = CRUD.DeleteAll(repository, executor: executor)
+        let get = CRUD.get(repository, executor: executor)
+        let getAll = CRUD.getAll(repository, executor: executor)
+        let put = CRUD.put(repository, executor: executor)
+        let putAll = CRUD.putAll(repository, executor: executor)
+        let delete = CRUD.delete(repository, executor: executor)
+        let deleteAll = CRUD.deleteAll(repository, executor: executor)
         @Sendable func list(_ models: [Model]) throws -> LuaValue {
             .table(LuaTable(array: try models.map(toLua), isJSONArray: true))
         }
@@ -92,37 +92,37 @@ public final class RepositoryService: @unchecked Sendable {
             case .get(let target):
                 let found: Model?
                 switch target {
-                case .id(let v): found = try await get.execute(id: try id(v))
-                case .query(let q): found = try await get.execute(q)
+                case .id(let v): found = try await get.execute(.id(try id(v)))
+                case .query(let q): found = try await get.execute(.query(q))
                 case .ids: throw RepositoryServiceError("\(name):get takes { id = ... } or a query, not ids; use getAll{ ids = {...} }")
                 }
                 guard let found else { throw RepositoryServiceError("\(name):get found nothing for \(target.description)") }
                 return try toLua(found)
             case .getAll(let target):
                 switch target {
-                case .id(let v): return try list(try await getAll.execute(ids: [try id(v)]))
-                case .ids(let vs): return try list(try await getAll.execute(ids: try vs.map(id)))
-                case .query(let q): return try list(try await getAll.execute(q))
+                case .id(let v): return try list(try await getAll.execute(.ids([try id(v)])))
+                case .ids(let vs): return try list(try await getAll.execute(.ids(try vs.map(id))))
+                case .query(let q): return try list(try await getAll.execute(.query(q)))
                 }
             case .put(let value, let query):
                 let model = try fromLua(value)
-                if let query { return try toLua(try await put.execute(model, replacing: query)) }
-                return try toLua(try await put.execute(model))
+                if let query { return try toLua(try await put.execute(.replacing(query, with: model))) }
+                return try toLua(try await put.execute(.byID(model)))
             case .putAll(let values, let query):
                 let models = try values.map(fromLua)
-                if let query { return try list(try await putAll.execute(models, replacing: query)) }
-                return try list(try await putAll.execute(models))
+                if let query { return try list(try await putAll.execute(.replacing(query, with: models))) }
+                return try list(try await putAll.execute(.byID(models)))
             case .delete(let target):
                 switch target {
-                case .id(let v): return .boolean(try await delete.execute(id: try id(v)))
-                case .query(let q): return .boolean(try await delete.execute(q))
+                case .id(let v): return .boolean(try await delete.execute(.id(try id(v))))
+                case .query(let q): return .boolean(try await delete.execute(.query(q)))
                 case .ids: throw RepositoryServiceError("\(name):delete takes { id = ... } or a query, not ids; use deleteAll{ ids = {...} }")
                 }
             case .deleteAll(let target):
                 switch target {
-                case .id(let v): return .integer(Int64(try await deleteAll.execute(ids: [try id(v)])))
-                case .ids(let vs): return .integer(Int64(try await deleteAll.execute(ids: try vs.map(id))))
-                case .query(let q): return .integer(Int64(try await deleteAll.execute(q)))
+                case .id(let v): return .integer(Int64(try await deleteAll.execute(.ids([try id(v)]))))
+                case .ids(let vs): return .integer(Int64(try await deleteAll.execute(.ids(try vs.map(id)))))
+                case .query(let q): return .integer(Int64(try await deleteAll.execute(.query(q))))
                 }
             }
         }

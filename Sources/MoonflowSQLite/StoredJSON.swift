@@ -9,6 +9,10 @@ import Runtime
 ///     let fields = try StoredJSON.object(from: text)
 ///
 /// Foundation's JSON coders are not used: they write `2.0` as `2` and read it back as an integer.
+/// Nor is LuaKit's codec: it reads and writes `LuaValue`s, whose tables carry what only Lua has
+/// (integer keys, the list/object markers), and a Swift model stored here has no Lua state at
+/// all; going through `LuaValue` would copy every row twice. This is the file format of the
+/// `fields` column, so it stays a codec of `RecordValue` alone.
 enum StoredJSON {
     /// A value JSON cannot hold (an infinite number); `path` names where it is (`score`, `tags[2]`).
     struct Unstorable: Error {

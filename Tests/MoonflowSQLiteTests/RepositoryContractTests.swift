@@ -184,17 +184,17 @@ final class RepositoryContractTests: XCTestCase {
     func testCRUDUseCasesRunOnEveryKind() async throws {
         for (kind, repository) in try kinds([]) {
             let db = SerialQueueExecutor(label: "test.contract")
-            let put = CRUD.Put(repository, executor: db)
-            let putAll = CRUD.PutAll(repository, executor: db)
-            let getAll = CRUD.GetAll(repository, executor: db)
-            let deleteAll = CRUD.DeleteAll(repository, executor: db)
-            try await put.execute(Record(id: "a", fields: ["kind": "x"]))
-            try await putAll.execute([Record(id: "b", fields: ["kind": "y"]), Record(id: "c", fields: ["kind": "x"])])
-            let xs = try await getAll.execute(.where("kind", equals: "x"))
+            let put = CRUD.put(repository, executor: db)
+            let putAll = CRUD.putAll(repository, executor: db)
+            let getAll = CRUD.getAll(repository, executor: db)
+            let deleteAll = CRUD.deleteAll(repository, executor: db)
+            try await put.execute(.byID(Record(id: "a", fields: ["kind": "x"])))
+            try await putAll.execute(.byID([Record(id: "b", fields: ["kind": "y"]), Record(id: "c", fields: ["kind": "x"])]))
+            let xs = try await getAll.execute(.query(.where("kind", equals: "x")))
             XCTAssertEqual(ids(xs), ["a", "c"], kind)
-            let gone = try await deleteAll.execute(.where("kind", equals: "x"))
+            let gone = try await deleteAll.execute(.query(.where("kind", equals: "x")))
             XCTAssertEqual(gone, 2, kind)
-            let left = try await getAll.execute()
+            let left = try await getAll.execute(.query(.all))
             XCTAssertEqual(ids(left), ["b"], kind)
         }
     }

@@ -87,36 +87,36 @@ final class RepositoryTests: XCTestCase {
     func testCRUDUseCasesRunOnTheirExecutor() async throws {
         let repository = InMemoryRepository<Record>()
         let db = SerialQueueExecutor(label: "test.db")
-        let put = CRUD.Put(repository, executor: db)
-        let putAll = CRUD.PutAll(repository, executor: db)
-        let get = CRUD.Get(repository, executor: db)
-        let getAll = CRUD.GetAll(repository, executor: db)
-        let delete = CRUD.Delete(repository, executor: db)
-        let deleteAll = CRUD.DeleteAll(repository, executor: db)
+        let put = CRUD.put(repository, executor: db)
+        let putAll = CRUD.putAll(repository, executor: db)
+        let get = CRUD.get(repository, executor: db)
+        let getAll = CRUD.getAll(repository, executor: db)
+        let delete = CRUD.delete(repository, executor: db)
+        let deleteAll = CRUD.deleteAll(repository, executor: db)
 
-        try await put.execute(Record(id: "a", fields: ["kind": "x"]))
-        try await putAll.execute([Record(id: "b", fields: ["kind": "y"]), Record(id: "c", fields: ["kind": "x"])])
-        let byID = try await get.execute(id: "b")
-        let byQuery = try await get.execute(.where("kind", equals: "x"))
-        let allX = try await getAll.execute(.where("kind", equals: "x"))
-        let some = try await getAll.execute(ids: ["c", "a"])
+        try await put.execute(.byID(Record(id: "a", fields: ["kind": "x"])))
+        try await putAll.execute(.byID([Record(id: "b", fields: ["kind": "y"]), Record(id: "c", fields: ["kind": "x"])]))
+        let byID = try await get.execute(.id("b"))
+        let byQuery = try await get.execute(.query(.where("kind", equals: "x")))
+        let allX = try await getAll.execute(.query(.where("kind", equals: "x")))
+        let some = try await getAll.execute(.ids(["c", "a"]))
         XCTAssertEqual(byID?.id, "b")
         XCTAssertEqual(byQuery?.id, "a")
         XCTAssertEqual(allX.map(\.id), ["a", "c"])
         XCTAssertEqual(some.map(\.id), ["c", "a"])
 
-        try await put.execute(Record(id: "z", fields: ["kind": "y"]), replacing: .where("kind", equals: "y"))
-        try await putAll.execute([Record(id: "w")], replacing: .where("id", equals: "a"))
-        let afterPut = try await getAll.execute()
+        try await put.execute(.replacing(.where("kind", equals: "y"), with: Record(id: "z", fields: ["kind": "y"])))
+        try await putAll.execute(.replacing(.where("id", equals: "a"), with: [Record(id: "w")]))
+        let afterPut = try await getAll.execute(.query(.all))
         XCTAssertEqual(afterPut.map(\.id), ["c", "z", "w"])
 
-        let deleted = try await delete.execute(id: "c")
-        let deletedByQuery = try await delete.execute(.where("kind", equals: "y"))
+        let deleted = try await delete.execute(.id("c"))
+        let deletedByQuery = try await delete.execute(.query(.where("kind", equals: "y")))
         XCTAssertTrue(deleted)
         XCTAssertTrue(deletedByQuery)
-        try await put.execute(Record(id: "v"))
-        let countByIDs = try await deleteAll.execute(ids: ["v", "nope"])
-        let countByQuery = try await deleteAll.execute()
+        try await put.execute(.byID(Record(id: "v")))
+        let countByIDs = try await deleteAll.execute(.ids(["v", "nope"]))
+        let countByQuery = try await deleteAll.execute(.query(.all))
         XCTAssertEqual(countByIDs, 1)
         XCTAssertEqual(countByQuery, 1)
     }
@@ -125,8 +125,8 @@ final class RepositoryTests: XCTestCase {
         // Harmony's CountAllUsers / UserLimitReached: default interactors composed inside a use case.
         let db = SerialQueueExecutor(label: "test.compose")
         let users = InMemoryRepository((1...5).map { Record(id: "\($0)") })
-        let getUsers = CRUD.GetAll(users, executor: db)
-        let countAll = UseCase<Void, Int>(executor: db) { _ in try getUsers.execute(.all).count }
+        let getUsers = CRUD.getAll(users, executor: db)
+        let countAll = UseCase<Void, Int>(executor: db) { _ in try getUsers.execute(.query(.all)).count }
         let limitReached = UseCase<Int, Bool>(executor: db) { limit in try countAll.execute(()) > limit }
         let reached = try await withTimeout(seconds: 5) { try await limitReached.execute(4) }
         let notReached = try await withTimeout(seconds: 5) { try await limitReached.execute(5) }

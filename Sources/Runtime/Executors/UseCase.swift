@@ -33,6 +33,7 @@ public struct UseCase<Input: Sendable, Output: Sendable>: Sendable {
     ///   - executor: Overrides the default executor for this call.
     /// - Returns: The body's result.
     /// - Throws: The body's error, or `CancellationError` when the task was already cancelled.
+    @discardableResult
     public func execute(_ input: Input, on executor: (any Executor)? = nil) async throws -> Output {
         let body = self.body
         return try await (executor ?? self.executor).submit { try body(input) }
@@ -50,6 +51,7 @@ public struct UseCase<Input: Sendable, Output: Sendable>: Sendable {
     ///   - executor: Overrides the default executor for this call.
     /// - Returns: The body's result.
     /// - Throws: The body's error.
+    @discardableResult
     public func execute(_ input: Input, on executor: (any Executor)? = nil) throws -> Output {
         try (executor ?? self.executor).perform { try body(input) }
     }

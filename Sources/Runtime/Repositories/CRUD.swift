@@ -1,212 +1,108 @@
-/// Harmony's default use cases over a `Repository`: `Get`, `GetAll`, `Put`, `PutAll`, `Delete`,
-/// `DeleteAll`, each by id and by `Query`, each running on an injectable `Executor`.
+/// Harmony's default use cases over a `Repository`: get, getAll, put, putAll, delete and
+/// deleteAll, each a `UseCase` whose input says what to act on, running on an injectable
+/// `Executor`.
 ///
 ///     let repository = InMemoryRepository<Record>()
 ///     let db = SerialQueueExecutor(label: "db")
-///     let put = CRUD.Put(repository, executor: db)
-///     let getAll = CRUD.GetAll(repository, executor: db)
-///     try await put.execute(Record(id: "1", fields: ["name": "Ada"]))
-///     let everyone = try await getAll.execute(.all)
+///     let put = CRUD.put(repository, executor: db)
+///     let getAll = CRUD.getAll(repository, executor: db)
+///     try await put.execute(.byID(Record(id: "1", fields: ["name": "Ada"])))
+///     let everyone = try await getAll.execute(.query(.all))
 ///
-/// Every `execute` comes in two forms: `async` (suspends while the executor runs the call) and
-/// blocking (for composing inside another use case's body; runs inline when already on that executor).
+/// Being `UseCase`s, they have both forms of `execute`: `async` (suspends while the executor
+/// runs the call) and blocking (for composing inside another use case's body; runs inline when
+/// already on that executor).
 ///
 /// **Threading**: any thread or task; the repository call runs on the executor.
 public enum CRUD {
-    /// Reads one model by id or by query.
-    public struct Get<Model: Identifiable & Sendable>: RepositoryUseCase where Model.ID: Sendable {
-        public let repository: any Repository<Model>
-        public let executor: any Executor
-        /// - Parameters:
-        ///   - repository: Where models live.
-        ///   - executor: Where calls run unless `execute(..., on:)` says otherwise.
-        public init(_ repository: any Repository<Model>, executor: any Executor = DirectExecutor.shared) {
-            self.repository = repository
-            self.executor = executor
-        }
-        /// The model with identity `id`, or nil.
-        public func execute(id: Model.ID, on executor: (any Executor)? = nil) async throws -> Model? {
-            try await run(executor) { try $0.get(id: id) }
-        }
-        /// The model with identity `id`, or nil (blocking).
-        public func execute(id: Model.ID, on executor: (any Executor)? = nil) throws -> Model? {
-            try runBlocking(executor) { try $0.get(id: id) }
-        }
-        /// The first model `query` returns, or nil.
-        public func execute(_ query: Query, on executor: (any Executor)? = nil) async throws -> Model? {
-            try await run(executor) { try $0.get(query) }
-        }
-        /// The first model `query` returns, or nil (blocking).
-        public func execute(_ query: Query, on executor: (any Executor)? = nil) throws -> Model? {
-            try runBlocking(executor) { try $0.get(query) }
+    /// One model: by identity, or the first a query returns.
+    public enum One<ID: Sendable>: Sendable {
+        case id(ID)
+        case query(Query)
+    }
+
+    /// Many models: by identities (in their order), or every one a query returns.
+    public enum Many<ID: Sendable>: Sendable {
+        case ids([ID])
+        case query(Query)
+    }
+
+    /// What to store: `value` under its own id(s), or in place of what a query matches.
+    public enum Write<Value: Sendable>: Sendable {
+        case byID(Value)
+        case replacing(Query, with: Value)
+    }
+
+    /// Reads one model: the model with that identity or the first the query returns, or nil.
+    public static func get<Model: Identifiable & Sendable>(
+        _ repository: any Repository<Model>, executor: any Executor = DirectExecutor.shared
+    ) -> UseCase<One<Model.ID>, Model?> where Model.ID: Sendable {
+        UseCase(executor: executor) { target in
+            switch target {
+            case .id(let id): try repository.get(id: id)
+            case .query(let query): try repository.get(query)
+            }
         }
     }
 
-    /// Reads many models by ids or by query.
-    public struct GetAll<Model: Identifiable & Sendable>: RepositoryUseCase where Model.ID: Sendable {
-        public let repository: any Repository<Model>
-        public let executor: any Executor
-        public init(_ repository: any Repository<Model>, executor: any Executor = DirectExecutor.shared) {
-            self.repository = repository
-            self.executor = executor
-        }
-        /// The models with these identities that exist, in the order of `ids`.
-        public func execute(ids: [Model.ID], on executor: (any Executor)? = nil) async throws -> [Model] {
-            try await run(executor) { try $0.getAll(ids: ids) }
-        }
-        /// The models with these identities that exist (blocking).
-        public func execute(ids: [Model.ID], on executor: (any Executor)? = nil) throws -> [Model] {
-            try runBlocking(executor) { try $0.getAll(ids: ids) }
-        }
-        /// Every model `query` returns.
-        public func execute(_ query: Query = .all, on executor: (any Executor)? = nil) async throws -> [Model] {
-            try await run(executor) { try $0.getAll(query) }
-        }
-        /// Every model `query` returns (blocking).
-        public func execute(_ query: Query = .all, on executor: (any Executor)? = nil) throws -> [Model] {
-            try runBlocking(executor) { try $0.getAll(query) }
+    /// Reads many models: those of these identities that exist, in their order, or every model
+    /// the query returns.
+    public static func getAll<Model: Identifiable & Sendable>(
+        _ repository: any Repository<Model>, executor: any Executor = DirectExecutor.shared
+    ) -> UseCase<Many<Model.ID>, [Model]> where Model.ID: Sendable {
+        UseCase(executor: executor) { target in
+            switch target {
+            case .ids(let ids): try repository.getAll(ids: ids)
+            case .query(let query): try repository.getAll(query)
+            }
         }
     }
 
-    /// Stores one model under its own id, or in place of what a query matches.
-    public struct Put<Model: Identifiable & Sendable>: RepositoryUseCase where Model.ID: Sendable {
-        public let repository: any Repository<Model>
-        public let executor: any Executor
-        public init(_ repository: any Repository<Model>, executor: any Executor = DirectExecutor.shared) {
-            self.repository = repository
-            self.executor = executor
-        }
-        /// Inserts or replaces `model` by its id.
-        @discardableResult
-        public func execute(_ model: Model, on executor: (any Executor)? = nil) async throws -> Model {
-            try await run(executor) { try $0.put(model) }
-        }
-        /// Inserts or replaces `model` by its id (blocking).
-        @discardableResult
-        public func execute(_ model: Model, on executor: (any Executor)? = nil) throws -> Model {
-            try runBlocking(executor) { try $0.put(model) }
-        }
-        /// Replaces what `query` matches with `model`.
-        @discardableResult
-        public func execute(_ model: Model, replacing query: Query, on executor: (any Executor)? = nil) async throws -> Model {
-            try await run(executor) { try $0.put(model, replacing: query) }
-        }
-        /// Replaces what `query` matches with `model` (blocking).
-        @discardableResult
-        public func execute(_ model: Model, replacing query: Query, on executor: (any Executor)? = nil) throws -> Model {
-            try runBlocking(executor) { try $0.put(model, replacing: query) }
+    /// Stores one model, inserting or replacing it by its id, or in place of what a query matches.
+    public static func put<Model: Identifiable & Sendable>(
+        _ repository: any Repository<Model>, executor: any Executor = DirectExecutor.shared
+    ) -> UseCase<Write<Model>, Model> where Model.ID: Sendable {
+        UseCase(executor: executor) { write in
+            switch write {
+            case .byID(let model): try repository.put(model)
+            case .replacing(let query, let model): try repository.put(model, replacing: query)
+            }
         }
     }
 
-    /// Stores many models under their own ids, or in place of what a query matches.
-    public struct PutAll<Model: Identifiable & Sendable>: RepositoryUseCase where Model.ID: Sendable {
-        public let repository: any Repository<Model>
-        public let executor: any Executor
-        public init(_ repository: any Repository<Model>, executor: any Executor = DirectExecutor.shared) {
-            self.repository = repository
-            self.executor = executor
-        }
-        /// Inserts or replaces each model by its id.
-        @discardableResult
-        public func execute(_ models: [Model], on executor: (any Executor)? = nil) async throws -> [Model] {
-            try await run(executor) { try $0.putAll(models) }
-        }
-        /// Inserts or replaces each model by its id (blocking).
-        @discardableResult
-        public func execute(_ models: [Model], on executor: (any Executor)? = nil) throws -> [Model] {
-            try runBlocking(executor) { try $0.putAll(models) }
-        }
-        /// Replaces what `query` matches with `models`.
-        @discardableResult
-        public func execute(_ models: [Model], replacing query: Query, on executor: (any Executor)? = nil) async throws -> [Model] {
-            try await run(executor) { try $0.putAll(models, replacing: query) }
-        }
-        /// Replaces what `query` matches with `models` (blocking).
-        @discardableResult
-        public func execute(_ models: [Model], replacing query: Query, on executor: (any Executor)? = nil) throws -> [Model] {
-            try runBlocking(executor) { try $0.putAll(models, replacing: query) }
+    /// Stores many models, each inserted or replaced by its id, or in place of what a query matches.
+    public static func putAll<Model: Identifiable & Sendable>(
+        _ repository: any Repository<Model>, executor: any Executor = DirectExecutor.shared
+    ) -> UseCase<Write<[Model]>, [Model]> where Model.ID: Sendable {
+        UseCase(executor: executor) { write in
+            switch write {
+            case .byID(let models): try repository.putAll(models)
+            case .replacing(let query, let models): try repository.putAll(models, replacing: query)
+            }
         }
     }
 
-    /// Deletes one model by id or the first a query returns.
-    public struct Delete<Model: Identifiable & Sendable>: RepositoryUseCase where Model.ID: Sendable {
-        public let repository: any Repository<Model>
-        public let executor: any Executor
-        public init(_ repository: any Repository<Model>, executor: any Executor = DirectExecutor.shared) {
-            self.repository = repository
-            self.executor = executor
-        }
-        /// Deletes the model with identity `id`; returns whether it existed.
-        @discardableResult
-        public func execute(id: Model.ID, on executor: (any Executor)? = nil) async throws -> Bool {
-            try await run(executor) { try $0.delete(id: id) }
-        }
-        /// Deletes the model with identity `id` (blocking); returns whether it existed.
-        @discardableResult
-        public func execute(id: Model.ID, on executor: (any Executor)? = nil) throws -> Bool {
-            try runBlocking(executor) { try $0.delete(id: id) }
-        }
-        /// Deletes the first model `query` returns; returns whether there was one.
-        @discardableResult
-        public func execute(_ query: Query, on executor: (any Executor)? = nil) async throws -> Bool {
-            try await run(executor) { try $0.delete(query) }
-        }
-        /// Deletes the first model `query` returns (blocking); returns whether there was one.
-        @discardableResult
-        public func execute(_ query: Query, on executor: (any Executor)? = nil) throws -> Bool {
-            try runBlocking(executor) { try $0.delete(query) }
+    /// Deletes one model, by identity or the first a query returns; answers whether there was one.
+    public static func delete<Model: Identifiable & Sendable>(
+        _ repository: any Repository<Model>, executor: any Executor = DirectExecutor.shared
+    ) -> UseCase<One<Model.ID>, Bool> where Model.ID: Sendable {
+        UseCase(executor: executor) { target in
+            switch target {
+            case .id(let id): try repository.delete(id: id)
+            case .query(let query): try repository.delete(query)
+            }
         }
     }
 
-    /// Deletes many models by ids or every model a query returns.
-    public struct DeleteAll<Model: Identifiable & Sendable>: RepositoryUseCase where Model.ID: Sendable {
-        public let repository: any Repository<Model>
-        public let executor: any Executor
-        public init(_ repository: any Repository<Model>, executor: any Executor = DirectExecutor.shared) {
-            self.repository = repository
-            self.executor = executor
+    /// Deletes many models, by identities or every one a query returns; answers how many there were.
+    public static func deleteAll<Model: Identifiable & Sendable>(
+        _ repository: any Repository<Model>, executor: any Executor = DirectExecutor.shared
+    ) -> UseCase<Many<Model.ID>, Int> where Model.ID: Sendable {
+        UseCase(executor: executor) { target in
+            switch target {
+            case .ids(let ids): try repository.deleteAll(ids: ids)
+            case .query(let query): try repository.deleteAll(query)
+            }
         }
-        /// Deletes the models with these identities; returns how many existed.
-        @discardableResult
-        public func execute(ids: [Model.ID], on executor: (any Executor)? = nil) async throws -> Int {
-            try await run(executor) { try $0.deleteAll(ids: ids) }
-        }
-        /// Deletes the models with these identities (blocking); returns how many existed.
-        @discardableResult
-        public func execute(ids: [Model.ID], on executor: (any Executor)? = nil) throws -> Int {
-            try runBlocking(executor) { try $0.deleteAll(ids: ids) }
-        }
-        /// Deletes every model `query` returns; returns how many.
-        @discardableResult
-        public func execute(_ query: Query = .all, on executor: (any Executor)? = nil) async throws -> Int {
-            try await run(executor) { try $0.deleteAll(query) }
-        }
-        /// Deletes every model `query` returns (blocking); returns how many.
-        @discardableResult
-        public func execute(_ query: Query = .all, on executor: (any Executor)? = nil) throws -> Int {
-            try runBlocking(executor) { try $0.deleteAll(query) }
-        }
-    }
-}
-
-/// What every `CRUD` use case shares: a repository, a default executor, and how a call runs.
-public protocol RepositoryUseCase: Sendable {
-    associatedtype Model: Identifiable & Sendable where Model.ID: Sendable
-    /// Where models live.
-    var repository: any Repository<Model> { get }
-    /// Where calls run unless told otherwise.
-    var executor: any Executor { get }
-}
-
-extension RepositoryUseCase {
-    func run<T: Sendable>(
-        _ executor: (any Executor)?, _ call: @escaping @Sendable (any Repository<Model>) throws -> T
-    ) async throws -> T {
-        let repository = self.repository
-        return try await (executor ?? self.executor).submit { try call(repository) }
-    }
-
-    func runBlocking<T>(_ executor: (any Executor)?, _ call: (any Repository<Model>) throws -> T) throws -> T {
-        try (executor ?? self.executor).perform { try call(repository) }
     }
 }
