@@ -8,18 +8,18 @@ import CLuaShim
 ///     try co.resume([21]) { try $0.values() }    // (.finished, [42])
 ///
 /// Yields happen in Lua code (`coroutine.yield`), never inside a Swift frame.
-public final class LuaCoroutine {
-    public enum Status: Sendable { case yielded, finished }
+package final class LuaCoroutine {
+    package enum Status: Sendable { case yielded, finished }
 
     /// The state it runs in, nil once that state is gone: like a `LuaRef`, a coroutine
     /// does not keep its state alive (a Swift object the state holds may own the coroutine).
-    public var state: LuaState? { owner }
+    package var state: LuaState? { owner }
     private weak var owner: LuaState?
     let thread: LuaRef
     let co: OpaquePointer
     private var started = false
     /// True once the body returned, failed or was closed.
-    public private(set) var isDead = false
+    package private(set) var isDead = false
 
     init(state: LuaState, thread: LuaRef, co: OpaquePointer) {
         self.owner = state
@@ -30,7 +30,7 @@ public final class LuaCoroutine {
     /// Resumes with `args`, hands what it yielded or returned to `body`.
     ///
     /// - Throws: the coroutine's error (`LuaError`, with its traceback), after which it is dead.
-    public func resume<R>(_ args: [LuaPush], _ body: (LuaSlots) throws -> R) throws -> (Status, R) {
+    package func resume<R>(_ args: [LuaPush], _ body: (LuaSlots) throws -> R) throws -> (Status, R) {
         guard !isDead else { throw LuaError.runtime(message: "cannot resume dead coroutine", location: nil, traceback: "") }
         guard let state = owner else { throw LuaError.runtime(message: "cannot resume a coroutine whose Lua state is gone", location: nil, traceback: "") }
         state.enter(); defer { state.leave() }
@@ -58,7 +58,7 @@ public final class LuaCoroutine {
     }
 
     /// Closes the coroutine's pending to-be-closed variables and frees its stack.
-    public func close() {
+    package func close() {
         guard !isDead else { return }
         isDead = true
         guard let state = owner else { return }
@@ -70,7 +70,7 @@ public final class LuaCoroutine {
 
 extension LuaState {
     /// Creates a coroutine that will run `function`.
-    public func coroutine(_ function: LuaRef) throws -> LuaCoroutine {
+    package func coroutine(_ function: LuaRef) throws -> LuaCoroutine {
         enter(); defer { leave() }
         let L = activeL
         var co: OpaquePointer?

@@ -15,7 +15,7 @@ extension LuaSlots {
     ///   caller then reads the whole state; `snapshot` is as it was before the writes, so
     ///   it can say what the state was (a patch from it is right).
     /// - Throws: `LuaError.conversion` naming the path, for what plain data cannot hold.
-    public func applyStateWrites(_ i: Int, count: Int, root: String, to snapshot: inout LuaValue) throws -> [StateChange]? {
+    package func applyStateWrites(_ i: Int, count: Int, root: String, to snapshot: inout LuaValue) throws -> [StateChange]? {
         guard i >= 1 && i <= self.count, mf_type(L, base + Int32(i)) == LUA_TTABLE, mf_checkstack(L, 4) != 0 else { return nil }
         let list = base + Int32(i)
         var reader = ValueReader(L: L, plainData: state.plainDataOnly)

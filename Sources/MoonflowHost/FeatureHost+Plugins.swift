@@ -37,7 +37,7 @@ extension FeatureHost {
     ///
     /// - Returns: the definition and the file it came from.
     /// - Throws: `LuaError` (syntax, runtime), `DefinitionError` or `HostError`.
-    public func loadDefinition(_ spec: String) throws -> (FeatureDefinition, String) {
+    package func loadDefinition(_ spec: String) throws -> (FeatureDefinition, String) {
         let file = try resolve(spec)
         return try perform {
             try addPackagePath(for: file)

@@ -96,7 +96,8 @@ extension RunningFeature {
     /// services included: for hosts on the real clock (on the virtual clock, use
     /// `host.runUntilIdle()`).
     public func idle() async {
-        while !(isIdle && bridge.pending.inFlight == 0) && !isDisposed {
+        let pending = (self as? any BridgedFeature)?.bridge.pending
+        while !(isIdle && (pending?.inFlight ?? 0) == 0) && !isDisposed {
             try? await Task.sleep(nanoseconds: 500_000)
         }
     }

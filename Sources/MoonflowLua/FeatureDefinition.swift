@@ -4,28 +4,28 @@ import Streams
 /// A validated `mf.feature{...}` (or `mf.compose`, `mf.interactor`) table: the
 /// data parts copied into Swift, the functions left in Lua and looked up by
 /// name at dispatch time (so a reload swaps them all at once).
-public struct FeatureDefinition: @unchecked Sendable {
-    public enum Kind: String, Sendable { case feature, compose, interactor }
+package struct FeatureDefinition: @unchecked Sendable {
+    package enum Kind: String, Sendable { case feature, compose, interactor }
 
-    public let kind: Kind
-    public let name: String
+    package let kind: Kind
+    package let name: String
     /// State shape version (hot reload migrates when it changes).
-    public let version: Int64
-    public let initial: LuaValue
-    public let actions: Schema
-    public let mutations: Schema
+    package let version: Int64
+    package let initial: LuaValue
+    package let actions: Schema
+    package let mutations: Schema
     /// Flatten strategy per action name (merge when absent).
-    public let strategies: [String: FlattenStrategy]
+    package let strategies: [String: FlattenStrategy]
     /// Effect types with an internal handler.
-    public let effectHandlers: Set<String>
+    package let effectHandlers: Set<String>
     /// Request names of an `mf.interactor`.
-    public let requests: [String]
-    public let hasMigrate: Bool
+    package let requests: [String]
+    package let hasMigrate: Bool
     /// `file:line` where each function is defined, by its place in the table:
     /// `handle`, `reduce`, `effects.fetch`, `requests.paginate`, `route`, ...
-    public let locations: [String: String]
+    package let locations: [String: String]
     /// The definition table in Lua.
-    public let table: LuaRef
+    package let table: LuaRef
 
     /// Reads and validates the definition at `slots[i]`.
     ///
@@ -250,7 +250,7 @@ public struct DefinitionError: Error, Sendable, CustomStringConvertible {
     public struct Problem: Sendable, Equatable {
         public let message: String
         public let path: [String]
-        public init(message: String, path: [String]) { self.message = message; self.path = path }
+        package init(message: String, path: [String]) { self.message = message; self.path = path }
     }
 
     /// Every problem found, in the order found.
@@ -258,7 +258,7 @@ public struct DefinitionError: Error, Sendable, CustomStringConvertible {
     /// The problems, one per line.
     public var message: String { problems.map(\.message).joined(separator: "\n") }
 
-    public init(_ message: String, at path: [String] = []) { problems = [Problem(message: message, path: path)] }
-    public init(problems: [Problem]) { self.problems = problems }
+    package init(_ message: String, at path: [String] = []) { problems = [Problem(message: message, path: path)] }
+    package init(problems: [Problem]) { self.problems = problems }
     public var description: String { message }
 }

@@ -8,17 +8,17 @@ import Streams
 ///
 /// **Threading:** confined to the host's state scheduler like the `LuaState`
 /// it wraps; every stream event that reaches Lua code is delivered there.
-public final class LuaBridge: @unchecked Sendable {
+package final class LuaBridge: @unchecked Sendable {
     package let lua: LuaState
     /// Timers, delays and debounces of Lua streams run here; so does Lua code.
-    public let scheduler: any Scheduler
+    package let scheduler: any Scheduler
     /// Where Swift services' results re-enter (the state scheduler).
     var streamClass: LuaClass!
     package let dispatch: LuaDispatch
     var taskClass: LuaClass!
     /// Async work started and not yet delivered back (services); a virtual-clock
     /// run waits for it before moving time on.
-    public let pending = PendingWork()
+    package let pending = PendingWork()
     /// Results held back by `holdingReentries`.
     let held = Locked(HeldReentries())
     /// Per virtual clock, the order its Swift results re-enter in.
@@ -51,7 +51,7 @@ public final class LuaBridge: @unchecked Sendable {
         return try result!.get()
     }
 
-    public init(lua: LuaState, scheduler: any Scheduler) throws {
+    package init(lua: LuaState, scheduler: any Scheduler) throws {
         self.lua = lua
         self.scheduler = scheduler
         dispatch = try LuaDispatch(lua)
@@ -116,7 +116,7 @@ public final class LuaBridge: @unchecked Sendable {
     /// Delivers `producer`'s events on the state scheduler, counting it as
     /// pending work until it terminates.
     /// Records service calls, or answers them from a recording (`--record`, `replay`).
-    public var serviceTap: ServiceTap? {
+    package var serviceTap: ServiceTap? {
         get { tapBox.withLock { $0 } }
         set { tapBox.withLock { $0 = newValue } }
     }

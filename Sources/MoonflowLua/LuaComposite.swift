@@ -16,13 +16,13 @@ import Streams
 ///   unless `mapEffect(childName, effect)` returns a replacement (or nil to drop it).
 ///
 /// **Threading:** like `LuaFeature`, driven on the host's state executor.
-public final class LuaComposite: RunningFeature, @unchecked Sendable {
-    public private(set) var definition: FeatureDefinition
-    public let bridge: LuaBridge
-    public let source: String
+package final class LuaComposite: BridgedFeature, @unchecked Sendable {
+    package private(set) var definition: FeatureDefinition
+    package let bridge: LuaBridge
+    package let source: String
     /// The children, in name order.
-    public private(set) var children: [(name: String, feature: RunningFeature)]
-    public let outlet = EventOutlet()
+    package private(set) var children: [(name: String, feature: RunningFeature)]
+    package let outlet = EventOutlet()
     private var seq = 0
     private let lock = NSLock()
     private var _state: LuaValue = .nil
@@ -30,14 +30,14 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
     private var hasMapEffect: Bool
     private var _effectSource: String?
     /// Tag put on outward effects instead of the child's name (set by an enclosing composition); any thread.
-    public var effectSource: String? {
+    package var effectSource: String? {
         get { lock.withLock { _effectSource } }
         set { lock.withLock { _effectSource = newValue } }
     }
     /// The child a `mutation` or `state` event being delivered came from (`"from"` in
     /// jsonl, as for effects); nil outside a delivery. Listeners read it while they
     /// are called, on the state executor.
-    public private(set) var sourceOfCurrentEvent: String?
+    package private(set) var sourceOfCurrentEvent: String?
 
     package init(definition: FeatureDefinition, bridge: LuaBridge, children: [(String, RunningFeature)], source: String) throws {
         self.definition = definition
@@ -78,39 +78,39 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
         outlet.finish()
     }
 
-    public func dispose() {
+    package func dispose() {
         subscriptions.forEach { $0.dispose() }
         for child in children { child.feature.dispose() }
         outlet.finish()
     }
 
-    public var isDisposed: Bool { outlet.isFinished }
+    package var isDisposed: Bool { outlet.isFinished }
 
     private var deliveringError: FeatureError?
 
-    public var eventError: FeatureError? { deliveringError ?? deliveringChild?.eventError }
+    package var eventError: FeatureError? { deliveringError ?? deliveringChild?.eventError }
 
-    public var name: String { definition.name }
+    package var name: String { definition.name }
 
-    public var state: LuaValue {
+    package var state: LuaValue {
         lock.lock(); defer { lock.unlock() }
         return _state
     }
 
-    public var isIdle: Bool { children.allSatisfy { $0.feature.isIdle } }
+    package var isIdle: Bool { children.allSatisfy { $0.feature.isIdle } }
 
 
-    public func start() {
+    package func start() {
         bridge.performQuietly { outlet.send(.state(state, seq: 0)) }
     }
 
-    public func cancel(actionType: String?) {
+    package func cancel(actionType: String?) {
         for child in children { child.feature.cancel(actionType: actionType) }
     }
 
     /// Routes `action` to the children `route` names (none when it returns nil).
     /// - Throws: when `route` names an unknown child or returns something else, or a child refuses it.
-    public func send(_ action: LuaValue) throws {
+    package func send(_ action: LuaValue) throws {
         // `route` is Lua: it runs on the state executor whichever thread sends.
         try bridge.perform { try route(action) }
     }
@@ -161,9 +161,9 @@ public final class LuaComposite: RunningFeature, @unchecked Sendable {
     /// The child whose event is being forwarded right now.
     private var deliveringChild: RunningFeature?
 
-    public var eventCause: LuaValue? { deliveringChild?.eventCause }
+    package var eventCause: LuaValue? { deliveringChild?.eventCause }
 
-    public var inFlight: [FeatureFlight] {
+    package var inFlight: [FeatureFlight] {
         children.flatMap { child in
             child.feature.inFlight.map { flight in
                 var f = flight

@@ -15,7 +15,7 @@ import Streams
 ///
 /// **Threading:** created and driven on the bridge's scheduler (the host's
 /// state scheduler); `send` may be called from any thread.
-public final class LuaFeature: @unchecked Sendable {
+package final class LuaFeature: @unchecked Sendable {
     /// Everything a feature takes from its definition, replaced as a whole by a
     /// reload: the definition (whose functions are looked up by name when
     /// called), the `env` its handlers get, and what the loop needs per action.
@@ -41,11 +41,11 @@ public final class LuaFeature: @unchecked Sendable {
     /// Read on the state executor without the lock (only the executor writes it); `send` reads it under the lock.
     /// Borrowed, not copied: a copy of the binding retains each of its many fields, per access.
     private var binding: Binding { _read { yield _binding } }
-    public var definition: FeatureDefinition { _read { yield _binding.definition } }
+    package var definition: FeatureDefinition { _read { yield _binding.definition } }
     var env: LuaRef { _binding.env }
-    public let bridge: LuaBridge
+    package let bridge: LuaBridge
     /// Where the definition came from (`plugins/search/init.lua`), for messages.
-    public let source: String
+    package let source: String
     var stateTable: LuaRef
     private let snapshotLock = NSLock()
     private var _snapshot: LuaValue
@@ -57,7 +57,7 @@ public final class LuaFeature: @unchecked Sendable {
     private var seq = 0
     private let dispatch: LuaDispatch
     /// Every event, in loop order, on the bridge's scheduler (listeners called directly).
-    public let outlet = EventOutlet()
+    package let outlet = EventOutlet()
     static let typeKey: LuaValue = "type"
     /// The loop's state is the number of reduced mutations: the state itself stays in Lua
     /// and in `snapshot`, so the snapshot is the only Swift copy and changes in place.
@@ -66,7 +66,7 @@ public final class LuaFeature: @unchecked Sendable {
     private var tracesActions = false
     private var _effectSource: String?
     /// Tag put on outward effects (the child's name under mf.compose); any thread.
-    public var effectSource: String? {
+    package var effectSource: String? {
         get { bindingLock.withLock { _effectSource } }
         set { bindingLock.withLock { _effectSource = newValue } }
     }
@@ -160,16 +160,16 @@ public final class LuaFeature: @unchecked Sendable {
 
     /// Stops the feature: cancels everything in flight, ignores later actions,
     /// and ends its streams (`for await` loops over them finish). Idempotent.
-    public func dispose() {
+    package func dispose() {
         interactor.dispose()
         outlet.finish()
     }
 
     /// Whether `dispose()` was called.
-    public var isDisposed: Bool { outlet.isFinished }
+    package var isDisposed: Bool { outlet.isFinished }
 
     /// The current state snapshot.
-    public var state: LuaValue { snapshot }
+    package var state: LuaValue { snapshot }
 
     private var deliveringCause: FeatureAction?
 
@@ -181,10 +181,10 @@ public final class LuaFeature: @unchecked Sendable {
 
     /// The action behind the event being delivered right now: a mutation's, a
     /// state's, an effect's or an error's. Read it from an `outlet` listener.
-    public var eventCause: LuaValue? { (deliveringCause ?? interactor.actionBeingReduced)?.value }
+    package var eventCause: LuaValue? { (deliveringCause ?? interactor.actionBeingReduced)?.value }
 
     /// The handler and effect streams still running, each with the action that started it.
-    public var inFlight: [FeatureFlight] {
+    package var inFlight: [FeatureFlight] {
         interactor.inFlight.map { flight in
             switch flight.kind {
             case .handler:
@@ -199,7 +199,7 @@ public final class LuaFeature: @unchecked Sendable {
     }
 
     /// Emits the initial state event (seq 0). The host calls it once observers are attached.
-    public func start() {
+    package func start() {
         // On the state executor, like every other event, whichever thread calls it.
         bridge.performQuietly { outlet.send(.state(snapshot, seq: 0)) }
     }
@@ -208,7 +208,7 @@ public final class LuaFeature: @unchecked Sendable {
     ///
     /// - Throws: `SchemaError` naming the action, the field and the expected type;
     ///   nothing is queued and the state is not touched.
-    public func send(_ action: LuaValue) throws {
+    package func send(_ action: LuaValue) throws {
         try bindingLock.withLock { _binding.definition.actions }.validate(action)
         interactor.send(.value(action))
     }
@@ -225,13 +225,13 @@ public final class LuaFeature: @unchecked Sendable {
     /// - Throws: `JSONError` with the line and column of a mistake in the text, or
     ///   `SchemaError` naming the action, the field and the expected type; nothing is
     ///   queued and the state is not touched.
-    public func send(json: String) throws {
+    package func send(json: String) throws {
         var text = json
         try text.withUTF8 { try send(jsonBuffer: UnsafeRawBufferPointer($0)) }
     }
 
     /// Parses the UTF-8 `json` straight into a Lua table and queues it: `send(json:)` for bytes.
-    public func send(json: [UInt8]) throws {
+    package func send(json: [UInt8]) throws {
         try json.withUnsafeBytes { try send(jsonBuffer: $0) }
     }
 
@@ -251,12 +251,12 @@ public final class LuaFeature: @unchecked Sendable {
     }
 
     /// Cancels in-flight work (all of it, or that of one action type).
-    public func cancel(actionType: String? = nil) {
+    package func cancel(actionType: String? = nil) {
         if let actionType { interactor.cancel(actionType: actionType) } else { interactor.cancelAll() }
     }
 
     /// Whether the loop has nothing queued or running.
-    public var isIdle: Bool { interactor.isIdle }
+    package var isIdle: Bool { interactor.isIdle }
 
 
     // MARK: - The loop's three callbacks
@@ -405,7 +405,7 @@ public final class LuaFeature: @unchecked Sendable {
     /// an `outlet` listener does while a `.state` event is delivered (the table may have
     /// moved on by the time another thread reads it).
     /// - Throws: `LuaError.conversion` naming the path of what JSON cannot hold.
-    public func stateJSON() throws -> [UInt8] { try bridge.lua.jsonBytes(of: stateTable, root: "state") }
+    package func stateJSON() throws -> [UInt8] { try bridge.lua.jsonBytes(of: stateTable, root: "state") }
 
     /// The state table read whole and afresh, not from the snapshot (tests compare the two).
     /// Call on the state executor.
@@ -416,7 +416,7 @@ public final class LuaFeature: @unchecked Sendable {
     /// read again: the reducer returned another table). Nil outside a `.state` delivery.
     /// Read it from an `outlet` listener: an observer that wants one field looks at these
     /// paths instead of comparing states.
-    public var stateChanges: [StateChange]? { deliveringChanges }
+    package var stateChanges: [StateChange]? { deliveringChanges }
 
     private func effect(_ effect: LuaValue) -> Producer<FeatureMutation>? {
         guard let type = effect["type"]?.stringValue, definition.effectHandlers.contains(type) else { return nil }
@@ -440,7 +440,7 @@ public final class LuaFeature: @unchecked Sendable {
 
     /// The error behind the `.error` event being delivered right now, with its
     /// stage, action and underlying Swift error. Read it from an `outlet` listener.
-    public var eventError: FeatureError? { deliveringError }
+    package var eventError: FeatureError? { deliveringError }
 
     private func report(_ error: any Error, stage: FeatureError.Stage, action: LuaValue?) {
         let (message, location) = LuaErrorReport.describe(error, fallback: source)
@@ -450,7 +450,7 @@ public final class LuaFeature: @unchecked Sendable {
     }
 
     /// Reports an error that happened outside the loop (input, reload).
-    public func reportError(_ message: String, location: String?) {
+    package func reportError(_ message: String, location: String?) {
         deliveringError = FeatureError(stage: .load, message: message, location: location)
         defer { deliveringError = nil }
         outlet.send(.error(message: message, location: location))

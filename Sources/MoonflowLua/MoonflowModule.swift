@@ -13,9 +13,9 @@ import Streams
 /// `mf.feature`, `mf.compose`, `mf.interactor`, which validate a definition
 /// where it is written (errors name the field and the script's `file:line`)
 /// and return it marked with its kind.
-public enum MoonflowModule {
+package enum MoonflowModule {
     /// The module's version string, `mf.version` in Lua.
-    public static let version = "0.1.0"
+    package static let version = "0.1.0"
 
     /// `mf.array([t])` and `mf.object([t])`: mark a table (a new one without `t`) to
     /// encode as `[]` or `{}` when it is empty, whatever it was before. Called with
@@ -42,7 +42,7 @@ public enum MoonflowModule {
     /// Registers `moonflow` in `package.preload`.
     /// - Parameter bridge: the streams' scheduler and classes; nil gives a
     ///   module with only `version` (what `moonflow exec` needs before a feature runs).
-    public static func install(in lua: LuaState, bridge: LuaBridge? = nil) throws {
+    package static func install(in lua: LuaState, bridge: LuaBridge? = nil) throws {
         try lua.preload("moonflow") { [weak bridge] _ in
             guard let bridge else { return [.value(["version": .string(LuaString(version))])] }
             var fields: [(String, LuaPush)] = [("version", .value(.string(LuaString(version))))]

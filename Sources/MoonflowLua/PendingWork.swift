@@ -10,11 +10,11 @@ import Streams
 /// `settle`.
 ///
 ///     host.bridge.pending.inFlight(on: clock)   // this store's calls only
-public final class PendingWork: @unchecked Sendable {
+package final class PendingWork: @unchecked Sendable {
     private let condition = NSCondition()
     private var counts: [ObjectIdentifier: Int] = [:]
 
-    public init() {}
+    package init() {}
 
     /// Bumped by every `end` and `poke`, so a waiter sees wake-ups that came
     /// while it was checking `isReady` outside the lock.
@@ -35,10 +35,10 @@ public final class PendingWork: @unchecked Sendable {
     func poke() { condition.lock(); signals += 1; condition.broadcast(); condition.unlock() }
 
     /// How many are in flight, on every clock.
-    public var inFlight: Int { condition.lock(); defer { condition.unlock() }; return counts.values.reduce(0, +) }
+    package var inFlight: Int { condition.lock(); defer { condition.unlock() }; return counts.values.reduce(0, +) }
 
     /// How many are in flight whose results re-enter on `scheduler`.
-    public func inFlight(on scheduler: any Scheduler) -> Int {
+    package func inFlight(on scheduler: any Scheduler) -> Int {
         condition.lock(); defer { condition.unlock() }
         return counts[ObjectIdentifier(scheduler)] ?? 0
     }
@@ -46,7 +46,7 @@ public final class PendingWork: @unchecked Sendable {
     /// Waits (real time) until `isReady` holds or `timeout` passes; `isReady` is
     /// re-checked whenever work ends, and every 10 ms. It runs without the lock
     /// held, so it may read `inFlight`.
-    public func wait(timeout: TimeInterval, until isReady: () -> Bool) {
+    package func wait(timeout: TimeInterval, until isReady: () -> Bool) {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         var seen = signals

@@ -5,8 +5,8 @@ import Streams
 /// as Lua features see it: `env.interactors.NAME:perform{ type = "paginate", page = 2 }`
 /// returns a stream with the response. An unknown request type fails the stream
 /// naming the types it handles; every failure is also logged with its source location.
-public final class RequestInteractor: @unchecked Sendable {
-    public let definition: FeatureDefinition
+package final class RequestInteractor: @unchecked Sendable {
+    package let definition: FeatureDefinition
     /// Weak: the interactor is a userdata (`env.interactors.NAME`) of the state the bridge owns.
     private weak var bridge: LuaBridge?
     package var env: LuaRef?
@@ -20,7 +20,7 @@ public final class RequestInteractor: @unchecked Sendable {
 
     /// The response stream for `request` (a table with a string `type`).
     /// - Parameter caller: `file:line` of the code that asked, for the log of a refused request.
-    public func perform(_ request: LuaValue, caller: String? = nil) -> Producer<LuaValue> {
+    package func perform(_ request: LuaValue, caller: String? = nil) -> Producer<LuaValue> {
         let name = definition.name
         let type = request["type"]?.stringValue ?? "?"
         let log = self.log

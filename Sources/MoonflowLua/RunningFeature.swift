@@ -8,8 +8,6 @@ public protocol RunningFeature: AnyObject, Sendable {
     var name: String { get }
     /// The file the definition came from (`plugins/search/init.lua`).
     var source: String { get }
-    /// The Lua state's glue (its scheduler, and the async work in flight).
-    var bridge: LuaBridge { get }
     /// Every event, in loop order, on the host's state executor: `outlet.add`
     /// for a plain listener, `events` for a signal.
     var outlet: EventOutlet { get }
@@ -79,6 +77,12 @@ extension RunningFeature {
     public func send(json: String) throws { try send(try LuaValue(json: json)) }
 }
 
-extension LuaFeature: RunningFeature {
+extension LuaFeature: BridgedFeature {
     public var name: String { definition.name }
+}
+
+/// A feature on a Lua state, for the package's own code: the state's glue (its scheduler, and
+/// the async work in flight), which an app never touches.
+package protocol BridgedFeature: RunningFeature {
+    var bridge: LuaBridge { get }
 }
