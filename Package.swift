@@ -107,11 +107,12 @@ let package = Package(
         .testTarget(name: "LuaKitTests", dependencies: ["LuaKit"]),
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
-        .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "MoonflowHost", "MoonflowTesting", "MoonflowEvents", "LuaKit", "StreamsTesting"]),
+        // The Lua layer alone, on a small harness of its own (what the host assembles is tested in MoonflowHostTests).
+        .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting"]),
         // The host's own tests, and the host with MoonflowSQLite's file store for declared repositories.
-        .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "LuaKit", "MoonflowSQLite"]),
+        .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "MoonflowTesting", "MoonflowSQLite", "StreamsTesting"]),
         .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "LuaKit"]),
-        .testTarget(name: "MoonflowEventsTests", dependencies: ["MoonflowEvents", "LuaKit"]),
+        .testTarget(name: "MoonflowEventsTests", dependencies: ["MoonflowEvents", "MoonflowHost", "LuaKit"]),
         .testTarget(name: "MoonflowToolTests", dependencies: ["MoonflowTool", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowLua", "LuaKit", "Streams"]),
         .testTarget(name: "MoonflowSQLiteTests", dependencies: ["MoonflowSQLite", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "EndToEndTests", dependencies: []),

@@ -83,3 +83,28 @@ extension FeatureEvent {
         }
     }
 }
+
+extension FeatureEvent {
+    /// The event as one short line: the time, the kind (with `seq`) and the value as compact
+    /// JSON with sorted keys; a message by its first line. What tests read and compare:
+    /// `100 mutation#2 {"n":1,"type":"add"}`, `0 error boom`.
+    package func line(at t: Int) -> String {
+        switch self {
+        case .state(let s, let seq): "\(t) state#\(seq) \(Self.sortedJSON(s))"
+        case .action(let a): "\(t) action \(Self.sortedJSON(a))"
+        case .mutation(let m, let seq): "\(t) mutation#\(seq) \(Self.sortedJSON(m))"
+        case .effect(let e, let from): "\(t) effect\(from.map { "(\($0))" } ?? "") \(Self.sortedJSON(e))"
+        case .error(let m, _): "\(t) error \(Self.firstLine(m))"
+        case .log(let m, _): "\(t) log \(Self.firstLine(m))"
+        case .reload: "\(t) reload"
+        }
+    }
+
+    /// A value as compact JSON with sorted keys (its description if it cannot be JSON).
+    package static func sortedJSON(_ v: LuaValue) -> String { (try? v.json(sortedKeys: true)) ?? v.description }
+
+    /// The first line of a message (a traceback left out).
+    package static func firstLine(_ s: String) -> String {
+        String(s.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+    }
+}

@@ -50,23 +50,11 @@ public final class EventLog: @unchecked Sendable {
     }
 
     /// A value as compact JSON with sorted keys (its description if it cannot be JSON).
-    public static func json(_ v: LuaValue) -> String { (try? v.json(sortedKeys: true)) ?? v.description }
+    public static func json(_ v: LuaValue) -> String { FeatureEvent.sortedJSON(v) }
 
     /// The first line of a message (tracebacks left out).
-    public static func firstLine(_ s: String) -> String {
-        String(s.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
-    }
+    public static func firstLine(_ s: String) -> String { FeatureEvent.firstLine(s) }
 
     /// One event as a line: time, kind (with `seq`), and the value as JSON.
-    public static func line(_ event: FeatureEvent, t: Int) -> String {
-        switch event {
-        case .state(let s, let seq): "\(t) state#\(seq) \(json(s))"
-        case .action(let a): "\(t) action \(json(a))"
-        case .mutation(let m, let seq): "\(t) mutation#\(seq) \(json(m))"
-        case .effect(let e, let from): "\(t) effect\(from.map { "(\($0))" } ?? "") \(json(e))"
-        case .error(let m, _): "\(t) error \(firstLine(m))"
-        case .log(let m, _): "\(t) log \(firstLine(m))"
-        case .reload: "\(t) reload"
-        }
-    }
+    public static func line(_ event: FeatureEvent, t: Int) -> String { event.line(at: t) }
 }

@@ -1,5 +1,4 @@
 import LuaKit
-import MoonflowHost
 import MoonflowLua
 import XCTest
 
@@ -133,16 +132,6 @@ final class DefinitionTests: XCTestCase {
         let h = try Harness(["bad/init.lua": "local mf = require 'moonflow'\nreturn mf.interactor { name = 'ds' }"])
         XCTAssertThrowsError(try h.load("bad")) { error in
             XCTAssertEqual((error as? LuaError)?.message, "\(h.path("bad/init.lua")):2: mf.interactor 'ds': field 'requests' must be a table of request handlers (got nil)")
-        }
-    }
-
-    func testAPluginMustReturnADefinition() throws {
-        let h = try Harness(["none/init.lua": "local x = 1", "plain/init.lua": "return { name = 'p', initial = {}, actions = {}, mutations = {}, handle = print }"])
-        XCTAssertThrowsError(try h.load("none")) { error in
-            XCTAssertEqual((error as? HostError)?.message, "\(h.path("none/init.lua")) must return a definition (return mf.feature{...}); it returned nothing")
-        }
-        XCTAssertThrowsError(try h.load("plain")) { error in
-            XCTAssertEqual((error as? HostError)?.message, "\(h.path("plain/init.lua")): mf.feature 'p': field 'reduce' must be a function (got nil)")
         }
     }
 

@@ -1,5 +1,4 @@
 import LuaKit
-import MoonflowHost
 import MoonflowLua
 import XCTest
 

@@ -1,5 +1,4 @@
 import LuaKit
-import MoonflowHost
 import MoonflowLua
 import XCTest
 
@@ -81,8 +80,8 @@ final class KeptMutationTests: XCTestCase {
         let h = try Harness(["kept/init.lua": Self.plugin])
         let feature = try h.load("kept")
         let seen = Seen()
-        let token = feature.observe(kinds: .state) { seen.append($0) }
-        defer { token.cancel() }
+        let token = feature.outlet.add(kinds: .state) { seen.append($0) }
+        defer { token.dispose() }
         for n in 1...5 { try h.send(["type": "other", "n": LuaValue.integer(Int64(n))]) }
         let states = seen.events.compactMap { if case .state(let s, _) = $0 { s["log"] } else { nil } }
         XCTAssertEqual(states.last, ["other1", "other2", "other3", "other4", "other5"])

@@ -1,6 +1,5 @@
 import LuaKit
 import MoonflowLua
-import MoonflowTesting
 import XCTest
 
 /// Outside `reduce` the state is read-only: `handle` and effect handlers read

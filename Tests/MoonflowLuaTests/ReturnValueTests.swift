@@ -1,5 +1,4 @@
 import LuaKit
-import MoonflowHost
 import MoonflowLua
 import XCTest
 
@@ -57,16 +56,6 @@ final class ReturnValueTests: XCTestCase {
         XCTAssertTrue(error.message.hasPrefix("\(h.path("ret/init.lua")):22: service 'none' (\(h.path("ret/init.lua")):17) returned nothing; return a stream, or a value (taken as mf.just(value))"), error.message)
         XCTAssertEqual(error.location, h.path("ret/init.lua") + ":22")
         XCTAssertEqual(h.state, ["got": ""])
-    }
-
-    func testARequestReturningNilNamesItsFileAndLine() throws {
-        let h = try loaded()
-        try h.send(["type": "find"])
-        XCTAssertEqual(h.state, ["got": "3"], "a plain response is the response")
-        try h.send(["type": "lost"])
-        let error = try XCTUnwrap(h.log.errors.first)
-        XCTAssertTrue(error.message.contains("interactor 'lookup': request 'lost' (\(h.path("ret/init.lua")):6) returned nothing; return a stream of the response, or the response itself"), error.message)
-        XCTAssertEqual(error.location, h.path("ret/init.lua") + ":6")
     }
 }
 

@@ -1,13 +1,25 @@
 import Foundation
 import LuaKit
-import MoonflowHost
 import MoonflowLua
-import MoonflowTesting
+import Runtime
+import Streams
 import StreamsTesting
 import XCTest
 
-/// What a stream probe emitted, read from the event log (`MoonflowTesting.EventLog`).
-extension EventLog {
+/// A feature's events with their virtual times, as the tests read them (an app's tests use
+/// MoonflowTesting's `EventLog`; these tests stay below it).
+final class EventRecord: @unchecked Sendable {
+    struct Entry {
+        let t: Int
+        let event: FeatureEvent
+    }
+    private let lock = NSLock()
+    private var items: [Entry] = []
+
+    func append(_ event: FeatureEvent, t: Int) { lock.lock(); items.append(Entry(t: t, event: event)); lock.unlock() }
+    var all: [Entry] { lock.lock(); defer { lock.unlock() }; return items }
+    func clear() { lock.lock(); items = []; lock.unlock() }
+
     /// The `value` of each reduced `v` mutation as `t:value`, and errors as `t:error:message`:
     /// what a stream probe emitted, with exact virtual times.
     var values: [String] { mutations("value") }
@@ -17,15 +29,23 @@ extension EventLog {
         all.compactMap { entry in
             switch entry.event {
             case .mutation(let m, _): "\(entry.t):\(Render.plain(m[field] ?? .nil))"
-            case .error(let message, _): "\(entry.t):error:\(EventLog.firstLine(message))"
+            case .error(let message, _): "\(entry.t):error:\(FeatureEvent.firstLine(message))"
             default: nil
             }
         }
     }
+
+    /// Every event as one short line: `100 mutation#2 {"n":1,"type":"add"}`, `0 error boom`.
+    var lines: [String] { all.map { $0.event.line(at: $0.t) } }
+
+    /// Errors, with their `file:line`.
+    var errors: [(message: String, location: String?)] {
+        all.compactMap { if case .error(let m, let w) = $0.event { (m, w) } else { nil } }
+    }
 }
 
 enum Render {
-    static func json(_ v: LuaValue) -> String { EventLog.json(v) }
+    static func json(_ v: LuaValue) -> String { FeatureEvent.sortedJSON(v) }
 
     /// Strings bare, everything else as JSON.
     static func plain(_ v: LuaValue) -> String {
@@ -34,7 +54,9 @@ enum Render {
     }
 }
 
-/// A virtual-clock host over plugins written to a fresh temporary folder.
+/// A Lua feature on a virtual clock, with nothing but MoonflowLua: plugins written to a fresh
+/// temporary folder, loaded as `LuaFeature`s on one Lua state with the `moonflow` module.
+/// (Services, interactors and `mf.compose` are the host's: MoonflowHostTests.)
 ///
 ///     let h = try Harness(["probe/init.lua": source])
 ///     try h.load("probe")
@@ -43,47 +65,53 @@ enum Render {
 ///     XCTAssertEqual(h.log.values, ["100:1"])
 final class Harness {
     let dir: String
-    let host: FeatureHost
-    let log = EventLog()
-    private(set) var feature: (any RunningFeature)!
-    private var stateJSONCheck: Disposable?
+    let lua: LuaState
+    let bridge: LuaBridge
+    let clock = TestScheduler()
+    let log = EventRecord()
+    private(set) var feature: LuaFeature!
+    private var observations: [Disposable] = []
 
-    init(_ files: [String: String], timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512,
-         profile: LuaState.Profile = .trusted) throws {
+    init(_ files: [String: String], timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512) throws {
         dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("mf\(UUID().uuidString.prefix(8))")
         for (path, text) in files {
             let full = (dir as NSString).appendingPathComponent(path)
             try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try text.write(toFile: full, atomically: true, encoding: .utf8)
         }
-        host = try FeatureHost(configuration: .init(searchPaths: [dir], profile: profile, timeLimitMs: timeLimitMs,
-                                                    memoryLimitMB: memoryLimitMB, clock: .virtual))
+        lua = try LuaState(memoryLimit: memoryLimitMB.map { $0 << 20 }, timeLimitMs: timeLimitMs)
+        lua.plainDataOnly = true
+        bridge = try LuaBridge(lua: lua, scheduler: clock)
+        try lua.call(bridge.dispatch.installNext, [])
+        try MoonflowModule.install(in: lua, bridge: bridge)
+        // `require "NAME.mod"` finds DIR/NAME/mod.lua.
+        try lua.call(try lua.load(string: "package.path = ... .. '/?.lua;' .. package.path", name: "paths"), [.value(.string(LuaString(dir)))])
     }
 
     deinit { try? FileManager.default.removeItem(atPath: dir) }
-
-    var clock: TestScheduler { host.testScheduler! }
 
     /// Full path of a file in the temporary folder.
     func path(_ relative: String) -> String { (dir as NSString).appendingPathComponent(relative) }
 
     /// Loads a plugin (by name, or a path relative to the folder), observes it and starts it.
     @discardableResult
-    func load(_ spec: String = "probe") throws -> any RunningFeature {
-        let resolved = spec.contains("/") || spec.hasSuffix(".lua") ? path(spec) : spec
-        let f = try host.load(resolved)
+    func load(_ spec: String = "probe") throws -> LuaFeature {
+        let file = spec.contains("/") || spec.hasSuffix(".lua") ? path(spec) : path("\(spec)/init.lua")
+        let definition = try lua.call(try lua.load(file: file), []) { try FeatureDefinition.read($0, 1, kind: .feature) }
+        let none = try lua.makeTable([])
+        let env = try lua.call(bridge.dispatch.makeEnv, [.ref(definition.table), .ref(none), .ref(none), bridge.serviceResult(definition), .value(.nil)]) { try $0.ref(1) }
+        let f = try LuaFeature(definition: definition, bridge: bridge, env: env, source: file,
+                               context: SchedulerContext(state: clock, output: ImmediateScheduler.shared, work: clock))
         let log = self.log
         let clock = self.clock
-        _ = f.events.observe { event in log.append(event, t: clock.now) }
-        if let single = f as? LuaFeature {
-            // In every test that uses the harness: the state as JSON written straight from
-            // the Lua table is the snapshot's JSON (`moonflow run --format jsonl` prints the first).
-            stateJSONCheck = single.outlet.add(kinds: .state) { [weak single] event in
-                guard let single, case .state(let state, let seq) = event else { return }
-                let fromLua = Result { String(decoding: try single.stateJSON(), as: UTF8.self) }
-                XCTAssertEqual(try? fromLua.get(), try? state.json(), "state#\(seq): JSON from the Lua table")
-            }
-        }
+        observations.append(f.outlet.add { event in log.append(event, t: clock.now) })
+        // In every test: the state as JSON written straight from the Lua table is the
+        // snapshot's JSON (`moonflow run --format jsonl` prints the first).
+        observations.append(f.outlet.add(kinds: .state) { [weak f] event in
+            guard let f, case .state(let state, let seq) = event else { return }
+            let fromLua = Result { String(decoding: try f.stateJSON(), as: UTF8.self) }
+            XCTAssertEqual(try? fromLua.get(), try? state.json(), "state#\(seq): JSON from the Lua table")
+        })
         f.start()
         feature = f
         settle()
@@ -102,11 +130,13 @@ final class Harness {
         try send(action)
     }
 
-    /// Runs everything due now, waiting in real time for async services to re-enter.
-    func settle() { host.settle(timeout: 10) }
+    private var driver: VirtualClockDriver { VirtualClockDriver(clock: clock, bridge: bridge) }
+
+    /// Runs everything due now.
+    func settle() { driver.settle(timeout: 10) }
 
     /// Moves the clock to `target`, settling at every due time on the way.
-    func advance(to target: Int) { host.advance(to: target) }
+    func advance(to target: Int) { driver.advance(to: target) }
 
     func advance(by ms: Int) { advance(to: clock.now + ms) }
 
@@ -154,22 +184,4 @@ enum Probe {
         XCTAssertTrue(values.first?.hasPrefix("0:error:") == true, "\(values)", file: file, line: line)
         XCTAssertTrue(values.first?.contains(expected) == true, "\(values)", file: file, line: line)
     }
-}
-
-/// Awaits `body`, failing after `seconds` of real time.
-func withTimeout<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask { try await Task.sleep(nanoseconds: UInt64(seconds * 1e9)); return nil }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw TimeoutError(seconds: seconds)
-        }
-        return value
-    }
-}
-
-struct TimeoutError: Error, CustomStringConvertible {
-    let seconds: Double
-    var description: String { "timed out after \(seconds) s" }
 }

@@ -57,26 +57,6 @@ final class TaskTests: XCTestCase {
         XCTAssertEqual(values, ["20:false nope", "20:false the awaited stream completed without a value", "20:|"])
     }
 
-    func testAwaitOfASwiftService() throws {
-        let h = try Harness(["probe/init.lua": Probe.source("""
-            return mf.task(function(t)
-              local ok, v = t:await(mf.timer(50):flatMap(function() return env.services.double(21) end))
-              t:emit(v)
-              local ok2, err = t:await(env.services.double("x"))
-              t:emit(tostring(ok2) .. " " .. err)
-            end)
-            """)])
-        h.host.register(service: "double") { args in
-            try await Task.sleep(nanoseconds: 2_000_000)
-            guard let n = args.first?.intValue else { throw ServiceFailure("double needs an integer") }
-            return .integer(n * 2)
-        }
-        try h.load()
-        try h.send(["type": "go"])
-        h.advance(to: 200)
-        XCTAssertEqual(h.log.values, ["50:42", "50:false service 'double' failed: double needs an integer", "50:|"])
-    }
-
     func testAnErrorInsideATaskFailsItsStreamWithTheLocation() throws {
         let h = try Harness(["probe/init.lua": Probe.source("""
             return mf.task(function(t)
@@ -172,9 +152,4 @@ final class TaskTests: XCTestCase {
           end,
         }
         """
-}
-
-struct ServiceFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import LuaKit
-import MoonflowEvents
 import MoonflowHost
 import MoonflowLua
 import XCTest
@@ -99,19 +98,5 @@ final class EmbeddingTests: XCTestCase {
         XCTAssertEqual(state, ["count": 100, "label": "at 100"])
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.025, "the timer ran on the real clock")
         XCTAssertEqual(try feature.decodeState(CounterView.self), CounterView(count: 100, label: "at 100"))
-    }
-
-    func testTheJsonlPrinterRendersWhatTheFeatureReports() throws {
-        let h = try Harness(["counter/init.lua": Self.counter])
-        try h.load("counter")
-        try h.send(["type": "increment", "by": 10])
-        let printer = EventPrinter(format: .jsonl)
-        XCTAssertEqual(h.log.all.map { printer.render($0.event, t: $0.t) }, [
-            #"{"event":"state","t":0,"seq":0,"state":{"count":0,"label":"start"}}"#,
-            #"{"event":"action","t":0,"action":{"by":10,"type":"increment"}}"#,
-            #"{"event":"mutation","t":0,"seq":1,"mutation":{"n":10,"type":"add"}}"#,
-            #"{"event":"state","t":0,"seq":1,"state":{"count":10,"label":"at 10"}}"#,
-            #"{"event":"effect","t":0,"effect":{"count":10,"type":"milestone"}}"#,
-        ])
     }
 }

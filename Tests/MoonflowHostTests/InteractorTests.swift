@@ -6,6 +6,40 @@ import XCTest
 /// `mf.interactor` request interactors used through `env.interactors`, `require` of a plugin's
 /// own modules, and native C modules.
 final class InteractorTests: XCTestCase {
+    /// A request may return its response itself; nil is an error naming the request's line.
+    func testARequestReturningNilNamesItsFileAndLine() throws {
+        let h = try Harness(["ret/init.lua": """
+            local mf = require "moonflow"
+            local lookup = mf.interactor {
+              name = "lookup",
+              requests = {
+                find = function(request) return { id = request.id } end,
+                lost = function(request) end,
+              },
+            }
+            return mf.feature {
+              name = "ret",
+              initial = { got = "" },
+              actions = { find = {}, lost = {} },
+              mutations = { got = { what = "string" } },
+              interactors = { lookup = lookup },
+              handle = function(action, state, env)
+                return env.interactors.lookup:perform { type = action.type, id = 3 }:map(function(v)
+                  return { type = "got", what = tostring(v.id) }
+                end)
+              end,
+              reduce = function(state, m) state.got = m.what return state end,
+            }
+            """])
+        try h.load("ret")
+        try h.send(["type": "find"])
+        XCTAssertEqual(h.state, ["got": "3"], "a plain response is the response")
+        try h.send(["type": "lost"])
+        let error = try XCTUnwrap(h.log.errors.first)
+        XCTAssertTrue(error.message.contains("interactor 'lookup': request 'lost' (\(h.path("ret/init.lua")):6) returned nothing; return a stream of the response, or the response itself"), error.message)
+        XCTAssertEqual(error.location, h.path("ret/init.lua") + ":6")
+    }
+
     static let datasource = """
         local mf = require "moonflow"
         return mf.interactor {

@@ -7,6 +7,27 @@ import XCTest
 /// Effects returned by `reduce` (handled inside by type, or going out), and services from
 /// Swift (plain, async, `Codable`) and from Lua (`services = { ... }`).
 final class EffectAndServiceTests: XCTestCase {
+    /// `t:await` of a Swift service inside an `mf.task`.
+    func testAwaitOfASwiftService() throws {
+        let h = try Harness(["probe/init.lua": Probe.source("""
+            return mf.task(function(t)
+              local ok, v = t:await(mf.timer(50):flatMap(function() return env.services.double(21) end))
+              t:emit(v)
+              local ok2, err = t:await(env.services.double("x"))
+              t:emit(tostring(ok2) .. " " .. err)
+            end)
+            """)])
+        h.host.register(service: "double") { args in
+            try await Task.sleep(nanoseconds: 2_000_000)
+            guard let n = args.first?.intValue else { throw ServiceFailure("double needs an integer") }
+            return .integer(n * 2)
+        }
+        try h.load()
+        try h.send(["type": "go"])
+        h.advance(to: 200)
+        XCTAssertEqual(h.log.values, ["50:42", "50:false service 'double' failed: double needs an integer", "50:|"])
+    }
+
     static let effectsPlugin = """
         local mf = require "moonflow"
         return mf.feature {
@@ -179,4 +200,10 @@ final class Counter: @unchecked Sendable {
     private var count = 0
     func increment() { lock.lock(); count += 1; lock.unlock() }
     var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}
+
+/// A Swift service's failure, as the tests throw it.
+struct ServiceFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
