@@ -52,7 +52,8 @@ let package = Package(
         .target(name: "Streams"),
         .target(name: "StreamsTesting", dependencies: ["Streams"]),
         .target(name: "Runtime", dependencies: ["Streams"]),
-        .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"]),
+        .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"],
+                resources: [.embedInCode("Lua/dispatch.lua")]),
         // What an app embeds: the feature host, its plugins, sandbox and services.
         .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams"],
                 resources: [.embedInCode("Lua/plugin_sandbox.lua")]),

@@ -1,0 +1,243 @@
+-- The Lua half of a feature's dispatch (LuaDispatch.swift runs it once per Lua state and
+-- keeps the 23 values it returns, in order): the read-only and write views of the state,
+-- the calls into a definition's functions, and a feature's `env`.
+local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
+local rawget, rawset, rawlen, select, getmetatable = rawget, rawset, rawlen, select, getmetatable
+local match, format = string.match, string.format
+local targets = setmetatable({}, { __mode = "k" })   -- view -> the table it shows
+local views = setmetatable({}, { __mode = "k" })     -- table -> its view
+local paths = setmetatable({}, { __mode = "k" })     -- view -> `state.items[2]`
+local RO = { __metatable = "a read-only view of the state" }
+local function child(path, k)
+  if type(k) == "string" and match(k, "^[%a_][%w_]*$") then return path .. "." .. k end
+  return path .. "[" .. tostring(k) .. "]"
+end
+local function view(t, path)
+  if type(t) ~= "table" then return t end
+  local v = views[t]
+  if v then return v end
+  v = setmetatable({}, RO)
+  views[t], targets[v], paths[v] = v, t, path
+  return v
+end
+-- A view is valid only while the call it was handed to runs (a handle or an effect
+-- handler; they may nest): kept past it, any use fails naming the field.
+local roCount, roCloseMT = { 0 }, {}   -- Swift gives roCloseMT a C __close counting roCount[1] down
+local roClose = setmetatable({}, roCloseMT)
+local function stale(path, call)
+  error(format("%s: this view of the state was kept after its %s call returned; a view is valid only during the call (read the values you need into locals before returning)", path, call), 3)
+end
+RO.__index = function(v, k)
+  if roCount[1] == 0 then stale(child(paths[v], k), "handle") end
+  return view(targets[v][k], child(paths[v], k))
+end
+RO.__newindex = function(v, k)
+  error(format("%s is read-only here: the state changes only in reduce; return a mutation that reduce applies", child(paths[v], k)), 2)
+end
+RO.__len = function(v)
+  if roCount[1] == 0 then stale(paths[v], "handle") end
+  return #targets[v]
+end
+local function viewNext(v, k)
+  if roCount[1] == 0 then stale(paths[v], "handle") end
+  local nk, nv = rawnext(targets[v], k)
+  if nk ~= nil then return nk, view(nv, child(paths[v], nk)) end
+end
+RO.__pairs = function(v) return viewNext, v, nil end
+
+-- Write views: what `reduce` gets. Reads go through to the state (nested tables as
+-- views too); writes go to the state and are logged, for an exact rollback (`undo`)
+-- and so that the snapshot copies only what changed. Each view knows its place (the
+-- parent view and key it was last reached through); a table in two places at once
+-- (`state.b = state.a`) makes the reduce report "shared", and Swift then re-reads the
+-- whole state and rebuilds the table, so each place changes on its own afterwards.
+local wtargets = setmetatable({}, { __mode = "k" })  -- view -> the table it shows
+local wviews = setmetatable({}, { __mode = "k" })    -- table -> its view
+local wparent = setmetatable({}, { __mode = "k" })   -- view -> parent view (nil: a root)
+local wkey = setmetatable({}, { __mode = "k" })      -- view -> key in the parent
+local W = { __metatable = "the state, as reduce sees it" }
+-- Written by the views' __index and __newindex (C: mf_install_write_view_access),
+-- each list with its count at [0].
+local log = {}     -- parent view, key, old value: per write
+local stored = {}  -- table stored, parent view, key: per write of a table
+local marked, nmarked = {}, 0  -- table, old metatable: per mf.array/mf.object in reduce
+local shared = false
+local root                     -- the state's view during a reduce
+local function attached(v)
+  while v ~= root do
+    local p = wparent[v]
+    if p == nil or rawget(wtargets[p], wkey[v]) ~= wtargets[v] then return false end
+    v = p
+  end
+  return true
+end
+local function wview(t, p, k)
+  local v = wviews[t]
+  if v == nil then
+    v = setmetatable({}, W)
+    wviews[t], wtargets[v], wparent[v], wkey[v] = v, t, p, k
+  elseif wparent[v] ~= p or wkey[v] ~= k then
+    local op = wparent[v]
+    if op == nil or (rawget(wtargets[op], wkey[v]) == t and attached(op)) then shared = true end
+    wparent[v], wkey[v] = p, k
+  end
+  return v
+end
+-- Kept past its reduce, a write view refuses every use (the C __index and
+-- __newindex look at log[-1], true while a reduce runs).
+local function wkeyName(v) local k = wkey[v]; return k == nil and "state" or tostring(k) end
+W.__len = function(v)
+  if root == nil then stale(wkeyName(v), "reduce") end
+  return rawlen(wtargets[v])
+end
+local function wnext(v, k)
+  if root == nil then stale(wkeyName(v), "reduce") end
+  local nk, nv = rawnext(wtargets[v], k)
+  if type(nv) == "table" then nv = wview(nv, v, nk) end
+  return nk, nv
+end
+W.__pairs = function(v) return wnext, v, nil end
+local changes, seen = {}, {}
+-- After reduce returned `s`: 0 (in place) with the writes that still reach the state
+-- (per write: the number of keys from the root, the keys, the parent table, the value),
+-- or 1 (a table in two places), or 2 (another table): Swift reads those whole.
+local nchanges, pathkeys = 0, {}
+local function finish(...)
+  local r = root
+  local s, e = ...
+  log[-1] = nil
+  if s == nil and select("#", ...) == 0 then root = nil; return end
+  if s ~= r then root = nil; return s, e, 2 end
+  local nlog, nstored = log[0], stored[0]
+  for i = 1, nstored, 3 do
+    local u, p, k = stored[i], stored[i + 1], stored[i + 2]
+    -- Still there: it has this place now (shared when its old place holds it too).
+    if rawget(wtargets[p], k) == u then wview(u, p, k) end
+  end
+  if shared then root = nil; return s, e, 1 end
+  local n, keys = 0, pathkeys
+  if nlog > 3 then seen = {} end
+  for i = 1, nlog, 3 do
+    local p, k = log[i], log[i + 1]
+    local fresh = true
+    if nlog > 3 then
+      local ks = seen[p]
+      if ks == nil then ks = {}; seen[p] = ks end
+      fresh = not ks[k]
+      ks[k] = true
+    end
+    if fresh and (p == r or attached(p)) then
+      local d, c = 0, p
+      while c ~= r do d = d + 1; keys[d] = wkey[c]; c = wparent[c] end
+      changes[n + 1] = d + 1
+      for j = d, 1, -1 do changes[n + 2 + d - j] = keys[j] end
+      local t = wtargets[p]
+      changes[n + d + 2], changes[n + d + 3], changes[n + d + 4] = k, t, rawget(t, k)
+      n = n + d + 4
+    end
+  end
+  root, nchanges = nil, n
+  return s, e, 0, changes, n
+end
+local function reduce(def, state, m)
+  -- Let go of what the last reduce logged (old values, stored tables).
+  for i = 1, log[0] do log[i] = nil end
+  for i = 1, stored[0] do stored[i] = nil end
+  for i = 1, nchanges do changes[i] = nil end
+  for i = 1, nmarked do marked[i] = nil end
+  log[0], stored[0], nchanges, nmarked, shared = 0, 0, 0, 0, false
+  local v = wviews[state]  -- the root's view, as wview(state, nil, nil) finds it, without the call
+  if v == nil or wparent[v] ~= nil then v = wview(state, nil, nil) end
+  root = v
+  log[-1] = true
+  return finish(def.reduce(root, m))
+end
+local function undo()
+  for i = log[0] - 2, 1, -3 do rawset(wtargets[log[i]], log[i + 1], log[i + 2]) end
+  for i = nmarked - 1, 1, -2 do setmetatable(marked[i], marked[i + 1]) end
+  root = nil
+  log[-1] = nil
+end
+-- mf.array(state.x) / mf.object(state.x) in reduce: marks the table the view shows,
+-- and counts as a write of it (undone with the rest).
+local function mark(t, mt)
+  local target = wtargets[t]
+  if target == nil then return setmetatable(t, mt) end
+  if root == nil then stale(wkeyName(t), "reduce") end
+  marked[nmarked + 1], marked[nmarked + 2] = target, getmetatable(target)
+  nmarked = nmarked + 2
+  setmetatable(target, mt)
+  local p, k = wparent[t], wkey[t]
+  if p ~= nil then
+    local nlog = log[0]
+    log[nlog + 1], log[nlog + 2], log[nlog + 3] = p, k, target
+    log[0] = nlog + 3
+  end
+  return t
+end
+local function viewTarget(t) return wtargets[t] or t end
+
+-- Installed by feature hosts only (not `moonflow exec`, which keeps Lua's own `next`):
+-- `next(view)` as `next(table)` would see it (`if next(state.items) == nil then`).
+-- And rawget, rawset and rawlen refuse views: a raw write would land in the empty
+-- view itself, hiding the state's field behind it for good.
+local function refuseRaw(name, t, k)
+  local path = targets[t] and (k == nil and paths[t] or child(paths[t], k))
+    or (k == nil and wkeyName(t) or tostring(k))
+  error(format("%s on %s: the state is a view, not a plain table; use %s", name, path,
+    name == "rawset" and "an ordinary assignment, in reduce" or "ordinary indexing (or # for the length)"), 3)
+end
+local function installNext()
+  next = function(t, k)
+    if targets[t] then return viewNext(t, k) end
+    if wtargets[t] then return wnext(t, k) end
+    return rawnext(t, k)
+  end
+  _ENV.rawget = function(t, k)
+    if targets[t] or wtargets[t] then refuseRaw("rawget", t, k) end
+    return rawget(t, k)
+  end
+  _ENV.rawset = function(t, k, v)
+    if targets[t] or wtargets[t] then refuseRaw("rawset", t, k) end
+    return rawset(t, k, v)
+  end
+  _ENV.rawlen = function(t)
+    if targets[t] or wtargets[t] then refuseRaw("rawlen", t) end
+    return rawlen(t)
+  end
+end
+return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, stored, wview,
+  function(def, action, state, env)
+    roCount[1] = roCount[1] + 1
+    local _ <close> = roClose
+    return def.handle(action, view(state, "state"), env)
+  end,
+  reduce,
+  function(def, kind, effect, state, env)
+    roCount[1] = roCount[1] + 1
+    local _ <close> = roClose
+    return def.effects[kind](effect, view(state, "state"), env)
+  end,
+  function(def, kind, request, env) return def.requests[kind](request, env) end,
+  function(def, swiftServices, interactors, asStream, overrides)
+    local services = {}
+    for k, v in pairs(swiftServices) do services[k] = v end
+    if def.services then
+      for k, v in pairs(def.services) do
+        services[k] = function(...)
+          local s, err = asStream(k, v(...))
+          if s == nil then error(err, 2) end  -- at the line that called the service
+          return s
+        end
+      end
+    end
+    if overrides then for k, v in pairs(overrides) do services[k] = v end end
+    return { services = services, interactors = interactors }
+  end,
+  function(def, old, from) return def.migrate(old, from) end,
+  function(def, action, state) return def.route(action, state) end,
+  function(def, states) return def.combine(states) end,
+  function(def, child, effect) return def.mapEffect(child, effect) end,
+  function(...) return ... end,
+  roCloseMT, roCount
+
