@@ -1,5 +1,6 @@
 import Foundation
 import LuaKit
+import PluginFixtures
 import MoonflowHost
 import MoonflowLua
 import XCTest

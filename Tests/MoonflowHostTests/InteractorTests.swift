@@ -1,4 +1,5 @@
 import LuaKit
+import PluginFixtures
 import MoonflowHost
 import MoonflowLua
 import XCTest

@@ -1,5 +1,6 @@
 import Foundation
 import LuaKit
+import PluginFixtures
 import MoonflowLua
 import Streams
 import XCTest

@@ -4,23 +4,15 @@ import XCTest
 
 /// What a script's functions return is never silently dropped: a Lua service may return a
 /// plain value (taken as `mf.just(value)`), and nil where a stream is needed is an error
-/// naming the function's `file:line` and what to return.
+/// naming the function's `file:line` and what to return (a request interactor's: InteractorTests).
 final class ReturnValueTests: XCTestCase {
     static let plugin = """
         local mf = require "moonflow"
-        local lookup = mf.interactor {
-          name = "lookup",
-          requests = {
-            find = function(request) return { id = request.id } end,
-            lost = function(request) end,
-          },
-        }
         return mf.feature {
           name = "ret",
           initial = { got = "" },
-          actions = { plain = {}, missing = {}, find = {}, lost = {} },
+          actions = { plain = {}, missing = {} },
           mutations = { got = { what = "string" } },
-          interactors = { lookup = lookup },
           services = {
             table = function(id) return { id = id } end,
             none = function() end,
@@ -28,8 +20,7 @@ final class ReturnValueTests: XCTestCase {
           handle = function(action, state, env)
             local got = function(v) return { type = "got", what = tostring(v.id) } end
             if action.type == "plain" then return env.services.table(7):map(got) end
-            if action.type == "missing" then return env.services.none():map(got) end
-            return env.interactors.lookup:perform { type = action.type, id = 3 }:map(got)
+            return env.services.none():map(got)
           end,
           reduce = function(state, m) state.got = m.what return state end,
         }
@@ -52,9 +43,9 @@ final class ReturnValueTests: XCTestCase {
         let h = try loaded()
         try h.send(["type": "missing"])
         let error = try XCTUnwrap(h.log.errors.first)
-        // Raised where the service was called (line 22), naming where it is defined (line 17).
-        XCTAssertTrue(error.message.hasPrefix("\(h.path("ret/init.lua")):22: service 'none' (\(h.path("ret/init.lua")):17) returned nothing; return a stream, or a value (taken as mf.just(value))"), error.message)
-        XCTAssertEqual(error.location, h.path("ret/init.lua") + ":22")
+        // Raised where the service was called (line 14), naming where it is defined (line 9).
+        XCTAssertTrue(error.message.hasPrefix("\(h.path("ret/init.lua")):14: service 'none' (\(h.path("ret/init.lua")):9) returned nothing; return a stream, or a value (taken as mf.just(value))"), error.message)
+        XCTAssertEqual(error.location, h.path("ret/init.lua") + ":14")
         XCTAssertEqual(h.state, ["got": ""])
     }
 }

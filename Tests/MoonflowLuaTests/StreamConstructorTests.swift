@@ -1,4 +1,5 @@
 import LuaKit
+import PluginFixtures
 import MoonflowLua
 import XCTest
 

@@ -1,4 +1,5 @@
 import Foundation
+import PluginFixtures
 import LuaKit
 import MoonflowLua
 import Runtime
@@ -25,15 +26,7 @@ final class EventRecord: @unchecked Sendable {
     var values: [String] { mutations("value") }
 
     /// One field of each reduced mutation as `t:field`, errors as `t:error:message`.
-    func mutations(_ field: String) -> [String] {
-        all.compactMap { entry in
-            switch entry.event {
-            case .mutation(let m, _): "\(entry.t):\(Render.plain(m[field] ?? .nil))"
-            case .error(let message, _): "\(entry.t):error:\(FeatureEvent.firstLine(message))"
-            default: nil
-            }
-        }
-    }
+    func mutations(_ field: String) -> [String] { Probe.mutations(field, in: all.map { ($0.t, $0.event) }) }
 
     /// Every event as one short line: `100 mutation#2 {"n":1,"type":"add"}`, `0 error boom`.
     var lines: [String] { all.map { $0.event.line(at: $0.t) } }
@@ -41,16 +34,6 @@ final class EventRecord: @unchecked Sendable {
     /// Errors, with their `file:line`.
     var errors: [(message: String, location: String?)] {
         all.compactMap { if case .error(let m, let w) = $0.event { (m, w) } else { nil } }
-    }
-}
-
-enum Render {
-    static func json(_ v: LuaValue) -> String { FeatureEvent.sortedJSON(v) }
-
-    /// Strings bare, everything else as JSON.
-    static func plain(_ v: LuaValue) -> String {
-        if case .string(let s) = v { return s.description }
-        return json(v)
     }
 }
 
@@ -64,7 +47,8 @@ enum Render {
 ///     h.advance(to: 500)
 ///     XCTAssertEqual(h.log.values, ["100:1"])
 final class Harness {
-    let dir: String
+    let folder: PluginFolder
+    var dir: String { folder.dir }
     let lua: LuaState
     let bridge: LuaBridge
     let clock = TestScheduler()
@@ -73,12 +57,7 @@ final class Harness {
     private var observations: [Disposable] = []
 
     init(_ files: [String: String], timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512) throws {
-        dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("mf\(UUID().uuidString.prefix(8))")
-        for (path, text) in files {
-            let full = (dir as NSString).appendingPathComponent(path)
-            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try text.write(toFile: full, atomically: true, encoding: .utf8)
-        }
+        folder = try PluginFolder(files)
         lua = try LuaState(memoryLimit: memoryLimitMB.map { $0 << 20 }, timeLimitMs: timeLimitMs)
         lua.plainDataOnly = true
         bridge = try LuaBridge(lua: lua, scheduler: clock)
@@ -88,10 +67,8 @@ final class Harness {
         try lua.call(try lua.load(string: "package.path = ... .. '/?.lua;' .. package.path", name: "paths"), [.value(.string(LuaString(dir)))])
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: dir) }
-
     /// Full path of a file in the temporary folder.
-    func path(_ relative: String) -> String { (dir as NSString).appendingPathComponent(relative) }
+    func path(_ relative: String) -> String { folder.path(relative) }
 
     /// Loads a plugin (by name, or a path relative to the folder), observes it and starts it.
     @discardableResult
@@ -144,29 +121,8 @@ final class Harness {
     var state: LuaValue { feature.state }
 }
 
-/// A feature whose `go` action runs the Lua `body` (which returns a stream) and reduces each of
-/// the stream's values as a `v` mutation; a final `|` marks completion.
-///
-///     Probe.source("return mf.timer(100, 'a')")   // values: ["100:a", "100:|"]
-enum Probe {
-    static func source(_ body: String, header: String = "", extra: String = "") -> String {
-        """
-        local mf = require "moonflow"
-        \(header)
-        return mf.feature {
-          name = "probe",
-          initial = { seen = {} },
-          actions = { go = { n = "any?" } },
-          mutations = { v = { value = "any" } },
-          \(extra)
-          handle = function(action, state, env)
-            local s = (function() \(body) end)()
-            return mf.concat(s:map(function(x) return { type = "v", value = x } end), mf.just { type = "v", value = "|" })
-          end,
-          reduce = function(state, m) state.seen[#state.seen + 1] = m.value; return state end,
-        }
-        """
-    }
+/// The probe feature (`Probe.source`) run once.
+extension Probe {
 
     /// Runs `body` once (action `go` at 0) and returns the values up to `until`.
     static func run(_ body: String, until: Int = 1000, header: String = "") throws -> [String] {
