@@ -87,7 +87,8 @@ extension FeatureHost {
     /// Loads a plugin without blocking the caller (the main actor, say): the
     /// work runs on the state executor and the caller resumes when it is done.
     public func load(_ spec: String, initial: LuaValue? = nil) async throws -> RunningFeature {
-        guard let queue else { return try loadNow(spec, initial: initial) }
+        // On the virtual clock, and on a main-actor host called from the main thread, it is that thread's work.
+        guard let queue, queue !== DispatchQueue.main || !Thread.isMainThread else { return try loadNow(spec, initial: initial) }
         // Handed over through a lock: the feature was made on the queue, and the lock gives
         // the caller's thread (and ThreadSanitizer) the ordering the continuation implies.
         let handover = Handover()

@@ -25,6 +25,19 @@ public typealias LuaService = @Sendable (_ arguments: [LuaValue]) async throws -
 public final class FeatureHost: @unchecked Sendable {
     public enum Clock: String, Sendable, CaseIterable { case real, virtual }
 
+    /// Where a host on the real clock runs its Lua code and delivers its events.
+    public enum StateExecutor: String, Sendable, CaseIterable {
+        /// A private serial queue: `send` queues the action and returns. For servers and tools.
+        case queue
+        /// The main thread, for an app's UI. `send` called on the main actor runs `handle` and
+        /// every synchronous mutation's `reduce` before it returns, so a view reads the new state
+        /// at once; an action sent meanwhile (by an observer) runs next, before the outer `send`
+        /// returns. Timers fire on the main run loop in real time; Swift services run off the
+        /// main actor and their results re-enter on it. Lua code here runs on the main thread:
+        /// keep it fast (the time limit still stops a runaway call).
+        case mainActor
+    }
+
     /// Moonflow's version (`mf.version` in Lua, `moonflow --version`).
     public static var version: String { MoonflowModule.version }
 
@@ -44,10 +57,14 @@ public final class FeatureHost: @unchecked Sendable {
         /// Keeps the repositories plugins declare with a file (`sqlite = "NAME.db"`); nil:
         /// every declared repository is a fresh in-memory one, seeded.
         public var repositoryFiles: (any RepositoryFiles)?
+        /// Where Lua runs on the real clock: a private queue (default) or the main thread. On
+        /// the virtual clock Lua runs on the thread that drives the clock, whatever this says.
+        public var executor: StateExecutor
 
         public init(searchPaths: [String] = ["plugins"], profile: LuaState.Profile = .trusted,
                     timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512, clock: Clock = .real,
-                    isolatesPlugins: Bool? = nil, repositoryFiles: (any RepositoryFiles)? = nil) {
+                    isolatesPlugins: Bool? = nil, repositoryFiles: (any RepositoryFiles)? = nil,
+                    executor: StateExecutor = .queue) {
             self.searchPaths = searchPaths
             self.profile = profile
             self.timeLimitMs = timeLimitMs
@@ -55,6 +72,7 @@ public final class FeatureHost: @unchecked Sendable {
             self.clock = clock
             self.isolatesPlugins = isolatesPlugins ?? (profile == .sandboxed)
             self.repositoryFiles = repositoryFiles
+            self.executor = executor
         }
     }
 
@@ -67,6 +85,8 @@ public final class FeatureHost: @unchecked Sendable {
     public let testScheduler: TestScheduler?
     let queue: DispatchQueue?
     private let onQueue = DispatchSpecificKey<Bool>()
+    /// Whether the calling thread is the state executor's (its queue, or the main thread).
+    private let isOnExecutor: @Sendable () -> Bool
     /// Guards `services`, `serviceOrder`, `serviceObjects`, `kept` and `_log`: registering
     /// may happen on any thread while features load on the state executor.
     private let registry = NSLock()
@@ -102,14 +122,25 @@ public final class FeatureHost: @unchecked Sendable {
             testScheduler = test
             scheduler = test
             queue = nil
+        case .real where configuration.executor == .mainActor:
+            queue = .main
+            scheduler = MainScheduler.shared
+            testScheduler = nil
         case .real:
             let q = DispatchQueue(label: "moonflow.host")
             queue = q
             scheduler = QueueScheduler(queue: q)
             testScheduler = nil
         }
-        queue?.setSpecific(key: onQueue, value: true)
+        let onMain = configuration.clock == .real && configuration.executor == .mainActor
+        if !onMain { queue?.setSpecific(key: onQueue, value: true) }
         let onQueue = self.onQueue
+        if onMain {
+            isOnExecutor = { Thread.isMainThread }
+        } else {
+            isOnExecutor = { DispatchQueue.getSpecific(key: onQueue) == true }
+        }
+        let isOnExecutor = self.isOnExecutor
         let lua = try LuaState(profile: configuration.profile,
                                memoryLimit: configuration.memoryLimitMB.map { $0 << 20 },
                                timeLimitMs: configuration.timeLimitMs)
@@ -121,7 +152,7 @@ public final class FeatureHost: @unchecked Sendable {
         try lua.call(bridge.dispatch.installNext, []) { _ in () }
         if let queue {
             bridge.performer = { block in
-                if DispatchQueue.getSpecific(key: onQueue) == true { block() } else { queue.sync(execute: block) }
+                if isOnExecutor() { block() } else { queue.sync(execute: block) }
             }
         }
         interactorClass = try lua.makeClass("moonflow.interactor", methods: RequestInteractor.methods(bridge))
@@ -142,6 +173,7 @@ public final class FeatureHost: @unchecked Sendable {
         scheduler = clock
         testScheduler = clock
         queue = nil
+        isOnExecutor = { true }
         (services, serviceOrder, serviceObjects) = parent.registry.withLock { (parent.services, parent.serviceOrder, parent.serviceObjects) }
         interactorClass = parent.interactorClass
         sandbox = parent.sandbox
@@ -167,14 +199,13 @@ public final class FeatureHost: @unchecked Sendable {
     /// `value` bound to this host's state executor: its queue on the real clock (checked in debug
     /// builds); on the virtual clock the one thread that drives the host, which is not checked.
     func stateBound<Value>(_ value: Value) -> ExecutorBound<Value> {
-        let onQueue = self.onQueue
         guard queue != nil else { return ExecutorBound(value) { true } }
-        return ExecutorBound(value) { DispatchQueue.getSpecific(key: onQueue) == true }
+        return ExecutorBound(value, isOnExecutor: isOnExecutor)
     }
 
     /// Runs `body` on the state executor and returns its result.
     public func perform<R>(_ body: () throws -> R) rethrows -> R {
-        guard let queue, DispatchQueue.getSpecific(key: onQueue) != true else { return try body() }
+        guard let queue, !isOnExecutor() else { return try body() }
         return try queue.sync(execute: body)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowLua
 import Observation
+import Streams
 
 /// A running feature as a SwiftUI view model: the state decoded into `View`,
 /// kept current on the main actor, with sending and the last error.
@@ -16,9 +17,13 @@ import Observation
 ///     }
 ///     // In a SwiftUI view: Text("\(model.view.total)"); Button("Add") { try? model.send(["type": "add"]) }
 ///
-/// It observes the feature for as long as it lives (or until `stop()`), on
-/// the main actor. A state that does not decode into `View` leaves `view` as
-/// it was and sets `decodingError`.
+/// It observes the feature for as long as it lives (or until `stop()`). On a host whose
+/// executor is `.mainActor`, a state is applied as it is delivered, so `view` is the new state
+/// when `send` returns. On a `.queue` host states reach the main actor on a later turn; those
+/// that arrive faster than it runs are coalesced (only the latest is decoded). A state whose
+/// decoded value equals the current `view` (when `View` is `Equatable`) does not notify
+/// observers. A state that does not decode into `View` leaves `view` as it was and sets
+/// `decodingError`.
 @MainActor
 @Observable
 public final class FeatureViewModel<View: Decodable & Sendable> {
@@ -30,33 +35,60 @@ public final class FeatureViewModel<View: Decodable & Sendable> {
     public private(set) var decodingError: String?
 
     @ObservationIgnored private let feature: RunningFeature
-    @ObservationIgnored private var tasks: [Task<Void, Never>] = []
+    @ObservationIgnored private var observation: Disposable?
+    /// What arrived off the main thread and waits for the main actor: the latest state only.
+    @ObservationIgnored private let inbox = Locked(Inbox())
+
+    private struct Inbox {
+        var state: LuaValue?
+        var errors: [FeatureError] = []
+        var hopScheduled = false
+    }
 
     /// - Throws: when the current state does not decode into `View`.
     public init(_ feature: RunningFeature, as type: View.Type = View.self) throws {
         self.feature = feature
         view = try LuaValueDecoder().decode(View.self, from: feature.state)
-        let states = feature.states
-        let errors = feature.errors
-        tasks.append(Task { @MainActor [weak self] in
-            for await state in states {
-                guard let self else { return }
-                self.apply(state)
+        let inbox = self.inbox
+        observation = feature.outlet.add(kinds: [.state, .error]) { [weak self, weak feature] event in
+            // Delivered on the host's state executor, in loop order.
+            var error: FeatureError?
+            var state: LuaValue?
+            switch event {
+            case .state(let s, let seq) where seq > 0: state = s
+            case .error(let message, let location):
+                error = feature?.eventError ?? FeatureError(stage: .handle, message: message, location: location)
+            default: return
             }
-        })
-        tasks.append(Task { @MainActor [weak self] in
-            for await error in errors {
-                guard let self else { return }
-                self.lastError = error
+            if Thread.isMainThread {
+                MainActor.assumeIsolated {
+                    guard let self else { return }
+                    self.takeInbox()
+                    if let state { self.apply(state) }
+                    if let error { self.lastError = error }
+                }
+                return
             }
-        })
+            let hop = inbox.withLock { inbox in
+                if let state { inbox.state = state }
+                if let error { inbox.errors.append(error) }
+                defer { inbox.hopScheduled = true }
+                return !inbox.hopScheduled
+            }
+            if hop {
+                DispatchQueue.main.async { [weak self] in
+                    MainActor.assumeIsolated { self?.takeInbox() }
+                }
+            }
+        }
     }
 
     isolated deinit {
-        for task in tasks { task.cancel() }
+        observation?.dispose()
     }
 
-    /// Sends an action (validated at once: a bad action throws and nothing is queued).
+    /// Sends an action (validated at once: a bad action throws and nothing is queued). On a
+    /// `.mainActor` host, called on the main actor, `view` is the new state when it returns.
     public func send(_ action: LuaValue) throws { try feature.send(action) }
 
     /// Sends an action given as JSON text (a web view's message, say), parsed straight into Lua.
@@ -69,16 +101,33 @@ public final class FeatureViewModel<View: Decodable & Sendable> {
 
     /// Stops observing (the feature itself keeps running).
     public func stop() {
-        for task in tasks { task.cancel() }
-        tasks = []
+        observation?.dispose()
+        observation = nil
+    }
+
+    /// Applies what arrived off the main thread: the latest state, then the errors in order.
+    private func takeInbox() {
+        let (state, errors) = inbox.withLock { inbox in
+            defer { inbox = Inbox() }
+            return (inbox.state, inbox.errors)
+        }
+        if let state { apply(state) }
+        if let last = errors.last { lastError = last }
     }
 
     private func apply(_ state: LuaValue) {
         do {
-            view = try LuaValueDecoder().decode(View.self, from: state)
+            let decoded = try LuaValueDecoder().decode(View.self, from: state)
             decodingError = nil
+            if let current = view as? any Equatable, current.isEqual(to: decoded) { return }
+            view = decoded
         } catch {
             decodingError = "the state does not decode into \(View.self): \(error)"
         }
     }
+}
+
+private extension Equatable {
+    /// Whether `other` is a value of this type equal to this one.
+    func isEqual(to other: Any) -> Bool { (other as? Self) == self }
 }

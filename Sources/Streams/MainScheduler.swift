@@ -1,0 +1,54 @@
+import Foundation
+
+/// A scheduler on the main thread, for state that a UI reads. Called on the main thread, an
+/// action runs at once, before `schedule` returns; an action scheduled while another runs there
+/// waits for it and runs next, in order (the stack does not grow). Called from any other thread,
+/// the action runs on the main queue's next turn. Timers run on the main queue in real time.
+///
+/// ```swift
+/// var done = false
+/// MainScheduler.shared.schedule { done = true }   // on the main thread: done is true now
+/// MainScheduler.shared.schedule(after: 300) { print("300 ms later, on the main thread") }
+/// ```
+public final class MainScheduler: Scheduler, @unchecked Sendable {
+    /// The one main scheduler (there is one main thread).
+    public static let shared = MainScheduler()
+
+    /// Timers, and actions scheduled from other threads.
+    private let queue = QueueScheduler(queue: .main)
+    /// Touched on the main thread only: whether an action runs there now, and what waits for it.
+    private var running = false
+    private var waiting: [(AnyDisposable, @Sendable () -> Void)] = []
+
+    private init() {}
+
+    public var now: Int { queue.now }
+
+    @discardableResult
+    public func schedule(_ action: @escaping @Sendable () -> Void) -> Disposable {
+        guard Thread.isMainThread else { return queue.schedule(action) }
+        let disposable = AnyDisposable()
+        waiting.append((disposable, action))
+        guard !running else { return disposable }
+        running = true
+        defer { running = false }
+        var next = 0
+        while next < waiting.count {
+            let (cancelled, run) = waiting[next]
+            next += 1
+            if !cancelled.isDisposed { run() }
+        }
+        waiting.removeAll(keepingCapacity: true)
+        return disposable
+    }
+
+    @discardableResult
+    public func schedule(after delayMs: Int, _ action: @escaping @Sendable () -> Void) -> Disposable {
+        queue.schedule(after: delayMs, action)
+    }
+
+    @discardableResult
+    public func schedule(after delayMs: Int, interval: Int, _ action: @escaping @Sendable () -> Void) -> Disposable {
+        queue.schedule(after: delayMs, interval: interval, action)
+    }
+}
