@@ -73,7 +73,7 @@ extension FeatureHost {
         let (interactors, made) = try interactorsTable(definition)
         let overrides: LuaPush = serviceOverrides.map { .ref($0) } ?? .value(.nil)
         let env = try lua.call(bridge.dispatch.makeEnv, [.ref(definition.table), .ref(try servicesTable(for: definition)), .ref(interactors),
-                                                         bridge.serviceResult(definition), overrides]) { try $0.ref(1) }
+                                                         bridge.serviceResult(definition), overrides, .function(lateService)]) { try $0.ref(1) }
         return (env, made)
     }
 

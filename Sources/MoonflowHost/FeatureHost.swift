@@ -18,9 +18,10 @@ public typealias LuaService = @Sendable (_ arguments: [LuaValue]) async throws -
 ///     let search = try host.load("search")
 ///     try search.send(["type": "query", "text": "a"])
 ///
-/// **Threading:** every Lua call runs on the host's state executor: a serial
-/// queue on the real clock, the calling thread on the virtual clock (then the
-/// host must be driven from one thread). `send`, `state` and the output
+/// **Threading:** every Lua call runs on the host's state executor: on the real
+/// clock a private serial queue, or the main thread (`executor: .mainActor`, for
+/// a UI: `send` on the main actor has reduced when it returns); the calling
+/// thread on the virtual clock (then the host must be driven from one thread). `send`, `state` and the output
 /// streams may be used from any thread.
 public final class FeatureHost: @unchecked Sendable {
     public enum Clock: String, Sendable, CaseIterable { case real, virtual }
@@ -251,19 +252,41 @@ public final class FeatureHost: @unchecked Sendable {
     }
 
     func servicesTable(for definition: FeatureDefinition) throws -> LuaRef {
-        let (order, byName, objects) = registry.withLock { (serviceOrder, services, serviceObjects) }
-        var fields: [(String, LuaPush)] = []
-        for name in order {
-            guard let service = byName[name] else { continue }
-            fields.append((name, .function { [weak bridge] args in
-                guard let bridge else { throw LuaArgumentError(message: "service '\(name)': the host is gone") }
-                let values = try args.values()
-                let location = args.callerLocation
-                let call = Producer<LuaValue>(async: { try await service(values) })
-                return [bridge.push(bridge.reenter(call.catchError { .fail(LuaStreamError(service: name, error: $0, location: location)) }, service: name))]
-            }))
-        }
+        let (order, objects) = registry.withLock { (serviceOrder, serviceObjects) }
+        var fields: [(String, LuaPush)] = order.map { ($0, .function(serviceFunction($0))) }
         for make in objects { fields += try make(self, definition) }
         return try lua.makeTable(fields)
     }
+
+    /// The Lua function for the Swift service `name`. It finds the service when called, so one
+    /// registered again later replaces it for features already loaded.
+    private func serviceFunction(_ name: String) -> LuaFunction {
+        { [weak self] args in
+            guard let self else { throw LuaArgumentError(message: "service '\(name)': the host is gone") }
+            guard let service = self.registry.withLock({ self.services[name] }) else { throw self.unregistered(name) }
+            let values = try args.values()
+            let location = args.callerLocation
+            let call = Producer<LuaValue>(async: { try await service(values) })
+            let bridge = self.bridge
+            return [bridge.push(bridge.reenter(call.catchError { .fail(LuaStreamError(service: name, error: $0, location: location)) }, service: name))]
+        }
+    }
+
+    /// What `env.services.NAME` finds for a name the feature was not loaded with: a service
+    /// registered since, or an error that names the registered ones.
+    var lateService: LuaFunction {
+        { [weak self] args in
+            guard let self else { throw LuaArgumentError(message: "services: the host is gone") }
+            guard let name = try args.value(2, path: "service name").stringValue else { return [.value(.nil)] }
+            guard self.registry.withLock({ self.services[name] }) != nil else { throw self.unregistered(name) }
+            return [.function(self.serviceFunction(name))]
+        }
+    }
+
+    private func unregistered(_ name: String) -> LuaArgumentError {
+        let names = registry.withLock { serviceOrder.filter { services[$0] != nil } }
+        let registered = names.isEmpty ? "none is registered" : "registered: " + names.joined(separator: ", ")
+        return LuaArgumentError(message: "service '\(name)' is not registered with the host (\(registered)); register it with host.register(service: \"\(name)\")")
+    }
+
 }

@@ -34,7 +34,10 @@ public final class FeatureViewModel<View: Decodable & Sendable> {
     /// Why the latest state did not decode into `View`, if it did not.
     public private(set) var decodingError: String?
 
-    @ObservationIgnored private let feature: RunningFeature
+    /// nil for a preview (`init(preview:)`): no Lua at all.
+    @ObservationIgnored private let feature: RunningFeature?
+    /// What a preview was sent, in order (a preview runs no Lua).
+    @ObservationIgnored public private(set) var sentInPreview: [LuaValue] = []
     @ObservationIgnored private var observation: Disposable?
     /// What arrived off the main thread and waits for the main actor: the latest state only.
     @ObservationIgnored private let inbox = Locked(Inbox())
@@ -83,19 +86,70 @@ public final class FeatureViewModel<View: Decodable & Sendable> {
         }
     }
 
+    /// A model with a fixed `view` and no Lua at all, for SwiftUI previews: `send` records
+    /// the action in `sentInPreview` and changes nothing.
+    ///
+    ///     #Preview { CartScreen(model: FeatureViewModel(preview: CartView(items: ["tea"], total: 4))) }
+    public init(preview view: View) {
+        feature = nil
+        self.view = view
+    }
+
     isolated deinit {
         observation?.dispose()
     }
 
     /// Sends an action (validated at once: a bad action throws and nothing is queued). On a
     /// `.mainActor` host, called on the main actor, `view` is the new state when it returns.
-    public func send(_ action: LuaValue) throws { try feature.send(action) }
+    public func send(_ action: LuaValue) throws {
+        guard let feature else { return sentInPreview.append(action) }
+        try feature.send(action)
+    }
 
     /// Sends an action given as JSON text (a web view's message, say), parsed straight into Lua.
-    public func send(json: String) throws { try feature.send(json: json) }
+    public func send(json: String) throws {
+        guard let feature else {
+            do { return sentInPreview.append(try LuaValue(json: json)) } catch { throw FeatureError(refused: error) }
+        }
+        try feature.send(json: json)
+    }
 
     /// Sends an `Encodable` enum case as `{ type = "case", ...fields }`.
-    public func send<A: Encodable>(case action: A) throws { try feature.send(case: action) }
+    public func send<A: Encodable>(case action: A) throws {
+        guard let feature else { return sentInPreview.append(try LuaValueEncoder.actionFromEnumCase(action)) }
+        try feature.send(case: action)
+    }
+
+    /// A two-way field: reads `keyPath` of `view`, and writing sends the action `action` makes
+    /// of the new value. A refused action sets `lastError` (a setter cannot throw). SwiftUI's
+    /// `binding(_:_:)` wraps it; on a `.mainActor` host the field reads back what was written
+    /// at once.
+    ///
+    ///     let text = model.field(\.text) { Action.setText(text: $0) }
+    ///     text.wrappedValue = "milk"   // sends { type = "setText", text = "milk" }
+    public func field<Value, A: Encodable>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> A) -> ViewField<Value> {
+        ViewField(get: { self.view[keyPath: keyPath] }, set: { value in
+            do { try self.send(case: action(value)) } catch { self.lastError = FeatureError(refused: error) }
+        })
+    }
+
+    /// The model of one child of an `mf.compose`: its own state decoded into `Child`, and
+    /// actions sent to it directly (past the parent's `route`).
+    ///
+    ///     let composer = try cart.scope("composer", as: ComposerView.self)
+    ///
+    /// - Throws: when the feature is not a composition, has no such child, or the child's
+    ///   state does not decode into `Child`.
+    public func scope<Child: Decodable & Sendable>(_ child: String, as type: Child.Type = Child.self) throws -> FeatureViewModel<Child> {
+        guard let composite = feature as? LuaComposite else {
+            throw FeatureError(stage: .send, message: "scope(\"\(child)\"): \(feature?.name ?? "a preview") is not an mf.compose; only a composition has children")
+        }
+        guard let found = composite.children.first(where: { $0.name == child }) else {
+            let names = composite.children.map(\.name).joined(separator: ", ")
+            throw FeatureError(stage: .send, message: "scope(\"\(child)\"): \(composite.name) has no child '\(child)'; its children: \(names)")
+        }
+        return try FeatureViewModel<Child>(found.feature, as: Child.self)
+    }
 
     public func clearError() { lastError = nil }
 

@@ -19,14 +19,18 @@ import Streams
 extension RunningFeature {
     /// Sends an action built from an `Encodable` value (it must encode to a table with `type`).
     public func send<A: Encodable>(encoding action: A) throws {
-        try send(try LuaValueEncoder().encode(action))
+        let value: LuaValue
+        do { value = try LuaValueEncoder().encode(action) } catch { throw FeatureError(refused: error) }
+        try send(value)
     }
 
     /// Sends an enum case as an action: `.add(sku: "A", quantity: 2)` becomes
     /// `{ type = "add", sku = "A", quantity = 2 }`, and a case without values
     /// `{ type = "reset" }` (Swift's synthesized `Encodable` writes `{"add": {...}}`).
     public func send<A: Encodable>(case action: A) throws {
-        try send(try LuaValueEncoder.actionFromEnumCase(action))
+        let value: LuaValue
+        do { value = try LuaValueEncoder.actionFromEnumCase(action) } catch { throw FeatureError(refused: error) }
+        try send(value)
     }
 
     /// The current state decoded into `T`.

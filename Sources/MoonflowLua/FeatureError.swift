@@ -20,8 +20,10 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
         case effect
         /// A service (Swift or Lua) called through `env.services` failed.
         case service
-        /// Loading or reloading the plugin's code.
+        /// Loading the plugin's code.
         case load
+        /// Reloading it (the old code keeps running).
+        case reload
     }
 
     public let stage: Stage
@@ -51,6 +53,14 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
 
     /// `init.lua:12: attempt to index a nil value` (the traceback left out).
     public var description: String { location.map { "\($0): \(message)" } ?? message }
+
+    /// An action `send` refused: not declared, a wrong field, malformed JSON, a disposed
+    /// feature. The message says which and how to fix it; `underlying` is the error behind it
+    /// (`SchemaError`, `JSONError`).
+    public init(refused error: any Error, action: LuaValue? = nil) {
+        if let e = error as? FeatureError { self = e; return }
+        self.init(stage: .send, action: action, message: "\(error)", underlying: error)
+    }
 
     /// Builds one from any error the loop caught, splitting the message, the
     /// location repeated in front of it, and the traceback.

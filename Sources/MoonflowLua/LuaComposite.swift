@@ -111,8 +111,11 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
     /// Routes `action` to the children `route` names (none when it returns nil).
     /// - Throws: when `route` names an unknown child or returns something else, or a child refuses it.
     package func send(_ action: LuaValue) throws {
+        guard !isDisposed else {
+            throw FeatureError(stage: .send, action: action, message: "feature '\(name)' was disposed; it takes no more actions (load it again)")
+        }
         // `route` is Lua: it runs on the state executor whichever thread sends.
-        try bridge.perform { try route(action) }
+        do { try bridge.perform { try route(action) } } catch { throw FeatureError(refused: error, action: action) }
     }
 
     private func route(_ action: LuaValue) throws {

@@ -209,8 +209,19 @@ package final class LuaFeature: @unchecked Sendable {
     /// - Throws: `SchemaError` naming the action, the field and the expected type;
     ///   nothing is queued and the state is not touched.
     package func send(_ action: LuaValue) throws {
-        try bindingLock.withLock { _binding.definition.actions }.validate(action)
-        interactor.send(.value(action))
+        try refusing(action) {
+            try bindingLock.withLock { _binding.definition.actions }.validate(action)
+            interactor.send(.value(action))
+        }
+    }
+
+    /// Runs a send: what it throws (a refused or malformed action) is a `FeatureError` of
+    /// stage `.send`, and a disposed feature refuses every action.
+    private func refusing(_ action: LuaValue?, _ body: () throws -> Void) throws {
+        guard !isDisposed else {
+            throw FeatureError(stage: .send, action: action, message: "feature '\(name)' was disposed; it takes no more actions (load it again)")
+        }
+        do { try body() } catch { throw FeatureError(refused: error, action: action) }
     }
 
     /// Parses `json` straight into a Lua table, checks it against the declared actions and
@@ -227,12 +238,12 @@ package final class LuaFeature: @unchecked Sendable {
     ///   queued and the state is not touched.
     package func send(json: String) throws {
         var text = json
-        try text.withUTF8 { try send(jsonBuffer: UnsafeRawBufferPointer($0)) }
+        try refusing(nil) { try text.withUTF8 { try send(jsonBuffer: UnsafeRawBufferPointer($0)) } }
     }
 
     /// Parses the UTF-8 `json` straight into a Lua table and queues it: `send(json:)` for bytes.
     package func send(json: [UInt8]) throws {
-        try json.withUnsafeBytes { try send(jsonBuffer: $0) }
+        try refusing(nil) { try json.withUnsafeBytes { try send(jsonBuffer: $0) } }
     }
 
     private func send(jsonBuffer: UnsafeRawBufferPointer) throws {

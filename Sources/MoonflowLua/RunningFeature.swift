@@ -19,9 +19,12 @@ public protocol RunningFeature: AnyObject, Sendable {
     func start()
     /// Validates and queues an action.
     /// - Throws: an error naming the action and the problem; nothing is queued.
+    /// - Throws: `FeatureError` of stage `.send` naming the action and the problem (its
+    ///   `underlying` is the `SchemaError`), or saying the feature was disposed.
     func send(_ action: LuaValue) throws
     /// Parses a JSON action and queues it (a `LuaFeature` parses it straight into a Lua table).
-    /// - Throws: `JSONError` for a mistake in the text, or the validation error; nothing is queued.
+    /// - Throws: `FeatureError` of stage `.send`: for a mistake in the text (its `underlying`
+    ///   is the `JSONError`, with line and column), or as `send(_:)` does; nothing is queued.
     func send(json: String) throws
     /// Cancels in-flight work (all of it, or that of one action type).
     func cancel(actionType: String?)
@@ -74,7 +77,11 @@ extension RunningFeature {
     public var events: Signal<FeatureEvent> { outlet.signal }
 
     /// Parses `json` into a value and sends it (what a composition does: its `route` reads the value).
-    public func send(json: String) throws { try send(try LuaValue(json: json)) }
+    public func send(json: String) throws {
+        let value: LuaValue
+        do { value = try LuaValue(json: json) } catch { throw FeatureError(refused: error) }
+        try send(value)
+    }
 }
 
 extension LuaFeature: BridgedFeature {

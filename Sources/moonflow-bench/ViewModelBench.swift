@@ -2,25 +2,34 @@ import Foundation
 import LuaKit
 import MoonflowHost
 
-// The embedding issue's line: from `send` on the main actor to a decoded view
-// model (FeatureViewModel) showing the new state there, through a host on the
-// real clock (its own serial queue), for plugins/counter.
+// From `send` on the main actor to a decoded view model (FeatureViewModel) showing the new
+// state there, for plugins/counter on the real clock: a host on its own serial queue (the
+// state reaches the main actor on a later turn) beside a host on the main actor (`send` has
+// reduced when it returns). Measured in alternating rounds, so both see the same machine.
 
 func viewModelBench() {
     let sends = BenchEnvironment.scaled(2_000)
-    let box = ResultBox()
-    Task { @MainActor in
-        box.result = await measureViewModel(sends: sends)
+    var micros: [FeatureHost.StateExecutor: [Double]] = [:]
+    for _ in 0..<2 {
+        for executor in [FeatureHost.StateExecutor.queue, .mainActor] {
+            let box = ResultBox()
+            Task { @MainActor in
+                box.result = await measureViewModel(sends: sends / 2, executor: executor)
+            }
+            while box.result == nil { RunLoop.main.run(until: Date().addingTimeInterval(0.005)) }
+            switch box.result {
+            case .success(let round)?: micros[executor, default: []] += round
+            case .failure(let error)?: return print("  view model (\(executor)): \(error)")
+            case nil: return
+            }
+        }
     }
-    while box.result == nil { RunLoop.main.run(until: Date().addingTimeInterval(0.005)) }
-    guard case .success(let micros)? = box.result else {
-        if case .failure(let error)? = box.result { print("  view model: \(error)") }
-        return
+    print("send on the main actor to a decoded view model updated there (real clock), \(sends) sends per executor")
+    for executor in [FeatureHost.StateExecutor.queue, .mainActor] {
+        let sorted = (micros[executor] ?? [0]).sorted()
+        print(row("executor .\(executor.rawValue): median", sorted[sorted.count / 2], "µs"))
+        print(row("executor .\(executor.rawValue): p99", sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))], "µs"))
     }
-    let sorted = micros.sorted()
-    print("send on the main actor to a decoded view model updated there (real clock), \(sends) sends")
-    print(row("median", sorted[sorted.count / 2], "µs"))
-    print(row("p99", sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))], "µs"))
 }
 
 private final class ResultBox: @unchecked Sendable {
@@ -35,9 +44,9 @@ private final class ResultBox: @unchecked Sendable {
 private struct CounterView: Decodable, Sendable { let count: Int }
 
 @MainActor
-private func measureViewModel(sends: Int) async -> Result<[Double], any Error> {
+private func measureViewModel(sends: Int, executor: FeatureHost.StateExecutor) async -> Result<[Double], any Error> {
     do {
-        let host = try FeatureHost(configuration: .init(searchPaths: [BenchEnvironment.path("plugins")], clock: .real))
+        let host = try FeatureHost(configuration: .init(searchPaths: [BenchEnvironment.path("plugins")], clock: .real, executor: executor))
         let counter = try await host.load("counter")
         counter.start()
         let model = try FeatureViewModel(counter, as: CounterView.self)

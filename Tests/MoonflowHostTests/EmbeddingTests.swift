@@ -43,7 +43,7 @@ final class EmbeddingTests: XCTestCase {
         XCTAssertEqual(try h.feature.decodeState(CounterView.self), CounterView(count: 5, label: "at 5"))
         struct Wrong: Encodable { let type = "increment"; let by = "lots" }
         XCTAssertThrowsError(try h.feature.send(encoding: Wrong())) { error in
-            XCTAssertEqual((error as? SchemaError)?.message, "action 'increment': field 'by' must be an integer (got string \"lots\")")
+            XCTAssertEqual((error as? FeatureError)?.message, "action 'increment': field 'by' must be an integer (got string \"lots\")")
         }
     }
 

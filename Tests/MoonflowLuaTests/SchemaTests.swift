@@ -35,12 +35,14 @@ final class SchemaTests: XCTestCase {
         return h
     }
 
-    /// Sends `action`, expects `SchemaError(message)`, and checks that nothing happened.
+    /// Sends `action`, expects it refused (`FeatureError` of stage `.send` over a `SchemaError`
+    /// with `message`), and checks that nothing happened.
     private func assertRejected(_ h: Harness, _ action: LuaValue, _ message: String, line: UInt = #line) {
         let before = h.state
         let eventCount = h.log.all.count
         XCTAssertThrowsError(try h.send(action), line: line) { error in
-            XCTAssertEqual((error as? SchemaError)?.message, message, line: line)
+            XCTAssertEqual((error as? FeatureError)?.stage, .send, line: line)
+            XCTAssertEqual(((error as? FeatureError)?.underlying as? SchemaError)?.message, message, line: line)
         }
         h.advance(by: 10)
         XCTAssertEqual(h.state, before, "the state is untouched", line: line)

@@ -219,8 +219,9 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
     return def.effects[kind](effect, view(state, "state"), env)
   end,
   function(def, kind, request, env) return def.requests[kind](request, env) end,
-  function(def, swiftServices, interactors, asStream, overrides)
-    local services = {}
+  function(def, swiftServices, interactors, asStream, overrides, late)
+    -- A name the feature was loaded without asks `late` (a service registered since).
+    local services = late and setmetatable({}, { __index = late }) or {}
     for k, v in pairs(swiftServices) do services[k] = v end
     if def.services then
       for k, v in pairs(def.services) do

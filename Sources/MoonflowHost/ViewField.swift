@@ -1,0 +1,36 @@
+/// One two-way field of a view model: what a text field or a toggle binds to. Reading gives
+/// the view's value; writing sends an action (`FeatureViewModel.field`). SwiftUI's `Binding`
+/// is made from one by `FeatureViewModel.binding`.
+///
+///     let name = model.field(\.name) { Action.rename(name: $0) }
+///     name.wrappedValue = "Ada"    // sends { type = "rename", name = "Ada" }
+///     name.wrappedValue            // "Ada" at once on a `.mainActor` host
+@MainActor
+public struct ViewField<Value> {
+    private let get: @MainActor () -> Value
+    private let set: @MainActor (Value) -> Void
+
+    public init(get: @escaping @MainActor () -> Value, set: @escaping @MainActor (Value) -> Void) {
+        self.get = get
+        self.set = set
+    }
+
+    public var wrappedValue: Value {
+        get { get() }
+        nonmutating set { set(newValue) }
+    }
+}
+
+#if canImport(SwiftUI)
+import SwiftUI
+
+extension FeatureViewModel {
+    /// A SwiftUI binding to `keyPath` of `view` whose writes send `action(newValue)`:
+    ///
+    ///     TextField("Note", text: model.binding(\.note) { Action.setNote(text: $0) })
+    public func binding<Value, A: Encodable>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> A) -> Binding<Value> {
+        let field = field(keyPath, action)
+        return Binding(get: { field.wrappedValue }, set: { field.wrappedValue = $0 })
+    }
+}
+#endif

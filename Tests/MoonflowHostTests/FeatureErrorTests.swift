@@ -1,0 +1,112 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import PluginFixtures
+import Streams
+import XCTest
+
+/// One error type: whatever `send` refuses is a `FeatureError` of stage `.send` (with the
+/// error behind it in `underlying`), a disposed feature refuses actions, and services are
+/// found when called, so one registered after `load` is there, and a missing one is named.
+final class FeatureErrorTests: XCTestCase {
+    static let shop = """
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "shop",
+          initial = { paid = "", note = "" },
+          actions = { pay = { amount = "integer" }, note = { text = "string" } },
+          mutations = { paid = { receipt = "string" }, note = { text = "string" } },
+          handle = function(a, state, env)
+            if a.type == "note" then return { type = "note", text = a.text } end
+            return env.services.payments(a.amount):map(function(r) return { type = "paid", receipt = r } end)
+          end,
+          reduce = function(s, m)
+            if m.type == "paid" then s.paid = m.receipt else s.note = m.text end
+            return s
+          end,
+        }
+        """
+
+    enum Action: Encodable { case note(text: String) }
+    enum Wrong: Encodable { case pay(amount: String) }
+
+    private func loaded() throws -> (FeatureHost, RunningFeature, PluginFolder) {
+        let folder = try PluginFolder(["shop/init.lua": Self.shop])
+        let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], clock: .virtual))
+        let shop = try host.load("shop")
+        shop.start()
+        return (host, shop, folder)
+    }
+
+    private func refusal(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) -> FeatureError? {
+        do { try body() } catch let error as FeatureError { return error } catch {
+            XCTFail("threw \(type(of: error)), not FeatureError: \(error)", file: file, line: line)
+            return nil
+        }
+        XCTFail("nothing was thrown", file: file, line: line)
+        return nil
+    }
+
+    func testEveryRefusedActionIsAFeatureErrorOfStageSend() throws {
+        let (_, shop, _) = try loaded()
+        let undeclared = refusal { try shop.send(["type": "refund"]) }
+        XCTAssertEqual(undeclared?.stage, .send)
+        XCTAssertEqual(undeclared?.action, ["type": "refund"])
+        XCTAssertTrue(undeclared?.underlying is SchemaError)
+        XCTAssertTrue(undeclared?.message.contains("refund") == true, undeclared?.message ?? "")
+
+        let wrongField = refusal { try shop.send(["type": "pay", "amount": "ten"]) }
+        XCTAssertEqual(wrongField?.stage, .send)
+        XCTAssertEqual(wrongField?.message, "action 'pay': field 'amount' must be an integer (got string \"ten\")")
+
+        let malformed = refusal { try shop.send(json: #"{"type":"pay","#) }
+        XCTAssertEqual(malformed?.stage, .send)
+        XCTAssertTrue(malformed?.underlying is JSONError)
+
+        XCTAssertEqual(shop.state, ["paid": "", "note": ""], "nothing was queued")
+    }
+
+    func testSendAfterDisposeThrows() throws {
+        let (_, shop, _) = try loaded()
+        shop.dispose()
+        let error = refusal { try shop.send(["type": "note", "text": "late"]) }
+        XCTAssertEqual(error?.stage, .send)
+        XCTAssertEqual(error?.message, "feature 'shop' was disposed; it takes no more actions (load it again)")
+    }
+
+    func testAViewFieldThatSendsARefusedActionSetsLastError() throws {
+        let (host, shop, _) = try loaded()
+        try MainActor.assumeIsolated {
+            struct ShopView: Decodable, Sendable { let note: String }
+            let model = try FeatureViewModel(shop, as: ShopView.self)
+            let note = model.field(\.note) { Action.note(text: $0) }
+            note.wrappedValue = "gift wrap"
+            host.settle()
+            XCTAssertEqual(note.wrappedValue, "gift wrap")
+            XCTAssertNil(model.lastError)
+            let amount = model.field(\.note) { Wrong.pay(amount: $0) }
+            amount.wrappedValue = "ten"
+            XCTAssertEqual(model.lastError?.stage, .send)
+        }
+    }
+
+    func testAServiceRegisteredAfterLoadIsFoundAndAMissingOneIsNamed() throws {
+        let (host, shop, _) = try loaded()
+        let errors = Locked<[FeatureError]>([])
+        let token = shop.observe(kinds: .error) { [weak shop] _ in
+            if let error = shop?.eventError { errors.withLock { $0.append(error) } }
+        }
+        defer { token.cancel() }
+        host.register(service: "audit") { _ in .nil }
+        try shop.send(["type": "pay", "amount": 10])
+        host.settle()
+        let error = try XCTUnwrap(errors.withLock { $0.first })
+        XCTAssertEqual(error.stage, .handle)
+        XCTAssertTrue(error.message.contains("service 'payments' is not registered with the host (registered: audit); register it with host.register(service: \"payments\")"), error.message)
+
+        host.register(service: "payments") { args in .string(LuaString("receipt for \(args.first?.intValue ?? 0)")) }
+        try shop.send(["type": "pay", "amount": 10])
+        host.settle()
+        XCTAssertEqual(shop.state["paid"], "receipt for 10", "registered after load, found when called")
+    }
+}
