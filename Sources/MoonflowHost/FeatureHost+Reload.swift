@@ -56,8 +56,9 @@ extension FeatureHost {
     /// - Parameters:
     ///   - changed: the files that changed, for the report (default: the plugin's main file).
     ///   - since: when the change was noticed (default: now).
-    /// - Throws: `LuaError` (syntax, runtime, with `file:line`), `HostError` or `DefinitionError`;
-    ///   the old code and the state are then untouched.
+    /// - Throws: `FeatureError` of stage `.reload` (the `LuaError`, `HostError` or
+    ///   `DefinitionError` in `underlying`); the old code and the state are then untouched, and
+    ///   the error is also reported on the feature's `errors` (a view model's `lastError`).
     @discardableResult
     public func reload(_ feature: RunningFeature, changed: [String]? = nil, since: Date = Date()) throws -> ReloadReport {
         try swapCode(of: feature, changed: changed, since: since, restarting: false)
@@ -65,13 +66,28 @@ extension FeatureHost {
 
     /// A hot restart: loads the plugin's code again (as `reload` does) and starts
     /// over from the new `initial`, cancelling everything in flight.
-    /// - Throws: as `reload`; the old code and the state are then untouched.
+    /// - Throws: as `reload`; the old code and the state are then untouched, and the error is
+    ///   also reported on the feature's `errors`.
     @discardableResult
     public func restart(_ feature: RunningFeature, since: Date = Date()) throws -> ReloadReport {
         try swapCode(of: feature, changed: nil, since: since, restarting: true)
     }
 
     private func swapCode(of feature: RunningFeature, changed: [String]?, since: Date, restarting: Bool) throws -> ReloadReport {
+        do {
+            return try swapCodeNow(of: feature, changed: changed, since: since, restarting: restarting)
+        } catch {
+            let parts = FeatureError.from(error, stage: .reload, action: nil, fallback: feature.source)
+            let failure = FeatureError(stage: .reload, message: parts.message, location: parts.location,
+                                       traceback: parts.traceback, underlying: error)
+            if reportsReloadFailures {
+                perform { (feature as? any BridgedFeature)?.report(outside: failure, stage: .reload) }
+            }
+            throw failure
+        }
+    }
+
+    private func swapCodeNow(of feature: RunningFeature, changed: [String]?, since: Date, restarting: Bool) throws -> ReloadReport {
         try perform {
             let file = feature.source
             guard FileManager.default.fileExists(atPath: file) else {

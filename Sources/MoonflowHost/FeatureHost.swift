@@ -193,6 +193,14 @@ public final class FeatureHost: @unchecked Sendable {
     }
     private var kept: [AnyObject] = []
 
+    /// Whether a failed `reload` or `restart` is also an `.error` event of the feature (on by
+    /// default; the tool reports its own, after its debounce).
+    package var reportsReloadFailures: Bool {
+        get { registry.withLock { _reportsReloadFailures } }
+        set { registry.withLock { _reportsReloadFailures = newValue } }
+    }
+    private var _reportsReloadFailures = true
+
     /// Services that replace any of the same name (a test store's stubs): a Lua
     /// table of functions, applied last when a feature's `env` is made.
     package var serviceOverrides: LuaRef?

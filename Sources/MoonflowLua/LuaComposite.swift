@@ -216,6 +216,9 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         }
     }
 
+    /// Reports an error that happened outside the loop (a failed reload) as an `.error` event.
+    package func report(outside error: any Error, stage: FeatureError.Stage) { report(error, stage: stage) }
+
     private func report(_ error: any Error, stage: FeatureError.Stage) {
         let (message, location) = LuaErrorReport.describe(error, fallback: source)
         deliveringError = FeatureError.from(error, stage: stage, action: eventCause, fallback: source)

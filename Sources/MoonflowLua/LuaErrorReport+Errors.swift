@@ -14,6 +14,8 @@ extension LuaErrorReport {
     public static func of(_ error: any Error, fallback: String?) -> LuaErrorReport {
         switch error {
         case let e as LocatedError: return of(e.underlying, fallback: e.location)
+        case let e as FeatureError:
+            return LuaErrorReport(message: e.message, location: e.location ?? fallback, traceback: e.traceback)
         case let e as LuaStreamError: return LuaErrorReport(parsing: e.description, location: e.location ?? fallback)
         case let e as LuaError:
             switch e {

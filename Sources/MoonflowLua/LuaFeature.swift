@@ -460,11 +460,9 @@ package final class LuaFeature: @unchecked Sendable {
         outlet.send(.error(message: message, location: location))
     }
 
-    /// Reports an error that happened outside the loop (input, reload).
-    package func reportError(_ message: String, location: String?) {
-        deliveringError = FeatureError(stage: .load, message: message, location: location)
-        defer { deliveringError = nil }
-        outlet.send(.error(message: message, location: location))
+    /// Reports an error that happened outside the loop (a failed reload) as an `.error` event.
+    package func report(outside error: any Error, stage: FeatureError.Stage) {
+        report(error, stage: stage, action: nil)
     }
 
     /// Reports a log line (an interactor's failure) as a `.log` event.

@@ -92,4 +92,6 @@ extension LuaFeature: BridgedFeature {
 /// the async work in flight), which an app never touches.
 package protocol BridgedFeature: RunningFeature {
     var bridge: LuaBridge { get }
+    /// Reports an error that happened outside the loop (a failed reload) as an `.error` event.
+    func report(outside error: any Error, stage: FeatureError.Stage)
 }

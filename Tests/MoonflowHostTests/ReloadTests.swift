@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowLua
+import Streams
 import XCTest
 
 /// Live reload through `FeatureHost.reload`: validate, then swap, keeping the state;
@@ -83,12 +84,21 @@ final class ReloadTests: XCTestCase {
     func testASyntaxErrorKeepsTheOldCodeThenTheFixGoesLive() throws {
         try write("counter/init.lua", counter(step: 1))
         let feature = try load()
+        let reported = Locked<[FeatureError]>([])
+        let token = feature.observe(kinds: .error) { [weak feature] _ in
+            if let error = feature?.eventError { reported.withLock { $0.append(error) } }
+        }
+        defer { token.cancel() }
         try write("counter/init.lua", counter(step: 2) + "\n)")
         XCTAssertThrowsError(try host.reload(feature)) { error in
-            guard case LuaError.syntax(let file, let line, _) = error else { return XCTFail("\(error)") }
+            guard let failure = error as? FeatureError, case LuaError.syntax(let file, let line, _)? = failure.underlying as? LuaError else {
+                return XCTFail("\(error)")
+            }
+            XCTAssertEqual(failure.stage, .reload)
             XCTAssertTrue(file.hasSuffix("counter/init.lua"), file)
             XCTAssertGreaterThan(line ?? 0, 20)
         }
+        XCTAssertEqual(reported.withLock { $0.map(\.stage) }, [.reload], "the failure is on the feature's errors too")
         try feature.send(["type": "add", "n": 3])
         host.settle()
         XCTAssertEqual(feature.state, ["count": 3], "the old code still runs")

@@ -117,6 +117,8 @@ package final class FeatureRun: @unchecked Sendable {
                 timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock,
                 repositoryFiles: options.repositoryStorage.map { SQLiteRepositoryFiles(storage: $0) }))
             host.bridge.serviceTap = options.serviceTap
+            // A failed reload is reported by the watch itself, once the files have settled.
+            host.reportsReloadFailures = false
             // os.exit is an error, print and io.write log events: the host owns the process and stdout.
             // Weak: a feature (and its Lua state) may outlive the run that made it.
             try HostOwnedProcess.install(in: host.lua, command: "run") { [weak self] text, location in
