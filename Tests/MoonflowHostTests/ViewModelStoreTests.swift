@@ -1,0 +1,63 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import PluginFixtures
+import XCTest
+
+/// `FeatureViewModel` as a SwiftUI store: a composite's child as a model of its own, and a
+/// preview with no Lua at all. (XCTest runs these tests on the main thread.)
+final class ViewModelStoreTests: XCTestCase {
+    static let plugins = [
+        "composer/init.lua": """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "composer", initial = { draft = "" },
+              actions = { write = { text = "string" } }, mutations = { draft = { text = "string" } },
+              handle = function(a) return { type = "draft", text = a.text } end,
+              reduce = function(s, m) s.draft = m.text; return s end,
+            }
+            """,
+        "chat/init.lua": """
+            local mf = require "moonflow"
+            return mf.compose {
+              name = "chat", children = { composer = "composer" },
+              route = function(action) return "composer", action end,
+              combine = function(states) return { draft = states.composer.draft } end,
+            }
+            """,
+    ]
+
+    struct ComposerView: Decodable, Sendable, Equatable { let draft: String }
+    enum ComposerAction: Encodable { case write(text: String) }
+
+    func testAScopeIsTheChildsOwnModel() throws {
+        let folder = try PluginFolder(Self.plugins)
+        let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], executor: .mainActor))
+        let chat = try host.load("chat")
+        chat.start()
+        try MainActor.assumeIsolated {
+            let model = try FeatureViewModel(chat, as: ComposerView.self)
+            let composer = try model.scope("composer", as: ComposerView.self)
+            try composer.send(case: ComposerAction.write(text: "hi"))
+            XCTAssertEqual(composer.view, ComposerView(draft: "hi"), "the child's state, at once on the main actor")
+            XCTAssertEqual(model.view, ComposerView(draft: "hi"), "the parent combined it")
+            XCTAssertThrowsError(try model.scope("sidebar", as: ComposerView.self)) { error in
+                XCTAssertEqual((error as? FeatureError)?.message, "scope(\"sidebar\"): chat has no child 'sidebar'; its children: composer")
+            }
+            XCTAssertThrowsError(try composer.scope("x", as: ComposerView.self)) { error in
+                XCTAssertEqual((error as? FeatureError)?.message, "scope(\"x\"): composer is not an mf.compose; only a composition has children")
+            }
+        }
+    }
+
+    func testAPreviewRunsNoLuaAndRecordsWhatItIsSent() throws {
+        MainActor.assumeIsolated {
+            let model = FeatureViewModel(preview: ComposerView(draft: "preview"))
+            let draft = model.field(\.draft) { ComposerAction.write(text: $0) }
+            draft.wrappedValue = "typed"
+            XCTAssertEqual(model.view, ComposerView(draft: "preview"), "a preview's view stays as given")
+            XCTAssertEqual(model.sentInPreview, [["type": "write", "text": "typed"]])
+            XCTAssertNil(model.lastError)
+        }
+    }
+}
