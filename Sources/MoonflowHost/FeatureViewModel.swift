@@ -78,11 +78,7 @@ public final class FeatureViewModel<View: Decodable & Sendable> {
                 defer { inbox.hopScheduled = true }
                 return !inbox.hopScheduled
             }
-            if hop {
-                DispatchQueue.main.async { [weak self] in
-                    MainActor.assumeIsolated { self?.takeInbox() }
-                }
-            }
+            if hop { Task { @MainActor [weak self] in self?.takeInbox() } }
         }
     }
 
