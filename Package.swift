@@ -100,6 +100,9 @@ let package = Package(
         ),
         // An app's view of Moonflow: MoonflowHost alone (scripts/check-example checks what it links).
         .executableTarget(name: "embedding-example", dependencies: ["MoonflowHost"], path: "examples/embedding"),
+        // A notes screen in Lua driven as a SwiftUI app drives it (a main-actor host, scopes, fields).
+        .target(name: "NotesExample", dependencies: ["MoonflowHost", "LuaKit"], path: "examples/notes",
+                resources: [.copy("plugins")]),
         // Benchmarks: a program that prints figures (scripts/bench builds it in release).
         .executableTarget(
             name: "moonflow-bench",
@@ -117,6 +120,7 @@ let package = Package(
         .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "LuaKit"]),
         .testTarget(name: "MoonflowEventsTests", dependencies: ["MoonflowEvents", "MoonflowHost", "LuaKit"]),
         .testTarget(name: "MoonflowToolTests", dependencies: ["MoonflowTool", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowLua", "LuaKit", "Streams"]),
+        .testTarget(name: "NotesExampleTests", dependencies: ["NotesExample", "MoonflowHost", "LuaKit"]),
         .testTarget(name: "MoonflowSQLiteTests", dependencies: ["MoonflowSQLite", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "EndToEndTests", dependencies: []),
         .testTarget(

@@ -75,13 +75,19 @@ extension FeatureHost {
     ///
     /// - Parameter initial: a state to start from instead of the definition's
     ///   `initial` (for an `mf.compose`, a table of the children's states by name).
+    /// - Throws: `FeatureError` of stage `.load`: a missing plugin, a syntax or runtime error
+    ///   with its `file:line`, a definition that is not one (the cause in `underlying`).
     public func load(_ spec: String, initial: LuaValue? = nil) throws -> RunningFeature {
         try loadNow(spec, initial: initial)
     }
 
     private func loadNow(_ spec: String, initial: LuaValue?) throws -> RunningFeature {
-        let (definition, file) = try loadDefinition(spec)
-        return try perform { try makeFeature(definition, source: file, initial: initial) }
+        do {
+            let (definition, file) = try loadDefinition(spec)
+            return try perform { try makeFeature(definition, source: file, initial: initial) }
+        } catch {
+            throw FeatureError(stage: .load, wrapping: error)
+        }
     }
 
     /// Loads a plugin without blocking the caller (the main actor, say): the

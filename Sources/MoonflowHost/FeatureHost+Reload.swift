@@ -77,9 +77,7 @@ extension FeatureHost {
         do {
             return try swapCodeNow(of: feature, changed: changed, since: since, restarting: restarting)
         } catch {
-            let parts = FeatureError.from(error, stage: .reload, action: nil, fallback: feature.source)
-            let failure = FeatureError(stage: .reload, message: parts.message, location: parts.location,
-                                       traceback: parts.traceback, underlying: error)
+            let failure = FeatureError(stage: .reload, wrapping: error, fallback: feature.source)
             if reportsReloadFailures {
                 perform { (feature as? any BridgedFeature)?.report(outside: failure, stage: .reload) }
             }

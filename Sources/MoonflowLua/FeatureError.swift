@@ -62,6 +62,14 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
         self.init(stage: .send, action: action, message: "\(error)", underlying: error)
     }
 
+    /// `error` (a Lua error, a definition's, the host's) as one of `stage`: its message,
+    /// `file:line` and traceback apart, and the error itself in `underlying`.
+    public init(stage: Stage, wrapping error: any Error, fallback: String? = nil) {
+        if let e = error as? FeatureError, e.stage == stage { self = e; return }
+        let parts = FeatureError.from(error, stage: stage, action: nil, fallback: fallback)
+        self.init(stage: stage, message: parts.message, location: parts.location, traceback: parts.traceback, underlying: error)
+    }
+
     /// Builds one from any error the loop caught, splitting the message, the
     /// location repeated in front of it, and the traceback.
     public static func from(_ error: any Error, stage: Stage, action: LuaValue?, fallback: String?) -> FeatureError {

@@ -140,10 +140,10 @@ final class InteractorTests: XCTestCase {
     func testAFeatureCannotBeLoadedAsAnInteractorNorTheReverse() throws {
         let h = try Harness(["datasource/init.lua": Self.datasource, "list/init.lua": Self.listPlugin(interactor: "'list'")])
         XCTAssertThrowsError(try h.host.load("datasource")) { error in
-            XCTAssertEqual((error as? HostError)?.message, "\(h.path("datasource/init.lua")) defines an mf.interactor, not a feature: features use it through env.interactors")
+            XCTAssertEqual(((error as? FeatureError)?.underlying as? HostError)?.message, "\(h.path("datasource/init.lua")) defines an mf.interactor, not a feature: features use it through env.interactors")
         }
         XCTAssertThrowsError(try h.host.load("list")) { error in
-            XCTAssertEqual((error as? HostError)?.message, "interactors.datasource: plugin 'list' is not an mf.interactor")
+            XCTAssertEqual(((error as? FeatureError)?.underlying as? HostError)?.message, "interactors.datasource: plugin 'list' is not an mf.interactor")
         }
     }
 

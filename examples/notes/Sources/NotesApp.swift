@@ -1,0 +1,98 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+
+/// A notes screen written in Lua (`plugins/notes`: an `mf.compose` of a composer and a list)
+/// and driven from Swift as a SwiftUI app drives it: a host on the main actor, a view model
+/// per part, two-way fields, and a Swift service for suggestions. `NotesExampleTests` drives
+/// it; `NotesScreen` below is the SwiftUI view on Apple platforms.
+///
+///     let app = try NotesApp { query in "a note about \(query)" }
+///     app.draft.wrappedValue = "milk"   // the composer's field reads back "milk" at once
+///     try app.submit()                 // the note is in the list when submit returns
+@MainActor
+public final class NotesApp {
+    public struct NotesView: Decodable, Equatable, Sendable {
+        public let draft: String
+        public let shown: [String]
+        public let count: Int
+        public init(draft: String, shown: [String], count: Int) { (self.draft, self.shown, self.count) = (draft, shown, count) }
+    }
+    public struct ComposerView: Decodable, Equatable, Sendable { public let draft: String }
+    public struct ListView: Decodable, Equatable, Sendable { public let query: String; public let shown: [String] }
+
+    public enum ComposerAction: Encodable { case write(text: String), submit }
+    public enum ListAction: Encodable { case add(text: String), search(query: String), suggest }
+
+    public let host: FeatureHost
+    public let feature: RunningFeature
+    public let notes: FeatureViewModel<NotesView>
+    public let composer: FeatureViewModel<ComposerView>
+    public let list: FeatureViewModel<ListView>
+    private var submitted: ObservationToken?
+
+    /// The plugins this example ships (`examples/notes/plugins`, copied into the module's bundle).
+    public nonisolated static var bundledPlugins: String {
+        Bundle.module.resourceURL!.appendingPathComponent("plugins").path
+    }
+
+    /// - Parameters:
+    ///   - plugins: the folder that holds `notes`, `composer` and `list`.
+    ///   - suggest: the Swift service behind "suggest": a note for the current search.
+    public init(plugins: String = NotesApp.bundledPlugins,
+                suggest: @escaping @Sendable (String) async throws -> String) throws {
+        host = try FeatureHost(configuration: .init(searchPaths: [plugins], executor: .mainActor))
+        host.register(service: "suggest") { (query: String) in try await suggest(query) }
+        feature = try host.load("notes")
+        notes = try FeatureViewModel(feature, as: NotesView.self)
+        composer = try notes.scope("composer", as: ComposerView.self)
+        list = try notes.scope("list", as: ListView.self)
+        // A submitted note goes out of the composer as an effect; the list takes it. On the main
+        // actor this runs before the `send` that submitted returns.
+        submitted = feature.observe(kinds: .effect) { [weak feature] event in
+            guard case .effect(let effect, _) = event, effect["type"] == "submitted", let text = effect["text"] else { return }
+            try? feature?.send(["type": "add", "text": text])
+        }
+        feature.start()
+    }
+
+    /// The composer's text field.
+    public var draft: ViewField<String> { composer.field(\.draft) { ComposerAction.write(text: $0) } }
+    /// The search field.
+    public var query: ViewField<String> { list.field(\.query) { ListAction.search(query: $0) } }
+
+    /// Adds the draft to the list and empties the field.
+    public func submit() throws { try composer.send(case: ComposerAction.submit) }
+
+    /// Asks the suggestion service for a note; it arrives on a later main-actor turn.
+    public func suggest() throws { try list.send(case: ListAction.suggest) }
+}
+
+#if canImport(SwiftUI)
+import SwiftUI
+
+/// The notes screen in SwiftUI: the composer above the searchable list.
+public struct NotesScreen: View {
+    let app: NotesApp
+    public init(app: NotesApp) { self.app = app }
+
+    public var body: some View {
+        VStack {
+            HStack {
+                TextField("New note", text: app.composer.binding(\.draft) { NotesApp.ComposerAction.write(text: $0) })
+                Button("Add") { try? app.submit() }
+            }
+            TextField("Search", text: app.list.binding(\.query) { NotesApp.ListAction.search(query: $0) })
+            List(app.list.view.shown, id: \.self) { Text($0) }
+            if let error = app.notes.lastError { Text(error.message).foregroundStyle(.red) }
+        }
+    }
+}
+
+/// The same screen's parts with no Lua at all, for previews.
+public struct NotesPreview: View {
+    let list = FeatureViewModel(preview: NotesApp.ListView(query: "mi", shown: ["milk", "mint"]))
+    public init() {}
+    public var body: some View { List(list.view.shown, id: \.self) { Text($0) } }
+}
+#endif

@@ -1,0 +1,14 @@
+-- The notes screen: the composer and the list side by side.
+local mf = require "moonflow"
+
+return mf.compose {
+  name = "notes",
+  children = { composer = "composer", list = "list" },
+  route = function(action)
+    if action.type == "write" or action.type == "submit" then return "composer", action end
+    return "list", action
+  end,
+  combine = function(states)
+    return { draft = states.composer.draft, shown = states.list.shown, count = #states.list.notes }
+  end,
+}
