@@ -1,7 +1,7 @@
 /// One entry a reducer changed: where, what it was, what it is now.
 ///
 ///     feature.outlet.add { event in
-///         guard case .state = event, let changes = feature.stateChanges else { return }
+///         guard case .state = event, let changes = feature.deliveredChanges else { return }
 ///         if changes.contains(where: { $0.topLevelKey == "count" }) { ... }
 ///     }
 public struct StateChange: Sendable, Equatable {

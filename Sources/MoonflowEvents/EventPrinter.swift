@@ -32,7 +32,7 @@ public final class EventPrinter: @unchecked Sendable {
     /// The lines for one event (jsonl: exactly one).
     /// - Parameter from: under `mf.compose`, the child a mutation or state came from.
     /// - Parameter changes: for a `state` event, what the reduce changed
-    ///   (`LuaFeature.stateChanges`): the output is made from those entries instead of
+    ///   (`LuaFeature.deliveredChanges`): the output is made from those entries instead of
     ///   comparing whole states, and the printer keeps no copy of the state.
     /// - Parameter stateJSON: for a `state` event in jsonl, the state already written as
     ///   JSON straight from the Lua table (`LuaFeature.stateJSON`), used instead of

@@ -44,7 +44,7 @@ public enum JSONPatch {
 
     /// The patch from `old` to `new`: what `--state patch` prints and what the
     /// inspector's `state` frames carry. With `changes` (one reduce's writes,
-    /// `LuaFeature.stateChanges`), only the changed entries are looked at, so
+    /// `LuaFeature.deliveredChanges`), only the changed entries are looked at, so
     /// a one-field change of a large state stays cheap; without them, or when
     /// they do not fit `new`, the states are diffed.
     /// - Returns: nil when there are neither usable changes nor `old`.

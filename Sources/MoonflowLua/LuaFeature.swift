@@ -9,7 +9,7 @@ import Streams
 /// in place through write views that log every write. After every reduced
 /// mutation the immutable `LuaValue` snapshot observers read is brought up to
 /// date from that log: it costs what changed, not the size of the state, and
-/// `stateChanges` tells an observer which paths changed. A reducer that fails
+/// `deliveredChanges` tells an observer which paths changed. A reducer that fails
 /// (an error, a time or memory limit, a value that cannot cross) leaves the
 /// state exactly as it was: the log is undone.
 ///
@@ -427,7 +427,7 @@ package final class LuaFeature: @unchecked Sendable {
     /// read again: the reducer returned another table). Nil outside a `.state` delivery.
     /// Read it from an `outlet` listener: an observer that wants one field looks at these
     /// paths instead of comparing states.
-    package var stateChanges: [StateChange]? { deliveringChanges }
+    package var deliveredChanges: [StateChange]? { deliveringChanges }
 
     private func effect(_ effect: LuaValue) -> Producer<FeatureMutation>? {
         guard let type = effect["type"]?.stringValue, definition.effectHandlers.contains(type) else { return nil }

@@ -67,7 +67,7 @@ final class StateWritesTests: XCTestCase {
                 XCTAssertEqual(state.description, fresh?.description, "seq \(seq): the snapshot differs from the Lua table")
                 // As JSON written straight from the Lua table: the emptied lists' `[]` too.
                 XCTAssertEqual(try? String(decoding: feature.stateJSON(), as: UTF8.self), try? state.json(), "seq \(seq): JSON from Lua")
-                guard let changes = feature.stateChanges else { return XCTFail("seq \(seq): no changes reported") }
+                guard let changes = feature.deliveredChanges else { return XCTFail("seq \(seq): no changes reported") }
                 // The outermost changes, each written into the previous snapshot, give the new one.
                 let previous = seen.previous
                 let outermost = StateChange.outermost(changes)
@@ -105,7 +105,7 @@ final class StateWritesTests: XCTestCase {
             """])
         let feature = try h.load("rows")
         let seen = Seen(previous: .nil)
-        let observation = feature.outlet.add { event in if case .state = event { seen.changes = feature.stateChanges } }
+        let observation = feature.outlet.add { event in if case .state = event { seen.changes = feature.deliveredChanges } }
         defer { observation.dispose() }
         try h.send(["type": "rename", "i": 500, "name": "renamed"])
         XCTAssertEqual(seen.changes, [StateChange(path: ["rows", 500, "name"], old: "row 500", new: "renamed")])

@@ -89,7 +89,7 @@ package final class FeatureRun: @unchecked Sendable {
         var changes: [StateChange]?
         var stateJSON: (() throws -> [UInt8])?
         if case .state = event, let single = feature as? LuaFeature {
-            changes = single.stateChanges
+            changes = single.deliveredChanges
             stateJSON = single.stateJSON
         }
         write(printer.render(event, t: now, from: from, changes: changes, stateJSON: stateJSON, asInput: asInput))
