@@ -14,8 +14,9 @@ extension LuaState {
     /// - Parameters:
     ///   - name: shown in errors as `name:line:`.
     /// - Throws: `LuaError.syntax` with the line, or `.memory`.
-    public func load(string source: String, name: String, mode: ChunkMode = .text) throws -> LuaRef {
-        try load(bytes: Array(source.utf8), chunkName: "=" + name, displayName: name, mode: mode)
+    /// - Parameter env: the table the chunk sees as its globals (`_ENV`); nil for the state's globals.
+    public func load(string source: String, name: String, mode: ChunkMode = .text, env: LuaRef? = nil) throws -> LuaRef {
+        try load(bytes: Array(source.utf8), chunkName: "=" + name, displayName: name, mode: mode, env: env)
     }
 
     /// Compiles a file as a function; messages say `path:line:`.

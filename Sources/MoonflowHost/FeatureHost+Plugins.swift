@@ -18,12 +18,18 @@ extension FeatureHost {
             }
             return initFile
         }
+        if let (source, path) = sourceFile(spec), (try source.text(at: path)) != nil { return "\(source.name):\(path)" }
         if !spec.contains("/") && !spec.hasSuffix(".lua") {
             for dir in configuration.searchPaths {
                 let initFile = ((dir as NSString).appendingPathComponent(spec) as NSString).appendingPathComponent("init.lua")
                 if fm.fileExists(atPath: initFile) { return initFile }
             }
-            throw HostError("no plugin named '\(spec)' in \(configuration.searchPaths.joined(separator: ", ")); expected \(configuration.searchPaths.first ?? "plugins")/\(spec)/init.lua")
+            for source in sources where (try source.text(at: "\(spec)/init.lua")) != nil {
+                return "\(source.name):\(spec)/init.lua"
+            }
+            // The sources that hold plugins at all (the host's memory is usually empty).
+            let places = configuration.searchPaths + sources.filter { !$0.pluginNames().isEmpty }.map { "\($0.name):" }
+            throw HostError("no plugin named '\(spec)' in \(places.joined(separator: ", ")); expected \(configuration.searchPaths.first ?? "plugins")/\(spec)/init.lua")
         }
         throw HostError("\(spec) does not exist; give a plugin folder (with init.lua) or a .lua file")
     }
@@ -40,8 +46,15 @@ extension FeatureHost {
     package func loadDefinition(_ spec: String) throws -> (FeatureDefinition, String) {
         let file = try resolve(spec)
         return try perform {
-            try addPackagePath(for: file)
-            let chunk = try lua.load(file: file, env: try sandbox.map { try $0.env(forPluginFile: file) })
+            let env = try sandbox.map { try $0.env(forPluginFile: file) }
+            let chunk: LuaRef
+            if let (source, path) = sourceFile(file) {
+                guard let text = try source.text(at: path) else { throw HostError("\(file) is gone from its source") }
+                chunk = try lua.load(string: text, name: file, env: env)
+            } else {
+                try addPackagePath(for: file)
+                chunk = try lua.load(file: file, env: env)
+            }
             let definition: FeatureDefinition = try lua.call(chunk, []) { slots in
                 guard slots.count >= 1, slots.isTable(1) else {
                     throw HostError("\(file) must return a definition (return mf.feature{...}); it returned \(slots.count == 0 ? "nothing" : slots.typeName(1))")
@@ -52,6 +65,58 @@ extension FeatureHost {
             }
             return (definition, file)
         }
+    }
+
+    /// Loads a plugin given as text, kept in the host's `memory` source under `name`: for
+    /// tests and previews. `require "NAME.mod"` finds what `memory.set("NAME/mod.lua", ...)`
+    /// put there; `memory.set("NAME/init.lua", ...)` then `reload` changes the code.
+    ///
+    ///     let greeter = try host.load(name: "greeter", source: "return require('moonflow').feature{...}")
+    public func load(name: String, source text: String, initial: LuaValue? = nil) throws -> RunningFeature {
+        memory.set("\(name)/init.lua", text)
+        return try load("\(memory.name):\(name)/init.lua", initial: initial)
+    }
+
+    /// The source and relative path of a file named `SOURCE:PATH` (`memory:cart/init.lua`;
+    /// `memory:/cart/util.lua` too, as a sandboxed plugin's `require` builds it); nil for a
+    /// file on disk.
+    func sourceFile(_ file: String) -> (any PluginSource, String)? {
+        guard let colon = file.firstIndex(of: ":") else { return nil }
+        let name = file[..<colon]
+        guard let source = sources.first(where: { $0.name == name }) else { return nil }
+        var path = file[file.index(after: colon)...]
+        while path.hasPrefix("/") { path = path.dropFirst() }
+        return (source, String(path))
+    }
+
+    /// Whether `file` (on disk, or `SOURCE:PATH`) is there now.
+    func pluginFileExists(_ file: String) -> Bool {
+        if let (source, path) = sourceFile(file) { return ((try? source.text(at: path)) ?? nil) != nil }
+        return FileManager.default.fileExists(atPath: file)
+    }
+
+    /// `require "NAME.mod"` of a plugin held by a source: a searcher after the preload one
+    /// asks the sources for `NAME/mod.lua` (text only).
+    func installSourceSearcher() throws {
+        let find: LuaFunction = { [weak self] args in
+            guard let self, let name = try args.value(1, path: "module name").stringValue else { return [.value(.nil)] }
+            let path = name.replacingOccurrences(of: ".", with: "/") + ".lua"
+            for source in self.sources {
+                if let text = try source.text(at: path) { return [.value(.string(LuaString(text))), .value(.string(LuaString("\(source.name):\(path)")))] }
+            }
+            return [.value(.nil), .value(.string(LuaString("no file '\(path)' in the sources " + self.sources.map(\.name).joined(separator: ", "))))]
+        }
+        let install = try lua.load(string: """
+            local find, load, error, insert, searchers = ..., load, error, table.insert, package.searchers
+            insert(searchers, 2, function(name)
+              local text, where = find(name)
+              if not text then return "\\n\\t" .. where end
+              local chunk, err = load(text, "@" .. where, "t")
+              if not chunk then error(("error loading module '%s' from '%s':\\n\\t%s"):format(name, where, err), 0) end
+              return chunk, where
+            end)
+            """, name: "moonflow.sources")
+        try lua.call(install, [.function(find)]) { _ in () }
     }
 
     private func addPackagePath(for file: String) throws {

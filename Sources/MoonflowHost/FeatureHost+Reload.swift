@@ -88,7 +88,7 @@ extension FeatureHost {
     private func swapCodeNow(of feature: RunningFeature, changed: [String]?, since: Date, restarting: Bool) throws -> ReloadReport {
         try perform {
             let file = feature.source
-            guard FileManager.default.fileExists(atPath: file) else {
+            guard pluginFileExists(file) else {
                 throw HostError("\(file) is gone; restore it (the old code keeps running)")
             }
             let saved = try dropPluginModules()
@@ -288,13 +288,13 @@ extension FeatureHost {
         try lua.call(chunk, [.value(.table(set)), .ref(saved)]) { _ in () }
     }
 
-    /// Folders with an `init.lua` in the search paths.
+    /// Folders with an `init.lua` in the search paths, and the plugins the sources hold.
     private func pluginNames() -> [String] {
         let fm = FileManager.default
         return configuration.searchPaths.flatMap { dir in
             ((try? fm.contentsOfDirectory(atPath: dir)) ?? []).filter {
                 fm.fileExists(atPath: ((dir as NSString).appendingPathComponent($0) as NSString).appendingPathComponent("init.lua"))
             }
-        }
+        } + sources.flatMap { $0.pluginNames() }
     }
 }

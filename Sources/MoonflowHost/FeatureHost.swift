@@ -61,11 +61,14 @@ public final class FeatureHost: @unchecked Sendable {
         /// Where Lua runs on the real clock: a private queue (default) or the main thread. On
         /// the virtual clock Lua runs on the thread that drives the clock, whatever this says.
         public var executor: StateExecutor
+        /// Plugins that are not in a folder (text in memory, an app's store), looked in after
+        /// the search paths, in order. The host's own `memory` source comes first.
+        public var sources: [any PluginSource]
 
         public init(searchPaths: [String] = ["plugins"], profile: LuaState.Profile = .trusted,
                     timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512, clock: Clock = .real,
                     isolatesPlugins: Bool? = nil, repositoryFiles: (any RepositoryFiles)? = nil,
-                    executor: StateExecutor = .queue) {
+                    executor: StateExecutor = .queue, sources: [any PluginSource] = []) {
             self.searchPaths = searchPaths
             self.profile = profile
             self.timeLimitMs = timeLimitMs
@@ -74,10 +77,16 @@ public final class FeatureHost: @unchecked Sendable {
             self.isolatesPlugins = isolatesPlugins ?? (profile == .sandboxed)
             self.repositoryFiles = repositoryFiles
             self.executor = executor
+            self.sources = sources
         }
     }
 
     public let configuration: Configuration
+    /// Plugins held as text by the host itself: `load(name:source:)` puts them here, and
+    /// `memory.set` changes them for `reload`.
+    public let memory: InMemoryPluginSource
+    /// Every source of plugins besides the search paths: `memory`, then the configured ones.
+    var sources: [any PluginSource] { [memory] + configuration.sources }
     package let lua: LuaState
     package let bridge: LuaBridge
     /// The state executor's scheduler (timers of Lua streams run on it).
@@ -117,6 +126,7 @@ public final class FeatureHost: @unchecked Sendable {
     /// (`router`), so hosts made with `init(sharing:clock:)` each run on a clock of their own.
     package init(configuration: Configuration, switchableClock: Bool) throws {
         self.configuration = configuration
+        memory = InMemoryPluginSource()
         switch configuration.clock {
         case .virtual:
             let test = TestScheduler()
@@ -159,6 +169,14 @@ public final class FeatureHost: @unchecked Sendable {
         interactorClass = try lua.makeClass("moonflow.interactor", methods: RequestInteractor.methods(bridge))
         try MoonflowModule.install(in: lua, bridge: bridge)
         sandbox = configuration.isolatesPlugins ? try PluginSandbox(lua: lua) : nil
+        try installSourceSearcher()
+        if let sandbox {
+            sandbox.sources.split = { [weak self] file in self?.sourceFile(file).map { ("\($0.0.name):", $0.1) } }
+            sandbox.sources.text = { [weak self] file in
+                guard let self, let (source, path) = self.sourceFile(file) else { return nil }
+                return try source.text(at: path)
+            }
+        }
         try setSearchPaths(configuration.searchPaths)
         registerDeclaredRepositories()
     }
@@ -178,6 +196,7 @@ public final class FeatureHost: @unchecked Sendable {
         (services, serviceOrder, serviceObjects) = parent.registry.withLock { (parent.services, parent.serviceOrder, parent.serviceObjects) }
         interactorClass = parent.interactorClass
         sandbox = parent.sandbox
+        memory = parent.memory
         _log = parent.log
     }
 

@@ -19,11 +19,28 @@ final class PluginSandbox {
     /// By plugin folder: a plugin's files and modules share one set of globals.
     private var envs: [String: LuaRef] = [:]
 
+    /// How the sandbox reaches plugins held by a source (`memory:cart/init.lua`); the host
+    /// sets it up.
+    let sources = SourceAccess()
+
+    final class SourceAccess: @unchecked Sendable {
+        /// The source's name with its colon and the path inside it; nil for a file on disk.
+        var split: (String) -> (prefix: String, path: String)? = { _ in nil }
+        /// The text of a source's file, by its full name; nil when the source has none.
+        var text: (String) throws -> String? = { _ in nil }
+    }
+
     init(lua: LuaState) throws {
         self.lua = lua
+        let sources = self.sources
         let loadModule: LuaFunction = { [weak lua] args in
             guard let lua else { return [] }
             let path = try args.string(1, function: "require")
+            if let (prefix, inside) = sources.split(path) {
+                let file = prefix + inside
+                guard let text = try sources.text(file) else { return [.value(.nil), .value(.string(LuaString("no file \(file)")))] }
+                return [.ref(try lua.load(string: text, name: file, env: try args.ref(2)))]
+            }
             // A NUL would end the path early in the file system's eyes.
             guard !path.utf8.contains(0), FileManager.default.fileExists(atPath: path) else {
                 return [.value(.nil), .value(.string(LuaString("no file \(path)")))]
@@ -35,13 +52,16 @@ final class PluginSandbox {
     }
 
     /// The globals for the plugin that `file` belongs to (`plugins/NAME/init.lua`
-    /// or a module beside it; a lone `x.lua` is plugin `x`).
+    /// or a module beside it; a lone `x.lua` is plugin `x`; `memory:NAME/init.lua` for a
+    /// plugin held by a source).
     func env(forPluginFile file: String) throws -> LuaRef {
-        let dir = (file as NSString).deletingLastPathComponent
-        let isInit = (file as NSString).lastPathComponent == "init.lua"
-        let name = isInit ? (dir as NSString).lastPathComponent : ((file as NSString).lastPathComponent as NSString).deletingPathExtension
-        let root = isInit ? (dir as NSString).deletingLastPathComponent : dir
-        let key = isInit ? dir : file
+        let (prefix, inside) = sources.split(file) ?? ("", file)
+        let dir = (inside as NSString).deletingLastPathComponent
+        let isInit = (inside as NSString).lastPathComponent == "init.lua"
+        let name = isInit ? (dir as NSString).lastPathComponent : ((inside as NSString).lastPathComponent as NSString).deletingPathExtension
+        let folder = isInit ? (dir as NSString).deletingLastPathComponent : dir
+        let root = prefix.isEmpty ? (folder.isEmpty ? "." : folder) : prefix + folder
+        let key = prefix + (isInit ? dir : inside)
         if let env = envs[key] { return env }
         let env = try lua.call(makeEnv, [.value(.string(LuaString(name))), .value(.string(LuaString(root.isEmpty ? "." : root)))]) { try $0.ref(1) }
         envs[key] = env
