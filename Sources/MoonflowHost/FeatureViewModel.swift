@@ -25,22 +25,42 @@ import Streams
 /// observers. A state that does not decode into `View` leaves `view` as it was and sets
 /// `decodingError`.
 @MainActor
-@Observable
-public final class FeatureViewModel<View: Decodable & Sendable> {
-    /// The latest state, decoded.
-    public private(set) var view: View
-    /// The last error the feature reported (cleared by `clearError()`).
-    public private(set) var lastError: FeatureError?
-    /// Why the latest state did not decode into `View`, if it did not.
-    public private(set) var decodingError: String?
+public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
+    // Observable by hand rather than with the macro: in a generic class the macro's key path
+    // literals are made again at every read and write (a type lookup each time); these are
+    // made once per model.
+    private let registrar = ObservationRegistrar()
+    private let keys = (view: \FeatureViewModel.view, lastError: \FeatureViewModel.lastError,
+                        decodingError: \FeatureViewModel.decodingError)
+    private var _view: View
+    private var _lastError: FeatureError?
+    private var _decodingError: String?
 
-    /// nil for a preview (`init(preview:)`): no Lua at all.
-    @ObservationIgnored private let feature: RunningFeature?
+    /// The latest state, decoded.
+    public private(set) var view: View {
+        get { registrar.access(self, keyPath: keys.view); return _view }
+        set { registrar.withMutation(of: self, keyPath: keys.view) { _view = newValue } }
+    }
+    /// The last error the feature reported (cleared by `clearError()`).
+    public private(set) var lastError: FeatureError? {
+        get { registrar.access(self, keyPath: keys.lastError); return _lastError }
+        set { registrar.withMutation(of: self, keyPath: keys.lastError) { _lastError = newValue } }
+    }
+    /// Why the latest state did not decode into `View`, if it did not.
+    public private(set) var decodingError: String? {
+        get { registrar.access(self, keyPath: keys.decodingError); return _decodingError }
+        set { registrar.withMutation(of: self, keyPath: keys.decodingError) { _decodingError = newValue } }
+    }
+
+    private let feature: RunningFeature?
     /// What a preview was sent, in order (a preview runs no Lua).
-    @ObservationIgnored public private(set) var sentInPreview: [LuaValue] = []
-    @ObservationIgnored private var observation: Disposable?
+    public private(set) var sentInPreview: [LuaValue] = []
+    private var observation: Disposable?
     /// What arrived off the main thread and waits for the main actor: the latest state only.
-    @ObservationIgnored private let inbox = Locked(Inbox())
+    private let inbox = Locked(Inbox())
+    /// Whether two decoded views are equal: `==` when `View` is `Equatable` (found once, here,
+    /// not per state), else never.
+    private let sameView: (View, View) -> Bool = FeatureViewModel.comparer()
 
     private struct Inbox {
         var state: LuaValue?
@@ -51,7 +71,7 @@ public final class FeatureViewModel<View: Decodable & Sendable> {
     /// - Throws: when the current state does not decode into `View`.
     public init(_ feature: RunningFeature, as type: View.Type = View.self) throws {
         self.feature = feature
-        view = try LuaValueDecoder().decode(View.self, from: feature.state)
+        _view = try LuaValueDecoder().decode(View.self, from: feature.state)
         let inbox = self.inbox
         observation = feature.outlet.add(kinds: [.state, .error]) { [weak self, weak feature] event in
             // Delivered on the host's state executor, in loop order.
@@ -88,7 +108,7 @@ public final class FeatureViewModel<View: Decodable & Sendable> {
     ///     #Preview { CartScreen(model: FeatureViewModel(preview: CartView(items: ["tea"], total: 4))) }
     public init(preview view: View) {
         feature = nil
-        self.view = view
+        _view = view
     }
 
     isolated deinit {
@@ -169,7 +189,7 @@ public final class FeatureViewModel<View: Decodable & Sendable> {
         do {
             let decoded = try LuaValueDecoder().decode(View.self, from: state)
             decodingError = nil
-            if let current = view as? any Equatable, current.isEqual(to: decoded) { return }
+            if sameView(view, decoded) { return }
             view = decoded
         } catch {
             decodingError = "the state does not decode into \(View.self): \(error)"
@@ -177,7 +197,13 @@ public final class FeatureViewModel<View: Decodable & Sendable> {
     }
 }
 
-private extension Equatable {
-    /// Whether `other` is a value of this type equal to this one.
-    func isEqual(to other: Any) -> Bool { (other as? Self) == self }
+extension FeatureViewModel {
+    fileprivate static func comparer() -> (View, View) -> Bool {
+        guard let equatable = View.self as? any Equatable.Type else { return { _, _ in false } }
+        return equality(equatable)
+    }
+
+    private static func equality<E: Equatable>(_: E.Type) -> (View, View) -> Bool {
+        { a, b in (a as? E) == (b as? E) }
+    }
 }

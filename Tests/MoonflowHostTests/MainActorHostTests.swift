@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import LuaKit
 import MoonflowHost
 import PluginFixtures
@@ -56,6 +57,24 @@ final class MainActorHostTests: XCTestCase {
             }
             XCTAssertEqual(model.view.text, typed)
             XCTAssertEqual(typed.count, 15)
+        }
+    }
+
+    func testSwiftUIIsToldOfAChangedViewAndNotOfAnEqualOne() throws {
+        let feature = try host().load("field")
+        feature.start()
+        try MainActor.assumeIsolated {
+            let model = try FeatureViewModel(feature, as: FieldView.self)
+            func changes(_ body: () throws -> Void) rethrows -> Int {
+                let count = Locked(0)
+                withObservationTracking { MainActor.assumeIsolated { _ = model.view } } onChange: { count.withLock { $0 += 1 } }
+                try body()
+                return count.withLock { $0 }
+            }
+            XCTAssertEqual(try changes { try model.send(["type": "setText", "text": "a"]) }, 1)
+            // The same text again: a new state (the log grows) that decodes to the same view.
+            XCTAssertEqual(try changes { try model.send(["type": "setText", "text": "a"]) }, 0)
+            XCTAssertEqual(model.view.text, "a")
         }
     }
 
