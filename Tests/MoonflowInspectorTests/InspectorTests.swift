@@ -430,9 +430,9 @@ final class InspectedRun: @unchecked Sendable {
         _ = done.wait(timeout: .now() + 30)
     }
 
-    /// Waits until the hub has sent `count` frames (the run got that far).
-    func waitForFrames(_ count: Int) throws {
-        let deadline = Date().addingTimeInterval(30)
+    /// Waits until the hub has sent `count` frames (the run got that far), for at most `seconds`.
+    func waitForFrames(_ count: Int, within seconds: TimeInterval = 30) throws {
+        let deadline = Date().addingTimeInterval(seconds)
         while hub.frameCount < count {
             if Date() > deadline { throw Failure("the run sent \(hub.frameCount) frames, not \(count)") }
             Thread.sleep(forTimeInterval: 0.005)
