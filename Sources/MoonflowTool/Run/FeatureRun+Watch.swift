@@ -24,8 +24,8 @@ extension FeatureRun {
         }
         try watcher.start()
         self.watcher = watcher
-        if !FileWatcher.usesInotify {
-            emit(.log(message: "watching by polling every 250 ms (inotify is Linux only)", location: nil))
+        if watcher.polls {
+            emit(.log(message: "watching by polling every 250 ms (no native file watch on this platform)", location: nil))
         }
     }
 
@@ -36,12 +36,12 @@ extension FeatureRun {
     /// them whole and this failure is dropped.
     func reloadSaved(changed: [String], noticed: Date) {
         guard let failure = attemptReload(changed: changed, noticed: noticed) else { return }
-        func stamps() -> [String: [FileAttributeKey: Any]] {
-            Dictionary(uniqueKeysWithValues: changed.compactMap { path in (try? FileManager.default.attributesOfItem(atPath: path)).map { (path, $0) } })
+        func stamps() -> [String: String] {
+            Dictionary(uniqueKeysWithValues: changed.compactMap { path in PollingFileChanges.stamp(of: path).map { (path, $0) } })
         }
-        let before = stamps().mapValues { "\($0[.modificationDate] ?? "") \($0[.size] ?? "")" }
+        let before = stamps()
         Thread.sleep(forTimeInterval: FeatureRun.settleAfterFailedSave)
-        let after = stamps().mapValues { "\($0[.modificationDate] ?? "") \($0[.size] ?? "")" }
+        let after = stamps()
         if before != after { return }
         emit(failure)
     }

@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+import Foundation
+import Glibc
+import MoonflowHost
+
+/// Changes seen through Linux's inotify. Folders are watched, not files, so
+/// every way editors save shows: writing in place, writing a temporary file
+/// and renaming it over (vim, JetBrains), deleting and creating again. Each
+/// root folder's subfolders are watched too (new ones as they appear), and so
+/// is the folder that holds it, so a root deleted and made again is watched
+/// anew; loose files are watched through their folder.
+package final class InotifyFileChanges: FileChanges, @unchecked Sendable {
+    private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB)
+
+    private let lock = NSLock()
+    private var fd: Int32 = -1
+    private var roots: FileWatcher.Roots?
+    private var watches: [Int32: String] = [:]
+    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    package init() {}
+
+    package func start(roots: @escaping FileWatcher.Roots) throws {
+        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else { throw HostError("cannot watch files: inotify_init1 failed (\(String(cString: strerror(errno))))") }
+        lock.withLock {
+            self.fd = fd
+            self.roots = roots
+        }
+        try addWatches()
+    }
+
+    package func rootsChanged() { try? addWatches() }
+
+    package func stop() {
+        lock.withLock {
+            if fd >= 0 { close(fd); fd = -1 }
+        }
+    }
+
+    package func next(timeoutMs: Int) -> [String] {
+        let fd = lock.withLock { self.fd }
+        guard fd >= 0 else { return [] }
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, Int32(clamping: timeoutMs)) > 0 else { return [] }
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return [] }
+        var changed: [String] = []
+        var offset = 0
+        while offset + MemoryLayout<inotify_event>.size <= n {
+            let (wd, eventMask, length, name) = buffer.withUnsafeBytes { raw -> (Int32, UInt32, Int, String) in
+                let event = raw.load(fromByteOffset: offset, as: inotify_event.self)
+                let nameStart = offset + MemoryLayout<inotify_event>.size
+                let bytes = raw[nameStart..<min(nameStart + Int(event.len), n)].prefix { $0 != 0 }
+                return (event.wd, event.mask, Int(event.len), String(decoding: bytes, as: UTF8.self))
+            }
+            offset += MemoryLayout<inotify_event>.size + length
+            if eventMask & UInt32(IN_IGNORED) != 0 {
+                // The folder went away: forget its watch, so it is watched again if it comes back.
+                _ = lock.withLock { watches.removeValue(forKey: wd) }
+                continue
+            }
+            guard let dir = lock.withLock({ watches[wd] }), !name.isEmpty else { continue }
+            let path = (dir as NSString).appendingPathComponent(name)
+            if eventMask & UInt32(IN_ISDIR) != 0, eventMask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+                try? addWatches()
+                // Files written into it before its watch was set count as changed.
+                let found = FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []
+                changed += found.map { (path as NSString).appendingPathComponent($0) }
+                continue
+            }
+            changed.append(path)
+        }
+        return changed
+    }
+
+    private func addWatches() throws {
+        guard let roots = lock.withLock({ self.roots }) else { return }
+        let (folders, files) = roots()
+        var dirs: [String] = []
+        for root in folders {
+            let parent = (root as NSString).deletingLastPathComponent
+            dirs.append(parent.isEmpty ? "." : parent)
+            guard FileManager.default.fileExists(atPath: root) else { continue }
+            dirs.append(root)
+            let found = FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []
+            for sub in found {
+                let full = (root as NSString).appendingPathComponent(sub)
+                var isDir: ObjCBool = false
+                if FileManager.default.fileExists(atPath: full, isDirectory: &isDir), isDir.boolValue { dirs.append(full) }
+            }
+        }
+        for file in files { dirs.append((file as NSString).deletingLastPathComponent) }
+        try lock.withLock {
+            guard fd >= 0 else { return }
+            for dir in Set(dirs) where !watches.values.contains(dir) {
+                let wd = inotify_add_watch(fd, dir.isEmpty ? "." : dir, Self.mask)
+                guard wd >= 0 else {
+                    throw HostError("cannot watch \(dir): \(String(cString: strerror(errno))) (raise fs.inotify.max_user_watches if it says no space)")
+                }
+                watches[wd] = dir
+            }
+        }
+    }
+}
+#endif
