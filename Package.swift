@@ -7,7 +7,7 @@ import PackageDescription
 // MoonflowInspector, ArgumentParser and libedit.
 let package = Package(
     name: "Moonflow",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "LuaKit", targets: ["LuaKit"]),
         .library(name: "Streams", targets: ["Streams"]),

@@ -1,7 +1,7 @@
 // What the shim's C files share; not part of the module's interface. Grouped by
 // the file that defines each. Files call each other one way only, so each can be
 // read and changed knowing only what is below it:
-//   profiles.c -> match.c -> watchdog.c -> views.c
+//   profiles.c -> match.c -> watchdog.c -> views.c;  watchdog.c -> platform.c
 //   profiles.c, protected.c, standalone.c, budgets.c -> watchdog.c
 //   protected.c -> warnings.c;  json.c -> values.c, views.c;  json_read.c -> values.c
 #ifndef CLUASHIM_INTERNAL_H
@@ -37,6 +37,15 @@ int mf_start_watchdog(void);
 /// versions that keep to the time limit, in the libraries of the package.loaded table
 /// on top (left there). Allocates: only inside a protected call. [-0, +0, m]
 void mf_install_timed_functions(lua_State *L);
+
+// MARK: - platform.c
+
+/// Readies `cond` for mf_platform_cond_wait_until.
+void mf_platform_cond_init(pthread_cond_t *cond);
+/// Waits on `cond` (with `lock` held) until signalled or until `deadline_ns` on mf_now_ns's clock.
+void mf_platform_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, int64_t deadline_ns);
+/// The signal the watchdog sends a thread whose call passed its deadline.
+int mf_platform_stop_signal(void);
 
 // MARK: - match.c
 

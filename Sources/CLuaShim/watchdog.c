@@ -1,7 +1,8 @@
 // The time limit: the watchdog thread, the stop hook it sets past a deadline, a
 // test's deadline, and the coroutine, xpcall and table functions that keep to the
-// limit. Calls only views.c (the closer its stop hook lets run): the files that arm
-// calls, and the matcher, call it, so it never calls them.
+// limit. Calls only views.c (the closer its stop hook lets run) and platform.c
+// (the clock, the timed wait, the signal): the files that arm calls, and the
+// matcher, call it, so it never calls them.
 #include "internal.h"
 #include <errno.h>
 #include <pthread.h>
@@ -147,13 +148,6 @@ static void stop_from_watchdog(mf_budget *b) {
 #endif
 }
 
-// The clock deadlines are measured on.
-int64_t mf_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void *watchdog_main(void *unused) {
   (void)unused;
   pthread_mutex_lock(&wd_lock);
@@ -181,8 +175,7 @@ static void *watchdog_main(void *unused) {
     if (next == 0) {
       pthread_cond_wait(&wd_wake, &wd_lock);
     } else {
-      struct timespec ts = { (time_t)(next / 1000000000), (long)(next % 1000000000) };
-      pthread_cond_timedwait(&wd_wake, &wd_lock, &ts);
+      mf_platform_cond_wait_until(&wd_wake, &wd_lock, next);
     }
   }
   return NULL;
@@ -190,14 +183,9 @@ static void *watchdog_main(void *unused) {
 
 static void start_watchdog(void) {
   probe_layout();
-  pthread_condattr_t attr;
-  pthread_condattr_init(&attr);
-  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-  pthread_cond_init(&wd_wake, &attr);
-  pthread_condattr_destroy(&attr);
-  // A real-time signal nobody else uses; SA_RESTART so system calls of the
-  // interrupted thread go on.
-  wd_signal = SIGRTMIN + 7;
+  mf_platform_cond_init(&wd_wake);
+  // SA_RESTART so system calls of the interrupted thread go on.
+  wd_signal = mf_platform_stop_signal();
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
