@@ -144,4 +144,32 @@ final class MainActorHostTests: XCTestCase {
         }
         XCTAssertEqual(MainActor.assumeIsolated { model.view.text }, "t500")
     }
+
+    /// A view that counts how often a state is decoded into it.
+    struct CountedView: Decodable, Sendable {
+        static let decodes = Locked(0)
+        let text: String
+        init(from decoder: any Decoder) throws {
+            text = try decoder.container(keyedBy: CodingKey.self).decode(String.self, forKey: .text)
+            Self.decodes.withLock { $0 += 1 }
+        }
+        enum CodingKey: String, Swift.CodingKey { case text }
+    }
+
+    func testStatesThatArriveWhileTheMainActorIsBusyAreDecodedOnceForTheLatest() throws {
+        let host = try host(.queue)
+        let feature = try host.load("field")
+        feature.start()
+        let model = try MainActor.assumeIsolated { try FeatureViewModel(feature, as: CountedView.self) }
+        CountedView.decodes.withLock { $0 = 0 }
+        // The main actor gets no turn while 500 states are delivered on the host's queue.
+        for n in 1...500 { try feature.send(["type": "setText", "text": .string(LuaString("t\(n)"))]) }
+        host.perform {}
+        let deadline = Date().addingTimeInterval(5)
+        while MainActor.assumeIsolated({ model.view.text }) != "t500" && Date() < deadline {
+            RunLoop.main.run(until: Date().addingTimeInterval(0.01))
+        }
+        XCTAssertEqual(MainActor.assumeIsolated { model.view.text }, "t500")
+        XCTAssertEqual(CountedView.decodes.withLock { $0 }, 1, "only the latest of the waiting states is decoded")
+    }
 }
