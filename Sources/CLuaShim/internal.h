@@ -3,7 +3,7 @@
 // read and changed knowing only what is below it:
 //   profiles.c -> match.c -> watchdog.c -> views.c
 //   profiles.c, protected.c, standalone.c, budgets.c -> watchdog.c
-//   protected.c -> warnings.c;  json.c -> values.c, views.c;  json_read.c -> values.c
+//   protected.c -> warnings.c, views.c;  json.c -> values.c, views.c;  json_read.c -> values.c
 #ifndef CLUASHIM_INTERNAL_H
 #define CLUASHIM_INTERNAL_H
 #include "CLuaShim.h"
@@ -48,6 +48,10 @@ void mf_install_matcher(lua_State *L, int idx);
 
 /// The read-only views' to-be-closed closer; the stop hook lets it run.
 int mf_view_close(lua_State *L);
+/// Replaces the base library's rawget, rawset and rawlen in the globals with ones that
+/// refuse a state view (through the refuser registered by mf_register_view_refuser) and
+/// otherwise act as Lua's own. Allocates: only inside a protected call. [-0, +0, m]
+void mf_install_raw_functions(lua_State *L);
 
 // MARK: - values.c
 

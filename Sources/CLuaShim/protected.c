@@ -1,7 +1,7 @@
 // Protected operations: the Lua API calls Swift makes that can raise (open the
 // libraries, call, resume, make threads and references, collect), each run inside
 // lua_pcall so no error unwinds through Swift. Calls watchdog.c (to arm the time
-// limit around a call) and warnings.c.
+// limit around a call), warnings.c and views.c (the raw functions that refuse a view).
 #include "internal.h"
 #include <string.h>
 
@@ -38,6 +38,7 @@ static int msgh(lua_State *L) {
 
 static int openlibs_k(lua_State *L) {
   luaL_openlibs(L);
+  mf_install_raw_functions(L);
   mf_install_warnings(L);
   return 0;
 }

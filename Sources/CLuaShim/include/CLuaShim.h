@@ -237,6 +237,10 @@ int mf_register_write_views(lua_State *L);
 /// (view, key, old) in `log`, tables stored as (table, view, key) in `stored`; each list
 /// keeps its count at [0] (set to 0 here). Protected. [-5, +0 or +1 (the error), m]
 int mf_install_write_view_access(lua_State *L);
+/// Registers the function that rawget, rawset and rawlen call on a view, as
+/// `refuse(name, view, key)` (key nil for rawlen); it raises, naming the field.
+/// A raw set into the registry: never raises. Stack: [-1, +0]; returns 1.
+int mf_register_view_refuser(lua_State *L);
 /// When the value at `idx` is a read-only or a write view, pushes the table it shows and returns 1;
 /// else returns 0 and pushes nothing. Raw access only: never raises, never allocates.
 /// Stack: [-0, +1] when it returns 1, [-0, +0] when 0.
