@@ -53,16 +53,17 @@ let package = Package(
         .target(name: "StreamsTesting", dependencies: ["Streams"]),
         .target(name: "Runtime", dependencies: ["Streams"]),
         .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"],
-                resources: [.embedInCode("Lua/dispatch.lua")]),
+                resources: [.embedInCode("Lua/dispatch.lua"), .embedInCode("Lua/markers.lua"), .embedInCode("Lua/task_await.lua")]),
         // What an app embeds: the feature host, its plugins, sandbox and services.
         .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams"],
-                resources: [.embedInCode("Lua/plugin_sandbox.lua")]),
+                resources: [.embedInCode("Lua/plugin_sandbox.lua"), .embedInCode("Lua/package_root.lua"),
+                            .embedInCode("Lua/reload.lua"), .embedInCode("Lua/loaded_files.lua")]),
         // SQLite repositories, and the file store for plugins' declared ones (opt-in for apps).
         // GRDB links Debian's libsqlite3 (scripts/setup installs libsqlite3-dev).
         .target(name: "MoonflowSQLite", dependencies: ["MoonflowHost", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         // The test store for apps: Swift `FeatureStore`, Lua `moonflow.test`, `StateDiff`.
         .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams"],
-                resources: [.embedInCode("Lua/moonflow_test.lua")]),
+                resources: [.embedInCode("Lua/moonflow_test.lua"), .embedInCode("Lua/preload.lua")]),
         // A run's events as JSON lines and text: what `moonflow run` prints, recordings keep and the inspector sends.
         .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit"]),
         // The command-line tool's work: run, watch, record, replay, check, new, the spec runner.

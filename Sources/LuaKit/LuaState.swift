@@ -109,6 +109,15 @@ public final class LuaState: @unchecked Sendable {
     static let sandboxSource = String(decoding: PackageResources.sandbox_lua, as: UTF8.self)
     static let textSearcherSource = String(decoding: PackageResources.text_searcher_lua, as: UTF8.self)
 
+    /// Adds a module searcher right after the preload one that asks `find` for a module's
+    /// text (`Lua/text_searcher.lua`, which also holds the file searcher): `find(name)`
+    /// returns the text and where it is (named in messages and tracebacks), or nil and why
+    /// not. The text loads as text only; one that does not compile fails as Lua's own
+    /// searchers fail ("error loading module 'NAME' from 'WHERE'").
+    package func addModuleSearcher(name: String, _ find: @escaping LuaFunction) throws {
+        _ = try call(try load(string: LuaState.textSearcherSource, name: name), [.function(find)])
+    }
+
     deinit { close() }
 
     /// Under the sandboxed profile, where `require` finds modules: `NAME.lua` and
