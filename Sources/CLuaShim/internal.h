@@ -33,7 +33,7 @@ void mf_before_resume(lua_State *co);
 void mf_after_resume(lua_State *L);
 /// Starts the watchdog thread on first use; 0 when it could not start.
 int mf_start_watchdog(void);
-/// Replaces coroutine.resume, wrap and close, xpcall, table.sort and table.move with
+/// Replaces coroutine.resume, wrap and close, xpcall, table.sort, table.move and string.rep with
 /// versions that keep to the time limit, in the libraries of the package.loaded table
 /// on top (left there). Allocates: only inside a protected call. [-0, +0, m]
 void mf_install_timed_functions(lua_State *L);

@@ -1,9 +1,10 @@
 // The time limit: the watchdog thread, the stop hook it sets past a deadline, a
-// test's deadline, and the coroutine, xpcall and table functions that keep to the
-// limit. Calls only views.c (the closer its stop hook lets run): the files that arm
+// test's deadline, and the coroutine, xpcall, table and string.rep functions that
+// keep to the limit. Calls only views.c (the closer its stop hook lets run): the files that arm
 // calls, and the matcher, call it, so it never calls them.
 #include "internal.h"
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -560,6 +561,52 @@ static int table_move(lua_State *L) {
   return 1;
 }
 
+/// string.rep's longest result, as Lua's own (lstrlib.c's MAXSIZE).
+#define REP_MAX (sizeof(size_t) < sizeof(int) ? (size_t)~(size_t)0 : (size_t)INT_MAX)
+/// Bytes string.rep copies between two looks at the deadline.
+enum { REP_CHUNK = 1 << 20 };
+
+/// string.rep as Lua's own, but Lua's copies `s` and `sep` once per repetition, so
+/// `string.rep("", math.maxinteger)` loops for ages in C making nothing. Here an empty
+/// result returns at once, and a long one is made by doubling what is already copied,
+/// in pieces that look at the deadline between them.
+static int string_rep(lua_State *L) {
+  size_t l, lsep;
+  const char *s = luaL_checklstring(L, 1, &l);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  const char *sep = luaL_optlstring(L, 3, "", &lsep);
+  if (n <= 0 || l + lsep == 0) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  if (l + lsep < l || l + lsep > REP_MAX / (lua_Unsigned)n)
+    return luaL_error(L, "resulting string too large");
+  size_t unit = l + lsep;
+  size_t total = (size_t)n * l + (size_t)(n - 1) * lsep;
+  luaL_Buffer b;
+  char *p = luaL_buffinitsize(L, &b, total);
+  // The result is `s .. sep` over and over, cut at `total` (the last `sep` falls off).
+  memcpy(p, s, l);
+  size_t done = l;
+  if (done < total) {
+    memcpy(p + done, sep, lsep);
+    done += lsep;
+  }
+  while (done < total) {
+    // p[done..] continues the pattern from p[done % unit], and what lies before `done`
+    // is whole: copy from there, no more than is already made past that point.
+    size_t from = done % unit;
+    size_t k = done - from;
+    if (k > total - done) k = total - done;
+    if (k > REP_CHUNK) k = REP_CHUNK;
+    memcpy(p + done, p + from, k);
+    done += k;
+    if (mf_deadline_passed(L)) mf_raise_timeout(L);
+  }
+  luaL_pushresultsize(&b, total);
+  return 1;
+}
+
 static void wrap_table_function(lua_State *L, int lib, const char *name, lua_CFunction wrapper) {
   if (lua_getfield(L, lib, name) == LUA_TFUNCTION) {
     lua_pushcclosure(L, wrapper, 1);
@@ -613,6 +660,11 @@ void mf_install_timed_functions(lua_State *L) {
   if (lua_getfield(L, -1, LUA_TABLIBNAME) == LUA_TTABLE) {
     wrap_table_function(L, lua_gettop(L), "sort", table_sort);
     wrap_table_function(L, lua_gettop(L), "move", table_move);
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, -1, LUA_STRLIBNAME) == LUA_TTABLE) {
+    lua_pushcfunction(L, string_rep);
+    lua_setfield(L, -2, "rep");
   }
   lua_pop(L, 1);
 }
