@@ -31,6 +31,10 @@ void mf_state_freed(mf_budget *b);
 /// Around lua_resume(co, L, ...): tell the watchdog which thread runs.
 void mf_before_resume(lua_State *co);
 void mf_after_resume(lua_State *L);
+/// Pushes the time-limit message, "time limit of N ms exceeded" (N: the limit in
+/// force), without a place: the one text of it on the C side. Raising, mf_raise_timeout
+/// puts the running code's `file:line` before it. [-0, +1, m]
+void mf_push_timeout_message(lua_State *L);
 /// Starts the watchdog thread on first use; 0 when it could not start.
 int mf_start_watchdog(void);
 /// Replaces coroutine.resume, wrap and close, xpcall, table.sort, table.move and string.rep with

@@ -106,9 +106,15 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
   raise_test_timeout(L, b);
 }
 
+void mf_push_timeout_message(lua_State *L) {
+  lua_pushfstring(L, "time limit of %d ms exceeded", (int)mf_budget_of(L)->limit_ms);
+}
+
 int mf_raise_timeout(lua_State *L) {
-  return luaL_error(L, "time limit of %d ms exceeded",
-                    (int)mf_budget_of(L)->limit_ms);
+  luaL_where(L, 1);  // as luaL_error: the message starts at the running Lua code's file:line
+  mf_push_timeout_message(L);
+  lua_concat(L, 2);
+  return lua_error(L);
 }
 
 int mf_deadline_passed(lua_State *L) {
