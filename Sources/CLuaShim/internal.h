@@ -26,6 +26,13 @@ static inline mf_budget *mf_budget_of(lua_State *L) {
 int mf_arm(lua_State *L, int64_t limit_ms);
 /// Ends what mf_arm started (no-op when `armed` is 0).
 void mf_disarm(lua_State *L, int armed);
+/// Around a call from the host that mf_arm did not arm (no limit, or inside an armed
+/// one): the collector runs during every call from the host and waits between them,
+/// so a finalizer (`__gc`) runs only inside a call, under its deadline when it has one.
+void mf_gc_release(lua_State *L);
+void mf_gc_hold(lua_State *L);
+/// Once the watchdog serves L: holds the collector until the first call.
+void mf_gc_hold_first(lua_State *L);
 /// Called by the allocator as lua_close frees the main thread (see mf_close_state).
 void mf_state_freed(mf_budget *b);
 /// Around lua_resume(co, L, ...): tell the watchdog which thread runs.

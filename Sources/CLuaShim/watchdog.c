@@ -227,6 +227,46 @@ static void start_watchdog(void) {
   pthread_attr_destroy(&tattr);
 }
 
+// MARK: - The collector waits between calls
+
+// A finalizer (`__gc`) runs in whichever garbage-collection step reaches it, and a step
+// runs at any allocation: outside a call too, as the host parses a chunk, pushes values
+// or takes a reference, where no deadline is armed and a finalizer that loops would hang
+// the host. So on a state the watchdog serves, the collector waits while no call from
+// the host runs, and catches up when the next one starts (under its deadline). It waits
+// by a loan of debt rather than by LUA_GCSTOP: the loan is paid back as it was lent, so
+// the collector's pace is kept (LUA_GCRESTART would start a new cycle at every call),
+// and a script's own collectgarbage("stop") is left as the script set it (no loan while
+// the collector is stopped; none is repaid into a stopped one).
+#define GC_LOAN_KB (1 << 30)
+
+static void gc_lend(lua_State *L, mf_budget *b) {
+  if (!b->watched || b->gc_lent || lua_gc(L, LUA_GCISRUNNING, 0) != 1) return;
+  // -1: the collector is running a finalizer now, where lua_gc does nothing.
+  if (lua_gc(L, LUA_GCSTEP, -GC_LOAN_KB) != -1) b->gc_lent = 1;
+}
+
+static void gc_repay(lua_State *L, mf_budget *b) {
+  if (!b->gc_lent) return;
+  b->gc_lent = 0;
+  lua_gc(L, LUA_GCSTEP, GC_LOAN_KB);  // a step now if one came due meanwhile
+}
+
+void mf_gc_release(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  if (b->gc_calls++ == 0) gc_repay(L, b);
+}
+
+void mf_gc_hold(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  if (b->gc_calls > 0 && --b->gc_calls == 0) gc_lend(L, b);
+}
+
+void mf_gc_hold_first(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  if (b->gc_calls == 0) gc_lend(L, b);
+}
+
 void mf_set_running(mf_budget *b, lua_State *L) {
   __atomic_store_n(&b->running, L, __ATOMIC_SEQ_CST);
 }
@@ -248,6 +288,7 @@ int mf_arm(lua_State *L, int64_t limit_ms) {
   if (wd_sleep_until == 0 || deadline < wd_sleep_until) pthread_cond_signal(&wd_wake);
   pthread_mutex_unlock(&wd_lock);
   armed_here = b;
+  mf_gc_release(L);  // armed first: a finalizer the catching up reaches keeps the deadline
   return 1;
 }
 
@@ -299,6 +340,7 @@ int mf_close_coroutine(lua_State *co, lua_State *from, int64_t limit_ms) {
 void mf_disarm(lua_State *L, int armed) {
   if (!armed) return;
   mf_budget *b = mf_budget_of(L);
+  mf_gc_hold(L);
   unlist(b);
   if (b->test_deadline_ns != 0) {
     // Back in the test's own code: it stops now if its deadline passed meanwhile.

@@ -178,7 +178,7 @@ public final class LuaState: @unchecked Sendable {
     public func collectGarbage() {
         enter(); defer { leave() }
         for _ in 0..<8 {
-            try? check(mf_gc_collect(L), L)  // a failed cycle leaves its error: popped
+            try? check(mf_gc_collect(L, timeLimitMs ?? 0), L)  // a failed cycle leaves its error: popped
             guard pendingUnrefs.hasPending else { return }
             drainUnrefs()
         }
