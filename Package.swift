@@ -114,8 +114,8 @@ let package = Package(
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
         // The Lua layer alone, on a small harness of its own (what the host assembles is tested in MoonflowHostTests).
         .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting", "PluginFixtures"]),
-        // Plugin folders and the probe feature, for the harnesses of the two test targets above and below.
-        .target(name: "PluginFixtures", dependencies: ["MoonflowLua", "LuaKit"], path: "Tests/PluginFixtures"),
+        // Plugin folders, the probe feature and what the two harnesses share, for the test targets above and below.
+        .target(name: "PluginFixtures", dependencies: ["MoonflowLua", "LuaKit", "Streams", "StreamsTesting"], path: "Tests/PluginFixtures"),
         // The host's own tests, and the host with MoonflowSQLite's file store for declared repositories.
         .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "MoonflowTesting", "MoonflowSQLite", "StreamsTesting", "PluginFixtures"]),
         .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "LuaKit"]),
