@@ -151,7 +151,7 @@ public final class LuaState: @unchecked Sendable {
     public var plainDataOnly = false
     /// Whether the deadline of the test running now (`testDeadline()`) has
     /// passed: a wait in Swift stops, so the test can fail instead of hanging.
-    public var testDeadlinePassed: Bool { !closed && mf_test_deadline_passed(L) != 0 }
+    package var testDeadlinePassed: Bool { !closed && mf_test_deadline_passed(L) != 0 }
 
     /// The Lua function `arm(limitMs)` that starts a test's deadline and returns
     /// its to-be-closed guard (nil when the state has no time limit):
@@ -160,7 +160,7 @@ public final class LuaState: @unchecked Sendable {
     ///     body()   -- stopped, wherever it loops, once 10 s have passed
     ///
     /// Calls made meanwhile with their own time limit keep it.
-    public func testDeadline() throws -> LuaRef {
+    package func testDeadline() throws -> LuaRef {
         enter(); defer { leave() }
         let L = activeL
         guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
