@@ -107,7 +107,7 @@ let package = Package(
         // Benchmarks: a program that prints figures (scripts/bench builds it in release).
         .executableTarget(
             name: "moonflow-bench",
-            dependencies: ["Runtime", "Streams", "StreamsTesting", "LuaKit", "MoonflowLua", "MoonflowHost", "MoonflowSQLite"]
+            dependencies: ["Runtime", "Streams", "LuaKit", "MoonflowLua", "MoonflowHost", "MoonflowSQLite"]
         ),
         .testTarget(name: "LuaKitTests", dependencies: ["LuaKit"]),
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
