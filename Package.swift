@@ -53,16 +53,17 @@ let package = Package(
         .target(name: "StreamsTesting", dependencies: ["Streams"]),
         .target(name: "Runtime", dependencies: ["Streams"]),
         .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"],
-                resources: [.embedInCode("Lua/dispatch.lua")]),
+                resources: [.embedInCode("Lua/dispatch.lua"), .embedInCode("Lua/markers.lua"), .embedInCode("Lua/task_await.lua")]),
         // What an app embeds: the feature host, its plugins, sandbox and services.
         .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams"],
-                resources: [.embedInCode("Lua/plugin_sandbox.lua")]),
+                resources: [.embedInCode("Lua/plugin_sandbox.lua"), .embedInCode("Lua/package_root.lua"),
+                            .embedInCode("Lua/reload.lua"), .embedInCode("Lua/loaded_files.lua")]),
         // SQLite repositories, and the file store for plugins' declared ones (opt-in for apps).
         // GRDB links Debian's libsqlite3 (scripts/setup installs libsqlite3-dev).
         .target(name: "MoonflowSQLite", dependencies: ["MoonflowHost", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         // The test store for apps: Swift `FeatureStore`, Lua `moonflow.test`, `StateDiff`.
         .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams"],
-                resources: [.embedInCode("Lua/moonflow_test.lua")]),
+                resources: [.embedInCode("Lua/moonflow_test.lua"), .embedInCode("Lua/preload.lua")]),
         // A run's events as JSON lines and text: what `moonflow run` prints, recordings keep and the inspector sends.
         .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit"]),
         // The command-line tool's work: run, watch, record, replay, check, new, the spec runner.
@@ -106,15 +107,15 @@ let package = Package(
         // Benchmarks: a program that prints figures (scripts/bench builds it in release).
         .executableTarget(
             name: "moonflow-bench",
-            dependencies: ["Runtime", "Streams", "StreamsTesting", "LuaKit", "MoonflowLua", "MoonflowHost", "MoonflowSQLite"]
+            dependencies: ["Runtime", "Streams", "LuaKit", "MoonflowLua", "MoonflowHost", "MoonflowSQLite"]
         ),
         .testTarget(name: "LuaKitTests", dependencies: ["LuaKit"]),
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
         // The Lua layer alone, on a small harness of its own (what the host assembles is tested in MoonflowHostTests).
         .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting", "PluginFixtures"]),
-        // Plugin folders and the probe feature, for the harnesses of the two test targets above and below.
-        .target(name: "PluginFixtures", dependencies: ["MoonflowLua", "LuaKit"], path: "Tests/PluginFixtures"),
+        // Plugin folders, the probe feature and what the two harnesses share, for the test targets above and below.
+        .target(name: "PluginFixtures", dependencies: ["MoonflowLua", "LuaKit", "Streams", "StreamsTesting"], path: "Tests/PluginFixtures"),
         // The host's own tests, and the host with MoonflowSQLite's file store for declared repositories.
         .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "MoonflowTesting", "MoonflowSQLite", "StreamsTesting", "PluginFixtures"]),
         .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "LuaKit"]),

@@ -1,5 +1,5 @@
-/* (b) of DESIGN §10: a minimal C host driving the counter feature's own
- * handle and reduce (plugins/counter/init.lua, loaded through
+/* (b) of the feature suite (docs/contributing.md, Benchmarks): a minimal C host
+ * driving the counter feature's own handle and reduce (plugins/counter/init.lua, loaded through
  * bench/counter_def.lua) through the Lua C API: per action one lua_pcall of
  * handle(action, state) and one of reduce(state, mutation), then the "observer"
  * reads state.count. That is the least any embedding host has to do.

@@ -1,5 +1,6 @@
--- (a) of DESIGN §10: the counter feature's own handle and reduce driven by a
--- plain Lua loop under lua5.4 — the floor any host can only approach.
+-- (a) of the feature suite (docs/contributing.md, Benchmarks): the counter
+-- feature's own handle and reduce driven by a plain Lua loop under lua5.4 — the
+-- floor any host can only approach.
 -- Per action: handle returns a mutation table, reduce changes state.count in
 -- place, and an "observer" reads count. The action table is reused.
 -- Usage: lua5.4 bench/counter_loop.lua [ACTIONS] [RUNS]

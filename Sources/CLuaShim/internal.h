@@ -3,7 +3,7 @@
 // read and changed knowing only what is below it:
 //   profiles.c -> match.c -> watchdog.c -> views.c;  watchdog.c -> platform.c
 //   profiles.c, protected.c, standalone.c, budgets.c -> watchdog.c
-//   protected.c -> warnings.c;  json.c -> values.c, views.c;  json_read.c -> values.c
+//   protected.c -> warnings.c, views.c;  json.c -> values.c, views.c;  json_read.c -> values.c
 #ifndef CLUASHIM_INTERNAL_H
 #define CLUASHIM_INTERNAL_H
 #include "CLuaShim.h"
@@ -26,14 +26,25 @@ static inline mf_budget *mf_budget_of(lua_State *L) {
 int mf_arm(lua_State *L, int64_t limit_ms);
 /// Ends what mf_arm started (no-op when `armed` is 0).
 void mf_disarm(lua_State *L, int armed);
+/// Around a call from the host that mf_arm did not arm (no limit, or inside an armed
+/// one): the collector runs during every call from the host and waits between them,
+/// so a finalizer (`__gc`) runs only inside a call, under its deadline when it has one.
+void mf_gc_release(lua_State *L);
+void mf_gc_hold(lua_State *L);
+/// Once the watchdog serves L: holds the collector until the first call.
+void mf_gc_hold_first(lua_State *L);
 /// Called by the allocator as lua_close frees the main thread (see mf_close_state).
 void mf_state_freed(mf_budget *b);
 /// Around lua_resume(co, L, ...): tell the watchdog which thread runs.
 void mf_before_resume(lua_State *co);
 void mf_after_resume(lua_State *L);
+/// Pushes the time-limit message, "time limit of N ms exceeded" (N: the limit in
+/// force), without a place: the one text of it on the C side. Raising, mf_raise_timeout
+/// puts the running code's `file:line` before it. [-0, +1, m]
+void mf_push_timeout_message(lua_State *L);
 /// Starts the watchdog thread on first use; 0 when it could not start.
 int mf_start_watchdog(void);
-/// Replaces coroutine.resume, wrap and close, xpcall, table.sort and table.move with
+/// Replaces coroutine.resume, wrap and close, xpcall, table.sort, table.move and string.rep with
 /// versions that keep to the time limit, in the libraries of the package.loaded table
 /// on top (left there). Allocates: only inside a protected call. [-0, +0, m]
 void mf_install_timed_functions(lua_State *L);
@@ -57,6 +68,10 @@ void mf_install_matcher(lua_State *L, int idx);
 
 /// The read-only views' to-be-closed closer; the stop hook lets it run.
 int mf_view_close(lua_State *L);
+/// Replaces the base library's rawget, rawset and rawlen in the globals with ones that
+/// refuse a state view (through the refuser registered by mf_register_view_refuser) and
+/// otherwise act as Lua's own. Allocates: only inside a protected call. [-0, +0, m]
+void mf_install_raw_functions(lua_State *L);
 
 // MARK: - values.c
 

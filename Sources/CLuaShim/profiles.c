@@ -25,6 +25,9 @@ int mf_install_watchdog(lua_State *L) {
   }
   lua_pushcfunction(L, install_watchdog_k);
   int status = lua_pcall(L, 0, 0, 0);
-  if (status == LUA_OK) mf_budget_of(L)->watched = 1;
+  if (status == LUA_OK) {
+    mf_budget_of(L)->watched = 1;
+    mf_gc_hold_first(L);
+  }
   return status;
 }

@@ -1,7 +1,7 @@
 // Protected operations: the Lua API calls Swift makes that can raise (open the
 // libraries, call, resume, make threads and references, collect), each run inside
 // lua_pcall so no error unwinds through Swift. Calls watchdog.c (to arm the time
-// limit around a call) and warnings.c.
+// limit around a call), warnings.c and views.c (the raw functions that refuse a view).
 #include "internal.h"
 #include <string.h>
 
@@ -38,6 +38,7 @@ static int msgh(lua_State *L) {
 
 static int openlibs_k(lua_State *L) {
   luaL_openlibs(L);
+  mf_install_raw_functions(L);
   mf_install_warnings(L);
   return 0;
 }
@@ -59,7 +60,9 @@ int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms) {
   lua_pushcfunction(L, msgh);
   lua_insert(L, base);
   int armed = mf_arm(L, limit_ms);
+  if (!armed) mf_gc_release(L);
   int status = lua_pcall(L, nargs, nresults, base);
+  if (!armed) mf_gc_hold(L);
   if (armed && status == LUA_OK && mf_budget_of(L)->timed_out) {
     // The script caught the stop (coroutine.resume, pcall) and returned anyway:
     // the call still failed. nil as the error value: Swift reads timed_out.
@@ -75,9 +78,11 @@ int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms) {
 int mf_resume(lua_State *L, lua_State *from, int nargs, int *nresults, int64_t limit_ms) {
   lua_State *resumer = from ? from : L;
   int armed = mf_arm(resumer, limit_ms);
+  if (!armed) mf_gc_release(resumer);
   mf_before_resume(L);
   int status = lua_resume(L, from, nargs, nresults);
   mf_after_resume(resumer);
+  if (!armed) mf_gc_hold(resumer);
   mf_disarm(resumer, armed);
   if (status != LUA_OK && status != LUA_YIELD) {
     // Append the coroutine's traceback while its stack is still there.
@@ -123,9 +128,18 @@ int mf_ref(lua_State *L, int *outRef) {
 void mf_unref(lua_State *L, int ref) { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
 
 static int gc_k(lua_State *L) { lua_gc(L, LUA_GCCOLLECT, 0); return 0; }
-int mf_gc_collect(lua_State *L) {
+int mf_gc_collect(lua_State *L, int64_t limit_ms) {
   MF_NEED_ROOM(L, 1, 0);
+  // A call of its own: its finalizers run under the deadline.
+  int armed = mf_arm(L, limit_ms);
+  if (!armed) mf_gc_release(L);
   lua_pushcfunction(L, gc_k);
-  return lua_pcall(L, 0, 0, 0);
+  int status = lua_pcall(L, 0, 0, 0);
+  if (!armed) mf_gc_hold(L);
+  mf_disarm(L, armed);
+  // A finalizer stopped here became a warning, as Lua makes errors in __gc: no
+  // error of this call to report, and none for the next one to find.
+  if (armed) mf_budget_of(L)->timed_out = 0;
+  return status;
 }
 int mf_gc_count_kb(lua_State *L) { return lua_gc(L, LUA_GCCOUNT, 0); }

@@ -66,7 +66,7 @@ int mf_docall(lua_State *L, int nargs, int64_t limit_ms) {
   if (outer != LUA_OK) return outer;
   if (status == LUA_OK && stopped) {
     lua_settop(L, base - 1);
-    lua_pushfstring(L, "time limit of %d ms exceeded", (int)mf_budget_of(L)->limit_ms);
+    mf_push_timeout_message(L);
     return LUA_ERRRUN;
   }
   return status;

@@ -1,5 +1,6 @@
 // The views of the state in C: the write views' two hot metamethods, the read-only
-// views' closer, and which table a view shows. Calls no other file.
+// views' closer, which table a view shows, and the raw functions that refuse a view.
+// Calls no other file.
 #include "internal.h"
 
 // The write views' (what `reduce` gets) two hot metamethods in C. A view is an
@@ -177,5 +178,78 @@ int mf_readonly_target(lua_State *L, int idx) {
   lua_rawget(L, -2);
   lua_remove(L, -2);
   if (lua_type(L, -1) != LUA_TTABLE) { lua_pop(L, 1); return 0; }
+  return 1;
+}
+
+// MARK: - Raw access refuses a view
+
+// rawget, rawset and rawlen of every state replace the base library's: on a view
+// they call the refuser the host registered (it raises, naming the field), since a
+// raw write would land in the empty view and hide the state's field behind it for
+// good. They are the library's own functions, so a copy taken before any view
+// existed (the sandbox's, a module's local) refuses a view as well.
+static const char REFUSE_KEY = 0;
+
+/// Whether the value at `idx` has either views' metatable. Never raises.
+static int is_view(lua_State *L, int idx) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  int is = is_view_metatable(L, &READONLY_MT_KEY) || is_view_metatable(L, &WRITE_MT_KEY);
+  lua_pop(L, 1);
+  return is;
+}
+
+/// Raises for `name` on the view at 1 (key at 2, or none): through the refuser, which
+/// names the field, and with a plain message should no refuser be registered.
+static int refuse(lua_State *L, const char *name, int has_key) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &REFUSE_KEY) == LUA_TFUNCTION) {
+    lua_pushstring(L, name);
+    lua_pushvalue(L, 1);
+    if (has_key) lua_pushvalue(L, 2); else lua_pushnil(L);
+    lua_call(L, 3, 0);
+  }
+  return luaL_error(L, "%s: the state is a view, not a plain table", name);
+}
+
+static int raw_get(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  if (is_view(L, 1)) return refuse(L, "rawget", 1);
+  lua_settop(L, 2);
+  lua_rawget(L, 1);
+  return 1;
+}
+
+static int raw_set(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  luaL_checkany(L, 3);
+  if (is_view(L, 1)) return refuse(L, "rawset", 1);
+  lua_settop(L, 3);
+  lua_rawset(L, 1);
+  return 1;
+}
+
+static int raw_len(lua_State *L) {
+  int t = lua_type(L, 1);
+  luaL_argexpected(L, t == LUA_TTABLE || t == LUA_TSTRING, 1, "table or string");
+  if (t == LUA_TTABLE && is_view(L, 1)) return refuse(L, "rawlen", 0);
+  lua_pushinteger(L, (lua_Integer)lua_rawlen(L, 1));
+  return 1;
+}
+
+void mf_install_raw_functions(lua_State *L) {
+  lua_pushglobaltable(L);
+  lua_pushcfunction(L, raw_get);
+  lua_setfield(L, -2, "rawget");
+  lua_pushcfunction(L, raw_set);
+  lua_setfield(L, -2, "rawset");
+  lua_pushcfunction(L, raw_len);
+  lua_setfield(L, -2, "rawlen");
+  lua_pop(L, 1);
+}
+
+int mf_register_view_refuser(lua_State *L) {
+  // stack: the refuser
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &REFUSE_KEY);
   return 1;
 }

@@ -1,10 +1,11 @@
 // The time limit: the watchdog thread, the stop hook it sets past a deadline, a
-// test's deadline, and the coroutine, xpcall and table functions that keep to the
-// limit. Calls only views.c (the closer its stop hook lets run) and platform.c
-// (the clock, the timed wait, the signal): the files that arm calls, and the
-// matcher, call it, so it never calls them.
+// test's deadline, and the coroutine, xpcall, table and string.rep functions that
+// keep to the limit. Calls only views.c (the closer its stop hook lets run) and
+// platform.c (the clock, the timed wait, the signal): the files that arm calls,
+// and the matcher, call it, so it never calls them.
 #include "internal.h"
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -106,9 +107,15 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
   raise_test_timeout(L, b);
 }
 
+void mf_push_timeout_message(lua_State *L) {
+  lua_pushfstring(L, "time limit of %d ms exceeded", (int)mf_budget_of(L)->limit_ms);
+}
+
 int mf_raise_timeout(lua_State *L) {
-  return luaL_error(L, "time limit of %d ms exceeded",
-                    (int)mf_budget_of(L)->limit_ms);
+  luaL_where(L, 1);  // as luaL_error: the message starts at the running Lua code's file:line
+  mf_push_timeout_message(L);
+  lua_concat(L, 2);
+  return lua_error(L);
 }
 
 int mf_deadline_passed(lua_State *L) {
@@ -208,6 +215,46 @@ static void start_watchdog(void) {
   pthread_attr_destroy(&tattr);
 }
 
+// MARK: - The collector waits between calls
+
+// A finalizer (`__gc`) runs in whichever garbage-collection step reaches it, and a step
+// runs at any allocation: outside a call too, as the host parses a chunk, pushes values
+// or takes a reference, where no deadline is armed and a finalizer that loops would hang
+// the host. So on a state the watchdog serves, the collector waits while no call from
+// the host runs, and catches up when the next one starts (under its deadline). It waits
+// by a loan of debt rather than by LUA_GCSTOP: the loan is paid back as it was lent, so
+// the collector's pace is kept (LUA_GCRESTART would start a new cycle at every call),
+// and a script's own collectgarbage("stop") is left as the script set it (no loan while
+// the collector is stopped; none is repaid into a stopped one).
+#define GC_LOAN_KB (1 << 30)
+
+static void gc_lend(lua_State *L, mf_budget *b) {
+  if (!b->watched || b->gc_lent || lua_gc(L, LUA_GCISRUNNING, 0) != 1) return;
+  // -1: the collector is running a finalizer now, where lua_gc does nothing.
+  if (lua_gc(L, LUA_GCSTEP, -GC_LOAN_KB) != -1) b->gc_lent = 1;
+}
+
+static void gc_repay(lua_State *L, mf_budget *b) {
+  if (!b->gc_lent) return;
+  b->gc_lent = 0;
+  lua_gc(L, LUA_GCSTEP, GC_LOAN_KB);  // a step now if one came due meanwhile
+}
+
+void mf_gc_release(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  if (b->gc_calls++ == 0) gc_repay(L, b);
+}
+
+void mf_gc_hold(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  if (b->gc_calls > 0 && --b->gc_calls == 0) gc_lend(L, b);
+}
+
+void mf_gc_hold_first(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  if (b->gc_calls == 0) gc_lend(L, b);
+}
+
 void mf_set_running(mf_budget *b, lua_State *L) {
   __atomic_store_n(&b->running, L, __ATOMIC_SEQ_CST);
 }
@@ -229,6 +276,7 @@ int mf_arm(lua_State *L, int64_t limit_ms) {
   if (wd_sleep_until == 0 || deadline < wd_sleep_until) pthread_cond_signal(&wd_wake);
   pthread_mutex_unlock(&wd_lock);
   armed_here = b;
+  mf_gc_release(L);  // armed first: a finalizer the catching up reaches keeps the deadline
   return 1;
 }
 
@@ -280,6 +328,7 @@ int mf_close_coroutine(lua_State *co, lua_State *from, int64_t limit_ms) {
 void mf_disarm(lua_State *L, int armed) {
   if (!armed) return;
   mf_budget *b = mf_budget_of(L);
+  mf_gc_hold(L);
   unlist(b);
   if (b->test_deadline_ns != 0) {
     // Back in the test's own code: it stops now if its deadline passed meanwhile.
@@ -548,6 +597,52 @@ static int table_move(lua_State *L) {
   return 1;
 }
 
+/// string.rep's longest result, as Lua's own (lstrlib.c's MAXSIZE).
+#define REP_MAX (sizeof(size_t) < sizeof(int) ? (size_t)~(size_t)0 : (size_t)INT_MAX)
+/// Bytes string.rep copies between two looks at the deadline.
+enum { REP_CHUNK = 1 << 20 };
+
+/// string.rep as Lua's own, but Lua's copies `s` and `sep` once per repetition, so
+/// `string.rep("", math.maxinteger)` loops for ages in C making nothing. Here an empty
+/// result returns at once, and a long one is made by doubling what is already copied,
+/// in pieces that look at the deadline between them.
+static int string_rep(lua_State *L) {
+  size_t l, lsep;
+  const char *s = luaL_checklstring(L, 1, &l);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  const char *sep = luaL_optlstring(L, 3, "", &lsep);
+  if (n <= 0 || l + lsep == 0) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  if (l + lsep < l || l + lsep > REP_MAX / (lua_Unsigned)n)
+    return luaL_error(L, "resulting string too large");
+  size_t unit = l + lsep;
+  size_t total = (size_t)n * l + (size_t)(n - 1) * lsep;
+  luaL_Buffer b;
+  char *p = luaL_buffinitsize(L, &b, total);
+  // The result is `s .. sep` over and over, cut at `total` (the last `sep` falls off).
+  memcpy(p, s, l);
+  size_t done = l;
+  if (done < total) {
+    memcpy(p + done, sep, lsep);
+    done += lsep;
+  }
+  while (done < total) {
+    // p[done..] continues the pattern from p[done % unit], and what lies before `done`
+    // is whole: copy from there, no more than is already made past that point.
+    size_t from = done % unit;
+    size_t k = done - from;
+    if (k > total - done) k = total - done;
+    if (k > REP_CHUNK) k = REP_CHUNK;
+    memcpy(p + done, p + from, k);
+    done += k;
+    if (mf_deadline_passed(L)) mf_raise_timeout(L);
+  }
+  luaL_pushresultsize(&b, total);
+  return 1;
+}
+
 static void wrap_table_function(lua_State *L, int lib, const char *name, lua_CFunction wrapper) {
   if (lua_getfield(L, lib, name) == LUA_TFUNCTION) {
     lua_pushcclosure(L, wrapper, 1);
@@ -601,6 +696,11 @@ void mf_install_timed_functions(lua_State *L) {
   if (lua_getfield(L, -1, LUA_TABLIBNAME) == LUA_TTABLE) {
     wrap_table_function(L, lua_gettop(L), "sort", table_sort);
     wrap_table_function(L, lua_gettop(L), "move", table_move);
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, -1, LUA_STRLIBNAME) == LUA_TTABLE) {
+    lua_pushcfunction(L, string_rep);
+    lua_setfield(L, -2, "rep");
   }
   lua_pop(L, 1);
 }

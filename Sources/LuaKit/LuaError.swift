@@ -25,9 +25,8 @@ public enum LuaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .memory(let limit):
             if let limit { return "not enough memory: the script went over its \(limit / (1024 * 1024)) MB budget" }
             return "not enough memory"
-        case .timeout(let limitMs, let traceback):
-            let msg = "time limit of \(limitMs) ms exceeded: the script ran too long"
-            return LuaErrorReport(message: msg, traceback: traceback).text
+        case .timeout(_, let traceback):
+            return LuaErrorReport(message: message + ": the script ran too long", traceback: traceback).text
         case .conversion(let path, let reason):
             return "\(path): \(reason)"
         }
@@ -37,7 +36,7 @@ public enum LuaError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String {
         switch self {
         case .runtime(let message, _, _): message
-        case .timeout(let limitMs, _): "time limit of \(limitMs) ms exceeded"
+        case .timeout(let limitMs, _): "time limit of \(limitMs) ms exceeded"  // the shim's words (mf_push_timeout_message)
         default: description
         }
     }

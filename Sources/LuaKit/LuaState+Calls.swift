@@ -111,6 +111,18 @@ extension LuaState {
         guard registered != 0 else { mf_pop(L, 2); throw LuaError.memory(limit: memoryLimit) }
     }
 
+    /// Registers `refuse(name, view, key)`, which rawget, rawset and rawlen call on a view
+    /// of either kind (`registerViews`) instead of acting on it: it raises, naming the field.
+    /// The state's raw functions are C ones that check every table they get, so a copy of
+    /// them taken before any view existed (the sandbox's) refuses views too.
+    package func registerViewRefuser(_ refuse: LuaRef) throws {
+        enter(); defer { leave() }
+        let L = activeL
+        guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        mf_rawgeti_registry(L, lua_Integer(refuse.ref))
+        _ = mf_register_view_refuser(L)
+    }
+
     /// Makes the write views' reads and writes C functions (`mf_install_write_view_access`):
     /// `metatable.__index` reads raw through `targets[view]` (a table value through
     /// `wrap(table, view, key)`), `metatable.__newindex` writes raw and appends

@@ -109,6 +109,15 @@ public final class LuaState: @unchecked Sendable {
     static let sandboxSource = String(decoding: PackageResources.sandbox_lua, as: UTF8.self)
     static let textSearcherSource = String(decoding: PackageResources.text_searcher_lua, as: UTF8.self)
 
+    /// Adds a module searcher right after the preload one that asks `find` for a module's
+    /// text (`Lua/text_searcher.lua`, which also holds the file searcher): `find(name)`
+    /// returns the text and where it is (named in messages and tracebacks), or nil and why
+    /// not. The text loads as text only; one that does not compile fails as Lua's own
+    /// searchers fail ("error loading module 'NAME' from 'WHERE'").
+    package func addModuleSearcher(name: String, _ find: @escaping LuaFunction) throws {
+        _ = try call(try load(string: LuaState.textSearcherSource, name: name), [.function(find)])
+    }
+
     deinit { close() }
 
     /// Under the sandboxed profile, where `require` finds modules: `NAME.lua` and
@@ -142,7 +151,7 @@ public final class LuaState: @unchecked Sendable {
     public var plainDataOnly = false
     /// Whether the deadline of the test running now (`testDeadline()`) has
     /// passed: a wait in Swift stops, so the test can fail instead of hanging.
-    public var testDeadlinePassed: Bool { !closed && mf_test_deadline_passed(L) != 0 }
+    package var testDeadlinePassed: Bool { !closed && mf_test_deadline_passed(L) != 0 }
 
     /// The Lua function `arm(limitMs)` that starts a test's deadline and returns
     /// its to-be-closed guard (nil when the state has no time limit):
@@ -151,7 +160,7 @@ public final class LuaState: @unchecked Sendable {
     ///     body()   -- stopped, wherever it loops, once 10 s have passed
     ///
     /// Calls made meanwhile with their own time limit keep it.
-    public func testDeadline() throws -> LuaRef {
+    package func testDeadline() throws -> LuaRef {
         enter(); defer { leave() }
         let L = activeL
         guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
@@ -169,7 +178,7 @@ public final class LuaState: @unchecked Sendable {
     public func collectGarbage() {
         enter(); defer { leave() }
         for _ in 0..<8 {
-            try? check(mf_gc_collect(L), L)  // a failed cycle leaves its error: popped
+            try? check(mf_gc_collect(L, timeLimitMs ?? 0), L)  // a failed cycle leaves its error: popped
             guard pendingUnrefs.hasPending else { return }
             drainUnrefs()
         }

@@ -106,17 +106,7 @@ extension FeatureHost {
             }
             return [.value(.nil), .value(.string(LuaString("no file '\(path)' in the sources " + self.sources.map(\.name).joined(separator: ", "))))]
         }
-        let install = try lua.load(string: """
-            local find, load, error, insert, searchers = ..., load, error, table.insert, package.searchers
-            insert(searchers, 2, function(name)
-              local text, where = find(name)
-              if not text then return "\\n\\t" .. where end
-              local chunk, err = load(text, "@" .. where, "t")
-              if not chunk then error(("error loading module '%s' from '%s':\\n\\t%s"):format(name, where, err), 0) end
-              return chunk, where
-            end)
-            """, name: "moonflow.sources")
-        try lua.call(install, [.function(find)]) { _ in () }
+        try lua.addModuleSearcher(name: "moonflow.sources", find)
     }
 
     private func addPackagePath(for file: String) throws {
@@ -126,12 +116,11 @@ extension FeatureHost {
         try addPackageRoot(parent.isEmpty ? "." : parent)
     }
 
+    /// Puts a folder's `?.lua` and `?/init.lua` first on `package.path`, once (`Lua/package_root.lua`).
+    private static let packageRootSource = String(decoding: PackageResources.package_root_lua, as: UTF8.self)
+
     private func addPackageRoot(_ root: String) throws {
-        let fn = try lua.load(string: """
-            local root = ...
-            local entry = root .. "/?.lua;" .. root .. "/?/init.lua;"
-            if not package.path:find(entry, 1, true) then package.path = entry .. package.path end
-            """, name: "moonflow.paths")
+        let fn = try lua.load(string: FeatureHost.packageRootSource, name: "moonflow.paths")
         try lua.call(fn, [.value(.string(LuaString(root)))]) { _ in () }
     }
 

@@ -117,16 +117,7 @@ extension FeatureHost {
     public func loadedFiles(of feature: RunningFeature) throws -> [String] {
         try perform {
             var files = Set(sources(of: feature))
-            let chunk = try lua.load(string: """
-                local out = {}
-                for name in pairs(package.loaded) do
-                  if type(name) == "string" and not package.preload[name] then
-                    local file = package.searchpath(name, package.path)
-                    if file then out[#out + 1] = file end
-                  end
-                end
-                return out
-                """, name: "moonflow.files")
+            let chunk = try lua.load(string: FeatureHost.loadedFilesSource, name: "moonflow.files")
             let found = try lua.call(chunk, []) { try $0.value(1) }
             for case .string(let f) in found.tableValue?.array ?? [] { files.insert(f.description) }
             return files.sorted()
@@ -253,39 +244,23 @@ extension FeatureHost {
     /// Takes the modules of every plugin in the search paths (`NAME.x`) out of
     /// `package.loaded`; returns them so that a failed reload can put them back.
     private func dropPluginModules() throws -> LuaRef {
-        let names = pluginNames()
-        let chunk = try lua.load(string: """
-            local names = ...
-            local saved = {}
-            for key, value in pairs(package.loaded) do
-              if type(key) == "string" then
-                local prefix = key:match("^([^.]+)%.")
-                if prefix and names[prefix] then saved[key] = value end
-              end
-            end
-            for key in pairs(saved) do package.loaded[key] = nil end
-            return saved
-            """, name: "moonflow.reload")
-        var set = LuaTable()
-        for name in names { set[name] = true }
-        return try lua.call(chunk, [.value(.table(set))]) { try $0.ref(1) }
+        try lua.call(try lua.load(string: FeatureHost.reloadSource, name: "moonflow.reload"), [pluginNameSet()]) { try $0.ref(1) }
     }
 
     private func restorePluginModules(_ saved: LuaRef) throws {
-        let names = pluginNames()
-        let chunk = try lua.load(string: """
-            local names, saved = ...
-            for key in pairs(package.loaded) do
-              if type(key) == "string" then
-                local prefix = key:match("^([^.]+)%.")
-                if prefix and names[prefix] then package.loaded[key] = nil end
-              end
-            end
-            for key, value in pairs(saved) do package.loaded[key] = value end
-            """, name: "moonflow.reload")
+        try lua.call(try lua.load(string: FeatureHost.reloadSource, name: "moonflow.reload"), [pluginNameSet(), .ref(saved)]) { _ in () }
+    }
+
+    /// `Lua/reload.lua`: takes the plugins' modules out of `package.loaded`, or puts them back.
+    private static let reloadSource = String(decoding: PackageResources.reload_lua, as: UTF8.self)
+    /// `Lua/loaded_files.lua`: the files of the modules required so far.
+    private static let loadedFilesSource = String(decoding: PackageResources.loaded_files_lua, as: UTF8.self)
+
+    /// `pluginNames()` as a Lua set.
+    private func pluginNameSet() -> LuaPush {
         var set = LuaTable()
-        for name in names { set[name] = true }
-        try lua.call(chunk, [.value(.table(set)), .ref(saved)]) { _ in () }
+        for name in pluginNames() { set[name] = true }
+        return .value(.table(set))
     }
 
     /// Folders with an `init.lua` in the search paths, and the plugins the sources hold.

@@ -106,10 +106,20 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
 
     private let rerun: Rerun?
 
-    /// - Parameter rerun: how to run the feature again; without it, `rerun` and `toggle` are refused.
-    public init(limits: Limits = Limits(), rerun: Rerun? = nil) {
+    /// Adds to a refusal what the person reading it can do about it, in the words of the
+    /// program that made the hub (a command-line tool names its flags): the hub itself says
+    /// only what happened, with `Limits`' names (frames, bytes) for what it keeps.
+    public typealias Advice = @Sendable (_ message: String) -> String
+
+    private let advice: Advice
+
+    /// - Parameters:
+    ///   - rerun: how to run the feature again; without it, `rerun` and `toggle` are refused.
+    ///   - advice: what to add to each refusal a page is sent (nothing by default).
+    public init(limits: Limits = Limits(), rerun: Rerun? = nil, advice: @escaping Advice = { $0 }) {
         self.limits = limits
         self.rerun = rerun
+        self.advice = advice
     }
 
     // MARK: - RunObserver
@@ -331,7 +341,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 guard let (stateSeq, step, state) = state(at: seq) else {
                     if seq < first {
                         let back = (older.first?.seq ?? windowBase?.seq).map { ", whole states back to frame \($0)" } ?? ""
-                        return failure(command, "jump: frame \(seq) is older than the inspector keeps (frames \(first) to \(first + frames.count - 1)\(back)); run with a larger --inspect-frames or --inspect-memory to keep more")
+                        return failure(command, "jump: frame \(seq) is older than the inspector keeps (frames \(first) to \(first + frames.count - 1)\(back)); larger limits (frames, bytes) keep more")
                     }
                     return failure(command, "jump: no state before frame \(seq)")
                 }
@@ -448,7 +458,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// The refusal of `rerun` and `toggle` once the actions sent outgrew what is kept of them. Under the lock.
     private func tooManyInputs(_ command: String) -> String? {
         guard inputsDropped > 0 else { return nil }
-        return failure(command, "\(command): this run has sent \(inputsDropped) actions, more than the inspector keeps to send again (a quarter of --inspect-memory, \(limits.bytes / 4) bytes); run with a larger --inspect-memory, or record the run (--record) and use moonflow replay")
+        return failure(command, "\(command): this run has sent \(inputsDropped) actions, more than the inspector keeps to send again (a quarter of its bytes limit, \(limits.bytes / 4) bytes)")
     }
 
     /// `{"event":"inflight","flights":[{"what":"incrementLater #3","seq":7,"ms":120}]}`: the work
@@ -471,7 +481,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     }
 
     private func failure(_ cmd: String, _ message: String) -> String {
-        return "{\"event\":\"reply\",\"cmd\":\(q(cmd)),\"ok\":false,\"message\":\(q(message))}"
+        return "{\"event\":\"reply\",\"cmd\":\(q(cmd)),\"ok\":false,\"message\":\(q(advice(message)))}"
     }
 
     /// Sends the frames after `since`; the whole window (with the `session` frame first)

@@ -29,11 +29,20 @@ public final class InspectorServer: Sendable {
     public let token: String
     private let bound = Box<Int?>(nil)
 
-    public init(hub: InspectorHub, host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken()) {
+    /// Where the person opening the page finds its URL, as a refused request names it:
+    /// "open the URL \(shownBy)".
+    public let shownBy: String
+
+    /// - Parameter shownBy: where the page's URL is shown, for the refusals of requests
+    ///   without the token or for another host (`moonflow run --inspect` says
+    ///   "that moonflow run --inspect printed").
+    public init(hub: InspectorHub, host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken(),
+                shownBy: String = "the inspector was started with") {
         self.hub = hub
         self.host = host
         self.requestedPort = port
         self.token = token
+        self.shownBy = shownBy
     }
 
     /// 32 random hex digits.
@@ -43,7 +52,7 @@ public final class InspectorServer: Sendable {
     }
 
     /// Parses `HOST:PORT`, `:PORT` or `PORT` (host 127.0.0.1).
-    /// - Throws: `HostError` saying what the address should look like.
+    /// - Throws: `HostError` naming the text and saying what an address looks like.
     public static func address(_ text: String) throws -> (host: String, port: Int) {
         var host = "127.0.0.1", portText = text
         if let colon = text.lastIndex(of: ":") {
@@ -52,7 +61,7 @@ public final class InspectorServer: Sendable {
             portText = String(text[text.index(after: colon)...])
         }
         guard let port = Int(portText), (0...65535).contains(port) else {
-            throw HostError("--inspect \(text): give HOST:PORT (127.0.0.1:8080), or :0 for any free port on loopback")
+            throw HostError("\(text): give HOST:PORT (127.0.0.1:8080), or :0 for any free port on loopback")
         }
         return (host, port)
     }
@@ -82,7 +91,7 @@ public final class InspectorServer: Sendable {
         }
         ready.wait()
         if let message = failure.withLock({ $0 }) {
-            throw HostError("--inspect \(address): cannot listen there (\(message)); pick another port, or :0 for any free one")
+            throw HostError("\(address): cannot listen there (\(message)); pick another port, or :0 for any free one")
         }
         return url!
     }
@@ -103,10 +112,10 @@ public final class InspectorServer: Sendable {
     func refusal(authority: String?, token given: String?, origins: [String], upgrade: Bool) -> String? {
         let allowed = authorities
         guard let authority, allowed.contains(authority.lowercased()) else {
-            return "the inspector answers only requests for \(allowed.joined(separator: ", ")), not \(authority.map { "Host \($0)" } ?? "no Host header"); open the URL moonflow run --inspect printed\n"
+            return "the inspector answers only requests for \(allowed.joined(separator: ", ")), not \(authority.map { "Host \($0)" } ?? "no Host header"); open the URL \(shownBy)\n"
         }
         guard given == token else {
-            return "this inspector needs the token from its URL: open the whole URL that moonflow run --inspect printed (…/?token=…)\n"
+            return "this inspector needs the token from its URL: open the whole URL \(shownBy) (…/?token=…)\n"
         }
         // A browser always names the page's origin (http, https, file, an extension's
         // scheme or null); clients that are not browsers send none or a ws:// one,

@@ -20,7 +20,8 @@ package final class LuaDispatch: @unchecked Sendable {
     package let combine: LuaRef
     package let mapEffect: LuaRef
     package let identity: LuaRef
-    /// Makes the global `next` see through read-only views (feature hosts call it once).
+    /// Makes the global `next` see through views (feature hosts call it once). rawget,
+    /// rawset and rawlen refuse views in every state already (the refuser is registered here).
     package let installNext: LuaRef
 
     /// `handle` and effect handlers get a read-only view of the state (
@@ -33,12 +34,13 @@ package final class LuaDispatch: @unchecked Sendable {
 
     init(_ lua: LuaState) throws {
         let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), []) { slots in
-            try (1...23).map { try slots.ref($0) }
+            try (1...24).map { try slots.ref($0) }
         }
         try lua.registerViews(.readOnly, metatable: refs[0], targets: refs[1])
         try lua.registerViews(.write, metatable: refs[2], targets: refs[3])
         try lua.installWriteViewAccess(metatable: refs[2], targets: refs[3], log: refs[8], stored: refs[9], wrap: refs[10])
         try lua.installViewClose(metatable: refs[21], count: refs[22])
+        try lua.registerViewRefuser(refs[23])
         (undo, installNext, mark, viewTarget) = (refs[4], refs[5], refs[6], refs[7])
         (handle, reduce, effect, request, makeEnv) = (refs[11], refs[12], refs[13], refs[14], refs[15])
         (migrate, route, combine, mapEffect, identity) = (refs[16], refs[17], refs[18], refs[19], refs[20])

@@ -121,10 +121,7 @@ public enum TestModule {
         ]
         let coreTable = try lua.makeTable(core)
         let chunk = try lua.load(string: luaSource, name: "moonflow.test")
-        let install = try lua.load(string: """
-            local chunk, core = ...
-            package.preload["moonflow.test"] = function() return chunk(core) end
-            """, name: "moonflow.test")
+        let install = try lua.load(string: preloadSource, name: "moonflow.test")
         try lua.call(install, [.ref(chunk), .ref(coreTable)]) { _ in () }
     }
 
@@ -138,4 +135,6 @@ public enum TestModule {
 
     /// The Lua side: argument checks, stubs, and raising failures at the spec's line.
     static let luaSource = String(decoding: PackageResources.moonflow_test_lua, as: UTF8.self)
+    /// Registers the module in `package.preload` with `core` (`Lua/preload.lua`).
+    static let preloadSource = String(decoding: PackageResources.preload_lua, as: UTF8.self)
 }

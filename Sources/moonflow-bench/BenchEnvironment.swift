@@ -12,7 +12,8 @@ import Foundation
 /// - `MOONFLOW_BIN_STATIC`: the same built with `--static-swift-stdlib` (start-up only).
 /// - `MOONFLOW_BENCH_OPENCOMBINE`: the built `bench/opencombine-counter` peer.
 /// - `MOONFLOW_BENCH_SCALE`: divides every action count (2 halves them) for a quick look;
-///   figures at a scale other than 1 are not the ones to compare with the issue's.
+///   figures at a scale other than 1 are not the ones to compare with the targets the
+///   suites print, which are stated for the full counts.
 enum BenchEnvironment {
     static let variables = ProcessInfo.processInfo.environment
 
@@ -100,7 +101,8 @@ func ratioRow(_ label: String, _ a: Double?, _ b: Double?, width: Int = 46) -> S
     return "  \(padded)\(String(repeating: " ", count: max(0, 10 - text.count)))\(text)"
 }
 
-/// "met" or "NOT met", for the targets the issues state.
+/// "met" or "NOT met", for the targets a suite prints beside its figures (the cost a
+/// Moonflow feature may add over the plain-Lua and C hosts, start-up, publishing).
 func verdict(_ met: Bool?) -> String {
     guard let met else { return "unknown" }
     return met ? "met" : "NOT met"

@@ -1,11 +1,12 @@
 import Foundation
 
-// The hot-path issue's growth line: a todo list that grows by one item per
-// action (bench/grow) through a whole release `moonflow run` on the virtual
-// clock, in pretty output and in jsonl with `--state patch`. The cost per
-// action must not grow with the state: runs of 2,500 and 10,000 actions show
-// whether it does (the 20,000 takes minutes while it still grows;
-// MOONFLOW_BENCH_GROWTH=20000 runs that size).
+// Growth: a todo list that grows by one item per action (bench/grow) through a
+// whole release `moonflow run` on the virtual clock, in pretty output and in
+// jsonl with `--state patch`. The cost per action must not grow with the state
+// (a snapshot, a printed line or a patch that copied the whole state would make
+// a long session quadratic): runs of 2,500 and 10,000 actions show whether it
+// does. 20,000 actions take minutes while the cost still grows;
+// MOONFLOW_BENCH_GROWTH=20000 runs that size.
 
 func growthBench() {
     let sizes = BenchEnvironment.variables["MOONFLOW_BENCH_GROWTH"].flatMap { Int($0) }.map { [$0] }

@@ -188,7 +188,7 @@ struct Run: ParsableCommand {
             }
         }
         if let inspect {
-            do { _ = try InspectorServer.address(inspect) } catch { throw ValidationError("\(error)") }
+            do { _ = try InspectorServer.address(inspect) } catch { throw ValidationError("--inspect \(error)") }
             if clock == .virtual { throw ValidationError("--inspect runs on the real clock (the page sends actions as they come); drop --clock virtual") }
         } else if inspectFrames != nil || inspectMemory != nil {
             throw ValidationError("--inspect-frames and --inspect-memory size the inspector's window; add --inspect")
@@ -254,11 +254,12 @@ struct Run: ParsableCommand {
         if watch || inspect != nil { FeatureRun.holdStopSignals() }
         if let inspect {
             let (host, port) = try InspectorServer.address(inspect)
-            let hub = InspectorHub(limits: .init(frames: inspectFrames ?? 10_000, bytes: (inspectMemory ?? 64) << 20), rerun: FeatureRun.rerun)
-            let server = InspectorServer(hub: hub, host: host, port: port)
+            let hub = InspectorHub(limits: .init(frames: inspectFrames ?? 10_000, bytes: (inspectMemory ?? 64) << 20),
+                                   rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
+            let server = InspectorServer(hub: hub, host: host, port: port, shownBy: "that moonflow run --inspect printed")
             let url: String
             do { url = try server.start() } catch {
-                FileHandle.standardError.write(Data("moonflow: \(error)\n".utf8))
+                FileHandle.standardError.write(Data("moonflow: --inspect \(error)\n".utf8))
                 throw ExitCode(1)
             }
             if !["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) {

@@ -19,9 +19,10 @@ final class HostileRoundTwoTests: ScratchTestCase {
     }
 
     /// Runs plugins/NAME on the virtual clock with `lines` as input, in jsonl.
-    private func run(_ name: String, _ lines: [String], _ extra: [String] = []) throws -> Moonflow.Result {
+    private func run(_ name: String, _ lines: [String], _ extra: [String] = [], timeout: TimeInterval = 60) throws -> Moonflow.Result {
         try write("in.jsonl", lines.joined(separator: "\n") + "\n")
-        return try Moonflow.run(["run", "plugins/\(name)", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual"] + extra, in: scratch)
+        return try Moonflow.run(["run", "plugins/\(name)", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual"] + extra,
+                                in: scratch, timeout: timeout)
     }
 
     // MARK: - Huge numbers from outside
@@ -181,6 +182,8 @@ final class HostileRoundTwoTests: ScratchTestCase {
         ("hook", "debug.sethook(function() while true do end end, '', 1)", true),
         ("sort", "local t = {} for i = 1, 4000000 do t[i] = (i * 7919) % 1000003 end table.sort(t)", false),
         ("move", "table.move({}, 1, math.maxinteger - 1, 1, {})", false),
+        // Lua's own string.rep copies an empty string n times.
+        ("rep", "while true do string.rep('', math.maxinteger) string.rep('', 2^62, '') end", false),
     ]
 
     func testLoopsWhereHooksAreOffAreStoppedAndTheRunGoesOn() throws {
@@ -246,6 +249,27 @@ final class HostileRoundTwoTests: ScratchTestCase {
         XCTAssertTrue(message.hasSuffix("... (an error message of \(25 + 20 << 20) bytes, cut to its first 4096)"), String(message.suffix(100)))
     }
 
+    func testAHundredMegabyteErrorMessageIsCutQuicklyWithinTheDefaultMemoryLimit() throws {
+        try write("plugins/loud/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "loud", initial = { n = 0 }, actions = { go = {}, bump = {} }, mutations = { bump = {} },
+              handle = function(a)
+                if a.type == "bump" then return { type = "bump" } end
+                error(string.rep("E", 100 << 20))
+              end,
+              reduce = function(s) s.n = s.n + 1 return s end,
+            }
+            """)
+        let started = Date()
+        let result = try run("loud", [#"{"type":"go"}"#, #"{"type":"bump"}"#], [], timeout: 60)
+        let elapsed = Date().timeIntervalSince(started)
+        let message = try XCTUnwrap(errors(result.stdout).first, result.stdout + result.stderr)
+        XCTAssertTrue(message.hasSuffix("... (an error message of \(25 + 100 << 20) bytes, cut to its first 4096)"), String(message.suffix(100)))
+        XCTAssertEqual(lastState(result.stdout)?["n"] as? Int, 1, "the run goes on")
+        XCTAssertLessThan(elapsed, 10, "the message is cut, not copied around")
+    }
+
     func testAFinalizerThatLoopsAtExitDoesNotHoldTheProcess() throws {
         try write("plugins/late/init.lua", """
             local mf = require "moonflow"
@@ -277,12 +301,16 @@ final class HostileRoundTwoTests: ScratchTestCase {
               end,
             }
             """)
-        let result = try run("raw", [#"{"type":"raw"}"#, #"{"type":"inc"}"#, #"{"type":"rawh"}"#, #"{"type":"inc"}"#])
-        let messages = errors(result.stdout)
-        XCTAssertEqual(messages.count, 2, result.stdout)
-        XCTAssertTrue(messages.first?.contains("rawset on count: the state is a view, not a plain table") == true, messages.description)
-        XCTAssertTrue(messages.last?.contains("rawget on state.count: the state is a view") == true, messages.description)
-        XCTAssertEqual(lastState(result.stdout)?["count"] as? Int, 2, "both incs counted, the raw write rolled back")
+        // Under the sandbox too, whose definition takes its raw functions before the host
+        // has made a single view.
+        for extra in [[], ["--sandbox"]] {
+            let result = try run("raw", [#"{"type":"raw"}"#, #"{"type":"inc"}"#, #"{"type":"rawh"}"#, #"{"type":"inc"}"#], extra)
+            let messages = errors(result.stdout)
+            XCTAssertEqual(messages.count, 2, "\(extra): \(result.stdout)")
+            XCTAssertTrue(messages.first?.contains("rawset on count: the state is a view, not a plain table") == true, "\(extra): \(messages)")
+            XCTAssertTrue(messages.last?.contains("rawget on state.count: the state is a view") == true, "\(extra): \(messages)")
+            XCTAssertEqual(lastState(result.stdout)?["count"] as? Int, 2, "both incs counted, the raw write rolled back \(extra)")
+        }
     }
 
     func testAViewKeptPastItsCallFailsNamingTheField() throws {

@@ -137,6 +137,42 @@ final class WatchTests: XCTestCase {
         XCTAssertEqual(try run.interrupt(), 0)
     }
 
+    func testAFinalizerThatLoopsIsStoppedAtTheReloadAndTheRunKeepsServing() throws {
+        // The dropped object's __gc loops; the collector runs whole cycles at every
+        // allocation, and the new file gives the parser work enough to reach it.
+        func looping(padding: Int) -> String {
+            let strings = (0..<padding).map { "\"pad\($0)\"" }.joined(separator: ", ")
+            return """
+                local mf = require "moonflow"
+                collectgarbage("incremental", 1, 1000, 10)
+                KEEP = setmetatable({}, { __gc = function() while true do end end })
+                local function pad() return { \(strings) } end
+                return mf.feature {
+                  name = "gc", initial = { n = 0 }, actions = { drop = {}, bump = {} }, mutations = { bump = {} },
+                  handle = function(a)
+                    if a.type == "drop" then KEEP = nil return end
+                    return { type = "bump" }
+                  end,
+                  reduce = function(s) s.n = s.n + 1 return s end,
+                }
+                """
+        }
+        let file = scratch.appendingPathComponent("plugins/gc/init.lua")
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try looping(padding: 0).write(to: file, atomically: false, encoding: .utf8)
+        let run = try Session(["run", "plugins/gc", "--watch", "--time-limit", "300", "--format", "jsonl", "--actions", "-"], in: scratch)
+        defer { run.kill() }
+        try run.waitFor(#""state":{"n":0}"#)
+        run.send(#"{"type":"drop"}"#)
+        try run.waitFor(#""type":"drop""#)
+        try looping(padding: 40_000).write(to: file, atomically: false, encoding: .utf8)
+        try run.waitFor("time limit of 300 ms exceeded", timeout: 20)
+        run.send(#"{"type":"bump"}"#)
+        run.send(#"{"type":"bump"}"#)
+        try run.waitFor(#""state":{"n":"#, timeout: 20)
+        XCTAssertTrue(run.isRunning)
+    }
+
     func testWatchNeedsTheRealClock() throws {
         let result = try Moonflow.run(["run", "plugins/counter", "--watch", "--clock", "virtual"], in: scratch)
         XCTAssertEqual(result.status, 2)

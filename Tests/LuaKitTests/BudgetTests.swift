@@ -81,6 +81,25 @@ final class BudgetTests: XCTestCase {
         try assertStopped("return ('('):rep(3e5):find('%b()%b()%b()x')")
     }
 
+    func testStringRepOfNothingReturnsAtOnceAndALongOneKeepsTheLimit() throws {
+        // Lua's own string.rep copies nothing n times: for math.maxinteger, forever in C.
+        let lua = try LuaState(timeLimitMs: 2000)
+        XCTAssertEqual(try lua.run(string: "return #string.rep('', math.maxinteger), #string.rep('', 2^62, ''), ('x'):rep(0)", name: "rep.lua"),
+                       [0, 0, ""])
+        try assertStopped("while true do string.rep('', math.maxinteger) end")
+        // A long result is copied in pieces that look at the deadline between them.
+        try assertStopped("return #string.rep('ab', 150 << 20, ',')", limitMs: 1)
+        // What it makes is what Lua's own makes, separators and all.
+        let same = """
+            local function rep(s, n, sep) local t = {} for i = 1, n do t[i] = s end return table.concat(t, sep) end
+            for _, c in ipairs { { 'ab', 5, ',' }, { 'abc', 3 }, { '', 4, '-' }, { 'x', 1, '--' }, { 'xy', 300000, '-' }, { 'q', 1 << 21 } } do
+              if string.rep(c[1], c[2], c[3]) ~= rep(c[1], c[2], c[3] or '') then return 'differs: ' .. c[1] .. ' ' .. c[2] end
+            end
+            return select(2, pcall(string.rep, 'ab', 1 << 40))
+            """
+        XCTAssertEqual(try lua.run(string: same, name: "rep.lua"), ["resulting string too large"])
+    }
+
     func testACoroutineStoppedInOneCallRunsInTheNext() throws {
         let lua = try LuaState(timeLimitMs: 150)
         try lua.run(string: "co = coroutine.wrap(function() for i = 1, math.huge do if i % 2e7 == 0 then coroutine.yield(i) end end end)", name: "setup.lua")

@@ -7,13 +7,9 @@ import MoonflowTesting
 import StreamsTesting
 import XCTest
 
-/// What a stream probe emitted, read from the event log (`MoonflowTesting.EventLog`).
-extension EventLog {
-    /// The `value` of each reduced `v` mutation as `t:value`, and errors as `t:error:message`.
-    var values: [String] { mutations("value") }
-
-    /// One field of each reduced mutation as `t:field`, errors as `t:error:message`.
-    func mutations(_ field: String) -> [String] { Probe.mutations(field, in: all.map { ($0.t, $0.event) }) }
+/// The event log read as the tests compare it (`values`, `mutations`).
+extension EventLog: TimedEvents {
+    public var timedEvents: [(t: Int, event: FeatureEvent)] { all.map { ($0.t, $0.event) } }
 }
 
 /// A virtual-clock `FeatureHost` over plugins written to a fresh temporary folder: for what the
@@ -25,7 +21,7 @@ extension EventLog {
 ///     try h.load()
 ///     try h.send(["type": "go"])
 ///     XCTAssertEqual(h.log.values, ["0:1", "0:|"])
-final class Harness {
+final class Harness: VirtualClockHarness {
     let folder: PluginFolder
     var dir: String { folder.dir }
     let host: FeatureHost
@@ -58,28 +54,12 @@ final class Harness {
         return f
     }
 
-    /// Sends an action now and runs what is due now.
-    func send(_ action: LuaValue) throws {
-        try feature.send(action)
-        settle()
-    }
-
-    /// Sends at a virtual time (moving the clock there first).
-    func send(_ action: LuaValue, at time: Int) throws {
-        advance(to: time)
-        try send(action)
-    }
+    var running: any RunningFeature { feature }
 
     /// Runs everything due now, waiting in real time for async services to re-enter.
     func settle() { host.settle(timeout: 10) }
 
-    /// Moves the clock to `target`, settling at every due time on the way.
     func advance(to target: Int) { host.advance(to: target) }
-
-    func advance(by ms: Int) { advance(to: clock.now + ms) }
-
-    /// The feature's current state snapshot.
-    var state: LuaValue { feature.state }
 }
 
 

@@ -1,4 +1,3 @@
-import LuaKit
 import MoonflowHost
 import XCTest
 

@@ -81,6 +81,54 @@ final class ReloadTests: XCTestCase {
         XCTAssertEqual(reloads.count, 1)
     }
 
+    /// A plugin whose dropped object has a `__gc` that loops, with the collector tuned to run
+    /// whole cycles at every allocation; `padding` string constants give the parser work.
+    private func looping(padding: Int) -> String {
+        let strings = (0..<padding).map { "\"pad\($0)\"" }.joined(separator: ", ")
+        return """
+            local mf = require "moonflow"
+            collectgarbage("incremental", 1, 1000, 10)
+            KEEP = setmetatable({}, { __gc = function() while true do end end })
+            local function pad() return { \(strings) } end
+            return mf.feature {
+              name = "gc", initial = { n = 0 }, actions = { drop = {}, bump = {} }, mutations = { bump = {} },
+              handle = function(a)
+                if a.type == "drop" then KEEP = nil return end
+                return { type = "bump" }
+              end,
+              reduce = function(s) s.n = s.n + 1 return s end,
+            }
+            """
+    }
+
+    func testAFinalizerThatLoopsIsStoppedDuringAReloadAndTheFeatureGoesOn() throws {
+        try write("gc/init.lua", looping(padding: 0))
+        let feature = try load("gc")
+        try feature.send(["type": "drop"])
+        host.settle()
+        // The new source's parse allocates enough for the collector to reach the dropped
+        // object's finalizer: it must not run there, where no call has a deadline.
+        try write("gc/init.lua", looping(padding: 40_000))
+        let host = self.host!
+        let outcome = Locked<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            do { try host.reload(feature); outcome.withLock { $0 = "reloaded" } }
+            catch { outcome.withLock { $0 = "\(error)" } }
+            done.signal()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 30), .success, "the reload hangs in the finalizer")
+        guard let result = outcome.withLock({ $0 }) else { return }
+        try feature.send(["type": "bump"])
+        host.settle()
+        try feature.send(["type": "bump"])
+        host.settle()
+        let errors = recorded.all.compactMap { if case .error(let m, _) = $0 { m } else { nil } }
+        XCTAssertTrue(result.contains("time limit of 1000 ms exceeded") || errors.contains { $0.contains("time limit of 1000 ms exceeded") },
+                      "the finalizer was stopped under the limit: \(result) \(errors)")
+        XCTAssertTrue([["n": 1], ["n": 2]].contains(feature.state), "the feature goes on: \(feature.state)")
+    }
+
     func testASyntaxErrorKeepsTheOldCodeThenTheFixGoesLive() throws {
         try write("counter/init.lua", counter(step: 1))
         let feature = try load()

@@ -1,6 +1,8 @@
 import Foundation
 import LuaKit
 @testable import MoonflowHost
+import MoonflowTesting
+import PluginFixtures
 import XCTest
 
 /// The sandbox has one definition (LuaKit's `Lua/sandbox.lua`) and two users: the
@@ -55,6 +57,49 @@ final class SandboxDefinitionTests: XCTestCase {
         XCTAssertEqual(inPlugin, Self.probes.map(\.1), "a sandboxed plugin in a trusted state")
         // The trusted state itself keeps the whole library.
         XCTAssertEqual(try trusted.run(string: "return type(io), type(getmetatable(''))", name: "t"), ["table", "table"])
+    }
+
+    /// The sandboxed profile takes its raw functions (rawget, rawset, rawlen) before the host
+    /// makes its state views; they refuse a view all the same, so a raw write never lands in
+    /// the empty view and hides the state's field behind it.
+    func testASandboxedStateRefusesRawAccessToAView() throws {
+        let source = """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "probe", initial = { count = 0 }, actions = { go = { how = "string" } }, mutations = { set = { how = "string" } },
+              handle = function(a, s)
+                if a.how == "hget" then return { type = "set", how = tostring(rawget(s, "count")) } end
+                if a.how == "hlen" then return { type = "set", how = tostring(rawlen(s)) } end
+                return { type = "set", how = a.how }
+              end,
+              reduce = function(s, m)
+                if m.how == "set" then rawset(s, "count", 1000) end
+                if m.how == "get" then s.count = rawget(s, "count") end
+                s.count = s.count + 1
+                return s
+              end,
+            }
+            """
+        for isolated in [true, false] {
+            let folder = try PluginFolder(["probe/init.lua": source])
+            let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], profile: .sandboxed,
+                                                            clock: .virtual, isolatesPlugins: isolated))
+            let log = EventLog()
+            let feature = try host.load("probe")
+            _ = feature.events.observe { log.append($0, t: 0) }
+            feature.start()
+            for how in ["set", "get", "hget", "hlen", "inc"] {
+                try feature.send(["type": "go", "how": .string(LuaString(how))])
+                host.settle(timeout: 10)
+            }
+            let messages = log.errors.map(\.message)
+            XCTAssertEqual(messages.count, 4, "isolated: \(isolated): \(messages)")
+            XCTAssertTrue(messages.first?.contains("rawset on count: the state is a view, not a plain table") == true, messages.description)
+            XCTAssertTrue(messages.dropFirst().first?.contains("rawget on count: the state is a view") == true, messages.description)
+            XCTAssertTrue(messages.dropFirst(2).first?.contains("rawget on state.count: the state is a view") == true, messages.description)
+            XCTAssertTrue(messages.last?.contains("rawlen on state: the state is a view") == true, messages.description)
+            XCTAssertEqual(feature.state, ["count": 1], "only the last inc counted (isolated: \(isolated))")
+        }
     }
 
     func testEachGuardSaysWhoseGlobalsCannotGetAMetatable() throws {

@@ -413,8 +413,9 @@ final class InspectedRun: @unchecked Sendable {
     ///   - path: the plugin (the counter by default).
     ///   - limits: what the inspector keeps.
     init(path: String = InspectedRun.root.appendingPathComponent("plugins/counter").path, limits: InspectorHub.Limits = .init()) throws {
-        hub = InspectorHub(limits: limits, rerun: FeatureRun.rerun)
-        server = InspectorServer(hub: hub)
+        // Made as moonflow run --inspect makes them: its refusals name the tool's flags.
+        hub = InspectorHub(limits: limits, rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
+        server = InspectorServer(hub: hub, shownBy: "that moonflow run --inspect printed")
         url = try server.start()
         var options = FeatureRun.Options(path: path)
         options.format = .jsonl

@@ -63,7 +63,7 @@ final class RollbackTests: XCTestCase {
         try h.send(["type": "bump"])
         let before: LuaValue = ["count": 1, "items": ["a", "b1"]]
         XCTAssertEqual(h.state, before, line: line)
-        h.log.clear()
+        h.clearLog()
         try h.send(["type": "fail", "kind": .string(LuaString(kind))])
         XCTAssertEqual(h.log.errors.count, 1, "\(h.log.lines)", line: line)
         XCTAssertEqual(h.log.lines.filter { $0.hasPrefix("0 mutation") || $0.hasPrefix("0 state") }, [], line: line)

@@ -39,14 +39,14 @@ final class SchemaTests: XCTestCase {
     /// with `message`), and checks that nothing happened.
     private func assertRejected(_ h: Harness, _ action: LuaValue, _ message: String, line: UInt = #line) {
         let before = h.state
-        let eventCount = h.log.all.count
+        let eventCount = h.log.timedEvents.count
         XCTAssertThrowsError(try h.send(action), line: line) { error in
             XCTAssertEqual((error as? FeatureError)?.stage, .send, line: line)
             XCTAssertEqual(((error as? FeatureError)?.underlying as? SchemaError)?.message, message, line: line)
         }
         h.advance(by: 10)
         XCTAssertEqual(h.state, before, "the state is untouched", line: line)
-        XCTAssertEqual(h.log.all.count, eventCount, "nothing was handled", line: line)
+        XCTAssertEqual(h.log.timedEvents.count, eventCount, "nothing was handled", line: line)
     }
 
     func testValidActionsWithAndWithoutOptionalFields() throws {
@@ -107,7 +107,7 @@ final class SchemaTests: XCTestCase {
         let h = try loaded()
         try h.send(["type": "query", "text": "kept"])
         let before = h.state
-        h.log.clear()
+        h.clearLog()
         try h.send(["type": "emit", "m": mutation])
         XCTAssertEqual(h.log.lines, ["0 action {\"m\":\(Render.json(mutation)),\"type\":\"emit\"}", "0 error \(message)"], line: line)
         // Named at the function that returned it: `handle`, line 12 of the plugin.

@@ -7,36 +7,6 @@ import Streams
 import StreamsTesting
 import XCTest
 
-/// A feature's events with their virtual times, as the tests read them (an app's tests use
-/// MoonflowTesting's `EventLog`; these tests stay below it).
-final class EventRecord: @unchecked Sendable {
-    struct Entry {
-        let t: Int
-        let event: FeatureEvent
-    }
-    private let lock = NSLock()
-    private var items: [Entry] = []
-
-    func append(_ event: FeatureEvent, t: Int) { lock.lock(); items.append(Entry(t: t, event: event)); lock.unlock() }
-    var all: [Entry] { lock.lock(); defer { lock.unlock() }; return items }
-    func clear() { lock.lock(); items = []; lock.unlock() }
-
-    /// The `value` of each reduced `v` mutation as `t:value`, and errors as `t:error:message`:
-    /// what a stream probe emitted, with exact virtual times.
-    var values: [String] { mutations("value") }
-
-    /// One field of each reduced mutation as `t:field`, errors as `t:error:message`.
-    func mutations(_ field: String) -> [String] { Probe.mutations(field, in: all.map { ($0.t, $0.event) }) }
-
-    /// Every event as one short line: `100 mutation#2 {"n":1,"type":"add"}`, `0 error boom`.
-    var lines: [String] { all.map { $0.event.line(at: $0.t) } }
-
-    /// Errors, with their `file:line`.
-    var errors: [(message: String, location: String?)] {
-        all.compactMap { if case .error(let m, let w) = $0.event { (m, w) } else { nil } }
-    }
-}
-
 /// A Lua feature on a virtual clock, with nothing but MoonflowLua: plugins written to a fresh
 /// temporary folder, loaded as `LuaFeature`s on one Lua state with the `moonflow` module.
 /// (Services, interactors and `mf.compose` are the host's: MoonflowHostTests.)
@@ -46,18 +16,21 @@ final class EventRecord: @unchecked Sendable {
 ///     try h.send(["type": "go"])
 ///     h.advance(to: 500)
 ///     XCTAssertEqual(h.log.values, ["100:1"])
-final class Harness {
+final class Harness: VirtualClockHarness {
     let folder: PluginFolder
     var dir: String { folder.dir }
     let lua: LuaState
     let bridge: LuaBridge
     let clock = TestScheduler()
-    let log = EventRecord()
+    /// The feature's events (an app's tests use MoonflowTesting's `EventLog`; these stay below it).
+    var log: RecordedEvents { RecordedEvents(recorder.withLock { $0 }) }
+    private let recorder: Locked<TestRecorder<FeatureEvent>>
     private(set) var feature: LuaFeature!
     private var observations: [Disposable] = []
 
     init(_ files: [String: String], timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512) throws {
         folder = try PluginFolder(files)
+        recorder = Locked(TestRecorder(clock))
         lua = try LuaState(memoryLimit: memoryLimitMB.map { $0 << 20 }, timeLimitMs: timeLimitMs)
         lua.plainDataOnly = true
         bridge = try LuaBridge(lua: lua, scheduler: clock)
@@ -79,9 +52,8 @@ final class Harness {
         let env = try lua.call(bridge.dispatch.makeEnv, [.ref(definition.table), .ref(none), .ref(none), bridge.serviceResult(definition), .value(.nil)]) { try $0.ref(1) }
         let f = try LuaFeature(definition: definition, bridge: bridge, env: env, source: file,
                                context: SchedulerContext(state: clock, output: ImmediateScheduler.shared, work: clock))
-        let log = self.log
-        let clock = self.clock
-        observations.append(f.outlet.add { event in log.append(event, t: clock.now) })
+        let recorder = self.recorder
+        observations.append(f.outlet.add { event in recorder.withLock { $0 }.observer.send(value: event) })
         // In every test: the state as JSON written straight from the Lua table is the
         // snapshot's JSON (`moonflow run --format jsonl` prints the first).
         observations.append(f.outlet.add(kinds: .state) { [weak f] event in
@@ -95,30 +67,17 @@ final class Harness {
         return f
     }
 
-    /// Sends an action now and runs what is due now.
-    func send(_ action: LuaValue) throws {
-        try feature.send(action)
-        settle()
-    }
+    var running: any RunningFeature { feature }
 
-    /// Sends at a virtual time (moving the clock there first).
-    func send(_ action: LuaValue, at time: Int) throws {
-        advance(to: time)
-        try send(action)
-    }
+    /// Forgets the events so far: what the test reads next starts here.
+    func clearLog() { recorder.withLock { $0 = TestRecorder(clock) } }
 
     private var driver: VirtualClockDriver { VirtualClockDriver(clock: clock, bridge: bridge) }
 
     /// Runs everything due now.
     func settle() { driver.settle(timeout: 10) }
 
-    /// Moves the clock to `target`, settling at every due time on the way.
     func advance(to target: Int) { driver.advance(to: target) }
-
-    func advance(by ms: Int) { advance(to: clock.now + ms) }
-
-    /// The feature's current state snapshot.
-    var state: LuaValue { feature.state }
 }
 
 /// The probe feature (`Probe.source`) run once.

@@ -18,6 +18,14 @@ final class FlagHintsTests: XCTestCase {
                        "users.db: the database is read-only; make the file and its folder writable, or store it elsewhere (moonflow run --db DIR)")
     }
 
+    func testTheInspectorsRefusalsGainTheFlagsThatSizeItsWindow() {
+        let jump = "jump: frame 0 is older than the inspector keeps (frames 40 to 69); larger limits (frames, bytes) keep more"
+        XCTAssertEqual(FlagHints.add(to: jump), jump + " (--inspect-frames N, --inspect-memory MB)")
+        let rerun = "rerun: this run has sent 3000 actions, more than the inspector keeps to send again (a quarter of its bytes limit, 16384 bytes)"
+        XCTAssertEqual(FlagHints.add(to: rerun), rerun + "; run with a larger --inspect-memory, or record the run (--record) and use moonflow replay")
+        XCTAssertEqual(FlagHints.add(to: FlagHints.add(to: rerun)), FlagHints.add(to: rerun), "said once")
+    }
+
     func testAMessageThatAlreadySaysOrNamesNoLimitIsKept() {
         let said = "time limit of 5 ms exceeded (raise it with --time-limit MS)"
         XCTAssertEqual(FlagHints.add(to: said), said)

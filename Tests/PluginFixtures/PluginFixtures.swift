@@ -1,6 +1,8 @@
 import Foundation
 import LuaKit
 import MoonflowLua
+import Streams
+import StreamsTesting
 
 /// Plugins written to a fresh temporary folder for one test, and removed with it: what the
 /// harnesses of MoonflowLuaTests and MoonflowHostTests load their features from.
@@ -75,4 +77,73 @@ public enum Render {
         if case .string(let s) = v { return s.description }
         return json(v)
     }
+}
+
+/// A feature's events with their virtual times, read as the tests compare them: the host's
+/// harness keeps them in MoonflowTesting's `EventLog`, the Lua layer's (below MoonflowTesting)
+/// in a `TestRecorder` (read through `RecordedEvents`).
+public protocol TimedEvents {
+    /// Every event so far with its time, in order.
+    var timedEvents: [(t: Int, event: FeatureEvent)] { get }
+}
+
+extension TimedEvents {
+    /// The `value` of each reduced `v` mutation as `t:value`, and errors as `t:error:message`:
+    /// what a stream probe emitted, with exact virtual times.
+    public var values: [String] { mutations("value") }
+
+    /// One field of each reduced mutation as `t:field`, errors as `t:error:message`.
+    public func mutations(_ field: String) -> [String] { Probe.mutations(field, in: timedEvents) }
+
+    /// Every event as one short line: `100 mutation#2 {"n":1,"type":"add"}`, `0 error boom`.
+    public var lines: [String] { timedEvents.map { $0.event.line(at: $0.t) } }
+
+    /// Errors, with their `file:line`.
+    public var errors: [(message: String, location: String?)] {
+        timedEvents.compactMap { if case .error(let m, let w) = $0.event { (m, w) } else { nil } }
+    }
+}
+
+/// The events a `TestRecorder` holds at one moment.
+public struct RecordedEvents: TimedEvents {
+    public let timedEvents: [(t: Int, event: FeatureEvent)]
+
+    public init(_ recorder: TestRecorder<FeatureEvent>) {
+        timedEvents = recorder.events.compactMap { recorded in recorded.event.value.map { (recorded.time, $0) } }
+    }
+}
+
+/// What the harnesses of MoonflowLuaTests and MoonflowHostTests share: the feature loaded
+/// last, on a virtual clock, sent actions as a test writes them.
+///
+///     try h.send(["type": "go"], at: 100)   // the clock moves to 100, then the action goes
+///     h.advance(by: 50)
+///     XCTAssertEqual(h.state, ["n": 1])
+public protocol VirtualClockHarness: AnyObject {
+    /// The feature loaded last.
+    var running: any RunningFeature { get }
+    var clock: TestScheduler { get }
+    /// Runs everything due now (a host also waits in real time for async services to re-enter).
+    func settle()
+    /// Moves the clock to `target`, settling at every due time on the way.
+    func advance(to target: Int)
+}
+
+extension VirtualClockHarness {
+    /// Sends an action now and runs what is due now.
+    public func send(_ action: LuaValue) throws {
+        try running.send(action)
+        settle()
+    }
+
+    /// Sends at a virtual time (moving the clock there first).
+    public func send(_ action: LuaValue, at time: Int) throws {
+        advance(to: time)
+        try send(action)
+    }
+
+    public func advance(by ms: Int) { advance(to: clock.now + ms) }
+
+    /// The feature's current state snapshot.
+    public var state: LuaValue { running.state }
 }

@@ -55,6 +55,10 @@ typedef struct mf_budget {
   struct mf_budget *next_test;
   char test_where[240];      // "file:line: " where the test was stopped, once known
   lua_State *closing;        // the main thread mf_close_state is closing, NULL otherwise
+  // The collector between calls (watchdog.c, mf_gc_release): how many calls from the
+  // host run now, and whether the debt lent while none runs is still out.
+  int gc_calls;
+  int gc_lent;
 } mf_budget;
 
 /// Creates a state whose allocator enforces `b->limit`. NULL if out of memory.
@@ -177,8 +181,9 @@ void mf_close_state(lua_State *L, int64_t limit_ms);
 int mf_ref(lua_State *L, int *outRef);
 /// Frees a registry slot. Stack: [-0, +0].
 void mf_unref(lua_State *L, int ref);
-/// Full garbage collection, protected. Stack: [-0, +0]; error: [-0, +1].
-int mf_gc_collect(lua_State *L);
+/// Full garbage collection, protected, with its finalizers under the time limit
+/// (`limit_ms`, 0 for none). Stack: [-0, +0]; error: [-0, +1].
+int mf_gc_collect(lua_State *L, int64_t limit_ms);
 /// Kilobytes in use. Stack: [-0, +0].
 int mf_gc_count_kb(lua_State *L);
 
@@ -237,6 +242,10 @@ int mf_register_write_views(lua_State *L);
 /// (view, key, old) in `log`, tables stored as (table, view, key) in `stored`; each list
 /// keeps its count at [0] (set to 0 here). Protected. [-5, +0 or +1 (the error), m]
 int mf_install_write_view_access(lua_State *L);
+/// Registers the function that rawget, rawset and rawlen call on a view, as
+/// `refuse(name, view, key)` (key nil for rawlen); it raises, naming the field.
+/// A raw set into the registry: never raises. Stack: [-1, +0]; returns 1.
+int mf_register_view_refuser(lua_State *L);
 /// When the value at `idx` is a read-only or a write view, pushes the table it shows and returns 1;
 /// else returns 0 and pushes nothing. Raw access only: never raises, never allocates.
 /// Stack: [-0, +1] when it returns 1, [-0, +0] when 0.

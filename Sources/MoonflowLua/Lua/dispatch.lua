@@ -1,5 +1,5 @@
 -- The Lua half of a feature's dispatch (LuaDispatch.swift runs it once per Lua state and
--- keeps the 23 values it returns, in order): the read-only and write views of the state,
+-- keeps the 24 values it returns, in order): the read-only and write views of the state,
 -- the calls into a definition's functions, and a feature's `env`.
 local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
 local rawget, rawset, rawlen, select, getmetatable = rawget, rawset, rawlen, select, getmetatable
@@ -177,33 +177,22 @@ local function mark(t, mt)
 end
 local function viewTarget(t) return wtargets[t] or t end
 
--- Installed by feature hosts only (not `moonflow exec`, which keeps Lua's own `next`):
--- `next(view)` as `next(table)` would see it (`if next(state.items) == nil then`).
--- And rawget, rawset and rawlen refuse views: a raw write would land in the empty
--- view itself, hiding the state's field behind it for good.
+-- rawget, rawset and rawlen refuse views (C: every state's own raw functions call this,
+-- registered by LuaDispatch): a raw write would land in the empty view itself, hiding the
+-- state's field behind it for good.
 local function refuseRaw(name, t, k)
   local path = targets[t] and (k == nil and paths[t] or child(paths[t], k))
     or (k == nil and wkeyName(t) or tostring(k))
   error(format("%s on %s: the state is a view, not a plain table; use %s", name, path,
     name == "rawset" and "an ordinary assignment, in reduce" or "ordinary indexing (or # for the length)"), 3)
 end
+-- Installed by feature hosts only (not `moonflow exec`, which keeps Lua's own `next`):
+-- `next(view)` as `next(table)` would see it (`if next(state.items) == nil then`).
 local function installNext()
   next = function(t, k)
     if targets[t] then return viewNext(t, k) end
     if wtargets[t] then return wnext(t, k) end
     return rawnext(t, k)
-  end
-  _ENV.rawget = function(t, k)
-    if targets[t] or wtargets[t] then refuseRaw("rawget", t, k) end
-    return rawget(t, k)
-  end
-  _ENV.rawset = function(t, k, v)
-    if targets[t] or wtargets[t] then refuseRaw("rawset", t, k) end
-    return rawset(t, k, v)
-  end
-  _ENV.rawlen = function(t)
-    if targets[t] or wtargets[t] then refuseRaw("rawlen", t) end
-    return rawlen(t)
   end
 end
 return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, stored, wview,
@@ -240,5 +229,5 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
   function(def, states) return def.combine(states) end,
   function(def, child, effect) return def.mapEffect(child, effect) end,
   function(...) return ... end,
-  roCloseMT, roCount
+  roCloseMT, roCount, refuseRaw
 

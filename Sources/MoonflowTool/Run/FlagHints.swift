@@ -1,7 +1,7 @@
 /// How to change a limit from the command line, added to the messages that the lower
 /// layers write without naming flags (they serve embedding apps too, which set limits in
-/// `FeatureHost.Configuration`): "time limit of 1000 ms exceeded" gains "(raise it with
-/// --time-limit MS)".
+/// `FeatureHost.Configuration` and `InspectorHub.Limits`): "time limit of 1000 ms exceeded"
+/// gains "(raise it with --time-limit MS)".
 ///
 ///     FlagHints.add(to: "init.lua:3: time limit of 50 ms exceeded")
 ///     // "init.lua:3: time limit of 50 ms exceeded (raise it with --time-limit MS)"
@@ -13,12 +13,16 @@ package enum FlagHints {
         ("time limit of ", " ms exceeded", ": the script ran too long", " (raise it with --time-limit MS)"),
         ("went over its ", " MB budget", nil, " (raise it with --memory-limit MB)"),
         ("writable, or store it elsewhere", "", nil, " (moonflow run --db DIR)"),
+        // The inspector's refusals (InspectorHub's advice under moonflow run --inspect).
+        ("larger limits (frames, bytes) keep more", "", nil, " (--inspect-frames N, --inspect-memory MB)"),
+        ("more than the inspector keeps to send again (a quarter of its bytes limit, ", " bytes)", nil,
+         "; run with a larger --inspect-memory, or record the run (--record) and use moonflow replay"),
     ]
 
     /// `message` with the flag that changes its limit right after the sentence that names
     /// it; unchanged when it names none or already says.
     package static func add(to message: String) -> String {
-        guard !message.contains("raise it with"), !message.contains("--db DIR") else { return message }
+        guard !message.contains("raise it with"), !message.contains("--db DIR"), !message.contains("--inspect-") else { return message }
         for (before, after, more, hint) in hints {
             guard let end = sentenceEnd(in: message, before: before, after: after, more: more) else { continue }
             return String(message[..<end]) + hint + String(message[end...])
