@@ -7,15 +7,44 @@
 // Registry keys are addresses (lua_rawgetp): reading them never allocates.
 static const char ARRAY_MT_KEY = 0;
 
+// The array marker is one metatable for every array of the state, every plugin's:
+// `__metatable` keeps it from scripts (getmetatable gives the string, setmetatable
+// refuses), or one plugin could give every array an __index, a __newindex or a
+// __gc. The shim reads and sets it with lua_getmetatable and lua_setmetatable, which
+// `__metatable` does not stop; the host's Lua code with the functions below.
 void mf_push_array_mt(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY) == LUA_TNIL) {
     lua_pop(L, 1);
     lua_createtable(L, 0, 2);
     lua_pushliteral(L, "moonflow.array");
     lua_setfield(L, -2, "__name");
+    lua_pushliteral(L, "moonflow.array");
+    lua_setfield(L, -2, "__metatable");
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
   }
+}
+
+/// getmetatable(v) past `__metatable`: the metatable itself, or nil.
+static int raw_getmetatable(lua_State *L) {
+  luaL_checkany(L, 1);
+  if (!lua_getmetatable(L, 1)) lua_pushnil(L);
+  return 1;
+}
+
+/// setmetatable(t, mt) past `__metatable` (mt nil removes it); returns t.
+static int raw_setmetatable(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  int t = lua_type(L, 2);
+  luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
+  lua_settop(L, 2);
+  lua_setmetatable(L, 1);
+  return 1;
+}
+
+void mf_push_raw_metatable_functions(lua_State *L) {
+  lua_pushcfunction(L, raw_getmetatable);
+  lua_pushcfunction(L, raw_setmetatable);
 }
 
 static int make_array_mt(lua_State *L) {
@@ -52,15 +81,20 @@ int mf_metatable_kind(lua_State *L, int idx) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY) != LUA_TNIL && lua_rawequal(L, -1, -2)) kind = 1;
   lua_pop(L, 1);
   if (kind == 3) {
+    // ... and `__metatable` = "moonflow.object" too, as mf.object() marks (kept from scripts).
     int fields = 0, named = 0;
     lua_pushnil(L);
     while (lua_next(L, -2) != 0) {
       fields++;
-      if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "__name") == 0 &&
-          lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "moonflow.object") == 0) named = 1;
+      if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING &&
+          strcmp(lua_tostring(L, -1), "moonflow.object") == 0) {
+        const char *key = lua_tostring(L, -2);
+        if (strcmp(key, "__name") == 0) named |= 1;
+        else if (strcmp(key, "__metatable") == 0) named |= 2;
+      }
       lua_pop(L, 1);
     }
-    if (fields == 1 && named) kind = 2;
+    if ((named & 1) && fields == 1 + (named >> 1)) kind = 2;
   }
   lua_pop(L, 1);
   return kind;

@@ -123,6 +123,19 @@ extension LuaState {
         _ = mf_register_view_refuser(L)
     }
 
+    /// getmetatable(v) and setmetatable(t, mt) that a metatable's `__metatable` does not
+    /// stop, for the host's own Lua code: the shared array marker is kept from scripts so.
+    /// Never hand them to a script.
+    package func rawMetatableFunctions() throws -> (get: LuaRef, set: LuaRef) {
+        enter(); defer { leave() }
+        let L = activeL
+        guard mf_checkstack(L, 2) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        mf_push_raw_metatable_functions(L)
+        let set: LuaRef
+        do { set = try popRef(L) } catch { mf_pop(L, 1); throw error }
+        return (try popRef(L), set)
+    }
+
     /// Makes the write views' reads and writes C functions (`mf_install_write_view_access`):
     /// `metatable.__index` reads raw through `targets[view]` (a table value through
     /// `wrap(table, view, key)`), `metatable.__newindex` writes raw and appends

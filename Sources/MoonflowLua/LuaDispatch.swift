@@ -8,7 +8,8 @@ package final class LuaDispatch: @unchecked Sendable {
     /// Puts back what the last `reduce` wrote (its undo log, newest first): a failed reduce
     /// leaves the state as it was.
     package let undo: LuaRef
-    /// `mark(t, mt)`: `mf.array`/`mf.object` on a table or on a reducer's view of one.
+    /// `mark(t, kind)`: `mf.array`/`mf.object` (kind "array"/"object") on a table or on a
+    /// reducer's view of one.
     package let mark: LuaRef
     /// The table a reducer's view shows (anything else as it is).
     package let viewTarget: LuaRef
@@ -33,7 +34,9 @@ package final class LuaDispatch: @unchecked Sendable {
     private static let source = String(decoding: PackageResources.dispatch_lua, as: UTF8.self)
 
     init(_ lua: LuaState) throws {
-        let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), []) { slots in
+        let (getMetatable, setMetatable) = try lua.rawMetatableFunctions()
+        let arguments: [LuaPush] = [.ref(getMetatable), .ref(setMetatable), .value(.table(LuaTable(isJSONArray: true)))]
+        let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), arguments) { slots in
             try (1...24).map { try slots.ref($0) }
         }
         try lua.registerViews(.readOnly, metatable: refs[0], targets: refs[1])

@@ -143,6 +143,139 @@ final class HostileRoundTwoTests: ScratchTestCase {
         }
     }
 
+    func testASandboxedPluginCannotSwapTheMatcherToRequireAFileOutsideItsFolder() throws {
+        try write("plugins/reach/init.lua", """
+            local mf = require "moonflow"
+            local out = {}
+            local function note(name, ok, e) out[#out + 1] = name .. "=" .. (ok and "ok" or "refused") .. ":" .. tostring(e) end
+            -- What the sandbox's require calls, swapped by every route a script has.
+            local fake = function() return "../../../../../../etc/passwd" end
+            note("pairs", pcall(function() local _, a = pairs(string) local _, real = pairs(a) rawset(real, "match", fake) rawset(real, "gsub", fake) end))
+            note("next", pcall(function() local f, t = pairs(string) rawset(t, "match", fake) end))
+            note("assign", pcall(function() string.match = fake string.gsub = fake end))
+            note("strmt", pcall(function() getmetatable("").__index.match = fake end))
+            for _, path in ipairs { "../../../../../../etc/passwd", "/etc/passwd", "reach./../../../../../etc/passwd",
+                                    "reach.x\\0", "/etc/passwd\\0", "reach.../../../../etc/passwd\\0" } do
+              note("require", pcall(require, path))
+            end
+            return mf.feature {
+              name = "reach", initial = { log = table.concat(out, "\\n") }, actions = { go = {} }, mutations = {},
+              handle = function() end, reduce = function(s) return s end,
+            }
+            """)
+        let passwd = (try? String(contentsOfFile: "/etc/passwd", encoding: .utf8)) ?? "root:x:0:0:"
+        let firstToken = String(passwd.split(separator: ":").first ?? "root")
+        for command in [["run", "plugins/reach", "--sandbox", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual"],
+                        ["check", "--sandbox", "plugins/reach"]] {
+            try write("in.jsonl", #"{"type":"go"}"# + "\n")
+            let result = try Moonflow.run(command, in: scratch)
+            let all = result.stdout + result.stderr
+            XCTAssertFalse(all.contains(firstToken + ":"), "\(command[0]): /etc/passwd leaked: \(all)")
+            XCTAssertFalse(all.contains("root:x:"), all)
+            guard command[0] == "run" else { continue }
+            let log = try XCTUnwrap(lastState(result.stdout)?["log"] as? String, all)
+            let lines = log.split(separator: "\n")
+            XCTAssertEqual(lines.count, 10, log)
+            for line in lines { XCTAssertTrue(line.contains("=refused:"), "\(line) in\n\(log)") }
+        }
+    }
+
+    func testAComposedChildCannotChangeWhatItsSiblingSeesInSharedTables() throws {
+        try write("plugins/poker/init.lua", """
+            local mf = require "moonflow"
+            local function poke()
+              local fake = function() return "HACKED" end
+              pcall(function() local _, a = pairs(string) local _, real = pairs(a) rawset(real, "upper", fake) end)
+              pcall(function() local f, t = pairs(string) rawset(t, "upper", fake) end)
+              pcall(function() local f, t = pairs(table) rawset(t, "concat", fake) end)
+              pcall(function() local f, t = pairs(mf) rawset(t, "just", fake) end)
+              pcall(function() local _, a = pairs(mf) local _, real = pairs(a) rawset(real, "just", fake) end)
+              pcall(function() for k, v in next, string do rawset(string, k, fake) end end)
+              pcall(function() getmetatable("").__index.upper = fake end)
+              pcall(function() mf.just = fake end)
+            end
+            poke()
+            return mf.feature {
+              name = "poker", initial = {}, actions = { poke = {} }, mutations = {},
+              handle = function() poke() end, reduce = function(s) return s end,
+            }
+            """)
+        try write("plugins/looker/init.lua", """
+            local mf = require "moonflow"
+            local function look()
+              local names = {}
+              for k, v in pairs(string) do if v == "HACKED" or (type(v) == "function" and pcall(v, "a") and v("a") == "HACKED") then names[#names + 1] = k end end
+              for k, v in pairs(mf) do if v == "HACKED" or (k == "just" and v(1) == "HACKED") then names[#names + 1] = "mf." .. k end end
+              local f, s, k = pairs(table)
+              while true do
+                local v
+                k, v = f(s, k)
+                if k == nil then break end
+                if k == "concat" and v({ "x" }) ~= "x" then names[#names + 1] = "table.concat" end
+              end
+              return string.upper("x") .. "," .. table.concat({ "a", "b" }) .. "," .. (#names == 0 and "clean" or table.concat(names, " "))
+            end
+            return mf.feature {
+              name = "looker", initial = { seen = "" }, actions = { look = {} }, mutations = { saw = { seen = "string" } },
+              handle = function() return { type = "saw", seen = look() } end,
+              reduce = function(s, m) s.seen = m.seen return s end,
+            }
+            """)
+        try write("plugins/family/init.lua", """
+            local mf = require "moonflow"
+            return mf.compose {
+              name = "family",
+              children = { a = "poker", b = "looker" },
+              route = function(action) if action.type == "poke" then return "a", action end return "b", action end,
+              combine = function(s) return { seen = s.b.seen } end,
+            }
+            """)
+        let result = try run("family", [#"{"type":"poke"}"#, #"{"type":"look"}"#], ["--sandbox"])
+        XCTAssertEqual(errors(result.stdout), [], result.stdout)
+        XCTAssertEqual(lastState(result.stdout)?["seen"] as? String, "X,ab,clean", result.stdout + result.stderr)
+    }
+
+    func testTheSharedArrayMarkerCannotBeReachedToChangeEveryonesArrays() throws {
+        try write("plugins/marker/init.lua", """
+            local mf = require "moonflow"
+            local out = {}
+            local mt = getmetatable(mf.array())
+            out[#out + 1] = "mt=" .. type(mt)
+            local ok = pcall(function()
+              mt.__index = function() return "hacked" end
+              mt.__newindex = function() error("no writes") end
+            end)
+            out[#out + 1] = "poisoned=" .. tostring(ok)
+            local a = mf.array()
+            out[#out + 1] = "x=" .. tostring(a.x)
+            out[#out + 1] = "write=" .. tostring(pcall(function() a[1] = 1 end))
+            out[#out + 1] = "set=" .. tostring(pcall(setmetatable, mf.array(), {}))
+            -- The markers still mark: again, the other way, and as reduce rolls back.
+            local o = mf.object(mf.array({}))
+            out[#out + 1] = "remark=" .. tostring(getmetatable(o))
+            return mf.feature {
+              name = "marker", initial = { log = table.concat(out, ","), items = mf.array(), n = 0 },
+              actions = { go = {}, fail = {} }, mutations = { go = {}, fail = {} },
+              handle = function(a) return { type = a.type } end,
+              reduce = function(s, m)
+                mf.object(s.items)
+                s.n = s.n + 1
+                if m.type == "fail" then error("rolled back") end
+                mf.array(s.items)
+                return s
+              end,
+            }
+            """)
+        for extra in [[], ["--sandbox"]] {
+            let result = try run("marker", [#"{"type":"fail"}"#, #"{"type":"go"}"#], extra)
+            let state = try XCTUnwrap(lastState(result.stdout), result.stdout + result.stderr)
+            XCTAssertEqual(state["log"] as? String, "mt=string,poisoned=false,x=nil,write=true,set=false,remark=moonflow.object", "\(extra)")
+            XCTAssertEqual((state["items"] as? [Any])?.count, 0, "still an array after the rollback and the re-marks \(extra): \(result.stdout)")
+            XCTAssertEqual(state["n"] as? Int, 1)
+            XCTAssertEqual(errors(result.stdout).count, 1, result.stdout)
+        }
+    }
+
     func testASandboxedPluginsDatabaseFilesStayInItsFolder() throws {
         let outside = scratch.appendingPathComponent("outside.db").path
         for file in [outside, "../outside.db", "data/../../outside.db", "file:outside.db"] {

@@ -215,6 +215,10 @@ typedef struct mf_op {
 /// releases it), one at or above it still belongs to the caller.
 /// Stack: [-0, +*pushed]; error: [-0, +1]; MF_NOROOM: [-0, +0].
 int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed, int *done);
+/// Pushes getmetatable(v) and setmetatable(t, mt) as C functions that `__metatable` does
+/// not stop, for the host's own Lua code (the markers are kept from scripts by it).
+/// Light C functions: never raises, never allocates. Stack: [-0, +2]; needs 2 slots.
+void mf_push_raw_metatable_functions(lua_State *L);
 /// 1 if the table at `idx` has the JSON-array metatable (mf.array()'s marker).
 /// Raw access only: never raises. Stack: [-0, +0]; needs 2 slots.
 int mf_is_json_array(lua_State *L, int idx);

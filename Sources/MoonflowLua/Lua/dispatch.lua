@@ -1,8 +1,10 @@
--- The Lua half of a feature's dispatch (LuaDispatch.swift runs it once per Lua state and
--- keeps the 24 values it returns, in order): the read-only and write views of the state,
--- the calls into a definition's functions, and a feature's `env`.
+-- The Lua half of a feature's dispatch (LuaDispatch.swift runs it once per Lua state with
+-- getmetatable and setmetatable that `__metatable` does not stop, and an empty JSON array,
+-- and keeps the 24 values it returns, in order): the read-only and write views of the
+-- state, the calls into a definition's functions, and a feature's `env`.
+local rawgetmetatable, rawsetmetatable, emptyArray = ...
 local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
-local rawget, rawset, rawlen, select, getmetatable = rawget, rawset, rawlen, select, getmetatable
+local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
 local match, format = string.match, string.format
 local targets = setmetatable({}, { __mode = "k" })   -- view -> the table it shows
 local views = setmetatable({}, { __mode = "k" })     -- table -> its view
@@ -154,19 +156,26 @@ local function reduce(def, state, m)
 end
 local function undo()
   for i = log[0] - 2, 1, -3 do rawset(wtargets[log[i]], log[i + 1], log[i + 2]) end
-  for i = nmarked - 1, 1, -2 do setmetatable(marked[i], marked[i + 1]) end
+  for i = nmarked - 1, 1, -2 do rawsetmetatable(marked[i], marked[i + 1]) end
   root = nil
   log[-1] = nil
 end
--- mf.array(state.x) / mf.object(state.x) in reduce: marks the table the view shows,
--- and counts as a write of it (undone with the rest).
-local function mark(t, mt)
+-- mf.array(t) / mf.object(t): `kind` is "array" or "object". The markers are shared by
+-- every table of their kind, so `__metatable` keeps them from scripts, and they are set
+-- and read here past it. In reduce, mf.array(state.x) marks the table the view shows and
+-- counts as a write of it (undone with the rest).
+local markers = {
+  array = rawgetmetatable(emptyArray),
+  object = { __name = "moonflow.object", __metatable = "moonflow.object" },
+}
+local function mark(t, kind)
+  local mt = markers[kind]
   local target = wtargets[t]
-  if target == nil then return setmetatable(t, mt) end
+  if target == nil then return rawsetmetatable(t, mt) end
   if root == nil then stale(wkeyName(t), "reduce") end
-  marked[nmarked + 1], marked[nmarked + 2] = target, getmetatable(target)
+  marked[nmarked + 1], marked[nmarked + 2] = target, rawgetmetatable(target)
   nmarked = nmarked + 2
-  setmetatable(target, mt)
+  rawsetmetatable(target, mt)
   local p, k = wparent[t], wkey[t]
   if p ~= nil then
     local nlog = log[0]
