@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import PluginFixtures
 import Streams
 import XCTest
 
@@ -85,6 +86,33 @@ final class PluginSourceTests: XCTestCase {
         XCTAssertEqual(greeter.state["said"], "hey Bo!")
         XCTAssertEqual(greeter.source, "downloads:greeter/init.lua")
         XCTAssertEqual(downloads.pluginNames(), ["greeter"])
+    }
+
+    func testAModuleOnTheSearchPathsComesBeforeOneInASource() throws {
+        let folder = try PluginFolder(["greeter/init.lua": Self.greeter("hi"), "greeter/words.lua": Self.words])
+        let shadow = InMemoryPluginSource(["greeter/words.lua": "return { polite = function(who) return 'shadowed ' .. who end }"], name: "downloads")
+        let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], clock: .virtual, sources: [shadow]))
+        let greeter = try host.load("greeter")
+        greeter.start()
+        try greeter.send(["type": "greet", "who": "Ada"])
+        host.settle()
+        XCTAssertEqual(greeter.state["said"], "hi Ada!", "the plugin's own module, from its folder")
+    }
+
+    func testASourceIsAskedOnlyForModuleNames() throws {
+        final class Asked: PluginSource, @unchecked Sendable {
+            let paths = Locked<[String]>([])
+            var name: String { "asked" }
+            func text(at path: String) throws -> String? { paths.withLock { $0.append(path) }; return nil }
+            func pluginNames() -> [String] { [] }
+        }
+        let asked = Asked()
+        let host = try FeatureHost(configuration: .init(searchPaths: [], clock: .virtual, sources: [asked]))
+        // (Lua's require itself ends a name at a NUL byte.)
+        for name in ["/etc/passwd", "a..b", "x y", "../up", "ok.name"] {
+            _ = try? host.load(name: "probe\(abs(name.hashValue))", source: "require '\(name)'")
+        }
+        XCTAssertEqual(asked.paths.withLock { $0 }.filter { !$0.hasSuffix("init.lua") }, ["ok/name.lua"], "only a dotted name of words reaches a source")
     }
 
     func testASandboxedPluginFromASourceRequiresOnlyItsOwnModules() throws {

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import PluginFixtures
+import Streams
 import XCTest
 
 /// `FeatureViewModel` as a SwiftUI store: a composite's child as a model of its own, and a
@@ -47,6 +48,50 @@ final class ViewModelStoreTests: XCTestCase {
             XCTAssertThrowsError(try composer.scope("x", as: ComposerView.self)) { error in
                 XCTAssertEqual((error as? FeatureError)?.message, "scope(\"x\"): composer is not an mf.compose; only a composition has children")
             }
+        }
+    }
+
+    func testARestartWithNoActionYetShowsTheNewInitialState() throws {
+        let host = try FeatureHost(configuration: .init(searchPaths: [], executor: .mainActor))
+        let source = { @Sendable (draft: String) in
+            Self.plugins["composer/init.lua"]!.replacingOccurrences(of: #"initial = { draft = "" }"#, with: #"initial = { draft = "\#(draft)" }"#)
+        }
+        let composer = try host.load(name: "composer", source: source("first"))
+        composer.start()
+        try MainActor.assumeIsolated {
+            let model = try FeatureViewModel(composer, as: ComposerView.self)
+            XCTAssertEqual(model.view, ComposerView(draft: "first"))
+            // No mutation was reduced yet: the restarted state comes with the seq the first had.
+            host.memory.set("composer/init.lua", source("second"))
+            try host.restart(composer)
+            XCTAssertEqual(model.view, ComposerView(draft: "second"), "the view shows the restarted state")
+        }
+    }
+
+    /// A feature whose state changes between the view model's first read of it and the start
+    /// of its listener: what a queue host may do while the model is being made.
+    private final class ChangingFeature: RunningFeature, @unchecked Sendable {
+        let outlet = EventOutlet()
+        private let reads = Locked(0)
+        var name: String { "changing" }
+        var source: String { "changing" }
+        var state: LuaValue { reads.withLock { $0 += 1; return $0 == 1 ? ["draft": "before"] : ["draft": "after"] } }
+        var isIdle: Bool { true }
+        func start() {}
+        func send(_ action: LuaValue) throws {}
+        func cancel(actionType: String?) {}
+        var effectSource: String? { get { nil } set {} }
+        var eventCause: LuaValue? { nil }
+        var inFlight: [FeatureFlight] { [] }
+        var eventError: FeatureError? { nil }
+        func dispose() {}
+        var isDisposed: Bool { false }
+    }
+
+    func testAStateDeliveredWhileTheModelIsMadeIsNotMissed() throws {
+        try MainActor.assumeIsolated {
+            let model = try FeatureViewModel(ChangingFeature(), as: ComposerView.self)
+            XCTAssertEqual(model.view, ComposerView(draft: "after"))
         }
     }
 

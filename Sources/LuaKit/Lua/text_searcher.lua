@@ -3,7 +3,8 @@
 --   Run with no argument (LuaState installs it unless a trusted state behaves as the
 --   standalone lua5.4): Lua's own file searcher, except for that, in package.searchers[2].
 --   Run with `find` (a host's plugin sources; `find(name)` gives the module's text and
---   where it is, or nil and why not): a searcher that asks it, right after the preload one.
+--   where it is, or nil and why not): a searcher that asks it, right after the file one, so
+--   modules on package.path (the host's search paths) come first.
 local find = ...
 local package, searchpath, loadfile, load, type, error = package, package.searchpath, loadfile, load, type, error
 
@@ -23,7 +24,7 @@ if find == nil then
     return chunk, file
   end
 else
-  table.insert(package.searchers, 2, function(name)
+  table.insert(package.searchers, 3, function(name)
     local text, where = find(name)
     if not text then return "\n\t" .. where end
     local chunk, err = load(text, "@" .. where, "t")

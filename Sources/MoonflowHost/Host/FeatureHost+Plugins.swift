@@ -8,6 +8,11 @@ extension FeatureHost {
     /// Where a plugin named or pathed `spec` lives: a folder with `init.lua`, a
     /// `.lua` file, or a plugin name found in the search paths.
     public func resolve(_ spec: String) throws -> String {
+        // On the state executor: plugin sources are asked only there.
+        try perform { try resolveOnExecutor(spec) }
+    }
+
+    private func resolveOnExecutor(_ spec: String) throws -> String {
         let fm = FileManager.default
         var isDir: ObjCBool = false
         if fm.fileExists(atPath: spec, isDirectory: &isDir) {
@@ -95,11 +100,16 @@ extension FeatureHost {
         return FileManager.default.fileExists(atPath: file)
     }
 
-    /// `require "NAME.mod"` of a plugin held by a source: a searcher after the preload one
-    /// asks the sources for `NAME/mod.lua` (text only).
+    /// `require "NAME.mod"` of a plugin held by a source: a searcher after the one of files on
+    /// `package.path` (the search paths come first) asks the sources for `NAME/mod.lua` (text
+    /// only). A name is dotted words (letters, digits, `_`): no absolute path, `..` or NUL
+    /// reaches a source.
     func installSourceSearcher() throws {
         let find: LuaFunction = { [weak self] args in
             guard let self, let name = try args.value(1, path: "module name").stringValue else { return [.value(.nil)] }
+            guard FeatureHost.isModuleName(name) else {
+                return [.value(.nil), .value(.string(LuaString("no module '\(name)' in the plugin sources: a module name is words of letters, digits and _ joined by dots")))]
+            }
             let path = name.replacingOccurrences(of: ".", with: "/") + ".lua"
             for source in self.sources {
                 if let text = try source.text(at: path) { return [.value(.string(LuaString(text))), .value(.string(LuaString("\(source.name):\(path)")))] }
@@ -107,6 +117,14 @@ extension FeatureHost {
             return [.value(.nil), .value(.string(LuaString("no file '\(path)' in the sources " + self.sources.map(\.name).joined(separator: ", "))))]
         }
         try lua.addModuleSearcher(name: "moonflow.sources", find)
+    }
+
+    /// Whether `name` is words of letters, digits and `_` joined by single dots.
+    static func isModuleName(_ name: String) -> Bool {
+        let words = name.split(separator: ".", omittingEmptySubsequences: false)
+        return !words.isEmpty && words.allSatisfy { word in
+            !word.isEmpty && word.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }
+        }
     }
 
     private func addPackagePath(for file: String) throws {

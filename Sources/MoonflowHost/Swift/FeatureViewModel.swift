@@ -71,14 +71,17 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
     /// - Throws: when the current state does not decode into `View`.
     public init(_ feature: RunningFeature, as type: View.Type = View.self) throws {
         self.feature = feature
-        _view = try LuaValueDecoder().decode(View.self, from: feature.state)
+        let first = feature.state
+        _view = try LuaValueDecoder().decode(View.self, from: first)
         let inbox = self.inbox
         observation = feature.outlet.add(kinds: [.state, .error]) { [weak self, weak feature] event in
             // Delivered on the host's state executor, in loop order.
             var error: FeatureError?
             var state: LuaValue?
             switch event {
-            case .state(let s, let seq) where seq > 0: state = s
+            // Every state, seq 0 too: a restart, or a reload's migrate, delivers its state
+            // with the seq it had (the one from `start()` decodes equal and changes nothing).
+            case .state(let s, _): state = s
             case .error(let message, let location):
                 error = feature?.eventError ?? FeatureError(stage: .handle, message: message, location: location)
             default: return
@@ -100,6 +103,10 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
             }
             if hop { Task { @MainActor [weak self] in self?.takeInbox() } }
         }
+        // A state delivered between the read above and the listener's start went unseen:
+        // the snapshot has it.
+        let now = feature.state
+        if now != first { apply(now) }
     }
 
     /// A model with a fixed `view` and no Lua at all, for SwiftUI previews: `send` records
@@ -160,9 +167,11 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
         guard let composite = feature as? LuaComposite else {
             throw FeatureError(stage: .send, message: "scope(\"\(child)\"): \(feature?.name ?? "a preview") is not an mf.compose; only a composition has children")
         }
-        guard let found = composite.children.first(where: { $0.name == child }) else {
-            let names = composite.children.map(\.name).joined(separator: ", ")
-            throw FeatureError(stage: .send, message: "scope(\"\(child)\"): \(composite.name) has no child '\(child)'; its children: \(names)")
+        // Read on the state executor, where a reload changes them.
+        let (name, children) = try composite.bridge.perform { (composite.name, composite.children) }
+        guard let found = children.first(where: { $0.name == child }) else {
+            let names = children.map(\.name).joined(separator: ", ")
+            throw FeatureError(stage: .send, message: "scope(\"\(child)\"): \(name) has no child '\(child)'; its children: \(names)")
         }
         return try FeatureViewModel<Child>(found.feature, as: Child.self)
     }

@@ -219,6 +219,8 @@ package final class LuaFeature: @unchecked Sendable {
     /// stage `.send`, and a disposed feature refuses every action.
     private func refusing(_ action: LuaValue?, _ body: () throws -> Void) throws {
         guard !isDisposed else {
+            // Any thread may send: the name is read under the lock a reload's rebind takes.
+            let name = bindingLock.withLock { _binding.definition.name }
             throw FeatureError(stage: .send, action: action, message: "feature '\(name)' was disposed; it takes no more actions (load it again)")
         }
         do { try body() } catch { throw FeatureError(refused: error, action: action) }
