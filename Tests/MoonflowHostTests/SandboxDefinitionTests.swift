@@ -102,6 +102,16 @@ final class SandboxDefinitionTests: XCTestCase {
         }
     }
 
+    func testAHugeMemoryLimitInMegabytesSaturatesInsteadOfWrapping() throws {
+        // 2^44 MB shifted into bytes wrapped to 0 (no limit), and Int.max MB to a negative budget.
+        for megabytes in [1 << 44, Int.max] {
+            let host = try FeatureHost(configuration: .init(searchPaths: [], memoryLimitMB: megabytes, clock: .virtual))
+            XCTAssertEqual(host.lua.memoryLimit, Int.max, "\(megabytes) MB")
+        }
+        XCTAssertEqual(FeatureHost.bytes(megabytes: 512), 512 << 20)
+        XCTAssertThrowsError(try FeatureHost(configuration: .init(searchPaths: [], memoryLimitMB: -1, clock: .virtual)))
+    }
+
     func testEachGuardSaysWhoseGlobalsCannotGetAMetatable() throws {
         let state = try LuaState(profile: .sandboxed)
         XCTAssertEqual(try state.run(string: "return select(2, pcall(setmetatable, _G, {}))", name: "t"),
