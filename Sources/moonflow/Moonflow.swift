@@ -59,13 +59,18 @@ struct LimitOptions: ParsableArguments {
 
     /// One day: longer limits would overflow the deadline's clock arithmetic, and no call should need them.
     static let maxTimeLimitMs: Int64 = 86_400_000
+    /// One terabyte: megabytes are shifted into bytes, and a larger count wrapped (2^44 MB
+    /// became no limit at all, larger ones a negative budget).
+    static let maxMemoryLimitMB = 1 << 20
 
     func validate() throws {
         if let t = timeLimit, t <= 0 { throw ValidationError("--time-limit must be a positive number of milliseconds") }
         if let t = timeLimit, t > LimitOptions.maxTimeLimitMs {
             throw ValidationError("--time-limit must be at most \(LimitOptions.maxTimeLimitMs) ms (one day)")
         }
-        if let m = memoryLimit, m <= 0 { throw ValidationError("--memory-limit must be a positive number of megabytes") }
+        if let m = memoryLimit, m < 1 || m > LimitOptions.maxMemoryLimitMB {
+            throw ValidationError("--memory-limit must be a number of megabytes from 1 to \(LimitOptions.maxMemoryLimitMB) (got \(m))")
+        }
     }
 }
 

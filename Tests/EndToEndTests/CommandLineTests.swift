@@ -119,6 +119,53 @@ final class CommandLineTests: ScratchTestCase {
         }
     }
 
+    func testAMemoryLimitOutOfRangeIsAUsageErrorNamingTheFlagAndItsRange() throws {
+        try write("script.lua", "print('ran')\n")
+        try write("rec.jsonl", """
+            {"record":"moonflow-session","format":1,"feature":"counter","version":1,"path":"\(Moonflow.root.path)/plugins/counter","clock":"virtual"}
+            """ + "\n")
+        let counter = Moonflow.root.appendingPathComponent("plugins/counter").path
+        // 2^44 MB is 2^64 bytes (it wrapped to no limit at all); Int.max wrapped negative.
+        for value in ["0", "-5", "1048577", "17592186044416", "9223372036854775807"] {
+            for command in [["run", counter, "--clock", "virtual"], ["check", counter], ["exec", "script.lua"],
+                            ["test", counter], ["replay", "rec.jsonl", "--plugins", "/"]] {
+                let arguments = Array(command.prefix(1)) + ["--memory-limit", value] + command.dropFirst()
+                let result = try runHere(arguments)
+                XCTAssertEqual(result.status, 2, "\(arguments): \(result.stdout) \(result.stderr)")
+                XCTAssertTrue(result.stderr.contains("--memory-limit must be a number of megabytes from 1 to 1048576 (got \(value))"),
+                              "\(arguments): \(result.stderr)")
+                XCTAssertFalse(result.stdout.contains("ran"), "\(arguments)")
+            }
+        }
+        let top = try runHere(["exec", "--memory-limit", "1048576", "script.lua"])
+        XCTAssertEqual(top.status, 0, top.stderr)
+        XCTAssertEqual(top.stdout, "ran\n")
+    }
+
+    func testTheOtherNumericFlagsAtTheirExtremesAreUsageErrorsOrRunWithoutATrap() throws {
+        let counter = Moonflow.root.appendingPathComponent("plugins/counter").path
+        try write("in.jsonl", #"{"type":"increment"}"# + "\n")
+        let max = "9223372036854775807"
+        let cases: [([String], Int32, String?)] = [
+            (["run", counter, "--time-limit", max], 2, "--time-limit must be at most 86400000 ms"),
+            (["run", counter, "--time-limit", "0"], 2, "--time-limit must be a positive number of milliseconds"),
+            (["run", counter, "--inspect", "--inspect-frames", max], 2, "--inspect-frames must be a number of frames from 1 to 100000000"),
+            (["run", counter, "--inspect", "--inspect-memory", max], 2, "--inspect-memory must be a number of megabytes from 1 to 1048576"),
+            (["run", counter, "--clock", "virtual", "--until", "-1"], 2, "--until must be a number of milliseconds, 0 or more"),
+            (["run", counter, "--clock", "virtual", "--actions", "in.jsonl", "--until", max], 0, nil),
+            (["test", counter, "--jobs", "0"], 2, "--jobs 0: give 1 or more files at once"),
+            (["test", counter, "--jobs", max], 0, nil),
+            (["test", counter, "--shard", "\(max)/\(max)"], 0, nil),
+            (["test", counter, "--shard", "0/\(max)"], 2, nil),
+        ]
+        for (arguments, status, message) in cases {
+            let result = try runHere(arguments)
+            XCTAssertEqual(result.status, status, "\(arguments): \(result.stdout) \(result.stderr)")
+            XCTAssertFalse(result.stderr.contains("Fatal error"), "\(arguments): \(result.stderr)")
+            if let message { XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)") }
+        }
+    }
+
     func testMissingPathIsNamed() throws {
         let result = try Moonflow.run(["run", "plugins/does-not-exist/"])
         XCTAssertEqual(result.status, 2)

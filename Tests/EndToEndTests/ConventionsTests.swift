@@ -44,7 +44,7 @@ final class ConventionsTests: ScratchTestCase {
     func testNegativeNumbersAreNamedAsBadValues() throws {
         for (arguments, message) in [
             (["run", "plugins/counter", "--time-limit", "-1"], "--time-limit must be a positive number of milliseconds"),
-            (["run", "plugins/counter", "--memory-limit", "-5"], "--memory-limit must be a positive number of megabytes"),
+            (["run", "plugins/counter", "--memory-limit", "-5"], "--memory-limit must be a number of megabytes from 1 to 1048576 (got -5)"),
             (["run", "plugins/counter", "--until", "-5"], "--until must be a number of milliseconds, 0 or more (got -5)"),
         ] {
             let result = try Moonflow.run(arguments)

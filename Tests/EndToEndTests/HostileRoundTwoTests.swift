@@ -276,6 +276,21 @@ final class HostileRoundTwoTests: ScratchTestCase {
         }
     }
 
+    func testCheckSandboxRefusesTheSameEscapesAsRun() throws {
+        // check reports no state: an escape that worked fails the plugin's top level instead.
+        try write("plugins/escape/init.lua", escapes.replacingOccurrences(of: "return mf.feature {", with: """
+            if table.concat(out, "|"):find("=ok") or string.match == print or mf.just == print then error("ESCAPED " .. table.concat(out, "|")) end
+            return mf.feature {
+            """))
+        let check = try Moonflow.run(["check", "--sandbox", "plugins/escape"], in: scratch)
+        XCTAssertEqual(check.status, 0, check.stdout + check.stderr)
+        XCTAssertFalse((check.stdout + check.stderr).contains("ESCAPED"), check.stdout + check.stderr)
+        // The same file does escape where nothing is sandboxed, so the probe can tell.
+        let trusted = try Moonflow.run(["check", "plugins/escape"], in: scratch)
+        XCTAssertEqual(trusted.status, 1, trusted.stdout + trusted.stderr)
+        XCTAssertTrue((trusted.stdout + trusted.stderr).contains("ESCAPED"), trusted.stdout + trusted.stderr)
+    }
+
     func testASandboxedPluginsDatabaseFilesStayInItsFolder() throws {
         let outside = scratch.appendingPathComponent("outside.db").path
         for file in [outside, "../outside.db", "data/../../outside.db", "file:outside.db"] {

@@ -81,6 +81,16 @@ final class BudgetTests: XCTestCase {
         try assertStopped("return ('('):rep(3e5):find('%b()%b()%b()x')")
     }
 
+    func testAMemoryLimitOfNoBytesOrFewerIsRefusedWithoutATrap() throws {
+        for limit in [0, -1, Int.min] {
+            XCTAssertThrowsError(try LuaState(memoryLimit: limit), "\(limit)") { error in
+                XCTAssertEqual(error as? LuaError, .memory(limit: limit))
+            }
+        }
+        let huge = try LuaState(memoryLimit: Int.max)
+        XCTAssertEqual(try huge.run(string: "return #string.rep('x', 1 << 20)", name: "t"), [.integer(1 << 20)])
+    }
+
     func testStringRepOfNothingReturnsAtOnceAndALongOneKeepsTheLimit() throws {
         // Lua's own string.rep copies nothing n times: for math.maxinteger, forever in C.
         let lua = try LuaState(timeLimitMs: 2000)

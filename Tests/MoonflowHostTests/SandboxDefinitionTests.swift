@@ -102,6 +102,45 @@ final class SandboxDefinitionTests: XCTestCase {
         }
     }
 
+    func testAHugeMemoryLimitInMegabytesSaturatesInsteadOfWrapping() throws {
+        // 2^44 MB shifted into bytes wrapped to 0 (no limit), and Int.max MB to a negative budget.
+        for megabytes in [1 << 44, Int.max] {
+            let host = try FeatureHost(configuration: .init(searchPaths: [], memoryLimitMB: megabytes, clock: .virtual))
+            XCTAssertEqual(host.lua.memoryLimit, Int.max, "\(megabytes) MB")
+        }
+        XCTAssertEqual(FeatureHost.bytes(megabytes: 512), 512 << 20)
+        XCTAssertThrowsError(try FeatureHost(configuration: .init(searchPaths: [], memoryLimitMB: -1, clock: .virtual)))
+    }
+
+    /// What `run --sandbox` refuses (HostileRoundTwoTests), an embedding host refuses too:
+    /// isolated plugins in a trusted state, and the sandboxed profile with or without them.
+    func testAnEmbeddingHostRefusesTheSameEscapesAsRunSandbox() throws {
+        let source = """
+            local mf = require "moonflow"
+            local out = {}
+            local function try(name, f) local ok, e = pcall(f) out[#out + 1] = name .. "=" .. (ok and "ok" or "refused") end
+            try("pairs", function() local _, a = pairs(string); local _, real = pairs(a); rawset(real, "match", print) end)
+            try("next", function() local f, t = pairs(string); rawset(t, "gsub", print) end)
+            try("tablepairs", function() local _, t = pairs(table); rawset(t, "concat", print) end)
+            try("mf", function() mf.just = print end)
+            try("rawmf", function() rawset(mf, "just", print) end)
+            try("mfpairs", function() local _, t = pairs(mf); rawset(t, "just", print) end)
+            try("strmt", function() local mt = getmetatable(""); mt.__index.rep = print end)
+            out[#out + 1] = "match=" .. tostring(string.match == print) .. ",just=" .. tostring(mf.just == print) .. ",strmt=" .. tostring(getmetatable(""))
+            return mf.feature {
+              name = "probe", initial = { log = table.concat(out, "|") }, actions = { go = {} }, mutations = {},
+              handle = function() end, reduce = function(s) return s end,
+            }
+            """
+        let refused = "pairs=refused|next=refused|tablepairs=refused|mf=refused|rawmf=refused|mfpairs=refused|strmt=refused|match=false,just=false,strmt=false"
+        for (profile, isolated) in [(LuaState.Profile.trusted, true), (.sandboxed, true), (.sandboxed, false)] {
+            let folder = try PluginFolder(["probe/init.lua": source])
+            let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], profile: profile, clock: .virtual, isolatesPlugins: isolated))
+            let feature = try host.load("probe")
+            XCTAssertEqual(feature.state, ["log": .string(LuaString(refused))], "\(profile), isolated: \(isolated)")
+        }
+    }
+
     func testEachGuardSaysWhoseGlobalsCannotGetAMetatable() throws {
         let state = try LuaState(profile: .sandboxed)
         XCTAssertEqual(try state.run(string: "return select(2, pcall(setmetatable, _G, {}))", name: "t"),

@@ -81,9 +81,9 @@ function sandbox.globals(what)
 end
 
 -- The sandboxed profile: the state's own globals lose the rest of the library,
--- and `require` finds what the host preloads and NAME.lua or NAME/init.lua under
--- one folder the host chooses (package.path plays no part). Returns the setter
--- of that folder.
+-- and `require` finds what the host preloads (read-only, as the libraries: every
+-- script of the state shares it) and NAME.lua or NAME/init.lua under one folder
+-- the host chooses (package.path plays no part). Returns the setter of that folder.
 function sandbox.sandboxState()
   for k, v in next, libraries do G[k] = v; package.loaded[k] = v end
   for k, v in next, guards(G, "the sandbox's globals") do G[k] = v end
@@ -91,8 +91,19 @@ function sandbox.sandboxState()
   package.loaded.io, package.loaded.debug = nil, nil
   package.loadlib, package.searchpath = nil, nil
   package.path, package.cpath = "", ""  -- kept as strings for hosts that add to them; no searcher reads them
-  local root = "."
-  package.searchers = { package.searchers[1], function(name)
+  local root, preload = ".", package.preload
+  -- Lua's preload searcher, but a table the host's loader returns is what require keeps
+  -- and hands out read-only.
+  local function preloaded(name)
+    local loader = preload[name]
+    if loader == nil then return format("no field package.preload['%s']", name) end
+    return function(...)
+      local value = loader(...)
+      if type(value) == "table" then value = freeze(name, value) end
+      return value
+    end, ":preload:"
+  end
+  package.searchers = { preloaded, function(name)
     if not match(name, "^[%w_]+[%w_.]*$") or find(name, "..", 1, true) or match(name, "%.$") then
       return format("no module %s in the sandbox (a module name is letters, digits, _ and dots)", name)
     end

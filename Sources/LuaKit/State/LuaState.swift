@@ -51,7 +51,8 @@ public final class LuaState: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - profile: `.trusted` (default) or `.sandboxed`.
-    ///   - memoryLimit: bytes the state may hold at once; nil for no limit.
+    ///   - memoryLimit: bytes the state may hold at once; nil for no limit. A limit of
+    ///     0 bytes or fewer holds nothing: the state is refused (`LuaError.memory`).
     ///   - timeLimitMs: milliseconds any one call may run; nil for no limit.
     ///     Values above one day saturate to one day. The limit is kept by a
     ///     watchdog thread: a script cannot see it (`debug.gethook`) nor
@@ -64,6 +65,8 @@ public final class LuaState: @unchecked Sendable {
     /// - Throws: `LuaError.memory` if the libraries do not fit in the budget.
     public init(profile: Profile = .trusted, memoryLimit: Int? = nil, timeLimitMs: Int64? = nil, standalone: Bool = false) throws {
         LuaState.installCallbacksOnce
+        // Not converted to size_t: a negative count would trap there.
+        if let memoryLimit, memoryLimit < 1 { throw LuaError.memory(limit: memoryLimit) }
         self.profile = profile
         self.memoryLimit = memoryLimit
         self.timeLimitMs = timeLimitMs.map { min($0, mf_max_time_limit_ms()) }

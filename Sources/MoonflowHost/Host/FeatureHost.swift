@@ -153,7 +153,7 @@ public final class FeatureHost: @unchecked Sendable {
         }
         let isOnExecutor = self.isOnExecutor
         let lua = try LuaState(profile: configuration.profile,
-                               memoryLimit: configuration.memoryLimitMB.map { $0 << 20 },
+                               memoryLimit: configuration.memoryLimitMB.map(FeatureHost.bytes(megabytes:)),
                                timeLimitMs: configuration.timeLimitMs)
         // Whatever crosses into Swift from a feature is plain data.
         lua.plainDataOnly = true
@@ -198,6 +198,12 @@ public final class FeatureHost: @unchecked Sendable {
         sandbox = parent.sandbox
         memory = parent.memory
         _log = parent.log
+    }
+
+    /// `megabytes` in bytes, saturating: a shift would wrap a huge count into a small, a
+    /// negative or no limit at all.
+    package static func bytes(megabytes: Int) -> Int {
+        megabytes > Int.max >> 20 ? Int.max : megabytes < Int.min >> 20 ? Int.min : megabytes << 20
     }
 
     /// Where Lua streams schedule, when this host's clock can be switched (test stores).

@@ -41,7 +41,7 @@ package struct ScriptRunner: Sendable {
         let clock = RealTimeScheduler()
         let bridge: LuaBridge
         do {
-            lua = try LuaState(profile: profile, memoryLimit: memoryLimitMB.map { $0 << 20 }, timeLimitMs: timeLimitMs, standalone: true)
+            lua = try LuaState(profile: profile, memoryLimit: memoryLimitMB.map(FeatureHost.bytes(megabytes:)), timeLimitMs: timeLimitMs, standalone: true)
             // The whole module, on real time driven from this thread: timers and
             // services started by the script run after the main chunk returns.
             bridge = try LuaBridge(lua: lua, scheduler: clock)
