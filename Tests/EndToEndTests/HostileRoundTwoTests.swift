@@ -487,6 +487,33 @@ final class HostileRoundTwoTests: ScratchTestCase {
         XCTAssertEqual(lastState(result.stdout)?["count"] as? Int, 0, "nothing written through a kept view")
     }
 
+    func testAViewKeptFromOneHandleFailsInTheNextNamingTheField() throws {
+        try write("plugins/later/init.lua", """
+            local mf = require "moonflow"
+            local SEEN, ITEMS
+            return mf.feature {
+              name = "later", initial = { count = 3, items = { 10, 20 } },
+              actions = { keep = {}, read = {}, len = {}, walk = {}, item = {}, fresh = {} }, mutations = { saw = { n = "integer" } },
+              handle = function(a, s)
+                if a.type == "keep" then SEEN, ITEMS = s, s.items return end
+                if a.type == "read" then return { type = "saw", n = SEEN.count } end
+                if a.type == "len" then return { type = "saw", n = #ITEMS } end
+                if a.type == "walk" then for k in pairs(SEEN) do end return end
+                if a.type == "item" then return { type = "saw", n = ITEMS[1] } end
+                return { type = "saw", n = s.count + #s.items }
+              end,
+              reduce = function(s, m) s.count = m.n return s end,
+            }
+            """)
+        let result = try run("later", ["keep", "read", "len", "walk", "item", "fresh"].map { #"{"type":"\#($0)"}"# })
+        let messages = errors(result.stdout)
+        XCTAssertEqual(messages.count, 4, result.stdout)
+        for (message, field) in zip(messages, ["state.count", "state.items", "state", "state.items[1]"]) {
+            XCTAssertTrue(message.contains("\(field): this view of the state was kept after its handle call returned"), "\(field): \(message)")
+        }
+        XCTAssertEqual(lastState(result.stdout)?["count"] as? Int, 5, "a fresh view in a later call reads as usual")
+    }
+
     func testInfinityIsRefusedLikeNaNWithRollback() throws {
         try write("plugins/inf/init.lua", """
             local mf = require "moonflow"

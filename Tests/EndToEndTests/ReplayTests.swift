@@ -230,4 +230,35 @@ final class ReplayTests: XCTestCase {
             XCTAssertEqual(replay.stdout, "", path)
         }
     }
+
+    func testASymlinkInThePluginsFolderThatPointsOutsideIsRefused() throws {
+        _ = try record()
+        let fm = FileManager.default
+        // A plugin outside the folder the replay is confined to, reached through links inside it.
+        let outside = scratch.appendingPathComponent("outside")
+        try fm.createDirectory(at: outside, withIntermediateDirectories: true)
+        try fm.copyItem(at: scratch.appendingPathComponent("plugins/counter"), to: outside.appendingPathComponent("counter"))
+        let inside = scratch.appendingPathComponent("inside")
+        try fm.createDirectory(at: inside.appendingPathComponent("plugins/linked"), withIntermediateDirectories: true)
+        try fm.createSymbolicLink(at: inside.appendingPathComponent("plugins/evil"), withDestinationURL: outside.appendingPathComponent("counter"))
+        try fm.createSymbolicLink(at: inside.appendingPathComponent("up"), withDestinationURL: outside)
+        try fm.createSymbolicLink(at: inside.appendingPathComponent("plugins/linked/init.lua"),
+                                  withDestinationURL: outside.appendingPathComponent("counter/init.lua"))
+        let original = try String(contentsOf: scratch.appendingPathComponent("session.jsonl"), encoding: .utf8)
+        for path in ["plugins/evil", "evil", "up/counter", "plugins/linked"] {
+            try original.replacingOccurrences(of: #""path":"plugins/counter""#, with: #""path":"\#(path)""#)
+                .write(to: inside.appendingPathComponent("session.jsonl"), atomically: true, encoding: .utf8)
+            let replay = try Moonflow.run(["replay", "inside/session.jsonl"], in: scratch)
+            XCTAssertEqual(replay.status, 2, "\(path): \(replay.stdout) \(replay.stderr)")
+            XCTAssertTrue(replay.stderr.contains("the recording's plugin path \"\(path)\" leaves the plugins folder"), "\(path): \(replay.stderr)")
+            XCTAssertEqual(replay.stdout, "", path)
+        }
+        // A link that stays inside is followed as before.
+        try fm.createSymbolicLink(atPath: inside.appendingPathComponent("plugins/alias").path, withDestinationPath: "counter-real")
+        try fm.copyItem(at: scratch.appendingPathComponent("plugins/counter"), to: inside.appendingPathComponent("plugins/counter-real"))
+        try original.replacingOccurrences(of: #""path":"plugins/counter""#, with: #""path":"plugins/alias""#)
+            .write(to: inside.appendingPathComponent("session.jsonl"), atomically: true, encoding: .utf8)
+        let fine = try Moonflow.run(["replay", "inside/session.jsonl"], in: scratch)
+        XCTAssertEqual(fine.status, 0, fine.stdout + fine.stderr)
+    }
 }

@@ -28,8 +28,9 @@ package final class LuaDispatch: @unchecked Sendable {
     /// `handle` and effect handlers get a read-only view of the state (
     /// outside `reduce` the state is read-only): reading goes through to the state
     /// (nested tables as views too, `#`, `pairs`, `ipairs` and `next` work), a write
-    /// fails naming the field. Views are made once per table and kept while it lives,
-    /// so a handler call costs one table lookup. The reader copies a view as the
+    /// fails naming the field. Each call gets views of its own (one small table for the
+    /// state, one more per nested table it reads), so a view kept past its call fails in a
+    /// later call too. The reader copies a view as the
     /// table it shows, so `return { type = "set", items = state.items }` works.
     private static let source = String(decoding: PackageResources.dispatch_lua, as: UTF8.self)
 

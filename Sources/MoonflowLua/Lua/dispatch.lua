@@ -7,43 +7,68 @@ local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, e
 local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
 local match, format = string.match, string.format
 local targets = setmetatable({}, { __mode = "k" })   -- view -> the table it shows
-local views = setmetatable({}, { __mode = "k" })     -- table -> its view
-local paths = setmetatable({}, { __mode = "k" })     -- view -> `state.items[2]`
+local views = setmetatable({}, { __mode = "k" })     -- table -> its view in the running call
+local paths = setmetatable({}, { __mode = "k" })     -- view -> `state.items[2]` (nil: `state`)
+local calls = setmetatable({}, { __mode = "k" })     -- view -> the call it was made in
 local RO = { __metatable = "a read-only view of the state" }
 local function child(path, k)
   if type(k) == "string" and match(k, "^[%a_][%w_]*$") then return path .. "." .. k end
   return path .. "[" .. tostring(k) .. "]"
 end
-local function view(t, path)
-  if type(t) ~= "table" then return t end
-  local v = views[t]
-  if v then return v end
-  v = setmetatable({}, RO)
-  views[t], targets[v], paths[v] = v, t, path
-  return v
-end
 -- A view is valid only while the call it was handed to runs (a handle or an effect
--- handler; they may nest): kept past it, any use fails naming the field.
+-- handler; they may nest): kept past it, any use fails naming the field, in a later
+-- call too. So each call gets views of its own: `running[d]` is the call running at
+-- depth d (roCount[1] deep now), a number that says its depth (DEPTHS * serial + d),
+-- and a view is valid while the call it was made in is still running at its depth.
 local roCount, roCloseMT = { 0 }, {}   -- Swift gives roCloseMT a C __close counting roCount[1] down
 local roClose = setmetatable({}, roCloseMT)
+local running, serial, DEPTHS = {}, 0, 1 << 20
+local function enter()
+  local d = roCount[1] + 1
+  roCount[1] = d
+  serial = serial + 1
+  running[d] = serial * DEPTHS + d
+end
+local function live(v)
+  local call = calls[v]
+  local d = call % DEPTHS
+  return d <= roCount[1] and running[d] == call
+end
+-- The state's own view, made at every call (a call costs one small table): the root is
+-- reached only so, so it needs no place in `views`, and its path is `state`.
+local function rootView(t)
+  local v = setmetatable({}, RO)
+  targets[v], calls[v] = t, running[roCount[1]]
+  return v
+end
+local function pathOf(v) return paths[v] or "state" end
+local function view(t, path)
+  if type(t) ~= "table" then return t end
+  local call = running[roCount[1]]
+  local v = views[t]
+  if v and calls[v] == call then return v end
+  v = setmetatable({}, RO)
+  views[t], targets[v], paths[v], calls[v] = v, t, path, call
+  return v
+end
 local function stale(path, call)
   error(format("%s: this view of the state was kept after its %s call returned; a view is valid only during the call (read the values you need into locals before returning)", path, call), 3)
 end
 RO.__index = function(v, k)
-  if roCount[1] == 0 then stale(child(paths[v], k), "handle") end
-  return view(targets[v][k], child(paths[v], k))
+  if not live(v) then stale(child(pathOf(v), k), "handle") end
+  return view(targets[v][k], child(pathOf(v), k))
 end
 RO.__newindex = function(v, k)
-  error(format("%s is read-only here: the state changes only in reduce; return a mutation that reduce applies", child(paths[v], k)), 2)
+  error(format("%s is read-only here: the state changes only in reduce; return a mutation that reduce applies", child(pathOf(v), k)), 2)
 end
 RO.__len = function(v)
-  if roCount[1] == 0 then stale(paths[v], "handle") end
+  if not live(v) then stale(pathOf(v), "handle") end
   return #targets[v]
 end
 local function viewNext(v, k)
-  if roCount[1] == 0 then stale(paths[v], "handle") end
+  if not live(v) then stale(pathOf(v), "handle") end
   local nk, nv = rawnext(targets[v], k)
-  if nk ~= nil then return nk, view(nv, child(paths[v], nk)) end
+  if nk ~= nil then return nk, view(nv, child(pathOf(v), nk)) end
 end
 RO.__pairs = function(v) return viewNext, v, nil end
 
@@ -190,7 +215,7 @@ local function viewTarget(t) return wtargets[t] or t end
 -- registered by LuaDispatch): a raw write would land in the empty view itself, hiding the
 -- state's field behind it for good.
 local function refuseRaw(name, t, k)
-  local path = targets[t] and (k == nil and paths[t] or child(paths[t], k))
+  local path = targets[t] and (k == nil and pathOf(t) or child(pathOf(t), k))
     or (k == nil and wkeyName(t) or tostring(k))
   error(format("%s on %s: the state is a view, not a plain table; use %s", name, path,
     name == "rawset" and "an ordinary assignment, in reduce" or "ordinary indexing (or # for the length)"), 3)
@@ -206,15 +231,15 @@ local function installNext()
 end
 return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, stored, wview,
   function(def, action, state, env)
-    roCount[1] = roCount[1] + 1
+    enter()
     local _ <close> = roClose
-    return def.handle(action, view(state, "state"), env)
+    return def.handle(action, rootView(state), env)
   end,
   reduce,
   function(def, kind, effect, state, env)
-    roCount[1] = roCount[1] + 1
+    enter()
     local _ <close> = roClose
-    return def.effects[kind](effect, view(state, "state"), env)
+    return def.effects[kind](effect, rootView(state), env)
   end,
   function(def, kind, request, env) return def.requests[kind](request, env) end,
   function(def, swiftServices, interactors, asStream, overrides, late)

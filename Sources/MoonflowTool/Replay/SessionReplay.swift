@@ -207,17 +207,39 @@ package struct SessionReplay {
         let inFolder = path.hasPrefix("/") ? path : root + "/" + path
         let resolved = (inFolder as NSString).standardizingPath
         let components = path.split(separator: "/")
+        let leaves = BadRecording(description: "\(file):1: the recording's plugin path \(StateDiff.render(.string(LuaString(path)))) leaves the plugins folder (\(given)); a replay runs only plugins inside it: give the folder that holds the plugin with --plugins DIR")
         guard !path.contains("\0"), !path.hasPrefix("~"), !components.contains(".."),
-              resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/") else {
-            throw BadRecording(description: "\(file):1: the recording's plugin path \(StateDiff.render(.string(LuaString(path)))) leaves the plugins folder (\(given)); a replay runs only plugins inside it: give the folder that holds the plugin with --plugins DIR")
+              resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/") else { throw leaves }
+        // And where it really is: a symbolic link inside the folder may point out of it (the
+        // plugin's folder, one on the way to it, or its init.lua).
+        func staysInside(_ place: String) -> Bool {
+            guard let realRoot = SessionReplay.realPath(root) else { return false }
+            var files = [place]
+            var isFolder: ObjCBool = false
+            if fm.fileExists(atPath: place, isDirectory: &isFolder), isFolder.boolValue { files.append(place + "/init.lua") }
+            return files.allSatisfy { file in
+                guard let real = SessionReplay.realPath(file) else { return !fm.fileExists(atPath: file) }
+                return real == realRoot || real.hasPrefix(realRoot == "/" ? "/" : realRoot + "/")
+            }
         }
         // The plugin is found as `moonflow run` finds it: a path, or a name in FOLDER/plugins.
         let prefix = root == absolute(".") || path.hasPrefix("/") ? "" : folder + "/"
-        if fm.fileExists(atPath: prefix + path) { return PluginPlace(path: prefix + path, prefix: prefix) }
+        if fm.fileExists(atPath: prefix + path) {
+            guard staysInside(prefix + path) else { throw leaves }
+            return PluginPlace(path: prefix + path, prefix: prefix)
+        }
         if fm.fileExists(atPath: prefix + "plugins/" + path + "/init.lua") {
+            guard staysInside(prefix + "plugins/" + path) else { throw leaves }
             return PluginPlace(path: prefix.isEmpty ? path : prefix + "plugins/" + path, prefix: prefix)
         }
         throw BadRecording(description: "\(file) was recorded with the plugin \(path), which is not in \(given); give the folder the recording was made in with --plugins DIR")
+    }
+
+    /// `path` with every symbolic link resolved (realpath); nil when it does not exist.
+    static func realPath(_ path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     /// Reads the recording.
