@@ -3,7 +3,7 @@
 // read and changed knowing only what is below it:
 //   profiles.c -> match.c -> watchdog.c -> views.c;  watchdog.c -> platform.c
 //   profiles.c, protected.c, standalone.c, budgets.c -> watchdog.c
-//   protected.c -> warnings.c, views.c;  json.c -> values.c, views.c;  json_read.c -> values.c
+//   protected.c, standalone.c -> messages.c;  protected.c -> warnings.c, views.c;  json.c -> values.c, views.c;  json_read.c -> values.c
 #ifndef CLUASHIM_INTERNAL_H
 #define CLUASHIM_INTERNAL_H
 #include "CLuaShim.h"
@@ -48,6 +48,13 @@ int mf_start_watchdog(void);
 /// versions that keep to the time limit, in the libraries of the package.loaded table
 /// on top (left there). Allocates: only inside a protected call. [-0, +0, m]
 void mf_install_timed_functions(lua_State *L);
+
+// MARK: - messages.c
+
+/// `msg` (`len` bytes), or when longer than a few KB its head cut at a character boundary
+/// with the whole size said, pushed (and returned). Allocates: only inside a protected
+/// call or a message handler. [-0, +(0|1), m]
+const char *mf_bounded_message(lua_State *L, const char *msg, size_t len);
 
 // MARK: - platform.c
 

@@ -1,24 +1,10 @@
 // Protected operations: the Lua API calls Swift makes that can raise (open the
 // libraries, call, resume, make threads and references, collect), each run inside
 // lua_pcall so no error unwinds through Swift. Calls watchdog.c (to arm the time
-// limit around a call), warnings.c and views.c (the raw functions that refuse a view).
+// limit around a call), warnings.c, views.c (the raw functions that refuse a view)
+// and messages.c (errors cut to a size).
 #include "internal.h"
 #include <string.h>
-
-enum { MAX_ERROR_BYTES = 4096 };
-
-/// `msg` (on the stack), or when longer than MAX_ERROR_BYTES its head cut at a
-/// character boundary with the whole size said, pushed: an error of 100 MB is
-/// not copied into tracebacks, events and terminals.
-static const char *bounded_message(lua_State *L, const char *msg, size_t len) {
-  if (len <= MAX_ERROR_BYTES) return msg;
-  size_t cut = MAX_ERROR_BYTES;
-  while (cut > 0 && ((unsigned char)msg[cut] & 0xC0) == 0x80) cut--;  // not inside a UTF-8 sequence
-  lua_pushlstring(L, msg, cut);
-  lua_pushfstring(L, "... (an error message of %I bytes, cut to its first %d)", (lua_Integer)len, (int)cut);
-  lua_concat(L, 2);
-  return lua_tostring(L, -1);
-}
 
 static int msgh(lua_State *L) {
   size_t len = 0;
@@ -31,7 +17,7 @@ static int msgh(lua_State *L) {
       len = strlen(msg);
     }
   }
-  luaL_traceback(L, L, bounded_message(L, msg, len), 1);
+  luaL_traceback(L, L, mf_bounded_message(L, msg, len), 1);
   return 1;
 }
 
@@ -90,7 +76,7 @@ int mf_resume(lua_State *L, lua_State *from, int nargs, int *nresults, int64_t l
       size_t len = 0;
       const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
       // Bounded, then with the traceback (small allocations: they may fail only on memory).
-      if (msg) luaL_traceback(L, L, bounded_message(L, msg, len), 0);
+      if (msg) luaL_traceback(L, L, mf_bounded_message(L, msg, len), 0);
     }
   }
   return status;

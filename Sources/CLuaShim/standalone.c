@@ -1,7 +1,8 @@
 // What `moonflow exec` needs to behave as the standalone `lua5.4`: loading a
 // file by Lua's rules and calling a main chunk as lua.c does. Calls only
-// watchdog.c (to arm the time limit around the chunk).
+// watchdog.c (to arm the time limit around the chunk) and messages.c.
 #include "internal.h"
+#include <string.h>
 
 // A script file loads by Lua's own rules (a first line starting with `#` and a
 // UTF-8 byte-order mark are skipped, NULL reads standard input), and a main chunk
@@ -32,12 +33,18 @@ int mf_loadfile(lua_State *L, const char *path, const char *mode) {
 /// lua.c's message handler: a string gets the traceback; an object with
 /// `__tostring` becomes that string alone; anything else is described.
 static int standalone_msgh(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
+  size_t len = 0;
+  const char *msg = lua_tolstring(L, 1, &len);
   if (msg == NULL) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
+      msg = lua_tolstring(L, -1, &len);
+      mf_bounded_message(L, msg, len);  // the string alone, as lua.c gives it (cut when huge)
+      return 1;
+    }
     msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    len = strlen(msg);
   }
-  luaL_traceback(L, L, msg, 1);
+  luaL_traceback(L, L, mf_bounded_message(L, msg, len), 1);
   return 1;
 }
 

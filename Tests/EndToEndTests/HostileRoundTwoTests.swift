@@ -397,6 +397,17 @@ final class HostileRoundTwoTests: ScratchTestCase {
         XCTAssertTrue(message.hasSuffix("... (an error message of \(25 + 20 << 20) bytes, cut to its first 4096)"), String(message.suffix(100)))
     }
 
+    func testExecCutsAHugeErrorMessageAsRunDoes() throws {
+        for (name, raise) in [("string", #"error(string.rep("E", 20 << 20))"#),
+                              ("object", #"error(setmetatable({}, { __tostring = function() return string.rep("T", 20 << 20) end }))"#)] {
+            try write("loud.lua", raise + "\n")
+            let result = try Moonflow.run(["exec", "--time-limit", "5000", "loud.lua"], in: scratch)
+            XCTAssertEqual(result.status, 1, name)
+            XCTAssertLessThan(result.stderr.utf8.count, 6000, "\(name): \(result.stderr.utf8.count) bytes on standard error")
+            XCTAssertTrue(result.stderr.contains("... (an error message of "), "\(name): " + String(result.stderr.suffix(300)))
+        }
+    }
+
     func testAHundredMegabyteErrorMessageIsCutQuicklyWithinTheDefaultMemoryLimit() throws {
         try write("plugins/loud/init.lua", """
             local mf = require "moonflow"
