@@ -33,6 +33,21 @@ final class WatchTests: XCTestCase {
         try source(step: step, broken: broken).write(to: initFile, atomically: false, encoding: .utf8)
     }
 
+    func testAFileClosedAfterItsReloadIsNotReloadedAgain() throws {
+        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+        defer { run.kill() }
+        try run.waitFor(#""state":{"count":0}"#)
+        try write(step: 10)
+        try run.waitFor(#""event":"reload""#)
+        // What a write's close looks like when a busy machine parts it from the write: an
+        // event for the file with nothing in it changed.
+        try FileHandle(forWritingTo: initFile).close()
+        Thread.sleep(forTimeInterval: 0.5)
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":10}"#)
+        XCTAssertEqual(run.lines.filter { $0.contains(#""event":"reload""#) }.count, 1, run.lines.joined(separator: "\n"))
+    }
+
     func testEditsReloadWithTheStateKeptUntilSIGTERM() throws {
         let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
         defer { run.kill() }

@@ -34,10 +34,19 @@ extension FeatureRun {
     /// mid-statement (`syntax error near <eof>`). So after a failure the files
     /// get a moment: if they changed meanwhile, the watcher's next burst reloads
     /// them whole and this failure is dropped.
+    ///
+    /// A burst whose files are all as they were when last reloaded is passed over: on a busy
+    /// machine an editor's write and its close can come apart into two bursts, and the save
+    /// is still one reload.
     func reloadSaved(changed: [String], noticed: Date) {
-        guard let failure = attemptReload(changed: changed, noticed: noticed) else { return }
         func stamps() -> [String: String] {
             Dictionary(uniqueKeysWithValues: changed.compactMap { path in PollingFileChanges.stamp(of: path).map { (path, $0) } })
+        }
+        let seen = stamps()
+        if !seen.isEmpty, seen.count == changed.count, seen.allSatisfy({ reloadedStamps[$0.key] == $0.value }) { return }
+        guard let failure = attemptReload(changed: changed, noticed: noticed) else {
+            reloadedStamps.merge(seen) { $1 }
+            return
         }
         let before = stamps()
         Thread.sleep(forTimeInterval: FeatureRun.settleAfterFailedSave)

@@ -68,6 +68,8 @@ package final class FeatureRun: @unchecked Sendable {
     /// LeakSanitizer when a signal ends the process with the run still alive.)
     private var observation: Disposable?
     var watcher: FileWatcher?
+    /// Each file's stamp (time and size) as it was when a save last reloaded it; the watcher's thread alone uses it.
+    var reloadedStamps: [String: String] = [:]
 
     private var now: Int {
         if let test = host?.testScheduler { return test.now }  // no host yet: an error while making it
