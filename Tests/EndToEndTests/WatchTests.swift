@@ -153,24 +153,11 @@ final class WatchTests: XCTestCase {
     }
 
     func testAFinalizerThatLoopsIsStoppedAtTheReloadAndTheRunKeepsServing() throws {
-        // The dropped object's __gc loops; the collector runs whole cycles at every
-        // allocation, and the new file gives the parser work enough to reach it.
+        // Tests/Fixtures/plugins/gc-loop: the dropped object's __gc loops; the collector runs
+        // whole cycles at every allocation, and the new file gives the parser work enough to reach it.
+        let fixture = try String(contentsOf: Moonflow.root.appendingPathComponent("Tests/Fixtures/plugins/gc-loop/init.lua"), encoding: .utf8)
         func looping(padding: Int) -> String {
-            let strings = (0..<padding).map { "\"pad\($0)\"" }.joined(separator: ", ")
-            return """
-                local mf = require "moonflow"
-                collectgarbage("incremental", 1, 1000, 10)
-                KEEP = setmetatable({}, { __gc = function() while true do end end })
-                local function pad() return { \(strings) } end
-                return mf.feature {
-                  name = "gc", initial = { n = 0 }, actions = { drop = {}, bump = {} }, mutations = { bump = {} },
-                  handle = function(a)
-                    if a.type == "drop" then KEEP = nil return end
-                    return { type = "bump" }
-                  end,
-                  reduce = function(s) s.n = s.n + 1 return s end,
-                }
-                """
+            fixture.replacingOccurrences(of: "--[[padding]]", with: (0..<padding).map { "\"pad\($0)\"" }.joined(separator: ", "))
         }
         let file = scratch.appendingPathComponent("plugins/gc/init.lua")
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)

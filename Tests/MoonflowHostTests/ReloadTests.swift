@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import PluginFixtures
 import MoonflowLua
 import Streams
 import XCTest
@@ -81,34 +82,20 @@ final class ReloadTests: XCTestCase {
         XCTAssertEqual(reloads.count, 1)
     }
 
-    /// A plugin whose dropped object has a `__gc` that loops, with the collector tuned to run
-    /// whole cycles at every allocation; `padding` string constants give the parser work.
-    private func looping(padding: Int) -> String {
-        let strings = (0..<padding).map { "\"pad\($0)\"" }.joined(separator: ", ")
-        return """
-            local mf = require "moonflow"
-            collectgarbage("incremental", 1, 1000, 10)
-            KEEP = setmetatable({}, { __gc = function() while true do end end })
-            local function pad() return { \(strings) } end
-            return mf.feature {
-              name = "gc", initial = { n = 0 }, actions = { drop = {}, bump = {} }, mutations = { bump = {} },
-              handle = function(a)
-                if a.type == "drop" then KEEP = nil return end
-                return { type = "bump" }
-              end,
-              reduce = function(s) s.n = s.n + 1 return s end,
-            }
-            """
+    /// `Tests/Fixtures/plugins/gc-loop` with `padding` string constants for the parser.
+    private func looping(padding: Int) throws -> String {
+        try Fixtures.fixture("plugins/gc-loop/init.lua")
+            .replacingOccurrences(of: "--[[padding]]", with: (0..<padding).map { "\"pad\($0)\"" }.joined(separator: ", "))
     }
 
     func testAFinalizerThatLoopsIsStoppedDuringAReloadAndTheFeatureGoesOn() throws {
-        try write("gc/init.lua", looping(padding: 0))
+        try write("gc/init.lua", try looping(padding: 0))
         let feature = try load("gc")
         try feature.send(["type": "drop"])
         host.settle()
         // The new source's parse allocates enough for the collector to reach the dropped
         // object's finalizer: it must not run there, where no call has a deadline.
-        try write("gc/init.lua", looping(padding: 40_000))
+        try write("gc/init.lua", try looping(padding: 40_000))
         let host = self.host!
         let outcome = Locked<String?>(nil)
         let done = DispatchSemaphore(value: 0)

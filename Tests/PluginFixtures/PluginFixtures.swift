@@ -32,6 +32,15 @@ public final class PluginFolder: Sendable {
 /// the stream's values as a `v` mutation; a final `|` marks completion.
 ///
 ///     Probe.source("return mf.timer(100, 'a')")   // values: ["100:a", "100:|"]
+/// Files under `Tests/Fixtures`, which the end-to-end tests read too.
+public enum Fixtures {
+    /// The text of `Tests/Fixtures/PATH`.
+    public static func fixture(_ path: String) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        return try String(contentsOf: root.appendingPathComponent("Fixtures").appendingPathComponent(path), encoding: .utf8)
+    }
+}
+
 public enum Probe {
     public static func source(_ body: String, header: String = "", extra: String = "") -> String {
         """
