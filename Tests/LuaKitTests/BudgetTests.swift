@@ -28,7 +28,9 @@ final class BudgetTests: XCTestCase {
             guard case .timeout(let ms, _) = error as? LuaError else { return XCTFail("\(error)", file: file, line: line) }
             XCTAssertEqual(ms, limitMs, file: file, line: line)
         }
-        // The state is usable after the stop, with a fresh budget.
+        // The state is usable after the stop, with a fresh budget (a budget of a few ms is for
+        // the stop alone: on a loaded machine even `return 1` can outlast it).
+        guard limitMs >= 100 else { return }
         XCTAssertEqual(try lua.run(string: "return 1", name: "after"), [1], file: file, line: line)
     }
 

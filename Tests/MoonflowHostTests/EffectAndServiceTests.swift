@@ -161,7 +161,7 @@ final class EffectAndServiceTests: XCTestCase {
         try h.load()
         try h.send(["type": "go"])
         XCTAssertEqual(h.log.values, ["0:error:service 'flaky' failed: server said 503"])
-        XCTAssertEqual(h.log.errors.first?.location, "\(h.path("probe/init.lua")):10", "where the service was called")
+        XCTAssertEqual(h.log.errors.first?.location, "probe/init.lua:10", "where the service was called, from the plugin folder")
     }
 
     func testASwiftServicesErrorReachesSwiftAsItWasThrown() async throws {
@@ -177,7 +177,7 @@ final class EffectAndServiceTests: XCTestCase {
         XCTAssertEqual(error.service, "flaky")
         XCTAssertEqual(error.action, ["type": "go"])
         XCTAssertEqual((error.underlying as? ServiceFailure)?.description, "server said 503")
-        XCTAssertEqual(error.location, "\(h.path("probe/init.lua")):10")
+        XCTAssertEqual(error.location, "probe/init.lua:10")
     }
 
     func testLuaServicesFromTheDefinition() throws {

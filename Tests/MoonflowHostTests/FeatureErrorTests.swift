@@ -109,4 +109,37 @@ final class FeatureErrorTests: XCTestCase {
         host.settle()
         XCTAssertEqual(shop.state["paid"], "receipt for 10", "registered after load, found when called")
     }
+
+    func testWhatAFeatureReportsNamesItsFilesFromThePluginFolder() throws {
+        // An app's plugins sit at an absolute path (its bundle's): messages name the plugin's
+        // files from that folder.
+        let folder = try PluginFolder([
+            "loud/init.lua": """
+                local mf = require "moonflow"
+                return mf.feature {
+                  name = "loud", initial = { n = 0 }, actions = { go = {} }, mutations = {},
+                  handle = function() error("no way") end, reduce = function(s) return s end,
+                }
+                """,
+            "broken/init.lua": "return mf.feature {",
+        ])
+        XCTAssertTrue(folder.dir.hasPrefix("/"))
+        let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], clock: .virtual))
+        let loud = try host.load("loud")
+        let errors = Locked<[FeatureError]>([])
+        let token = loud.observe(kinds: .error) { [weak loud] _ in
+            if let e = loud?.eventError { errors.withLock { $0.append(e) } }
+        }
+        defer { token.cancel() }
+        loud.start()
+        try loud.send(["type": "go"])
+        host.settle()
+        let reported = try XCTUnwrap(errors.withLock { $0.first })
+        XCTAssertEqual(reported.location, "loud/init.lua:4")
+        XCTAssertFalse((reported.traceback ?? "").contains(folder.dir), reported.traceback ?? "")
+        XCTAssertThrowsError(try host.load("broken")) { error in
+            XCTAssertEqual((error as? FeatureError)?.location, "broken/init.lua:1", "\(error)")
+            XCTAssertFalse("\(error)".contains(folder.dir), "\(error)")
+        }
+    }
 }

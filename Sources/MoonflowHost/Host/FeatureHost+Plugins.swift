@@ -158,7 +158,7 @@ extension FeatureHost {
             let (definition, file) = try loadDefinition(spec)
             return try perform { try makeFeature(definition, source: file, initial: initial) }
         } catch {
-            throw FeatureError(stage: .load, wrapping: error)
+            throw bridge.relative(FeatureError(stage: .load, wrapping: error))
         }
     }
 

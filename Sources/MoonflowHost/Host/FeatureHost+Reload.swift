@@ -77,7 +77,7 @@ extension FeatureHost {
         do {
             return try swapCodeNow(of: feature, changed: changed, since: since, restarting: restarting)
         } catch {
-            let failure = FeatureError(stage: .reload, wrapping: error, fallback: feature.source)
+            let failure = bridge.relative(FeatureError(stage: .reload, wrapping: error, fallback: feature.source))
             if reportsReloadFailures {
                 perform { (feature as? any BridgedFeature)?.report(outside: failure, stage: .reload) }
             }

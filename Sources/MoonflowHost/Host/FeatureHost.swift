@@ -160,6 +160,10 @@ public final class FeatureHost: @unchecked Sendable {
         self.lua = lua
         router = switchableClock ? SwitchableScheduler(target: scheduler) : nil
         bridge = try LuaBridge(lua: lua, scheduler: router ?? scheduler)
+        // What a feature reports names its files from the plugin folders given (an app's bundle
+        // path is no help in a message); folders given relative stay as given.
+        bridge.locationRoots = configuration.searchPaths.filter { $0.hasPrefix("/") }
+            .map { ($0 as NSString).standardizingPath }.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
         try lua.call(bridge.dispatch.installNext, []) { _ in () }
         if let queue {
             bridge.performer = { block in

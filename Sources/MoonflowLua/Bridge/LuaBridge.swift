@@ -115,6 +115,28 @@ package final class LuaBridge: @unchecked Sendable {
 
     /// Delivers `producer`'s events on the state scheduler, counting it as
     /// pending work until it terminates.
+    /// Folders whose path is left out of what a feature reports (`/app/Plugins/` makes
+    /// `/app/Plugins/cart/init.lua:12` read `cart/init.lua:12`): a host's absolute search paths,
+    /// each ending in `/`. Set before features load.
+    package var locationRoots: [String] {
+        get { rootsBox.withLock { $0 } }
+        set { rootsBox.withLock { $0 = newValue } }
+    }
+    private let rootsBox = Locked<[String]>([])
+
+    /// `text` with every location root left out.
+    package func relative(_ text: String) -> String {
+        locationRoots.reduce(text) { $0.replacingOccurrences(of: $1, with: "") }
+    }
+
+    /// `error` with every location root left out of its message, location and traceback.
+    package func relative(_ error: FeatureError) -> FeatureError {
+        guard !locationRoots.isEmpty else { return error }
+        return FeatureError(stage: error.stage, action: error.action, message: relative(error.message),
+                            location: error.location.map(relative), traceback: error.traceback.map(relative),
+                            service: error.service, underlying: error.underlying)
+    }
+
     /// Records service calls, or answers them from a recording (`--record`, `replay`).
     package var serviceTap: ServiceTap? {
         get { tapBox.withLock { $0 } }

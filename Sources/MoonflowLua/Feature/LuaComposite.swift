@@ -221,9 +221,9 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
 
     private func report(_ error: any Error, stage: FeatureError.Stage) {
         let (message, location) = LuaErrorReport.describe(error, fallback: source)
-        deliveringError = FeatureError.from(error, stage: stage, action: eventCause, fallback: source)
+        deliveringError = bridge.relative(FeatureError.from(error, stage: stage, action: eventCause, fallback: source))
         defer { deliveringError = nil }
-        outlet.send(.error(message: message, location: location))
+        outlet.send(.error(message: bridge.relative(message), location: location.map(bridge.relative)))
     }
 
     private static func combine(_ definition: FeatureDefinition, _ children: [(name: String, feature: RunningFeature)],

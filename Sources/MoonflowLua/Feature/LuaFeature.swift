@@ -457,9 +457,9 @@ package final class LuaFeature: @unchecked Sendable {
 
     private func report(_ error: any Error, stage: FeatureError.Stage, action: LuaValue?) {
         let (message, location) = LuaErrorReport.describe(error, fallback: source)
-        deliveringError = FeatureError.from(error, stage: stage, action: action, fallback: source)
+        deliveringError = bridge.relative(FeatureError.from(error, stage: stage, action: action, fallback: source))
         defer { deliveringError = nil }
-        outlet.send(.error(message: message, location: location))
+        outlet.send(.error(message: bridge.relative(message), location: location.map(bridge.relative)))
     }
 
     /// Reports an error that happened outside the loop (a failed reload) as an `.error` event.

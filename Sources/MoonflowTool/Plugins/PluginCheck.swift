@@ -18,6 +18,7 @@ package struct PluginCheck: Sendable {
         do {
             let host = try FeatureHost(configuration: .init(searchPaths: FeatureRun.searchPaths(for: path), profile: profile,
                                                             timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB, clock: .virtual))
+            host.bridge.locationRoots = []  // the tool names files as they were given
             // The host owns the process here too: a plugin's top level cannot end the check early.
             try HostOwnedProcess.install(in: host.lua, command: "check") { text, _ in
                 FileHandle.standardError.write(Data((text + "\n").utf8))

@@ -119,6 +119,8 @@ package final class FeatureRun: @unchecked Sendable {
                 timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock,
                 repositoryFiles: options.repositoryStorage.map { SQLiteRepositoryFiles(storage: $0) }))
             host.bridge.serviceTap = options.serviceTap
+            // The tool names files as they were given on its command line.
+            host.bridge.locationRoots = []
             // A failed reload is reported by the watch itself, once the files have settled.
             host.reportsReloadFailures = false
             // os.exit is an error, print and io.write log events: the host owns the process and stdout.

@@ -196,6 +196,7 @@ package struct SpecRunner: Sendable {
                 timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: .virtual,
                 // No file store: declared SQLite repositories are fresh in-memory ones, so specs start from the seed.
                 isolatesPlugins: options.profile == .sandboxed), switchableClock: true)
+            host.bridge.locationRoots = []  // the tool names files as it found them
             try TestModule.install(in: host)
             let tap = options.tap
             // A spec's print and io.write go with its file's output (kept together under --jobs);
