@@ -122,6 +122,12 @@ int mf_deadline_passed(lua_State *L) {
   return __atomic_load_n(&mf_budget_of(L)->timed_out, __ATOMIC_RELAXED);
 }
 
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MF_UNDER_TSAN 1
+#endif
+#endif
+
 static void on_signal(int sig) {
   (void)sig;
   int saved = errno;
@@ -130,17 +136,15 @@ static void on_signal(int sig) {
     lua_State *running = __atomic_load_n(&b->running, __ATOMIC_RELAXED);
     if (running) {
       lua_sethook(running, stop_hook, STOP_MASK, 1);
+#ifndef MF_UNDER_TSAN
+      // (Under TSan the watchdog thread sets it: see stop_from_watchdog.)
       if (allowhook_known) ((struct mf_state_head *)running)->allowhook = 1;
+#endif
     }
   }
   errno = saved;
 }
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define MF_UNDER_TSAN 1
-#endif
-#endif
 
 /// ThreadSanitizer holds a signal back until the thread calls a function it
 /// intercepts, which a Lua loop never does: under it the watchdog sets the hook
@@ -149,7 +153,11 @@ static void on_signal(int sig) {
 static void stop_from_watchdog(mf_budget *b) {
 #ifdef MF_UNDER_TSAN
   lua_State *running = __atomic_load_n(&b->running, __ATOMIC_ACQUIRE);
-  if (running) lua_sethook(running, stop_hook, STOP_MASK, 1);
+  if (running) {
+    lua_sethook(running, stop_hook, STOP_MASK, 1);
+    // As the signal handler does: a loop in a finalizer or a hook runs with hooks off.
+    if (allowhook_known) ((struct mf_state_head *)running)->allowhook = 1;
+  }
 #else
   (void)b;
 #endif
