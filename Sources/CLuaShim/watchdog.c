@@ -163,6 +163,16 @@ static void stop_from_watchdog(mf_budget *b) {
 #endif
 }
 
+/// When a call armed at `deadline` with `limit_ms` counts as stuck: past the deadline
+/// by the limit again, and by at least MF_STUCK_GRACE_MS (a loaded machine is slow to
+/// stop a loop that hooks do reach).
+static int64_t stuck_after(int64_t deadline, int64_t limit_ms) {
+  int64_t grace = limit_ms > MF_STUCK_GRACE_MS ? limit_ms : MF_STUCK_GRACE_MS;
+  return deadline + grace * 1000000;
+}
+
+int mf_budget_stuck(const mf_budget *b) { return __atomic_load_n(&b->stuck, __ATOMIC_ACQUIRE); }
+
 static void *watchdog_main(void *unused) {
   (void)unused;
   pthread_mutex_lock(&wd_lock);
@@ -174,6 +184,9 @@ static void *watchdog_main(void *unused) {
         pthread_kill(b->os_thread, wd_signal);
         stop_from_watchdog(b);
         b->recheck_ns = now + RESIGNAL_NS;
+        // The last resort: the stop hook has had its chance; the call is in code no
+        // hook reaches. The host stops waiting on this state (LuaState.isStuck).
+        if (now >= b->stuck_ns) __atomic_store_n(&b->stuck, 1, __ATOMIC_RELEASE);
       }
       if (next == 0 || b->recheck_ns < next) next = b->recheck_ns;
     }
@@ -183,6 +196,7 @@ static void *watchdog_main(void *unused) {
         pthread_kill(b->test_thread, wd_signal);
         stop_from_watchdog(b);
         b->test_recheck_ns = now + RESIGNAL_NS;
+        if (now >= b->test_stuck_ns) __atomic_store_n(&b->stuck, 1, __ATOMIC_RELEASE);
       }
       if (next == 0 || b->test_recheck_ns < next) next = b->test_recheck_ns;
     }
@@ -278,6 +292,7 @@ int mf_arm(lua_State *L, int64_t limit_ms) {
   pthread_mutex_lock(&wd_lock);
   b->deadline_ns = deadline;
   b->recheck_ns = deadline;
+  b->stuck_ns = stuck_after(deadline, limit_ms);
   b->os_thread = pthread_self();
   b->next_armed = wd_armed;
   wd_armed = b;
@@ -405,6 +420,7 @@ static int test_arm(lua_State *L) {
   pthread_mutex_lock(&wd_lock);
   b->test_deadline_ns = deadline;
   b->test_recheck_ns = deadline;
+  b->test_stuck_ns = stuck_after(deadline, limit_ms);
   b->test_thread = pthread_self();
   b->next_test = wd_tests;
   wd_tests = b;

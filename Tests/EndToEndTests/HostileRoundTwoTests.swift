@@ -442,6 +442,89 @@ final class HostileRoundTwoTests: ScratchTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
     }
 
+    // MARK: - The last resort: a call no hook reaches
+
+    /// A plugin whose `block` action calls a C function that blocks (os.execute, trusted
+    /// profile) for longer than the watchdog waits: nothing inside Lua can stop it.
+    private func writeBlockingPlugin() throws {
+        try write("plugins/blocking/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "blocking", initial = { count = 0 },
+              actions = { bump = {}, block = {} }, mutations = { bump = {} },
+              handle = function(a)
+                if a.type == "block" then os.execute("exec sleep 6 </dev/null >/dev/null 2>&1") end
+                return { type = "bump" }
+              end,
+              reduce = function(s) s.count = s.count + 1 return s end,
+            }
+            """)
+    }
+
+    func testAStuckCallIsLeftBehindAndTheFeatureRebuiltWithItsLastStateOnEitherClock() throws {
+        try writeBlockingPlugin()
+        let lines = [#"{"type":"bump"}"#, #"{"type":"bump"}"#, #"{"type":"block"}"#, #"{"type":"bump"}"#, #"{"type":"bump"}"#]
+        for clock in ["virtual", "real"] {
+            try write("in.jsonl", lines.joined(separator: "\n") + "\n")
+            let result = try Moonflow.run(["run", "plugins/blocking", "--actions", "in.jsonl", "--format", "jsonl",
+                                           "--clock", clock, "--time-limit", "200"], in: scratch, timeout: 30)
+            XCTAssertEqual(result.status, 1, "the stuck call is an error of the run (\(clock)): \(result.stderr)")
+            let stuck = errors(result.stdout).filter { $0.contains("cannot be interrupted") }
+            XCTAssertEqual(stuck.count, 1, "one report of the stuck call (\(clock)): \(result.stdout)")
+            XCTAssertTrue(stuck.first?.contains("loaded again from plugins/blocking with its last state") == true, stuck.first ?? "")
+            XCTAssertEqual(lastState(result.stdout)?["count"] as? Int, 4,
+                           "the two bumps before kept, the two after counted by the rebuilt feature (\(clock)): \(result.stdout)")
+            if clock == "real" {
+                // (The harness itself waits for the blocking child process, which outlives the run.)
+                let lastT = events(result.stdout).last?["t"] as? Int ?? .max
+                XCTAssertLessThan(lastT, 5000, "the run went on without waiting for the blocking call to end: \(result.stdout)")
+            }
+        }
+    }
+
+    func testARebuildThatBlocksAsItLoadsEndsTheRun() throws {
+        // The first load passes (the marker file is absent); the rebuild finds it and blocks too.
+        try write("plugins/blockload/init.lua", """
+            local mf = require "moonflow"
+            local f = io.open("rebuilt", "r")
+            if f then f:close() os.execute("exec sleep 6 </dev/null >/dev/null 2>&1") end
+            return mf.feature {
+              name = "blockload", initial = { n = 0 }, actions = { block = {} }, mutations = {},
+              handle = function() io.open("rebuilt", "w"):close() os.execute("exec sleep 6 </dev/null >/dev/null 2>&1") end,
+              reduce = function(s) return s end,
+            }
+            """)
+        let result = try run("blockload", [#"{"type":"block"}"#, #"{"type":"block"}"#], ["--time-limit", "200"], timeout: 30)
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertTrue(errors(result.stdout).contains { $0.contains("loading plugins/blockload again got stuck as well") }, result.stdout)
+    }
+
+    func testATestStuckInABlockingCallFailsAndTheTestsAfterItRunInAFreshState() throws {
+        try writeBlockingPlugin()
+        try write("plugins/blocking/spec/blocking_spec.lua", """
+            local test = require "moonflow.test"
+            describe("blocking", function()
+              it("counts before", function()
+                test.store("blocking"):send({ type = "bump" }, function(s) s.count = 1 end)
+              end)
+              it("blocks", function()
+                test.store("blocking"):send { type = "block" }
+              end)
+              it("counts after", function()
+                test.store("blocking"):send({ type = "bump" }, function(s) s.count = 1 end)
+              end)
+            end)
+            """)
+        let result = try Moonflow.run(["test", "--time-limit", "200", "plugins/blocking/spec"], in: scratch, timeout: 30)
+        let fileMs = result.stdout.firstMatch(of: /blocking_spec\.lua  2 passed, 1 failed  \((\d+) ms\)/).flatMap { Int($0.1) } ?? .max
+        XCTAssertLessThan(fileMs, 5000, "the runner did not wait for the blocking call: \(result.stdout)")
+        XCTAssertEqual(result.status, 1, result.stdout)
+        XCTAssertTrue(result.stdout.contains("ERROR blocking blocks\n  stuck in a call that ran on past the time limit (200 ms)"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("at plugins/blocking/spec/blocking_spec.lua:6"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("✓ blocking counts after"), "the test after it ran in a fresh state: \(result.stdout)")
+        XCTAssertTrue(result.stdout.hasSuffix("2 passed, 1 failed\n"), result.stdout)
+    }
+
     // MARK: - State views
 
     func testRawAccessToAViewIsRefusedAndLeavesTheStateWhole() throws {

@@ -48,6 +48,41 @@ final class WatchTests: XCTestCase {
         XCTAssertEqual(run.lines.filter { $0.contains(#""event":"reload""#) }.count, 1, run.lines.joined(separator: "\n"))
     }
 
+    func testAStuckCallIsLeftBehindAndTheRebuiltFeatureStillReloadsOnSave() throws {
+        // `block` calls a C function that blocks past the watchdog's last resort (limit 200 ms
+        // plus two seconds): nothing inside Lua can stop it.
+        func blocking(step: Int) -> String {
+            """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "counter", initial = { count = 0 },
+              actions = { add = {}, block = {} }, mutations = { added = {} },
+              handle = function(a)
+                if a.type == "block" then os.execute("exec sleep 8 </dev/null >/dev/null 2>&1") end
+                return { type = "added" }
+              end,
+              reduce = function(state) state.count = state.count + \(step) return state end,
+            }
+            """
+        }
+        try blocking(step: 1).write(to: initFile, atomically: false, encoding: .utf8)
+        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-", "--time-limit", "200"], in: scratch)
+        defer { run.kill() }
+        try run.waitFor(#""state":{"count":0}"#)
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":1}"#)
+        run.send(#"{"type":"block"}"#)
+        try run.waitFor("cannot be interrupted")
+        // The rebuilt feature starts from the last state and takes actions...
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":2}"#)
+        // ...and a save reloads it, while the stuck call still blocks.
+        try blocking(step: 10).write(to: initFile, atomically: false, encoding: .utf8)
+        try run.waitFor(#""event":"reload""#)
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":12}"#)
+    }
+
     func testEditsReloadWithTheStateKeptUntilSIGTERM() throws {
         let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
         defer { run.kill() }

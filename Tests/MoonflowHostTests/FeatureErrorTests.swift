@@ -142,4 +142,36 @@ final class FeatureErrorTests: XCTestCase {
             XCTAssertFalse("\(error)".contains(folder.dir), "\(error)")
         }
     }
+
+    /// The watchdog's last resort: a call blocked in C past its limit (and two seconds) poisons
+    /// the host, and every later action is refused with an error that says what to do.
+    func testAHostStuckInABlockingCallIsPoisonedAndRefusesActionsSayingWhy() throws {
+        let host = try FeatureHost(configuration: .init(timeLimitMs: 100))
+        let feature = try host.load(name: "stuck", source: """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "stuck", initial = { n = 0 }, actions = { block = {}, bump = {} }, mutations = { bump = {} },
+              handle = function(a)
+                if a.type == "block" then os.execute("exec sleep 4 </dev/null >/dev/null 2>&1") end
+                return { type = "bump" }
+              end,
+              reduce = function(s) s.n = s.n + 1 return s end,
+            }
+            """)
+        feature.start()
+        try feature.send(["type": "block"])
+        XCTAssertFalse(host.isPoisoned, "not at once: only once the call outlives its limit and the grace")
+        let deadline = Date().addingTimeInterval(3.5)
+        while !host.isPoisoned, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertTrue(host.isPoisoned)
+        XCTAssertThrowsError(try feature.send(["type": "bump"])) { error in
+            let e = error as? FeatureError
+            XCTAssertEqual(e?.stage, .send)
+            XCTAssertTrue(e?.message.contains("feature 'stuck' takes no more actions: its Lua state is stuck") == true, "\(error)")
+            XCTAssertTrue(e?.message.contains("load the plugin again in a new host") == true, "\(error)")
+        }
+        XCTAssertThrowsError(try feature.send(json: #"{"type":"bump"}"#)) { error in
+            XCTAssertTrue("\(error)".contains("is stuck"), "\(error)")
+        }
+    }
 }

@@ -59,6 +59,12 @@ typedef struct mf_budget {
   // host run now, and whether the debt lent while none runs is still out.
   int gc_calls;
   int gc_lent;
+  // The last resort (watchdog.c): a call or test still running this long after its
+  // deadline is in code no hook reaches (a blocking C or Swift function). The watchdog
+  // sets `stuck` for good; the host then abandons the state rather than wait on it.
+  int64_t stuck_ns;          // when an armed call counts as stuck, 0 = none armed
+  int64_t test_stuck_ns;     // when an armed test counts as stuck
+  int stuck;
 } mf_budget;
 
 /// Creates a state whose allocator enforces `b->limit`. NULL if out of memory.
@@ -83,6 +89,12 @@ void mf_push_test_deadline(lua_State *L);
 int mf_test_deadline_passed(lua_State *L);
 /// Nonzero once the running call of this state passed its deadline. Stack: [-0, +0].
 int mf_deadline_passed(lua_State *L);
+/// Nonzero once a call or test of this state ran on past its deadline (by the limit,
+/// and at least MF_STUCK_GRACE_MS) in code the stop hook cannot reach: the state is
+/// poisoned for good. Any thread; no Lua state is touched. Stack: [-0, +0].
+int mf_budget_stuck(const mf_budget *b);
+/// The least time past a deadline after which a call still running counts as stuck.
+#define MF_STUCK_GRACE_MS ((int64_t)2000)
 /// Raises the time-limit error (for C library code that noticed the deadline).
 /// Stack: [-0, +1], then raises: never returns. Only for C code running inside Lua.
 int mf_raise_timeout(lua_State *L);

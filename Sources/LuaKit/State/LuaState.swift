@@ -121,7 +121,8 @@ public final class LuaState: @unchecked Sendable {
         _ = try call(try load(string: LuaState.textSearcherSource, name: name), [.function(find)])
     }
 
-    deinit { close() }
+    // At deinit no call can be running: a thread in a call holds a reference to the state.
+    deinit { close(evenIfStuck: true) }
 
     /// Under the sandboxed profile, where `require` finds modules: `NAME.lua` and
     /// `NAME/init.lua` under `folder` (text only), besides what the host preloads.
@@ -135,12 +136,28 @@ public final class LuaState: @unchecked Sendable {
 
     /// Runs every pending finalizer once (as `lua_close` does), under the time
     /// limit (a finalizer that loops is stopped), then frees the state. Safe to call twice.
-    public func close() {
+    ///
+    /// A stuck state (`isStuck`) is left open: the thread stuck in it may come back into it
+    /// at any time. It is freed when the last reference to it goes (no call runs then).
+    public func close() { close(evenIfStuck: false) }
+
+    private func close(evenIfStuck: Bool) {
         guard !closed else { return }
+        if isStuckNow && !evenIfStuck { return }
         closed = true
         mf_close_state(L, timeLimitMs ?? 0)
         budget.deallocate()
     }
+
+    /// Whether a call (or a `moonflow test` test) ran on past its time limit in code no
+    /// hook reaches, a blocking C or Swift function (`os.execute("sleep 60")`, a service
+    /// that never returns): the watchdog's last resort. It stays true for good; the state
+    /// is poisoned, and its owner stops waiting on it and builds another (the tool
+    /// rebuilds the feature with its last good state). A stuck call counts as one after
+    /// its deadline plus the limit again, and at least two seconds. Any thread, while the
+    /// state is open.
+    public var isStuck: Bool { !closed && isStuckNow }
+    private var isStuckNow: Bool { mf_budget_stuck(budget) != 0 }
 
     // MARK: - Accounting
 

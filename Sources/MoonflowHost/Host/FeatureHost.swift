@@ -166,8 +166,12 @@ public final class FeatureHost: @unchecked Sendable {
             .map { ($0 as NSString).standardizingPath }.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
         try lua.call(bridge.dispatch.installNext, []) { _ in () }
         if let queue {
-            bridge.performer = { block in
-                if isOnExecutor() { block() } else { queue.sync(execute: block) }
+            // Nothing more runs on a stuck state: work waiting behind the stuck call is
+            // dropped when its turn comes (LuaBridge.perform throws FeatureError.stuck).
+            bridge.performer = { [unowned lua] block in
+                if isOnExecutor() { block(); return }
+                guard !lua.isStuck else { return }
+                queue.sync { if !lua.isStuck { block() } }
             }
         }
         interactorClass = try lua.makeClass("moonflow.interactor", methods: RequestInteractor.methods(bridge))
@@ -246,6 +250,28 @@ public final class FeatureHost: @unchecked Sendable {
         guard let queue, !isOnExecutor() else { return try body() }
         return try queue.sync(execute: body)
     }
+
+    /// Whether the Lua state is stuck: a call ran on past its time limit in code the limit
+    /// cannot interrupt (`LuaState.isStuck`, the watchdog's last resort). For good: from then
+    /// on every `send` throws `FeatureError.stuck`, work queued behind the stuck call is
+    /// dropped when its turn comes, and the host's features take nothing more. Load the
+    /// plugins again in a new host (with their last `state` as `initial`, to keep it).
+    public var isPoisoned: Bool { lua.isStuck }
+
+    /// As `perform`, for a caller that must not wait on a stuck state: when the state gets
+    /// stuck meanwhile (`isPoisoned`), the wait ends with nil, and `body`, if it has not
+    /// started, never runs. On the virtual clock `body` runs here, as `perform` does.
+    package func performUnlessStuck<R>(_ body: @escaping () throws -> R) throws -> R? {
+        guard let queue, !isOnExecutor() else { return try body() }
+        if lua.isStuck { return nil }
+        let call = AbandonableCall(body)
+        queue.async { call.run() }
+        while call.done.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            if lua.isStuck { call.abandon(); return nil }
+        }
+        return try call.result?.get()
+    }
+
 
     /// The scheduler context features run with: everything on the state executor,
     /// outputs delivered at once (in loop order) from there.
@@ -326,4 +352,24 @@ public final class FeatureHost: @unchecked Sendable {
         return LuaArgumentError(message: "service '\(name)' is not registered with the host (\(registered)); register it with host.register(service: \"\(name)\")")
     }
 
+}
+
+/// A call a waiter may walk away from: run once on the executor unless abandoned first.
+/// (The body may be the stuck call itself: the waiter then leaves it running.)
+private final class AbandonableCall<R>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var body: (() throws -> R)?
+    private(set) var result: Result<R, any Error>?
+    let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping () throws -> R) { self.body = body }
+
+    func run() {
+        guard let body = lock.withLock({ let b = self.body; self.body = nil; return b }) else { return }
+        let outcome = Result { try body() }
+        lock.withLock { result = outcome }
+        done.signal()
+    }
+
+    func abandon() { lock.withLock { body = nil } }
 }

@@ -48,7 +48,9 @@ package final class LuaBridge: @unchecked Sendable {
             let out = UncheckedSendable<(Result<R, any Error>) -> Void>({ result = $0 })
             performer { out.value(Result { try box.value() }) }
         }
-        return try result!.get()
+        // Not run: the state is stuck (the performer runs nothing on it any more).
+        guard let result else { throw FeatureError.stuck(feature: nil) }
+        return try result.get()
     }
 
     package init(lua: LuaState, scheduler: any Scheduler) throws {

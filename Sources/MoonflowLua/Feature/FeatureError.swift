@@ -62,6 +62,13 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
         self.init(stage: .send, action: action, message: "\(error)", underlying: error)
     }
 
+    /// What every call on a stuck Lua state (`LuaState.isStuck`) gets: the state is left to
+    /// the thread stuck in it, and the feature must be loaded again in a new host.
+    public static func stuck(feature name: String?, action: LuaValue? = nil) -> FeatureError {
+        let who = name.map { "feature '\($0)'" } ?? "the feature"
+        return FeatureError(stage: .send, action: action, message: "\(who) takes no more actions: its Lua state is stuck in a call that ran on past its time limit in code that cannot be interrupted (a blocking C or Swift function, such as os.execute or a service that never returns); load the plugin again in a new host (moonflow run and moonflow test do it by themselves)")
+    }
+
     /// `error` (a Lua error, a definition's, the host's) as one of `stage`: its message,
     /// `file:line` and traceback apart, and the error itself in `underlying`.
     public init(stage: Stage, wrapping error: any Error, fallback: String? = nil) {

@@ -114,6 +114,7 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         guard !isDisposed else {
             throw FeatureError(stage: .send, action: action, message: "feature '\(name)' was disposed; it takes no more actions (load it again)")
         }
+        guard !bridge.lua.isStuck else { throw FeatureError.stuck(feature: name, action: action) }
         // `route` is Lua: it runs on the state executor whichever thread sends.
         do { try bridge.perform { try route(action) } } catch { throw FeatureError(refused: error, action: action) }
     }

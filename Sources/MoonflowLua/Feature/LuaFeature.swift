@@ -223,6 +223,7 @@ package final class LuaFeature: @unchecked Sendable {
             let name = bindingLock.withLock { _binding.definition.name }
             throw FeatureError(stage: .send, action: action, message: "feature '\(name)' was disposed; it takes no more actions (load it again)")
         }
+        guard !bridge.lua.isStuck else { throw FeatureError.stuck(feature: bindingLock.withLock { _binding.definition.name }, action: action) }
         do { try body() } catch { throw FeatureError(refused: error, action: action) }
     }
 

@@ -60,8 +60,24 @@ package final class FeatureRun: @unchecked Sendable {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
-    var host: FeatureHost!
-    var feature: RunningFeature!
+    /// The host and feature the run drives now. A stuck Lua state (`FeatureHost.isPoisoned`)
+    /// is left behind with its thread, and both are replaced (`rebuildStuck`), so any thread
+    /// reads them under `bindingLock`.
+    var host: FeatureHost! {
+        get { bindingLock.withLock { _host } }
+        set { bindingLock.withLock { _host = newValue } }
+    }
+    var feature: RunningFeature! {
+        get { bindingLock.withLock { _feature } }
+        set { bindingLock.withLock { _feature = newValue } }
+    }
+    private var _host: FeatureHost!
+    private var _feature: RunningFeature!
+    private let bindingLock = NSLock()
+    /// Bumped when a stuck state is left behind: its events, if it ever comes back, are dropped.
+    private var generation = 0
+    /// Input lines read so far (the line numbers in messages go on across a rebuild).
+    private var linesRead = 0
     /// The run's own listener on the feature, kept for as long as the run lives. (Dropped, it
     /// would go on listening, but the side table of its weak reference to the outlet, which the
     /// runtime points to only through the outlet's shifted refcount word, would look leaked to
@@ -76,10 +92,11 @@ package final class FeatureRun: @unchecked Sendable {
         return Int(Date().timeIntervalSince(start) * 1000)
     }
 
-    func emit(_ event: FeatureEvent, asInput: Bool = false) {
+    func emit(_ event: FeatureEvent, asInput: Bool = false, generation from: Int? = nil) {
         var event = event
         if case .error(let message, let location) = event { event = .error(message: FlagHints.add(to: message), location: location) }
         lock.lock(); defer { lock.unlock() }
+        if let from, from != generation { return }  // a stuck state's, left behind
         if case .error = event, !(asInput && input.isInteractive) { failed = true }
         // Mutation and state events come only from the feature's own delivery, on the state
         // executor, where the composite's source is set; input errors come from this thread.
@@ -114,20 +131,7 @@ package final class FeatureRun: @unchecked Sendable {
     package func run() -> Int32 {
         if options.watch || options.keepsRunning { installSignalHandlers() }
         do {
-            host = try FeatureHost(configuration: .init(
-                searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
-                timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock,
-                repositoryFiles: options.repositoryStorage.map { SQLiteRepositoryFiles(storage: $0) }))
-            host.bridge.serviceTap = options.serviceTap
-            // The tool names files as they were given on its command line.
-            host.bridge.locationRoots = []
-            // A failed reload is reported by the watch itself, once the files have settled.
-            host.reportsReloadFailures = false
-            // os.exit is an error, print and io.write log events: the host owns the process and stdout.
-            // Weak: a feature (and its Lua state) may outlive the run that made it.
-            try HostOwnedProcess.install(in: host.lua, command: "run") { [weak self] text, location in
-                self?.emit(.log(message: text, location: location))
-            }
+            host = try makeHost(generation: 0)
             feature = try host.load(options.path)
         } catch {
             let (message, location) = LuaErrorReport.describe(error, fallback: nil)
@@ -146,7 +150,7 @@ package final class FeatureRun: @unchecked Sendable {
                                              actions: actionSchema, clock: options.clock)
             for observer in options.observers { observer.started(description, dispatch: Dispatcher(run: self)) }
         }
-        observation = host.perform { feature.outlet.add { [weak self] event in self?.emit(event) } }
+        observation = host.perform { feature.outlet.add { [weak self] event in self?.emit(event, generation: 0) } }
         // Armed before the first state is printed: a save right after it is seen.
         if options.watch {
             do { try startWatching() } catch {
@@ -155,18 +159,137 @@ package final class FeatureRun: @unchecked Sendable {
             }
         }
         host.perform { feature.start() }
+        drive()
+        return lock.withLock { failed } ? 1 : 0
+    }
+
+    // MARK: - A stuck state
+
+    /// Feeds the input to the feature on a thread of its own while this one watches for a
+    /// stuck Lua state: a call that ran on past its time limit in code no hook reaches (a
+    /// blocking C or Swift function). Then the feature is rebuilt from its source with its
+    /// last state, in a new host, and the run goes on with the rest of the input. On the
+    /// virtual clock the input's thread runs the Lua code itself and is stuck with it: a new
+    /// one takes over. On the real clock it only waits on the state's queue, and its waits
+    /// end when the state is stuck (`performUnlessStuck`): it goes on with the new host.
+    private func drive() {
+        while true {
+            let finished = DispatchSemaphore(value: 0)
+            let (host, generation) = bindingLock.withLock { (_host!, self.generation) }
+            // Weak: the run is let go as soon as it returns (the thread may take a moment to end).
+            let driver = Thread { [weak self] in
+                self?.feedInput(generation: generation)
+                finished.signal()
+            }
+            driver.name = "moonflow input"
+            driver.stackSize = 16 << 20  // Lua's C calls nest as deep as on the main thread
+            driver.start()
+            var current = host
+            while true {
+                if finished.wait(timeout: .now() + .milliseconds(20)) == .success { return }
+                guard current.isPoisoned else { continue }
+                guard let rebuilt = rebuildStuck() else { return }
+                current = rebuilt
+                if options.clock == .virtual { break }  // the stuck thread is left behind
+            }
+        }
+    }
+
+    /// The input, to its end, on the clock the options name.
+    private func feedInput(generation: Int) {
         switch options.clock {
-        case .virtual: runVirtual()
+        case .virtual: runVirtual(generation: generation)
         case .real: runReal()
         }
-        reportStoppedAtUntil()
-        return failed ? 1 : 0
+        if isCurrent(generation) { reportStoppedAtUntil() }
+    }
+
+    /// Whether `generation` is still the run's (no stuck state was left behind since).
+    func isCurrent(_ generation: Int) -> Bool { lock.withLock { self.generation == generation } }
+
+    /// What a stuck state leaves behind, kept for good: freeing it would touch the Lua state
+    /// the stuck thread may come back into.
+    private static let leftBehind = Locked([AnyObject]())
+
+    /// Leaves the stuck host behind and loads the plugin again in a new one, with the state
+    /// the feature last had. Returns the new host, or nil when that failed too (the run ends).
+    private func rebuildStuck() -> FeatureHost? {
+        let (stuckHost, stuckFeature, oldObservation) = bindingLock.withLock { (_host!, _feature!, observation) }
+        let kept = stuckFeature.state
+        let clock = stuckHost.testScheduler?.now
+        let generation = lock.withLock { self.generation += 1; return self.generation }
+        FeatureRun.leftBehind.withLock {
+            $0 += [stuckHost, stuckFeature as AnyObject] + (oldObservation.map { [$0 as AnyObject] } ?? [])
+        }
+        let limit = options.timeLimitMs.map { "its time limit of \($0) ms" } ?? "its time limit"
+        emit(.error(message: "a call of \(stuckFeature.name) ran on past \(limit) in code that cannot be interrupted (a blocking C or Swift function such as os.execute or io.read): its Lua state is left behind, and the feature is loaded again from \(options.path) with its last state", location: nil))
+        // Loading runs the plugin's code, which may block as well: on a thread of its own.
+        let made = DispatchSemaphore(value: 0)
+        let outcome = Locked<Result<(FeatureHost, RunningFeature), any Error>?>(nil)
+        let building = Locked<FeatureHost?>(nil)
+        let builder = Thread { [weak self] in
+            let built = Result {
+                guard let self else { throw HostError("the run is over") }
+                let host = try self.makeHost(generation: generation)
+                building.withLock { $0 = host }
+                if let clock { host.advance(to: clock) }
+                return (host, try host.load(self.options.path, initial: kept))
+            }
+            outcome.withLock { $0 = built }
+            made.signal()
+        }
+        builder.stackSize = 16 << 20
+        builder.start()
+        while made.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            if let host = building.withLock({ $0 }), host.isPoisoned {
+                emit(.error(message: "loading \(options.path) again got stuck as well (its code blocks as it loads); the run ends", location: nil))
+                return nil
+            }
+        }
+        let host: FeatureHost, feature: RunningFeature
+        do { (host, feature) = try outcome.withLock { $0 }!.get() } catch {
+            let (message, location) = LuaErrorReport.describe(error, fallback: nil)
+            emit(.error(message: "loading \(options.path) again failed, and the run ends: \(message)", location: location))
+            return nil
+        }
+        let listener = host.perform { feature.outlet.add { [weak self] event in self?.emit(event, generation: generation) } }
+        bindingLock.withLock {
+            _host = host
+            _feature = feature
+            observation = listener
+        }
+        if watcher != nil {
+            // The old watcher's thread may be waiting on the stuck state (a reload): a new one watches.
+            watcher?.stop()
+            do { try startWatching() } catch { emit(.error(message: "\(error)", location: nil)) }
+        }
+        host.perform { feature.start() }
+        return host
+    }
+
+    /// A host as the options ask for, its events (logs) tagged with `generation`.
+    private func makeHost(generation: Int) throws -> FeatureHost {
+        let host = try FeatureHost(configuration: .init(
+            searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
+            timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock,
+            repositoryFiles: options.repositoryStorage.map { SQLiteRepositoryFiles(storage: $0) }))
+        host.bridge.serviceTap = options.serviceTap
+        // The tool names files as they were given on its command line.
+        host.bridge.locationRoots = []
+        // A failed reload is reported by the watch itself, once the files have settled.
+        host.reportsReloadFailures = false
+        // os.exit is an error, print and io.write log events: the host owns the process and stdout.
+        // Weak: a feature (and its Lua state) may outlive the run that made it.
+        try HostOwnedProcess.install(in: host.lua, command: "run") { [weak self] text, location in
+            self?.emit(.log(message: text, location: location), generation: generation)
+        }
+        return host
     }
 
     /// `--until` ended the run: say what was still in flight, if anything, so a
     /// run that stopped early does not look finished.
     private func reportStoppedAtUntil() {
-        guard let until = options.untilMs, !options.watch, !host.perform({ feature.isIdle }) else { return }
+        guard let until = options.untilMs, !options.watch, !isIdle else { return }
         FileHandle.standardError.write(Data("moonflow: --until \(until) ended the run at \(now) ms with work in flight: \(inFlightSummary)\n".utf8))
     }
 
@@ -186,12 +309,14 @@ package final class FeatureRun: @unchecked Sendable {
 
     // MARK: - Virtual clock
 
-    private func runVirtual() {
+    /// On the thread that reads the input, which runs the Lua code too; it stops at once
+    /// when a stuck state was left behind (`generation` is no longer the run's).
+    private func runVirtual(generation: Int) {
+        let host = self.host!
         let test = host.testScheduler!
         host.settle()
-        var lineNumber = 0
-        while let line = input.next() {
-            lineNumber += 1
+        while isCurrent(generation), let line = input.next() {
+            let lineNumber = lock.withLock { linesRead += 1; return linesRead }
             guard let (at, action) = parse(line, lineNumber) else { continue }
             if let at {
                 if let until = options.untilMs, at > until { host.advance(to: until); return }
@@ -201,15 +326,14 @@ package final class FeatureRun: @unchecked Sendable {
             host.settle()
         }
         // Input is exhausted: run until nothing is scheduled or in flight.
-        if !host.runUntilIdle(until: options.untilMs) { finishVirtual() }
+        if isCurrent(generation), !host.runUntilIdle(until: options.untilMs) { finishVirtual() }
     }
 
     // MARK: - Real clock
 
     private func runReal() {
-        var lineNumber = 0
         while let line = input.next() {
-            lineNumber += 1
+            let lineNumber = lock.withLock { linesRead += 1; return linesRead }
             guard let (at, action) = parse(line, lineNumber) else { continue }
             if let at {
                 if let until = options.untilMs, at > until { waitIdle(until: until); return }
@@ -219,8 +343,8 @@ package final class FeatureRun: @unchecked Sendable {
             send(action, line: lineNumber)
             // What the action did without waiting for time (streams of values at hand,
             // `mf.compose` children's mutations) is reduced before the next line, in the
-            // order the virtual clock reduces it.
-            (host.scheduler as? QueueScheduler)?.drain()
+            // order the virtual clock reduces it. (Not past a stuck state.)
+            drainUnlessStuck()
             if input.isInteractive { waitIdle(until: nil, maxSeconds: 2) }
         }
         if options.keepsRunning && !options.watch && input.isInteractive {
@@ -228,6 +352,21 @@ package final class FeatureRun: @unchecked Sendable {
         }
         if options.watch || options.keepsRunning { waitForSignal() }
         waitIdle(until: options.untilMs)
+    }
+
+    /// Whether the feature has nothing queued or running (a stuck state counts as idle:
+    /// nothing will come of it).
+    private var isIdle: Bool {
+        let feature = self.feature!
+        return (try? host.performUnlessStuck { feature.isIdle }) ?? true
+    }
+
+    /// `QueueScheduler.drain`, whose waits end when the state is stuck.
+    private func drainUnlessStuck() {
+        let host = self.host!
+        guard let scheduler = host.scheduler as? QueueScheduler else { return }
+        var rounds = 0
+        while scheduler.hasImmediateWork, rounds < 10_000, (try? host.performUnlessStuck {}) != nil { rounds += 1 }
     }
 
     /// Waits until the feature is idle, the clock reaches `until`, or `maxSeconds` pass.
@@ -239,7 +378,7 @@ package final class FeatureRun: @unchecked Sendable {
         while true {
             if let until, now >= until { return }
             if let limit, Date() > limit { return }
-            let idle = host.perform { feature.isIdle } && host.bridge.pending.inFlight == 0
+            let idle = isIdle && host.bridge.pending.inFlight == 0
             if idle { return }
             if let announceAt, !announced, Date() > announceAt {
                 announced = true
@@ -313,11 +452,11 @@ package final class FeatureRun: @unchecked Sendable {
                 // `mf.interval` never idles: stop after a minute of virtual time).
                 let limit = test.now.saturatingAdd(60_000)
                 host.settle()
-                while !host.perform({ feature.isIdle }), let next = test.nextDueTime, next <= limit {
+                while !isIdle, let next = test.nextDueTime, next <= limit {
                     if let until = options.untilMs, next > until { host.advance(to: until); break }
                     host.advance(to: next)
                 }
-                if !host.perform({ feature.isIdle }) { write("still busy at \(test.now) ms: \(inFlightSummary)") }
+                if !isIdle { write("still busy at \(test.now) ms: \(inFlightSummary)") }
             } else {
                 waitIdle(until: options.untilMs, maxSeconds: 10)
             }
@@ -372,7 +511,8 @@ package final class FeatureRun: @unchecked Sendable {
 
     /// What is still running, for messages: `save #2, load #3` or `nothing`.
     private var inFlightSummary: String {
-        let flights = host.perform { feature.inFlight.map(\.summary) }
+        let feature = self.feature!
+        let flights = (try? host.performUnlessStuck { feature.inFlight.map(\.summary) }) ?? []
         return flights.isEmpty ? "nothing" : flights.joined(separator: ", ")
     }
 
@@ -380,7 +520,7 @@ package final class FeatureRun: @unchecked Sendable {
     /// flight (an `mf.never()`, a stream waiting on nothing) the clock runs on to
     /// `--until`, as the real clock would wait; without `--until` nothing can move it.
     private func finishVirtual() {
-        guard !host.perform({ feature.isIdle }) else { return }
+        guard !isIdle else { return }
         if let until = options.untilMs {
             host.advance(to: until)
         } else {
@@ -406,13 +546,29 @@ package final class FeatureRun: @unchecked Sendable {
 extension FeatureRun {
     /// Sends `action` to the feature, telling the observers first.
     /// - Throws: the validation error; nothing is sent.
+    ///
+    /// An action that finds the state stuck before it started waits for the rebuilt
+    /// feature and goes to it (one that got stuck itself is not sent again).
     func dispatch(_ action: LuaValue) throws {
-        try host.perform {
-            if !options.observers.isEmpty {
-                let t = now
-                lock.withLock { for observer in options.observers { observer.input(action, t: t) } }
+        let started = Locked(false)
+        let deadline = Date().addingTimeInterval(10)
+        while true {
+            let (host, feature) = bindingLock.withLock { (_host!, _feature!) }
+            let sent = try host.performUnlessStuck { [self] in
+                started.withLock { $0 = true }
+                if !options.observers.isEmpty {
+                    let t = now
+                    lock.withLock { for observer in options.observers { observer.input(action, t: t) } }
+                }
+                try feature.send(action)
+                return true
             }
-            try feature.send(action)
+            if sent != nil || started.withLock({ $0 }) { return }
+            // Stuck before it started: the run rebuilds the feature in a moment.
+            while self.host === host {
+                guard Date() < deadline else { throw FeatureError.stuck(feature: feature.name, action: action) }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
         }
     }
 

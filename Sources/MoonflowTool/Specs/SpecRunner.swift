@@ -187,11 +187,53 @@ package struct SpecRunner: Sendable {
     // MARK: - One file
 
     /// Runs one spec file in a fresh Lua state; `report` gets each result as its test ends.
+    ///
+    /// A test stuck in code no time limit reaches (a blocking C or Swift function: the
+    /// watchdog's last resort, `FeatureHost.isPoisoned`) fails, its Lua state is left behind,
+    /// and the tests after it run in a fresh state.
     package func runFile(_ file: String, report: @escaping @Sendable (SpecEvent) -> Void = { _ in }) -> [Result] {
         let reported = Locked([Result]())
         let keep: @Sendable (Result) -> Void = { r in reported.withLock { $0.append(r) }; report(.result(r)) }
+        var skip = 0
+        while let stuck = runOnce(file, skipping: skip, keep: keep, report: report) {
+            let limit = options.timeLimitMs.map { "\($0) ms" } ?? "its limit"
+            let message = "stuck in a call that ran on past the time limit (\(limit)) in code that cannot be interrupted "
+                + "(a blocking C or Swift function, such as os.execute or a service that never returns); its Lua state "
+                + "was left behind" + (stuck.ordinal != nil ? ", and the tests after it run in a fresh one" : "")
+            keep(Result(file: file, describePath: stuck.path, name: stuck.name, status: .error,
+                        message: message, location: stuck.location ?? file, seconds: stuck.seconds))
+            guard let ordinal = stuck.ordinal else { break }  // outside a test: the file cannot go on
+            skip = ordinal
+        }
+        return reported.withLock { $0 }
+    }
+
+    /// The test a stuck state was running (nil ordinal: none, the file's own code).
+    private struct StuckTest {
+        var ordinal: Int?
+        var name: String
+        var path: [String]
+        var seconds: Double
+        var location: String?
+    }
+
+    /// Hosts that got stuck, kept for good: freeing one would touch the Lua state its
+    /// stuck thread may come back into.
+    private static let leftBehind = Locked([FeatureHost]())
+
+    /// Runs `file`'s tests after the first `skip` in a fresh Lua state, on a thread of
+    /// its own; returns the test that got stuck, or nil when the file ran to its end.
+    private func runOnce(_ file: String, skipping skip: Int, keep: @escaping @Sendable (Result) -> Void,
+                         report: @escaping @Sendable (SpecEvent) -> Void) -> StuckTest? {
+        // Once the state is left behind, whatever it reports later is not this run's.
+        let abandoned = Locked(false)
+        let current = Locked(StuckTest(ordinal: nil, name: "(loading \(file))", path: [], seconds: 0, location: nil))
+        let started = Locked(Date())
+        let host: FeatureHost
+        let driver: LuaRef
+        var arguments: [LuaPush]
         do {
-            let host = try FeatureHost(configuration: .init(
+            host = try FeatureHost(configuration: .init(
                 searchPaths: SpecRunner.searchPaths(for: file), profile: .trusted,
                 timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: .virtual,
                 // No file store: declared SQLite repositories are fresh in-memory ones, so specs start from the seed.
@@ -203,26 +245,63 @@ package struct SpecRunner: Sendable {
             // under TAP, which owns standard output, to standard error as a TAP comment. os.exit
             // is an error: the runner owns the process.
             try HostOwnedProcess.install(in: host.lua, command: "test") { text, _ in
+                guard !abandoned.withLock({ $0 }) else { return }
                 if tap { FileHandle.standardError.write(Data(("# " + text + "\n").utf8)) } else { report(.printed(text)) }
             }
-            let driver = try host.lua.load(string: SpecRunner.driverSource, name: "moonflow.spec")
+            driver = try host.lua.load(string: SpecRunner.driverSource, name: "moonflow.spec")
             let arm: LuaPush = options.testTimeLimitMs.map { _ in (try? host.lua.testDeadline()).map(LuaPush.ref) ?? .value(.nil) } ?? .value(.nil)
             let onResult: LuaPush = .function { args in
-                keep(SpecRunner.result(try args.value(1, path: "result"), file: file))
+                guard !abandoned.withLock({ $0 }) else { return [] }
+                let row = try args.value(1, path: "result")
+                if case .integer(let ordinal) = row["started"] ?? .nil {
+                    let path = (row["path"]?.tableValue?.array ?? []).map { $0.stringValue ?? $0.description }
+                    current.withLock { $0 = StuckTest(ordinal: Int(ordinal), name: row["name"]?.stringValue ?? "", path: path, seconds: 0,
+                                                       location: row["where"]?.stringValue) }
+                    started.withLock { $0 = Date() }
+                } else {
+                    keep(SpecRunner.result(row, file: file))
+                }
                 return []
             }
-            try host.lua.callWithoutTimeLimit(driver, [
+            arguments = [
                 .value(.string(LuaString(file))), .value(options.filter.map { .string(LuaString($0)) } ?? .nil),
-                onResult, arm, .value(options.testTimeLimitMs.map { .integer($0) } ?? .nil),
-            ]) { _ in }
-            return reported.withLock { $0 }
+                onResult, arm, .value(options.testTimeLimitMs.map { .integer($0) } ?? .nil), .value(.integer(Int64(skip))),
+            ]
         } catch {
-            let (message, location) = LuaErrorReport.describe(error, fallback: file)
-            let failure = Result(file: file, describePath: [], name: "(loading \(file))", status: .error,
-                                 message: FlagHints.add(to: message), location: location, seconds: 0)
-            keep(failure)
-            return reported.withLock { $0 }
+            fail(file, error, keep: keep)
+            return nil
         }
+        let finished = DispatchSemaphore(value: 0)
+        let call = DriverCall(value: (host, driver, arguments))
+        let thread = Thread {
+            let (host, driver, arguments) = call.value
+            do { try host.lua.callWithoutTimeLimit(driver, arguments) { _ in } } catch {
+                if !abandoned.withLock({ $0 }) { fail(file, error, keep: keep) }
+            }
+            finished.signal()
+        }
+        // A large stack: a Lua state may run deep (as on the main thread).
+        thread.stackSize = 8 << 20
+        thread.start()
+        while finished.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            guard host.isPoisoned else { continue }
+            abandoned.withLock { $0 = true }
+            SpecRunner.leftBehind.withLock { $0.append(host) }
+            var stuck = current.withLock { $0 }
+            stuck.seconds = Date().timeIntervalSince(started.withLock { $0 })
+            return stuck
+        }
+        return nil
+    }
+
+    /// The driver's call, handed to the thread that makes it (and only it uses it).
+    private struct DriverCall: @unchecked Sendable { let value: (FeatureHost, LuaRef, [LuaPush]) }
+
+    /// An error outside any test (the file does not load, the host cannot be made) as a result.
+    private func fail(_ file: String, _ error: any Error, keep: (Result) -> Void) {
+        let (message, location) = LuaErrorReport.describe(error, fallback: file)
+        keep(Result(file: file, describePath: [], name: "(loading \(file))", status: .error,
+                    message: FlagHints.add(to: message), location: location, seconds: 0))
     }
 
     /// `plugins/NAME/spec/x_spec.lua` finds plugins by name in `plugins/` (the folder that holds NAME), then in `./plugins`.

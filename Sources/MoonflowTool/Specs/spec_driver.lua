@@ -1,11 +1,32 @@
 -- Runs busted's core on one spec file for `moonflow test` (SpecRunner.swift) and reports
--- a row per test as it ends.
-local file, filter, report, arm, testLimit = ...
+-- a row per test as it starts (`started`, its ordinal) and as it ends. The first `skip`
+-- tests are passed over unreported: they ran in a Lua state a stuck test left behind.
+local file, filter, report, arm, testLimit, skip = ...
+skip = skip or 0
 local busted = require "busted.core"()
 require "busted"(busted)
 
 local messages = {}
 local function add(row) report(row) end
+
+local function where(trace)
+  if type(trace) == "table" and trace.short_src and trace.currentline then
+    return trace.short_src .. ":" .. trace.currentline
+  end
+end
+
+local ordinal = 0
+local passedOver = {}
+
+local function describePath(element)
+  local names = {}
+  local parent = busted.context.parent(element)
+  while parent and parent.descriptor ~= "file" do
+    if parent.name then table.insert(names, 1, parent.name) end
+    parent = busted.context.parent(parent)
+  end
+  return names
+end
 
 if arm and testLimit then
   -- Each test's body under its deadline; what busted does around it is not timed.
@@ -23,23 +44,25 @@ if arm and testLimit then
   end
 end
 
-local function describePath(element)
-  local names = {}
-  local parent = busted.context.parent(element)
-  while parent and parent.descriptor ~= "file" do
-    if parent.name then table.insert(names, 1, parent.name) end
-    parent = busted.context.parent(parent)
-  end
-  return names
-end
-
-local function where(trace)
-  if type(trace) == "table" and trace.short_src and trace.currentline then
-    return trace.short_src .. ":" .. trace.currentline
+-- Outside the deadline's wrapper: it sees each test's own body.
+do
+  local safe = busted.safe
+  busted.safe = function(descriptor, run, element)
+    if descriptor == "it" and run == element.run then
+      ordinal = ordinal + 1
+      if ordinal <= skip then
+        passedOver[element] = true
+        run = function() end
+      else
+        report { started = ordinal, name = element.name or "", path = describePath(element), where = where(element.trace) }
+      end
+    end
+    return safe(descriptor, run, element)
   end
 end
 
 busted.subscribe({ "test", "end" }, function(element, parent, status)
+  if passedOver[element] then return nil, true end
   local m = messages[element]
   add {
     name = element.name or "", path = describePath(element), status = status,

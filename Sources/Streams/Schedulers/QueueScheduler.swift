@@ -52,6 +52,9 @@ public final class QueueScheduler: Scheduler {
         return disposable
     }
 
+    /// Whether work scheduled to run at once is still queued (what `drain` waits for).
+    public var hasImmediateWork: Bool { immediate.withLock { $0 } != 0 }
+
     /// Waits, off the queue, until every action scheduled to run at once has run,
     /// and what those scheduled at once in turn: the work an input caused without
     /// waiting for time to pass. Stops after `rounds` rounds (a chain that goes on
