@@ -525,6 +525,18 @@ final class HostileRoundTwoTests: ScratchTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("2 passed, 1 failed\n"), result.stdout)
     }
 
+    func testExecEndsWithAMessageWhenTheScriptIsStuckInABlockingCall() throws {
+        try write("blocks.lua", """
+            print("before")
+            os.execute("exec sleep 6 </dev/null >/dev/null 2>&1")
+            print("after")
+            """)
+        let result = try Moonflow.run(["exec", "--time-limit", "200", "blocks.lua"], in: scratch, timeout: 30)
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stdout, "before\n", "the script's thread is left behind: nothing after the blocking call runs")
+        XCTAssertEqual(result.stderr, "moonflow: a call ran on past the time limit of 200 ms in code that cannot be interrupted (a blocking C or Swift function, such as os.execute or io.read); the program ends without waiting for it\n")
+    }
+
     // MARK: - State views
 
     func testRawAccessToAViewIsRefusedAndLeavesTheStateWhole() throws {

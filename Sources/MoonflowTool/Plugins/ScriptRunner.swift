@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowLua
+import Streams
 
 /// Runs a Lua file (or standard input, for `-`) the way `lua5.4 FILE args...` does, with
 /// `moonflow` preloaded: what `moonflow exec` does. After the main chunk returns it keeps
@@ -59,14 +60,30 @@ package struct ScriptRunner: Sendable {
             writeError("moonflow: \(FlagHints.add(to: "\(error)"))\n")
             return 1
         }
-        defer { lua.close() }  // after the message, as lua5.4 reports before closing
-        if let message = runInit(lua) ?? lua.runAsMain(file == "-" ? .standardInput : .file(file), arguments: arguments) {
-            writeError("moonflow: \(message)\n")
+        defer { lua.close() }  // after the message, as lua5.4 reports before closing (not a stuck state)
+        // On a thread of its own: a call blocked past what the time limit can stop (in C)
+        // is left behind, and the program ends with a message instead of hanging.
+        let status = Locked<Int32>(0)
+        let script = UnsafeTransfer(value: (self, lua, clock, bridge))
+        let ended = StuckWatch.run(isStuck: { lua.isStuck }) {
+            let (runner, lua, clock, bridge) = script.value
+            if let message = runner.runInit(lua) ?? lua.runAsMain(runner.file == "-" ? .standardInput : .file(runner.file), arguments: runner.arguments) {
+                runner.writeError("moonflow: \(message)\n")
+                status.withLock { $0 = 1 }
+                return
+            }
+            clock.runUntilIdle(pending: bridge.pending)
+        }
+        guard ended else {
+            let limit = timeLimitMs.map { " of \($0) ms" } ?? ""
+            writeError("moonflow: a call ran on past the time limit\(limit) in code that cannot be interrupted (a blocking C or Swift function, such as os.execute or io.read); the program ends without waiting for it\n")
             return 1
         }
-        clock.runUntilIdle(pending: bridge.pending)
-        return 0
+        return status.withLock { $0 }
     }
+
+    /// What the script's thread is handed: the state and its clock, used there alone.
+    private struct UnsafeTransfer<Value>: @unchecked Sendable { let value: Value }
 
     /// `LUA_INIT_5_4`, else `LUA_INIT`: `@FILE` runs that file, anything else runs as code.
     private func runInit(_ lua: LuaState) -> String? {

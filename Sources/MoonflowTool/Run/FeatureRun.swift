@@ -224,27 +224,23 @@ package final class FeatureRun: @unchecked Sendable {
         let limit = options.timeLimitMs.map { "its time limit of \($0) ms" } ?? "its time limit"
         emit(.error(message: "a call of \(stuckFeature.name) ran on past \(limit) in code that cannot be interrupted (a blocking C or Swift function such as os.execute or io.read): its Lua state is left behind, and the feature is loaded again from \(options.path) with its last state", location: nil))
         // Loading runs the plugin's code, which may block as well: on a thread of its own.
-        let made = DispatchSemaphore(value: 0)
         let outcome = Locked<Result<(FeatureHost, RunningFeature), any Error>?>(nil)
         let building = Locked<FeatureHost?>(nil)
-        let builder = Thread { [weak self] in
+        let path = options.path
+        let ended = StuckWatch.run(isStuck: { building.withLock { $0 }?.isPoisoned == true }) { [weak self] in
             let built = Result {
                 guard let self else { throw HostError("the run is over") }
                 let host = try self.makeHost(generation: generation)
                 building.withLock { $0 = host }
                 if let clock { host.advance(to: clock) }
-                return (host, try host.load(self.options.path, initial: kept))
+                return (host, try host.load(path, initial: kept))
             }
             outcome.withLock { $0 = built }
-            made.signal()
         }
-        builder.stackSize = 16 << 20
-        builder.start()
-        while made.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
-            if let host = building.withLock({ $0 }), host.isPoisoned {
-                emit(.error(message: "loading \(options.path) again got stuck as well (its code blocks as it loads); the run ends", location: nil))
-                return nil
-            }
+        if !ended {
+            FeatureRun.leftBehind.withLock { $0 += building.withLock { $0 }.map { [$0] } ?? [] }
+            emit(.error(message: "loading \(options.path) again got stuck as well (its code blocks as it loads); the run ends", location: nil))
+            return nil
         }
         let host: FeatureHost, feature: RunningFeature
         do { (host, feature) = try outcome.withLock { $0 }!.get() } catch {

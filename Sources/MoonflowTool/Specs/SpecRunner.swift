@@ -271,20 +271,14 @@ package struct SpecRunner: Sendable {
             fail(file, error, keep: keep)
             return nil
         }
-        let finished = DispatchSemaphore(value: 0)
         let call = DriverCall(value: (host, driver, arguments))
-        let thread = Thread {
+        let ended = StuckWatch.run(isStuck: { host.isPoisoned }) {
             let (host, driver, arguments) = call.value
             do { try host.lua.callWithoutTimeLimit(driver, arguments) { _ in } } catch {
                 if !abandoned.withLock({ $0 }) { fail(file, error, keep: keep) }
             }
-            finished.signal()
         }
-        // A large stack: a Lua state may run deep (as on the main thread).
-        thread.stackSize = 8 << 20
-        thread.start()
-        while finished.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
-            guard host.isPoisoned else { continue }
+        if !ended {
             abandoned.withLock { $0 = true }
             SpecRunner.leftBehind.withLock { $0.append(host) }
             var stuck = current.withLock { $0 }

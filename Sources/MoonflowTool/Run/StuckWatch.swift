@@ -1,0 +1,31 @@
+import Foundation
+
+/// Lua code on a thread of its own, waited for until it ends or its state is stuck (a call
+/// the time limit cannot stop: `LuaState.isStuck`), whichever comes first. A stuck thread
+/// is left behind, and the caller goes on: what `run`, `test` and `exec` do with code that
+/// blocks in C or Swift.
+///
+///     let ended = StuckWatch.run(isStuck: { host.isPoisoned }) { try? host.lua.call(f, []) }
+///     if !ended { report("stuck") }
+enum StuckWatch {
+    /// How often the waiting thread looks at `isStuck`.
+    static let interval: DispatchTimeInterval = .milliseconds(20)
+
+    /// Runs `body` on a new thread with a large stack (a Lua state may run as deep as on
+    /// the main thread) and waits for it.
+    /// - Returns: true when `body` ended; false when `isStuck` turned true first (`body`
+    ///   is left running).
+    static func run(isStuck: () -> Bool, _ body: @escaping @Sendable () -> Void) -> Bool {
+        let finished = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            body()
+            finished.signal()
+        }
+        thread.stackSize = 16 << 20
+        thread.start()
+        while finished.wait(timeout: .now() + interval) == .timedOut {
+            if isStuck() { return false }
+        }
+        return true
+    }
+}
