@@ -128,6 +128,9 @@ package struct SpecRunner: Sendable {
             return 1
         }
         if options.tap { write("TAP version 13") }
+        // luacheck on the plugins under test, once for all their spec files; printed with the summary.
+        let lint = PluginLint(sandboxed: options.profile == .sandboxed)
+            .run(files.reduce(PluginLint.Files()) { $0.adding(PluginLint.files(ofSpec: $1)) })
         let output = SpecOutput(files: files.count, tap: options.tap, write: write)
         let results = runAll(files, output: output)
         let all = results.flatMap { $0 }
@@ -143,10 +146,12 @@ package struct SpecRunner: Sendable {
         }
         let counts = "\(passed) passed, \(failedTotal) failed" + (skipped > 0 ? ", \(skipped) skipped" : "")
         if options.tap {
+            writeLint(lint)
             write("1..\(all.count)")
             write("# " + counts)
         } else {
             for r in all where r.failed { writeFailure(r) }
+            writeLint(lint)
             write(counts)
         }
         return failedTotal == 0 ? 0 : 1
@@ -246,6 +251,18 @@ package struct SpecRunner: Sendable {
     }
 
     // MARK: - Reports
+
+    /// luacheck's findings on the plugins under test (they fail no test), or why it did not run;
+    /// under TAP as `#` comments.
+    private func writeLint(_ lint: PluginLint.Outcome) {
+        var lines: [String]
+        switch lint {
+        case .unavailable(let why): lines = ["moonflow test: \(why)"]
+        case .checked(let findings): lines = findings.map(\.text)
+        }
+        guard !lines.isEmpty else { return }
+        if options.tap { lines.map { "# " + $0 }.forEach(write) } else { ([""] + lines).forEach(write) }
+    }
 
     private func writeFailure(_ r: Result) {
         SpecRunner.failureLines(r).forEach(write)
