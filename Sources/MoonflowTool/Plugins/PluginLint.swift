@@ -97,13 +97,8 @@ package struct PluginLint: Sendable {
     /// The files a spec file tests: its plugin's (`plugins/NAME/spec/x_spec.lua` tests the
     /// plugin in `plugins/NAME`); a spec file anywhere else is checked alone.
     package static func files(ofSpec spec: String) -> Files {
-        let specDir = (spec as NSString).deletingLastPathComponent
-        let pluginDir = (specDir as NSString).deletingLastPathComponent
-        let initFile = (pluginDir as NSString).appendingPathComponent("init.lua")
-        if (specDir as NSString).lastPathComponent == "spec", FileManager.default.fileExists(atPath: initFile) {
-            return files(ofPlugin: initFile)
-        }
-        return Files(spec: [spec])
+        guard let plugin = SpecRunner.pluginFolder(ofSpec: spec) else { return Files(spec: [spec]) }
+        return files(ofPlugin: (plugin as NSString).appendingPathComponent("init.lua"))
     }
 
     private static func isSpec(_ file: String, in folder: String?) -> Bool {

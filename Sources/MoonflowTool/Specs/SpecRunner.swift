@@ -232,14 +232,19 @@ package struct SpecRunner: Sendable {
 
     /// `plugins/NAME/spec/x_spec.lua` finds plugins by name in `plugins/` (the folder that holds NAME), then in `./plugins`.
     static func searchPaths(for file: String) -> [String] {
+        guard let pluginDir = pluginFolder(ofSpec: file) else { return ["plugins"] }
+        let plugins = (pluginDir as NSString).deletingLastPathComponent
+        return [plugins.isEmpty ? "." : plugins, "plugins"]
+    }
+
+    /// The plugin folder a spec file sits in: `plugins/NAME` for `plugins/NAME/spec/x_spec.lua`
+    /// when `plugins/NAME/init.lua` exists; nil for a spec anywhere else.
+    static func pluginFolder(ofSpec file: String) -> String? {
         let specDir = (file as NSString).deletingLastPathComponent
         let pluginDir = (specDir as NSString).deletingLastPathComponent
-        if (specDir as NSString).lastPathComponent == "spec",
-           FileManager.default.fileExists(atPath: (pluginDir as NSString).appendingPathComponent("init.lua")) {
-            let plugins = (pluginDir as NSString).deletingLastPathComponent
-            return [plugins.isEmpty ? "." : plugins, "plugins"]
-        }
-        return ["plugins"]
+        guard (specDir as NSString).lastPathComponent == "spec",
+              FileManager.default.fileExists(atPath: (pluginDir as NSString).appendingPathComponent("init.lua")) else { return nil }
+        return pluginDir
     }
 
     private static func result(_ row: LuaValue, file: String) -> Result {
