@@ -25,7 +25,7 @@ final class CheckAllAtOnceTests: ScratchTestCase {
                 load = "lastest",
                 ad = "merge",
               },
-              handle = function(action) return { type = "sent", text = "x" } end,
+              handle = function() return { type = "sent", text = "x" } end,
               reduce = function(state) return state end,
               effect = {},
             }

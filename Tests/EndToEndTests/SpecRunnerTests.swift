@@ -158,7 +158,7 @@ final class SpecRunnerTests: ScratchTestCase {
         let tested = try Moonflow.run(["test", "plugins/todo/spec"], in: scratch)
         XCTAssertEqual(tested.status, 0, tested.stdout)
         XCTAssertTrue(tested.stdout.hasSuffix("2 passed, 0 failed\n"), tested.stdout)
-        XCTAssertEqual(try Moonflow.run(["check", "plugins/todo"], in: scratch).status, 0)
+        XCTAssertEqual(try Moonflow.run(["check", "--strict", "plugins/todo"], in: scratch).status, 0, "what moonflow new writes passes luacheck")
 
         let before = try String(contentsOf: scratch.appendingPathComponent("plugins/todo/init.lua"), encoding: .utf8)
         let again = try Moonflow.run(["new", "todo"], in: scratch)

@@ -18,7 +18,7 @@ return mf.feature {
   },
   strategy = { incrementLater = "latest" },
 
-  handle = function(action, state)
+  handle = function(action)
     if action.type == "increment" then
       return { type = "add", n = action.by or 1 }
     elseif action.type == "decrement" then

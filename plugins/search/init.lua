@@ -35,7 +35,7 @@ return mf.feature {
   strategy = { query = "latest" },
   services = { search = search },
 
-  handle = function(action, state, env)
+  handle = function(action, _state, env)
     if action.type == "query" then
       local text = action.text
       local setQuery = mf.just { type = "setQuery", text = text }

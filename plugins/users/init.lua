@@ -41,7 +41,7 @@ return mf.feature {
     },
   },
 
-  handle = function(action, state, env)
+  handle = function(action, _state, env)
     local users = env.services.users
     local function list() return users:getAll(LIST) end
     local stream

@@ -72,6 +72,16 @@ extension FeatureHost {
         }
     }
 
+    /// The globals table the files of the plugin `file` belongs to run with: the plugin's own
+    /// under `isolatesPlugins` (made now if it was not loaded yet), else the state's. The tool
+    /// reads what a plugin may reach from it (`moonflow check`'s list for luacheck).
+    package func pluginGlobals(forFile file: String) throws -> LuaRef {
+        try perform {
+            if let sandbox { return try sandbox.env(forPluginFile: file) }
+            return try lua.ref(global: "_G")
+        }
+    }
+
     /// Loads a plugin given as text, kept in the host's `memory` source under `name`: for
     /// tests and previews. `require "NAME.mod"` finds what `memory.set("NAME/mod.lua", ...)`
     /// put there; `memory.set("NAME/init.lua", ...)` then `reload` changes the code.

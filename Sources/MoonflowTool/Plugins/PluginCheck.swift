@@ -13,12 +13,48 @@ package struct PluginCheck: Sendable {
 
     package init(path: String) { self.path = path }
 
+    /// What `check` found: problems, which fail it, and luacheck's warnings, which fail it
+    /// only under `--strict`.
+    package struct Report: Sendable {
+        /// Each with its `file:line` when known, in the order found.
+        package var problems: [String] = []
+        /// `file:line:col: warning: ...`, by file, line and column.
+        package var warnings: [String] = []
+        /// Why luacheck did not run, when it did not (it is not installed).
+        package var lintNote: String?
+
+        /// Whether `check` fails: on any problem; under `--strict` also on a warning, or when
+        /// luacheck did not run (a strict check that checked less must not pass).
+        package func fails(strict: Bool) -> Bool {
+            !problems.isEmpty || (strict && (!warnings.isEmpty || lintNote != nil))
+        }
+    }
+
+    /// Loads and validates the plugin, then runs luacheck on every file of it.
+    package func report() -> Report {
+        var resolved: String?
+        var report = Report(problems: problems(resolved: &resolved))
+        guard let resolved else { return report }
+        switch PluginLint(sandboxed: profile == .sandboxed).run(PluginLint.files(ofPlugin: resolved)) {
+        case .unavailable(let why):
+            report.lintNote = why
+        case .checked(let findings):
+            // A file that does not parse is a problem already when loading it found it so.
+            let named = Set(findings.map(\.file).filter { file in report.problems.contains { $0.hasPrefix(file + ":") } })
+            report.problems += findings.filter { $0.isError && !named.contains($0.file) }.map(\.text)
+            report.warnings = findings.filter { !$0.isError }.map(\.text)
+        }
+        return report
+    }
+
     /// Every problem found, each with its `file:line` when known; empty when the plugin is fine.
-    package func problems() -> [String] {
+    /// `resolved` gets the plugin's file, when there is one.
+    package func problems(resolved: inout String?) -> [String] {
         do {
             let host = try FeatureHost(configuration: .init(searchPaths: FeatureRun.searchPaths(for: path), profile: profile,
                                                             timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB, clock: .virtual))
             host.bridge.locationRoots = []  // the tool names files as they were given
+            resolved = try host.resolve(path)
             // The host owns the process here too: a plugin's top level cannot end the check early.
             try HostOwnedProcess.install(in: host.lua, command: "check") { text, _ in
                 FileHandle.standardError.write(Data((text + "\n").utf8))

@@ -61,7 +61,7 @@ package struct PluginScaffold: Sendable {
           mutations = { ticked = { by = "integer" } },
           strategy = { tick = "latest" },                  -- a new tick cancels a pending one
 
-          handle = function(action, state, env)
+          handle = function(action, _state, _env)          -- _: not used here (check --strict)
             local ticked = { type = "ticked", by = 1 }
             if action.ms then return mf.timer(action.ms, ticked) end
             return ticked

@@ -128,6 +128,9 @@ package struct SpecRunner: Sendable {
             return 1
         }
         if options.tap { write("TAP version 13") }
+        // luacheck on the plugins under test, once for all their spec files; printed with the summary.
+        let lint = PluginLint(sandboxed: options.profile == .sandboxed)
+            .run(files.reduce(PluginLint.Files()) { $0.adding(PluginLint.files(ofSpec: $1)) })
         let output = SpecOutput(files: files.count, tap: options.tap, write: write)
         let results = runAll(files, output: output)
         let all = results.flatMap { $0 }
@@ -143,10 +146,12 @@ package struct SpecRunner: Sendable {
         }
         let counts = "\(passed) passed, \(failedTotal) failed" + (skipped > 0 ? ", \(skipped) skipped" : "")
         if options.tap {
+            writeLint(lint)
             write("1..\(all.count)")
             write("# " + counts)
         } else {
             for r in all where r.failed { writeFailure(r) }
+            writeLint(lint)
             write(counts)
         }
         return failedTotal == 0 ? 0 : 1
@@ -300,14 +305,19 @@ package struct SpecRunner: Sendable {
 
     /// `plugins/NAME/spec/x_spec.lua` finds plugins by name in `plugins/` (the folder that holds NAME), then in `./plugins`.
     static func searchPaths(for file: String) -> [String] {
+        guard let pluginDir = pluginFolder(ofSpec: file) else { return ["plugins"] }
+        let plugins = (pluginDir as NSString).deletingLastPathComponent
+        return [plugins.isEmpty ? "." : plugins, "plugins"]
+    }
+
+    /// The plugin folder a spec file sits in: `plugins/NAME` for `plugins/NAME/spec/x_spec.lua`
+    /// when `plugins/NAME/init.lua` exists; nil for a spec anywhere else.
+    static func pluginFolder(ofSpec file: String) -> String? {
         let specDir = (file as NSString).deletingLastPathComponent
         let pluginDir = (specDir as NSString).deletingLastPathComponent
-        if (specDir as NSString).lastPathComponent == "spec",
-           FileManager.default.fileExists(atPath: (pluginDir as NSString).appendingPathComponent("init.lua")) {
-            let plugins = (pluginDir as NSString).deletingLastPathComponent
-            return [plugins.isEmpty ? "." : plugins, "plugins"]
-        }
-        return ["plugins"]
+        guard (specDir as NSString).lastPathComponent == "spec",
+              FileManager.default.fileExists(atPath: (pluginDir as NSString).appendingPathComponent("init.lua")) else { return nil }
+        return pluginDir
     }
 
     private static func result(_ row: LuaValue, file: String) -> Result {
@@ -319,6 +329,18 @@ package struct SpecRunner: Sendable {
     }
 
     // MARK: - Reports
+
+    /// luacheck's findings on the plugins under test (they fail no test), or why it did not run;
+    /// under TAP as `#` comments.
+    private func writeLint(_ lint: PluginLint.Outcome) {
+        var lines: [String]
+        switch lint {
+        case .unavailable(let why): lines = ["moonflow test: \(why)"]
+        case .checked(let findings): lines = findings.map(\.text)
+        }
+        guard !lines.isEmpty else { return }
+        if options.tap { lines.map { "# " + $0 }.forEach(write) } else { ([""] + lines).forEach(write) }
+    }
 
     private func writeFailure(_ r: Result) {
         SpecRunner.failureLines(r).forEach(write)
