@@ -92,4 +92,46 @@ final class PropertyTests: XCTestCase {
         property = nil
         XCTAssertEqual(recorder.events, [.completed(0)])
     }
+
+    /// Every observer sees every change once and in order, even when one of them sets the
+    /// property, starts another observer or stops one during a delivery.
+    func testChangesReachEveryObserverOnceInOrderWhateverObserversDoMeanwhile() {
+        let property = MutableProperty(0)
+        let first = Box<[Int]>([]), second = Box<[Int]>([]), late = Box<[Int]>([])
+        let lateObservation = Box<Disposable?>(nil)
+        let secondObservation = Box<Disposable?>(nil)
+        let a = property.changes.start(value: { value in
+            first.withLock { $0.append(value) }
+            if value == 1 { property.value = 2 }   // queued: after every observer has seen 1
+            if value == 2 {
+                // Started mid-delivery: it gets the current value (2) once, not again from the queue.
+                lateObservation.withLock { $0 = property.producer.start(value: { v in late.withLock { $0.append(v) } }) }
+            }
+            if value == 3 { secondObservation.withLock { $0 }?.dispose() }  // before it sees 3
+        })
+        secondObservation.withLock { $0 = property.changes.start(value: { v in second.withLock { $0.append(v) } }) }
+        property.value = 1
+        property.value = 3
+        property.value = 4
+        XCTAssertEqual(first.withLock { $0 }, [1, 2, 3, 4])
+        XCTAssertEqual(second.withLock { $0 }, [1, 2], "stopped by the first observer during the delivery of 3")
+        XCTAssertEqual(late.withLock { $0 }, [2, 3, 4])
+        a.dispose()
+        lateObservation.withLock { $0 }?.dispose()
+    }
+
+    func testAPropertyWhoseSourceEndedTellsALateObserverAtOnce() {
+        let scheduler = TestScheduler()
+        let (values, input) = Signal<Int>.pipe()
+        let property = Property(initial: 0, then: values.producer)
+        let early = TestRecorder<Int>(scheduler)
+        property.producer.start(early.observer)
+        input.send(value: 1)
+        input.sendCompleted()
+        let late = TestRecorder<Int>(scheduler)
+        property.changes.start(late.observer)
+        XCTAssertEqual(early.events, [.value(0, 0), .value(0, 1), .completed(0)])
+        XCTAssertEqual(late.events, [.completed(0)])
+        XCTAssertEqual(property.value, 1)
+    }
 }

@@ -65,8 +65,9 @@ public struct Locked<State>: @unchecked Sendable {
 /// let lock = RecursiveLock()
 /// lock.withLock { lock.withLock { print("re-entered") } }
 /// ```
+@usableFromInline
 final class RecursiveLock: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    @usableFromInline let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
     init() {
         var attributes = pthread_mutexattr_t()
@@ -85,7 +86,7 @@ final class RecursiveLock: @unchecked Sendable {
     ///
     /// - Parameter body: May lock again on the same thread.
     /// - Returns: What `body` returns.
-    @inline(__always)
+    @inlinable
     func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

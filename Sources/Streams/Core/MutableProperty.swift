@@ -11,7 +11,7 @@
 /// query.modify { $0 += "flow" }          // now moonflow
 /// ```
 public final class MutableProperty<Value: Sendable>: Sendable {
-    let storage: PropertyStorage<Value>
+    @usableFromInline let storage: PropertyStorage<Value>
 
     /// Creates a property holding `initial`.
     ///
@@ -25,9 +25,10 @@ public final class MutableProperty<Value: Sendable>: Sendable {
     }
 
     /// The current value; setting it notifies observers.
+    /// (Inlinable: a caller that knows `Value` sets it without generic metadata lookups.)
     public var value: Value {
-        get { storage.value }
-        set { storage.set(newValue) }
+        @inlinable get { storage.value }
+        @inlinable set { storage.set(newValue) }
     }
 
     /// Changes the value in place, atomically, and notifies observers once.
@@ -55,39 +56,81 @@ public final class MutableProperty<Value: Sendable>: Sendable {
 /// The state shared by a `MutableProperty` and its read-only views.
 ///
 /// Every access holds `lock`, a recursive lock that stays held while observers run, so changes
-/// reach every observer in order and observers may read or set the property.
+/// reach every observer in order and observers may read or set the property. The observers are
+/// kept here, not in a `Signal`: the lock already orders deliveries, so a change costs one lock
+/// and a call per observer. A set or a completion from inside an observer is queued and
+/// delivered, by the delivering thread, once the current delivery ends.
+@usableFromInline
 final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
-    struct Change: Sendable {
-        let version: Int
-        let value: Value
+    /// One observer, and from which version on it takes changes (a subscriber added during a
+    /// delivery has been sent the latest value already). `isActive` is read and changed only
+    /// under the storage's lock.
+    @usableFromInline
+    final class Subscriber: @unchecked Sendable {
+        @usableFromInline let observer: Observer<Value>
+        @usableFromInline let seen: Int
+        @usableFromInline var isActive = true
+        init(_ observer: Observer<Value>, seen: Int) {
+            self.observer = observer
+            self.seen = seen
+        }
     }
 
-    private let lock = RecursiveLock()
-    private var current: Value?
-    private var version = 0
-    private let output: Signal<Change>
-    private let input: Observer<Change>
+    /// What a delivery hands on: a new value, or the end.
+    private enum Pending {
+        case change(version: Int, value: Value)
+        case completed
+    }
+
+    @usableFromInline let lock = RecursiveLock()
+    @usableFromInline var current: Value?
+    @usableFromInline var version = 0
+    /// Replaced whole when it changes, so a delivery walks the list it started with.
+    @usableFromInline var subscribers: [Subscriber] = []
+    @usableFromInline var isCompleted = false
+    @usableFromInline var isDelivering = false
+    private var queued: [Pending] = []
+    /// Whether `queued` holds anything (read without touching the generic array).
+    private var hasQueued = false
 
     init(_ initial: Value?) {
         current = initial
-        (output, input) = Signal<Change>.pipe()
     }
 
     var hasValue: Bool {
         lock.withLock { current != nil }
     }
 
+    @inlinable
     var value: Value {
         lock.withLock { current! }
     }
 
     /// Replaces the value (also the first value of a derived property) and notifies observers.
+    /// Inlinable, so the common case is specialized where `Value` is known.
+    @inlinable
     func set(_ value: Value) {
         lock.withLock {
             current = value
             version += 1
-            input.send(value: Change(version: version, value: value))
+            guard isDelivering || isCompleted else {
+                // The common case, without a queue: straight to the observers.
+                isDelivering = true
+                let version = version
+                for subscriber in subscribers where subscriber.isActive && subscriber.seen < version {
+                    subscriber.observer.send(value: value)
+                }
+                drainQueue()
+                return
+            }
+            deliverChange(value)
         }
+    }
+
+    /// Under the lock: the latest change, delivered or queued (the uncommon case of `set`).
+    @usableFromInline
+    func deliverChange(_ value: Value) {
+        deliver(.change(version: version, value: value))
     }
 
     func modify<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
@@ -102,17 +145,82 @@ final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
             }
             current = value
             version += 1
-            input.send(value: Change(version: version, value: value))
+            deliver(.change(version: version, value: value))
             return result
         }
     }
 
     func complete() {
-        input.sendCompleted()
+        lock.withLock { deliver(.completed) }
+    }
+
+    /// Under the lock: hands `event` to the observers, or queues it behind the delivery
+    /// running now on this thread (an observer set the property or completed it).
+    private func deliver(_ event: Pending) {
+        guard !isCompleted else { return }
+        if case .completed = event { isCompleted = true }
+        if isDelivering {
+            queued.append(event)
+            hasQueued = true
+            return
+        }
+        isDelivering = true
+        send(event)
+        drainQueue()
+    }
+
+    /// Under the lock, while delivering: what observers queued meanwhile, in order.
+    @usableFromInline
+    func drainQueue() {
+        while hasQueued {
+            let next = queued.removeFirst()
+            hasQueued = !queued.isEmpty
+            send(next)
+        }
+        isDelivering = false
+    }
+
+    /// Under the lock, while delivering: `event` to every observer there is now.
+    private func send(_ event: Pending) {
+        let targets = subscribers
+        switch event {
+        case .change(let version, let value):
+            for subscriber in targets where subscriber.isActive && subscriber.seen < version {
+                subscriber.observer.send(value: value)
+            }
+        case .completed:
+            subscribers = []
+            for subscriber in targets where subscriber.isActive {
+                subscriber.isActive = false
+                subscriber.observer.sendCompleted()
+            }
+        }
+    }
+
+    /// Under the lock: adds `observer` for the changes after `seen`; nil (and `completed` sent)
+    /// when the property has ended.
+    private func subscribe(_ observer: Observer<Value>, seen: Int) -> Disposable? {
+        if isCompleted {
+            observer.sendCompleted()
+            return nil
+        }
+        let subscriber = Subscriber(observer, seen: seen)
+        subscribers.append(subscriber)
+        return AnyDisposable { [weak self] in
+            guard let self else { return }
+            self.lock.withLock {
+                subscriber.isActive = false
+                self.subscribers.removeAll { $0 === subscriber }
+            }
+        }
     }
 
     var changes: Producer<Value> {
-        output.producer.map(\.value)
+        Producer { observer, lifetime in
+            self.lock.withLock {
+                lifetime += self.subscribe(observer, seen: self.version)
+            }
+        }
     }
 
     var producer: Producer<Value> {
@@ -123,14 +231,7 @@ final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
                 // An observer may have set the property while receiving the current value; it
                 // was not subscribed yet, so catch it up with the latest value.
                 let seen = self.version
-                lifetime += self.output.observe(Observer { event in
-                    switch event {
-                    case .value(let change): if change.version > seen { observer.send(value: change.value) }
-                    case .failed(let error): observer.sendFailed(error)
-                    case .completed: observer.sendCompleted()
-                    case .interrupted: observer.sendInterrupted()
-                    }
-                })
+                lifetime += self.subscribe(observer, seen: seen)
                 if seen != sent, let value = self.current { observer.send(value: value) }
             }
         }
