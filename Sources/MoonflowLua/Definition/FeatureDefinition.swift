@@ -12,6 +12,11 @@ package struct FeatureDefinition: @unchecked Sendable {
     /// State shape version (hot reload migrates when it changes).
     package let version: Int64
     package let initial: LuaValue
+    /// The declared `state` (a record), or nil when the feature declares none.
+    package let declaredState: SchemaType?
+    /// What the state is checked against: the declared `state`, or, without one, the
+    /// record `initial` suggests (`SchemaType.inferred`), whose unknown reads only warn.
+    package var stateType: SchemaType { declaredState ?? SchemaType.inferred(from: initial) }
     package let actions: Schema
     package let mutations: Schema
     /// Flatten strategy per action name (merge when absent).
@@ -110,11 +115,11 @@ package struct FeatureDefinition: @unchecked Sendable {
                 return names.sorted()
             }
         }
-        func finish(initial: LuaValue = .nil, actions: Schema? = nil, mutations: Schema? = nil,
+        func finish(initial: LuaValue = .nil, declaredState: SchemaType? = nil, actions: Schema? = nil, mutations: Schema? = nil,
                     strategies: [String: FlattenStrategy] = [:], effectHandlers: [String] = [],
                     requests: [String] = [], hasMigrate: Bool = false) throws -> FeatureDefinition {
             if !problems.isEmpty { throw DefinitionError(problems: problems) }
-            return FeatureDefinition(kind: kind, name: name, version: version, initial: initial,
+            return FeatureDefinition(kind: kind, name: name, version: version, initial: initial, declaredState: declaredState,
                                      actions: try actions ?? Schema(kind: "action", declaration: .table(LuaTable())),
                                      mutations: try mutations ?? Schema(kind: "mutation", declaration: .table(LuaTable())),
                                      strategies: strategies, effectHandlers: Set(effectHandlers), requests: requests,
@@ -152,6 +157,25 @@ package struct FeatureDefinition: @unchecked Sendable {
                     throw DefinitionError("\(label): field 'initial' must be a table, the first state (got \(initial.typeName))", at: ["initial"])
                 }
                 return initial
+            }
+            // The declared state: a record in the schema language; `initial` must fit it.
+            let declaredState: SchemaType? = try attempt(nil) { () throws -> SchemaType? in
+                let declaration: LuaValue
+                do { declaration = try value("state") } catch let e as LuaError {
+                    throw DefinitionError("\(label): field 'state' cannot be read: \(e.description)", at: ["state"])
+                }
+                if declaration.isNil { return nil }
+                guard case .table(let t) = declaration, t.array.isEmpty else {
+                    throw DefinitionError("\(label): field 'state' must be a table declaring each field of the state, e.g. { count = \"integer\", items = { \"list\", of = \"string\" } } (got \(declaration.typeName))", at: ["state"])
+                }
+                let type: SchemaType
+                do { type = try SchemaType.read(declaration, at: "state") } catch let error as SchemaType.DeclarationProblem {
+                    throw DefinitionError("\(label): \(error.message)", at: ["state"] + error.path)
+                }
+                if case .table = initial, let problem = type.problem(with: initial, at: "initial") {
+                    throw DefinitionError("\(label): \(problem), as `state` declares it; change `initial` or the declaration", at: ["initial"])
+                }
+                return type
             }
             func schema(_ key: String, _ kind: String) throws -> Schema? {
                 try attempt(nil) {
@@ -201,7 +225,7 @@ package struct FeatureDefinition: @unchecked Sendable {
                 }
                 return strategies
             }
-            return try finish(initial: initial, actions: actions ?? empty, mutations: mutations,
+            return try finish(initial: initial, declaredState: declaredState, actions: actions ?? empty, mutations: mutations,
                               strategies: strategies, effectHandlers: effectHandlers, hasMigrate: hasMigrate)
         }
     }
@@ -235,7 +259,7 @@ extension FeatureDefinition.Kind {
     /// The top-level fields each kind of definition takes (anything else is reported).
     var fields: [String] {
         switch self {
-        case .feature: ["name", "version", "initial", "actions", "mutations", "handle", "reduce", "effects",
+        case .feature: ["name", "version", "initial", "state", "actions", "mutations", "handle", "reduce", "effects",
                         "strategy", "services", "interactors", "repositories", "migrate", "__moonflow"]
         case .compose: ["name", "version", "children", "route", "combine", "mapEffect", "__moonflow"]
         case .interactor: ["name", "version", "requests", "services", "interactors", "repositories", "__moonflow"]

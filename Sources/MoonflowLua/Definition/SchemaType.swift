@@ -1,0 +1,304 @@
+import LuaKit
+
+/// A type in the schema language that a feature's `state` (and its actions' and
+/// mutations' fields) are declared in:
+///
+///     "string" "integer" "number" "boolean" "table" "any"   -- scalars; a trailing ? makes one optional
+///     { "list", of = T }          -- a sequence of T          ({ "list?", of = T }: optional)
+///     { "map", of = T }           -- string keys to T         ({ "map?", of = T })
+///     { "enum", "idle", "busy" }  -- one of these strings     ({ "enum?", ... })
+///     { id = "integer", ... }     -- a record of named fields ({ "record?", id = "integer" })
+///
+/// `table` is any table, unchecked inside; `any` is any value.
+public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
+    case scalar(FlatShapes.FieldType)
+    case list(SchemaType)
+    case map(SchemaType)
+    case enumeration([String])
+    /// Fields sorted by name.
+    case record([RecordField])
+    /// The value may be nil (absent).
+    case optional(SchemaType)
+
+    public struct RecordField: Sendable, Equatable {
+        public let name: String
+        public let type: SchemaType
+        public init(name: String, type: SchemaType) { self.name = name; self.type = type }
+    }
+
+    /// The type without its optional wrapper.
+    public var required: SchemaType { if case .optional(let t) = self { t.required } else { self } }
+    public var isOptional: Bool { if case .optional = self { true } else { false } }
+
+    /// A record's field named `name`.
+    public func field(_ name: String) -> SchemaType? {
+        guard case .record(let fields) = required else { return nil }
+        return fields.first { $0.name == name }?.type
+    }
+
+    /// The declaration as Lua source (what `moonflow types --lua` prints), on one line.
+    public var description: String { luaSource(indent: nil) }
+
+    /// The declaration as Lua source; with `indent`, records of more than one field
+    /// spread over lines, nested by two spaces.
+    public func luaSource(indent: Int?) -> String {
+        func q(_ s: String) -> String { "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        func key(_ s: String) -> String {
+            let identifier = s.first.map { $0 == "_" || $0.isLetter } == true && s.allSatisfy { $0 == "_" || $0.isLetter || $0.isNumber } && s.allSatisfy(\.isASCII)
+            return identifier && !SchemaType.luaKeywords.contains(s) ? s : "[\(q(s))]"
+        }
+        let optional = isOptional ? "?" : ""
+        switch required {
+        case .scalar(let t): return q(t.rawValue + optional)
+        case .list(let of): return "{ \(q("list" + optional)), of = \(of.luaSource(indent: indent)) }"
+        case .map(let of): return "{ \(q("map" + optional)), of = \(of.luaSource(indent: indent)) }"
+        case .enumeration(let names): return "{ \(([q("enum" + optional)] + names.map(q)).joined(separator: ", ")) }"
+        case .record(let fields):
+            let head = isOptional ? [q("record?")] : []
+            let inner = fields.map { "\(key($0.name)) = \($0.type.luaSource(indent: indent.map { $0 + 2 }))" }
+            if let indent, fields.count > 1 {
+                let pad = String(repeating: " ", count: indent + 2)
+                return "{\n" + (head + inner).map { pad + $0 + ",\n" }.joined() + String(repeating: " ", count: indent) + "}"
+            }
+            let all = head + inner
+            return all.isEmpty ? "{}" : "{ \(all.joined(separator: ", ")) }"
+        case .optional: fatalError("unreachable: required is never optional")
+        }
+    }
+
+    static let luaKeywords: Set<String> = ["and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
+                                           "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while"]
+}
+
+// MARK: - Reading a declaration
+
+extension SchemaType {
+    /// A problem in a declaration, at `path` inside it (`["items", "of", "id"]`).
+    public struct DeclarationProblem: Error, Sendable, Equatable, CustomStringConvertible {
+        public let message: String
+        public let path: [String]
+        public var description: String { message }
+    }
+
+    /// The type `declaration` declares.
+    ///
+    /// - Parameter at: where the declaration is, for messages (`state.items`).
+    /// - Throws: `DeclarationProblem` naming the place and the fix.
+    public static func read(_ declaration: LuaValue, at place: String, path: [String] = []) throws(DeclarationProblem) -> SchemaType {
+        func problem(_ message: String, _ extra: [String] = []) -> DeclarationProblem {
+            DeclarationProblem(message: "\(place): \(message)", path: path + extra)
+        }
+        switch declaration {
+        case .string(let s):
+            var name = s.description
+            let optional = name.hasSuffix("?")
+            if optional { name.removeLast() }
+            if let t = FlatShapes.FieldType(rawValue: name) { return optional ? .optional(.scalar(t)) : .scalar(t) }
+            if ["list", "map", "enum", "record"].contains(name) {
+                throw problem("\"\(s)\" needs a table: { \"\(s)\", \(name == "enum" ? "\"a\", \"b\"" : name == "record" ? "id = \"integer\"" : "of = \"string\"") }")
+            }
+            let hint = Schema.typeSuggestion(name).map { "did you mean \"\($0)\(optional ? "?" : "")\"? " } ?? ""
+            throw problem("unknown type \"\(s)\" (\(hint)use string, integer, number, boolean, table or any, with ? for optional; or a table: { \"list\", of = T }, { \"map\", of = T }, { \"enum\", \"a\", \"b\" }, a record { name = T })")
+        case .table(let t):
+            var kind = "record", optional = false
+            if case .string(let head)? = t.array.first {
+                kind = head.description
+                if kind.hasSuffix("?") { optional = true; kind.removeLast() }
+            } else if let first = t.array.first {
+                throw problem("a composite type starts with its kind, \"list\", \"map\", \"enum\" or \"record\" (got \(first))")
+            }
+            let result: SchemaType
+            switch kind {
+            case "list", "map":
+                guard t.array.count == 1 else { throw problem("{ \"\(kind)\", of = T } takes no other items") }
+                guard let of = t.hash[.string("of")] else { throw problem("{ \"\(kind)\" } needs the type of its items: { \"\(kind)\", of = \"string\" }") }
+                if let extra = t.hash.keys.first(where: { $0 != .string("of") }) {
+                    throw problem("{ \"\(kind)\", of = T } takes only `of` (got \(extra))")
+                }
+                let element = try read(of, at: place + (kind == "list" ? "[]" : "{}"), path: path + ["of"])
+                result = kind == "list" ? .list(element) : .map(element)
+            case "enum":
+                guard t.hash.isEmpty else { throw problem("an enum lists its strings only: { \"enum\", \"idle\", \"busy\" }") }
+                var names: [String] = []
+                for v in t.array.dropFirst() {
+                    guard case .string(let s) = v else { throw problem("an enum's values are strings (got \(v))") }
+                    guard !names.contains(s.description) else { throw problem("enum value \"\(s)\" is listed twice") }
+                    names.append(s.description)
+                }
+                guard !names.isEmpty else { throw problem("an enum needs at least one value: { \"enum\", \"idle\", \"busy\" }") }
+                result = .enumeration(names)
+            case "record":
+                guard t.array.count <= 1 else { throw problem("a record's fields are named: { id = \"integer\" } (got list items)") }
+                var fields: [RecordField] = []
+                for (k, v) in t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
+                    guard case .string(let name) = k else { throw problem("a record's fields are named by strings (got [\(k)])") }
+                    let fieldPlace = place == "" ? name.description : "\(place).\(name)"
+                    fields.append(RecordField(name: name.description, type: try read(v, at: fieldPlace, path: path + [name.description])))
+                }
+                result = .record(fields)
+            default:
+                let hint = FeatureDefinition.closest(to: kind, in: ["list", "map", "enum", "record"]).map { "did you mean \"\($0)\"? " } ?? ""
+                throw problem("unknown composite type \"\(kind)\" (\(hint)use \"list\", \"map\", \"enum\" or \"record\")")
+            }
+            return optional ? .optional(result) : result
+        default:
+            throw problem("a type is a string (\"integer\") or a table ({ \"list\", of = \"string\" }) (got \(declaration.typeName))")
+        }
+    }
+}
+
+// MARK: - Checking a value
+
+extension SchemaType {
+    /// Where `value` breaks the type, as `place: what is wrong`, or nil when it fits.
+    /// `place` names the value (`state.items[2].text`).
+    public func problem(with value: LuaValue, at place: String) -> String? {
+        if value.isNil {
+            return isOptional || self == .scalar(.any) ? nil : "\(place) is missing (\(self.kind))"
+        }
+        switch required {
+        case .scalar(let t):
+            return Schema.matches(value, t) && value.isFinite ? nil : "\(place) must be \(self.kindWithArticle) (got \(SchemaType.describe(value)))"
+        case .enumeration(let names):
+            guard case .string(let s) = value, names.contains(s.description) else {
+                return "\(place) must be one of \(names.map { "\"\($0)\"" }.joined(separator: ", ")) (got \(SchemaType.describe(value)))"
+            }
+            return nil
+        case .list(let of):
+            guard case .table(let t) = value else { return "\(place) must be a list (got \(SchemaType.describe(value)))" }
+            if let k = t.hash.keys.first { return "\(place) must be a list, with items 1 to n only (got key \(k))" }
+            for (i, item) in t.array.enumerated() {
+                if let p = of.problem(with: item, at: "\(place)[\(i + 1)]") { return p }
+            }
+            return nil
+        case .map(let of):
+            guard case .table(let t) = value else { return "\(place) must be a map (got \(SchemaType.describe(value)))" }
+            for (i, item) in t.array.enumerated() {
+                if let p = of.problem(with: item, at: "\(place)[\(i + 1)]") { return p }
+            }
+            for (k, v) in t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
+                guard case .string(let key) = k else { return "\(place) must be a map with string keys (got key \(k))" }
+                if let p = of.problem(with: v, at: SchemaType.child(place, key.description)) { return p }
+            }
+            return nil
+        case .record(let fields):
+            guard case .table(let t) = value else { return "\(place) must be a record (got \(SchemaType.describe(value)))" }
+            if !t.array.isEmpty { return "\(place) must be a record of named fields (got list items)" }
+            for (k, _) in t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
+                guard case .string(let key) = k, fields.contains(where: { $0.name == key.description }) else {
+                    return SchemaType.noField(k.stringValue ?? k.description, in: place, fields: fields.map(\.name))
+                }
+            }
+            for f in fields {
+                if let p = f.type.problem(with: t[.string(LuaString(f.name))], at: SchemaType.child(place, f.name)) { return p }
+            }
+            return nil
+        case .optional: fatalError("unreachable: required is never optional")
+        }
+    }
+
+    /// The type of what is at `path` below a value of this type, or nil when the path
+    /// leaves the declared shape (a field the record lacks, a string key in a list);
+    /// `table` and `any` hold anything.
+    public func type(at path: ArraySlice<LuaValue>) -> SchemaType? {
+        guard let key = path.first else { return self }
+        switch required {
+        case .scalar(.table), .scalar(.any): return .scalar(.any)
+        case .list(let of):
+            guard case .integer = key else { return nil }
+            return of.type(at: path.dropFirst())
+        case .map(let of):
+            guard case .string = key else { return nil }
+            return of.type(at: path.dropFirst())
+        case .record:
+            guard case .string(let name) = key, let f = field(name.description) else { return nil }
+            return f.type(at: path.dropFirst())
+        default: return nil
+        }
+    }
+
+    /// "state has no field 'hasMroe' (did you mean 'hasMore'?)": for a key a record does not declare.
+    public static func noField(_ key: String, in place: String, fields: [String]) -> String {
+        let hint = FeatureDefinition.closest(to: key, in: fields).map { "did you mean '\($0)'?" }
+            ?? (fields.isEmpty ? "it declares no fields" : "declared: \(fields.joined(separator: ", "))")
+        return "\(place) has no field '\(key)' (\(hint)); declare it in the feature's `state`"
+    }
+
+    /// `state.items`, `state["a b"]`, `state.items[3]`.
+    static func child(_ place: String, _ key: String) -> String {
+        let identifier = key.first.map { $0 == "_" || ($0.isASCII && $0.isLetter) } == true
+            && key.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
+        return identifier ? "\(place).\(key)" : "\(place)[\"\(key)\"]"
+    }
+
+    /// "integer", "list of string", "enum", ... for messages.
+    var kind: String {
+        switch required {
+        case .scalar(let t): t.rawValue
+        case .list: "a list"
+        case .map: "a map"
+        case .enumeration(let names): "one of \(names.map { "\"\($0)\"" }.joined(separator: ", "))"
+        case .record: "a record"
+        case .optional: ""
+        }
+    }
+
+    var kindWithArticle: String {
+        if case .scalar(let t) = required { return (t == .integer || t == .any ? "an " : "a ") + t.rawValue }
+        return kind
+    }
+
+    static func describe(_ v: LuaValue) -> String {
+        switch v {
+        case .integer(let i): "integer \(i)"
+        case .number(let d): "number \(LuaValue.formatNumber(d))"
+        case .string(let s): s.bytes.count > 60 ? "a string of \(s.bytes.count) bytes" : "string \"\(s)\""
+        case .boolean(let b): "boolean \(b)"
+        case .table: "a table"
+        case .nil: "nil"
+        }
+    }
+}
+
+extension LuaValue {
+    /// False for a NaN or an infinite number; true for everything else.
+    var isFinite: Bool { if case .number(let d) = self { d.isFinite } else { true } }
+}
+
+// MARK: - Inferring a declaration from a value
+
+extension SchemaType {
+    /// The type `initial` suggests, for a feature that declares no `state`: scalars by
+    /// their type, a non-empty list by its first item, a record by its fields; an empty
+    /// table is `table` (nothing says what it will hold).
+    public static func inferred(from value: LuaValue) -> SchemaType {
+        switch value {
+        case .nil: return .scalar(.any)
+        case .boolean: return .scalar(.boolean)
+        case .integer: return .scalar(.integer)
+        case .number: return .scalar(.number)
+        case .string: return .scalar(.string)
+        case .table(let t):
+            if t.isEmpty { return .scalar(.table) }
+            if t.hash.isEmpty { return .list(inferred(from: t.array[0]).widened(by: t.array.dropFirst())) }
+            if !t.array.isEmpty { return .scalar(.table) }
+            guard t.hash.keys.allSatisfy({ $0.stringValue != nil }) else { return .scalar(.table) }
+            return .record(t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }).map {
+                RecordField(name: $0.key.stringValue!, type: inferred(from: $0.value))
+            })
+        }
+    }
+
+    /// This type, made to fit every one of `others` too (integer and number make number;
+    /// anything else that disagrees makes the loosest type).
+    private func widened(by others: ArraySlice<LuaValue>) -> SchemaType {
+        var t = self
+        for v in others where t.problem(with: v, at: "") != nil {
+            let u = SchemaType.inferred(from: v)
+            if (t == .scalar(.integer) && u == .scalar(.number)) || (t == .scalar(.number) && u == .scalar(.integer)) { t = .scalar(.number) }
+            else if case .table = v { t = .scalar(.table) }
+            else { t = .scalar(.any) }
+        }
+        return t
+    }
+}
