@@ -126,6 +126,28 @@ package struct FeatureDefinition: @unchecked Sendable {
                                      hasMigrate: hasMigrate, locations: locations, table: try slots.ref(i))
         }
 
+        // The declared state: a record in the schema language; `initial`, when there is one, must fit it.
+        func readState(initial: LuaValue) throws -> SchemaType? {
+            try attempt(nil) { () throws -> SchemaType? in
+                let declaration: LuaValue
+                do { declaration = try value("state") } catch let e as LuaError {
+                    throw DefinitionError("\(label): field 'state' cannot be read: \(e.description)", at: ["state"])
+                }
+                if declaration.isNil { return nil }
+                guard case .table(let t) = declaration, t.array.isEmpty else {
+                    throw DefinitionError("\(label): field 'state' must be a table declaring each field of the state, e.g. { count = \"integer\", items = { \"list\", of = \"string\" } } (got \(declaration.typeName))", at: ["state"])
+                }
+                let type: SchemaType
+                do { type = try SchemaType.read(declaration, at: "state") } catch let error as SchemaType.DeclarationProblem {
+                    throw DefinitionError("\(label): \(error.message)", at: ["state"] + error.path)
+                }
+                if case .table = initial, let problem = type.problem(with: initial, at: "initial") {
+                    throw DefinitionError("\(label): \(problem), as `state` declares it; change `initial` or the declaration", at: ["initial"])
+                }
+                return type
+            }
+        }
+
         switch kind {
         case .interactor:
             let requests = try attempt([]) { () throws -> [String] in
@@ -145,7 +167,7 @@ package struct FeatureDefinition: @unchecked Sendable {
             try attempt(()) { try requireFunction("route") }
             try attempt(()) { try requireFunction("combine") }
             _ = try attempt(false) { try optionalFunction("mapEffect") }
-            return try finish()
+            return try finish(declaredState: try readState(initial: .nil))
         case .feature:
             let empty = try Schema(kind: "action", declaration: .table(LuaTable()))
             let initial: LuaValue = try attempt(.nil) {
@@ -158,25 +180,7 @@ package struct FeatureDefinition: @unchecked Sendable {
                 }
                 return initial
             }
-            // The declared state: a record in the schema language; `initial` must fit it.
-            let declaredState: SchemaType? = try attempt(nil) { () throws -> SchemaType? in
-                let declaration: LuaValue
-                do { declaration = try value("state") } catch let e as LuaError {
-                    throw DefinitionError("\(label): field 'state' cannot be read: \(e.description)", at: ["state"])
-                }
-                if declaration.isNil { return nil }
-                guard case .table(let t) = declaration, t.array.isEmpty else {
-                    throw DefinitionError("\(label): field 'state' must be a table declaring each field of the state, e.g. { count = \"integer\", items = { \"list\", of = \"string\" } } (got \(declaration.typeName))", at: ["state"])
-                }
-                let type: SchemaType
-                do { type = try SchemaType.read(declaration, at: "state") } catch let error as SchemaType.DeclarationProblem {
-                    throw DefinitionError("\(label): \(error.message)", at: ["state"] + error.path)
-                }
-                if case .table = initial, let problem = type.problem(with: initial, at: "initial") {
-                    throw DefinitionError("\(label): \(problem), as `state` declares it; change `initial` or the declaration", at: ["initial"])
-                }
-                return type
-            }
+            let declaredState = try readState(initial: initial)
             func schema(_ key: String, _ kind: String) throws -> Schema? {
                 try attempt(nil) {
                     let t = try type(key)
@@ -261,7 +265,7 @@ extension FeatureDefinition.Kind {
         switch self {
         case .feature: ["name", "version", "initial", "state", "actions", "mutations", "handle", "reduce", "effects",
                         "strategy", "services", "interactors", "repositories", "migrate", "__moonflow"]
-        case .compose: ["name", "version", "children", "route", "combine", "mapEffect", "__moonflow"]
+        case .compose: ["name", "version", "state", "children", "route", "combine", "mapEffect", "__moonflow"]
         case .interactor: ["name", "version", "requests", "services", "interactors", "repositories", "__moonflow"]
         }
     }
