@@ -19,6 +19,9 @@ package struct FeatureDefinition: @unchecked Sendable {
     package var stateType: SchemaType { declaredState ?? SchemaType.inferred(from: initial) }
     package let actions: Schema
     package let mutations: Schema
+    /// The declared outward effects (`outputs`: the effects that go out to the host, by
+    /// name, with their fields), or nil when the feature declares none.
+    package let outputs: Schema?
     /// Flatten strategy per action name (merge when absent).
     package let strategies: [String: FlattenStrategy]
     /// Effect types with an internal handler.
@@ -115,13 +118,14 @@ package struct FeatureDefinition: @unchecked Sendable {
                 return names.sorted()
             }
         }
-        func finish(initial: LuaValue = .nil, declaredState: SchemaType? = nil, actions: Schema? = nil, mutations: Schema? = nil,
+        func finish(initial: LuaValue = .nil, declaredState: SchemaType? = nil, actions: Schema? = nil, mutations: Schema? = nil, outputs: Schema? = nil,
                     strategies: [String: FlattenStrategy] = [:], effectHandlers: [String] = [],
                     requests: [String] = [], hasMigrate: Bool = false) throws -> FeatureDefinition {
             if !problems.isEmpty { throw DefinitionError(problems: problems) }
             return FeatureDefinition(kind: kind, name: name, version: version, initial: initial, declaredState: declaredState,
                                      actions: try actions ?? Schema(kind: "action", declaration: .table(LuaTable())),
                                      mutations: try mutations ?? Schema(kind: "mutation", declaration: .table(LuaTable())),
+                                     outputs: outputs,
                                      strategies: strategies, effectHandlers: Set(effectHandlers), requests: requests,
                                      hasMigrate: hasMigrate, locations: locations, table: try slots.ref(i))
         }
@@ -199,6 +203,7 @@ package struct FeatureDefinition: @unchecked Sendable {
             // The declared action names, whatever problems their fields have.
             let declaredActions: [String]? = (try? value("actions"))?.tableValue.map { t in t.hash.keys.compactMap(\.stringValue).sorted() }
             let mutations = try schema("mutations", "mutation")
+            let outputs = try type("outputs") == "nil" ? nil : try schema("outputs", "effect")
             try attempt(()) { try requireFunction("handle") }
             try attempt(()) { try requireFunction("reduce") }
             let hasMigrate = try attempt(false) { try optionalFunction("migrate") }
@@ -229,7 +234,7 @@ package struct FeatureDefinition: @unchecked Sendable {
                 }
                 return strategies
             }
-            return try finish(initial: initial, declaredState: declaredState, actions: actions ?? empty, mutations: mutations,
+            return try finish(initial: initial, declaredState: declaredState, actions: actions ?? empty, mutations: mutations, outputs: outputs,
                               strategies: strategies, effectHandlers: effectHandlers, hasMigrate: hasMigrate)
         }
     }
@@ -263,7 +268,7 @@ extension FeatureDefinition.Kind {
     /// The top-level fields each kind of definition takes (anything else is reported).
     var fields: [String] {
         switch self {
-        case .feature: ["name", "version", "initial", "state", "actions", "mutations", "handle", "reduce", "effects",
+        case .feature: ["name", "version", "initial", "state", "actions", "mutations", "outputs", "handle", "reduce", "effects",
                         "strategy", "services", "interactors", "repositories", "migrate", "__moonflow"]
         case .compose: ["name", "version", "state", "children", "route", "combine", "mapEffect", "__moonflow"]
         case .interactor: ["name", "version", "requests", "services", "interactors", "repositories", "__moonflow"]
