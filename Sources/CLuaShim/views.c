@@ -11,7 +11,19 @@
 // the views (places, sharing, finishing, undo) stays in Lua (LuaDispatch):
 // these keep its counts in `log[0]` and `stored[0]`.
 
-enum { UP_TARGETS = 1, UP_LOG = 2, UP_STORED = 3, UP_WRAP = 4 };
+enum { UP_TARGETS = 1, UP_LOG = 2, UP_STORED = 3, UP_WRAP = 4, UP_CHECK = 5 };
+
+/// Strict access: a string key found nil (a read) or not there yet (a write) is shown to
+/// the Lua `check(view, key, writing)`, which raises for a field the declared state lacks.
+/// Only then: a read of a field that holds a value costs nothing more.
+static void check_key(lua_State *L, int writing) {
+  if (lua_type(L, 2) != LUA_TSTRING) return;
+  lua_pushvalue(L, lua_upvalueindex(UP_CHECK));
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_pushboolean(L, writing);
+  lua_call(L, 3, 0);
+}
 
 /// Appends the three values on top (popped) to the list at upvalue `up`; its count is at [0].
 static void append3(lua_State *L, int up) {
@@ -49,7 +61,11 @@ static int view_index(lua_State *L) {
   lua_settop(L, 2);
   push_target(L);                  // 3: target
   lua_pushvalue(L, 2);
-  if (lua_rawget(L, 3) != LUA_TTABLE) return 1;  // 4: the value
+  int t = lua_rawget(L, 3);        // 4: the value
+  if (t != LUA_TTABLE) {
+    if (t == LUA_TNIL) check_key(L, 0);
+    return 1;
+  }
   lua_pushvalue(L, lua_upvalueindex(UP_WRAP));
   lua_insert(L, 4);
   lua_pushvalue(L, 1);
@@ -73,7 +89,7 @@ static int view_newindex(lua_State *L) {
     append3(L, UP_STORED);
   }
   lua_pushvalue(L, 2);
-  lua_rawget(L, 4);                // 5: old
+  if (lua_rawget(L, 4) == LUA_TNIL) check_key(L, 1);  // 5: old
   lua_pushvalue(L, 2);
   lua_pushvalue(L, 3);
   lua_rawset(L, 4);
@@ -85,12 +101,12 @@ static int view_newindex(lua_State *L) {
 }
 
 static int install_k(lua_State *L) {
-  // 1 metatable, 2 targets, 3 log, 4 stored, 5 wrap
-  for (int i = 2; i <= 5; i++) lua_pushvalue(L, i);
-  lua_pushcclosure(L, view_index, 4);
+  // 1 metatable, 2 targets, 3 log, 4 stored, 5 wrap, 6 check
+  for (int i = 2; i <= 6; i++) lua_pushvalue(L, i);
+  lua_pushcclosure(L, view_index, 5);
   lua_setfield(L, 1, "__index");
-  for (int i = 2; i <= 5; i++) lua_pushvalue(L, i);
-  lua_pushcclosure(L, view_newindex, 4);
+  for (int i = 2; i <= 6; i++) lua_pushvalue(L, i);
+  lua_pushcclosure(L, view_newindex, 5);
   lua_setfield(L, 1, "__newindex");
   lua_pushinteger(L, 0);
   lua_rawseti(L, 3, 0);
@@ -100,10 +116,10 @@ static int install_k(lua_State *L) {
 }
 
 int mf_install_write_view_access(lua_State *L) {
-  MF_NEED_ROOM(L, 2, 5);
+  MF_NEED_ROOM(L, 2, 6);
   lua_pushcfunction(L, install_k);
-  lua_insert(L, -6);
-  return lua_pcall(L, 5, 0, 0);
+  lua_insert(L, -7);
+  return lua_pcall(L, 6, 0, 0);
 }
 
 // The read-only views' validity: `count[1]` is how many handle and effect calls

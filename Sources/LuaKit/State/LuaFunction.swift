@@ -45,9 +45,13 @@ public struct LuaSlots {
     private func index(_ i: Int) -> Int32 { base + Int32(i) }
 
     /// `file:line` of the Lua code that called this Swift function, when known.
-    public var callerLocation: String? {
+    public var callerLocation: String? { callerLocation(level: 1) }
+
+    /// `file:line` of the code `level` calls up from this Swift function (1: its caller,
+    /// 2: the caller's caller), when that is Lua code.
+    public func callerLocation(level: Int) -> String? {
         var buf = [CChar](repeating: 0, count: 512)
-        guard mf_where(L, 1, &buf, buf.count) != 0 else { return nil }
+        guard level >= 1, level < 1000, mf_where(L, Int32(level), &buf, buf.count) != 0 else { return nil }
         return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

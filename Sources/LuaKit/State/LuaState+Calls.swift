@@ -141,11 +141,13 @@ extension LuaState {
     /// `wrap(table, view, key)`), `metatable.__newindex` writes raw and appends
     /// (view, key, old) to `log` and, for a table, (table, view, key) to `stored`, each
     /// list counting its entries at [0].
-    public func installWriteViewAccess(metatable: LuaRef, targets: LuaRef, log: LuaRef, stored: LuaRef, wrap: LuaRef) throws {
+    /// A string key read as nil, or written where there is nothing yet, is first shown to
+    /// `check(view, key, writing)` (strict access to a declared state).
+    public func installWriteViewAccess(metatable: LuaRef, targets: LuaRef, log: LuaRef, stored: LuaRef, wrap: LuaRef, check checker: LuaRef) throws {
         enter(); defer { leave() }
         let L = activeL
-        guard mf_checkstack(L, 8) != 0 else { throw LuaError.memory(limit: memoryLimit) }
-        for ref in [metatable, targets, log, stored, wrap] { mf_rawgeti_registry(L, lua_Integer(ref.ref)) }
+        guard mf_checkstack(L, 9) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        for ref in [metatable, targets, log, stored, wrap, checker] { mf_rawgeti_registry(L, lua_Integer(ref.ref)) }
         try check(mf_install_write_view_access(L), L)
     }
 

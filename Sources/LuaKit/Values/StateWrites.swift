@@ -78,7 +78,7 @@ extension LuaSlots {
 }
 
 /// Puts the old values of `changes` back (newest first): nothing of a failed reduce stays.
-private func revert(_ changes: [StateChange], in snapshot: inout LuaValue) {
+package func revert(_ changes: [StateChange], in snapshot: inout LuaValue) {
     for change in changes.reversed() {
         _ = LuaValue.update(&snapshot, at: change.path[...]) { _, _ in (change.old, nil) }
     }

@@ -24,6 +24,10 @@ package final class LuaDispatch: @unchecked Sendable {
     /// Makes the global `next` see through views (feature hosts call it once). rawget,
     /// rawset and rawlen refuse views in every state already (the refuser is registered here).
     package let installNext: LuaRef
+    /// `setShape(def, shape, strict, warn)`: the shape of a definition's state, which its
+    /// views check a field read as nil or newly written against (`SchemaType.viewShape`):
+    /// a field the shape lacks raises (strict) or is passed to `warn(message, level)`.
+    package let setShape: LuaRef
 
     /// `handle` and effect handlers get a read-only view of the state (
     /// outside `reduce` the state is read-only): reading goes through to the state
@@ -38,14 +42,14 @@ package final class LuaDispatch: @unchecked Sendable {
         let (getMetatable, setMetatable) = try lua.rawMetatableFunctions()
         let arguments: [LuaPush] = [.ref(getMetatable), .ref(setMetatable), .value(.table(LuaTable(isJSONArray: true)))]
         let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), arguments) { slots in
-            try (1...24).map { try slots.ref($0) }
+            try (1...26).map { try slots.ref($0) }
         }
         try lua.registerViews(.readOnly, metatable: refs[0], targets: refs[1])
         try lua.registerViews(.write, metatable: refs[2], targets: refs[3])
-        try lua.installWriteViewAccess(metatable: refs[2], targets: refs[3], log: refs[8], stored: refs[9], wrap: refs[10])
+        try lua.installWriteViewAccess(metatable: refs[2], targets: refs[3], log: refs[8], stored: refs[9], wrap: refs[10], check: refs[24])
         try lua.installViewClose(metatable: refs[21], count: refs[22])
         try lua.registerViewRefuser(refs[23])
-        (undo, installNext, mark, viewTarget) = (refs[4], refs[5], refs[6], refs[7])
+        (undo, installNext, mark, viewTarget, setShape) = (refs[4], refs[5], refs[6], refs[7], refs[25])
         (handle, reduce, effect, request, makeEnv) = (refs[11], refs[12], refs[13], refs[14], refs[15])
         (migrate, route, combine, mapEffect, identity) = (refs[16], refs[17], refs[18], refs[19], refs[20])
     }

@@ -27,11 +27,11 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The type without its optional wrapper.
-    public var required: SchemaType { if case .optional(let t) = self { t.required } else { self } }
-    public var isOptional: Bool { if case .optional = self { true } else { false } }
+    package var required: SchemaType { if case .optional(let t) = self { t.required } else { self } }
+    package var isOptional: Bool { if case .optional = self { true } else { false } }
 
     /// A record's field named `name`.
-    public func field(_ name: String) -> SchemaType? {
+    package func field(_ name: String) -> SchemaType? {
         guard case .record(let fields) = required else { return nil }
         return fields.first { $0.name == name }?.type
     }
@@ -41,7 +41,7 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
 
     /// The declaration as Lua source; with `indent`, records of more than one field
     /// spread over lines, nested by two spaces.
-    public func luaSource(indent: Int?) -> String {
+    package func luaSource(indent: Int?) -> String {
         func q(_ s: String) -> String { "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
         func key(_ s: String) -> String {
             let identifier = s.first.map { $0 == "_" || $0.isLetter } == true && s.allSatisfy { $0 == "_" || $0.isLetter || $0.isNumber } && s.allSatisfy(\.isASCII)
@@ -84,7 +84,7 @@ extension SchemaType {
     ///
     /// - Parameter at: where the declaration is, for messages (`state.items`).
     /// - Throws: `DeclarationProblem` naming the place and the fix.
-    public static func read(_ declaration: LuaValue, at place: String, path: [String] = []) throws(DeclarationProblem) -> SchemaType {
+    package static func read(_ declaration: LuaValue, at place: String, path: [String] = []) throws(DeclarationProblem) -> SchemaType {
         func problem(_ message: String, _ extra: [String] = []) -> DeclarationProblem {
             DeclarationProblem(message: "\(place): \(message)", path: path + extra)
         }
@@ -152,7 +152,7 @@ extension SchemaType {
 extension SchemaType {
     /// Where `value` breaks the type, as `place: what is wrong`, or nil when it fits.
     /// `place` names the value (`state.items[2].text`).
-    public func problem(with value: LuaValue, at place: String) -> String? {
+    package func problem(with value: LuaValue, at place: String) -> String? {
         if value.isNil {
             return isOptional || self == .scalar(.any) ? nil : "\(place) is missing (\(self.kind))"
         }
@@ -200,7 +200,7 @@ extension SchemaType {
     /// The type of what is at `path` below a value of this type, or nil when the path
     /// leaves the declared shape (a field the record lacks, a string key in a list);
     /// `table` and `any` hold anything.
-    public func type(at path: ArraySlice<LuaValue>) -> SchemaType? {
+    package func type(at path: ArraySlice<LuaValue>) -> SchemaType? {
         guard let key = path.first else { return self }
         switch required {
         case .scalar(.table), .scalar(.any): return .scalar(.any)
@@ -217,8 +217,36 @@ extension SchemaType {
         }
     }
 
+    /// Where a write of `value` at `path` (keys from the root named `root`) breaks this
+    /// type, or nil when it fits: what the state check after a reduce asks of each change.
+    /// Removing an item of a list or a map (writing nil there) always fits.
+    package func problem(writing value: LuaValue, at path: [LuaValue], root: String) -> String? {
+        var type = self, place = root, inCollection = false
+        for key in path {
+            inCollection = false
+            switch type.required {
+            case .scalar(.table), .scalar(.any): return nil
+            case .list(let of):
+                guard case .integer(let i) = key else { return "\(place) is a list: its keys are 1, 2, 3... (got \(key))" }
+                type = of; place += "[\(i)]"; inCollection = true
+            case .map(let of):
+                guard case .string(let k) = key else { return "\(place) is a map: its keys are strings (got \(key))" }
+                type = of; place = SchemaType.child(place, k.description); inCollection = true
+            case .record(let fields):
+                guard case .string(let k) = key, let f = fields.first(where: { $0.name == k.description }) else {
+                    return SchemaType.noField(key.stringValue ?? key.description, in: place, fields: fields.map(\.name))
+                }
+                type = f.type; place = SchemaType.child(place, k.description)
+            default:
+                return "\(place) must be \(type.kindWithArticle), not a table"
+            }
+        }
+        if value.isNil && inCollection { return nil }
+        return type.problem(with: value, at: place)
+    }
+
     /// "state has no field 'hasMroe' (did you mean 'hasMore'?)": for a key a record does not declare.
-    public static func noField(_ key: String, in place: String, fields: [String]) -> String {
+    package static func noField(_ key: String, in place: String, fields: [String]) -> String {
         let hint = FeatureDefinition.closest(to: key, in: fields).map { "did you mean '\($0)'?" }
             ?? (fields.isEmpty ? "it declares no fields" : "declared: \(fields.joined(separator: ", "))")
         return "\(place) has no field '\(key)' (\(hint)); declare it in the feature's `state`"
@@ -265,13 +293,32 @@ extension LuaValue {
     var isFinite: Bool { if case .number(let d) = self { d.isFinite } else { true } }
 }
 
+// MARK: - The shape views check
+
+extension SchemaType {
+    /// What the state's views check a field against (`LuaDispatch.setShape`): a record
+    /// is `{ r = { field = shape } }`, a list `{ l = shape }`, a map `{ m = shape }`, and
+    /// `false` anything not looked inside (a scalar, an enum, `table`, `any`).
+    package var viewShape: LuaValue {
+        switch required {
+        case .record(let fields):
+            var r = LuaTable()
+            for f in fields { r[.string(LuaString(f.name))] = f.type.viewShape }
+            return .table(LuaTable(hash: ["r": .table(r)]))
+        case .list(let of): return .table(LuaTable(hash: ["l": of.viewShape]))
+        case .map(let of): return .table(LuaTable(hash: ["m": of.viewShape]))
+        default: return .boolean(false)
+        }
+    }
+}
+
 // MARK: - Inferring a declaration from a value
 
 extension SchemaType {
     /// The type `initial` suggests, for a feature that declares no `state`: scalars by
     /// their type, a non-empty list by its first item, a record by its fields; an empty
     /// table is `table` (nothing says what it will hold).
-    public static func inferred(from value: LuaValue) -> SchemaType {
+    package static func inferred(from value: LuaValue) -> SchemaType {
         switch value {
         case .nil: return .scalar(.any)
         case .boolean: return .scalar(.boolean)

@@ -97,6 +97,7 @@ package final class LuaFeature: @unchecked Sendable {
             reduce: { [weak self] _, mutation in try self?.reduce(mutation) },
             effects: { [weak self] effect, _ in self?.effect(effect) })
         traceActionsIfNeeded()
+        try registerShape(of: definition)
         disposables += interactor.errors.observe { [weak self] failure in
             guard let self else { return }
             let stage: FeatureError.Stage = switch failure.stage {
@@ -142,6 +143,7 @@ package final class LuaFeature: @unchecked Sendable {
             if declared.contains(flight.actionType) { kept.append(name) } else { cancelled.append(name) }
         }
         for type in Set(interactor.inFlight.map(\.actionType)) where !declared.contains(type) { interactor.cancel(actionType: type) }
+        try registerShape(of: binding.definition)
         bindingLock.withLock { _binding = binding }
         traceActionsIfNeeded()
         if let migrated, let table {
@@ -150,6 +152,27 @@ package final class LuaFeature: @unchecked Sendable {
             outlet.send(.state(migrated, seq: seq))
         }
         return (kept, cancelled)
+    }
+
+    /// Sites (`file:line`) already warned of a field the inferred state lacks: once each.
+    private var warnedSites: Set<String> = []
+
+    /// Gives the definition's views the state's shape: a field a declared `state` lacks
+    /// fails where it is read or written; one the state inferred from `initial` lacks is
+    /// logged once per site when read (`SchemaType.viewShape`, dispatch.lua's `unknown`).
+    private func registerShape(of definition: FeatureDefinition) throws {
+        let shape = definition.stateType.viewShape
+        let warn: LuaFunction = { [weak self] slots in
+            guard let self else { return [] }
+            let message = try slots.string(1)
+            let site = slots.callerLocation(level: Int(try slots.integer(2)))
+            if self.warnedSites.insert(site ?? message).inserted {
+                self.log(self.bridge.relative(message), location: site.map(self.bridge.relative))
+            }
+            return []
+        }
+        try bridge.lua.call(dispatch.setShape, [.ref(definition.table), .value(shape),
+                                                .value(.boolean(definition.declaredState != nil)), .function(warn)]) { _ in () }
     }
 
     deinit {
@@ -385,7 +408,19 @@ package final class LuaFeature: @unchecked Sendable {
                 if outcome == 0 {
                     let count = Int(try slots.integer(5))
                     // Under the lock, with no other reference taken: changed in place.
-                    if let changes = try snapshotLock.withLock({ try slots.applyStateWrites(4, count: count, root: "state", to: &_snapshot) }) {
+                    if let changes = try snapshotLock.withLock({ () throws -> [StateChange]? in
+                        let changes = try slots.applyStateWrites(4, count: count, root: "state", to: &_snapshot)
+                        // A declared state refuses a write that breaks it: the snapshot goes back here, the table below.
+                        if let changes, let declared = binding.definition.declaredState {
+                            for change in changes {
+                                if let problem = declared.problem(writing: change.new, at: change.path, root: "state") {
+                                    revert(changes, in: &_snapshot)
+                                    throw StateTypeError(problem: problem)
+                                }
+                            }
+                        }
+                        return changes
+                    }) {
                         return (changes, effect)
                     }
                 }
@@ -393,6 +428,7 @@ package final class LuaFeature: @unchecked Sendable {
                 // and make the Lua table anew from the copy unless it is a plain new table.
                 let previous = snapshot
                 let (whole, plain) = try slots.stateValue(1, refreshing: previous, path: "state")
+                if let problem = binding.definition.declaredState?.problem(with: whole, at: "state") { throw StateTypeError(problem: problem) }
                 stateTable = outcome == 2 && plain ? try slots.ref(1) : try bridge.lua.ref(.value(whole))
                 snapshot = whole
                 return ([StateChange(path: [], old: previous, new: whole)], effect)
@@ -472,4 +508,10 @@ package final class LuaFeature: @unchecked Sendable {
     package func log(_ message: String, location: String?) {
         outlet.send(.log(message: message, location: location))
     }
+}
+
+/// A reduce that left the state outside its declared `state`: the state is rolled back.
+struct StateTypeError: Error, CustomStringConvertible {
+    let problem: String
+    var description: String { "\(problem), as the feature's `state` declares it; the state is rolled back" }
 }

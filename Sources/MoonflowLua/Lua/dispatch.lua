@@ -1,16 +1,84 @@
 -- The Lua half of a feature's dispatch (LuaDispatch.swift runs it once per Lua state with
 -- getmetatable and setmetatable that `__metatable` does not stop, and an empty JSON array,
--- and keeps the 24 values it returns, in order): the read-only and write views of the
+-- and keeps the 26 values it returns, in order): the read-only and write views of the
 -- state, the calls into a definition's functions, and a feature's `env`.
 local rawgetmetatable, rawsetmetatable, emptyArray = ...
 local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
 local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
-local match, format = string.match, string.format
+local match, format, concat, sort = string.match, string.format, table.concat, table.sort
+local lower, byte, min, max, huge, ipairs = string.lower, string.byte, math.min, math.max, math.huge, ipairs
 local targets = setmetatable({}, { __mode = "k" })   -- view -> the table it shows
 local views = setmetatable({}, { __mode = "k" })     -- table -> its view in the running call
 local paths = setmetatable({}, { __mode = "k" })     -- view -> `state.items[2]` (nil: `state`)
 local calls = setmetatable({}, { __mode = "k" })     -- view -> the call it was made in
 local RO = { __metatable = "a read-only view of the state" }
+
+-- The state's shape, for strict access (LuaFeature registers it per definition with
+-- `setShape`): a record is { r = { field = shape } }, a list { l = shape }, a map
+-- { m = shape }; `false` stands for anything not looked inside (a scalar, an enum,
+-- `table`, `any`). Each view knows the shape of the table it shows. Only a read that
+-- finds nil and a write to a key not there yet look at it: a field the record lacks
+-- fails at once (a declared `state`) or warns once per site (one inferred from `initial`).
+local shapeOf = setmetatable({}, { __mode = "k" })   -- definition table -> its state's shape
+local rshape = setmetatable({}, { __mode = "k" })    -- read-only view -> shape of what it shows
+local function childShape(s, k)
+  if not s then return nil end
+  local r = s.r
+  if r then return r[k] or nil end
+  return s.l or s.m or nil
+end
+local function prepare(s, cfg)
+  if not s then return end
+  s.cfg = cfg
+  if s.r then
+    local names = {}
+    for k, c in pairs(s.r) do names[#names + 1] = k; prepare(c, cfg) end
+    sort(names)
+    s.names = names
+  else
+    prepare(s.l or s.m, cfg)
+  end
+end
+local function setShape(def, shape, strict, warn)
+  prepare(shape, { strict = strict, warn = warn })
+  shapeOf[def] = shape or nil
+end
+-- The declared field nearest `key` (edit distance), when near enough to be a typo.
+local function closest(key, names)
+  local best, bestd = nil, huge
+  local lk = lower(key)
+  for _, name in ipairs(names) do
+    local ln = lower(name)
+    local row = {}
+    for j = 0, #ln do row[j] = j end
+    for i = 1, #lk do
+      local prev = row[0]
+      row[0] = i
+      for j = 1, #ln do
+        local cur = row[j]
+        row[j] = min(row[j] + 1, row[j - 1] + 1, prev + (byte(lk, i) == byte(ln, j) and 0 or 1))
+        prev = cur
+      end
+    end
+    if row[#ln] < bestd then best, bestd = name, row[#ln] end
+  end
+  if best and bestd <= max(2, #key // 3) and bestd < #key then return best end
+end
+-- A field the record `s` lacks, read (found nil) or written at `place` by the code
+-- `level` calls up: an error naming it there (declared), or a warning once per site (inferred).
+local function unknown(s, place, k, writing, level)
+  if type(k) ~= "string" then return end
+  local cfg = s.cfg
+  if writing and not cfg.strict then return end
+  local names = s.names
+  local hint = closest(k, names)
+  hint = hint and format("did you mean '%s'?", hint)
+    or (#names == 0 and "it has no fields" or "it has " .. concat(names, ", "))
+  if cfg.strict then
+    error(format("%s has no field '%s' (%s); declare it in the feature's `state`", place, k, hint), level + 1)
+  end
+  cfg.warn(format("%s has no field '%s' (%s): `initial` lacks it, so it reads nil; declare the feature's `state` (`moonflow types --lua` prints one) to make this an error", place, k, hint), level + 1)
+end
 local function child(path, k)
   if type(k) == "string" and match(k, "^[%a_][%w_]*$") then return path .. "." .. k end
   return path .. "[" .. tostring(k) .. "]"
@@ -36,19 +104,18 @@ local function live(v)
 end
 -- The state's own view, made at every call (a call costs one small table): the root is
 -- reached only so, so it needs no place in `views`, and its path is `state`.
-local function rootView(t)
+local function rootView(t, shape)
   local v = setmetatable({}, RO)
-  targets[v], calls[v] = t, running[roCount[1]]
+  targets[v], calls[v], rshape[v] = t, running[roCount[1]], shape
   return v
 end
 local function pathOf(v) return paths[v] or "state" end
-local function view(t, path)
-  if type(t) ~= "table" then return t end
+local function view(t, path, shape)
   local call = running[roCount[1]]
   local v = views[t]
   if v and calls[v] == call then return v end
   v = setmetatable({}, RO)
-  views[t], targets[v], paths[v], calls[v] = v, t, path, call
+  views[t], targets[v], paths[v], calls[v], rshape[v] = v, t, path, call, shape
   return v
 end
 local function stale(path, call)
@@ -56,7 +123,15 @@ local function stale(path, call)
 end
 RO.__index = function(v, k)
   if not live(v) then stale(child(pathOf(v), k), "handle") end
-  return view(targets[v][k], child(pathOf(v), k))
+  local value = targets[v][k]
+  if type(value) ~= "table" then
+    if value == nil then
+      local s = rshape[v]
+      if s and s.r and s.r[k] == nil then unknown(s, pathOf(v), k, false, 2) end
+    end
+    return value
+  end
+  return view(value, child(pathOf(v), k), childShape(rshape[v], k))
 end
 RO.__newindex = function(v, k)
   error(format("%s is read-only here: the state changes only in reduce; return a mutation that reduce applies", child(pathOf(v), k)), 2)
@@ -68,7 +143,8 @@ end
 local function viewNext(v, k)
   if not live(v) then stale(pathOf(v), "handle") end
   local nk, nv = rawnext(targets[v], k)
-  if nk ~= nil then return nk, view(nv, child(pathOf(v), nk)) end
+  if type(nv) == "table" then return nk, view(nv, child(pathOf(v), nk), childShape(rshape[v], nk)) end
+  return nk, nv
 end
 RO.__pairs = function(v) return viewNext, v, nil end
 
@@ -82,6 +158,7 @@ local wtargets = setmetatable({}, { __mode = "k" })  -- view -> the table it sho
 local wviews = setmetatable({}, { __mode = "k" })    -- table -> its view
 local wparent = setmetatable({}, { __mode = "k" })   -- view -> parent view (nil: a root)
 local wkey = setmetatable({}, { __mode = "k" })      -- view -> key in the parent
+local wshape = setmetatable({}, { __mode = "k" })    -- view -> shape of what it shows (strict access)
 local W = { __metatable = "the state, as reduce sees it" }
 -- Written by the views' __index and __newindex (C: mf_install_write_view_access),
 -- each list with its count at [0].
@@ -102,8 +179,9 @@ local function wview(t, p, k)
   local v = wviews[t]
   if v == nil then
     v = setmetatable({}, W)
-    wviews[t], wtargets[v], wparent[v], wkey[v] = v, t, p, k
+    wviews[t], wtargets[v], wparent[v], wkey[v], wshape[v] = v, t, p, k, childShape(wshape[p], k)
   elseif wparent[v] ~= p or wkey[v] ~= k then
+    wshape[v] = childShape(wshape[p], k)
     local op = wparent[v]
     if op == nil or (rawget(wtargets[op], wkey[v]) == t and attached(op)) then shared = true end
     wparent[v], wkey[v] = p, k
@@ -113,6 +191,18 @@ end
 -- Kept past its reduce, a write view refuses every use (the C __index and
 -- __newindex look at log[-1], true while a reduce runs).
 local function wkeyName(v) local k = wkey[v]; return k == nil and "state" or tostring(k) end
+-- `state.items[2]`: the write view's place, from its parents (for messages only).
+local function wpath(v)
+  local p = wparent[v]
+  if p == nil then return "state" end
+  return child(wpath(p), wkey[v])
+end
+-- The C __index and __newindex call this for a string key whose value is nil (a read)
+-- or not there yet (a write), before the write.
+local function wcheck(v, k, writing)
+  local s = wshape[v]
+  if s and s.r and s.r[k] == nil then unknown(s, wpath(v), k, writing, 3) end
+end
 W.__len = function(v)
   if root == nil then stale(wkeyName(v), "reduce") end
   return rawlen(wtargets[v])
@@ -175,6 +265,7 @@ local function reduce(def, state, m)
   log[0], stored[0], nchanges, nmarked, shared = 0, 0, 0, 0, false
   local v = wviews[state]  -- the root's view, as wview(state, nil, nil) finds it, without the call
   if v == nil or wparent[v] ~= nil then v = wview(state, nil, nil) end
+  wshape[v] = shapeOf[def]
   root = v
   log[-1] = true
   return finish(def.reduce(root, m))
@@ -233,13 +324,13 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
   function(def, action, state, env)
     enter()
     local _ <close> = roClose
-    return def.handle(action, rootView(state), env)
+    return def.handle(action, rootView(state, shapeOf[def]), env)
   end,
   reduce,
   function(def, kind, effect, state, env)
     enter()
     local _ <close> = roClose
-    return def.effects[kind](effect, rootView(state), env)
+    return def.effects[kind](effect, rootView(state, shapeOf[def]), env)
   end,
   function(def, kind, request, env) return def.requests[kind](request, env) end,
   function(def, swiftServices, interactors, asStream, overrides, late)
@@ -263,5 +354,5 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
   function(def, states) return def.combine(states) end,
   function(def, child, effect) return def.mapEffect(child, effect) end,
   function(...) return ... end,
-  roCloseMT, roCount, refuseRaw
+  roCloseMT, roCount, refuseRaw, wcheck, setShape
 

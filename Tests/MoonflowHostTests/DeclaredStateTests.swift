@@ -1,0 +1,187 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import MoonflowLua
+import PluginFixtures
+import XCTest
+
+/// A declared `state`: checked after every reduce (a wrong type is refused and rolled back,
+/// naming the path), `initial` checked at load, and strict access (a field the declaration
+/// lacks fails where it is read or written, with a did-you-mean). Without a declaration the
+/// state inferred from `initial` only warns, once per site.
+final class DeclaredStateTests: XCTestCase {
+    /// A feed: `handle` and `reduce` take a Lua snippet per action, so each test says what it does.
+    static func feed(state: String? = """
+        { items = { "list", of = { id = "integer", text = "string" } }, hasMore = "boolean",
+          error = "string?", mode = { "enum", "idle", "busy" }, tags = { "map", of = "integer" }, extra = "table?" }
+        """, initial: String = #"{ items = {}, hasMore = true, mode = "idle", tags = {} }"#,
+                     handle: String = "return { type = a.type }", reduce: String) -> String {
+        """
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "feed",
+          initial = \(initial),
+          \(state.map { "state = \($0)," } ?? "")
+          actions = { go = {}, again = {} },
+          mutations = { go = {}, again = {} },
+          handle = function(a, state)
+            \(handle)
+          end,
+          reduce = function(state, m)
+            \(reduce)
+            return state
+          end,
+        }
+        """
+    }
+
+    private func loaded(_ source: String) throws -> Harness {
+        let h = try Harness(["feed/init.lua": source])
+        try h.load("feed")
+        return h
+    }
+
+    func testAWrongTypeWrittenInReduceIsRefusedNamingThePathAndRolledBack() throws {
+        let h = try loaded(Self.feed(reduce: """
+            if m.type == "go" then state.items[1] = { id = 1, text = "a" } return state end
+            state.hasMore = false
+            state.items[1].text = 7
+            """))
+        try h.running.send(["type": "go"])
+        try h.running.send(["type": "again"])
+        h.settle()
+        let errors = h.log.errors.map(\.message)
+        XCTAssertEqual(errors.count, 1, "\(errors)")
+        XCTAssertTrue(errors.first?.contains("state.items[1].text must be a string (got integer 7)") == true, "\(errors)")
+        // Rolled back: hasMore, written before the bad write in the same reduce, is true still, in Swift and in Lua.
+        XCTAssertEqual(h.running.state["hasMore"], .boolean(true))
+        XCTAssertEqual(h.running.state["items"]?[0]?["text"], "a")
+        let states = h.log.timedEvents.filter { if case .state = $0.event { true } else { false } }
+        XCTAssertEqual(states.count, 2, "no state event for the refused reduce")
+    }
+
+    func testEveryKindOfTypeIsCheckedAfterReduce() throws {
+        let cases: [(String, String)] = [
+            (#"state.mode = "sleeping""#, #"state.mode must be one of "idle", "busy" (got string "sleeping")"#),
+            (#"state.tags.a = "x""#, #"state.tags.a must be an integer (got string "x")"#),
+            ("state.items = { 1 }", "state.items[1] must be a record (got integer 1)"),
+            ("state.items = { a = 1 }", #"state.items must be a list, with items 1 to n only (got key "a")"#),
+            ("state.hasMore = nil", "state.hasMore is missing (boolean)"),
+            ("state.error = math.huge", "state.error: infinity (math.huge) cannot be copied out of Lua"),
+            ("state.items[1] = { id = 1, text = \"a\", done = true }", "state.items[1] has no field 'done'"),
+            // A table the reducer returns in place of the state is checked whole.
+            (#"do return { items = {}, hasMore = 1, mode = "idle", tags = {} } end"#, "state.hasMore must be a boolean (got integer 1)"),
+        ]
+        for (write, expected) in cases {
+            let h = try loaded(Self.feed(reduce: write))
+            let before = h.running.state
+            try h.running.send(["type": "go"])
+            h.settle()
+            let errors = h.log.errors.map(\.message)
+            XCTAssertTrue(errors.count == 1 && errors[0].contains(expected), "\(write): \(errors)")
+            XCTAssertEqual(h.running.state, before, write)
+        }
+    }
+
+    func testWritesThatFitPass_RemovingListItemsAndOptionalFieldsToo() throws {
+        let h = try loaded(Self.feed(reduce: """
+            if m.type == "go" then
+              state.items[1] = { id = 1, text = "a" }; state.items[2] = { id = 2, text = "b" }
+              state.tags.x = 3; state.error = "oops"; state.mode = "busy"; state.extra = { anything = { 1, "x" } }
+            else
+              state.items[2] = nil; state.tags.x = nil; state.error = nil; state.extra.anything = nil
+            end
+            """))
+        try h.running.send(["type": "go"])
+        try h.running.send(["type": "again"])
+        h.settle()
+        XCTAssertEqual(h.log.errors.map(\.message), [])
+        XCTAssertEqual(h.running.state["items"]?[0]?["text"], "a")
+        XCTAssertNil(h.running.state["items"]?[1])
+        XCTAssertEqual(h.running.state["mode"], "busy")
+    }
+
+    func testInitialIsCheckedAtLoad() throws {
+        let h = try Harness(["feed/init.lua": Self.feed(initial: #"{ items = {}, hasMore = "yes", mode = "idle", tags = {} }"#, reduce: "")])
+        XCTAssertThrowsError(try h.host.load("feed")) { error in
+            XCTAssertTrue("\(error)".contains("initial.hasMore must be a boolean (got string \"yes\")"), "\(error)")
+        }
+    }
+
+    func testABadDeclarationIsNamedWithItsFix() throws {
+        let bad: [(String, String)] = [
+            (#"{ count = "int" }"#, #"state.count: unknown type "int" (did you mean "integer"?"#),
+            (#"{ items = { "lsit", of = "string" } }"#, #"unknown composite type "lsit" (did you mean "list"?"#),
+            (#"{ items = { "list" } }"#, #"needs the type of its items"#),
+            (#"{ mode = { "enum" } }"#, "an enum needs at least one value"),
+        ]
+        for (declaration, expected) in bad {
+            let h = try Harness(["feed/init.lua": Self.feed(state: declaration, initial: "{}", reduce: "")])
+            XCTAssertThrowsError(try h.host.load("feed"), declaration) { error in
+                XCTAssertTrue("\(error)".contains(expected), "\(declaration): \(error)")
+            }
+        }
+    }
+
+    func testATypoReadInHandleFailsAtItsLineWithDidYouMean() throws {
+        let h = try loaded(Self.feed(handle: """
+            if state.hasMroe then return { type = "go" } end
+            """, reduce: ""))
+        try h.running.send(["type": "go"])
+        h.settle()
+        let error = h.log.errors.first
+        XCTAssertEqual(error?.location, "feed/init.lua:10")
+        XCTAssertTrue(error?.message.contains("state has no field 'hasMroe' (did you mean 'hasMore'?)") == true, "\(String(describing: error))")
+    }
+
+    func testATypoInsideANestedRecordNamesItsPath() throws {
+        let h = try loaded(Self.feed(handle: """
+            if a.type == "go" then return { type = "go" } end
+            local _ = state.items[1].txet
+            """, reduce: #"state.items[1] = { id = 1, text = "a" }"#))
+        try h.running.send(["type": "go"])
+        try h.running.send(["type": "again"])
+        h.settle()
+        XCTAssertTrue(h.log.errors.first?.message.contains("state.items[1] has no field 'txet' (did you mean 'text'?)") == true,
+                      "\(h.log.errors)")
+    }
+
+    func testATypoWrittenOrReadInReduceFailsAtItsLineAndWritesNothing() throws {
+        for (body, line, field) in [("state.hasMroe = false", 13, "hasMroe"), ("state.hasMore = state.hsaMore", 13, "hsaMore")] {
+            let h = try loaded(Self.feed(reduce: body))
+            try h.running.send(["type": "go"])
+            h.settle()
+            let error = h.log.errors.first
+            XCTAssertEqual(error?.location, "feed/init.lua:\(line)", body)
+            XCTAssertTrue(error?.message.contains("state has no field '\(field)'") == true, "\(body): \(String(describing: error))")
+            XCTAssertEqual(h.running.state["hasMore"], .boolean(true))
+        }
+    }
+
+    func testDeclaredOptionalFieldsReadAsNilWithoutComplaint() throws {
+        let h = try loaded(Self.feed(handle: """
+            if state.error == nil and state.extra == nil and state.tags.nothing == nil and state.items[5] == nil then
+              return { type = "go" }
+            end
+            """, reduce: "state.hasMore = false"))
+        try h.running.send(["type": "go"])
+        h.settle()
+        XCTAssertEqual(h.log.errors.map(\.message), [])
+        XCTAssertEqual(h.running.state["hasMore"], .boolean(false))
+    }
+
+    func testWithoutADeclarationAnUnknownReadWarnsOncePerSiteAndRunsOn() throws {
+        let h = try loaded(Self.feed(state: nil, initial: "{ hasMore = true, n = 0 }", handle: """
+            if state.hasMroe then return end
+            return { type = "go" }
+            """, reduce: "state.n = state.n + 1; state.added = true"))
+        for _ in 0..<3 { try h.running.send(["type": "go"]) }
+        h.settle()
+        XCTAssertEqual(h.log.errors.map(\.message), [])
+        XCTAssertEqual(h.running.state["n"], .integer(3))
+        let logs = h.log.timedEvents.compactMap { if case .log(let m, let at) = $0.event { (m, at) } else { nil } }
+        XCTAssertEqual(logs.count, 1, "\(logs)")
+        XCTAssertEqual(logs.first?.1, "feed/init.lua:9")
+        XCTAssertTrue(logs.first?.0.contains("state has no field 'hasMroe' (did you mean 'hasMore'?)") == true, "\(logs)")
+    }
+}
