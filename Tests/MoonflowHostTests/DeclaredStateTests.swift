@@ -184,4 +184,32 @@ final class DeclaredStateTests: XCTestCase {
         XCTAssertEqual(logs.first?.1, "feed/init.lua:9")
         XCTAssertTrue(logs.first?.0.contains("state has no field 'hasMroe' (did you mean 'hasMore'?)") == true, "\(logs)")
     }
+
+    func testAComposesDeclaredStateHoldsWhatCombineMakes() throws {
+        let child = Self.feed(state: #"{ n = "integer" }"#, initial: "{ n = 0 }", reduce: "state.n = state.n + 1")
+        func compose(_ combine: String) -> String {
+            """
+            local mf = require "moonflow"
+            return mf.compose {
+              name = "parent",
+              state = { total = "integer" },
+              children = { feed = "feed" },
+              route = function(a) return "feed", a end,
+              combine = function(s) return \(combine) end,
+            }
+            """
+        }
+        let good = try Harness(["feed/init.lua": child, "parent/init.lua": compose("{ total = s.feed.n }")])
+        try good.load("parent")
+        try good.running.send(["type": "go"])
+        good.settle()
+        XCTAssertEqual(good.running.state, ["total": 1])
+
+        let bad = try Harness(["feed/init.lua": child, "parent/init.lua": compose(#"{ total = s.feed.n > 0 and "many" or 0 }"#)])
+        try bad.load("parent")
+        try bad.running.send(["type": "go"])
+        bad.settle()
+        XCTAssertEqual(bad.running.state, ["total": 0], "the misfit is refused: the parent's state stays")
+        XCTAssertTrue(bad.log.errors.contains { $0.message.contains(#"state.total must be an integer (got string "many")"#) }, "\(bad.log.errors)")
+    }
 }

@@ -235,7 +235,13 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
             guard slots.isTable(1) else {
                 throw LuaStreamError(message: "\(definition.name).combine must return the parent's state table (got \(slots.typeName(1)))", location: source)
             }
-            return try slots.value(1, path: "state")
+            let combined = try slots.value(1, path: "state")
+            // A declared state holds what combine makes too: a misfit is refused (nothing changes).
+            if let problem = definition.declaredState?.problem(with: combined, at: "state") {
+                throw LuaStreamError(message: "\(definition.name).combine: \(problem), as the compose's `state` declares it",
+                                     location: definition.locations["combine"] ?? source)
+            }
+            return combined
         }
     }
 }
