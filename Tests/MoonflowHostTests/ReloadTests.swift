@@ -27,14 +27,15 @@ final class ReloadTests: XCTestCase {
     }
 
     /// A counter whose reducer adds `step` times n, with `extra` Lua inside the definition.
-    private func counter(step: Int = 1, version: Int = 1, header: String = "", extra: String = "", reduceBody: String? = nil) -> String {
+    private func counter(step: Int = 1, version: Int = 1, header: String = "", extra: String = "", reduceBody: String? = nil,
+                         initial: String = "{ count = 0 }") -> String {
         """
         local mf = require "moonflow"
         \(header)
         return mf.feature {
           name = "counter",
           version = \(version),
-          initial = { count = 0 },
+          initial = \(initial),
           actions = { add = { n = "integer?" }, later = { ms = "integer" }, work = {} },
           mutations = { added = { n = "integer" }, note = { text = "string" } },
           handle = function(action, state, env)
@@ -80,6 +81,32 @@ final class ReloadTests: XCTestCase {
         host.settle()
         XCTAssertEqual(feature.state, ["count": 15], "the new reducer runs")
         XCTAssertEqual(reloads.count, 1)
+    }
+
+    func testAStateThatNoLongerFitsTheNewDeclarationKeepsTheOldCodeAndSaysTheFix() throws {
+        try write("counter/init.lua", counter(extra: #"state = { count = "integer", label = "string" },"#, initial: #"{ count = 0, label = "" }"#))
+        let feature = try load()
+        try feature.send(["type": "add", "n": 5])
+        host.settle()
+        // The new declaration drops `label`, which the kept state still has.
+        try write("counter/init.lua", counter(step: 10, extra: #"state = { count = "integer" },"#))
+        XCTAssertThrowsError(try host.reload(feature)) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("state has no field 'label'"), text)
+            XCTAssertTrue(text.contains("raise `version` and add a migrate"), text)
+        }
+        try feature.send(["type": "add", "n": 1])
+        host.settle()
+        XCTAssertEqual(feature.state, ["count": 6, "label": ""], "the old code keeps running")
+        // A migrate that drops it makes the new code fit, and it goes live.
+        try write("counter/init.lua", counter(step: 10, version: 2, extra: """
+            state = { count = "integer" },
+            migrate = function(old) return { count = old.count } end,
+            """))
+        try host.reload(feature)
+        try feature.send(["type": "add", "n": 1])
+        host.settle()
+        XCTAssertEqual(feature.state, ["count": 16])
     }
 
     /// `Tests/Fixtures/plugins/gc-loop` with `padding` string constants for the parser.

@@ -171,6 +171,13 @@ extension FeatureHost {
                 migrated = try migrate(old.state, from: oldVersion, with: definition, file: file)
                 migration = .init(feature: definition.name, fromVersion: oldVersion, toVersion: definition.version)
             }
+            // The state the new code starts from must fit its declaration, as every later reduce must.
+            if let declared = definition.declaredState, let problem = declared.problem(with: migrated ?? old.state, at: "state") {
+                let fix = migration == nil
+                    ? "change the declaration to fit, or raise `version` and add a migrate(old, fromVersion) that returns a state that fits"
+                    : "make migrate return a state that fits"
+                throw HostError("\(file): the state the new code would start from does not fit its `state` declaration: \(problem); \(fix) (the old code keeps running)")
+            }
             return .feature(old, LuaFeature.Binding(definition: definition, env: env), interactors, migrated: migrated, migration, changes)
         }
         guard let old = feature as? LuaComposite else { throw HostError("\(file): this feature cannot be reloaded") }
