@@ -212,4 +212,45 @@ final class DeclaredStateTests: XCTestCase {
         XCTAssertEqual(bad.running.state, ["total": 0], "the misfit is refused: the parent's state stays")
         XCTAssertTrue(bad.log.errors.contains { $0.message.contains(#"state.total must be an integer (got string "many")"#) }, "\(bad.log.errors)")
     }
+
+    func testAnOutwardEffectMeetsTheDeclaredOutputs() throws {
+        func feature(_ effect: String) -> String {
+            """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "feed",
+              initial = { n = 0 },
+              state = { n = "integer" },
+              actions = { go = {} },
+              mutations = { go = {} },
+              outputs = { milestone = { count = "integer" } },
+              effects = { inside = function() end },
+              handle = function(a) return { type = "go" } end,
+              reduce = function(state, m)
+                state.n = state.n + 1
+                return state, \(effect)
+              end,
+            }
+            """
+        }
+        let good = try loaded(feature(#"{ type = "milestone", count = state.n }"#))
+        let effects = good.log.timedEvents.compactMap { if case .effect(let e, _) = $0.event { e } else { nil } }
+        try good.running.send(["type": "go"])
+        good.settle()
+        XCTAssertEqual(good.log.timedEvents.compactMap { if case .effect(let e, _) = $0.event { e } else { nil } }.count, effects.count + 1)
+        // An internal effect is not an output: its handler takes it.
+        let inside = try loaded(feature(#"{ type = "inside" }"#))
+        try inside.running.send(["type": "go"])
+        inside.settle()
+        XCTAssertEqual(inside.log.errors.map(\.message), [])
+
+        for (effect, expected) in [(#"{ type = "milestoen", count = 1 }"#, "undeclared effect 'milestoen'; declared effects: milestone. Add it to the feature's `outputs` table"),
+                                   (#"{ type = "milestone", count = "x" }"#, "effect 'milestone': field 'count' must be an integer")] {
+            let bad = try loaded(feature(effect))
+            try bad.running.send(["type": "go"])
+            bad.settle()
+            XCTAssertTrue(bad.log.errors.first?.message.contains(expected) == true, "\(effect): \(bad.log.errors)")
+            XCTAssertEqual(bad.running.state["n"], .integer(0), "the reduce that made it is rolled back")
+        }
+    }
 }

@@ -124,7 +124,7 @@ public struct Schema: Sendable {
         }
         guard let shape = compiled[typeString] else {
             let name = typeString.description
-            throw SchemaError("undeclared \(kind) '\(name)'; declared \(kind)s: \(names.joined(separator: ", ")). Add it to the feature's `\(kind)s` table")
+            throw SchemaError("undeclared \(kind) '\(name)'; declared \(kind)s: \(names.joined(separator: ", ")). Add it to the feature's `\(kind == "effect" ? "outputs" : "\(kind)s")` table")
         }
         var name: String { typeString.description }  // only messages need it decoded
         var present = 0

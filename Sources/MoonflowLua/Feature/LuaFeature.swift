@@ -398,8 +398,12 @@ package final class LuaFeature: @unchecked Sendable {
                 var effect: LuaValue? = nil
                 if slots.count >= 2 && !slots.isNil(2) {
                     let e = try slots.value(2, path: "effect")
-                    guard case .string = e["type"] ?? .nil else {
+                    guard case .string(let type) = e["type"] ?? .nil else {
                         throw LuaStreamError(message: "an effect must be a table with a string 'type' (got \(e))", location: location("reduce"))
+                    }
+                    // An outward effect (no handler here takes it) meets the declared `outputs`, as actions meet `actions`.
+                    if let outputs = binding.definition.outputs, !binding.definition.effectHandlers.contains(type.description) {
+                        try outputs.validate(e)
                     }
                     effect = e
                 }
