@@ -68,7 +68,8 @@ let package = Package(
         .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit"]),
         // The command-line tool's work: run, watch, record, replay, check, new, the spec runner.
         .target(name: "MoonflowTool", dependencies: ["MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowSQLite", "MoonflowLua", "LuaKit", "Runtime", "Streams"],
-                resources: [.embedInCode("Specs/spec_driver.lua"), .embedInCode("Plugins/lint_config.lua")]),
+                resources: [.embedInCode("Specs/spec_driver.lua"), .embedInCode("Plugins/lint_config.lua"),
+                            .embedInCode("Types/moonflow_meta.lua")]),
         // The `--inspect` server and its page: a library an app may link in debug builds.
         .target(
             name: "MoonflowInspector",
