@@ -70,7 +70,7 @@ final class GeneratedTypesGoldenTests: XCTestCase {
     func testLuaPrintsTheDeclaredStateOrTheOneInitialSuggests() throws {
         let declared = try Moonflow.run(["types", "--lua", "plugins/counter"])
         XCTAssertEqual(declared.status, 0, declared.stderr)
-        XCTAssertEqual(declared.stdout, "-- The state `counter` (plugins/counter/init.lua) declares.\nstate = { count = \"integer\" },\n")
+        XCTAssertEqual(declared.stdout, "  -- The state `counter` (plugins/counter/init.lua) declares.\n  state = { count = \"integer\" },\n")
 
         let scratch = try ScratchFolder()
         let file = scratch.url.appendingPathComponent("todo.lua")
@@ -84,15 +84,15 @@ final class GeneratedTypesGoldenTests: XCTestCase {
             """.write(to: file, atomically: true, encoding: .utf8)
         let inferred = try Moonflow.run(["types", "--lua", file.path])
         XCTAssertEqual(inferred.status, 0, inferred.stderr)
-        XCTAssertTrue(inferred.stdout.hasPrefix("-- Inferred from `initial`"), inferred.stdout)
+        XCTAssertTrue(inferred.stdout.hasPrefix("  -- Inferred from `initial` of `todo` (\(file.path))"), inferred.stdout)
         XCTAssertTrue(inferred.stdout.contains("""
-            state = {
-              filter = "string",
-              items = { "list", of = {
-                id = "integer",
-                text = "string",
-              } },
-            },
+              state = {
+                filter = "string",
+                items = { "list", of = {
+                  id = "integer",
+                  text = "string",
+                } },
+              },
             """), inferred.stdout)
     }
 

@@ -58,7 +58,8 @@ final class GeneratedTypesTests: XCTestCase {
         try counter.send(case: CounterAction.decrement)
         _ = host.runUntilIdle()
         XCTAssertEqual(try counter.decodeState(CounterState.self), CounterState(count: 10))
-        XCTAssertEqual(try events.effects(as: CounterEffect.self), [.milestone(count: 10)])
+        XCTAssertEqual(try events.effects(as: CounterEffect.self), [.milestone(count: 10), .milestone(count: 10)],
+                       "9 + 1 later reaches ten; + 1 - 1 comes back to it")
         XCTAssertEqual(try events.mutations(as: CounterMutation.self),
                        [.add(n: 9), .add(n: 1), .add(n: 1), .add(n: -1)])
         try counter.send(case: CounterAction.reset)
@@ -107,7 +108,6 @@ final class GeneratedTypesTests: XCTestCase {
 
         let colors = try host.load("colors")
         colors.start()
-        try colors.send(case: ColorsAction.more)
         try colors.send(case: ColorsAction.more)
         _ = host.runUntilIdle()
         try colors.send(case: ColorsAction.more)
@@ -171,6 +171,8 @@ final class GeneratedTypesTests: XCTestCase {
         XCTAssertEqual(state.fields.password, SignupState.Fields.Password(problem: "use at least 8 characters", valid: false, value: "short"))
         XCTAssertFalse(state.submitEnabled)
         try signup.send(["type": "edit", "field": "password", "value": "long enough"])
+        _ = host.runUntilIdle()
+        XCTAssertTrue(try signup.decodeState(SignupState.self).submitEnabled)
         try signup.send(["type": "submit"])
         _ = host.runUntilIdle()
         state = try signup.decodeState(SignupState.self)

@@ -71,7 +71,7 @@ final class NotesExampleTests: XCTestCase {
             try app.submit()
             XCTAssertEqual(app.composer.lastError?.stage, .handle)
             XCTAssertEqual(app.composer.lastError?.message, "nothing to submit: write a note first")
-            XCTAssertTrue(app.composer.lastError?.location?.hasSuffix("composer/init.lua:12") == true, "\(String(describing: app.composer.lastError?.location))")
+            XCTAssertTrue(app.composer.lastError?.location?.hasSuffix("composer/init.lua:15") == true, "\(String(describing: app.composer.lastError?.location))")
             // reduce: an empty note reaches the list
             try app.list.send(case: ListAction.add(text: ""))
             XCTAssertEqual(app.list.lastError?.stage, .reduce)

@@ -48,7 +48,12 @@ package struct FeatureDeclarations: Sendable {
             let (definition, file) = try host.loadDefinition(path)
             var found: [FeatureDeclarations] = []
             var seen: Set<String> = []
-            func add(_ definition: FeatureDefinition, file: String) throws {
+            func add(_ definition: FeatureDefinition, file given: String) throws {
+                // A child written in another file (`require "user.posts"`) comes with its parent's
+                // file; where its functions are defined names its own (unless Lua shortened it).
+                let at = (definition.locations["handle"] ?? definition.locations["route"])
+                    .map { String($0[..<($0.lastIndex(of: ":") ?? $0.endIndex)]) }
+                let file = found.isEmpty ? given : at.flatMap { $0.hasPrefix("...") ? nil : $0 } ?? given
                 switch definition.kind {
                 case .interactor:
                     throw LoadError(description: "\(file) is an mf.interactor, which has no state or actions to type; give a plugin that returns mf.feature or mf.compose")

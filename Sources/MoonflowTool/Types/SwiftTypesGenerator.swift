@@ -1,3 +1,4 @@
+import LuaKit
 import MoonflowLua
 
 /// `moonflow types --swift`: one Swift file with, for each feature of a plugin (a compose and
