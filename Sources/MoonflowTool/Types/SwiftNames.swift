@@ -32,11 +32,17 @@ enum SwiftNames {
 
     /// `is_loading` → `isLoading`; `hasMore` stays; `URL` → `url`. Keywords get backticks.
     static func camel(_ name: String) -> String {
-        if isPlainIdentifier(name) && name.first!.isLowercase { return escaped(name) }
+        if isPlainIdentifier(name) && name.first!.isLowercase && !name.contains("_") { return member(name) }
         let parts = words(name)
         guard let first = parts.first else { return "_" }
         let head = first.allSatisfy(\.isUppercase) ? first.lowercased() : first.prefix(1).lowercased() + first.dropFirst()
-        return escaped(safeStart(head + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()))
+        return member(safeStart(head + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()))
+    }
+
+    /// A member name: keywords in backticks, and the names that cannot follow a `.` even
+    /// in backticks (`x.self`, `x.init`) with a trailing `_`.
+    private static func member(_ name: String) -> String {
+        ["self", "Self", "init", "Type", "Protocol"].contains(name) ? name + "_" : escaped(name)
     }
 
     /// Whether `name` is already a Swift identifier made of ASCII letters, digits and `_`.
