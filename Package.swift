@@ -68,7 +68,8 @@ let package = Package(
         .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit"]),
         // The command-line tool's work: run, watch, record, replay, check, new, the spec runner.
         .target(name: "MoonflowTool", dependencies: ["MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowSQLite", "MoonflowLua", "LuaKit", "Runtime", "Streams"],
-                resources: [.embedInCode("Specs/spec_driver.lua"), .embedInCode("Plugins/lint_config.lua")]),
+                resources: [.embedInCode("Specs/spec_driver.lua"), .embedInCode("Plugins/lint_config.lua"),
+                            .embedInCode("Types/moonflow_meta.lua")]),
         // The `--inspect` server and its page: a library an app may link in debug builds.
         .target(
             name: "MoonflowInspector",
@@ -122,6 +123,9 @@ let package = Package(
         .testTarget(name: "MoonflowEventsTests", dependencies: ["MoonflowEvents", "MoonflowHost", "LuaKit"]),
         .testTarget(name: "MoonflowToolTests", dependencies: ["MoonflowTool", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowLua", "LuaKit", "Streams"]),
         .testTarget(name: "NotesExampleTests", dependencies: ["NotesExample", "MoonflowHost", "LuaKit"]),
+        // The Swift types `moonflow types --swift` generates for the example plugins (Generated/,
+        // checked in; scripts/types writes them), compiled and run against the plugins themselves.
+        .testTarget(name: "GeneratedTypesTests", dependencies: ["MoonflowHost", "MoonflowSQLite", "LuaKit"]),
         .testTarget(name: "MoonflowSQLiteTests", dependencies: ["MoonflowSQLite", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "EndToEndTests", dependencies: []),
         .testTarget(

@@ -71,13 +71,13 @@ final class NotesExampleTests: XCTestCase {
             try app.submit()
             XCTAssertEqual(app.composer.lastError?.stage, .handle)
             XCTAssertEqual(app.composer.lastError?.message, "nothing to submit: write a note first")
-            XCTAssertTrue(app.composer.lastError?.location?.hasSuffix("composer/init.lua:12") == true, "\(String(describing: app.composer.lastError?.location))")
+            XCTAssertTrue(app.composer.lastError?.location?.hasSuffix("composer/init.lua:15") == true, "\(String(describing: app.composer.lastError?.location))")
             // reduce: an empty note reaches the list
-            try app.list.send(case: NotesApp.ListAction.add(text: ""))
+            try app.list.send(case: ListAction.add(text: ""))
             XCTAssertEqual(app.list.lastError?.stage, .reduce)
             XCTAssertEqual(app.list.lastError?.message, "a note cannot be empty")
             // effect: the list's effect handler refuses a long note (the note is kept)
-            try app.list.send(case: NotesApp.ListAction.add(text: String(repeating: "x", count: 300)))
+            try app.list.send(case: ListAction.add(text: String(repeating: "x", count: 300)))
             XCTAssertEqual(app.list.lastError?.stage, .effect)
             XCTAssertEqual(app.list.lastError?.message, "a note of 300 characters is too long to share (280 at most)")
             XCTAssertEqual(app.list.view.shown.count, 1)
@@ -106,7 +106,7 @@ final class NotesExampleTests: XCTestCase {
 
     func testAPreviewNeedsNoLua() {
         MainActor.assumeIsolated {
-            let preview = FeatureViewModel(preview: NotesApp.NotesView(draft: "", shown: ["milk", "mint"], count: 2))
+            let preview = FeatureViewModel(preview: NotesState(count: 2, draft: "", shown: ["milk", "mint"]))
             XCTAssertEqual(preview.view.shown, ["milk", "mint"])
             try? preview.send(["type": "submit"])
             XCTAssertEqual(preview.sentInPreview, [["type": "submit"]])

@@ -9,6 +9,13 @@ local mf = require "moonflow"
 return mf.feature {
   name = "colors",
   initial = { page = 0, items = {}, hasMore = true, loading = false },
+  state = {
+    page = "integer",
+    items = { "list", of = "string" },
+    hasMore = "boolean",
+    loading = "boolean",
+    error = "string?", -- the failed request's message, until the next one
+  },
   actions = {
     more = {},
     refresh = {},

@@ -6,6 +6,7 @@ local mf = require "moonflow"
 return mf.feature {
   name = "counter",
   initial = { count = 0 },
+  state = { count = "integer" },
   actions = {
     increment = { by = "integer?" },
     decrement = {},
@@ -15,6 +16,10 @@ return mf.feature {
   mutations = {
     add = { n = "integer" },
     set = { value = "integer" },
+  },
+  -- Effects that go out to the host (no handler here takes them).
+  outputs = {
+    milestone = { count = "integer" },
   },
   strategy = { incrementLater = "latest" },
 

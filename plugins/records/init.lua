@@ -24,6 +24,11 @@ end
 return mf.feature {
   name = "records",
   initial = { records = {}, isLoading = false },
+  state = {
+    records = { "list", of = { id = "integer", title = "string", done = "boolean" } },
+    isLoading = "boolean",
+    error = "string?", -- the last failure, until the next reload
+  },
   actions = {
     reload = { fail = "boolean?" },
   },

@@ -23,6 +23,12 @@ end
 return mf.feature {
   name = "search",
   initial = { query = "", items = mf.array(), loading = false },
+  state = {
+    query = "string",
+    items = { "list", of = "string" },
+    loading = "boolean",
+    error = "string?", -- the search service's failure, until the next results
+  },
   actions = {
     query = { text = "string" },
   },

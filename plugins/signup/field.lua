@@ -7,6 +7,7 @@ return function(name, rule)
   return mf.feature {
     name = name,
     initial = { value = "", valid = false, touched = false },
+    state = { value = "string", valid = "boolean", touched = "boolean", problem = "string?" },
     actions = { change = { value = "string" } },
     mutations = { changed = { value = "string" } },
 

@@ -6,6 +6,9 @@ local mf = require "moonflow"
 return mf.feature {
   name = "form",
   initial = { submitted = false, refusals = 0 },
+  state = { submitted = "boolean", refusals = "integer" },
+  -- `signedUp` goes out to the host.
+  outputs = { signedUp = { name = "string", email = "string" } },
   actions = { submit = { allowed = "boolean", name = "string", email = "string" } },
   mutations = {
     submitted = { name = "string", email = "string" },

@@ -11,8 +11,19 @@ local rules = {
   password = function(v) if #v < 8 then return "use at least 8 characters" end end,
 }
 
+-- One field of the folded form state: a problem shows once the field was touched.
+local FIELD = { value = "string", valid = "boolean", problem = "string?" }
+
 return mf.compose {
   name = "signup",
+  -- What `combine` makes of the children's states.
+  state = {
+    fields = { name = FIELD, email = FIELD, password = FIELD },
+    valid = "boolean",
+    submitEnabled = "boolean",
+    submitted = "boolean",
+    refusals = "integer",
+  },
   children = {
     name = field("name", rules.name),
     email = field("email", rules.email),

@@ -6,6 +6,14 @@ local mf = require "moonflow"
 
 return mf.compose {
   name = "user",
+  -- What `combine` makes of the children's states.
+  state = {
+    name = "string",
+    bio = "string",
+    titles = { "list", of = "string" },
+    loading = "boolean",
+    error = "string?",
+  },
   children = {
     profile = require "user.profile",
     posts = require "user.posts",

@@ -10,7 +10,15 @@ local posts = {
 return mf.feature {
   name = "posts",
   initial = { status = "initialized", items = {} },
+  state = {
+    status = { "enum", "initialized", "loading", "loaded", "failed" },
+    items = { "list", of = { id = "integer", title = "string" } },
+    selected = "integer?", -- the id of the post selected last
+    error = "string?",
+  },
   actions = { load = { userId = "integer" }, select = { id = "integer" } },
+  -- `openPost` has no handler here: it goes out to the host.
+  outputs = { openPost = { id = "integer" } },
   mutations = {
     load = { userId = "integer" },
     loaded = { items = "table" },

@@ -10,6 +10,12 @@ local profiles = {
 return mf.feature {
   name = "profile",
   initial = { status = "initialized" },
+  state = {
+    status = { "enum", "initialized", "loading", "loaded", "failed" },
+    name = "string?",
+    bio = "string?",
+    error = "string?",
+  },
   actions = { load = { userId = "integer" } },
   mutations = {
     load = { userId = "integer" },

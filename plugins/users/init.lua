@@ -14,6 +14,12 @@ local LIST = { orderBy = "name" }
 return mf.feature {
   name = "users",
   initial = { users = {}, selected = false },
+  state = {
+    users = { "list", of = { id = "integer", name = "string", team = "string" } },
+    selected = "any", -- false, or the selected user { id, name, team }
+    lastRemoved = "integer?", -- how many users the last disband removed
+    error = "string?",
+  },
   actions = {
     load = {},
     team = { team = "string" },

@@ -32,7 +32,7 @@ extension FeatureHost {
     /// The children an `mf.compose` names, in name order: each with its
     /// definition and the file it came from (a plugin's `init.lua`, or the
     /// parent's file for a feature table written there).
-    func childDefinitions(_ definition: FeatureDefinition, source: String) throws -> [(String, FeatureDefinition, String)] {
+    package func childDefinitions(_ definition: FeatureDefinition, source: String) throws -> [(String, FeatureDefinition, String)] {
         let entries: [(String, LuaRef?, String?)] = try lua.rawGet(definition.table, "children") { slots in
             var names: [String] = []
             try slots.forEachField(1) { k, _ in names.append(k) }

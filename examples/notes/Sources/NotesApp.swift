@@ -12,23 +12,14 @@ import MoonflowHost
 ///     try app.submit()                 // the note is in the list when submit returns
 @MainActor
 public final class NotesApp {
-    public struct NotesView: Decodable, Equatable, Sendable {
-        public let draft: String
-        public let shown: [String]
-        public let count: Int
-        public init(draft: String, shown: [String], count: Int) { (self.draft, self.shown, self.count) = (draft, shown, count) }
-    }
-    public struct ComposerView: Decodable, Equatable, Sendable { public let draft: String }
-    public struct ListView: Decodable, Equatable, Sendable { public let query: String; public let shown: [String] }
-
-    public enum ComposerAction: Encodable { case write(text: String), submit }
-    public enum ListAction: Encodable { case add(text: String), search(query: String), suggest }
+    // The state, action and effect types are generated from the plugins' declarations
+    // (Generated/Notes.swift: `moonflow types --swift examples/notes/plugins/notes`, through scripts/types).
 
     public let host: FeatureHost
     public let feature: RunningFeature
-    public let notes: FeatureViewModel<NotesView>
-    public let composer: FeatureViewModel<ComposerView>
-    public let list: FeatureViewModel<ListView>
+    public let notes: FeatureViewModel<NotesState>
+    public let composer: FeatureViewModel<ComposerState>
+    public let list: FeatureViewModel<ListState>
     private var submitted: ObservationToken?
 
     /// The plugins this example ships (`examples/notes/plugins`, copied into the module's bundle).
@@ -44,14 +35,15 @@ public final class NotesApp {
         host = try FeatureHost(configuration: .init(searchPaths: [plugins], executor: .mainActor))
         host.register(service: "suggest") { (query: String) in try await suggest(query) }
         feature = try host.load("notes")
-        notes = try FeatureViewModel(feature, as: NotesView.self)
-        composer = try notes.scope("composer", as: ComposerView.self)
-        list = try notes.scope("list", as: ListView.self)
+        notes = try FeatureViewModel(feature, as: NotesState.self)
+        composer = try notes.scope("composer", as: ComposerState.self)
+        list = try notes.scope("list", as: ListState.self)
         // A submitted note goes out of the composer as an effect; the list takes it. On the main
         // actor this runs before the `send` that submitted returns.
         submitted = feature.observe(kinds: .effect) { [weak feature] event in
-            guard case .effect(let effect, _) = event, effect["type"] == "submitted", let text = effect["text"] else { return }
-            try? feature?.send(["type": "add", "text": text])
+            guard case .effect(let value, _) = event,
+                  case .submitted(let text)? = try? LuaValueDecoder().decode(ComposerEffect.self, from: value) else { return }
+            try? feature?.send(case: ListAction.add(text: text))
         }
         feature.start()
     }
@@ -79,10 +71,10 @@ public struct NotesScreen: View {
     public var body: some View {
         VStack {
             HStack {
-                TextField("New note", text: app.composer.binding(\.draft) { NotesApp.ComposerAction.write(text: $0) })
+                TextField("New note", text: app.composer.binding(\.draft) { ComposerAction.write(text: $0) })
                 Button("Add") { try? app.submit() }
             }
-            TextField("Search", text: app.list.binding(\.query) { NotesApp.ListAction.search(query: $0) })
+            TextField("Search", text: app.list.binding(\.query) { ListAction.search(query: $0) })
             List(app.list.view.shown, id: \.self) { Text($0) }
             if let error = app.notes.lastError { Text(error.message).foregroundStyle(.red) }
         }
@@ -91,7 +83,7 @@ public struct NotesScreen: View {
 
 /// The same screen's parts with no Lua at all, for previews.
 public struct NotesPreview: View {
-    let list = FeatureViewModel(preview: NotesApp.ListView(query: "mi", shown: ["milk", "mint"]))
+    let list = FeatureViewModel(preview: ListState(notes: ["milk", "mint"], query: "mi", shown: ["milk", "mint"]))
     public init() {}
     public var body: some View { List(list.view.shown, id: \.self) { Text($0) } }
 }

@@ -4,6 +4,9 @@ local mf = require "moonflow"
 return mf.feature {
   name = "composer",
   initial = { draft = "" },
+  state = { draft = "string" },
+  -- The submitted note goes out to the app, which adds it to the list.
+  outputs = { submitted = { text = "string" } },
   actions = { write = { text = "string" }, submit = {} },
   mutations = { draft = { text = "string" }, submitted = {} },
 

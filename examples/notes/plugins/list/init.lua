@@ -12,6 +12,11 @@ end
 return mf.feature {
   name = "list",
   initial = { notes = mf.array(), query = "", shown = mf.array() },
+  state = {
+    notes = { "list", of = "string" },
+    query = "string",
+    shown = { "list", of = "string" }, -- the notes that match the query
+  },
   actions = { add = { text = "string" }, search = { query = "string" }, suggest = {} },
   mutations = { added = { text = "string" }, query = { query = "string" } },
 

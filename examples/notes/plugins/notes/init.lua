@@ -3,6 +3,8 @@ local mf = require "moonflow"
 
 return mf.compose {
   name = "notes",
+  -- What `combine` makes of the children's states.
+  state = { draft = "string", shown = { "list", of = "string" }, count = "integer" },
   children = { composer = "composer", list = "list" },
   route = function(action)
     if action.type == "write" or action.type == "submit" then return "composer", action end
