@@ -133,9 +133,25 @@ final class GeneratedTypesTests: XCTestCase {
         colors.start()
         XCTAssertEqual(try colors.decodeState(ColorsState.self), ColorsState(hasMore: true, items: [], loading: false, page: 0))
         XCTAssertThrowsError(try colors.decodeState(HandWritten.self)) { error in
-            guard case DecodingError.keyNotFound(let key, _) = error else { return XCTFail("not keyNotFound: \(error)") }
+            guard case DecodingError.keyNotFound(let key, let context) = error else { return XCTFail("not keyNotFound: \(error)") }
             XCTAssertEqual(key.stringValue, "hasMroe")
+            XCTAssertTrue(context.debugDescription.contains(#"did you mean "hasMore"?"#), context.debugDescription)
         }
+    }
+
+    /// A view model over a hand-written struct that stops fitting says where, and the fix.
+    @MainActor
+    func testAViewModelOverAStructThatStopsFittingNamesThePlaceAndTheFix() throws {
+        struct HandWritten: Decodable, Sendable { let page: Int; let error: Int? }  // error is a string
+        let host = try host()
+        let colors = try host.load("colors")
+        let model = try FeatureViewModel(colors, as: HandWritten.self)
+        colors.start()
+        try colors.send(case: ColorsAction.page(n: 9))
+        _ = host.runUntilIdle()
+        let message = model.decodingError ?? ""
+        XCTAssertTrue(message.hasPrefix("the state does not decode into HandWritten: state.error: "), message)
+        XCTAssertTrue(message.contains("moonflow types --swift"), message)
     }
 
     func testAComposeStateAndAChildsOutwardEffectDecode() throws {

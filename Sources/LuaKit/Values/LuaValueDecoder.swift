@@ -128,9 +128,12 @@ private enum LuaDecoding {
         private func require(_ key: Key) throws -> LuaValue {
             let v = lookup(key)
             guard v.isNil else { return v }
+            let keys = table.hash.keys.compactMap(\.stringValue).sorted()
+            let hint = Nearest.name(to: key.stringValue, in: keys).map { "; did you mean \"\($0)\"?" }
+                ?? (keys.isEmpty ? "" : "; it has \(keys.prefix(12).joined(separator: ", "))\(keys.count > 12 ? ", ..." : "")")
             throw DecodingError.keyNotFound(key, .init(
                 codingPath: codingPath,
-                debugDescription: "expected a value for the key \"\(key.stringValue)\", found nil (the table has no such key)"))
+                debugDescription: "expected a value for the key \"\(key.stringValue)\", found nil (the table has no such key\(hint))"))
         }
 
         func contains(_ key: Key) -> Bool { !lookup(key).isNil }

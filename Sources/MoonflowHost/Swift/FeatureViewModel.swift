@@ -201,12 +201,27 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
             if sameView(view, decoded) { return }
             view = decoded
         } catch {
-            decodingError = "the state does not decode into \(View.self): \(error)"
+            decodingError = "the state does not decode into \(View.self): \(FeatureViewModel.describe(error)); a struct generated from the plugin's declared state (`moonflow types --swift PLUGIN`) always matches it"
         }
     }
 }
 
 extension FeatureViewModel {
+    /// A decoding error as a sentence: where (`items[2].text`) and what (`expected a value for
+    /// the key "hasMroe" ... did you mean "hasMore"?`), not Swift's dump of its context.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.reduce("state") { place, key in key.intValue.map { "\(place)[\($0 + 1)]" } ?? "\(place).\(key.stringValue)" }
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "\(path(context.codingPath + [key])): \(context.debugDescription)"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "\(path(context.codingPath)): \(context.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+
     fileprivate static func comparer() -> (View, View) -> Bool {
         guard let equatable = View.self as? any Equatable.Type else { return { _, _ in false } }
         return equality(equatable)

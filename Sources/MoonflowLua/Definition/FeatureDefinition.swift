@@ -241,26 +241,7 @@ package struct FeatureDefinition: @unchecked Sendable {
 
     /// The known field nearest to `key` by edit distance, when it is near enough to be a typo.
     static func closest(to key: String, in known: [String]) -> String? {
-        let scored = known.filter { !$0.hasPrefix("__") }.map { ($0, editDistance(key.lowercased(), $0.lowercased())) }
-        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
-        // Near enough, and not a rewrite of the whole key (`b` is not a typo of `a`).
-        return best.1 <= max(2, key.count / 3) && best.1 < key.count ? best.0 : nil
-    }
-
-    /// Levenshtein distance between two strings.
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        var row = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var previous = row[0]
-            row[0] = i
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                let current = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = current
-            }
-        }
-        return row[b.count]
+        Nearest.name(to: key, in: known.filter { !$0.hasPrefix("__") })
     }
 }
 
