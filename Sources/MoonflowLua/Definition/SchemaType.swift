@@ -23,7 +23,9 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
     public struct RecordField: Sendable, Equatable {
         public let name: String
         public let type: SchemaType
-        public init(name: String, type: SchemaType) { self.name = name; self.type = type }
+        /// `name` as the Lua string a key is compared with (made once).
+        let key: LuaValue
+        public init(name: String, type: SchemaType) { self.name = name; self.type = type; key = .string(LuaString(name)) }
     }
 
     /// The type without its optional wrapper.
@@ -151,46 +153,45 @@ extension SchemaType {
 
 extension SchemaType {
     /// Where `value` breaks the type, as `place: what is wrong`, or nil when it fits.
-    /// `place` names the value (`state.items[2].text`).
-    package func problem(with value: LuaValue, at place: String) -> String? {
+    /// `place` names the value (`state.items[2].text`); it is made only for a misfit.
+    package func problem(with value: LuaValue, at place: @autoclosure () -> String) -> String? {
         if value.isNil {
-            return isOptional || self == .scalar(.any) ? nil : "\(place) is missing (\(self.kind))"
+            return isOptional || self == .scalar(.any) ? nil : "\(place()) is missing (\(self.kind))"
         }
         switch required {
         case .scalar(let t):
-            return Schema.matches(value, t) && value.isFinite ? nil : "\(place) must be \(self.kindWithArticle) (got \(SchemaType.describe(value)))"
+            return Schema.matches(value, t) && value.isFinite ? nil : "\(place()) must be \(self.kindWithArticle) (got \(SchemaType.describe(value)))"
         case .enumeration(let names):
-            guard case .string(let s) = value, names.contains(s.description) else {
-                return "\(place) must be one of \(names.map { "\"\($0)\"" }.joined(separator: ", ")) (got \(SchemaType.describe(value)))"
+            guard case .string(let s) = value, names.contains(where: { $0.utf8.elementsEqual(s.bytes) }) else {
+                return "\(place()) must be one of \(names.map { "\"\($0)\"" }.joined(separator: ", ")) (got \(SchemaType.describe(value)))"
             }
             return nil
         case .list(let of):
-            guard case .table(let t) = value else { return "\(place) must be a list (got \(SchemaType.describe(value)))" }
-            if let k = t.hash.keys.first { return "\(place) must be a list, with items 1 to n only (got key \(k))" }
+            guard case .table(let t) = value else { return "\(place()) must be a list (got \(SchemaType.describe(value)))" }
+            if let k = t.hash.keys.min(by: LuaValue.keyOrder) { return "\(place()) must be a list, with items 1 to n only (got key \(k))" }
             for (i, item) in t.array.enumerated() {
-                if let p = of.problem(with: item, at: "\(place)[\(i + 1)]") { return p }
+                if let p = of.problem(with: item, at: "\(place())[\(i + 1)]") { return p }
             }
             return nil
         case .map(let of):
-            guard case .table(let t) = value else { return "\(place) must be a map (got \(SchemaType.describe(value)))" }
+            guard case .table(let t) = value else { return "\(place()) must be a map (got \(SchemaType.describe(value)))" }
             for (i, item) in t.array.enumerated() {
-                if let p = of.problem(with: item, at: "\(place)[\(i + 1)]") { return p }
+                if let p = of.problem(with: item, at: "\(place())[\(i + 1)]") { return p }
             }
-            for (k, v) in t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
-                guard case .string(let key) = k else { return "\(place) must be a map with string keys (got key \(k))" }
-                if let p = of.problem(with: v, at: SchemaType.child(place, key.description)) { return p }
+            for (k, v) in t.hash {
+                guard case .string(let key) = k else { return "\(place()) must be a map with string keys (got key \(k))" }
+                if let p = of.problem(with: v, at: SchemaType.child(place(), key.description)) { return p }
             }
             return nil
         case .record(let fields):
-            guard case .table(let t) = value else { return "\(place) must be a record (got \(SchemaType.describe(value)))" }
-            if !t.array.isEmpty { return "\(place) must be a record of named fields (got list items)" }
-            for (k, _) in t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
-                guard case .string(let key) = k, fields.contains(where: { $0.name == key.description }) else {
-                    return SchemaType.noField(k.stringValue ?? k.description, in: place, fields: fields.map(\.name))
-                }
+            guard case .table(let t) = value else { return "\(place()) must be a record (got \(SchemaType.describe(value)))" }
+            if !t.array.isEmpty { return "\(place()) must be a record of named fields (got list items)" }
+            if t.hash.count > fields.count || t.hash.keys.contains(where: { k in !fields.contains { $0.key == k } }),
+               let k = t.hash.keys.filter({ k in !fields.contains { $0.key == k } }).min(by: LuaValue.keyOrder) {
+                return SchemaType.noField(k.stringValue ?? k.description, in: place(), fields: fields.map(\.name))
             }
             for f in fields {
-                if let p = f.type.problem(with: t[.string(LuaString(f.name))], at: SchemaType.child(place, f.name)) { return p }
+                if let p = f.type.problem(with: t[f.key], at: SchemaType.child(place(), f.name)) { return p }
             }
             return nil
         case .optional: fatalError("unreachable: required is never optional")
@@ -219,30 +220,37 @@ extension SchemaType {
 
     /// Where a write of `value` at `path` (keys from the root named `root`) breaks this
     /// type, or nil when it fits: what the state check after a reduce asks of each change.
-    /// Removing an item of a list or a map (writing nil there) always fits.
+    /// Removing an item of a list or a map (writing nil there) always fits. No text is made
+    /// unless it does not fit.
     package func problem(writing value: LuaValue, at path: [LuaValue], root: String) -> String? {
-        var type = self, place = root, inCollection = false
-        for key in path {
+        var type = self, inCollection = false
+        func place(_ depth: Int) -> String {
+            path.prefix(depth).reduce(root) { place, key in
+                if case .string(let k) = key { return SchemaType.child(place, k.description) }
+                return "\(place)[\(key)]"
+            }
+        }
+        for (depth, key) in path.enumerated() {
             inCollection = false
             switch type.required {
             case .scalar(.table), .scalar(.any): return nil
             case .list(let of):
-                guard case .integer(let i) = key else { return "\(place) is a list: its keys are 1, 2, 3... (got \(key))" }
-                type = of; place += "[\(i)]"; inCollection = true
+                guard case .integer = key else { return "\(place(depth)) is a list: its keys are 1, 2, 3... (got \(key))" }
+                type = of; inCollection = true
             case .map(let of):
-                guard case .string(let k) = key else { return "\(place) is a map: its keys are strings (got \(key))" }
-                type = of; place = SchemaType.child(place, k.description); inCollection = true
+                guard case .string = key else { return "\(place(depth)) is a map: its keys are strings (got \(key))" }
+                type = of; inCollection = true
             case .record(let fields):
-                guard case .string(let k) = key, let f = fields.first(where: { $0.name == k.description }) else {
-                    return SchemaType.noField(key.stringValue ?? key.description, in: place, fields: fields.map(\.name))
+                guard let f = fields.first(where: { $0.key == key }) else {
+                    return SchemaType.noField(key.stringValue ?? key.description, in: place(depth), fields: fields.map(\.name))
                 }
-                type = f.type; place = SchemaType.child(place, k.description)
+                type = f.type
             default:
-                return "\(place) must be \(type.kindWithArticle), not a table"
+                return "\(place(depth)) must be \(type.kindWithArticle), not a table"
             }
         }
         if value.isNil && inCollection { return nil }
-        return type.problem(with: value, at: place)
+        return type.problem(with: value, at: place(path.count))
     }
 
     /// "state has no field 'hasMroe' (did you mean 'hasMore'?)": for a key a record does not declare.

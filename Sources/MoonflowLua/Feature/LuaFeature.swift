@@ -75,6 +75,11 @@ package final class LuaFeature: @unchecked Sendable {
     ///   (a test store's `opts.state`).
     package init(definition: FeatureDefinition, bridge: LuaBridge, env: LuaRef, source: String, context: SchedulerContext,
                  initial: LuaValue? = nil) throws {
+        // A state given in place of `initial` (a test store's) must fit the declaration as `initial` does.
+        if let initial, let problem = definition.declaredState?.problem(with: initial, at: "state") {
+            throw LuaStreamError(message: "the state given to start \(definition.name) from does not fit its `state` declaration: \(problem)",
+                                 location: source)
+        }
         let initial = initial ?? definition.initial
         self._binding = Binding(definition: definition, env: env)
         self.bridge = bridge

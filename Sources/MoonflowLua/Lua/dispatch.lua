@@ -104,10 +104,21 @@ local function live(v)
 end
 -- The state's own view, made at every call (a call costs one small table): the root is
 -- reached only so, so it needs no place in `views`, and its path is `state`.
+-- The shape of the state a call at depth d was handed (the root views' shape: kept per
+-- depth, not per view, so a call costs no more entries in the weak tables).
+local callShape = {}
 local function rootView(t, shape)
   local v = setmetatable({}, RO)
-  targets[v], calls[v], rshape[v] = t, running[roCount[1]], shape
+  local d = roCount[1]
+  targets[v], calls[v] = t, running[d]
+  callShape[d] = shape
   return v
+end
+-- The shape of what a live read-only view shows.
+local function shapeOfView(v)
+  local s = rshape[v]
+  if s == nil and paths[v] == nil then s = callShape[calls[v] % DEPTHS] end
+  return s
 end
 local function pathOf(v) return paths[v] or "state" end
 local function view(t, path, shape)
@@ -126,12 +137,12 @@ RO.__index = function(v, k)
   local value = targets[v][k]
   if type(value) ~= "table" then
     if value == nil then
-      local s = rshape[v]
+      local s = shapeOfView(v)
       if s and s.r and s.r[k] == nil then unknown(s, pathOf(v), k, false, 2) end
     end
     return value
   end
-  return view(value, child(pathOf(v), k), childShape(rshape[v], k))
+  return view(value, child(pathOf(v), k), childShape(shapeOfView(v), k))
 end
 RO.__newindex = function(v, k)
   error(format("%s is read-only here: the state changes only in reduce; return a mutation that reduce applies", child(pathOf(v), k)), 2)
@@ -143,7 +154,7 @@ end
 local function viewNext(v, k)
   if not live(v) then stale(pathOf(v), "handle") end
   local nk, nv = rawnext(targets[v], k)
-  if type(nv) == "table" then return nk, view(nv, child(pathOf(v), nk), childShape(rshape[v], nk)) end
+  if type(nv) == "table" then return nk, view(nv, child(pathOf(v), nk), childShape(shapeOfView(v), nk)) end
   return nk, nv
 end
 RO.__pairs = function(v) return viewNext, v, nil end
