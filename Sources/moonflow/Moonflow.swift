@@ -12,7 +12,13 @@ struct Entry {
     /// Usage errors exit 2, not ArgumentParser's 64.
     static func main() {
         do {
-            var command = try Moonflow.parseAsRoot(Run.defaultingInspect(Array(CommandLine.arguments.dropFirst())))
+            let arguments = Run.defaultingInspect(Array(CommandLine.arguments.dropFirst()))
+            // A plain `moonflow run` skips ArgumentParser's reflection; anything else goes through it.
+            if let run = Run.quickParse(arguments) {
+                try run.run()
+                return
+            }
+            var command = try Moonflow.parseAsRoot(arguments)
             try command.run()
         } catch {
             let code = Moonflow.exitCode(for: error)
