@@ -4,7 +4,8 @@ import PackageDescription
 // Modules by who uses them; docs/architecture.md draws the graph and says why.
 // An app that embeds Moonflow links MoonflowHost (and, for declared repositories in files,
 // MoonflowSQLite); tests link MoonflowTesting; only the `moonflow` tool links MoonflowTool,
-// MoonflowInspector, ArgumentParser and libedit.
+// ArgumentParser and libedit; only `moonflow-inspector`, the child `moonflow run --inspect`
+// starts, links MoonflowInspector (Hummingbird, SwiftNIO), so that `moonflow` starts fast.
 let package = Package(
     name: "Moonflow",
     platforms: [.macOS(.v14), .iOS(.v17)],
@@ -20,6 +21,7 @@ let package = Package(
         .library(name: "MoonflowEvents", targets: ["MoonflowEvents"]),
         .library(name: "MoonflowInspector", targets: ["MoonflowInspector"]),
         .executable(name: "moonflow", targets: ["moonflow"]),
+        .executable(name: "moonflow-inspector", targets: ["moonflow-inspector"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -95,10 +97,15 @@ let package = Package(
                 "MoonflowHost",
                 "MoonflowEvents",
                 "MoonflowSQLite",
-                "MoonflowInspector",
                 "CEditShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        // The inspector's server for `moonflow run --inspect`, which starts it beside itself and
+        // feeds it the run over pipes (Sources/MoonflowEvents/InspectorPipe.swift).
+        .executableTarget(
+            name: "moonflow-inspector",
+            dependencies: ["MoonflowInspector", "MoonflowTool", "MoonflowEvents", "MoonflowHost", "MoonflowLua", "LuaKit"]
         ),
         // An app's view of Moonflow: MoonflowHost alone (scripts/check-example checks what it links).
         .executableTarget(name: "embedding-example", dependencies: ["MoonflowHost"], path: "examples/embedding"),

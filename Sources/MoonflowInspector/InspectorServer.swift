@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
+import MoonflowEvents
 import MoonflowHost
 import NIOCore
 import NIOHTTP1
@@ -54,16 +55,7 @@ public final class InspectorServer: Sendable {
     /// Parses `HOST:PORT`, `:PORT` or `PORT` (host 127.0.0.1).
     /// - Throws: `HostError` naming the text and saying what an address looks like.
     public static func address(_ text: String) throws -> (host: String, port: Int) {
-        var host = "127.0.0.1", portText = text
-        if let colon = text.lastIndex(of: ":") {
-            let h = String(text[..<colon])
-            if !h.isEmpty { host = h.hasPrefix("[") && h.hasSuffix("]") ? String(h.dropFirst().dropLast()) : h }
-            portText = String(text[text.index(after: colon)...])
-        }
-        guard let port = Int(portText), (0...65535).contains(port) else {
-            throw HostError("\(text): give HOST:PORT (127.0.0.1:8080), or :0 for any free port on loopback")
-        }
-        return (host, port)
+        try InspectorPipe.address(text)
     }
 
     /// The page's address once started.

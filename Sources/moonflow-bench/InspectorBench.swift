@@ -1,13 +1,19 @@
 import Foundation
 
 // The inspector's memory over a long run: the counter fed 100,000 increments
-// through a release `moonflow run --inspect`, its resident memory once every
+// through a release `moonflow run --inspect`, its resident memory (with the
+// moonflow-inspector it starts, which keeps the frames) once every
 // action is handled, with the default window (10,000 frames / 64 MB) beside a
 // window too large to ever move (every frame kept, as before it was bounded).
 
 func inspectorBench() {
     guard FileManager.default.isExecutableFile(atPath: BenchEnvironment.moonflow) else {
         print("  \(BenchEnvironment.moonflow) is missing: build it with swift build -c release --product moonflow")
+        return
+    }
+    let inspector = URL(fileURLWithPath: BenchEnvironment.moonflow).deletingLastPathComponent().appendingPathComponent("moonflow-inspector").path
+    guard FileManager.default.isExecutableFile(atPath: inspector) else {
+        print("  \(inspector) is missing: build it with swift build -c release --product moonflow-inspector")
         return
     }
     let actions = BenchEnvironment.scaled(100_000)
@@ -27,7 +33,7 @@ func inspectorBench() {
         return rows
     }
     guard let rows = result else { return }
-    print("the inspector's host after \(actions) actions of the counter (moonflow run --inspect, release), resident memory (VmRSS)")
+    print("the inspector's host after \(actions) actions of the counter (moonflow run --inspect, release), resident memory (VmRSS of moonflow and moonflow-inspector)")
     for (label, megabytes) in rows { print(row(label, megabytes, "MB")) }
 }
 
@@ -59,10 +65,17 @@ private func residentMegabytes(after count: Int, _ command: [String]) throws -> 
         Thread.sleep(forTimeInterval: 0.2)
     }
     Thread.sleep(forTimeInterval: 0.5)  // the inspector has the last frames too
-    let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
-    guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-          let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else {
-        throw BenchError("no VmRSS in /proc/\(process.processIdentifier)/status")
+    // The run and the moonflow-inspector it started (which keeps the frames): both processes' memory.
+    let pid = process.processIdentifier
+    let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+    var kilobytes = 0.0
+    for id in [String(pid)] + children.split(separator: " ").map(String.init) {
+        let status = try String(contentsOfFile: "/proc/\(id)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let value = Double(line.split(separator: " ").dropFirst().first ?? "") else {
+            throw BenchError("no VmRSS in /proc/\(id)/status")
+        }
+        kilobytes += value
     }
     return kilobytes / 1024
 }

@@ -18,8 +18,10 @@ func startupBench() {
         return
     }
     var commands: [(label: String, argv: [String])] = [("moonflow run plugins/counter (5 actions)", run(BenchEnvironment.moonflow))]
+    var binaries = [BenchEnvironment.moonflow]
     if let binary = BenchEnvironment.moonflowStatic, FileManager.default.isExecutableFile(atPath: binary) {
         commands.append(("  the same, --static-swift-stdlib", run(binary)))
+        binaries.append(binary)
     }
     commands.append(("lua5.4 -e ''", [BenchEnvironment.lua, "-e", ""]))
     var times = Array(repeating: [Double](), count: commands.count)
@@ -33,12 +35,27 @@ func startupBench() {
     guard measured != nil else { return }
     let medians = times.map(median)
     print("start-up, wall time of the whole process (median of \(runs) alternated runs each)")
-    for (i, command) in commands.enumerated() { print(row(command.label, medians[i], "ms")) }
+    // Each binary's size beside its start-up: mapping a larger one costs the kernel time.
+    for (i, command) in commands.enumerated() {
+        print(row(command.label, medians[i], "ms", note: i < binaries.count ? "binary \(megabytes(binaries[i]))" : ""))
+    }
     let lua = medians[medians.count - 1]
     for i in commands.indices.dropLast() {
         print(ratioRow("ratio to lua5.4" + (i == 0 ? "" : " (static)"), medians[i], lua))
     }
     print("  target moonflow run <= 5 ms: \(verdict(medians.dropLast().min().map { $0 <= 5 }))")
+    let size = fileSize(BenchEnvironment.moonflow).map { Double($0) / 1e6 }
+    print("  target moonflow binary <= 30 MB (release): \(verdict(size.map { $0 <= 30 }))")
+}
+
+/// The size of the file at `path` in bytes, or nil when it cannot be read.
+private func fileSize(_ path: String) -> Int? {
+    (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
+}
+
+/// `"12.3 MB"` (10^6 bytes), or `"? MB"`.
+private func megabytes(_ path: String) -> String {
+    fileSize(path).map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "? MB"
 }
 
 private func median(_ values: [Double]) -> Double {

@@ -3,7 +3,6 @@ import Foundation
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
-import MoonflowInspector
 import MoonflowSQLite
 import MoonflowTesting
 import MoonflowTool
@@ -13,7 +12,13 @@ struct Entry {
     /// Usage errors exit 2, not ArgumentParser's 64.
     static func main() {
         do {
-            var command = try Moonflow.parseAsRoot(Run.defaultingInspect(Array(CommandLine.arguments.dropFirst())))
+            let arguments = Run.defaultingInspect(Array(CommandLine.arguments.dropFirst()))
+            // A plain `moonflow run` skips ArgumentParser's reflection; anything else goes through it.
+            if let run = Run.quickParse(arguments) {
+                try run.run()
+                return
+            }
+            var command = try Moonflow.parseAsRoot(arguments)
             try command.run()
         } catch {
             let code = Moonflow.exitCode(for: error)
@@ -193,7 +198,7 @@ struct Run: ParsableCommand {
             }
         }
         if let inspect {
-            do { _ = try InspectorServer.address(inspect) } catch { throw ValidationError("--inspect \(error)") }
+            do { _ = try InspectorPipe.address(inspect) } catch { throw ValidationError("--inspect \(error)") }
             if clock == .virtual { throw ValidationError("--inspect runs on the real clock (the page sends actions as they come); drop --clock virtual") }
         } else if inspectFrames != nil || inspectMemory != nil {
             throw ValidationError("--inspect-frames and --inspect-memory size the inspector's window; add --inspect")
@@ -258,19 +263,20 @@ struct Run: ParsableCommand {
         // Before the inspector's threads start and its URL is printed: Ctrl-C right after is kept.
         if watch || inspect != nil { FeatureRun.holdStopSignals() }
         if let inspect {
-            let (host, port) = try InspectorServer.address(inspect)
-            let hub = InspectorHub(limits: .init(frames: inspectFrames ?? 10_000, bytes: (inspectMemory ?? 64) << 20),
-                                   rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
-            let server = InspectorServer(hub: hub, host: host, port: port, shownBy: "that moonflow run --inspect printed")
-            let url: String
-            do { url = try server.start() } catch {
+            let (host, _) = try InspectorPipe.address(inspect)
+            // The server runs in moonflow-inspector beside this binary: moonflow links no web server.
+            let inspector: InspectorProcess
+            do {
+                inspector = try InspectorProcess.start(address: inspect, frames: inspectFrames ?? 10_000, bytes: (inspectMemory ?? 64) << 20)
+            } catch {
                 FileHandle.standardError.write(Data("moonflow: --inspect \(error)\n".utf8))
                 throw ExitCode(1)
             }
+            let url = inspector.url
             if !["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) {
-                FileHandle.standardError.write(Data("moonflow: warning: --inspect \(inspect) is reachable from the network: anyone who can reach this machine and learns the URL's token can read the run and send it actions; the page answers only to \(server.authorities.joined(separator: ", ")) (use 127.0.0.1 unless you mean it)\n".utf8))
+                FileHandle.standardError.write(Data("moonflow: warning: --inspect \(inspect) is reachable from the network: anyone who can reach this machine and learns the URL's token can read the run and send it actions; the page answers only to \(inspector.authorities.joined(separator: ", ")) (use 127.0.0.1 unless you mean it)\n".utf8))
             }
-            options.observers.append(hub)
+            options.observers.append(inspector)
             options.keepsRunning = true
             let line = format == .jsonl
                 ? "{\"event\":\"inspector\",\"t\":0,\"url\":\"\(url)\"}"

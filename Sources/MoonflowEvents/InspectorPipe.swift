@@ -1,0 +1,309 @@
+import Foundation
+import LuaKit
+import MoonflowHost
+import MoonflowLua
+
+/// The pipes between `moonflow run --inspect` and the `moonflow-inspector` it starts.
+///
+/// The inspector's server (Hummingbird on SwiftNIO) lives in an executable of its own,
+/// so that `moonflow` links neither and starts fast. `moonflow run --inspect` finds
+/// `moonflow-inspector` beside its own binary and starts it with the inspector's
+/// settings (`arguments`), then talks to it in JSON Lines, one object per line,
+/// every object with `"m"` naming the message:
+///
+///     moonflow ──► child's stdin                 child's stdout ──► moonflow
+///     {"m":"started","name":…,"version":1,       {"m":"listening","url":"http://…","authorities":[…]}
+///      "path":…,"clock":"real","actions":{…}}    {"m":"failed","message":"127.0.0.1:80: cannot listen…"}
+///     {"m":"event","t":5,"cause":{…},            {"m":"dispatch","id":1,"action":{"type":"increment"}}
+///      "kind":"mutation","value":{…},"seq":1}    {"m":"restart","id":2}
+///     {"m":"input","t":5,"action":{…}}           {"m":"inflight","id":3}
+///     {"m":"reply","id":1,"ok":true}
+///     {"m":"reply","id":3,"ok":true,"flights":[{"action":{…},"what":…,"id":4,"summary":…}]}
+///
+/// - **The child's first line** says whether it serves the page: `listening` with the
+///   page's URL (token included) and the `Host` names it answers to, or `failed` with
+///   why (the message `moonflow: --inspect …` prints). `moonflow` prints the URL as the
+///   run's `inspector` event, as it did when the server ran inside it.
+/// - **Parent to child:** what a `RunObserver` is told (`started`, `event` for
+///   `observe(_:t:cause:)`, `input`) in the order it is told, and the `reply` to each
+///   command, in the same stream, so a reply comes after the `input` of the action it
+///   dispatched (the order the inspector's hub saw in one process).
+/// - **Child to parent:** the page's commands that need the run: `dispatch` an action,
+///   `restart`, and `inflight` (the work in flight). Each has an `id`; the parent answers
+///   each with a `reply` of that `id`: `ok`, `message` (the error's text) when it failed,
+///   and `flights` for `inflight`. The child's caller waits for it, as it waited for the
+///   run's own `RunDispatcher` in one process.
+/// - **Ends:** the child ends when its stdin ends (the run ended or died); it ignores
+///   SIGINT, which a terminal's Ctrl-C sends the whole process group, so the run decides.
+///   The parent ignores a child that went away.
+///
+/// Values are JSON as `LuaValue.json(sortedKeys:root:)` writes them and `LuaValue(json:)`
+/// reads them, which is how the inspector's hub writes and reads them anyway.
+package enum InspectorPipe {
+    /// The child's file name, beside the `moonflow` binary.
+    package static let executableName = "moonflow-inspector"
+
+    /// What `moonflow` writes to the child.
+    package enum ToChild: Sendable, Equatable {
+        case started(name: String, version: Int64, path: String, actions: [String: [String: String]]?, clock: FeatureHost.Clock)
+        case event(FeatureEvent, t: Int, cause: LuaValue?)
+        case input(LuaValue, t: Int)
+        /// `message`: the error's text when the command failed; `flights`: the answer to `inflight`.
+        case reply(id: Int, message: String?, flights: [Flight]?)
+    }
+
+    /// What the child writes to `moonflow`.
+    package enum ToParent: Sendable, Equatable {
+        case listening(url: String, authorities: [String])
+        case failed(message: String)
+        case dispatch(id: Int, action: LuaValue)
+        case restart(id: Int)
+        case inFlight(id: Int)
+    }
+
+    /// Work in flight as it crosses: the action that started it, its number, what it
+    /// is, and `FeatureFlight.summary` as the run wrote it.
+    package struct Flight: Sendable, Equatable {
+        package var action: LuaValue
+        package var what: String
+        package var child: String?
+        package var actionID: Int
+        package var summary: String
+
+        package init(_ flight: FeatureFlight) {
+            action = flight.action
+            what = flight.what
+            child = flight.child
+            actionID = flight.actionID
+            summary = flight.summary
+        }
+
+        package init(action: LuaValue, what: String, child: String?, actionID: Int, summary: String) {
+            self.action = action
+            self.what = what
+            self.child = child
+            self.actionID = actionID
+            self.summary = summary
+        }
+
+        /// The `FeatureFlight` again: its tag is read back from the summary (`type #3 (tag)`).
+        package var featureFlight: FeatureFlight {
+            let own = child.map { summary.hasPrefix("\($0): ") ? String(summary.dropFirst($0.count + 2)) : summary } ?? summary
+            let head = "\(action["type"]?.stringValue ?? "?") #\(actionID)"
+            var tag: String?
+            if own.hasPrefix(head + " ("), own.hasSuffix(")") {
+                tag = String(own.dropFirst(head.count + 2).dropLast())
+            }
+            return FeatureFlight(action: action, what: what, child: child, actionID: actionID, tag: tag)
+        }
+    }
+
+    /// A line the other side wrote that is not a message of this protocol.
+    package struct BadLine: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    // MARK: - The child's command line
+
+    /// The child's arguments: where to listen and what to keep.
+    package static func arguments(address: String, frames: Int, bytes: Int) -> [String] {
+        ["--listen", address, "--frames", String(frames), "--bytes", String(bytes)]
+    }
+
+    /// `arguments` read back; nil when they are not.
+    package static func settings(_ arguments: [String]) -> (address: String, frames: Int, bytes: Int)? {
+        var address: String?, frames: Int?, bytes: Int?
+        var i = 0
+        while i + 1 < arguments.count {
+            switch arguments[i] {
+            case "--listen": address = arguments[i + 1]
+            case "--frames": frames = Int(arguments[i + 1])
+            case "--bytes": bytes = Int(arguments[i + 1])
+            default: return nil
+            }
+            i += 2
+        }
+        guard i == arguments.count, let address, let frames, let bytes else { return nil }
+        return (address, frames, bytes)
+    }
+
+    /// Parses `HOST:PORT`, `:PORT` or `PORT` (host 127.0.0.1): what `--inspect` takes.
+    /// - Throws: `HostError` naming the text and saying what an address looks like.
+    package static func address(_ text: String) throws -> (host: String, port: Int) {
+        var host = "127.0.0.1", portText = text
+        if let colon = text.lastIndex(of: ":") {
+            let h = String(text[..<colon])
+            if !h.isEmpty { host = h.hasPrefix("[") && h.hasSuffix("]") ? String(h.dropFirst().dropLast()) : h }
+            portText = String(text[text.index(after: colon)...])
+        }
+        guard let port = Int(portText), (0...65535).contains(port) else {
+            throw HostError("\(text): give HOST:PORT (127.0.0.1:8080), or :0 for any free port on loopback")
+        }
+        return (host, port)
+    }
+
+    // MARK: - Writing
+
+    package static func line(_ message: ToChild) -> String {
+        switch message {
+        case let .started(name, version, path, actions, clock):
+            var declared = "null"
+            if let actions {
+                declared = "{" + actions.sorted { $0.key < $1.key }.map { name, fields in
+                    q(name) + ":{" + fields.sorted { $0.key < $1.key }.map { q($0.key) + ":" + q($0.value) }.joined(separator: ",") + "}"
+                }.joined(separator: ",") + "}"
+            }
+            return "{\"m\":\"started\",\"name\":\(q(name)),\"version\":\(version),\"path\":\(q(path)),\"clock\":\(q(clock.rawValue)),\"actions\":\(declared)}"
+        case let .event(event, t, cause):
+            let causeField = cause.map { ",\"cause\":\(json($0))" } ?? ""
+            return "{\"m\":\"event\",\"t\":\(t)\(causeField),\(eventFields(event))}"
+        case let .input(action, t):
+            return "{\"m\":\"input\",\"t\":\(t),\"action\":\(json(action))}"
+        case let .reply(id, message, flights):
+            var line = "{\"m\":\"reply\",\"id\":\(id),\"ok\":\(message == nil)"
+            if let message { line += ",\"message\":\(q(message))" }
+            if let flights {
+                line += ",\"flights\":[" + flights.map { f in
+                    "{\"action\":\(json(f.action)),\"what\":\(q(f.what))" + (f.child.map { ",\"child\":\(q($0))" } ?? "")
+                        + ",\"id\":\(f.actionID),\"summary\":\(q(f.summary))}"
+                }.joined(separator: ",") + "]"
+            }
+            return line + "}"
+        }
+    }
+
+    package static func line(_ message: ToParent) -> String {
+        switch message {
+        case let .listening(url, authorities):
+            return "{\"m\":\"listening\",\"url\":\(q(url)),\"authorities\":[\(authorities.map(q).joined(separator: ","))]}"
+        case let .failed(message):
+            return "{\"m\":\"failed\",\"message\":\(q(message))}"
+        case let .dispatch(id, action):
+            return "{\"m\":\"dispatch\",\"id\":\(id),\"action\":\(json(action))}"
+        case let .restart(id):
+            return "{\"m\":\"restart\",\"id\":\(id)}"
+        case let .inFlight(id):
+            return "{\"m\":\"inflight\",\"id\":\(id)}"
+        }
+    }
+
+    private static func eventFields(_ event: FeatureEvent) -> String {
+        func optional(_ name: String, _ s: String?) -> String { s.map { ",\"\(name)\":\(q($0))" } ?? "" }
+        func list(_ items: [String]) -> String { "[" + items.map(q).joined(separator: ",") + "]" }
+        switch event {
+        case .action(let a): return "\"kind\":\"action\",\"value\":\(json(a))"
+        case .mutation(let m, let seq): return "\"kind\":\"mutation\",\"value\":\(json(m)),\"seq\":\(seq)"
+        case .state(let s, let seq): return "\"kind\":\"state\",\"value\":\(json(s)),\"seq\":\(seq)"
+        case .effect(let e, let from): return "\"kind\":\"effect\",\"value\":\(json(e))" + optional("from", from)
+        case .error(let message, let location): return "\"kind\":\"error\",\"message\":\(q(message))" + optional("location", location)
+        case .log(let message, let location): return "\"kind\":\"log\",\"message\":\(q(message))" + optional("location", location)
+        case .reload(let files, let ms, let changes):
+            return "\"kind\":\"reload\",\"files\":\(list(files)),\"ms\":\(ms.isFinite ? "\(ms)" : "0")"
+                + ",\"added\":\(list(changes.added)),\"stale\":\(list(changes.stale)),\"kept\":\(list(changes.kept)),\"cancelled\":\(list(changes.cancelled))"
+        }
+    }
+
+    // MARK: - Reading
+
+    package static func toChild(_ line: String) throws -> ToChild {
+        let o = try object(line)
+        switch o["m"]?.stringValue {
+        case "started":
+            var actions: [String: [String: String]]?
+            if case .table(let t)? = o["actions"] {
+                var declared: [String: [String: String]] = [:]
+                for (name, fields) in t.entries {
+                    guard let name = name.stringValue, case .table(let f) = fields else { throw bad(line) }
+                    var shape: [String: String] = [:]
+                    for (k, v) in f.entries {
+                        guard let k = k.stringValue, let v = v.stringValue else { throw bad(line) }
+                        shape[k] = v
+                    }
+                    declared[name] = shape
+                }
+                actions = declared
+            }
+            guard let name = o["name"]?.stringValue, let version = o["version"]?.intValue, let path = o["path"]?.stringValue,
+                  let clock = o["clock"]?.stringValue.flatMap(FeatureHost.Clock.init(rawValue:)) else { throw bad(line) }
+            return .started(name: name, version: version, path: path, actions: actions, clock: clock)
+        case "event":
+            return .event(try event(o, line), t: try int(o["t"], line), cause: o["cause"])
+        case "input":
+            return .input(o["action"] ?? .nil, t: try int(o["t"], line))
+        case "reply":
+            var flights: [Flight]?
+            if case .table(let t)? = o["flights"] {
+                flights = try (0..<t.array.count).map { i in
+                    let f = t.array[i]
+                    guard let what = f["what"]?.stringValue, let summary = f["summary"]?.stringValue else { throw bad(line) }
+                    return Flight(action: f["action"] ?? .nil, what: what, child: f["child"]?.stringValue,
+                                  actionID: try int(f["id"], line), summary: summary)
+                }
+            }
+            return .reply(id: try int(o["id"], line), message: o["message"]?.stringValue, flights: flights)
+        default:
+            throw bad(line)
+        }
+    }
+
+    package static func toParent(_ line: String) throws -> ToParent {
+        let o = try object(line)
+        switch o["m"]?.stringValue {
+        case "listening":
+            guard let url = o["url"]?.stringValue, case .table(let names)? = o["authorities"] else { throw bad(line) }
+            return .listening(url: url, authorities: names.array.compactMap(\.stringValue))
+        case "failed":
+            return .failed(message: o["message"]?.stringValue ?? "")
+        case "dispatch":
+            return .dispatch(id: try int(o["id"], line), action: o["action"] ?? .nil)
+        case "restart":
+            return .restart(id: try int(o["id"], line))
+        case "inflight":
+            return .inFlight(id: try int(o["id"], line))
+        default:
+            throw bad(line)
+        }
+    }
+
+    private static func event(_ o: LuaValue, _ line: String) throws -> FeatureEvent {
+        func strings(_ key: String) -> [String] {
+            guard case .table(let t)? = o[key] else { return [] }
+            return t.array.compactMap(\.stringValue)
+        }
+        switch o["kind"]?.stringValue {
+        case "action": return .action(o["value"] ?? .nil)
+        case "mutation": return .mutation(o["value"] ?? .nil, seq: try int(o["seq"], line))
+        case "state": return .state(o["value"] ?? .nil, seq: try int(o["seq"], line))
+        case "effect": return .effect(o["value"] ?? .nil, from: o["from"]?.stringValue)
+        case "error": return .error(message: o["message"]?.stringValue ?? "", location: o["location"]?.stringValue)
+        case "log": return .log(message: o["message"]?.stringValue ?? "", location: o["location"]?.stringValue)
+        case "reload":
+            let ms: Double = switch o["ms"] {
+            case .number(let d)?: d
+            case .integer(let i)?: Double(i)
+            default: 0
+            }
+            return .reload(files: strings("files"), ms: ms,
+                           changes: ReloadChanges(added: strings("added"), stale: strings("stale"), kept: strings("kept"), cancelled: strings("cancelled")))
+        default: throw bad(line)
+        }
+    }
+
+    private static func object(_ line: String) throws -> LuaValue {
+        guard let o = try? LuaValue(json: line), case .table = o else { throw bad(line) }
+        return o
+    }
+
+    private static func int(_ v: LuaValue?, _ line: String) throws -> Int {
+        guard let i = v?.intValue else { throw bad(line) }
+        return Int(i)
+    }
+
+    private static func bad(_ line: String) -> BadLine {
+        BadLine(description: "not a line of the inspector's pipe protocol: \(line.prefix(200))")
+    }
+
+    private static func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
+
+    private static func json(_ v: LuaValue) -> String { (try? v.json(sortedKeys: true, root: "value")) ?? "null" }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import LuaKit
+import MoonflowEvents
+import MoonflowHost
+import MoonflowInspector
+import MoonflowLua
+import MoonflowTool
+
+// `moonflow-inspector`: the inspector's server for `moonflow run --inspect`, which starts
+// it beside itself and feeds it the run over its stdin (InspectorPipe says how). Kept out
+// of `moonflow` so that the tool links neither Hummingbird nor SwiftNIO and starts fast.
+
+// Ctrl-C at a terminal reaches the whole process group: the run decides when this ends.
+signal(SIGINT, SIG_IGN)
+
+/// Writes whole lines to stdout, one writer at a time.
+final class Output: @unchecked Sendable {
+    private let lock = NSLock()
+
+    func write(_ message: InspectorPipe.ToParent) {
+        let bytes = Array((InspectorPipe.line(message) + "\n").utf8)
+        lock.withLock {
+            var done = 0
+            while done < bytes.count {
+                let n = bytes[done...].withUnsafeBytes { Foundation.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+                if n < 0 { if errno == EINTR { continue }; exit(0) }  // the run is gone
+                done += n
+            }
+        }
+    }
+}
+
+/// The run as the hub sees it: each call is a command to `moonflow`, and waits for its reply.
+final class PipeDispatcher: RunDispatcher, @unchecked Sendable {
+    private struct Waiting {
+        let done = DispatchSemaphore(value: 0)
+        var message: String?
+        var flights: [InspectorPipe.Flight]?
+    }
+
+    private let output: Output
+    private let lock = NSLock()
+    private var nextID = 0
+    private var waiting: [Int: Waiting] = [:]
+
+    init(output: Output) { self.output = output }
+
+    private struct Failed: Error, CustomStringConvertible { let description: String }
+
+    /// Sends the command `make(id)` and waits for its reply.
+    private func ask(_ make: (Int) -> InspectorPipe.ToParent) -> (message: String?, flights: [InspectorPipe.Flight]?) {
+        let (id, done) = lock.withLock { () -> (Int, DispatchSemaphore) in
+            nextID += 1
+            waiting[nextID] = Waiting()
+            return (nextID, waiting[nextID]!.done)
+        }
+        output.write(make(id))
+        done.wait()
+        return lock.withLock {
+            let reply = waiting.removeValue(forKey: id)
+            return (reply?.message, reply?.flights)
+        }
+    }
+
+    /// A reply came: its caller goes on.
+    func answer(id: Int, message: String?, flights: [InspectorPipe.Flight]?) {
+        lock.withLock {
+            guard waiting[id] != nil else { return }
+            waiting[id]!.message = message
+            waiting[id]!.flights = flights
+            waiting[id]!.done.signal()
+        }
+    }
+
+    func dispatch(_ action: LuaValue) throws {
+        if let message = ask({ .dispatch(id: $0, action: action) }).message { throw Failed(description: message) }
+    }
+
+    var inFlight: [FeatureFlight] {
+        (ask { .inFlight(id: $0) }.flights ?? []).map(\.featureFlight)
+    }
+
+    func restart() throws {
+        if let message = ask({ .restart(id: $0) }).message { throw Failed(description: message) }
+    }
+}
+
+let output = Output()
+guard let settings = InspectorPipe.settings(Array(CommandLine.arguments.dropFirst())),
+      let address = try? InspectorPipe.address(settings.address) else {
+    FileHandle.standardError.write(Data("""
+        moonflow-inspector: moonflow run --inspect starts this program beside itself; run that instead \
+        (its arguments: --listen HOST:PORT --frames N --bytes B)\n
+        """.utf8))
+    exit(2)
+}
+
+let hub = InspectorHub(limits: .init(frames: settings.frames, bytes: settings.bytes),
+                       rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
+let server = InspectorServer(hub: hub, host: address.host, port: address.port, shownBy: "that moonflow run --inspect printed")
+do {
+    let url = try server.start()
+    output.write(.listening(url: url, authorities: server.authorities))
+} catch {
+    output.write(.failed(message: "\(error)"))
+    exit(1)
+}
+
+let dispatcher = PipeDispatcher(output: output)
+// The run, line by line, until moonflow closes the pipe (it ended, or died).
+var pending: [UInt8] = []
+var buffer = [UInt8](repeating: 0, count: 1 << 16)
+while true {
+    let n = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+    if n < 0 && errno == EINTR { continue }
+    if n <= 0 { exit(0) }
+    pending += buffer[..<n]
+    var start = 0
+    while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+        let line = String(decoding: pending[start..<newline], as: UTF8.self)
+        start = newline + 1
+        guard let message = try? InspectorPipe.toChild(line) else {
+            FileHandle.standardError.write(Data("moonflow-inspector: \(line.prefix(200)) is not a line of the inspector's pipe protocol\n".utf8))
+            continue
+        }
+        switch message {
+        case let .started(name, version, path, actions, clock):
+            let schema = actions.flatMap { declared in
+                try? Schema(kind: "action", declaration: LuaValue(declared.mapValues { fields in LuaValue(fields.mapValues { LuaValue($0) }) }))
+            }
+            hub.started(RunDescription(name: name, version: version, path: path, actions: schema, clock: clock), dispatch: dispatcher)
+        case let .event(event, t, cause):
+            hub.observe(event, t: t, cause: cause)
+        case let .input(action, t):
+            hub.input(action, t: t)
+        case let .reply(id, message, flights):
+            dispatcher.answer(id: id, message: message, flights: flights)
+        }
+    }
+    pending.removeFirst(start)
+}
