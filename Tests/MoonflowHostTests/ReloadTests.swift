@@ -18,7 +18,12 @@ final class ReloadTests: XCTestCase {
         host = try FeatureHost(configuration: .init(searchPaths: [dir], clock: .virtual))
     }
 
-    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+    override func tearDown() {
+        // XCTest keeps every test case to the end of the process: let the host (and the
+        // declarations its features hold) go with the test.
+        host = nil
+        try? FileManager.default.removeItem(atPath: dir)
+    }
 
     private func write(_ path: String, _ text: String) throws {
         let full = (dir as NSString).appendingPathComponent(path)
