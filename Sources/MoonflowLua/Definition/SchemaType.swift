@@ -253,11 +253,16 @@ extension SchemaType {
         return type.problem(with: value, at: place(path.count))
     }
 
-    /// "state has no field 'hasMroe' (did you mean 'hasMore'?)": for a key a record does not declare.
+    /// "state has no field 'hasMroe' (did you mean 'hasMore'?); declare it ...": for a key a
+    /// record does not declare (a strict read or write, the state check after a reduce).
     package static func noField(_ key: String, in place: String, fields: [String]) -> String {
-        let hint = FeatureDefinition.closest(to: key, in: fields).map { "did you mean '\($0)'?" }
+        "\(place) has no field '\(key)' (\(fieldHint(key, fields: fields))); declare it in the feature's `state`"
+    }
+
+    /// "did you mean 'hasMore'?", or the fields there are.
+    package static func fieldHint(_ key: String, fields: [String]) -> String {
+        FeatureDefinition.closest(to: key, in: fields).map { "did you mean '\($0)'?" }
             ?? (fields.isEmpty ? "it declares no fields" : "declared: \(fields.joined(separator: ", "))")
-        return "\(place) has no field '\(key)' (\(hint)); declare it in the feature's `state`"
     }
 
     /// `state.items`, `state["a b"]`, `state.items[3]`.

@@ -164,20 +164,24 @@ package final class LuaFeature: @unchecked Sendable {
 
     /// Gives the definition's views the state's shape: a field a declared `state` lacks
     /// fails where it is read or written; one the state inferred from `initial` lacks is
-    /// logged once per site when read (`SchemaType.viewShape`, dispatch.lua's `unknown`).
+    /// logged once per site when read (`SchemaType.viewShape`, dispatch.lua's `unknown`,
+    /// which calls `report(place, key, level, fields...)` and raises what it returns).
     private func registerShape(of definition: FeatureDefinition) throws {
         let shape = definition.stateType.viewShape
-        let warn: LuaFunction = { [weak self] slots in
+        let strict = definition.declaredState != nil
+        let report: LuaFunction = { [weak self] slots in
+            let place = try slots.string(1), key = try slots.string(2)
+            let fields = try (3 < slots.count ? Array(4...slots.count) : []).map { try slots.string($0) }
+            if strict { return [.value(.string(LuaString(SchemaType.noField(key, in: place, fields: fields))))] }
             guard let self else { return [] }
-            let message = try slots.string(1)
-            let site = slots.callerLocation(level: Int(try slots.integer(2)))
-            if self.warnedSites.insert(site ?? message).inserted {
-                self.log(self.bridge.relative(message), location: site.map(self.bridge.relative))
+            let warning = "\(place) has no field '\(key)' (\(SchemaType.fieldHint(key, fields: fields))): `initial` lacks it, so it reads nil; declare the feature's `state` (`moonflow types --lua` prints one) to make this an error"
+            let site = slots.callerLocation(level: Int(try slots.integer(3)))
+            if self.warnedSites.insert(site ?? warning).inserted {
+                self.log(self.bridge.relative(warning), location: site.map(self.bridge.relative))
             }
             return []
         }
-        try bridge.lua.call(dispatch.setShape, [.ref(definition.table), .value(shape),
-                                                .value(.boolean(definition.declaredState != nil)), .function(warn)]) { _ in () }
+        try bridge.lua.call(dispatch.setShape, [.ref(definition.table), .value(shape), .value(.boolean(strict)), .function(report)]) { _ in () }
     }
 
     deinit {

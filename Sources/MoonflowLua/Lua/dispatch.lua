@@ -6,7 +6,7 @@ local rawgetmetatable, rawsetmetatable, emptyArray = ...
 local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
 local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
 local match, format, concat, sort = string.match, string.format, table.concat, table.sort
-local lower, byte, min, max, huge, ipairs = string.lower, string.byte, math.min, math.max, math.huge, ipairs
+local unpack = table.unpack
 local targets = setmetatable({}, { __mode = "k" })   -- view -> the table it shows
 local views = setmetatable({}, { __mode = "k" })     -- table -> its view in the running call
 local paths = setmetatable({}, { __mode = "k" })     -- view -> `state.items[2]` (nil: `state`)
@@ -39,45 +39,20 @@ local function prepare(s, cfg)
     prepare(s.l or s.m, cfg)
   end
 end
-local function setShape(def, shape, strict, warn)
-  prepare(shape, { strict = strict, warn = warn })
+local function setShape(def, shape, strict, report)
+  prepare(shape, { strict = strict, report = report })
   shapeOf[def] = shape or nil
 end
--- The declared field nearest `key` (edit distance), when near enough to be a typo.
-local function closest(key, names)
-  local best, bestd = nil, huge
-  local lk = lower(key)
-  for _, name in ipairs(names) do
-    local ln = lower(name)
-    local row = {}
-    for j = 0, #ln do row[j] = j end
-    for i = 1, #lk do
-      local prev = row[0]
-      row[0] = i
-      for j = 1, #ln do
-        local cur = row[j]
-        row[j] = min(row[j] + 1, row[j - 1] + 1, prev + (byte(lk, i) == byte(ln, j) and 0 or 1))
-        prev = cur
-      end
-    end
-    if row[#ln] < bestd then best, bestd = name, row[#ln] end
-  end
-  if best and bestd <= max(2, #key // 3) and bestd < #key then return best end
-end
 -- A field the record `s` lacks, read (found nil) or written at `place` by the code
--- `level` calls up: an error naming it there (declared), or a warning once per site (inferred).
+-- `level` calls up. The feature's `report` (Swift) words it, with its did-you-mean from
+-- the record's names: an error raised there (declared), or, for a state inferred from
+-- `initial`, a warning it logs once per site itself (nothing comes back).
 local function unknown(s, place, k, writing, level)
   if type(k) ~= "string" then return end
   local cfg = s.cfg
   if writing and not cfg.strict then return end
-  local names = s.names
-  local hint = closest(k, names)
-  hint = hint and format("did you mean '%s'?", hint)
-    or (#names == 0 and "it has no fields" or "it has " .. concat(names, ", "))
-  if cfg.strict then
-    error(format("%s has no field '%s' (%s); declare it in the feature's `state`", place, k, hint), level + 1)
-  end
-  cfg.warn(format("%s has no field '%s' (%s): `initial` lacks it, so it reads nil; declare the feature's `state` (`moonflow types --lua` prints one) to make this an error", place, k, hint), level + 1)
+  local message = cfg.report(place, k, level + 1, unpack(s.names))
+  if message then error(message, level + 1) end
 end
 local function child(path, k)
   if type(k) == "string" and match(k, "^[%a_][%w_]*$") then return path .. "." .. k end
