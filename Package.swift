@@ -112,6 +112,8 @@ let package = Package(
         // A notes screen in Lua driven as a SwiftUI app drives it (a main-actor host, scopes, fields).
         .target(name: "NotesExample", dependencies: ["MoonflowHost", "LuaKit"], path: "examples/notes",
                 resources: [.copy("plugins")]),
+        // An app for `moonflow serve`'s end-to-end tests (MoonflowInspectorTests runs it): MoonflowHost alone.
+        .executableTarget(name: "moonflow-serve-testapp", dependencies: ["MoonflowHost"], path: "Tests/ServeTestApp"),
         // Benchmarks: a program that prints figures (scripts/bench builds it in release).
         .executableTarget(
             name: "moonflow-bench",

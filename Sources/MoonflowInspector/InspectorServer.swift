@@ -44,6 +44,22 @@ public final class InspectorServer: Sendable {
         self.requestedPort = port
         self.token = token
         self.shownBy = shownBy
+        self.routes = nil
+    }
+
+    /// What a server with other routes than the page's adds to its router (the dev server's);
+    /// it is behind the same checks: `Host`, the token, and a WebSocket upgrade's origin.
+    typealias Routes = @Sendable (_ router: Router<BasicWebSocketRequestContext>, _ server: InspectorServer) -> Void
+    private let routes: Routes?
+
+    /// A server with `routes` instead of the page's (`hub` is then not served).
+    init(routes: @escaping Routes, host: String, port: Int, token: String, shownBy: String) {
+        self.hub = InspectorHub()
+        self.host = host
+        self.requestedPort = port
+        self.token = token
+        self.shownBy = shownBy
+        self.routes = routes
     }
 
     /// 32 random hex digits.
@@ -123,8 +139,8 @@ public final class InspectorServer: Sendable {
         return nil
     }
 
-    private func makeApplication(onBound: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
-        let router = Router(context: BasicWebSocketRequestContext.self)
+    /// The page at `/` and its protocol at `/ws`, for `hub`.
+    private func addPageRoutes(to router: Router<BasicWebSocketRequestContext>) {
         let hub = hub
         router.get("/") { [self] request, _ -> Response in
             if let message = refusal(authority: request.head.authority, token: request.uri.queryParameters.get("token"),
@@ -173,6 +189,11 @@ public final class InspectorServer: Sendable {
                 group.cancelAll()
             }
         })
+    }
+
+    private func makeApplication(onBound: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        if let routes { routes(router, self) } else { addPageRoutes(to: router) }
         var logger = Logger(label: "moonflow.inspector")
         logger.logLevel = .critical
         let webSocketResponder = router.buildResponder()

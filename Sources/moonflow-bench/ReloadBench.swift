@@ -59,8 +59,8 @@ func reloadBench() {
     print(row("max", sorted.last, "ms"))
 }
 
-/// Lines from a pipe, with a timeout per line.
-private final class LineReader {
+/// Lines from a pipe, with a timeout per line (the reload and serve suites read moonflow with it).
+final class LineReader {
     private let handle: FileHandle
     private var buffer = Data()
 

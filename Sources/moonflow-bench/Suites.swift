@@ -12,5 +12,6 @@ func benchSuites() -> [(name: String, run: () -> Void)] {
         ("repository", repositoryBench),
         ("viewmodel", viewModelBench),
         ("inspector", inspectorBench),
+        ("serve", serveBench),
     ]
 }

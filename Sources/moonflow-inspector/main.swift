@@ -7,8 +7,12 @@ import MoonflowLua
 import MoonflowTool
 
 // `moonflow-inspector`: the inspector's server for `moonflow run --inspect`, which starts
-// it beside itself and feeds it the run over its stdin (InspectorPipe says how). Kept out
-// of `moonflow` so that the tool links neither Hummingbird nor SwiftNIO and starts fast.
+// it beside itself and feeds it the run over its stdin (InspectorPipe says how), and the
+// dev server of `moonflow serve`. Kept out of `moonflow` so that the tool links neither
+// Hummingbird nor SwiftNIO and starts fast.
+
+// `moonflow serve` runs this program as `moonflow-inspector serve …` (Serve.swift).
+if CommandLine.arguments.dropFirst().first == "serve" { Serve.main(Array(CommandLine.arguments.dropFirst(2))) }
 
 // Ctrl-C at a terminal reaches the whole process group: the run decides when this ends.
 signal(SIGINT, SIG_IGN)
@@ -27,61 +31,6 @@ final class Output: @unchecked Sendable {
                 done += n
             }
         }
-    }
-}
-
-/// The run as the hub sees it: each call is a command to `moonflow`, and waits for its reply.
-final class PipeDispatcher: RunDispatcher, @unchecked Sendable {
-    private struct Waiting {
-        let done = DispatchSemaphore(value: 0)
-        var message: String?
-        var flights: [InspectorPipe.Flight]?
-    }
-
-    private let output: Output
-    private let lock = NSLock()
-    private var nextID = 0
-    private var waiting: [Int: Waiting] = [:]
-
-    init(output: Output) { self.output = output }
-
-    private struct Failed: Error, CustomStringConvertible { let description: String }
-
-    /// Sends the command `make(id)` and waits for its reply.
-    private func ask(_ make: (Int) -> InspectorPipe.ToParent) -> (message: String?, flights: [InspectorPipe.Flight]?) {
-        let (id, done) = lock.withLock { () -> (Int, DispatchSemaphore) in
-            nextID += 1
-            waiting[nextID] = Waiting()
-            return (nextID, waiting[nextID]!.done)
-        }
-        output.write(make(id))
-        done.wait()
-        return lock.withLock {
-            let reply = waiting.removeValue(forKey: id)
-            return (reply?.message, reply?.flights)
-        }
-    }
-
-    /// A reply came: its caller goes on.
-    func answer(id: Int, message: String?, flights: [InspectorPipe.Flight]?) {
-        lock.withLock {
-            guard waiting[id] != nil else { return }
-            waiting[id]!.message = message
-            waiting[id]!.flights = flights
-            waiting[id]!.done.signal()
-        }
-    }
-
-    func dispatch(_ action: LuaValue) throws {
-        if let message = ask({ .dispatch(id: $0, action: action) }).message { throw Failed(description: message) }
-    }
-
-    var inFlight: [FeatureFlight] {
-        (ask { .inFlight(id: $0) }.flights ?? []).map(\.featureFlight)
-    }
-
-    func restart() throws {
-        if let message = ask({ .restart(id: $0) }).message { throw Failed(description: message) }
     }
 }
 
@@ -106,7 +55,7 @@ do {
     exit(1)
 }
 
-let dispatcher = PipeDispatcher(output: output)
+let dispatcher = RemoteDispatcher { output.write($0) }
 // The run, line by line, until moonflow closes the pipe (it ended, or died).
 var pending: [UInt8] = []
 var buffer = [UInt8](repeating: 0, count: 1 << 16)
@@ -125,10 +74,7 @@ while true {
         }
         switch message {
         case let .started(name, version, path, actions, clock):
-            let schema = actions.flatMap { declared in
-                try? Schema(kind: "action", declaration: LuaValue(declared.mapValues { fields in LuaValue(fields.mapValues { LuaValue($0) }) }))
-            }
-            hub.started(RunDescription(name: name, version: version, path: path, actions: schema, clock: clock), dispatch: dispatcher)
+            hub.started(RunDescription(name: name, version: version, path: path, actions: InspectorPipe.schema(actions), clock: clock), dispatch: dispatcher)
         case let .event(event, t, cause):
             hub.observe(event, t: t, cause: cause)
         case let .input(action, t):

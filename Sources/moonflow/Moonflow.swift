@@ -40,7 +40,7 @@ struct Moonflow: ParsableCommand {
             to source (see the README).
             """,
         version: FeatureHost.version,
-        subcommands: [Run.self, Test.self, Check.self, New.self, Exec.self, Replay.self, Types.self]
+        subcommands: [Run.self, Test.self, Check.self, New.self, Exec.self, Replay.self, Types.self, Serve.self]
     )
 }
 

@@ -25,6 +25,9 @@ extension FeatureHost {
         }
         if let (source, path) = sourceFile(spec), (try source.text(at: path)) != nil { return "\(source.name):\(path)" }
         if !spec.contains("/") && !spec.hasSuffix(".lua") {
+            for source in devServers where (try source.text(at: "\(spec)/init.lua")) != nil {
+                return "\(source.name):\(spec)/init.lua"
+            }
             for dir in configuration.searchPaths {
                 let initFile = ((dir as NSString).appendingPathComponent(spec) as NSString).appendingPathComponent("init.lua")
                 if fm.fileExists(atPath: initFile) { return initFile }
@@ -166,7 +169,13 @@ extension FeatureHost {
     private func loadNow(_ spec: String, initial: LuaValue?) throws -> RunningFeature {
         do {
             let (definition, file) = try loadDefinition(spec)
-            return try perform { try makeFeature(definition, source: file, initial: initial) }
+            return try perform {
+                let feature = try makeFeature(definition, source: file, initial: initial)
+                if let (source, path) = sourceFile(file), let server = source as? DevServerSource {
+                    server.attach(feature, plugin: String(path.prefix { $0 != "/" }))
+                }
+                return feature
+            }
         } catch {
             throw bridge.relative(FeatureError(stage: .load, wrapping: error))
         }

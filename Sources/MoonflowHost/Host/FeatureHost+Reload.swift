@@ -116,7 +116,7 @@ extension FeatureHost {
     /// file and every module in `package.loaded` found on `package.path`.
     public func loadedFiles(of feature: RunningFeature) throws -> [String] {
         try perform {
-            var files = Set(sources(of: feature))
+            var files = Set(sourceFiles(of: feature))
             let chunk = try lua.load(string: FeatureHost.loadedFilesSource, name: "moonflow.files")
             let found = try lua.call(chunk, []) { try $0.value(1) }
             for case .string(let f) in found.tableValue?.array ?? [] { files.insert(f.description) }
@@ -124,9 +124,10 @@ extension FeatureHost {
         }
     }
 
-    private func sources(of feature: RunningFeature) -> [String] {
+    /// The files `feature` and its children (under `mf.compose`) were loaded from.
+    func sourceFiles(of feature: RunningFeature) -> [String] {
         if let composite = feature as? LuaComposite {
-            return [composite.source] + composite.children.flatMap { sources(of: $0.feature) }
+            return [composite.source] + composite.children.flatMap { sourceFiles(of: $0.feature) }
         }
         return [feature.source]
     }

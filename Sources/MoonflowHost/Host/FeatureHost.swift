@@ -85,8 +85,16 @@ public final class FeatureHost: @unchecked Sendable {
     /// Plugins held as text by the host itself: `load(name:source:)` puts them here, and
     /// `memory.set` changes them for `reload`.
     public let memory: InMemoryPluginSource
-    /// Every source of plugins besides the search paths: `memory`, then the configured ones.
-    var sources: [any PluginSource] { [memory] + configuration.sources }
+    /// Every source of plugins besides the search paths: connected dev servers, `memory`, then
+    /// the configured ones.
+    var sources: [any PluginSource] { devServers + [memory] + configuration.sources }
+    /// The dev servers `connect(devServer:)` connected, whose plugins come before the search paths'.
+    var devServers: [DevServerSource] { registry.withLock { _devServers } }
+    private var _devServers: [DevServerSource] = []
+
+    func addDevServer(_ source: DevServerSource) {
+        registry.withLock { _devServers.append(source) }
+    }
     package let lua: LuaState
     package let bridge: LuaBridge
     /// The state executor's scheduler (timers of Lua streams run on it).
@@ -97,7 +105,7 @@ public final class FeatureHost: @unchecked Sendable {
     private let onQueue = DispatchSpecificKey<Bool>()
     /// Whether the calling thread is the state executor's (its queue, or the main thread).
     private let isOnExecutor: @Sendable () -> Bool
-    /// Guards `services`, `serviceOrder`, `serviceObjects`, `kept` and `_log`: registering
+    /// Guards `services`, `serviceOrder`, `serviceObjects`, `kept`, `_devServers` and `_log`: registering
     /// may happen on any thread while features load on the state executor.
     private let registry = NSLock()
     private var services: [String: LuaService] = [:]

@@ -56,7 +56,7 @@ extension FeatureRun {
     }
 
     /// How long a failed reload waits for a file still being written.
-    static let settleAfterFailedSave: TimeInterval = 0.15
+    package static let settleAfterFailedSave: TimeInterval = 0.15
 
     /// Reloads now; a failure is an `error` event and the old code keeps running.
     func reload(changed: [String]?, noticed: Date) {

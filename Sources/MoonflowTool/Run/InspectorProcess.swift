@@ -94,10 +94,7 @@ package final class InspectorProcess: RunObserver, @unchecked Sendable {
 
     package func started(_ run: RunDescription, dispatch: any RunDispatcher) {
         lock.withLock { dispatcher = dispatch }
-        let actions = run.actions.map { schema in
-            schema.shapes.mapValues { $0.mapValues { $0.type.rawValue + ($0.optional ? "?" : "") } }
-        }
-        send(.started(name: run.name, version: run.version, path: run.path, actions: actions, clock: run.clock))
+        send(.started(name: run.name, version: run.version, path: run.path, actions: InspectorPipe.declared(run.actions), clock: run.clock))
     }
 
     package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {

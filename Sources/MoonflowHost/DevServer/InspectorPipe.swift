@@ -1,6 +1,5 @@
 import Foundation
 import LuaKit
-import MoonflowHost
 import MoonflowLua
 
 /// The pipes between `moonflow run --inspect` and the `moonflow-inspector` it starts.
@@ -140,6 +139,19 @@ package enum InspectorPipe {
             throw HostError("\(text): give HOST:PORT (127.0.0.1:8080), or :0 for any free port on loopback")
         }
         return (host, port)
+    }
+
+    /// A feature's declared actions as the `started` message carries them (type names, `?`
+    /// for optional fields); nil under `mf.compose`.
+    package static func declared(_ schema: Schema?) -> [String: [String: String]]? {
+        schema.map { $0.shapes.mapValues { $0.mapValues { $0.type.rawValue + ($0.optional ? "?" : "") } } }
+    }
+
+    /// `declared` read back into the schema the inspector's page is built from.
+    package static func schema(_ declared: [String: [String: String]]?) -> Schema? {
+        declared.flatMap { declared in
+            try? Schema(kind: "action", declaration: LuaValue(declared.mapValues { fields in LuaValue(fields.mapValues { LuaValue($0) }) }))
+        }
     }
 
     // MARK: - Writing

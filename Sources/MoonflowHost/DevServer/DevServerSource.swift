@@ -1,0 +1,253 @@
+import Foundation
+import LuaKit
+import MoonflowLua
+import Streams
+
+/// Plugins served by `moonflow serve` to an app's debug build: the files come from the
+/// server, every save reloads the features loaded from them, and the app's events go back
+/// to the terminal (logs, errors, the inspector, `--record`). Made by
+/// `FeatureHost.connect(devServer:)`.
+///
+///     #if DEBUG
+///     try host.connect(devServer: URL(string: "http://127.0.0.1:8377/?token=…")!)
+///     #endif
+///     let counter = try host.load("counter")   // from the server
+///
+/// - A save reloads as `FeatureHost.reload` does: validated first, then swapped with the
+///   state kept (or migrated), work in flight kept. A save that does not load leaves the
+///   feature on its old code; the error is on the feature's `errors` and in the terminal.
+/// - When the server goes away the app keeps running on its last good code, and the
+///   source connects again every second; once back, files saved meanwhile reload.
+///
+/// **Threading:** a thread of its own reads the server's messages and reloads; the
+/// features' events are sent from a serial queue. Every method may be called from any thread.
+public final class DevServerSource: PluginSource, @unchecked Sendable {
+    /// `dev`: messages name a served file `dev:counter/init.lua`.
+    public let name = "dev"
+    /// The server's URL, as `moonflow serve` printed it.
+    public let url: URL
+
+    private let host: String
+    private let port: Int
+    private let token: String
+    /// This app's identity for the server (the same across reconnections).
+    private let appID = UUID().uuidString
+    private weak var featureHost: FeatureHost?
+
+    private struct Session {
+        let id: Int
+        weak var feature: RunningFeature?
+        let started: Date
+        var line: String
+    }
+
+    private struct State {
+        var files: [String: String] = [:]
+        var snapshots = 0
+        var socket: DevSocket?
+        var stopped = false
+        var lastFailure: String?
+        var sessions: [Int: Session] = [:]
+        var nextSession = 1
+    }
+
+    private let state = Locked(State())
+    private let ready = DispatchSemaphore(value: 0)
+    private let outgoing = DispatchQueue(label: "moonflow.devserver.send")
+
+    init(url: URL, host featureHost: FeatureHost) throws {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              components.scheme == "http", let host = components.host, let port = components.port,
+              let token = components.queryItems?.first(where: { $0.name == "token" })?.value else {
+            throw HostError("\(url.absoluteString): give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
+        }
+        self.url = url
+        self.host = host
+        self.port = port
+        self.token = token
+        self.featureHost = featureHost
+    }
+
+    deinit { disconnect() }
+
+    // MARK: - PluginSource
+
+    public func text(at path: String) throws -> String? { state.withLock { $0.files[path] } }
+
+    public func pluginNames() -> [String] {
+        state.withLock { state in
+            Set(state.files.keys.compactMap { path -> String? in
+                let parts = path.split(separator: "/")
+                return parts.count == 2 && parts[1] == "init.lua" ? String(parts[0]) : nil
+            }).sorted()
+        }
+    }
+
+    // MARK: - The link
+
+    /// Whether the server is connected now.
+    public var isConnected: Bool { state.withLock { $0.socket != nil } }
+
+    /// Stops talking to the server for good; the features keep their code.
+    public func disconnect() {
+        let socket = state.withLock { s -> DevSocket? in
+            s.stopped = true
+            return s.socket
+        }
+        socket?.close()
+    }
+
+    /// Starts the link's thread and waits up to `timeout` for the server's files.
+    func start(timeout: TimeInterval) throws {
+        let thread = Thread { [self] in run() }
+        thread.name = "moonflow dev server"
+        thread.start()
+        if ready.wait(timeout: .now() + timeout) == .timedOut {
+            let why = state.withLock { $0.lastFailure } ?? "no answer"
+            disconnect()
+            throw HostError("no dev server at \(url.absoluteString) (\(why)); start it with `moonflow serve plugins` and give the URL it prints")
+        }
+    }
+
+    /// The link's thread: connect, take messages until the connection ends, connect again.
+    private func run() {
+        var wait = 0.05
+        while !state.withLock({ $0.stopped }) {
+            do {
+                let socket = try DevSocket.open(host: host, port: port, path: "\(DevLink.appPath)?token=\(token)", timeout: 5)
+                let (sessions, stopped) = state.withLock { s -> ([Session], Bool) in
+                    if !s.stopped { s.socket = socket }
+                    return (Array(s.sessions.values).sorted { $0.id < $1.id }, s.stopped)
+                }
+                if stopped { socket.close(); return }
+                wait = 0.05
+                try socket.send(DevLink.hello(app: appID, name: ProcessInfo.processInfo.processName))
+                for session in sessions { try socket.send(session.line) }
+                while let text = socket.receive() { handle(text) }
+                socket.close()
+            } catch {
+                state.withLock { $0.lastFailure = "\(error)" }
+            }
+            state.withLock { $0.socket = nil }
+            guard !state.withLock({ $0.stopped }) else { return }
+            Thread.sleep(forTimeInterval: wait)
+            wait = min(wait * 2, 1)
+        }
+    }
+
+    private func handle(_ text: String) {
+        guard let message = DevLink.read(text) else { return }
+        if let (files, changed) = DevLink.files(message) {
+            let noticed = Date()
+            let (before, first) = state.withLock { s -> ([String: String], Bool) in
+                defer { s.files = files; s.snapshots += 1 }
+                return (s.files, s.snapshots == 0)
+            }
+            if first { ready.signal(); return }
+            // After a reconnection, whatever differs from what the app holds changed.
+            let changedPaths = changed ?? Set(before.keys).union(files.keys).filter { before[$0] != files[$0] }.sorted()
+            reload(changed: changedPaths, noticed: noticed)
+            return
+        }
+        guard let id = message.feature, let feature = state.withLock({ $0.sessions[id]?.feature }) else { return }
+        answer(message, feature: feature, session: id)
+    }
+
+    /// Reloads every feature loaded from the server whose plugin has a changed file.
+    private func reload(changed: [String], noticed: Date) {
+        guard let host = featureHost, !changed.isEmpty else { return }
+        let plugins = Set(changed.compactMap { $0.split(separator: "/").first.map(String.init) })
+        let features = state.withLock { $0.sessions.values.sorted { $0.id < $1.id }.compactMap(\.feature) }
+        for feature in features {
+            let files = host.sourceFiles(of: feature).compactMap { host.sourceFile($0) }.filter { $0.0 === self }.map(\.1)
+            let own = files.compactMap { $0.split(separator: "/").first.map(String.init) }
+            guard !plugins.isDisjoint(with: own) else { continue }
+            // Paths relative to the plugin's folder, as `--watch` reports them.
+            let names = changed.filter { path in own.contains { path.hasPrefix($0 + "/") } }
+                .map { String($0.drop { $0 != "/" }.dropFirst()) }
+            // A failure is reported on the feature's `errors` (and so to the server); the old code runs on.
+            _ = try? host.reload(feature, changed: names, since: noticed)
+        }
+    }
+
+    /// Answers the server's `dispatch`, `restart` or `inflight` for one feature.
+    private func answer(_ message: DevLink.Message, feature: RunningFeature, session: Int) {
+        guard let id = message.object["id"]?.intValue.map(Int.init) else { return }
+        var failure: String?
+        var flights: [InspectorPipe.Flight]?
+        switch message.m {
+        case "dispatch":
+            do { try feature.send(message.object["action"] ?? .nil) } catch { failure = "\(error)" }
+        case "restart":
+            do {
+                guard let host = featureHost else { throw HostError("the app's host is gone") }
+                try host.restart(feature)
+            } catch { failure = "\(error)" }
+        case "inflight":
+            flights = (featureHost?.perform { feature.inFlight } ?? []).map(InspectorPipe.Flight.init)
+        default:
+            return
+        }
+        send(InspectorPipe.line(.reply(id: id, message: failure, flights: flights)), session: session)
+    }
+
+    // MARK: - Features
+
+    /// Streams `feature`'s events to the server from now on (called on the state executor,
+    /// before the feature starts, so the server sees its first state).
+    func attach(_ feature: RunningFeature, plugin: String) {
+        let version = (feature as? LuaFeature)?.definition.version ?? (feature as? LuaComposite)?.definition.version ?? 1
+        let actions = InspectorPipe.declared((feature as? LuaFeature)?.definition.actions)
+        let clock = featureHost?.configuration.clock ?? .real
+        let started = InspectorPipe.line(.started(name: feature.name, version: version, path: plugin, actions: actions, clock: clock))
+        let (id, start) = state.withLock { s -> (Int, Date) in
+            let id = s.nextSession
+            s.nextSession += 1
+            let now = Date()
+            s.sessions[id] = Session(id: id, feature: feature, started: now, line: DevLink.tagged(started, feature: id))
+            return (id, now)
+        }
+        send(started, session: id)
+        feature.outlet.add({ [weak self, weak feature] event in
+            guard let self else { return }
+            let t = Int(Date().timeIntervalSince(start) * 1000)
+            // What the app sent, as `moonflow run` reports its input: the recording replays it.
+            if case .action(let action) = event { self.send(InspectorPipe.line(.input(action, t: t)), session: id) }
+            self.send(InspectorPipe.line(.event(event, t: t, cause: feature?.eventCause)), session: id)
+        }, onFinish: { [weak self] in
+            _ = self?.state.withLock { $0.sessions.removeValue(forKey: id) }
+        })
+    }
+
+    private func send(_ line: String, session: Int) {
+        let text = DevLink.tagged(line, feature: session)
+        outgoing.async { [weak self] in
+            guard let socket = self?.state.withLock({ $0.socket }) else { return }
+            try? socket.send(text)
+        }
+    }
+}
+
+extension FeatureHost {
+    /// Loads plugins from `moonflow serve` (an app's debug builds): plugins the server holds
+    /// are found before the search paths, every save reloads the features loaded from them
+    /// with their state kept, and their events show in the terminal that runs the server.
+    ///
+    ///     let host = try FeatureHost(configuration: .init(searchPaths: []))
+    ///     try host.connect(devServer: URL(string: "http://127.0.0.1:8377/?token=…")!)
+    ///     let counter = try host.load("counter")
+    ///
+    /// - Parameters:
+    ///   - url: the URL `moonflow serve` printed, token included.
+    ///   - timeout: how long to wait for the server's files.
+    /// - Returns: the source (`disconnect()` ends the link).
+    /// - Throws: `HostError` when the URL is not one `moonflow serve` prints, or no server
+    ///   answers within `timeout` (then nothing is connected).
+    @discardableResult
+    public func connect(devServer url: URL, timeout: TimeInterval = 10) throws -> DevServerSource {
+        let source = try DevServerSource(url: url, host: self)
+        try source.start(timeout: timeout)
+        addDevServer(source)
+        return source
+    }
+}

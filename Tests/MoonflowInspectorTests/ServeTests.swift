@@ -1,0 +1,264 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Hummingbird
+import LuaKit
+import XCTest
+
+/// `moonflow serve` and an app connected to it, both real processes on loopback: the built
+/// `moonflow` (which becomes `moonflow-inspector serve`) and `moonflow-serve-testapp`, an app
+/// that links MoonflowHost alone and prints what it sees.
+final class ServeTests: XCTestCase {
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("counter"), withIntermediateDirectories: true)
+        try write(counter(times: 1))
+    }
+
+    override func tearDown() { try? FileManager.default.removeItem(at: folder) }
+
+    private func counter(times factor: Int, typo: Bool = false) -> String {
+        """
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "counter",
+          initial = { count = 0 },
+          actions = { increment = { by = "integer?" } },
+          mutations = { add = { n = "integer" } },
+          handle = function(action) return { type = "add", n = action.by or 1 } end,
+          reduce = function(state, m)\(typo ? " state.count = = 1" : "")
+            state.count = state.count + m.n * \(factor)
+            return state
+          end,
+        }
+        """
+    }
+
+    private func write(_ text: String, to name: String = "counter/init.lua") throws {
+        try Data(text.utf8).write(to: folder.appendingPathComponent(name))
+    }
+
+    /// `moonflow serve FOLDER --format jsonl ARGS`, once it printed where it serves.
+    private func serve(_ arguments: [String] = []) throws -> (process: Child, url: String) {
+        let server = try Child(Built.binary("moonflow"), ["serve", folder.path, "--format", "jsonl"] + arguments)
+        let line = try server.waitFor(#""event":"serve""#)
+        let url = try XCTUnwrap(try LuaValue(json: line)["url"]?.stringValue)
+        return (server, url)
+    }
+
+    func testASaveReachesTheAppWithItsStateAndAMistakeShowsInBothPlacesWhileTheOldCodeRuns() throws {
+        let (server, url) = try serve()
+        defer { server.kill() }
+        XCTAssertTrue(url.hasPrefix("http://127.0.0.1:"), url)
+        XCTAssertNotNil(url.range(of: #"\?token=[0-9a-f]{32}$"#, options: .regularExpression), url)
+        let app = try Child(Built.binary("moonflow-serve-testapp"), [url, "counter"])
+        defer { app.kill() }
+        try app.waitFor(#""kind":"state","value":{"count":0}"#)
+        // The terminal shows the app's events as `moonflow run --format jsonl` prints them.
+        try server.waitFor(#"{"event":"state","t":"#)
+        app.send(#"{"type":"increment","by":3}"#)
+        try app.waitFor(#""value":{"count":3}"#)
+        try server.waitFor(#""state":{"count":3}"#)
+
+        try write(counter(times: 10))
+        try app.waitFor(#""kind":"reload""#)
+        try server.waitFor(#"{"event":"reload""#)
+        app.send(#"{"type":"increment"}"#)
+        try app.waitFor(#""value":{"count":13}"#)  // kept 3, then the new reducer's 10
+
+        try write(counter(times: 100, typo: true))
+        try app.waitFor(#"{"app":"error""#)
+        let error = try server.waitFor(#"{"event":"error""#)
+        XCTAssertTrue(error.contains("init.lua:8"), error)
+        app.send(#"{"type":"increment"}"#)
+        try app.waitFor(#""value":{"count":23}"#)  // still the old code
+        XCTAssertEqual(app.lines.filter { $0.contains(#""kind":"reload""#) }.count, 1)
+    }
+
+    func testTheAppKeepsRunningWithoutTheServerAndConnectsAgainWhenItIsBack() throws {
+        var (server, url) = try serve()
+        let app = try Child(Built.binary("moonflow-serve-testapp"), [url, "counter"])
+        defer { app.kill() }
+        try app.waitFor(#""value":{"count":0}"#)
+        server.kill()
+        server.waitUntilExit()
+        app.send(#"{"type":"increment"}"#)
+        try app.waitFor(#""value":{"count":1}"#)
+
+        let address = try XCTUnwrap(URLComponents(string: url))
+        let token = try XCTUnwrap(address.queryItems?.first?.value)
+        (server, _) = try serve(["--port", String(try XCTUnwrap(address.port)), "--token", token])
+        defer { server.kill() }
+        try server.waitFor("connected")
+        try write(counter(times: 5))
+        try app.waitFor(#""kind":"reload""#)
+        app.send(#"{"type":"increment"}"#)
+        try app.waitFor(#""value":{"count":6}"#)
+    }
+
+    func testTheInspectorSeesTheAppAndItsDispatchChangesTheAppsStateAndTheRecordingReplays() async throws {
+        let recording = folder.appendingPathComponent("session.jsonl").path
+        let (server, url) = try serve(["--record", recording])
+        defer { server.kill() }
+        let app = try Child(Built.binary("moonflow-serve-testapp"), [url, "counter"])
+        defer { app.kill() }
+        let announced = try server.waitFor(#"{"event":"inspector""#)
+        XCTAssertTrue(announced.contains(#""feature":"counter""#), announced)
+        let page = try XCTUnwrap(try LuaValue(json: announced)["url"]?.stringValue)
+        app.send(#"{"type":"increment","by":2}"#)
+        try app.waitFor(#""value":{"count":2}"#)
+
+        let ws = page.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(of: "/?token=", with: "/ws?token=")
+        let inspector = try await Page.open(ws)
+        defer { inspector.close() }
+        let frames = try await inspector.frames(count: 5)  // session, state 0, action, mutation, state
+        XCTAssertEqual(frames[0]["event"], "session")
+        XCTAssertEqual(frames[0]["feature"], "counter")
+        XCTAssertEqual(frames[4]["event"], "state")
+        try await inspector.send(#"{"cmd":"dispatch","action":{"type":"increment","by":5}}"#)
+        try app.waitFor(#""value":{"count":7}"#)
+        app.send(#"{"type":"increment"}"#)
+        try app.waitFor(#""value":{"count":8}"#)
+        try server.waitFor(#""state":{"count":8}"#)
+        // The recording holds what the app did, the inspector's action included.
+        let recorded = try String(contentsOfFile: recording, encoding: .utf8)
+        XCTAssertTrue(recorded.contains(#"{"input":{"by":5,"type":"increment"}"#), recorded)
+
+        let replay = try Child(Built.binary("moonflow"), ["replay", recording])
+        replay.waitUntilExit()
+        XCTAssertEqual(replay.status, 0, replay.lines.joined(separator: "\n"))
+    }
+
+    func testWhatTheServerRefuses() async throws {
+        let secret = folder.appendingPathComponent("secret.lua")
+        try write("return 'secret'", to: "secret.lua")
+        try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent("counter/link.lua"), withDestinationURL: secret)
+        let (server, url) = try serve()
+        defer { server.kill() }
+        let base = url.components(separatedBy: "/?token=")[0]
+        let token = url.components(separatedBy: "token=")[1]
+        XCTAssertEqual(try curl("\(base)/files/counter/init.lua?token=\(token)").status, 200)
+        XCTAssertEqual(try curl("\(base)/files/counter/init.lua?token=\(String(token.reversed()))").status, 403)
+        let dotted = try curl("\(base)/files/counter/../secret.lua?token=\(token)")
+        XCTAssertEqual(dotted.status, 403, dotted.body)
+        XCTAssertFalse(dotted.body.contains("secret'"))
+        let encoded = try curl("\(base)/files/counter/%2e%2e/secret.lua?token=\(token)")
+        XCTAssertEqual(encoded.status, 403, encoded.body)
+        let linked = try curl("\(base)/files/counter/link.lua?token=\(token)")
+        XCTAssertEqual(linked.status, 403, linked.body)
+        XCTAssertTrue(linked.body.contains("outside the folder"), linked.body)
+
+        let ws = base.replacingOccurrences(of: "http://", with: "ws://") + "/app?token="
+        do {
+            _ = try await Page.open(ws + String(token.reversed()))
+            XCTFail("a wrong token was let in")
+        } catch {}
+        do {
+            _ = try await Page.open(ws + token, headers: [.origin: "http://evil.example"])
+            XCTFail("a page of another origin was let in")
+        } catch {}
+        // An app with a wrong token is told why.
+        let app = try Child(Built.binary("moonflow-serve-testapp"), ["\(base)/?token=\(String(token.reversed()))", "counter"])
+        app.waitUntilExit()
+        XCTAssertEqual(app.status, 1)
+        XCTAssertTrue(app.errors.contains("403"), app.errors)
+    }
+
+    /// `curl --path-as-is`: the path goes as written (URLSession would resolve `..` itself).
+    private func curl(_ url: String) throws -> (status: Int, body: String) {
+        let run = try Child(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "--path-as-is", "-w", "\n%{http_code}", url])
+        run.waitUntilExit()
+        let lines = run.lines
+        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+    }
+}
+
+/// Binaries built beside this test bundle.
+enum Built {
+    static func binary(_ name: String) throws -> URL {
+        var folders: [URL] = []
+        if let first = ProcessInfo.processInfo.arguments.first {
+            folders.append(URL(fileURLWithPath: first).resolvingSymlinksInPath().deletingLastPathComponent())
+        }
+        for bundle in [Bundle(for: ServeTests.self), Bundle.main] {
+            var url = bundle.bundleURL
+            while url.pathComponents.count > 1 {
+                if url.pathExtension == "xctest" { folders.append(url.deletingLastPathComponent()); break }
+                url.deleteLastPathComponent()
+            }
+        }
+        for folder in folders where FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent(name).path) {
+            return folder.appendingPathComponent(name)
+        }
+        throw Failure("\(name) is not built beside the tests (looked in \(folders.map(\.path))); build with swift build --build-tests")
+    }
+}
+
+/// A process whose output lines are read as they come.
+final class Child: @unchecked Sendable {
+    private let process = Process()
+    private let input = Pipe(), output = Pipe(), errorPipe = Pipe()
+    private let lock = NSLock()
+    private var buffer = "", errorText = ""
+    private var _lines: [String] = []
+    private var ended = false
+
+    init(_ executable: URL, _ arguments: [String]) throws {
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errorPipe
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self else { return }
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                self.lock.withLock { self.ended = true }
+                return
+            }
+            self.lock.withLock {
+                self.buffer += String(decoding: data, as: UTF8.self)
+                while let newline = self.buffer.firstIndex(of: "\n") {
+                    self._lines.append(String(self.buffer[..<newline]))
+                    self.buffer.removeSubrange(...newline)
+                }
+            }
+        }
+        errorPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.withLock { self.errorText += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+    }
+
+    var lines: [String] { lock.withLock { _lines + (buffer.isEmpty ? [] : [buffer]) } }
+    var errors: String { lock.withLock { errorText } }
+    var status: Int32 { process.terminationStatus }
+
+    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+
+    /// The first line containing `text`, waiting for it (generously: a loaded machine, sanitizers).
+    @discardableResult
+    func waitFor(_ text: String, timeout: TimeInterval = 30) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let line = lines.first(where: { $0.contains(text) }) { return line }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        throw Failure("no line with \(text) within \(Int(timeout)) s; output so far:\n\(lines.joined(separator: "\n"))\nstandard error:\n\(errors)")
+    }
+
+    /// Waits for the process to end and its output to be read to the end.
+    func waitUntilExit() {
+        process.waitUntilExit()
+        let deadline = Date().addingTimeInterval(10)
+        while !lock.withLock({ ended }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    func kill() { if process.isRunning { process.terminate() } }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import MoonflowHost
+
+// An app as `moonflow serve`'s end-to-end tests drive it: a host that loads one plugin from
+// the dev server (`host.connect(devServer:)`, MoonflowHost alone), takes JSON actions on its
+// standard input, and prints what the app sees on its standard output, one JSON object per
+// line: `{"app":"event",...}` for each of the feature's events (InspectorPipe's encoding),
+// `{"app":"error","message":...}` for each error on the feature's `errors`.
+//   moonflow-serve-testapp URL PLUGIN
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let url = URL(string: arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: moonflow-serve-testapp URL PLUGIN\n".utf8))
+    exit(2)
+}
+/// Whole lines on standard output, from any thread.
+enum Out {
+    static let lock = NSLock()
+    static func say(_ line: String) {
+        lock.withLock { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    }
+}
+
+do {
+    let host = try FeatureHost(configuration: .init(searchPaths: []))
+    try host.connect(devServer: url)
+    let feature = try host.load(arguments[2])
+    let token = feature.observe { event in
+        Out.say("{\"app\":\"event\"," + InspectorPipe.line(.event(event, t: 0, cause: nil)).dropFirst())
+    }
+    let errors = Task {
+        for await error in feature.errors {
+            let message = (try? LuaValue.string(LuaString("\(error)")).json()) ?? "\"\""
+            Out.say("{\"app\":\"error\",\"message\":\(message)}")
+        }
+    }
+    feature.start()
+    while let line = readLine() {
+        do { try feature.send(json: line) } catch { Out.say("{\"app\":\"refused\"}") }
+    }
+    // Input ended: the app runs on until it is stopped (as an app's screen would).
+    withExtendedLifetime((token, errors)) {
+        while true { Thread.sleep(forTimeInterval: 3600) }
+    }
+} catch {
+    FileHandle.standardError.write(Data("moonflow-serve-testapp: \(error)\n".utf8))
+    exit(1)
+}
