@@ -28,8 +28,10 @@ do {
     let token = feature.observe { event in
         Out.say("{\"app\":\"event\"," + InspectorPipe.line(.event(event, t: 0, cause: nil)).dropFirst())
     }
-    let errors = Task {
-        for await error in feature.errors {
+    let reported = feature.errors
+    // Detached: the main thread is busy reading standard input.
+    let errors = Task.detached {
+        for await error in reported {
             let message = (try? LuaValue.string(LuaString("\(error)")).json()) ?? "\"\""
             Out.say("{\"app\":\"error\",\"message\":\(message)}")
         }

@@ -102,7 +102,7 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
         let thread = Thread { [self] in run() }
         thread.name = "moonflow dev server"
         thread.start()
-        if ready.wait(timeout: .now() + timeout) == .timedOut {
+        if ready.wait(timeout: .now() + timeout) == .timedOut || state.withLock({ $0.snapshots == 0 }) {
             let why = state.withLock { $0.lastFailure } ?? "no answer"
             disconnect()
             throw HostError("no dev server at \(url.absoluteString) (\(why)); start it with `moonflow serve plugins` and give the URL it prints")
@@ -126,7 +126,15 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
                 while let text = socket.receive() { handle(text) }
                 socket.close()
             } catch {
-                state.withLock { $0.lastFailure = "\(error)" }
+                let first = state.withLock { s -> Bool in
+                    s.lastFailure = "\(error)"
+                    return s.snapshots == 0
+                }
+                // Refused before the app got any code (a wrong token): `start` says so at once.
+                if first, (error as? DevSocket.Failure)?.refused == true {
+                    ready.signal()
+                    return
+                }
             }
             state.withLock { $0.socket = nil }
             guard !state.withLock({ $0.stopped }) else { return }

@@ -27,6 +27,8 @@ final class DevSocket: @unchecked Sendable {
     /// Why a connection failed, as the app's log shows it.
     struct Failure: Error, CustomStringConvertible {
         let description: String
+        /// The server answered and said no (a wrong token, say): asking again will not help.
+        var refused = false
     }
 
     private init(fd: Int32) { self.fd = fd }
@@ -90,7 +92,8 @@ final class DevSocket: @unchecked Sendable {
             let length = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                 .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
             let body = length > 0 ? String(decoding: (try? connection.readBytes(min(length, 4096))) ?? [], as: UTF8.self) : ""
-            throw Failure(description: "\(authority) refused: \(status)\(body.isEmpty ? "" : ": " + body.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw Failure(description: "\(authority) refused: \(status)\(body.isEmpty ? "" : ": " + body.trimmingCharacters(in: .whitespacesAndNewlines))",
+                          refused: true)
         }
         connection.setReceiveTimeout(0)
         return connection
