@@ -25,20 +25,20 @@ import Glibc
 /// (symbolic links followed) leaves its plugin's folder is refused with 403.
 ///
 /// **Threading:** every method may be called from any thread; one lock guards the state.
-public final class DevServer: @unchecked Sendable {
+package final class DevServer: @unchecked Sendable {
     /// A plugin the server holds: its name (`counter`), its folder as given and its real path.
-    public struct Plugin: Sendable, Equatable {
-        public let name: String
-        public let folder: String
+    package struct Plugin: Sendable, Equatable {
+        package let name: String
+        package let folder: String
         let real: String
     }
 
-    public let plugins: [Plugin]
+    package let plugins: [Plugin]
     private let web: Box<InspectorServer?> = Box(nil)
 
     /// The observers of one feature an app runs, made when the app starts it: `app` is the
     /// app's process name, `run.path` the plugin's folder here (what `moonflow replay` loads).
-    public typealias Observers = @Sendable (_ app: String, _ run: RunDescription) -> [any RunObserver]
+    package typealias Observers = @Sendable (_ app: String, _ run: RunDescription) -> [any RunObserver]
 
     private struct Connection {
         let send: @Sendable (String) -> Void
@@ -70,7 +70,7 @@ public final class DevServer: @unchecked Sendable {
     ///   - folders: plugin folders (with `init.lua`) or folders of them.
     ///   - log: where to say that an app connected or went away.
     /// - Throws: `HostError` naming a folder that holds no plugin.
-    public init(folders: [String], host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken(),
+    package init(folders: [String], host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken(),
                 log: @escaping @Sendable (String) -> Void = { _ in }, observers: @escaping Observers) throws {
         plugins = try DevServer.plugins(in: folders)
         files = DevServer.files(of: plugins)
@@ -85,22 +85,22 @@ public final class DevServer: @unchecked Sendable {
     /// Starts serving and waits until the port is bound.
     /// - Returns: the URL apps connect to, with the token.
     /// - Throws: `HostError` naming the address when it cannot be bound.
-    public func start() throws -> String {
+    package func start() throws -> String {
         try web.withLock { $0! }.start()
     }
 
     /// The server's token.
-    public var token: String { web.withLock { $0!.token } }
+    package var token: String { web.withLock { $0!.token } }
 
     /// Apps connected now.
-    public var appCount: Int { lock.withLock { connections.count } }
+    package var appCount: Int { lock.withLock { connections.count } }
 
     // MARK: - Files
 
     /// The plugins in `folders`: a folder with `init.lua` is one, named after the folder;
     /// another folder holds one per subfolder with an `init.lua`.
     /// - Throws: `HostError` naming a folder that is missing or holds no plugin.
-    public static func plugins(in folders: [String]) throws -> [Plugin] {
+    package static func plugins(in folders: [String]) throws -> [Plugin] {
         let fm = FileManager.default
         var found: [Plugin] = []
         func plugin(_ folder: String) -> Plugin? {
@@ -128,7 +128,7 @@ public final class DevServer: @unchecked Sendable {
     }
 
     /// Every `.lua` file of `plugins` now, by `PLUGIN/PATH`.
-    public static func files(of plugins: [Plugin]) -> [String: String] {
+    package static func files(of plugins: [Plugin]) -> [String: String] {
         var out: [String: String] = [:]
         for plugin in plugins {
             let found = FileManager.default.enumerator(atPath: plugin.real)?.allObjects as? [String] ?? []
@@ -141,13 +141,13 @@ public final class DevServer: @unchecked Sendable {
     }
 
     /// Why a file is not served.
-    public enum Refusal: Error, Equatable {
+    package enum Refusal: Error, Equatable {
         case forbidden(String)
         case notFound(String)
     }
 
     /// The text of `path` (`counter/init.lua`) when it is a file the server serves.
-    public func file(_ path: String) -> Result<String, Refusal> { DevServer.file(path, in: plugins) }
+    package func file(_ path: String) -> Result<String, Refusal> { DevServer.file(path, in: plugins) }
 
     static func file(_ path: String, in plugins: [Plugin]) -> Result<String, Refusal> {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
@@ -175,7 +175,7 @@ public final class DevServer: @unchecked Sendable {
     /// Takes the files as they are now: the ones that differ from the last published are
     /// pushed to every connected app, and returned (none: nothing is sent).
     @discardableResult
-    public func publish(_ now: [String: String]) -> [String] {
+    package func publish(_ now: [String: String]) -> [String] {
         lock.withLock {
             let changed = Set(files.keys).union(now.keys).filter { files[$0] != now[$0] }.sorted()
             guard !changed.isEmpty else { return [] }
