@@ -205,33 +205,11 @@ package final class DevServer: @unchecked Sendable {
             case .failure(.notFound(let why)): throw HTTPError(.notFound, message: why + "\n")
             }
         }
-        // DevLink.appPath
-        router.ws("/app", shouldUpgrade: { request, _ in
-            if server.refusal(authority: request.head.authority, token: request.uri.queryParameters.get("token"),
-                              origins: request.headers[values: .origin], upgrade: true) != nil { return .dontUpgrade }
-            return .upgrade([:])
-        }, onUpgrade: { [weak self] inbound, outbound, _ in
-            guard let self else { return }
-            let queue = SendQueue(limit: 1 << 30)
+        server.webSocket(DevLink.appPath, on: router, queueLimit: 1 << 30, maxSize: 64 << 20) { [weak self] queue in
+            guard let self else { return ({ _ in }, {}) }
             let id = self.connect(send: { queue.push($0) })
-            defer { self.disconnect(id) }
-            await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await frame in queue.frames where !queue.isClosed {
-                        try await outbound.write(.text(frame))
-                        queue.written(frame)
-                    }
-                }
-                group.addTask {
-                    for try await message in inbound.messages(maxSize: 64 << 20) {
-                        if case .text(let text) = message { self.receive(text, from: id) }
-                    }
-                }
-                _ = try? await group.next()
-                queue.finish()
-                group.cancelAll()
-            }
-        })
+            return ({ self.receive($0, from: id) }, { self.disconnect(id) })
+        }
     }
 
     /// An app connected: it gets every file first.

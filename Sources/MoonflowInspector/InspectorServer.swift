@@ -152,18 +152,30 @@ public final class InspectorServer: Sendable {
             headers[.cacheControl] = "no-store"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: InspectorPage.html)))
         }
-        router.ws("/ws", shouldUpgrade: { [self] request, _ in
+        // Frames wait in the queue until the socket takes them; a page that falls `limits.bytes`
+        // behind is dropped (closing the handler closes the socket) and, reconnecting, resyncs
+        // from the window.
+        webSocket("/ws", on: router, queueLimit: hub.limits.bytes, maxSize: 16 << 20) { queue in
+            let page = hub.connect { queue.push($0) }
+            return ({ hub.receive($0, from: page) }, { hub.disconnect(page) })
+        }
+    }
+
+    /// A WebSocket route behind the server's checks: `open` is called with the connection's
+    /// queue of frames out (what it pushes is written in order; past `queueLimit` bytes not yet
+    /// written the connection ends) and returns what to do with each text frame that comes in
+    /// (a binary one comes as the text "binary frame") and when the connection ends.
+    func webSocket(_ path: String, on router: Router<BasicWebSocketRequestContext>, queueLimit: Int, maxSize: Int,
+                   open: @escaping @Sendable (SendQueue) -> (receive: @Sendable (String) -> Void, close: @Sendable () -> Void)) {
+        router.ws(RouterPath(stringLiteral: path), shouldUpgrade: { [self] request, _ in
             // UpgradeGuard answered a refusal already; this holds if it is ever bypassed.
             if refusal(authority: request.head.authority, token: request.uri.queryParameters.get("token"),
                        origins: request.headers[values: .origin], upgrade: true) != nil { return .dontUpgrade }
             return .upgrade([:])
         }, onUpgrade: { inbound, outbound, _ in
-            // Frames wait here until the socket takes them; a page that falls `limits.bytes`
-            // behind is dropped (closing the handler closes the socket) and, reconnecting,
-            // resyncs from the window.
-            let queue = SendQueue(limit: hub.limits.bytes)
-            let page = hub.connect { queue.push($0) }
-            defer { hub.disconnect(page) }
+            let queue = SendQueue(limit: queueLimit)
+            let (receive, close) = open(queue)
+            defer { close() }
             await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await frame in queue.frames where !queue.isClosed {
@@ -172,10 +184,10 @@ public final class InspectorServer: Sendable {
                     }
                 }
                 group.addTask {
-                    for try await message in inbound.messages(maxSize: 16 << 20) {
+                    for try await message in inbound.messages(maxSize: maxSize) {
                         switch message {
-                        case .text(let text): hub.receive(text, from: page)
-                        case .binary: hub.receive("binary frame", from: page)
+                        case .text(let text): receive(text)
+                        case .binary: receive("binary frame")
                         }
                     }
                 }
@@ -183,7 +195,7 @@ public final class InspectorServer: Sendable {
                     await queue.overflow()
                     throw CancellationError()
                 }
-                // The page left, or fell too far behind: the rest stops with it.
+                // The other side left, or fell too far behind: the rest stops with it.
                 _ = try? await group.next()
                 queue.finish()
                 group.cancelAll()

@@ -13,21 +13,13 @@ func serveBench() {
         return
     }
     let result: [Double]? = attempt("serve") {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-serve-bench-\(getpid())")
-        let plugin = dir.appendingPathComponent("plugins/counter")
-        try? FileManager.default.removeItem(at: dir)
-        try FileManager.default.createDirectory(at: plugin, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let original = try String(contentsOfFile: BenchEnvironment.path("plugins/counter/init.lua"), encoding: .utf8)
-        let initFile = plugin.appendingPathComponent("init.lua")
-        try original.write(to: initFile, atomically: false, encoding: .utf8)
-        let variants = [original, original.replacingOccurrences(of: "state.count = state.count + m.n", with: "state.count = state.count + m.n * 2")]
-        guard variants[0] != variants[1] else { throw BenchError("plugins/counter/init.lua changed: the bench's edit no longer applies") }
+        let edited = try EditedCounter(name: "serve")
+        defer { edited.remove() }
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BenchEnvironment.moonflow)
         process.arguments = ["serve", "plugins", "--format", "jsonl"]
-        process.currentDirectoryURL = dir
+        process.currentDirectoryURL = edited.dir
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -51,12 +43,7 @@ func serveBench() {
         Thread.sleep(forTimeInterval: 0.1)  // the watches are set up
         var ms: [Double] = []
         for i in 0..<edits {
-            let text = variants[(i + 1) % 2]
-            let fd = open(initFile.path, O_WRONLY | O_TRUNC)
-            guard fd >= 0 else { throw BenchError("cannot open \(initFile.path)") }
-            let written = text.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
-            close(fd)
-            guard written > 0 else { throw BenchError("cannot write \(initFile.path)") }
+            try edited.edit(i)
             let start = DispatchTime.now().uptimeNanoseconds
             guard reloaded.wait(timeout: .now() + 5) == .success else { throw BenchError("no reload within 5 s of edit \(i + 1)") }
             ms.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
@@ -66,9 +53,6 @@ func serveBench() {
         return ms
     }
     guard let ms = result else { return }
-    let sorted = ms.sorted()
-    print("save to an app's reload through moonflow serve (loopback), \(ms.count) edits, from write() returning to the app's reload event")
-    print(row("p50", sorted[sorted.count / 2], "ms", note: "target <= 30"))
-    print(row("p95", sorted[Int(Double(sorted.count) * 0.95) - 1], "ms", note: "target <= 60"))
-    print(row("max", sorted.last, "ms"))
+    printLatencies(ms, "save to an app's reload through moonflow serve (loopback), \(ms.count) edits, from write() returning to the app's reload event",
+                   p50: 30, p95: 60)
 }
