@@ -167,7 +167,8 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
         let plugins = Set(changed.compactMap { $0.split(separator: "/").first.map(String.init) })
         let features = state.withLock { $0.sessions.values.sorted { $0.id < $1.id }.compactMap(\.feature) }
         for feature in features {
-            let files = host.sourceFiles(of: feature).compactMap { host.sourceFile($0) }.filter { $0.0 === self }.map(\.1)
+            // A composite's children change on the state executor (a reload adds or drops some).
+            let files = host.perform { host.sourceFiles(of: feature) }.compactMap { host.sourceFile($0) }.filter { $0.0 === self }.map(\.1)
             let own = files.compactMap { $0.split(separator: "/").first.map(String.init) }
             guard !plugins.isDisjoint(with: own) else { continue }
             // Paths relative to the plugin's folder, as `--watch` reports them.
