@@ -27,10 +27,10 @@ struct Serve: ParsableCommand {
     @Argument(help: ArgumentHelp("Plugin folders, or folders of them (default: plugins).", valueName: "FOLDER"))
     var folders: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Listen on HOST (default 127.0.0.1; another address lets a device on the local network connect).", valueName: "HOST"))
+    @Option(name: .long, help: ArgumentHelp("Listen on HOST (an address other than loopback lets a device on the local network connect).", valueName: "HOST"))
     var host = "127.0.0.1"
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Listen on PORT (default 0: any free port).", valueName: "PORT"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Listen on PORT (0: any free port).", valueName: "PORT"))
     var port = 0
 
     @Option(name: .long, help: ArgumentHelp("Use TOKEN (32 hex digits) instead of a random one: with the same --port, apps connected to an earlier run connect again.", valueName: "TOKEN"))

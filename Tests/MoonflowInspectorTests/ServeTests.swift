@@ -132,6 +132,21 @@ final class ServeTests: XCTestCase {
         XCTAssertEqual(replay.status, 0, replay.lines.joined(separator: "\n"))
     }
 
+    func testAServerReachableFromTheNetworkSaysSoAndUsageErrorsExit2() throws {
+        let (open, url) = try serve(["--host", "0.0.0.0"])
+        defer { open.kill() }
+        XCTAssertTrue(url.hasPrefix("http://0.0.0.0:"), url)
+        XCTAssertTrue(open.errors.contains("moonflow: warning: --host 0.0.0.0 is reachable from the network"), open.errors)
+        for (arguments, message) in [(["serve", "/no/such/folder"], "/no/such/folder is not a folder"),
+                                     (["serve", folder.path, "--token", "guess"], "--token must be 32 hex digits"),
+                                     (["serve", folder.appendingPathComponent("counter/init.lua").path], "is not a folder")] {
+            let run = try Child(Built.binary("moonflow"), arguments)
+            run.waitUntilExit()
+            XCTAssertEqual(run.status, 2, arguments.joined(separator: " "))
+            XCTAssertTrue(run.errors.contains(message), run.errors)
+        }
+    }
+
     func testWhatTheServerRefuses() throws {
         let secret = folder.appendingPathComponent("secret.lua")
         try write("return 'secret'", to: "secret.lua")
@@ -199,7 +214,7 @@ final class Child: @unchecked Sendable {
     private let lock = NSLock()
     private var buffer = "", errorText = ""
     private var _lines: [String] = []
-    private var ended = false
+    private var ended = false, errorsEnded = false
 
     init(_ executable: URL, _ arguments: [String]) throws {
         process.executableURL = executable
@@ -225,7 +240,12 @@ final class Child: @unchecked Sendable {
         }
         errorPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
+            guard let self else { return }
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                self.lock.withLock { self.errorsEnded = true }
+                return
+            }
             self.lock.withLock { self.errorText += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
@@ -252,7 +272,7 @@ final class Child: @unchecked Sendable {
     func waitUntilExit() {
         process.waitUntilExit()
         let deadline = Date().addingTimeInterval(10)
-        while !lock.withLock({ ended }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        while !lock.withLock({ ended && errorsEnded }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
     }
 
     func kill() { if process.isRunning { process.terminate() } }
