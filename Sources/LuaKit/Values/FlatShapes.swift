@@ -50,6 +50,25 @@ public struct FlatShapes: Sendable {
         }
         types = self.shapes.map { .string(LuaString(bytes: $0.name)) }
     }
+
+    /// The shapes as a table for a check written in Lua (the same answers as `matches`):
+    /// by type name, `{ f = { field = "integer" }, o = { field = true }, n = required }`,
+    /// `o` holding the optional fields.
+    public var luaTable: LuaValue {
+        var byType: [LuaValue: LuaValue] = [:]
+        for shape in shapes {
+            var fields: [LuaValue: LuaValue] = [:], optional: [LuaValue: LuaValue] = [:]
+            for field in shape.fields {
+                let name = LuaValue.string(LuaString(bytes: field.name))
+                fields[name] = .string(LuaString(field.type.rawValue))
+                if field.optional { optional[name] = .boolean(true) }
+            }
+            byType[.string(LuaString(bytes: shape.name))] = .table(LuaTable(hash: [
+                "f": .table(LuaTable(hash: fields)), "o": .table(LuaTable(hash: optional)), "n": .integer(Int64(shape.required)),
+            ]))
+        }
+        return .table(LuaTable(hash: byType))
+    }
 }
 
 extension LuaSlots {
