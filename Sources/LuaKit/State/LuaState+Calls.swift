@@ -148,6 +148,16 @@ extension LuaState {
         return try popRef(L)
     }
 
+    /// `flat(shapes, m)` (a C function): `FlatShapes.matches` for the host's own Lua code,
+    /// `shapes` being a `FlatShapes.luaTable`.
+    package func flatCheckFunction() throws -> LuaRef {
+        enter(); defer { leave() }
+        let L = activeL
+        guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        mf_push_flat_check(L)
+        return try popRef(L)
+    }
+
     /// Makes the write views' reads and writes C functions (`mf_install_write_view_access`):
     /// `metatable.__index` reads raw through `targets[view]` (a table value through
     /// `wrap(table, view, key)`), `metatable.__newindex` writes raw and appends

@@ -51,21 +51,19 @@ public struct FlatShapes: Sendable {
         types = self.shapes.map { .string(LuaString(bytes: $0.name)) }
     }
 
-    /// The shapes as a table for a check written in Lua (the same answers as `matches`):
-    /// by type name, `{ f = { field = "integer" }, o = { field = true }, n = required }`,
-    /// `o` holding the optional fields.
+    /// The shapes as a table for the check in C that the host's Lua code calls
+    /// (`LuaState.flatCheckFunction`; the same answers as `matches`): by type name,
+    /// `{ { field = code }, required }`, the code 1 string, 2 integer, 3 number, 4 boolean,
+    /// 5 table, 6 any, negative when the field is optional.
     public var luaTable: LuaValue {
         var byType: [LuaValue: LuaValue] = [:]
         for shape in shapes {
-            var fields: [LuaValue: LuaValue] = [:], optional: [LuaValue: LuaValue] = [:]
+            var fields: [LuaValue: LuaValue] = [:]
             for field in shape.fields {
-                let name = LuaValue.string(LuaString(bytes: field.name))
-                fields[name] = .string(LuaString(field.type.rawValue))
-                if field.optional { optional[name] = .boolean(true) }
+                let code = Int64(FieldType.allCases.firstIndex(of: field.type)! + 1)
+                fields[.string(LuaString(bytes: field.name))] = .integer(field.optional ? -code : code)
             }
-            byType[.string(LuaString(bytes: shape.name))] = .table(LuaTable(hash: [
-                "f": .table(LuaTable(hash: fields)), "o": .table(LuaTable(hash: optional)), "n": .integer(Int64(shape.required)),
-            ]))
+            byType[.string(LuaString(bytes: shape.name))] = .table(LuaTable(array: [.table(LuaTable(hash: fields)), .integer(Int64(shape.required))]))
         }
         return .table(LuaTable(hash: byType))
     }

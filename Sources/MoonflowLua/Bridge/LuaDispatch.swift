@@ -47,7 +47,8 @@ package final class LuaDispatch: @unchecked Sendable {
 
     init(_ lua: LuaState) throws {
         let (getMetatable, setMetatable) = try lua.rawMetatableFunctions()
-        let arguments: [LuaPush] = [.ref(getMetatable), .ref(setMetatable), .value(.table(LuaTable(isJSONArray: true))), .ref(try lua.rearmFunction())]
+        let arguments: [LuaPush] = [.ref(getMetatable), .ref(setMetatable), .value(.table(LuaTable(isJSONArray: true))), .ref(try lua.rearmFunction()),
+                                    .ref(try lua.flatCheckFunction())]
         let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), arguments) { slots in
             try (1...29).map { try slots.ref($0) }
         }

@@ -1,9 +1,9 @@
 -- The Lua half of a feature's dispatch (LuaDispatch.swift runs it once per Lua state with
--- getmetatable and setmetatable that `__metatable` does not stop, an empty JSON array and
--- `rearm` (the running call's time limit afresh), and keeps the 29 values it returns, in
--- order): the read-only and write views of the state, the calls into a definition's
--- functions, and a feature's `env`.
-local rawgetmetatable, rawsetmetatable, emptyArray, rearm = ...
+-- getmetatable and setmetatable that `__metatable` does not stop, an empty JSON array,
+-- `rearm` (the running call's time limit afresh) and `flat` (FlatShapes.matches in C),
+-- and keeps the 29 values it returns, in order): the read-only and write views of the
+-- state, the calls into a definition's functions, and a feature's `env`.
+local rawgetmetatable, rawsetmetatable, emptyArray, rearm, flat = ...
 local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
 local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
 local match, format, concat, sort = string.match, string.format, table.concat, table.sort
@@ -290,42 +290,13 @@ end
 local function viewTarget(t) return wtargets[t] or t end
 
 -- One action's whole synchronous trip in one call (LuaFeature's `step`): `handle`, and
--- when it returned one mutation the check below vouches for, `reduce` too. Returns the
+-- when it returned one mutation `flat` (FlatShapes.matches, in C) vouches for, `reduce`
+-- too; anything else is left to Swift's full check. Returns the
 -- mutation alone (Swift goes on as after a `handle` call), or the mutation, `true` and
 -- what `reduce` returns. `stage[1]` says where a raised error came from: 1 handle,
 -- 2 reduce (Swift reads and clears it after an error).
 local stage = { 0 }
 local mshapes = setmetatable({}, { __mode = "k" })  -- definition table -> its mutations' flat shapes
-local mathtype, huge = math.type, math.huge
--- FlatShapes.matches in Lua: a table without a metatable whose `type` names a shape,
--- whose other keys are that shape's fields holding a string, boolean or finite number of
--- the declared type, with every required field. Anything else goes to Swift's full check.
-local function flat(shapes, m)
-  if type(m) ~= "table" or rawgetmetatable(m) ~= nil then return false end
-  local s = shapes[rawget(m, "type")]
-  if s == nil then return false end
-  local fields, optional, required = s.f, s.o, 0
-  for k, v in rawnext, m do
-    if k ~= "type" then
-      local want = fields[k]
-      if want == nil then return false end
-      local got = type(v)
-      if got == "string" or got == "boolean" then
-        if want ~= got and want ~= "any" then return false end
-      elseif got == "number" then
-        if mathtype(v) == "integer" then
-          if want ~= "integer" and want ~= "number" and want ~= "any" then return false end
-        elseif v ~= v or v == huge or v == -huge or (want ~= "number" and want ~= "any") then
-          return false
-        end
-      else
-        return false
-      end
-      if not optional[k] then required = required + 1 end
-    end
-  end
-  return required == s.n
-end
 local function setMutationShapes(def, shapes) mshapes[def] = shapes end
 
 -- rawget, rawset and rawlen refuse views (C: every state's own raw functions call this,
