@@ -46,7 +46,7 @@ public struct LuaSlots {
 
     /// The slots after the first `n` (slot `n + 1` becomes slot 1): a reader written for
     /// one call's results reads them where another call returned them after values of its own.
-    public func dropping(_ n: Int) -> LuaSlots {
+    package func dropping(_ n: Int) -> LuaSlots {
         LuaSlots(state: state, L: L, base: base + Int32(min(n, count)), count: max(count - n, 0))
     }
 

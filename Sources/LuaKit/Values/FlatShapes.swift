@@ -55,7 +55,7 @@ public struct FlatShapes: Sendable {
     /// (`LuaState.flatCheckFunction`; the same answers as `matches`): by type name,
     /// `{ { field = code }, required }`, the code 1 string, 2 integer, 3 number, 4 boolean,
     /// 5 table, 6 any, negative when the field is optional.
-    public var luaTable: LuaValue {
+    package var luaTable: LuaValue {
         var byType: [LuaValue: LuaValue] = [:]
         for shape in shapes {
             var fields: [LuaValue: LuaValue] = [:]
