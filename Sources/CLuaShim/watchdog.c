@@ -303,6 +303,25 @@ int mf_arm(lua_State *L, int64_t limit_ms) {
   return 1;
 }
 
+/// A new whole limit for the call armed on this thread, from now, unless its deadline
+/// has passed already (then the stop stands). For a host function that runs two of a
+/// feature's calls in one protected call (handle, then reduce): each keeps its own limit.
+static int rearm_k(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  if (armed_here != b) return 0;
+  pthread_mutex_lock(&wd_lock);
+  if (b->deadline_ns != 0 && !__atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE)) {
+    int64_t deadline = mf_now_ns() + b->limit_ms * 1000000;
+    b->deadline_ns = deadline;
+    b->recheck_ns = deadline;
+    b->stuck_ns = stuck_after(deadline, b->limit_ms);
+  }
+  pthread_mutex_unlock(&wd_lock);
+  return 0;
+}
+
+void mf_push_rearm(lua_State *L) { lua_pushcfunction(L, rearm_k); }
+
 /// Takes `b` off the watchdog's armed list.
 static void unlist(mf_budget *b) {
   armed_here = NULL;

@@ -48,6 +48,25 @@ final class KeptMutationTests: XCTestCase {
         XCTAssertEqual(accepted, 7, "the flat valid tables are the fast path (infinities are refused like NaN)")
     }
 
+    /// The feature's one-call step (dispatch.lua) checks a mutation with the same rules in C.
+    func testTheCheckInCAnswersAsTheSwiftOneForEveryTable() throws {
+        let schema = try Schema(kind: "mutation", declaration: Self.declarations)
+        let lua = try LuaState()
+        let flat = try lua.flatCheckFunction()
+        let shapes = try lua.ref(.value(schema.flat.luaTable))
+        let ask = try lua.load(string: "local flat, shapes, t = ... return flat(shapes, t)", name: "ask")
+        var accepted = 0
+        for source in Self.tables {
+            let table = try lua.call(try lua.load(string: "return " + source, name: "m"), []) { try $0.ref(1) }
+            let inSwift = try lua.call(try lua.load(string: "return ...", name: "id"), [.ref(table)]) { $0.matches(1, schema.flat) }
+            let inC = try lua.call(ask, [.ref(flat), .ref(shapes), .ref(table)])
+            XCTAssertEqual(inC, [.boolean(inSwift)], source)
+            if inSwift { accepted += 1 }
+        }
+        XCTAssertEqual(accepted, 7)
+        XCTAssertEqual(try lua.call(ask, [.ref(flat), .ref(shapes), .value("not a table")]), [false])
+    }
+
     static let plugin = """
         local mf = require "moonflow"
         return mf.feature {

@@ -231,6 +231,16 @@ int mf_push_ops(lua_State *L, const mf_op *ops, int count, int *pushed, int *don
 /// not stop, for the host's own Lua code (the markers are kept from scripts by it).
 /// Light C functions: never raises, never allocates. Stack: [-0, +2]; needs 2 slots.
 void mf_push_raw_metatable_functions(lua_State *L);
+/// Pushes `rearm()`: gives the call armed on this thread (mf_pcall's time limit) its whole
+/// limit again from now, unless the deadline passed already. For the host's own Lua code
+/// that runs two of a feature's calls in one protected call (each keeps its own limit).
+/// A light C function: never raises, never allocates. Stack: [-0, +1]; needs 1 slot.
+void mf_push_rearm(lua_State *L);
+/// Pushes `flat(shapes, m)` (shapes.c): FlatShapes.matches for the host's own Lua code,
+/// with `shapes` as FlatShapes.luaTable makes them. Raises only on memory, inside its
+/// caller's protected call. A light C function: pushing it never raises, never allocates.
+/// Stack: [-0, +1]; needs 1 slot.
+void mf_push_flat_check(lua_State *L);
 /// 1 if the table at `idx` has the JSON-array metatable (mf.array()'s marker).
 /// Raw access only: never raises. Stack: [-0, +0]; needs 2 slots.
 int mf_is_json_array(lua_State *L, int idx);

@@ -44,6 +44,12 @@ public struct LuaSlots {
 
     private func index(_ i: Int) -> Int32 { base + Int32(i) }
 
+    /// The slots after the first `n` (slot `n + 1` becomes slot 1): a reader written for
+    /// one call's results reads them where another call returned them after values of its own.
+    package func dropping(_ n: Int) -> LuaSlots {
+        LuaSlots(state: state, L: L, base: base + Int32(min(n, count)), count: max(count - n, 0))
+    }
+
     /// `file:line` of the Lua code that called this Swift function, when known.
     public var callerLocation: String? { callerLocation(level: 1) }
 

@@ -136,6 +136,28 @@ extension LuaState {
         return (try popRef(L), set)
     }
 
+    /// `rearm()` (a C function): the call running under `call`'s time limit gets its whole
+    /// limit again from now, unless its deadline passed already. For the host's own Lua code
+    /// that runs two of a feature's calls in one protected call, so each keeps its own limit.
+    /// Never hand it to a script (a script could then run on past its limit).
+    package func rearmFunction() throws -> LuaRef {
+        enter(); defer { leave() }
+        let L = activeL
+        guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        mf_push_rearm(L)
+        return try popRef(L)
+    }
+
+    /// `flat(shapes, m)` (a C function): `FlatShapes.matches` for the host's own Lua code,
+    /// `shapes` being a `FlatShapes.luaTable`.
+    package func flatCheckFunction() throws -> LuaRef {
+        enter(); defer { leave() }
+        let L = activeL
+        guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        mf_push_flat_check(L)
+        return try popRef(L)
+    }
+
     /// Makes the write views' reads and writes C functions (`mf_install_write_view_access`):
     /// `metatable.__index` reads raw through `targets[view]` (a table value through
     /// `wrap(table, view, key)`), `metatable.__newindex` writes raw and appends
@@ -341,6 +363,25 @@ extension LuaState {
         mf_rawgeti_registry(L, lua_Integer(table.ref))
         try check(mf_rawgetfield(L, stack.top + 1, key), L)
         return try body(LuaSlots(state: self, L: L, base: stack.top + 1, count: 1))
+    }
+
+    /// The integer at `table[index]` (0 when it holds none), and `table[index] = newValue`
+    /// when one is given: raw, for a small table of counters shared with Lua code (the
+    /// slot exists already, so nothing allocates and nothing raises).
+    package func exchangeCounter(_ table: LuaRef, at index: Int, with newValue: Int? = nil) -> Int {
+        enter(); defer { leave() }
+        let L = activeL
+        guard mf_checkstack(L, 2) != 0 else { return 0 }
+        mf_rawgeti_registry(L, lua_Integer(table.ref))
+        mf_rawgeti(L, -1, lua_Integer(index))
+        let old = Int(lua_tointegerx(L, -1, nil))
+        mf_pop(L, 1)
+        if let newValue {
+            lua_pushinteger(L, lua_Integer(newValue))
+            lua_rawseti(L, -2, lua_Integer(index))
+        }
+        mf_pop(L, 1)
+        return old
     }
 
     /// Replaces the value a reference holds (the registry slot now holds `value`).

@@ -50,6 +50,23 @@ public struct FlatShapes: Sendable {
         }
         types = self.shapes.map { .string(LuaString(bytes: $0.name)) }
     }
+
+    /// The shapes as a table for the check in C that the host's Lua code calls
+    /// (`LuaState.flatCheckFunction`; the same answers as `matches`): by type name,
+    /// `{ { field = code }, required }`, the code 1 string, 2 integer, 3 number, 4 boolean,
+    /// 5 table, 6 any, negative when the field is optional.
+    package var luaTable: LuaValue {
+        var byType: [LuaValue: LuaValue] = [:]
+        for shape in shapes {
+            var fields: [LuaValue: LuaValue] = [:]
+            for field in shape.fields {
+                let code = Int64(FieldType.allCases.firstIndex(of: field.type)! + 1)
+                fields[.string(LuaString(bytes: field.name))] = .integer(field.optional ? -code : code)
+            }
+            byType[.string(LuaString(bytes: shape.name))] = .table(LuaTable(array: [.table(LuaTable(hash: fields)), .integer(Int64(shape.required))]))
+        }
+        return .table(LuaTable(hash: byType))
+    }
 }
 
 extension LuaSlots {

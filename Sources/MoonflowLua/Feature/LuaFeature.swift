@@ -100,6 +100,7 @@ package final class LuaFeature: @unchecked Sendable {
             },
             handle: { [weak self] action, _ in self?.handle(action) ?? Handled.none },
             reduce: { [weak self] _, mutation in try self?.reduce(mutation) },
+            step: { [weak self] action, _ in self?.step(action) ?? .handled(.none) },
             effects: { [weak self] effect, _ in self?.effect(effect) })
         traceActionsIfNeeded()
         try registerShape(of: definition)
@@ -182,6 +183,7 @@ package final class LuaFeature: @unchecked Sendable {
             return []
         }
         try bridge.lua.call(dispatch.setShape, [.ref(definition.table), .value(shape), .value(.boolean(strict)), .function(report)]) { _ in () }
+        try bridge.lua.call(dispatch.setMutationShapes, [.ref(definition.table), .value(definition.mutations.flat.luaTable)]) { _ in () }
     }
 
     deinit {
@@ -213,7 +215,13 @@ package final class LuaFeature: @unchecked Sendable {
 
     /// The action behind the event being delivered right now: a mutation's, a
     /// state's, an effect's or an error's. Read it from an `outlet` listener.
-    package var eventCause: LuaValue? { (deliveringCause ?? interactor.actionBeingReduced)?.value }
+    package var eventCause: LuaValue? {
+        if let deliveringCause { return deliveringCause.value }
+        // Inside a step's handle the loop already says the action is being reduced: as for a
+        // `handle` call of its own, an event from there (a log) has no cause.
+        if stepping, bridge.lua.exchangeCounter(dispatch.stepStage, at: 1) == 1 { return nil }
+        return interactor.actionBeingReduced?.value
+    }
 
     /// The handler and effect streams still running, each with the action that started it.
     package var inFlight: [FeatureFlight] {
@@ -398,66 +406,125 @@ package final class LuaFeature: @unchecked Sendable {
         let (pushed, value): (LuaPush, LuaValue?)
         do { (pushed, value) = try pushing(mutation) } catch { throw LocatedError(error, at: location("reduce")) }
         do {
-            let (changes, effect): ([StateChange]?, LuaValue?) = try bridge.lua.call(
-                dispatch.reduce, [.ref(definition.table), .ref(stateTable), pushed]
-            ) { slots in
-                guard slots.isTable(1) else {
-                    throw LuaStreamError(message: "\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`", location: location("reduce"))
-                }
-                var effect: LuaValue? = nil
-                if slots.count >= 2 && !slots.isNil(2) {
-                    let e = try slots.value(2, path: "effect")
-                    guard case .string(let type) = e["type"] ?? .nil else {
-                        throw LuaStreamError(message: "an effect must be a table with a string 'type' (got \(e))", location: location("reduce"))
-                    }
-                    // An outward effect (no handler here takes it) meets the declared `outputs`, as actions meet `actions`.
-                    if let outputs = binding.definition.outputs, !binding.definition.effectHandlers.contains(type.description) {
-                        try outputs.validate(e)
-                    }
-                    effect = e
-                }
-                let outcome = try slots.integer(3)  // 0: in place, 1: a table in two places, 2: another table
-                // In place (the common case): the snapshot takes the written entries, nothing else.
-                if outcome == 0 {
-                    let count = Int(try slots.integer(5))
-                    // Under the lock, with no other reference taken: changed in place.
-                    if let changes = try snapshotLock.withLock({ () throws -> [StateChange]? in
-                        let changes = try slots.applyStateWrites(4, count: count, root: "state", to: &_snapshot)
-                        // A declared state refuses a write that breaks it: the snapshot goes back here, the table below.
-                        if let changes, let declared = binding.definition.declaredState {
-                            for change in changes {
-                                if let problem = declared.problem(writing: change.new, at: change.path, root: "state") {
-                                    revert(changes, in: &_snapshot)
-                                    throw StateTypeError(problem: problem)
-                                }
-                            }
-                        }
-                        return changes
-                    }) {
-                        return (changes, effect)
-                    }
-                }
-                // Another table, one table in two places, or a view inside new data: read it all,
-                // and make the Lua table anew from the copy unless it is a plain new table.
-                let previous = snapshot
-                let (whole, plain) = try slots.stateValue(1, refreshing: previous, path: "state")
-                if let problem = binding.definition.declaredState?.problem(with: whole, at: "state") { throw StateTypeError(problem: problem) }
-                stateTable = outcome == 2 && plain ? try slots.ref(1) : try bridge.lua.ref(.value(whole))
-                snapshot = whole
-                return ([StateChange(path: [], old: previous, new: whole)], effect)
+            let (changes, effect) = try bridge.lua.call(dispatch.reduce, [.ref(definition.table), .ref(stateTable), pushed]) { slots in
+                try reduced(slots)
             }
-            deliveringChanges = changes
-            defer { deliveringChanges = nil }
-            seq += 1
-            if let value { outlet.send(.mutation(value, seq: seq)) }
-            outlet.send(.state(snapshot, seq: seq))
+            deliver(changes, mutation: value)
             return effect
         } catch {
-            // Roll back: undo what the reducer wrote in place before it failed.
-            do { try bridge.lua.call(dispatch.undo, []) { _ in () } } catch {
-                try? bridge.lua.replace(stateTable, with: snapshot)
-            }
+            rollBack()
             throw LocatedError(error, at: location("reduce"))
+        }
+    }
+
+    /// Whether a `step` call is running (`eventCause` asks Lua which half it is in).
+    private var stepping = false
+
+    private enum StepOutcome {
+        case handled(Handled<FeatureMutation>)
+        case reduced(changes: [StateChange]?, effect: LuaValue?, mutation: LuaValue?)
+    }
+
+    /// `handle` and `reduce` in one protected call (dispatch.lua's `step`) when `handle`
+    /// returns one mutation the flat check vouches for; anything else (nothing, a stream,
+    /// a mutation to check in full) goes on as a `handle` call's result. Errors keep their
+    /// stage: one raised in reduce (or in reading what it returned) rolls the state back.
+    private func step(_ action: FeatureAction) -> Stepped<FeatureMutation, LuaValue> {
+        if binding.reportsActionsInHandle { report(action) }
+        releaseKeptSlot()
+        var readingReduce = false
+        stepping = true
+        let outcome: StepOutcome
+        do {
+            defer { stepping = false }
+            outcome = try bridge.lua.call(dispatch.step, [.ref(definition.table), action.pushed, .ref(stateTable), .ref(env)]) { slots in
+                guard slots.count > 1 else {
+                    return .handled(try mutations(from: "handle", slots, what: "\(definition.name).handle", keep: keep))
+                }
+                readingReduce = true
+                let mutation = outlet.wants(.mutation) ? try slots.value(1, path: "mutation") : nil
+                let (changes, effect) = try reduced(slots.dropping(2))
+                return .reduced(changes: changes, effect: effect, mutation: mutation)
+            }
+        } catch {
+            if readingReduce || bridge.lua.exchangeCounter(dispatch.stepStage, at: 1, with: 0) == 2 {
+                rollBack()
+                return .failed(LocatedError(error, at: location("reduce")))
+            }
+            return .handled(.stream(.fail(LocatedError(error, at: location("handle")))))
+        }
+        switch outcome {
+        case .handled(let handled):
+            return .handled(handled)
+        case .reduced(let changes, let effect, let mutation):
+            deliver(changes, mutation: mutation)
+            return .reduced(effect: effect)
+        }
+    }
+
+    /// Reads what dispatch.lua's `reduce` returned (the state, the effect, how the state
+    /// changed and the writes), brings the snapshot up to date and checks the declared
+    /// state and outputs. Throws (the caller rolls back) when something does not fit.
+    private func reduced(_ slots: LuaSlots) throws -> (changes: [StateChange]?, effect: LuaValue?) {
+        guard slots.isTable(1) else {
+            throw LuaStreamError(message: "\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`", location: location("reduce"))
+        }
+        var effect: LuaValue? = nil
+        if slots.count >= 2 && !slots.isNil(2) {
+            let e = try slots.value(2, path: "effect")
+            guard case .string(let type) = e["type"] ?? .nil else {
+                throw LuaStreamError(message: "an effect must be a table with a string 'type' (got \(e))", location: location("reduce"))
+            }
+            // An outward effect (no handler here takes it) meets the declared `outputs`, as actions meet `actions`.
+            if let outputs = binding.definition.outputs, !binding.definition.effectHandlers.contains(type.description) {
+                try outputs.validate(e)
+            }
+            effect = e
+        }
+        let outcome = try slots.integer(3)  // 0: in place, 1: a table in two places, 2: another table
+        // In place (the common case): the snapshot takes the written entries, nothing else.
+        if outcome == 0 {
+            let count = Int(try slots.integer(5))
+            // Under the lock, with no other reference taken: changed in place.
+            if let changes = try snapshotLock.withLock({ () throws -> [StateChange]? in
+                let changes = try slots.applyStateWrites(4, count: count, root: "state", to: &_snapshot)
+                // A declared state refuses a write that breaks it: the snapshot goes back here, the table below.
+                if let changes, let declared = binding.definition.declaredState {
+                    for change in changes {
+                        if let problem = declared.problem(writing: change.new, at: change.path, root: "state") {
+                            revert(changes, in: &_snapshot)
+                            throw StateTypeError(problem: problem)
+                        }
+                    }
+                }
+                return changes
+            }) {
+                return (changes, effect)
+            }
+        }
+        // Another table, one table in two places, or a view inside new data: read it all,
+        // and make the Lua table anew from the copy unless it is a plain new table.
+        let previous = snapshot
+        let (whole, plain) = try slots.stateValue(1, refreshing: previous, path: "state")
+        if let problem = binding.definition.declaredState?.problem(with: whole, at: "state") { throw StateTypeError(problem: problem) }
+        stateTable = outcome == 2 && plain ? try slots.ref(1) : try bridge.lua.ref(.value(whole))
+        snapshot = whole
+        return ([StateChange(path: [], old: previous, new: whole)], effect)
+    }
+
+    /// The events of a reduce that held: the mutation (when asked for) and the state.
+    private func deliver(_ changes: [StateChange]?, mutation value: LuaValue?) {
+        deliveringChanges = changes
+        defer { deliveringChanges = nil }
+        seq += 1
+        if let value { outlet.send(.mutation(value, seq: seq)) }
+        outlet.send(.state(snapshot, seq: seq))
+    }
+
+    /// Undoes what a failed reduce wrote in place.
+    private func rollBack() {
+        do { try bridge.lua.call(dispatch.undo, []) { _ in () } } catch {
+            try? bridge.lua.replace(stateTable, with: snapshot)
         }
     }
 

@@ -1,8 +1,9 @@
 -- The Lua half of a feature's dispatch (LuaDispatch.swift runs it once per Lua state with
--- getmetatable and setmetatable that `__metatable` does not stop, and an empty JSON array,
--- and keeps the 26 values it returns, in order): the read-only and write views of the
+-- getmetatable and setmetatable that `__metatable` does not stop, an empty JSON array,
+-- `rearm` (the running call's time limit afresh) and `flat` (FlatShapes.matches in C),
+-- and keeps the 29 values it returns, in order): the read-only and write views of the
 -- state, the calls into a definition's functions, and a feature's `env`.
-local rawgetmetatable, rawsetmetatable, emptyArray = ...
+local rawgetmetatable, rawsetmetatable, emptyArray, rearm, flat = ...
 local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
 local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
 local match, format, concat, sort = string.match, string.format, table.concat, table.sort
@@ -288,6 +289,16 @@ local function mark(t, kind)
 end
 local function viewTarget(t) return wtargets[t] or t end
 
+-- One action's whole synchronous trip in one call (LuaFeature's `step`): `handle`, and
+-- when it returned one mutation `flat` (FlatShapes.matches, in C) vouches for, `reduce`
+-- too; anything else is left to Swift's full check. Returns the
+-- mutation alone (Swift goes on as after a `handle` call), or the mutation, `true` and
+-- what `reduce` returns. `stage[1]` says where a raised error came from: 1 handle,
+-- 2 reduce (Swift reads and clears it after an error).
+local stage = { 0 }
+local mshapes = setmetatable({}, { __mode = "k" })  -- definition table -> its mutations' flat shapes
+local function setMutationShapes(def, shapes) mshapes[def] = shapes end
+
 -- rawget, rawset and rawlen refuse views (C: every state's own raw functions call this,
 -- registered by LuaDispatch): a raw write would land in the empty view itself, hiding the
 -- state's field behind it for good.
@@ -340,5 +351,20 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
   function(def, states) return def.combine(states) end,
   function(def, child, effect) return def.mapEffect(child, effect) end,
   function(...) return ... end,
-  roCloseMT, roCount, refuseRaw, wcheck, setShape
+  roCloseMT, roCount, refuseRaw, wcheck, setShape,
+  function(def, action, state, env)
+    stage[1] = 1
+    local m
+    do
+      enter()
+      local _ <close> = roClose
+      m = def.handle(action, rootView(state, shapeOf[def]), env)
+    end
+    local shapes = mshapes[def]
+    if shapes == nil or not flat(shapes, m) then stage[1] = 0; return m end
+    stage[1] = 2   -- left so after reduce returns: Swift reads it only when this call raised
+    rearm()        -- reduce gets its whole time limit, as a call of its own would
+    return m, true, reduce(def, state, m)
+  end,
+  stage, setMutationShapes
 

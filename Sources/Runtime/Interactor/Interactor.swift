@@ -99,6 +99,25 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
             handle: { .stream(handle($0, $1)) }, reduce: reduce, effects: effects)
     }
 
+    /// Creates an interactor whose host can also handle and reduce an action in one go:
+    /// `step` is used for every action merged (the default strategy) while no one observes
+    /// `mutations`; `handle` and `reduce` serve the rest (other strategies, streams' mutations).
+    package init(
+        initial: State,
+        context: SchedulerContext,
+        actionType: @escaping @Sendable (Action) -> String,
+        strategy: (@Sendable (Action) -> FlattenStrategy)?,
+        handle: @escaping @Sendable (Action, State) -> Handled<Mutation>,
+        reduce: @escaping @Sendable (inout State, Mutation) throws -> Effect?,
+        step: @escaping @Sendable (Action, inout State) -> Stepped<Mutation, Effect>,
+        effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>?
+    ) {
+        self.context = context
+        self.loop = InteractorLoop(
+            initial: initial, outlet: StateOutlet(initial), context: context, actionType: actionType,
+            strategy: strategy, handle: handle, reduce: reduce, step: step, effects: effects)
+    }
+
     deinit { loop.dispose() }
 
     /// Sends an action into the loop; callable from any thread.

@@ -89,6 +89,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
 
     @usableFromInline let handle: @Sendable (Action, State) -> Handled<Mutation>
     @usableFromInline let reduce: @Sendable (inout State, Mutation) throws -> Effect?
+    /// Handle and reduce fused (`Stepped`), used for a merged action when no one taps mutations.
+    @usableFromInline let step: (@Sendable (Action, inout State) -> Stepped<Mutation, Effect>)?
     @usableFromInline let strategy: (@Sendable (Action) -> FlattenStrategy)?
     @usableFromInline let actionType: @Sendable (Action) -> String
     @usableFromInline let effectHandler: @Sendable (Effect, State) -> Producer<Mutation>?
@@ -133,6 +135,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         strategy: (@Sendable (Action) -> FlattenStrategy)?,
         handle: @escaping @Sendable (Action, State) -> Handled<Mutation>,
         reduce: @escaping @Sendable (inout State, Mutation) throws -> Effect?,
+        step: (@Sendable (Action, inout State) -> Stepped<Mutation, Effect>)? = nil,
         effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>?
     ) {
         let taps = Taps()
@@ -148,6 +151,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         self.strategy = strategy
         self.handle = handle
         self.reduce = reduce
+        self.step = step
         self.effectHandler = effects
     }
 
@@ -289,8 +293,30 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         if let tap = taps.actions { emit(tap, Traced(value: origin.action, action: origin.action, actionID: origin.id)) }
         if let strategy, case let chosen = strategy(origin.action), chosen != .merge {
             process(origin, strategy: chosen)
+        } else if let step, taps.mutations == nil {
+            stepped(step, origin)
         } else {
             apply(handle(origin.action, current), origin, type: nil)
+        }
+    }
+
+    /// Handles and reduces in one go (`step`); what `reduceStep` does after `reduce` follows
+    /// when it did both, with `reducing` set throughout, as there.
+    @inlinable
+    func stepped(_ step: @Sendable (Action, inout State) -> Stepped<Mutation, Effect>, _ origin: Origin) {
+        var next = confined.pointee.current
+        confined.pointee.reducing = origin.action
+        defer { confined.pointee.reducing = nil }
+        switch step(origin.action, &next) {
+        case .handled(let handled):
+            confined.pointee.reducing = nil
+            apply(handled, origin, type: nil)
+        case .reduced(let effect):
+            confined.pointee.current = next
+            publish(next)
+            if let effect { route(effect, origin, state: next) }
+        case .failed(let error):
+            fail(error, origin, .reduce)
         }
     }
 
