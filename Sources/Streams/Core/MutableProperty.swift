@@ -69,7 +69,7 @@ final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     final class Subscriber: @unchecked Sendable {
         @usableFromInline let observer: Observer<Value>
         @usableFromInline let seen: Int
-        @usableFromInline var isActive = true
+        @usableFromInline @exclusivity(unchecked) var isActive = true
         init(_ observer: Observer<Value>, seen: Int) {
             self.observer = observer
             self.seen = seen
@@ -82,16 +82,19 @@ final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
         case completed
     }
 
+    // Every var below is read and written only under `lock`, which already makes each access
+    // exclusive: the runtime's own exclusivity checks (a thread-local access set per read or
+    // write) would cost a delivery more than its lock does, so they are turned off here.
     @usableFromInline let lock = RecursiveLock()
-    @usableFromInline var current: Value?
-    @usableFromInline var version = 0
+    @usableFromInline @exclusivity(unchecked) var current: Value?
+    @usableFromInline @exclusivity(unchecked) var version = 0
     /// Replaced whole when it changes, so a delivery walks the list it started with.
-    @usableFromInline var subscribers: [Subscriber] = []
-    @usableFromInline var isCompleted = false
-    @usableFromInline var isDelivering = false
-    private var queued: [Pending] = []
+    @usableFromInline @exclusivity(unchecked) var subscribers: [Subscriber] = []
+    @usableFromInline @exclusivity(unchecked) var isCompleted = false
+    @usableFromInline @exclusivity(unchecked) var isDelivering = false
+    @exclusivity(unchecked) private var queued: [Pending] = []
     /// Whether `queued` holds anything (read without touching the generic array).
-    private var hasQueued = false
+    @usableFromInline @exclusivity(unchecked) var hasQueued = false
 
     init(_ initial: Value?) {
         current = initial
@@ -120,7 +123,8 @@ final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
                 for subscriber in subscribers where subscriber.isActive && subscriber.seen < version {
                     subscriber.observer.send(value: value)
                 }
-                drainQueue()
+                // Only an observer that set the property or completed it queued anything.
+                if hasQueued { drainQueue() } else { isDelivering = false }
                 return
             }
             deliverChange(value)
