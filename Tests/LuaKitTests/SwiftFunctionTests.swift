@@ -20,6 +20,18 @@ final class SwiftFunctionTests: XCTestCase {
         XCTAssertThrowsError(try lua.run(string: "return add('x', 1)", name: "t.lua")) { error in
             XCTAssertEqual((error as? LuaError)?.message, "t.lua:1: bad argument #1 to 'add' (integer expected, got string)")
         }
+        // A float with an integral value counts as an integer (as in Lua); any other number,
+        // a numeric string and a missing argument do not.
+        XCTAssertEqual(try lua.run(string: "return add(2.0, 40)", name: "t"), [42])
+        XCTAssertThrowsError(try lua.run(string: "return add(1, 2.5)", name: "t.lua")) { error in
+            XCTAssertEqual((error as? LuaError)?.message, "t.lua:1: bad argument #2 to 'add' (integer expected, got number)")
+        }
+        XCTAssertThrowsError(try lua.run(string: "return add(1, '2')", name: "t.lua")) { error in
+            XCTAssertEqual((error as? LuaError)?.message, "t.lua:1: bad argument #2 to 'add' (integer expected, got string)")
+        }
+        XCTAssertThrowsError(try lua.run(string: "return add(1)", name: "t.lua")) { error in
+            XCTAssertEqual((error as? LuaError)?.message, "t.lua:1: bad argument #2 to 'add' (integer expected, got no value)")
+        }
     }
 
     func testThrowingFunctionIsCaughtByPcallAndLeaksNothing() throws {

@@ -117,10 +117,10 @@ public struct LuaSlots {
     }
 
     public func integer(_ i: Int, function: String = "?") throws -> Int64 {
-        switch try value(i) {
-        case .integer(let n): return n
-        case .number(let d): if let n = Int64(exactly: d) { return n }
-        default: break
+        // Read in place: a number needs no copy (the reader and its caches are for tables).
+        if i >= 1 && i <= count && mf_type(L, index(i)) == LUA_TNUMBER {
+            if mf_isinteger(L, index(i)) != 0 { return lua_tointegerx(L, index(i), nil) }
+            if let n = Int64(exactly: lua_tonumberx(L, index(i), nil)) { return n }
         }
         throw bad(i, function, "integer")
     }
