@@ -14,7 +14,7 @@ struct Entry {
         do {
             let arguments = Run.defaultingInspect(Array(CommandLine.arguments.dropFirst()))
             // A plain `moonflow run` skips ArgumentParser's reflection; anything else goes through it.
-            if let run = Run.quickParse(arguments) {
+            if let run = RunRequest.quickParse(arguments) {
                 try run.run()
                 return
             }
@@ -68,7 +68,10 @@ struct LimitOptions: ParsableArguments {
     /// became no limit at all, larger ones a negative budget).
     static let maxMemoryLimitMB = 1 << 20
 
-    func validate() throws {
+    func validate() throws { try LimitOptions.check(timeLimit: timeLimit, memoryLimit: memoryLimit) }
+
+    /// The limits' own checks, for ArgumentParser and for `moonflow run`'s quick parse.
+    static func check(timeLimit: Int64?, memoryLimit: Int?) throws {
         if let t = timeLimit, t <= 0 { throw ValidationError("--time-limit must be a positive number of milliseconds") }
         if let t = timeLimit, t > LimitOptions.maxTimeLimitMs {
             throw ValidationError("--time-limit must be at most \(LimitOptions.maxTimeLimitMs) ms (one day)")
@@ -190,105 +193,18 @@ struct Run: ParsableCommand {
         return out
     }
 
-    func validate() throws {
-        if let record {
-            let folder = (record as NSString).deletingLastPathComponent
-            if !FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) {
-                throw ValidationError("--record \(record): the folder \(folder) does not exist or is not writable; give a file in a folder you can write to")
-            }
-        }
-        if let inspect {
-            do { _ = try InspectorPipe.address(inspect) } catch { throw ValidationError("--inspect \(error)") }
-            if clock == .virtual { throw ValidationError("--inspect runs on the real clock (the page sends actions as they come); drop --clock virtual") }
-        } else if inspectFrames != nil || inspectMemory != nil {
-            throw ValidationError("--inspect-frames and --inspect-memory size the inspector's window; add --inspect")
-        }
-        if let inspectFrames, inspectFrames < 1 || inspectFrames > 100_000_000 {
-            throw ValidationError("--inspect-frames must be a number of frames from 1 to 100000000 (got \(inspectFrames))")
-        }
-        if let inspectMemory, inspectMemory < 1 || inspectMemory > 1 << 20 {
-            throw ValidationError("--inspect-memory must be a number of megabytes from 1 to 1048576 (got \(inspectMemory))")
-        }
-        if let until, until < 0 { throw ValidationError("--until must be a number of milliseconds, 0 or more (got \(until))") }
-        if watch && clock == .virtual { throw ValidationError("--watch runs on the real clock; drop --clock virtual") }
-        var isFolder: ObjCBool = false
-        if let db, db != ":memory:", db.isEmpty || (FileManager.default.fileExists(atPath: db, isDirectory: &isFolder) && !isFolder.boolValue) {
-            throw ValidationError("--db \(db) is not a folder; give a folder for the SQLite files (it is made when missing), or :memory:")
-        }
-        try validatePluginPath(path)
-        if let actions, actions != "-" { _ = try actionsFile(actions) }
+    /// What was asked, for `RunRequest`'s checks and run (shared with the quick parse).
+    var request: RunRequest {
+        RunRequest(path: path, actions: actions, format: format, clock: clock, until: until, watch: watch,
+                   state: state, db: db, color: color, inspect: inspect, inspectFrames: inspectFrames,
+                   inspectMemory: inspectMemory, record: record, timeLimit: limits.timeLimit,
+                   memoryLimit: limits.memoryLimit, sandbox: limits.sandbox)
     }
 
-    /// The `--actions` file's lines; a missing or unreadable file is a usage error.
-    private func actionsFile(_ file: String) throws -> InputLines {
-        do { return try InputLines(file: file) } catch { throw ValidationError("\(error)") }
-    }
+    // `limits` validates itself (an option group).
+    func validate() throws { try request.validate() }
 
-    func run() throws {
-        var options = FeatureRun.Options(path: path)
-        options.format = format
-        options.clock = clock
-        options.untilMs = until
-        options.timeLimitMs = limits.timeLimit ?? LimitOptions.defaultTimeLimitMs
-        options.memoryLimitMB = limits.memoryLimit ?? LimitOptions.defaultMemoryLimitMB
-        options.profile = limits.sandbox ? .sandboxed : .trusted
-        options.repositoryStorage = db.map(RepositoryStorage.init(argument:)) ?? .asDeclared
-        options.color = format == .pretty && color.enabled(isTerminal: isatty(STDOUT_FILENO) != 0)
-        options.watch = watch
-        options.statePatches = state == .patch
-        let input: InputLines
-        var prompt: EditLinePrompt?
-        defer { prompt?.close() }
-        switch actions {
-        case nil:
-            // A person at a terminal gets the prompt; anything piped in is read as JSON Lines.
-            if isatty(STDIN_FILENO) != 0 {
-                prompt = EditLinePrompt()
-                input = InputLines(prompt: prompt!)
-            } else {
-                input = InputLines(standardInput: false)
-            }
-        case "-":
-            input = InputLines(standardInput: false)
-        case let file?:
-            input = try actionsFile(file)
-        }
-        if let record {
-            do {
-                let recorder = try SessionRecorder(path: record)
-                options.observers.append(recorder)
-                options.serviceTap = recorder.serviceTap
-            } catch { throw ValidationError("--record: \(error)") }
-        }
-        // Before the inspector's threads start and its URL is printed: Ctrl-C right after is kept.
-        if watch || inspect != nil { FeatureRun.holdStopSignals() }
-        if let inspect {
-            let (host, _) = try InspectorPipe.address(inspect)
-            // The server runs in moonflow-inspector beside this binary: moonflow links no web server.
-            let inspector: InspectorProcess
-            do {
-                inspector = try InspectorProcess.start(address: inspect, frames: inspectFrames ?? 10_000, bytes: (inspectMemory ?? 64) << 20)
-            } catch {
-                FileHandle.standardError.write(Data("moonflow: --inspect \(error)\n".utf8))
-                throw ExitCode(1)
-            }
-            let url = inspector.url
-            if !["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) {
-                FileHandle.standardError.write(Data("moonflow: warning: --inspect \(inspect) is reachable from the network: anyone who can reach this machine and learns the URL's token can read the run and send it actions; the page answers only to \(inspector.authorities.joined(separator: ", ")) (use 127.0.0.1 unless you mean it)\n".utf8))
-            }
-            options.observers.append(inspector)
-            options.keepsRunning = true
-            let line = format == .jsonl
-                ? "{\"event\":\"inspector\",\"t\":0,\"url\":\"\(url)\"}"
-                : "     0 ms  inspector \(url)"
-            FeatureRun.stdout(line)
-        }
-        // At the prompt, what the run prints goes above the line being typed.
-        var write = FeatureRun.stdout
-        if prompt != nil { write = EditLinePrompt.printAbove }
-        let status = FeatureRun(options: options, input: input, write: write).run()
-        if status != 0 { throw ExitCode(status) }
-    }
+    func run() throws { try request.run() }
 }
 
 struct Replay: ParsableCommand {

@@ -7,27 +7,12 @@ import MoonflowEvents
 /// value not starting with `-` unless it is `-`) and flags. Anything else, and anything that
 /// does not validate, is left to ArgumentParser (nil), so help, errors and their exit
 /// statuses come from one place and stay as they were.
-extension Run {
-    static func quickParse(_ arguments: [String]) -> Run? {
+extension RunRequest {
+    /// The request, or nil to leave the arguments to ArgumentParser. Builds no ArgumentParser
+    /// type: their property wrappers' generic types cost a conformance search each to make.
+    static func quickParse(_ arguments: [String]) -> RunRequest? {
         guard arguments.first == "run" else { return nil }
-        var run = Run()
-        var limits = LimitOptions()
-        // Every property is set: a property wrapper ArgumentParser did not fill holds no value.
-        run.actions = nil
-        run.format = .pretty
-        run.clock = .real
-        run.until = nil
-        run.watch = false
-        run.state = .full
-        run.db = nil
-        run.color = .auto
-        run.inspect = nil
-        run.inspectFrames = nil
-        run.inspectMemory = nil
-        run.record = nil
-        limits.timeLimit = nil
-        limits.memoryLimit = nil
-        limits.sandbox = false
+        var run = RunRequest(path: "")
         var path: String?
         var seen: Set<String> = []
         var i = 1
@@ -42,7 +27,7 @@ extension Run {
             guard word.hasPrefix("--"), seen.insert(word).inserted else { return nil }
             switch word {
             case "--watch": run.watch = true; i += 1; continue
-            case "--sandbox": limits.sandbox = true; i += 1; continue
+            case "--sandbox": run.sandbox = true; i += 1; continue
             default: break
             }
             guard i + 1 < arguments.count else { return nil }
@@ -60,17 +45,16 @@ extension Run {
             case "--inspect-frames": guard let v = Int(value) else { return nil }; run.inspectFrames = v
             case "--inspect-memory": guard let v = Int(value) else { return nil }; run.inspectMemory = v
             case "--record": run.record = value
-            case "--time-limit": guard let v = Int64(value) else { return nil }; limits.timeLimit = v
-            case "--memory-limit": guard let v = Int(value) else { return nil }; limits.memoryLimit = v
+            case "--time-limit": guard let v = Int64(value) else { return nil }; run.timeLimit = v
+            case "--memory-limit": guard let v = Int(value) else { return nil }; run.memoryLimit = v
             default: return nil
             }
             i += 2
         }
         guard let path else { return nil }
         run.path = path
-        run.limits = limits
         do {
-            try limits.validate()
+            try LimitOptions.check(timeLimit: run.timeLimit, memoryLimit: run.memoryLimit)
             try run.validate()
         } catch { return nil }
         return run
