@@ -118,9 +118,9 @@ public struct LuaSlots {
 
     public func integer(_ i: Int, function: String = "?") throws -> Int64 {
         // Read in place: a number needs no copy (the reader and its caches are for tables).
-        if i >= 1 && i <= count && mf_type(L, index(i)) == LUA_TNUMBER {
-            if mf_isinteger(L, index(i)) != 0 { return lua_tointegerx(L, index(i), nil) }
-            if let n = Int64(exactly: lua_tonumberx(L, index(i), nil)) { return n }
+        if i >= 1 && i <= count, case let idx = index(i), mf_type(L, idx) == LUA_TNUMBER {
+            if mf_isinteger(L, idx) != 0 { return lua_tointegerx(L, idx, nil) }
+            if let n = Int64(exactly: lua_tonumberx(L, idx, nil)) { return n }
         }
         throw bad(i, function, "integer")
     }
