@@ -15,6 +15,17 @@ final class BudgetTests: XCTestCase {
         XCTAssertEqual(try lua.run(string: "return #('ok'):rep(1000)", name: "after"), [2000], "usable afterwards")
     }
 
+    func testTheCollectorIsGenerationalAndShortLivedGarbageStaysUnderTheLimit() throws {
+        // A host's state collects as lua5.4 does: what a call makes and drops dies young.
+        let lua = try LuaState(memoryLimit: 4 << 20, timeLimitMs: 1000)
+        XCTAssertEqual(try lua.run(string: "return collectgarbage('incremental'), collectgarbage('generational')", name: "mode"),
+                       ["generational", "incremental"])
+        // 200 calls of ~100 KB each that they drop: 20 MB made, under a 4 MB limit.
+        for i in 0..<200 {
+            XCTAssertEqual(try lua.run(string: "local t = {} for i = 1, 1000 do t[i] = { i, tostring(i) } end return #t", name: "churn \(i)"), [1000])
+        }
+    }
+
     func testMemoryErrorInsidePcallIsCatchable() throws {
         let lua = try LuaState(memoryLimit: 4 << 20)
         let out = try lua.run(string: "local ok, e = pcall(string.rep, 'x', 1e8) return ok, e", name: "t")

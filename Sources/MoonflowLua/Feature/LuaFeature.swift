@@ -22,8 +22,10 @@ package final class LuaFeature: @unchecked Sendable {
     package struct Binding: @unchecked Sendable {
         package let definition: FeatureDefinition
         package let env: LuaRef
-        /// Flatten strategies keyed by the Lua string of the action type: nothing decoded per action.
-        let strategies: [LuaValue: FlattenStrategy]
+        /// Flatten strategies by the Lua string of the action type: nothing decoded per action.
+        /// A list, not a dictionary: a feature names a few, and comparing a few short strings
+        /// costs less than hashing the action's type.
+        let strategies: [(type: LuaValue, strategy: FlattenStrategy)]
         /// False when some action is exhausted: actions are then reported from the loop's
         /// trace (which sees those `exhaust` drops) instead of from `handle` (cheaper).
         let reportsActionsInHandle: Bool
@@ -31,7 +33,7 @@ package final class LuaFeature: @unchecked Sendable {
         package init(definition: FeatureDefinition, env: LuaRef) {
             self.definition = definition
             self.env = env
-            strategies = definition.strategies.reduce(into: [:]) { $0[.string(LuaString($1.key))] = $1.value }
+            strategies = definition.strategies.map { (type: .string(LuaString($0.key)), strategy: $0.value) }
             reportsActionsInHandle = !definition.strategies.values.contains(.exhaust)
         }
     }
@@ -95,8 +97,8 @@ package final class LuaFeature: @unchecked Sendable {
             // Weak: on the real clock the loop may still be draining on the state executor
             // when the last reference to the feature goes away on another thread.
             strategy: { [weak self] action in
-                guard let strategies = self?.binding.strategies, !strategies.isEmpty, let type = action.typeKey else { return .merge }
-                return strategies[type] ?? .merge
+                guard let self else { return .merge }
+                return self.strategy(for: action)
             },
             handle: { [weak self] action, _ in self?.handle(action) ?? Handled.none },
             reduce: { [weak self] _, mutation in try self?.reduce(mutation) },
@@ -117,6 +119,15 @@ package final class LuaFeature: @unchecked Sendable {
             guard let self else { return }
             self.delivering(cause: traced.action) { self.outlet.send(.effect(traced.value, from: self.effectSource)) }
         }
+    }
+
+    /// How the handler streams of `action`'s type combine (`.merge` unless the definition says).
+    private func strategy(for action: FeatureAction) -> FlattenStrategy {
+        let strategies = binding.strategies
+        if strategies.isEmpty { return .merge }
+        guard let type = action.typeKey else { return .merge }
+        for entry in strategies where entry.type == type { return entry.strategy }
+        return .merge
     }
 
     /// Every action the loop takes, including those `exhaust` then drops: from the
