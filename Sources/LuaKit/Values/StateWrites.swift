@@ -98,8 +98,12 @@ extension LuaValue {
         defer { target = .table(table) }
         let key = LuaTable.normalize(path.first!)
         if path.count == 1 {
-            let old = table[key]
+            // A key the hash part holds (a record's field: the common write) is found once and
+            // its value replaced in place; anything else goes through the table's own rules.
+            let index = table.hash.index(forKey: key)
+            let old = index.map { table.hash.values[$0] } ?? table[key]
             guard let (new, emptiedArray) = body(old, table.isJSONArray || (!table.array.isEmpty && table.hash.isEmpty)) else { return nil }
+            if let index, !new.isNil { table.hash.values[index] = new; return (old, new) }
             table[key] = new
             if table.isEmpty, let emptiedArray { table.isJSONArray = emptiedArray }
             return (old, new)

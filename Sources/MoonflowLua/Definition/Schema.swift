@@ -95,6 +95,9 @@ public struct Schema: Sendable {
     private struct Compiled: Sendable {
         let fields: [(key: LuaValue, name: String, field: Field)]
         let allowed: Set<LuaValue>
+        /// Whether every field is optional: a value with `type` alone then fits as it is,
+        /// with no lookup of each field (`reset`, `refresh`, `increment` without `by`).
+        let allOptional: Bool
     }
     private var compiled: [LuaString: Compiled] = [:]
     private static let typeKey: LuaValue = "type"
@@ -105,7 +108,8 @@ public struct Schema: Sendable {
     private mutating func compile() {
         for (name, shape) in shapes {
             let fields = shape.sorted { $0.key < $1.key }.map { (key: LuaValue.string(LuaString($0.key)), name: $0.key, field: $0.value) }
-            compiled[LuaString(name)] = Compiled(fields: fields, allowed: Set(fields.map(\.key) + [Schema.typeKey]))
+            compiled[LuaString(name)] = Compiled(fields: fields, allowed: Set(fields.map(\.key) + [Schema.typeKey]),
+                                                 allOptional: fields.allSatisfy(\.field.optional))
         }
         flat = FlatShapes(shapes)
     }
@@ -126,6 +130,7 @@ public struct Schema: Sendable {
             let name = typeString.description
             throw SchemaError("undeclared \(kind) '\(name)'; declared \(kind)s: \(names.joined(separator: ", ")). Add it to the feature's `\(kind == "effect" ? "outputs" : "\(kind)s")` table")
         }
+        if shape.allOptional && t.hash.count == 1 && t.array.isEmpty { return typeString }
         var name: String { typeString.description }  // only messages need it decoded
         var present = 0
         for (key, fieldName, field) in shape.fields {
