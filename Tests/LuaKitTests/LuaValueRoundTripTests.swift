@@ -25,6 +25,26 @@ final class LuaValueRoundTripTests: XCTestCase {
         XCTAssertEqual(try roundTrip(.number(1.0)), .number(1.0), "a float stays a float")
     }
 
+    func testTablesOnEitherSideOfTheSmallPushComeBackTheSame() throws {
+        // An action-sized table is pushed as operations on the stack; a larger one, a string
+        // past that buffer, or an empty JSON array go through the general builder.
+        var small = LuaTable()
+        small["type"] = "add"
+        small["n"] = .integer(3)
+        small["x"] = .number(0.5)
+        small["ok"] = .boolean(true)
+        small["bytes"] = .string(LuaString(bytes: [0x61, 0, 0x62]))
+        var big = LuaTable()
+        for i in 0..<20 { big["k\(i)"] = .integer(Int64(i)) }
+        let long = LuaValue.string(LuaString(String(repeating: "x", count: 300)))
+        for v: LuaValue in [.table(small), .table(big), .table(LuaTable(hash: ["s": long])),
+                            .table(LuaTable(isJSONArray: true)), .table(LuaTable())] {
+            XCTAssertEqual(try roundTrip(v), v)
+        }
+        let several = try lua.call(identity, [.value(.table(small)), .value(7), .value("seven"), .value(.table(small))])
+        XCTAssertEqual(several, [.table(small), 7, "seven", .table(small)])
+    }
+
     func testNegativeZeroAndNaN() throws {
         guard case .number(let z) = try roundTrip(.number(-0.0)) else { return XCTFail("not a float") }
         XCTAssertEqual(z.sign, .minus)
