@@ -28,7 +28,7 @@ struct Bytes {
     mutating func int() -> Int64 {
         var v: Int64 = 0
         for _ in 0..<Int(byte() % 9) { v = (v << 8) | Int64(byte()) }
-        return byte() & 1 == 0 ? v : -v
+        return byte() & 1 == 0 ? v : 0 &- v   // wrapping: the negation of Int64.min is itself
     }
     mutating func string() -> LuaString {
         let n = Int(byte() % 12)
