@@ -11,12 +11,12 @@ enum { FT_STRING = 1, FT_INTEGER, FT_NUMBER, FT_BOOLEAN, FT_TABLE, FT_ANY };
 /// names a shape of `shapes` (`{ [type] = { { field = code }, required } }`), whose
 /// other keys are that shape's fields, each holding a string, boolean or finite number
 /// of its type, with every required field there. Raw reads only; runs inside the
-/// protected call of its Lua caller (interning "type" may allocate).
+/// protected call of its Lua caller. Its upvalue is the string "type", interned once.
 static int flat_k(lua_State *L) {
   lua_settop(L, 2);
   luaL_checkstack(L, 6, NULL);
   if (lua_type(L, 1) != LUA_TTABLE || lua_type(L, 2) != LUA_TTABLE || lua_getmetatable(L, 2)) goto refused;
-  lua_pushliteral(L, "type");
+  lua_pushvalue(L, lua_upvalueindex(1));
   if (lua_rawget(L, 2) != LUA_TSTRING) goto refused;
   if (lua_rawget(L, 1) != LUA_TTABLE) goto refused;   // 3: the shape
   lua_rawgeti(L, 3, 1);                                 // 4: its fields
@@ -56,4 +56,14 @@ refused:
   return 1;
 }
 
-void mf_push_flat_check(lua_State *L) { lua_pushcfunction(L, flat_k); }
+static int make_flat_k(lua_State *L) {
+  lua_pushliteral(L, "type");
+  lua_pushcclosure(L, flat_k, 1);
+  return 1;
+}
+
+int mf_push_flat_check(lua_State *L) {
+  MF_NEED_ROOM(L, 2, 0);
+  lua_pushcfunction(L, make_flat_k);
+  return lua_pcall(L, 0, 1, 0);
+}

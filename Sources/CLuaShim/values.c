@@ -120,9 +120,16 @@ static int push_ops_k(lua_State *L) {
   const mf_op *ops = job->ops;
   int count = job->count;
   int base = lua_gettop(L);
+  // Each op grows the stack by at most 2 (an object's userdata and metatable) and
+  // only nesting keeps it grown: the stack is checked when it nears the room made.
+  int room = base + 32;
+  luaL_checkstack(L, 32, "value too deeply nested");
   for (int k = 0; k < count; k++) {
     const mf_op *op = &ops[k];
-    luaL_checkstack(L, 4, "value too deeply nested");
+    if (lua_gettop(L) + 4 > room) {
+      luaL_checkstack(L, 36, "value too deeply nested");
+      room = lua_gettop(L) + 36;
+    }
     switch (op->code) {
       case MF_OP_NIL: lua_pushnil(L); break;
       case MF_OP_BOOL: lua_pushboolean(L, (int)op->i); break;

@@ -41,7 +41,8 @@ static void append3(lua_State *L, int up) {
 /// The table the view at 1 shows, pushed; raises for anything that is not a view, and
 /// for a view used outside a reduce (kept after its call: `log[-1]` is true only during one).
 static void push_target(lua_State *L) {
-  if (lua_rawgeti(L, lua_upvalueindex(UP_LOG), -1) == LUA_TNIL) {
+  lua_rawgeti(L, lua_upvalueindex(UP_LOG), -1);
+  if (!lua_toboolean(L, -1)) {
     const char *field = "?";
     if (lua_type(L, 2) == LUA_TSTRING || lua_type(L, 2) == LUA_TNUMBER) {
       lua_pushvalue(L, 2);

@@ -6,7 +6,8 @@ import Foundation
 
 /// Prints the median wall time in ms of each command over the same alternated runs:
 /// the host as `swift build` links it (the Swift runtime and Foundation as shared
-/// libraries), linked statically when that build is there, and `lua5.4 -e ''`.
+/// libraries), linked statically at a fixed address (-no-pie) when that build is there,
+/// and `lua5.4 -e ''`.
 func startupBench() {
     let runs = 15
     func run(_ binary: String) -> [String] {
@@ -20,7 +21,7 @@ func startupBench() {
     var commands: [(label: String, argv: [String])] = [("moonflow run plugins/counter (5 actions)", run(BenchEnvironment.moonflow))]
     var binaries = [BenchEnvironment.moonflow]
     if let binary = BenchEnvironment.moonflowStatic, FileManager.default.isExecutableFile(atPath: binary) {
-        commands.append(("  the same, --static-swift-stdlib", run(binary)))
+        commands.append(("  the same, --static-swift-stdlib -no-pie", run(binary)))
         binaries.append(binary)
     }
     commands.append(("lua5.4 -e ''", [BenchEnvironment.lua, "-e", ""]))

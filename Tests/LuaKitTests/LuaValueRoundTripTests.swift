@@ -98,6 +98,13 @@ final class LuaValueRoundTripTests: XCTestCase {
         XCTAssertEqual(try roundTrip(7), 7)
     }
 
+    func testNestingJustUnderTheLimitComesBackWhole() throws {
+        // Deep enough that pushing it grows the Lua stack several times over.
+        var v: LuaValue = ["leaf": "here", "n": 1.5]
+        for i in 0..<(LuaState.maxDepth - 2) { v = i % 2 == 0 ? [v, .integer(Int64(i))] : ["next": v, "i": .integer(Int64(i))] }
+        XCTAssertEqual(try roundTrip(v), v)
+    }
+
     func testCyclesAndFunctionsAreRefusedWithTheirPath() throws {
         let cycle = try lua.load(string: "local t = { items = { {}, {}, {} } } t.items[3].owner = t return t", name: "cycle.lua")
         XCTAssertThrowsError(try lua.call(cycle)) { error in

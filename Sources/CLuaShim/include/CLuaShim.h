@@ -238,9 +238,10 @@ void mf_push_raw_metatable_functions(lua_State *L);
 void mf_push_rearm(lua_State *L);
 /// Pushes `flat(shapes, m)` (shapes.c): FlatShapes.matches for the host's own Lua code,
 /// with `shapes` as FlatShapes.luaTable makes them. Raises only on memory, inside its
-/// caller's protected call. A light C function: pushing it never raises, never allocates.
-/// Stack: [-0, +1]; needs 1 slot.
-void mf_push_flat_check(lua_State *L);
+/// caller's protected call. A C closure over the interned "type", made in a protected
+/// call: returns its status (the error on the stack instead when not LUA_OK).
+/// Stack: [-0, +1]; needs 2 slots.
+int mf_push_flat_check(lua_State *L);
 /// 1 if the table at `idx` has the JSON-array metatable (mf.array()'s marker).
 /// Raw access only: never raises. Stack: [-0, +0]; needs 2 slots.
 int mf_is_json_array(lua_State *L, int idx);

@@ -153,8 +153,8 @@ extension LuaState {
     package func flatCheckFunction() throws -> LuaRef {
         enter(); defer { leave() }
         let L = activeL
-        guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
-        mf_push_flat_check(L)
+        guard mf_checkstack(L, 2) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        try check(mf_push_flat_check(L), L)
         return try popRef(L)
     }
 

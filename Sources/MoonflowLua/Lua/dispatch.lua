@@ -176,7 +176,7 @@ local function wview(t, p, k)
   return v
 end
 -- Kept past its reduce, a write view refuses every use (the C __index and
--- __newindex look at log[-1], true while a reduce runs).
+-- __newindex look at log[-1], true while a reduce runs, false otherwise).
 local function wkeyName(v) local k = wkey[v]; return k == nil and "state" or tostring(k) end
 -- `state.items[2]`: the write view's place, from its parents (for messages only).
 local function wpath(v)
@@ -209,7 +209,7 @@ local nchanges, pathkeys = 0, {}
 local function finish(...)
   local r = root
   local s, e = ...
-  log[-1] = nil
+  log[-1] = false
   if s == nil and select("#", ...) == 0 then root = nil; return end
   if s ~= r then root = nil; return s, e, 2 end
   local nlog, nstored = log[0], stored[0]
@@ -244,11 +244,13 @@ local function finish(...)
   return s, e, 0, changes, n
 end
 local function reduce(def, state, m)
-  -- Let go of what the last reduce logged (old values, stored tables).
-  for i = 1, log[0] do log[i] = nil end
-  for i = 1, stored[0] do stored[i] = nil end
-  for i = 1, nchanges do changes[i] = nil end
-  for i = 1, nmarked do marked[i] = nil end
+  -- Let go of what the last reduce logged (old values, stored tables). With false, not
+  -- nil: a slot that holds a value is written in place, an emptied one goes through
+  -- Lua's slower path for a new key (each list is read only up to its count).
+  for i = 1, log[0] do log[i] = false end
+  for i = 1, stored[0] do stored[i] = false end
+  for i = 1, nchanges do changes[i] = false end
+  for i = 1, nmarked do marked[i] = false end
   log[0], stored[0], nchanges, nmarked, shared = 0, 0, 0, 0, false
   local v = wviews[state]  -- the root's view, as wview(state, nil, nil) finds it, without the call
   if v == nil or wparent[v] ~= nil then v = wview(state, nil, nil) end
@@ -261,7 +263,7 @@ local function undo()
   for i = log[0] - 2, 1, -3 do rawset(wtargets[log[i]], log[i + 1], log[i + 2]) end
   for i = nmarked - 1, 1, -2 do rawsetmetatable(marked[i], marked[i + 1]) end
   root = nil
-  log[-1] = nil
+  log[-1] = false
 end
 -- mf.array(t) / mf.object(t): `kind` is "array" or "object". The markers are shared by
 -- every table of their kind, so `__metatable` keeps them from scripts, and they are set
