@@ -67,7 +67,7 @@ extension LuaState {
         // no type metadata is looked up per call.
         var result: R?
         try call(function, args, reading: { result = try body($0) })
-        return result!
+        return result.take()!  // moved out, not copied and then released
     }
 
     /// Calls `function` and hands its results to `body` while they are on the stack.

@@ -1,7 +1,11 @@
 /// A first-in first-out queue with O(1) amortized push and pop.
+///
+/// Slots are optional so that `pop` moves its element out (`take`) instead of copying it
+/// and then releasing the slot's copy: an action's payload is not retained on its way
+/// through the queue.
 @usableFromInline
 struct FIFO<Element> {
-    @usableFromInline var storage: [Element] = []
+    @usableFromInline var storage: [Element?] = []
     @usableFromInline var head = 0
 
     @inlinable init() {}
@@ -13,7 +17,7 @@ struct FIFO<Element> {
     @inlinable
     mutating func pop() -> Element? {
         guard head < storage.count else { return nil }
-        let element = storage[head]
+        let element = storage[head].take()
         head += 1
         if head == storage.count {
             storage.removeAll(keepingCapacity: true)
@@ -25,7 +29,8 @@ struct FIFO<Element> {
         return element
     }
 
-    @inlinable var elements: ArraySlice<Element> { storage[head...] }
+    /// The queued elements, oldest first.
+    @inlinable var elements: LazyMapSequence<ArraySlice<Element?>, Element> { storage[head...].lazy.map { $0! } }
 
     @inlinable
     mutating func removeAll() {
