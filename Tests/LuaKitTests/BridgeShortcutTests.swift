@@ -60,8 +60,12 @@ final class BridgeShortcutTests: XCTestCase {
         let other = try LuaState()
         let foreign = try other.ref(.value(["x": 1]))
         let identity = try lua.load(string: "return ...", name: "identity")
-        XCTAssertThrowsError(try lua.call(identity, [.ref(foreign), 1])) { error in
-            XCTAssertTrue("\(error)".contains("another Lua state"), "\(error)")
+        // Beside scalars, beside a string (the small push), beside nested tables (the builder).
+        let besides: [LuaPush] = [1, "a string", .value(["deep": ["er": [1, 2]]])]
+        for other in besides {
+            XCTAssertThrowsError(try lua.call(identity, [.ref(foreign), other]), "\(other)") { error in
+                XCTAssertTrue("\(error)".contains("another Lua state"), "\(error)")
+            }
         }
         XCTAssertEqual(try lua.call(identity, [1]), [1])
     }

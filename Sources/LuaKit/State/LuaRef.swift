@@ -29,6 +29,16 @@ public final class LuaRef: @unchecked Sendable, Hashable {
     @inline(__always)
     func belongs(to state: LuaState) -> Bool { stateSerial == state.serial }
 
+    /// The registry index of this ref, to push it into `state`.
+    /// - Throws: `LuaError.conversion` when it belongs to another state.
+    @inline(__always)
+    func index(in state: LuaState) throws -> Int64 {
+        guard belongs(to: state) else {
+            throw LuaError.conversion(path: "argument", reason: "a value from another Lua state cannot cross into this one")
+        }
+        return Int64(ref)
+    }
+
     deinit { state?.scheduleUnref(ref) }
 
     /// Whether the referenced value is a function.

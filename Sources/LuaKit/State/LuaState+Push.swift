@@ -56,8 +56,7 @@ struct PushBuilder {
         switch push {
         case .value(let v): try add(v, depth: 0)
         case .ref(let r):
-            guard r.belongs(to: state) else { throw LuaError.conversion(path: "argument", reason: "a value from another Lua state cannot cross into this one") }
-            ops.append(mf_op(code: Int32(MF_OP_REF.rawValue), a: 0, i: Int64(r.ref), d: 0, s: nil, len: 0))
+            ops.append(mf_op(code: Int32(MF_OP_REF.rawValue), a: 0, i: try r.index(in: state), d: 0, s: nil, len: 0))
         case .object(let object, let cls):
             let pointer = Unmanaged.passRetained(object as AnyObject).toOpaque()
             objects.append((ops.count, pointer))
@@ -149,10 +148,7 @@ extension LuaState {
         for value in values {
             switch value {
             case .value(.nil), .value(.boolean), .value(.integer), .value(.number): continue
-            case .ref(let r):
-                guard r.belongs(to: self) else {
-                    throw LuaError.conversion(path: "argument", reason: "a value from another Lua state cannot cross into this one")
-                }
+            case .ref(let r): _ = try r.index(in: self)
             default: return false
             }
         }
@@ -182,10 +178,7 @@ extension LuaState {
                 for value in values {
                     switch value {
                     case .ref(let r):
-                        guard r.belongs(to: self) else {
-                            throw LuaError.conversion(path: "argument", reason: "a value from another Lua state cannot cross into this one")
-                        }
-                        guard encoder.append(MF_OP_REF, i: Int64(r.ref)) else { return false }
+                        guard encoder.append(MF_OP_REF, i: try r.index(in: self)) else { return false }
                     case .value(let v):
                         guard encoder.add(v) else { return false }
                     case .object, .function:
