@@ -244,9 +244,7 @@ local function finish(...)
   return s, e, 0, changes, n
 end
 local function reduce(def, state, m)
-  -- Let go of what the last reduce logged (old values, stored tables). With false, not
-  -- nil: a slot that holds a value is written in place, an emptied one goes through
-  -- Lua's slower path for a new key (each list is read only up to its count).
+  -- Let go of what the last reduce logged (false, not nil: refilling a slot stays fast).
   for i = 1, log[0] do log[i] = false end
   for i = 1, stored[0] do stored[i] = false end
   for i = 1, nchanges do changes[i] = false end
