@@ -55,7 +55,9 @@ let package = Package(
         .target(name: "StreamsTesting", dependencies: ["Streams"]),
         .target(name: "Runtime", dependencies: ["Streams"]),
         .target(name: "MoonflowLua", dependencies: ["LuaKit", "Runtime", "Streams"],
-                resources: [.embedInCode("Lua/dispatch.lua"), .embedInCode("Lua/markers.lua"), .embedInCode("Lua/task_await.lua")]),
+                resources: [.embedInCode("Lua/dispatch.lua"), .embedInCode("Lua/markers.lua"), .embedInCode("Lua/task_await.lua"),
+                            .embedInCode("Lua/compiled/dispatch.luac"), .embedInCode("Lua/compiled/markers.luac"),
+                            .embedInCode("Lua/compiled/task_await.luac")]),
         // What an app embeds: the feature host, its plugins, sandbox and services.
         .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams"],
                 resources: [.embedInCode("Lua/plugin_sandbox.lua"), .embedInCode("Lua/package_root.lua"),

@@ -4,6 +4,7 @@
 // limit around a call), warnings.c, views.c (the raw functions that refuse a view)
 // and messages.c (errors cut to a size).
 #include "internal.h"
+#include <stdlib.h>
 #include <string.h>
 
 static int msgh(lua_State *L) {
@@ -38,6 +39,35 @@ void mf_gc_generational(lua_State *L) { lua_gc(L, LUA_GCGEN, 0, 0); }
 
 int mf_load(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode) {
   return luaL_loadbufferx(L, buf, len, chunkname, mode);
+}
+
+int mf_lua_release(void) { return LUA_VERSION_RELEASE_NUM; }
+
+typedef struct { unsigned char *bytes; size_t length, capacity; int failed; } DumpBuffer;
+
+static int dump_writer(lua_State *L, const void *p, size_t size, void *ud) {
+  (void)L;
+  DumpBuffer *b = ud;
+  if (b->length + size > b->capacity) {
+    size_t capacity = b->capacity ? b->capacity : 4096;
+    while (capacity < b->length + size) capacity *= 2;
+    unsigned char *grown = realloc(b->bytes, capacity);
+    if (grown == NULL) { b->failed = 1; return 1; }
+    b->bytes = grown;
+    b->capacity = capacity;
+  }
+  memcpy(b->bytes + b->length, p, size);
+  b->length += size;
+  return 0;
+}
+
+int mf_dump(lua_State *L, unsigned char **out, size_t *length) {
+  DumpBuffer b = { NULL, 0, 0, 0 };
+  int status = lua_dump(L, dump_writer, &b, 0);
+  if (status != 0 || b.failed) { free(b.bytes); return 1; }
+  *out = b.bytes;
+  *length = b.length;
+  return 0;
 }
 
 int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms) {

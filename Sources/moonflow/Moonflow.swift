@@ -93,11 +93,12 @@ enum ColorMode: String, ExpressibleByArgument, CaseIterable {
     case auto, always, never
 
     /// Whether to paint: `auto` paints on a terminal unless `NO_COLOR` is set (and not empty).
-    func enabled(isTerminal: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+    /// (One `getenv`, not `ProcessInfo`'s whole environment: this runs on every start.)
+    func enabled(isTerminal: Bool) -> Bool {
         switch self {
         case .always: true
         case .never: false
-        case .auto: isTerminal && (environment["NO_COLOR"] ?? "").isEmpty
+        case .auto: isTerminal && (getenv("NO_COLOR").map { $0.pointee == 0 } ?? true)
         }
     }
 }

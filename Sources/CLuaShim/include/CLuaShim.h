@@ -150,6 +150,14 @@ void mf_gc_generational(lua_State *L);
 /// Loads a chunk: `mode` is "t" (text only) unless the caller asks for "b"/"bt".
 /// Stack: [-0, +1]: the function, or the error message.
 int mf_load(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode);
+/// The release of the Lua these shims were compiled against (LUA_VERSION_RELEASE_NUM,
+/// 50404 for 5.4.4): precompiled host chunks are used only under the release that made them.
+int mf_lua_release(void);
+/// The function on top of the stack as bytecode (lua_dump, debug information kept) in a
+/// buffer from malloc that the caller frees. Does not raise (the writer only copies
+/// bytes). Returns 0, or 1 when the value is not a Lua function or memory ran out.
+/// Stack: [-0, +0].
+int mf_dump(lua_State *L, unsigned char **out, size_t *length);
 /// Loads a file by Lua's own rules (luaL_loadfilex: a first `#` line and a
 /// UTF-8 BOM skipped; `path` NULL reads standard input as `=stdin`).
 /// Protected. Stack: [-0, +1]: the function, or the error message.

@@ -58,7 +58,7 @@ package final class LuaBridge: @unchecked Sendable {
         self.scheduler = scheduler
         dispatch = try LuaDispatch(lua)
         streamClass = try lua.makeClass("moonflow.stream", methods: LuaStreamMethods.table(self))
-        let awaitMethod = try lua.call(try lua.load(string: LuaTaskMethods.awaitSource, name: "moonflow.task"), []) { try $0.ref(1) }
+        let awaitMethod = try lua.call(try lua.load(HostChunks.taskAwait), []) { try $0.ref(1) }
         taskClass = try lua.makeClass("moonflow.task", methods: LuaTaskMethods.table(self), luaMethods: ["await": awaitMethod])
     }
 

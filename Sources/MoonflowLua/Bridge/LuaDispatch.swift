@@ -43,13 +43,12 @@ package final class LuaDispatch: @unchecked Sendable {
     /// state, one more per nested table it reads), so a view kept past its call fails in a
     /// later call too. The reader copies a view as the
     /// table it shows, so `return { type = "set", items = state.items }` works.
-    private static let source = String(decoding: PackageResources.dispatch_lua, as: UTF8.self)
-
+    /// (The Lua is `HostChunks.dispatch`, loaded from its bytecode.)
     init(_ lua: LuaState) throws {
         let (getMetatable, setMetatable) = try lua.rawMetatableFunctions()
         let arguments: [LuaPush] = [.ref(getMetatable), .ref(setMetatable), .value(.table(LuaTable(isJSONArray: true))), .ref(try lua.rearmFunction()),
                                     .ref(try lua.flatCheckFunction())]
-        let refs = try lua.call(try lua.load(string: LuaDispatch.source, name: "moonflow"), arguments) { slots in
+        let refs = try lua.call(try lua.load(HostChunks.dispatch), arguments) { slots in
             try (1...29).map { try slots.ref($0) }
         }
         try lua.registerViews(.readOnly, metatable: refs[0], targets: refs[1])

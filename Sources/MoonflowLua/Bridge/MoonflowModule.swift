@@ -17,11 +17,6 @@ package enum MoonflowModule {
     /// The module's version string, `mf.version` in Lua.
     package static let version = "0.1.0"
 
-    /// `mf.array([t])` and `mf.object([t])` (`Lua/markers.lua`): mark a table (a new one
-    /// without `t`) to encode as `[]` or `{}` when it is empty, whatever it was before.
-    /// Called with an empty JSON array, whose metatable is the array marker.
-    static let markers = String(decoding: PackageResources.markers_lua, as: UTF8.self)
-
     /// Registers `moonflow` in `package.preload`.
     /// - Parameter bridge: the streams' scheduler and classes; nil gives a
     ///   module with only `version` (what `moonflow exec` needs before a feature runs).
@@ -30,8 +25,10 @@ package enum MoonflowModule {
             guard let bridge else { return [.value(["version": .string(LuaString(version))])] }
             var fields: [(String, LuaPush)] = [("version", .value(.string(LuaString(version))))]
             for (name, fn) in LuaStreamConstructors.table(bridge) { fields.append((name, .function(fn))) }
+            // `mf.array([t])` and `mf.object([t])` (Lua/markers.lua) mark a table (a new one
+            // without `t`) to encode as `[]` or `{}` when it is empty, whatever it was before.
             // An empty JSON array pushed to Lua carries the array metatable: mf.array uses it.
-            let (array, object) = try bridge.lua.call(try bridge.lua.load(string: MoonflowModule.markers, name: "moonflow"),
+            let (array, object) = try bridge.lua.call(try bridge.lua.load(HostChunks.markers),
                                                       [.value(.table(LuaTable(isJSONArray: true))), .ref(bridge.dispatch.mark), .ref(bridge.dispatch.viewTarget)]) { (try $0.ref(1), try $0.ref(2)) }
             fields += [("array", .ref(array)), ("object", .ref(object))]
             for kind in [FeatureDefinition.Kind.feature, .compose, .interactor] {

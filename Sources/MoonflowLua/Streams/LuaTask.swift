@@ -111,9 +111,6 @@ final class LuaTaskRunner: @unchecked Sendable {
 
 /// `t:emit(v)` and `t:_await(stream)` (the Lua `t:await` wraps the latter and yields).
 enum LuaTaskMethods {
-    /// `t:await(stream)` (`Lua/task_await.lua`): records the stream, then yields from Lua code.
-    static let awaitSource = String(decoding: PackageResources.task_await_lua, as: UTF8.self)
-
     static func table(_ bridge: LuaBridge) -> [String: LuaFunction] {
         [
             "emit": { args in
