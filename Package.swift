@@ -4,7 +4,7 @@ import PackageDescription
 // Modules by who uses them; docs/architecture.md draws the graph and says why.
 // An app that embeds Moonflow links MoonflowHost (and, for declared repositories in files,
 // MoonflowSQLite); tests link MoonflowTesting; only the `moonflow` tool links MoonflowTool,
-// ArgumentParser and libedit; only `moonflow-inspector`, the child `moonflow run --inspect`
+// ArgumentParser and the prompt's shim (which loads libedit when the prompt opens); only `moonflow-inspector`, the child `moonflow run --inspect`
 // starts, links MoonflowInspector (Hummingbird, SwiftNIO), so that `moonflow` starts fast.
 let package = Package(
     name: "Moonflow",
@@ -43,11 +43,10 @@ let package = Package(
         ),
         .target(name: "CLuaShim", dependencies: ["CLua"]),
         // The prompt's line editor: Debian's libedit (history, completion) behind a small C shim.
-        .systemLibrary(
-            name: "CEdit",
-            pkgConfig: "libedit",
-            providers: [.apt(["libedit-dev"])]
-        ),
+        // CEdit is libedit-dev's header alone (no pkgConfig: its `-ledit` would link it); the
+        // shim loads libedit.so.2 with dlopen when the prompt opens, so `moonflow` starts
+        // without mapping it (scripts/check-tool checks the binary's NEEDED entries).
+        .systemLibrary(name: "CEdit"),
         .target(name: "CEditShim", dependencies: ["CEdit"]),
         .target(name: "LuaKit", dependencies: ["CLua", "CLuaShim"],
                 resources: [.embedInCode("Lua/sandbox.lua"), .embedInCode("Lua/text_searcher.lua")]),

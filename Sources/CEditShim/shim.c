@@ -1,9 +1,95 @@
 #include "CEditShim.h"
 
+// Types and prototypes only: libedit is not linked (the loader would map it, and
+// libtinfo, libbsd and libmd under it, at every start of `moonflow`). mfe_open loads it
+// with dlopen and every function and variable below is looked up with dlsym; a direct
+// use of one of the header's names would not link.
 #include <editline/readline.h>
+
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+// libedit's readline API as this file uses it: a pointer to each function, and the
+// address of each variable (libedit's own copy: nothing else in the process has one).
+static struct {
+  __typeof__(readline) *readline;
+  __typeof__(using_history) *using_history;
+  __typeof__(stifle_history) *stifle_history;
+  __typeof__(read_history) *read_history;
+  __typeof__(write_history) *write_history;
+  __typeof__(add_history) *add_history;
+  __typeof__(history_get) *history_get;
+  __typeof__(rl_completion_matches) *rl_completion_matches;
+  __typeof__(rl_forced_update_display) *rl_forced_update_display;
+  __typeof__(history_length) *history_length;
+  __typeof__(history_base) *history_base;
+  __typeof__(rl_readline_name) *rl_readline_name;
+  __typeof__(rl_attempted_completion_function) *rl_attempted_completion_function;
+  __typeof__(rl_basic_word_break_characters) *rl_basic_word_break_characters;
+  __typeof__(rl_attempted_completion_over) *rl_attempted_completion_over;
+  __typeof__(rl_line_buffer) *rl_line_buffer;
+  __typeof__(rl_completion_append_character) *rl_completion_append_character;
+} ed;
+
+#ifdef __APPLE__
+static const char *const library_names[] = {"libedit.3.dylib", "libedit.dylib"};
+#else
+static const char *const library_names[] = {"libedit.so.2", "libedit.so"};
+#endif
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int loaded;
+static char load_error[512];
+
+// Looks NAME up in LIBRARY (opened as FILE) into ed.NAME; records the first name missing.
+#define RESOLVE(library, file, name)                                                   \
+  do {                                                                                 \
+    ed.name = (__typeof__(ed.name))dlsym(library, #name);                              \
+    if (ed.name == NULL && load_error[0] == '\0')                                      \
+      snprintf(load_error, sizeof load_error, "%s has no symbol %s", file, #name);    \
+  } while (0)
+
+static void load(void) {
+  void *library = NULL;
+  const char *opened = NULL;
+  for (size_t i = 0; i < sizeof library_names / sizeof library_names[0]; i++) {
+    library = dlopen(library_names[i], RTLD_NOW | RTLD_LOCAL);
+    if (library != NULL) { opened = library_names[i]; break; }
+    // The first name's error: the one that says what is missing.
+    const char *error = dlerror();
+    if (load_error[0] == '\0') snprintf(load_error, sizeof load_error, "%s", error ? error : library_names[i]);
+  }
+  if (library == NULL) return;
+  load_error[0] = '\0';
+  RESOLVE(library, opened, readline);
+  RESOLVE(library, opened, using_history);
+  RESOLVE(library, opened, stifle_history);
+  RESOLVE(library, opened, read_history);
+  RESOLVE(library, opened, write_history);
+  RESOLVE(library, opened, add_history);
+  RESOLVE(library, opened, history_get);
+  RESOLVE(library, opened, rl_completion_matches);
+  RESOLVE(library, opened, rl_forced_update_display);
+  RESOLVE(library, opened, history_length);
+  RESOLVE(library, opened, history_base);
+  RESOLVE(library, opened, rl_readline_name);
+  RESOLVE(library, opened, rl_attempted_completion_function);
+  RESOLVE(library, opened, rl_basic_word_break_characters);
+  RESOLVE(library, opened, rl_attempted_completion_over);
+  RESOLVE(library, opened, rl_line_buffer);
+  RESOLVE(library, opened, rl_completion_append_character);
+  if (load_error[0] != '\0') {
+    memset(&ed, 0, sizeof ed);
+    dlclose(library);
+    return;
+  }
+  loaded = 1;
+}
+
+#undef RESOLVE
 
 static char *history_file = NULL;
 static char *pending = NULL;
@@ -49,7 +135,7 @@ static char *generate(const char *text, int state) {
 
 static char **complete(const char *text, int start, int end) {
   (void)end;
-  rl_attempted_completion_over = 1;  // never fall back to file names
+  *ed.rl_attempted_completion_over = 1;  // never fall back to file names
   if (line_count == 0) return NULL;
   size_t total = 0;
   for (size_t i = 0; i < line_count; i++) total += line_word_counts[i];
@@ -58,10 +144,11 @@ static char **complete(const char *text, int start, int end) {
   if (scratch == NULL) return NULL;
   candidate_count = 0;
   // The first word typed on the line, if the word being completed is not it.
-  const char *buffer = rl_line_buffer ? rl_line_buffer : "";
+  const char *line_buffer = *ed.rl_line_buffer ? *ed.rl_line_buffer : "";
+  const char *buffer = line_buffer;
   while (*buffer == ' ') buffer++;
   size_t head_length = strcspn(buffer, " ");
-  int completing_head = (buffer + head_length >= rl_line_buffer + start);
+  int completing_head = (buffer + head_length >= line_buffer + start);
   for (size_t i = 0; i < line_count; i++) {
     const char *head = word_at(i, 0);
     if (completing_head) {
@@ -72,20 +159,28 @@ static char **complete(const char *text, int start, int end) {
   }
   candidates = scratch;
   // A field (`by=`) is followed by its value, not a space.
-  rl_completion_append_character = ' ';
-  if (!completing_head) rl_completion_append_character = '\0';
-  return rl_completion_matches(text, generate);
+  *ed.rl_completion_append_character = ' ';
+  if (!completing_head) *ed.rl_completion_append_character = '\0';
+  return ed.rl_completion_matches(text, generate);
 }
 
-void mfe_open(const char *name, const char *history_path, int max_history) {
-  rl_readline_name = name;
-  rl_attempted_completion_function = complete;
-  rl_basic_word_break_characters = " \t";
-  using_history();
-  stifle_history(max_history);
+int mfe_open(const char *name, const char *history_path, int max_history) {
+  pthread_once(&load_once, load);
+  if (!loaded) return -1;
+  *ed.rl_readline_name = name;
+  *ed.rl_attempted_completion_function = complete;
+  *ed.rl_basic_word_break_characters = " \t";
+  ed.using_history();
+  ed.stifle_history(max_history);
   free(history_file);
   history_file = history_path ? strdup(history_path) : NULL;
-  if (history_file) read_history(history_file);
+  if (history_file) ed.read_history(history_file);
+  return 0;
+}
+
+const char *mfe_load_error(void) {
+  pthread_once(&load_once, load);
+  return loaded ? NULL : load_error;
 }
 
 // Whether readline is editing a line now (under print_lock): output from other
@@ -95,10 +190,12 @@ static int reading;
 
 long mfe_readline(const char *prompt) {
   free(pending);
+  pending = NULL;
+  if (!loaded) return -1;
   pthread_mutex_lock(&print_lock);
   reading = 1;
   pthread_mutex_unlock(&print_lock);
-  pending = readline(prompt);
+  pending = ed.readline(prompt);
   pthread_mutex_lock(&print_lock);
   reading = 0;
   pthread_mutex_unlock(&print_lock);
@@ -106,8 +203,9 @@ long mfe_readline(const char *prompt) {
   const char *p = pending;
   while (*p == ' ' || *p == '\t') p++;
   if (*p) {
-    HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
-    if (last == NULL || last->line == NULL || strcmp(last->line, pending) != 0) add_history(pending);
+    int length = *ed.history_length;
+    HIST_ENTRY *last = length > 0 ? ed.history_get(*ed.history_base + length - 1) : NULL;
+    if (last == NULL || last->line == NULL || strcmp(last->line, pending) != 0) ed.add_history(pending);
   }
   return (long)strlen(pending);
 }
@@ -121,7 +219,7 @@ void mfe_print(const char *text) {
     fputs(text, stdout);
     fputc('\n', stdout);
     fflush(stdout);
-    rl_forced_update_display();
+    ed.rl_forced_update_display();
     fflush(stdout);
   } else {
     fputs(text, stdout);
@@ -167,7 +265,9 @@ void mfe_set_completions(const char *spec) {
 }
 
 void mfe_close(void) {
-  if (history_file) write_history(history_file);
+  if (loaded && history_file) ed.write_history(history_file);
+  free(history_file);
+  history_file = NULL;
   free(pending);
   pending = NULL;
   free_completions();
