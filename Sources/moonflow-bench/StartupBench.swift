@@ -6,8 +6,9 @@ import Foundation
 
 /// Prints the median wall time in ms of each command over the same alternated runs:
 /// the host as `swift build` links it (the Swift runtime and Foundation as shared
-/// libraries), linked statically at a fixed address (-no-pie) when that build is there,
-/// and `lua5.4 -e ''`.
+/// libraries), as `scripts/build-release` builds it to install (the Swift runtime, Lua,
+/// SQLite and libstdc++ linked in, at a fixed address) when that build is there, and
+/// `lua5.4 -e ''`.
 func startupBench() {
     let runs = 15
     func run(_ binary: String) -> [String] {
@@ -21,7 +22,7 @@ func startupBench() {
     var commands: [(label: String, argv: [String])] = [("moonflow run plugins/counter (5 actions)", run(BenchEnvironment.moonflow))]
     var binaries = [BenchEnvironment.moonflow]
     if let binary = BenchEnvironment.moonflowStatic, FileManager.default.isExecutableFile(atPath: binary) {
-        commands.append(("  the same, --static-swift-stdlib -no-pie", run(binary)))
+        commands.append(("  the same, scripts/build-release (all linked in)", run(binary)))
         binaries.append(binary)
     }
     commands.append(("lua5.4 -e ''", [BenchEnvironment.lua, "-e", ""]))

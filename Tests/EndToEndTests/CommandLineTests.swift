@@ -192,6 +192,19 @@ final class CommandLineTests: ScratchTestCase {
         XCTAssertEqual(result.stdout, "\(script)\t2\tone\ttwo words\tone\ttwo words\nstring\t2\n")
     }
 
+    /// A C module from the system's Lua path (lua-cjson, which scripts/setup installs) finds
+    /// the Lua API in the binary: the shared liblua5.4 in a plain build, the binary's own
+    /// exported copy in scripts/build-release's, which links Lua in.
+    func testExecLoadsALuaCModule() throws {
+        let script = try write("cmodule.lua", """
+            local cjson = require "cjson"
+            print(cjson.encode({ n = 1 }), cjson.decode('[1, 2, "three"]')[3])
+            """)
+        let result = try runHere(["exec", script])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "{\"n\":1}\tthree\n")
+    }
+
     func testExecErrorExitsOneWithMessageAndTraceback() throws {
         let script = try write("fail.lua", "local function explode() error(\"boom\") end\nexplode()\n")
         let result = try runHere(["exec", script])
