@@ -4,8 +4,9 @@ import PackageDescription
 // Modules by who uses them; docs/architecture.md draws the graph and says why.
 // An app that embeds Moonflow links MoonflowHost (and, for declared repositories in files,
 // MoonflowSQLite); tests link MoonflowTesting; only the `moonflow` tool links MoonflowTool,
-// ArgumentParser and the prompt's shim (which loads libedit when the prompt opens); only `moonflow-inspector`, the child `moonflow run --inspect`
-// starts, links MoonflowInspector (Hummingbird, SwiftNIO), so that `moonflow` starts fast.
+// ArgumentParser and the prompt's shim (which loads libedit when the prompt opens); only
+// `moonflow-inspector`, the child `moonflow run --inspect` starts, links MoonflowInspector
+// (Hummingbird, SwiftNIO), so that `moonflow` starts fast.
 let package = Package(
     name: "Moonflow",
     platforms: [.macOS(.v14), .iOS(.v17)],

@@ -21,11 +21,16 @@ package struct PrecompiledChunk: Sendable {
     package let compiled: [UInt8]
     /// The chunk's name in messages (`name:line:`), as `load(string:name:)` takes it.
     package let name: String
+    /// The bytecode, when the header says it was made from `source` by this Lua release:
+    /// checked once here (hashing the text), not at each state's load.
+    let usableBytecode: [UInt8]?
 
     package init(source: [UInt8], compiled: [UInt8], name: String) {
         self.source = source
         self.compiled = compiled
         self.name = name
+        let current = compiled.count > Self.headerSize && compiled.prefix(Self.headerSize).elementsEqual(Self.header(for: source))
+        usableBytecode = current ? Array(compiled.dropFirst(Self.headerSize)) : nil
     }
 
     static let magic = Array("MFLC".utf8)
@@ -43,12 +48,6 @@ package struct PrecompiledChunk: Sendable {
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         return hash
     }
-
-    /// The bytecode, when the header says it was made from `source` by this Lua release.
-    var usableBytecode: ArraySlice<UInt8>? {
-        guard compiled.count > Self.headerSize, compiled.prefix(Self.headerSize).elementsEqual(Self.header(for: source)) else { return nil }
-        return compiled.dropFirst(Self.headerSize)
-    }
 }
 
 extension LuaState {
@@ -58,7 +57,7 @@ extension LuaState {
     /// - Throws: `LuaError.syntax` from the text, or `.memory`.
     package func load(_ chunk: PrecompiledChunk, env: LuaRef? = nil) throws -> LuaRef {
         if let bytecode = chunk.usableBytecode,
-           let loaded = try? load(bytes: Array(bytecode), chunkName: "=" + chunk.name, displayName: chunk.name, mode: .binary, env: env) {
+           let loaded = try? load(bytes: bytecode, chunkName: "=" + chunk.name, displayName: chunk.name, mode: .binary, env: env) {
             return loaded
         }
         return try load(bytes: chunk.source, chunkName: "=" + chunk.name, displayName: chunk.name, mode: .text, env: env)
