@@ -3,16 +3,16 @@ import LuaKit
 import MoonflowLua
 import XCTest
 
-/// The bytecode shipped beside the host's Lua (Sources/MoonflowLua/Lua/compiled) is what
+/// The bytecode shipped beside the host's Lua (Sources/*/Lua/compiled) is what
 /// its text compiles to now. A stale one costs only speed (the text is compiled
 /// instead), so this test is what notices it.
 ///
 /// `scripts/precompile-lua` runs this test with `MOONFLOW_WRITE_PRECOMPILED=1`, which
 /// writes the files instead of comparing them.
 final class HostChunksTests: XCTestCase {
-    private static let luaFolder = URL(fileURLWithPath: #filePath)
+    private static let sources = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/MoonflowLua/Lua")
+        .appendingPathComponent("Sources")
 
     func testEachShippedBytecodeIsWhatItsTextCompilesTo() throws {
         let lua = try LuaState()
@@ -20,9 +20,9 @@ final class HostChunksTests: XCTestCase {
         for (file, chunk) in HostChunks.all {
             let current = try lua.precompile(source: chunk.source, name: chunk.name)
             if writing {
-                try Data(current).write(to: Self.luaFolder.appendingPathComponent(file))
+                try Data(current).write(to: Self.sources.appendingPathComponent(file))
             } else {
-                XCTAssertTrue(chunk.compiled == current, "Sources/MoonflowLua/Lua/\(file) is stale (its text changed, or the Lua release did): run scripts/precompile-lua and commit what it writes")
+                XCTAssertTrue(chunk.compiled == current, "Sources/\(file) is stale (its text changed, or the Lua release did): run scripts/precompile-lua and commit what it writes")
             }
         }
     }

@@ -79,7 +79,7 @@ public enum LuaError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The first `file:line` in a traceback that is not a C function or `[C]`.
     static func firstLocation(in traceback: String) -> String? {
         for line in traceback.split(separator: "\n").dropFirst() {
-            let t = line.trimmingCharacters(in: .whitespaces)
+            let t = line.trimmingWhitespace()
             if t.hasPrefix("[C]") || t.hasPrefix("(...") { continue }
             if let loc = leadingLocation(t) { return loc }
         }

@@ -85,7 +85,7 @@ public final class LuaState: @unchecked Sendable {
         // the whole state for them. 2% fewer instructions per counter action (`scripts/bench calls`).
         mf_gc_generational(L)
         if !(standalone && profile == .trusted) {
-            try call(try load(string: LuaState.textSearcherSource, name: "[moonflow searcher]"))
+            try call(try load(LuaState.textSearcher))
         }
         if profile == .sandboxed {
             _ = try sandboxDefinition()
@@ -99,7 +99,7 @@ public final class LuaState: @unchecked Sendable {
     /// globals; a host builds a sandboxed script's own globals with its `globals`.
     package func sandboxDefinition() throws -> LuaRef {
         if let sandbox { return sandbox }
-        let chunk = try load(string: LuaState.sandboxSource, name: "[moonflow sandbox]")
+        let chunk = try load(LuaState.sandbox)
         let (made, apply) = try call(chunk, []) { slots in
             (try slots.ref(1), try slots.field(1, "sandboxState") { try $0.ref(1) })
         }
@@ -111,16 +111,21 @@ public final class LuaState: @unchecked Sendable {
     private var sandboxApplier: LuaRef?
     /// Under the sandboxed profile, the function that sets where `require` looks.
     private var sandboxFolderSetter: LuaRef?
-    static let sandboxSource = String(decoding: PackageResources.sandbox_lua, as: UTF8.self)
-    static let textSearcherSource = String(decoding: PackageResources.text_searcher_lua, as: UTF8.self)
+    static let sandbox = PrecompiledChunk(source: PackageResources.sandbox_lua, compiled: PackageResources.sandbox_luac, name: "[moonflow sandbox]")
+    static let textSearcher = PrecompiledChunk(source: PackageResources.text_searcher_lua, compiled: PackageResources.text_searcher_luac, name: "[moonflow searcher]")
+    /// LuaKit's own Lua (Lua/*.lua) with the file its bytecode is kept in, under Sources/
+    /// (`HostChunks.all` lists these with the rest; `scripts/precompile-lua` writes them).
+    package static let shippedChunks: [(file: String, chunk: PrecompiledChunk)] = [
+        ("LuaKit/Lua/compiled/sandbox.luac", sandbox), ("LuaKit/Lua/compiled/text_searcher.luac", textSearcher),
+    ]
 
     /// Adds a module searcher right after the preload one that asks `find` for a module's
     /// text (`Lua/text_searcher.lua`, which also holds the file searcher): `find(name)`
     /// returns the text and where it is (named in messages and tracebacks), or nil and why
     /// not. The text loads as text only; one that does not compile fails as Lua's own
     /// searchers fail ("error loading module 'NAME' from 'WHERE'").
-    package func addModuleSearcher(name: String, _ find: @escaping LuaFunction) throws {
-        _ = try call(try load(string: LuaState.textSearcherSource, name: name), [.function(find)])
+    package func addModuleSearcher(_ find: @escaping LuaFunction) throws {
+        _ = try call(try load(LuaState.textSearcher), [.function(find)])
     }
 
     // At deinit no call can be running: a thread in a call holds a reference to the state.

@@ -90,9 +90,9 @@ final class DevSocket: @unchecked Sendable {
         guard status.split(separator: " ").dropFirst().first == "101" else {
             // A refusal carries its reason as the body.
             let length = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
-                .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                .flatMap { Int($0.split(separator: ":")[1].trimmingWhitespace()) } ?? 0
             let body = length > 0 ? String(decoding: (try? connection.readBytes(min(length, 4096))) ?? [], as: UTF8.self) : ""
-            throw Failure(description: "\(authority) refused: \(status)\(body.isEmpty ? "" : ": " + body.trimmingCharacters(in: .whitespacesAndNewlines))",
+            throw Failure(description: "\(authority) refused: \(status)\(body.isEmpty ? "" : ": " + body.trimmingWhitespace())",
                           refused: true)
         }
         connection.setReceiveTimeout(0)

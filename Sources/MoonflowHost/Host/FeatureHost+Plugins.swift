@@ -129,14 +129,23 @@ extension FeatureHost {
             }
             return [.value(.nil), .value(.string(LuaString("no file '\(path)' in the sources " + self.sources.map(\.name).joined(separator: ", "))))]
         }
-        try lua.addModuleSearcher(name: "moonflow.sources", find)
+        try lua.addModuleSearcher(find)
+    }
+
+    /// Whether `byte` is an ASCII letter, digit or `_`.
+    private static func isWordByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"): true
+        default: false
+        }
     }
 
     /// Whether `name` is words of letters, digits and `_` joined by single dots.
     static func isModuleName(_ name: String) -> Bool {
         let words = name.split(separator: ".", omittingEmptySubsequences: false)
         return !words.isEmpty && words.allSatisfy { word in
-            !word.isEmpty && word.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }
+            !word.isEmpty && word.utf8.allSatisfy(isWordByte)
         }
     }
 

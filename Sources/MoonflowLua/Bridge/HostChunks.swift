@@ -9,8 +9,10 @@ package enum HostChunks {
     package static let markers = PrecompiledChunk(source: PackageResources.markers_lua, compiled: PackageResources.markers_luac, name: "moonflow")
     package static let taskAwait = PrecompiledChunk(source: PackageResources.task_await_lua, compiled: PackageResources.task_await_luac, name: "moonflow.task")
 
-    /// Each chunk with the file its bytecode is kept in (under Sources/MoonflowLua/Lua/).
+    /// Each chunk with the file its bytecode is kept in (under Sources/), LuaKit's own
+    /// (the sandbox, the text-only module searchers) included.
     package static let all: [(file: String, chunk: PrecompiledChunk)] = [
-        ("compiled/dispatch.luac", dispatch), ("compiled/markers.luac", markers), ("compiled/task_await.luac", taskAwait),
-    ]
+        ("MoonflowLua/Lua/compiled/dispatch.luac", dispatch), ("MoonflowLua/Lua/compiled/markers.luac", markers),
+        ("MoonflowLua/Lua/compiled/task_await.luac", taskAwait),
+    ] + LuaState.shippedChunks
 }

@@ -89,7 +89,7 @@ enum DefinitionSource {
         var isString = false
         var isName: Bool {
             guard !isString, let first = text.unicodeScalars.first else { return false }
-            return (first == "_" || CharacterSet.letters.contains(first)) && !Token.keywords.contains(text)
+            return (first == "_" || first.isLetterOrMark) && !Token.keywords.contains(text)
         }
         static let keywords: Set<String> = ["and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto",
                                             "if", "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while"]
@@ -174,6 +174,18 @@ enum DefinitionSource {
                 return Token(text: String(UnicodeScalar(c)), line: start)
             }
             return nil
+        }
+    }
+}
+
+extension Unicode.Scalar {
+    /// Whether the scalar is a letter or a combining mark (general categories L and M), as
+    /// Foundation's `CharacterSet.letters` has it, without building a `CharacterSet`.
+    fileprivate var isLetterOrMark: Bool {
+        switch properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+             .nonspacingMark, .spacingMark, .enclosingMark: true
+        default: false
         }
     }
 }

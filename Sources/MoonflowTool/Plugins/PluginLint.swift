@@ -136,7 +136,7 @@ package struct PluginLint: Sendable {
                 let parsed = lines.compactMap(PluginLint.finding)
                 // 0: clean, 1: warnings, 2: errors (a file that does not parse); more: luacheck itself failed.
                 guard status <= 2, parsed.count == lines.count else {
-                    return .unavailable("luacheck failed (exit status \(status)): \(output.trimmingCharacters(in: .whitespacesAndNewlines))")
+                    return .unavailable("luacheck failed (exit status \(status)): \(output.trimmingWhitespace())")
                 }
                 findings += parsed
             }

@@ -252,7 +252,7 @@ package struct SessionReplay {
         let text = String(decoding: data, as: UTF8.self)
         for (i, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let n = i + 1
-            if line.trimmingCharacters(in: .whitespaces).isEmpty { recording.inputLines.append(""); continue }
+            if line.allSatisfy(\.isWhitespace) { recording.inputLines.append(""); continue }
             let value: LuaValue
             do { value = try LuaValue(json: String(line)) } catch {
                 throw BadRecording(description: "\(file):\(n): not JSON (\(error)); a recording is JSON Lines written by moonflow run --record")

@@ -83,7 +83,7 @@ extension FeatureRun {
             var (message, location) = LuaErrorReport.describe(error, fallback: nil)
             if location == nil, let leading = LuaErrorLocation.leading(message) {
                 location = leading
-                message = String(message.dropFirst(leading.count + 1)).trimmingCharacters(in: .whitespaces)
+                message = String(message.dropFirst(leading.count + 1)).trimmingWhitespace()
             }
             return .error(message: message, location: location ?? feature.source)
         }

@@ -30,7 +30,7 @@ package enum InputLine: Equatable, Sendable {
     package static func parse(_ line: String, shorthand: Bool = false, actions: Schema? = nil) throws(InputError) -> InputLine? {
         var text = Substring(line)
         while text.first == "\u{FEFF}" { text = text.dropFirst() }  // a byte order mark from an editor
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespace()
         if trimmed.isEmpty { return nil }
         if shorthand, let command = try PromptCommand.parse(trimmed, actions: actions) { return .command(command) }
         let value: LuaValue

@@ -110,8 +110,17 @@ extension InteractorLoop {
     }
 
     static func removeFlights(from shared: inout Shared, where matches: (Flight) -> Bool) -> [SerialDisposable] {
-        let ids = shared.flights.filter { matches($0.value) }.keys
-        return ids.compactMap { shared.flights.removeValue(forKey: $0)?.disposable }
+        // Plain loops: this generic code runs unspecialized, where `filter` and `compactMap`
+        // would look up their iterator types by name the first time (a scan of every
+        // protocol conformance in the binary, at each start of `moonflow run`).
+        if shared.flights.isEmpty { return [] }
+        var ids: [Int] = []
+        for (id, flight) in shared.flights where matches(flight) { ids.append(id) }
+        var doomed: [SerialDisposable] = []
+        for id in ids {
+            if let flight = shared.flights.removeValue(forKey: id) { doomed.append(flight.disposable) }
+        }
+        return doomed
     }
 
     var inFlight: [Owner.InFlight] {

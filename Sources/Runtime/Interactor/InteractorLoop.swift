@@ -423,7 +423,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     var isIdle: Bool {
         shared.withLock { shared in
             !shared.draining && shared.actions.isEmpty && shared.arrivals.isEmpty && shared.flights.isEmpty
-                && shared.waiting.values.allSatisfy(\.isEmpty)
+                && (shared.waiting.isEmpty || shared.waiting.values.allSatisfy(\.isEmpty))
         }
     }
 
