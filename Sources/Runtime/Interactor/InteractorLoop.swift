@@ -421,6 +421,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     }
 
     var isIdle: Bool {
+        // `waiting.isEmpty` first: `allSatisfy` runs unspecialized here and looks up its
+        // iterator type by name on first use (see `removeFlights`); usually nothing waits.
         shared.withLock { shared in
             !shared.draining && shared.actions.isEmpty && shared.arrivals.isEmpty && shared.flights.isEmpty
                 && (shared.waiting.isEmpty || shared.waiting.values.allSatisfy(\.isEmpty))
