@@ -103,11 +103,17 @@ public final class EventOutlet: @unchecked Sendable {
     }
 
     package func send(_ event: FeatureEvent) {
+        send(event.kind, event)
+    }
+
+    /// Sends the event `make` builds, of `kind`, building it only when some listener
+    /// wants that kind: an unheard event (a state no one observes) costs no copy.
+    package func send(_ kind: FeatureEvent.Kinds, _ make: @autoclosure () -> FeatureEvent) {
         lock.lock()
-        let kind = event.kind
         guard wanted.contains(kind) else { lock.unlock(); return }
         let current = listeners
         lock.unlock()
+        let event = make()
         for entry in current where entry.kinds.contains(kind) { entry.listener(event) }
     }
 

@@ -117,7 +117,7 @@ package final class LuaFeature: @unchecked Sendable {
         }
         disposables += interactor.effects.observe { [weak self] traced in
             guard let self else { return }
-            self.delivering(cause: traced.action) { self.outlet.send(.effect(traced.value, from: self.effectSource)) }
+            self.delivering(cause: traced.action) { self.outlet.send(.effect, .effect(traced.value, from: self.effectSource)) }
         }
     }
 
@@ -528,8 +528,8 @@ package final class LuaFeature: @unchecked Sendable {
         deliveringChanges = changes
         defer { deliveringChanges = nil }
         seq += 1
-        if let value { outlet.send(.mutation(value, seq: seq)) }
-        outlet.send(.state(snapshot, seq: seq))
+        if let value { outlet.send(.mutation, .mutation(value, seq: seq)) }
+        outlet.send(.state, .state(snapshot, seq: seq))
     }
 
     /// Undoes what a failed reduce wrote in place.
