@@ -21,16 +21,20 @@ public final class EventOutlet: @unchecked Sendable {
         let onFinish: (@Sendable () -> Void)?
     }
 
-    private let lock = NSLock()
-    private var listeners: [Entry] = [] {
-        didSet { wanted = listeners.reduce(into: []) { $0.formUnion($1.kinds) } }
+    /// What the lock guards. A `Locked` (a POSIX mutex, inlined) rather than an `NSLock`:
+    /// `send` takes it once or twice per action.
+    private struct Guarded {
+        var listeners: [Entry] = [] {
+            didSet { wanted = listeners.reduce(into: []) { $0.formUnion($1.kinds) } }
+        }
+        /// The kinds some listener wants (the union of theirs).
+        var wanted: FeatureEvent.Kinds = []
+        var nextID = 0
+        var finished = false
+        var lazySignal: (signal: Signal<FeatureEvent>, input: Observer<FeatureEvent>)?
+        var derived: [String: Any] = [:]
     }
-    /// The kinds some listener wants (the union of theirs).
-    private var wanted: FeatureEvent.Kinds = []
-    private var nextID = 0
-    private var finished = false
-    private var lazySignal: (signal: Signal<FeatureEvent>, input: Observer<FeatureEvent>)?
-    private var derived: [String: Any] = [:]
+    private let guarded = Locked(Guarded())
 
     public init() {}
 
@@ -44,62 +48,60 @@ public final class EventOutlet: @unchecked Sendable {
     /// - Returns: a disposable that removes the listener (`onFinish` is then not called).
     @discardableResult
     public func add(kinds: FeatureEvent.Kinds = .all, _ listener: @escaping Listener, onFinish: (@Sendable () -> Void)? = nil) -> Disposable {
-        lock.lock()
-        if finished {
-            lock.unlock()
+        let id: Int? = guarded.withLock { g in
+            if g.finished { return nil }
+            let id = g.nextID
+            g.nextID += 1
+            g.listeners.append(Entry(id: id, kinds: kinds, listener: listener, onFinish: onFinish))
+            return id
+        }
+        guard let id else {
             onFinish?()
             return AnyDisposable {}
         }
-        let id = nextID
-        nextID += 1
-        listeners.append(Entry(id: id, kinds: kinds, listener: listener, onFinish: onFinish))
-        lock.unlock()
         return AnyDisposable { [weak self] in
-            guard let self else { return }
-            self.lock.lock()
-            self.listeners.removeAll { $0.id == id }
-            self.lock.unlock()
+            self?.guarded.withLock { $0.listeners.removeAll { $0.id == id } }
         }
     }
 
     /// How many listeners are attached (tests check that observations do not pile up).
-    public var listenerCount: Int { lock.withLock { listeners.count } }
+    public var listenerCount: Int { guarded.withLock { $0.listeners.count } }
 
     /// Whether the outlet has finished (its feature was disposed or released).
-    public var isFinished: Bool { lock.withLock { finished } }
+    public var isFinished: Bool { guarded.withLock { $0.finished } }
 
     /// The events as a hot signal (made on first use; completed when the outlet finishes).
     public var signal: Signal<FeatureEvent> {
-        lock.lock()
-        if let s = lazySignal { lock.unlock(); return s.signal }
-        let (output, input) = Signal<FeatureEvent>.pipe()
-        lazySignal = (output, input)
-        let isFinished = finished
-        lock.unlock()
-        if isFinished { input.sendCompleted() } else { add { input.send(value: $0) } }
-        return output
+        let (made, isFinished): ((signal: Signal<FeatureEvent>, input: Observer<FeatureEvent>), Bool?) = guarded.withLock { g in
+            if let s = g.lazySignal { return (s, nil) }
+            let (output, input) = Signal<FeatureEvent>.pipe()
+            g.lazySignal = (output, input)
+            return ((output, input), g.finished)
+        }
+        // Made just now: fed from here on (or completed at once).
+        if let isFinished {
+            let input = made.input
+            if isFinished { input.sendCompleted() } else { add { input.send(value: $0) } }
+        }
+        return made.signal
     }
 
     /// A value made from the outlet once and kept (the derived signals of a feature),
     /// so that reading it again attaches nothing new.
     public func derived<T>(_ key: String, _ make: () -> T) -> T {
-        lock.lock()
-        if let existing = derived[key] as? T { lock.unlock(); return existing }
-        lock.unlock()
+        if let existing = guarded.withLock({ $0.derived[key] as? T }) { return existing }
         let made = make()
-        lock.lock()
-        defer { lock.unlock() }
-        if let existing = derived[key] as? T { return existing }
-        derived[key] = made
-        return made
+        return guarded.withLock { g in
+            if let existing = g.derived[key] as? T { return existing }
+            g.derived[key] = made
+            return made
+        }
     }
 
     /// Whether some listener wants events of `kind` (read on the state executor
     /// before making an event that costs something to make).
     package func wants(_ kind: FeatureEvent.Kinds) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return wanted.contains(kind)
+        guarded.withLock { $0.wanted.contains(kind) }
     }
 
     package func send(_ event: FeatureEvent) {
@@ -109,25 +111,23 @@ public final class EventOutlet: @unchecked Sendable {
     /// Sends the event `make` builds, of `kind`, building it only when some listener
     /// wants that kind: an unheard event (a state no one observes) costs no copy.
     package func send(_ kind: FeatureEvent.Kinds, _ make: @autoclosure () -> FeatureEvent) {
-        lock.lock()
-        guard wanted.contains(kind) else { lock.unlock(); return }
-        let current = listeners
-        lock.unlock()
+        guard let current = guarded.withLock({ $0.wanted.contains(kind) ? $0.listeners : nil }) else { return }
         let event = make()
         for entry in current where entry.kinds.contains(kind) { entry.listener(event) }
     }
 
     /// Ends the outlet: listeners are removed and their `onFinish` called; the signal completes.
     package func finish() {
-        lock.lock()
-        guard !finished else { lock.unlock(); return }
-        finished = true
-        let current = listeners
-        listeners = []
-        let input = lazySignal?.input
-        derived = [:]
-        lock.unlock()
-        for entry in current { entry.onFinish?() }
-        input?.sendCompleted()
+        let ending: (listeners: [Entry], input: Observer<FeatureEvent>?)? = guarded.withLock { g in
+            guard !g.finished else { return nil }
+            g.finished = true
+            let current = g.listeners
+            g.listeners = []
+            g.derived = [:]
+            return (current, g.lazySignal?.input)
+        }
+        guard let ending else { return }
+        for entry in ending.listeners { entry.onFinish?() }
+        ending.input?.sendCompleted()
     }
 }

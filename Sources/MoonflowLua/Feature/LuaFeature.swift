@@ -39,7 +39,7 @@ package final class LuaFeature: @unchecked Sendable {
     }
 
     private var _binding: Binding
-    private let bindingLock = NSLock()
+    private let bindingLock = Locked(())  // a POSIX mutex, inlined: send takes it per action
     /// Read on the state executor without the lock (only the executor writes it); `send` reads it under the lock.
     /// Borrowed, not copied: a copy of the binding retains each of its many fields, per access.
     private var binding: Binding { _read { yield _binding } }
@@ -49,12 +49,12 @@ package final class LuaFeature: @unchecked Sendable {
     /// Where the definition came from (`plugins/search/init.lua`), for messages.
     package let source: String
     var stateTable: LuaRef
-    private let snapshotLock = NSLock()
+    private let snapshotLock = Locked(())
     private var _snapshot: LuaValue
     /// The last reduced state; read from any thread.
     var snapshot: LuaValue {
-        get { snapshotLock.lock(); defer { snapshotLock.unlock() }; return _snapshot }
-        set { snapshotLock.lock(); _snapshot = newValue; snapshotLock.unlock() }
+        get { snapshotLock.withLock { _ in _snapshot } }
+        set { snapshotLock.withLock { _ in _snapshot = newValue } }
     }
     private var seq = 0
     private let dispatch: LuaDispatch
@@ -69,8 +69,8 @@ package final class LuaFeature: @unchecked Sendable {
     private var _effectSource: String?
     /// Tag put on outward effects (the child's name under mf.compose); any thread.
     package var effectSource: String? {
-        get { bindingLock.withLock { _effectSource } }
-        set { bindingLock.withLock { _effectSource = newValue } }
+        get { bindingLock.withLock { _ in _effectSource } }
+        set { bindingLock.withLock { _ in _effectSource = newValue } }
     }
 
     /// - Parameter initial: the state to start from instead of the definition's `initial`
@@ -161,7 +161,7 @@ package final class LuaFeature: @unchecked Sendable {
         }
         for type in Set(interactor.inFlight.map(\.actionType)) where !declared.contains(type) { interactor.cancel(actionType: type) }
         try registerShape(of: binding.definition)
-        bindingLock.withLock { _binding = binding }
+        bindingLock.withLock { _ in _binding = binding }
         traceActionsIfNeeded()
         if let migrated, let table {
             stateTable = table
@@ -261,7 +261,7 @@ package final class LuaFeature: @unchecked Sendable {
     ///   nothing is queued and the state is not touched.
     package func send(_ action: LuaValue) throws {
         try refusing(action) {
-            try bindingLock.withLock { _binding.definition.actions }.validate(action)
+            _ = try bindingLock.withLock { _ in try _binding.definition.actions.validate(action) }  // in place: no copy of the schema
             interactor.send(.value(action))
         }
     }
@@ -271,10 +271,10 @@ package final class LuaFeature: @unchecked Sendable {
     private func refusing(_ action: LuaValue?, _ body: () throws -> Void) throws {
         guard !isDisposed else {
             // Any thread may send: the name is read under the lock a reload's rebind takes.
-            let name = bindingLock.withLock { _binding.definition.name }
+            let name = bindingLock.withLock { _ in _binding.definition.name }
             throw FeatureError(stage: .send, action: action, message: "feature '\(name)' was disposed; it takes no more actions (load it again)")
         }
-        guard !bridge.lua.isStuck else { throw FeatureError.stuck(feature: bindingLock.withLock { _binding.definition.name }, action: action) }
+        guard !bridge.lua.isStuck else { throw FeatureError.stuck(feature: bindingLock.withLock { _ in _binding.definition.name }, action: action) }
         do { try body() } catch { throw FeatureError(refused: error, action: action) }
     }
 
@@ -497,7 +497,7 @@ package final class LuaFeature: @unchecked Sendable {
         if outcome == 0 {
             let count = Int(try slots.integer(5))
             // Under the lock, with no other reference taken: changed in place.
-            if let changes = try snapshotLock.withLock({ () throws -> [StateChange]? in
+            if let changes = try snapshotLock.withLock({ _ throws -> [StateChange]? in
                 let changes = try slots.applyStateWrites(4, count: count, root: "state", to: &_snapshot)
                 // A declared state refuses a write that breaks it: the snapshot goes back here, the table below.
                 if let changes, let declared = binding.definition.declaredState {
