@@ -59,7 +59,7 @@ public enum LuaValue: Sendable, Hashable {
     public subscript(key: String) -> LuaValue? {
         get {
             guard case .table(let t) = self else { return nil }
-            let v = t[.string(LuaString(key))]
+            let v = t[key]
             if v.isNil { return Optional.none }
             return v
         }
@@ -161,8 +161,28 @@ public struct LuaTable: Sendable, Hashable {
     }
 
     public subscript(key: String) -> LuaValue {
-        get { self[.string(LuaString(key))] }
+        get {
+            // A small table is searched by comparing bytes: a `LuaString` key would cost an
+            // allocation per read (view models read fields by name on every state).
+            if hash.count <= LuaTable.scannedFieldCount, let found = scan(for: key) { return found }
+            return self[.string(LuaString(key))]
+        }
         set { self[.string(LuaString(key))] = newValue }
+    }
+
+    /// Up to this many entries in `hash`, `self[String]` compares bytes instead of hashing.
+    static let scannedFieldCount = 8
+
+    /// The value at the string key `key` in a small `hash` (`.nil` when absent), or nil
+    /// when `key` has no contiguous UTF-8 (the caller then looks it up as usual).
+    private func scan(for key: String) -> LuaValue? {
+        key.utf8.withContiguousStorageIfAvailable { wanted -> LuaValue in
+            for (k, v) in hash {
+                guard case .string(let s) = k, s.bytes.count == wanted.count else { continue }
+                if s.bytes.withUnsafeBufferPointer({ $0.elementsEqual(wanted) }) { return v }
+            }
+            return .nil
+        }
     }
 
     /// Every entry, sequence part first, then the rest sorted for a stable order.

@@ -1,9 +1,10 @@
 import XCTest
 @testable import LuaKit
 
-/// Short strings hash by their words and length (StringHashing.swift): tables keyed by
-/// them must still tell every key apart and find each one.
-final class StringHashingTests: XCTestCase {
+/// Tables keyed by strings: short strings hash by their words and length
+/// (StringHashing.swift), and a small table is read by name without hashing
+/// (`LuaTable[String]`); both must still tell every key apart and find each one.
+final class StringKeyTests: XCTestCase {
     func testKeysThatLoadTheSameWordsStayApart() {
         // Zero bytes pad a short string's word: "a" and "a\0" load the same bits.
         let keys: [LuaString] = [
@@ -44,5 +45,27 @@ final class StringHashingTests: XCTestCase {
         mixed[.integer(1)] = "integer"
         XCTAssertEqual(mixed[word], "string")
         XCTAssertEqual(mixed[.integer(1)], "integer")
+    }
+
+    func testFieldsReadByNameInSmallAndLargeTables() {
+        // Both sides of the size where reading by name stops comparing bytes and hashes.
+        for size in [0, 1, 7, LuaTable.scannedFieldCount, LuaTable.scannedFieldCount + 1, 40] {
+            var state: LuaValue = .table(LuaTable())
+            for i in 0..<size { state["f\(i)"] = .integer(Int64(i)) }
+            for i in 0..<size { XCTAssertEqual(state["f\(i)"], .integer(Int64(i)), "size \(size)") }
+            XCTAssertNil(state["f\(size)"], "size \(size)")
+            XCTAssertNil(state["f"], "size \(size)")        // a prefix of every key
+            XCTAssertNil(state["f00"], "size \(size)")      // same length as f10...f39
+        }
+        var named: LuaValue = ["café": 1, "cafe": 2, "1": "one"]
+        named["ünïcödé"] = true
+        XCTAssertEqual(named["café"], 1)
+        XCTAssertEqual(named["cafe"], 2)
+        XCTAssertEqual(named["ünïcödé"], true)
+        XCTAssertEqual(named["1"], "one")
+        // A list's items are not fields: "1" names no item.
+        let list: LuaValue = ["a", "b"]
+        XCTAssertNil(list["1"])
+        XCTAssertEqual(list.tableValue?["1"], .nil)
     }
 }
