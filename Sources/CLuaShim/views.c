@@ -123,6 +123,25 @@ int mf_install_write_view_access(lua_State *L) {
   return lua_pcall(L, 6, 0, 0);
 }
 
+// `params(f)`: f's named parameters and whether it takes `...`. lua_getinfo with ">u"
+// reads the prototype only (no allocation); a C function or anything callable that is
+// not a Lua function reports 0, true, so that it is handed everything.
+static int params_k(lua_State *L) {
+  lua_settop(L, 1);
+  if (lua_type(L, 1) != LUA_TFUNCTION || lua_iscfunction(L, 1)) {
+    lua_pushinteger(L, 0);
+    lua_pushboolean(L, 1);
+    return 2;
+  }
+  lua_Debug ar;
+  lua_getinfo(L, ">u", &ar);  // pops the function
+  lua_pushinteger(L, ar.nparams);
+  lua_pushboolean(L, ar.isvararg);
+  return 2;
+}
+
+void mf_push_params(lua_State *L) { lua_pushcfunction(L, params_k); }
+
 // The read-only views' validity: `count[1]` is how many handle and effect calls
 // that were handed a view are running; a to-be-closed value whose __close (this)
 // counts one down ends each, even when the call fails or is stopped.

@@ -78,4 +78,81 @@ final class ReadOnlyStateTests: XCTestCase {
         XCTAssertTrue(h.log.errors.first?.message.contains("state.count is read-only here") == true, "\(h.log.errors)")
         XCTAssertEqual(h.state["count"], 1)
     }
+
+    /// A handler that declares no `state` parameter gets no view (it cannot reach the
+    /// state); one that takes `...` can reach it, so it gets the read-only view.
+    static let byParameters = """
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "params",
+          initial = { count = 1 },
+          actions = { bump = {}, sneak = {}, fx = {} },
+          mutations = { add = { n = "integer" }, fx = {} },
+          handle = function(action, ...)
+            local state, env = ...
+            if action.type == "sneak" then state.count = 99 end
+            if action.type == "fx" then return { type = "fx" } end
+            return { type = "add", n = state.count + (env and 1 or 0) }
+          end,
+          reduce = function(state, m)
+            if m.type == "add" then state.count = state.count + m.n end
+            if m.type == "fx" then return state, { type = "probe" } end
+            return state
+          end,
+          effects = { probe = function(effect, ...) local state = ...; state.count = 7 end },
+        }
+        """
+
+    func testAHandlerTakingDotsGetsTheReadOnlyStateAndEnv() throws {
+        let h = try Harness(["params/init.lua": Self.byParameters])
+        try h.load("params")
+        try h.send(["type": "bump"])
+        XCTAssertEqual(h.log.errors.count, 0, "\(h.log.errors)")
+        XCTAssertEqual(h.state["count"], 3, "state.count (1) + 1 for env, added to 1")
+        try h.send(["type": "sneak"])
+        XCTAssertTrue(h.log.errors.first?.message.contains("state.count is read-only here") == true, "\(h.log.errors)")
+        try h.send(["type": "fx"])
+        XCTAssertTrue(h.log.errors.last?.message.contains("state.count is read-only here") == true, "\(h.log.errors)")
+        XCTAssertEqual(h.state["count"], 3, "nothing entered the state")
+    }
+
+    func testAHandlerWithoutAStateParameterRunsAndLeavesViewsToOthers() throws {
+        // The one-parameter handlers run without a view; a view kept by a later
+        // two-parameter handler still fails after its call, as ever.
+        let plugin = """
+            local mf = require "moonflow"
+            local kept
+            return mf.feature {
+              name = "one",
+              initial = { count = 0 },
+              actions = { bump = {}, keep = {}, use = {} },
+              mutations = { add = { n = "integer" }, fx = {} },
+              handle = function(action)
+                if action.type == "bump" then return { type = "add", n = 2 } end
+                return { type = "fx" }
+              end,
+              reduce = function(state, m)
+                if m.type == "add" then state.count = state.count + m.n end
+                if m.type == "fx" then return state, { type = "look" } end
+                return state
+              end,
+              effects = {
+                look = function(effect, state)
+                  if kept then return mf.just { type = "add", n = kept.count } end
+                  kept = state
+                end,
+              },
+            }
+            """
+        let h = try Harness(["one/init.lua": plugin])
+        try h.load("one")
+        try h.send(["type": "bump"])
+        try h.send(["type": "bump"])
+        XCTAssertEqual(h.state["count"], 4)
+        XCTAssertEqual(h.log.errors.count, 0, "\(h.log.errors)")
+        try h.send(["type": "keep"])
+        try h.send(["type": "use"])
+        XCTAssertTrue(h.log.errors.first?.message.contains("kept after its handle call returned") == true, "\(h.log.errors)")
+        XCTAssertEqual(h.state["count"], 4)
+    }
 }

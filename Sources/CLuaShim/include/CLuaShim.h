@@ -244,6 +244,11 @@ void mf_push_raw_metatable_functions(lua_State *L);
 /// that runs two of a feature's calls in one protected call (each keeps its own limit).
 /// A light C function: never raises, never allocates. Stack: [-0, +1]; needs 1 slot.
 void mf_push_rearm(lua_State *L);
+/// Pushes `params(f)` (views.c): how many named parameters the Lua function `f` declares
+/// and whether it also takes `...` (anything not a Lua function: 0, true). The host's Lua
+/// hands a state view only to a handler that can reach it. A light C function: never
+/// raises, never allocates. Stack: [-0, +1]; needs 1 slot.
+void mf_push_params(lua_State *L);
 /// Pushes `flat(shapes, m)` (shapes.c): FlatShapes.matches for the host's own Lua code,
 /// with `shapes` as FlatShapes.luaTable makes them. Raises only on memory, inside its
 /// caller's protected call. A C closure over the interned "type", made in a protected

@@ -148,6 +148,16 @@ extension LuaState {
         return try popRef(L)
     }
 
+    /// `params(f)` (a C function): the named parameters of the Lua function `f` and whether
+    /// it takes `...` (`mf_push_params`).
+    package func paramsFunction() throws -> LuaRef {
+        enter(); defer { leave() }
+        let L = activeL
+        guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
+        mf_push_params(L)
+        return try popRef(L)
+    }
+
     /// `flat(shapes, m)` (a C function): `FlatShapes.matches` for the host's own Lua code,
     /// `shapes` being a `FlatShapes.luaTable`.
     package func flatCheckFunction() throws -> LuaRef {

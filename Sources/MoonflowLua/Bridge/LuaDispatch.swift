@@ -41,13 +41,14 @@ package final class LuaDispatch: @unchecked Sendable {
     /// (nested tables as views too, `#`, `pairs`, `ipairs` and `next` work), a write
     /// fails naming the field. Each call gets views of its own (one small table for the
     /// state, one more per nested table it reads), so a view kept past its call fails in a
-    /// later call too. The reader copies a view as the
+    /// later call too. A handler that declares no second parameter (and no `...`), such as
+    /// `handle = function(action)`, cannot reach the state and gets no view at all. The reader copies a view as the
     /// table it shows, so `return { type = "set", items = state.items }` works.
     /// (The Lua is `HostChunks.dispatch`, loaded from its bytecode.)
     init(_ lua: LuaState) throws {
         let (getMetatable, setMetatable) = try lua.rawMetatableFunctions()
         let arguments: [LuaPush] = [.ref(getMetatable), .ref(setMetatable), .value(.table(LuaTable(isJSONArray: true))), .ref(try lua.rearmFunction()),
-                                    .ref(try lua.flatCheckFunction())]
+                                    .ref(try lua.flatCheckFunction()), .ref(try lua.paramsFunction())]
         let refs = try lua.call(try lua.load(HostChunks.dispatch), arguments) { slots in
             try (1...29).map { try slots.ref($0) }
         }

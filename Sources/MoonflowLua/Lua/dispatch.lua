@@ -1,9 +1,10 @@
 -- The Lua half of a feature's dispatch (LuaDispatch.swift runs it once per Lua state with
 -- getmetatable and setmetatable that `__metatable` does not stop, an empty JSON array,
--- `rearm` (the running call's time limit afresh) and `flat` (FlatShapes.matches in C),
--- and keeps the 29 values it returns, in order): the read-only and write views of the
--- state, the calls into a definition's functions, and a feature's `env`.
-local rawgetmetatable, rawsetmetatable, emptyArray, rearm, flat = ...
+-- `rearm` (the running call's time limit afresh), `flat` (FlatShapes.matches in C) and
+-- `params` (a function's named parameters and whether it takes `...`, in C), and keeps the
+-- 29 values it returns, in order): the views of the state, the calls into a definition's
+-- functions, and a feature's `env`.
+local rawgetmetatable, rawsetmetatable, emptyArray, rearm, flat, params = ...
 local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
 local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
 local match, format, concat, sort = string.match, string.format, table.concat, table.sort
@@ -72,6 +73,19 @@ local function enter()
   roCount[1] = d
   serial = serial + 1
   running[d] = serial * DEPTHS + d
+end
+-- Whether a handler can reach the state it would be handed: it declares a second
+-- parameter or takes `...`. One that does not (`handle = function(action)`) is called
+-- with its first argument alone and gets no view (nor a depth): nothing it runs can see
+-- the state, so there is nothing to guard, and a view is most of a step's cost.
+local seesState = setmetatable({}, { __mode = "k" })  -- function -> boolean
+local function takesState(f)
+  local sees = seesState[f]
+  if sees ~= nil then return sees end
+  local n, varargs = params(f)
+  sees = n >= 2 or varargs
+  if type(f) == "function" then seesState[f] = sees end
+  return sees
 end
 local function live(v)
   local call = calls[v]
@@ -319,13 +333,13 @@ local function installNext()
 end
 return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, stored, wview,
   function(def, action, state, env)
-    enter()
+    if not takesState(def.handle) then return def.handle(action) end enter()
     local _ <close> = roClose
     return def.handle(action, rootView(state, shapeOf[def]), env)
   end,
   reduce,
   function(def, kind, effect, state, env)
-    enter()
+    if not takesState(def.effects[kind]) then return def.effects[kind](effect) end enter()
     local _ <close> = roClose
     return def.effects[kind](effect, rootView(state, shapeOf[def]), env)
   end,
@@ -355,7 +369,7 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
   function(def, action, state, env)
     stage[1] = 1
     local m
-    do
+    if not takesState(def.handle) then m = def.handle(action) else
       enter()
       local _ <close> = roClose
       m = def.handle(action, rootView(state, shapeOf[def]), env)
