@@ -87,6 +87,9 @@ local function takesState(f)
   if type(f) == "function" then seesState[f] = sees end
   return sees
 end
+-- Returns what it is given: `return all(f(x))` calls f from here, not as a tail call, so
+-- a traceback still names the handler (`in field 'handle'`) and the line that called it.
+local function all(...) return ... end
 local function live(v)
   local call = calls[v]
   local d = call % DEPTHS
@@ -333,13 +336,13 @@ local function installNext()
 end
 return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, stored, wview,
   function(def, action, state, env)
-    if not takesState(def.handle) then return def.handle(action) end enter()
+    if not takesState(def.handle) then return all(def.handle(action)) end enter()
     local _ <close> = roClose
     return def.handle(action, rootView(state, shapeOf[def]), env)
   end,
   reduce,
   function(def, kind, effect, state, env)
-    if not takesState(def.effects[kind]) then return def.effects[kind](effect) end enter()
+    if not takesState(def.effects[kind]) then return all(def.effects[kind](effect)) end enter()
     local _ <close> = roClose
     return def.effects[kind](effect, rootView(state, shapeOf[def]), env)
   end,
