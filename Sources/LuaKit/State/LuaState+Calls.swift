@@ -140,21 +140,19 @@ extension LuaState {
     /// limit again from now, unless its deadline passed already. For the host's own Lua code
     /// that runs two of a feature's calls in one protected call, so each keeps its own limit.
     /// Never hand it to a script (a script could then run on past its limit).
-    package func rearmFunction() throws -> LuaRef {
-        enter(); defer { leave() }
-        let L = activeL
-        guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
-        mf_push_rearm(L)
-        return try popRef(L)
-    }
+    package func rearmFunction() throws -> LuaRef { try lightFunctionRef(mf_push_rearm) }
 
     /// `params(f)` (a C function): the named parameters of the Lua function `f` and whether
     /// it takes `...` (`mf_push_params`).
-    package func paramsFunction() throws -> LuaRef {
+    package func paramsFunction() throws -> LuaRef { try lightFunctionRef(mf_push_params) }
+
+    /// A registry reference to the light C function `push` pushes (one that pushing
+    /// cannot make raise: no closure, no allocation).
+    func lightFunctionRef(_ push: (OpaquePointer?) -> Void) throws -> LuaRef {
         enter(); defer { leave() }
         let L = activeL
         guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
-        mf_push_params(L)
+        push(L)
         return try popRef(L)
     }
 

@@ -187,13 +187,7 @@ public final class LuaState: @unchecked Sendable {
     ///     body()   -- stopped, wherever it loops, once 10 s have passed
     ///
     /// Calls made meanwhile with their own time limit keep it.
-    package func testDeadline() throws -> LuaRef {
-        enter(); defer { leave() }
-        let L = activeL
-        guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
-        mf_push_test_deadline(L)
-        return try popRef(L)
-    }
+    package func testDeadline() throws -> LuaRef { try lightFunctionRef(mf_push_test_deadline) }
 
     /// The most bytes the state has held at once.
     public var peakMemory: Int { budget.pointee.peak }
