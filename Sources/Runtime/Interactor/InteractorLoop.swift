@@ -240,7 +240,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     @inlinable
     func drain() {
         while let work = next() {
-            switch work {
+            switch consume work {  // moved out: a copy of the action would cost its retains
             case .action(let origin):
                 process(origin)
             case .value(let mutation, let origin):
