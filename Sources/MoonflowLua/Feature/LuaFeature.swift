@@ -39,7 +39,10 @@ package final class LuaFeature: @unchecked Sendable {
     }
 
     private var _binding: Binding
-    private let bindingLock = Locked(())  // a POSIX mutex, inlined: send takes it per action
+    /// Guards `_binding`'s replacement and off-executor reads, and holds the effect source.
+    /// A POSIX mutex, inlined (`send` takes it per action); its state is not empty, as
+    /// `Locked` asks.
+    private let bindingLock = Locked<String?>(nil)
     /// Read on the state executor without the lock (only the executor writes it); `send` reads it under the lock.
     /// Borrowed, not copied: a copy of the binding retains each of its many fields, per access.
     private var binding: Binding { _read { yield _binding } }
@@ -49,12 +52,12 @@ package final class LuaFeature: @unchecked Sendable {
     /// Where the definition came from (`plugins/search/init.lua`), for messages.
     package let source: String
     var stateTable: LuaRef
-    private let snapshotLock = Locked(())
-    private var _snapshot: LuaValue
+    /// The snapshot, behind its lock.
+    private let snapshotStore: Locked<LuaValue>
     /// The last reduced state; read from any thread.
     var snapshot: LuaValue {
-        get { snapshotLock.withLock { _ in _snapshot } }
-        set { snapshotLock.withLock { _ in _snapshot = newValue } }
+        get { snapshotStore.withLock { $0 } }
+        set { snapshotStore.withLock { $0 = newValue } }
     }
     private var seq = 0
     private let dispatch: LuaDispatch
@@ -66,11 +69,10 @@ package final class LuaFeature: @unchecked Sendable {
     package private(set) var interactor: Interactor<Int, FeatureAction, FeatureMutation, LuaValue>!
     private var disposables = CompositeDisposable()
     private var tracesActions = false
-    private var _effectSource: String?
     /// Tag put on outward effects (the child's name under mf.compose); any thread.
     package var effectSource: String? {
-        get { bindingLock.withLock { _ in _effectSource } }
-        set { bindingLock.withLock { _ in _effectSource = newValue } }
+        get { bindingLock.withLock { $0 } }
+        set { bindingLock.withLock { $0 = newValue } }
     }
 
     /// - Parameter initial: the state to start from instead of the definition's `initial`
@@ -87,7 +89,7 @@ package final class LuaFeature: @unchecked Sendable {
         self.bridge = bridge
         self.source = source
         self.dispatch = bridge.dispatch
-        self._snapshot = initial
+        self.snapshotStore = Locked(initial)
         self.stateTable = try bridge.lua.ref(.value(initial))
         self.keptTable = try bridge.lua.ref(.value(.boolean(false)))
         interactor = Interactor<Int, FeatureAction, FeatureMutation, LuaValue>(
@@ -497,13 +499,13 @@ package final class LuaFeature: @unchecked Sendable {
         if outcome == 0 {
             let count = Int(try slots.integer(5))
             // Under the lock, with no other reference taken: changed in place.
-            if let changes = try snapshotLock.withLock({ _ throws -> [StateChange]? in
-                let changes = try slots.applyStateWrites(4, count: count, root: "state", to: &_snapshot)
+            if let changes = try snapshotStore.withLock({ snapshot throws -> [StateChange]? in
+                let changes = try slots.applyStateWrites(4, count: count, root: "state", to: &snapshot)
                 // A declared state refuses a write that breaks it: the snapshot goes back here, the table below.
                 if let changes, let declared = binding.definition.declaredState {
                     for change in changes {
                         if let problem = declared.problem(writing: change.new, at: change.path, root: "state") {
-                            revert(changes, in: &_snapshot)
+                            revert(changes, in: &snapshot)
                             throw StateTypeError(problem: problem)
                         }
                     }

@@ -21,6 +21,8 @@ final class LockedStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
 /// while holding it unless its documentation says so: observers may re-enter the operator.
 /// `@inlinable`, so generic callers specialize it (the interactor's hot path takes it twice per
 /// action); the state sits beside the mutex in one allocation, with no exclusivity checks.
+/// Give it the state it guards, not `()`: an empty state has the mutex's address, and the
+/// thread sanitizer reports each `withLock`'s access to it as a race with the next one.
 ///
 /// ```swift
 /// let count = Locked(0)
