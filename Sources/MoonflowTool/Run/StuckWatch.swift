@@ -15,10 +15,14 @@ enum StuckWatch {
     /// the main thread) and waits for it.
     /// - Returns: true when `body` ended; false when `isStuck` turned true first (`body`
     ///   is left running).
+    ///   What `body` holds (a host and its Lua state) is released on its thread before
+    ///   `run` returns true, so the caller's release of its own reference is the last one:
+    ///   a process that exits next does not exit while that thread is still tearing it down.
     static func run(isStuck: () -> Bool, _ body: @escaping @Sendable () -> Void) -> Bool {
         let finished = DispatchSemaphore(value: 0)
+        let handoff = Handoff(body)
         let thread = Thread {
-            body()
+            handoff.run()
             finished.signal()
         }
         thread.stackSize = 16 << 20
@@ -27,5 +31,19 @@ enum StuckWatch {
             if isStuck() { return false }
         }
         return true
+    }
+}
+
+/// The body a `StuckWatch` thread runs, dropped as soon as it returns (the thread's own
+/// closure would keep it, and what it captured, until the thread exits). Touched only by
+/// that thread once it starts.
+private final class Handoff: @unchecked Sendable {
+    private var body: (@Sendable () -> Void)?
+
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+
+    func run() {
+        body?()
+        body = nil
     }
 }
