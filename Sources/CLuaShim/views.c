@@ -1,6 +1,7 @@
 // The views of the state in C: the write views' two hot metamethods, the read-only
 // views' closer, which table a view shows, and the raw functions that refuse a view.
 // Calls no other file.
+#include <math.h>
 #include "internal.h"
 
 // The write views' (what `reduce` gets) two hot metamethods in C. A view is an
@@ -141,6 +142,66 @@ static int params_k(lua_State *L) {
 }
 
 void mf_push_params(lua_State *L) { lua_pushcfunction(L, params_k); }
+
+// `fits(shape, k, v)`: whether the value `v`, written at key `k` of a table whose view
+// shape is `shape` (nil or false: not looked inside), may wait in Lua (dispatch.lua's
+// `finish`): a boolean, a string or a finite number, at a string or integer key, of the
+// type the shape's `t` gives there (a record's { field = code }, a list's or map's item
+// code: "string", "integer", "number", "boolean", "table", "any" or an enum's
+// { name = true }). Reads the shape raw; raises only on memory (interning a field name),
+// inside its caller's protected call.
+static int fits_k(lua_State *L) {
+  lua_settop(L, 3);
+  int tv = lua_type(L, 3);
+  if (tv == LUA_TNUMBER) {
+    if (!lua_isinteger(L, 3)) {
+      lua_Number d = lua_tonumber(L, 3);
+      if (d != d || d == HUGE_VAL || d == -HUGE_VAL) goto no;
+    }
+  } else if (tv != LUA_TSTRING && tv != LUA_TBOOLEAN) {
+    goto no;
+  }
+  int tk = lua_type(L, 2);
+  if (tk == LUA_TNUMBER ? !lua_isinteger(L, 2) : tk != LUA_TSTRING) goto no;
+  if (lua_type(L, 1) != LUA_TTABLE) goto yes;
+  lua_pushliteral(L, "t");
+  int code = lua_rawget(L, 1);  // 4: code, or a record's codes
+  lua_pushliteral(L, "r");
+  if (lua_rawget(L, 1) != LUA_TNIL) {  // 5: a record
+    if (code != LUA_TTABLE || tk != LUA_TSTRING) goto no;
+    lua_pushvalue(L, 2);
+    code = lua_rawget(L, 4);
+  } else {
+    lua_pushliteral(L, "l");
+    int list = lua_rawget(L, 1) != LUA_TNIL;
+    if (list ? tk != LUA_TNUMBER : tk != LUA_TSTRING) goto no;
+    lua_pushvalue(L, 4);
+  }
+  // The code is at the top.
+  if (code == LUA_TTABLE) {  // an enum's names
+    if (tv != LUA_TSTRING) goto no;
+    lua_pushvalue(L, 3);
+    if (lua_rawget(L, -2) != LUA_TBOOLEAN || !lua_toboolean(L, -1)) goto no;
+    goto yes;
+  }
+  if (code != LUA_TSTRING) goto no;
+  switch (lua_tostring(L, -1)[0]) {
+  case 'a': goto yes;                                              // any
+  case 'i': if (tv == LUA_TNUMBER && lua_isinteger(L, 3)) goto yes; goto no;  // integer
+  case 'n': if (tv == LUA_TNUMBER) goto yes; goto no;              // number
+  case 's': if (tv == LUA_TSTRING) goto yes; goto no;              // string
+  case 'b': if (tv == LUA_TBOOLEAN) goto yes; goto no;             // boolean
+  default: goto no;                                                // table
+  }
+yes:
+  lua_pushboolean(L, 1);
+  return 1;
+no:
+  lua_pushboolean(L, 0);
+  return 1;
+}
+
+void mf_push_fits(lua_State *L) { lua_pushcfunction(L, fits_k); }
 
 // The read-only views' validity: `count[1]` is how many handle and effect calls
 // that were handed a view are running; a to-be-closed value whose __close (this)

@@ -39,7 +39,9 @@ func featureBench() {
         case "parsed": .jsonThroughValue
         default: .value
         }
-        print(row("(c) Moonflow: send 1,000, advance(by: 0)", attempt("(c)") { try moonflowCounter(chosen, actions: actions, runs: runs, batch: 1000, input: input) }, "ns/action"))
+        // MOONFLOW_BENCH_LISTENER=none: no state listener (the state read after each batch).
+        let kinds: FeatureEvent.Kinds = ProcessInfo.processInfo.environment["MOONFLOW_BENCH_LISTENER"] == "none" ? [] : .state
+        print(row("(c) Moonflow: send 1,000, advance(by: 0)", attempt("(c)") { try moonflowCounter(chosen, actions: actions, runs: runs, batch: 1000, kinds: kinds, input: input) }, "ns/action"))
         return
     }
     print("counter feature, \(actions) actions per run, median of \(runs) runs, ns per action")
@@ -61,6 +63,7 @@ func featureBench() {
     let c = attempt("(c) batches") { try moonflowCounter(budgets, actions: actions, runs: runs, batch: 1000) }
     let each = attempt("(c) send + advance") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1) }
     let everyEvent = attempt("(c) every event") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, kinds: .all) }
+    let unheard = attempt("(c) no state listener") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, kinds: []) }
     let free = attempt("(c) no budgets") { try moonflowCounter(unbudgeted, actions: few, runs: runs, batch: 1000) }
     // Actions arriving as JSON text (a web view's or a socket's messages), sent alternately both ways.
     let viaValue = attempt("(c) JSON parsed to a LuaValue") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, input: .jsonThroughValue) }
@@ -77,6 +80,7 @@ func featureBench() {
     print(row("(c) Moonflow: send 1,000, advance(by: 0)", c, "ns/action"))
     print(row("    (c) send, advance(by: 0) each [\(few)]", each, "ns/action"))
     print(row("    (c) observer of every event [\(few)]", everyEvent, "ns/action"))
+    print(row("    (c) no listener, state read per 1,000 [\(few)]", unheard, "ns/action"))
     print(row("    (c) no time/memory budget [\(few)]", free, "ns/action"))
     print(row("    (c)'s Lua calls on LuaKit alone", bridgeOnly, "ns/action"))
     print(row("    (c) JSON text: LuaValue(json:), send [\(few)]", viaValue, "ns/action"))
@@ -94,7 +98,9 @@ func featureBench() {
 /// plugins/counter through `FeatureHost` on the virtual clock: `batch` sends, then
 /// `advance(by: 0)` runs them, one listener on `outlet` reading `count` from each new state.
 /// The listener asks for state events only (as a view model does), unless `kinds` says
-/// otherwise: with `.all` every mutation is copied out of Lua for it, as `moonflow run` needs.
+/// otherwise: with `.all` every mutation is copied out of Lua for it, as `moonflow run` needs;
+/// with none there is no listener, and `count` is read from `feature.state` after each batch
+/// (the reduces' writes wait in Lua until then).
 ///
 /// - Returns: the median ns per action of `runs` runs of `actions` actions.
 /// - Throws: when the plugin does not load or the observer missed a state.
@@ -104,10 +110,10 @@ func moonflowCounter(_ configuration: FeatureHost.Configuration, actions: Int, r
     guard let clock = host.testScheduler else { throw BenchError("the host is not on the virtual clock") }
     let feature = try host.load("counter")
     let sink = CountSink()
-    let observation = feature.outlet.add(kinds: kinds) { event in
+    let observation = kinds.isEmpty ? nil : feature.outlet.add(kinds: kinds) { event in
         if case .state(let state, let seq) = event, seq > 0 { sink.count = state["count"]?.intValue ?? -1 }
     }
-    defer { observation.dispose() }
+    defer { observation?.dispose() }
     feature.start()
     let action: LuaValue = ["type": "increment"]
     let json = #"{"type":"increment"}"#
@@ -126,6 +132,7 @@ func moonflowCounter(_ configuration: FeatureHost.Configuration, actions: Int, r
                 } catch { failed = error }
             }
             clock.advance(by: 0)
+            if kinds.isEmpty { sink.count = feature.state["count"]?.intValue ?? -1 }
             left -= k
         }
     }

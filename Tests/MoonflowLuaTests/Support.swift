@@ -44,8 +44,10 @@ final class Harness: VirtualClockHarness {
     func path(_ relative: String) -> String { folder.path(relative) }
 
     /// Loads a plugin (by name, or a path relative to the folder), observes it and starts it.
+    /// With `observing: false` nothing listens to it (no events are recorded, and no one
+    /// listens for its states: reduces that may leave their writes in Lua do).
     @discardableResult
-    func load(_ spec: String = "probe") throws -> LuaFeature {
+    func load(_ spec: String = "probe", observing: Bool = true) throws -> LuaFeature {
         let file = spec.contains("/") || spec.hasSuffix(".lua") ? path(spec) : path("\(spec)/init.lua")
         let definition = try lua.call(try lua.load(file: file), []) { try FeatureDefinition.read($0, 1, kind: .feature) }
         let none = try lua.makeTable([])
@@ -53,6 +55,12 @@ final class Harness: VirtualClockHarness {
         let f = try LuaFeature(definition: definition, bridge: bridge, env: env, source: file,
                                context: SchedulerContext(state: clock, output: ImmediateScheduler.shared, work: clock))
         let recorder = self.recorder
+        guard observing else {
+            f.start()
+            feature = f
+            settle()
+            return f
+        }
         observations.append(f.outlet.add { event in recorder.withLock { $0 }.observer.send(value: event) })
         // In every test: the state as JSON written straight from the Lua table is the
         // snapshot's JSON (`moonflow run --format jsonl` prints the first).

@@ -187,4 +187,27 @@ final class InteractorLoopTests: XCTestCase {
         XCTAssertEqual(defaultActionType(Action.first), "first")
         XCTAssertEqual(defaultActionType(Search(text: "a")), "search")
     }
+
+    /// What a host puts off per action (a Lua feature's snapshot) it does once per drain:
+    /// `settled` runs when the loop runs out of work, after the last reduce, before it idles.
+    func testSettledRunsOnceWhenADrainRunsOutOfWork() {
+        let clock = TestScheduler()
+        let seen = Box<[String]>([])
+        let interactor = Interactor<Int, Int, Int, Never>(
+            initial: 0, context: SchedulerContext(state: clock), actionType: { _ in "n" }, strategy: nil,
+            handle: { n, _ in .one(n) },
+            reduce: { count, n in count += n; seen.mutate { $0.append("reduce \(n)") }; return nil },
+            step: { n, count in count += n; seen.mutate { $0.append("step \(n)") }; return .reduced(effect: nil) },
+            effects: { _, _ in nil },
+            settled: { seen.mutate { $0.append("settled") } })
+        for n in 1...3 { interactor.send(n) }
+        XCTAssertEqual(seen.value, [], "nothing runs before the clock does")
+        clock.advance(by: 0)
+        XCTAssertEqual(seen.value, ["step 1", "step 2", "step 3", "settled"])
+        interactor.send(4)
+        clock.advance(by: 0)
+        XCTAssertEqual(seen.value.suffix(2), ["step 4", "settled"])
+        XCTAssertEqual(interactor.state.value, 10)
+        XCTAssertTrue(interactor.isIdle)
+    }
 }

@@ -249,6 +249,11 @@ void mf_push_rearm(lua_State *L);
 /// hands a state view only to a handler that can reach it. A light C function: never
 /// raises, never allocates. Stack: [-0, +1]; needs 1 slot.
 void mf_push_params(lua_State *L);
+/// Pushes `fits(shape, k, v)` (views.c): whether a write of `v` at key `k` of a table whose
+/// view shape is `shape` may wait in Lua until the state is read (a plain scalar the shape's
+/// type codes take there; dispatch.lua's `finish`). A light C function to push; it raises
+/// only on memory, inside its caller's protected call. Stack: [-0, +1]; needs 1 slot.
+void mf_push_fits(lua_State *L);
 /// Pushes `flat(shapes, m)` (shapes.c): FlatShapes.matches for the host's own Lua code,
 /// with `shapes` as FlatShapes.luaTable makes them. Raises only on memory, inside its
 /// caller's protected call. A C closure over the interned "type", made in a protected

@@ -146,6 +146,10 @@ extension LuaState {
     /// it takes `...` (`mf_push_params`).
     package func paramsFunction() throws -> LuaRef { try lightFunctionRef(mf_push_params) }
 
+    /// `fits(shape, k, v)` (a C function): whether a reducer's write of `v` at `k`, in a table
+    /// whose view shape is `shape`, may wait in Lua until the state is read (`mf_push_fits`).
+    package func fitsFunction() throws -> LuaRef { try lightFunctionRef(mf_push_fits) }
+
     /// A registry reference to the light C function `push` pushes (one that pushing
     /// cannot make raise: no closure, no allocation).
     func lightFunctionRef(_ push: (OpaquePointer?) -> Void) throws -> LuaRef {

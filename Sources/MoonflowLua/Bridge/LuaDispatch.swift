@@ -4,6 +4,8 @@ import LuaKit
 /// name at dispatch time (no closure keeps old code alive across a reload).
 package final class LuaDispatch: @unchecked Sendable {
     package let handle: LuaRef
+    /// `reduce(def, state, mutation, lazy)`: the definition's reduce on write views of the
+    /// state. With `lazy`, writes that may wait stay in Lua (`takePending`).
     package let reduce: LuaRef
     /// Puts back what the last `reduce` wrote (its undo log, newest first): a failed reduce
     /// leaves the state as it was.
@@ -28,13 +30,18 @@ package final class LuaDispatch: @unchecked Sendable {
     /// views check a field read as nil or newly written against (`SchemaType.viewShape`):
     /// a field the shape lacks raises (strict) or is passed to `warn(message, level)`.
     package let setShape: LuaRef
-    /// `step(def, action, state, env)`: handle and, when it returned one mutation that
+    /// `step(def, action, state, env, lazy)`: handle and, when it returned one mutation that
     /// `setMutationShapes(def, shapes)`'s flat check vouches for, reduce, in one call (the
     /// results: the mutation alone, or the mutation, `true` and reduce's). `stepStage[1]`
     /// is 1 while handle runs and 2 from the start of reduce on (read after an error).
     package let step: LuaRef
     package let stepStage: LuaRef
     package let setMutationShapes: LuaRef
+    /// `takePending()`: the writes of reduces that returned 3 (pending: plain scalars the
+    /// declared state takes, kept in Lua) as the list and count `applyStateWrites` reads;
+    /// none are pending after. `dropPending()` forgets them (the state got another table).
+    package let takePending: LuaRef
+    package let dropPending: LuaRef
 
     /// `handle` and effect handlers get a read-only view of the state (
     /// outside `reduce` the state is read-only): reading goes through to the state
@@ -48,9 +55,9 @@ package final class LuaDispatch: @unchecked Sendable {
     init(_ lua: LuaState) throws {
         let (getMetatable, setMetatable) = try lua.rawMetatableFunctions()
         let arguments: [LuaPush] = [.ref(getMetatable), .ref(setMetatable), .value(.table(LuaTable(isJSONArray: true))), .ref(try lua.rearmFunction()),
-                                    .ref(try lua.flatCheckFunction()), .ref(try lua.paramsFunction())]
+                                    .ref(try lua.flatCheckFunction()), .ref(try lua.paramsFunction()), .ref(try lua.fitsFunction())]
         let refs = try lua.call(try lua.load(HostChunks.dispatch), arguments) { slots in
-            try (1...29).map { try slots.ref($0) }
+            try (1...31).map { try slots.ref($0) }
         }
         try lua.registerViews(.readOnly, metatable: refs[0], targets: refs[1])
         try lua.registerViews(.write, metatable: refs[2], targets: refs[3])
@@ -60,6 +67,6 @@ package final class LuaDispatch: @unchecked Sendable {
         (undo, installNext, mark, viewTarget, setShape) = (refs[4], refs[5], refs[6], refs[7], refs[25])
         (handle, reduce, effect, request, makeEnv) = (refs[11], refs[12], refs[13], refs[14], refs[15])
         (migrate, route, combine, mapEffect, identity) = (refs[16], refs[17], refs[18], refs[19], refs[20])
-        (step, stepStage, setMutationShapes) = (refs[26], refs[27], refs[28])
+        (step, stepStage, setMutationShapes, takePending, dropPending) = (refs[26], refs[27], refs[28], refs[29], refs[30])
     }
 }

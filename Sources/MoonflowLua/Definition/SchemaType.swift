@@ -311,16 +311,39 @@ extension LuaValue {
 extension SchemaType {
     /// What the state's views check a field against (`LuaDispatch.setShape`): a record
     /// is `{ r = { field = shape } }`, a list `{ l = shape }`, a map `{ m = shape }`, and
-    /// `false` anything not looked inside (a scalar, an enum, `table`, `any`).
+    /// `false` anything not looked inside (a scalar, an enum, `table`, `any`). `t` says what
+    /// a plain scalar written there may be for the write to wait in Lua until the state is
+    /// read (the C `fits`, views.c): a record's `{ field = code }`, a list's or map's item
+    /// code (`scalarCode`).
     package var viewShape: LuaValue {
         switch required {
         case .record(let fields):
-            var r = LuaTable()
-            for f in fields { r[.string(LuaString(f.name))] = f.type.viewShape }
-            return .table(LuaTable(hash: ["r": .table(r)]))
-        case .list(let of): return .table(LuaTable(hash: ["l": of.viewShape]))
-        case .map(let of): return .table(LuaTable(hash: ["m": of.viewShape]))
+            var r = LuaTable(), t = LuaTable()
+            for f in fields {
+                r[.string(LuaString(f.name))] = f.type.viewShape
+                if let code = f.type.scalarCode { t[.string(LuaString(f.name))] = code }
+            }
+            return .table(LuaTable(hash: ["r": .table(r), "t": .table(t)]))
+        case .list(let of), .map(let of):
+            var shape = LuaTable(hash: [isList ? "l" : "m": of.viewShape])
+            if let code = of.scalarCode { shape["t"] = code }
+            return .table(shape)
         default: return .boolean(false)
+        }
+    }
+
+    private var isList: Bool { if case .list = required { true } else { false } }
+
+    /// A scalar type's name ("integer", "any"), an enum's names as `{ name = true }`, or nil
+    /// for a list, map or record (a scalar written where one is declared is read at once).
+    private var scalarCode: LuaValue? {
+        switch required {
+        case .scalar(let t): return .string(LuaString(t.rawValue))
+        case .enumeration(let names):
+            var set = LuaTable()
+            for name in names { set[.string(LuaString(name))] = true }
+            return .table(set)
+        default: return nil
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Streams
+import Synchronization
 
 /// Where a feature's events go: a plain list of listeners called in order, so
 /// the per-action cost is a loop over closures. `signal` is made on first use
@@ -35,6 +36,18 @@ public final class EventOutlet: @unchecked Sendable {
         var derived: [String: Any] = [:]
     }
     private let guarded = Locked(Guarded())
+    /// `wanted`'s bits, stored under the lock whenever the listeners change and read
+    /// without it: an event no one wants costs one load, not a lock.
+    private let wantedBits = Atomic<UInt8>(0)
+
+    /// Changes the listeners under the lock and publishes what they want.
+    private func changingListeners<R>(_ body: (inout Guarded) -> R) -> R {
+        guarded.withLock { g in
+            let result = body(&g)
+            wantedBits.store(g.wanted.rawValue, ordering: .releasing)
+            return result
+        }
+    }
 
     public init() {}
 
@@ -48,7 +61,7 @@ public final class EventOutlet: @unchecked Sendable {
     /// - Returns: a disposable that removes the listener (`onFinish` is then not called).
     @discardableResult
     public func add(kinds: FeatureEvent.Kinds = .all, _ listener: @escaping Listener, onFinish: (@Sendable () -> Void)? = nil) -> Disposable {
-        let id: Int? = guarded.withLock { g in
+        let id: Int? = changingListeners { g in
             if g.finished { return nil }
             let id = g.nextID
             g.nextID += 1
@@ -60,7 +73,7 @@ public final class EventOutlet: @unchecked Sendable {
             return AnyDisposable {}
         }
         return AnyDisposable { [weak self] in
-            self?.guarded.withLock { $0.listeners.removeAll { $0.id == id } }
+            self?.changingListeners { $0.listeners.removeAll { $0.id == id } }
         }
     }
 
@@ -101,7 +114,7 @@ public final class EventOutlet: @unchecked Sendable {
     /// Whether some listener wants events of `kind` (read on the state executor
     /// before making an event that costs something to make).
     package func wants(_ kind: FeatureEvent.Kinds) -> Bool {
-        guarded.withLock { $0.wanted.contains(kind) }
+        FeatureEvent.Kinds(rawValue: wantedBits.load(ordering: .acquiring)).contains(kind)
     }
 
     package func send(_ event: FeatureEvent) {
@@ -111,14 +124,14 @@ public final class EventOutlet: @unchecked Sendable {
     /// Sends the event `make` builds, of `kind`, building it only when some listener
     /// wants that kind: an unheard event (a state no one observes) costs no copy.
     package func send(_ kind: FeatureEvent.Kinds, _ make: @autoclosure () -> FeatureEvent) {
-        guard let current = guarded.withLock({ $0.wanted.contains(kind) ? $0.listeners : nil }) else { return }
+        guard wants(kind), let current = guarded.withLock({ $0.wanted.contains(kind) ? $0.listeners : nil }) else { return }
         let event = make()
         for entry in current where entry.kinds.contains(kind) { entry.listener(event) }
     }
 
     /// Ends the outlet: listeners are removed and their `onFinish` called; the signal completes.
     package func finish() {
-        let ending: (listeners: [Entry], input: Observer<FeatureEvent>?)? = guarded.withLock { g in
+        let ending: (listeners: [Entry], input: Observer<FeatureEvent>?)? = changingListeners { g in
             guard !g.finished else { return nil }
             g.finished = true
             let current = g.listeners

@@ -1,16 +1,21 @@
 import Foundation
 import LuaKit
+import Synchronization
 import Runtime
 import Streams
 
 /// A Lua feature running on the Swift `Interactor` loop.
 ///
 /// The runtime owns the state table (a registry reference); `reduce` changes it
-/// in place through write views that log every write. After every reduced
-/// mutation the immutable `LuaValue` snapshot observers read is brought up to
-/// date from that log: it costs what changed, not the size of the state, and
-/// `deliveredChanges` tells an observer which paths changed. A reducer that fails
-/// (an error, a time or memory limit, a value that cannot cross) leaves the
+/// in place through write views that log every write. The immutable `LuaValue`
+/// snapshot observers read is brought up to date from that log: it costs what
+/// changed, not the size of the state, and `deliveredChanges` tells an observer
+/// which paths changed. While someone listens for state events that happens after
+/// every reduced mutation. While no one does, a reduce that wrote only plain
+/// scalars the declared state takes leaves its writes in Lua (pending, one per
+/// place), and the snapshot takes them when the drain runs out of work or when
+/// `state` is read on the state executor, whichever comes first. A reducer that
+/// fails (an error, a time or memory limit, a value that cannot cross) leaves the
 /// state exactly as it was: the log is undone.
 ///
 /// **Threading:** created and driven on the bridge's scheduler (the host's
@@ -105,7 +110,8 @@ package final class LuaFeature: @unchecked Sendable {
             handle: { [weak self] action, _ in self?.handle(action) ?? Handled.none },
             reduce: { [weak self] _, mutation in try self?.reduce(mutation) },
             step: { [weak self] action, _ in self?.step(action) ?? .handled(.none) },
-            effects: { [weak self] effect, _ in self?.effect(effect) })
+            effects: { [weak self] effect, _ in self?.effect(effect) },
+            settled: { [weak self] in self?.takePending() })
         traceActionsIfNeeded()
         try registerShape(of: definition)
         disposables += interactor.errors.observe { [weak self] failure in
@@ -166,6 +172,9 @@ package final class LuaFeature: @unchecked Sendable {
         bindingLock.withLock { _ in _binding = binding }
         traceActionsIfNeeded()
         if let migrated, let table {
+            // The writes waiting in Lua were to the old table; the migrated state replaces them.
+            if hasPending { try? bridge.lua.call(dispatch.dropPending, []) { _ in () } }
+            hasPending = false
             stateTable = table
             snapshot = migrated
             outlet.send(.state(migrated, seq: seq))
@@ -215,8 +224,15 @@ package final class LuaFeature: @unchecked Sendable {
     /// Whether `dispose()` was called.
     package var isDisposed: Bool { outlet.isFinished }
 
-    /// The current state snapshot.
-    package var state: LuaValue { snapshot }
+    /// The current state snapshot: every reduce so far. While writes wait in Lua (no one
+    /// listens for state events), reading it brings them in, on the state executor (a
+    /// reader on another thread waits for it, as `send(json:)` does).
+    package var state: LuaValue {
+        if hasPending {
+            if bridge.isOnExecutor() { takePending() } else { bridge.performQuietly { takePending() } }
+        }
+        return snapshot
+    }
 
     private var deliveringCause: FeatureAction?
 
@@ -254,7 +270,7 @@ package final class LuaFeature: @unchecked Sendable {
     /// Emits the initial state event (seq 0). The host calls it once observers are attached.
     package func start() {
         // On the state executor, like every other event, whichever thread calls it.
-        bridge.performQuietly { outlet.send(.state(snapshot, seq: 0)) }
+        bridge.performQuietly { outlet.send(.state(state, seq: 0)) }
     }
 
     /// Validates `action` against the declared actions and queues it.
@@ -419,7 +435,8 @@ package final class LuaFeature: @unchecked Sendable {
         let (pushed, value): (LuaPush, LuaValue?)
         do { (pushed, value) = try pushing(mutation) } catch { throw LocatedError(error, at: location("reduce")) }
         do {
-            let (changes, effect) = try bridge.lua.call(dispatch.reduce, [.ref(definition.table), .ref(stateTable), pushed]) { slots in
+            let lazy: LuaPush = .value(.boolean(!outlet.wants(.state)))
+            let (changes, effect) = try bridge.lua.call(dispatch.reduce, [.ref(definition.table), .ref(stateTable), pushed, lazy]) { slots in
                 try reduced(slots)
             }
             deliver(changes, mutation: value)
@@ -450,7 +467,9 @@ package final class LuaFeature: @unchecked Sendable {
         let outcome: StepOutcome
         do {
             defer { stepping = false }
-            outcome = try bridge.lua.call(dispatch.step, [.ref(definition.table), action.pushed, .ref(stateTable), .ref(env)]) { slots in
+            // With no one listening for states, the reduce's writes may wait in Lua.
+            let lazy: LuaPush = .value(.boolean(!outlet.wants(.state)))
+            outcome = try bridge.lua.call(dispatch.step, [.ref(definition.table), action.pushed, .ref(stateTable), .ref(env), lazy]) { slots in
                 guard slots.count > 1 else {
                     return .handled(try mutations(from: "handle", slots, what: "\(definition.name).handle", keep: keep))
                 }
@@ -476,8 +495,10 @@ package final class LuaFeature: @unchecked Sendable {
     }
 
     /// Reads what dispatch.lua's `reduce` returned (the state, the effect, how the state
-    /// changed and the writes), brings the snapshot up to date and checks the declared
-    /// state and outputs. Throws (the caller rolls back) when something does not fit.
+    /// changed and the writes), brings the snapshot up to date (the writes still pending
+    /// first: Lua lists them in front) and checks the declared state and outputs, or, when
+    /// the writes wait in Lua (3), only notes that they do. Throws (the caller rolls back)
+    /// when something does not fit.
     private func reduced(_ slots: LuaSlots) throws -> (changes: [StateChange]?, effect: LuaValue?) {
         guard slots.isTable(1) else {
             throw LuaStreamError(message: "\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`", location: location("reduce"))
@@ -494,9 +515,15 @@ package final class LuaFeature: @unchecked Sendable {
             }
             effect = e
         }
-        let outcome = try slots.integer(3)  // 0: in place, 1: a table in two places, 2: another table
+        let outcome = try slots.integer(3)  // 0: in place, 1: a table in two places, 2: another table, 3: pending
+        if outcome == 3 {
+            hasPending = true
+            return (nil, effect)
+        }
+        // Lua handed over the pending writes with these (a failure puts them back): none wait
+        // once the snapshot has taken them.
         // In place (the common case): the snapshot takes the written entries, nothing else.
-        if outcome == 0 {
+        if outcome == 0 && !owesWholeRead {
             let count = Int(try slots.integer(5))
             // Under the lock, with no other reference taken: changed in place.
             if let changes = try snapshotStore.withLock({ snapshot throws -> [StateChange]? in
@@ -512,6 +539,7 @@ package final class LuaFeature: @unchecked Sendable {
                 }
                 return changes
             }) {
+                hasPending = false
                 return (changes, effect)
             }
         }
@@ -522,16 +550,62 @@ package final class LuaFeature: @unchecked Sendable {
         if let problem = binding.definition.declaredState?.problem(with: whole, at: "state") { throw StateTypeError(problem: problem) }
         stateTable = outcome == 2 && plain ? try slots.ref(1) : try bridge.lua.ref(.value(whole))
         snapshot = whole
+        hasPending = false
+        owesWholeRead = false
         return ([StateChange(path: [], old: previous, new: whole)], effect)
     }
 
     /// The events of a reduce that held: the mutation (when asked for) and the state.
     private func deliver(_ changes: [StateChange]?, mutation value: LuaValue?) {
+        // A listener that came while the reduce ran gets the state with what waited in Lua.
+        var changes = changes
+        if hasPending, outlet.wants(.state) { changes = takePending() }
         deliveringChanges = changes
         defer { deliveringChanges = nil }
         seq += 1
         if let value { outlet.send(.mutation, .mutation(value, seq: seq)) }
         outlet.send(.state, .state(snapshot, seq: seq))
+    }
+
+    /// Writes of reduces that returned 3 wait in Lua (or `owesWholeRead`). Written on the
+    /// state executor, read anywhere: a reader that learned of a reduce (its effect, say)
+    /// sees the flag it set.
+    private var hasPending: Bool {
+        get { pendingFlag.load(ordering: .acquiring) }
+        set { pendingFlag.store(newValue, ordering: .releasing) }
+    }
+    private let pendingFlag = Atomic<Bool>(false)
+    /// Writes were taken from Lua but could not be applied one by one while a reduce ran:
+    /// the snapshot is read whole next time (it does not happen: no write moved a table).
+    private var owesWholeRead = false
+
+    /// Brings the snapshot up to date with the writes waiting in Lua (on the state executor).
+    /// - Returns: the changes, in the order written (one at the empty path when the state
+    ///   was read whole), or nil when nothing waited.
+    @discardableResult
+    private func takePending() -> [StateChange]? {
+        guard hasPending else { return nil }
+        hasPending = false
+        var changes: [StateChange]?
+        var reducing = false
+        do {
+            try bridge.lua.call(dispatch.takePending, []) { slots in
+                reducing = (try? slots.value(3)) == .boolean(true)
+                guard !owesWholeRead else { return }
+                let count = Int(try slots.integer(2))
+                changes = try snapshotStore.withLock { snapshot in try slots.applyStateWrites(1, count: count, root: "state", to: &snapshot) }
+            }
+        } catch {}
+        if let changes { return changes }
+        // Read whole, once no reduce is running (the tables hold its writes so far).
+        owesWholeRead = true
+        hasPending = true
+        guard !reducing, let now = try? bridge.lua.value(of: stateTable, path: "state") else { return nil }
+        let previous = snapshot
+        snapshot = now
+        owesWholeRead = false
+        hasPending = false
+        return [StateChange(path: [], old: previous, new: now)]
     }
 
     /// Undoes what a failed reduce wrote in place.

@@ -1,10 +1,11 @@
 -- The Lua half of a feature's dispatch (LuaDispatch.swift runs it once per Lua state with
 -- getmetatable and setmetatable that `__metatable` does not stop, an empty JSON array,
--- `rearm` (the running call's time limit afresh), `flat` (FlatShapes.matches in C) and
--- `params` (a function's named parameters and whether it takes `...`, in C), and keeps the
--- 29 values it returns, in order): the views of the state, the calls into a definition's
+-- `rearm` (the running call's time limit afresh), `flat` (FlatShapes.matches in C),
+-- `params` (a function's named parameters and whether it takes `...`, in C) and `fits`
+-- (whether a write may wait in Lua until the state is read, in C), and keeps the
+-- 31 values it returns, in order): the views of the state, the calls into a definition's
 -- functions, and a feature's `env`.
-local rawgetmetatable, rawsetmetatable, emptyArray, rearm, flat, params = ...
+local rawgetmetatable, rawsetmetatable, emptyArray, rearm, flat, params, fits = ...
 local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
 local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
 local match, format, concat, sort = string.match, string.format, table.concat, table.sort
@@ -21,6 +22,9 @@ local RO = { __metatable = "a read-only view of the state" }
 -- `table`, `any`). Each view knows the shape of the table it shows. Only a read that
 -- finds nil and a write to a key not there yet look at it: a field the record lacks
 -- fails at once (a declared `state`) or warns once per site (one inferred from `initial`).
+-- `t` says what a scalar written there must be (C `fits`, views.c): a record's
+-- { field = code }, a list's or map's item code; a code is "string", "integer",
+-- "number", "boolean", "table", "any" or an enum's { name = true }.
 local shapeOf = setmetatable({}, { __mode = "k" })   -- definition table -> its state's shape
 local rshape = setmetatable({}, { __mode = "k" })    -- read-only view -> shape of what it shows
 local function childShape(s, k)
@@ -221,22 +225,40 @@ W.__pairs = function(v) return wnext, v, nil end
 local changes, seen = {}, {}
 -- After reduce returned `s`: 0 (in place) with the writes that still reach the state
 -- (per write: the number of keys from the root, the keys, the parent table, the value),
--- or 1 (a table in two places), or 2 (another table): Swift reads those whole.
-local nchanges, pathkeys = 0, {}
+-- or 1 (a table in two places), or 2 (another table): Swift reads those whole; or 3
+-- (pending): every write was a plain scalar the declared state takes there, and stays
+-- in `changes` for Swift to read later (`takePending`, once a drain ends or when someone
+-- reads the state). Slots 1..npending are such writes of reduces Swift has not read:
+-- each holds the value its reduce ended with, one slot per place (a later write to the
+-- same table and key updates it), and no write has moved a table since (any write of a
+-- table, or of nil, is read by Swift at once, with the pending ones in front).
+local nchanges, npending, pathkeys = 0, 0, {}
+local rescue = -1  -- npending before a reduce Swift was handed (undo puts it back), or -1
+local overwritten, noverwritten = {}, 0  -- slot, value it held: per pending value a reduce updated
+local pslot = setmetatable({}, { __mode = "k" })  -- table -> key -> its pending value's slot
+local lazyNow = false
 local function finish(...)
   local r = root
   local s, e = ...
   log[-1] = false
   if s == nil and select("#", ...) == 0 then root = nil; return end
-  if s ~= r then root = nil; return s, e, 2 end
+  local before = npending
+  rescue = before
+  -- Swift reads the whole state (pending writes included) when the table is not the one given.
+  if s ~= r then root, npending = nil, 0; return s, e, 2 end
   local nlog, nstored = log[0], stored[0]
   for i = 1, nstored, 3 do
     local u, p, k = stored[i], stored[i + 1], stored[i + 2]
     -- Still there: it has this place now (shared when its old place holds it too).
     if rawget(wtargets[p], k) == u then wview(u, p, k) end
   end
-  if shared then root = nil; return s, e, 1 end
-  local n, keys = 0, pathkeys
+  if shared then root, npending = nil, 0; return s, e, 1 end
+  local n, keys = before, pathkeys
+  local lazy, strict = lazyNow, false
+  if lazy then  -- a declared state (its shape says so) checks what waits
+    local rs = wshape[r]
+    strict = rs and rs.cfg.strict
+  end
   if nlog > 3 then seen = {} end
   for i = 1, nlog, 3 do
     local p, k = log[i], log[i + 1]
@@ -249,34 +271,87 @@ local function finish(...)
     end
     if fresh and (p == r or attached(p)) then
       local d, c = 0, p
-      while c ~= r do d = d + 1; keys[d] = wkey[c]; c = wparent[c] end
+      while c ~= r do
+        d = d + 1
+        local key = wkey[c]
+        keys[d] = key
+        if lazy then lazy = fits(nil, key, true) end  -- a string or an integer
+        c = wparent[c]
+      end
       changes[n + 1] = d + 1
       for j = d, 1, -1 do changes[n + 2 + d - j] = keys[j] end
       local t = wtargets[p]
-      changes[n + d + 2], changes[n + d + 3], changes[n + d + 4] = k, t, rawget(t, k)
+      local v = rawget(t, k)
+      -- A plain scalar the declared state takes there (C `fits`, views.c: the shape's `t`
+      -- codes); anything else Swift reads and checks at once, and refuses with its message.
+      if lazy then lazy = fits(strict and wshape[p], k, v) end
+      changes[n + d + 2], changes[n + d + 3], changes[n + d + 4] = k, t, v
       n = n + d + 4
     end
   end
-  root, nchanges = nil, n
-  return s, e, 0, changes, n
+  root = nil
+  if n > nchanges then nchanges = n end
+  if not lazy then
+    npending = 0
+    return s, e, 0, changes, n
+  end
+  -- Pending: a write to a place already pending updates that slot; the others move down.
+  local w, i = before, before + 1
+  while i <= n do
+    local size = changes[i] + 3
+    local k, t, v = changes[i + size - 3], changes[i + size - 2], changes[i + size - 1]
+    local slots = pslot[t]
+    local at = slots and slots[k]
+    if at and at <= before and changes[at - 1] == t and changes[at - 2] == k then
+      -- Kept for undo: Swift may still refuse this reduce (its effect).
+      overwritten[noverwritten + 1], overwritten[noverwritten + 2] = at, changes[at]
+      noverwritten = noverwritten + 2
+      changes[at] = v
+    else
+      if w + 1 ~= i then for j = 0, size - 1 do changes[w + 1 + j] = changes[i + j] end end
+      if slots == nil then slots = {}; pslot[t] = slots end
+      slots[k] = w + size
+      w = w + size
+    end
+    i = i + size
+  end
+  npending = w
+  return s, e, 3
 end
-local function reduce(def, state, m)
+local function reduce(def, state, m, lazy)
   -- Let go of what the last reduce logged (false, not nil: refilling a slot stays fast).
   for i = 1, log[0] do log[i] = false end
   for i = 1, stored[0] do stored[i] = false end
-  for i = 1, nchanges do changes[i] = false end
+  for i = npending + 1, nchanges do changes[i] = false end
   for i = 1, nmarked do marked[i] = false end
-  log[0], stored[0], nchanges, nmarked, shared = 0, 0, 0, 0, false
+  log[0], stored[0], nchanges, nmarked, shared, rescue = 0, 0, npending, 0, false, -1
+  noverwritten = 0
   local v = wviews[state]  -- the root's view, as wview(state, nil, nil) finds it, without the call
   if v == nil or wparent[v] ~= nil then v = wview(state, nil, nil) end
   wshape[v] = shapeOf[def]
+  lazyNow = lazy
   root = v
   log[-1] = true
   return finish(def.reduce(root, m))
 end
+-- The pending writes (the list and its count) for Swift to read, and whether a reduce is
+-- running (its writes so far are in the tables, not in the list): none are pending after.
+local function takePending()
+  local n = npending
+  npending, rescue = 0, -1
+  pslot = setmetatable({}, { __mode = "k" })
+  return changes, n, root ~= nil
+end
+-- Drops the pending writes (a reload gave the state another table).
+local function dropPending() npending, rescue = 0, -1 end
 local function undo()
   for i = log[0] - 2, 1, -3 do rawset(wtargets[log[i]], log[i + 1], log[i + 2]) end
   for i = nmarked - 1, 1, -2 do rawsetmetatable(marked[i], marked[i + 1]) end
+  if rescue >= 0 then  -- what a failed reduce's finish handed over or updated is pending again, as it was
+    npending = rescue
+    for i = noverwritten - 1, 1, -2 do changes[overwritten[i]] = overwritten[i + 1] end
+  end
+  rescue, noverwritten = -1, 0
   root = nil
   log[-1] = false
 end
@@ -369,7 +444,7 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
   function(def, child, effect) return def.mapEffect(child, effect) end,
   function(...) return ... end,
   roCloseMT, roCount, refuseRaw, wcheck, setShape,
-  function(def, action, state, env)
+  function(def, action, state, env, lazy)
     stage[1] = 1
     local m
     if not takesState(def.handle) then m = def.handle(action) else
@@ -381,7 +456,7 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
     if shapes == nil or not flat(shapes, m) then stage[1] = 0; return m end
     stage[1] = 2   -- left so after reduce returns: Swift reads it only when this call raised
     rearm()        -- reduce gets its whole time limit, as a call of its own would
-    return m, true, reduce(def, state, m)
+    return m, true, reduce(def, state, m, lazy)
   end,
-  stage, setMutationShapes
+  stage, setMutationShapes, takePending, dropPending
 

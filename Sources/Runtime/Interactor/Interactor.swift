@@ -102,6 +102,7 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
     /// Creates an interactor whose host can also handle and reduce an action in one go:
     /// `step` is used for every action merged (the default strategy) while no one observes
     /// `mutations`; `handle` and `reduce` serve the rest (other strategies, streams' mutations).
+    /// `settled` runs on the drainer each time the loop runs out of work, before it goes idle.
     package init(
         initial: State,
         context: SchedulerContext,
@@ -110,12 +111,13 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
         handle: @escaping @Sendable (Action, State) -> Handled<Mutation>,
         reduce: @escaping @Sendable (inout State, Mutation) throws -> Effect?,
         step: @escaping @Sendable (Action, inout State) -> Stepped<Mutation, Effect>,
-        effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>?
+        effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>?,
+        settled: (@Sendable () -> Void)? = nil
     ) {
         self.context = context
         self.loop = InteractorLoop(
             initial: initial, outlet: StateOutlet(initial), context: context, actionType: actionType,
-            strategy: strategy, handle: handle, reduce: reduce, step: step, effects: effects)
+            strategy: strategy, handle: handle, reduce: reduce, step: step, effects: effects, settled: settled)
     }
 
     deinit { loop.dispose() }

@@ -85,6 +85,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         case action(Origin)
         case value(Mutation, Origin)
         case ended(Flight, (any Error)?)
+        /// Nothing is left to do: `settled` runs before the drainer gives up the loop.
+        case settled
     }
 
     @usableFromInline let handle: @Sendable (Action, State) -> Handled<Mutation>
@@ -94,6 +96,9 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     @usableFromInline let strategy: (@Sendable (Action) -> FlattenStrategy)?
     @usableFromInline let actionType: @Sendable (Action) -> String
     @usableFromInline let effectHandler: @Sendable (Effect, State) -> Producer<Mutation>?
+    /// Runs on the drainer each time it runs out of work, before it gives up the loop (what the
+    /// owner put off per action, done once per drain: a Lua feature's snapshot).
+    @usableFromInline let settled: (@Sendable () -> Void)?
     @usableFromInline let context: SchedulerContext
     @usableFromInline let stateIsImmediate: Bool
     @usableFromInline let outputIsImmediate: Bool
@@ -110,6 +115,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         @usableFromInline var reducing: Action?
         @usableFromInline var taps: Taps
         @usableFromInline var owner = LoopOwner()
+        /// `settled` ran since the last work taken (the next empty queue gives up the loop).
+        @usableFromInline var hasSettled = false
     }
 
     @usableFromInline let confined: UnsafeMutablePointer<Confined>
@@ -136,7 +143,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         handle: @escaping @Sendable (Action, State) -> Handled<Mutation>,
         reduce: @escaping @Sendable (inout State, Mutation) throws -> Effect?,
         step: (@Sendable (Action, inout State) -> Stepped<Mutation, Effect>)? = nil,
-        effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>?
+        effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>?,
+        settled: (@Sendable () -> Void)? = nil
     ) {
         let taps = Taps()
         self.confined = UnsafeMutablePointer<Confined>.allocate(capacity: 1)
@@ -153,6 +161,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         self.reduce = reduce
         self.step = step
         self.effectHandler = effects
+        self.settled = settled
     }
 
     deinit {
@@ -247,6 +256,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
                 reduceStep(mutation, origin)
             case .ended(let flight, let error):
                 finish(flight, error)
+            case .settled:
+                settled?()
             }
         }
     }
@@ -259,13 +270,20 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
             if !shared.disposed {
                 if !shared.arrivals.isEmpty, let work = Self.nextArrival(&shared) {
                     refreshTaps(shared)
+                    confined.pointee.hasSettled = false
                     return work
                 }
                 if let origin = shared.actions.pop() {
                     refreshTaps(shared)
+                    confined.pointee.hasSettled = false
                     return .action(origin)
                 }
+                if settled != nil && !confined.pointee.hasSettled {
+                    confined.pointee.hasSettled = true
+                    return .settled
+                }
             }
+            confined.pointee.hasSettled = false
             confined.pointee.owner.leave()
             shared.draining = false
             return nil
