@@ -210,4 +210,21 @@ final class InteractorLoopTests: XCTestCase {
         XCTAssertEqual(interactor.state.value, 10)
         XCTAssertTrue(interactor.isIdle)
     }
+
+    /// `outward` gets each effect no handler takes, with the action behind it, before the
+    /// `effects` signal does; an effect a handler takes reaches neither.
+    func testOutwardGetsTheEffectsNoHandlerTakesBeforeTheSignal() {
+        let seen = Box<[String]>([])
+        let interactor = Interactor<Int, Int, Int, String>(
+            initial: 0, context: .immediate, actionType: { _ in "n" }, strategy: nil,
+            handle: { n, _ in .one(n) },
+            reduce: { count, n in count += n; return n % 2 == 0 ? "even \(n)" : "handled \(n)" },
+            step: { n, count in count += n; return .reduced(effect: n % 2 == 0 ? "even \(n)" : "handled \(n)") },
+            effects: { effect, _ in effect.hasPrefix("handled") ? .empty() : nil },
+            outward: { traced in seen.mutate { $0.append("outward \(traced.value) from \(traced.action)") } })
+        let subscription = interactor.effects.observe { traced in seen.mutate { $0.append("signal \(traced.value)") } }
+        defer { subscription?.dispose() }
+        for n in 1...4 { interactor.send(n) }
+        XCTAssertEqual(seen.value, ["outward even 2 from 2", "signal even 2", "outward even 4 from 4", "signal even 4"])
+    }
 }

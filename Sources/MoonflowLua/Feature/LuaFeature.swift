@@ -111,7 +111,11 @@ package final class LuaFeature: @unchecked Sendable {
             reduce: { [weak self] _, mutation in try self?.reduce(mutation) },
             step: { [weak self] action, _ in self?.step(action) ?? .handled(.none) },
             effects: { [weak self] effect, _ in self?.effect(effect) },
-            settled: { [weak self] in self?.takePending() })
+            settled: { [weak self] in self?.takePending() },
+            outward: { [weak self] traced in
+                guard let self, self.outlet.wants(.effect) else { return }
+                self.delivering(cause: traced.action) { self.outlet.send(.effect, .effect(traced.value, from: self.effectSource)) }
+            })
         traceActionsIfNeeded()
         try registerShape(of: definition)
         disposables += interactor.errors.observe { [weak self] failure in
@@ -122,10 +126,6 @@ package final class LuaFeature: @unchecked Sendable {
             case .effect: .effect
             }
             self.delivering(cause: failure.action) { self.report(failure.error, stage: stage, action: failure.action.value) }
-        }
-        disposables += interactor.effects.observe { [weak self] traced in
-            guard let self else { return }
-            self.delivering(cause: traced.action) { self.outlet.send(.effect, .effect(traced.value, from: self.effectSource)) }
         }
     }
 

@@ -102,7 +102,8 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
     /// Creates an interactor whose host can also handle and reduce an action in one go:
     /// `step` is used for every action merged (the default strategy) while no one observes
     /// `mutations`; `handle` and `reduce` serve the rest (other strategies, streams' mutations).
-    /// `settled` runs on the drainer each time the loop runs out of work, before it goes idle.
+    /// `settled` runs on the drainer each time the loop runs out of work, before it goes idle;
+    /// `outward` gets every effect no handler takes, as `effects` does, without its signal.
     package init(
         initial: State,
         context: SchedulerContext,
@@ -112,12 +113,14 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
         reduce: @escaping @Sendable (inout State, Mutation) throws -> Effect?,
         step: @escaping @Sendable (Action, inout State) -> Stepped<Mutation, Effect>,
         effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>?,
-        settled: (@Sendable () -> Void)? = nil
+        settled: (@Sendable () -> Void)? = nil,
+        outward: (@Sendable (Traced<Effect>) -> Void)? = nil
     ) {
         self.context = context
         self.loop = InteractorLoop(
             initial: initial, outlet: StateOutlet(initial), context: context, actionType: actionType,
-            strategy: strategy, handle: handle, reduce: reduce, step: step, effects: effects, settled: settled)
+            strategy: strategy, handle: handle, reduce: reduce, step: step, effects: effects, settled: settled,
+            outward: outward)
     }
 
     deinit { loop.dispose() }

@@ -99,6 +99,10 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     /// Runs on the drainer each time it runs out of work, before it gives up the loop (what the
     /// owner put off per action, done once per drain: a Lua feature's snapshot).
     @usableFromInline let settled: (@Sendable () -> Void)?
+    /// Called with every effect no handler takes, on the output scheduler, before the
+    /// `effects` signal gets it: an owner that forwards effects to listeners of its own
+    /// (a Lua feature's outlet) skips the signal's machinery.
+    let outward: (@Sendable (Traced<Effect>) -> Void)?
     @usableFromInline let context: SchedulerContext
     @usableFromInline let stateIsImmediate: Bool
     @usableFromInline let outputIsImmediate: Bool
@@ -144,7 +148,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         reduce: @escaping @Sendable (inout State, Mutation) throws -> Effect?,
         step: (@Sendable (Action, inout State) -> Stepped<Mutation, Effect>)? = nil,
         effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>?,
-        settled: (@Sendable () -> Void)? = nil
+        settled: (@Sendable () -> Void)? = nil,
+        outward: (@Sendable (Traced<Effect>) -> Void)? = nil
     ) {
         let taps = Taps()
         self.confined = UnsafeMutablePointer<Confined>.allocate(capacity: 1)
@@ -162,6 +167,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         self.step = step
         self.effectHandler = effects
         self.settled = settled
+        self.outward = outward
     }
 
     deinit {
@@ -386,9 +392,15 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     func route(_ effect: Effect, _ origin: Origin, state: State) {
         if let producer = effectHandler(effect, state) {
             startFlight(producer, origin, type: actionType(origin.action), kind: .effect(effect))
-        } else if let tap = taps.effects {
-            emit(tap, Traced(value: effect, action: origin.action, actionID: origin.id))
+            return
         }
+        let tap = taps.effects
+        guard outward != nil || tap != nil else { return }
+        let traced = Traced(value: effect, action: origin.action, actionID: origin.id)
+        if let outward {
+            if outputIsImmediate { outward(traced) } else { context.output.schedule { outward(traced) } }
+        }
+        if let tap { emit(tap, traced) }
     }
 
     @usableFromInline
