@@ -223,6 +223,13 @@ extension SchemaType {
     /// Removing an item of a list or a map (writing nil there) always fits. No text is made
     /// unless it does not fit.
     package func problem(writing value: LuaValue, at path: [LuaValue], root: String) -> String? {
+        // The common write, answered without walking: a scalar that fits a record's field.
+        if path.count == 1, case .record(let fields) = self {
+            for field in fields where field.key == path[0] {
+                if case .scalar(let t) = field.type, Schema.matches(value, t), value.isFinite { return nil }
+                break
+            }
+        }
         var type = self, inCollection = false
         func place(_ depth: Int) -> String {
             path.prefix(depth).reduce(root) { place, key in

@@ -47,7 +47,13 @@ package final class LuaFeature: @unchecked Sendable {
     /// Guards `_binding`'s replacement and off-executor reads, and holds the effect source.
     /// A POSIX mutex, inlined (`send` takes it per action); its state is not empty, as
     /// `Locked` asks.
-    private let bindingLock = Locked<String?>(nil)
+    private let bindingLock: Locked<Shared>
+    /// What `bindingLock` holds: the effect source, and the declared actions `send` checks
+    /// (in place, under the lock: a copy of a `Schema` retains each of its fields).
+    private struct Shared {
+        var effectSource: String?
+        var actions: Schema
+    }
     /// Read on the state executor without the lock (only the executor writes it); `send` reads it under the lock.
     /// Borrowed, not copied: a copy of the binding retains each of its many fields, per access.
     private var binding: Binding { _read { yield _binding } }
@@ -76,8 +82,8 @@ package final class LuaFeature: @unchecked Sendable {
     private var tracesActions = false
     /// Tag put on outward effects (the child's name under mf.compose); any thread.
     package var effectSource: String? {
-        get { bindingLock.withLock { $0 } }
-        set { bindingLock.withLock { $0 = newValue } }
+        get { bindingLock.withLock { $0.effectSource } }
+        set { bindingLock.withLock { $0.effectSource = newValue } }
     }
 
     /// - Parameter initial: the state to start from instead of the definition's `initial`
@@ -91,6 +97,7 @@ package final class LuaFeature: @unchecked Sendable {
         }
         let initial = initial ?? definition.initial
         self._binding = Binding(definition: definition, env: env)
+        self.bindingLock = Locked(Shared(effectSource: nil, actions: definition.actions))
         self.bridge = bridge
         self.source = source
         self.dispatch = bridge.dispatch
@@ -169,7 +176,10 @@ package final class LuaFeature: @unchecked Sendable {
         }
         for type in Set(interactor.inFlight.map(\.actionType)) where !declared.contains(type) { interactor.cancel(actionType: type) }
         try registerShape(of: binding.definition)
-        bindingLock.withLock { _ in _binding = binding }
+        bindingLock.withLock { shared in
+            _binding = binding
+            shared.actions = binding.definition.actions
+        }
         traceActionsIfNeeded()
         if let migrated, let table {
             // The writes waiting in Lua were to the old table; the migrated state replaces them.
@@ -279,7 +289,7 @@ package final class LuaFeature: @unchecked Sendable {
     ///   nothing is queued and the state is not touched.
     package func send(_ action: LuaValue) throws {
         try refusing(action) {
-            _ = try bindingLock.withLock { _ in try _binding.definition.actions.validate(action) }  // in place: no copy of the schema
+            _ = try bindingLock.withLock { try $0.actions.validate(action) }  // in place: no copy of the schema
             interactor.send(.value(action))
         }
     }
