@@ -174,4 +174,61 @@ final class FeatureErrorTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("is stuck"), "\(error)")
         }
     }
+
+    /// A state stuck in a blocking call with writes still waiting in Lua (no one listens for
+    /// states) is not touched when read from another thread: the read returns the snapshot
+    /// taken last, where going into Lua would race the stuck thread.
+    func testReadingAStuckStateWithWritesWaitingLeavesItsLuaAlone() throws {
+        let host = try FeatureHost(configuration: .init(timeLimitMs: 100, clock: .virtual))
+        let feature = try host.load(name: "stuck", source: """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "stuck", initial = { n = 0 }, actions = { block = {}, bump = {} }, mutations = { bump = {} },
+              handle = function(a)
+                if a.type == "block" then os.execute("exec sleep 3 </dev/null >/dev/null 2>&1") end
+                return { type = "bump" }
+              end,
+              reduce = function(s) s.n = s.n + 1 return s end,
+            }
+            """)
+        feature.start()
+        guard let clock = host.testScheduler else { return XCTFail("not on the virtual clock") }
+        try feature.send(["type": "bump"])
+        try feature.send(["type": "block"])
+        let driver = Thread { clock.advance(by: 0) }   // the drain blocks in `block`'s handle
+        driver.start()
+        let deadline = Date().addingTimeInterval(3)
+        while !host.isPoisoned, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertTrue(host.isPoisoned)
+        XCTAssertEqual(feature.state, ["n": 0], "the snapshot taken last: the bump's write waits in the stuck Lua state")
+    }
+
+    /// On a virtual clock the state has no executor of its own: while another thread drives
+    /// it, with writes waiting in Lua, a read leaves Lua alone and returns the snapshot taken
+    /// last (a consistent, earlier state); once the drain ends the snapshot has everything.
+    func testReadingWhileAnotherThreadDrivesAVirtualClockLeavesLuaToThatThread() throws {
+        let host = try FeatureHost(configuration: .init(clock: .virtual))
+        let feature = try host.load(name: "busy", source: """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "busy", initial = { n = 0 }, actions = { bump = {}, slow = {} }, mutations = { bump = {} },
+              handle = function(a)
+                if a.type == "slow" then local x = 0 for i = 1, 4e7 do x = x + i end end
+                return { type = "bump" }
+              end,
+              reduce = function(s) s.n = s.n + 1 return s end,
+            }
+            """)
+        feature.start()
+        guard let clock = host.testScheduler else { return XCTFail("not on the virtual clock") }
+        try feature.send(["type": "bump"])
+        try feature.send(["type": "slow"])
+        let done = DispatchSemaphore(value: 0)
+        let driver = Thread { clock.advance(by: 0); done.signal() }
+        driver.start()
+        var seen: Set<LuaValue> = []
+        while done.wait(timeout: .now()) == .timedOut { seen.insert(feature.state["n"] ?? .nil) }
+        XCTAssertTrue(seen.isSubset(of: [0, 2]), "\(seen)")
+        XCTAssertEqual(feature.state, ["n": 2])
+    }
 }

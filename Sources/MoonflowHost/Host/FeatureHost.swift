@@ -167,9 +167,7 @@ public final class FeatureHost: @unchecked Sendable {
         lua.plainDataOnly = true
         self.lua = lua
         router = switchableClock ? SwitchableScheduler(target: scheduler) : nil
-        var bridgeIsOnExecutor: @Sendable () -> Bool = { true }
-        if queue != nil { bridgeIsOnExecutor = isOnExecutor }
-        bridge = try LuaBridge(lua: lua, scheduler: router ?? scheduler, isOnExecutor: bridgeIsOnExecutor)
+        bridge = try LuaBridge(lua: lua, scheduler: router ?? scheduler)
         // What a feature reports names its files from the plugin folders given (an app's bundle
         // path is no help in a message); folders given relative stay as given.
         bridge.locationRoots = configuration.searchPaths.filter { $0.hasPrefix("/") }

@@ -29,9 +29,6 @@ package final class LuaBridge: @unchecked Sendable {
         set { performerBox.withLock { $0 = newValue } }
     }
     private let performerBox = Locked<(@Sendable (() -> Void) -> Void)?>(nil)
-    /// Whether the calling thread is the state executor's, where Lua may be called (for a
-    /// state without an executor of its own, driven wherever it is called from: any thread).
-    package let isOnExecutor: @Sendable () -> Bool
 
     /// Runs `body` on the state executor and waits for it (for work that cannot fail).
     package func performQuietly(_ body: () -> Void) {
@@ -56,9 +53,8 @@ package final class LuaBridge: @unchecked Sendable {
         return try result.get()
     }
 
-    package init(lua: LuaState, scheduler: any Scheduler, isOnExecutor: @escaping @Sendable () -> Bool = { true }) throws {
+    package init(lua: LuaState, scheduler: any Scheduler) throws {
         self.lua = lua
-        self.isOnExecutor = isOnExecutor
         self.scheduler = scheduler
         dispatch = try LuaDispatch(lua)
         streamClass = try lua.makeClass("moonflow.stream", methods: LuaStreamMethods.table(self))

@@ -235,11 +235,20 @@ package final class LuaFeature: @unchecked Sendable {
     package var isDisposed: Bool { outlet.isFinished }
 
     /// The current state snapshot: every reduce so far. While writes wait in Lua (no one
-    /// listens for state events), reading it brings them in, on the state executor (a
-    /// reader on another thread waits for it, as `send(json:)` does).
+    /// listens for state events), reading it brings them in: at once on the thread whose
+    /// reduces wrote them (the loop's, mid-drain or mid-reduce), else on the state executor
+    /// (a reader on another thread waits for it, as `send(json:)` does). Not touched: a
+    /// stuck state (a call that ran on past its limit in code that cannot be interrupted),
+    /// and one without an executor of its own (a virtual clock) that another thread is
+    /// driving right now; the snapshot is then the one taken last.
     package var state: LuaValue {
-        if hasPending {
-            if bridge.isOnExecutor() { takePending() } else { bridge.performQuietly { takePending() } }
+        let holder = pendingThread.load(ordering: .acquiring)
+        if holder != 0, !bridge.lua.isStuck {
+            if holder == LuaFeature.currentThread {
+                takePending()
+            } else if bridge.performer != nil {
+                bridge.performQuietly { takePending() }
+            }
         }
         return snapshot
     }
@@ -577,14 +586,16 @@ package final class LuaFeature: @unchecked Sendable {
         outlet.send(.state, .state(snapshot, seq: seq))
     }
 
-    /// Writes of reduces that returned 3 wait in Lua (or `owesWholeRead`). Written on the
-    /// state executor, read anywhere: a reader that learned of a reduce (its effect, say)
-    /// sees the flag it set.
+    /// Writes of reduces that returned 3 wait in Lua (or `owesWholeRead`). Set on the thread
+    /// running the loop, read anywhere: a reader that learned of a reduce (its effect, say)
+    /// sees what it set.
     private var hasPending: Bool {
-        get { pendingFlag.load(ordering: .acquiring) }
-        set { pendingFlag.store(newValue, ordering: .releasing) }
+        get { pendingThread.load(ordering: .acquiring) != 0 }
+        set { pendingThread.store(newValue ? LuaFeature.currentThread : 0, ordering: .releasing) }
     }
-    private let pendingFlag = Atomic<Bool>(false)
+    /// The thread that set `hasPending` (the loop's, which may read Lua at once), or 0.
+    private let pendingThread = Atomic<UInt>(0)
+    private static var currentThread: UInt { unsafeBitCast(pthread_self(), to: UInt.self) }
     /// Writes were taken from Lua but could not be applied one by one while a reduce ran:
     /// the snapshot is read whole next time (it does not happen: no write moved a table).
     private var owesWholeRead = false
