@@ -11,6 +11,8 @@ import MoonflowTool
 // dev server of `moonflow serve`. Kept out of `moonflow` so that the tool links neither
 // Hummingbird nor SwiftNIO and starts fast.
 
+unblockInheritedSignals()  // SIGTERM ends it, whatever thread its parent started it from
+
 // `moonflow serve` runs this program as `moonflow-inspector serve …` (Serve.swift).
 if CommandLine.arguments.dropFirst().first == "serve" { Serve.main(Array(CommandLine.arguments.dropFirst(2))) }
 

@@ -11,6 +11,7 @@ import MoonflowTool
 struct Entry {
     /// Usage errors exit 2, not ArgumentParser's 64.
     static func main() {
+        unblockInheritedSignals()
         do {
             let arguments = Run.defaultingInspect(Array(CommandLine.arguments.dropFirst()))
             // A plain `moonflow run` skips ArgumentParser's reflection; anything else goes through it.

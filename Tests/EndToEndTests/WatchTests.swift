@@ -83,6 +83,39 @@ final class WatchTests: XCTestCase {
         try run.waitFor(#""state":{"count":12}"#)
     }
 
+    /// A parent that starts `moonflow` from a thread blocking signals (a GCD or Swift
+    /// concurrency thread: the child inherits the mask) can still end it with SIGTERM: a
+    /// watching run, and `moonflow serve` (which becomes `moonflow-inspector serve`).
+    func testSIGTERMEndsMoonflowStartedFromAThreadThatBlocksSignals() throws {
+        let folder: URL = scratch
+        let run = try onAWorkerThread {
+            try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: folder)
+        }
+        defer { run.kill() }
+        try run.waitFor(#""state":{"count":0}"#)
+        XCTAssertEqual(try run.terminate(), 0)
+
+        let serve = try onAWorkerThread { try Session(["serve", "plugins", "--format", "jsonl"], in: folder) }
+        defer { serve.kill() }
+        try serve.waitFor(#""event":"serve""#)
+        XCTAssertEqual(try serve.terminate(), SIGTERM, "ended by the signal")
+    }
+
+    /// Runs `body` on a GCD worker thread (which blocks every signal it can), not this one.
+    private func onAWorkerThread<T>(_ body: @escaping @Sendable () throws -> T) throws -> T {
+        let result = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            var blocked = sigset_t()
+            pthread_sigmask(SIG_SETMASK, nil, &blocked)
+            XCTAssertEqual(sigismember(&blocked, SIGTERM), 1, "a worker thread blocks SIGTERM")
+            result.value = Result { try body() }
+            done.signal()
+        }
+        done.wait()  // the semaphore orders the write before this read
+        return try result.value!.get()
+    }
+
     func testEditsReloadWithTheStateKeptUntilSIGTERM() throws {
         let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
         defer { run.kill() }
@@ -285,4 +318,9 @@ final class Session: @unchecked Sendable {
     }
 
     func kill() { if process.isRunning { process.terminate() } }
+}
+
+/// A result handed from a worker thread to the test's (a semaphore orders the two).
+private final class ResultBox<T>: @unchecked Sendable {
+    var value: Result<T, any Error>?
 }

@@ -8,6 +8,12 @@ import MoonflowHost
 // `{"app":"error","message":...}` for each error on the feature's `errors`.
 //   moonflow-serve-testapp URL PLUGIN
 
+// SIGTERM ends it, whatever thread the test started it from (a child inherits the mask of
+// the thread that started it, and a GCD or Swift concurrency thread blocks every signal).
+var noSignalsBlocked = sigset_t()
+sigemptyset(&noSignalsBlocked)
+pthread_sigmask(SIG_SETMASK, &noSignalsBlocked, nil)
+
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let url = URL(string: arguments[1]) else {
     FileHandle.standardError.write(Data("usage: moonflow-serve-testapp URL PLUGIN\n".utf8))
