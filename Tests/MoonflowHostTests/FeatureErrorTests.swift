@@ -143,22 +143,29 @@ final class FeatureErrorTests: XCTestCase {
         }
     }
 
-    /// The watchdog's last resort: a call blocked in C past its limit (and two seconds) poisons
-    /// the host, and every later action is refused with an error that says what to do.
-    func testAHostStuckInABlockingCallIsPoisonedAndRefusesActionsSayingWhy() throws {
-        let host = try FeatureHost(configuration: .init(timeLimitMs: 100))
+    /// A started feature whose `block` action blocks in C (`os.execute` of a sleep) for
+    /// `seconds`, past any time limit; `bump` adds one to `n`.
+    private func loadStuck(in host: FeatureHost, sleeping seconds: Int) throws -> RunningFeature {
         let feature = try host.load(name: "stuck", source: """
             local mf = require "moonflow"
             return mf.feature {
               name = "stuck", initial = { n = 0 }, actions = { block = {}, bump = {} }, mutations = { bump = {} },
               handle = function(a)
-                if a.type == "block" then os.execute("exec sleep 4 </dev/null >/dev/null 2>&1") end
+                if a.type == "block" then os.execute("exec sleep \(seconds) </dev/null >/dev/null 2>&1") end
                 return { type = "bump" }
               end,
               reduce = function(s) s.n = s.n + 1 return s end,
             }
             """)
         feature.start()
+        return feature
+    }
+
+    /// The watchdog's last resort: a call blocked in C past its limit (and two seconds) poisons
+    /// the host, and every later action is refused with an error that says what to do.
+    func testAHostStuckInABlockingCallIsPoisonedAndRefusesActionsSayingWhy() throws {
+        let host = try FeatureHost(configuration: .init(timeLimitMs: 100))
+        let feature = try loadStuck(in: host, sleeping: 4)
         try feature.send(["type": "block"])
         XCTAssertFalse(host.isPoisoned, "not at once: only once the call outlives its limit and the grace")
         let deadline = Date().addingTimeInterval(3.5)
@@ -180,18 +187,7 @@ final class FeatureErrorTests: XCTestCase {
     /// taken last, where going into Lua would race the stuck thread.
     func testReadingAStuckStateWithWritesWaitingLeavesItsLuaAlone() throws {
         let host = try FeatureHost(configuration: .init(timeLimitMs: 100, clock: .virtual))
-        let feature = try host.load(name: "stuck", source: """
-            local mf = require "moonflow"
-            return mf.feature {
-              name = "stuck", initial = { n = 0 }, actions = { block = {}, bump = {} }, mutations = { bump = {} },
-              handle = function(a)
-                if a.type == "block" then os.execute("exec sleep 3 </dev/null >/dev/null 2>&1") end
-                return { type = "bump" }
-              end,
-              reduce = function(s) s.n = s.n + 1 return s end,
-            }
-            """)
-        feature.start()
+        let feature = try loadStuck(in: host, sleeping: 3)
         guard let clock = host.testScheduler else { return XCTFail("not on the virtual clock") }
         try feature.send(["type": "bump"])
         try feature.send(["type": "block"])
