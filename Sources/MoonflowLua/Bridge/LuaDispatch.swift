@@ -39,9 +39,8 @@ package final class LuaDispatch: @unchecked Sendable {
     package let setMutationShapes: LuaRef
     /// `takePending()`: the writes of reduces that returned 3 (pending: plain scalars the
     /// declared state takes, kept in Lua) as the list and count `applyStateWrites` reads;
-    /// none are pending after. `dropPending()` forgets them (the state got another table).
+    /// none are pending after (a reload that gives the state another table drops them so).
     package let takePending: LuaRef
-    package let dropPending: LuaRef
 
     /// `handle` and effect handlers get a read-only view of the state (
     /// outside `reduce` the state is read-only): reading goes through to the state
@@ -57,7 +56,7 @@ package final class LuaDispatch: @unchecked Sendable {
         let arguments: [LuaPush] = [.ref(getMetatable), .ref(setMetatable), .value(.table(LuaTable(isJSONArray: true))), .ref(try lua.rearmFunction()),
                                     .ref(try lua.flatCheckFunction()), .ref(try lua.paramsFunction()), .ref(try lua.fitsFunction())]
         let refs = try lua.call(try lua.load(HostChunks.dispatch), arguments) { slots in
-            try (1...31).map { try slots.ref($0) }
+            try (1...30).map { try slots.ref($0) }
         }
         try lua.registerViews(.readOnly, metatable: refs[0], targets: refs[1])
         try lua.registerViews(.write, metatable: refs[2], targets: refs[3])
@@ -67,6 +66,6 @@ package final class LuaDispatch: @unchecked Sendable {
         (undo, installNext, mark, viewTarget, setShape) = (refs[4], refs[5], refs[6], refs[7], refs[25])
         (handle, reduce, effect, request, makeEnv) = (refs[11], refs[12], refs[13], refs[14], refs[15])
         (migrate, route, combine, mapEffect, identity) = (refs[16], refs[17], refs[18], refs[19], refs[20])
-        (step, stepStage, setMutationShapes, takePending, dropPending) = (refs[26], refs[27], refs[28], refs[29], refs[30])
+        (step, stepStage, setMutationShapes, takePending) = (refs[26], refs[27], refs[28], refs[29])
     }
 }

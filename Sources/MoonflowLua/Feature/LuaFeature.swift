@@ -183,7 +183,7 @@ package final class LuaFeature: @unchecked Sendable {
         traceActionsIfNeeded()
         if let migrated, let table {
             // The writes waiting in Lua were to the old table; the migrated state replaces them.
-            if hasPending { try? bridge.lua.call(dispatch.dropPending, []) { _ in () } }
+            if hasPending { try? bridge.lua.call(dispatch.takePending, []) { _ in () } }
             hasPending = false
             stateTable = table
             snapshot = migrated
@@ -454,7 +454,6 @@ package final class LuaFeature: @unchecked Sendable {
         let (pushed, value): (LuaPush, LuaValue?)
         do { (pushed, value) = try pushing(mutation) } catch { throw LocatedError(error, at: location("reduce")) }
         do {
-            let lazy: LuaPush = .value(.boolean(!outlet.wants(.state)))
             let (changes, effect) = try bridge.lua.call(dispatch.reduce, [.ref(definition.table), .ref(stateTable), pushed, lazy]) { slots in
                 try reduced(slots)
             }
@@ -465,6 +464,9 @@ package final class LuaFeature: @unchecked Sendable {
             throw LocatedError(error, at: location("reduce"))
         }
     }
+
+    /// dispatch.lua's `lazy` argument: with no one listening for states, a reduce's writes may wait in Lua.
+    private var lazy: LuaPush { .value(.boolean(!outlet.wants(.state))) }
 
     /// Whether a `step` call is running (`eventCause` asks Lua which half it is in).
     private var stepping = false
@@ -486,8 +488,6 @@ package final class LuaFeature: @unchecked Sendable {
         let outcome: StepOutcome
         do {
             defer { stepping = false }
-            // With no one listening for states, the reduce's writes may wait in Lua.
-            let lazy: LuaPush = .value(.boolean(!outlet.wants(.state)))
             outcome = try bridge.lua.call(dispatch.step, [.ref(definition.table), action.pushed, .ref(stateTable), .ref(env), lazy]) { slots in
                 guard slots.count > 1 else {
                     return .handled(try mutations(from: "handle", slots, what: "\(definition.name).handle", keep: keep))

@@ -3,7 +3,7 @@
 -- `rearm` (the running call's time limit afresh), `flat` (FlatShapes.matches in C),
 -- `params` (a function's named parameters and whether it takes `...`, in C) and `fits`
 -- (whether a write may wait in Lua until the state is read, in C), and keeps the
--- 31 values it returns, in order): the views of the state, the calls into a definition's
+-- 30 values it returns, in order): the views of the state, the calls into a definition's
 -- functions, and a feature's `env`.
 local rawgetmetatable, rawsetmetatable, emptyArray, rearm, flat, params, fits = ...
 local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
@@ -342,8 +342,6 @@ local function takePending()
   pslot = setmetatable({}, { __mode = "k" })
   return changes, n, root ~= nil
 end
--- Drops the pending writes (a reload gave the state another table).
-local function dropPending() npending, rescue = 0, -1 end
 local function undo()
   for i = log[0] - 2, 1, -3 do rawset(wtargets[log[i]], log[i + 1], log[i + 2]) end
   for i = nmarked - 1, 1, -2 do rawsetmetatable(marked[i], marked[i + 1]) end
@@ -458,5 +456,5 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
     rearm()        -- reduce gets its whole time limit, as a call of its own would
     return m, true, reduce(def, state, m, lazy)
   end,
-  stage, setMutationShapes, takePending, dropPending
+  stage, setMutationShapes, takePending
 
