@@ -104,7 +104,7 @@ package final class DevServer: @unchecked Sendable {
         let fm = FileManager.default
         var found: [Plugin] = []
         func plugin(_ folder: String) -> Plugin? {
-            guard fm.fileExists(atPath: (folder as NSString).appendingPathComponent("init.lua")), let real = realPath(folder) else { return nil }
+            guard fm.fileExists(atPath: (folder as NSString).appendingPathComponent("init.lua")), let real = FolderWalk.realPath(folder) else { return nil }
             let name = (real as NSString).lastPathComponent
             return Plugin(name: name, folder: folder, real: real)
         }
@@ -131,8 +131,7 @@ package final class DevServer: @unchecked Sendable {
     package static func files(of plugins: [Plugin]) -> [String: String] {
         var out: [String: String] = [:]
         for plugin in plugins {
-            let found = FileManager.default.enumerator(atPath: plugin.real)?.allObjects as? [String] ?? []
-            for relative in found where relative.hasSuffix(".lua") {
+            for relative in FolderWalk.paths(under: plugin.real) where relative.hasSuffix(".lua") {
                 let key = "\(plugin.name)/\(relative)"
                 if case .success(let text) = file(key, in: [plugin]) { out[key] = text }
             }
@@ -158,18 +157,12 @@ package final class DevServer: @unchecked Sendable {
             return .failure(.notFound("no plugin '\(parts[0])' here; served: \(plugins.map(\.name).joined(separator: ", "))"))
         }
         let full = (plugin.real as NSString).appendingPathComponent(parts.dropFirst().joined(separator: "/"))
-        guard let real = realPath(full) else { return .failure(.notFound("\(path): no such file")) }
+        guard let real = FolderWalk.realPath(full) else { return .failure(.notFound("\(path): no such file")) }
         guard real.hasPrefix(plugin.real + "/") else {
             return .failure(.forbidden("\(path) leads outside the folder \(plugin.folder); it is not served"))
         }
         guard let text = try? String(contentsOfFile: real, encoding: .utf8) else { return .failure(.notFound("\(path): not readable as text")) }
         return .success(text)
-    }
-
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     /// Takes the files as they are now: the ones that differ from the last published are

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MoonflowHost
 import Runtime
 
 /// One SQLite file (or an in-memory database) that `SQLiteRepository`s keep their tables in.
@@ -125,8 +126,8 @@ public final class SQLiteDatabase: Sendable {
         }
         do {
             if isInMemory { return try DatabaseQueue(configuration: configuration) }
-            let folder = (path as NSString).deletingLastPathComponent
-            if !folder.isEmpty, !options.readOnly, !FileManager.default.fileExists(atPath: folder) {
+            let folder = PathText.parent(of: path)
+            if !options.readOnly, !FileManager.default.fileExists(atPath: folder) {
                 do {
                     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
                 } catch {

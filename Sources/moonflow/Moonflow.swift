@@ -483,7 +483,7 @@ struct Types: ParsableCommand {
         }
         try validatePluginPath(path)
         if let output {
-            let folder = (output as NSString).deletingLastPathComponent
+            let folder = PathText.parent(of: output)
             var isFolder: ObjCBool = false
             if !folder.isEmpty && !(FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue) {
                 throw ValidationError("-o \(output): the folder \(folder) does not exist; make it first (mkdir -p \(folder))")

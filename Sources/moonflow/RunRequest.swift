@@ -28,8 +28,8 @@ struct RunRequest {
 
     func validate() throws {
         if let record {
-            let folder = (record as NSString).deletingLastPathComponent
-            if !FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) {
+            let folder = PathText.parent(of: record)
+            if !FileManager.default.isWritableFile(atPath: folder) {
                 throw ValidationError("--record \(record): the folder \(folder) does not exist or is not writable; give a file in a folder you can write to")
             }
         }

@@ -151,9 +151,9 @@ extension FeatureHost {
 
     private func addPackagePath(for file: String) throws {
         // plugins/NAME/init.lua -> plugins/?.lua so that require "NAME.mod" finds plugins/NAME/mod.lua
-        let pluginDir = (file as NSString).deletingLastPathComponent
-        let parent = (pluginDir as NSString).deletingLastPathComponent
-        try addPackageRoot(parent.isEmpty ? "." : parent)
+        let dir = PathText.parent(of: file)
+        // A lone file in the current folder (`x.lua`) keeps `.`; `./init.lua`'s plugin folder is `.`, whose parent is `..`.
+        try addPackageRoot(dir == "." && PathText.name(of: file) != "init.lua" ? "." : PathText.parent(of: dir))
     }
 
     /// Puts a folder's `?.lua` and `?/init.lua` first on `package.path`, once (`Lua/package_root.lua`).

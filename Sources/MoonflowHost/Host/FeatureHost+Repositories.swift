@@ -67,7 +67,7 @@ extension FeatureHost {
     func registerDeclaredRepositories() {
         let classes = RepositoryClassCache(on: self)
         register(serviceObjects: { host, definition in
-            let folder = host.pluginSource.map { ($0 as NSString).deletingLastPathComponent } ?? "."
+            let folder = host.pluginSource.map { PathText.parent(of: $0) } ?? "."
             return try RepositoryDeclaration.all(in: definition, lua: host.lua).map { declaration in
                 let repository = try host.repository(declaration, pluginFolder: folder)
                 let name = declaration.name

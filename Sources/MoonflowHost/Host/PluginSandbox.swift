@@ -56,11 +56,12 @@ final class PluginSandbox {
     /// plugin held by a source).
     func env(forPluginFile file: String) throws -> LuaRef {
         let (prefix, inside) = sources.split(file) ?? ("", file)
-        let dir = (inside as NSString).deletingLastPathComponent
-        let isInit = (inside as NSString).lastPathComponent == "init.lua"
-        let name = isInit ? (dir as NSString).lastPathComponent : ((inside as NSString).lastPathComponent as NSString).deletingPathExtension
-        let folder = isInit ? (dir as NSString).deletingLastPathComponent : dir
-        let root = prefix.isEmpty ? (folder.isEmpty ? "." : folder) : prefix + folder
+        let dir = PathText.parent(of: inside)
+        let isInit = PathText.name(of: inside) == "init.lua"
+        // `./init.lua` is the plugin named after the current folder (PathText.name reads it).
+        let name = isInit ? PathText.name(of: dir) : (PathText.name(of: inside) as NSString).deletingPathExtension
+        let folder = isInit ? PathText.parent(of: dir) : dir
+        let root = prefix.isEmpty ? folder : prefix + (folder == "." ? "" : folder)
         let key = prefix + (isInit ? dir : inside)
         if let env = envs[key] { return env }
         let env = try lua.call(makeEnv, [.value(.string(LuaString(name))), .value(.string(LuaString(root.isEmpty ? "." : root)))]) { try $0.ref(1) }

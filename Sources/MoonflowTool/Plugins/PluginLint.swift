@@ -79,14 +79,12 @@ package struct PluginLint: Sendable {
     /// The files of the plugin whose file `resolved` is: a plugin folder's `init.lua` stands for
     /// every `.lua` file under that folder; any other file for itself alone.
     package static func files(ofPlugin resolved: String) -> Files {
-        guard (resolved as NSString).lastPathComponent == "init.lua" else {
+        guard PathText.normalized(resolved).split(separator: "/").last == "init.lua" else {
             return isSpec(resolved, in: nil) ? Files(spec: [resolved]) : Files(plugin: [resolved])
         }
-        let folder = (resolved as NSString).deletingLastPathComponent
-        let found = (FileManager.default.enumerator(atPath: folder.isEmpty ? "." : folder)?.allObjects as? [String] ?? [])
-            .filter { $0.hasSuffix(".lua") && !$0.split(separator: "/").contains { $0.hasPrefix(".") } }
-            .sorted()
-            .map { folder.isEmpty ? $0 : (folder as NSString).appendingPathComponent($0) }
+        let folder = PathText.parent(of: resolved)
+        let found = FolderWalk.paths(under: folder).filter { $0.hasSuffix(".lua") }
+            .map { PathText.join(folder, $0) }
         var files = Files()
         for file in found {
             if isSpec(file, in: folder) { files.spec.append(file) } else { files.plugin.append(file) }
@@ -98,7 +96,7 @@ package struct PluginLint: Sendable {
     /// plugin in `plugins/NAME`); a spec file anywhere else is checked alone.
     package static func files(ofSpec spec: String) -> Files {
         guard let plugin = SpecRunner.pluginFolder(ofSpec: spec) else { return Files(spec: [spec]) }
-        return files(ofPlugin: (plugin as NSString).appendingPathComponent("init.lua"))
+        return files(ofPlugin: PathText.join(plugin, "init.lua"))
     }
 
     private static func isSpec(_ file: String, in folder: String?) -> Bool {

@@ -38,7 +38,7 @@ package struct PluginScaffold: Sendable {
         let initFile = (dir as NSString).appendingPathComponent("init.lua")
         let specFile = ((dir as NSString).appendingPathComponent("spec") as NSString).appendingPathComponent("\(name)_spec.lua")
         do {
-            try fm.createDirectory(atPath: (specFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try fm.createDirectory(atPath: PathText.parent(of: specFile), withIntermediateDirectories: true)
             try feature.write(toFile: initFile, atomically: true, encoding: .utf8)
             try spec.write(toFile: specFile, atomically: true, encoding: .utf8)
         } catch {

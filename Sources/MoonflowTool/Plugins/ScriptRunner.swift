@@ -53,9 +53,7 @@ package struct ScriptRunner: Sendable {
             for (i, a) in arguments.enumerated() { arg[.integer(Int64(i + 1))] = .string(LuaString(a)) }
             try lua.setGlobal("arg", .value(.table(arg)))
             // A sandboxed script requires only modules beside it.
-            // (Not NSString.deletingLastPathComponent: Foundation traps on "-".)
-            let folder = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? ""
-            try lua.setSandboxModuleFolder(folder.isEmpty ? "." : folder)
+            try lua.setSandboxModuleFolder(PathText.parent(of: file))
         } catch {
             writeError("moonflow: \(FlagHints.add(to: "\(error)"))\n")
             return 1

@@ -193,10 +193,7 @@ package struct SessionReplay {
     /// - Throws: `BadRecording` for a path that leaves the folder or a plugin that is not there.
     func place(_ recording: Recording) throws -> PluginPlace {
         let fm = FileManager.default
-        let folder = pluginsFolder ?? {
-            let parent = (file as NSString).deletingLastPathComponent
-            return parent.isEmpty ? "." : parent
-        }()
+        let folder = pluginsFolder ?? PathText.parent(of: file)
         let given = pluginsFolder == nil ? "the recording's own folder, \(folder)" : "--plugins \(folder)"
         let path = recording.path
         let cwd = fm.currentDirectoryPath
@@ -213,12 +210,12 @@ package struct SessionReplay {
         // And where it really is: a symbolic link inside the folder may point out of it (the
         // plugin's folder, one on the way to it, or its init.lua).
         func staysInside(_ place: String) -> Bool {
-            guard let realRoot = SessionReplay.realPath(root) else { return false }
+            guard let realRoot = FolderWalk.realPath(root) else { return false }
             var files = [place]
             var isFolder: ObjCBool = false
             if fm.fileExists(atPath: place, isDirectory: &isFolder), isFolder.boolValue { files.append(place + "/init.lua") }
             return files.allSatisfy { file in
-                guard let real = SessionReplay.realPath(file) else { return !fm.fileExists(atPath: file) }
+                guard let real = FolderWalk.realPath(file) else { return !fm.fileExists(atPath: file) }
                 return real == realRoot || real.hasPrefix(realRoot == "/" ? "/" : realRoot + "/")
             }
         }
@@ -233,13 +230,6 @@ package struct SessionReplay {
             return PluginPlace(path: prefix.isEmpty ? path : prefix + "plugins/" + path, prefix: prefix)
         }
         throw BadRecording(description: "\(file) was recorded with the plugin \(path), which is not in \(given); give the folder the recording was made in with --plugins DIR")
-    }
-
-    /// `path` with every symbolic link resolved (realpath); nil when it does not exist.
-    static func realPath(_ path: String) -> String? {
-        guard let real = realpath(path, nil) else { return nil }
-        defer { free(real) }
-        return String(cString: real)
     }
 
     /// Reads the recording.

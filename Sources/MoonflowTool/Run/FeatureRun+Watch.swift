@@ -12,8 +12,8 @@ import Glibc
 extension FeatureRun {
     /// The plugin's folder (for `plugins/NAME/init.lua`) or the lone file.
     var pluginFolder: String? {
-        guard let source = feature?.source, (source as NSString).lastPathComponent == "init.lua" else { return nil }
-        return (source as NSString).deletingLastPathComponent
+        guard let source = feature?.source, PathText.normalized(source).split(separator: "/").last == "init.lua" else { return nil }
+        return PathText.parent(of: source)
     }
 
     func startWatching() throws {

@@ -292,13 +292,19 @@ package final class FeatureRun: @unchecked Sendable {
     /// Plugins beside PATH are found by name (`mf.compose` children, interactors).
     /// Kept relative when PATH is, so `file:line` in messages and tracebacks
     /// reads the same on every checkout (golden outputs depend on it).
+    /// Every form of a path gives the same folders: `.` inside `plugins/counter` gives
+    /// `..`, as do `./`, `./init.lua` and `init.lua`. A plugin given by name (no such file
+    /// here) has no folder of its own to add.
     package static func searchPaths(for path: String) -> [String] {
-        var parent = (path as NSString).deletingLastPathComponent
-        if path.hasSuffix(".lua") { parent = (parent as NSString).deletingLastPathComponent }
+        var parent: String?
+        if FileManager.default.fileExists(atPath: path) {
+            let folder = PathText.normalized(path).hasSuffix(".lua") ? PathText.parent(of: path) : path
+            parent = PathText.parent(of: folder)
+        }
         var paths: [String] = []
-        for dir in [parent, "plugins"] where !dir.isEmpty {
-            let normal = (dir as NSString).standardizingPath
-            if !paths.contains(where: { ($0 as NSString).standardizingPath == normal }) { paths.append(dir) }
+        for dir in [parent, "plugins"].compactMap({ $0 }) {
+            let normal = PathText.normalized(dir)
+            if !paths.contains(where: { PathText.normalized($0) == normal }) { paths.append(normal) }
         }
         return paths
     }

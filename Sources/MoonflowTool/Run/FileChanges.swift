@@ -1,4 +1,5 @@
 import Foundation
+import MoonflowHost
 
 /// Where a `FileWatcher` learns that files changed: the one seam between the
 /// watcher and the operating system. `InotifyFileChanges` serves Linux;
@@ -61,8 +62,7 @@ package final class PollingFileChanges: FileChanges, @unchecked Sendable {
     private static func stamps(_ roots: (folders: [String], files: Set<String>)) -> [String: String] {
         var candidates = Array(roots.files)
         for root in roots.folders {
-            let found = FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []
-            candidates += found.map { (root as NSString).appendingPathComponent($0) }
+            candidates += FolderWalk.paths(under: root).map { PathText.join(root, $0) }
         }
         var out: [String: String] = [:]
         for path in candidates {

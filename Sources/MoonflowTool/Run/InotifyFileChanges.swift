@@ -65,8 +65,7 @@ package final class InotifyFileChanges: FileChanges, @unchecked Sendable {
             if eventMask & UInt32(IN_ISDIR) != 0, eventMask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
                 try? addWatches()
                 // Files written into it before its watch was set count as changed.
-                let found = FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []
-                changed += found.map { (path as NSString).appendingPathComponent($0) }
+                changed += FolderWalk.paths(under: path).map { PathText.join(path, $0) }
                 continue
             }
             changed.append(path)
@@ -79,18 +78,16 @@ package final class InotifyFileChanges: FileChanges, @unchecked Sendable {
         let (folders, files) = roots()
         var dirs: [String] = []
         for root in folders {
-            let parent = (root as NSString).deletingLastPathComponent
-            dirs.append(parent.isEmpty ? "." : parent)
+            dirs.append(PathText.parent(of: root))
             guard FileManager.default.fileExists(atPath: root) else { continue }
             dirs.append(root)
-            let found = FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []
-            for sub in found {
-                let full = (root as NSString).appendingPathComponent(sub)
+            for sub in FolderWalk.paths(under: root) {
+                let full = PathText.join(root, sub)
                 var isDir: ObjCBool = false
                 if FileManager.default.fileExists(atPath: full, isDirectory: &isDir), isDir.boolValue { dirs.append(full) }
             }
         }
-        for file in files { dirs.append((file as NSString).deletingLastPathComponent) }
+        for file in files { dirs.append(PathText.parent(of: file)) }
         try lock.withLock {
             guard fd >= 0 else { return }
             for dir in Set(dirs) where !watches.values.contains(dir) {

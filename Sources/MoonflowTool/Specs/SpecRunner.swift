@@ -94,9 +94,7 @@ package struct SpecRunner: Sendable {
             }
             if !isDir.boolValue { files.append(path); continue }
             let base = path.hasSuffix("/") ? String(path.dropLast()) : path
-            let found = (fm.enumerator(atPath: path)?.allObjects as? [String] ?? [])
-                .filter { $0.hasSuffix("_spec.lua") && !$0.split(separator: "/").contains { $0.hasPrefix(".") } }
-                .map { "\(base)/\($0)" }
+            let found = FolderWalk.paths(under: path).filter { $0.hasSuffix("_spec.lua") }.map { "\(base)/\($0)" }
             files += found.sorted()
         }
         return files
@@ -306,17 +304,16 @@ package struct SpecRunner: Sendable {
     /// `plugins/NAME/spec/x_spec.lua` finds plugins by name in `plugins/` (the folder that holds NAME), then in `./plugins`.
     static func searchPaths(for file: String) -> [String] {
         guard let pluginDir = pluginFolder(ofSpec: file) else { return ["plugins"] }
-        let plugins = (pluginDir as NSString).deletingLastPathComponent
-        return [plugins.isEmpty ? "." : plugins, "plugins"]
+        return [PathText.parent(of: pluginDir), "plugins"]
     }
 
     /// The plugin folder a spec file sits in: `plugins/NAME` for `plugins/NAME/spec/x_spec.lua`
     /// when `plugins/NAME/init.lua` exists; nil for a spec anywhere else.
     static func pluginFolder(ofSpec file: String) -> String? {
-        let specDir = (file as NSString).deletingLastPathComponent
-        let pluginDir = (specDir as NSString).deletingLastPathComponent
-        guard (specDir as NSString).lastPathComponent == "spec",
-              FileManager.default.fileExists(atPath: (pluginDir as NSString).appendingPathComponent("init.lua")) else { return nil }
+        let specDir = PathText.parent(of: file)
+        let pluginDir = PathText.parent(of: specDir)
+        guard PathText.name(of: specDir) == "spec",
+              FileManager.default.fileExists(atPath: PathText.join(pluginDir, "init.lua")) else { return nil }
         return pluginDir
     }
 
