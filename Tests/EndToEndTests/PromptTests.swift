@@ -181,13 +181,27 @@ final class PromptTests: XCTestCase {
         read(until: "count: 1 → 2")
         process.waitUntilExit()
         let out = String(decoding: shown, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
-        let lines = out.components(separatedBy: "\n")
+        // As the terminal shows it: a carriage return goes back to the line's start, so what
+        // follows the last one on a line is what stays (the event overwrites the cleared prompt).
+        // (Split as bytes: in a Swift String "\r\n" is one character.)
+        let lines = shown.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            .map { $0.split(separator: UInt8(ascii: "\r")).last.map { String(decoding: $0, as: UTF8.self) } ?? "" }
+            .map { $0.replacingOccurrences(of: "\u{1B}[K", with: "") }
         // Every line the timer's events printed stands alone, not after the typed text.
         let glued = lines.filter { $0.contains("> incr") && $0.contains(" ms ") }
         XCTAssertEqual(glued, [], "events glued onto the typed text: \(out)")
         let after = try XCTUnwrap(out.range(of: "count: 0 → 1"))
         XCTAssertTrue(out[after.upperBound...].contains("> incr"), "the prompt and the typed text are drawn again: \(out)")
         XCTAssertTrue(out.contains("count: 1 → 2"), "the line typed across the event is sent whole: \(out)")
+    }
+
+    /// On the real clock the prompt is back at once while a timer waits: the line typed next
+    /// is read and sent before the timer fires (it used to wait for the run to go idle).
+    func testThePromptReadsTheNextLineWhileATimerIsPending() throws {
+        let out = try type(["incrementLater ms=1900", "increment by=5"], ["plugins/counter"])
+        let sent = try XCTUnwrap(out.range(of: "count: 0 → 5"), "increment by=5 was reduced before the timer fired: \(out)")
+        XCTAssertTrue(out[sent.upperBound...].contains("count: 5 → 6"), "then the timer's add: \(out)")
+        XCTAssertFalse(out.contains("count: 0 → 1"), "the timer did not fire before the typed line was read: \(out)")
     }
 
     func testHelpListsCommandsAndTheActionsWithTheirFields() throws {

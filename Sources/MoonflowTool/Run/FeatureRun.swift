@@ -346,8 +346,10 @@ package final class FeatureRun: @unchecked Sendable {
             // What the action did without waiting for time (streams of values at hand,
             // `mf.compose` children's mutations) is reduced before the next line, in the
             // order the virtual clock reduces it. (Not past a stuck state.)
+            // At the prompt, the next line is read at once: what a timer, a stream or a
+            // service brings later is printed above the line being typed (`latest`,
+            // debounce and `:restart` can be tried by hand while work is in flight).
             drainUnlessStuck()
-            if input.isInteractive { waitIdle(until: nil, maxSeconds: 2) }
         }
         if options.keepsRunning && !options.watch && input.isInteractive {
             FileHandle.standardError.write(Data("moonflow: the input ended; the inspector stays until Ctrl-C\n".utf8))
