@@ -132,6 +132,7 @@ static void on_signal(int sig) {
   (void)sig;
   int saved = errno;
   mf_budget *b = armed_here ? armed_here : test_here;
+  if (b) __atomic_store_n(&b->unanswered, 0, __ATOMIC_RELAXED);
   if (b && must_stop(b)) {
     lua_State *running = __atomic_load_n(&b->running, __ATOMIC_RELAXED);
     if (running) {
@@ -163,6 +164,35 @@ static void stop_from_watchdog(mf_budget *b) {
 #endif
 }
 
+// The thread that runs an armed call must take the stop signal. A libdispatch worker (a
+// queue host's executor, Swift concurrency's threads) starts with every signal blocked,
+// so the signal never arrived there: a Lua loop under `moonflow run` on the real clock ran
+// on at full speed until declared stuck, then for as long as the process lived. Each
+// thread unblocks this one signal the first time it arms a call or a test.
+static __thread int signal_open_here __attribute__((tls_model("initial-exec")));
+
+static void open_stop_signal(void) {
+  if (signal_open_here) return;
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, wd_signal);
+  pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+  signal_open_here = 1;
+}
+
+/// The last resort before `stuck`: a thread that blocked the signal again after it armed
+/// (an app's own code) never runs the handler, so after UNANSWERED_LIMIT signals the
+/// watchdog sets the stop hook from its own thread, as lua_sethook permits (unlike from a
+/// signal handler, the Lua thread is not paused then, so this is not the first resort).
+enum { UNANSWERED_LIMIT = 3 };
+
+static void signal_thread(mf_budget *b, pthread_t thread) {
+  pthread_kill(thread, wd_signal);
+  if (__atomic_add_fetch(&b->unanswered, 1, __ATOMIC_RELAXED) <= UNANSWERED_LIMIT) return;
+  lua_State *running = __atomic_load_n(&b->running, __ATOMIC_ACQUIRE);
+  if (running) lua_sethook(running, stop_hook, STOP_MASK, 1);
+}
+
 /// When a call armed at `deadline` with `limit_ms` counts as stuck: past the deadline
 /// by the limit again, and by at least MF_STUCK_GRACE_MS (a loaded machine is slow to
 /// stop a loop that hooks do reach).
@@ -181,7 +211,7 @@ static void *watchdog_main(void *unused) {
     for (mf_budget *b = wd_armed; b; b = b->next_armed) {
       if (b->recheck_ns <= now) {
         __atomic_store_n(&b->timed_out, 1, __ATOMIC_RELEASE);
-        pthread_kill(b->os_thread, wd_signal);
+        signal_thread(b, b->os_thread);
         stop_from_watchdog(b);
         b->recheck_ns = now + RESIGNAL_NS;
         // The last resort: the stop hook has had its chance; the call is in code no
@@ -193,7 +223,7 @@ static void *watchdog_main(void *unused) {
     for (mf_budget *b = wd_tests; b; b = b->next_test) {
       if (b->test_recheck_ns <= now) {
         __atomic_store_n(&b->test_timed_out, 1, __ATOMIC_RELEASE);
-        pthread_kill(b->test_thread, wd_signal);
+        signal_thread(b, b->test_thread);
         stop_from_watchdog(b);
         b->test_recheck_ns = now + RESIGNAL_NS;
         if (now >= b->test_stuck_ns) __atomic_store_n(&b->stuck, 1, __ATOMIC_RELEASE);
@@ -287,6 +317,8 @@ int mf_arm(lua_State *L, int64_t limit_ms) {
   if (limit_ms > MF_MAX_TIME_LIMIT_MS) limit_ms = MF_MAX_TIME_LIMIT_MS;
   b->limit_ms = limit_ms;
   __atomic_store_n(&b->timed_out, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&b->unanswered, 0, __ATOMIC_RELAXED);
+  open_stop_signal();
   mf_set_running(b, L);
   int64_t deadline = mf_now_ns() + limit_ms * 1000000;
   pthread_mutex_lock(&wd_lock);
@@ -434,6 +466,8 @@ static int test_arm(lua_State *L) {
   b->test_limit_ms = limit_ms;
   b->test_where[0] = 0;
   __atomic_store_n(&b->test_timed_out, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&b->unanswered, 0, __ATOMIC_RELAXED);
+  open_stop_signal();
   mf_set_running(b, L);
   int64_t deadline = mf_now_ns() + (int64_t)limit_ms * 1000000;
   pthread_mutex_lock(&wd_lock);

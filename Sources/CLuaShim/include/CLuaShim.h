@@ -65,6 +65,10 @@ typedef struct mf_budget {
   int64_t stuck_ns;          // when an armed call counts as stuck, 0 = none armed
   int64_t test_stuck_ns;     // when an armed test counts as stuck
   int stuck;
+  // Signals sent past a deadline that the stop-signal handler has not yet taken: past a
+  // few, the thread does not take the signal (blocked), and the watchdog sets the stop
+  // hook itself (watchdog.c, stop_unanswered).
+  int unanswered;
 } mf_budget;
 
 /// Creates a state whose allocator enforces `b->limit`. NULL if out of memory.

@@ -17,7 +17,8 @@ extension FeatureHost {
         var isDir: ObjCBool = false
         if fm.fileExists(atPath: spec, isDirectory: &isDir) {
             if !isDir.boolValue { return spec }
-            let initFile = (spec as NSString).appendingPathComponent("init.lua")
+            // `.`, `./` and `plugins/x/` name their init.lua as `init.lua` and `plugins/x/init.lua`.
+            let initFile = PathText.join(spec, "init.lua")
             guard fm.fileExists(atPath: initFile) else {
                 throw HostError("\(spec) is a folder without init.lua; a plugin folder needs an init.lua that returns mf.feature{...}")
             }
