@@ -34,13 +34,17 @@ public struct RunDescription: Sendable {
     /// The declared actions (nil under `mf.compose`, whose `route` decides).
     public let actions: Schema?
     public let clock: FeatureHost.Clock
+    /// The run's clock now, in ms (virtual time on the virtual clock).
+    public let now: @Sendable () -> Int
 
-    public init(name: String, version: Int64, path: String, actions: Schema?, clock: FeatureHost.Clock) {
+    public init(name: String, version: Int64, path: String, actions: Schema?, clock: FeatureHost.Clock,
+                now: @escaping @Sendable () -> Int = { 0 }) {
         self.name = name
         self.version = version
         self.path = path
         self.actions = actions
         self.clock = clock
+        self.now = now
     }
 }
 

@@ -59,6 +59,80 @@ final class ReplayTests: XCTestCase {
         XCTAssertTrue(edited.stdout.contains("- mutation.users[1].name = \"Ada\"\n+ mutation.users[1].name = \"Ava\""), edited.stdout)
     }
 
+    /// A real-clock session whose feature calls a SQLite repository (`load`, `add`, `remove`,
+    /// `team` sent at once, so answers arrive after later inputs): each answer is recorded
+    /// with where it arrived and replayed there. Before, replay answered at once and every
+    /// run reported "line 6 recorded a action event where the run now gives a mutation event".
+    private func recordRealClockUsers(_ name: String) throws -> String {
+        let input = [#"{"type":"load"}"#, #"{"type":"add","id":9,"name":"Zed","team":"kernel"}"#,
+                     #"{"type":"remove","id":9}"#, #"{"type":"team","team":"kernel"}"#].joined(separator: "\n") + "\n"
+        let result = try Moonflow.run(["run", "plugins/users", "--db", ":memory:", "--actions", "-", "--format", "jsonl", "--record", name],
+                                      in: scratch, input: input)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return try String(contentsOf: scratch.appendingPathComponent(name), encoding: .utf8)
+    }
+
+    func testARealClockSessionWithARepositoryReplaysExactly20RunsOf20() throws {
+        try FileManager.default.copyItem(at: Moonflow.root.appendingPathComponent("plugins/users"),
+                                         to: scratch.appendingPathComponent("plugins/users"))
+        var identical = 0
+        for n in 1...5 {
+            let session = try recordRealClockUsers("real\(n).jsonl")
+            let services = session.split(separator: "\n").filter { $0.hasPrefix(#"{"service""#) }
+            XCTAssertEqual(services.count, 6, session)
+            XCTAssertTrue(services.allSatisfy { $0.contains(#""after":"#) && $0.contains(#""t":"#) }, "each answer says where it arrived: \(session)")
+            for _ in 1...4 {
+                let replay = try Moonflow.run(["replay", "real\(n).jsonl"], in: scratch)
+                XCTAssertEqual(replay.status, 0, replay.stdout + replay.stderr)
+                if replay.stdout.contains("identical (4 inputs") { identical += 1 }
+            }
+        }
+        XCTAssertEqual(identical, 20)
+        // A recording made before answers kept their place is answered at once, as it was:
+        // the difference is reported with its article right.
+        let old = try String(contentsOf: scratch.appendingPathComponent("real1.jsonl"), encoding: .utf8)
+            .replacingOccurrences(of: #","after":[0-9]+,"t":[0-9]+\}"#, with: "}", options: .regularExpression)
+        try write("old.jsonl", old)
+        let replay = try Moonflow.run(["replay", "old.jsonl"], in: scratch)
+        XCTAssertTrue(replay.stdout.hasPrefix("replay old.jsonl: line 6 recorded an action event where the run now gives a mutation event"), replay.stdout)
+    }
+
+    @discardableResult
+    private func write(_ name: String, _ text: String) throws -> String {
+        try text.write(to: scratch.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        return name
+    }
+
+    func testAChangeInARealClockSessionStandsOutAloneAsAStateDiff() throws {
+        try FileManager.default.copyItem(at: Moonflow.root.appendingPathComponent("plugins/users"),
+                                         to: scratch.appendingPathComponent("plugins/users"))
+        _ = try recordRealClockUsers("real.jsonl")
+        let file = scratch.appendingPathComponent("plugins/users/init.lua")
+        let source = try String(contentsOf: file, encoding: .utf8)
+        try source.replacingOccurrences(of: "state.users, state.error = m.users, nil", with: "state.users, state.error = m.users, \"seen\"")
+            .write(to: file, atomically: true, encoding: .utf8)
+        let replay = try Moonflow.run(["replay", "real.jsonl"], in: scratch)
+        XCTAssertEqual(replay.status, 1, replay.stdout)
+        XCTAssertTrue(replay.stdout.hasPrefix("replay real.jsonl: state 1 differs from line "), replay.stdout)
+        XCTAssertTrue(replay.stdout.contains("+ error = \"seen\""), replay.stdout)
+        XCTAssertFalse(replay.stdout.contains("where the run now gives"), "the change, not the timing: \(replay.stdout)")
+    }
+
+    /// A refused action (undeclared, a field of the wrong type) is not an input: the feature
+    /// never took it, so a recording does not keep it to send again.
+    func testARefusedActionIsNotRecordedAsAnInput() throws {
+        try write("refused.jsonl", [#"{"type":"increment"}"#, #"{"type":"nope"}"#, #"{"type":"increment","by":"two"}"#,
+                                    #"{"type":"increment","by":2}"#].joined(separator: "\n") + "\n")
+        let result = try Moonflow.run(["run", "plugins/counter", "--clock", "virtual", "--actions", "refused.jsonl",
+                                       "--format", "jsonl", "--record", "refused.session"], in: scratch)
+        XCTAssertEqual(result.status, 1, "bad input lines fail the run: \(result.stdout)")
+        let session = try String(contentsOf: scratch.appendingPathComponent("refused.session"), encoding: .utf8)
+        let inputs = session.split(separator: "\n").filter { $0.hasPrefix(#"{"input""#) }
+        XCTAssertEqual(inputs, [#"{"input":{"type":"increment"},"t":0}"#, #"{"input":{"by":2,"type":"increment"},"t":0}"#], session)
+        let replay = try Moonflow.run(["replay", "refused.session"], in: scratch)
+        XCTAssertEqual(replay.status, 0, replay.stdout)
+    }
+
     func testARecordingNamesTheFeatureAndHoldsInputsWithTheirTimesAndEvents() throws {
         let lines = try record().split(separator: "\n").map(String.init)
         XCTAssertTrue(lines[0].hasPrefix(#"{"record":"moonflow-session","format":1,"feature":"counter","version":1,"path":"plugins/counter","clock":"virtual""#), lines[0])

@@ -150,7 +150,15 @@ package final class LuaBridge: @unchecked Sendable {
     /// through the tap when there is one, re-entering the state executor.
     package func reenter(_ producer: Producer<LuaValue>, service: String) -> Producer<LuaValue> {
         guard let tap = serviceTap else { return reenter(producer) }
-        return reenter(tap.tapped(producer, service: service))
+        // A recording sees the call where it reaches the feature (after re-entry), so where
+        // its answer arrived in the run is the executor's order; a replay's answer re-enters
+        // like any call, at the point the recording names.
+        // Where the recording says when each answer arrived, the answer is a timer on the
+        // run's clock, held until its action has been handled (`ReplayGate`): not work in
+        // flight that a virtual clock would wait for in real time, nor kept in call order.
+        if tap.placesAnswers { return tap.answer(service, on: scheduler.resolved) }
+        if tap.answersCalls { return reenter(tap.answer(service, on: scheduler.resolved)) }
+        return tap.recorded(reenter(producer), service: service)
     }
 
     package func reenter(_ producer: Producer<LuaValue>) -> Producer<LuaValue> {

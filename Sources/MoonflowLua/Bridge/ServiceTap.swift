@@ -17,29 +17,131 @@ public struct ServiceOutcome: Sendable, Equatable {
     }
 }
 
+/// Where in a run a service's answer reached the feature: after the run's `after`-th
+/// action was handled, at `t` ms on its clock, and (when the recording has one) before the
+/// next input, sent at `before` ms. Replay delivers the answer at that point, so answers
+/// that came late on the real clock (after later inputs) come as late on the virtual one.
+package struct ServiceDelivery: Sendable, Equatable {
+    package var after: Int
+    package var t: Int
+    package var before: Int?
+
+    package init(after: Int, t: Int, before: Int? = nil) {
+        self.after = after
+        self.t = t
+        self.before = before
+    }
+}
+
+/// Holds a replay's service answers until their point in the run: the tap's answers wait
+/// for `actionHandled` to count their action, then are scheduled on the run's clock at
+/// their recorded time (no earlier than now, no later than the next input's time).
+package final class ReplayGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var handled = 0
+    private var released = false
+    private var waiting: [(delivery: ServiceDelivery, scheduler: any Scheduler, deliver: @Sendable () -> Void, cancel: SerialDisposable)] = []
+
+    package init() {}
+
+    /// An action was handled (its action event): answers that waited for it are scheduled.
+    package func actionHandled() {
+        let due: [(ServiceDelivery, any Scheduler, @Sendable () -> Void, SerialDisposable)] = lock.withLock {
+            handled += 1
+            let (due, rest) = split { $0.after <= handled }
+            waiting = rest
+            return due
+        }
+        for (delivery, scheduler, deliver, cancel) in due { cancel.inner = Self.schedule(delivery, on: scheduler, deliver) }
+    }
+
+    /// The input ended: nothing more will be handled, so every answer still held comes now.
+    package func releaseAll() {
+        let due = lock.withLock {
+            released = true
+            defer { waiting = [] }
+            return waiting
+        }
+        for item in due { item.cancel.inner = Self.schedule(item.delivery, on: item.scheduler, item.deliver) }
+    }
+
+    /// `deliver` at `delivery`'s point; disposing the result drops it.
+    func hold(_ delivery: ServiceDelivery, on scheduler: any Scheduler, _ deliver: @escaping @Sendable () -> Void) -> Disposable {
+        let cancel = SerialDisposable()
+        let now = lock.withLock {
+            if released || delivery.after <= handled { return true }
+            waiting.append((delivery, scheduler, deliver, cancel))
+            return false
+        }
+        if now { cancel.inner = Self.schedule(delivery, on: scheduler, deliver) }
+        return cancel
+    }
+
+    private func split(_ isDue: (ServiceDelivery) -> Bool)
+        -> ([(ServiceDelivery, any Scheduler, @Sendable () -> Void, SerialDisposable)], [(delivery: ServiceDelivery, scheduler: any Scheduler, deliver: @Sendable () -> Void, cancel: SerialDisposable)]) {
+        var due: [(ServiceDelivery, any Scheduler, @Sendable () -> Void, SerialDisposable)] = []
+        var rest: [(delivery: ServiceDelivery, scheduler: any Scheduler, deliver: @Sendable () -> Void, cancel: SerialDisposable)] = []
+        for item in waiting {
+            if isDue(item.delivery) { due.append((item.delivery, item.scheduler, item.deliver, item.cancel)) } else { rest.append(item) }
+        }
+        return (due, rest)
+    }
+
+    private static func schedule(_ delivery: ServiceDelivery, on scheduler: any Scheduler, _ deliver: @escaping @Sendable () -> Void) -> Disposable {
+        let at = min(delivery.t, delivery.before ?? delivery.t)
+        return scheduler.schedule(after: max(0, at - scheduler.now), deliver)
+    }
+}
+
 /// Service calls recorded, or answered from a recording: set on a host's
 /// bridge (`LuaBridge.serviceTap`) before its feature loads. Calls are counted
 /// per service (`users:getAll`), so answers match by call order whatever order
 /// the calls finish in.
+///
+/// A recording tap sees each call's events where they reach the feature (on the state
+/// executor) and tells its recorder, with the call's outcome, where in the run its
+/// first event arrived (`ServiceTap.Arrival`). An answering tap with a `ReplayGate`
+/// delivers each answer at the point its recording names.
 public final class ServiceTap: @unchecked Sendable {
     public typealias Recorder = @Sendable (_ service: String, _ call: Int, _ outcome: ServiceOutcome) -> Void
 
     private let lock = NSLock()
     private let recorder: Recorder?
     private var answers: [String: [Int: ServiceOutcome]]?
+    private var deliveries: [String: [Int: ServiceDelivery]] = [:]
+    private let gate: ReplayGate?
     private var calls: [String: Int] = [:]
+    /// Called on the state executor when a recorded call's first event arrives: the recorder
+    /// notes where in the run that was (see `ServiceDelivery`).
+    package var arrived: (@Sendable (_ service: String, _ call: Int) -> Void)?
 
     /// Hands every call's outcome to `recorder` once the call ends.
     public init(recording recorder: @escaping Recorder) {
         self.recorder = recorder
         answers = nil
+        gate = nil
     }
 
     /// Answers calls from `answers` (by service, then call number from 1).
     public init(answering answers: [String: [Int: ServiceOutcome]]) {
         recorder = nil
         self.answers = answers
+        gate = nil
     }
+
+    /// Answers calls from `answers`, each at the point `deliveries` names for it (calls
+    /// without one answer at once), through `gate`.
+    package init(answering answers: [String: [Int: ServiceOutcome]], deliveries: [String: [Int: ServiceDelivery]], gate: ReplayGate) {
+        recorder = nil
+        self.answers = answers
+        self.deliveries = deliveries
+        self.gate = gate
+    }
+
+    /// Whether this tap answers from a recording (it calls nothing).
+    var answersCalls: Bool { answers != nil }
+    /// Whether its answers come at the points the recording names (through a gate).
+    var placesAnswers: Bool { gate != nil }
 
     func nextCall(_ service: String) -> Int {
         lock.withLock {
@@ -48,21 +150,34 @@ public final class ServiceTap: @unchecked Sendable {
         }
     }
 
-    /// The call made through the tap: recorded as it runs, or answered from the recording.
-    func tapped(_ producer: Producer<LuaValue>, service: String) -> Producer<LuaValue> {
+    /// The answer to the next call of `service` from the recording, at its recorded point
+    /// on `scheduler` when it has one. (Goes through the bridge's re-entry like any call.)
+    func answer(_ service: String, on scheduler: any Scheduler) -> Producer<LuaValue> {
         let call = nextCall(service)
-        if let answers {
-            guard let outcome = answers[service]?[call] else {
-                return .fail(LuaStreamError(message: "the recording has no answer for call \(call) of service '\(service)': the feature calls it more often than when it was recorded; record the session again"))
-            }
-            let values = Producer<LuaValue>.from(outcome.values)
-            guard let error = outcome.error else { return values }
-            return .concat([values, .fail(LuaStreamError(message: error))])
+        guard let outcome = answers?[service]?[call] else {
+            return .fail(LuaStreamError(message: "the recording has no answer for call \(call) of service '\(service)': the feature calls it more often than when it was recorded; record the session again"))
         }
+        let values = Producer<LuaValue>.from(outcome.values)
+        let answer = outcome.error.map { Producer.concat([values, .fail(LuaStreamError(message: $0))]) } ?? values
+        guard let gate, let delivery = deliveries[service]?[call] else { return answer }
+        return Producer { observer, lifetime in
+            lifetime += gate.hold(delivery, on: scheduler) {
+                lifetime += answer.start(observer)
+            }
+        }
+    }
+
+    /// The call as it reaches the feature (`producer` already re-enters the state executor):
+    /// its outcome goes to the recorder once it ends, and `arrived` hears of its first event.
+    func recorded(_ producer: Producer<LuaValue>, service: String) -> Producer<LuaValue> {
+        let call = nextCall(service)
         guard let recorder else { return producer }
         let collected = Locked([LuaValue]())
+        let first = Once()
+        let arrived = self.arrived
         return Producer { observer, lifetime in
             lifetime += producer.start(Observer { event in
+                if case .interrupted = event {} else if first.claim() { arrived?(service, call) }
                 switch event {
                 case .value(let v): collected.withLock { $0.append(v) }
                 case .completed: recorder(service, call, ServiceOutcome(values: collected.withLock { $0 }))

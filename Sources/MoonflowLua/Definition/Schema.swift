@@ -166,7 +166,7 @@ public struct Schema: Sendable {
     }
 
     /// "an action", "a mutation".
-    static func withArticle(_ kind: String) -> String { "aeiou".contains(kind.first ?? "x") ? "an \(kind)" : "a \(kind)" }
+    package static func withArticle(_ kind: String) -> String { "aeiou".contains(kind.first ?? "x") ? "an \(kind)" : "a \(kind)" }
 
     private func article(_ t: FieldType) -> String { t == .integer || t == .any ? "an" : "a" }
 

@@ -303,6 +303,12 @@ package final class LuaFeature: @unchecked Sendable {
         }
     }
 
+    /// Checks `action` as `send` would and throws what it would throw; queues nothing.
+    /// (`moonflow run` records an input only once it is sure the feature takes it.)
+    package func check(_ action: LuaValue) throws {
+        try refusing(action) { _ = try bindingLock.withLock { try $0.actions.validate(action) } }
+    }
+
     /// Runs a send: what it throws (a refused or malformed action) is a `FeatureError` of
     /// stage `.send`, and a disposed feature refuses every action.
     private func refusing(_ action: LuaValue?, _ body: () throws -> Void) throws {

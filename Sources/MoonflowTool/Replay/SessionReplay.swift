@@ -47,6 +47,10 @@ package struct SessionReplay {
         var inputs = 0
         /// What each service call answered when recorded, by service and call number.
         var services: [String: [Int: ServiceOutcome]] = [:]
+        /// Where each answer arrived in the recorded run (recordings made since this was kept).
+        var deliveries: [String: [Int: ServiceDelivery]] = [:]
+        /// Each input's time, in order.
+        var inputTimes: [Int] = []
         /// Every recorded event (states too), with its line number.
         var events: [(line: Int, event: LuaValue)] = []
         var actions: [(line: Int, action: LuaValue)] = []
@@ -83,8 +87,15 @@ package struct SessionReplay {
         options.timeLimitMs = timeLimitMs
         options.memoryLimitMB = memoryLimitMB
         options.profile = profile
-        // Swift services and repositories answer as they did when recorded; --update calls them again.
-        if !update { options.serviceTap = ServiceTap(answering: recording.services) }
+        // Swift services and repositories answer as they did when recorded, each at the point in
+        // the run where its answer arrived (after the same action, at its time, before the next
+        // input), so answers that came late on the real clock come as late now; --update calls
+        // them again.
+        let gate = ReplayGate()
+        if !update {
+            options.serviceTap = ServiceTap(answering: recording.services, deliveries: recording.deliveries, gate: gate)
+            options.observers.append(ActionCount(gate: gate))
+        }
         let updated = update ? file + ".new" : nil
         if let updated {
             do {
@@ -98,7 +109,13 @@ package struct SessionReplay {
         }
         let output = PrintedEvents()
         var lines = recording.inputLines.makeIterator()
-        let input = InputLines(interactive: false, name: file) { lines.next() }
+        let input = InputLines(interactive: false, name: file) {
+            guard let line = lines.next() else {
+                gate.releaseAll()  // no action comes any more: what still waits for one answers now
+                return nil
+            }
+            return line
+        }
         _ = FeatureRun(options: options, input: input, write: output.add).run()
 
         if let updated {
@@ -139,7 +156,7 @@ package struct SessionReplay {
             let current = now[i]
             let currentKind = current["event"]?.stringValue ?? "?"
             if kind != currentKind {
-                return ["replay \(file): line \(line) recorded a \(kind) event where the run now gives a \(currentKind) event (- recorded, + now):",
+                return ["replay \(file): line \(line) recorded \(Schema.withArticle(kind)) event where the run now gives \(Schema.withArticle(currentKind)) event (- recorded, + now):",
                         "- \(kind) = \(StateDiff.render(Self.compared(event)))",
                         "+ \(currentKind) = \(StateDiff.render(Self.compared(current)))"]
             }
@@ -266,6 +283,7 @@ package struct SessionReplay {
                 }
                 let json = (try? action.json(sortedKeys: true, root: "input")) ?? "{}"
                 recording.inputLines.append("{\"at\":\(t),\"send\":\(json)}")
+                recording.inputTimes.append(Int(clamping: t))
                 recording.inputs += 1
                 recording.actions.append((n, action))
                 continue
@@ -276,6 +294,9 @@ package struct SessionReplay {
                     throw BadRecording(description: "\(file):\(n): a service line needs \"call\" (an integer) and \"values\" (a list)")
                 }
                 recording.services[service, default: [:]][Int(call)] = ServiceOutcome(values: values.array, error: value["error"]?.stringValue)
+                if case .integer(let after)? = value["after"], case .integer(let t)? = value["t"], after >= 0, t >= 0 {
+                    recording.deliveries[service, default: [:]][Int(call)] = ServiceDelivery(after: Int(clamping: after), t: Int(clamping: t))
+                }
                 continue
             }
             switch value["event"]?.stringValue {
@@ -289,6 +310,12 @@ package struct SessionReplay {
             default: break
             }
             recording.events.append((n, value))
+        }
+        // No later than the input after the action each answer followed: it came before that one.
+        for (service, calls) in recording.deliveries {
+            for (call, delivery) in calls where delivery.after < recording.inputTimes.count {
+                recording.deliveries[service]?[call]?.before = recording.inputTimes[delivery.after]
+            }
         }
         guard !recording.path.isEmpty else {
             throw BadRecording(description: "\(file) is empty; make a recording with moonflow run PATH --record \(file)")
@@ -320,6 +347,16 @@ package struct SessionReplay {
         }
         return out
     }
+}
+
+/// Tells a replay's gate of every action the run handles (its action event), so each
+/// recorded answer is delivered after the same action as when it was recorded.
+private final class ActionCount: RunObserver, @unchecked Sendable {
+    let gate: ReplayGate
+    init(gate: ReplayGate) { self.gate = gate }
+    func started(_ run: RunDescription, dispatch: any RunDispatcher) {}
+    func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) { if case .action = event { gate.actionHandled() } }
+    func input(_ action: LuaValue, t: Int) {}
 }
 
 /// Every event a `FeatureRun` prints in jsonl, parsed, in order (reloads left out).

@@ -112,7 +112,9 @@ package final class FeatureRun: @unchecked Sendable {
             stateJSON = single.stateJSON
         }
         write(printer.render(event, t: now, from: from, changes: changes, stateJSON: stateJSON, asInput: asInput))
-        if !options.observers.isEmpty {
+        // A bad input line is the input's, not the feature's: a recording or the inspector
+        // that kept it would expect it again where nothing was sent.
+        if !options.observers.isEmpty && !asInput {
             let cause = feature?.eventCause
             for observer in options.observers { observer.observe(event, t: now, cause: cause) }
         }
@@ -147,7 +149,7 @@ package final class FeatureRun: @unchecked Sendable {
         if !options.observers.isEmpty {
             let version = (feature as? LuaFeature)?.definition.version ?? (feature as? LuaComposite)?.definition.version ?? 1
             let description = RunDescription(name: feature.name, version: version, path: options.path,
-                                             actions: actionSchema, clock: options.clock)
+                                             actions: actionSchema, clock: options.clock, now: { [weak self] in self?.now ?? 0 })
             for observer in options.observers { observer.started(description, dispatch: Dispatcher(run: self)) }
         }
         observation = host.perform { feature.outlet.add { [weak self] event in self?.emit(event, generation: 0) } }
@@ -561,6 +563,9 @@ extension FeatureRun {
             let sent = try host.performUnlessStuck { [self] in
                 started.withLock { $0 = true }
                 if !options.observers.isEmpty {
+                    // A refused action is not an input: a recording or the inspector's re-run
+                    // would send it again.
+                    try (feature as? LuaFeature)?.check(action)
                     let t = now
                     lock.withLock { for observer in options.observers { observer.input(action, t: t) } }
                 }

@@ -3,6 +3,7 @@ import LuaKit
 import MoonflowEvents
 import MoonflowHost
 import MoonflowLua
+import Streams
 
 /// `moonflow run --record FILE`: writes the session as JSON Lines, to be
 /// re-run by `moonflow replay FILE`.
@@ -13,10 +14,11 @@ import MoonflowLua
 ///     {"event":"state","t":0,"seq":1,"state":{"count":1}}
 ///
 /// The first line names the feature, its state-shape version and how it ran;
-/// `input` lines are every action sent, with its time on the run's clock;
-/// `service` lines what each call of a Swift service or repository answered
-/// (replay answers from them); the other lines are the run's jsonl events with
-/// whole states.
+/// `input` lines are every action sent (and accepted), with its time on the run's clock;
+/// `service` lines what each call of a Swift service or repository answered and where
+/// in the run the answer arrived (`after` the run's Nth action event, at `t` ms), so
+/// replay answers each call at that point; the other lines are the run's jsonl events
+/// with whole states.
 package final class SessionRecorder: RunObserver, @unchecked Sendable {
     /// The header's `record` value: what `replay` looks for on the first line.
     package static let kind = "moonflow-session"
@@ -26,6 +28,9 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     private let handle: FileHandle
     private let printer = EventPrinter(format: .jsonl)
     private let lock = NSLock()
+    /// Action events seen so far, the run's clock, and where each service call's answer
+    /// first arrived (by `service#call`), all on the state executor.
+    private let place = Locked<(actions: Int, now: @Sendable () -> Int, arrivals: [String: ServiceDelivery])>((0, { 0 }, [:]))
 
     /// Creates (or truncates) `path`.
     /// - Throws: `HostError` naming the file when it cannot be written.
@@ -51,9 +56,13 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
         return "{\"input\":\(json),\"t\":\(t)}"
     }
 
-    package func started(_ run: RunDescription, dispatch: any RunDispatcher) { write(SessionRecorder.header(run)) }
+    package func started(_ run: RunDescription, dispatch: any RunDispatcher) {
+        place.withLock { $0.now = run.now }
+        write(SessionRecorder.header(run))
+    }
 
     package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {
+        if case .action = event { place.withLock { $0.actions += 1 } }
         write(lock.withLock { printer.render(event, t: t) })
     }
 
@@ -62,16 +71,23 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     /// The tap that writes a `service` line for every Swift service or repository call once it ends:
     /// `{"service":"users:getAll","call":1,"values":[...],"error":"..."}`.
     package var serviceTap: ServiceTap {
-        ServiceTap(recording: { [weak self] service, call, outcome in
-            self?.write(SessionRecorder.serviceLine(service, call: call, outcome))
+        let tap = ServiceTap(recording: { [weak self] service, call, outcome in
+            guard let self else { return }
+            let arrived = place.withLock { $0.arrivals.removeValue(forKey: "\(service)#\(call)") }
+            write(SessionRecorder.serviceLine(service, call: call, outcome, arrived: arrived))
         })
+        tap.arrived = { [weak self] service, call in
+            self?.place.withLock { $0.arrivals["\(service)#\(call)"] = ServiceDelivery(after: $0.actions, t: $0.now()) }
+        }
+        return tap
     }
 
-    static func serviceLine(_ service: String, call: Int, _ outcome: ServiceOutcome) -> String {
+    static func serviceLine(_ service: String, call: Int, _ outcome: ServiceOutcome, arrived: ServiceDelivery? = nil) -> String {
         func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
         let values = (try? LuaValue.table(LuaTable(array: outcome.values, isJSONArray: true)).json(sortedKeys: true, root: "values")) ?? "[]"
         let error = outcome.error.map { ",\"error\":\(q($0))" } ?? ""
-        return "{\"service\":\(q(service)),\"call\":\(call),\"values\":\(values)\(error)}"
+        let point = arrived.map { ",\"after\":\($0.after),\"t\":\($0.t)" } ?? ""
+        return "{\"service\":\(q(service)),\"call\":\(call),\"values\":\(values)\(error)\(point)}"
     }
 
     private func write(_ line: String) {
