@@ -42,6 +42,9 @@ public final class FeatureStore: @unchecked Sendable {
         let what: String
         package let base: LuaValue
         let actual: LuaValue
+        /// How many errors the feature had reported when the step began: any after it are the
+        /// step's own, shown first when the step fails (the cause of a wrong state).
+        var errorsBefore = 0
     }
 
     private struct Received {
@@ -66,6 +69,9 @@ public final class FeatureStore: @unchecked Sendable {
     private var received: [Received] = []
     private var outward: [(effect: LuaValue, from: String?, cause: LuaValue?)] = []
     private var failures: [(message: String, location: String?, cause: LuaValue?)] = []
+    /// Every error the feature reported, with its traceback, in order (`failures` is what is
+    /// still unasserted; this is what a failing step shows as its cause).
+    private var reported: [(message: String, location: String?, traceback: String?)] = []
     private var subscription: Disposable?
     private var finished = false
 
@@ -93,7 +99,7 @@ public final class FeatureStore: @unchecked Sendable {
         lastAsserted = feature.state
         lastSeen = feature.state
         subscription = feature.outlet.add { [weak self, weak feature] event in
-            self?.record(event, cause: feature?.eventCause)
+            self?.record(event, cause: feature?.eventCause, error: feature?.eventError)
         }
         running {
             feature.start()
@@ -160,6 +166,13 @@ public final class FeatureStore: @unchecked Sendable {
         return expected
     }
 
+    /// The top-level fields of the feature's declared `state` (a record), or nil when the
+    /// state is not declared (inferred from `initial`, so any field may come and go).
+    package var declaredFields: [String]? {
+        guard case .record(let fields)? = (feature as? LuaFeature)?.definition.declaredState?.required else { return nil }
+        return fields.map(\.name)
+    }
+
     /// The send or receive whose state `complete` checks next.
     private var pendingStep: Step?
 
@@ -182,6 +195,7 @@ public final class FeatureStore: @unchecked Sendable {
         received.removeAll()
         outward.removeAll { _ in !exhaustive }
         let before = feature.state
+        let errorsBefore = reported.count
         // Async results (Swift services, repositories) are held back until the send is
         // done: whatever the threads' timing, they arrive later, to be received.
         try host.bridge.holdingReentries {
@@ -195,7 +209,7 @@ public final class FeatureStore: @unchecked Sendable {
         }
         // What the action produced without the clock moving is covered by the send.
         received.removeAll()
-        let step = Step(what: what, base: exhaustive ? lastAsserted : before, actual: feature.state)
+        let step = Step(what: what, base: exhaustive ? lastAsserted : before, actual: feature.state, errorsBefore: errorsBefore)
         pendingStep = step
         return step
     }
@@ -204,6 +218,7 @@ public final class FeatureStore: @unchecked Sendable {
     package func beginReceive(_ mutation: LuaValue) throws -> Step {
         let what = "receive(\(Self.typeName(mutation)))"
         try checkUsable(what)
+        let errorsBefore = reported.count
         if received.isEmpty { running { host.settle() } }
         guard !received.isEmpty else {
             throw Failure("""
@@ -230,7 +245,7 @@ public final class FeatureStore: @unchecked Sendable {
             next = received[index]
             received.removeFirst(index + 1)
         }
-        let step = Step(what: what, base: exhaustive ? lastAsserted : next.before, actual: next.after)
+        let step = Step(what: what, base: exhaustive ? lastAsserted : next.before, actual: next.after, errorsBefore: errorsBefore)
         pendingStep = step
         return step
     }
@@ -244,7 +259,7 @@ public final class FeatureStore: @unchecked Sendable {
         let expected = expected ?? (exhaustive ? step.base : step.actual)
         let diff = StateDiff.lines(expected: expected, actual: step.actual)
         guard diff.isEmpty else {
-            throw Failure("""
+            throw Failure(causes(of: step) + """
                 State after \(step.what) does not match the expected change:
                 \(indent(diff))
                 """)
@@ -366,7 +381,7 @@ public final class FeatureStore: @unchecked Sendable {
         return try router.with(clock, body)
     }
 
-    private func record(_ event: FeatureEvent, cause: LuaValue?) {
+    private func record(_ event: FeatureEvent, cause: LuaValue?, error: FeatureError?) {
         log.append(event, t: clock.now, cause: cause)
         switch event {
         case .mutation(let m, _):
@@ -381,9 +396,43 @@ public final class FeatureStore: @unchecked Sendable {
             outward.append((e, from, cause))
         case .error(let message, let location):
             failures.append((message, location, cause))
+            reported.append((message, location, error?.traceback))
         default:
             break
         }
+    }
+
+    /// The errors the feature reported during `step`, each with its `file:line` and
+    /// traceback, to stand first in the step's failure: a reducer that raised is why the
+    /// state did not change (as a test store shows the error a reducer threw). Empty when none.
+    private func causes(of step: Step) -> String {
+        let during = reported.dropFirst(step.errorsBefore)
+        guard !during.isEmpty else { return "" }
+        let each = during.map { error in
+            var text = error.message
+            if let location = error.location, !text.hasPrefix(location) { text = "\(location): \(text)" }
+            if let traceback = error.traceback, !text.contains("stack traceback:") { text += "\n" + traceback }
+            return Self.ownFrames(text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        }
+        // One error: on the failure's first line, which the summary of a spec run shows.
+        if let only = each.first, each.count == 1 {
+            return "\(step.what) raised an error in the feature: \(only[0])\n" + (only.count > 1 ? indent(Array(only.dropFirst())) + "\n" : "")
+        }
+        return "\(step.what) raised \(each.count) errors in the feature:\n" + each.map(indent).joined(separator: "\n") + "\n"
+    }
+
+    /// A message and its traceback with Moonflow's own frames left out (its Lua, C
+    /// functions, tail calls): what is left is the plugin's and the spec's code.
+    static func ownFrames(_ lines: [String]) -> [String] {
+        var inTraceback = false
+        return lines.filter { line in
+            if line.hasPrefix("stack traceback:") { inTraceback = true; return true }
+            guard inTraceback else { return true }
+            let frame = line.trimmingCharacters(in: .whitespaces)
+            return !(frame.hasPrefix("[C]") || frame.hasPrefix("moonflow:") || frame.hasPrefix("moonflow.test:")
+                     || frame.hasPrefix("moonflow.spec:") || frame.contains("/busted/")
+                     || frame.hasPrefix("(...tail calls...)") || frame.hasPrefix("..."))
+        }.map { $0.replacingOccurrences(of: "\t", with: "  ") }
     }
 
     private func inFlightHint() -> String {

@@ -108,6 +108,19 @@ public enum TestModule {
             ("skipReceived", .function { args in try store(args).skipReceived(); return [] }),
             ("skipInFlight", .function { args in try store(args).skipInFlight(); return [] }),
             ("state", .function { args in [.value(try store(args).state)] }),
+            ("strictState", .function { args in [.value(.boolean(try store(args).declaredFields != nil))] }),
+            ("unknownField", .function { args in
+                let s = try store(args)
+                guard let fields = s.declaredFields, case .string(let key)? = try? args.value(2, path: "key") else { return [.value(.nil)] }
+                let name = key.description
+                if fields.contains(name) { return [.value(.nil)] }
+                return [.value(.string(LuaString("store.state has no field '\(name)' (\(SchemaType.fieldHint(name, fields: fields)))")))]
+            }),
+            ("nearest", .function { args in
+                let key = (try? args.string(1, function: "nearest")) ?? ""
+                let known = (try? args.value(2, path: "names"))?.tableValue?.array.compactMap(\.stringValue) ?? []
+                return [.value(.string(LuaString(SchemaType.fieldHint(key, fields: known).replacingOccurrences(of: "declared: ", with: "it has: "))))]
+            }),
             ("now", .function { args in [.value(.integer(Int64(try store(args).clock.now)))] }),
             ("logs", .function { args in
                 let logs = try store(args).log.logs.map { entry -> LuaValue in

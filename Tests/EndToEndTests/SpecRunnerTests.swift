@@ -57,6 +57,52 @@ final class SpecRunnerTests: ScratchTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("0 passed, 1 failed\n"), result.stdout)
     }
 
+    /// A reducer that raised during a send is the first thing its failure shows, with the
+    /// plugin's file:line and its own frames of the traceback; before, only the state diff
+    /// (`ticks = 0` where 1 was expected) showed, and the cause was nowhere.
+    func testAnErrorDuringAStepIsShownFirstWithItsFileLineAndTraceback() throws {
+        let plugin = try String(contentsOf: scratch.appendingPathComponent("plugins/clock/init.lua"), encoding: .utf8)
+        try write("plugins/clock/init.lua", plugin.replacingOccurrences(of: "state.ticks = state.ticks + 1", with: "state.ticks = state.tikcs + 1")
+            .replacingOccurrences(of: "initial = { ticks = 0, title = \"\" },", with: "initial = { ticks = 0, title = \"\" }, state = { ticks = \"integer\", title = \"string\" },"))
+        try spec("""
+              it("ticks", function()
+                local store = T.store("clock")
+                store:send({ type = "tick" }, function(s) s.ticks = 1 end)
+              end)
+            """)
+        let result = try Moonflow.run(["test"], in: scratch)
+        XCTAssertEqual(result.status, 1, result.stdout)
+        let cause = "plugins/clock/spec/clock_spec.lua:6: send(tick) raised an error in the feature: plugins/clock/init.lua:15: state has no field 'tikcs' (did you mean 'ticks'?)"
+        XCTAssertTrue(result.stdout.contains("  ✗ clock ticks: " + cause), "the summary line names the cause: \(result.stdout)")
+        let failure = try XCTUnwrap(result.stdout.components(separatedBy: "FAIL clock ticks\n").last)
+        XCTAssertTrue(failure.hasPrefix("  " + cause), failure)
+        XCTAssertTrue(failure.contains("    stack traceback:\n      plugins/clock/init.lua:15: in field 'reduce'\n      plugins/clock/spec/clock_spec.lua:6:"), failure)
+        XCTAssertFalse(failure.contains("busted") || failure.contains("[C]") || failure.contains("moonflow:"), "only the plugin's and the spec's frames: \(failure)")
+        let diff = try XCTUnwrap(failure.range(of: "State after send(tick) does not match the expected change:\n    - ticks = 1\n    + ticks = 0"), failure)
+        XCTAssertTrue(failure[..<diff.lowerBound].contains("stack traceback"), "the cause comes before the diff")
+    }
+
+    /// A typo in a spec fails at its line with what was meant, as a typo in plugin code does.
+    func testTyposInASpecNameWhatWasMeant() throws {
+        let plugin = try String(contentsOf: scratch.appendingPathComponent("plugins/clock/init.lua"), encoding: .utf8)
+        try write("plugins/clock/init.lua", plugin.replacingOccurrences(of: "initial = { ticks = 0, title = \"\" },",
+                                                                         with: "initial = { ticks = 0, title = \"\" }, state = { ticks = \"integer\", title = \"string\", note = \"string?\" },"))
+        try spec("""
+              it("a state field", function() local n = T.store("clock").state.tikcs end)
+              it("a declared optional field reads nil", function() assert.is_nil(T.store("clock").state.note) end)
+              it("a store method", function() T.store("clock"):sned({ type = "tick" }) end)
+              it("a module function", function() T.stroe("clock") end)
+            """)
+        let result = try Moonflow.run(["test"], in: scratch)
+        XCTAssertEqual(result.status, 1)
+        for text in ["clock_spec.lua:4: store.state has no field 'tikcs' (did you mean 'ticks'?)",
+                     "✓ clock a declared optional field reads nil",
+                     "clock_spec.lua:6: the test store has no 'sned' (did you mean 'send'?)",
+                     "clock_spec.lua:7: moonflow.test has no 'stroe' (did you mean 'store'?)"] {
+            XCTAssertTrue(result.stdout.contains(text), "\(text) in: \(result.stdout)")
+        }
+    }
+
     func testMisusedStoreCallsPointAtTheSpecsLine() throws {
         try spec("""
               it("a number", function() T.store("clock"):send(5) end)

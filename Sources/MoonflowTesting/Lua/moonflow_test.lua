@@ -46,14 +46,39 @@ local function stub(name, fn)
   raise(("T.store: opts.services.%s must be a function returning a stream or a value, or a table of methods (got %s)"):format(name, type(fn)), 3)
 end
 
+-- The string keys of `t`, sorted (what a did-you-mean picks from).
+local function names(t)
+  local out = {}
+  for k in pairs(t) do if type(k) == "string" then out[#out + 1] = k end end
+  table.sort(out)
+  return out
+end
+
 local HANDLE = {}
 local Store = {}
 local StoreMeta = {
   __index = function(self, key)
-    if key == "state" then return core.state(rawget(self, HANDLE)) end
+    if key == "state" then
+      -- Strict as the plugin's own view: a field the declared state lacks is a mistake
+      -- (`store.state.itmes`), named with what it may have meant; a declared one that is
+      -- nil now reads nil.
+      local h = rawget(self, HANDLE)
+      local state = core.state(h)
+      if type(state) == "table" and core.strictState(h) then
+        setmetatable(state, { __index = function(_, k)
+          local msg = core.unknownField(h, k)
+          if msg then error(msg, 2) end
+        end })
+      end
+      return state
+    end
     if key == "now" then return core.now(rawget(self, HANDLE)) end
     if key == "logs" then return core.logs(rawget(self, HANDLE)) end
-    return Store[key]
+    local method = Store[key]
+    if method == nil and type(key) == "string" then
+      error(("the test store has no '%s' (%s)"):format(key, core.nearest(key, names(Store))), 2)
+    end
+    return method
   end,
   __newindex = function(_, key)
     error(("store.%s is read-only: change the state by sending an action"):format(tostring(key)), 2)
@@ -190,4 +215,8 @@ function T.store(target, opts)
   return setmetatable({ [HANDLE] = h }, StoreMeta)
 end
 
-return T
+-- `T.load(...)` for `T.store(...)` fails at its line naming the function meant, not
+-- as "attempt to call a nil value (field 'load')".
+return setmetatable(T, { __index = function(_, k)
+  error(("moonflow.test has no '%s' (%s)"):format(tostring(k), core.nearest(tostring(k), names(T))), 2)
+end })
