@@ -103,6 +103,37 @@ final class SpecRunnerTests: ScratchTestCase {
         }
     }
 
+    /// A spec's stub may keep what the feature hands it (a luassert spy's arguments are read
+    /// after the call): it gets a copy of the state, not a view that dies with `handle`.
+    func testAStubSpyReadsTheStateItWasHandedAfterTheCall() throws {
+        try write("plugins/draft/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "draft", initial = { lines = { { sku = "tea", qty = 1 } }, saved = false },
+              actions = { save = {} }, mutations = { saved = {} },
+              services = { save = function() return mf.just(true) end },
+              handle = function(action, state, env)
+                return env.services.save(state):map(function() return { type = "saved" } end)
+              end,
+              reduce = function(state) state.saved = true; return state end,
+            }
+            """)
+        try write("plugins/draft/spec/draft_spec.lua", """
+            local T = require "moonflow.test"
+            describe("draft", function()
+              it("saves the lines", function()
+                local save = spy.new(function() return true end)
+                local store = T.store("draft", { services = { save = save } })
+                store:send({ type = "save" }, function(s) s.saved = true end)
+                assert.spy(save).was_called_with({ lines = { { sku = "tea", qty = 1 } }, saved = false })
+              end)
+            end)
+            """)
+        let result = try Moonflow.run(["test", "plugins/draft"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stdout)
+        XCTAssertTrue(result.stdout.contains("1 passed, 0 failed"), result.stdout)
+    }
+
     func testMisusedStoreCallsPointAtTheSpecsLine() throws {
         try spec("""
               it("a number", function() T.store("clock"):send(5) end)

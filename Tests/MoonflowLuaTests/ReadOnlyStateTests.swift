@@ -152,7 +152,46 @@ final class ReadOnlyStateTests: XCTestCase {
         XCTAssertEqual(h.log.errors.count, 0, "\(h.log.errors)")
         try h.send(["type": "keep"])
         try h.send(["type": "use"])
-        XCTAssertTrue(h.log.errors.first?.message.contains("kept after its handle call returned") == true, "\(h.log.errors)")
+        XCTAssertTrue(h.log.errors.first?.message.contains("kept after its effect handler call returned") == true, "an effect handler's view names its kind: \(h.log.errors)")
         XCTAssertEqual(h.state["count"], 4)
+    }
+
+    /// A Lua service may keep what it is handed (a draft to save later): the state it gets
+    /// is a copy taken at the call, not a view that dies when `handle` returns. Before,
+    /// reading it later failed with "this view of the state was kept after its handle call
+    /// returned".
+    func testALuaServiceKeepsTheStateItWasGivenAsItWasThen() throws {
+        let plugin = """
+            local mf = require "moonflow"
+            local kept = {}
+            return mf.feature {
+              name = "one", initial = { cart = { lines = { { sku = "tea", qty = 1 } } }, total = 0 },
+              actions = { keep = {}, add = {}, recall = {} },
+              mutations = { added = {}, recalled = { qty = "integer" } },
+              services = {
+                keep = function(draft, wrapped) kept.draft, kept.wrapped = draft, wrapped; return true end,
+                recall = function() return kept.draft.lines[1].qty + kept.wrapped.cart.lines[1].qty end,
+              },
+              handle = function(action, state, env)
+                if action.type == "keep" then
+                  return env.services.keep(state.cart, { cart = state.cart }):map(function() return nil end):filter(function() return false end)
+                end
+                if action.type == "add" then return { type = "added" } end
+                return env.services.recall():map(function(q) return { type = "recalled", qty = q } end)
+              end,
+              reduce = function(state, m)
+                if m.type == "added" then state.cart.lines[1].qty = state.cart.lines[1].qty + 1
+                else state.total = m.qty end
+                return state
+              end,
+            }
+            """
+        let h = try Harness(["one/init.lua": plugin])
+        try h.load("one")
+        try h.send(["type": "keep"])
+        try h.send(["type": "add"])
+        try h.send(["type": "recall"])
+        XCTAssertEqual(h.log.errors.count, 0, "\(h.log.errors)")
+        XCTAssertEqual(h.state["total"], 2, "the copies hold qty 1, as when kept (the state has 2 now)")
     }
 }

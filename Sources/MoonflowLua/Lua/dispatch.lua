@@ -72,12 +72,16 @@ end
 local roCount, roCloseMT = { 0 }, {}   -- Swift gives roCloseMT a C __close counting roCount[1] down
 local roClose = setmetatable({}, roCloseMT)
 local running, serial, DEPTHS = {}, 0, 1 << 20
-local function enter()
+-- What kind of call a view was handed to, for the message when one is kept past it:
+-- the kind rides in the call's number (serial * KINDS + kind), so it costs nothing.
+local KINDS, kindNames = 2, { [0] = "handle", [1] = "effect handler" }
+local function enter(kind)
   local d = roCount[1] + 1
   roCount[1] = d
   serial = serial + 1
-  running[d] = serial * DEPTHS + d
+  running[d] = (serial * KINDS + (kind or 0)) * DEPTHS + d
 end
+local function kindOf(v) return kindNames[(calls[v] // DEPTHS) % KINDS] end
 -- Whether a handler can reach the state it would be handed: it declares a second
 -- parameter or takes `...`. One that does not (`handle = function(action)`) is called
 -- with its first argument alone and gets no view (nor a depth): nothing it runs can see
@@ -130,7 +134,7 @@ local function stale(path, call)
   error(format("%s: this view of the state was kept after its %s call returned; a view is valid only during the call (read the values you need into locals before returning)", path, call), 3)
 end
 RO.__index = function(v, k)
-  if not live(v) then stale(child(pathOf(v), k), "handle") end
+  if not live(v) then stale(child(pathOf(v), k), kindOf(v)) end
   local value = targets[v][k]
   if type(value) ~= "table" then
     if value == nil then
@@ -145,16 +149,58 @@ RO.__newindex = function(v, k)
   error(format("%s is read-only here: the state changes only in reduce; return a mutation that reduce applies", child(pathOf(v), k)), 2)
 end
 RO.__len = function(v)
-  if not live(v) then stale(pathOf(v), "handle") end
+  if not live(v) then stale(pathOf(v), kindOf(v)) end
   return #targets[v]
 end
 local function viewNext(v, k)
-  if not live(v) then stale(pathOf(v), "handle") end
+  if not live(v) then stale(pathOf(v), kindOf(v)) end
   local nk, nv = rawnext(targets[v], k)
   if type(nv) == "table" then return nk, view(nv, child(pathOf(v), nk), childShape(shapeOfView(v), nk)) end
   return nk, nv
 end
 RO.__pairs = function(v) return viewNext, v, nil end
+
+-- A Lua service (or a spec's stub) may keep what it is given (a draft to save later, a
+-- spy's arguments): a read view among its arguments, or directly in a table argument,
+-- becomes a plain copy of what the view shows, taken when the service is called.
+local function copyOf(t, memo)
+  local c = memo[t]
+  if c then return c end
+  c = {}
+  memo[t] = c
+  for k, x in rawnext, t do c[k] = type(x) == "table" and copyOf(x, memo) or x end
+  local mt = rawgetmetatable(t)
+  if mt ~= nil then rawsetmetatable(c, mt) end  -- mf.array / mf.object marks
+  return c
+end
+local function ownedOne(x, memo)
+  if type(x) ~= "table" then return x end
+  if targets[x] then
+    if not live(x) then stale(pathOf(x), kindOf(x)) end
+    return copyOf(targets[x], memo)
+  end
+  if rawgetmetatable(x) == nil then
+    local copied
+    for k, y in rawnext, x do
+      if type(y) == "table" and targets[y] then
+        if copied == nil then
+          copied = {}
+          for k2, y2 in rawnext, x do copied[k2] = y2 end
+        end
+        copied[k] = ownedOne(y, memo)
+      end
+    end
+    return copied or x
+  end
+  return x
+end
+local function owned(...)
+  local n = select("#", ...)
+  if n == 0 then return end
+  local memo, args = {}, { ... }
+  for i = 1, n do args[i] = ownedOne(args[i], memo) end
+  return unpack(args, 1, n)
+end
 
 -- Write views: what `reduce` gets. Reads go through to the state (nested tables as
 -- views too); writes go to the state and are logged, for an exact rollback (`undo`)
@@ -415,7 +461,7 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
   end,
   reduce,
   function(def, kind, effect, state, env)
-    if not takesState(def.effects[kind]) then return all(def.effects[kind](effect)) end enter()
+    if not takesState(def.effects[kind]) then return all(def.effects[kind](effect)) end enter(1)
     local _ <close> = roClose
     return def.effects[kind](effect, rootView(state, shapeOf[def]), env)
   end,
@@ -427,13 +473,17 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
     if def.services then
       for k, v in pairs(def.services) do
         services[k] = function(...)
-          local s, err = asStream(k, v(...))
+          local s, err = asStream(k, v(owned(...)))
           if s == nil then error(err, 2) end  -- at the line that called the service
           return s
         end
       end
     end
-    if overrides then for k, v in pairs(overrides) do services[k] = v end end
+    if overrides then
+      for k, v in pairs(overrides) do
+        services[k] = type(v) == "function" and function(...) return v(owned(...)) end or v
+      end
+    end
     return { services = services, interactors = interactors }
   end,
   function(def, old, from) return def.migrate(old, from) end,
