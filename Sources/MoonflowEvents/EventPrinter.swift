@@ -90,6 +90,7 @@ public final class EventPrinter: @unchecked Sendable {
                 for (name, items) in [("added", changes.added), ("stale", changes.stale), ("kept", changes.kept), ("cancelled", changes.cancelled)] where !items.isEmpty {
                     fields += ",\"\(name)\":\(list(items))"
                 }
+                if changes.restarted { fields += ",\"restarted\":true" }
                 return "{\"event\":\"reload\",\"t\":\(t),\"files\":\(list(files)),\"ms\":\(String(format: "%.1f", ms))\(fields)}"
             }
         } catch {
@@ -119,13 +120,13 @@ public final class EventPrinter: @unchecked Sendable {
             if changes.isEmpty { return "\(time)      (state unchanged)" }
             return changes.map { "\(time)      \(paint($0.path, "36")): \(paint($0.old, "31")) → \(paint($0.new, "32"))" }.joined(separator: "\n")
         case .action(let a):
-            return "\(time)  \(paint("→ " + EventPrinter.typeName(a), "1;34")) \(EventPrinter.fields(a))"
+            return "\(time)  \(paint("→ " + EventPrinter.typeName(a), "1;34"))\(EventPrinter.fields(a, after: " "))"
         case .mutation(let m, _):
             let source = child.map { " from \(LuaValue.escaped($0))" } ?? ""
-            return "\(time)    \(paint("• " + EventPrinter.typeName(m), "35"))\(source) \(EventPrinter.fields(m))"
+            return "\(time)    \(paint("• " + EventPrinter.typeName(m), "35"))\(source)\(EventPrinter.fields(m, after: " "))"
         case .effect(let e, let from):
             let source = from.map { " from \(LuaValue.escaped($0))" } ?? ""
-            return "\(time)    \(paint("⇒ effect " + EventPrinter.typeName(e), "33"))\(source) \(EventPrinter.fields(e))"
+            return "\(time)    \(paint("⇒ effect " + EventPrinter.typeName(e), "33"))\(source)\(EventPrinter.fields(e, after: " "))"
         case .error(let message, let location):
             // Split first, then escape: a traceback's lines start with a tab, which is layout, not data.
             let report = LuaErrorReport(parsing: message)
@@ -141,7 +142,8 @@ public final class EventPrinter: @unchecked Sendable {
         case .log(let message, let location):
             return "\(time)    \(paint("log", "2")) \(location.map { "\($0): " } ?? "")\(EventPrinter.visible(message))"
         case .reload(let files, let ms, let changes):
-            var text = "\(time)  \(paint("↻ reloaded \(files.joined(separator: ", ")) (\(String(format: "%.1f", ms)) ms)", "1;32"))"
+            let what = changes.restarted ? "restarted" : "reloaded"
+            var text = "\(time)  \(paint("↻ \(what) \(files.joined(separator: ", ")) (\(String(format: "%.1f", ms)) ms)", "1;32"))"
             for (name, items) in [("added from initial", changes.added), ("not in initial any more", changes.stale),
                                   ("kept", changes.kept), ("cancelled", changes.cancelled)] where !items.isEmpty {
                 text += "\n             \(name): " + items.map(EventPrinter.visible).joined(separator: ", ")
@@ -160,6 +162,13 @@ public final class EventPrinter: @unchecked Sendable {
     }
 
     /// `{ text = "a" }` without the `type` field.
+    /// `fields(v)` after `separator`, or nothing at all for a value with no fields (no
+    /// trailing space after `→ increment`).
+    static func fields(_ v: LuaValue, after separator: String) -> String {
+        let text = fields(v)
+        return text.isEmpty ? "" : separator + text
+    }
+
     static func fields(_ v: LuaValue) -> String {
         guard case .table(var t) = v else { return v.description }
         t["type"] = .nil

@@ -204,6 +204,18 @@ final class PromptTests: XCTestCase {
         XCTAssertFalse(out.contains("count: 0 → 1"), "the timer did not fire before the typed line was read: \(out)")
     }
 
+    /// `:restart` prints what changed (`count: 1 → 0`) and says "restarted"; before, it
+    /// printed `state: nil → { count = 0 }` and "reloaded". An action without fields ends
+    /// its line (no trailing space).
+    func testARestartPrintsWhatChangedAndSaysRestarted() throws {
+        let out = try type(["increment", ":reload", ":restart"], ["plugins/counter", "--clock", "virtual"])
+        XCTAssertTrue(out.contains("count: 1 → 0"), out)
+        XCTAssertFalse(out.contains("state: nil"), out)
+        XCTAssertTrue(out.contains("↻ restarted init.lua"), out)
+        XCTAssertEqual(out.components(separatedBy: "↻ reloaded init.lua").count, 2, "one :reload: \(out)")
+        XCTAssertTrue(out.contains("→ increment\n"), "no trailing space: \(out.debugDescription)")
+    }
+
     func testHelpListsCommandsAndTheActionsWithTheirFields() throws {
         let out = try type(["help"], ["plugins/counter", "--clock", "virtual"])
         for expected in ["commands:", ":advance MS", ":run", "actions:", "  increment by=integer?", "  incrementLater ms=integer", "  reset"] {

@@ -162,6 +162,26 @@ final class WatchTests: XCTestCase {
         XCTAssertEqual(try run.terminate(), 1)
     }
 
+    /// Saving a spec is not saving the plugin: no reload (before, each spec save reloaded
+    /// the plugin, naming the spec file as what changed).
+    func testSavingASpecDoesNotReloadThePlugin() throws {
+        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+        defer { run.kill() }
+        try run.waitFor(#""state":{"count":0}"#)
+        let spec = scratch.appendingPathComponent("plugins/counter/spec")
+        try FileManager.default.createDirectory(at: spec, withIntermediateDirectories: true)
+        try "-- a spec\n".write(to: spec.appendingPathComponent("counter_spec.lua"), atomically: false, encoding: .utf8)
+        try "return {}\n".write(to: spec.appendingPathComponent("helpers.lua"), atomically: false, encoding: .utf8)
+        Thread.sleep(forTimeInterval: 0.5)
+        try write(step: 10)
+        try run.waitFor(#""event":"reload""#)
+        run.send(#"{"type":"add"}"#)
+        try run.waitFor(#""state":{"count":10}"#)
+        let reloads = run.lines.filter { $0.contains(#""event":"reload""#) }
+        XCTAssertEqual(reloads.count, 1, run.lines.joined(separator: "\n"))
+        XCTAssertTrue(reloads.first?.contains(#""files":["init.lua"]"#) == true, reloads.joined(separator: "\n"))
+    }
+
     func testASaveRightAfterTheFirstStateReloads() throws {
         for attempt in 1...3 {
             try write(step: 1)

@@ -276,6 +276,22 @@ final class ReloadTests: XCTestCase {
         XCTAssertFalse(feature.isDisposed, "the feature keeps running")
     }
 
+    /// A declared optional field that `initial` leaves out (an error set by a reducer) is
+    /// the new code's own, not left over: before, each reload called it stale.
+    func testADeclaredOptionalFieldMissingFromInitialIsNotStale() throws {
+        let declared = counter(step: 1, reduceBody: "state.count = state.count + m.n; state.note = \"set\"")
+            .replacingOccurrences(of: "initial = { count = 0 }", with: "initial = { count = 0 }, state = { count = \"integer\", note = \"string?\", filters = { \"record?\", q = \"string?\" } }")
+        try write("counter/init.lua", declared)
+        let feature = try load()
+        try feature.send(["type": "add", "n": 5])
+        host.settle()
+        XCTAssertEqual(feature.state["note"], "set")
+        try write("counter/init.lua", declared + "\n-- saved again\n")
+        let report = try host.reload(feature)
+        XCTAssertEqual(report.changes.stale, [], "note is declared: \(report.changes)")
+        XCTAssertEqual(feature.state["note"], "set", "and kept")
+    }
+
     func testKeysTheNewInitialAddsAreFilledInAndLeftOversNamed() throws {
         try write("counter/init.lua", counter(step: 1).replacingOccurrences(of: "initial = { count = 0 }", with: "initial = { count = 0, old = 1, filters = { q = \"\" } }"))
         let feature = try load()

@@ -105,6 +105,7 @@ extension FeatureHost {
             var migrations: [ReloadReport.Migration] = []
             var changes = ReloadChanges()
             try apply(plan, migrations: &migrations, changes: &changes, restarting: restarting)
+            changes.restarted = restarting
             let files = changed ?? [(file as NSString).lastPathComponent]
             let report = ReloadReport(files: files, migrations: migrations, ms: Date().timeIntervalSince(since) * 1000, changes: changes)
             feature.outlet.send(.reload(files: report.files, ms: report.ms, changes: changes))
@@ -164,7 +165,7 @@ extension FeatureHost {
                 let (filled, added) = StateShape.filling(old.state, from: definition.initial)
                 if !added.isEmpty { migrated = filled }
                 changes.added = added
-                changes.stale = StateShape.leftOver(filled, from: definition.initial)
+                changes.stale = StateShape.leftOver(filled, from: definition.initial, declared: definition.declaredState)
             } else {
                 guard definition.hasMigrate else {
                     throw HostError("\(file): version changed from \(oldVersion) to \(definition.version) but the feature has no migrate(old, fromVersion); add one that returns the new state, or keep version = \(oldVersion) (the old code keeps running)")

@@ -29,12 +29,15 @@ enum StateShape {
     }
 
     /// The dotted paths of keys `state` holds that `initial` does not (through objects present in both).
-    static func leftOver(_ state: LuaValue, from initial: LuaValue, path: String = "") -> [String] {
+    /// A field the declared `state` names (an optional one, often never in `initial`) is not
+    /// left over: the new code knows it.
+    static func leftOver(_ state: LuaValue, from initial: LuaValue, declared: SchemaType? = nil, path: String = "") -> [String] {
         guard case .table(let kept) = state, case .table(let fresh) = initial, isObject(kept), isObject(fresh) else { return [] }
         return kept.hash.keys.sorted(by: { label($0) < label($1) }).flatMap { key -> [String] in
             let name = path + label(key)
-            if fresh.hash[key] == nil { return [name] }
-            return leftOver(kept.hash[key]!, from: fresh.hash[key]!, path: name + ".")
+            let field = key.stringValue.flatMap { declared?.field($0) }
+            if fresh.hash[key] == nil { return field == nil ? [name] : [] }
+            return leftOver(kept.hash[key]!, from: fresh.hash[key]!, declared: field, path: name + ".")
         }
     }
 

@@ -182,11 +182,17 @@ package final class LuaFeature: @unchecked Sendable {
         }
         traceActionsIfNeeded()
         if let migrated, let table {
-            // The writes waiting in Lua were to the old table; the migrated state replaces them.
-            if hasPending { try? bridge.lua.call(dispatch.takePending, []) { _ in () } }
+            // The writes waiting in Lua were to the old table: taken into the snapshot, so the
+            // state event says what changed from the state as it really was.
+            if hasPending { _ = takePending() }
             hasPending = false
+            let previous = snapshot
             stateTable = table
             snapshot = migrated
+            // One change at the root, from the old state: a printer shows the fields that
+            // changed (`count: 5 → 0` on a restart), not the whole new state.
+            deliveringChanges = [StateChange(path: [], old: previous, new: migrated)]
+            defer { deliveringChanges = nil }
             outlet.send(.state(migrated, seq: seq))
         }
         return (kept, cancelled)

@@ -99,10 +99,12 @@ package struct PluginLint: Sendable {
         return files(ofPlugin: PathText.join(plugin, "init.lua"))
     }
 
-    private static func isSpec(_ file: String, in folder: String?) -> Bool {
+    /// Whether `file` is a spec: `*_spec.lua`, or anything in the plugin `folder`'s `spec/`.
+    package static func isSpec(_ file: String, in folder: String?) -> Bool {
         if file.hasSuffix("_spec.lua") { return true }
         guard let folder else { return false }
-        let inside = folder.isEmpty ? file : String(file.dropFirst(folder.count + 1))
+        let root = PathText.normalized(folder), path = PathText.normalized(file)
+        let inside = root == "." ? path : path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
         return inside.split(separator: "/").first == "spec"
     }
 

@@ -39,6 +39,10 @@ extension FeatureRun {
     /// machine an editor's write and its close can come apart into two bursts, and the save
     /// is still one reload.
     func reloadSaved(changed: [String], noticed: Date) {
+        // A saved spec is not the plugin's code (unless the plugin loads it): no reload.
+        let loaded = Set((try? host.loadedFiles(of: feature)) ?? [])
+        let changed = changed.filter { !PluginLint.isSpec($0, in: pluginFolder) || loaded.contains($0) }
+        if changed.isEmpty { return }
         func stamps() -> [String: String] {
             Dictionary(uniqueKeysWithValues: changed.compactMap { path in PollingFileChanges.stamp(of: path).map { (path, $0) } })
         }
