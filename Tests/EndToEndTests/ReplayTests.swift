@@ -176,6 +176,24 @@ final class ReplayTests: XCTestCase {
         XCTAssertEqual(replay.status, 0, replay.stdout)
     }
 
+    /// `--update` keeps the header's plugin path as recorded (relative), whatever `--plugins`
+    /// was given as; before, an absolute `--plugins` put its folder into the path.
+    func testUpdateKeepsTheRecordedPluginPathHoweverPluginsIsGiven() throws {
+        _ = try record()
+        try FileManager.default.createDirectory(at: scratch.appendingPathComponent("recs"), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: scratch.appendingPathComponent("session.jsonl"), to: scratch.appendingPathComponent("recs/session.jsonl"))
+        let recs = scratch.appendingPathComponent("recs")
+        for (folder, plugins) in [(scratch!, scratch.path), (scratch!, "."), (recs, ".."), (recs, scratch.path + "/")] {
+            let file = folder == recs ? "session.jsonl" : "recs/session.jsonl"
+            let update = try Moonflow.run(["replay", file, "--plugins", plugins, "--update"], in: folder)
+            XCTAssertEqual(update.status, 0, update.stdout + update.stderr)
+            let header = try String(contentsOf: scratch.appendingPathComponent("recs/session.jsonl"), encoding: .utf8).split(separator: "\n").first ?? ""
+            XCTAssertTrue(header.contains(#""path":"plugins/counter""#), "--plugins \(plugins): \(header)")
+            let replay = try Moonflow.run(["replay", file, "--plugins", plugins], in: folder)
+            XCTAssertEqual(replay.status, 0, replay.stdout + replay.stderr)
+        }
+    }
+
     func testARecordingMadeWithOlderCodeNamesWhatNoLongerValidates() throws {
         _ = try record()
         try editReducer("increment = { by = \"integer?\" }", "increment = { by = \"string?\" }")

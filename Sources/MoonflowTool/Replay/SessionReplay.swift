@@ -99,7 +99,7 @@ package struct SessionReplay {
         let updated = update ? file + ".new" : nil
         if let updated {
             do {
-                let recorder = try SessionRecorder(path: updated)
+                let recorder = try SessionRecorder(path: updated, pluginPath: recording.path)
                 options.observers = [recorder]
                 options.serviceTap = recorder.serviceTap
             } catch {

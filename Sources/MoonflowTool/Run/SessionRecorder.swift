@@ -32,9 +32,14 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     /// first arrived (by `service#call`), all on the state executor.
     private let place = Locked<(actions: Int, now: @Sendable () -> Int, arrivals: [String: ServiceDelivery])>((0, { 0 }, [:]))
 
+    /// The plugin path the header names instead of the run's (`replay --update` keeps the
+    /// recorded one, however `--plugins` was given).
+    private let pluginPath: String?
+
     /// Creates (or truncates) `path`.
     /// - Throws: `HostError` naming the file when it cannot be written.
-    package init(path: String) throws {
+    package init(path: String, pluginPath: String? = nil) throws {
+        self.pluginPath = pluginPath
         guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
             throw HostError("cannot write the recording \(path): check that its folder exists and is writable")
         }
@@ -58,7 +63,11 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
 
     package func started(_ run: RunDescription, dispatch: any RunDispatcher) {
         place.withLock { $0.now = run.now }
-        write(SessionRecorder.header(run))
+        var described = run
+        if let pluginPath {
+            described = RunDescription(name: run.name, version: run.version, path: pluginPath, actions: run.actions, clock: run.clock, now: run.now)
+        }
+        write(SessionRecorder.header(described))
     }
 
     package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {
