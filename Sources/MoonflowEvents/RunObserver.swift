@@ -35,7 +35,7 @@ public struct RunDescription: Sendable {
     public let actions: Schema?
     public let clock: FeatureHost.Clock
     /// The run's clock now, in ms (virtual time on the virtual clock).
-    public let now: @Sendable () -> Int
+    package let now: @Sendable () -> Int
 
     public init(name: String, version: Int64, path: String, actions: Schema?, clock: FeatureHost.Clock,
                 now: @escaping @Sendable () -> Int = { 0 }) {

@@ -234,7 +234,12 @@ final class SpecRunnerTests: ScratchTestCase {
         XCTAssertTrue(made.stdout.contains("moonflow test plugins/todo/spec"), made.stdout)
         let tested = try Moonflow.run(["test", "plugins/todo/spec"], in: scratch)
         XCTAssertEqual(tested.status, 0, tested.stdout)
-        XCTAssertTrue(tested.stdout.hasSuffix("2 passed, 0 failed\n"), tested.stdout)
+        XCTAssertTrue(tested.stdout.hasSuffix("3 passed, 0 failed\n"), tested.stdout)
+        let made_ = try String(contentsOf: scratch.appendingPathComponent("plugins/todo/init.lua"), encoding: .utf8)
+        XCTAssertTrue(made_.contains("state = { ticks = \"integer\" }") && made_.contains("outputs = { tenth = { ticks = \"integer\" } }"),
+                      "declares state and outputs as the README recommends: \(made_)")
+        let types = try Moonflow.run(["types", "--swift", "plugins/todo"], in: scratch)
+        XCTAssertTrue(types.stdout.contains("TodoState") && types.stdout.contains("tenth"), types.stdout)
         XCTAssertEqual(try Moonflow.run(["check", "--strict", "plugins/todo"], in: scratch).status, 0, "what moonflow new writes passes luacheck")
 
         let before = try String(contentsOf: scratch.appendingPathComponent("plugins/todo/init.lua"), encoding: .utf8)

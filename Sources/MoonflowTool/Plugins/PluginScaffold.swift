@@ -49,7 +49,7 @@ package struct PluginScaffold: Sendable {
 
     var feature: String {
         """
-        -- \(name): made by `moonflow new \(name)`. One action, one mutation, a timer.
+        -- \(name): made by `moonflow new \(name)`. One action, one mutation, a timer, an output.
         -- Run it: moonflow run \(pluginsFolder)/\(name)      Test it: moonflow test \(pluginsFolder)/\(name)/spec
         local mf = require "moonflow"
 
@@ -57,8 +57,10 @@ package struct PluginScaffold: Sendable {
           name = "\(name)",
           version = 1,
           initial = { ticks = 0 },
+          state = { ticks = "integer" },                   -- checked after every reduce; `moonflow types` reads it
           actions = { tick = { ms = "integer?" } },        -- tick now, or after ms milliseconds
           mutations = { ticked = { by = "integer" } },
+          outputs = { tenth = { ticks = "integer" } },     -- what goes out to the app (an outward effect)
           strategy = { tick = "latest" },                  -- a new tick cancels a pending one
 
           handle = function(action, _state, _env)          -- _: not used here (check --strict)
@@ -69,6 +71,7 @@ package struct PluginScaffold: Sendable {
 
           reduce = function(state, m)
             state.ticks = state.ticks + m.by
+            if state.ticks % 10 == 0 then return state, { type = "tenth", ticks = state.ticks } end
             return state
           end,
         }
@@ -85,6 +88,13 @@ package struct PluginScaffold: Sendable {
           it("ticks at once", function()
             local store = T.store("\(name)")
             store:send({ type = "tick" }, function(s) s.ticks = 1 end)
+            store:finish()
+          end)
+
+          it("tells the app of every tenth tick", function()
+            local store = T.store("\(name)", { state = { ticks = 9 } })
+            store:send({ type = "tick" }, function(s) s.ticks = 10 end)
+            store:receiveEffect({ type = "tenth", ticks = 10 })
             store:finish()
           end)
 
