@@ -34,7 +34,7 @@ public struct ReloadChanges: Sendable, Equatable {
     /// Work whose action type the new code no longer declares, or in a child the new composite dropped.
     public var cancelled: [String] = []
     /// A hot restart (`:restart`, the inspector's restart): the state started over from `initial`.
-    public var restarted = false
+    package var restarted = false
 
     public init(added: [String] = [], stale: [String] = [], kept: [String] = [], cancelled: [String] = []) {
         self.added = added
