@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "MoonflowInspector", targets: ["MoonflowInspector"]),
         .executable(name: "moonflow", targets: ["moonflow"]),
         .executable(name: "moonflow-inspector", targets: ["moonflow-inspector"]),
+        .executable(name: "moonflow-lua", targets: ["moonflow-lua"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -110,6 +111,8 @@ let package = Package(
             name: "moonflow-inspector",
             dependencies: ["MoonflowInspector", "MoonflowTool", "MoonflowEvents", "MoonflowHost", "MoonflowLua", "LuaKit"]
         ),
+        // `moonflow exec` under one word, for `arg`'s lowest index (the C library alone).
+        .executableTarget(name: "moonflow-lua"),
         // An app's view of Moonflow: MoonflowHost alone (scripts/check-example checks what it links).
         .executableTarget(name: "embedding-example", dependencies: ["MoonflowHost"], path: "examples/embedding"),
         // A notes screen in Lua driven as a SwiftUI app drives it (a main-actor host, scopes, fields).

@@ -24,16 +24,23 @@ static int msgh(lua_State *L) {
 
 
 static int openlibs_k(lua_State *L) {
+  if (lua_toboolean(L, 1)) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
+  }
+  lua_settop(L, 0);
   luaL_openlibs(L);
   mf_install_raw_functions(L);
   mf_install_warnings(L);
   return 0;
 }
 
-int mf_openlibs(lua_State *L) {
-  MF_NEED_ROOM(L, 1, 0);
+int mf_openlibs(lua_State *L) { return mf_openlibs_env(L, 0); }
+int mf_openlibs_env(lua_State *L, int ignore_env) {
+  MF_NEED_ROOM(L, 2, 0);
   lua_pushcfunction(L, openlibs_k);
-  return lua_pcall(L, 0, 0, 0);
+  lua_pushboolean(L, ignore_env);
+  return lua_pcall(L, 1, 0, 0);
 }
 void mf_gc_generational(lua_State *L) { lua_gc(L, LUA_GCGEN, 0, 0); }
 

@@ -1,7 +1,9 @@
 // What `moonflow exec` needs to behave as the standalone `lua5.4`: loading a
-// file by Lua's rules and calling a main chunk as lua.c does. Calls only
+// file by Lua's rules, calling a main chunk as lua.c does, and the rest of
+// lua.c's command line (-v, -l, -W, the script's arguments, -i). Calls only
 // watchdog.c (to arm the time limit around the chunk) and messages.c.
 #include "internal.h"
+#include <stdio.h>
 #include <string.h>
 
 // A script file loads by Lua's own rules (a first line starting with `#` and a
@@ -49,25 +51,27 @@ static int standalone_msgh(lua_State *L) {
 }
 
 /// The C frame below a main chunk (the traceback's last `[C]: in ?`).
-/// Stack: the function and its arguments. Returns nothing, or the message.
+/// Stack: the function and its arguments. Returns the results, or the message.
 static int main_k(lua_State *L) {
   int *status = (int *)lua_touserdata(L, lua_upvalueindex(1));
+  int nresults = (int)lua_tointeger(L, lua_upvalueindex(2));
   int nargs = lua_gettop(L) - 1;
   lua_pushcfunction(L, standalone_msgh);
   lua_insert(L, 1);
-  *status = lua_pcall(L, nargs, 0, 1);
-  return *status == LUA_OK ? 0 : 1;
+  *status = lua_pcall(L, nargs, nresults, 1);
+  return *status == LUA_OK ? lua_gettop(L) - 1 : 1;
 }
 
-int mf_docall(lua_State *L, int nargs, int64_t limit_ms) {
+int mf_docall_results(lua_State *L, int nargs, int nresults, int64_t limit_ms) {
   int status = LUA_OK;
   int base = lua_gettop(L) - nargs;
   MF_NEED_ROOM(L, 4, nargs + 1);
   lua_pushlightuserdata(L, &status);
-  lua_pushcclosure(L, main_k, 1);  // cannot fail for lack of stack: checked above
+  lua_pushinteger(L, nresults);
+  lua_pushcclosure(L, main_k, 2);  // cannot fail for lack of stack: checked above
   lua_insert(L, base);
   int armed = mf_arm(L, limit_ms);
-  int outer = lua_pcall(L, nargs + 1, LUA_MULTRET, 0);
+  int outer = lua_pcall(L, nargs + 1, LUA_MULTRET, 0);  // the results, or the message
   int stopped = armed && mf_deadline_passed(L);
   mf_disarm(L, armed);
   if (outer != LUA_OK) return outer;
@@ -77,4 +81,226 @@ int mf_docall(lua_State *L, int nargs, int64_t limit_ms) {
     return LUA_ERRRUN;
   }
   return status;
+}
+
+int mf_docall(lua_State *L, int nargs, int64_t limit_ms) {
+  return mf_docall_results(L, nargs, 0, limit_ms);
+}
+
+// MARK: - The rest of lua.c's command line: -v, -l, -W, the script's arguments, -i
+
+void mf_print_version(void) {
+  fputs(LUA_COPYRIGHT "\n", stdout);
+  fflush(stdout);
+}
+
+void mf_warnings_on(lua_State *L) { lua_warning(L, "@on", 0); }
+
+/// Pushes the global `require` and the module name. Protected (a metamethod on _G may raise).
+static int getrequire_k(lua_State *L) {
+  const char *mod = (const char *)lua_touserdata(L, 1);
+  lua_settop(L, 0);
+  lua_getglobal(L, "require");
+  lua_pushstring(L, mod);
+  return 2;
+}
+
+/// Sets the global named by the light userdata at 2 to the value at 1.
+static int setglobal_k(lua_State *L) {
+  const char *name = (const char *)lua_touserdata(L, 2);
+  lua_settop(L, 1);
+  lua_setglobal(L, name);
+  return 0;
+}
+
+int mf_dolibrary(lua_State *L, const char *global, const char *module, int64_t limit_ms) {
+  MF_NEED_ROOM(L, 4, 0);
+  lua_pushcfunction(L, getrequire_k);
+  lua_pushlightuserdata(L, (void *)module);
+  int status = lua_pcall(L, 1, 2, 0);
+  if (status != LUA_OK) return status;
+  status = mf_docall_results(L, 1, 1, limit_ms);
+  if (status != LUA_OK) return status;
+  lua_pushcfunction(L, setglobal_k);
+  lua_insert(L, -2);
+  lua_pushlightuserdata(L, (void *)global);
+  return lua_pcall(L, 2, 0, 0);
+}
+
+/// lua.c's pushargs: the global `arg`'s array part as the script's arguments.
+static int pushargs_k(lua_State *L) {
+  lua_settop(L, 0);
+  if (lua_getglobal(L, "arg") != LUA_TTABLE)
+    luaL_error(L, "'arg' is not a table");
+  int n = (int)luaL_len(L, -1);
+  luaL_checkstack(L, n + 3, "too many arguments to script");
+  int i;
+  for (i = 1; i <= n; i++)
+    lua_rawgeti(L, -i, i);
+  lua_remove(L, -i);
+  return n;
+}
+
+int mf_pushargs(lua_State *L, int *count) {
+  *count = 0;
+  MF_NEED_ROOM(L, 1, 1);
+  int top = lua_gettop(L);
+  lua_pushcfunction(L, pushargs_k);
+  int status = lua_pcall(L, 0, LUA_MULTRET, 0);
+  if (status != LUA_OK) {
+    lua_remove(L, -2);  // the loaded chunk: the message alone
+    return status;
+  }
+  *count = lua_gettop(L) - top;
+  return LUA_OK;
+}
+
+// The read-eval-print loop, as lua.c runs it without a line editor: the prompt
+// (`_PROMPT`, `_PROMPT2`) on standard output, a line from standard input, a line
+// that begins with `=` read as `return`, an expression's values printed, an
+// incomplete statement continued on the next line, errors on standard error
+// without the program's name. With `echo`, each line read is printed after its
+// prompt, as lua5.4's line editor does when standard input is not a terminal.
+
+typedef struct { int64_t limit_ms; int echo; } Repl;
+
+static const char *get_prompt(lua_State *L, int firstline) {
+  lua_getglobal(L, firstline ? "_PROMPT" : "_PROMPT2");
+  const char *p = lua_tostring(L, -1);
+  return p != NULL ? p : (firstline ? "> " : ">> ");
+}
+
+/// Reads a line and pushes it (without its newline); 0 at the end of input
+/// (nothing pushed). Built in a Lua buffer: an allocation that raises leaks nothing.
+static int pushline(lua_State *L, int firstline, const Repl *repl) {
+  const char *prompt = get_prompt(L, firstline);
+  fputs(prompt, stdout);
+  fflush(stdout);
+  lua_pop(L, 1);  // the prompt's value
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  int c, any = 0;
+  while ((c = getc(stdin)) != EOF) {
+    any = 1;
+    if (c == '\n') break;
+    luaL_addchar(&b, (char)c);
+  }
+  luaL_pushresult(&b);
+  if (!any) { lua_pop(L, 1); return 0; }
+  size_t l;
+  const char *line = lua_tolstring(L, -1, &l);
+  if (repl->echo) { fwrite(line, 1, l, stdout); fputs("\n", stdout); fflush(stdout); }
+  if (firstline && l > 0 && line[0] == '=') {
+    lua_pushfstring(L, "return %s", line + 1);
+    lua_remove(L, -2);
+  }
+  return 1;
+}
+
+static int addreturn(lua_State *L) {
+  const char *line = lua_tostring(L, -1);
+  const char *retline = lua_pushfstring(L, "return %s;", line);
+  int status = luaL_loadbufferx(L, retline, strlen(retline), "=stdin", "t");
+  if (status == LUA_OK) lua_remove(L, -2);
+  else lua_pop(L, 2);
+  return status;
+}
+
+/// Whether a syntax error says the text ended early (then the message is popped).
+static int incomplete(lua_State *L, int status) {
+  if (status == LUA_ERRSYNTAX) {
+    size_t lmsg;
+    const char *msg = lua_tolstring(L, -1, &lmsg);
+    size_t marklen = sizeof("<eof>") - 1;
+    if (lmsg >= marklen && strcmp(msg + lmsg - marklen, "<eof>") == 0) {
+      lua_pop(L, 1);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/// Returns the status; -2 when the input ended inside an incomplete statement
+/// (nothing pushed; lua5.4 then reports a message it no longer has).
+static int multiline(lua_State *L, const Repl *repl) {
+  for (;;) {
+    size_t len;
+    const char *line = lua_tolstring(L, 1, &len);
+    int status = luaL_loadbufferx(L, line, len, "=stdin", "t");
+    if (!incomplete(L, status)) return status;
+    if (!pushline(L, 0, repl)) return -2;
+    lua_pushliteral(L, "\n");
+    lua_insert(L, -2);
+    lua_concat(L, 3);
+  }
+}
+
+/// -1 at the end of input; else the status, with the chunk (or message) at 1.
+static int loadline(lua_State *L, const Repl *repl) {
+  lua_settop(L, 0);
+  if (!pushline(L, 1, repl)) return -1;
+  int status = addreturn(L);
+  if (status != LUA_OK) status = multiline(L, repl);
+  lua_remove(L, 1);
+  return status;
+}
+
+/// A line's chunk (at 1, alone on the stack) called as lua.c's docall calls it:
+/// straight from the loop's C frame, with lua.c's message handler, under the time
+/// budget. Leaves the results, or the message.
+static int repl_docall(lua_State *L, int64_t limit_ms) {
+  lua_pushcfunction(L, standalone_msgh);
+  lua_insert(L, 1);
+  int armed = mf_arm(L, limit_ms);
+  int status = lua_pcall(L, 0, LUA_MULTRET, 1);
+  int stopped = armed && mf_deadline_passed(L);
+  mf_disarm(L, armed);
+  lua_remove(L, 1);
+  if (status == LUA_OK && stopped) {
+    lua_settop(L, 0);
+    mf_push_timeout_message(L);
+    return LUA_ERRRUN;
+  }
+  return status;
+}
+
+static int repl_k(lua_State *L) {
+  const Repl *repl = (const Repl *)lua_touserdata(L, 1);
+  int status;
+  while ((status = loadline(L, repl)) != -1) {
+    if (status == -2) {
+      fputs("(null)\n", stderr);
+      fflush(stderr);
+      continue;
+    }
+    if (status == LUA_OK) status = repl_docall(L, repl->limit_ms);
+    if (status == LUA_OK) {
+      int n = lua_gettop(L);
+      if (n > 0) {
+        luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
+        lua_getglobal(L, "print");
+        lua_insert(L, 1);
+        if (lua_pcall(L, n, 0, 0) != LUA_OK) {
+          fprintf(stderr, "%s\n", lua_pushfstring(L, "error calling 'print' (%s)", lua_tostring(L, -1)));
+          fflush(stderr);
+        }
+      }
+    } else {
+      const char *msg = lua_tostring(L, -1);
+      fprintf(stderr, "%s\n", msg != NULL ? msg : "(null)");
+      fflush(stderr);
+    }
+  }
+  lua_settop(L, 0);
+  fputs("\n", stdout);
+  fflush(stdout);
+  return 0;
+}
+
+int mf_repl(lua_State *L, int64_t limit_ms, int echo) {
+  Repl repl = { limit_ms, echo };
+  MF_NEED_ROOM(L, 2, 0);
+  lua_pushcfunction(L, repl_k);
+  lua_pushlightuserdata(L, &repl);
+  return lua_pcall(L, 1, 0, 0);
 }

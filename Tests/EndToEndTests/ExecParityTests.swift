@@ -1,10 +1,11 @@
 import Foundation
 import XCTest
 
-/// `moonflow exec FILE` behaves as `lua5.4 FILE`: each case runs
-/// the same script under both, where lua5.4 is installed, and compares what
-/// a user sees (lua5.4's `lua5.4:` prefix read as `moonflow:`). Where lua5.4
-/// is missing, the expected output written here stands in for it.
+/// `moonflow exec ARGS` behaves as `lua5.4 ARGS`: each case runs
+/// the same command line under both, where lua5.4 is installed, and compares what
+/// a user sees (lua5.4's `lua5.4:` prefix read as `moonflow:`, its usage line's
+/// name as `moonflow exec`). Where lua5.4 is missing, the expected output written
+/// here stands in for it.
 final class ExecParityTests: ScratchTestCase {
     /// Runs `moonflow exec ARGS` and, when installed, `lua5.4 ARGS`; asserts both
     /// print `expected` (stdout then stderr) and exit with `status`.
@@ -18,7 +19,8 @@ final class ExecParityTests: ScratchTestCase {
         guard let lua = Moonflow.lua else { return }
         let theirs = try Moonflow.run(executable: lua, arguments, in: scratch, input: input, environment: environment)
         XCTAssertEqual(theirs.stdout, stdout, "lua5.4 stdout (the reference changed?)", file: file, line: line)
-        XCTAssertEqual(theirs.stderr.replacingOccurrences(of: lua.path + ": ", with: "moonflow: "), stderr,
+        XCTAssertEqual(theirs.stderr.replacingOccurrences(of: lua.path + ": ", with: "moonflow: ")
+                           .replacingOccurrences(of: "usage: " + lua.path + " ", with: "usage: moonflow exec "), stderr,
                        "lua5.4 stderr (the reference changed?)", file: file, line: line)
         XCTAssertEqual(theirs.status, status, "lua5.4 status", file: file, line: line)
     }
@@ -151,12 +153,12 @@ final class ExecParityTests: ScratchTestCase {
 
     func testArgumentsBeforeTheScriptAreAtNegativeIndices() throws {
         try write("args.lua", "print(arg[-4], arg[-3], arg[-2], arg[-1], arg[0], arg[1], arg[2], #arg, arg[-5])\n")
-        let result = try Moonflow.run(["exec", "--memory-limit", "64", "args.lua", "one", "--two"], in: scratch)
+        let result = try Moonflow.run(["exec", "--memory-limit", "64", "-W", "args.lua", "one", "--two"], in: scratch)
         XCTAssertEqual(result.status, 0, result.stderr)
         let fields = result.stdout.dropLast().split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
         XCTAssertEqual(fields.count, 9, result.stdout)
-        XCTAssertTrue(fields[0].hasSuffix("moonflow"), "arg[-4] is the program: \(result.stdout)")
-        XCTAssertEqual(Array(fields.dropFirst()), ["exec", "--memory-limit", "64", "args.lua", "one", "--two", "2", "nil"])
+        XCTAssertTrue(fields[0].hasSuffix("/moonflow-lua"), "arg[-4] is one word that starts moonflow exec: \(result.stdout)")
+        XCTAssertEqual(Array(fields.dropFirst()), ["--memory-limit", "64", "-W", "args.lua", "one", "--two", "2", "nil"])
     }
 
     func testLuaInitRunsFirst() throws {
@@ -169,5 +171,159 @@ final class ExecParityTests: ScratchTestCase {
         try assertLikeLua(["init.lua"], environment: ["LUA_INIT": "error('bad init')"],
                           stderr: "moonflow: LUA_INIT:1: bad init\nstack traceback:\n\t[C]: in function 'error'\n\tLUA_INIT:1: in main chunk\n\t[C]: in ?\n",
                           status: 1)
+    }
+
+    // 9. lua5.4's own command line.
+
+    func testOptionsRunInTheirOrderBeforeTheScript() throws {
+        try write("mod.lua", "print('loading', ...)\nreturn { name = 'mod' }\n")
+        try write("main.lua", "print('main', x, mod.name, g.name, ...)\nwarn('from main')\n")
+        try assertLikeLua(["-e", "x = 1", "-l", "mod", "-e", "warn('before -W')", "-W", "-lg=mod", "-eprint(x + 1)", "main.lua", "a", "b"],
+                          stdout: "loading\tmod\t./mod.lua\n2\nmain\t1\tmod\tmod\ta\tb\n",
+                          stderr: "Lua warning: from main\n")
+        // -e alone: no script, nothing read from standard input.
+        try assertLikeLua(["-e", "print(arg[0] ~= nil, arg[1], arg[2], #arg, ...)"], input: "print('not run')\n",
+                          stdout: "true\t-e\tprint(arg[0] ~= nil, arg[1], arg[2], #arg, ...)\t2\n")
+    }
+
+    func testTheScriptGetsArgAsTheOptionsLeftIt() throws {
+        try write("show.lua", "print('show', ...)\n")
+        try assertLikeLua(["-e", "arg = { 'changed' }", "show.lua", "a"], stdout: "show\tchanged\n")
+        try assertLikeLua(["-e", "arg = 5", "show.lua", "a"], stderr: "moonflow: 'arg' is not a table\n", status: 1)
+    }
+
+    func testAFailingOptionStopsTheRest() throws {
+        try write("never.lua", "print('never')\n")
+        try assertLikeLua(["-e", "print(1)", "-e", "error('two')", "-e", "print(3)", "never.lua"], stdout: "1\n",
+                          stderr: "moonflow: (command line):1: two\nstack traceback:\n\t[C]: in function 'error'\n\t(command line):1: in main chunk\n\t[C]: in ?\n",
+                          status: 1)
+        try assertLikeLua(["-e", "x ="], stderr: "moonflow: (command line):1: unexpected symbol near <eof>\n", status: 1)
+        try assertLikeLua(["-e", "package.path = './?.lua' package.cpath = './?.so'", "-l", "nosuch", "never.lua"], stderr: """
+            moonflow: module 'nosuch' not found:
+            \tno field package.preload['nosuch']
+            \tno file './nosuch.lua'
+            \tno file './nosuch.so'
+            stack traceback:
+            \t[C]: in function 'require'
+            \t[C]: in ?
+
+            """, status: 1)
+    }
+
+    func testBadOptionsPrintTheUsage() throws {
+        let usage = """
+            usage: moonflow exec [options] [script [args]]
+            Available options are:
+              -e stat   execute string 'stat'
+              -i        enter interactive mode after executing 'script'
+              -l mod    require library 'mod' into global 'mod'
+              -l g=mod  require library 'mod' into global 'g'
+              -v        show version information
+              -E        ignore environment variables
+              -W        turn warnings on
+              --        stop handling options
+              -         stop handling options and execute stdin
+
+            """
+        try assertLikeLua(["-x", "script.lua"], stderr: "moonflow: unrecognized option '-x'\n" + usage, status: 1)
+        try assertLikeLua(["--two"], stderr: "moonflow: unrecognized option '--two'\n" + usage, status: 1)
+        try assertLikeLua(["-iv"], stderr: "moonflow: unrecognized option '-iv'\n" + usage, status: 1)
+        try assertLikeLua(["-e"], stderr: "moonflow: '-e' needs argument\n" + usage, status: 1)
+        try assertLikeLua(["-l", "-v"], stderr: "moonflow: '-l' needs argument\n" + usage, status: 1)
+    }
+
+    func testVersionIsLuasOwnLine() throws {
+        let line = try Moonflow.lua.map { try Moonflow.run(executable: $0, ["-v"], in: scratch).stdout }
+            ?? "Lua 5.4.4  Copyright (C) 1994-2022 Lua.org, PUC-Rio\n"
+        XCTAssertTrue(line.hasPrefix("Lua 5.4."), line)
+        try assertLikeLua(["-v"], input: "print('not run')\n", stdout: line)
+        try assertLikeLua(["-v", "-e", "print('after')"], stdout: line + "after\n")
+    }
+
+    func testStandardInputWithoutAScript() throws {
+        try assertLikeLua([], input: "print('piped', ...)\n", stdout: "piped\n")
+        try assertLikeLua(["--"], input: "print('after --')\n", stdout: "after --\n")
+        // Run this way, an error is reported and the status is still 0.
+        try assertLikeLua([], input: "error('oops')\n",
+                          stderr: "moonflow: stdin:1: oops\nstack traceback:\n\t[C]: in function 'error'\n\tstdin:1: in main chunk\n\t[C]: in ?\n")
+        // After --, a script named - is a file.
+        try assertLikeLua(["--", "-"], stderr: "moonflow: cannot open -: No such file or directory\n", status: 1)
+    }
+
+    func testInteractiveLoopAfterTheScript() throws {
+        let version = try Moonflow.lua.map { try Moonflow.run(executable: $0, ["-v"], in: scratch).stdout }
+            ?? "Lua 5.4.4  Copyright (C) 1994-2022 Lua.org, PUC-Rio\n"
+        try write("setup.lua", "answer = 42\n")
+        let input = "answer\n=answer + 1\nfor i = 1, 2 do\nprint(i) end\nreturn 1, nil, 'a'\nerror('oops')\n_PROMPT = 'P> '\nx =\n"
+        // Each line read is echoed after its prompt, as lua5.4 does when standard input is not a terminal.
+        try assertLikeLua(["-i", "setup.lua"], input: input, stdout: version + """
+            > answer
+            42
+            > =answer + 1
+            43
+            > for i = 1, 2 do
+            >> print(i) end
+            1
+            2
+            > return 1, nil, 'a'
+            1\tnil\ta
+            > error('oops')
+            > _PROMPT = 'P> '
+            P> x =
+            >> P> \n
+            """, stderr: "stdin:1: oops\nstack traceback:\n\t[C]: in function 'error'\n\tstdin:1: in main chunk\n\t[C]: in ?\n(null)\n")
+    }
+
+    func testIgnoringTheEnvironment() throws {
+        let environment = ["LUA_INIT": "print('init')", "LUA_PATH": "./nowhere/?.lua"]
+        try assertLikeLua(["-e", "print(package.path:find('nowhere', 1, true) ~= nil)"], environment: environment, stdout: "init\ntrue\n")
+        try assertLikeLua(["-E", "-e", "print(package.path:find('nowhere', 1, true) ~= nil)"], environment: environment, stdout: "false\n")
+    }
+
+    func testAScriptStartsItsInterpreterAgainFromArg() throws {
+        let version = try Moonflow.lua.map { try Moonflow.run(executable: $0, ["-v"], in: scratch).stdout }
+            ?? "Lua 5.4.4  Copyright (C) 1994-2022 Lua.org, PUC-Rio\n"
+        // As Penlight's app.lua() does: every word from the lowest index to -1, quoted.
+        try write("again.lua", """
+            local i = -1
+            while arg[i - 1] do i = i - 1 end
+            local words = {}
+            for j = i, -1 do words[#words + 1] = "'" .. arg[j]:gsub("'", "'\\''") .. "'" end
+            local lua = table.concat(words, " ")
+            io.write(io.popen(lua .. " -e 'print(10 + 1, arg[1])' - x", "r"):read("a"))
+            io.write(io.popen(arg[i] .. " -v"):read("a"))
+            print(os.execute(arg[i] .. " -e 'os.exit(3)'"))
+            """)
+        try assertLikeLua(["again.lua"], stdout: "11\tx\n" + version + "nil\texit\t3\n")
+        try assertLikeLua(["-W", "again.lua"], stdout: "11\tx\n" + version + "nil\texit\t3\n")
+        // The lowest index alone, at -1 when no option comes before the script.
+        try write("minus1.lua", "print(os.execute(arg[-1] .. ' -e \"os.exit(4)\"'))\n")
+        try assertLikeLua(["minus1.lua"], stdout: "nil\texit\t4\n")
+    }
+
+    func testPenlightsAppLuaStartsMoonflowExecAgain() throws {
+        let probe = ["-e", "require 'pl.app'"]
+        let found = try Moonflow.lua.map { try Moonflow.run(executable: $0, probe, in: scratch) } ?? Moonflow.run(["exec"] + probe, in: scratch)
+        try XCTSkipUnless(found.status == 0, "Penlight is not installed (Debian's lua-penlight, which lua-busted brings)")
+        let version = try Moonflow.lua.map { try Moonflow.run(executable: $0, ["-v"], in: scratch).stdout }
+            ?? "Lua 5.4.4  Copyright (C) 1994-2022 Lua.org, PUC-Rio\n"
+        try write("app.lua", """
+            local app, utils = require 'pl.app', require 'pl.utils'
+            local lua = app.lua()
+            print(utils.executeex(lua .. ' -e "print(1 + 2)"'))
+            print(utils.executeex(lua .. ' -v'))
+            """)
+        try assertLikeLua(["app.lua"], stdout: "true\t0\t3\n\t\n" + "true\t0\t" + version + "\t\n")
+        try assertLikeLua(["-W", "app.lua"], stdout: "true\t0\t3\n\t\n" + "true\t0\t" + version + "\t\n")
+    }
+
+    func testMoonflowsOwnOptionsComeFirst() throws {
+        try write("slow.lua", "while true do end\n")
+        let result = try Moonflow.run(["exec", "--time-limit", "200", "-e", "x = 1", "slow.lua"], in: scratch)
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.hasPrefix("moonflow: time limit of 200 ms exceeded"), result.stderr)
+        let help = try Moonflow.run(["exec", "--help"], in: scratch)
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stdout.contains("-e stat") && help.stdout.contains("--time-limit"), help.stdout)
     }
 }

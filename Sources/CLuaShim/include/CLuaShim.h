@@ -171,6 +171,28 @@ int mf_loadfile(lua_State *L, const char *path, const char *mode);
 /// an error, returns its status with the message (as lua5.4 prints it) on top.
 /// Stack: [-(nargs + 1), +0]; error: [-(nargs + 1), +1]; MF_NOROOM: [-(nargs + 1), +0].
 int mf_docall(lua_State *L, int nargs, int64_t limit_ms);
+/// mf_docall keeping `nresults` results (LUA_MULTRET: all) on success.
+/// Stack: [-(nargs + 1), +nresults]; error: [-(nargs + 1), +1]; MF_NOROOM: [-(nargs + 1), +0].
+int mf_docall_results(lua_State *L, int nargs, int nresults, int64_t limit_ms);
+/// Prints the version line `lua5.4 -v` prints (LUA_COPYRIGHT) on standard output.
+void mf_print_version(void);
+/// `-W`: turns warnings on, as `warn("@on")` does. Never raises. Stack: [-0, +0].
+void mf_warnings_on(lua_State *L);
+/// `-l`: `global = require(module)`, the call as mf_docall makes it.
+/// Stack: [-0, +0]; error: [-0, +1] (the message).
+int mf_dolibrary(lua_State *L, const char *global, const char *module, int64_t limit_ms);
+/// lua.c's pushargs: pushes the global `arg` table's items 1...#arg above the
+/// loaded script on top, and sets `count`. Error (`'arg' is not a table`): the
+/// script is replaced by the message. Stack: [-0, +count]; error: [-1, +1].
+int mf_pushargs(lua_State *L, int *count);
+/// `-i`: the read-eval-print loop on standard input, each line's call as mf_docall
+/// makes it; `echo` prints each line read after its prompt (as lua5.4's line
+/// editor does when standard input is not a terminal). Returns at the end of the
+/// input. Stack: [-0, +0]; error (out of memory, a raising `_PROMPT`): [-0, +1].
+int mf_repl(lua_State *L, int64_t limit_ms, int echo);
+/// mf_openlibs after setting `LUA_NOENV` in the registry when `ignore_env` (`-E`):
+/// the package library then ignores LUA_PATH and LUA_CPATH.
+int mf_openlibs_env(lua_State *L, int ignore_env);
 /// Calls the function below `nargs` arguments with a message handler that
 /// appends the traceback. Arms the time budget for `limit_ms` (<= 0: none)
 /// unless a call is already running. Stack: [-(nargs + 1), +nresults];

@@ -215,8 +215,18 @@ extension LuaState {
         case file(String)
         /// Standard input, named `stdin` in messages (`lua5.4 -`).
         case standardInput
-        /// Source text, named `name` in messages (`=LUA_INIT`).
+        /// Source text (text only, never a binary chunk), named `name` in messages
+        /// (`=LUA_INIT`, `=(command line)` for `lua5.4 -e`).
         case string(String, name: String)
+    }
+
+    /// What a main chunk is called with.
+    package enum MainArguments: Sendable {
+        /// These strings, as `...`.
+        case strings([String])
+        /// The items 1...#arg of the global `arg` table as it is when the chunk
+        /// starts, as lua5.4 passes them to its script (an error when `arg` is not a table).
+        case argTable
     }
 
     /// Loads and runs a main chunk as `lua5.4` does: loaded by Lua's rules
@@ -230,26 +240,79 @@ extension LuaState {
     /// - Returns: nil on success; otherwise the message lua5.4 would print
     ///   after `lua5.4: ` (a syntax error, or the error with its traceback).
     public func runAsMain(_ chunk: MainChunk, arguments: [String] = []) -> String? {
+        runAsMain(chunk, with: .strings(arguments))
+    }
+
+    /// `runAsMain`, its arguments given as `MainArguments`.
+    package func runAsMain(_ chunk: MainChunk, with arguments: MainArguments) -> String? {
         enter(); defer { leave() }
         let L = activeL
         let stack = StackGuard(L)
         _ = stack
-        guard mf_checkstack(L, Int32(arguments.count) + 8) != 0 else { return "not enough memory" }
-        let mode = profile == .trusted ? "bt" : "t"
+        let strings: [String]
+        if case .strings(let list) = arguments { strings = list } else { strings = [] }
+        guard mf_checkstack(L, Int32(strings.count) + 8) != 0 else { return "not enough memory" }
+        let fileMode = profile == .trusted ? "bt" : "t"
         var status: Int32
         switch chunk {
-        case .file(let path): status = mf_loadfile(L, path, mode)
-        case .standardInput: status = mf_loadfile(L, nil, mode)
+        case .file(let path): status = mf_loadfile(L, path, fileMode)
+        case .standardInput: status = mf_loadfile(L, nil, fileMode)
         case .string(let source, let name):
             let bytes = Array(source.utf8)
             status = bytes.withUnsafeBufferPointer { buf in
-                buf.withMemoryRebound(to: CChar.self) { mf_load(L, $0.baseAddress, $0.count, "=" + name, mode) }
+                buf.withMemoryRebound(to: CChar.self) { mf_load(L, $0.baseAddress, $0.count, "=" + name, "t") }
             }
         }
         if status == LUA_OK {
-            do { try push(arguments.map { .value(.string(LuaString($0))) }, on: L) } catch { return "\(error)" }
-            status = mf_docall(L, Int32(arguments.count), timeLimitMs ?? 0)
+            var count: Int32 = 0
+            switch arguments {
+            case .strings:
+                do { try push(strings.map { .value(.string(LuaString($0))) }, on: L) } catch { return "\(error)" }
+                count = Int32(strings.count)
+            case .argTable:
+                status = mf_pushargs(L, &count)
+            }
+            if status == LUA_OK { status = mf_docall(L, count, timeLimitMs ?? 0) }
         }
+        return mainMessage(L, status)
+    }
+
+    /// `lua5.4 -l global=module`: sets `global` to `require(module)`, the call made
+    /// as `runAsMain` makes it.
+    /// - Returns: nil on success; otherwise the message lua5.4 would print.
+    package func requireAsMain(_ module: String, into global: String) -> String? {
+        enter(); defer { leave() }
+        let L = activeL
+        let stack = StackGuard(L)
+        _ = stack
+        return mainMessage(L, mf_dolibrary(L, global, module, timeLimitMs ?? 0))
+    }
+
+    /// `lua5.4 -W`: turns warnings on, as `warn("@on")` does.
+    package func turnWarningsOn() {
+        enter(); defer { leave() }
+        mf_warnings_on(activeL)
+    }
+
+    /// `lua5.4 -i`: reads, runs and prints lines from standard input until it ends,
+    /// as lua5.4's interactive mode does (prompts `_PROMPT` and `_PROMPT2`; errors on
+    /// standard error). With `echo`, each line read is printed after its prompt, as
+    /// lua5.4 does when standard input is not a terminal.
+    /// - Returns: nil, or the message of an error outside the lines' own calls.
+    package func readEvalPrintLoop(echo: Bool) -> String? {
+        enter(); defer { leave() }
+        let L = activeL
+        let stack = StackGuard(L)
+        _ = stack
+        return mainMessage(L, mf_repl(L, timeLimitMs ?? 0, echo ? 1 : 0))
+    }
+
+    /// The line `lua5.4 -v` prints (`Lua 5.4.4  Copyright (C) 1994-2022 Lua.org, PUC-Rio`),
+    /// printed on standard output through C's own buffer, as Lua's `print` writes.
+    package static func printVersion() { mf_print_version() }
+
+    /// nil for `LUA_OK`; otherwise the message on top of the stack, as lua5.4 prints it.
+    private func mainMessage(_ L: OpaquePointer, _ status: Int32) -> String? {
         guard status != LUA_OK else { return nil }
         if status == LUA_ERRMEM || status == MF_NOROOM { return "not enough memory" }
         budget.pointee.timed_out = 0

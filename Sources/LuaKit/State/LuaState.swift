@@ -61,8 +61,11 @@ public final class LuaState: @unchecked Sendable {
     ///     under the trusted profile, `require` uses Lua's own searchers and loading rules
     ///     (binary modules included). Otherwise `require` loads Lua files as
     ///     text only.
+    ///   - ignoreEnvironment: the package library ignores `LUA_PATH` and `LUA_CPATH`
+    ///     (`package.path` and `package.cpath` keep Lua's defaults), as `lua5.4 -E`.
     /// - Throws: `LuaError.memory` if the libraries do not fit in the budget.
-    public init(profile: Profile = .trusted, memoryLimit: Int? = nil, timeLimitMs: Int64? = nil, standalone: Bool = false) throws {
+    public init(profile: Profile = .trusted, memoryLimit: Int? = nil, timeLimitMs: Int64? = nil, standalone: Bool = false,
+                ignoreEnvironment: Bool = false) throws {
         LuaState.installCallbacksOnce
         // Not converted to size_t: a negative count would trap there.
         if let memoryLimit, memoryLimit < 1 { throw LuaError.memory(limit: memoryLimit) }
@@ -78,7 +81,7 @@ public final class LuaState: @unchecked Sendable {
             throw LuaError.memory(limit: memoryLimit)
         }
         self.L = L
-        try check(mf_openlibs(L), L)
+        try check(mf_openlibs_env(L, ignoreEnvironment ? 1 : 0), L)
         if timeLimitMs != nil { try check(mf_install_watchdog(L), L) }
         // Generational, as lua5.4 runs: a feature makes short-lived tables per action (the
         // action, its mutation, a view), which die young; a full incremental cycle traced

@@ -4,56 +4,60 @@ import MoonflowHost
 import MoonflowLua
 import Streams
 
-/// Runs a Lua file (or standard input, for `-`) the way `lua5.4 FILE args...` does, with
-/// `moonflow` preloaded: what `moonflow exec` does. After the main chunk returns it keeps
-/// running until no timer or service work remains (`mf.timer(50, "tick"):subscribe(print)`
-/// prints `tick` 50 ms later, then the program ends).
+/// Runs a `lua5.4` command line with `moonflow` preloaded: what `moonflow exec` does.
+/// After the main chunk (and `-i`'s loop) it keeps running until no timer or service
+/// work remains (`mf.timer(50, "tick"):subscribe(print)` prints `tick` 50 ms later,
+/// then the program ends).
 ///
-///     let status = ScriptRunner(file: "hello.lua", arguments: ["a"]).run()
+///     let status = ScriptRunner(StandaloneCommandLine(["moonflow-lua", "hello.lua", "a"])).run()
 ///
-/// As lua5.4: FILE `-` reads standard input; a first line starting with `#`
-/// and a UTF-8 BOM are skipped; `arg[0]` is FILE, `arg[1...]` its arguments
-/// and the words before FILE are at negative indices; `LUA_INIT_5_4` or
-/// `LUA_INIT` (`@file` or code) runs first; an error prints
-/// `moonflow: message` and its traceback, then the state is closed.
+/// As lua5.4 (lua.c): `-v` (or `-i`) prints the version line first; `LUA_INIT_5_4`
+/// or `LUA_INIT` (`@file` or code) runs unless `-E`; then `-e`, `-l` and `-W` in
+/// their order; then the script (a first line starting with `#` and a UTF-8 BOM
+/// skipped), called with the items of `arg` as they are then; then `-i`'s loop. With
+/// no script, `-e` nor `-v`, standard input is the script, or on a terminal the
+/// loop runs. An error prints `moonflow: message` and its traceback, and stops
+/// the rest; the state is closed after the message.
 package struct ScriptRunner: Sendable {
-    package var file: String
-    package var arguments: [String]
+    package var commandLine: StandaloneCommandLine
     package var profile: LuaState.Profile = .trusted
     package var timeLimitMs: Int64?
     package var memoryLimitMB: Int?
-    /// The command line before FILE (`arg[-n]` ... `arg[-1]`), as lua5.4 keeps
-    /// its own name and options: `["moonflow", "exec", "--time-limit", "500"]`.
-    package var precedingArguments = ["moonflow"]
     /// The environment, for `LUA_INIT_5_4` and `LUA_INIT`.
     package var environment = ProcessInfo.processInfo.environment
+    /// Whether standard input is a terminal (the loop, not a script, with nothing to run).
+    package var inputIsTerminal = isatty(0) != 0
     /// Where error messages go (standard error).
     package var writeError: @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
 
-    package init(file: String, arguments: [String] = []) {
-        self.file = file
-        self.arguments = arguments
+    package init(_ commandLine: StandaloneCommandLine) {
+        self.commandLine = commandLine
     }
 
-    /// Runs the file; errors go to standard error as `moonflow: message` with the traceback.
-    /// - Returns: the exit status (0 success, 1 error).
+    /// Runs the command line; errors go to standard error as `moonflow: message` with the traceback.
+    /// - Returns: the exit status (0 success, 1 error or a bad option).
     package func run() -> Int32 {
+        if let bad = commandLine.badOption {
+            writeError(StandaloneCommandLine.usage(badOption: bad, name: "moonflow", command: "moonflow exec"))
+            return 1
+        }
+        if commandLine.printsVersion { LuaState.printVersion() }
         let lua: LuaState
         let clock = RealTimeScheduler()
         let bridge: LuaBridge
         do {
-            lua = try LuaState(profile: profile, memoryLimit: memoryLimitMB.map(FeatureHost.bytes(megabytes:)), timeLimitMs: timeLimitMs, standalone: true)
+            lua = try LuaState(profile: profile, memoryLimit: memoryLimitMB.map(FeatureHost.bytes(megabytes:)), timeLimitMs: timeLimitMs,
+                               standalone: true, ignoreEnvironment: commandLine.ignoresEnvironment)
             // The whole module, on real time driven from this thread: timers and
             // services started by the script run after the main chunk returns.
             bridge = try LuaBridge(lua: lua, scheduler: clock)
             try MoonflowModule.install(in: lua, bridge: bridge)
             var arg = LuaTable()
-            for (i, word) in precedingArguments.reversed().enumerated() { arg[.integer(Int64(-1 - i))] = .string(LuaString(word)) }
-            arg[.integer(0)] = .string(LuaString(file))
-            for (i, a) in arguments.enumerated() { arg[.integer(Int64(i + 1))] = .string(LuaString(a)) }
+            for (i, word) in commandLine.argTable { arg[.integer(i)] = .string(LuaString(word)) }
             try lua.setGlobal("arg", .value(.table(arg)))
-            // A sandboxed script requires only modules beside it.
-            try lua.setSandboxModuleFolder(PathText.parent(of: file))
+            // A sandboxed script requires only modules beside it (beside the current folder without one).
+            let file = commandLine.script.map { commandLine.words[$0] } ?? "-"
+            try lua.setSandboxModuleFolder(commandLine.scriptIsStandardInput || commandLine.script == nil ? "." : PathText.parent(of: file))
         } catch {
             writeError("moonflow: \(FlagHints.add(to: "\(error)"))\n")
             return 1
@@ -65,7 +69,7 @@ package struct ScriptRunner: Sendable {
         let script = UnsafeTransfer(value: (self, lua, clock, bridge))
         let ended = StuckWatch.run(isStuck: { lua.isStuck }) {
             let (runner, lua, clock, bridge) = script.value
-            if let message = runner.runInit(lua) ?? lua.runAsMain(runner.file == "-" ? .standardInput : .file(runner.file), arguments: runner.arguments) {
+            if let message = runner.runSteps(lua) {
                 runner.writeError("moonflow: \(message)\n")
                 status.withLock { $0 = 1 }
                 return
@@ -78,6 +82,37 @@ package struct ScriptRunner: Sendable {
             return 1
         }
         return status.withLock { $0 }
+    }
+
+    /// lua.c's order: LUA_INIT, the steps, the script, the loop (or standard input).
+    /// - Returns: the message of the first error, which stops the rest.
+    private func runSteps(_ lua: LuaState) -> String? {
+        let line = commandLine
+        if !line.ignoresEnvironment, let message = runInit(lua) { return message }
+        for step in line.steps {
+            let message: String?
+            switch step {
+            case .execute(let code): message = lua.runAsMain(.string(code, name: "(command line)"))
+            case .require(let module, let global): message = lua.requireAsMain(module, into: global)
+            case .warningsOn: lua.turnWarningsOn(); message = nil
+            }
+            if let message { return message }
+        }
+        if let script = line.script {
+            let chunk: LuaState.MainChunk = line.scriptIsStandardInput ? .standardInput : .file(line.words[script])
+            if let message = lua.runAsMain(chunk, with: .argTable) { return message }
+        }
+        if line.interactive { return lua.readEvalPrintLoop(echo: !inputIsTerminal) }
+        if line.script == nil && !line.executes && !line.printsVersion {
+            guard inputIsTerminal else {
+                // lua5.4 reports an error here but still exits 0.
+                if let message = lua.runAsMain(.standardInput) { writeError("moonflow: \(message)\n") }
+                return nil
+            }
+            LuaState.printVersion()
+            return lua.readEvalPrintLoop(echo: false)
+        }
+        return nil
     }
 
     /// What the script's thread is handed: the state and its clock, used there alone.
