@@ -323,7 +323,7 @@ public final class FeatureStore: @unchecked Sendable {
             }
             let flights = feature.inFlight
             if !flights.isEmpty {
-                problems.append("\(count(flights.count, "effect")) still in flight:\n"
+                problems.append("\(count(flights.count, "stream")) still in flight:\n"
                     + flights.map { "  - \($0.what)\($0.child.map { " in child '\($0)'" } ?? ""), started by action \(Self.describe($0.action))" }.joined(separator: "\n")
                     + "\n  Move the clock with store:advance(ms) until they finish, or call store:skipInFlight().")
             }
@@ -355,7 +355,7 @@ public final class FeatureStore: @unchecked Sendable {
         lastAsserted = feature.state
     }
 
-    /// Cancels every effect still in flight.
+    /// Cancels every stream still in flight.
     public func skipInFlight() {
         running {
             feature.cancel(actionType: nil)

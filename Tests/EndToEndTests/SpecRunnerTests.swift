@@ -226,6 +226,15 @@ final class SpecRunnerTests: ScratchTestCase {
         let result = try Moonflow.run(["test", "--filter", "(a+b)"], in: scratch)
         XCTAssertEqual(result.status, 0, result.stdout)
         XCTAssertTrue(result.stdout.hasSuffix("1 passed, 0 failed\n"), result.stdout)
+        // A file with nothing selected prints no "0 passed" line of its own.
+        try write("plugins/clock/spec/other_spec.lua", "describe(\"other\", function() it(\"third\", function() end) end)\n")
+        let one = try Moonflow.run(["test", "--filter", "(a+b)"], in: scratch)
+        XCTAssertFalse(one.stdout.contains("other_spec.lua"), one.stdout)
+        XCTAssertTrue(one.stdout.contains("✓ plugins/clock/spec/clock_spec.lua  1 passed"), one.stdout)
+        // One that selects nothing fails, saying so.
+        let none = try Moonflow.run(["test", "--filter", "fourth"], in: scratch)
+        XCTAssertEqual(none.status, 1, none.stdout)
+        XCTAssertTrue(none.stdout.contains("no test matched --filter \"fourth\" in 2 spec files"), none.stdout)
     }
 
     func testNewThenTestPassesAndNewRefusesToOverwrite() throws {

@@ -87,6 +87,19 @@ final class SchemaTests: XCTestCase {
         assertRejected(h, ["type": "emit", "m": true], "action 'emit': field 'm' must be a table (got boolean true)")
     }
 
+    /// A refused action names every problem it has, field by field in name order, so it is
+    /// fixed in one go (before: the first).
+    func testEveryProblemOfARefusedActionIsNamed() throws {
+        let h = try loaded()
+        assertRejected(h, ["type": "query", "limit": "ten", "txt": "a", "extra": 1],
+                       "action 'query': field 'limit' must be an integer (got string \"ten\"); missing field 'text' (string); undeclared fields 'extra', 'txt'; declared fields: limit, text")
+        XCTAssertThrowsError(try h.running.send(json: #"{"type":"measure","x":"far","flag":"yes"}"#)) { error in
+            XCTAssertEqual(((error as? FeatureError)?.underlying as? SchemaError)?.message,
+                           "action 'measure': field 'flag' must be a boolean (got string \"yes\"); field 'x' must be a number (got string \"far\")",
+                           "the same from JSON")
+        }
+    }
+
     func testOptionalFieldsAreStillTypeChecked() throws {
         let h = try loaded()
         assertRejected(h, ["type": "query", "text": "a", "limit": "ten"], "action 'query': field 'limit' must be an integer (got string \"ten\")")

@@ -78,7 +78,7 @@ final class FeatureStoreTests: XCTestCase {
         let s = try store()
         try s.send(["type": "later", "ms": 100])
         let message = failure { try s.finish() }
-        XCTAssertTrue(message.contains("1 effect was still in flight"), message)
+        XCTAssertTrue(message.contains("1 stream was still in flight"), "an action's stream, not an effect: \(message)")
         XCTAssertTrue(message.contains("started by action later { ms = 100 }"), message)
     }
 

@@ -132,27 +132,38 @@ public struct Schema: Sendable {
         }
         if shape.allOptional && t.hash.count == 1 && t.array.isEmpty { return typeString }
         var name: String { typeString.description }  // only messages need it decoded
+        // Every problem is named, not the first: a refused action is fixed in one go.
+        var problems: [String] = []
         var present = 0
         for (key, fieldName, field) in shape.fields {
             let v = t[key]
             if v.isNil {
-                if field.optional { continue }
-                throw SchemaError("\(kind) '\(name)': missing field '\(fieldName)' (\(field.type.rawValue))")
+                if !field.optional { problems.append("missing field '\(fieldName)' (\(field.type.rawValue))") }
+                continue
             }
             guard Schema.matches(v, field.type) else {
-                throw SchemaError("\(kind) '\(name)': field '\(fieldName)' must be \(article(field.type)) \(field.type.rawValue) (got \(describe(v)))")
+                problems.append("field '\(fieldName)' must be \(article(field.type)) \(field.type.rawValue) (got \(describe(v)))")
+                present += 1
+                continue
             }
             present += 1
         }
         // Every key is `type` or a declared field unless there are more keys than those.
+        var undeclared: [String] = []
         for (key, _) in t.hash where t.hash.count != present + 1 && !shape.allowed.contains(key) {
             guard case .string(let k) = key else {
-                throw SchemaError("\(kind) '\(name)': unexpected key [\(key)]")
+                problems.append("unexpected key [\(key)]")
+                continue
             }
-            let declared = shape.fields.isEmpty ? "it declares no fields" : "declared fields: \(shape.fields.map(\.name).joined(separator: ", "))"
-            throw SchemaError("\(kind) '\(name)': undeclared field '\(k)'; \(declared)")
+            undeclared.append(k.description)
         }
-        if !t.array.isEmpty { throw SchemaError("\(kind) '\(name)': unexpected list items; use named fields") }
+        if !undeclared.isEmpty {
+            let declared = shape.fields.isEmpty ? "it declares no fields" : "declared fields: \(shape.fields.map(\.name).joined(separator: ", "))"
+            let which = undeclared.sorted().map { "'\($0)'" }.joined(separator: ", ")
+            problems.append("undeclared field\(undeclared.count == 1 ? "" : "s") \(which); \(declared)")
+        }
+        if !t.array.isEmpty { problems.append("unexpected list items; use named fields") }
+        guard problems.isEmpty else { throw SchemaError("\(kind) '\(name)': \(problems.joined(separator: "; "))") }
         return typeString
     }
 

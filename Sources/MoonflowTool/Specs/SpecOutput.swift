@@ -27,11 +27,14 @@ final class SpecOutput: Sendable {
     }
     private let state: Locked<State>
     private let tap: Bool
+    /// Under `--filter`, a file none of whose tests were selected prints no line of its own.
+    private let filtering: Bool
     private let write: @Sendable (String) -> Void
 
-    init(files: Int, tap: Bool, write: @escaping @Sendable (String) -> Void) {
+    init(files: Int, tap: Bool, filtering: Bool = false, write: @escaping @Sendable (String) -> Void) {
         state = Locked(State(waiting: Array(repeating: [], count: files), done: Array(repeating: false, count: files)))
         self.tap = tap
+        self.filtering = filtering
         self.write = write
     }
 
@@ -64,7 +67,7 @@ final class SpecOutput: Sendable {
         case .result(let r):
             if tap { s.number += 1; tapLines(r, number: s.number).forEach(write) } else { write(Self.testLine(r)) }
         case .fileDone(let file, let results, let seconds):
-            guard !tap else { return }
+            guard !tap, !(filtering && results.isEmpty) else { return }
             let passed = results.filter { $0.status == .success }.count
             let failed = results.filter(\.failed).count
             let skipped = results.filter { $0.status == .pending }.count

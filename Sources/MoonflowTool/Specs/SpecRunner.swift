@@ -129,7 +129,7 @@ package struct SpecRunner: Sendable {
         // luacheck on the plugins under test, once for all their spec files; printed with the summary.
         let lint = PluginLint(sandboxed: options.profile == .sandboxed)
             .run(files.reduce(PluginLint.Files()) { $0.adding(PluginLint.files(ofSpec: $1)) })
-        let output = SpecOutput(files: files.count, tap: options.tap, write: write)
+        let output = SpecOutput(files: files.count, tap: options.tap, filtering: options.filter != nil, write: write)
         let results = runAll(files, output: output)
         let all = results.flatMap { $0 }
         let passed = all.filter { $0.status == .success }.count
@@ -151,6 +151,11 @@ package struct SpecRunner: Sendable {
             for r in all where r.failed { writeFailure(r) }
             writeLint(lint)
             write(counts)
+        }
+        // A filter that selects nothing is a mistake (a typo, a renamed test), not a pass.
+        if let filter = options.filter, all.isEmpty {
+            write("no test matched --filter \(StateDiff.render(.string(LuaString(filter)))) in \(files.count) spec file\(files.count == 1 ? "" : "s"); it matches a test's full name (describe names, then it), as plain text")
+            return 1
         }
         return failedTotal == 0 ? 0 : 1
     }
