@@ -22,6 +22,8 @@ public final class EventPrinter: @unchecked Sendable {
     /// jsonl: each `state` event after the first carries a JSON Patch against the previous state.
     public let statePatches: Bool
     private var lastState: LuaValue?
+    /// The feature's declared `state`, for state patches (set when the feature loads or reloads).
+    package var declaredState: SchemaType?
 
     public init(format: OutputFormat, color: Bool = false, statePatches: Bool = false) {
         self.format = format
@@ -63,7 +65,7 @@ public final class EventPrinter: @unchecked Sendable {
                 let source = child.map { ",\"from\":\(quoted($0))" } ?? ""
                 if statePatches {
                     defer { lastState = changes == nil ? s : nil }
-                    if seq > 0, let ops = JSONPatch.patch(from: lastState, to: s, changes: changes) {
+                    if seq > 0, let ops = JSONPatch.patch(from: lastState, to: s, changes: changes, declared: declaredState) {
                         return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"patch\":\(try JSONPatch.json(ops))}"
                     }
                 }

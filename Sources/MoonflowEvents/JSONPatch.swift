@@ -1,5 +1,6 @@
 import LuaKit
 import MoonflowHost
+import MoonflowLua
 
 /// JSON Patch (RFC 6902) between two states, as `moonflow run --state patch`
 /// prints them: `add`, `remove` and `replace` operations whose paths are JSON
@@ -48,8 +49,25 @@ public enum JSONPatch {
     /// a one-field change of a large state stays cheap; without them, or when
     /// they do not fit `new`, the states are diffed.
     /// - Returns: nil when there are neither usable changes nor `old`.
-    public static func patch(from old: LuaValue?, to new: LuaValue, changes: [StateChange]? = nil) -> [Operation]? {
-        changes.flatMap { operations(for: $0, in: new) } ?? old.map { diff(from: $0, to: new) }
+    /// With `declared` (the feature's declared `state`), a declared list that was empty is
+    /// known to have been `[]`, so the first item written into it is an `add`, not a
+    /// replacement of the list.
+    public static func patch(from old: LuaValue?, to new: LuaValue, changes: [StateChange]? = nil, declared: SchemaType? = nil) -> [Operation]? {
+        changes.flatMap { operations(for: $0, in: new, declared: declared) } ?? old.map { diff(from: $0, to: new) }
+    }
+
+    /// The declared type at `path` (record fields, list and map items), or nil.
+    static func declaredType(_ type: SchemaType?, at path: ArraySlice<LuaValue>) -> SchemaType? {
+        var current = type
+        for key in path {
+            guard let t = current?.required else { return nil }
+            switch t {
+            case .record: current = key.stringValue.flatMap { t.field($0) }
+            case .list(let item), .map(let item): current = item
+            default: return nil
+            }
+        }
+        return current
     }
 
     /// The operations for one reduce's `changes`, given `new`, the state after
@@ -57,13 +75,13 @@ public enum JSONPatch {
     /// item costs one operation, not a walk of the list.
     ///
     /// - Returns: nil when a change's path does not lead through `new` (diff the states then).
-    public static func operations(for changes: [StateChange], in new: LuaValue) -> [Operation]? {
+    public static func operations(for changes: [StateChange], in new: LuaValue, declared: SchemaType? = nil) -> [Operation]? {
         var ops: [Operation] = []
         // Writes that left a value as it was (`state.error = nil` on an absent key) change nothing.
         let changes = StateChange.outermost(changes).filter { $0.old != $0.new }
         // The changes by the container they write into, in the order containers first appear.
         var order: [String] = []
-        var groups: [String: (parent: LuaTable, changes: [StateChange])] = [:]
+        var groups: [String: (parent: LuaTable, changes: [StateChange], list: Bool)] = [:]
         for change in changes {
             guard !change.path.isEmpty else {
                 diff(change.old, change.new, path: "", into: &ops)
@@ -77,12 +95,17 @@ public enum JSONPatch {
                 container = t[k]
             }
             guard case .table(let t) = container else { return nil }
-            if groups[pointer] == nil { order.append(pointer); groups[pointer] = (t, []) }
+            if groups[pointer] == nil {
+                order.append(pointer)
+                let list: Bool
+                if case .list? = declaredType(declared, at: change.path.dropLast())?.required { list = true } else { list = false }
+                groups[pointer] = (t, [], list)
+            }
             groups[pointer]!.changes.append(change)
         }
         for pointer in order {
-            let (t, group) = groups[pointer]!
-            if let entries = entryOperations(group, in: t, at: pointer) { ops += entries } else { ops.append(Operation(.replace, pointer, .table(t))) }
+            let (t, group, list) = groups[pointer]!
+            if let entries = entryOperations(group, in: t, at: pointer, declaredList: list) { ops += entries } else { ops.append(Operation(.replace, pointer, .table(t))) }
         }
         return ops
     }
@@ -90,7 +113,7 @@ public enum JSONPatch {
     /// The operations for `changes` to the entries of `t` (as it is after them), or
     /// nil when `t` is replaced whole: it may have turned from an array into an
     /// object or back, or its items moved in ways positions cannot say in order.
-    private static func entryOperations(_ changes: [StateChange], in t: LuaTable, at pointer: String) -> [Operation]? {
+    private static func entryOperations(_ changes: [StateChange], in t: LuaTable, at pointer: String, declaredList: Bool = false) -> [Operation]? {
         func path(_ key: LuaValue) -> String { pointer + "/" + token(key, in: t) }
         let added = changes.filter { $0.old.isNil }, removed = changes.filter { $0.new.isNil }
         let kept = changes.filter { !$0.old.isNil && !$0.new.isNil }
@@ -111,7 +134,8 @@ public enum JSONPatch {
             if !added.isEmpty && !removed.isEmpty { return nil }
             if !added.isEmpty {
                 let first = count - Int64(keys.count) + 1
-                guard first >= 2, keys == Array(first...count) else { return nil }
+                // Into an empty table only when it is a declared list (it was `[]`, not `{}`).
+                guard first >= (declaredList ? 1 : 2), keys == Array(first...count) else { return nil }
             }
             if !removed.isEmpty {
                 guard count >= 1, keys == Array((count + 1)...(count + Int64(keys.count))) else { return nil }

@@ -47,6 +47,20 @@ final class JSONPatchTests: XCTestCase {
                        [.init(.replace, "/list", named["list"]!)])
     }
 
+    /// The first item written into a declared list that was empty is an `add`: the list was
+    /// `[]`. Without a declaration the empty table may have been `{}`, so the list is replaced.
+    func testTheFirstItemOfADeclaredEmptyListIsAnAdd() throws {
+        let new: LuaValue = ["cart": ["lines": [["sku": "tea"]]]]
+        let changes = [StateChange(path: ["cart", "lines", 1], old: .nil, new: ["sku": "tea"])]
+        let declared = SchemaType.record([.init(name: "cart", type: .record([.init(name: "lines", type: .list(.record([.init(name: "sku", type: .scalar(.string))])))]))])
+        XCTAssertEqual(JSONPatch.patch(from: nil, to: new, changes: changes, declared: declared),
+                       [.init(.add, "/cart/lines/0", ["sku": "tea"])])
+        XCTAssertEqual(JSONPatch.patch(from: nil, to: new, changes: changes),
+                       [.init(.replace, "/cart/lines", new["cart"]!["lines"]!)])
+        let before: LuaValue = ["cart": ["lines": .table(LuaTable(isJSONArray: true))]]
+        XCTAssertEqual(JSONPatch.apply(try XCTUnwrap(JSONPatch.patch(from: nil, to: new, changes: changes, declared: declared)), to: before), new)
+    }
+
     func testApplyingTheDiffGivesTheNewStateForRandomStates() throws {
         var generator = SystemRandomNumberGenerator()
         for round in 0..<300 {

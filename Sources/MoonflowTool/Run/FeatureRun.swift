@@ -110,6 +110,8 @@ package final class FeatureRun: @unchecked Sendable {
         if case .state = event, let single = feature as? LuaFeature {
             changes = single.deliveredChanges
             stateJSON = single.stateJSON
+            // The code's own, after a reload too: a declared list's first item is an `add`.
+            if options.statePatches { printer.declaredState = single.definition.declaredState }
         }
         write(printer.render(event, t: now, from: from, changes: changes, stateJSON: stateJSON, asInput: asInput))
         // A bad input line is the input's, not the feature's: a recording or the inspector
