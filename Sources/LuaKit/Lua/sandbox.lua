@@ -9,6 +9,7 @@ local G = _G
 local load0, loadfile0, setmetatable0, getmetatable0, rawset0, rawget0, error0 =
   load, loadfile, setmetatable, getmetatable, rawset, rawget, error
 local type, tostring, next, select, ipairs = type, tostring, next, select, ipairs
+local collectgarbage0 = collectgarbage
 local match, find, gsub, format, concat = string.match, string.find, string.gsub, string.format, table.concat
 
 -- A read-only table is an empty proxy; no route hands out the table behind it:
@@ -34,7 +35,12 @@ libraries.os = freeze("os", { clock = os.clock, date = os.date, difftime = os.di
 
 -- The base functions a sandboxed script keeps as they are.
 local plain = { "assert", "error", "ipairs", "next", "pairs", "pcall", "rawequal", "rawget", "rawlen",
-                "select", "tonumber", "tostring", "type", "xpcall", "warn", "collectgarbage", "print" }
+                "select", "tonumber", "tostring", "type", "xpcall", "warn", "print" }
+
+-- What `collectgarbage` may do in the sandbox: look, and help. The collector is the
+-- state's, shared by every plugin in it, so stopping it or changing its mode or pace
+-- would starve a sibling ("not enough memory").
+local gcAllowed = { collect = true, count = true, step = true, isrunning = true }
 
 -- The base functions a sandboxed script gets guarded, for globals `env` (which
 -- `what` names in messages): text chunks only, no `__gc`, no metatable on the
@@ -62,6 +68,11 @@ local function guards(env, what)
     rawset = function(t, k, v)
       if frozen[t] then error0(format("rawset: %s is read-only in the sandbox", tostring(k)), 2) end
       return rawset0(t, k, v)
+    end,
+    collectgarbage = function(opt, ...)
+      if opt == nil or gcAllowed[opt] then return collectgarbage0(opt, ...) end
+      error0(format("collectgarbage(%q) is refused in the sandbox: the collector is shared with the other plugins; "
+        .. "use 'count', 'step', 'collect' or 'isrunning'", tostring(opt)), 2)
     end,
   }
 end
