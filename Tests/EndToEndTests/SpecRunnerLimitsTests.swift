@@ -86,6 +86,30 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("1 passed, 3 failed\n"), result.stdout)
     }
 
+    /// A loop anywhere in a spec file, not only in an `it`, stops at the limit and fails at
+    /// its line: the top level, a describe body, setup, teardown, before_each, after_each,
+    /// a `finally`. Before, each hung the whole run.
+    func testALoopOutsideAnItStopsAtTheLimitInEveryPlace() throws {
+        try writeItemsPlugin()
+        let places = [
+            "top": "while true do end\ndescribe('x', function() it('t', function() end) end)",
+            "describe": "describe('x', function() while true do end end)",
+            "setup": "describe('x', function() setup(function() while true do end end) it('t', function() end) end)",
+            "teardown": "describe('x', function() teardown(function() while true do end end) it('t', function() end) end)",
+            "before": "describe('x', function() before_each(function() while true do end end) it('t', function() end) end)",
+            "after": "describe('x', function() after_each(function() while true do end end) it('t', function() end) end)",
+            "finally": "describe('x', function() it('t', function() finally(function() while true do end end) end) end)",
+        ]
+        for (name, body) in places { try write("plugins/items/spec/\(name)_spec.lua", body + "\n") }
+        try write("plugins/items/spec/zz_spec.lua", "describe('after all', function() it('runs', function() end) end)\n")
+        let result = try Moonflow.run(["test", "--time-limit", "20"], in: scratch, timeout: 120)
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        for name in places.keys {
+            XCTAssertTrue(result.stdout.contains("plugins/items/spec/\(name)_spec.lua:1: test exceeded its time limit of 200 ms"), "\(name): \(result.stdout)")
+        }
+        XCTAssertTrue(result.stdout.contains("✓ after all runs"), result.stdout)
+    }
+
     func testAFailingSpecOverServiceCallsReadsTheSameOnEveryRun() throws {
         try writeItemsPlugin()
         try write("plugins/items/spec/pick_spec.lua", """

@@ -29,11 +29,14 @@ local function describePath(element)
 end
 
 if arm and testLimit then
-  -- Each test's body under its deadline; what busted does around it is not timed.
+  -- Every piece of the spec's own code under the deadline, each piece on its own: the
+  -- file's top level, a describe body, an `it` body, setup, teardown, before_each,
+  -- after_each (busted runs each as `element.run`), and a `finally`. What busted does
+  -- around them (the executor of a whole block, its reporters) is not timed: a loop
+  -- anywhere in a spec file fails at its line instead of hanging the run.
   local safe = busted.safe
   busted.safe = function(descriptor, run, element)
-    -- The body only (busted also runs the whole `it` executor through safe).
-    if descriptor == "it" and run == element.run then
+    if run == element.run or descriptor == "finally" then
       local body = run
       run = function(...)
         local guard <close> = arm(testLimit)
