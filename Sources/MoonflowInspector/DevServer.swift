@@ -149,6 +149,11 @@ package final class DevServer: @unchecked Sendable {
     package func file(_ path: String) -> Result<String, Refusal> { DevServer.file(path, in: plugins) }
 
     static func file(_ path: String, in plugins: [Plugin]) -> Result<String, Refusal> {
+        // The file system stops at a NUL (`notes.txt%00.lua` would pass the .lua check and
+        // open notes.txt): no control byte at all, decoded or not.
+        guard !path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            return .failure(.forbidden("\(LuaValue.escaped(path)): a path with a control character (a NUL, a newline) is not served"))
+        }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 2, parts.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") }), path.hasSuffix(".lua") else {
             return .failure(.forbidden("\(path): only .lua files of the served plugins, as PLUGIN/PATH without . or .. parts"))
@@ -188,7 +193,10 @@ package final class DevServer: @unchecked Sendable {
                 throw HTTPError(.forbidden, message: message)
             }
             let raw = String(request.uri.path.dropFirst("/files/".count))
-            let path = raw.removingPercentEncoding ?? raw
+            // A path that does not decode is refused, not served as its raw text.
+            guard let path = raw.removingPercentEncoding else {
+                throw HTTPError(.forbidden, message: "\(raw): not a path (its percent escapes do not decode)\n")
+            }
             switch file(path) {
             case .success(let text):
                 var headers = HTTPFields()

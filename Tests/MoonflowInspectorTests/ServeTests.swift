@@ -169,6 +169,14 @@ final class ServeTests: XCTestCase {
             XCTAssertFalse(refused.body.contains("'secret'"), path)
         }
         XCTAssertTrue(try get("/files/counter/link.lua?token=\(token)").body.contains("outside the folder"))
+        // A NUL (or any control byte) before `.lua` once made the file system open notes.txt.
+        try write("a note that is not served", to: "counter/notes.txt")
+        for path in ["/files/counter/notes.txt%00.lua", "/files/counter/notes.txt%0a.lua", "/files/counter/init.lua%00x.lua", "/files/counter/%ff.lua"] {
+            let refused = try get("\(path)?token=\(token)")
+            XCTAssertEqual(refused.status, 403, "\(path): \(refused.body)")
+            XCTAssertFalse(refused.body.contains("not served\n") && refused.body.contains("a note"), path)
+            XCTAssertFalse(refused.body.contains("a note that is not served"), path)
+        }
 
         func upgrade(token: String, origin: String?) throws -> (status: Int, body: String) {
             var head = ["GET /app?token=\(token) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Upgrade: websocket", "Connection: Upgrade",
