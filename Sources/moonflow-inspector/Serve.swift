@@ -128,14 +128,16 @@ final class Terminal: @unchecked Sendable {
         case .jsonl:
             write("{\"event\":\"serve\",\"t\":0,\"url\":\(q(url)),\"plugins\":[\(plugins.map(q).joined(separator: ","))],\"connect\":\(q(connect))}")
         case .pretty:
-            write("moonflow serve: \(plugins.joined(separator: ", ")) at \(url)\n  in the app (debug builds): \(connect)")
+            write("moonflow serve: \(plugins.map { LuaValue.escaped($0) }.joined(separator: ", ")) at \(url)\n  in the app (debug builds): \(connect)")
         }
     }
 
     func inspector(url: String, app: String, feature: String) {
         switch format {
         case .jsonl: write("{\"event\":\"inspector\",\"t\":0,\"url\":\(q(url)),\"app\":\(q(app)),\"feature\":\(q(feature))}")
-        case .pretty: write("  inspector for \(app) \(feature): \(url)")
+        // Names come from outside (an app's process name, a plugin's `name`): escaped before the
+        // terminal, as event data is, so none can clear the screen or set the title.
+        case .pretty: write("  inspector for \(LuaValue.escaped(app)) \(LuaValue.escaped(feature)): \(url)")
         }
     }
 
@@ -143,7 +145,7 @@ final class Terminal: @unchecked Sendable {
     func log(_ message: String) {
         switch format {
         case .jsonl: write("{\"event\":\"log\",\"t\":0,\"message\":\(q(message))}")
-        case .pretty: write("  · \(message)")
+        case .pretty: write("  · \(LuaValue.escaped(message))")
         }
     }
 

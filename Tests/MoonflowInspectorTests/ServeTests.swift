@@ -147,6 +147,28 @@ final class ServeTests: XCTestCase {
         }
     }
 
+    /// An app's name (its process name) and a feature's `name` come from outside: in the
+    /// pretty format they reach the terminal escaped, as event data does (before: a name
+    /// could clear the screen, set colours or the window title, or break a line).
+    func testNamesFromAnAppAreEscapedBeforeTheTerminal() throws {
+        try write(counter(times: 1).replacingOccurrences(of: "name = \"counter\"", with: #"name = "c\27[2J\27]0;owned\7\nx""#))
+        let server = try Child(Built.binary("moonflow"), ["serve", folder.path])
+        defer { server.kill() }
+        let line = try server.waitFor("?token=")
+        let url = try XCTUnwrap(line.range(of: #"http://[^ ]+token=[0-9a-f]+"#, options: .regularExpression).map { String(line[$0]) })
+        // The app runs as a copy whose file name holds an escape sequence: its process name.
+        let hostile = folder.appendingPathComponent("app\u{1B}[31m")
+        try FileManager.default.copyItem(at: try Built.binary("moonflow-serve-testapp"), to: hostile)
+        let app = try Child(hostile, [url, "counter"])
+        defer { app.kill() }
+        try server.waitFor("inspector for")
+        let shown = server.lines.joined(separator: "\n")
+        XCTAssertFalse(shown.contains("\u{1B}"), "no raw escape reaches the terminal: \(shown.debugDescription)")
+        XCTAssertFalse(shown.contains("\u{07}"), shown.debugDescription)
+        XCTAssertTrue(shown.contains(#"app\027[31m"#), shown)
+        XCTAssertTrue(shown.contains(#"c\027[2J\027]0;owned\007\nx"#), shown)
+    }
+
     func testWhatTheServerRefuses() throws {
         let secret = folder.appendingPathComponent("secret.lua")
         try write("return 'secret'", to: "secret.lua")
