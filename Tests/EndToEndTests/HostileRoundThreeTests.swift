@@ -35,4 +35,32 @@ final class HostileRoundThreeTests: ScratchTestCase {
             XCTAssertTrue(result.stdout.contains("\"state\":{\"n\":1}"), "the run goes on in the same host (\(extra)): \(result.stdout)")
         }
     }
+
+    /// The sandbox's `require` resolves links: a module that links out of the plugin's folder
+    /// (a `settings.lua` pointing at a `.env` elsewhere) is refused, by `run --sandbox` and by
+    /// `replay` (sandboxed by default); one inside it, and a plugin folder that is itself a
+    /// link, still load.
+    func testASandboxedRequireRefusesALinkOutOfThePluginFolder() throws {
+        try write("secret.lua", "TOKEN = 'hunter2'\nreturn { token = TOKEN }\n")
+        try write("plugins/leaky/inside.lua", "return { ok = true }\n")
+        try write("plugins/leaky/init.lua", """
+            local mf = require "moonflow"
+            local inside = require "leaky.inside"
+            local settings = require "leaky.settings"
+            return mf.feature { name = "leaky", initial = { token = settings.token or "", ok = inside.ok },
+              actions = {}, mutations = {}, handle = function() end, reduce = function(s) return s end }
+            """)
+        try FileManager.default.createSymbolicLink(atPath: scratch.appendingPathComponent("plugins/leaky/settings.lua").path,
+                                                   withDestinationPath: "../../secret.lua")
+        let run = try Moonflow.run(["run", "plugins/leaky", "--sandbox", "--clock", "virtual", "--format", "jsonl", "--actions", "-"], in: scratch, input: "")
+        XCTAssertEqual(run.status, 1, run.stdout)
+        XCTAssertFalse(run.stdout.contains("hunter2"), run.stdout)
+        XCTAssertTrue(run.stdout.contains("module 'leaky.settings' not found: plugins/leaky/settings.lua leads outside the plugin's folder"), run.stdout)
+        // A link that stays inside loads.
+        try FileManager.default.removeItem(atPath: scratch.appendingPathComponent("plugins/leaky/settings.lua").path)
+        try FileManager.default.createSymbolicLink(atPath: scratch.appendingPathComponent("plugins/leaky/settings.lua").path,
+                                                   withDestinationPath: "inside.lua")
+        let ok = try Moonflow.run(["run", "plugins/leaky", "--sandbox", "--clock", "virtual", "--format", "jsonl", "--actions", "-"], in: scratch, input: "")
+        XCTAssertEqual(ok.status, 0, ok.stdout)
+    }
 }

@@ -31,7 +31,7 @@ return function(pluginName, root)
       error0(format("module '%s' not found: a sandboxed plugin can require only its own modules ('%s.NAME') and what the host provides ('moonflow')", name, pluginName), 2)
     end
     local path = root .. "/" .. (gsub(name, "%.", "/")) .. ".lua"
-    local chunk, err = loadModule(path, env)
+    local chunk, err = loadModule(path, env, root .. "/" .. pluginName)
     if not chunk then error0(format("module '%s' not found: %s", name, err), 2) end
     local value = chunk(name, path)
     if value == nil then value = true end
