@@ -1,3 +1,5 @@
+import LuaKit
+
 /// Swift names for Lua names: `is_loading` is the property `isLoading`, `open-post` the case
 /// `openPost`, `default` is written `` `default` ``, and a feature named `signup.form` gives
 /// the type prefix `SignupForm`.
@@ -26,17 +28,26 @@ enum SwiftNames {
 
     /// `is_loading` → `IsLoading`; `hasMore` → `HasMore`.
     static func pascal(_ name: String) -> String {
-        let joined = words(name).map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
-        return safeStart(joined.isEmpty ? "Value" : joined)
+        let parts = words(name)
+        let joined = (parts.isEmpty ? fallbackWords(name) : parts).map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+        return safeStart(joined)
     }
 
     /// `is_loading` → `isLoading`; `hasMore` stays; `URL` → `url`. Keywords get backticks.
     static func camel(_ name: String) -> String {
         if isPlainIdentifier(name) && name.first!.isLowercase && !name.contains("_") { return member(name) }
-        let parts = words(name)
-        guard let first = parts.first else { return "_" }
+        let found = words(name)
+        let parts = found.isEmpty ? fallbackWords(name) : found
+        let first = parts[0]
         let head = first.allSatisfy(\.isUppercase) ? first.lowercased() : first.prefix(1).lowercased() + first.dropFirst()
         return member(safeStart(head + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()))
+    }
+
+    /// An argument label: a keyword needs no backticks there (Swift warns of them), except
+    /// `inout`, `var` and `let`.
+    static func label(_ name: String) -> String {
+        let bare = bare(camel(name))
+        return ["inout", "var", "let"].contains(bare) ? "`\(bare)`" : bare
     }
 
     /// A member name: keywords in backticks, and the names that cannot follow a `.` even
@@ -61,8 +72,12 @@ enum SwiftNames {
     static func bare(_ name: String) -> String { name.replacingOccurrences(of: "`", with: "") }
 
     /// A Swift string literal.
-    static func literal(_ s: String) -> String {
-        var out = "\""
+    static func literal(_ s: String) -> String { "\"" + literalContent(s) + "\"" }
+
+    /// What goes between a string literal's quotes for `s`: backslashes, quotes and control
+    /// characters escaped, so nothing in `s` ends the literal or interpolates.
+    static func literalContent(_ s: String) -> String {
+        var out = ""
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -71,10 +86,21 @@ enum SwiftNames {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if scalar.value < 0x20 { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+                if scalar.value < 0x20 || scalar.value == 0x7F { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
             }
         }
-        return out + "\""
+        return out
+    }
+
+    /// Text for a `//` comment: line breaks and other control characters escaped, so a name
+    /// cannot end the comment and start code.
+    static func comment(_ s: String) -> String { LuaValue.escaped(s) }
+
+    /// A name of no ASCII letter or digit (`""`, `"+"`, `"名前"`) as identifier words:
+    /// `empty`, or `u` and the hex of each scalar (`u2B`, `u540Du524D`), so it compiles and
+    /// two such names stay apart.
+    private static func fallbackWords(_ name: String) -> [String] {
+        name.isEmpty ? ["empty"] : ["u" + name.unicodeScalars.map { String($0.value, radix: 16, uppercase: true) }.joined()]
     }
 
     /// Words Swift reserves in declarations, expressions and statements, and the ones that
