@@ -115,6 +115,15 @@ public final class InspectorServer: Sendable {
         return names.map { "\($0):\(port)" }
     }
 
+    /// Whether `given` is `token`, in time that does not depend on where they differ (a
+    /// byte-by-byte `==` stops at the first difference, which a timing attacker can find).
+    static func sameToken(_ given: String, _ token: String) -> Bool {
+        let a = Array(given.utf8), b = Array(token.utf8)
+        var difference: UInt8 = a.count == b.count ? 0 : 1
+        for i in 0..<b.count { difference |= (i < a.count ? a[i] : 0) ^ b[i] }
+        return difference == 0
+    }
+
     /// Why a request is refused (403), or nil. `origins` are its `Origin` headers;
     /// only WebSocket upgrades are checked against them.
     func refusal(authority: String?, token given: String?, origins: [String], upgrade: Bool) -> String? {
@@ -122,7 +131,7 @@ public final class InspectorServer: Sendable {
         guard let authority, allowed.contains(authority.lowercased()) else {
             return "the inspector answers only requests for \(allowed.joined(separator: ", ")), not \(authority.map { "Host \($0)" } ?? "no Host header"); open the URL \(shownBy)\n"
         }
-        guard given == token else {
+        guard let given, InspectorServer.sameToken(given, token) else {
             return "this inspector needs the token from its URL: open the whole URL \(shownBy) (…/?token=…)\n"
         }
         // A browser always names the page's origin (http, https, file, an extension's

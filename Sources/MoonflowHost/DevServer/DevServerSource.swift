@@ -59,7 +59,7 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               components.scheme == "http", let host = components.host, let port = components.port,
               let token = components.queryItems?.first(where: { $0.name == "token" })?.value else {
-            throw HostError("\(url.absoluteString): give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
+            throw HostError("\(DevServerSource.redacted(url)): give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
         }
         self.url = url
         self.host = host
@@ -105,8 +105,14 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
         if ready.wait(timeout: .now() + timeout) == .timedOut || state.withLock({ $0.snapshots == 0 }) {
             let why = state.withLock { $0.lastFailure } ?? "no answer"
             disconnect()
-            throw HostError("no dev server at \(url.absoluteString) (\(why)); start it with `moonflow serve plugins` and give the URL it prints")
+            throw HostError("no dev server at \(DevServerSource.redacted(url)) (\(why)); start it with `moonflow serve plugins` and give the URL it prints")
         }
+    }
+
+    /// `url` with its token's value left out (`?token=…`): an error's text reaches logs and
+    /// crash reports, where the token would let anyone who reads them in.
+    static func redacted(_ url: URL) -> String {
+        url.absoluteString.replacingOccurrences(of: #"([?&]token=)[^&#]*"#, with: "$1…", options: .regularExpression)
     }
 
     /// The link's thread: connect, take messages until the connection ends, connect again.
