@@ -271,6 +271,9 @@ package struct SessionReplay {
                 if let format = value["format"], format != .integer(Int64(SessionRecorder.format)) {
                     throw BadRecording(description: "\(file):1: recording format \(format) is not \(SessionRecorder.format), the one this moonflow reads; record the session again")
                 }
+                guard !path.isEmpty else {
+                    throw BadRecording(description: "\(file):1: the header's \"path\" is empty; it names the plugin the session ran (\"plugins/counter\"): record the session again, or write the plugin's path there")
+                }
                 recording.path = path
                 recording.feature = value["feature"]?.stringValue ?? "?"
                 if case .integer(let v)? = value["version"] { recording.version = v }
