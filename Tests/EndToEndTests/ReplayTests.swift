@@ -225,6 +225,12 @@ final class ReplayTests: XCTestCase {
         let notARecording = try Moonflow.run(["replay", "actions.jsonl"], in: scratch)
         XCTAssertEqual(notARecording.status, 2)
         XCTAssertTrue(notARecording.stderr.contains("actions.jsonl:1: not a moonflow recording"), notARecording.stderr)
+        // A header whose path is empty is named as that, not as an empty file.
+        let session = try record().replacingOccurrences(of: #""path":"plugins/counter""#, with: #""path":"""#)
+        try session.write(to: scratch.appendingPathComponent("nopath.jsonl"), atomically: true, encoding: .utf8)
+        let noPath = try Moonflow.run(["replay", "nopath.jsonl"], in: scratch)
+        XCTAssertEqual(noPath.status, 2)
+        XCTAssertTrue(noPath.stderr.contains(#"nopath.jsonl:1: the header's "path" is empty"#), noPath.stderr)
     }
     // MARK: - Every event, exactly
 
