@@ -161,6 +161,100 @@ final class StreamOperatorTests: XCTestCase {
         XCTAssertEqual(try Probe.run("return \(source):throttle(100)"), ["0:a", "100:c", "200:d", "320:e", "320:|"])
     }
 
+    // MARK: timeout, retry
+
+    func testTimeoutFailsWhenNoValueComesInTime() throws {
+        XCTAssertEqual(try Probe.run("return mf.timer(100, 'late'):timeout(50)"), ["50:error:timed out after 50 ms"])
+        XCTAssertEqual(try Probe.run("return mf.timer(30, 'a'):timeout(50)"), ["30:a", "30:|"])
+    }
+
+    func testTimeoutResetsWithEachValue() throws {
+        XCTAssertEqual(try Probe.run("return mf.interval(40):take(3):timeout(50)"), ["40:0", "80:1", "120:2", "120:|"])
+        XCTAssertEqual(try Probe.run("return mf.concat(mf.timer(40, 'a'), mf.timer(60, 'b')):timeout(50)"),
+                       ["40:a", "90:error:timed out after 50 ms"])
+    }
+
+    func testTimeoutCanSwitchToAnotherStream() throws {
+        XCTAssertEqual(try Probe.run("return mf.concat(mf.just('a'), mf.timer(100, 'late')):timeout(50, mf.from { 'x', 'y' })"),
+                       ["0:a", "50:x", "50:y", "50:|"])
+    }
+
+    func testCatchErrorSeesTheTimeoutMessage() throws {
+        XCTAssertEqual(try Probe.run("return mf.never():timeout(500):catchError(function(e) return mf.just('caught: ' .. e) end)"),
+                       ["500:caught: timed out after 500 ms", "500:|"])
+    }
+
+    /// A payment call: each subscription waits 100 ms, then attempts before `ok` decline.
+    private func payment(ok: Int) -> String {
+        "local n = 0; local pay = mf.timer(100):flatMap(function() n = n + 1; "
+            + "if n < \(ok) then return mf.fail('declined ' .. n) end return mf.just('paid ' .. n) end)"
+    }
+
+    func testRetrySubscribesAgainAfterAFailure() throws {
+        XCTAssertEqual(try Probe.run("\(payment(ok: 2)); return pay:retry(1)"), ["200:paid 2", "200:|"])
+        XCTAssertEqual(try Probe.run("\(payment(ok: 1)); return pay:retry(3)"), ["100:paid 1", "100:|"])
+    }
+
+    func testRetryPassesTheLastErrorWhenItRunsOut() throws {
+        XCTAssertEqual(try Probe.run("\(payment(ok: 3)); return pay:retry(1)"), ["200:error:declined 2"])
+        XCTAssertEqual(try Probe.run("\(payment(ok: 2)); return pay:retry(0)"), ["100:error:declined 1"])
+    }
+
+    func testRetryKeepsTheValuesAlreadySent() throws {
+        XCTAssertEqual(try Probe.run("return mf.concat(mf.timer(10, 'v'), mf.fail('x')):retry(2)"),
+                       ["10:v", "20:v", "30:v", "30:error:x"])
+    }
+
+    func testRetryWaitsAConstantBackoff() throws {
+        XCTAssertEqual(try Probe.run("\(payment(ok: 3)); return pay:retry(2, { backoff = 50 })"), ["400:paid 3", "400:|"])
+    }
+
+    func testRetryWaitsTheBackoffTheFunctionGives() throws {
+        // Fails at 100, waits 50 (retry 1); fails at 250, waits 100 (retry 2); paid at 450.
+        XCTAssertEqual(try Probe.run("\(payment(ok: 3)); return pay:retry(2, { backoff = function(r) return r * 50 end })"),
+                       ["450:paid 3", "450:|"])
+    }
+
+    func testTimeoutWithOneRetryAsAPaymentCall() throws {
+        // The first call hangs; the timeout fails it at 300, the retry answers at 100 after.
+        let body = "local n = 0; return mf.timer(0):flatMap(function() n = n + 1; "
+            + "if n == 1 then return mf.never() end return mf.timer(100, 'paid ' .. n) end):timeout(300):retry(1)"
+        XCTAssertEqual(try Probe.run(body), ["400:paid 2", "400:|"])
+    }
+
+    func testABackoffFunctionMustReturnANonNegativeInteger() throws {
+        for (result, got) in [("-1", "-1"), ("1.5", "1.5"), ("'soon'", "string"), ("nil", "nil")] {
+            let values = try Probe.run("return mf.fail('x'):retry(1, { backoff = function() return \(result) end })")
+            XCTAssertEqual(values.count, 1, "\(values)")
+            XCTAssertTrue(values.first?.hasPrefix("0:error:the retry backoff function (") == true, "\(values)")
+            XCTAssertTrue(values.first?.hasSuffix("probe/init.lua:10) must return a non-negative integer (ms), got \(got)") == true, "\(values)")
+        }
+    }
+
+    func testTimeoutAndRetryArgumentErrors() throws {
+        try Probe.assertFails("return mf.just(1):timeout()", "bad argument #2 to 'timeout' (integer expected, got no value)")
+        try Probe.assertFails("return mf.just(1):timeout('1s')", "bad argument #2 to 'timeout' (integer expected, got string)")
+        try Probe.assertFails("return mf.just(1):timeout(-5)", "bad argument #2 to 'timeout' (ms must not be negative, got -5)")
+        try Probe.assertFails("return mf.just(1):timeout(10, 'other')", "bad argument #3 to 'timeout' (stream expected, got string)")
+        try Probe.assertFails("return mf.just(1):retry()", "bad argument #2 to 'retry' (integer expected, got no value)")
+        try Probe.assertFails("return mf.just(1):retry(1.5)", "bad argument #2 to 'retry' (integer expected, got number)")
+        try Probe.assertFails("return mf.just(1):retry(-1)", "bad argument #2 to 'retry' (count of retries must not be negative, got -1)")
+        try Probe.assertFails("return mf.just(1):retry(1, 100)", "bad argument #3 to 'retry' (table expected, got number)")
+        try Probe.assertFails("return mf.just(1):retry(1, { backoff = '1s' })",
+                              "bad argument #3 to 'retry' (field 'backoff' must be a non-negative integer or a function, got string)")
+        try Probe.assertFails("return mf.just(1):retry(1, { backoff = -10 })",
+                              "bad argument #3 to 'retry' (field 'backoff' must be a non-negative integer or a function, got -10)")
+        try Probe.assertFails("return mf.just(1):retry(1, { backof = 10 })",
+                              "bad argument #3 to 'retry' (unknown option 'backof'; the only one is backoff)")
+    }
+
+    func testAnArgumentErrorNamesTheScriptLine() throws {
+        let h = try Harness(["probe/init.lua": Probe.source("return mf.just(1):retry(-1)")])
+        try h.load()
+        try h.send(["type": "go"])
+        XCTAssertEqual(h.log.values, ["0:error:\(h.path("probe/init.lua")):10: bad argument #2 to 'retry' (count of retries must not be negative, got -1)"])
+    }
+
     // MARK: subscribe
 
     func testSubscribeRunsCallbacksAndItsResultDisposes() throws {

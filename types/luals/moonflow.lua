@@ -104,6 +104,20 @@ function Stream:debounce(ms) end
 ---@return moonflow.Stream
 function Stream:throttle(ms) end
 
+---Fails with `timed out after MS ms` (or goes on as `other`) when no value comes within `ms`
+---of the subscription or of the previous value; the stream is stopped then.
+---@param ms integer
+---@param other? moonflow.Stream
+---@return moonflow.Stream
+function Stream:timeout(ms, other) end
+
+---On a failure, subscribes again, up to `n` more times, after `backoff` ms (a number, or a
+---function of the retry's number 1, 2, ...); the last failure passes through.
+---@param n integer
+---@param options? { backoff?: integer|fun(retry: integer): integer }
+---@return moonflow.Stream
+function Stream:retry(n, options) end
+
 ---Starts the stream; returns a function that stops it.
 ---@param onValue? fun(value: any)
 ---@param onError? fun(err: any)

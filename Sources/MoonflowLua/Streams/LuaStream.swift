@@ -117,6 +117,13 @@ enum LuaStreamMethods {
             method("delay") { b, s, args in s.delay(Int(try args.integer(2, function: "delay")), on: b.scheduler) },
             method("debounce") { b, s, args in s.debounce(Int(try args.integer(2, function: "debounce")), on: b.scheduler) },
             method("throttle") { b, s, args in s.throttle(Int(try args.integer(2, function: "throttle")), latest: true, on: b.scheduler) },
+            method("timeout") { b, s, args in
+                let ms = try args.integer(2, function: "timeout")
+                guard ms >= 0 else { throw LuaArgumentError(message: "bad argument #2 to 'timeout' (ms must not be negative, got \(ms))") }
+                guard !args.isNil(3) else { return s.timeout(Int(ms), on: b.scheduler) }
+                return s.timeout(Int(ms), other: try b.stream(args, 3, "timeout"), on: b.scheduler)
+            },
+            method("retry") { b, s, args in try LuaStreamMethods.retry(b, s, args) },
         ]
         var table = Dictionary(uniqueKeysWithValues: methods)
         table["subscribe"] = { [unowned bridge] args in
@@ -138,6 +145,61 @@ enum LuaStreamMethods {
             return [.function { _ in disposable.dispose(); return [] }]
         }
         return table
+    }
+
+    /// `s:retry(n [, { backoff = ms | function(retry) -> ms }])`: a constant backoff is checked
+    /// here, a function's result on each retry (a bad one fails the stream, naming the function).
+    static func retry(_ bridge: LuaBridge, _ s: Producer<LuaValue>, _ args: LuaSlots) throws -> Producer<LuaValue> {
+        let n = try args.integer(2, function: "retry")
+        guard n >= 0 else { throw LuaArgumentError(message: "bad argument #2 to 'retry' (count of retries must not be negative, got \(n))") }
+        guard !args.isNil(3) else { return s.retry(Int(n)) }
+        guard args.isTable(3) else { throw args.bad(3, "retry", "table") }
+        try args.forEachField(3) { key, _ in
+            guard key == "backoff" else { throw LuaArgumentError(message: "bad argument #3 to 'retry' (unknown option '\(key)'; the only one is backoff)") }
+        }
+        return try args.field(3, "backoff") { field in
+            if field.isNil(1) { return s.retry(Int(n)) }
+            if field.isFunction(1) {
+                let fn = try field.ref(1)
+                let at = field.definitionLocation(1)
+                return s.retry(Int(n), backoff: { [weak bridge] retry in
+                    let result = try bridge.alive().call1(fn, [.integer(Int64(retry))])
+                    guard let ms = Self.milliseconds(result) else {
+                        let place = at.map { " (\($0))" } ?? ""
+                        throw LuaStreamError(
+                            message: "the retry backoff function\(place) must return a non-negative integer (ms), got \(Self.described(result))",
+                            location: at)
+                    }
+                    return ms
+                }, on: bridge.scheduler)
+            }
+            func bad(_ got: String) -> LuaArgumentError {
+                LuaArgumentError(message: "bad argument #3 to 'retry' (field 'backoff' must be a non-negative integer or a function, got \(got))")
+            }
+            guard field.typeName(1) == "number" else { throw bad(field.typeName(1)) }
+            let value = try field.value(1)
+            guard let ms = Self.milliseconds(value) else { throw bad(Self.described(value)) }
+            return s.retry(Int(n), backoff: { _ in ms }, on: bridge.scheduler)
+        }
+    }
+
+    /// A whole, non-negative number of milliseconds, or nil.
+    private static func milliseconds(_ v: LuaValue) -> Int? {
+        switch v {
+        case .integer(let i) where i >= 0: return Int(exactly: i)
+        case .number(let d) where d >= 0: return Int64(exactly: d).flatMap { Int(exactly: $0) }
+        default: return nil
+        }
+    }
+
+    /// A number as itself, anything else by its type: for messages.
+    private static func described(_ v: LuaValue) -> String {
+        switch v {
+        case .integer(let i): return "\(i)"
+        case .number(let d): return "\(d)"
+        case .nil: return "nil"
+        default: return v.typeName
+        }
     }
 
     static func strategy(_ args: LuaSlots, _ i: Int, _ function: String) throws -> FlattenStrategy {

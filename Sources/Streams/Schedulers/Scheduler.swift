@@ -1,7 +1,8 @@
 /// Decides where and when actions run; time is in whole milliseconds.
 ///
-/// Streams that involve time (`timer`, `interval`, `delay`, `debounce`, `throttle`) take a
-/// scheduler, so tests can pass a virtual-time `TestScheduler` and apps a `QueueScheduler`.
+/// Streams that involve time (`timer`, `interval`, `delay`, `debounce`, `throttle`, `timeout`,
+/// `retry` with a backoff) take a scheduler, so tests can pass a virtual-time `TestScheduler`
+/// and apps a `QueueScheduler`.
 /// Actions due at the same time run in the order they were scheduled.
 ///
 /// ```swift
