@@ -198,7 +198,6 @@ final class InteractorLoopTests: XCTestCase {
             handle: { n, _ in .one(n) },
             reduce: { count, n in count += n; seen.mutate { $0.append("reduce \(n)") }; return nil },
             step: { n, count in count += n; seen.mutate { $0.append("step \(n)") }; return .reduced(effect: nil) },
-            effects: { _, _ in nil },
             settled: { seen.mutate { $0.append("settled") } })
         for n in 1...3 { interactor.send(n) }
         XCTAssertEqual(seen.value, [], "nothing runs before the clock does")

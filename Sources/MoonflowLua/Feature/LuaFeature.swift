@@ -607,7 +607,13 @@ package final class LuaFeature: @unchecked Sendable {
     }
     /// The thread that set `hasPending` (the loop's, which may read Lua at once), or 0.
     private let pendingThread = Atomic<UInt>(0)
-    private static var currentThread: UInt { unsafeBitCast(pthread_self(), to: UInt.self) }
+    private static var currentThread: UInt {
+        #if canImport(Darwin)
+        unsafeBitCast(pthread_self(), to: UInt.self)  // a pointer there
+        #else
+        pthread_self()
+        #endif
+    }
     /// Writes were taken from Lua but could not be applied one by one while a reduce ran:
     /// the snapshot is read whole next time (it does not happen: no write moved a table).
     private var owesWholeRead = false

@@ -112,7 +112,7 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
         handle: @escaping @Sendable (Action, State) -> Handled<Mutation>,
         reduce: @escaping @Sendable (inout State, Mutation) throws -> Effect?,
         step: @escaping @Sendable (Action, inout State) -> Stepped<Mutation, Effect>,
-        effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>?,
+        effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>? = { _, _ in nil },
         settled: (@Sendable () -> Void)? = nil,
         outward: (@Sendable (Traced<Effect>) -> Void)? = nil
     ) {
