@@ -103,6 +103,31 @@ final class ReplayTests: XCTestCase {
         return name
     }
 
+    /// The checkout a new user wrote (cart, debounced promo check, payment with timeout and
+    /// retry, a draft in SQLite saved by an internal effect): real-clock sessions with every
+    /// action sent at once, so the draft's answers arrive after later inputs and the timers
+    /// after all of them, replay exactly, 20 runs of 20.
+    func testRealClockCheckoutSessionsReplayExactly20RunsOf20() throws {
+        try FileManager.default.copyItem(at: Moonflow.root.appendingPathComponent("plugins/checkout"),
+                                         to: scratch.appendingPathComponent("plugins/checkout"))
+        let input = [#"{"type":"add","sku":"tea"}"#, #"{"type":"add","sku":"cake","qty":2}"#, #"{"type":"promo","code":"SPR"}"#,
+                     #"{"type":"promo","code":"SPRING"}"#, #"{"type":"pay","card":"flaky"}"#, #"{"type":"load"}"#].joined(separator: "\n") + "\n"
+        var identical = 0
+        for n in 1...5 {
+            let name = "checkout\(n).jsonl"
+            let result = try Moonflow.run(["run", "plugins/checkout", "--db", ":memory:", "--actions", "-", "--format", "jsonl", "--record", name],
+                                          in: scratch, input: input)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertTrue(result.stdout.contains(#""receipt":"R-flaky-1200""#), "paid after one retry (before the promo applies): \(result.stdout)")
+            for _ in 1...4 {
+                let replay = try Moonflow.run(["replay", name], in: scratch)
+                XCTAssertEqual(replay.status, 0, replay.stdout + replay.stderr)
+                if replay.stdout.contains("identical (6 inputs") { identical += 1 }
+            }
+        }
+        XCTAssertEqual(identical, 20)
+    }
+
     func testAChangeInARealClockSessionStandsOutAloneAsAStateDiff() throws {
         try FileManager.default.copyItem(at: Moonflow.root.appendingPathComponent("plugins/users"),
                                          to: scratch.appendingPathComponent("plugins/users"))
