@@ -136,7 +136,11 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         lock.withLock {
             let seq = first + frames.count
             var fields = "\"seq\":\(seq)"
-            if let cause, let from = actionFrames.last(where: { $0.action == cause }) {
+            // An action frame is told its own action as `cause`: it starts a group, not joins
+            // that of an earlier frame of the same action.
+            var own = false
+            if case .action(let action) = event { own = action == cause }
+            if let cause, !own, let from = actionFrames.last(where: { $0.action == cause }) {
                 let json = (try? cause.json(sortedKeys: true, root: "cause")) ?? "{}"
                 fields += ",\"cause\":{\"seq\":\(from.seq),\"action\":\(json)}"
             }

@@ -58,6 +58,25 @@ final class InspectorTests: XCTestCase {
         XCTAssertNil(frames[2]["cause"])
     }
 
+    func testAnActionFrameHasNoCauseWhenTheSameActionWasSentBefore() throws {
+        // The run tells an action event its own action as `cause`; only what it caused links to it.
+        let hub = InspectorHub()
+        let sent = PageInChromiumTests.Report()
+        _ = hub.connect { sent.add($0) }
+        let action: LuaValue = ["type": "increment"]
+        hub.observe(.state(["count": 0], seq: 0), t: 0, cause: nil)
+        for n in 1...2 {
+            hub.observe(.action(action), t: n, cause: action)
+            hub.observe(.mutation(["type": "add", "n": 1], seq: n), t: n, cause: action)
+        }
+        let frames = try sent.lines.map { try LuaValue(json: $0) }
+        XCTAssertEqual(frames.map { $0["event"]?.stringValue ?? "" }, ["session", "state", "action", "mutation", "action", "mutation"])
+        XCTAssertNil(frames[2]["cause"])
+        XCTAssertNil(frames[4]["cause"])
+        XCTAssertEqual(frames[3]["cause"]?["seq"], 1)
+        XCTAssertEqual(frames[5]["cause"]?["seq"], 3)
+    }
+
     func testHelloSinceResendsOnlyTheFramesAfterIt_AndAnUnknownSeqResyncsEverything() async throws {
         feed.send(#"{"type":"increment"}"#)
         try waitForFrames(4)
@@ -412,13 +431,16 @@ final class InspectedRun: @unchecked Sendable {
     /// - Parameters:
     ///   - path: the plugin (the counter by default).
     ///   - limits: what the inspector keeps.
-    init(path: String = InspectedRun.root.appendingPathComponent("plugins/counter").path, limits: InspectorHub.Limits = .init()) throws {
+    ///   - clock: the run's clock; on the virtual one, timed lines (`{"at":MS,"send":…}`) move it.
+    init(path: String = InspectedRun.root.appendingPathComponent("plugins/counter").path, limits: InspectorHub.Limits = .init(),
+         clock: FeatureHost.Clock = .real) throws {
         // Made as moonflow run --inspect makes them: its refusals name the tool's flags.
         hub = InspectorHub(limits: limits, rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
         server = InspectorServer(hub: hub, shownBy: "that moonflow run --inspect printed")
         url = try server.start()
         var options = FeatureRun.Options(path: path)
         options.format = .jsonl
+        options.clock = clock
         options.observers = [hub]
         let input = InputLines(interactive: false, name: "test") { [feed] in feed.next() }
         let run = FeatureRun(options: options, input: input, write: { _ in })

@@ -48,6 +48,9 @@ final class PageInChromiumTests: XCTestCase {
         XCTAssertEqual(diff, "- count = 4\n+ count = 5")
         let selected = try await tab.evaluate(#"document.querySelector(".row.sel").dataset.seq"#)
         XCTAssertEqual(selected, "15")
+        // Each increment starts a row of its own: only what it caused is indented under it.
+        let indented = try await tab.evaluate(#"[document.querySelectorAll(".row.k-action.caused").length, document.querySelectorAll(".row.k-mutation.caused").length > 0]"#)
+        XCTAssertEqual(indented, [0, true])
 
         if let path = ProcessInfo.processInfo.environment["MOONFLOW_SCREENSHOT"] {
             let shot = try await tab.call("Page.captureScreenshot", #"{"format":"png"}"#)
@@ -116,6 +119,97 @@ final class PageInChromiumTests: XCTestCase {
         XCTAssertEqual(found, "3 of 10 events", "the three mutations hold \"n\":1: \(found)")
         _ = try await tab.evaluate(#"(() => { const s = document.getElementById("search"); s.value = "no such text"; s.oninput(); return "ok"; })()"#)
         try await tab.waitUntil(#"document.getElementById("count").textContent"#, equals: "0 of 10 events")
+        XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
+    }
+
+    /// The checkout of issue 45: an action's timer answers after a later action was handled.
+    /// On the virtual clock, so the order is the run's, not the machine's speed: the timer
+    /// of `incrementLater` (frame 1) fires at 100 ms, after the `increment` sent at 50 ms
+    /// (frames 2 to 4) and before the `reset` sent at 200 ms (frames 7 to 9).
+    private func lateTimerRun() throws -> InspectedRun {
+        let inspected = try InspectedRun(clock: .virtual)
+        inspected.feed.send(#"{"type":"incrementLater","ms":100}"#, #"{"at":50,"send":{"type":"increment"}}"#,
+                            #"{"at":200,"send":{"type":"reset"}}"#)
+        try inspected.waitForFrames(10)
+        return inspected
+    }
+
+    private func openPage(_ browser: Chromium, _ inspected: InspectedRun) async throws -> DevTools {
+        let tab = try await browser.openTab()
+        _ = try await tab.call("Runtime.enable")
+        _ = try await tab.call("Log.enable")
+        _ = try await tab.call("Page.navigate", #"{"url":"\#(inspected.url)"}"#)
+        try await tab.waitUntil(#"document.getElementById("count").textContent"#, equals: "10 events")
+        return tab
+    }
+
+    func testALateMutationIsShownUnderTheActionThatCausedItAndMarkedLate() async throws {
+        let chromium = try PageInChromiumTests.chromium()
+        let inspected = try lateTimerRun()
+        defer { inspected.stop() }
+        let browser = try Chromium(executable: chromium)
+        defer { browser.stop() }
+        let tab = try await openPage(browser, inspected)
+        defer { tab.close() }
+
+        // The timer's mutation (5) and state (6) are drawn under incrementLater (1), not under increment (2).
+        let rows = try await tab.evaluate(##"[...document.querySelectorAll("#rows .row")].sort((a, b) => a.offsetTop - b.offsetTop).map(r => r.dataset.seq)"##)
+        XCTAssertEqual(rows, ["0", "1", "5", "6", "2", "3", "4", "7", "8", "9"])
+        let late = try await tab.evaluate(##"[...document.querySelectorAll("#rows .row.late")].map(r => r.dataset.seq)"##)
+        XCTAssertEqual(late, ["5", "6"])
+        let row = try await tab.evaluate(#"(() => { const r = document.querySelector('.row[data-seq="5"]'); return [r.classList.contains("caused"), r.querySelector(".t").textContent, r.querySelector(".late").textContent]; })()"#)
+        XCTAssertEqual(row, [true, "100 ms", "late: after #2 increment"])
+        // The increment's own mutation is neither late nor moved.
+        let own = try await tab.evaluate(#"document.querySelector('.row[data-seq="3"]').classList.contains("late")"#)
+        XCTAssertEqual(own, false)
+        _ = try await tab.evaluate(#"document.querySelector('.row[data-seq="5"]').click(); "ok""#)
+        let cause = try await tab.evaluate(#"document.getElementById("cause").textContent"#)
+        XCTAssertEqual(cause, "caused by #1 incrementLater, arrived late, after #2 increment")
+        XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
+    }
+
+    func testAMutationRowShowsTheStateAfterItAndItsDiffFirst() async throws {
+        let chromium = try PageInChromiumTests.chromium()
+        let inspected = try lateTimerRun()
+        defer { inspected.stop() }
+        let browser = try Chromium(executable: chromium)
+        defer { browser.stop() }
+        let tab = try await openPage(browser, inspected)
+        defer { tab.close() }
+
+        // The late mutation: the state it was reduced into (count 2), and what it changed.
+        _ = try await tab.evaluate(#"document.querySelector('.row[data-seq="5"]').click(); "ok""#)
+        try await tab.waitUntil(#"document.querySelector(".row.sel").dataset.seq"#, equals: "5")
+        let diff = try await tab.evaluate(#"document.getElementById("diff").innerText.trim()"#)
+        XCTAssertEqual(diff, "- count = 1\n+ count = 2")
+        let state = try await tab.evaluate(#"[document.getElementById("treeTitle").textContent, document.getElementById("tree").innerText.trim()]"#)
+        XCTAssertEqual(state, ["state after this mutation", "state {1}\ncount = 2"])
+        // The reset's mutation: from 2 to 0.
+        _ = try await tab.evaluate(#"document.querySelector('.row[data-seq="8"]').click(); "ok""#)
+        let reset = try await tab.evaluate(#"[document.getElementById("diff").innerText.trim(), document.getElementById("tree").innerText.includes("count = 0")]"#)
+        XCTAssertEqual(reset, ["- count = 2\n+ count = 0", true])
+        // The diff comes before the raw frame in the detail.
+        let first = try await tab.evaluate(#"Boolean(document.getElementById("diff").compareDocumentPosition(document.getElementById("raw")) & Node.DOCUMENT_POSITION_FOLLOWING)"#)
+        XCTAssertEqual(first, true)
+        XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
+    }
+
+    func testARowsRawFrameIsFoldedUntilOpened() async throws {
+        let chromium = try PageInChromiumTests.chromium()
+        let inspected = try lateTimerRun()
+        defer { inspected.stop() }
+        let browser = try Chromium(executable: chromium)
+        defer { browser.stop() }
+        let tab = try await openPage(browser, inspected)
+        defer { tab.close() }
+
+        _ = try await tab.evaluate(#"document.querySelector('.row[data-seq="3"]').click(); "ok""#)
+        try await tab.waitUntil(#"document.querySelector(".row.sel").dataset.seq"#, equals: "3")
+        // Folded: the frame is there, but not shown until its disclosure is opened.
+        let folded = try await tab.evaluate(#"[document.getElementById("raw").open, document.getElementById("event").checkVisibility(), document.getElementById("event").textContent.includes('"event": "mutation"')]"#)
+        XCTAssertEqual(folded, [false, false, true])
+        _ = try await tab.evaluate(##"document.querySelector("#raw summary").click(); "ok""##)
+        try await tab.waitUntil(#"document.getElementById("event").checkVisibility()"#, equals: true)
         XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
     }
 

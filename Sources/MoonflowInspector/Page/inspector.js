@@ -8,7 +8,13 @@ let session = null, selected = -1, live = true, socket = null, askedSince = fals
 const differs = new Set();
 const rerunNow = new Map();  // differing state frames after "re-run actions": { now, diff }
 let shown = null;            // the seqs the filter lets through, or null for every event
-const off = new Set();      // action frames toggled off  // state frames whose state the current code no longer gives (after "re-run actions")
+const off = new Set();      // action frames toggled off
+// The timeline's rows are grouped by cause: what an action caused is drawn under it, in the
+// order it arrived, even when it arrived after later actions (a timer, a late answer).
+const order = [];           // the held frames' seqs in the order their rows are drawn
+const groupEnd = new Map(); // an action frame's seq -> the seq of the last row of its group
+const late = new Map();     // a caused frame that arrived after a later action -> that action's seq
+let lastAction = -1;        // the seq of the latest action frame held
 const rowsEl = document.getElementById("rows"), timelineEl = document.getElementById("timeline");
 const ROW = 22;
 
@@ -70,6 +76,37 @@ function diffLines(frame) {
   return lines.length ? lines : ["(state unchanged)"];
 }
 
+// The state frame that shows what a frame did: a state's own; a mutation's, the state it was
+// reduced into (the next state frame of the same step); none for other events.
+function stateFrameOf(f) {
+  if (f.event === "state") return f;
+  if (f.event !== "mutation") return null;
+  for (let i = f.seq + 1 - base; i < events.length; i++) {
+    const g = events[i];
+    if (g.event === "state" && g.step === f.step) return g;
+    if (g.event === "mutation" || (g.event === "state" && g.step > f.step)) return null;
+  }
+  return null;
+}
+function actionName(seq) {
+  const a = events[seq - base];
+  return "#" + seq + (a && a.action ? " " + a.action.type : "");
+}
+function lateText(seq) { return late.has(seq) ? "late: after " + actionName(late.get(seq)) : ""; }
+
+// Puts a new frame's row in `order`: an action starts a group; what it caused joins the end
+// of its group (marked late when a later action came first); anything else goes last.
+function place(f) {
+  if (f.event === "action") { lastAction = f.seq; groupEnd.set(f.seq, f.seq); order.push(f.seq); return; }
+  const cause = f.cause ? f.cause.seq : undefined;
+  if (cause === undefined || !groupEnd.has(cause)) { order.push(f.seq); return; }
+  if (lastAction > cause) late.set(f.seq, lastAction);
+  const end = groupEnd.get(cause);
+  groupEnd.set(cause, f.seq);
+  if (order[order.length - 1] === end) { order.push(f.seq); return; }
+  order.splice(order.lastIndexOf(end) + 1, 0, f.seq);
+}
+
 function summary(f) {
   switch (f.event) {
     case "action": return "→ " + f.action.type + " " + fieldsText(f.action);
@@ -101,8 +138,11 @@ function addFrame(f) {
   if (events.length >= keep) {
     const n = Math.max(1, Math.floor(keep / 10));
     baseState = stateAt[n - 1]; events.splice(0, n); stateAt.splice(0, n); base += n;
+    const kept = order.filter(seq => seq >= base); order.length = 0; order.push(...kept);
+    for (const m of [groupEnd, late]) for (const seq of [...m.keys()]) if (seq < base) m.delete(seq);
   }
   events.push(f);
+  place(f);
   const before = events.length > 1 ? stateAt[events.length - 2] : baseState;
   if (f.event === "state") stateAt.push(f.state !== undefined ? f.state : applyPatch(before, f.patch || []));
   else stateAt.push(before);
@@ -119,44 +159,49 @@ function addFrame(f) {
 function matches(f) {
   const kind = document.getElementById("kind").value, text = document.getElementById("search").value.toLowerCase();
   if (kind && f.event !== kind) return false;
-  return !text || (summary(f) + " " + JSON.stringify(f)).toLowerCase().includes(text);
+  return !text || (summary(f) + " " + lateText(f.seq) + " " + JSON.stringify(f)).toLowerCase().includes(text);
 }
 function refilter() {
   const kind = document.getElementById("kind").value, text = document.getElementById("search").value;
-  shown = kind || text ? events.filter(matches).map(f => f.seq) : null;  // seqs
+  shown = kind || text ? order.filter(seq => matches(events[seq - base])) : null;  // seqs, in row order
 }
 function render() {
   if (shown !== null) refilter();
-  const count = shown === null ? events.length : shown.length;
+  const rows = shown === null ? order : shown, count = rows.length;
   document.getElementById("count").textContent = (shown === null ? "" : count + " of ") + events.length + " events";
   rowsEl.style.height = (count * ROW) + "px";
   const first = Math.max(0, Math.floor(timelineEl.scrollTop / ROW) - 5);
   const last = Math.min(count, first + Math.ceil(timelineEl.clientHeight / ROW) + 10);
-  const parts = [];
+  const drawn = document.createDocumentFragment();
   for (let r = first; r < last; r++) {
-    const i = shown === null ? base + r : shown[r];
+    const i = rows[r];
     const f = events[i - base];
     if (!f) continue;
-    const cls = "row k-" + f.event + (f.cause ? " caused" : "") + (i === selected ? " sel" : "") + (differs.has(i) ? " differs" : "") + (off.has(i) ? " off" : "");
-    parts.push('<div class="' + cls + '" data-seq="' + i + '" style="top:' + (r * ROW) + 'px">' +
-      '<span class="seq">' + i + '</span><span class="t">' + f.t + ' ms</span>' + escapeHTML(summary(f)) + "</div>");
+    const row = document.createElement("div");
+    row.className = "row k-" + f.event + (f.cause ? " caused" : "") + (late.has(i) ? " late" : "") + (i === selected ? " sel" : "")
+      + (differs.has(i) ? " differs" : "") + (off.has(i) ? " off" : "");
+    row.dataset.seq = String(i);
+    row.style.top = (r * ROW) + "px";
+    row.append(span("seq", String(i)), span("t", f.t + " ms"), summary(f));
+    if (late.has(i)) row.append(span("late", lateText(i)));
+    drawn.appendChild(row);
   }
-  rowsEl.innerHTML = parts.join("");
+  rowsEl.replaceChildren(drawn);
 }
+function span(cls, text) { const s = document.createElement("span"); s.className = cls; s.textContent = text; return s; }
 document.getElementById("kind").onchange = () => { refilter(); timelineEl.scrollTop = 0; render(); };
 document.getElementById("search").oninput = () => { refilter(); timelineEl.scrollTop = 0; render(); };
-function escapeHTML(s) { return String(s).replace(/[&<>"]/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
 
 function tree(value, label) {
   if (value === null || typeof value !== "object") {
     const div = document.createElement("div"); div.className = "leaf";
-    div.innerHTML = '<span class="key">' + escapeHTML(label) + "</span> = " + escapeHTML(show(value));
+    div.append(span("key", label), " = " + show(value));
     return div;
   }
   const d = document.createElement("details");
   const keys = Object.keys(value);
   const s = document.createElement("summary");
-  s.innerHTML = '<span class="key">' + escapeHTML(label) + "</span> " + (Array.isArray(value) ? "[" + keys.length + "]" : "{" + keys.length + "}");
+  s.append(span("key", label), " " + (Array.isArray(value) ? "[" + keys.length + "]" : "{" + keys.length + "}"));
   d.appendChild(s);
   // Children are drawn when opened, and at most 200 at a time: a 1,000-row state stays quick.
   d.ontoggle = () => {
@@ -179,9 +224,19 @@ function select(seq) {
   if (!events[seq - base]) return;  // no longer held
   selected = seq;
   const f = events[seq - base];
+  // The diff first, then the raw frame, folded (the page keeps it open once opened).
+  document.getElementById("title").textContent = "#" + seq + " " + f.event + " at " + f.t + " ms";
+  const cause = document.getElementById("cause"); cause.replaceChildren();
+  if (f.cause) {
+    cause.append("caused by " + (events[f.cause.seq - base] ? actionName(f.cause.seq) : "#" + f.cause.seq + " " + f.cause.action.type));
+    if (late.has(seq)) cause.append(", ", span("late", "arrived late, after " + actionName(late.get(seq))));
+  }
   document.getElementById("event").textContent = JSON.stringify(f, null, 2);
-  const diff = document.getElementById("diff"); diff.innerHTML = "";
-  for (const line of diffLines(f)) {
+  // A mutation shows the state it was reduced into and the diff it made.
+  const after = stateFrameOf(f);
+  const lines = f.event === "mutation" && !after ? ["(the state after this mutation has not arrived)"] : after ? diffLines(after) : [];
+  const diff = document.getElementById("diff"); diff.replaceChildren();
+  for (const line of lines) {
     const span = document.createElement("div");
     span.className = line.startsWith("-") ? "minus" : line.startsWith("+") ? "plus" : "";
     span.textContent = line; diff.appendChild(span);
@@ -189,8 +244,9 @@ function select(seq) {
   const toggle = document.getElementById("toggle");
   toggle.hidden = f.event !== "action";
   toggle.textContent = off.has(seq) ? "toggle this action on" : "toggle this action off";
-  const el = document.getElementById("tree"); el.innerHTML = "";
-  const t = tree(stateAt[seq - base], "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t);
+  document.getElementById("treeTitle").textContent = f.event === "mutation" && after ? "state after this mutation" : "state at this step";
+  const el = document.getElementById("tree"); el.replaceChildren();
+  const t = tree(stateAt[(f.event === "mutation" && after ? after.seq : seq) - base], "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t);
   // A step the re-run marked: the recorded state beside the one the code gives now.
   const now = rerunNow.get(seq), section = document.getElementById("rerunNow");
   section.hidden = !now;
@@ -204,7 +260,7 @@ function select(seq) {
     const holder = document.getElementById("rerunTree"); holder.innerHTML = "";
     const nt = tree(now.now, "state"); if (nt.tagName === "DETAILS") nt.open = true; holder.appendChild(nt);
   }
-  if (f.event === "state" || f.event === "action") { send({ cmd: "jump", seq }); setStatus("travel", "viewing step " + seq + " (dispatches wait)"); document.getElementById("resume").hidden = false; live = false; }
+  if (f.event === "state" || f.event === "action" || (f.event === "mutation" && after)) { send({ cmd: "jump", seq: after ? after.seq : seq }); setStatus("travel", "viewing step " + seq + " (dispatches wait)"); document.getElementById("resume").hidden = false; live = false; }
   render();
 }
 
@@ -276,6 +332,7 @@ function connect() {
         // Start over when the page holds frames this run never sent, or the server's window starts past them.
         if (session === null || f.last < base + events.length - 1 || (f.first || 0) > base + events.length) {
           events.length = 0; stateAt.length = 0; document.getElementById("errors").innerHTML = "";
+          order.length = 0; groupEnd.clear(); late.clear(); lastAction = -1;
           base = f.first || 0; baseState = f.base ? f.base.state : undefined;
         }
         session = f;
