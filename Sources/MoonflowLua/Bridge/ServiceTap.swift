@@ -37,54 +37,54 @@ package struct ServiceDelivery: Sendable, Equatable {
 /// for `actionHandled` to count their action, then are scheduled on the run's clock at
 /// their recorded time (no earlier than now, no later than the next input's time).
 package final class ReplayGate: @unchecked Sendable {
+    /// An answer waiting for its action: where it goes, and the handle that cancels it.
+    private struct Held {
+        let delivery: ServiceDelivery
+        let scheduler: any Scheduler
+        let deliver: @Sendable () -> Void
+        let cancel: SerialDisposable
+
+        func schedule() { cancel.inner = ReplayGate.schedule(delivery, on: scheduler, deliver) }
+    }
+
     private let lock = NSLock()
     private var handled = 0
     private var released = false
-    private var waiting: [(delivery: ServiceDelivery, scheduler: any Scheduler, deliver: @Sendable () -> Void, cancel: SerialDisposable)] = []
+    private var waiting: [Held] = []
 
     package init() {}
 
     /// An action was handled (its action event): answers that waited for it are scheduled.
     package func actionHandled() {
-        let due: [(ServiceDelivery, any Scheduler, @Sendable () -> Void, SerialDisposable)] = lock.withLock {
+        let due: [Held] = lock.withLock {
             handled += 1
-            let (due, rest) = split { $0.after <= handled }
-            waiting = rest
+            let due = waiting.filter { $0.delivery.after <= handled }
+            waiting.removeAll { $0.delivery.after <= handled }
             return due
         }
-        for (delivery, scheduler, deliver, cancel) in due { cancel.inner = Self.schedule(delivery, on: scheduler, deliver) }
+        for held in due { held.schedule() }
     }
 
     /// The input ended: nothing more will be handled, so every answer still held comes now.
     package func releaseAll() {
-        let due = lock.withLock {
+        let due: [Held] = lock.withLock {
             released = true
             defer { waiting = [] }
             return waiting
         }
-        for item in due { item.cancel.inner = Self.schedule(item.delivery, on: item.scheduler, item.deliver) }
+        for held in due { held.schedule() }
     }
 
     /// `deliver` at `delivery`'s point; disposing the result drops it.
     func hold(_ delivery: ServiceDelivery, on scheduler: any Scheduler, _ deliver: @escaping @Sendable () -> Void) -> Disposable {
-        let cancel = SerialDisposable()
+        let held = Held(delivery: delivery, scheduler: scheduler, deliver: deliver, cancel: SerialDisposable())
         let now = lock.withLock {
             if released || delivery.after <= handled { return true }
-            waiting.append((delivery, scheduler, deliver, cancel))
+            waiting.append(held)
             return false
         }
-        if now { cancel.inner = Self.schedule(delivery, on: scheduler, deliver) }
-        return cancel
-    }
-
-    private func split(_ isDue: (ServiceDelivery) -> Bool)
-        -> ([(ServiceDelivery, any Scheduler, @Sendable () -> Void, SerialDisposable)], [(delivery: ServiceDelivery, scheduler: any Scheduler, deliver: @Sendable () -> Void, cancel: SerialDisposable)]) {
-        var due: [(ServiceDelivery, any Scheduler, @Sendable () -> Void, SerialDisposable)] = []
-        var rest: [(delivery: ServiceDelivery, scheduler: any Scheduler, deliver: @Sendable () -> Void, cancel: SerialDisposable)] = []
-        for item in waiting {
-            if isDue(item.delivery) { due.append((item.delivery, item.scheduler, item.deliver, item.cancel)) } else { rest.append(item) }
-        }
-        return (due, rest)
+        if now { held.schedule() }
+        return held.cancel
     }
 
     private static func schedule(_ delivery: ServiceDelivery, on scheduler: any Scheduler, _ deliver: @escaping @Sendable () -> Void) -> Disposable {
