@@ -25,12 +25,19 @@ package struct ServiceDelivery: Sendable, Equatable {
     package var after: Int
     package var t: Int
     package var before: Int?
+    /// Its place among every answer's arrival in the recorded run (0, 1, ...): answers due at
+    /// the same time come in this order.
+    package var order: Int?
 
-    package init(after: Int, t: Int, before: Int? = nil) {
+    package init(after: Int, t: Int, before: Int? = nil, order: Int? = nil) {
         self.after = after
         self.t = t
         self.before = before
+        self.order = order
     }
+
+    /// When replay delivers it: at `t`, no later than the next input.
+    var due: Int { min(t, before ?? t) }
 }
 
 /// Holds a replay's service answers until their point in the run: the tap's answers wait
@@ -44,15 +51,41 @@ package final class ReplayGate: @unchecked Sendable {
         let deliver: @Sendable () -> Void
         let cancel: SerialDisposable
 
-        func schedule() { cancel.inner = ReplayGate.schedule(delivery, on: scheduler, deliver) }
+        func schedule(_ gate: ReplayGate) {
+            cancel.inner = scheduler.schedule(after: max(0, delivery.due - scheduler.now)) { gate.fire(self, hops: 0) }
+        }
     }
 
     private let lock = NSLock()
     private var handled = 0
     private var released = false
     private var waiting: [Held] = []
+    /// The recorded answers not delivered yet: their arrival order, and when each is due.
+    private var undelivered: [Int: Int]
 
-    package init() {}
+    /// `deliveries`: every recorded answer's point, so that answers due at one time come in
+    /// their recorded order even when a later one's call was made first.
+    package init(deliveries: [ServiceDelivery] = []) {
+        undelivered = Dictionary(deliveries.compactMap { d in d.order.map { ($0, d.due) } }, uniquingKeysWith: min)
+    }
+
+    /// Delivers `held` now, unless an answer that arrived before it in the recorded run is due
+    /// by now too: then it goes behind that one (its call may be made by what is delivered
+    /// meanwhile). A few hops at most, so an answer whose call never comes (changed code)
+    /// holds nothing up for good.
+    private func fire(_ held: Held, hops: Int) {
+        let waits: Bool = lock.withLock {
+            guard let order = held.delivery.order, hops < 8 else { return false }
+            let now = held.scheduler.now
+            return undelivered.contains { $0.key < order && $0.value <= now }
+        }
+        if waits {
+            held.cancel.inner = held.scheduler.schedule { self.fire(held, hops: hops + 1) }
+            return
+        }
+        if let order = held.delivery.order { _ = lock.withLock { undelivered.removeValue(forKey: order) } }
+        held.deliver()
+    }
 
     /// An action was handled (its action event): answers that waited for it are scheduled.
     package func actionHandled() {
@@ -62,7 +95,7 @@ package final class ReplayGate: @unchecked Sendable {
             waiting.removeAll { $0.delivery.after <= handled }
             return due
         }
-        for held in due { held.schedule() }
+        for held in due { held.schedule(self) }
     }
 
     /// The input ended: nothing more will be handled, so every answer still held comes now.
@@ -72,7 +105,7 @@ package final class ReplayGate: @unchecked Sendable {
             defer { waiting = [] }
             return waiting
         }
-        for held in due { held.schedule() }
+        for held in due { held.schedule(self) }
     }
 
     /// `deliver` at `delivery`'s point; disposing the result drops it.
@@ -83,14 +116,10 @@ package final class ReplayGate: @unchecked Sendable {
             waiting.append(held)
             return false
         }
-        if now { held.schedule() }
+        if now { held.schedule(self) }
         return held.cancel
     }
 
-    private static func schedule(_ delivery: ServiceDelivery, on scheduler: any Scheduler, _ deliver: @escaping @Sendable () -> Void) -> Disposable {
-        let at = min(delivery.t, delivery.before ?? delivery.t)
-        return scheduler.schedule(after: max(0, at - scheduler.now), deliver)
-    }
 }
 
 /// Service calls recorded, or answered from a recording: set on a host's

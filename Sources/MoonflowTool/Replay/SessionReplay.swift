@@ -91,7 +91,7 @@ package struct SessionReplay {
         // the run where its answer arrived (after the same action, at its time, before the next
         // input), so answers that came late on the real clock come as late now; --update calls
         // them again.
-        let gate = ReplayGate()
+        let gate = ReplayGate(deliveries: recording.deliveries.values.flatMap(\.values))
         if !update {
             options.serviceTap = ServiceTap(answering: recording.services, deliveries: recording.deliveries, gate: gate)
             options.observers.append(ActionCount(gate: gate))
@@ -298,7 +298,9 @@ package struct SessionReplay {
                 }
                 recording.services[service, default: [:]][Int(call)] = ServiceOutcome(values: values.array, error: value["error"]?.stringValue)
                 if case .integer(let after)? = value["after"], case .integer(let t)? = value["t"], after >= 0, t >= 0 {
-                    recording.deliveries[service, default: [:]][Int(call)] = ServiceDelivery(after: Int(clamping: after), t: Int(clamping: t))
+                    var order: Int?
+                    if case .integer(let n)? = value["n"], n >= 0 { order = Int(clamping: n) }
+                    recording.deliveries[service, default: [:]][Int(call)] = ServiceDelivery(after: Int(clamping: after), t: Int(clamping: t), order: order)
                 }
                 continue
             }

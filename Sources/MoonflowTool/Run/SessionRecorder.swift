@@ -30,7 +30,7 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     private let lock = NSLock()
     /// Action events seen so far, the run's clock, and where each service call's answer
     /// first arrived (by `service#call`), all on the state executor.
-    private let place = Locked<(actions: Int, now: @Sendable () -> Int, arrivals: [String: ServiceDelivery])>((0, { 0 }, [:]))
+    private let place = Locked<(actions: Int, now: @Sendable () -> Int, arrivals: [String: ServiceDelivery], arrived: Int)>((0, { 0 }, [:], 0))
 
     /// The plugin path the header names instead of the run's (`replay --update` keeps the
     /// recorded one, however `--plugins` was given).
@@ -86,7 +86,10 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
             write(SessionRecorder.serviceLine(service, call: call, outcome, arrived: arrived))
         })
         tap.arrived = { [weak self] service, call in
-            self?.place.withLock { $0.arrivals["\(service)#\(call)"] = ServiceDelivery(after: $0.actions, t: $0.now()) }
+            self?.place.withLock {
+                $0.arrivals["\(service)#\(call)"] = ServiceDelivery(after: $0.actions, t: $0.now(), order: $0.arrived)
+                $0.arrived += 1
+            }
         }
         return tap
     }
@@ -95,7 +98,7 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
         func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
         let values = (try? LuaValue.table(LuaTable(array: outcome.values, isJSONArray: true)).json(sortedKeys: true, root: "values")) ?? "[]"
         let error = outcome.error.map { ",\"error\":\(q($0))" } ?? ""
-        let point = arrived.map { ",\"after\":\($0.after),\"t\":\($0.t)" } ?? ""
+        let point = arrived.map { ",\"after\":\($0.after),\"t\":\($0.t)" + ($0.order.map { ",\"n\":\($0)" } ?? "") } ?? ""
         return "{\"service\":\(q(service)),\"call\":\(call),\"values\":\(values)\(error)\(point)}"
     }
 
