@@ -79,6 +79,66 @@ final class EffectAndServiceTests: XCTestCase {
         ])
     }
 
+    /// `reduce` may return a list of effects: each is routed in order, as if returned alone
+    /// (a handled one starts its stream, the others go out), an empty list is no effect, and
+    /// an item that does not fit the declared `outputs` is named by its place and rolls the
+    /// reduce back.
+    func testReduceMayReturnAListOfEffects() throws {
+        func plugin(_ effects: String) -> String {
+            """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "many",
+              initial = { n = 0 },
+              actions = { go = {} },
+              mutations = { go = {}, fetched = {} },
+              outputs = { saved = { n = "integer" }, toast = { text = "string" } },
+              effects = { fetch = function() return mf.timer(10, { type = "fetched" }) end },
+              handle = function(a) return { type = "go" } end,
+              reduce = function(state, m)
+                state.n = state.n + 1
+                if m.type == "fetched" then return state end
+                return state, \(effects)
+              end,
+            }
+            """
+        }
+        let h = try Harness(["many/init.lua": plugin(#"{ { type = "saved", n = state.n }, { type = "fetch" }, { type = "toast", text = "hi" } }"#)])
+        try h.load("many")
+        try h.send(["type": "go"])
+        h.advance(to: 50)
+        XCTAssertEqual(h.log.lines, [
+            #"0 state#0 {"n":0}"#,
+            #"0 action {"type":"go"}"#,
+            #"0 mutation#1 {"type":"go"}"#,
+            #"0 state#1 {"n":1}"#,
+            #"0 effect {"n":1,"type":"saved"}"#,
+            #"0 effect {"text":"hi","type":"toast"}"#,
+            #"10 mutation#2 {"type":"fetched"}"#,
+            #"10 state#2 {"n":2}"#,
+        ])
+
+        let empty = try Harness(["many/init.lua": plugin("{}")])
+        try empty.load("many")
+        try empty.send(["type": "go"])
+        empty.advance(to: 50)
+        XCTAssertFalse(empty.log.lines.contains { $0.contains(" effect {") }, "\(empty.log.lines)")
+        XCTAssertEqual(empty.log.errors.map(\.message), [])
+
+        for (effects, expected) in [
+            (#"{ { type = "saved", n = 1 }, { type = "toats", text = "hi" } }"#, "effect 2 of the list reduce returned: undeclared effect 'toats'"),
+            (#"{ { type = "saved", n = 1 }, "saved" }"#, "effect 2 of the list reduce returned must be a table with a string 'type'"),
+        ] {
+            let bad = try Harness(["many/init.lua": plugin(effects)])
+            try bad.load("many")
+            try bad.send(["type": "go"])
+            bad.advance(to: 50)
+            XCTAssertTrue(bad.log.errors.first?.message.contains(expected) == true, "\(effects): \(bad.log.errors)")
+            XCTAssertFalse(bad.log.lines.contains { $0.contains(" effect {") }, "no effect of a refused list goes out: \(bad.log.lines)")
+            XCTAssertFalse(bad.log.lines.contains { $0.contains(#"{"n":1}"#) }, "the reduce is rolled back: \(bad.log.lines)")
+        }
+    }
+
     // MARK: Services
 
     static func servicePlugin(_ body: String, services: String = "") -> String {

@@ -122,6 +122,11 @@ package final class LuaFeature: @unchecked Sendable {
             outward: { [weak self] traced in
                 guard let self, self.outlet.wants(.effect) else { return }
                 self.delivering(cause: traced.action) { self.outlet.send(.effect, .effect(traced.value, from: self.effectSource)) }
+            },
+            // Only checkedEffects makes a list of effects: a single effect always has its `type`.
+            split: { effect in
+                guard case .table(let table) = effect, table.hash.isEmpty, table.array.count > 1 else { return nil }
+                return table.array
             })
         traceActionsIfNeeded()
         try registerShape(of: definition)
@@ -536,15 +541,7 @@ package final class LuaFeature: @unchecked Sendable {
         }
         var effect: LuaValue? = nil
         if slots.count >= 2 && !slots.isNil(2) {
-            let e = try slots.value(2, path: "effect")
-            guard case .string(let type) = e["type"] ?? .nil else {
-                throw LuaStreamError(message: "an effect must be a table with a string 'type' (got \(e))", location: location("reduce"))
-            }
-            // An outward effect (no handler here takes it) meets the declared `outputs`, as actions meet `actions`.
-            if let outputs = binding.definition.outputs, !binding.definition.effectHandlers.contains(type.description) {
-                try outputs.validate(e)
-            }
-            effect = e
+            effect = try checkedEffects(try slots.value(2, path: "effect"))
         }
         let outcome = try slots.integer(3)  // 0: in place, 1: a table in two places, 2: another table, 3: pending
         if outcome == 3 {
@@ -584,6 +581,42 @@ package final class LuaFeature: @unchecked Sendable {
         hasPending = false
         owesWholeRead = false
         return ([StateChange(path: [], old: previous, new: whole)], effect)
+    }
+
+    /// What `reduce` returned beside the state: one effect (a table with a string `type`), or
+    /// a list of them (`{ e1, e2 }`, routed in order: `InteractorLoop.route`; an empty list is
+    /// none). Each outward one (no handler here takes it) meets the declared `outputs`, as
+    /// actions meet `actions`. Throws naming the item that does not fit.
+    private func checkedEffects(_ value: LuaValue) throws -> LuaValue? {
+        guard case .table(let table) = value else {
+            throw LuaStreamError(message: "an effect must be a table with a string 'type', or a list of them (got \(value.typeName) \(value))", location: location("reduce"))
+        }
+        if table["type"].isNil, table.hash.isEmpty {
+            // A list: `{}` is no effect, `{ e }` is e.
+            for (index, item) in table.array.enumerated() { try checkEffect(item, index: index + 1) }
+            switch table.array.count {
+            case 0: return nil
+            case 1: return table.array[0]
+            default: return value
+            }
+        }
+        try checkEffect(value, index: nil)
+        return value
+    }
+
+    private func checkEffect(_ effect: LuaValue, index: Int?) throws {
+        let which = index.map { "effect \($0) of the list reduce returned" } ?? "an effect"
+        guard case .string(let type) = effect["type"] ?? .nil else {
+            let hint = index == nil ? ", or a list of them" : ""
+            throw LuaStreamError(message: "\(which) must be a table with a string 'type'\(hint) (got \(effect))", location: location("reduce"))
+        }
+        if let outputs = binding.definition.outputs, !binding.definition.effectHandlers.contains(type.description) {
+            do {
+                try outputs.validate(effect)
+            } catch let error as SchemaError where index != nil {
+                throw SchemaError("\(which): \(error.message)")
+            }
+        }
     }
 
     /// The events of a reduce that held: the mutation (when asked for) and the state.

@@ -103,7 +103,8 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
     /// `step` is used for every action merged (the default strategy) while no one observes
     /// `mutations`; `handle` and `reduce` serve the rest (other strategies, streams' mutations).
     /// `settled` runs on the drainer each time the loop runs out of work, before it goes idle;
-    /// `outward` gets every effect no handler takes, as `effects` does, without its signal.
+    /// `outward` gets every effect no handler takes, as `effects` does, without its signal;
+    /// `split` turns an effect that stands for several into them, routed one by one.
     package init(
         initial: State,
         context: SchedulerContext,
@@ -114,13 +115,14 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
         step: @escaping @Sendable (Action, inout State) -> Stepped<Mutation, Effect>,
         effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>? = { _, _ in nil },
         settled: (@Sendable () -> Void)? = nil,
-        outward: (@Sendable (Traced<Effect>) -> Void)? = nil
+        outward: (@Sendable (Traced<Effect>) -> Void)? = nil,
+        split: (@Sendable (Effect) -> [Effect]?)? = nil
     ) {
         self.context = context
         self.loop = InteractorLoop(
             initial: initial, outlet: StateOutlet(initial), context: context, actionType: actionType,
             strategy: strategy, handle: handle, reduce: reduce, step: step, effects: effects, settled: settled,
-            outward: outward)
+            outward: outward, split: split)
     }
 
     deinit { loop.dispose() }

@@ -103,6 +103,9 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     /// `effects` signal gets it: an owner that forwards effects to listeners of its own
     /// (a Lua feature's outlet) skips the signal's machinery.
     let outward: (@Sendable (Traced<Effect>) -> Void)?
+    /// Splits an effect that stands for several (a Lua `reduce` that returned a list) into
+    /// them, each routed in order as if returned alone; nil for a plain effect.
+    @usableFromInline let split: (@Sendable (Effect) -> [Effect]?)?
     @usableFromInline let context: SchedulerContext
     @usableFromInline let stateIsImmediate: Bool
     @usableFromInline let outputIsImmediate: Bool
@@ -149,7 +152,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         step: (@Sendable (Action, inout State) -> Stepped<Mutation, Effect>)? = nil,
         effects: @escaping @Sendable (Effect, State) -> Producer<Mutation>?,
         settled: (@Sendable () -> Void)? = nil,
-        outward: (@Sendable (Traced<Effect>) -> Void)? = nil
+        outward: (@Sendable (Traced<Effect>) -> Void)? = nil,
+        split: (@Sendable (Effect) -> [Effect]?)? = nil
     ) {
         let taps = Taps()
         self.confined = UnsafeMutablePointer<Confined>.allocate(capacity: 1)
@@ -168,6 +172,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         self.effectHandler = effects
         self.settled = settled
         self.outward = outward
+        self.split = split
     }
 
     deinit {
@@ -387,9 +392,19 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         }
     }
 
-    /// Gives an effect to the effect handler; a stream it returns is started, else the effect goes out.
+    /// Gives an effect (each of a list, in order) to the effect handler; a stream it returns
+    /// is started, else the effect goes out.
     @usableFromInline
     func route(_ effect: Effect, _ origin: Origin, state: State) {
+        if let split, let effects = split(effect) {
+            for effect in effects { routeOne(effect, origin, state: state) }
+            return
+        }
+        routeOne(effect, origin, state: state)
+    }
+
+    @usableFromInline
+    func routeOne(_ effect: Effect, _ origin: Origin, state: State) {
         if let producer = effectHandler(effect, state) {
             startFlight(producer, origin, type: actionType(origin.action), kind: .effect(effect))
             return
