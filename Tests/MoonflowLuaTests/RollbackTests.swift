@@ -136,6 +136,6 @@ final class RollbackTests: XCTestCase {
 
     func testAnEffectWithoutAType() throws {
         let (message, _) = try assertRollsBack("badEffect")
-        XCTAssertEqual(message, "an effect must be a table with a string 'type' (got { kind = \"no type\" })")
+        XCTAssertEqual(message, "an effect must be a table with a string 'type', or a list of them (got { kind = \"no type\" })")
     }
 }

@@ -100,6 +100,67 @@ final class SchemaTests: XCTestCase {
         }
     }
 
+    /// Action, mutation and output fields take the language `state` is declared in: lists,
+    /// maps, enums and records, optional or not, checked item by item from Swift, from
+    /// JSON and from `handle`, each misfit named by its place.
+    func testCompositeFieldsAreCheckedItemByItem() throws {
+        let h = try Harness(["cart/init.lua": """
+            local mf = require "moonflow"
+            local LINE = { sku = "string", qty = "integer" }
+            return mf.feature {
+              name = "cart",
+              initial = { n = 0 },
+              actions = {
+                set = { lines = { "list", of = LINE }, mode = { "enum", "replace", "merge" }, tags = { "map?", of = "boolean" } },
+                forward = { lines = "table" },
+              },
+              mutations = { set = { lines = { "list", of = LINE } } },
+              handle = function(action)
+                return { type = "set", lines = action.lines }
+              end,
+              reduce = function(state, m) state.n = #m.lines return state end,
+            }
+            """])
+        try h.load("cart")
+        try h.send(["type": "set", "lines": [["sku": "tea", "qty": 2], ["sku": "jam", "qty": 1]], "mode": "merge", "tags": ["gift": true]])
+        try h.running.send(json: #"{"type":"set","lines":[],"mode":"replace"}"#)
+        h.advance(by: 10)
+        XCTAssertEqual(h.log.errors.map(\.message), [])
+        XCTAssertEqual(h.state["n"], .integer(0))
+        XCTAssertTrue(h.log.lines.contains(#"0 state#1 {"n":2}"#), "\(h.log.lines)")
+
+        assertRejected(h, ["type": "set", "lines": [["sku": "tea", "qty": "2"]], "mode": "merge"],
+                       "action 'set': lines[1].qty must be an integer (got string \"2\")")
+        assertRejected(h, ["type": "set", "lines": [["sku": "tea", "qyt": 2]], "mode": "merge"],
+                       "action 'set': lines[1] has no field 'qyt' (did you mean 'qty'?); declare it in action 'set'")
+        assertRejected(h, ["type": "set", "lines": ["tea"], "mode": "swap", "tags": ["gift": "yes"]],
+                       "action 'set': lines[1] must be a record (got string \"tea\"); mode must be one of \"replace\", \"merge\" (got string \"swap\"); tags.gift must be a boolean (got string \"yes\")")
+        XCTAssertThrowsError(try h.running.send(json: #"{"type":"set","lines":{"sku":"tea"},"mode":"merge"}"#)) { error in
+            XCTAssertEqual(((error as? FeatureError)?.underlying as? SchemaError)?.message,
+                           "action 'set': lines must be a list, with items 1 to n only (got key \"sku\")", "the same from JSON")
+        }
+        // A mutation from `handle` meets its declaration too: a `table` action field lets a bad line through to it.
+        try h.send(["type": "forward", "lines": [["sku": 1, "qty": 1]]])
+        h.advance(by: 10)
+        XCTAssertTrue(h.log.errors.last?.message.contains("mutation 'set': lines[1].sku must be a string (got integer 1)") == true, "\(h.log.errors)")
+        XCTAssertEqual(h.state["n"], .integer(0))
+    }
+
+    /// A composite field's declaration is read as `state`'s is: a mistake in it is named by its place.
+    func testACompositeFieldDeclarationIsChecked() {
+        func composite(_ items: [LuaValue], _ fields: [LuaValue: LuaValue] = [:]) -> LuaValue { .table(LuaTable(array: items, hash: fields)) }
+        for (field, declared, expected) in [
+            ("items", composite(["lits"], ["of": "string"]), #"action 'go'.items: unknown composite type "lits" (did you mean "list"?"#),
+            ("items", composite(["list"]), #"action 'go'.items: { "list" } needs the type of its items"#),
+            ("pick", composite(["enum"]), "action 'go'.pick: an enum needs at least one value"),
+        ] {
+            let declaration = LuaValue.table(LuaTable(hash: ["go": .table(LuaTable(hash: [.string(LuaString(field)): declared]))]))
+            let (_, problems) = Schema.read(kind: "action", declaration: declaration)
+            XCTAssertTrue(problems.first?.message.hasPrefix(expected) == true, "\(field): \(problems)")
+            XCTAssertEqual(problems.first?.path, ["go", field])
+        }
+    }
+
     func testOptionalFieldsAreStillTypeChecked() throws {
         let h = try loaded()
         assertRejected(h, ["type": "query", "text": "a", "limit": "ten"], "action 'query': field 'limit' must be an integer (got string \"ten\")")

@@ -84,6 +84,37 @@ final class TypesGeneratorTests: XCTestCase {
         features.append(FeatureDeclarations(name: "名前", kind: .feature, state: .record([.init(name: "+", type: .scalar(.string)), .init(name: "", type: .scalar(.integer))]),
                                             stateIsInferred: false, actions: ["": [:], "+": [:]], mutations: ["\\(x)": [:]], outputs: ["\"": [:]]))
         let swift = SwiftTypesGenerator(features: features, command: "moonflow types --swift \"odd\npath\"").source()
+        try assertTypechecks(swift)
+    }
+
+    /// Lists, maps, enums and records in action, mutation and output fields become real
+    /// Swift types nested in the enum, named after the field; a record declared alike under
+    /// two cases is one type; a field named `key` does not hide the enum's coding key.
+    func testCompositeMessageFieldsGetRealSwiftTypes() throws {
+        let line = SchemaType.record([.init(name: "qty", type: .scalar(.integer)), .init(name: "sku", type: .scalar(.string))])
+        let actions: [String: [String: Schema.Field]] = [
+            "set": ["lines": .init(declared: .list(line)), "mode": .init(declared: .optional(.enumeration(["replace", "merge"])))],
+            "add": ["lines": .init(declared: .list(line)), "key": .init(declared: .record([.init(name: "id", type: .scalar(.integer))]))],
+            "tag": ["tags": .init(declared: .map(.list(.scalar(.string))))],
+        ]
+        let swift = SwiftTypesGenerator(features: [FeatureDeclarations(name: "cart", kind: .feature, state: .record([]), stateIsInferred: false,
+                                                                       actions: actions, mutations: actions, outputs: actions)],
+                                        command: "moonflow types --swift cart").source()
+        XCTAssertTrue(swift.contains("case set(lines: [LinesItem], mode: Mode? = nil)"), swift)
+        XCTAssertTrue(swift.contains("case add(key: Key2, lines: [LinesItem])"), swift)
+        XCTAssertTrue(swift.contains("case tag(tags: [String: [String]])"), swift)
+        XCTAssertEqual(swift.components(separatedBy: "public struct LinesItem:").count - 1, 3, "one per enum: \(swift)")
+        XCTAssertFalse(swift.contains("CartValue"), "no catch-all value type is needed")
+        try assertTypechecks(swift)
+        let luals = LuaLSAnnotations(features: [FeatureDeclarations(name: "cart", kind: .feature, state: .record([]), stateIsInferred: false, actions: actions)],
+                                     command: "moonflow types --luals cart").source()
+        XCTAssertTrue(luals.contains("---@field lines CartAction.add.lines.item[]\n"), luals)
+        XCTAssertTrue(luals.contains("---@class CartAction.add.lines.item\n---@field qty integer\n---@field sku string\n"), luals)
+        XCTAssertTrue(luals.contains("---@field mode? \"replace\"|\"merge\"\n"), luals)
+    }
+
+    /// swiftc type-checks `swift` with warnings as errors.
+    private func assertTypechecks(_ swift: String, line: UInt = #line) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-types-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -98,6 +129,6 @@ final class TypesGeneratorTests: XCTestCase {
         try process.run()
         let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "\(output)\n---\n\(swift)")
+        XCTAssertEqual(process.terminationStatus, 0, "\(output)\n---\n\(swift)", line: line)
     }
 }

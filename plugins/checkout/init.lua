@@ -48,11 +48,14 @@ local function quantity(lines, sku)
   return 0
 end
 
+-- One cart line, as the state, the draft and the `restored` mutation declare it.
+local LINE = { sku = "string", qty = "integer", price = "integer" }
+
 return mf.feature {
   name = "checkout",
   initial = { lines = mf.array(), promo = "", discount = 0, checking = false, total = 0, status = "editing" },
   state = {
-    lines = { "list", of = { sku = "string", qty = "integer", price = "integer" } },
+    lines = { "list", of = LINE },
     promo = "string",                                 -- the code as typed
     discount = "integer",                             -- percent off, once the code checked out
     checking = "boolean",                             -- a promo check is running
@@ -70,7 +73,7 @@ return mf.feature {
     dismiss = {},                                     -- close the banner
   },
   mutations = {
-    restored = { lines = "table" },
+    restored = { lines = { "list", of = LINE } },       -- the draft's lines, checked item by item
     line = { sku = "string", qty = "integer" },       -- the line's new quantity (0 drops it)
     typed = { code = "string" },
     checking = {},

@@ -60,11 +60,16 @@
 ---@field type "paying"
 ---@class CheckoutMutation.restored
 ---@field type "restored"
----@field lines table
+---@field lines CheckoutMutation.restored.lines.item[]
 ---@class CheckoutMutation.typed
 ---@field type "typed"
 ---@field code string
 ---@alias CheckoutMutation CheckoutMutation.checked|CheckoutMutation.checking|CheckoutMutation.dismissed|CheckoutMutation.failed|CheckoutMutation.line|CheckoutMutation.paid|CheckoutMutation.paying|CheckoutMutation.restored|CheckoutMutation.typed
+
+---@class CheckoutMutation.restored.lines.item
+---@field price integer
+---@field qty integer
+---@field sku string
 
 ---@class CheckoutEffect.receipt
 ---@field type "receipt"

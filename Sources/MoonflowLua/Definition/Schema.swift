@@ -9,7 +9,43 @@ public struct Schema: Sendable {
     /// The type a field declares; a trailing `?` makes it optional. The same types as
     /// the in-place check (`FlatShapes`) uses, so a schema compiles into one as it is.
     public typealias FieldType = FlatShapes.FieldType
-    public typealias Field = FlatShapes.Field
+
+    /// One declared field: its type in the schema language `state` uses (`SchemaType`), and
+    /// what the in-place check (`FlatShapes`) makes of it: a list, map, enum or record is a
+    /// `table` there, which that check never vouches for, so a value with one is checked in full.
+    public struct Field: Sendable, Equatable {
+        /// The scalar type, or `table` for a composite one.
+        public let type: FieldType
+        public let optional: Bool
+        /// The type as declared (`{ "list", of = { id = "integer" } }`), optional or not.
+        public let declared: SchemaType
+
+        public init(type: FieldType, optional: Bool = false) {
+            self.type = type
+            self.optional = optional
+            declared = optional ? .optional(.scalar(type)) : .scalar(type)
+        }
+
+        public init(declared: SchemaType) {
+            self.declared = declared
+            optional = declared.isOptional
+            if case .scalar(let t) = declared.required { type = t } else { type = .table }
+        }
+
+        /// The type as a message or a listing spells it: `integer?`, `{ "list", of = "string" }`.
+        public var spelled: String {
+            if case .scalar = declared.required { return type.rawValue + (optional ? "?" : "") }
+            return declared.description
+        }
+
+        /// Lists, maps, enums and records: what the flat type does not say in full.
+        package var composite: SchemaType? {
+            if case .scalar = declared.required { return nil }
+            return declared.required
+        }
+
+        var flat: FlatShapes.Field { FlatShapes.Field(type: type, optional: optional) }
+    }
 
     /// "action" or "mutation": used in messages.
     public let kind: String
@@ -51,8 +87,18 @@ public struct Schema: Sendable {
             var shape: [String: Field] = [:]
             var fine = true
             for (fk, fv) in fields.entries.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
+                // A list, map, enum or record, in the language `state` is declared in.
+                if case .string(let fname) = fk, case .table = fv, fname.description != "type" {
+                    do {
+                        shape[fname.description] = Field(declared: try SchemaType.read(fv, at: "\(kind) '\(name)'.\(fname)", path: at + [fname.description]))
+                    } catch {
+                        problems.append(Problem(message: error.message, path: error.path))
+                        fine = false
+                    }
+                    continue
+                }
                 guard case .string(let fname) = fk, case .string(let ftype) = fv else {
-                    problems.append(Problem(message: "\(kind) '\(name)': fields are declared as name = \"type\" (got [\(fk)] = \(fv))", path: at + [fk.stringValue ?? ""]))
+                    problems.append(Problem(message: "\(kind) '\(name)': fields are declared as name = \"type\" or a composite type such as { \"list\", of = \"string\" } (got [\(fk)] = \(fv))", path: at + [fk.stringValue ?? ""]))
                     fine = false
                     continue
                 }
@@ -111,7 +157,7 @@ public struct Schema: Sendable {
             compiled[LuaString(name)] = Compiled(fields: fields, allowed: Set(fields.map(\.key) + [Schema.typeKey]),
                                                  allOptional: fields.allSatisfy(\.field.optional))
         }
-        flat = FlatShapes(shapes)
+        flat = FlatShapes(shapes.mapValues { $0.mapValues(\.flat) })
     }
 
     /// Checks `value` against its declaration.
@@ -139,6 +185,11 @@ public struct Schema: Sendable {
             let v = t[key]
             if v.isNil {
                 if !field.optional { problems.append("missing field '\(fieldName)' (\(field.type.rawValue))") }
+                continue
+            }
+            if let composite = field.composite {
+                if let problem = composite.problem(with: v, at: fieldName, declaredIn: "\(kind) '\(name)'") { problems.append(problem) }
+                present += 1
                 continue
             }
             guard Schema.matches(v, field.type) else {

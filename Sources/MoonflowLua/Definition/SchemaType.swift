@@ -154,7 +154,9 @@ extension SchemaType {
 extension SchemaType {
     /// Where `value` breaks the type, as `place: what is wrong`, or nil when it fits.
     /// `place` names the value (`state.items[2].text`); it is made only for a misfit.
-    package func problem(with value: LuaValue, at place: @autoclosure () -> String) -> String? {
+    /// `declaredIn` names where a record's fields are declared, for a key it lacks (the
+    /// feature's `state`, or an action's entry).
+    package func problem(with value: LuaValue, at place: @autoclosure () -> String, declaredIn: String = "state") -> String? {
         if value.isNil {
             return isOptional || self == .scalar(.any) ? nil : "\(place()) is missing (\(self.kind))"
         }
@@ -170,17 +172,17 @@ extension SchemaType {
             guard case .table(let t) = value else { return "\(place()) must be a list (got \(SchemaType.describe(value)))" }
             if let k = t.hash.keys.min(by: LuaValue.keyOrder) { return "\(place()) must be a list, with items 1 to n only (got key \(k))" }
             for (i, item) in t.array.enumerated() {
-                if let p = of.problem(with: item, at: "\(place())[\(i + 1)]") { return p }
+                if let p = of.problem(with: item, at: "\(place())[\(i + 1)]", declaredIn: declaredIn) { return p }
             }
             return nil
         case .map(let of):
             guard case .table(let t) = value else { return "\(place()) must be a map (got \(SchemaType.describe(value)))" }
             for (i, item) in t.array.enumerated() {
-                if let p = of.problem(with: item, at: "\(place())[\(i + 1)]") { return p }
+                if let p = of.problem(with: item, at: "\(place())[\(i + 1)]", declaredIn: declaredIn) { return p }
             }
             for (k, v) in t.hash {
                 guard case .string(let key) = k else { return "\(place()) must be a map with string keys (got key \(k))" }
-                if let p = of.problem(with: v, at: SchemaType.child(place(), key.description)) { return p }
+                if let p = of.problem(with: v, at: SchemaType.child(place(), key.description), declaredIn: declaredIn) { return p }
             }
             return nil
         case .record(let fields):
@@ -188,10 +190,10 @@ extension SchemaType {
             if !t.array.isEmpty { return "\(place()) must be a record of named fields (got list items)" }
             if t.hash.count > fields.count || t.hash.keys.contains(where: { k in !fields.contains { $0.key == k } }),
                let k = t.hash.keys.filter({ k in !fields.contains { $0.key == k } }).min(by: LuaValue.keyOrder) {
-                return SchemaType.noField(k.stringValue ?? k.description, in: place(), fields: fields.map(\.name))
+                return SchemaType.noField(k.stringValue ?? k.description, in: place(), fields: fields.map(\.name), declaredIn: declaredIn)
             }
             for f in fields {
-                if let p = f.type.problem(with: t[f.key], at: SchemaType.child(place(), f.name)) { return p }
+                if let p = f.type.problem(with: t[f.key], at: SchemaType.child(place(), f.name), declaredIn: declaredIn) { return p }
             }
             return nil
         case .optional: fatalError("unreachable: required is never optional")
@@ -262,8 +264,9 @@ extension SchemaType {
 
     /// "state has no field 'hasMroe' (did you mean 'hasMore'?); declare it ...": for a key a
     /// record does not declare (a strict read or write, the state check after a reduce).
-    package static func noField(_ key: String, in place: String, fields: [String]) -> String {
-        "\(place) has no field '\(key)' (\(fieldHint(key, fields: fields))); declare it in the feature's `state`"
+    package static func noField(_ key: String, in place: String, fields: [String], declaredIn: String = "state") -> String {
+        let home = declaredIn == "state" ? "the feature's `state`" : declaredIn
+        return "\(place) has no field '\(key)' (\(fieldHint(key, fields: fields))); declare it in \(home)"
     }
 
     /// "did you mean 'hasMore'?", or the fields there are.

@@ -489,7 +489,7 @@ package final class FeatureRun: @unchecked Sendable {
             lines.append("actions:")
             for name in actions.names {
                 let fields = (actions.shapes[name] ?? [:]).sorted { $0.key < $1.key }
-                    .map { "\($0.key)=\($0.value.type.rawValue)\($0.value.optional ? "?" : "")" }
+                    .map { "\($0.key)=\($0.value.spelled)" }
                 lines.append("  " + ([name] + fields).joined(separator: " "))
             }
         } else {

@@ -45,10 +45,17 @@ package struct LuaLSAnnotations: Sendable {
                     lines.append("---@class \(className)")
                     lines.append("---@field type \(literal(name))")
                     for (field, declared) in shapes[name]!.sorted(by: { $0.key < $1.key }) {
-                        lines.append("---@field \(fieldName(field))\(declared.optional ? "?" : "") \(declared.type.rawValue)")
+                        let t = luaType(declared.declared.required, suggested: className + "." + field, pending: &classes)
+                        lines.append("---@field \(fieldName(field))\(declared.optional ? "?" : "") \(t)")
                     }
                 }
                 lines.append("---@alias \(prefix)\(kind) " + shapes.keys.sorted().map { "\(prefix)\(kind).\($0)" }.joined(separator: "|"))
+                // The records inside fields (`CheckoutAction.setLines.lines.item`).
+                while !classes.isEmpty {
+                    let (name, type) = classes.removeFirst()
+                    lines.append("")
+                    lines += record(name, type, pending: &classes)
+                }
             }
         }
         return lines.joined(separator: "\n") + "\n"

@@ -210,6 +210,11 @@ private struct SwiftCode {
         struct Case { let lua: String; let swift: String; let fields: [(lua: String, label: String, type: String, optional: Bool)] }
         var cases: [Case] = []
         var used: Set<String> = []
+        // Records and enums inside fields become types nested in the enum, named after the
+        // field (`LinesItem`); one declared the same way under another case is reused.
+        var nested: [Nested] = []
+        var taken: Set<String> = ["Key"]  // the enum's own coding key type
+        var made: [(suggested: String, type: SchemaType, swift: String)] = []
         for lua in shapes.keys.sorted() {
             var c = SwiftNames.camel(lua)
             var n = 2
@@ -221,7 +226,18 @@ private struct SwiftCode {
                 var k = 2
                 while labels.contains(SwiftNames.bare(label)) { label = SwiftNames.label(SwiftNames.bare(SwiftNames.camel(field)) + "\(k)"); k += 1 }
                 labels.insert(SwiftNames.bare(label))
-                var type = scalarType(declared.type)
+                var type: String
+                let suggested = SwiftNames.pascal(field)
+                if let composite = declared.composite {
+                    if let same = made.first(where: { $0.suggested == suggested && $0.type == composite }) {
+                        type = same.swift
+                    } else {
+                        type = swiftType(composite, suggested: suggested, nested: &nested, taken: &taken)
+                        made.append((suggested, composite, type))
+                    }
+                } else {
+                    type = scalarType(declared.type)
+                }
                 let optional = declared.optional || type.hasSuffix("?")
                 if optional && !type.hasSuffix("?") { type += "?" }
                 return (field, label, type, optional)
@@ -302,6 +318,13 @@ private struct SwiftCode {
                 k.line("init?(intValue: Int) { nil }")
             }
             code.line("}")
+            for n in nested {
+                code.blank()
+                switch n {
+                case .record(let name, let fields): code.record(name: name, fields: fields)
+                case .enumeration(let name, let values): code.stringEnum(name: name, values: values)
+                }
+            }
         }
         line("}")
     }

@@ -93,7 +93,7 @@ public enum CheckoutMutation: Decodable, Equatable, Sendable {
     case line(qty: Int, sku: String)
     case paid(receipt: String)
     case paying
-    case restored(lines: CheckoutValue)
+    case restored(lines: [LinesItem])
     case typed(code: String)
 
     public init(from decoder: any Decoder) throws {
@@ -115,7 +115,7 @@ public enum CheckoutMutation: Decodable, Equatable, Sendable {
         case "paying":
             self = .paying
         case "restored":
-            self = .restored(lines: try container.decode(CheckoutValue.self, forKey: Key("lines")))
+            self = .restored(lines: try container.decode([LinesItem].self, forKey: Key("lines")))
         case "typed":
             self = .typed(code: try container.decode(String.self, forKey: Key("code")))
         default:
@@ -130,6 +130,18 @@ public enum CheckoutMutation: Decodable, Equatable, Sendable {
         init(_ name: String) { stringValue = name }
         init?(stringValue: String) { self.stringValue = stringValue }
         init?(intValue: Int) { nil }
+    }
+
+    public struct LinesItem: Codable, Equatable, Sendable {
+        public var price: Int
+        public var qty: Int
+        public var sku: String
+
+        public init(price: Int, qty: Int, sku: String) {
+            self.price = price
+            self.qty = qty
+            self.sku = sku
+        }
     }
 }
 
@@ -155,38 +167,5 @@ public enum CheckoutEffect: Decodable, Equatable, Sendable {
         init(_ name: String) { stringValue = name }
         init?(stringValue: String) { self.stringValue = stringValue }
         init?(intValue: Int) { nil }
-    }
-}
-
-/// The value of a field declared `table` or `any`: what a Lua table holds when it is plain data.
-public enum CheckoutValue: Codable, Equatable, Sendable {
-    case bool(Bool)
-    case integer(Int)
-    case number(Double)
-    case string(String)
-    case list([CheckoutValue])
-    case table([String: CheckoutValue])
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let v = try? container.decode(Bool.self) { self = .bool(v) }
-        else if let v = try? container.decode(Int.self) { self = .integer(v) }
-        else if let v = try? container.decode(Double.self) { self = .number(v) }
-        else if let v = try? container.decode(String.self) { self = .string(v) }
-        else if let v = try? container.decode([CheckoutValue].self) { self = .list(v) }
-        else if let v = try? container.decode([String: CheckoutValue].self) { self = .table(v) }
-        else { throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a boolean, number, string, list or table of them") }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .bool(let v): try container.encode(v)
-        case .integer(let v): try container.encode(v)
-        case .number(let v): try container.encode(v)
-        case .string(let v): try container.encode(v)
-        case .list(let v): try container.encode(v)
-        case .table(let v): try container.encode(v)
-        }
     }
 }
