@@ -22,6 +22,14 @@ public protocol RunObserver: AnyObject, Sendable {
     func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?)
     /// An action the run is about to send (from the input or `dispatch`), at `t` ms.
     func input(_ action: LuaValue, t: Int)
+    /// A service or repository call's answer, as a recording's `service` line says it (where
+    /// the run hands answers out: `run --inspect`); the inspector's `rerun` answers with it.
+    func answered(_ line: String)
+}
+
+extension RunObserver {
+    /// Most observers have no use for answers.
+    public func answered(_ line: String) {}
 }
 
 /// What runs: the feature's identity, its declared actions, where it came from.

@@ -266,6 +266,8 @@ package final class DevServer: @unchecked Sendable {
             for observer in lock.withLock({ sessions[key]?.observers }) ?? [] { observer.observe(event, t: t, cause: cause) }
         case let .input(action, t):
             for observer in lock.withLock({ sessions[key]?.observers }) ?? [] { observer.input(action, t: t) }
+        case let .answered(answer):
+            for observer in lock.withLock({ sessions[key]?.observers }) ?? [] { observer.answered(answer) }
         case let .reply(replyID, failure, flights):
             lock.withLock { sessions[key]?.dispatcher }?.answer(id: replyID, message: failure, flights: flights)
         }

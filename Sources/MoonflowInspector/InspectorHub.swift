@@ -93,6 +93,10 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// with its JSON to link it to its action frame when that arrives (`frame`, for `toggle`).
     /// Emptied for good when they outgrow their quarter of `limits.bytes`.
     private var inputs: [(line: String, action: String, frame: Int?)] = []
+    /// Every service call's answer so far (a recording's `service` lines, `answered`), so
+    /// `rerun` answers each call as the run's was, at the same point. Counted and dropped
+    /// with `inputs`.
+    private var answers: [String] = []
     private var inputBytes = 0
     private var inputsDropped = 0
     private var unlinkedInput = 0
@@ -100,9 +104,12 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     private var actionFrames: [(action: LuaValue, seq: Int, at: Date)] = []
 
     /// Runs the feature again for `rerun` and `toggle`: the plugin at `path` as its code is
-    /// now, sent these input lines on the virtual clock in a host of its own (declared
-    /// repositories in memory); every state it gives, in order.
-    public typealias Rerun = @Sendable (_ path: String, _ inputLines: [String]) -> [LuaValue]
+    /// now, sent these input lines on the virtual clock in a host of its own; every state it
+    /// gives, in order. `answers` (`rerun`: the run's service lines) answer each service or
+    /// repository call as the run's was, at the point it arrived; with none (`toggle`, whose
+    /// left-out actions change which calls are made) the calls run again, declared
+    /// repositories fresh in memory.
+    public typealias Rerun = @Sendable (_ path: String, _ inputLines: [String], _ answers: [String]) -> [LuaValue]
 
     private let rerun: Rerun?
 
@@ -182,9 +189,20 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 // Past their share: `rerun` and `toggle` can no longer start from the beginning.
                 inputsDropped = inputs.count
                 inputs = []
+                answers = []
                 inputBytes = 0
                 unlinkedInput = 0
             }
+        }
+    }
+
+    /// A service call's answer as the run's recorder wrote it (`{"service":...,"call":N,
+    /// "values":[...],"after":A,"t":T}`), kept for `rerun`.
+    public func answered(_ line: String) {
+        lock.withLock {
+            guard inputsDropped == 0 else { return }
+            answers.append(line)
+            inputBytes += line.utf8.count
         }
     }
 
@@ -408,26 +426,27 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// `{"event":"rerun","states":N,"differs":[SEQ,...],"state":{...}}`: every recorded action
     /// but those of the action frames in `skipping`, sent again at its time to the plugin's
     /// code as it is now (after a reload, say), on the virtual clock in a host of its own
-    /// (declared repositories in memory): the `seq` of each state frame whose state is not
+    /// (service calls answered as in the run; `toggle` calls them again, repositories in
+    /// memory): the `seq` of each state frame whose state is not
     /// what this run gives at that step, and its last state. `toggle` answers the same,
     /// with `"off"`: the action frames left out.
     private func rerunFrame(_ command: String, skipping off: Set<Int>) -> String {
-        let taken = lock.withLock { () -> Result<(RunDescription, [(line: String, action: String, frame: Int?)], [(Int, LuaValue)], Int), Refused> in
+        let taken = lock.withLock { () -> Result<(RunDescription, [(line: String, action: String, frame: Int?)], [String], [(Int, LuaValue)], Int), Refused> in
             guard rerun != nil else {
                 return .failure(Refused(reply: failure(command, "\(command): this inspector was made without a way to run the feature again (InspectorHub(rerun:))")))
             }
             if let dropped = tooManyInputs(command) { return .failure(Refused(reply: dropped)) }
             guard let run else { return .failure(Refused(reply: failure(command, "\(command): the feature has not loaded yet"))) }
             let (recorded, skipped) = windowStates()
-            return .success((run, inputs, recorded, skipped))
+            return .success((run, inputs, command == "rerun" ? answers : [], recorded, skipped))
         }
-        guard case .success(let (run, inputs, recorded, skipped)) = taken else {
+        guard case .success(let (run, inputs, answers, recorded, skipped)) = taken else {
             if case .failure(let refused) = taken { return refused.reply }
             return ""
         }
         let lines = inputs.filter { $0.frame.map { !off.contains($0) } ?? true }.map(\.line)
         // The recorded states are the window's: the run's first `skipped` states went.
-        let states = Array((rerun?(run.path, lines) ?? []).dropFirst(skipped))
+        let states = Array((rerun?(run.path, lines, answers) ?? []).dropFirst(skipped))
         var differs: [Int] = []
         // For the first differing steps, what the code gives now and the diff, as `moonflow replay` prints it.
         var changes: [String] = []

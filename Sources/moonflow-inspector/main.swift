@@ -81,6 +81,8 @@ while true {
             hub.observe(event, t: t, cause: cause)
         case let .input(action, t):
             hub.input(action, t: t)
+        case let .answered(answer):
+            hub.answered(answer)
         case let .reply(id, message, flights):
             dispatcher.answer(id: id, message: message, flights: flights)
         }

@@ -113,6 +113,9 @@ struct RunRequest {
                 FileHandle.standardError.write(Data("moonflow: warning: --inspect \(inspect) is reachable from the network: anyone who can reach this machine and learns the URL's token can read the run and send it actions; the page answers only to \(inspector.authorities.joined(separator: ", ")) (use 127.0.0.1 unless you mean it)\n".utf8))
             }
             options.observers.append(inspector)
+            // Each service answer goes to the inspector too, so its `rerun` answers every call as
+            // this run's was answered, at the same point.
+            options.handAnswers(to: inspector)
             options.keepsRunning = true
             let line = format == .jsonl
                 ? "{\"event\":\"inspector\",\"t\":0,\"url\":\"\(url)\"}"

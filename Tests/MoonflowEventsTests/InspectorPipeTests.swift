@@ -21,6 +21,7 @@ final class InspectorPipeTests: XCTestCase {
             .event(.log(message: "hello", location: nil), t: 8, cause: nil),
             .event(.reload(files: ["init.lua"], ms: 3.25, changes: ReloadChanges(added: ["a"], stale: [], kept: ["load #2"], cancelled: ["x"])), t: 9, cause: nil),
             .input(action, t: 250),
+            .answered(line: #"{"service":"drafts:getAll","call":1,"values":[[{"id":1}]],"after":1,"t":32,"n":0}"#),
             .reply(id: 1, message: nil, flights: nil),
             .reply(id: 2, message: "dispatch: undeclared action 'nope'", flights: nil),
         ]

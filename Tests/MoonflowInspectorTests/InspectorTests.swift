@@ -203,6 +203,38 @@ final class InspectorTests: XCTestCase {
         XCTAssertEqual(hub.frameCount, 10, "re-running touched nothing of the live run")
     }
 
+    /// A run on the real clock whose feature reads SQLite (`load`, then `add` and `drop`
+    /// sent at once): `rerun` answers each repository call as the run's was answered, at the
+    /// point it arrived, so unchanged code differs nowhere (before: the rerun's repositories
+    /// were fresh in memory, `load` found no draft, and every later step differed).
+    func testRerunAnswersRepositoryCallsAsTheRunDid() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-rerun-sqlite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plugin = folder.appendingPathComponent("checkout")
+        try FileManager.default.copyItem(at: InspectedRun.root.appendingPathComponent("plugins/checkout"), to: plugin)
+        // A draft in the plugin's SQLite file from an earlier session.
+        var seed = FeatureRun.Options(path: plugin.path)
+        seed.clock = .virtual
+        seed.format = .jsonl
+        var seedLines = [#"{"type":"add","sku":"tea","qty":2}"#].makeIterator()
+        _ = FeatureRun(options: seed, input: InputLines(interactive: false, name: "seed") { seedLines.next() }, write: { _ in }).run()
+
+        inspected.stop()
+        inspected = try InspectedRun(path: plugin.path)
+        feed.send(#"{"type":"load"}"#, #"{"type":"add","sku":"jam"}"#, #"{"type":"drop","sku":"tea"}"#)
+        try waitForFrames(10)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        let live = try await page.frames(count: 11)
+        XCTAssertTrue(live.contains { $0["event"] == "mutation" && $0["mutation"]?["type"] == "restored" }, "the draft was loaded: \(live)")
+        try await page.send(#"{"cmd":"rerun"}"#)
+        let same = try await page.frames(count: 12)[11]
+        XCTAssertEqual(same["event"], "rerun")
+        XCTAssertEqual(same["differs"], LuaValue.table(LuaTable(isJSONArray: true)), "\(same)")
+        XCTAssertEqual(same["states"], 4)
+    }
+
     func testToggleLeavesAnActionOutAndRecomputesTheLaterStates() async throws {
         feed.send(#"{"type":"increment"}"#, #"{"type":"increment","by":5}"#, #"{"type":"increment"}"#)
         try waitForFrames(10)
@@ -442,6 +474,7 @@ final class InspectedRun: @unchecked Sendable {
         options.format = .jsonl
         options.clock = clock
         options.observers = [hub]
+        options.handAnswers(to: hub)  // as moonflow run --inspect does
         let input = InputLines(interactive: false, name: "test") { [feed] in feed.next() }
         let run = FeatureRun(options: options, input: input, write: { _ in })
         Thread { [done] in _ = run.run(); done.signal() }.start()

@@ -47,6 +47,9 @@ package enum InspectorPipe {
         case started(name: String, version: Int64, path: String, actions: [String: [String: String]]?, clock: FeatureHost.Clock)
         case event(FeatureEvent, t: Int, cause: LuaValue?)
         case input(LuaValue, t: Int)
+        /// A service call's answer, as the `service` line of a recording says it: the
+        /// inspector's `rerun` answers the call the same way at the same point.
+        case answered(line: String)
         /// `message`: the error's text when the command failed; `flights`: the answer to `inflight`.
         case reply(id: Int, message: String?, flights: [Flight]?)
     }
@@ -171,6 +174,8 @@ package enum InspectorPipe {
             return "{\"m\":\"event\",\"t\":\(t)\(causeField),\(eventFields(event))}"
         case let .input(action, t):
             return "{\"m\":\"input\",\"t\":\(t),\"action\":\(json(action))}"
+        case let .answered(line):
+            return "{\"m\":\"answered\",\"line\":\(q(line))}"
         case let .reply(id, message, flights):
             var line = "{\"m\":\"reply\",\"id\":\(id),\"ok\":\(message == nil)"
             if let message { line += ",\"message\":\(q(message))" }
@@ -242,6 +247,9 @@ package enum InspectorPipe {
             return .event(try event(o, line), t: try int(o["t"], line), cause: o["cause"])
         case "input":
             return .input(o["action"] ?? .nil, t: try int(o["t"], line))
+        case "answered":
+            guard let answer = o["line"]?.stringValue else { throw bad(line) }
+            return .answered(line: answer)
         case "reply":
             var flights: [Flight]?
             if case .table(let t)? = o["flights"] {

@@ -105,6 +105,11 @@ package final class InspectorProcess: RunObserver, @unchecked Sendable {
         send(.input(action, t: t))
     }
 
+    /// A service call's answer (a recording's `service` line), for the inspector's `rerun`.
+    package func answered(_ line: String) {
+        send(.answered(line: line))
+    }
+
     // MARK: - The pipes
 
     private func send(_ message: InspectorPipe.ToChild) {

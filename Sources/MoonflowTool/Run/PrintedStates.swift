@@ -26,17 +26,60 @@ package final class PrintedStates: @unchecked Sendable {
 }
 
 extension FeatureRun {
-    /// The feature at `path` run again, as its code is now, on these input lines: on the
-    /// virtual clock, its declared repositories fresh in memory; every state it gives, in
-    /// order. What the inspector's `rerun` and `toggle` compare with the run they watch.
-    @Sendable package static func rerun(path: String, inputLines: [String]) -> [LuaValue] {
+    /// The feature at `path` run again, as its code is now, on these input lines
+    /// (`{"at":T,"send":{...}}`): on the virtual clock; every state it gives, in order. What
+    /// the inspector's `rerun` and `toggle` compare with the run they watch. `answers`, the
+    /// run's `service` lines, answer each service or repository call as it was answered, at
+    /// the point its answer arrived (as `moonflow replay` does), so code that did not change
+    /// gives the same states; without them the calls run again, declared repositories fresh
+    /// in memory.
+    @Sendable package static func rerun(path: String, inputLines: [String], answers: [String]) -> [LuaValue] {
         var options = FeatureRun.Options(path: path)
         options.clock = .virtual
         options.format = .jsonl
         options.repositoryStorage = nil
+        var gate: ReplayGate?
+        if !answers.isEmpty {
+            var services: [String: [Int: ServiceOutcome]] = [:]
+            var deliveries: [String: [Int: ServiceDelivery]] = [:]
+            let times = inputLines.compactMap { line -> Int? in
+                guard case .integer(let t)? = (try? LuaValue(json: line))?["at"] else { return nil }
+                return Int(clamping: t)
+            }
+            for line in answers {
+                guard let value = try? LuaValue(json: line), let answer = SessionRecorder.serviceAnswer(value) else { continue }
+                services[answer.service, default: [:]][answer.call] = answer.outcome
+                if var delivery = answer.delivery {
+                    // No later than the input after the action it followed: it came before that one.
+                    if delivery.after < times.count { delivery.before = times[delivery.after] }
+                    deliveries[answer.service, default: [:]][answer.call] = delivery
+                }
+            }
+            let replayGate = ReplayGate(deliveries: deliveries.values.flatMap(\.values))
+            options.serviceTap = ServiceTap(answering: services, deliveries: deliveries, gate: replayGate)
+            options.observers.append(ActionsHandled(gate: replayGate))
+            gate = replayGate
+        }
         var lines = inputLines.makeIterator()
         let states = PrintedStates()
-        _ = FeatureRun(options: options, input: InputLines(interactive: false, name: "rerun") { lines.next() }, write: states.add).run()
+        let input = InputLines(interactive: false, name: "rerun") {
+            guard let line = lines.next() else {
+                gate?.releaseAll()  // no action comes any more: what still waits for one answers now
+                return nil
+            }
+            return line
+        }
+        _ = FeatureRun(options: options, input: input, write: states.add).run()
         return states.all
     }
+}
+
+/// Tells a replay's gate of every action the run handles (its action event), so each
+/// recorded answer is delivered after the same action as when it was recorded.
+package final class ActionsHandled: RunObserver, @unchecked Sendable {
+    let gate: ReplayGate
+    package init(gate: ReplayGate) { self.gate = gate }
+    package func started(_ run: RunDescription, dispatch: any RunDispatcher) {}
+    package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) { if case .action = event { gate.actionHandled() } }
+    package func input(_ action: LuaValue, t: Int) {}
 }

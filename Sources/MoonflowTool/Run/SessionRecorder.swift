@@ -25,8 +25,11 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     /// The header's `format`: bumped when the layout of a recording changes.
     package static let format = 1
 
-    private let handle: FileHandle
+    /// Where the lines go: the file, or nowhere (`answersOnly`).
+    private let handle: FileHandle?
     private let printer = EventPrinter(format: .jsonl)
+    /// Gets every `service` line too: the inspector's re-run answers calls as they were answered.
+    package var alsoAnswer: (@Sendable (String) -> Void)?
     private let lock = NSLock()
     /// Action events seen so far, the run's clock, and where each service call's answer
     /// first arrived (by `service#call`), all on the state executor.
@@ -46,7 +49,15 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
         self.handle = handle
     }
 
-    deinit { try? handle.close() }
+    /// A recorder that writes nothing and hands only the `service` lines to `answered`
+    /// (`run --inspect` without `--record`).
+    package init(answersOnly answered: @escaping @Sendable (String) -> Void) {
+        pluginPath = nil
+        handle = nil
+        alsoAnswer = answered
+    }
+
+    deinit { try? handle?.close() }
 
     /// The header line for a run of `run`.
     package static func header(_ run: RunDescription) -> String {
@@ -63,6 +74,7 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
 
     package func started(_ run: RunDescription, dispatch: any RunDispatcher) {
         place.withLock { $0.now = run.now }
+        guard handle != nil else { return }
         var described = run
         if let pluginPath {
             described = RunDescription(name: run.name, version: run.version, path: pluginPath, actions: run.actions, clock: run.clock, now: run.now)
@@ -72,10 +84,14 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
 
     package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {
         if case .action = event { place.withLock { $0.actions += 1 } }
+        guard handle != nil else { return }
         write(lock.withLock { printer.render(event, t: t) })
     }
 
-    package func input(_ action: LuaValue, t: Int) { write(SessionRecorder.inputLine(action, t: t)) }
+    package func input(_ action: LuaValue, t: Int) {
+        guard handle != nil else { return }
+        write(SessionRecorder.inputLine(action, t: t))
+    }
 
     /// The tap that writes a `service` line for every Swift service or repository call once it ends:
     /// `{"service":"users:getAll","call":1,"values":[...],"error":"..."}`.
@@ -83,7 +99,9 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
         let tap = ServiceTap(recording: { [weak self] service, call, outcome in
             guard let self else { return }
             let arrived = place.withLock { $0.arrivals.removeValue(forKey: "\(service)#\(call)") }
-            write(SessionRecorder.serviceLine(service, call: call, outcome, arrived: arrived))
+            let line = SessionRecorder.serviceLine(service, call: call, outcome, arrived: arrived)
+            if handle != nil { write(line) }
+            alsoAnswer?(line)
         })
         tap.arrived = { [weak self] service, call in
             self?.place.withLock {
@@ -102,7 +120,35 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
         return "{\"service\":\(q(service)),\"call\":\(call),\"values\":\(values)\(error)\(point)}"
     }
 
+    /// A `service` line read back: the call's outcome, and where its answer arrived when
+    /// the line says. Nil when it is not a whole service line.
+    package static func serviceAnswer(_ value: LuaValue) -> (service: String, call: Int, outcome: ServiceOutcome, delivery: ServiceDelivery?)? {
+        guard let service = value["service"]?.stringValue, case .integer(let call)? = value["call"], case .table(let values)? = value["values"] else { return nil }
+        var delivery: ServiceDelivery?
+        if case .integer(let after)? = value["after"], case .integer(let t)? = value["t"], after >= 0, t >= 0 {
+            var order: Int?
+            if case .integer(let n)? = value["n"], n >= 0 { order = Int(clamping: n) }
+            delivery = ServiceDelivery(after: Int(clamping: after), t: Int(clamping: t), order: order)
+        }
+        return (service, Int(clamping: call), ServiceOutcome(values: values.array, error: value["error"]?.stringValue), delivery)
+    }
+
     private func write(_ line: String) {
-        lock.withLock { handle.write(Data((line + "\n").utf8)) }
+        lock.withLock { handle?.write(Data((line + "\n").utf8)) }
+    }
+}
+
+extension FeatureRun.Options {
+    /// Hands every service and repository answer to `observer` as a recording's `service`
+    /// line (what `run --inspect` does for the inspector's `rerun`): through the `--record`
+    /// recorder when there is one, else through a recorder that writes nothing.
+    package mutating func handAnswers(to observer: any RunObserver) {
+        if let recorder = observers.lazy.compactMap({ $0 as? SessionRecorder }).first {
+            recorder.alsoAnswer = { [weak observer] in observer?.answered($0) }
+            return
+        }
+        let answers = SessionRecorder(answersOnly: { [weak observer] in observer?.answered($0) })
+        observers.append(answers)
+        serviceTap = answers.serviceTap
     }
 }
