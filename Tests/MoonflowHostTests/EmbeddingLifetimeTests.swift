@@ -113,6 +113,37 @@ final class EmbeddingLifetimeTests: XCTestCase {
         XCTAssertTrue(logged.all.contains { $0.contains("no stock data for A") }, "\(logged.all)")
     }
 
+    /// A live feature keeps its host alive: an app that releases the host first still gets
+    /// its Swift services called and its logs delivered (before: every later call failed
+    /// with "service 'price': the host is gone").
+    func testAFeatureKeepsItsHostsServicesAfterTheHostIsReleased() async throws {
+        try write("priced/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "priced",
+              initial = { price = 0 },
+              actions = { ask = { sku = "string" } },
+              mutations = { priced = { price = "integer" } },
+              handle = function(action, state, env)
+                return env.services.price(action.sku):map(function(p) return { type = "priced", price = p } end)
+              end,
+              reduce = function(state, m) state.price = m.price return state end,
+            }
+            """)
+        var host: FeatureHost? = try self.host()
+        host!.register(service: "price") { args in .integer(Int64(args.first?.stringValue?.count ?? 0) * 100) }
+        weak let released = host
+        let priced = try await host!.load("priced")
+        host = nil
+        XCTAssertNotNil(released, "the feature keeps the host")
+        let errors = Logged()
+        priced.events.observe(value: { if case .error(let message, _) = $0 { errors.add(message) } })
+        try priced.send(["type": "ask", "sku": "tea"])
+        await priced.idle()
+        XCTAssertEqual(errors.all, [])
+        XCTAssertEqual(priced.state["price"], .integer(300))
+    }
+
     func testRegisteringServicesWhileFeaturesLoadIsSafe() async throws {
         let host = try host()
         let done = DispatchGroup()

@@ -14,9 +14,13 @@ extension FeatureHost {
             let (env, interactors) = try makeEnv(definition)
             let feature = try LuaFeature(definition: definition, bridge: bridge, env: env, source: source, context: context, initial: initial)
             attachLogs(of: interactors, to: feature)
+            // Its services, logs and plugin sources are the host's: a live feature keeps it.
+            feature.owner = self
             return feature
         case .compose:
-            return try LuaComposite(definition: definition, bridge: bridge, children: try makeChildren(definition, source: source, initial: initial), source: source)
+            let composite = try LuaComposite(definition: definition, bridge: bridge, children: try makeChildren(definition, source: source, initial: initial), source: source)
+            composite.owner = self
+            return composite
         case .interactor:
             throw HostError("\(source) defines an mf.interactor, not a feature: features use it through env.interactors")
         }

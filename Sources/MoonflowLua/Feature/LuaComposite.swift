@@ -23,6 +23,8 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
     /// The children, in name order.
     package private(set) var children: [(name: String, feature: RunningFeature)]
     package let outlet = EventOutlet()
+    /// The host that made it, kept alive while the composition lives (`BridgedFeature.owner`).
+    package var owner: AnyObject?
     private var seq = 0
     private let lock = NSLock()
     private var _state: LuaValue = .nil

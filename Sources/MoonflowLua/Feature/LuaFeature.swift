@@ -80,6 +80,9 @@ package final class LuaFeature: @unchecked Sendable {
     package private(set) var interactor: Interactor<Int, FeatureAction, FeatureMutation, LuaValue>!
     private var disposables = CompositeDisposable()
     private var tracesActions = false
+    /// The host that made it, kept alive while the feature lives (`BridgedFeature.owner`); set
+    /// once before the feature is handed out, never read.
+    package var owner: AnyObject?
     /// Tag put on outward effects (the child's name under mf.compose); any thread.
     package var effectSource: String? {
         get { bindingLock.withLock { $0.effectSource } }

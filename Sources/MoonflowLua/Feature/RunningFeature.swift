@@ -92,6 +92,9 @@ extension LuaFeature: BridgedFeature {
 /// the async work in flight), which an app never touches.
 package protocol BridgedFeature: RunningFeature {
     var bridge: LuaBridge { get }
+    /// What the feature keeps alive for as long as it lives: the host that made it, whose
+    /// services, logs and plugin sources its calls reach (an app may release the host first).
+    var owner: AnyObject? { get set }
     /// Reports an error that happened outside the loop (a failed reload) as an `.error` event.
     func report(outside error: any Error, stage: FeatureError.Stage)
 }
