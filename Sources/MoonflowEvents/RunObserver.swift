@@ -25,11 +25,20 @@ public protocol RunObserver: AnyObject, Sendable {
     /// A service or repository call's answer, as a recording's `service` line says it (where
     /// the run hands answers out: `run --inspect`); the inspector's `rerun` answers with it.
     func answered(_ line: String)
+    /// `observe` with `causeID`, which tells equal actions apart (see the default).
+    func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?, causeID: String?)
 }
 
 extension RunObserver {
     /// Most observers have no use for answers.
     public func answered(_ line: String) {}
+
+    /// `observe`, with which action `cause` is when two are equal (`causeID`: its number in
+    /// the run, the same for an action event and the events it causes; nil when unknown).
+    /// What a run calls; observers that group events by their action (the inspector) take it.
+    public func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?, causeID: String?) {
+        observe(event, t: t, cause: cause)
+    }
 }
 
 /// What runs: the feature's identity, its declared actions, where it came from.

@@ -262,8 +262,8 @@ package final class DevServer: @unchecked Sendable {
             }
             session.connection.withLock { $0 = id }
             for observer in session.observers { observer.started(run, dispatch: session.dispatcher) }
-        case let .event(event, t, cause):
-            for observer in lock.withLock({ sessions[key]?.observers }) ?? [] { observer.observe(event, t: t, cause: cause) }
+        case let .event(event, t, cause, causeID):
+            for observer in lock.withLock({ sessions[key]?.observers }) ?? [] { observer.observe(event, t: t, cause: cause, causeID: causeID) }
         case let .input(action, t):
             for observer in lock.withLock({ sessions[key]?.observers }) ?? [] { observer.input(action, t: t) }
         case let .answered(answer):

@@ -101,7 +101,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     private var inputsDropped = 0
     private var unlinkedInput = 0
     /// Recent action frames, for `cause`.
-    private var actionFrames: [(action: LuaValue, seq: Int, at: Date)] = []
+    private var actionFrames: [(action: LuaValue, seq: Int, at: Date, id: String?)] = []
 
     /// Runs the feature again for `rerun` and `toggle`: the plugin at `path` as its code is
     /// now, sent these input lines on the virtual clock in a host of its own; every state it
@@ -140,6 +140,13 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     }
 
     public func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {
+        observe(event, t: t, cause: cause, causeID: nil)
+    }
+
+    /// An event and its cause; `causeID` (the action's number in its loop) picks the right
+    /// action frame when two are equal: a late mutation of the first of two `load`s in
+    /// flight joins the first.
+    public func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?, causeID: String?) {
         lock.withLock {
             let seq = first + frames.count
             var fields = "\"seq\":\(seq)"
@@ -147,7 +154,8 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
             // that of an earlier frame of the same action.
             var own = false
             if case .action(let action) = event { own = action == cause }
-            if let cause, !own, let from = actionFrames.last(where: { $0.action == cause }) {
+            if let cause, !own, let from = causeID.flatMap({ id in actionFrames.last { $0.id == id && $0.action == cause } })
+                ?? actionFrames.last(where: { $0.action == cause }) {
                 let json = (try? cause.json(sortedKeys: true, root: "cause")) ?? "{}"
                 fields += ",\"cause\":{\"seq\":\(from.seq),\"action\":\(json)}"
             }
@@ -157,7 +165,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 frame = stateFrame(state, step: step, seq: seq, t: t, fields: fields)
             default:
                 if case .action(let action) = event {
-                    actionFrames.append((action, seq, Date()))
+                    actionFrames.append((action, seq, Date(), causeID))
                     // The oldest input not yet handled that is this action.
                     let sent = unlinkedInput < inputs.count ? json(action, "action") : ""
                     if unlinkedInput < inputs.count, let i = inputs[unlinkedInput...].firstIndex(where: { $0.frame == nil && $0.action == sent }) {

@@ -77,8 +77,8 @@ while true {
         switch message {
         case let .started(name, version, path, actions, clock):
             hub.started(RunDescription(name: name, version: version, path: path, actions: InspectorPipe.schema(actions), clock: clock), dispatch: dispatcher)
-        case let .event(event, t, cause):
-            hub.observe(event, t: t, cause: cause)
+        case let .event(event, t, cause, causeID):
+            hub.observe(event, t: t, cause: cause, causeID: causeID)
         case let .input(action, t):
             hub.input(action, t: t)
         case let .answered(answer):

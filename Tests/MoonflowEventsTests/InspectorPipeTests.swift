@@ -15,6 +15,7 @@ final class InspectorPipeTests: XCTestCase {
             .event(.state(state, seq: 0), t: 0, cause: nil),
             .event(.action(action), t: 5, cause: nil),
             .event(.mutation(["type": "add", "n": 1], seq: 1), t: 5, cause: action),
+            .event(.mutation(["type": "add", "n": 2], seq: 2), t: 6, cause: action, causeID: "3"),
             .event(.effect(["type": "toast"], from: "child"), t: 6, cause: action),
             .event(.effect(["type": "toast"], from: nil), t: 6, cause: nil),
             .event(.error(message: "init.lua:3: boom\nstack traceback:\n\t[C]: in ?", location: "init.lua:3"), t: 7, cause: action),

@@ -235,6 +235,28 @@ final class InspectorTests: XCTestCase {
         XCTAssertEqual(same["states"], 4)
     }
 
+    /// Two equal actions in flight (`load` twice, each reading SQLite): each late mutation
+    /// joins the action that caused it, told apart by its number in the loop (before: both
+    /// joined the later one, the last frame of an equal action).
+    func testEqualActionsInFlightEachKeepTheirLateMutations() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-equal-causes-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plugin = folder.appendingPathComponent("checkout")
+        try FileManager.default.copyItem(at: InspectedRun.root.appendingPathComponent("plugins/checkout"), to: plugin)
+        inspected.stop()
+        inspected = try InspectedRun(path: plugin.path)
+        feed.send(#"{"type":"load"}"#, #"{"type":"load"}"#)
+        try waitForFrames(7)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        let frames = try await page.frames(count: 8)
+        let loads = frames.filter { $0["event"] == "action" }.compactMap { $0["seq"] }
+        let causes = frames.filter { $0["event"] == "mutation" }.compactMap { $0["cause"]?["seq"] }
+        XCTAssertEqual(loads.count, 2, "\(frames)")
+        XCTAssertEqual(Set(causes), Set(loads), "each load keeps its own restored mutation: \(frames)")
+    }
+
     func testToggleLeavesAnActionOutAndRecomputesTheLaterStates() async throws {
         feed.send(#"{"type":"increment"}"#, #"{"type":"increment","by":5}"#, #"{"type":"increment"}"#)
         try waitForFrames(10)

@@ -228,7 +228,7 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
             let t = Int(Date().timeIntervalSince(start) * 1000)
             // What the app sent, as `moonflow run` reports its input: the recording replays it.
             if case .action(let action) = event { self.send(InspectorPipe.line(.input(action, t: t)), session: id) }
-            self.send(InspectorPipe.line(.event(event, t: t, cause: feature?.eventCause)), session: id)
+            self.send(InspectorPipe.line(.event(event, t: t, cause: feature?.eventCause, causeID: (feature as? BridgedFeature)?.eventCauseID)), session: id)
         }, onFinish: { [weak self] in
             _ = self?.state.withLock { $0.sessions.removeValue(forKey: id) }
         })

@@ -45,7 +45,8 @@ package enum InspectorPipe {
     /// What `moonflow` writes to the child.
     package enum ToChild: Sendable, Equatable {
         case started(name: String, version: Int64, path: String, actions: [String: [String: String]]?, clock: FeatureHost.Clock)
-        case event(FeatureEvent, t: Int, cause: LuaValue?)
+        /// `causeID` tells equal causes apart (the action's number in its loop), when known.
+        case event(FeatureEvent, t: Int, cause: LuaValue?, causeID: String? = nil)
         case input(LuaValue, t: Int)
         /// A service call's answer, as the `service` line of a recording says it: the
         /// inspector's `rerun` answers the call the same way at the same point.
@@ -169,8 +170,8 @@ package enum InspectorPipe {
                 }.joined(separator: ",") + "}"
             }
             return "{\"m\":\"started\",\"name\":\(q(name)),\"version\":\(version),\"path\":\(q(path)),\"clock\":\(q(clock.rawValue)),\"actions\":\(declared)}"
-        case let .event(event, t, cause):
-            let causeField = cause.map { ",\"cause\":\(json($0))" } ?? ""
+        case let .event(event, t, cause, causeID):
+            let causeField = (cause.map { ",\"cause\":\(json($0))" } ?? "") + (causeID.map { ",\"causeID\":\(q($0))" } ?? "")
             return "{\"m\":\"event\",\"t\":\(t)\(causeField),\(eventFields(event))}"
         case let .input(action, t):
             return "{\"m\":\"input\",\"t\":\(t),\"action\":\(json(action))}"
@@ -244,7 +245,7 @@ package enum InspectorPipe {
                   let clock = o["clock"]?.stringValue.flatMap(FeatureHost.Clock.init(rawValue:)) else { throw bad(line) }
             return .started(name: name, version: version, path: path, actions: actions, clock: clock)
         case "event":
-            return .event(try event(o, line), t: try int(o["t"], line), cause: o["cause"])
+            return .event(try event(o, line), t: try int(o["t"], line), cause: o["cause"], causeID: o["causeID"]?.stringValue)
         case "input":
             return .input(o["action"] ?? .nil, t: try int(o["t"], line))
         case "answered":

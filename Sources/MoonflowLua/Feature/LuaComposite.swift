@@ -168,6 +168,8 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
     private var deliveringChild: RunningFeature?
 
     package var eventCause: LuaValue? { deliveringChild?.eventCause }
+    /// None: the composition's own action event has no loop number to match its children's.
+    package var eventCauseID: String? { nil }
 
     package var inFlight: [FeatureFlight] {
         children.flatMap { child in

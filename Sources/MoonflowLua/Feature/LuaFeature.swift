@@ -124,7 +124,7 @@ package final class LuaFeature: @unchecked Sendable {
             settled: { [weak self] in self?.takePending() },
             outward: { [weak self] traced in
                 guard let self, self.outlet.wants(.effect) else { return }
-                self.delivering(cause: traced.action) { self.outlet.send(.effect, .effect(traced.value, from: self.effectSource)) }
+                self.delivering(cause: traced.action, id: traced.actionID) { self.outlet.send(.effect, .effect(traced.value, from: self.effectSource)) }
             },
             // Only checkedEffects makes a list of effects: a single effect always has its `type`.
             split: { effect in
@@ -140,7 +140,7 @@ package final class LuaFeature: @unchecked Sendable {
             case .reduce: .reduce
             case .effect: .effect
             }
-            self.delivering(cause: failure.action) { self.report(failure.error, stage: stage, action: failure.action.value) }
+            self.delivering(cause: failure.action, id: failure.actionID) { self.report(failure.error, stage: stage, action: failure.action.value) }
         }
     }
 
@@ -160,7 +160,7 @@ package final class LuaFeature: @unchecked Sendable {
         tracesActions = true
         disposables += interactor.actions.observe { [weak self] traced in
             guard let self, !self.binding.reportsActionsInHandle else { return }
-            self.report(traced.value)
+            self.delivering(cause: traced.value, id: traced.actionID) { self.report(traced.value) }
         }
     }
 
@@ -268,11 +268,22 @@ package final class LuaFeature: @unchecked Sendable {
     }
 
     private var deliveringCause: FeatureAction?
+    private var deliveringCauseID = 0
 
-    private func delivering(cause: FeatureAction, _ body: () -> Void) {
+    private func delivering(cause: FeatureAction, id: Int, _ body: () -> Void) {
         deliveringCause = cause
+        deliveringCauseID = id
         defer { deliveringCause = nil }
         body()
+    }
+
+    /// Which action `eventCause` is when two are equal (two `load`s in flight): its number in
+    /// this feature's loop, as text; or the event's own action's, for an action event. Read it
+    /// from an `outlet` listener, beside `eventCause`.
+    package var eventCauseID: String? {
+        if deliveringCause != nil { return String(deliveringCauseID) }
+        let id = interactor.actionIDAtWork
+        return id > 0 ? String(id) : nil
     }
 
     /// The action behind the event being delivered right now: a mutation's, a

@@ -95,6 +95,9 @@ package protocol BridgedFeature: RunningFeature {
     /// What the feature keeps alive for as long as it lives: the host that made it, whose
     /// services, logs and plugin sources its calls reach (an app may release the host first).
     var owner: AnyObject? { get set }
+    /// Which action `eventCause` is, when two are equal: an id unique in the feature's run (nil
+    /// when there is none to give: a composition's own action events have no loop of their own).
+    var eventCauseID: String? { get }
     /// Reports an error that happened outside the loop (a failed reload) as an `.error` event.
     func report(outside error: any Error, stage: FeatureError.Stage)
 }

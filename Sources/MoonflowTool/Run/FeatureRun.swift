@@ -118,7 +118,8 @@ package final class FeatureRun: @unchecked Sendable {
         // that kept it would expect it again where nothing was sent.
         if !options.observers.isEmpty && !asInput {
             let cause = feature?.eventCause
-            for observer in options.observers { observer.observe(event, t: now, cause: cause) }
+            let causeID = (feature as? BridgedFeature)?.eventCauseID
+            for observer in options.observers { observer.observe(event, t: now, cause: cause, causeID: causeID) }
         }
     }
 

@@ -101,6 +101,10 @@ package final class InspectorProcess: RunObserver, @unchecked Sendable {
         send(.event(event, t: t, cause: cause))
     }
 
+    package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?, causeID: String?) {
+        send(.event(event, t: t, cause: cause, causeID: causeID))
+    }
+
     package func input(_ action: LuaValue, t: Int) {
         send(.input(action, t: t))
     }

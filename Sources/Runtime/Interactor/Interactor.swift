@@ -150,6 +150,9 @@ public final class Interactor<State: Sendable, Action: Sendable, Mutation: Senda
     /// The action whose handling produced the mutation being reduced: read it from inside
     /// `reduce` (or an observer it calls); nil anywhere else.
     @inlinable public var actionBeingReduced: Action? { loop.confined.pointee.reducing }
+    /// The id (`Traced.actionID`) of the action whose work the loop runs now: being handled,
+    /// or one of its mutations being reduced. Read it on the loop's thread, from inside it.
+    @inlinable package var actionIDAtWork: Int { loop.confined.pointee.working }
 
     /// The handler streams, effect streams and queued handlings still running, oldest first.
     public var inFlight: [InFlight] { loop.inFlight }

@@ -120,6 +120,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         @usableFromInline var current: State
         /// The action behind the mutation being reduced (nil outside `reduce`).
         @usableFromInline var reducing: Action?
+        /// The id of the action whose work runs now: handled, or its mutation reduced (0 before any).
+        @usableFromInline var working = 0
         @usableFromInline var taps: Taps
         @usableFromInline var owner = LoopOwner()
         /// `settled` ran since the last work taken (the next empty queue gives up the loop).
@@ -319,6 +321,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     @inlinable
     func process(_ origin: Origin) {
         confined.pointee.owner.check()
+        confined.pointee.working = origin.id
         if let tap = taps.actions { emit(tap, Traced(value: origin.action, action: origin.action, actionID: origin.id)) }
         if let strategy, case let chosen = strategy(origin.action), chosen != .merge {
             process(origin, strategy: chosen)
@@ -366,6 +369,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     @inlinable
     func reduceStep(_ mutation: Mutation, _ origin: Origin) {
         confined.pointee.owner.check()
+        confined.pointee.working = origin.id
         if let tap = taps.mutations { emit(tap, Traced(value: mutation, action: origin.action, actionID: origin.id)) }
         var next = confined.pointee.current
         let effect: Effect?
