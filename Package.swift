@@ -101,12 +101,14 @@ let package = Package(
                 "MoonflowHost",
                 "MoonflowEvents",
                 "MoonflowSQLite",
+                "MoonflowTesting",
+                "LuaKit",
                 "CEditShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The inspector's server for `moonflow run --inspect`, which starts it beside itself and
-        // feeds it the run over pipes (Sources/MoonflowEvents/InspectorPipe.swift).
+        // feeds it the run over pipes (Sources/MoonflowHost/DevServer/InspectorPipe.swift).
         .executableTarget(
             name: "moonflow-inspector",
             dependencies: ["MoonflowInspector", "MoonflowTool", "MoonflowEvents", "MoonflowHost", "MoonflowLua", "LuaKit"]
@@ -133,8 +135,8 @@ let package = Package(
         // Plugin folders, the probe feature and what the two harnesses share, for the test targets above and below.
         .target(name: "PluginFixtures", dependencies: ["MoonflowLua", "LuaKit", "Streams", "StreamsTesting"], path: "Tests/PluginFixtures"),
         // The host's own tests, and the host with MoonflowSQLite's file store for declared repositories.
-        .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "MoonflowTesting", "MoonflowSQLite", "StreamsTesting", "PluginFixtures"]),
-        .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "LuaKit"]),
+        .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "MoonflowTesting", "MoonflowSQLite", "StreamsTesting", "PluginFixtures", "Runtime", "Streams"]),
+        .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "MoonflowLua", "LuaKit"]),
         .testTarget(name: "MoonflowEventsTests", dependencies: ["MoonflowEvents", "MoonflowHost", "LuaKit"]),
         .testTarget(name: "MoonflowToolTests", dependencies: ["MoonflowTool", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowLua", "LuaKit", "Streams"]),
         .testTarget(name: "NotesExampleTests", dependencies: ["NotesExample", "MoonflowHost", "LuaKit"]),
