@@ -179,12 +179,6 @@ public final class EventPrinter: @unchecked Sendable {
 
     struct Change { let path: String; let old: String; let new: String }
 
-    /// The changed paths between `old` and `new` (the entry at `path` of a state) as
-    /// pretty output lists them: `items[2].title: "a" → "b"`, depth first, keys sorted.
-    public static func diffLines(_ old: LuaValue, _ new: LuaValue, at path: [LuaValue]) -> [String] {
-        diff(old, new, path: EventPrinter.path(path)).map { "\($0.path): \($0.old) → \($0.new)" }
-    }
-
     /// `path` as `diff` names it: `items[3].title` ("" for the whole state).
     static func path(_ keys: [LuaValue]) -> String {
         var path = ""

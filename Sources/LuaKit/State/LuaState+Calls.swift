@@ -521,13 +521,3 @@ extension LuaSlots {
         }
     }
 }
-
-extension LuaState {
-    /// Whether `slots[i]` is the very value `ref` holds (raw identity).
-    public func isSame(_ slots: LuaSlots, _ i: Int, _ ref: LuaRef) throws -> Bool {
-        let L = slots.L
-        mf_rawgeti_registry(L, lua_Integer(ref.ref))
-        defer { mf_pop(L, 1) }
-        return lua_rawequal(L, -1, slots.base + Int32(i)) != 0
-    }
-}

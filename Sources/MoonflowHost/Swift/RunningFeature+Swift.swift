@@ -78,17 +78,6 @@ extension RunningFeature {
         }
     }
 
-    /// The current state, then every change, each decoded into `T` (a state that
-    /// does not decode into `T` is skipped; `FeatureViewModel` reports it instead).
-    public func decodedStates<T: Decodable & Sendable>(_ type: T.Type) -> AsyncStream<T> {
-        let decoder = LuaValueDecoder()
-        let current = try? decoder.decode(T.self, from: state)
-        return stream(first: current, kinds: .state) { event, _ in
-            guard case .state(let s, let seq) = event, seq > 0 else { return nil }
-            return try? decoder.decode(T.self, from: s)
-        }
-    }
-
     /// Calls `body` with every event of `kinds` (all by default) until the token is
     /// cancelled or released. Asking for fewer kinds costs less: without a mutation
     /// observer, a mutation `handle` returned is never copied out of Lua.

@@ -7,14 +7,8 @@ extension Interactor {
     ///
     /// Subscribes when the property is read, so nothing sent after that is missed; ends on `dispose()`.
     public var stateValues: AsyncStream<State> { makeAsyncStream(state.producer) }
-    /// `effects` as an `AsyncSequence`.
-    public var effectValues: AsyncStream<Traced<Effect>> { makeAsyncStream(effects.producer) }
-    /// `actions` as an `AsyncSequence`.
-    public var actionValues: AsyncStream<Traced<Action>> { makeAsyncStream(actions.producer) }
     /// `mutations` as an `AsyncSequence`.
     public var mutationValues: AsyncStream<Traced<Mutation>> { makeAsyncStream(mutations.producer) }
-    /// `errors` as an `AsyncSequence`.
-    public var errorValues: AsyncStream<Failure> { makeAsyncStream(errors.producer) }
 }
 
 /// Starts `producer` now and buffers its values into an `AsyncStream` that ends when it terminates.
