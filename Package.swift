@@ -122,6 +122,8 @@ let package = Package(
                 resources: [.copy("plugins")]),
         // An app for `moonflow serve`'s end-to-end tests (MoonflowInspectorTests runs it): MoonflowHost alone.
         .executableTarget(name: "moonflow-serve-testapp", dependencies: ["MoonflowHost"], path: "Tests/ServeTestApp"),
+        // An app's main (a plain one and an `async` one) driving a main-actor host, for EndToEndTests.
+        .executableTarget(name: "moonflow-embedding-probe", dependencies: ["MoonflowHost", "LuaKit"], path: "Tests/EmbeddingProbe"),
         // Benchmarks: a program that prints figures (scripts/bench builds it in release).
         .executableTarget(
             name: "moonflow-bench",

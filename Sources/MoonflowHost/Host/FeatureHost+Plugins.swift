@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowLua
+import Streams
 
 /// Finding plugins and loading them: a name or path resolved to a file, its definition read,
 /// `require` pointed at its folder, and the loads that make a feature from it.
@@ -195,7 +196,7 @@ extension FeatureHost {
     /// work runs on the state executor and the caller resumes when it is done.
     public func load(_ spec: String, initial: LuaValue? = nil) async throws -> RunningFeature {
         // On the virtual clock, and on a main-actor host called from the main thread, it is that thread's work.
-        guard let queue, queue !== DispatchQueue.main || !Thread.isMainThread else { return try loadNow(spec, initial: initial) }
+        guard let queue, queue !== DispatchQueue.main || !MainScheduler.isCurrent else { return try loadNow(spec, initial: initial) }
         // Handed over through a lock: the feature was made on the queue, and the lock gives
         // the caller's thread (and ThreadSanitizer) the ordering the continuation implies.
         let handover = Handover()

@@ -155,7 +155,7 @@ public final class FeatureHost: @unchecked Sendable {
         if !onMain { queue?.setSpecific(key: onQueue, value: true) }
         let onQueue = self.onQueue
         if onMain {
-            isOnExecutor = { Thread.isMainThread }
+            isOnExecutor = { MainScheduler.isCurrent }
         } else {
             isOnExecutor = { DispatchQueue.getSpecific(key: onQueue) == true }
         }

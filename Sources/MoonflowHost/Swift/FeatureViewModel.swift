@@ -86,7 +86,7 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
                 error = feature?.eventError ?? FeatureError(stage: .handle, message: message, location: location)
             default: return
             }
-            if Thread.isMainThread {
+            if MainScheduler.isCurrent {
                 MainActor.assumeIsolated {
                     guard let self else { return }
                     self.takeInbox()

@@ -16,17 +16,32 @@ public final class MainScheduler: Scheduler, @unchecked Sendable {
 
     /// Timers, and actions scheduled from other threads.
     private let queue = QueueScheduler(queue: .main)
-    /// Touched on the main thread only: whether an action runs there now, and what waits for it.
+    /// Touched on the main actor's executor only (`isCurrent`): whether an action runs there
+    /// now, and what waits for it.
     private var running = false
     private var waiting: [(AnyDisposable, @Sendable () -> Void)] = []
 
     private init() {}
 
+    /// Whether the caller runs on the main actor's executor: the main thread (a plain `main`,
+    /// the run loop), or whatever thread drains the main queue now. A Swift `async` main
+    /// parks the main thread in `dispatchMain()` on Linux, and the main actor resumes on
+    /// another thread: asking the thread would say no there, and a `DispatchQueue.main.sync`
+    /// from it would trap. The main queue carries a mark that says so wherever it runs.
+    package static var isCurrent: Bool { Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueMark) == true }
+
+    /// Set on the main queue once, before the first question.
+    private static let mainQueueMark: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
     public var now: Int { queue.now }
 
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> Disposable {
-        guard Thread.isMainThread else { return queue.schedule(action) }
+        guard MainScheduler.isCurrent else { return queue.schedule(action) }
         let disposable = AnyDisposable()
         waiting.append((disposable, action))
         guard !running else { return disposable }
