@@ -111,6 +111,32 @@ final class CodableTests: XCTestCase {
 
     // MARK: Round trips
 
+    /// A `LuaValue` is `Codable`: `LuaValueDecoder` and `LuaValueEncoder` hand it over as it
+    /// is (integer and boolean keys kept), and JSON's coders see JSON's values.
+    func testALuaValueDecodesAndEncodesAsItself() throws {
+        struct View: Codable, Equatable { let title: String; let extra: LuaValue }
+        let state: LuaValue = ["title": "cart", "extra": .table(LuaTable(array: [1, "two"], hash: [.integer(10): true, .boolean(true): "yes"]))]
+        let view = try LuaValueDecoder().decode(View.self, from: state)
+        XCTAssertEqual(view.extra, state["extra"], "the field is the value itself, every key kept")
+        XCTAssertEqual(try LuaValueDecoder().decode(LuaValue.self, from: state), state)
+        XCTAssertEqual(try LuaValueEncoder().encode(view), state)
+
+        let json = Data(#"{"items":[1,2.5,"x",true,null],"empty":[],"n":{"a":1}}"#.utf8)
+        let decoded = try JSONDecoder().decode(LuaValue.self, from: json)
+        XCTAssertEqual(decoded["items"]?[0], .integer(1))
+        XCTAssertEqual(decoded["items"]?[1], .number(2.5))
+        XCTAssertEqual(decoded["items"]?[2], "x")
+        XCTAssertEqual(decoded["items"]?[3], .boolean(true))
+        XCTAssertEqual(decoded["items"]?[4], nil, "null is a hole")
+        XCTAssertEqual(decoded["n"]?["a"], .integer(1))
+        let encoded = try JSONEncoder().encode(decoded["n"]!)
+        XCTAssertEqual(try JSONDecoder().decode(LuaValue.self, from: encoded), decoded["n"], "a round trip through JSON")
+        XCTAssertEqual(String(decoding: try JSONEncoder().encode(LuaValue.table(LuaTable(isJSONArray: true))), as: UTF8.self), "[]")
+        XCTAssertThrowsError(try JSONEncoder().encode(LuaValue.table(LuaTable(hash: [.boolean(true): 1])))) { error in
+            XCTAssertTrue("\(error)".contains("a table key of type boolean"), "\(error)")
+        }
+    }
+
     func testNestedValuesRoundTrip() throws {
         let value = try encoder.encode(inventory)
         XCTAssertEqual(try decoder.decode(Inventory.self, from: value), inventory)

@@ -33,7 +33,9 @@ public struct LuaValueDecoder: Sendable {
 /// The pieces shared by the containers of `LuaValueDecoder`.
 private enum LuaDecoding {
     static func decode<T: Decodable>(_ type: T.Type, from value: LuaValue, at codingPath: [any CodingKey]) throws -> T {
-        try T(from: Decoder(value: value, codingPath: codingPath))
+        // A `LuaValue` (a dynamic view, or a field of one) is the value itself, keys of every kind kept.
+        if let same = value as? T { return same }
+        return try T(from: Decoder(value: value, codingPath: codingPath))
     }
 
     /// How a message names what was found (`an integer (3)`, `a table`).

@@ -83,6 +83,7 @@ private enum LuaEncoding {
     /// Strings, booleans and numbers directly, without an encoder.
     static func primitive<T: Encodable>(_ value: T, at codingPath: [any CodingKey]) throws -> LuaValue? {
         switch value {
+        case let v as LuaValue: return v
         case let v as String: return .string(LuaString(v))
         case let v as Bool: return .boolean(v)
         case let v as Double: return .number(v)
