@@ -225,10 +225,6 @@ package struct SpecRunner: Sendable {
         var location: String?
     }
 
-    /// Hosts that got stuck, kept for good: freeing one would touch the Lua state its
-    /// stuck thread may come back into.
-    private static let leftBehind = Locked([FeatureHost]())
-
     /// Runs `file`'s tests after the first `skip` in a fresh Lua state, on a thread of
     /// its own; returns the test that got stuck, or nil when the file ran to its end.
     private func runOnce(_ file: String, skipping skip: Int, keep: @escaping @Sendable (Result) -> Void,
@@ -288,7 +284,9 @@ package struct SpecRunner: Sendable {
         }
         if !ended {
             abandoned.withLock { $0 = true }
-            SpecRunner.leftBehind.withLock { $0.append(host) }
+            // Kept until its call returns: freeing the state would touch it under that call.
+            let stuckLua = host.lua
+            AbandonedStates.shared.keep([host], while: { stuckLua.isInCall })
             var stuck = current.withLock { $0 }
             stuck.seconds = Date().timeIntervalSince(started.withLock { $0 })
             return stuck
