@@ -216,4 +216,33 @@ final class HostileRoundThreeRuntimeTests: ScratchTestCase {
         XCTAssertTrue(stuck.last?.contains("4 Lua states stuck so are left behind now, the most a run keeps") == true, stuck.last ?? "")
         XCTAssertTrue(stuck.last?.hasSuffix("the run ends") == true, stuck.last ?? "")
     }
+
+    /// `test` too: each stuck test left its state behind and the file went on in a fresh one.
+    /// With 4 left behind at once, the file's later tests do not run, and the failure says so.
+    func testASpecFileStopsMakingStatesAtTheCapSayingSo() throws {
+        try write("plugins/blocking/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "blocking", initial = { count = 0 }, actions = { block = {} }, mutations = {},
+              handle = function() os.execute(\(Self.untilMoonflowEnds)) end,
+              reduce = function(s) return s end,
+            }
+            """)
+        try write("plugins/blocking/spec/blocking_spec.lua", """
+            local test = require "moonflow.test"
+            describe("blocking", function()
+              for i = 1, 5 do
+                it("blocks " .. i, function() test.store("blocking"):send { type = "block" } end)
+              end
+            end)
+            """)
+        let result = try Moonflow.run(["test", "--time-limit", "50", "plugins/blocking/spec"], in: scratch, timeout: 60)
+        XCTAssertEqual(result.status, 1, result.stdout)
+        for i in 1...4 {
+            XCTAssertTrue(result.stdout.contains("✗ blocking blocks \(i): stuck in a call that ran on past the time limit"), result.stdout)
+        }
+        XCTAssertTrue(result.stdout.contains("4 Lua states stuck so are left behind now, the most a run keeps (each holds its memory "
+                                             + "until its call returns): the tests after it in this file do not run"), result.stdout)
+        XCTAssertFalse(result.stdout.contains("blocks 5"), "the fifth test did not run: \(result.stdout)")
+    }
 }
