@@ -3,7 +3,7 @@
 // read and changed knowing only what is below it:
 //   profiles.c -> match.c -> watchdog.c -> views.c;  watchdog.c -> platform.c
 //   profiles.c, protected.c, standalone.c, budgets.c -> watchdog.c
-//   protected.c, standalone.c -> messages.c;  protected.c -> warnings.c, views.c;  json.c -> values.c, views.c;  json_read.c -> values.c
+//   protected.c, standalone.c -> messages.c;  protected.c -> warnings.c, views.c, pipes.c, callouts.c;  trampoline.c -> callouts.c;  json.c -> values.c, views.c;  json_read.c -> values.c
 #ifndef CLUASHIM_INTERNAL_H
 #define CLUASHIM_INTERNAL_H
 #include "CLuaShim.h"
@@ -64,6 +64,11 @@ void mf_platform_cond_init(pthread_cond_t *cond);
 void mf_platform_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, int64_t deadline_ns);
 /// The signal the watchdog sends a thread whose call passed its deadline.
 int mf_platform_stop_signal(void);
+/// The calling thread's CPU clock, readable from other threads: 1 and `*clock` set, or 0
+/// where the system has none (a call is then timed on the wall clock).
+int mf_platform_thread_cpu_clock(clockid_t *clock);
+/// The time on a CPU clock, in ns; -1 when it cannot be read.
+int64_t mf_platform_cpu_ns(clockid_t clock);
 
 // MARK: - match.c
 
@@ -79,6 +84,23 @@ int mf_view_close(lua_State *L);
 /// refuse a state view (through the refuser registered by mf_register_view_refuser) and
 /// otherwise act as Lua's own. Allocates: only inside a protected call. [-0, +0, m]
 void mf_install_raw_functions(lua_State *L);
+
+// MARK: - callouts.c
+
+/// Where Lua calls out into code that may block (the trampoline into Swift, the wrapped
+/// library functions): calls the host's callout first when it asked for it. Never raises.
+void mf_before_callout(lua_State *L);
+/// With the libraries open: os.execute and the io functions and file methods that may
+/// block call mf_before_callout first. Allocates: only inside a protected call. [-0, +0, m]
+void mf_install_callouts(lua_State *L);
+
+// MARK: - pipes.c
+
+/// With the libraries open: io.popen notes its handles' close function, and the files'
+/// __gc closes a popen handle that was never closed on a detached thread (pclose waits
+/// for the child), so a collection step or lua_close does not wait for it. Allocates:
+/// only inside a protected call. [-0, +0, m]
+void mf_install_popen_reaping(lua_State *L);
 
 // MARK: - values.c
 

@@ -1,6 +1,7 @@
 // What the watchdog needs from the operating system, in one file: the clock
-// deadlines are measured on, a wait on a condition variable until a time on that
-// clock, and the signal that interrupts a thread running Lua. Linux has each
+// deadlines are measured on, a thread's CPU clock (what a call's time is counted on),
+// a wait on a condition variable until a time on that clock, and the signal that
+// interrupts a thread running Lua. Linux has each
 // directly; other POSIX systems (Darwin) get the portable forms below, which
 // scripts/check-portable builds and runs on Linux too. Calls no other file.
 #include "internal.h"
@@ -45,6 +46,21 @@ void mf_platform_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, in
   struct timespec ts = { (time_t)(until / 1000000000), (long)(until % 1000000000) };
 #endif
   pthread_cond_timedwait(cond, lock, &ts);
+}
+
+int mf_platform_thread_cpu_clock(clockid_t *clock) {
+#if MF_LINUX
+  return pthread_getcpuclockid(pthread_self(), clock) == 0;
+#else
+  (void)clock;
+  return 0;  // no CPU clock of a thread another can read: calls are timed on the wall clock
+#endif
+}
+
+int64_t mf_platform_cpu_ns(clockid_t clock) {
+  struct timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return -1;
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 int mf_platform_stop_signal(void) {

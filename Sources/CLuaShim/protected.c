@@ -1,8 +1,9 @@
 // Protected operations: the Lua API calls Swift makes that can raise (open the
 // libraries, call, resume, make threads and references, collect), each run inside
 // lua_pcall so no error unwinds through Swift. Calls watchdog.c (to arm the time
-// limit around a call), warnings.c, views.c (the raw functions that refuse a view)
-// and messages.c (errors cut to a size).
+// limit around a call), warnings.c, views.c (the raw functions that refuse a view),
+// pipes.c (popen handles collected without close), callouts.c (the host told before Lua
+// calls out into code that may block) and messages.c (errors cut to a size).
 #include "internal.h"
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ static int openlibs_k(lua_State *L) {
   }
   lua_settop(L, 0);
   luaL_openlibs(L);
+  mf_install_popen_reaping(L);
+  mf_install_callouts(L);
   mf_install_raw_functions(L);
   mf_install_warnings(L);
   return 0;

@@ -1,6 +1,7 @@
 // The trampoline: the Lua C functions and userdata that stand for Swift functions
 // and objects. They call Swift through the callbacks it sets and raise on the status
-// it returns, so Swift never raises; and where such a call came from. Calls no other file.
+// it returns, so Swift never raises; and where such a call came from. Calls callouts.c
+// (the host told before a call into Swift, which may block).
 #include "internal.h"
 #include <stdio.h>
 
@@ -23,6 +24,7 @@ static int box_gc(lua_State *L) {
 static int trampoline(lua_State *L) {
   void **slot = (void **)lua_touserdata(L, lua_upvalueindex(1));
   if (!slot || !*slot) return luaL_error(L, "moonflow: Swift function already released");
+  mf_before_callout(L);  // it may block: the host finishes what it keeps in Lua first
   int n = swift_call(*slot, L);  // Swift returns before anything raises
   if (n == MF_SWIFT_RAISE_WHERE) {  // a message: prefix the caller's file:line, as luaL_error does
     luaL_where(L, 1);

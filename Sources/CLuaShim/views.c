@@ -2,6 +2,7 @@
 // views' closer, which table a view shows, and the raw functions that refuse a view.
 // Calls no other file.
 #include <math.h>
+#include <string.h>
 #include "internal.h"
 
 // The write views' (what `reduce` gets) two hot metamethods in C. A view is an
@@ -40,10 +41,20 @@ static void append3(lua_State *L, int up) {
 }
 
 /// The table the view at 1 shows, pushed; raises for anything that is not a view, and
-/// for a view used outside a reduce (kept after its call: `log[-1]` is true only during one).
+/// for a view used outside the reduce it was handed out in (kept after its call: `log[-1]`
+/// is the running reduce's number, false between reduces, and `log[-2][view]` the number
+/// of the reduce that last handed the view out).
 static void push_target(lua_State *L) {
+  int top = lua_gettop(L);
   lua_rawgeti(L, lua_upvalueindex(UP_LOG), -1);
-  if (!lua_toboolean(L, -1)) {
+  int live = lua_toboolean(L, -1);
+  if (live && lua_rawgeti(L, lua_upvalueindex(UP_LOG), -2) == LUA_TTABLE) {
+    lua_pushvalue(L, 1);
+    lua_rawget(L, -2);
+    live = lua_rawequal(L, -1, -3);
+  }
+  lua_settop(L, top);
+  if (!live) {
     const char *field = "?";
     if (lua_type(L, 2) == LUA_TSTRING || lua_type(L, 2) == LUA_TNUMBER) {
       lua_pushvalue(L, 2);
@@ -52,7 +63,6 @@ static void push_target(lua_State *L) {
     luaL_error(L, "%s: this view of the state was kept after its reduce call returned; a view is valid "
                "only during the call (keep values, not the state's tables)", field);
   }
-  lua_pop(L, 1);
   lua_pushvalue(L, 1);
   if (lua_rawget(L, lua_upvalueindex(UP_TARGETS)) != LUA_TTABLE)
     luaL_error(L, "the state view is no longer valid: keep state tables only within reduce");
@@ -295,6 +305,21 @@ static int is_view(lua_State *L, int idx) {
   return is;
 }
 
+/// The level, for `error` in the refuser, of the code that called the raw function: past
+/// Moonflow's own Lua on the way (the sandbox's rawset calls this one), so the message
+/// names the plugin's line, not `[moonflow sandbox]:70`.
+static int script_level(lua_State *L) {
+  lua_Debug ar;
+  int level = 1;  // 0 is the raw function itself
+  while (lua_getstack(L, level, &ar) && lua_getinfo(L, "S", &ar)) {
+    const char *src = ar.source;
+    if (src[0] == '=' || src[0] == '@') src++;
+    if (strncmp(src, "[moonflow ", 10) != 0) break;
+    level++;
+  }
+  return level + 2;  // seen from the refuser, which the raw function calls
+}
+
 /// Raises for `name` on the view at 1 (key at 2, or none): through the refuser, which
 /// names the field, and with a plain message should no refuser be registered.
 static int refuse(lua_State *L, const char *name, int has_key) {
@@ -302,7 +327,8 @@ static int refuse(lua_State *L, const char *name, int has_key) {
     lua_pushstring(L, name);
     lua_pushvalue(L, 1);
     if (has_key) lua_pushvalue(L, 2); else lua_pushnil(L);
-    lua_call(L, 3, 0);
+    lua_pushinteger(L, script_level(L));
+    lua_call(L, 4, 0);
   }
   return luaL_error(L, "%s: the state is a view, not a plain table", name);
 }

@@ -13,7 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-// One watchdog thread keeps the states whose call is armed with a deadline.
+// One watchdog thread keeps the states whose call is armed with a deadline. A call's time
+// is its thread's CPU time (call_expired): the watchdog wakes when the call could have used
+// its limit at the soonest, reads the thread's CPU clock, and sleeps again for what is left,
+// until the call has used it or the wall-clock backstop passes (a call that blocks).
 // Nothing runs per instruction while a call is within its time: no hook is set,
 // so `debug.gethook()` shows only the script's own and `debug.sethook()` has
 // nothing of ours to remove. When a deadline passes, the watchdog signals the
@@ -193,9 +196,9 @@ static void signal_thread(mf_budget *b, pthread_t thread) {
   if (running) lua_sethook(running, stop_hook, STOP_MASK, 1);
 }
 
-/// When a call armed at `deadline` with `limit_ms` counts as stuck: past the deadline
-/// by the limit again, and by at least MF_STUCK_GRACE_MS (a loaded machine is slow to
-/// stop a loop that hooks do reach).
+/// When a call or test that expired at `deadline` with `limit_ms` counts as stuck: past the
+/// deadline by the limit again, and by at least MF_STUCK_GRACE_MS (a loaded machine is slow
+/// to stop a loop that hooks do reach).
 static int64_t stuck_after(int64_t deadline, int64_t limit_ms) {
   int64_t grace = limit_ms > MF_STUCK_GRACE_MS ? limit_ms : MF_STUCK_GRACE_MS;
   return deadline + grace * 1000000;
@@ -203,13 +206,42 @@ static int64_t stuck_after(int64_t deadline, int64_t limit_ms) {
 
 int mf_budget_stuck(const mf_budget *b) { return __atomic_load_n(&b->stuck, __ATOMIC_ACQUIRE); }
 
+int mf_budget_busy(const mf_budget *b) {
+  pthread_mutex_lock(&wd_lock);
+  int busy = b->deadline_ns != 0 || b->test_deadline_ns != 0;
+  pthread_mutex_unlock(&wd_lock);
+  return busy;
+}
+
+/// Under wd_lock, at `now`, for an armed call whose recheck time came: whether it has used
+/// its limit. Its time is its thread's CPU time since it was armed (the wall time where there
+/// is no CPU clock), so a thread a busy machine runs less is not stopped early; past the
+/// backstop it expires whatever it used (a call that blocks uses none). If not, when to look
+/// again: the soonest it could have used the rest.
+static int call_expired(mf_budget *b, int64_t now) {
+  int64_t limit_ns = b->limit_ms * 1000000;
+  int64_t used = now - (b->deadline_ns - limit_ns);
+  if (b->cpu_clock_ok) {
+    int64_t cpu = mf_platform_cpu_ns(b->cpu_clock);
+    if (cpu >= 0) used = cpu - b->cpu_start_ns;
+  }
+  if (used >= limit_ns || now >= b->backstop_ns) return 1;
+  int64_t next = now + (limit_ns - used);
+  b->recheck_ns = next < b->backstop_ns ? next : b->backstop_ns;
+  return 0;
+}
+
 static void *watchdog_main(void *unused) {
   (void)unused;
   pthread_mutex_lock(&wd_lock);
   for (;;) {
     int64_t now = mf_now_ns(), next = 0;
     for (mf_budget *b = wd_armed; b; b = b->next_armed) {
-      if (b->recheck_ns <= now) {
+      if (b->recheck_ns <= now && !b->expired && call_expired(b, now)) {
+        b->expired = 1;
+        b->stuck_ns = stuck_after(now, b->limit_ms);
+      }
+      if (b->recheck_ns <= now && b->expired) {
         __atomic_store_n(&b->timed_out, 1, __ATOMIC_RELEASE);
         signal_thread(b, b->os_thread);
         stop_from_watchdog(b);
@@ -311,6 +343,36 @@ void mf_set_running(mf_budget *b, lua_State *L) {
   __atomic_store_n(&b->running, L, __ATOMIC_SEQ_CST);
 }
 
+// A call's CPU time counts from a reading of its thread's CPU clock. Reading it is a system
+// call (about 2 µs on a virtual machine, as much as a small call costs), so each thread keeps
+// its last reading and reads again only when that is older than a sixteenth of the limit of
+// the call it arms: a call's time then counts from at most that much before it started (it
+// may stop that much early, never late), and a thread reads the clock at most 16 times per
+// limit, whatever its calls cost.
+static __thread int cpu_clock_known_here __attribute__((tls_model("initial-exec")));
+static __thread int cpu_clock_ok_here __attribute__((tls_model("initial-exec")));
+static __thread clockid_t cpu_clock_here __attribute__((tls_model("initial-exec")));
+static __thread int64_t cpu_read_here __attribute__((tls_model("initial-exec")));       // the reading
+static __thread int64_t cpu_read_wall_here __attribute__((tls_model("initial-exec")));  // when, 0: none
+
+/// Sets `b`'s CPU start for a call of `limit_ms` armed at `now` on this thread (under wd_lock).
+static void start_cpu_count(mf_budget *b, int64_t now, int64_t limit_ms) {
+  if (!cpu_clock_known_here) {
+    cpu_clock_ok_here = mf_platform_thread_cpu_clock(&cpu_clock_here);
+    cpu_clock_known_here = 1;
+  }
+  if (cpu_clock_ok_here && (cpu_read_wall_here == 0 || now - cpu_read_wall_here > limit_ms * (1000000 / 16))) {
+    int64_t cpu = mf_platform_cpu_ns(cpu_clock_here);
+    if (cpu >= 0) {
+      cpu_read_here = cpu;
+      cpu_read_wall_here = now;
+    }
+  }
+  b->cpu_clock = cpu_clock_here;
+  b->cpu_clock_ok = cpu_clock_ok_here && cpu_read_wall_here != 0;
+  b->cpu_start_ns = cpu_read_here;
+}
+
 int mf_arm(lua_State *L, int64_t limit_ms) {
   mf_budget *b = mf_budget_of(L);
   if (limit_ms <= 0 || !b->watched || b->deadline_ns != 0 || armed_here != NULL) return 0;
@@ -320,11 +382,15 @@ int mf_arm(lua_State *L, int64_t limit_ms) {
   __atomic_store_n(&b->unanswered, 0, __ATOMIC_RELAXED);
   open_stop_signal();
   mf_set_running(b, L);
-  int64_t deadline = mf_now_ns() + limit_ms * 1000000;
+  int64_t now = mf_now_ns();
+  int64_t deadline = now + limit_ms * 1000000;
   pthread_mutex_lock(&wd_lock);
+  start_cpu_count(b, now, limit_ms);
+  b->backstop_ns = now + mf_backstop_ms(limit_ms) * 1000000;
+  b->expired = 0;
   b->deadline_ns = deadline;
   b->recheck_ns = deadline;
-  b->stuck_ns = stuck_after(deadline, limit_ms);
+  b->stuck_ns = INT64_MAX;
   b->os_thread = pthread_self();
   b->next_armed = wd_armed;
   wd_armed = b;
@@ -341,12 +407,14 @@ int mf_arm(lua_State *L, int64_t limit_ms) {
 static int rearm_k(lua_State *L) {
   mf_budget *b = mf_budget_of(L);
   if (armed_here != b) return 0;
+  int64_t now = mf_now_ns();
   pthread_mutex_lock(&wd_lock);
-  if (b->deadline_ns != 0 && !__atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE)) {
-    int64_t deadline = mf_now_ns() + b->limit_ms * 1000000;
+  if (b->deadline_ns != 0 && !b->expired && !__atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE)) {
+    int64_t deadline = now + b->limit_ms * 1000000;
     b->deadline_ns = deadline;
     b->recheck_ns = deadline;
-    b->stuck_ns = stuck_after(deadline, b->limit_ms);
+    b->backstop_ns = now + mf_backstop_ms(b->limit_ms) * 1000000;
+    start_cpu_count(b, now, b->limit_ms);
   }
   pthread_mutex_unlock(&wd_lock);
   return 0;

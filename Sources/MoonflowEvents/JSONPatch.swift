@@ -62,7 +62,7 @@ public enum JSONPatch {
         for key in path {
             guard let t = current?.required else { return nil }
             switch t {
-            case .record: current = key.stringValue.flatMap { t.field($0) }
+            case .record: current = t.field(key: key)
             case .list(let item), .map(let item): current = item
             default: return nil
             }

@@ -28,7 +28,7 @@ public enum RepositoryStorage: Sendable, Equatable {
 /// reloaded or second feature sees the same rows.
 ///
 /// **Threading:** any thread.
-public final class SQLiteRepositoryFiles: RepositoryFiles, @unchecked Sendable {
+public final class SQLiteRepositoryFiles: RepositoryFiles, RepositoryFileLocating, @unchecked Sendable {
     public let storage: RepositoryStorage
     private let lock = NSLock()
     private var databases: [String: SQLiteDatabase] = [:]
@@ -38,17 +38,29 @@ public final class SQLiteRepositoryFiles: RepositoryFiles, @unchecked Sendable {
         self.storage = storage
     }
 
-    public func repository(for declaration: RepositoryDeclaration, pluginFolder: String) throws -> any Repository<LuaRecord> {
-        guard let file = declaration.file else { return InMemoryRepository<LuaRecord>(declaration.seed) }
-        let path: String
+    /// Where the declared `file` is opened, and the folder it belongs in (nil: none, in memory).
+    private func place(of file: String, pluginFolder: String) -> (path: String, folder: String?) {
         switch storage {
         case .asDeclared:
-            path = file == ":memory:" || file.hasPrefix("/") ? file : (pluginFolder as NSString).appendingPathComponent(file)
+            if file == ":memory:" { return (file, nil) }
+            return file.hasPrefix("/") ? (file, nil) : (PathText.join(pluginFolder, file), pluginFolder)
         case .directory(let folder):
-            path = (folder as NSString).appendingPathComponent((file as NSString).lastPathComponent)
+            return (PathText.join(folder, PathText.name(of: file)), folder)
         case .inMemory:
-            path = ":memory:"
+            return (":memory:", nil)
         }
+    }
+
+    package func location(for declaration: RepositoryDeclaration, pluginFolder: String) -> (paths: [String], folder: String)? {
+        guard let file = declaration.file else { return nil }
+        let (path, folder) = place(of: file, pluginFolder: pluginFolder)
+        guard let folder else { return nil }
+        return ([path] + ["-wal", "-shm", "-journal"].map { path + $0 }, folder)
+    }
+
+    public func repository(for declaration: RepositoryDeclaration, pluginFolder: String) throws -> any Repository<LuaRecord> {
+        guard let file = declaration.file else { return InMemoryRepository<LuaRecord>(declaration.seed) }
+        let path = place(of: file, pluginFolder: pluginFolder).path
         // In-memory databases are told apart by the declared file, so two names for one file share it.
         let databaseKey = path == ":memory:" ? "memory:" + file : path
         let key = "\(databaseKey)|\(declaration.name)|\(declaration.indexes.joined(separator: ","))"

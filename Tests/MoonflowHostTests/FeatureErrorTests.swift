@@ -161,14 +161,14 @@ final class FeatureErrorTests: XCTestCase {
         return feature
     }
 
-    /// The watchdog's last resort: a call blocked in C past its limit (and two seconds) poisons
-    /// the host, and every later action is refused with an error that says what to do.
+    /// The watchdog's last resort: a call blocked in C past its wall-clock backstop (and two
+    /// seconds) poisons the host, and every later action is refused with an error that says what to do.
     func testAHostStuckInABlockingCallIsPoisonedAndRefusesActionsSayingWhy() throws {
         let host = try FeatureHost(configuration: .init(timeLimitMs: 100))
-        let feature = try loadStuck(in: host, sleeping: 4)
+        let feature = try loadStuck(in: host, sleeping: 8)
         try feature.send(["type": "block"])
         XCTAssertFalse(host.isPoisoned, "not at once: only once the call outlives its limit and the grace")
-        let deadline = Date().addingTimeInterval(3.5)
+        let deadline = Date().addingTimeInterval(7.5)
         while !host.isPoisoned, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         XCTAssertTrue(host.isPoisoned)
         XCTAssertThrowsError(try feature.send(["type": "bump"])) { error in
@@ -182,21 +182,23 @@ final class FeatureErrorTests: XCTestCase {
         }
     }
 
-    /// A state stuck in a blocking call with writes still waiting in Lua (no one listens for
-    /// states) is not touched when read from another thread: the read returns the snapshot
-    /// taken last, where going into Lua would race the stuck thread.
-    func testReadingAStuckStateWithWritesWaitingLeavesItsLuaAlone() throws {
+    /// A state stuck in a blocking call is not touched when read from another thread: the
+    /// read returns the snapshot taken last, where going into Lua would race the stuck thread.
+    /// That snapshot has every reduce that finished: the writes that waited in Lua (no one
+    /// listens for states) were taken into it before Lua called out into os.execute. (It
+    /// was `n = 0`: the bump's write was lost with the stuck state, and a rebuild from it.)
+    func testAStuckStatesLastSnapshotHasEveryReduceThatFinished() throws {
         let host = try FeatureHost(configuration: .init(timeLimitMs: 100, clock: .virtual))
-        let feature = try loadStuck(in: host, sleeping: 3)
+        let feature = try loadStuck(in: host, sleeping: 8)
         guard let clock = host.testScheduler else { return XCTFail("not on the virtual clock") }
         try feature.send(["type": "bump"])
         try feature.send(["type": "block"])
         let driver = Thread { clock.advance(by: 0) }   // the drain blocks in `block`'s handle
         driver.start()
-        let deadline = Date().addingTimeInterval(3)
+        let deadline = Date().addingTimeInterval(7.5)
         while !host.isPoisoned, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         XCTAssertTrue(host.isPoisoned)
-        XCTAssertEqual(feature.state, ["n": 0], "the snapshot taken last: the bump's write waits in the stuck Lua state")
+        XCTAssertEqual(feature.state, ["n": 1], "the snapshot taken last holds the bump that finished before the stuck call")
     }
 
     /// On a virtual clock the state has no executor of its own: while another thread drives

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <time.h>
 #include <lua.h>
 #include <lualib.h>
 #include <lauxlib.h>
@@ -69,6 +70,18 @@ typedef struct mf_budget {
   // few, the thread does not take the signal (blocked), and the watchdog sets the stop
   // hook itself (watchdog.c, stop_unanswered).
   int unanswered;
+  // A call's time is counted on its thread's CPU clock (where the system has one), so a
+  // busy machine that runs the thread less does not trip a healthy call: the watchdog
+  // looks at the clock when the call could have used its limit, and again until it has
+  // or the wall-clock backstop (MF_BACKSTOP_MS) passes, for a call that blocks.
+  clockid_t cpu_clock;
+  int cpu_clock_ok;          // cpu_clock is the armed thread's
+  int64_t cpu_start_ns;      // its CPU time when armed (a reading at most a 16th of the limit older)
+  int64_t backstop_ns;       // CLOCK_MONOTONIC time the call expires at whatever its CPU time
+  int expired;               // the call used its limit (or reached the backstop): under the lock
+  // The host's callout (callouts.c): asked for, and running now. The thread in the state only.
+  int callout_wanted;
+  int in_callout;
 } mf_budget;
 
 /// Creates a state whose allocator enforces `b->limit`. NULL if out of memory.
@@ -97,8 +110,17 @@ int mf_deadline_passed(lua_State *L);
 /// and at least MF_STUCK_GRACE_MS) in code the stop hook cannot reach: the state is
 /// poisoned for good. Any thread; no Lua state is touched. Stack: [-0, +0].
 int mf_budget_stuck(const mf_budget *b);
+/// Nonzero while a call armed with a time limit, or a test's deadline, runs in this state
+/// (a stuck state is freed only once it is not). Any thread; no Lua state is touched.
+int mf_budget_busy(const mf_budget *b);
 /// The least time past a deadline after which a call still running counts as stuck.
 #define MF_STUCK_GRACE_MS ((int64_t)2000)
+/// The wall-clock backstop of a call limited to `limit_ms` of CPU time: past it the call
+/// expires however little CPU it used (it blocks: a sleep, a wait, a read). Generous, so a
+/// loaded machine does not trip it: the limit plus twice the limit, and at least a second.
+static inline int64_t mf_backstop_ms(int64_t limit_ms) {
+  return limit_ms + (2 * limit_ms > 1000 ? 2 * limit_ms : 1000);
+}
 /// Raises the time-limit error (for C library code that noticed the deadline).
 /// Stack: [-0, +1], then raises: never returns. Only for C code running inside Lua.
 int mf_raise_timeout(lua_State *L);
@@ -314,9 +336,17 @@ int mf_register_write_views(lua_State *L);
 /// keeps its count at [0] (set to 0 here). Protected. [-5, +0 or +1 (the error), m]
 int mf_install_write_view_access(lua_State *L);
 /// Registers the function that rawget, rawset and rawlen call on a view, as
-/// `refuse(name, view, key)` (key nil for rawlen); it raises, naming the field.
+/// `refuse(name, view, key, level)` (key nil for rawlen; level: for `error`, the script code
+/// that called, past Moonflow's own Lua); it raises, naming the field.
 /// A raw set into the registry: never raises. Stack: [-1, +0]; returns 1.
 int mf_register_view_refuser(lua_State *L);
+/// Registers the host's callout, the function called (once per mf_want_callout, with no
+/// arguments, its errors dropped) before Lua next calls out into code that may block: a
+/// Swift function, os.execute, the io library's functions and file methods. A raw set into
+/// the registry: never raises. Stack: [-1, +0]; returns 1.
+int mf_register_callout(lua_State *L);
+/// Asks for the callout before the next call out of Lua. Never raises; no stack effect.
+void mf_want_callout(lua_State *L);
 /// When the value at `idx` is a read-only or a write view, pushes the table it shows and returns 1;
 /// else returns 0 and pushes nothing. Raw access only: never raises, never allocates.
 /// Stack: [-0, +1] when it returns 1, [-0, +0] when 0.

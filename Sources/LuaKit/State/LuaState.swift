@@ -146,6 +146,8 @@ public final class LuaState: @unchecked Sendable {
 
     /// Runs every pending finalizer once (as `lua_close` does), under the time
     /// limit (a finalizer that loops is stopped), then frees the state. Safe to call twice.
+    /// Bounded when the state has a time limit: a finalizer that blocks in C past it (and
+    /// the stuck grace) leaves the state to the closing thread, unfreed, and `close` returns.
     ///
     /// A stuck state (`isStuck`) is left open: the thread stuck in it may come back into it
     /// at any time. It is freed when the last reference to it goes (no call runs then).
@@ -155,7 +157,28 @@ public final class LuaState: @unchecked Sendable {
         guard !closed else { return }
         if isStuckNow && !evenIfStuck { return }
         closed = true
-        mf_close_state(L, timeLimitMs ?? 0)
+        // Closing a stuck state (deinit): its call has returned, as the thread in it held it.
+        // Its closing is bounded afresh.
+        if isStuckNow { budget.pointee.stuck = 0 }
+        guard let limit = timeLimitMs, limit > 0 else {
+            mf_close_state(L, timeLimitMs ?? 0)
+            budget.deallocate()
+            return
+        }
+        // Bounded: the finalizers run under the time limit, on a thread of their own, and a
+        // finalizer that blocks in C (a pclose, an os.execute) makes the closing stuck as a
+        // call would be: the state is then left to that thread, never freed, and close returns.
+        let closing = ClosingState(L: L)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            mf_close_state(closing.L, limit)
+            done.signal()
+        }
+        thread.stackSize = 16 << 20  // finalizers may run as deep as any call
+        thread.start()
+        while done.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            if mf_budget_stuck(budget) != 0 { return }
+        }
         budget.deallocate()
     }
 
@@ -168,6 +191,11 @@ public final class LuaState: @unchecked Sendable {
     /// state is open.
     public var isStuck: Bool { !closed && isStuckNow }
     private var isStuckNow: Bool { mf_budget_stuck(budget) != 0 }
+
+    /// Whether a call with a time limit (or a test's deadline) is running in this state now.
+    /// A stuck state's owner lets it go once this is false: its stuck call has returned, and
+    /// the thread that made it holds the state for as long as it still uses it. Any thread.
+    package var isInCall: Bool { !closed && mf_budget_busy(budget) != 0 }
 
     // MARK: - Accounting
 
@@ -271,6 +299,11 @@ public final class LuaState: @unchecked Sendable {
         if let location, text.hasPrefix(location + ": ") { message = String(text.dropFirst(location.count + 2)) }
         return .syntax(file: chunk, line: line, message: message)
     }
+}
+
+/// A state being closed on a thread of its own (LuaState.close).
+private struct ClosingState: @unchecked Sendable {
+    let L: OpaquePointer
 }
 
 /// Registry slots released from other threads, freed on the state's next use.

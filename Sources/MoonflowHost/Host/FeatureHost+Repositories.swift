@@ -93,6 +93,17 @@ extension FeatureHost {
             throw HostError("\(pluginSource ?? pluginFolder): repositories.\(declaration.name).sqlite = \"\(file)\": \(reason); "
                 + "a sandboxed plugin's database files stay in its data folder: name a file like \"\(declaration.name).db\"")
         }
+        // Where it really is: a file (or its WAL) that is a link out of the folder would open
+        // another app's database.
+        if configuration.isolatesPlugins, let locating = files as? any RepositoryFileLocating,
+           let (paths, folder) = locating.location(for: declaration, pluginFolder: pluginFolder) {
+            for path in paths {
+                if let real = FolderWalk.leadsOutside(path, of: folder) {
+                    throw HostError("\(pluginSource ?? pluginFolder): repositories.\(declaration.name).sqlite = \"\(file)\": \(path) leads "
+                        + "outside the data folder \(folder) (to \(real)); a sandboxed plugin's database files stay in its data folder")
+                }
+            }
+        }
         do {
             return try files.repository(for: declaration, pluginFolder: pluginFolder)
         } catch let error as HostError {

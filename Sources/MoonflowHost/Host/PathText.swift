@@ -95,4 +95,31 @@ package enum FolderWalk {
         defer { free(real) }
         return String(cString: real)
     }
+
+    /// Where `path` really leads when that is outside `folder` (both with every symbolic link
+    /// resolved), else nil: what a sandboxed plugin may not reach through a link (a module
+    /// that links to a `.env` elsewhere, a database file that links to another app's).
+    /// A path that does not exist yet is judged by the folder it would be made in, a link to
+    /// what does not exist yet by where its target would be made.
+    package static func leadsOutside(_ path: String, of folder: String) -> String? {
+        guard let realFolder = realPath(folder) else { return nil }
+        return leadsOutside(path, of: realFolder, links: 0)
+    }
+
+    private static func leadsOutside(_ path: String, of realFolder: String, links: Int) -> String? {
+        let inside = realFolder == "/" ? "/" : realFolder + "/"
+        let real: String
+        if let resolved = realPath(path) {
+            real = resolved
+        } else if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) {
+            // A link to what does not exist yet (opening it would make its target): judged by its target.
+            guard links < 40 else { return path + " (a loop of links)" }
+            return leadsOutside(target.hasPrefix("/") ? target : PathText.join(PathText.parent(of: path), target),
+                                of: realFolder, links: links + 1)
+        } else {
+            guard let parent = realPath(PathText.parent(of: path)) else { return nil }
+            real = PathText.join(parent, PathText.name(of: path))
+        }
+        return real == realFolder || real.hasPrefix(inside) ? nil : real
+    }
 }

@@ -48,8 +48,7 @@ final class PluginSandbox {
             // Where it really is: a module that is a link (or in a linked folder) out of the
             // plugin's folder would load a file from anywhere (a `.env` read as globals).
             if case .string(let folder)? = try? args.value(3, path: "folder"),
-               let realFolder = FolderWalk.realPath(folder.description), let real = FolderWalk.realPath(path),
-               !real.hasPrefix(realFolder == "/" ? "/" : realFolder + "/") {
+               let real = FolderWalk.leadsOutside(path, of: folder.description) {
                 return [.value(.nil), .value(.string(LuaString("\(path) leads outside the plugin's folder \(folder) (to \(real)); a sandboxed plugin loads only its own files")))]
             }
             return [.ref(try lua.load(file: path, env: try args.ref(2)))]

@@ -35,7 +35,7 @@ enum StateShape {
         guard case .table(let kept) = state, case .table(let fresh) = initial, isObject(kept), isObject(fresh) else { return [] }
         return kept.hash.keys.sorted(by: { label($0) < label($1) }).flatMap { key -> [String] in
             let name = path + label(key)
-            let field = key.stringValue.flatMap { declared?.field($0) }
+            let field = declared?.field(key: key)
             if fresh.hash[key] == nil { return field == nil ? [name] : [] }
             return leftOver(kept.hash[key]!, from: fresh.hash[key]!, declared: field, path: name + ".")
         }

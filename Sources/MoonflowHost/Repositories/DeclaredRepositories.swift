@@ -23,6 +23,14 @@ public protocol RepositoryFiles: Sendable {
     func repository(for declaration: RepositoryDeclaration, pluginFolder: String) throws -> any Repository<LuaRecord>
 }
 
+/// Where a `RepositoryFiles` opens a declared file, so that the host can keep a sandboxed
+/// plugin's files in their folder when a link there leads elsewhere.
+package protocol RepositoryFileLocating {
+    /// The paths opened for `declaration` (the file, and the journal and WAL files SQLite makes
+    /// beside it) and the folder they belong in; nil when nothing is on disk (in memory).
+    func location(for declaration: RepositoryDeclaration, pluginFolder: String) -> (paths: [String], folder: String)?
+}
+
 /// One entry of a feature's `repositories = { NAME = { sqlite = ..., indexes = {...}, seed = {...} } }`.
 public struct RepositoryDeclaration: Sendable {
     /// The service's name, and the table's in a file.

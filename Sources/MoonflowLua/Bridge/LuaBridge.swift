@@ -60,6 +60,32 @@ package final class LuaBridge: @unchecked Sendable {
         streamClass = try lua.makeClass("moonflow.stream", methods: LuaStreamMethods.table(self))
         let awaitMethod = try lua.call(try lua.load(HostChunks.taskAwait), []) { try $0.ref(1) }
         taskClass = try lua.makeClass("moonflow.task", methods: LuaTaskMethods.table(self), luaMethods: ["await": awaitMethod])
+        try lua.registerCallout(try lua.ref(.function { [weak self] _ in
+            self?.finishWaitingWrites()
+            return []
+        }))
+    }
+
+    /// Features whose writes wait in Lua (`LuaFeature`'s pending writes), taken into their
+    /// snapshots before Lua next calls out into code that may block (a service, os.execute):
+    /// a call stuck there leaves a state nothing may go into again, and the feature's last
+    /// state (what a rebuild starts from) must hold every reduce that finished.
+    private let waitingWrites = Locked([WeakWaitingWrites]())
+
+    /// Notes that `owner`'s writes wait in Lua; on the thread running Lua.
+    package func noteWritesWaiting(_ owner: any WritesWaitingInLua) {
+        waitingWrites.withLock { list in
+            if !list.contains(where: { $0.owner === owner }) { list.append(WeakWaitingWrites(owner: owner)) }
+        }
+        lua.wantCallout()
+    }
+
+    private func finishWaitingWrites() {
+        let owners = waitingWrites.withLock { list in
+            defer { list = [] }
+            return list.compactMap(\.owner)
+        }
+        for owner in owners { owner.finishWaitingWrites() }
     }
 
     /// Pushes a producer to Lua as a stream userdata.
@@ -264,4 +290,14 @@ enum ReentryOrders {
 struct HeldReentries: @unchecked Sendable {
     var holding = 0
     var items: [(any Scheduler, @Sendable () -> Void)] = []
+}
+
+/// What keeps work in Lua that it must finish before Lua calls out (`LuaBridge.noteWritesWaiting`).
+package protocol WritesWaitingInLua: AnyObject, Sendable {
+    /// Takes what waits in Lua; on the thread running Lua, from inside a call.
+    func finishWaitingWrites()
+}
+
+private struct WeakWaitingWrites: @unchecked Sendable {
+    weak var owner: (any WritesWaitingInLua)?
 }

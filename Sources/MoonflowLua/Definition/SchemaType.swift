@@ -26,6 +26,9 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
         /// `name` as the Lua string a key is compared with (made once).
         let key: LuaValue
         public init(name: String, type: SchemaType) { self.name = name; self.type = type; key = .string(LuaString(name)) }
+        /// A field keyed by the Lua string as declared, bytes and all (`name` is its text, for
+        /// messages): a key that is not UTF-8 (`"\xff"`) matches the same key in a value.
+        package init(key: LuaString, type: SchemaType) { name = key.description; self.type = type; self.key = .string(key) }
     }
 
     /// The type without its optional wrapper.
@@ -36,6 +39,12 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
     package func field(_ name: String) -> SchemaType? {
         guard case .record(let fields) = required else { return nil }
         return fields.first { $0.name == name }?.type
+    }
+
+    /// A record's field at the key `key` (compared as Lua compares keys, bytes and all).
+    package func field(key: LuaValue) -> SchemaType? {
+        guard case .record(let fields) = required else { return nil }
+        return fields.first { $0.key == key }?.type
     }
 
     /// The declaration as Lua source (what `moonflow types --lua` prints), on one line.
@@ -124,6 +133,8 @@ extension SchemaType {
                 var names: [String] = []
                 for v in t.array.dropFirst() {
                     guard case .string(let s) = v else { throw problem("an enum's values are strings (got \(v))") }
+                    // Kept as text: bytes that are not UTF-8 would match no value, silently.
+                    guard s.isValidUTF8 else { throw problem("an enum's values are UTF-8 text (got \(v), which is not)") }
                     guard !names.contains(s.description) else { throw problem("enum value \"\(s)\" is listed twice") }
                     names.append(s.description)
                 }
@@ -135,7 +146,7 @@ extension SchemaType {
                 for (k, v) in t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
                     guard case .string(let name) = k else { throw problem("a record's fields are named by strings (got [\(k)])") }
                     let fieldPlace = place == "" ? name.description : "\(place).\(name)"
-                    fields.append(RecordField(name: name.description, type: try read(v, at: fieldPlace, path: path + [name.description])))
+                    fields.append(RecordField(key: name, type: try read(v, at: fieldPlace, path: path + [name.description])))
                 }
                 result = .record(fields)
             default:
@@ -214,7 +225,7 @@ extension SchemaType {
             guard case .string = key else { return nil }
             return of.type(at: path.dropFirst())
         case .record:
-            guard case .string(let name) = key, let f = field(name.description) else { return nil }
+            guard case .string = key, let f = field(key: key) else { return nil }
             return f.type(at: path.dropFirst())
         default: return nil
         }
@@ -330,8 +341,8 @@ extension SchemaType {
         case .record(let fields):
             var r = LuaTable(), t = LuaTable()
             for f in fields {
-                r[.string(LuaString(f.name))] = f.type.viewShape
-                if let code = f.type.scalarCode { t[.string(LuaString(f.name))] = code }
+                r[f.key] = f.type.viewShape
+                if let code = f.type.scalarCode { t[f.key] = code }
             }
             return .table(LuaTable(hash: ["r": .table(r), "t": .table(t)]))
         case .list(let of), .map(let of):
@@ -375,9 +386,10 @@ extension SchemaType {
             if t.isEmpty { return .scalar(.table) }
             if t.hash.isEmpty { return .list(inferred(from: t.array[0]).widened(by: t.array.dropFirst())) }
             if !t.array.isEmpty { return .scalar(.table) }
-            guard t.hash.keys.allSatisfy({ $0.stringValue != nil }) else { return .scalar(.table) }
-            return .record(t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }).map {
-                RecordField(name: $0.key.stringValue!, type: inferred(from: $0.value))
+            guard t.hash.keys.allSatisfy({ if case .string = $0 { true } else { false } }) else { return .scalar(.table) }
+            return .record(t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }).compactMap {
+                guard case .string(let key) = $0.key else { return nil }
+                return RecordField(key: key, type: inferred(from: $0.value))
             })
         }
     }

@@ -20,7 +20,7 @@ import Streams
 ///
 /// **Threading:** created and driven on the bridge's scheduler (the host's
 /// state scheduler); `send` may be called from any thread.
-package final class LuaFeature: @unchecked Sendable {
+package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
     /// Everything a feature takes from its definition, replaced as a whole by a
     /// reload: the definition (whose functions are looked up by name when
     /// called), the `env` its handlers get, and what the loop needs per action.
@@ -560,6 +560,7 @@ package final class LuaFeature: @unchecked Sendable {
         let outcome = try slots.integer(3)  // 0: in place, 1: a table in two places, 2: another table, 3: pending
         if outcome == 3 {
             hasPending = true
+            bridge.noteWritesWaiting(self)  // taken before Lua calls out into code that may block
             return (nil, effect)
         }
         // Lua handed over the pending writes with these (a failure puts them back): none wait
@@ -693,6 +694,10 @@ package final class LuaFeature: @unchecked Sendable {
         hasPending = false
         return [StateChange(path: [], old: previous, new: now)]
     }
+
+    /// The bridge's callout: before Lua calls out into code that may block, the writes that
+    /// wait in Lua go into the snapshot, so a state stuck there keeps every finished reduce.
+    package func finishWaitingWrites() { takePending() }
 
     /// Undoes what a failed reduce wrote in place.
     private func rollBack() {

@@ -217,6 +217,12 @@ local W = { __metatable = "the state, as reduce sees it" }
 -- Written by the views' __index and __newindex (C: mf_install_write_view_access),
 -- each list with its count at [0].
 local log = {}     -- parent view, key, old value: per write
+-- The reduce a view was last handed out in (reached through the state, or the root):
+-- log[-1] is the running reduce's number (false between reduces), log[-2] this table.
+-- A view kept from an earlier reduce fails in a later one until reached again.
+local wstamp = setmetatable({}, { __mode = "k" })
+local wepoch = 0
+log[-2] = wstamp
 local stored = {}  -- table stored, parent view, key: per write of a table
 local marked, nmarked = {}, 0  -- table, old metatable: per mf.array/mf.object in reduce
 local shared = false
@@ -234,7 +240,11 @@ local function wview(t, p, k)
   if v == nil then
     v = setmetatable({}, W)
     wviews[t], wtargets[v], wparent[v], wkey[v], wshape[v] = v, t, p, k, childShape(wshape[p], k)
-  elseif wparent[v] ~= p or wkey[v] ~= k then
+    wstamp[v] = wepoch
+    return v
+  end
+  wstamp[v] = wepoch
+  if wparent[v] ~= p or wkey[v] ~= k then
     wshape[v] = childShape(wshape[p], k)
     local op = wparent[v]
     if op == nil or (rawget(wtargets[op], wkey[v]) == t and attached(op)) then shared = true end
@@ -242,8 +252,8 @@ local function wview(t, p, k)
   end
   return v
 end
--- Kept past its reduce, a write view refuses every use (the C __index and
--- __newindex look at log[-1], true while a reduce runs, false otherwise).
+-- Kept past its reduce, a write view refuses every use, in a later reduce too (the C
+-- __index and __newindex look at log[-1] and the view's stamp).
 local function wkeyName(v) local k = wkey[v]; return k == nil and "state" or tostring(k) end
 -- `state.items[2]`: the write view's place, from its parents (for messages only).
 local function wpath(v)
@@ -258,11 +268,11 @@ local function wcheck(v, k, writing)
   if s and s.r and s.r[k] == nil then unknown(s, wpath(v), k, writing, 3) end
 end
 W.__len = function(v)
-  if root == nil then stale(wkeyName(v), "reduce") end
+  if root == nil or wstamp[v] ~= wepoch then stale(wkeyName(v), "reduce") end
   return rawlen(wtargets[v])
 end
 local function wnext(v, k)
-  if root == nil then stale(wkeyName(v), "reduce") end
+  if root == nil or wstamp[v] ~= wepoch then stale(wkeyName(v), "reduce") end
   local nk, nv = rawnext(wtargets[v], k)
   if type(nv) == "table" then nv = wview(nv, v, nk) end
   return nk, nv
@@ -377,7 +387,9 @@ local function reduce(def, state, m, lazy)
   wshape[v] = shapeOf[def]
   lazyNow = lazy
   root = v
-  log[-1] = true
+  wepoch = wepoch + 1
+  wstamp[v] = wepoch
+  log[-1] = wepoch
   return finish(def.reduce(root, m))
 end
 -- The pending writes (the list and its count) for Swift to read, and whether a reduce is
@@ -411,7 +423,7 @@ local function mark(t, kind)
   local mt = markers[kind]
   local target = wtargets[t]
   if target == nil then return rawsetmetatable(t, mt) end
-  if root == nil then stale(wkeyName(t), "reduce") end
+  if root == nil or wstamp[t] ~= wepoch then stale(wkeyName(t), "reduce") end
   marked[nmarked + 1], marked[nmarked + 2] = target, rawgetmetatable(target)
   nmarked = nmarked + 2
   rawsetmetatable(target, mt)
@@ -436,13 +448,13 @@ local mshapes = setmetatable({}, { __mode = "k" })  -- definition table -> its m
 local function setMutationShapes(def, shapes) mshapes[def] = shapes end
 
 -- rawget, rawset and rawlen refuse views (C: every state's own raw functions call this,
--- registered by LuaDispatch): a raw write would land in the empty view itself, hiding the
--- state's field behind it for good.
-local function refuseRaw(name, t, k)
+-- registered by LuaDispatch, with the level of the script's code that called them): a raw
+-- write would land in the empty view itself, hiding the state's field behind it for good.
+local function refuseRaw(name, t, k, level)
   local path = targets[t] and (k == nil and pathOf(t) or child(pathOf(t), k))
     or (k == nil and wkeyName(t) or tostring(k))
   error(format("%s on %s: the state is a view, not a plain table; use %s", name, path,
-    name == "rawset" and "an ordinary assignment, in reduce" or "ordinary indexing (or # for the length)"), 3)
+    name == "rawset" and "an ordinary assignment, in reduce" or "ordinary indexing (or # for the length)"), level or 3)
 end
 -- Installed by feature hosts only (not `moonflow exec`, which keeps Lua's own `next`):
 -- `next(view)` as `next(table)` would see it (`if next(state.items) == nil then`).

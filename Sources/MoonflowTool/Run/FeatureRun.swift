@@ -192,6 +192,7 @@ package final class FeatureRun: @unchecked Sendable {
             var current = host
             while true {
                 if finished.wait(timeout: .now() + .milliseconds(20)) == .success { return }
+                AbandonedStates.shared.release()  // what a stuck call left behind, once it returned
                 guard current.isPoisoned else { continue }
                 guard let rebuilt = rebuildStuck() else { return }
                 current = rebuilt
@@ -212,10 +213,6 @@ package final class FeatureRun: @unchecked Sendable {
     /// Whether `generation` is still the run's (no stuck state was left behind since).
     func isCurrent(_ generation: Int) -> Bool { lock.withLock { self.generation == generation } }
 
-    /// What a stuck state leaves behind, kept for good: freeing it would touch the Lua state
-    /// the stuck thread may come back into.
-    private static let leftBehind = Locked([AnyObject]())
-
     /// Leaves the stuck host behind and loads the plugin again in a new one, with the state
     /// the feature last had. Returns the new host, or nil when that failed too (the run ends).
     private func rebuildStuck() -> FeatureHost? {
@@ -223,11 +220,16 @@ package final class FeatureRun: @unchecked Sendable {
         let kept = stuckFeature.state
         let clock = stuckHost.testScheduler?.now
         let generation = lock.withLock { self.generation += 1; return self.generation }
-        FeatureRun.leftBehind.withLock {
-            $0 += [stuckHost, stuckFeature as AnyObject] + (oldObservation.map { [$0 as AnyObject] } ?? [])
-        }
+        // Kept until the stuck call returns: freeing the state would touch it under that call.
+        let stuckLua = stuckHost.lua
+        let room = AbandonedStates.shared.keep([stuckHost, stuckFeature as AnyObject] + (oldObservation.map { [$0 as AnyObject] } ?? []),
+                                               while: { stuckLua.isInCall })
         let limit = options.timeLimitMs.map { "its time limit of \($0) ms" } ?? "its time limit"
-        emit(.error(message: "a call of \(stuckFeature.name) ran on past \(limit) in code that cannot be interrupted (a blocking C or Swift function such as os.execute or io.read): its Lua state is left behind, and the feature is loaded again from \(options.path) with its last state", location: nil))
+        guard room else {
+            emit(.error(message: "a call of \(stuckFeature.name) ran on past \(limit) in code that cannot be interrupted (a blocking C or Swift function such as os.execute or io.read), and \(AbandonedStates.shared.limit) Lua states stuck so are left behind now, the most a run keeps (each holds its memory until its call returns): the run ends", location: nil))
+            return nil
+        }
+        emit(.error(message: "a call of \(stuckFeature.name) ran on past \(limit) in code that cannot be interrupted (a blocking C or Swift function such as os.execute or io.read): its Lua state is left behind (freed once the call returns), and the feature is loaded again from \(options.path) with its last state", location: nil))
         // Loading runs the plugin's code, which may block as well: on a thread of its own.
         let outcome = Locked<Result<(FeatureHost, RunningFeature), any Error>?>(nil)
         let building = Locked<FeatureHost?>(nil)
@@ -243,7 +245,10 @@ package final class FeatureRun: @unchecked Sendable {
             outcome.withLock { $0 = built }
         }
         if !ended {
-            FeatureRun.leftBehind.withLock { $0 += building.withLock { $0 }.map { [$0] } ?? [] }
+            if let stuck = building.withLock({ $0 }) {
+                let stuckLua = stuck.lua
+                AbandonedStates.shared.keep([stuck], while: { stuckLua.isInCall })
+            }
             emit(.error(message: "loading \(options.path) again got stuck as well (its code blocks as it loads); the run ends", location: nil))
             return nil
         }

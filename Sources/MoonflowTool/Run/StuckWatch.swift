@@ -29,6 +29,7 @@ enum StuckWatch {
         thread.start()
         while finished.wait(timeout: .now() + interval) == .timedOut {
             if isStuck() { return false }
+            AbandonedStates.shared.release()  // what earlier stuck calls left behind, once they returned
         }
         return true
     }

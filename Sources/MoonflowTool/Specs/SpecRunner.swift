@@ -205,12 +205,15 @@ package struct SpecRunner: Sendable {
         var skip = 0
         while let stuck = runOnce(file, skipping: skip, keep: keep, report: report) {
             let limit = options.timeLimitMs.map { "\($0) ms" } ?? "its limit"
+            let goesOn = stuck.ordinal != nil && !stuck.capped
             let message = "stuck in a call that ran on past the time limit (\(limit)) in code that cannot be interrupted "
                 + "(a blocking C or Swift function, such as os.execute or a service that never returns); its Lua state "
-                + "was left behind" + (stuck.ordinal != nil ? ", and the tests after it run in a fresh one" : "")
+                + "was left behind" + (goesOn ? ", and the tests after it run in a fresh one" : "")
+                + (stuck.capped ? ", and \(AbandonedStates.shared.limit) Lua states stuck so are left behind now, the most a run keeps "
+                    + "(each holds its memory until its call returns): the tests after it in this file do not run" : "")
             keep(Result(file: file, describePath: stuck.path, name: stuck.name, status: .error,
                         message: message, location: stuck.location ?? file, seconds: stuck.seconds))
-            guard let ordinal = stuck.ordinal else { break }  // outside a test: the file cannot go on
+            guard let ordinal = stuck.ordinal, !stuck.capped else { break }  // outside a test: the file cannot go on
             skip = ordinal
         }
         return reported.withLock { $0 }
@@ -223,11 +226,9 @@ package struct SpecRunner: Sendable {
         var path: [String]
         var seconds: Double
         var location: String?
+        /// Leaving its state behind reached `AbandonedStates`' cap: no fresh state is made.
+        var capped = false
     }
-
-    /// Hosts that got stuck, kept for good: freeing one would touch the Lua state its
-    /// stuck thread may come back into.
-    private static let leftBehind = Locked([FeatureHost]())
 
     /// Runs `file`'s tests after the first `skip` in a fresh Lua state, on a thread of
     /// its own; returns the test that got stuck, or nil when the file ran to its end.
@@ -288,8 +289,11 @@ package struct SpecRunner: Sendable {
         }
         if !ended {
             abandoned.withLock { $0 = true }
-            SpecRunner.leftBehind.withLock { $0.append(host) }
+            // Kept until its call returns: freeing the state would touch it under that call.
+            let stuckLua = host.lua
+            let room = AbandonedStates.shared.keep([host], while: { stuckLua.isInCall })
             var stuck = current.withLock { $0 }
+            stuck.capped = !room
             stuck.seconds = Date().timeIntervalSince(started.withLock { $0 })
             return stuck
         }
