@@ -48,6 +48,17 @@ final class ViewModelStoreTests: XCTestCase {
             XCTAssertThrowsError(try composer.scope("x", as: ComposerView.self)) { error in
                 XCTAssertEqual((error as? FeatureError)?.message, "scope(\"x\"): composer is not an mf.compose; only a composition has children")
             }
+            // A view that does not fit is a FeatureError too, naming the place as decodingError
+            // does (before: a raw DecodingError from init and from scope).
+            struct Wrong: Decodable, Sendable { let draft: Int }
+            for attempt in [{ _ = try FeatureViewModel(chat, as: Wrong.self) }, { _ = try model.scope("composer", as: Wrong.self) }] {
+                XCTAssertThrowsError(try attempt()) { error in
+                    let failure = error as? FeatureError
+                    XCTAssertEqual(failure?.stage, .view, "\(error)")
+                    XCTAssertTrue(failure?.message.hasPrefix("the state does not decode into Wrong: state.draft: expected an integer (Int), found a string") == true, "\(error)")
+                    XCTAssertTrue(failure?.underlying is DecodingError)
+                }
+            }
         }
     }
 

@@ -68,11 +68,17 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
         var hopScheduled = false
     }
 
-    /// - Throws: when the current state does not decode into `View`.
+    /// - Throws: `FeatureError` of stage `.view` when the current state does not decode into
+    ///   `View`: its message names the place (`state.items[2].qty`) as `decodingError` does,
+    ///   and `underlying` is the `DecodingError`.
     public init(_ feature: RunningFeature, as type: View.Type = View.self) throws {
         self.feature = feature
         let first = feature.state
-        _view = try LuaValueDecoder().decode(View.self, from: first)
+        do {
+            _view = try LuaValueDecoder().decode(View.self, from: first)
+        } catch {
+            throw FeatureError(stage: .view, message: FeatureViewModel.mismatch(error), underlying: error)
+        }
         let inbox = self.inbox
         observation = feature.outlet.add(kinds: [.state, .error]) { [weak self, weak feature] event in
             // Delivered on the host's state executor, in loop order.
@@ -161,8 +167,8 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
     ///
     ///     let composer = try cart.scope("composer", as: ComposerView.self)
     ///
-    /// - Throws: when the feature is not a composition, has no such child, or the child's
-    ///   state does not decode into `Child`.
+    /// - Throws: `FeatureError`: when the feature is not a composition or has no such child
+    ///   (stage `.send`), or the child's state does not decode into `Child` (stage `.view`).
     public func scope<Child: Decodable & Sendable>(_ child: String, as type: Child.Type = Child.self) throws -> FeatureViewModel<Child> {
         guard let composite = feature as? LuaComposite else {
             throw FeatureError(stage: .send, message: "scope(\"\(child)\"): \(feature?.name ?? "a preview") is not an mf.compose; only a composition has children")
@@ -201,12 +207,17 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
             if sameView(view, decoded) { return }
             view = decoded
         } catch {
-            decodingError = "the state does not decode into \(View.self): \(FeatureViewModel.describe(error)); a struct generated from the plugin's declared state (`moonflow types --swift PLUGIN`) always matches it"
+            decodingError = FeatureViewModel.mismatch(error)
         }
     }
 }
 
 extension FeatureViewModel {
+    /// What `decodingError` and a failed `init` say.
+    static func mismatch(_ error: any Error) -> String {
+        "the state does not decode into \(View.self): \(describe(error)); a struct generated from the plugin's declared state (`moonflow types --swift PLUGIN`) always matches it"
+    }
+
     /// A decoding error as a sentence: where (`items[2].text`) and what (`expected a value for
     /// the key "hasMroe" ... did you mean "hasMore"?`), not Swift's dump of its context.
     static func describe(_ error: any Error) -> String {

@@ -24,6 +24,9 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
         case load
         /// Reloading it (the old code keeps running).
         case reload
+        /// The state did not decode into a view's Swift type (`FeatureViewModel`, `scope(as:)`);
+        /// `underlying` is the `DecodingError`.
+        case view
     }
 
     public let stage: Stage
