@@ -13,7 +13,7 @@ struct Serve: ParsableCommand {
         discussion: """
             FOLDER is a plugin folder (with init.lua) or a folder of them (default: plugins). \
             The server prints its URL, with a random token, and the line to add to an app's \
-            debug build: try host.connect(devServer: URL(string: "…")!). Every save of a Lua \
+            debug build: try await host.connect(devServer: "…"). Every save of a Lua \
             file is pushed to every connected app, which reloads with its state kept; a save \
             that does not load is reported here and in the app, which keeps its old code. \
             Each feature an app loads from the server prints its events here (as moonflow run \

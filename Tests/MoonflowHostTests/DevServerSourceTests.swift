@@ -14,6 +14,34 @@ final class DevServerSourceTests: XCTestCase {
         }
     }
 
+    /// The app's call: `try await host.connect(devServer:)` with the text serve printed. Nothing
+    /// listening fails at once, whatever the timeout (before: it retried for the whole timeout,
+    /// 10 s by default, holding the caller), and a text that is no URL says what to give.
+    func testConnectingFromATaskFailsAtOnceWhenNothingListens() async throws {
+        let port = try freePort()
+        let host = try FeatureHost(configuration: .init(searchPaths: []))
+        let failed = expectation(description: "connect failed")
+        let attempt = Task {
+            do {
+                _ = try await host.connect(devServer: "http://127.0.0.1:\(port)/?token=abc", timeout: 600)
+                XCTFail("connected to nothing")
+            } catch {
+                XCTAssertTrue("\(error)".contains("nothing listens at 127.0.0.1:\(port)"), "\(error)")
+                XCTAssertFalse("\(error)".contains("abc"), "\(error)")
+            }
+            failed.fulfill()
+        }
+        await fulfillment(of: [failed], timeout: 60)
+        attempt.cancel()
+        do {
+            _ = try await host.connect(devServer: "not a url at all ?token=secret")
+            XCTFail("took a text that is no URL")
+        } catch {
+            XCTAssertTrue("\(error)".contains("give the URL moonflow serve printed (http://HOST:PORT/?token=…)"), "\(error)")
+            XCTAssertFalse("\(error)".contains("secret"), "\(error)")
+        }
+    }
+
     func testNoServerListeningIsAnErrorThatSaysHowToStartOneAndNothingIsConnected() throws {
         // A port that was free a moment ago: nothing listens there.
         let port = try freePort()

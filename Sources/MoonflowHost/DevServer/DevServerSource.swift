@@ -136,8 +136,9 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
                     s.lastFailure = "\(error)"
                     return s.snapshots == 0
                 }
-                // Refused before the app got any code (a wrong token): `start` says so at once.
-                if first, (error as? DevSocket.Failure)?.refused == true {
+                // Refused before the app got any code (a wrong token), or nothing there at all (no
+                // server started, a wrong port): `start` says so at once instead of waiting it out.
+                if first, let failure = error as? DevSocket.Failure, failure.refused || failure.unreachable {
                     ready.signal()
                     return
                 }
@@ -249,17 +250,36 @@ extension FeatureHost {
     /// with their state kept, and their events show in the terminal that runs the server.
     ///
     ///     let host = try FeatureHost(configuration: .init(searchPaths: []))
-    ///     try host.connect(devServer: URL(string: "http://127.0.0.1:8377/?token=…")!)
-    ///     let counter = try host.load("counter")
+    ///     try await host.connect(devServer: "http://127.0.0.1:8377/?token=…")   // what serve printed
+    ///     let counter = try await host.load("counter")
     ///
+    /// The caller's task waits without holding a thread: the link is made on a thread of its
+    /// own. Nothing listening there (no server started, a wrong port) or a wrong token fails
+    /// at once; a server that accepts but sends nothing fails after `timeout`.
     /// - Parameters:
-    ///   - url: the URL `moonflow serve` printed, token included.
-    ///   - timeout: how long to wait for the server's files.
+    ///   - address: the URL `moonflow serve` printed, token included.
+    ///   - timeout: how long to wait for the server's files once connected.
     /// - Returns: the source (`disconnect()` ends the link).
-    /// - Throws: `HostError` when the URL is not one `moonflow serve` prints, or no server
-    ///   answers within `timeout` (then nothing is connected).
+    /// - Throws: `HostError` naming the address (its token left out) and the fix.
     @discardableResult
-    public func connect(devServer url: URL, timeout: TimeInterval = 10) throws -> DevServerSource {
+    public func connect(devServer address: String, timeout: TimeInterval = 10) async throws -> DevServerSource {
+        guard let url = URL(string: address.trimmingWhitespace()) else {
+            let shown = address.replacingOccurrences(of: #"([?&]token=)[^&#]*"#, with: "$1…", options: .regularExpression)
+            throw HostError("\(shown) is not a URL; give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { [self] in
+                continuation.resume(with: Result { try connect(devServer: url, timeout: timeout) })
+            }
+            thread.name = "moonflow dev server connect"
+            thread.start()
+        }
+    }
+
+    /// `connect(devServer:)` on the caller's thread, which it blocks until the server answers
+    /// (the serve test app's plain main, the bench).
+    @discardableResult
+    package func connect(devServer url: URL, timeout: TimeInterval = 10) throws -> DevServerSource {
         let source = try DevServerSource(url: url, host: self)
         try source.start(timeout: timeout)
         addDevServer(source)

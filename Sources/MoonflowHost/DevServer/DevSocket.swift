@@ -29,6 +29,8 @@ final class DevSocket: @unchecked Sendable {
         let description: String
         /// The server answered and said no (a wrong token, say): asking again will not help.
         var refused = false
+        /// Nothing answered at all: no such host, or nothing listens on the port.
+        var unreachable = false
     }
 
     private init(fd: Int32) { self.fd = fd }
@@ -47,7 +49,7 @@ final class DevSocket: @unchecked Sendable {
         #endif
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
-            throw Failure(description: "\(host):\(port): no such host")
+            throw Failure(description: "\(host):\(port): no such host", unreachable: true)
         }
         defer { freeaddrinfo(list) }
         var fd: Int32 = -1
@@ -61,7 +63,7 @@ final class DevSocket: @unchecked Sendable {
             }
             info = entry.pointee.ai_next
         }
-        guard fd >= 0 else { throw Failure(description: "nothing listens at \(host):\(port)") }
+        guard fd >= 0 else { throw Failure(description: "nothing listens at \(host):\(port)", unreachable: true) }
         var on: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         #if canImport(Darwin)
