@@ -72,6 +72,7 @@ public final class InspectorServer: Sendable {
     let connectionLimits: ConnectionLimits
     /// Connections open now, against `connectionLimits.connections`.
     private let openConnections = Box(0)
+    package var connectionCount: Int { openConnections.withLock { $0 } }
 
     /// What a server with other routes than the page's adds to its router (the dev server's);
     /// it is behind the same checks: `Host`, the token, and a WebSocket upgrade's origin.
@@ -436,6 +437,15 @@ private final class ConnectionGuard: ChannelInboundHandler, @unchecked Sendable 
         known = true
         deadline?.cancel()
         deadline = nil
+    }
+
+    /// A client that closed its side before it showed the token has nothing more to say.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event, !known {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -70,17 +70,31 @@ final class ConnectionLimitsTests: XCTestCase {
     func testPastTheLimitAConnectionIsClosedAtOnce_AndTakenAgainOnceOneCloses() throws {
         var limits = InspectorServer.ConnectionLimits()
         limits.connections = 3
+        limits.authentication = .seconds(120)  // only the closed connection frees a place
         let (server, port) = try server(limits)
         defer { Task { await server.stop() } }
-        let held = try (0..<3).map { _ in try connection(port) }
+        func waitFor(_ count: Int) throws {
+            let deadline = Date().addingTimeInterval(30)
+            while server.connectionCount != count {
+                guard Date() < deadline else { throw Failure("\(server.connectionCount) connections, not \(count)") }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+        }
+        var held: [Int32] = []
+        for n in 1...3 {
+            held.append(try connection(port))
+            try waitFor(n)
+        }
         let extra = try connection(port)
         defer { close(extra) }
         XCTAssertTrue(closedByServer(extra))
         close(held[0])
+        try waitFor(2)
         let deadline = Date().addingTimeInterval(30)
         var status = 0
         while status != 200 && Date() < deadline {
             status = (try? RawHTTP.send(["GET /?token=\(server.token) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Connection: close"], port: port).status) ?? 0
+            if status != 200 { Thread.sleep(forTimeInterval: 0.01) }
         }
         XCTAssertEqual(status, 200)
         for fd in held.dropFirst() { close(fd) }

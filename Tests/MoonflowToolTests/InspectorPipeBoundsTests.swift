@@ -64,7 +64,7 @@ final class InspectorPipeBoundsTests: XCTestCase {
     /// A child that stops reading: the run's events queue up to the bytes given and are then
     /// dropped, said once; replies still go.
     func testEventsForAChildThatDoesNotReadAreDroppedPastTheLimitSayingSo() throws {
-        let fake = try child(#"echo '{"m":"listening","url":"http://127.0.0.1:1/?token=x","authorities":[]}'; exec sleep 600 2>/dev/null"#)
+        let fake = try child(#"echo '{"m":"listening","url":"http://127.0.0.1:1/?token=x","authorities":[]}'; exec sleep 120 2>/dev/null"#)
         let warnings = Locked<[String]>([])
         let limit = 1 << 20
         let inspector = try InspectorProcess.start(address: "127.0.0.1:0", frames: 10, bytes: limit, binary: fake, startTimeout: 30,
@@ -78,7 +78,7 @@ final class InspectorPipeBoundsTests: XCTestCase {
     }
 
     func testAChildThatSaysNothingIsStoppedAtTheStartTimeout() throws {
-        let fake = try child("exec sleep 600 2>/dev/null")
+        let fake = try child("exec sleep 120 2>/dev/null")
         XCTAssertThrowsError(try InspectorProcess.start(address: "127.0.0.1:0", frames: 10, bytes: 1 << 20, binary: fake, startTimeout: 0.5)) { error in
             XCTAssertTrue("\(error)".contains("did not say where it serves the page within 0.5 s; it was stopped"), "\(error)")
         }
