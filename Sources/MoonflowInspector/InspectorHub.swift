@@ -310,7 +310,10 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     public var pageCount: Int { lock.withLock { pages.count } }
 
     /// Handles one frame a page sent. A bad frame gets a `reply` with `ok: false`
-    /// saying what to send instead; the run goes on.
+    /// saying what to send instead; the run goes on. What needs the run (`dispatch`,
+    /// `restart`, `inflight`) is done on a queue of the page's own, in the order sent, and
+    /// answered from there: this returns at once, whatever the run is doing (it is called on
+    /// the server's threads, which every other request and page needs).
     public func receive(_ text: String, from id: Int) {
         var toDispatch: [LuaValue] = []
         var command = "?"
