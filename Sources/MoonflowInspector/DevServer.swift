@@ -38,7 +38,9 @@ package final class DevServer: @unchecked Sendable {
 
     /// The observers of one feature an app runs, made when the app starts it: `app` is the
     /// app's process name, `run.path` the plugin's folder here (what `moonflow replay` loads).
-    package typealias Observers = @Sendable (_ app: String, _ run: RunDescription) -> [any RunObserver]
+    /// `close` lets go of what they hold (an inspector's server) once the app is gone for good.
+    package typealias Observers = @Sendable (_ app: String, _ run: RunDescription) async
+        -> (observers: [any RunObserver], close: @Sendable () async -> Void)
 
     private struct Connection {
         let send: @Sendable (String) -> Void
@@ -48,21 +50,38 @@ package final class DevServer: @unchecked Sendable {
 
     private final class Session: @unchecked Sendable {
         let observers: [any RunObserver]
+        let close: @Sendable () async -> Void
         let dispatcher: RemoteDispatcher
         /// Which connection the session's commands go to now (the app's latest).
         let connection: Box<Int?>
-        init(observers: [any RunObserver], dispatcher: RemoteDispatcher, connection: Box<Int?>) {
+        init(observers: [any RunObserver], close: @escaping @Sendable () async -> Void, dispatcher: RemoteDispatcher, connection: Box<Int?>) {
             self.observers = observers
+            self.close = close
             self.dispatcher = dispatcher
             self.connection = connection
         }
     }
+
+    /// What the server keeps of apps that went away (no connection left): their sessions, so
+    /// that one which comes back (the same app, reconnecting) finds its inspector pages, and
+    /// one that crashed can still be looked at. An app of the same name that connects (a
+    /// restart) ends them, and past `keptGoneApps` apps the oldest go: a server that sees
+    /// apps restart all day keeps neither their sockets nor their memory.
+    package static let keptGoneApps = 4
+    /// Apps connected at once; one more is refused (it retries, as after any refusal).
+    package static let appLimit = 32
+    /// What one app may queue from the server (files not yet written to it) and send in one
+    /// message (a feature's state with it): past either its connection ends.
+    package static let appQueueBytes = 64 << 20
+    package static let appMessageBytes = 32 << 20
 
     private let lock = NSLock()
     private var files: [String: String]
     private var connections: [Int: Connection] = [:]
     private var nextConnection = 0
     private var sessions: [String: Session] = [:]
+    /// Apps that went away, oldest first: their id and name.
+    private var gone: [(id: String, name: String)] = []
     private let observers: Observers
     private let log: @Sendable (String) -> Void
 
@@ -94,6 +113,9 @@ package final class DevServer: @unchecked Sendable {
 
     /// Apps connected now.
     package var appCount: Int { lock.withLock { connections.count } }
+
+    /// The features' sessions kept now (of apps connected, or gone and kept).
+    package var sessionCount: Int { lock.withLock { sessions.count } }
 
     // MARK: - Files
 
@@ -206,16 +228,19 @@ package final class DevServer: @unchecked Sendable {
             case .failure(.notFound(let why)): throw HTTPError(.notFound, message: why + "\n")
             }
         }
-        server.webSocket(DevLink.appPath, on: router, queueLimit: 1 << 30, maxSize: 64 << 20) { [weak self] queue in
-            guard let self else { return ({ _ in }, {}) }
-            let id = self.connect(send: { queue.push($0) })
-            return ({ self.receive($0, from: id) }, { self.disconnect(id) })
+        server.webSocket(DevLink.appPath, on: router, queueLimit: DevServer.appQueueBytes, maxSize: DevServer.appMessageBytes) { [weak self] queue in
+            guard let self, let id = self.connect(send: { queue.push($0) }) else {
+                queue.finish()
+                return ({ _ in }, {})
+            }
+            return ({ await self.receive($0, from: id) }, { await self.disconnect(id) })
         }
     }
 
-    /// An app connected: it gets every file first.
-    private func connect(send: @escaping @Sendable (String) -> Void) -> Int {
+    /// An app connected: it gets every file first. Nil past `appLimit` apps.
+    private func connect(send: @escaping @Sendable (String) -> Void) -> Int? {
         lock.withLock {
+            guard connections.count < DevServer.appLimit else { return nil }
             let id = nextConnection
             nextConnection += 1
             connections[id] = Connection(send: send)
@@ -224,20 +249,51 @@ package final class DevServer: @unchecked Sendable {
         }
     }
 
-    private func disconnect(_ id: Int) {
-        guard let gone = lock.withLock({ connections.removeValue(forKey: id) }) else { return }
-        log("\(gone.app) went away; it keeps running its last code and connects again when it can")
+    private func disconnect(_ id: Int) async {
+        let (left, pruned) = lock.withLock { () -> (Connection?, [Session]) in
+            guard let closed = connections.removeValue(forKey: id) else { return (nil, []) }
+            // The app's last connection: its sessions stay until it is gone for good (`prune`).
+            guard !closed.appID.isEmpty, !connections.values.contains(where: { $0.appID == closed.appID }) else { return (closed, []) }
+            gone.append((closed.appID, closed.app))
+            return (closed, prune { _ in false })
+        }
+        for session in pruned { await session.close() }
+        guard let left else { return }
+        log("\(left.app) went away; it keeps running its last code and connects again when it can")
     }
 
-    /// One message from an app. Called on its connection's reader, one at a time.
-    private func receive(_ text: String, from id: Int) {
+    /// Takes out the sessions of the gone apps `ends` picks, and of the oldest past
+    /// `keptGoneApps`. Under the lock; the caller closes what it returns, outside it.
+    private func prune(_ ends: ((id: String, name: String)) -> Bool) -> [Session] {
+        var ended = gone.filter(ends).map(\.id)
+        gone.removeAll { ends($0) }
+        if gone.count > DevServer.keptGoneApps {
+            ended += gone.prefix(gone.count - DevServer.keptGoneApps).map(\.id)
+            gone.removeFirst(gone.count - DevServer.keptGoneApps)
+        }
+        var out: [Session] = []
+        for key in sessions.keys where ended.contains(where: { key.hasPrefix($0 + "/") }) {
+            out.append(sessions.removeValue(forKey: key)!)
+        }
+        return out
+    }
+
+    /// One message from an app. Called on its connection's reader, one at a time, on a Swift
+    /// concurrency thread: nothing here waits on a lock while doing anything that waits (making
+    /// a feature's observers starts an inspector's server, awaited).
+    private func receive(_ text: String, from id: Int) async {
         guard let message = DevLink.read(text) else { return }
         if message.m == "hello" {
             let name = message.object["name"]?.stringValue ?? "app"
-            lock.withLock {
+            let appID = message.object["app"]?.stringValue ?? ""
+            let pruned = lock.withLock { () -> [Session] in
                 connections[id]?.app = name
-                connections[id]?.appID = message.object["app"]?.stringValue ?? ""
+                connections[id]?.appID = appID
+                // Back: its sessions are its own again. Another of the same name: a restart.
+                gone.removeAll { $0.id == appID }
+                return prune { $0.name == name }
             }
+            for session in pruned { await session.close() }
             log("\(name) connected")
             return
         }
@@ -248,18 +304,26 @@ package final class DevServer: @unchecked Sendable {
         case let .started(name, version, path, actions, clock):
             let folder = plugins.first { $0.name == path }?.folder ?? path
             let run = RunDescription(name: name, version: version, path: folder, actions: InspectorPipe.schema(actions), clock: clock)
-            let session = lock.withLock { () -> Session in
-                if let known = sessions[key] { return known }
+            var session = lock.withLock { sessions[key] }
+            if session == nil {
                 let box = Box<Int?>(nil)
                 let dispatcher = RemoteDispatcher(timeout: 10) { [weak self] command in
                     guard let self, let to = box.withLock({ $0 }) else { return }
                     let line = DevLink.tagged(InspectorPipe.line(command), feature: f)
                     _ = self.lock.withLock { self.connections[to]?.send(line) }
                 }
-                let made = Session(observers: observers(connection.app, run), dispatcher: dispatcher, connection: box)
-                sessions[key] = made
-                return made
+                // Made outside the lock: it starts a server, which takes a moment and a thread.
+                let (observers, close) = await observers(connection.app, run)
+                let made = Session(observers: observers, close: close, dispatcher: dispatcher, connection: box)
+                let kept = lock.withLock { () -> Session in
+                    if let known = sessions[key] { return known }
+                    sessions[key] = made
+                    return made
+                }
+                if kept !== made { await close() }
+                session = kept
             }
+            guard let session else { return }
             session.connection.withLock { $0 = id }
             for observer in session.observers { observer.started(run, dispatch: session.dispatcher) }
         case let .event(event, t, cause, causeID):

@@ -44,6 +44,11 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
 
     private struct Page {
         let send: @Sendable (String) -> Void
+        /// Where the page's commands that wait for the run (`dispatch`, `restart`, `inflight`)
+        /// wait, one after another in the order sent: a thread of libdispatch's own, never the
+        /// connection's (a Swift concurrency thread, which the server needs for every other
+        /// request and page: two pages waiting on a run busy in a handler froze them all).
+        let waits = DispatchQueue(label: "moonflow.inspector.page")
         /// Between `jump` and `resume`: the page looks at the past, its dispatches wait.
         var travelling = false
         var queued: [LuaValue] = []
@@ -331,7 +336,10 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     public var pageCount: Int { lock.withLock { pages.count } }
 
     /// Handles one frame a page sent. A bad frame gets a `reply` with `ok: false`
-    /// saying what to send instead; the run goes on.
+    /// saying what to send instead; the run goes on. What needs the run (`dispatch`,
+    /// `restart`, `inflight`) is done on a queue of the page's own, in the order sent, and
+    /// answered from there: this returns at once, whatever the run is doing (it is called on
+    /// the server's threads, which every other request and page needs).
     public func receive(_ text: String, from id: Int) {
         var toDispatch: [LuaValue] = []
         var command = "?"
@@ -397,6 +405,20 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
             }
         }
         if let reply { send(reply, to: id) }
+        if command == "rerun" || command == "toggle" {
+            // A whole run on the virtual clock: off the connection's thread, answered when done.
+            let off = command == "toggle" ? lock.withLock { pages[id]?.off ?? [] } : []
+            DispatchQueue.global().async { [self, command] in send(rerunFrame(command, skipping: off), to: id) }
+        }
+        guard command == "inflight" || command == "restart" || !toDispatch.isEmpty,
+              let waits = lock.withLock({ pages[id]?.waits }) else { return }
+        // The feature's events come back through `observe`, and the answers through `send`.
+        let (asked, actions) = (command, toDispatch)
+        waits.async { [self] in answer(asked, dispatching: actions, to: id) }
+    }
+
+    /// What a page's command needs the run for: on the page's own queue, outside the lock.
+    private func answer(_ command: String, dispatching toDispatch: [LuaValue], to id: Int) {
         if command == "inflight" { send(inFlightFrame(), to: id) }
         if command == "restart" {
             // The `reload` event and the fresh state come back as frames; the reply says it was done.
@@ -410,12 +432,6 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 send(failure(command, "restart: \(error)"), to: id)
             }
         }
-        if command == "rerun" || command == "toggle" {
-            // A whole run on the virtual clock: off the connection's thread, answered when done.
-            let off = command == "toggle" ? lock.withLock { pages[id]?.off ?? [] } : []
-            DispatchQueue.global().async { [self, command] in send(rerunFrame(command, skipping: off), to: id) }
-        }
-        // Outside the lock: the feature's events come back through `observe`.
         for action in toDispatch {
             do {
                 guard let dispatcher = lock.withLock({ dispatcher }) else {

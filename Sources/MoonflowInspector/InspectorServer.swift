@@ -37,15 +37,42 @@ public final class InspectorServer: Sendable {
     /// - Parameter shownBy: where the page's URL is shown, for the refusals of requests
     ///   without the token or for another host (`moonflow run --inspect` says
     ///   "that moonflow run --inspect printed").
-    public init(hub: InspectorHub, host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken(),
-                shownBy: String = "the inspector was started with") {
+    public convenience init(hub: InspectorHub, host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken(),
+                            shownBy: String = "the inspector was started with") {
+        self.init(hub: hub, host: host, port: port, token: token, shownBy: shownBy, connectionLimits: ConnectionLimits())
+    }
+
+    /// - Parameter connectionLimits: how many connections at once, and how long one may take
+    ///   to show the token.
+    package init(hub: InspectorHub, host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken(),
+                 shownBy: String = "the inspector was started with", connectionLimits: ConnectionLimits) {
         self.hub = hub
         self.host = host
         self.requestedPort = port
         self.token = token
         self.shownBy = shownBy
         self.routes = nil
+        self.connectionLimits = connectionLimits
     }
+
+    /// What one server takes from the network before it knows who is asking.
+    package struct ConnectionLimits: Sendable {
+        /// Connections open at once (pages, apps, requests): one more is closed at once.
+        package var connections = 256
+        /// A connection whose first request has not shown the token by then is closed,
+        /// as is one still sending its first request line or head (a slow client).
+        package var authentication: TimeAmount = .seconds(10)
+        /// The longest request line (method, URI, version) taken: a longer one gets 414.
+        package var requestLine = 8192
+        /// A connection that showed the token and then sends nothing for this long (no
+        /// WebSocket: those stay open) is closed.
+        package var idle: TimeAmount = .seconds(120)
+        package init() {}
+    }
+    let connectionLimits: ConnectionLimits
+    /// Connections open now, against `connectionLimits.connections`.
+    private let openConnections = Box(0)
+    package var connectionCount: Int { openConnections.withLock { $0 } }
 
     /// What a server with other routes than the page's adds to its router (the dev server's);
     /// it is behind the same checks: `Host`, the token, and a WebSocket upgrade's origin.
@@ -53,13 +80,15 @@ public final class InspectorServer: Sendable {
     private let routes: Routes?
 
     /// A server with `routes` instead of the page's (`hub` is then not served).
-    init(routes: @escaping Routes, host: String, port: Int, token: String, shownBy: String) {
+    init(routes: @escaping Routes, host: String, port: Int, token: String, shownBy: String,
+         connectionLimits: ConnectionLimits = ConnectionLimits()) {
         self.hub = InspectorHub()
         self.host = host
         self.requestedPort = port
         self.token = token
         self.shownBy = shownBy
         self.routes = routes
+        self.connectionLimits = connectionLimits
     }
 
     /// 32 random hex digits.
@@ -74,44 +103,88 @@ public final class InspectorServer: Sendable {
         try InspectorPipe.address(text)
     }
 
-    /// The page's address once started.
+    /// The page's address once started. Listening on every address (`0.0.0.0`, `::`), it
+    /// names one of this machine's own (a device on the network can open it), loopback when
+    /// the machine has no other.
     public var url: String? {
-        bound.withLock { $0 }.map { "http://\(host.contains(":") ? "[\(host)]" : host):\($0)/?token=\(token)" }
+        bound.withLock { $0 }.map { "http://\(MachineAddresses.bracketed(shownHost)):\($0)/?token=\(token)" }
     }
 
-    /// Starts serving on a background task and waits until the port is bound.
+    /// The host the URL names: the one given, or for every address one of the machine's own.
+    private var shownHost: String {
+        MachineAddresses.isWildcard(host) ? MachineAddresses.reachable(preferringIPv6: host.contains(":")) : host
+    }
+
+    /// The running server, to stop it.
+    private let running = Box<Task<Void, Never>?>(nil)
+
+    /// Starts serving on a background task and waits until the port is bound. It blocks the
+    /// calling thread on work Swift concurrency's threads do: call it from a thread of your
+    /// own (a program's main thread), never from a task; there, `await start()`.
     /// - Returns: the page's URL, with the token.
     /// - Throws: `HostError` naming the address when it cannot be bound.
     @discardableResult
     public func start() throws -> String {
         let ready = DispatchSemaphore(value: 0)
-        let failure = Box<String?>(nil)
-        let app = makeApplication { [bound] port in
-            bound.withLock { $0 = port }
+        let result = Box<Result<String, HostError>?>(nil)
+        launch { outcome in
+            result.withLock { $0 = outcome }
             ready.signal()
         }
+        ready.wait()
+        return try result.withLock { $0! }.get()
+    }
+
+    /// Starts serving and returns once the port is bound, without holding a thread meanwhile.
+    /// - Returns: the page's URL, with the token.
+    /// - Throws: `HostError` naming the address when it cannot be bound.
+    @discardableResult
+    package func start() async throws -> String {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<String, any Error>) in
+            launch { c.resume(with: $0.mapError { $0 as any Error }) }
+        }
+    }
+
+    /// Runs the server on a task of its own; `done` is called once, when the port is bound
+    /// (with the URL) or the server cannot run.
+    private func launch(_ done: @escaping @Sendable (Result<String, HostError>) -> Void) {
+        let called = Box(false)
+        let finish: @Sendable (Result<String, HostError>) -> Void = { outcome in
+            if called.withLock({ c -> Bool in defer { c = true }; return !c }) { done(outcome) }
+        }
+        let app = makeApplication { [bound, self] port in
+            bound.withLock { $0 = port }
+            finish(.success(url!))
+        }
         let address = "\(host):\(requestedPort)"
-        Task.detached {
-            do { try await app.run() } catch {
-                failure.withLock { $0 = "\(error)" }
-                ready.signal()
+        let task = Task.detached {
+            do {
+                try await app.run()
+                finish(.failure(HostError("\(address): the server stopped before it listened")))
+            } catch {
+                finish(.failure(HostError("\(address): cannot listen there (\(error)); pick another port, or :0 for any free one")))
             }
         }
-        ready.wait()
-        if let message = failure.withLock({ $0 }) {
-            throw HostError("\(address): cannot listen there (\(message)); pick another port, or :0 for any free one")
-        }
-        return url!
+        running.withLock { $0 = task }
+    }
+
+    /// Stops serving: the port is closed, and every connection with it. Returns once done.
+    package func stop() async {
+        guard let task = running.withLock({ t -> Task<Void, Never>? in defer { t = nil }; return t }) else { return }
+        task.cancel()
+        await task.value
     }
 
     /// The `HOST:PORT` names a request may give in `Host` (lowercase): loopback's,
-    /// and the host given to `--inspect` when it is another.
+    /// and the host given to `--inspect` when it is another; listening on every address
+    /// (`0.0.0.0`, `::`), each of this machine's own addresses and its host name too.
     public var authorities: [String] { authorities(port: bound.withLock { $0 } ?? requestedPort) }
 
     func authorities(port: Int) -> [String] {
         var names = ["127.0.0.1", "localhost", "[::1]"]
-        let given = (host.contains(":") ? "[\(host)]" : host).lowercased()
-        if !["127.0.0.1", "localhost", "[::1]"].contains(given) { names.append(given) }
+        var others = [MachineAddresses.bracketed(host).lowercased()]
+        if MachineAddresses.isWildcard(host) { others += MachineAddresses.current().map { MachineAddresses.bracketed($0).lowercased() } }
+        for name in others where !names.contains(name) { names.append(name) }
         return names.map { "\($0):\(port)" }
     }
 
@@ -173,9 +246,11 @@ public final class InspectorServer: Sendable {
     /// A WebSocket route behind the server's checks: `open` is called with the connection's
     /// queue of frames out (what it pushes is written in order; past `queueLimit` bytes not yet
     /// written the connection ends) and returns what to do with each text frame that comes in
-    /// (a binary one comes as the text "binary frame") and when the connection ends.
+    /// (a binary one comes as the text "binary frame") and when the connection ends. Both run on
+    /// Swift concurrency's threads: they may await, and must not block on anything that needs
+    /// another of those threads.
     func webSocket(_ path: String, on router: Router<BasicWebSocketRequestContext>, queueLimit: Int, maxSize: Int,
-                   open: @escaping @Sendable (SendQueue) -> (receive: @Sendable (String) -> Void, close: @Sendable () -> Void)) {
+                   open: @escaping @Sendable (SendQueue) -> (receive: @Sendable (String) async -> Void, close: @Sendable () async -> Void)) {
         router.ws(RouterPath(stringLiteral: path), shouldUpgrade: { [self] request, _ in
             // UpgradeGuard answered a refusal already; this holds if it is ever bypassed.
             if refusal(authority: request.head.authority, token: request.uri.queryParameters.get("token"),
@@ -184,7 +259,6 @@ public final class InspectorServer: Sendable {
         }, onUpgrade: { inbound, outbound, _ in
             let queue = SendQueue(limit: queueLimit)
             let (receive, close) = open(queue)
-            defer { close() }
             await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await frame in queue.frames where !queue.isClosed {
@@ -195,8 +269,8 @@ public final class InspectorServer: Sendable {
                 group.addTask {
                     for try await message in inbound.messages(maxSize: maxSize) {
                         switch message {
-                        case .text(let text): receive(text)
-                        case .binary: receive("binary frame")
+                        case .text(let text): await receive(text)
+                        case .binary: await receive("binary frame")
                         }
                     }
                 }
@@ -209,6 +283,7 @@ public final class InspectorServer: Sendable {
                 queue.finish()
                 group.cancelAll()
             }
+            await close()
         })
     }
 
@@ -219,12 +294,15 @@ public final class InspectorServer: Sendable {
         logger.logLevel = .critical
         let webSocketResponder = router.buildResponder()
         // Frames up to 16 MB: a page may send a large action.
-        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(ws: .init(maxFrameSize: 16 << 20))
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: connectionLimits.idle),
+                                                                        ws: .init(maxFrameSize: 16 << 20))
+        let limits = connectionLimits, open = openConnections
         let server = HTTPServerBuilder { [self] responder in
-            GuardedChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration)) { head in
+            GuardedChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
+                           limits: limits, open: open) { head in
                 let query = URLComponents(string: head.uri)?.queryItems
                 return self.refusal(authority: head.headers.first(name: "host"), token: query?.first { $0.name == "token" }?.value,
-                               origins: head.headers["origin"], upgrade: true)
+                               origins: head.headers["origin"], upgrade: head.headers.contains(name: "upgrade"))
             }
         }
         return Application(
@@ -237,15 +315,20 @@ public final class InspectorServer: Sendable {
     }
 }
 
-/// Hummingbird's HTTP and WebSocket channel with `UpgradeGuard` in front of its upgrade handler.
+/// Hummingbird's HTTP and WebSocket channel with `ConnectionGuard` first (before the HTTP
+/// decoder) and `UpgradeGuard` in front of its upgrade handler.
 private struct GuardedChannel: ServerChildChannel {
     let inner: HTTP1WebSocketUpgradeChannel
+    let limits: InspectorServer.ConnectionLimits
+    let open: Box<Int>
     let refusal: @Sendable (HTTPRequestHead) -> String?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1WebSocketUpgradeChannel.Value> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let connection = ConnectionGuard(limits: limits, open: open)
+            try channel.pipeline.syncOperations.addHandler(connection, position: .first)
             let decoder = try channel.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(UpgradeGuard(refusal: refusal), position: .after(decoder.handler))
+            try channel.pipeline.syncOperations.addHandler(UpgradeGuard(refusal: refusal, connection: connection), position: .after(decoder.handler))
             return value
         }
     }
@@ -258,19 +341,30 @@ private struct GuardedChannel: ServerChildChannel {
 /// Sees a connection's first request: a WebSocket upgrade that `refusal` refuses is
 /// answered 403 with the reason and the connection closed; anything else passes on,
 /// and the guard leaves the pipeline (no later request on the connection can upgrade).
+/// A first request that passes the checks (the token, `Host`) tells `connection` so.
 private final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     let refusal: @Sendable (HTTPRequestHead) -> String?
+    let connection: ConnectionGuard
     private var refused = false
 
-    init(refusal: @escaping @Sendable (HTTPRequestHead) -> String?) { self.refusal = refusal }
+    init(refusal: @escaping @Sendable (HTTPRequestHead) -> String?, connection: ConnectionGuard) {
+        self.refusal = refusal
+        self.connection = connection
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }  // the rest of a refused request
-        guard case .head(let head) = unwrapInboundIn(data), head.headers.contains(name: "upgrade"), let message = refusal(head) else {
+        guard case .head(let head) = unwrapInboundIn(data) else {
+            context.fireChannelRead(data)
+            return
+        }
+        let message = refusal(head)
+        if message == nil { connection.authenticated() }
+        guard head.headers.contains(name: "upgrade"), let message else {
             context.fireChannelRead(data)
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
             return
@@ -284,6 +378,108 @@ private final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: message)))), promise: nil)
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
+    }
+}
+
+/// First in every connection's pipeline, on its raw bytes: at most `limits.connections` open
+/// at once (one more is closed at once); a first request line longer than
+/// `limits.requestLine` gets 414 and the connection is closed (the HTTP decoder would wait
+/// for 80 KB and then close without a word); and a connection whose first request has not
+/// passed the checks (`authenticated`, told by `UpgradeGuard`) within
+/// `limits.authentication` is closed, so a client without the token, or one that sends its
+/// request a byte at a time, holds no descriptor and no buffer for long.
+private final class ConnectionGuard: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let limits: InspectorServer.ConnectionLimits
+    private let open: Box<Int>
+    // Used on the connection's event loop only.
+    private var counted = false
+    private var started = false
+    private var known = false
+    private var lineBytes = 0
+    private var lineDone = false
+    private var deadline: Scheduled<Void>?
+
+    init(limits: InspectorServer.ConnectionLimits, open: Box<Int>) {
+        self.limits = limits
+        self.open = open
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { begin(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        begin(context)
+        context.fireChannelActive()
+    }
+
+    private func begin(_ context: ChannelHandlerContext) {
+        guard !started else { return }
+        started = true
+        let limit = limits.connections
+        counted = open.withLock { n -> Bool in
+            guard n < limit else { return false }
+            n += 1
+            return true
+        }
+        guard counted else { context.close(promise: nil); return }
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: limits.authentication) { [self] in
+            if !known { bound.value.close(promise: nil) }
+        }
+    }
+
+    /// The first request passed the checks: the connection may stay.
+    func authenticated() {
+        known = true
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    /// A client that closed its side before it showed the token has nothing more to say.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event, !known {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        if counted {
+            counted = false
+            open.withLock { $0 -= 1 }
+        }
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard counted else { return }
+        if !lineDone {
+            let buffer = unwrapInboundIn(data)
+            if let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+                lineBytes += newline - buffer.readerIndex
+                lineDone = true
+            } else {
+                lineBytes += buffer.readableBytes
+            }
+            if lineBytes > limits.requestLine {
+                lineDone = true
+                counted = false
+                open.withLock { $0 -= 1 }
+                let message = "a request line of at most \(limits.requestLine) bytes, please\n"
+                let response = "HTTP/1.1 414 URI Too Long\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: \(message.utf8.count)\r\nconnection: close\r\n\r\n" + message
+                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                context.writeAndFlush(NIOAny(ByteBuffer(string: response))).whenComplete { _ in bound.value.close(promise: nil) }
+                return
+            }
+        }
+        context.fireChannelRead(data)
     }
 }
 

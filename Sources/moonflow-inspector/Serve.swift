@@ -57,9 +57,10 @@ enum Serve {
                 if let recording = recorder.take() { observers.append(recording) }
                 let hub = InspectorHub(rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
                 let page = InspectorServer(hub: hub, host: address.host, port: 0, shownBy: "that moonflow serve printed")
-                if let url = try? page.start() { terminal.inspector(url: url, app: app, feature: run.name) }
+                // Awaited, not waited for: this runs on the app's connection, a Swift concurrency thread.
+                if let url = try? await page.start() { terminal.inspector(url: url, app: app, feature: run.name) }
                 observers.append(hub)
-                return observers
+                return (observers, { await page.stop() })
             }
         } catch {
             fail("moonflow: serve: \(error)", status: 2)

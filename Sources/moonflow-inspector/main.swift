@@ -59,17 +59,13 @@ do {
 
 let dispatcher = RemoteDispatcher { output.write($0) }
 // The run, line by line, until moonflow closes the pipe (it ended, or died).
-var pending: [UInt8] = []
+var lines = LineSplitter()
 var buffer = [UInt8](repeating: 0, count: 1 << 16)
 while true {
     let n = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
     if n < 0 && errno == EINTR { continue }
     if n <= 0 { exit(0) }
-    pending += buffer[..<n]
-    var start = 0
-    while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
-        let line = String(decoding: pending[start..<newline], as: UTF8.self)
-        start = newline + 1
+    for line in lines.add(buffer[..<n]) {
         guard let message = try? InspectorPipe.toChild(line) else {
             FileHandle.standardError.write(Data("moonflow-inspector: \(line.prefix(200)) is not a line of the inspector's pipe protocol\n".utf8))
             continue
@@ -87,5 +83,4 @@ while true {
             dispatcher.answer(id: id, message: message, flights: flights)
         }
     }
-    pending.removeFirst(start)
 }

@@ -63,4 +63,43 @@ final class HostileRoundThreeTests: ScratchTestCase {
         let ok = try Moonflow.run(["run", "plugins/leaky", "--sandbox", "--clock", "virtual", "--format", "jsonl", "--actions", "-"], in: scratch, input: "")
         XCTAssertEqual(ok.status, 0, ok.stdout)
     }
+
+    /// `run --inspect` waited for its inspector's first line without bound, with SIGINT and
+    /// SIGTERM held for later: a child that never spoke kept the run forever. Now a stop
+    /// signal ends the wait (and the child), as does a time limit (MoonflowToolTests).
+    func testRunInspectStopsOnSIGTERMWhileItsInspectorSaysNothing() throws {
+        // moonflow beside a moonflow-inspector that never speaks.
+        let bin = scratch.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let moonflow = bin.appendingPathComponent("moonflow")
+        if link(try Moonflow.binary().path, moonflow.path) != 0 { try FileManager.default.copyItem(at: try Moonflow.binary(), to: moonflow) }
+        let fake = bin.appendingPathComponent("moonflow-inspector")
+        try Data("#!/bin/sh\necho 'fake inspector up' >&2\nexec sleep 600\n".utf8).write(to: fake)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: fake.path)
+
+        let process = Process()
+        process.executableURL = moonflow
+        process.arguments = ["run", "plugins/counter", "--inspect", "--format", "jsonl", "--actions", "-"]
+        process.currentDirectoryURL = Moonflow.root
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = Pipe()
+        let ended = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in ended.signal() }
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        var said = ""
+        while !said.contains("fake inspector up") {
+            let data = errors.fileHandleForReading.availableData
+            guard !data.isEmpty else { break }
+            said += String(decoding: data, as: UTF8.self)
+        }
+        XCTAssertTrue(said.contains("fake inspector up"), said)
+        kill(process.processIdentifier, SIGTERM)
+        XCTAssertEqual(ended.wait(timeout: .now() + 30), .success, "moonflow run ends on SIGTERM")
+        said += String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(process.terminationStatus, 1, said)
+        XCTAssertTrue(said.contains("moonflow: --inspect stopped by SIGTERM while"), said)
+    }
 }

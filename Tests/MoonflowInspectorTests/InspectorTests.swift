@@ -417,14 +417,14 @@ enum RawHTTP {
     /// Connects to loopback's `port` and writes the request.
     /// - Parameter receiveBuffer: the socket's receive buffer in bytes (nil: the system's).
     /// - Returns: the socket, for the caller to read and close.
-    static func open(_ head: [String], port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
+    static func open(_ head: [String], port: Int, host: String = "127.0.0.1", receiveBuffer: Int32? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket: errno \(errno)") }
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -434,8 +434,8 @@ enum RawHTTP {
         return fd
     }
 
-    static func send(_ head: [String], port: Int) throws -> (status: Int, body: String) {
-        let fd = try open(head, port: port)
+    static func send(_ head: [String], port: Int, host: String = "127.0.0.1") throws -> (status: Int, body: String) {
+        let fd = try open(head, port: port, host: host)
         defer { close(fd) }
         var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -486,8 +486,9 @@ final class InspectedRun: @unchecked Sendable {
     ///   - path: the plugin (the counter by default).
     ///   - limits: what the inspector keeps.
     ///   - clock: the run's clock; on the virtual one, timed lines (`{"at":MS,"send":…}`) move it.
+    ///   - observers: more observers of the run (a recorder).
     init(path: String = InspectedRun.root.appendingPathComponent("plugins/counter").path, limits: InspectorHub.Limits = .init(),
-         clock: FeatureHost.Clock = .real) throws {
+         clock: FeatureHost.Clock = .real, observers: [any RunObserver] = []) throws {
         // Made as moonflow run --inspect makes them: its refusals name the tool's flags.
         hub = InspectorHub(limits: limits, rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
         server = InspectorServer(hub: hub, shownBy: "that moonflow run --inspect printed")
@@ -495,7 +496,7 @@ final class InspectedRun: @unchecked Sendable {
         var options = FeatureRun.Options(path: path)
         options.format = .jsonl
         options.clock = clock
-        options.observers = [hub]
+        options.observers = [hub] + observers
         options.handAnswers(to: hub)  // as moonflow run --inspect does
         let input = InputLines(interactive: false, name: "test") { [feed] in feed.next() }
         let run = FeatureRun(options: options, input: input, write: { _ in })

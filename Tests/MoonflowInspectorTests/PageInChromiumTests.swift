@@ -226,7 +226,7 @@ final class PageInChromiumTests: XCTestCase {
         // (made here rather than by Lua, so a debug build makes them quickly).
         let hub = InspectorHub()
         let server = InspectorServer(hub: hub)
-        let url = try server.start()
+        let url = try await server.start()
         let schema = try Schema(kind: "action", declaration: ["touch": ["i": "integer"]])
         hub.started(RunDescription(name: "big", version: 1, path: "big.lua", actions: schema, clock: .real), dispatch: NoDispatch())
         var rows = (1...1000).map { i -> LuaValue in ["id": .integer(Int64(i)), "title": "row \(i)", "done": false] }

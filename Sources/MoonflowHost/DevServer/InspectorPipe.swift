@@ -328,3 +328,47 @@ package enum InspectorPipe {
 
     private static func json(_ v: LuaValue) -> String { (try? v.json(sortedKeys: true, root: "value")) ?? "null" }
 }
+
+/// Whole lines out of bytes read a block at a time (the inspector's pipe), in time linear in
+/// the bytes: each byte is looked at once for a newline, however long its line (an 8 MB state
+/// line read in 64 KB blocks was scanned again from its start after every block).
+///
+///     var lines = LineSplitter()
+///     for line in lines.add(block) { handle(line) }
+///     if let last = lines.finish() { handle(last) }   // at the end: a last line without newline
+package struct LineSplitter {
+    private var pending: [UInt8] = []
+    /// Where the next line starts in `pending`, and how far past it no newline was found.
+    private var start = 0
+    private var searched = 0
+    /// Bytes looked at so far (each once).
+    package private(set) var bytesScanned = 0
+
+    package init() {}
+
+    /// Takes `bytes`; returns the lines they complete, without their newlines.
+    package mutating func add<Bytes: Collection>(_ bytes: Bytes) -> [String] where Bytes.Element == UInt8 {
+        pending.append(contentsOf: bytes)
+        var lines: [String] = []
+        var from = start + searched
+        bytesScanned += pending.count - from
+        while let newline = pending[from...].firstIndex(of: UInt8(ascii: "\n")) {
+            lines.append(String(decoding: pending[start..<newline], as: UTF8.self))
+            start = newline + 1
+            from = start
+        }
+        searched = pending.count - start
+        // Done lines go once they are half of what is held: each byte is moved a bounded number of times.
+        if start > 0, start >= pending.count / 2 {
+            pending.removeFirst(start)
+            start = 0
+        }
+        return lines
+    }
+
+    /// The bytes after the last newline as a line (nil: none), and nothing held after.
+    package mutating func finish() -> String? {
+        defer { pending = []; start = 0; searched = 0 }
+        return start < pending.count ? String(decoding: pending[start...], as: UTF8.self) : nil
+    }
+}

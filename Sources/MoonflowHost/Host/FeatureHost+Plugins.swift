@@ -15,6 +15,13 @@ extension FeatureHost {
 
     private func resolveOnExecutor(_ spec: String) throws -> String {
         let fm = FileManager.default
+        // A plugin a dev server holds is its copy, whatever the working folder holds of that
+        // name (an app started from its project folder): that copy is the one saves reload.
+        if !spec.contains("/") && !spec.hasSuffix(".lua") {
+            for source in devServers where (try source.text(at: "\(spec)/init.lua")) != nil {
+                return "\(source.name):\(spec)/init.lua"
+            }
+        }
         var isDir: ObjCBool = false
         if fm.fileExists(atPath: spec, isDirectory: &isDir) {
             if !isDir.boolValue { return spec }
@@ -27,9 +34,6 @@ extension FeatureHost {
         }
         if let (source, path) = sourceFile(spec), (try source.text(at: path)) != nil { return "\(source.name):\(path)" }
         if !spec.contains("/") && !spec.hasSuffix(".lua") {
-            for source in devServers where (try source.text(at: "\(spec)/init.lua")) != nil {
-                return "\(source.name):\(spec)/init.lua"
-            }
             for dir in configuration.searchPaths {
                 let initFile = ((dir as NSString).appendingPathComponent(spec) as NSString).appendingPathComponent("init.lua")
                 if fm.fileExists(atPath: initFile) { return initFile }
@@ -132,7 +136,33 @@ extension FeatureHost {
             return [.value(.nil), .value(.string(LuaString("no file '\(path)' in the sources " + self.sources.map(\.name).joined(separator: ", "))))]
         }
         try lua.addModuleSearcher(find)
+        // The dev servers' modules come first, before package.path's (which holds `./?.lua`):
+        // `require "counter.util"` of the served counter is the server's copy, not a
+        // `counter/util.lua` of the app's working folder, which no save would reload.
+        let findServed: LuaFunction = { [weak self] args in
+            guard let self, let name = try args.value(1, path: "module name").stringValue, FeatureHost.isModuleName(name) else { return [.value(.nil)] }
+            let path = name.replacingOccurrences(of: ".", with: "/") + ".lua"
+            for source in self.devServers {
+                if let text = try source.text(at: path) { return [.value(.string(LuaString(text))), .value(.string(LuaString("\(source.name):\(path)")))] }
+            }
+            return [.value(.nil)]
+        }
+        let served = try lua.load(string: FeatureHost.servedSearcherSource, name: "moonflow.served")
+        try lua.call(served, [.function(findServed)]) { _ in () }
     }
+
+    /// Puts the dev servers' searcher right after the preload one (text only, as the others).
+    private static let servedSearcherSource = """
+        local find = ...
+        local load, error = load, error
+        table.insert(package.searchers, 2, function(name)
+          local text, where = find(name)
+          if not text then return nil end
+          local chunk, err = load(text, "@" .. where, "t")
+          if not chunk then error(("error loading module '%s' from '%s':\\n\\t%s"):format(name, where, err), 0) end
+          return chunk, where
+        end)
+        """
 
     /// Whether `byte` is an ASCII letter, digit or `_`.
     private static func isWordByte(_ byte: UInt8) -> Bool {
