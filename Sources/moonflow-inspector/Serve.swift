@@ -124,7 +124,7 @@ final class Terminal: @unchecked Sendable {
     private func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
 
     func serving(url: String, plugins: [String]) {
-        let connect = "try host.connect(devServer: URL(string: \"\(url)\")!)"
+        let connect = "try await host.connect(devServer: \"\(url)\")"
         switch format {
         case .jsonl:
             write("{\"event\":\"serve\",\"t\":0,\"url\":\(q(url)),\"plugins\":[\(plugins.map(q).joined(separator: ","))],\"connect\":\(q(connect))}")

@@ -9,7 +9,7 @@ import Streams
 /// `FeatureHost.connect(devServer:)`.
 ///
 ///     #if DEBUG
-///     try host.connect(devServer: URL(string: "http://127.0.0.1:8377/?token=…")!)
+///     try await host.connect(devServer: "http://127.0.0.1:8377/?token=…")
 ///     #endif
 ///     let counter = try host.load("counter")   // from the server
 ///
