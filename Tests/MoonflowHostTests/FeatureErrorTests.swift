@@ -167,10 +167,10 @@ final class FeatureErrorTests: XCTestCase {
         let host = try FeatureHost(configuration: .init(timeLimitMs: 100))
         let feature = try loadStuck(in: host, sleeping: 8)
         try feature.send(["type": "block"])
-        XCTAssertFalse(host.isPoisoned, "not at once: only once the call outlives its limit and the grace")
+        XCTAssertFalse(host.isStuck, "not at once: only once the call outlives its limit and the grace")
         let deadline = Date().addingTimeInterval(7.5)
-        while !host.isPoisoned, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        XCTAssertTrue(host.isPoisoned)
+        while !host.isStuck, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertTrue(host.isStuck)
         XCTAssertThrowsError(try feature.send(["type": "bump"])) { error in
             let e = error as? FeatureError
             XCTAssertEqual(e?.stage, .send)
@@ -196,8 +196,8 @@ final class FeatureErrorTests: XCTestCase {
         let driver = Thread { clock.advance(by: 0) }   // the drain blocks in `block`'s handle
         driver.start()
         let deadline = Date().addingTimeInterval(7.5)
-        while !host.isPoisoned, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        XCTAssertTrue(host.isPoisoned)
+        while !host.isStuck, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertTrue(host.isStuck)
         XCTAssertEqual(feature.state, ["n": 1], "the snapshot taken last holds the bump that finished before the stuck call")
     }
 

@@ -264,10 +264,10 @@ public final class FeatureHost: @unchecked Sendable {
     /// on every `send` throws `FeatureError.stuck`, work queued behind the stuck call is
     /// dropped when its turn comes, and the host's features take nothing more. Load the
     /// plugins again in a new host (with their last `state` as `initial`, to keep it).
-    public var isPoisoned: Bool { lua.isStuck }
+    public var isStuck: Bool { lua.isStuck }
 
     /// As `perform`, for a caller that must not wait on a stuck state: when the state gets
-    /// stuck meanwhile (`isPoisoned`), the wait ends with nil, and `body`, if it has not
+    /// stuck meanwhile (`isStuck`), the wait ends with nil, and `body`, if it has not
     /// started, never runs. On the virtual clock `body` runs here, as `perform` does.
     package func performUnlessStuck<R>(_ body: @escaping () throws -> R) throws -> R? {
         guard let queue, !isOnExecutor() else { return try body() }

@@ -60,7 +60,7 @@ package final class FeatureRun: @unchecked Sendable {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
-    /// The host and feature the run drives now. A stuck Lua state (`FeatureHost.isPoisoned`)
+    /// The host and feature the run drives now. A stuck Lua state (`FeatureHost.isStuck`)
     /// is left behind with its thread, and both are replaced (`rebuildStuck`), so any thread
     /// reads them under `bindingLock`.
     var host: FeatureHost! {
@@ -193,7 +193,7 @@ package final class FeatureRun: @unchecked Sendable {
             while true {
                 if finished.wait(timeout: .now() + .milliseconds(20)) == .success { return }
                 AbandonedStates.shared.release()  // what a stuck call left behind, once it returned
-                guard current.isPoisoned else { continue }
+                guard current.isStuck else { continue }
                 guard let rebuilt = rebuildStuck() else { return }
                 current = rebuilt
                 if options.clock == .virtual { break }  // the stuck thread is left behind
@@ -234,7 +234,7 @@ package final class FeatureRun: @unchecked Sendable {
         let outcome = Locked<Result<(FeatureHost, RunningFeature), any Error>?>(nil)
         let building = Locked<FeatureHost?>(nil)
         let path = options.path
-        let ended = StuckWatch.run(isStuck: { building.withLock { $0 }?.isPoisoned == true }) { [weak self] in
+        let ended = StuckWatch.run(isStuck: { building.withLock { $0 }?.isStuck == true }) { [weak self] in
             let built = Result {
                 guard let self else { throw HostError("the run is over") }
                 let host = try self.makeHost(generation: generation)

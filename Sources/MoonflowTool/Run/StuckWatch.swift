@@ -5,7 +5,7 @@ import Foundation
 /// is left behind, and the caller goes on: what `run`, `test` and `exec` do with code that
 /// blocks in C or Swift.
 ///
-///     let ended = StuckWatch.run(isStuck: { host.isPoisoned }) { try? host.lua.call(f, []) }
+///     let ended = StuckWatch.run(isStuck: { host.isStuck }) { try? host.lua.call(f, []) }
 ///     if !ended { report("stuck") }
 enum StuckWatch {
     /// How often the waiting thread looks at `isStuck`.

@@ -197,7 +197,7 @@ package struct SpecRunner: Sendable {
     /// Runs one spec file in a fresh Lua state; `report` gets each result as its test ends.
     ///
     /// A test stuck in code no time limit reaches (a blocking C or Swift function: the
-    /// watchdog's last resort, `FeatureHost.isPoisoned`) fails, its Lua state is left behind,
+    /// watchdog's last resort, `FeatureHost.isStuck`) fails, its Lua state is left behind,
     /// and the tests after it run in a fresh state.
     package func runFile(_ file: String, report: @escaping @Sendable (SpecEvent) -> Void = { _ in }) -> [Result] {
         let reported = Locked([Result]())
@@ -281,7 +281,7 @@ package struct SpecRunner: Sendable {
             return nil
         }
         let call = DriverCall(value: (host, driver, arguments))
-        let ended = StuckWatch.run(isStuck: { host.isPoisoned }) {
+        let ended = StuckWatch.run(isStuck: { host.isStuck }) {
             let (host, driver, arguments) = call.value
             do { try host.lua.callWithoutTimeLimit(driver, arguments) { _ in } } catch {
                 if !abandoned.withLock({ $0 }) { fail(file, error, keep: keep) }
