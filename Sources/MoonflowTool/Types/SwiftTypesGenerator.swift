@@ -122,6 +122,7 @@ private struct SwiftCode {
                 switch n {
                 case .record(let name, let fields): code.record(name: name, fields: fields)
                 case .enumeration(let name, let values): code.stringEnum(name: name, values: values)
+                case .alias(let name, let type): code.line("public typealias \(name) = \(type)")
                 }
             }
         }
@@ -131,6 +132,8 @@ private struct SwiftCode {
     private enum Nested {
         case record(String, [SchemaType.RecordField])
         case enumeration(String, [String])
+        /// A name for a collection type written out level by level (`swiftType`).
+        case alias(String, String)
     }
 
     /// Types Swift code inside a state struct relies on: a nested type by one of these
@@ -149,26 +152,50 @@ private struct SwiftCode {
 
     /// The Swift type of a state field; records and enums become nested types named
     /// after the field (`ItemsItem` for the records of a list `items`).
-    private mutating func swiftType(_ type: SchemaType, suggested: String, nested: inout [Nested], taken: inout Set<String>) -> String {
+    ///
+    /// Lists and maps nested deeper than `aliasEvery` are named every `aliasEvery` levels
+    /// (`public typealias DeepLevel4 = [[[[Int]]]]`): the type checker's time grows about
+    /// twofold with each level of `[[...]]` written in one piece (30 lists deep took over two
+    /// minutes), and is flat when each piece is short.
+    private mutating func swiftType(_ type: SchemaType, suggested: String, nested: inout [Nested], taken: inout Set<String>,
+                                    level: Int = 0, base: String? = nil) -> String {
         switch type {
         case .optional(let inner):
-            let t = swiftType(inner, suggested: suggested, nested: &nested, taken: &taken)
+            let t = swiftType(inner, suggested: suggested, nested: &nested, taken: &taken, level: level, base: base)
             return t.hasSuffix("?") ? t : t + "?"
         case .scalar(let scalar):
             return scalarType(scalar)
         case .list(let of):
-            return "[" + swiftType(of, suggested: suggested + "Item", nested: &nested, taken: &taken) + "]"
+            let inner = swiftType(of, suggested: suggested + "Item", nested: &nested, taken: &taken, level: level + 1, base: base ?? suggested)
+            return named("[" + inner + "]", type, level: level, base: base ?? suggested, nested: &nested, taken: &taken)
         case .map(let of):
-            return "[String: " + swiftType(of, suggested: suggested + "Value", nested: &nested, taken: &taken) + "]"
+            let inner = swiftType(of, suggested: suggested + "Value", nested: &nested, taken: &taken, level: level + 1, base: base ?? suggested)
+            return named("[String: " + inner + "]", type, level: level, base: base ?? suggested, nested: &nested, taken: &taken)
         case .enumeration(let values):
             let name = unique(suggested, &taken)
-            nested.append(.enumeration(name, values))
+            nested.append(.enumeration(name, Array(values)))
             return name
         case .record(let fields):
             let name = unique(suggested, &taken)
             nested.append(.record(name, fields))
             return name
         }
+    }
+
+    private static let aliasEvery = 4
+
+    /// `text`, the Swift type of the collection `type` at `level` below a field, or a type
+    /// alias for it when it is the `aliasEvery`th collection level from the bottom and more
+    /// levels lie above it.
+    private func named(_ text: String, _ type: SchemaType, level: Int, base: String,
+                       nested: inout [Nested], taken: inout Set<String>) -> String {
+        func depth(_ t: SchemaType) -> Int {
+            switch t.required { case .list(let of), .map(let of): 1 + depth(of); default: 0 }
+        }
+        guard level > 0, depth(type) % SwiftCode.aliasEvery == 0 else { return text }
+        let name = unique(base + "Level\(level)", &taken)
+        nested.append(.alias(name, text))
+        return name
     }
 
     private mutating func scalarType(_ t: FlatShapes.FieldType) -> String {
