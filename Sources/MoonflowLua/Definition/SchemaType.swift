@@ -31,22 +31,21 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
     /// An enum's strings in the order declared, with a set that answers whether a string is
     /// one of them at once (an enum of 100,000 values costs a hash per write, not a scan).
     /// Each is kept as its bytes: a value need not be UTF-8.
-    public struct EnumValues: Sendable, Equatable, RandomAccessCollection, ExpressibleByArrayLiteral {
+    public struct EnumValues: Sendable, Equatable, ExpressibleByArrayLiteral {
         /// The values as declared, bytes and all.
         public let strings: [LuaString]
         private let set: Set<LuaString>
 
         public init(_ strings: [LuaString]) { self.strings = strings; set = Set(strings) }
-        public init(_ names: [String]) { self.init(names.map { LuaString($0) }) }
+        package init(_ names: [String]) { self.init(names.map { LuaString($0) }) }
         public init(arrayLiteral names: String...) { self.init(names) }
 
         /// Whether `s` is one of the values.
         public func contains(_ s: LuaString) -> Bool { set.contains(s) }
 
-        public var startIndex: Int { 0 }
-        public var endIndex: Int { strings.count }
-        /// The value as text (a byte that is not UTF-8 reads as U+FFFD).
-        public subscript(i: Int) -> String { strings[i].description }
+        /// The values as text (a byte that is not UTF-8 reads as U+FFFD).
+        package var names: [String] { strings.map(\.description) }
+        var count: Int { strings.count }
 
         public static func == (a: EnumValues, b: EnumValues) -> Bool { a.strings == b.strings }
 
@@ -83,7 +82,7 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
         case .scalar(let t): return q(t.rawValue + optional)
         case .list(let of): return "{ \(q("list" + optional)), of = \(of.luaSource(indent: indent)) }"
         case .map(let of): return "{ \(q("map" + optional)), of = \(of.luaSource(indent: indent)) }"
-        case .enumeration(let names): return "{ \(([q("enum" + optional)] + names.strings.map(SchemaType.luaQuoted)).joined(separator: ", ")) }"
+        case .enumeration(let values): return "{ \(([q("enum" + optional)] + values.strings.map(SchemaType.luaQuoted)).joined(separator: ", ")) }"
         case .record(let fields):
             let head = isOptional ? [q("record?")] : []
             let inner = fields.map { "\(key($0.name)) = \($0.type.luaSource(indent: indent.map { $0 + 2 }))" }

@@ -173,7 +173,7 @@ private struct SwiftCode {
             return named("[String: " + inner + "]", type, level: level, base: base ?? suggested, nested: &nested, taken: &taken)
         case .enumeration(let values):
             let name = unique(suggested, &taken)
-            nested.append(.enumeration(name, Array(values)))
+            nested.append(.enumeration(name, values.names))
             return name
         case .record(let fields):
             let name = unique(suggested, &taken)
