@@ -127,7 +127,10 @@ final class TypesGeneratorTests: XCTestCase {
     func testDeeplyNestedListsAreNamedEveryFourLevels() throws {
         var deep = SchemaType.scalar(.integer), maps = SchemaType.record([.init(name: "id", type: .scalar(.string))]), optionals = SchemaType.scalar(.string)
         for _ in 0..<30 { deep = .list(deep); maps = .map(maps); optionals = .list(.optional(optionals)) }
-        let state = SchemaType.record([.init(name: "deep", type: deep), .init(name: "maps", type: .optional(maps)), .init(name: "opt", type: optionals)])
+        // And an enum of two values that are one Swift string (bytes that are not UTF-8): one case.
+        let bytes = SchemaType.enumeration(.init([LuaString(bytes: [0xFF]), LuaString(bytes: [0xFE]), "ok"]))
+        let state = SchemaType.record([.init(name: "bytes", type: bytes), .init(name: "deep", type: deep), .init(name: "maps", type: .optional(maps)),
+                                       .init(name: "opt", type: optionals)])
         let swift = SwiftTypesGenerator(features: feature(state), command: "moonflow types --swift x").source()
         for line in swift.split(separator: "\n") {
             var depth = 0, most = 0

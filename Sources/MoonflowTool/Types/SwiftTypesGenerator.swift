@@ -213,7 +213,9 @@ private struct SwiftCode {
         line("public enum \(name): String, Codable, Equatable, Sendable, CaseIterable {")
         nest { code in
             var used: Set<String> = []
-            for value in values {
+            // Values that differ only in bytes that are not UTF-8 read as one Swift string: one case.
+            var raw: Set<String> = []
+            for value in values where raw.insert(value).inserted {
                 var c = SwiftNames.camel(value)
                 var n = 2
                 while used.contains(SwiftNames.bare(c)) { c = SwiftNames.escaped(SwiftNames.bare(SwiftNames.camel(value)) + "\(n)"); n += 1 }
