@@ -166,16 +166,18 @@ private struct SpillFile: Sendable {
     /// after what is here).
     mutating func add(_ event: SpecEvent) -> Bool {
         guard fd >= 0, !failed else { return false }
-        var record: [UInt8]
+        let written: Bool
         switch event {
-        case .printed(let text):
-            let bytes = Array(text.utf8)
-            record = [UInt8(ascii: "p")] + Self.length(bytes.count) + bytes
+        case .printed(var text):
+            // The text's own bytes, not a copy of them.
+            written = text.withUTF8 { body in
+                ([UInt8(ascii: "p")] + Self.length(body.count)).withUnsafeBytes { Self.writeAll(fd, $0) }
+                    && Self.writeAll(fd, UnsafeRawBufferPointer(body))
+            }
         default:
-            record = [UInt8(ascii: "e")] + Self.length(others.count)
+            written = ([UInt8(ascii: "e")] + Self.length(others.count)).withUnsafeBytes { Self.writeAll(fd, $0) }
             others.append(event)
         }
-        let written = record.withUnsafeBytes { Self.writeAll(fd, $0) }
         if !written { failed = true }
         return written
     }
