@@ -135,6 +135,9 @@ final class DeclaredStateTests: XCTestCase {
             (#"{ items = { "lsit", of = "string" } }"#, #"unknown composite type "lsit" (did you mean "list"?"#),
             (#"{ items = { "list" } }"#, #"needs the type of its items"#),
             (#"{ mode = { "enum" } }"#, "an enum needs at least one value"),
+            // Built in Lua: `types --lua` wrote it back as Lua no parser takes (too many registers).
+            (#"(function() local t = "integer" for _ = 1, 100 do t = { "list", of = t } end return { deep = t } end)()"#,
+             "a type nested more than 64 levels deep (lists, maps and records inside each other); flatten it"),
         ]
         for (declaration, expected) in bad {
             let h = try Harness(["feed/init.lua": Self.feed(state: declaration, initial: "{}", reduce: "")])

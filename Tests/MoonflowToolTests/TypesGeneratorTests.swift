@@ -164,6 +164,12 @@ final class TypesGeneratorTests: XCTestCase {
             XCTAssertTrue(line.hasPrefix("--"), "\(line.debugDescription)\n---\n\(luals)")
         }
         XCTAssertNoThrow(try lua.load(string: luals, name: "meta.lua"))
+        // As deep as a declaration may nest, --lua still loads (100 deep, refused now, did not).
+        var deep = SchemaType.scalar(.integer)
+        for _ in 0..<(SchemaType.maxDepth - 1) { deep = .list(.optional(deep)) }
+        let deepFeature = [FeatureDeclarations(name: "deep", kind: .feature, state: .record([.init(name: "d", type: deep)]), stateIsInferred: false)]
+        let deepBack = try lua.run(string: "return {\n" + LuaStateDeclaration(features: deepFeature).source() + "}", name: "deep.lua")
+        XCTAssertEqual(try SchemaType.read(deepBack.first?["state"] ?? .nil, at: "state"), deepFeature[0].state)
         XCTAssertTrue(luals.contains("---@class OddNameAction._a20b\n"), luals)
         XCTAssertTrue(luals.contains("---@class OddNameAction._a20b2\n"), luals)
         XCTAssertTrue(luals.contains("---@class OddNameAction._linea"), luals)

@@ -113,6 +113,9 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
         return "\"" + String(decoding: bytes, as: UTF8.self) + "\""
     }
 
+    /// How deep types may nest in a declaration.
+    package static let maxDepth = 64
+
     static let luaKeywords: Set<String> = ["and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
                                            "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while"]
 }
@@ -134,6 +137,11 @@ extension SchemaType {
     package static func read(_ declaration: LuaValue, at place: String, path: [String] = []) throws(DeclarationProblem) -> SchemaType {
         func problem(_ message: String, _ extra: [String] = []) -> DeclarationProblem {
             DeclarationProblem(message: "\(place): \(message)", path: path + extra)
+        }
+        // What `moonflow types --lua` writes must load as Lua, whose parser takes about 120
+        // nested table constructors; and every check walks the levels.
+        guard path.count <= maxDepth else {
+            throw problem("a type nested more than \(maxDepth) levels deep (lists, maps and records inside each other); flatten it")
         }
         switch declaration {
         case .string(let s):
