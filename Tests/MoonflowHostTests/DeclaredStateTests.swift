@@ -101,6 +101,27 @@ final class DeclaredStateTests: XCTestCase {
         XCTAssertEqual(h.running.state["mode"], "busy")
     }
 
+    /// An enum's values are a set: 50,000 of them load (checking the declaration for
+    /// repeats compared every pair: 16,000 tripped the load limit) and a write is one
+    /// lookup. Values are compared by their bytes: `"\xff"` and `"\xfe"` are two values
+    /// (both read as U+FFFD before, "listed twice"). A message names the first ten.
+    func testALargeEnumLoadsAndItsValuesAreComparedByBytes() throws {
+        let declaration = #"{ mode = (function() local e = { "enum" } for i = 1, 50000 do e[#e + 1] = "v" .. i end e[#e + 1] = "\xff" e[#e + 1] = "\xfe" return e end)() }"#
+        let h = try loaded(Self.feed(state: declaration, initial: #"{ mode = "v1" }"#, reduce: #"""
+            if m.type == "go" then state.mode = (state.mode == "v1") and "v50000" or "\xfe" else state.mode = "\xfd" end
+            """#))
+        try h.running.send(["type": "go"])
+        h.settle()
+        XCTAssertEqual(h.running.state["mode"], "v50000")
+        try h.running.send(["type": "go"])
+        try h.running.send(["type": "again"])
+        h.settle()
+        XCTAssertEqual(h.running.state["mode"], .string(LuaString(bytes: [0xFE])))
+        let errors = h.log.errors.map(\.message)
+        XCTAssertEqual(errors.count, 1, "\(errors)")
+        XCTAssertTrue(errors.first?.contains(#"state.mode must be one of "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10" and 49992 more (got string"#) == true, "\(errors)")
+    }
+
     func testInitialIsCheckedAtLoad() throws {
         let h = try Harness(["feed/init.lua": Self.feed(initial: #"{ items = {}, hasMore = "yes", mode = "idle", tags = {} }"#, reduce: "")])
         XCTAssertThrowsError(try h.host.load("feed")) { error in
@@ -114,6 +135,9 @@ final class DeclaredStateTests: XCTestCase {
             (#"{ items = { "lsit", of = "string" } }"#, #"unknown composite type "lsit" (did you mean "list"?"#),
             (#"{ items = { "list" } }"#, #"needs the type of its items"#),
             (#"{ mode = { "enum" } }"#, "an enum needs at least one value"),
+            // Built in Lua: `types --lua` wrote it back as Lua no parser takes (too many registers).
+            (#"(function() local t = "integer" for _ = 1, 100 do t = { "list", of = t } end return { deep = t } end)()"#,
+             "a type nested more than 64 levels deep (lists, maps and records inside each other); flatten it"),
         ]
         for (declaration, expected) in bad {
             let h = try Harness(["feed/init.lua": Self.feed(state: declaration, initial: "{}", reduce: "")])

@@ -28,6 +28,41 @@ final class SpecOutputTests: XCTestCase {
         ])
     }
 
+    /// A printing spec beside a slow one: its output waited in memory (1.9 GB was seen).
+    /// Past the budget it goes to a temporary file and comes back, in order and whole,
+    /// when its turn comes; the memory held stays near the budget.
+    func testOutputThatWaitsPastTheBudgetGoesToDiskAndComesBackInOrder() {
+        let printed = Locked((count: 0, bytes: 0, inOrder: true, lines: [String]()))
+        let output = SpecOutput(files: 2, tap: false, memoryBudget: 64 << 10) { line in
+            printed.withLock { p in
+                if line.hasPrefix("line ") {
+                    p.inOrder = p.inOrder && line.hasPrefix("line \(p.count) ")
+                    p.count += 1
+                    p.bytes += line.utf8.count
+                } else {
+                    p.lines.append(line)
+                }
+            }
+        }
+        let filler = String(repeating: "x", count: 1000)
+        var most = 0
+        for i in 0..<20_000 {
+            output.add(.printed("line \(i) \(filler)"), file: 1)
+            if i == 10_000 { output.add(.result(result("b", "middle")), file: 1) }
+            if i % 1000 == 0 { most = max(most, output.keptBytes) }
+        }
+        output.add(.fileDone("b", [result("b", "middle")], seconds: 0), file: 1)
+        XCTAssertLessThanOrEqual(max(most, output.keptBytes), 64 << 10, "20 MB printed, no more than the budget held")
+        XCTAssertEqual(printed.withLock { $0.count }, 0, "the second file waits while the first runs")
+        output.add(.result(result("a", "first")), file: 0)
+        output.add(.fileDone("a", [result("a", "first")], seconds: 0), file: 0)
+        let p = printed.withLock { $0 }
+        XCTAssertEqual(p.count, 20_000)
+        XCTAssertTrue(p.inOrder)
+        XCTAssertEqual(p.lines, ["  ✓ d first", "✓ a  1 passed  (0 ms)", "  ✓ d middle", "✓ b  1 passed  (0 ms)"])
+        XCTAssertEqual(output.keptBytes, 0)
+    }
+
     func testTAPNumbersCountUpInPrintedOrder() {
         let printed = Locked([String]())
         let output = SpecOutput(files: 2, tap: true) { line in printed.withLock { $0.append(line) } }

@@ -131,4 +131,78 @@ final class TypesGeneratorTests: XCTestCase {
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0, "\(output)\n---\n\(swift)", line: line)
     }
+
+    /// Runs swiftc -typecheck (warnings as errors) on `swift`; its output when it fails.
+    private func typecheck(_ swift: String) throws -> (status: Int32, output: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-types-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("Generated.swift")
+        try swift.write(to: file, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["swiftc", "-typecheck", "-warnings-as-errors", "-swift-version", "6", file.path]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = errors
+        try process.run()
+        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    /// Lists (and maps, and lists of optionals) nested 30 deep: written as one `[[...]]`,
+    /// the type checker took over two minutes (about twice as long per level); now no
+    /// type is written more than four collections deep, each four levels named by a
+    /// `typealias`, and the file compiles.
+    func testDeeplyNestedListsAreNamedEveryFourLevels() throws {
+        var deep = SchemaType.scalar(.integer), maps = SchemaType.record([.init(name: "id", type: .scalar(.string))]), optionals = SchemaType.scalar(.string)
+        for _ in 0..<30 { deep = .list(deep); maps = .map(maps); optionals = .list(.optional(optionals)) }
+        // And an enum of two values that are one Swift string (bytes that are not UTF-8): one case.
+        let bytes = SchemaType.enumeration(.init([LuaString(bytes: [0xFF]), LuaString(bytes: [0xFE]), "ok"]))
+        let state = SchemaType.record([.init(name: "bytes", type: bytes), .init(name: "deep", type: deep), .init(name: "maps", type: .optional(maps)),
+                                       .init(name: "opt", type: optionals)])
+        let swift = SwiftTypesGenerator(features: feature(state), command: "moonflow types --swift x").source()
+        for line in swift.split(separator: "\n") {
+            var depth = 0, most = 0
+            for c in line { if c == "[" { depth += 1; most = max(most, depth) } else if c == "]" { depth -= 1 } }
+            XCTAssertLessThanOrEqual(most, 4, "\(line)\n---\n\(swift)")
+        }
+        XCTAssertTrue(swift.contains("public typealias DeepLevel26 = [[[[Int]]]]"), swift)
+        XCTAssertTrue(swift.contains("public var deep: [[DeepLevel2]]"), swift)
+        let (status, output) = try typecheck(swift)
+        XCTAssertEqual(status, 0, "\(output)\n---\n\(swift)")
+    }
+
+    /// Names with line breaks, quotes, `]]`, control characters and bytes that are not
+    /// UTF-8: `types --lua` writes Lua that loads and reads back as the declared state (a
+    /// key held a raw line break), and every line `--luals` writes is a comment (a name with
+    /// a line break left its comment), also when two names map to one class name.
+    func testLuaAndLuaLSOutputStayLuaWhateverTheNames() throws {
+        let odd = ["line\nbreak", "a\"b", "back\\slash", "]]", "--", "\r", "\u{0}x", "tab\there", "é", "end", "a b", "_a20b", ""]
+        let state = SchemaType.record(odd.sorted { LuaValue.keyOrder(.string(LuaString($0)), .string(LuaString($1))) }.map {
+            .init(name: $0, type: .record([.init(name: $0, type: .enumeration(SchemaType.EnumValues(odd.map { LuaString($0) } + [LuaString(bytes: [0xFF, 0x0A])])))]))
+        })
+        let messages = Dictionary(uniqueKeysWithValues: odd.map { ($0, [$0: Schema.Field(type: .string, optional: false)]) })
+        let features = [FeatureDeclarations(name: "odd\nname", kind: .feature, state: state, stateIsInferred: false,
+                                            actions: messages, mutations: messages, outputs: messages, file: "plugins/x\ny/init.lua")]
+        let lua = try LuaState()
+        let declaration = LuaStateDeclaration(features: features).source()
+        let back = try lua.run(string: "return {\n" + declaration + "}", name: "types.lua")
+        XCTAssertEqual(try SchemaType.read(back.first?["state"] ?? .nil, at: "state"), state, declaration)
+        let luals = LuaLSAnnotations(features: features, command: "moonflow types --luals \"x\ny\"").source()
+        for line in luals.split(separator: "\n") {
+            XCTAssertTrue(line.hasPrefix("--"), "\(line.debugDescription)\n---\n\(luals)")
+        }
+        XCTAssertNoThrow(try lua.load(string: luals, name: "meta.lua"))
+        // As deep as a declaration may nest, --lua still loads (100 deep, refused now, did not).
+        var deep = SchemaType.scalar(.integer)
+        for _ in 0..<(SchemaType.maxDepth - 1) { deep = .list(.optional(deep)) }
+        let deepFeature = [FeatureDeclarations(name: "deep", kind: .feature, state: .record([.init(name: "d", type: deep)]), stateIsInferred: false)]
+        let deepBack = try lua.run(string: "return {\n" + LuaStateDeclaration(features: deepFeature).source() + "}", name: "deep.lua")
+        XCTAssertEqual(try SchemaType.read(deepBack.first?["state"] ?? .nil, at: "state"), deepFeature[0].state)
+        XCTAssertTrue(luals.contains("---@class OddNameAction._a20b\n"), luals)
+        XCTAssertTrue(luals.contains("---@class OddNameAction._a20b2\n"), luals)
+        XCTAssertTrue(luals.contains("---@class OddNameAction._linea"), luals)
+    }
 }

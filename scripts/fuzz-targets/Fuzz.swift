@@ -8,6 +8,9 @@
 //   inspector  the inspector's hub fed events and page frames (any text, and commands with
 //           any numbers): every frame it sends is a JSON object, its window stays bounded
 //   recording  any bytes as a recording for `moonflow replay`: an answer, never a crash
+//   names   `moonflow types` output for random state declarations and feature, field, action,
+//           mutation and output names: the Swift, --lua and --luals generators never crash, the
+//           Lua loads as text, --lua reads back as the state declared, --luals stays comments
 import Foundation
 import LuaKit
 import MoonflowHost
@@ -33,6 +36,45 @@ struct Bytes {
     mutating func string() -> LuaString {
         let n = Int(byte() % 12)
         return LuaString(bytes: (0..<n).map { _ in byte() })
+    }
+    /// A name as a plugin may write one: pieces Swift, Lua or a terminal treat specially.
+    mutating func name() -> String {
+        let pieces = ["a", "B", "z", "_", "-", " ", "0", "9", ".", "\"", "\\", "\\(", ")", "]]", "\n", "\r", "\t", "\u{1B}",
+                      "\u{0}", "+", "$", "é", "名", "前", "self", "init", "default", "Type", "end", "--", "[[", "State", "Item", "Level4"]
+        return (0..<Int(byte() % 5)).map { _ in pieces[Int(byte()) % pieces.count] }.joined()
+    }
+    /// A state declaration as a plugin writes it (not always a valid one).
+    mutating func declaration(depth: Int = 0) -> LuaValue {
+        let scalars = ["string", "integer", "number", "boolean", "table", "any"]
+        let optional = byte() % 4 == 0 ? "?" : ""
+        switch byte() % (depth > 3 ? 3 : 6) {
+        case 0: return .string(LuaString(scalars[Int(byte()) % scalars.count] + optional))
+        case 1:
+            // A list of lists...: as deep as the bytes say (30 deep once took minutes to type-check).
+            var inner = declaration(depth: depth + 1)
+            for _ in 0..<Int(byte() % 40) { inner = .table(LuaTable(array: [.string("list")], hash: ["of": inner])) }
+            return .table(LuaTable(array: [.string(LuaString("list" + optional))], hash: ["of": inner]))
+        case 2:
+            var values: [LuaValue] = [.string(LuaString("enum" + optional))]
+            for _ in 0..<Int(byte() % 5) { values.append(byte() % 2 == 0 ? .string(LuaString(name())) : .string(string())) }
+            return .table(LuaTable(array: values))
+        case 3: return .table(LuaTable(array: [.string(LuaString("map" + optional))], hash: ["of": declaration(depth: depth + 1)]))
+        default:
+            var t = LuaTable(array: optional.isEmpty ? [] : [.string("record?")])
+            for _ in 0..<Int(byte() % 5) { t[.string(LuaString(name()))] = declaration(depth: depth + 1) }
+            return .table(t)
+        }
+    }
+    /// Messages (actions, mutations or outputs) by name, each with a few fields.
+    mutating func messages() -> [String: [String: Schema.Field]] {
+        let types: [FlatShapes.FieldType] = [.string, .integer, .number, .boolean, .table, .any]
+        var out: [String: [String: Schema.Field]] = [:]
+        for _ in 0..<Int(byte() % 4) {
+            var fields: [String: Schema.Field] = [:]
+            for _ in 0..<Int(byte() % 3) { fields[name()] = .init(type: types[Int(byte()) % types.count], optional: byte() & 1 == 1) }
+            out[name()] = fields
+        }
+        return out
     }
     /// A value tree (depth-limited), with no NaN (NaN is not equal to itself).
     mutating func value(depth: Int = 0) -> LuaValue {
@@ -64,10 +106,10 @@ struct Bytes {
     }
 }
 
-enum Target: String { case jsonl, value, chunk, schema, inspector, recording }
+enum Target: String { case jsonl, value, chunk, schema, inspector, recording, names }
 
 let target = Target(rawValue: ProcessInfo.processInfo.environment["MOONFLOW_FUZZ_TARGET"] ?? "") ?? {
-    FileHandle.standardError.write(Data("set MOONFLOW_FUZZ_TARGET to jsonl, value, chunk, schema, inspector or recording\n".utf8))
+    FileHandle.standardError.write(Data("set MOONFLOW_FUZZ_TARGET to jsonl, value, chunk, schema, inspector, recording or names\n".utf8))
     exit(2)
 }()
 
@@ -104,6 +146,10 @@ let commands = ["hello", "dispatch", "jump", "resume", "inflight", "toggle", "re
 let recordingFile = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-fuzz-\(getpid()).jsonl").path
 let pluginsFolder = FileManager.default.currentDirectoryPath + "/plugins"
 let devNull = open("/dev/null", O_WRONLY)
+
+/// The state generated Lua is loaded (and --lua run) in, renewed every so often.
+nonisolated(unsafe) var namesState: LuaState?
+nonisolated(unsafe) var namesRuns = 0
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -233,6 +279,44 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         dup2(stderr, 2)
         close(stderr)
         if !(0...2).contains(status) { fatalError("replay answered \(status) for \(bytes)") }
+    case .names:
+        if namesState == nil || namesRuns % 1000 == 0 {
+            namesState = nil
+            namesState = try! LuaState(memoryLimit: 64 << 20)
+        }
+        namesRuns += 1
+        let lua = namesState!
+        var reader = Bytes(data: bytes)
+        var features: [FeatureDeclarations] = []
+        for _ in 0..<(1 + Int(reader.byte() % 3)) {
+            let declared = reader.declaration()
+            guard let state = try? SchemaType.read(declared, at: "state") else { continue }
+            features.append(FeatureDeclarations(name: reader.name(), kind: .feature, state: state, stateIsInferred: reader.byte() & 1 == 1,
+                                                actions: reader.messages(), mutations: reader.messages(),
+                                                outputs: reader.byte() & 1 == 1 ? reader.messages() : nil, file: reader.name()))
+        }
+        guard !features.isEmpty else { return 0 }
+        let command = "moonflow types " + reader.name()
+        _ = SwiftTypesGenerator(features: features, command: command).source()
+        // --lua: each feature's `state = ...` reads back, as Lua, to the declaration it came from.
+        for feature in features {
+            let source = "return {\n" + LuaStateDeclaration(features: [feature]).source() + "}\n"
+            let back: [LuaValue]
+            do { back = try lua.run(string: source, name: "types.lua") } catch LuaError.memory { namesState = nil; return 0 } catch {
+                fatalError("types --lua wrote Lua that does not run (\(error)):\n\(source)")
+            }
+            guard let table = back.first, let again = try? SchemaType.read(table["state"] ?? .nil, at: "state"), again == feature.state else {
+                fatalError("types --lua wrote a state that reads back as \(back) for \(feature.state):\n\(source)")
+            }
+        }
+        // --luals: comments only, whatever the names hold.
+        let luals = LuaLSAnnotations(features: features, command: command).source()
+        for line in luals.split(separator: "\n", omittingEmptySubsequences: false) where !line.isEmpty && !line.hasPrefix("--") {
+            fatalError("types --luals wrote a line that is not a comment: \(line.debugDescription)")
+        }
+        do { _ = try lua.load(string: luals, name: "meta.lua") } catch LuaError.memory { namesState = nil } catch {
+            fatalError("types --luals wrote Lua that does not load (\(error)):\n\(luals)")
+        }
     }
     return 0
 }

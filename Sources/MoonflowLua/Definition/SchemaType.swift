@@ -14,7 +14,7 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
     case scalar(FlatShapes.FieldType)
     case list(SchemaType)
     case map(SchemaType)
-    case enumeration([String])
+    case enumeration(EnumValues)
     /// Fields sorted by name.
     case record([RecordField])
     /// The value may be nil (absent).
@@ -29,6 +29,34 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
         /// A field keyed by the Lua string as declared, bytes and all (`name` is its text, for
         /// messages): a key that is not UTF-8 (`"\xff"`) matches the same key in a value.
         package init(key: LuaString, type: SchemaType) { name = key.description; self.type = type; self.key = .string(key) }
+    }
+
+    /// An enum's strings in the order declared, with a set that answers whether a string is
+    /// one of them at once (an enum of 100,000 values costs a hash per write, not a scan).
+    /// Each is kept as its bytes: a value need not be UTF-8.
+    public struct EnumValues: Sendable, Equatable, ExpressibleByArrayLiteral {
+        /// The values as declared, bytes and all.
+        public let strings: [LuaString]
+        private let set: Set<LuaString>
+
+        public init(_ strings: [LuaString]) { self.strings = strings; set = Set(strings) }
+        package init(_ names: [String]) { self.init(names.map { LuaString($0) }) }
+        public init(arrayLiteral names: String...) { self.init(names) }
+
+        /// Whether `s` is one of the values.
+        public func contains(_ s: LuaString) -> Bool { set.contains(s) }
+
+        /// The values as text (a byte that is not UTF-8 reads as U+FFFD).
+        package var names: [String] { strings.map(\.description) }
+        var count: Int { strings.count }
+
+        public static func == (a: EnumValues, b: EnumValues) -> Bool { a.strings == b.strings }
+
+        /// `"idle", "busy"` for a message; past 20 values, the first 10 and how many more.
+        var listed: String {
+            let shown = strings.prefix(count > 20 ? 10 : count).map { "\"\($0)\"" }.joined(separator: ", ")
+            return count > 20 ? shown + " and \(count - 10) more" : shown
+        }
     }
 
     /// The type without its optional wrapper.
@@ -53,7 +81,7 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
     /// The declaration as Lua source; with `indent`, records of more than one field
     /// spread over lines, nested by two spaces.
     package func luaSource(indent: Int?) -> String {
-        func q(_ s: String) -> String { "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        func q(_ s: String) -> String { SchemaType.luaQuoted(LuaString(s)) }
         func key(_ s: String) -> String {
             let identifier = s.first.map { $0 == "_" || $0.isLetter } == true && s.allSatisfy { $0 == "_" || $0.isLetter || $0.isNumber } && s.allSatisfy(\.isASCII)
             return identifier && !SchemaType.luaKeywords.contains(s) ? s : "[\(q(s))]"
@@ -63,7 +91,7 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
         case .scalar(let t): return q(t.rawValue + optional)
         case .list(let of): return "{ \(q("list" + optional)), of = \(of.luaSource(indent: indent)) }"
         case .map(let of): return "{ \(q("map" + optional)), of = \(of.luaSource(indent: indent)) }"
-        case .enumeration(let names): return "{ \(([q("enum" + optional)] + names.map(q)).joined(separator: ", ")) }"
+        case .enumeration(let values): return "{ \(([q("enum" + optional)] + values.strings.map(SchemaType.luaQuoted)).joined(separator: ", ")) }"
         case .record(let fields):
             let head = isOptional ? [q("record?")] : []
             let inner = fields.map { "\(key($0.name)) = \($0.type.luaSource(indent: indent.map { $0 + 2 }))" }
@@ -76,6 +104,26 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
         case .optional: fatalError("unreachable: required is never optional")
         }
     }
+
+    /// `s` as a Lua string literal: `\\`, `"`, control characters and bytes that are not
+    /// UTF-8 written as escapes, so the literal stays on its line and reads back as `s`.
+    package static func luaQuoted(_ s: LuaString) -> String {
+        let utf8 = s.isValidUTF8
+        var bytes: [UInt8] = []
+        for b in s.bytes {
+            switch b {
+            case UInt8(ascii: "\\"): bytes += Array("\\\\".utf8)
+            case UInt8(ascii: "\""): bytes += Array("\\\"".utf8)
+            case UInt8(ascii: "\n"): bytes += Array("\\n".utf8)
+            case _ where b < 0x20 || b == 0x7F || (b >= 0x80 && !utf8): bytes += [UInt8(ascii: "\\"), 0x30 + b / 100, 0x30 + b / 10 % 10, 0x30 + b % 10]
+            default: bytes.append(b)
+            }
+        }
+        return "\"" + String(decoding: bytes, as: UTF8.self) + "\""
+    }
+
+    /// How deep types may nest in a declaration.
+    package static let maxDepth = 64
 
     static let luaKeywords: Set<String> = ["and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
                                            "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while"]
@@ -98,6 +146,11 @@ extension SchemaType {
     package static func read(_ declaration: LuaValue, at place: String, path: [String] = []) throws(DeclarationProblem) -> SchemaType {
         func problem(_ message: String, _ extra: [String] = []) -> DeclarationProblem {
             DeclarationProblem(message: "\(place): \(message)", path: path + extra)
+        }
+        // What `moonflow types --lua` writes must load as Lua, whose parser takes about 120
+        // nested table constructors; and every check walks the levels.
+        guard path.count <= maxDepth else {
+            throw problem("a type nested more than \(maxDepth) levels deep (lists, maps and records inside each other); flatten it")
         }
         switch declaration {
         case .string(let s):
@@ -130,16 +183,16 @@ extension SchemaType {
                 result = kind == "list" ? .list(element) : .map(element)
             case "enum":
                 guard t.hash.isEmpty else { throw problem("an enum lists its strings only: { \"enum\", \"idle\", \"busy\" }") }
-                var names: [String] = []
+                // Each value looked up in a set: declaring n values costs n hashes, not n² comparisons.
+                var names: [LuaString] = [], seen: Set<LuaString> = []
+                names.reserveCapacity(t.array.count - 1)
                 for v in t.array.dropFirst() {
                     guard case .string(let s) = v else { throw problem("an enum's values are strings (got \(v))") }
-                    // Kept as text: bytes that are not UTF-8 would match no value, silently.
-                    guard s.isValidUTF8 else { throw problem("an enum's values are UTF-8 text (got \(v), which is not)") }
-                    guard !names.contains(s.description) else { throw problem("enum value \"\(s)\" is listed twice") }
-                    names.append(s.description)
+                    guard seen.insert(s).inserted else { throw problem("enum value \"\(LuaValue.escaped(s.description, quote: true))\" is listed twice") }
+                    names.append(s)
                 }
                 guard !names.isEmpty else { throw problem("an enum needs at least one value: { \"enum\", \"idle\", \"busy\" }") }
-                result = .enumeration(names)
+                result = .enumeration(EnumValues(names))
             case "record":
                 guard t.array.count <= 1 else { throw problem("a record's fields are named: { id = \"integer\" } (got list items)") }
                 var fields: [RecordField] = []
@@ -175,8 +228,8 @@ extension SchemaType {
         case .scalar(let t):
             return Schema.matches(value, t) && value.isFinite ? nil : "\(place()) must be \(self.kindWithArticle) (got \(SchemaType.describe(value)))"
         case .enumeration(let names):
-            guard case .string(let s) = value, names.contains(where: { $0.utf8.elementsEqual(s.bytes) }) else {
-                return "\(place()) must be one of \(names.map { "\"\($0)\"" }.joined(separator: ", ")) (got \(SchemaType.describe(value)))"
+            guard case .string(let s) = value, names.contains(s) else {
+                return "\(place()) must be one of \(names.listed) (got \(SchemaType.describe(value)))"
             }
             return nil
         case .list(let of):
@@ -299,7 +352,7 @@ extension SchemaType {
         case .scalar(let t): t.rawValue
         case .list: "a list"
         case .map: "a map"
-        case .enumeration(let names): "one of \(names.map { "\"\($0)\"" }.joined(separator: ", "))"
+        case .enumeration(let names): "one of \(names.listed)"
         case .record: "a record"
         case .optional: ""
         }
@@ -362,7 +415,7 @@ extension SchemaType {
         case .scalar(let t): return .string(LuaString(t.rawValue))
         case .enumeration(let names):
             var set = LuaTable()
-            for name in names { set[.string(LuaString(name))] = true }
+            for name in names.strings { set[.string(name)] = true }
             return .table(set)
         default: return nil
         }

@@ -37,13 +37,14 @@ package struct SessionReplay {
 
     package init(file: String) { self.file = file }
 
-    /// A recording read back.
+    /// A recording read back: what the run needs before it starts (the header, the recorded
+    /// answers, each input's time) and what each line is. Inputs and events stay in the file:
+    /// the run reads inputs from it as it goes and compares each event it gives with the next
+    /// recorded one, so a long recording costs a byte per line, not its events in memory.
     struct Recording {
         var path = ""
         var feature = ""
         var version: Int64 = 1
-        /// Input lines (as timed run input, or "" to keep line numbers) in file order.
-        var inputLines: [String] = []
         var inputs = 0
         /// What each service call answered when recorded, by service and call number.
         var services: [String: [Int: ServiceOutcome]] = [:]
@@ -51,10 +52,12 @@ package struct SessionReplay {
         var deliveries: [String: [Int: ServiceDelivery]] = [:]
         /// Each input's time, in order.
         var inputTimes: [Int] = []
-        /// Every recorded event (states too), with its line number.
-        var events: [(line: Int, event: LuaValue)] = []
-        var actions: [(line: Int, action: LuaValue)] = []
-        var mutations: [(line: Int, mutation: LuaValue)] = []
+        /// What each line is, by line number - 1.
+        var lines: [Line] = []
+        /// How many recorded events (states too) there are.
+        var events = 0
+
+        enum Line: UInt8 { case other, input, event, mutation }
     }
 
     /// A problem with the file itself (exit 2).
@@ -107,14 +110,21 @@ package struct SessionReplay {
                 return 2
             }
         }
-        let output = PrintedEvents()
-        var lines = recording.inputLines.makeIterator()
+        let output = PrintedEvents(comparing: update ? nil : RecordedEvents(file: file, recording: recording), plugin: plugin)
+        // Input lines as timed run input, read from the file as the run asks for them ("" for
+        // every other line, so an input's line number is its line in the recording).
+        let reader = RecordingLines(path: file)
+        var number = 0
         let input = InputLines(interactive: false, name: file) {
-            guard let line = lines.next() else {
+            guard let line = reader?.next() else {
                 gate.releaseAll()  // no action comes any more: what still waits for one answers now
                 return nil
             }
-            return line
+            defer { number += 1 }
+            guard number < recording.lines.count, recording.lines[number] == .input,
+                  let value = try? LuaValue(jsonBytes: line), case .integer(let t)? = value["t"], let action = value["input"] else { return "" }
+            let json = (try? action.json(sortedKeys: true, root: "input")) ?? "{}"
+            return "{\"at\":\(t),\"send\":\(json)}"
         }
         _ = FeatureRun(options: options, input: input, write: output.add).run()
 
@@ -126,14 +136,12 @@ package struct SessionReplay {
             write("replay \(file): rewritten (\(recording.inputs) inputs, \(output.states) states)")
             return 0
         }
-        let now = output.all.map { plugin.relative($0) }
-        if let difference = firstDifference(recording.events, now) {
+        if let difference = output.difference(file: file) {
             for line in difference { write(line) }
             if difference.count > 1 { write("run `moonflow replay \(file) --update` to accept the new behaviour") }
             return 1
         }
-        let states = now.filter { $0["event"]?.stringValue == "state" }.count
-        if status == 0 { write("replay \(file): identical (\(recording.inputs) inputs, \(states) states)") }
+        if status == 0 { write("replay \(file): identical (\(recording.inputs) inputs, \(output.states) states)") }
         return status
     }
 
@@ -144,42 +152,30 @@ package struct SessionReplay {
         return .table(t)
     }
 
-    /// The report on the first event that differs, or nil when all are the same.
-    func firstDifference(_ recorded: [(line: Int, event: LuaValue)], _ now: [LuaValue]) -> [String]? {
-        var statesSeen = 0
-        for (i, (line, event)) in recorded.enumerated() {
-            let kind = event["event"]?.stringValue ?? "?"
-            guard i < now.count else {
-                return ["replay \(file): the recording has \(recorded.count) events, the run now \(now.count): the \(kind) event at line \(line) never came",
-                        "- \(kind) = \(StateDiff.render(Self.compared(event)))"]
-            }
-            let current = now[i]
-            let currentKind = current["event"]?.stringValue ?? "?"
-            if kind != currentKind {
-                return ["replay \(file): line \(line) recorded \(Schema.withArticle(kind)) event where the run now gives \(Schema.withArticle(currentKind)) event (- recorded, + now):",
-                        "- \(kind) = \(StateDiff.render(Self.compared(event)))",
-                        "+ \(currentKind) = \(StateDiff.render(Self.compared(current)))"]
-            }
-            if kind == "state" {
-                defer { statesSeen += 1 }
-                let (a, b) = (event["state"] ?? .nil, current["state"] ?? .nil)
-                if !StateDiff.same(a, b, numbersByType: true) {
-                    return ["replay \(file): state \(statesSeen) differs from line \(line) (- recorded, + now):"]
-                        + StateDiff.lines(expected: a, actual: b, numbersByType: true)
-                }
-                continue
-            }
-            let (a, b) = (Self.compared(event), Self.compared(current))
-            if !StateDiff.same(a, b, numbersByType: true) {
-                return ["replay \(file): the \(kind) event at line \(line) differs (- recorded, + now):"]
-                    + StateDiff.lines(expected: a, actual: b, numbersByType: true).map { $0.replacingOccurrences(of: " state = ", with: " \(kind) = ") }
-            }
+    /// The report on a recorded event (at `line`, the `index`th, the `statesSeen`th state when
+    /// one) that differs from the event the run gives in its place, or nil when they are the same.
+    static func difference(file: String, recorded event: LuaValue, line: Int, statesSeen: Int, now current: LuaValue) -> [String]? {
+        let kind = event["event"]?.stringValue ?? "?"
+        let currentKind = current["event"]?.stringValue ?? "?"
+        if kind != currentKind {
+            return ["replay \(file): line \(line) recorded \(Schema.withArticle(kind)) event where the run now gives \(Schema.withArticle(currentKind)) event (- recorded, + now):",
+                    "- \(kind) = \(StateDiff.render(Self.compared(event)))",
+                    "+ \(currentKind) = \(StateDiff.render(Self.compared(current)))"]
         }
-        guard now.count > recorded.count else { return nil }
-        let extra = now[recorded.count]
-        let kind = extra["event"]?.stringValue ?? "?"
-        return ["replay \(file): the run now gives \(now.count) events, the recording \(recorded.count); the first new one:",
-                "+ \(kind) = \(StateDiff.render(Self.compared(extra)))"]
+        if kind == "state" {
+            let (a, b) = (event["state"] ?? .nil, current["state"] ?? .nil)
+            if !StateDiff.same(a, b, numbersByType: true) {
+                return ["replay \(file): state \(statesSeen) differs from line \(line) (- recorded, + now):"]
+                    + StateDiff.lines(expected: a, actual: b, numbersByType: true)
+            }
+            return nil
+        }
+        let (a, b) = (Self.compared(event), Self.compared(current))
+        if !StateDiff.same(a, b, numbersByType: true) {
+            return ["replay \(file): the \(kind) event at line \(line) differs (- recorded, + now):"]
+                + StateDiff.lines(expected: a, actual: b, numbersByType: true).map { $0.replacingOccurrences(of: " state = ", with: " \(kind) = ") }
+        }
+        return nil
     }
 
     /// Where the recorded plugin is, inside the plugins folder.
@@ -252,16 +248,16 @@ package struct SessionReplay {
     /// Reads the recording.
     /// - Throws: `BadRecording` naming the file, the line and what a recording looks like.
     func read() throws -> Recording {
-        guard let data = FileManager.default.contents(atPath: file) else {
+        guard let reader = RecordingLines(path: file) else {
             throw BadRecording(description: "cannot read \(file): it does not exist or is not readable; make one with moonflow run PATH --record \(file)")
         }
         var recording = Recording()
-        let text = String(decoding: data, as: UTF8.self)
-        for (i, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let n = i + 1
-            if line.allSatisfy(\.isWhitespace) { recording.inputLines.append(""); continue }
+        var n = 0
+        while let line = reader.next() {
+            n += 1
+            if line.allSatisfy({ $0 == 0x20 || (0x09...0x0D).contains($0) }) { recording.lines.append(.other); continue }
             let value: LuaValue
-            do { value = try LuaValue(json: String(line)) } catch {
+            do { value = try LuaValue(jsonBytes: line) } catch {
                 throw BadRecording(description: "\(file):\(n): not JSON (\(error)); a recording is JSON Lines written by moonflow run --record")
             }
             if n == 1 {
@@ -277,21 +273,18 @@ package struct SessionReplay {
                 recording.path = path
                 recording.feature = value["feature"]?.stringValue ?? "?"
                 if case .integer(let v)? = value["version"] { recording.version = v }
-                recording.inputLines.append("")
+                recording.lines.append(.other)
                 continue
             }
-            if let action = value["input"] {
+            if value["input"] != nil {
                 guard case .integer(let t)? = value["t"], t >= 0 else {
                     throw BadRecording(description: "\(file):\(n): an input line needs its time \"t\" in ms (an integer, 0 or more)")
                 }
-                let json = (try? action.json(sortedKeys: true, root: "input")) ?? "{}"
-                recording.inputLines.append("{\"at\":\(t),\"send\":\(json)}")
                 recording.inputTimes.append(Int(clamping: t))
                 recording.inputs += 1
-                recording.actions.append((n, action))
+                recording.lines.append(.input)
                 continue
             }
-            recording.inputLines.append("")
             if let service = value["service"]?.stringValue {
                 guard case .integer(let call)? = value["call"], case .table(let values)? = value["values"] else {
                     throw BadRecording(description: "\(file):\(n): a service line needs \"call\" (an integer) and \"values\" (a list)")
@@ -302,19 +295,27 @@ package struct SessionReplay {
                     if case .integer(let n)? = value["n"], n >= 0 { order = Int(clamping: n) }
                     recording.deliveries[service, default: [:]][Int(call)] = ServiceDelivery(after: Int(clamping: after), t: Int(clamping: t), order: order)
                 }
+                recording.lines.append(.other)
                 continue
             }
+            var kind = Recording.Line.event
             switch value["event"]?.stringValue {
             case "state":
                 guard value["state"] != nil else {
                     throw BadRecording(description: "\(file):\(n): a state event without a whole \"state\"; recordings keep whole states (record without --state patch)")
                 }
             case "mutation":
-                if let m = value["mutation"] { recording.mutations.append((n, m)) }
-            case nil, "reload": continue  // a reload is not part of what a replay does
+                if value["mutation"] != nil { kind = .mutation }
+            case nil, "reload":  // a reload is not part of what a replay does
+                recording.lines.append(.other)
+                continue
             default: break
             }
-            recording.events.append((n, value))
+            recording.lines.append(kind)
+            recording.events += 1
+        }
+        if let error = reader.error {
+            throw BadRecording(description: "cannot read \(file) to its end (\(error)); make one with moonflow run PATH --record \(file)")
         }
         // No later than the input after the action each answer followed: it came before that one.
         for (service, calls) in recording.deliveries {
@@ -340,14 +341,18 @@ package struct SessionReplay {
         if definition.version != recording.version {
             out.append("\(file):1: recorded with \(recording.feature) version \(recording.version), the code is now version \(definition.version)")
         }
-        for (line, action) in recording.actions {
-            do { _ = try definition.actions.validate(action) } catch {
-                out.append("\(file):\(line): the recorded action no longer validates: \(error)")
-            }
-        }
-        for (line, mutation) in recording.mutations {
-            do { _ = try definition.mutations.validate(mutation) } catch {
-                out.append("\(file):\(line): the recorded mutation no longer validates: \(error)")
+        // Actions first, then mutations, each in file order (as the report always named them).
+        for kind in [Recording.Line.input, .mutation] {
+            guard recording.lines.contains(kind), let reader = RecordingLines(path: file) else { continue }
+            var n = 0
+            while let line = reader.next() {
+                n += 1
+                guard n <= recording.lines.count, recording.lines[n - 1] == kind, let value = try? LuaValue(jsonBytes: line) else { continue }
+                do {
+                    if kind == .input { _ = try definition.actions.validate(value["input"] ?? .nil) } else { _ = try definition.mutations.validate(value["mutation"] ?? .nil) }
+                } catch {
+                    out.append("\(file):\(n): the recorded \(kind == .input ? "action" : "mutation") no longer validates: \(error)")
+                }
             }
         }
         return out
@@ -364,17 +369,137 @@ private final class ActionCount: RunObserver, @unchecked Sendable {
     func input(_ action: LuaValue, t: Int) {}
 }
 
-/// Every event a `FeatureRun` prints in jsonl, parsed, in order (reloads left out).
+/// The events a `FeatureRun` prints in jsonl (reloads left out), each compared as it comes
+/// with the next recorded one: what is kept is the first difference, not the events.
 private final class PrintedEvents: @unchecked Sendable {
     private let lock = NSLock()
-    private var events: [LuaValue] = []
+    private let recorded: RecordedEvents?
+    private let plugin: SessionReplay.PluginPlace
+    private var count = 0
+    private var statesSeen = 0
+    private var found: [String]?
+    /// The first event past the recorded ones.
+    private var extra: LuaValue?
+    private var stateCount = 0
 
-    var all: [LuaValue] { lock.withLock { events } }
-    var states: Int { lock.withLock { events.filter { $0["event"]?.stringValue == "state" }.count } }
+    init(comparing recorded: RecordedEvents?, plugin: SessionReplay.PluginPlace) {
+        self.recorded = recorded
+        self.plugin = plugin
+    }
+
+    var states: Int { lock.withLock { stateCount } }
 
     func add(_ line: String) {
-        guard line.hasPrefix("{\"event\":"), let event = try? LuaValue(json: line),
-              let kind = event["event"]?.stringValue, kind != "reload" else { return }
-        lock.withLock { events.append(event) }
+        // Each event line starts `{"event":"KIND"` (EventPrinter): counted from that, and
+        // parsed only while there is something to compare it with.
+        guard line.hasPrefix("{\"event\":\""), !line.hasPrefix("{\"event\":\"reload\"") else { return }
+        lock.withLock {
+            count += 1
+            if line.hasPrefix("{\"event\":\"state\"") { stateCount += 1 }
+            guard let recorded, found == nil, extra == nil, let event = try? LuaValue(json: line) else { return }
+            guard let (line, expected) = recorded.next() else { extra = plugin.relative(event); return }
+            found = SessionReplay.difference(file: recorded.file, recorded: expected, line: line, statesSeen: statesSeen, now: plugin.relative(event))
+            if expected["event"]?.stringValue == "state" { statesSeen += 1 }
+        }
+    }
+
+    /// The report on the first event that differs, or nil when all are the same.
+    func difference(file: String) -> [String]? {
+        lock.withLock {
+            guard let recorded else { return nil }
+            if let found { return found }
+            if count < recorded.total, let (line, event) = recorded.next() {
+                let kind = event["event"]?.stringValue ?? "?"
+                return ["replay \(file): the recording has \(recorded.total) events, the run now \(count): the \(kind) event at line \(line) never came",
+                        "- \(kind) = \(StateDiff.render(SessionReplay.compared(event)))"]
+            }
+            guard let extra else { return nil }
+            let kind = extra["event"]?.stringValue ?? "?"
+            return ["replay \(file): the run now gives \(count) events, the recording \(recorded.total); the first new one:",
+                    "+ \(kind) = \(StateDiff.render(SessionReplay.compared(extra)))"]
+        }
+    }
+}
+
+/// The recorded events, read from the file one at a time, with their line numbers.
+private final class RecordedEvents: @unchecked Sendable {
+    let file: String
+    let total: Int
+    private let lines: [SessionReplay.Recording.Line]
+    private let reader: RecordingLines?
+    private var n = 0
+
+    init(file: String, recording: SessionReplay.Recording) {
+        self.file = file
+        total = recording.events
+        lines = recording.lines
+        reader = RecordingLines(path: file)
+    }
+
+    func next() -> (line: Int, event: LuaValue)? {
+        while let line = reader?.next() {
+            n += 1
+            guard n <= lines.count, lines[n - 1] == .event || lines[n - 1] == .mutation else { continue }
+            if let value = try? LuaValue(jsonBytes: line) { return (n, value) }
+        }
+        return nil
+    }
+}
+
+/// A file's lines, read a block at a time: each line's bytes without its `\n`, and after a
+/// last `\n` one empty line more (as splitting the text at every `\n` gives).
+final class RecordingLines: @unchecked Sendable {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var ended = false
+    private var finished = false
+    /// Why reading stopped early, if it did.
+    private(set) var error: String?
+
+    init?(path: String) {
+        fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { close(fd); return nil }
+    }
+
+    deinit { close(fd) }
+
+    func next() -> ArraySlice<UInt8>? {
+        guard !finished else { return nil }
+        var searched = start
+        while true {
+            let newline: Int? = buffer.withUnsafeBufferPointer { b in
+                guard searched < b.count, let base = b.baseAddress,
+                      let found = memchr(base + searched, 0x0A, b.count - searched) else { return nil }
+                return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            }
+            if let newline {
+                defer { start = newline + 1 }
+                return buffer[start..<newline]
+            }
+            searched = buffer.count
+            if ended {
+                finished = true
+                return buffer[start...]
+            }
+            // Move what is left of the buffer to its front, then read more after it.
+            if start > 0 {
+                buffer.removeSubrange(0..<start)
+                searched -= start
+                start = 0
+            }
+            let old = buffer.count, block = 1 << 16
+            buffer.reserveCapacity(old + block)
+            var got = 0
+            let space = [UInt8](unsafeUninitializedCapacity: block) { chunk, count in
+                repeat { got = read(fd, chunk.baseAddress!, block) } while got < 0 && errno == EINTR
+                count = max(got, 0)
+            }
+            buffer.append(contentsOf: space)
+            if got < 0 { error = String(cString: strerror(errno)) }
+            if got <= 0 { ended = true }
+        }
     }
 }

@@ -18,32 +18,51 @@ package enum SpecEvent: Sendable {
 /// as its tests end; a later file's wait until every earlier file is done,
 /// then go out together. TAP numbers are given as lines go out, so they count
 /// up in the printed order.
+///
+/// What waits is held in memory up to `memoryBudget` bytes for all files together;
+/// past that, a waiting file's later lines go to a temporary file of its own (unlinked
+/// at once, so nothing is left behind) and are read back, in order, when its turn
+/// comes: a spec that prints gigabytes beside a slow one costs disk, not memory.
 final class SpecOutput: Sendable {
+    private struct Waiting {
+        var events: [SpecEvent] = []
+        /// Bytes of `events` counted against the budget.
+        var bytes = 0
+        /// Where the file's later events went once the budget was spent.
+        var spill: SpillFile?
+    }
     private struct State {
         var head = 0
-        var waiting: [[SpecEvent]]
+        var waiting: [Waiting]
         var done: [Bool]
         var number = 0
+        /// Bytes held in memory for every waiting file.
+        var kept = 0
     }
     private let state: Locked<State>
     private let tap: Bool
     /// Under `--filter`, a file none of whose tests were selected prints no line of its own.
     private let filtering: Bool
     private let write: @Sendable (String) -> Void
+    private let memoryBudget: Int
 
-    init(files: Int, tap: Bool, filtering: Bool = false, write: @escaping @Sendable (String) -> Void) {
-        state = Locked(State(waiting: Array(repeating: [], count: files), done: Array(repeating: false, count: files)))
+    init(files: Int, tap: Bool, filtering: Bool = false, memoryBudget: Int = 8 << 20, write: @escaping @Sendable (String) -> Void) {
+        state = Locked(State(waiting: Array(repeating: Waiting(), count: files), done: Array(repeating: false, count: files)))
         self.tap = tap
         self.filtering = filtering
+        self.memoryBudget = memoryBudget
         self.write = write
     }
+
+    /// Bytes of waiting output held in memory now (at most `memoryBudget`, plus one event).
+    var keptBytes: Int { state.withLock { $0.kept } }
 
     /// Takes an event of the file at `index` (in the order the files print).
     func add(_ event: SpecEvent, file index: Int) {
         state.withLock { s in
             guard index == s.head else {
-                s.waiting[index].append(event)
                 if case .fileDone = event { s.done[index] = true }
+                keep(event, file: index, &s)
                 return
             }
             emit(event, &s)
@@ -54,9 +73,35 @@ final class SpecOutput: Sendable {
                 s.head += 1
                 guard s.head < s.done.count else { break }
                 let kept = s.waiting[s.head]
-                s.waiting[s.head] = []
-                for e in kept { emit(e, &s) }
+                s.waiting[s.head] = Waiting()
+                s.kept -= kept.bytes
+                for e in kept.events { emit(e, &s) }
+                if var spill = kept.spill {
+                    spill.replay { emit($0, &s) }
+                }
             }
+        }
+    }
+
+    /// Holds a waiting file's event: in memory while the budget lasts, else (and for every
+    /// later event of that file, to keep their order) in its spill file.
+    private func keep(_ event: SpecEvent, file index: Int, _ s: inout State) {
+        let size = Self.size(event)
+        if s.waiting[index].spill == nil, s.kept + size > memoryBudget {
+            s.waiting[index].spill = SpillFile()
+        }
+        if s.waiting[index].spill != nil, s.waiting[index].spill!.add(event) { return }
+        s.waiting[index].events.append(event)
+        s.waiting[index].bytes += size
+        s.kept += size
+    }
+
+    /// What an event costs in memory, about.
+    private static func size(_ event: SpecEvent) -> Int {
+        switch event {
+        case .printed(let text): return text.utf8.count + 16
+        case .result(let r): return 128 + r.name.utf8.count + (r.message?.utf8.count ?? 0)
+        case .fileDone: return 64
         }
     }
 
@@ -99,6 +144,83 @@ final class SpecOutput: Sendable {
             lines.append("  ...")
             return lines
         }
+    }
+}
+
+/// A waiting file's events past the memory budget, in an unlinked temporary file: a
+/// printed line as `p`, its length and its bytes; any other event as `e` and its place
+/// in `others` (results are small and kept for the report anyway).
+private struct SpillFile: Sendable {
+    private var fd: Int32 = -1
+    private var others: [SpecEvent] = []
+    /// A write failed (a full disk): what came after stays in memory.
+    private var failed = false
+
+    init() {
+        var template = Array((NSTemporaryDirectory() + "/moonflow-test-output-XXXXXX").utf8CString)
+        fd = mkstemp(&template)
+        if fd >= 0 { unlink(template) }
+    }
+
+    /// Appends `event`; false when it could not be written (the caller keeps it in memory,
+    /// after what is here).
+    mutating func add(_ event: SpecEvent) -> Bool {
+        guard fd >= 0, !failed else { return false }
+        let written: Bool
+        switch event {
+        case .printed(var text):
+            // The text's own bytes, not a copy of them.
+            written = text.withUTF8 { body in
+                ([UInt8(ascii: "p")] + Self.length(body.count)).withUnsafeBytes { Self.writeAll(fd, $0) }
+                    && Self.writeAll(fd, UnsafeRawBufferPointer(body))
+            }
+        default:
+            written = ([UInt8(ascii: "e")] + Self.length(others.count)).withUnsafeBytes { Self.writeAll(fd, $0) }
+            others.append(event)
+        }
+        if !written { failed = true }
+        return written
+    }
+
+    /// Hands every event back in the order it came, then closes the file.
+    mutating func replay(_ body: (SpecEvent) -> Void) {
+        guard fd >= 0 else { return }
+        defer { close(fd); fd = -1 }
+        guard lseek(fd, 0, SEEK_SET) == 0 else { return }
+        while let head = readExactly(9) {
+            let n = head[1...].reduce(0) { $0 << 8 | Int($1) }
+            if head[0] == UInt8(ascii: "p") {
+                guard let text = readExactly(n) else { return }
+                body(.printed(String(decoding: text, as: UTF8.self)))
+            } else if n < others.count {
+                body(others[n])
+            }
+        }
+    }
+
+    private static func length(_ n: Int) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: UInt64(n) >> (8 * UInt64($0))) } }
+
+    private func readExactly(_ n: Int) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: n)
+        var at = 0
+        while at < n {
+            let got = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + at, n - at) }
+            if got < 0 && errno == EINTR { continue }
+            guard got > 0 else { return nil }
+            at += got
+        }
+        return out
+    }
+
+    private static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
+        var at = 0
+        while at < buffer.count {
+            let n = Foundation.write(fd, buffer.baseAddress! + at, buffer.count - at)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            at += n
+        }
+        return true
     }
 }
 

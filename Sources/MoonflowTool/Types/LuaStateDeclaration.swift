@@ -1,3 +1,4 @@
+import LuaKit
 import MoonflowLua
 
 /// `moonflow types --lua`: the `state = { ... }` declaration of each feature of a plugin, as
@@ -10,7 +11,8 @@ package struct LuaStateDeclaration: Sendable {
 
     package func source() -> String {
         features.map { feature in
-            let where_ = "`\(feature.name)` (\(feature.file))"
+            // Escaped: a line break in a name or a path cannot end the comment and start code.
+            let where_ = "`\(LuaValue.escaped(feature.name))` (\(LuaValue.escaped(feature.file)))"
             let comment: String
             if !feature.stateIsInferred {
                 comment = "  -- The state \(where_) declares."

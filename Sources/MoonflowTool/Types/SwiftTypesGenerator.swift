@@ -117,20 +117,28 @@ private struct SwiftCode {
                 }
                 code.line("}")
             }
-            for n in nested {
-                code.blank()
-                switch n {
-                case .record(let name, let fields): code.record(name: name, fields: fields)
-                case .enumeration(let name, let values): code.stringEnum(name: name, values: values)
-                }
-            }
+            code.write(nested)
         }
         line("}")
+    }
+
+    /// The types a struct or an enum nests, each after a blank line.
+    private mutating func write(_ nested: [Nested]) {
+        for n in nested {
+            blank()
+            switch n {
+            case .record(let name, let fields): record(name: name, fields: fields)
+            case .enumeration(let name, let values): stringEnum(name: name, values: values)
+            case .alias(let name, let type): line("public typealias \(name) = \(type)")
+            }
+        }
     }
 
     private enum Nested {
         case record(String, [SchemaType.RecordField])
         case enumeration(String, [String])
+        /// A name for a collection type written out level by level (`swiftType`).
+        case alias(String, String)
     }
 
     /// Types Swift code inside a state struct relies on: a nested type by one of these
@@ -149,26 +157,50 @@ private struct SwiftCode {
 
     /// The Swift type of a state field; records and enums become nested types named
     /// after the field (`ItemsItem` for the records of a list `items`).
-    private mutating func swiftType(_ type: SchemaType, suggested: String, nested: inout [Nested], taken: inout Set<String>) -> String {
+    ///
+    /// Lists and maps nested deeper than `aliasEvery` are named every `aliasEvery` levels
+    /// (`public typealias DeepLevel4 = [[[[Int]]]]`): the type checker's time grows about
+    /// twofold with each level of `[[...]]` written in one piece (30 lists deep took over two
+    /// minutes), and is flat when each piece is short.
+    private mutating func swiftType(_ type: SchemaType, suggested: String, nested: inout [Nested], taken: inout Set<String>,
+                                    level: Int = 0, base: String? = nil) -> String {
         switch type {
         case .optional(let inner):
-            let t = swiftType(inner, suggested: suggested, nested: &nested, taken: &taken)
+            let t = swiftType(inner, suggested: suggested, nested: &nested, taken: &taken, level: level, base: base)
             return t.hasSuffix("?") ? t : t + "?"
         case .scalar(let scalar):
             return scalarType(scalar)
         case .list(let of):
-            return "[" + swiftType(of, suggested: suggested + "Item", nested: &nested, taken: &taken) + "]"
+            let inner = swiftType(of, suggested: suggested + "Item", nested: &nested, taken: &taken, level: level + 1, base: base ?? suggested)
+            return named("[" + inner + "]", type, level: level, base: base ?? suggested, nested: &nested, taken: &taken)
         case .map(let of):
-            return "[String: " + swiftType(of, suggested: suggested + "Value", nested: &nested, taken: &taken) + "]"
+            let inner = swiftType(of, suggested: suggested + "Value", nested: &nested, taken: &taken, level: level + 1, base: base ?? suggested)
+            return named("[String: " + inner + "]", type, level: level, base: base ?? suggested, nested: &nested, taken: &taken)
         case .enumeration(let values):
             let name = unique(suggested, &taken)
-            nested.append(.enumeration(name, values))
+            nested.append(.enumeration(name, values.names))
             return name
         case .record(let fields):
             let name = unique(suggested, &taken)
             nested.append(.record(name, fields))
             return name
         }
+    }
+
+    private static let aliasEvery = 4
+
+    /// `text`, the Swift type of the collection `type` at `level` below a field, or a type
+    /// alias for it when it is the `aliasEvery`th collection level from the bottom and more
+    /// levels lie above it.
+    private func named(_ text: String, _ type: SchemaType, level: Int, base: String,
+                       nested: inout [Nested], taken: inout Set<String>) -> String {
+        func depth(_ t: SchemaType) -> Int {
+            switch t.required { case .list(let of), .map(let of): 1 + depth(of); default: 0 }
+        }
+        guard level > 0, depth(type) % SwiftCode.aliasEvery == 0 else { return text }
+        let name = unique(base + "Level\(level)", &taken)
+        nested.append(.alias(name, text))
+        return name
     }
 
     private mutating func scalarType(_ t: FlatShapes.FieldType) -> String {
@@ -186,7 +218,9 @@ private struct SwiftCode {
         line("public enum \(name): String, Codable, Equatable, Sendable, CaseIterable {")
         nest { code in
             var used: Set<String> = []
-            for value in values {
+            // Values that differ only in bytes that are not UTF-8 read as one Swift string: one case.
+            var raw: Set<String> = []
+            for value in values where raw.insert(value).inserted {
                 var c = SwiftNames.camel(value)
                 var n = 2
                 while used.contains(SwiftNames.bare(c)) { c = SwiftNames.escaped(SwiftNames.bare(SwiftNames.camel(value)) + "\(n)"); n += 1 }
@@ -318,13 +352,7 @@ private struct SwiftCode {
                 k.line("init?(intValue: Int) { nil }")
             }
             code.line("}")
-            for n in nested {
-                code.blank()
-                switch n {
-                case .record(let name, let fields): code.record(name: name, fields: fields)
-                case .enumeration(let name, let values): code.stringEnum(name: name, values: values)
-                }
-            }
+            code.write(nested)
         }
         line("}")
     }
