@@ -115,21 +115,8 @@ final class TypesGeneratorTests: XCTestCase {
 
     /// swiftc type-checks `swift` with warnings as errors.
     private func assertTypechecks(_ swift: String, line: UInt = #line) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-types-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let file = folder.appendingPathComponent("Generated.swift")
-        try swift.write(to: file, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swiftc", "-typecheck", "-warnings-as-errors", "-swift-version", "6", file.path]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = errors
-        try process.run()
-        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "\(output)\n---\n\(swift)", line: line)
+        let (status, output) = try typecheck(swift)
+        XCTAssertEqual(status, 0, "\(output)\n---\n\(swift)", line: line)
     }
 
     /// Runs swiftc -typecheck (warnings as errors) on `swift`; its output when it fails.

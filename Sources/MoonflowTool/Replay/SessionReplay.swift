@@ -97,7 +97,7 @@ package struct SessionReplay {
         let gate = ReplayGate(deliveries: recording.deliveries.values.flatMap(\.values))
         if !update {
             options.serviceTap = ServiceTap(answering: recording.services, deliveries: recording.deliveries, gate: gate)
-            options.observers.append(ActionCount(gate: gate))
+            options.observers.append(ActionsHandled(gate: gate))
         }
         let updated = update ? file + ".new" : nil
         if let updated {
@@ -285,16 +285,12 @@ package struct SessionReplay {
                 recording.lines.append(.input)
                 continue
             }
-            if let service = value["service"]?.stringValue {
-                guard case .integer(let call)? = value["call"], case .table(let values)? = value["values"] else {
+            if value["service"]?.stringValue != nil {
+                guard let answer = SessionRecorder.serviceAnswer(value) else {
                     throw BadRecording(description: "\(file):\(n): a service line needs \"call\" (an integer) and \"values\" (a list)")
                 }
-                recording.services[service, default: [:]][Int(call)] = ServiceOutcome(values: values.array, error: value["error"]?.stringValue)
-                if case .integer(let after)? = value["after"], case .integer(let t)? = value["t"], after >= 0, t >= 0 {
-                    var order: Int?
-                    if case .integer(let n)? = value["n"], n >= 0 { order = Int(clamping: n) }
-                    recording.deliveries[service, default: [:]][Int(call)] = ServiceDelivery(after: Int(clamping: after), t: Int(clamping: t), order: order)
-                }
+                recording.services[answer.service, default: [:]][answer.call] = answer.outcome
+                if let delivery = answer.delivery { recording.deliveries[answer.service, default: [:]][answer.call] = delivery }
                 recording.lines.append(.other)
                 continue
             }
@@ -357,16 +353,6 @@ package struct SessionReplay {
         }
         return out
     }
-}
-
-/// Tells a replay's gate of every action the run handles (its action event), so each
-/// recorded answer is delivered after the same action as when it was recorded.
-private final class ActionCount: RunObserver, @unchecked Sendable {
-    let gate: ReplayGate
-    init(gate: ReplayGate) { self.gate = gate }
-    func started(_ run: RunDescription, dispatch: any RunDispatcher) {}
-    func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) { if case .action = event { gate.actionHandled() } }
-    func input(_ action: LuaValue, t: Int) {}
 }
 
 /// The events a `FeatureRun` prints in jsonl (reloads left out), each compared as it comes
