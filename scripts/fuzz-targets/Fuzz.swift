@@ -131,7 +131,7 @@ nonisolated(unsafe) var chunkRuns = 0
 
 /// What `rerun` and `toggle` get from running the feature again: a short, fixed run (a real
 /// one makes a Lua state per command, which is the recording target's ground, and slow).
-let fixedRerun: InspectorHub.Rerun = { _, lines in (0...min(lines.count, 3)).map { ["count": .integer(Int64($0))] } }
+let fixedRerun: InspectorHub.Rerun = { _, lines, _ in (0...min(lines.count, 3)).map { ["count": .integer(Int64($0))] } }
 
 /// A hub with a small window, renewed every so often, and the page it sends to.
 nonisolated(unsafe) var hub = InspectorHub(limits: .init(frames: 16, bytes: 4096), rerun: fixedRerun)
@@ -246,8 +246,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             case 1:
                 let action = reader.value()
                 hub.input(action, t: t)
-                hub.observe(.action(action), t: t, cause: nil)
-            case 2: hub.observe(.mutation(reader.value(), seq: Int(reader.int())), t: t, cause: reader.byte() & 1 == 0 ? nil : reader.value())
+                hub.observe(.action(action), t: t, cause: action, causeID: String(reader.byte()))
+                // A service answer as the run hands it over, any text (rerun parses it).
+                if reader.byte() & 3 == 0 { hub.answered(reader.string().description) }
+            case 2: hub.observe(.mutation(reader.value(), seq: Int(reader.int())), t: t, cause: reader.byte() & 1 == 0 ? nil : reader.value(),
+                                causeID: reader.byte() & 1 == 0 ? nil : String(reader.byte()))
             case 3: hub.observe(.error(message: reader.string().description, location: nil), t: Int(reader.int()), cause: nil)
             case 4:
                 // A command with any number, as a page could send it.
