@@ -133,7 +133,14 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(holes.array, [1])
         XCTAssertEqual(holes.hash, [.integer(3): 3, .integer(4): 4])
         XCTAssertTrue(holes.isJSONArray)
-        XCTAssertEqual(try LuaValue.table(holes).json(), #"{"1":1,"3":3,"4":4}"#)
+        XCTAssertEqual(try LuaValue.table(holes).json(), "[1,null,3,4]", "a JSON array with a null is written as one again")
+        // And it reads back as it was (the fuzz target jsonl found `[[null,[]],[]]` written as an object).
+        for text in ["[[null,[]],[]]", "[null,1]", "[1,null,null,{\"a\":[null,2]}]"] {
+            let value = try LuaValue(json: text)
+            XCTAssertEqual(try LuaValue(json: try value.json()), value, text)
+        }
+        // A table that is no JSON array's keeps the object form.
+        XCTAssertEqual(try LuaValue.table(LuaTable(array: [1], hash: [.integer(3): 3])).json(), #"{"1":1,"3":3}"#)
 
         XCTAssertEqual(try LuaValue(json: "[null, null]").tableValue?.isEmpty, true)
         XCTAssertEqual(try LuaValue(json: #"{"a": null, "b": 1}"#), ["b": 1])

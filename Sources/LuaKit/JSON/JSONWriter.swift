@@ -33,10 +33,28 @@ struct JSONWriter {
                 } else {
                     try writeArray(t.array, depth: depth)
                 }
+            } else if t.isJSONArray, let items = JSONWriter.itemsWithHoles(t) {
+                // A JSON array with a null in it (`[null, 1]`) is an array again, nulls where its holes are.
+                try writeArray(items, depth: depth)
             } else {
                 try writeObject(t, depth: depth)
             }
         }
+    }
+
+    /// A table from a JSON array whose other keys are the integers after its sequence part,
+    /// few enough to be holes (at most twice its entries and 8 more), as its items with `nil`
+    /// in the holes; nil when it has any other key.
+    static func itemsWithHoles(_ t: LuaTable) -> [LuaValue]? {
+        var last = t.array.count
+        for key in t.hash.keys {
+            guard case .integer(let n) = key, n > Int64(t.array.count), n <= Int64(2 * t.count + 8) else { return nil }
+            last = max(last, Int(n))
+        }
+        var items = t.array
+        items.reserveCapacity(last)
+        for n in (t.array.count + 1)...max(last, t.array.count + 1) where n <= last { items.append(t.hash[.integer(Int64(n))] ?? .nil) }
+        return items
     }
 
     private mutating func writeArray(_ array: [LuaValue], depth: Int) throws(LuaError) {
