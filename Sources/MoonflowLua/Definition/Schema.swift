@@ -17,19 +17,32 @@ public struct Schema: Sendable {
         /// The scalar type, or `table` for a composite one.
         public let type: FieldType
         public let optional: Bool
+        /// A list, map, enum or record as declared (not optional); nil for a scalar. Only these
+        /// are kept as a `SchemaType`: a scalar field makes no allocation (a schema lives as long
+        /// as its feature, and the tool may exit on a signal with it alive).
+        private let compositeType: SchemaType?
+
         /// The type as declared (`{ "list", of = { id = "integer" } }`), optional or not.
-        public let declared: SchemaType
+        public var declared: SchemaType {
+            let base = compositeType ?? .scalar(type)
+            return optional ? .optional(base) : base
+        }
 
         public init(type: FieldType, optional: Bool = false) {
             self.type = type
             self.optional = optional
-            declared = optional ? .optional(.scalar(type)) : .scalar(type)
+            compositeType = nil
         }
 
         public init(declared: SchemaType) {
-            self.declared = declared
             optional = declared.isOptional
-            if case .scalar(let t) = declared.required { type = t } else { type = .table }
+            if case .scalar(let t) = declared.required {
+                type = t
+                compositeType = nil
+            } else {
+                type = .table
+                compositeType = declared.required
+            }
         }
 
         /// The type as a message or a listing spells it: `integer?`, `{ "list", of = "string" }`.
@@ -39,10 +52,7 @@ public struct Schema: Sendable {
         }
 
         /// Lists, maps, enums and records: what the flat type does not say in full.
-        package var composite: SchemaType? {
-            if case .scalar = declared.required { return nil }
-            return declared.required
-        }
+        package var composite: SchemaType? { compositeType }
 
         var flat: FlatShapes.Field { FlatShapes.Field(type: type, optional: optional) }
     }
