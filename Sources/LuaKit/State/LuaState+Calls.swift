@@ -115,27 +115,28 @@ extension LuaState {
     /// of either kind (`registerViews`) instead of acting on it: it raises, naming the field.
     /// The state's raw functions are C ones that check every table they get, so a copy of
     /// them taken before any view existed (the sandbox's) refuses views too.
+    package func registerViewRefuser(_ refuse: LuaRef) throws {
+        try register(refuse) { mf_register_view_refuser($0) }
+    }
+
     /// Registers `callout`, a function Lua calls (with no arguments, its errors dropped)
     /// before it next calls out into code that may block, once `wantCallout()` asked for it:
     /// a Swift function, os.execute, the io library's functions and file methods.
     package func registerCallout(_ callout: LuaRef) throws {
-        enter(); defer { leave() }
-        let L = activeL
-        guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
-        mf_rawgeti_registry(L, lua_Integer(callout.ref))
-        _ = mf_register_callout(L)
+        try register(callout) { mf_register_callout($0) }
     }
 
     /// Asks for the registered callout before Lua next calls out into code that may block.
     /// On the thread using the state.
     package func wantCallout() { mf_want_callout(activeL) }
 
-    package func registerViewRefuser(_ refuse: LuaRef) throws {
+    /// Pushes the function `ref` holds and hands it to a C registrar, which takes it off the stack.
+    private func register(_ ref: LuaRef, with registrar: (OpaquePointer) -> Int32) throws {
         enter(); defer { leave() }
         let L = activeL
         guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: memoryLimit) }
-        mf_rawgeti_registry(L, lua_Integer(refuse.ref))
-        _ = mf_register_view_refuser(L)
+        mf_rawgeti_registry(L, lua_Integer(ref.ref))
+        _ = registrar(L)
     }
 
     /// getmetatable(v) and setmetatable(t, mt) that a metatable's `__metatable` does not
