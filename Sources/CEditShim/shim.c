@@ -7,10 +7,16 @@
 #include <editline/readline.h>
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 // libedit's readline API as this file uses it: a pointer to each function, and the
 // address of each variable (libedit's own copy: nothing else in the process has one).
@@ -24,6 +30,7 @@ static struct {
   __typeof__(history_get) *history_get;
   __typeof__(rl_completion_matches) *rl_completion_matches;
   __typeof__(rl_forced_update_display) *rl_forced_update_display;
+  __typeof__(rl_getc_function) *rl_getc_function;
   __typeof__(history_length) *history_length;
   __typeof__(history_base) *history_base;
   __typeof__(rl_readline_name) *rl_readline_name;
@@ -73,6 +80,7 @@ static void load(void) {
   RESOLVE(library, opened, history_get);
   RESOLVE(library, opened, rl_completion_matches);
   RESOLVE(library, opened, rl_forced_update_display);
+  RESOLVE(library, opened, rl_getc_function);
   RESOLVE(library, opened, history_length);
   RESOLVE(library, opened, history_base);
   RESOLVE(library, opened, rl_readline_name);
@@ -92,6 +100,9 @@ static void load(void) {
 #undef RESOLVE
 
 static char *history_file = NULL;
+// Written to wake the reading thread when a line is queued for it to print.
+static int wake[2] = {-1, -1};
+static int read_key(FILE *stream);
 static char *pending = NULL;
 
 // Completion lists: lines[i] is a NUL-separated list of words, first the head.
@@ -167,6 +178,19 @@ static char **complete(const char *text, int start, int end) {
 int mfe_open(const char *name, const char *history_path, int max_history) {
   pthread_once(&load_once, load);
   if (!loaded) return -1;
+  if (wake[0] < 0 && pipe(wake) == 0) {
+    for (int i = 0; i < 2; i++) fcntl(wake[i], F_SETFD, FD_CLOEXEC);
+    fcntl(wake[1], F_SETFL, fcntl(wake[1], F_GETFL) | O_NONBLOCK);
+  }
+  // libedit keeps the line as wide characters and takes only what the C library's
+  // character type calls printable: under the "C" locale (a process that never set
+  // one, or LANG unset) it beeps at "ë" and drops "☃" from the line. Text typed at the
+  // prompt is UTF-8, as everything Moonflow reads is.
+  setlocale(LC_CTYPE, "");
+  const char *codeset = nl_langinfo(CODESET);
+  if (codeset == NULL || strcmp(codeset, "UTF-8") != 0) setlocale(LC_CTYPE, "C.UTF-8");
+  // Before anything that initialises libedit: it takes the key reader at its start.
+  if (wake[0] >= 0) *ed.rl_getc_function = read_key;
   *ed.rl_readline_name = name;
   *ed.rl_attempted_completion_function = complete;
   *ed.rl_basic_word_break_characters = " \t";
@@ -183,21 +207,77 @@ const char *mfe_load_error(void) {
   return loaded ? NULL : load_error;
 }
 
-// Whether readline is editing a line now (under print_lock): output from other
-// threads then goes above the prompt, which is drawn again with what was typed.
+// libedit is not thread-safe: it is touched from the reading thread alone. A line
+// printed from another thread while a line is being edited is queued, and the reading
+// thread prints it from read_key, where libedit waits for a key with its display at
+// rest: back to the start of the prompt's line, clear it, print, then draw the prompt
+// and the half-typed line again below. (Printing and redrawing from the printing thread
+// raced libedit's echo of a key and glued an event onto the typed text.)
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 static int reading;
+static char *queued;         // lines to print, each ending in '\n'
+static size_t queued_length;
+
+// Prints the queued lines plainly (under print_lock); returns whether there were any.
+static int print_queued_locked(int above_prompt) {
+  if (queued_length == 0) return 0;
+  if (above_prompt) fputs("\r\033[K", stdout);
+  fwrite(queued, 1, queued_length, stdout);
+  fflush(stdout);
+  queued_length = 0;
+  return 1;
+}
+
+// libedit's key reader: prints what other threads queued, then waits for a key or for
+// more to print. Returns one character (UTF-8 decoded: libedit takes the value as a
+// wide character), or -1 at end of input.
+static int read_key(FILE *stream) {
+  int fd = fileno(stream);
+  for (;;) {
+    pthread_mutex_lock(&print_lock);
+    if (print_queued_locked(1)) ed.rl_forced_update_display();
+    fflush(stdout);
+    pthread_mutex_unlock(&print_lock);
+    struct pollfd fds[2] = {{.fd = fd, .events = POLLIN}, {.fd = wake[0], .events = POLLIN}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (fds[1].revents & POLLIN) {
+      char drain[64];
+      while (read(wake[0], drain, sizeof drain) == (ssize_t)sizeof drain) {}
+    }
+    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    unsigned char byte;
+    ssize_t got = read(fd, &byte, 1);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (got <= 0) return -1;
+    int more = byte >= 0xF0 && byte < 0xF8 ? 3 : byte >= 0xE0 ? 2 : byte >= 0xC0 ? 1 : 0;
+    if (byte >= 0xF8) more = 0;
+    int code = more == 3 ? byte & 0x07 : more == 2 ? byte & 0x0F : more == 1 ? byte & 0x1F : byte;
+    for (int i = 0; i < more; i++) {
+      unsigned char next;
+      ssize_t n;
+      do { n = read(fd, &next, 1); } while (n < 0 && errno == EINTR);
+      if (n <= 0 || (next & 0xC0) != 0x80) return 0xFFFD;  // cut short or not UTF-8
+      code = (code << 6) | (next & 0x3F);
+    }
+    return code;
+  }
+}
 
 long mfe_readline(const char *prompt) {
   free(pending);
   pending = NULL;
   if (!loaded) return -1;
   pthread_mutex_lock(&print_lock);
+  print_queued_locked(0);
   reading = 1;
   pthread_mutex_unlock(&print_lock);
   pending = ed.readline(prompt);
   pthread_mutex_lock(&print_lock);
   reading = 0;
+  print_queued_locked(0);  // what came after the last key: below the line just entered
   pthread_mutex_unlock(&print_lock);
   if (pending == NULL) return -1;
   const char *p = pending;
@@ -212,15 +292,17 @@ long mfe_readline(const char *prompt) {
 
 void mfe_print(const char *text) {
   pthread_mutex_lock(&print_lock);
-  if (reading) {
-    // Back to the start of the prompt's line and clear it, print, then draw the
-    // prompt and the half-typed line again below.
-    fputs("\r\033[K", stdout);
-    fputs(text, stdout);
-    fputc('\n', stdout);
-    fflush(stdout);
-    ed.rl_forced_update_display();
-    fflush(stdout);
+  if (reading && wake[0] >= 0) {
+    size_t length = strlen(text);
+    char *grown = realloc(queued, queued_length + length + 1);
+    if (grown != NULL) {
+      queued = grown;
+      memcpy(queued + queued_length, text, length);
+      queued[queued_length + length] = '\n';
+      queued_length += length + 1;
+      char one = 1;
+      (void)!write(wake[1], &one, 1);  // a full pipe already wakes the reader
+    }
   } else {
     fputs(text, stdout);
     fputc('\n', stdout);

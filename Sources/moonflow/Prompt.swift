@@ -13,7 +13,8 @@ import MoonflowTool
 ///     let input = InputLines(prompt: prompt)
 ///     defer { prompt.close() }
 ///
-/// **Threading:** libedit's state is global: one prompt per process, used from one thread.
+/// **Threading:** libedit's state is global: one prompt per process, read from one thread.
+/// `printAbove` may be called from any: the reading thread prints the line (see CEditShim).
 final class EditLinePrompt: LineReader {
     /// Lines of history kept.
     static let historyLimit: Int32 = 1000

@@ -96,6 +96,23 @@ final class PromptTests: XCTestCase {
         XCTAssertFalse(out.contains("\"event\":\"error\""), out)
     }
 
+    /// Text typed at the prompt beyond ASCII reaches the action as typed: the prompt reads
+    /// keys itself (to print events from the reading thread) and decodes UTF-8.
+    func testTypedTextBeyondASCIIReachesTheActionWhole() throws {
+        let todo = try write("todo.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "todo", initial = { titles = mf.array() },
+              actions = { add = { title = "string" } },
+              mutations = { add = { title = "string" } },
+              handle = function(a) return a end,
+              reduce = function(s, m) s.titles[#s.titles + 1] = m.title return s end,
+            }
+            """)
+        let out = try type(["add title=\"Zoë’s café ☃ 𝄞\""], [todo, "--format", "jsonl", "--clock", "virtual"])
+        XCTAssertTrue(out.contains(#""state":{"titles":["Zoë’s café ☃ 𝄞"]}"#), out)
+    }
+
     func testHistoryIsKeptAcrossRunsAndUpRecallsIt() throws {
         _ = try type(["increment by=2"], ["plugins/counter", "--clock", "virtual"])
         // libedit's own format (a space is written \040).
