@@ -9,6 +9,15 @@ import MoonflowHost
 //                                   `async` main runs them (on Linux, off the main thread once
 //                                   the main actor has suspended), loading with `await`
 //   moonflow-embedding-probe async-sync-load  the same, loading without `await`
+// And what an app must never meet, each under `sync` (a plain main, then the run loop) or
+// `async` (the main actor's tasks after `dispatchMain()`):
+//   moonflow-embedding-probe flood sync|async   another thread queues 3,000 slow actions while
+//       main waits; then main's queue must get a turn before they are all reduced (the UI
+//       draws), and the figures say how often it did
+//   moonflow-embedding-probe json-while-main-waits sync|async   `send(json:)` from a thread
+//       the main thread waits for returns (it must not wait for the main thread in turn)
+//   moonflow-embedding-probe state-while-observer-waits sync|async   on a queue host, main
+//       reads `state` while an observer on the host's queue waits for main
 
 let plugin = """
     local mf = require "moonflow"
@@ -23,10 +32,29 @@ let plugin = """
     """
 let typed = "hello, moonflow"
 
+/// A feature whose every action costs some work in Lua (a sum over 2,000 numbers).
+let busyPlugin = """
+    local mf = require "moonflow"
+    return mf.feature {
+      name = "busy",
+      initial = { done = 0 },
+      actions = { work = { n = "integer" } },
+      mutations = { worked = { sum = "integer" } },
+      handle = function(action)
+        local sum = 0
+        for i = 1, 2000 do sum = sum + i * action.n end
+        return { type = "worked", sum = sum }
+      end,
+      reduce = function(state, m) state.done = state.done + 1 return state end,
+    }
+    """
+
 func folder() throws -> String {
     let dir = NSTemporaryDirectory() + "moonflow-probe-\(getpid())"
     try FileManager.default.createDirectory(atPath: dir + "/field", withIntermediateDirectories: true)
     try plugin.write(toFile: dir + "/field/init.lua", atomically: true, encoding: .utf8)
+    try FileManager.default.createDirectory(atPath: dir + "/busy", withIntermediateDirectories: true)
+    try busyPlugin.write(toFile: dir + "/busy/init.lua", atomically: true, encoding: .utf8)
     return dir
 }
 
@@ -35,7 +63,141 @@ func finish(_ text: LuaValue?) -> Never {
     exit(text?.stringValue == typed ? 0 : 1)
 }
 
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}
+
+/// Calls `body` each turn of the main queue until it returns true (or 30 s pass: a failure).
+@MainActor
+func whenTrue(_ what: String, _ body: @escaping @MainActor () -> Bool, then: @escaping @MainActor () -> Void) {
+    let deadline = Date().addingTimeInterval(30)
+    func check() {
+        if body() { return then() }
+        guard Date() < deadline else { print("timed out waiting until \(what)"); exit(1) }
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(2)) { MainActor.assumeIsolated { check() } }
+    }
+    check()
+}
+
+/// Another thread queues slow actions while main waits; main's queue must get a turn before
+/// they are all reduced. Prints how many were reduced when it did, and the frames a 60 Hz
+/// timer on the main queue drew during the drain.
+@MainActor
+func flood() throws {
+    let host = try FeatureHost(configuration: .init(searchPaths: [try folder()], executor: .mainActor))
+    let busy = try host.load("busy")
+    let count = 3000
+    let sent = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        for n in 1...count { try? busy.send(["type": "work", "n": .integer(Int64(n))]) }
+        sent.signal()
+    }
+    // Main waits: every action is queued before the main queue runs any of them.
+    sent.wait()
+    let start = DispatchTime.now()
+    var frames = 0
+    var longestGap: UInt64 = 0
+    var lastFrame = start.uptimeNanoseconds
+    let timer = DispatchSource.makeTimerSource(queue: .main)
+    timer.schedule(deadline: .now(), repeating: .milliseconds(16))
+    timer.setEventHandler {
+        let now = DispatchTime.now().uptimeNanoseconds
+        frames += 1
+        longestGap = max(longestGap, now - lastFrame)
+        lastFrame = now
+    }
+    timer.resume()
+    var reducedAtFirstTurn = -1
+    DispatchQueue.main.async {
+        MainActor.assumeIsolated { reducedAtFirstTurn = Int(busy.state["done"]?.intValue ?? -1) }
+    }
+    whenTrue("the flood is reduced", { busy.isIdle && reducedAtFirstTurn >= 0 }) {
+        timer.cancel()
+        let ms = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
+        let done = Int(busy.state["done"]?.intValue ?? -1)
+        print("main queue's first turn: \(reducedAtFirstTurn) of \(count) reduced")
+        print(String(format: "frames: %d in %.0f ms of draining (%.0f per second), longest gap %.0f ms", frames, ms,
+                     Double(frames) / ms * 1000, Double(longestGap) / 1e6))
+        print("reduced: \(done)")
+        exit(reducedAtFirstTurn < count && done == count ? 0 : 1)
+    }
+}
+
+/// `send(json:)` from a thread main waits for: it returns, and the action is reduced.
+@MainActor
+func jsonWhileMainWaits() throws {
+    let host = try FeatureHost(configuration: .init(searchPaths: [try folder()], executor: .mainActor))
+    let field = try host.load("field")
+    let returned = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        do { try field.send(json: #"{"type":"type","ch":"hello, moonflow"}"#) } catch { print("error: \(error)") }
+        returned.signal()
+    }
+    guard returned.wait(timeout: .now() + 20) == .success else {
+        print("deadlock: send(json:) waited for the main thread, which waited for it")
+        exit(1)
+    }
+    whenTrue("the field is idle", { field.isIdle }) { finish(field.state["text"]) }
+}
+
+/// A queue host whose observer waits for main (`DispatchQueue.main.sync`) while main reads
+/// `state`: the read returns (the state as of the last drain's end) and nothing deadlocks.
+@MainActor
+func stateWhileObserverWaits() throws {
+    let host = try FeatureHost(configuration: .init(searchPaths: [try folder()], executor: .queue))
+    let field = try host.load("field")
+    let observerWaits = Flag()
+    let token = field.observe(kinds: [.mutation]) { _ in
+        observerWaits.set()
+        DispatchQueue.main.sync {}
+    }
+    for ch in typed { try field.send(["type": "type", "ch": .string(LuaString(String(ch)))]) }
+    while !observerWaits.isSet { usleep(100) }
+    let read = DispatchSemaphore(value: 0)
+    // Watched from another thread: a read that never returns cannot say so itself.
+    Thread.detachNewThread {
+        if read.wait(timeout: .now() + 20) == .timedOut {
+            print("deadlock: reading state waited for the host's queue, whose observer waited for main")
+            exit(1)
+        }
+    }
+    _ = field.state
+    read.signal()
+    whenTrue("the field is idle", { field.isIdle }) {
+        token.cancel()
+        finish(field.state["text"])
+    }
+}
+
+/// Runs `body` on the main actor under the kind of main `kind` names, then serves the main queue.
+func onMain(_ kind: String?, _ body: @escaping @MainActor () throws -> Void) -> Never {
+    let run: @MainActor () -> Void = {
+        do { try body() } catch { print("error: \(error)"); exit(1) }
+    }
+    switch kind {
+    case "sync":
+        MainActor.assumeIsolated { run() }
+        while true { RunLoop.main.run(until: Date().addingTimeInterval(1)) }
+    case "async":
+        Task { @MainActor in
+            // Off the main thread from here on (Linux): the main actor resumes wherever the main queue runs.
+            try? await Task.sleep(nanoseconds: 1_000_000)
+            run()
+        }
+        dispatchMain()
+    default:
+        FileHandle.standardError.write(Data("usage: moonflow-embedding-probe SCENARIO sync|async\n".utf8))
+        exit(2)
+    }
+}
+
 switch CommandLine.arguments.dropFirst().first {
+case "flood": onMain(CommandLine.arguments.dropFirst(2).first, flood)
+case "json-while-main-waits": onMain(CommandLine.arguments.dropFirst(2).first, jsonWhileMainWaits)
+case "state-while-observer-waits": onMain(CommandLine.arguments.dropFirst(2).first, stateWhileObserverWaits)
 case "sync":
     let host = try FeatureHost(configuration: .init(searchPaths: [try folder()], executor: .mainActor))
     let field = try host.load("field")

@@ -173,6 +173,7 @@ public final class FeatureHost: @unchecked Sendable {
         bridge.locationRoots = configuration.searchPaths.filter { $0.hasPrefix("/") }
             .map { ($0 as NSString).standardizingPath }.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
         try lua.call(bridge.dispatch.installNext, []) { _ in () }
+        if queue != nil { bridge.setExecutorCheck(isOnExecutor) }
         if let queue {
             // Nothing more runs on a stuck state: work waiting behind the stuck call is
             // dropped when its turn comes (LuaBridge.perform throws FeatureError.stuck).

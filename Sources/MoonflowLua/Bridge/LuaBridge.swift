@@ -30,6 +30,15 @@ package final class LuaBridge: @unchecked Sendable {
     }
     private let performerBox = Locked<(@Sendable (() -> Void) -> Void)?>(nil)
 
+    /// Whether the calling thread is the state executor's (always, without a performer).
+    package var isOnExecutor: Bool {
+        guard let check = executorCheck.withLock({ $0 }) else { return true }
+        return check()
+    }
+    /// Set by the host with the performer: asks whether the caller runs on the state executor.
+    package func setExecutorCheck(_ check: @escaping @Sendable () -> Bool) { executorCheck.withLock { $0 = check } }
+    private let executorCheck = Locked<(@Sendable () -> Bool)?>(nil)
+
     /// Runs `body` on the state executor and waits for it (for work that cannot fail).
     package func performQuietly(_ body: () -> Void) {
         guard let performer else { return body() }

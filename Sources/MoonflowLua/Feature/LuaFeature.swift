@@ -248,21 +248,17 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
     /// Whether `dispose()` was called.
     package var isDisposed: Bool { outlet.isFinished }
 
-    /// The current state snapshot: every reduce so far. While writes wait in Lua (no one
-    /// listens for state events), reading it brings them in: at once on the thread whose
-    /// reduces wrote them (the loop's, mid-drain or mid-reduce), else on the state executor
-    /// (a reader on another thread waits for it, as `send(json:)` does). Not touched: a
-    /// stuck state (a call that ran on past its limit in code that cannot be interrupted),
-    /// and one without an executor of its own (a virtual clock) that another thread is
-    /// driving right now; the snapshot is then the one taken last.
+    /// The current state snapshot: every reduce so far, read on the state executor. While
+    /// writes wait in Lua (no one listens for state events), reading it there brings them in
+    /// (on the thread whose reduces wrote them: the loop's, mid-drain or mid-reduce). From any
+    /// other thread it never waits: it is the state as of the end of the last drain (the loop
+    /// takes waiting writes whenever it runs out of work), so a reader cannot deadlock with an
+    /// observer that waits for it. Not touched either: a stuck state (a call that ran on past
+    /// its limit in code that cannot be interrupted).
     package var state: LuaValue {
         let holder = pendingThread.load(ordering: .acquiring)
-        if holder != 0, !bridge.lua.isStuck {
-            if holder == LuaFeature.currentThread {
-                takePending()
-            } else if bridge.performer != nil {
-                bridge.performQuietly { takePending() }
-            }
+        if holder != 0, holder == LuaFeature.currentThread, !bridge.lua.isStuck {
+            takePending()
         }
         return snapshot
     }
@@ -369,6 +365,14 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
     }
 
     private func send(jsonBuffer: UnsafeRawBufferPointer) throws {
+        guard bridge.isOnExecutor else {
+            // Another thread: parsed here and queued, as `send(_:)` does. Parsing into Lua
+            // would wait for the state executor, which may be waiting for this thread.
+            let value = try LuaValue(jsonBytes: UnsafeRawBufferPointer(jsonBuffer).bindMemory(to: UInt8.self))
+            _ = try bindingLock.withLock { try $0.actions.validate(value) }
+            interactor.send(.value(value))
+            return
+        }
         let action: FeatureAction = try bridge.perform {
             let actions = definition.actions
             return try bridge.lua.withJSON(jsonBuffer) { slots in

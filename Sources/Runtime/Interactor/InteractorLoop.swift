@@ -1,3 +1,4 @@
+import Dispatch
 import Streams
 
 /// The engine behind `Interactor`: a serialized drain loop over queued actions and arrived mutations.
@@ -87,6 +88,9 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         case ended(Flight, (any Error)?)
         /// Nothing is left to do: `settled` runs before the drainer gives up the loop.
         case settled
+        /// The drain's slice of the state executor is used up: the drainer hands the loop to a
+        /// later turn of that executor, still draining (so sends keep queueing behind it).
+        case yield
     }
 
     @usableFromInline let handle: @Sendable (Action, State) -> Handled<Mutation>
@@ -108,6 +112,9 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     @usableFromInline let split: (@Sendable (Effect) -> [Effect]?)?
     @usableFromInline let context: SchedulerContext
     @usableFromInline let stateIsImmediate: Bool
+    /// A state executor that others share (the main thread): after `slice.nanoseconds` of
+    /// draining the loop lets them run, then goes on (`Work.yield`). Nil: drain to the end.
+    @usableFromInline let slice: (nanoseconds: UInt64, later: any SlicedScheduler)?
     @usableFromInline let outputIsImmediate: Bool
     let workIsImmediate: Bool
     @usableFromInline let outlet: StateOutlet<State>
@@ -164,6 +171,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         self.outlet = outlet
         self.context = context
         self.stateIsImmediate = context.stateIsImmediate
+        self.slice = (context.state as? any SlicedScheduler).map { ($0.drainSliceNanoseconds, $0) }
         self.outputIsImmediate = context.outputIsImmediate
         self.workIsImmediate = context.workIsImmediate
         self.actionType = actionType
@@ -261,7 +269,8 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
 
     @inlinable
     func drain() {
-        while let work = next() {
+        let deadline = slice.map { DispatchTime.now().uptimeNanoseconds &+ $0.nanoseconds } ?? 0
+        while let work = next(yieldingAfter: deadline) {
             switch consume work {  // moved out: a copy of the action would cost its retains
             case .action(let origin):
                 process(origin)
@@ -271,13 +280,29 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
                 finish(flight, error)
             case .settled:
                 settled?()
+            case .yield:
+                resumeLater()
+                return
             }
         }
     }
 
-    /// Takes the next piece of work, or gives up the loop when there is none.
+    /// Goes on draining on a later turn of the state executor (after what else waits there).
+    @usableFromInline
+    func resumeLater() {
+        guard let slice else { return }
+        let scheduled = slice.later.scheduleLater { [self] in
+            shared.withLock { _ in confined.pointee.owner.enter() }
+            drain()
+        }
+        shared.withLock { $0.scheduledDrain = scheduled }
+    }
+
+    /// Takes the next piece of work, or gives up the loop when there is none. Past `deadline`
+    /// (0: none), before another action (an action's own arrivals come first, so a `send` on
+    /// the executor has reduced its synchronous mutations when it returns): `.yield`.
     @inlinable
-    func next() -> Work? {
+    func next(yieldingAfter deadline: UInt64 = 0) -> Work? {
         shared.withLock { shared in
             confined.pointee.owner.check()
             if !shared.disposed {
@@ -285,6 +310,10 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
                     refreshTaps(shared)
                     confined.pointee.hasSettled = false
                     return work
+                }
+                if deadline != 0, !shared.actions.isEmpty, DispatchTime.now().uptimeNanoseconds >= deadline {
+                    confined.pointee.owner.leave()
+                    return .yield
                 }
                 if let origin = shared.actions.pop() {
                     refreshTaps(shared)

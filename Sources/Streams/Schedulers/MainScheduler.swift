@@ -10,7 +10,7 @@ import Foundation
 /// MainScheduler.shared.schedule { done = true }   // on the main thread: done is true now
 /// MainScheduler.shared.schedule(after: 300) { print("300 ms later, on the main thread") }
 /// ```
-public final class MainScheduler: Scheduler, @unchecked Sendable {
+public final class MainScheduler: SlicedScheduler, @unchecked Sendable {
     /// The one main scheduler (there is one main thread).
     public static let shared = MainScheduler()
 
@@ -38,6 +38,16 @@ public final class MainScheduler: Scheduler, @unchecked Sendable {
     }()
 
     public var now: Int { queue.now }
+
+    /// A drain on the main thread lets the run loop in after this long: a UI keeps drawing
+    /// while another thread sends faster than the main thread reduces.
+    public var drainSliceNanoseconds: UInt64 { 4_000_000 }
+
+    /// Runs `action` on a later turn of the main queue, never inline.
+    @discardableResult
+    public func scheduleLater(_ action: @escaping @Sendable () -> Void) -> Disposable {
+        queue.schedule(action)
+    }
 
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> Disposable {

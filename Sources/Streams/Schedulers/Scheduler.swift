@@ -40,3 +40,13 @@ public protocol Scheduler: AnyObject, Sendable {
     @discardableResult
     func schedule(after delayMs: Int, interval: Int, _ action: @escaping @Sendable () -> Void) -> Disposable
 }
+
+/// A scheduler whose thread others share (the main thread, which also draws a UI): a loop
+/// draining on it hands the thread back after a slice of work and goes on later, in order.
+public protocol SlicedScheduler: Scheduler {
+    /// How long one drain may hold the thread.
+    var drainSliceNanoseconds: UInt64 { get }
+    /// Runs `action` on a later turn of the thread, after what already waits there; never inline.
+    @discardableResult
+    func scheduleLater(_ action: @escaping @Sendable () -> Void) -> Disposable
+}
