@@ -16,6 +16,8 @@ import MoonflowHost
 //       draws), and the figures say how often it did
 //   moonflow-embedding-probe json-while-main-waits sync|async   `send(json:)` from a thread
 //       the main thread waits for returns (it must not wait for the main thread in turn)
+//   moonflow-embedding-probe load-off-main sync|async   a synchronous `load` from a thread
+//       main waits for throws, saying to await it (it used to wait for main: a deadlock)
 //   moonflow-embedding-probe state-while-observer-waits sync|async   on a queue host, main
 //       reads `state` while an observer on the host's queue waits for main
 
@@ -172,6 +174,22 @@ func stateWhileObserverWaits() throws {
     }
 }
 
+/// A synchronous `load` on a main-actor host from a thread main waits for: it throws at once.
+@MainActor
+func loadOffMain() throws {
+    let host = try FeatureHost(configuration: .init(searchPaths: [try folder()], executor: .mainActor))
+    let returned = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        do { _ = try host.load("field"); print("loaded off the main actor") } catch { print("refused: \(error)") }
+        returned.signal()
+    }
+    guard returned.wait(timeout: .now() + 20) == .success else {
+        print("deadlock: load waited for the main thread, which waited for it")
+        exit(1)
+    }
+    exit(0)
+}
+
 /// Runs `body` on the main actor under the kind of main `kind` names, then serves the main queue.
 func onMain(_ kind: String?, _ body: @escaping @MainActor () throws -> Void) -> Never {
     let run: @MainActor () -> Void = {
@@ -197,6 +215,7 @@ func onMain(_ kind: String?, _ body: @escaping @MainActor () throws -> Void) -> 
 switch CommandLine.arguments.dropFirst().first {
 case "flood": onMain(CommandLine.arguments.dropFirst(2).first, flood)
 case "json-while-main-waits": onMain(CommandLine.arguments.dropFirst(2).first, jsonWhileMainWaits)
+case "load-off-main": onMain(CommandLine.arguments.dropFirst(2).first, loadOffMain)
 case "state-while-observer-waits": onMain(CommandLine.arguments.dropFirst(2).first, stateWhileObserverWaits)
 case "sync":
     let host = try FeatureHost(configuration: .init(searchPaths: [try folder()], executor: .mainActor))

@@ -48,6 +48,16 @@ final class MainActorHostTests: XCTestCase {
         }
     }
 
+    /// A synchronous `load` on a main-actor host from a thread main waits for throws, saying to
+    /// await it; it used to wait for the main thread, which waited for it.
+    func testASynchronousLoadOffTheMainActorSaysToAwaitIt() throws {
+        for main in ["sync", "async"] {
+            let (status, output) = try probe("load-off-main", main)
+            XCTAssertEqual(status, 0, "\(main): \(output)")
+            XCTAssertTrue(output.contains("refused: ") && output.contains("try await host.load(\"field\")"), "\(main): \(output)")
+        }
+    }
+
     private func probe(_ mode: String...) throws -> (Int32, String) {
         let built = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         let process = Process()

@@ -201,10 +201,18 @@ extension FeatureHost {
     ///
     /// - Parameter initial: a state to start from instead of the definition's
     ///   `initial` (for an `mf.compose`, a table of the children's states by name).
+    /// On a `.mainActor` host call it on the main actor (else `try await load(...)`): from
+    /// another thread it would wait for the main thread, which may be waiting for that thread.
+    /// On a `.queue` host it waits for the host's queue.
+    ///
     /// - Throws: `FeatureError` of stage `.load`: a missing plugin, a syntax or runtime error
-    ///   with its `file:line`, a definition that is not one (the cause in `underlying`).
+    ///   with its `file:line`, a definition that is not one (the cause in `underlying`); on a
+    ///   `.mainActor` host called off the main actor, one that says to await it.
     public func load(_ spec: String, initial: LuaValue? = nil) throws -> RunningFeature {
-        try loadNow(spec, initial: initial)
+        if runsOnMainActor, !MainScheduler.isCurrent {
+            throw FeatureError(stage: .load, message: "load(\"\(spec)\") was called off the main actor on a .mainActor host: it would wait for the main thread, which may be waiting for this one; call `try await host.load(\"\(spec)\")` instead, or load on the main actor")
+        }
+        return try loadNow(spec, initial: initial)
     }
 
     private func loadNow(_ spec: String, initial: LuaValue?) throws -> RunningFeature {
@@ -226,7 +234,7 @@ extension FeatureHost {
     /// work runs on the state executor and the caller resumes when it is done.
     public func load(_ spec: String, initial: LuaValue? = nil) async throws -> RunningFeature {
         // On the virtual clock, and on a main-actor host called from the main thread, it is that thread's work.
-        guard let queue, queue !== DispatchQueue.main || !MainScheduler.isCurrent else { return try loadNow(spec, initial: initial) }
+        guard let queue, !runsOnMainActor || !MainScheduler.isCurrent else { return try loadNow(spec, initial: initial) }
         // Handed over through a lock: the feature was made on the queue, and the lock gives
         // the caller's thread (and ThreadSanitizer) the ordering the continuation implies.
         let handover = Handover()

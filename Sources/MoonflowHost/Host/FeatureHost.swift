@@ -102,6 +102,9 @@ public final class FeatureHost: @unchecked Sendable {
     /// The virtual clock, when `clock == .virtual`.
     public let testScheduler: TestScheduler?
     let queue: DispatchQueue?
+    /// Whether Lua runs on the main actor (`executor: .mainActor` on the real clock). Asked of
+    /// the configuration: on Linux each `DispatchQueue.main` is a new wrapper, never `===`.
+    var runsOnMainActor: Bool { configuration.clock == .real && configuration.executor == .mainActor }
     private let onQueue = DispatchSpecificKey<Bool>()
     /// Whether the calling thread is the state executor's (its queue, or the main thread).
     private let isOnExecutor: @Sendable () -> Bool
@@ -254,8 +257,9 @@ public final class FeatureHost: @unchecked Sendable {
         return ExecutorBound(value, isOnExecutor: isOnExecutor)
     }
 
-    /// Runs `body` on the state executor and returns its result.
-    public func perform<R>(_ body: () throws -> R) rethrows -> R {
+    /// Runs `body` on the state executor and returns its result, waiting for it (for the
+    /// tools and tests: an app's caller could deadlock with an observer waiting for it).
+    package func perform<R>(_ body: () throws -> R) rethrows -> R {
         guard let queue, !isOnExecutor() else { return try body() }
         return try queue.sync(execute: body)
     }

@@ -99,7 +99,9 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         return _state
     }
 
-    package var isIdle: Bool { children.allSatisfy { $0.feature.isIdle } }
+    package var isIdle: Bool { queuedRoutes.withLock { $0 } == 0 && children.allSatisfy { $0.feature.isIdle } }
+    /// Routes queued from other threads and not yet run (`send`).
+    private let queuedRoutes = Locked(0)
 
 
     package func start() {
@@ -111,14 +113,28 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
     }
 
     /// Routes `action` to the children `route` names (none when it returns nil).
-    /// - Throws: when `route` names an unknown child or returns something else, or a child refuses it.
+    /// - Throws: on the state executor, when `route` names an unknown child or returns
+    ///   something else, or a child refuses it. From another thread the route is queued and
+    ///   such a refusal is an `.error` event instead; a disposed or stuck feature throws.
     package func send(_ action: LuaValue) throws {
         guard !isDisposed else {
             throw FeatureError(stage: .send, action: action, message: "feature '\(name)' was disposed; it takes no more actions (load it again)")
         }
         guard !bridge.lua.isStuck else { throw FeatureError.stuck(feature: name, action: action) }
-        // `route` is Lua: it runs on the state executor whichever thread sends.
-        do { try bridge.perform { try route(action) } } catch { throw FeatureError(refused: error, action: action) }
+        // `route` is Lua: it runs on the state executor whichever thread sends. From another
+        // thread it is queued there, not waited for (the executor may be waiting for this
+        // thread): what `route` or a child then refuses is an `.error` event of stage `.send`.
+        guard bridge.isOnExecutor else {
+            queuedRoutes.withLock { $0 += 1 }
+            bridge.scheduler.schedule { [weak self] in
+                guard let self else { return }
+                defer { self.queuedRoutes.withLock { $0 -= 1 } }
+                guard !self.isDisposed, !self.bridge.lua.isStuck else { return }
+                do { try self.route(action) } catch { self.report(FeatureError(refused: error, action: action), stage: .send) }
+            }
+            return
+        }
+        do { try route(action) } catch { throw FeatureError(refused: error, action: action) }
     }
 
     private func route(_ action: LuaValue) throws {

@@ -124,6 +124,9 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
             settled: { [weak self] in self?.takePending() },
             outward: { [weak self] traced in
                 guard let self, self.outlet.wants(.effect) else { return }
+                // A listener that reads `state` from another thread on an effect sees the reduce
+                // that returned it: the writes waiting in Lua are taken first.
+                _ = self.takePending()
                 self.delivering(cause: traced.action, id: traced.actionID) { self.outlet.send(.effect, .effect(traced.value, from: self.effectSource)) }
             },
             // Only checkedEffects makes a list of effects: a single effect always has its `type`.
@@ -758,6 +761,7 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
         let (message, location) = LuaErrorReport.describe(error, fallback: source)
         deliveringError = bridge.relative(FeatureError.from(error, stage: stage, action: action, fallback: source))
         defer { deliveringError = nil }
+        _ = takePending()  // as for an effect: a listener reading `state` sees what came before
         outlet.send(.error(message: bridge.relative(message), location: location.map(bridge.relative)))
     }
 
