@@ -16,6 +16,8 @@ import MoonflowHost
 //       draws), and the figures say how often it did
 //   moonflow-embedding-probe json-while-main-waits sync|async   `send(json:)` from a thread
 //       the main thread waits for returns (it must not wait for the main thread in turn)
+//   moonflow-embedding-probe typed sync|async   the same burst through a `MainActorHost`, a
+//       main-actor observer and a view model: isolated by type, on either kind of main
 //   moonflow-embedding-probe load-off-main sync|async   a synchronous `load` from a thread
 //       main waits for throws, saying to await it (it used to wait for main: a deadlock)
 //   moonflow-embedding-probe state-while-observer-waits sync|async   on a queue host, main
@@ -174,6 +176,29 @@ func stateWhileObserverWaits() throws {
     }
 }
 
+struct FieldView: Decodable, Sendable { let text: String }
+
+/// The typed burst through `MainActorHost`: `send`, `observe` and the view model on the main actor.
+@MainActor
+func typedBurst() throws {
+    let host = try MainActorHost(configuration: .init(searchPaths: [try folder()]))
+    let field = try host.load("field")
+    var seen = 0
+    let token = field.observe(kinds: .state) { _ in seen += 1 }   // main-actor state, no lock
+    let model = try field.model(as: FieldView.self)
+    field.start()
+    for ch in typed {
+        try field.send(["type": "type", "ch": .string(LuaString(String(ch)))])
+        // On the main actor, `send` has reduced when it returns: the view reads it at once.
+        guard model.view.text.last == ch else { print("the view lagged: \(model.view.text)"); exit(1) }
+    }
+    whenTrue("the field is idle", { field.feature.isIdle }) {
+        token.cancel()
+        print("states observed: \(seen)")
+        finish(.string(LuaString(model.view.text)))
+    }
+}
+
 /// A synchronous `load` on a main-actor host from a thread main waits for: it throws at once.
 @MainActor
 func loadOffMain() throws {
@@ -215,6 +240,7 @@ func onMain(_ kind: String?, _ body: @escaping @MainActor () throws -> Void) -> 
 switch CommandLine.arguments.dropFirst().first {
 case "flood": onMain(CommandLine.arguments.dropFirst(2).first, flood)
 case "json-while-main-waits": onMain(CommandLine.arguments.dropFirst(2).first, jsonWhileMainWaits)
+case "typed": onMain(CommandLine.arguments.dropFirst(2).first, typedBurst)
 case "load-off-main": onMain(CommandLine.arguments.dropFirst(2).first, loadOffMain)
 case "state-while-observer-waits": onMain(CommandLine.arguments.dropFirst(2).first, stateWhileObserverWaits)
 case "sync":

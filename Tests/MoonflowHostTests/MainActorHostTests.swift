@@ -48,6 +48,17 @@ final class MainActorHostTests: XCTestCase {
         }
     }
 
+    /// `MainActorHost`: `send`, `observe` (a main-actor callback) and a view model, all on the
+    /// main actor by type, under a plain main with a run loop and under an async main.
+    func testAMainActorHostTypesIntoAFieldFromEveryKindOfMain() throws {
+        for main in ["sync", "async"] {
+            let (status, output) = try probe("typed", main)
+            XCTAssertEqual(status, 0, "\(main): \(output)")
+            XCTAssertTrue(output.contains("text: hello, moonflow"), "\(main): \(output)")
+            XCTAssertTrue(output.contains("states observed: 16"), "the first state and one per key: \(main): \(output)")
+        }
+    }
+
     /// A synchronous `load` on a main-actor host from a thread main waits for throws, saying to
     /// await it; it used to wait for the main thread, which waited for it.
     func testASynchronousLoadOffTheMainActorSaysToAwaitIt() throws {

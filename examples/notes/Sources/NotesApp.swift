@@ -3,7 +3,7 @@ import LuaKit
 import MoonflowHost
 
 /// A notes screen written in Lua (`plugins/notes`: an `mf.compose` of a composer and a list)
-/// and driven from Swift as a SwiftUI app drives it: a host on the main actor, a view model
+/// and driven from Swift as a SwiftUI app drives it: a `MainActorHost`, a view model
 /// per part, two-way fields, and a Swift service for suggestions. `NotesExampleTests` drives
 /// it; `NotesScreen` below is the SwiftUI view on Apple platforms.
 ///
@@ -15,8 +15,8 @@ public final class NotesApp {
     // The state, action and effect types are generated from the plugins' declarations
     // (Generated/Notes.swift: `moonflow types --swift examples/notes/plugins/notes`, through scripts/types).
 
-    public let host: FeatureHost
-    public let feature: RunningFeature
+    public let host: MainActorHost
+    public let feature: MainActorFeature
     public let notes: FeatureViewModel<NotesState>
     public let composer: FeatureViewModel<ComposerState>
     public let list: FeatureViewModel<ListState>
@@ -32,14 +32,14 @@ public final class NotesApp {
     ///   - suggest: the Swift service behind "suggest": a note for the current search.
     public init(plugins: String = NotesApp.bundledPlugins,
                 suggest: @escaping @Sendable (String) async throws -> String) throws {
-        host = try FeatureHost(configuration: .init(searchPaths: [plugins], executor: .mainActor))
-        host.register(service: "suggest") { (query: String) in try await suggest(query) }
+        host = try MainActorHost(configuration: .init(searchPaths: [plugins]))
+        host.host.register(service: "suggest") { (query: String) in try await suggest(query) }
         feature = try host.load("notes")
-        notes = try FeatureViewModel(feature, as: NotesState.self)
+        notes = try feature.model(as: NotesState.self)
         composer = try notes.scope("composer", as: ComposerState.self)
         list = try notes.scope("list", as: ListState.self)
         // A submitted note goes out of the composer as an effect; the list takes it. On the main
-        // actor this runs before the `send` that submitted returns.
+        // actor this runs before the `send` that submitted returns (the callback is main-actor isolated).
         submitted = feature.observe(kinds: .effect) { [weak feature] event in
             guard case .effect(let value, _) = event,
                   case .submitted(let text)? = try? LuaValueDecoder().decode(ComposerEffect.self, from: value) else { return }
