@@ -54,7 +54,7 @@ private func measureViewModel(sends: Int, executor: FeatureHost.StateExecutor) a
         for _ in 0..<sends {
             let before = model.view.count
             let start = DispatchTime.now().uptimeNanoseconds
-            try model.send(["type": "increment"])
+            model.send(["type": "increment"])
             while model.view.count == before { await Task.yield() }
             micros.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
         }

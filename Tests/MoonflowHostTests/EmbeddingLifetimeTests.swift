@@ -196,7 +196,7 @@ private final class Logged: @unchecked Sendable {
 struct CartView: Decodable, Sendable, Equatable { let items: [String]; let total: Int }
 
 @MainActor
-func makeCart(_ host: FeatureHost) async throws -> FeatureViewModel<CartView> {
+func makeCart(_ host: FeatureHost) async throws -> FeatureViewModel<CartView, LuaValue> {
     let cart = try await host.load("cart")
     cart.start()
     return try FeatureViewModel(cart, as: CartView.self)
@@ -226,10 +226,10 @@ final class FeatureViewModelTests: XCTestCase {
         let host = try FeatureHost(configuration: .init(searchPaths: [dir], clock: .real))
         let model = try await makeCart(host)
         XCTAssertEqual(model.view, CartView(items: [], total: 0))
-        try model.send(["type": "add", "sku": "tea", "price": 4])
+        model.send(["type": "add", "sku": "tea", "price": 4])
         try await until { model.view.total == 4 }
         XCTAssertEqual(model.view, CartView(items: ["tea"], total: 4))
-        try model.send(["type": "add", "sku": "bad", "price": -1])
+        model.send(["type": "add", "sku": "bad", "price": -1])
         try await until { model.lastError != nil }
         XCTAssertEqual(model.lastError?.stage, .reduce)
         XCTAssertEqual(model.lastError?.message, "a price cannot be negative")

@@ -27,8 +27,8 @@ final class FeatureErrorTests: XCTestCase {
         }
         """
 
-    enum Action: Encodable { case note(text: String) }
-    enum Wrong: Encodable { case pay(amount: String) }
+    /// `pay` takes an integer amount in the plugin: a string one is refused.
+    enum Action: Encodable, Sendable { case note(text: String); case pay(amount: String) }
 
     private func loaded() throws -> (FeatureHost, RunningFeature, PluginFolder) {
         let folder = try PluginFolder(["shop/init.lua": Self.shop])
@@ -78,13 +78,13 @@ final class FeatureErrorTests: XCTestCase {
         let (host, shop, _) = try loaded()
         try MainActor.assumeIsolated {
             struct ShopView: Decodable, Sendable { let note: String }
-            let model = try FeatureViewModel(shop, as: ShopView.self)
-            let note = model.field(\.note) { Action.note(text: $0) }
+            let model = try FeatureViewModel(shop, as: ShopView.self, actions: Action.self)
+            let note = model.field(\.note) { .note(text: $0) }
             note.wrappedValue = "gift wrap"
             host.settle()
             XCTAssertEqual(note.wrappedValue, "gift wrap")
             XCTAssertNil(model.lastError)
-            let amount = model.field(\.note) { Wrong.pay(amount: $0) }
+            let amount = model.field(\.note) { .pay(amount: $0) }
             amount.wrappedValue = "ten"
             XCTAssertEqual(model.lastError?.stage, .send)
         }

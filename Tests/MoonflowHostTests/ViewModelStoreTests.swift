@@ -29,7 +29,7 @@ final class ViewModelStoreTests: XCTestCase {
     ]
 
     struct ComposerView: Decodable, Sendable, Equatable { let draft: String }
-    enum ComposerAction: Encodable { case write(text: String) }
+    enum ComposerAction: Encodable, Equatable, Sendable { case write(text: String) }
 
     func testAScopeIsTheChildsOwnModel() throws {
         let folder = try PluginFolder(Self.plugins)
@@ -38,8 +38,8 @@ final class ViewModelStoreTests: XCTestCase {
         chat.start()
         try MainActor.assumeIsolated {
             let model = try FeatureViewModel(chat, as: ComposerView.self)
-            let composer = try model.scope("composer", as: ComposerView.self)
-            try composer.send(case: ComposerAction.write(text: "hi"))
+            let composer = try model.scope("composer", as: ComposerView.self, actions: ComposerAction.self)
+            composer.send(.write(text: "hi"))
             XCTAssertEqual(composer.view, ComposerView(draft: "hi"), "the child's state, at once on the main actor")
             XCTAssertEqual(model.view, ComposerView(draft: "hi"), "the parent combined it")
             XCTAssertThrowsError(try model.scope("sidebar", as: ComposerView.self)) { error in
@@ -108,11 +108,11 @@ final class ViewModelStoreTests: XCTestCase {
 
     func testAPreviewRunsNoLuaAndRecordsWhatItIsSent() throws {
         MainActor.assumeIsolated {
-            let model = FeatureViewModel(preview: ComposerView(draft: "preview"))
-            let draft = model.field(\.draft) { ComposerAction.write(text: $0) }
+            let model = FeatureViewModel(preview: ComposerView(draft: "preview"), actions: ComposerAction.self)
+            let draft = model.field(\.draft) { .write(text: $0) }
             draft.wrappedValue = "typed"
             XCTAssertEqual(model.view, ComposerView(draft: "preview"), "a preview's view stays as given")
-            XCTAssertEqual(model.sentInPreview, [["type": "write", "text": "typed"]])
+            XCTAssertEqual(model.sentInPreview, [.write(text: "typed")])
             XCTAssertNil(model.lastError)
         }
     }

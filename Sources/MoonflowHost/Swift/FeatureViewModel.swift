@@ -5,17 +5,21 @@ import Observation
 import Streams
 
 /// A running feature as a SwiftUI view model: the state decoded into `View`,
-/// kept current on the main actor, with sending and the last error.
+/// kept current on the main actor, typed sending of `Action`, and the last error.
 ///
-///     struct CartView: Decodable, Sendable { let items: [String]; let total: Int }
-///
+///     // CartState and CartAction are generated: `moonflow types --swift plugins/cart`
 ///     @MainActor
-///     func makeModel(host: FeatureHost) async throws -> FeatureViewModel<CartView> {
-///         let cart = try await host.load("cart")
+///     func makeModel(host: MainActorHost) throws -> FeatureViewModel<CartState, CartAction> {
+///         let cart = try host.load("cart")
 ///         cart.start()
-///         return try FeatureViewModel(cart, as: CartView.self)
+///         return try cart.model(as: CartState.self, actions: CartAction.self)
 ///     }
-///     // In a SwiftUI view: Text("\(model.view.total)"); Button("Add") { try? model.send(["type": "add"]) }
+///     // In a SwiftUI view: Text("\(model.view.total)"); Button("Add") { model.send(.add(sku: "tea", qty: 2)) }
+///
+/// `send` never throws at the view: an action the feature refuses (an undeclared one, a
+/// field of the wrong type) sets `lastError`, as a failure in `handle` or `reduce` does.
+/// `Action` is the generated enum (sent as `{ type = "case", ...fields }`), or `LuaValue`
+/// for a dynamic view (`FeatureViewModel(feature, as: View.self)` makes that one).
 ///
 /// It observes the feature for as long as it lives (or until `stop()`). On a host whose
 /// executor is `.mainActor`, a state is applied as it is delivered, so `view` is the new state
@@ -25,7 +29,7 @@ import Streams
 /// observers. A state that does not decode into `View` leaves `view` as it was and sets
 /// `decodingError`.
 @MainActor
-public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
+public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodable & Sendable>: Observable {
     // Observable by hand rather than with the macro: in a generic class the macro's key path
     // literals are made again at every read and write (a type lookup each time); these are
     // made once per model.
@@ -54,7 +58,7 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
 
     private let feature: RunningFeature?
     /// What a preview was sent, in order (a preview runs no Lua).
-    public private(set) var sentInPreview: [LuaValue] = []
+    public private(set) var sentInPreview: [Action] = []
     private var observation: Disposable?
     /// What arrived off the main thread and waits for the main actor: the latest state only.
     private let inbox = Locked(Inbox())
@@ -71,7 +75,7 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
     /// - Throws: `FeatureError` of stage `.view` when the current state does not decode into
     ///   `View`: its message names the place (`state.items[2].qty`) as `decodingError` does,
     ///   and `underlying` is the `DecodingError`.
-    public init(_ feature: RunningFeature, as type: View.Type = View.self) throws {
+    public init(_ feature: RunningFeature, as type: View.Type = View.self, actions: Action.Type) throws {
         self.feature = feature
         let first = feature.state
         do {
@@ -119,7 +123,7 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
     /// the action in `sentInPreview` and changes nothing.
     ///
     ///     #Preview { CartScreen(model: FeatureViewModel(preview: CartView(items: ["tea"], total: 4))) }
-    public init(preview view: View) {
+    public init(preview view: View, actions: Action.Type) {
         feature = nil
         _view = view
     }
@@ -128,25 +132,33 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
         observation?.dispose()
     }
 
-    /// Sends an action (validated at once: a bad action throws and nothing is queued). On a
-    /// `.mainActor` host, called on the main actor, `view` is the new state when it returns.
-    public func send(_ action: LuaValue) throws {
+    /// Sends an action, validated at once: one the feature refuses sets `lastError` and
+    /// nothing is queued. On a main-actor host `view` is the new state when it returns.
+    ///
+    ///     model.send(.add(sku: "tea", qty: 2))
+    public func send(_ action: Action) {
         guard let feature else { return sentInPreview.append(action) }
-        try feature.send(action)
-    }
-
-    /// Sends an action given as JSON text (a web view's message, say), parsed straight into Lua.
-    public func send(json: String) throws {
-        guard let feature else {
-            do { return sentInPreview.append(try LuaValue(json: json)) } catch { throw FeatureError(refused: error) }
+        do {
+            if let value = action as? LuaValue { try feature.send(value) } else { try feature.send(case: action) }
+        } catch {
+            lastError = FeatureError(refused: error)
         }
-        try feature.send(json: json)
     }
 
-    /// Sends an `Encodable` enum case as `{ type = "case", ...fields }`.
-    public func send<A: Encodable>(case action: A) throws {
-        guard let feature else { return sentInPreview.append(try LuaValueEncoder.actionFromEnumCase(action)) }
-        try feature.send(case: action)
+    /// Sends an action given as JSON text (a web view's message, say), parsed straight into
+    /// Lua; a mistake in the text or a refused action sets `lastError`. A preview records it
+    /// when it decodes as an `Action`.
+    public func send(json: String) {
+        guard let feature else {
+            do {
+                let value = try LuaValue(json: json)
+                if let action = value as? Action { sentInPreview.append(action) }
+            } catch {
+                lastError = FeatureError(refused: error)
+            }
+            return
+        }
+        do { try feature.send(json: json) } catch { lastError = FeatureError(refused: error) }
     }
 
     /// A two-way field: reads `keyPath` of `view`, and writing sends the action `action` makes
@@ -156,20 +168,20 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
     ///
     ///     let text = model.field(\.text) { Action.setText(text: $0) }
     ///     text.wrappedValue = "milk"   // sends { type = "setText", text = "milk" }
-    public func field<Value, A: Encodable>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> A) -> ViewField<Value> {
-        ViewField(get: { self.view[keyPath: keyPath] }, set: { value in
-            do { try self.send(case: action(value)) } catch { self.lastError = FeatureError(refused: error) }
-        })
+    public func field<Value>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> Action) -> ViewField<Value> {
+        ViewField(get: { self.view[keyPath: keyPath] }, set: { value in self.send(action(value)) })
     }
 
     /// The model of one child of an `mf.compose`: its own state decoded into `Child`, and
     /// actions sent to it directly (past the parent's `route`).
     ///
-    ///     let composer = try cart.scope("composer", as: ComposerView.self)
+    ///     let composer = try cart.scope("composer", as: ComposerState.self, actions: ComposerAction.self)
     ///
     /// - Throws: `FeatureError`: when the feature is not a composition or has no such child
     ///   (stage `.send`), or the child's state does not decode into `Child` (stage `.view`).
-    public func scope<Child: Decodable & Sendable>(_ child: String, as type: Child.Type = Child.self) throws -> FeatureViewModel<Child> {
+    public func scope<Child: Decodable & Sendable, ChildAction: Encodable & Sendable>(
+        _ child: String, as type: Child.Type = Child.self, actions: ChildAction.Type
+    ) throws -> FeatureViewModel<Child, ChildAction> {
         guard let composite = feature as? LuaComposite else {
             throw FeatureError(stage: .send, message: "scope(\"\(child)\"): \(feature?.name ?? "a preview") is not an mf.compose; only a composition has children")
         }
@@ -179,7 +191,12 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
             let names = children.map(\.name).joined(separator: ", ")
             throw FeatureError(stage: .send, message: "scope(\"\(child)\"): \(name) has no child '\(child)'; its children: \(names)")
         }
-        return try FeatureViewModel<Child>(found.feature, as: Child.self)
+        return try FeatureViewModel<Child, ChildAction>(found.feature, as: Child.self, actions: ChildAction.self)
+    }
+
+    /// `scope(_:as:actions:)` for a child sent dynamic actions (`LuaValue`).
+    public func scope<Child: Decodable & Sendable>(_ child: String, as type: Child.Type = Child.self) throws -> FeatureViewModel<Child, LuaValue> {
+        try scope(child, as: type, actions: LuaValue.self)
     }
 
     public func clearError() { lastError = nil }
@@ -209,6 +226,18 @@ public final class FeatureViewModel<View: Decodable & Sendable>: Observable {
         } catch {
             decodingError = FeatureViewModel.mismatch(error)
         }
+    }
+}
+
+extension FeatureViewModel where Action == LuaValue {
+    /// A view model sent dynamic actions (`LuaValue`): `model.send(["type": "add"])`.
+    public convenience init(_ feature: RunningFeature, as type: View.Type = View.self) throws {
+        try self.init(feature, as: type, actions: LuaValue.self)
+    }
+
+    /// A preview sent dynamic actions.
+    public convenience init(preview view: View) {
+        self.init(preview: view, actions: LuaValue.self)
     }
 }
 

@@ -8,11 +8,11 @@ import Streams
 /// compile error, not a deadlock or a trap (as TCA's `Store` is `@MainActor`).
 ///
 ///     @MainActor
-///     func makeCart() throws -> FeatureViewModel<CartState> {
+///     func makeCart() throws -> FeatureViewModel<CartState, CartAction> {
 ///         let host = try MainActorHost(configuration: .init(searchPaths: ["plugins"]))
 ///         let cart = try host.load("cart")
 ///         cart.start()
-///         return try cart.model(as: CartState.self)
+///         return try cart.model(as: CartState.self, actions: CartAction.self)
 ///     }
 ///
 /// `send` on the main actor has run `handle` and every synchronous mutation's `reduce` when
@@ -83,8 +83,15 @@ public final class MainActorFeature {
 
     /// A view model of this feature: its state decoded into `View`, kept current.
     /// - Throws: `FeatureError` of stage `.view` when the state does not decode into `View`.
-    public func model<View: Decodable & Sendable>(as type: View.Type = View.self) throws -> FeatureViewModel<View> {
-        try FeatureViewModel(feature, as: type)
+    public func model<View: Decodable & Sendable, Action: Encodable & Sendable>(
+        as type: View.Type = View.self, actions: Action.Type
+    ) throws -> FeatureViewModel<View, Action> {
+        try FeatureViewModel(feature, as: type, actions: actions)
+    }
+
+    /// A view model sent dynamic actions (`LuaValue`).
+    public func model<View: Decodable & Sendable>(as type: View.Type = View.self) throws -> FeatureViewModel<View, LuaValue> {
+        try FeatureViewModel(feature, as: type, actions: LuaValue.self)
     }
 
     /// Waits until nothing is queued, running or in flight (Swift services included).

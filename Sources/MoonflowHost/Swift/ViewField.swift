@@ -27,8 +27,8 @@ import SwiftUI
 extension FeatureViewModel {
     /// A SwiftUI binding to `keyPath` of `view` whose writes send `action(newValue)`:
     ///
-    ///     TextField("Note", text: model.binding(\.note) { Action.setNote(text: $0) })
-    public func binding<Value, A: Encodable>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> A) -> Binding<Value> {
+    ///     TextField("Note", text: model.binding(\.note) { .setNote(text: $0) })
+    public func binding<Value>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> Action) -> Binding<Value> {
         let field = field(keyPath, action)
         return Binding(get: { field.wrappedValue }, set: { field.wrappedValue = $0 })
     }

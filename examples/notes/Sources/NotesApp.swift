@@ -9,7 +9,7 @@ import MoonflowHost
 ///
 ///     let app = try NotesApp { query in "a note about \(query)" }
 ///     app.draft.wrappedValue = "milk"   // the composer's field reads back "milk" at once
-///     try app.submit()                 // the note is in the list when submit returns
+///     app.submit()                     // the note is in the list when submit returns
 @MainActor
 public final class NotesApp {
     // The state, action and effect types are generated from the plugins' declarations
@@ -17,9 +17,9 @@ public final class NotesApp {
 
     public let host: MainActorHost
     public let feature: MainActorFeature
-    public let notes: FeatureViewModel<NotesState>
-    public let composer: FeatureViewModel<ComposerState>
-    public let list: FeatureViewModel<ListState>
+    public let notes: FeatureViewModel<NotesState, LuaValue>
+    public let composer: FeatureViewModel<ComposerState, ComposerAction>
+    public let list: FeatureViewModel<ListState, ListAction>
     private var submitted: ObservationToken?
 
     /// The plugins this example ships (`examples/notes/plugins`, copied into the module's bundle).
@@ -36,8 +36,8 @@ public final class NotesApp {
         host.host.register(service: "suggest") { (query: String) in try await suggest(query) }
         feature = try host.load("notes")
         notes = try feature.model(as: NotesState.self)
-        composer = try notes.scope("composer", as: ComposerState.self)
-        list = try notes.scope("list", as: ListState.self)
+        composer = try notes.scope("composer", as: ComposerState.self, actions: ComposerAction.self)
+        list = try notes.scope("list", as: ListState.self, actions: ListAction.self)
         // A submitted note goes out of the composer as an effect; the list takes it. On the main
         // actor this runs before the `send` that submitted returns (the callback is main-actor isolated).
         submitted = feature.observe(kinds: .effect) { [weak feature] event in
@@ -49,15 +49,15 @@ public final class NotesApp {
     }
 
     /// The composer's text field.
-    public var draft: ViewField<String> { composer.field(\.draft) { ComposerAction.write(text: $0) } }
+    public var draft: ViewField<String> { composer.field(\.draft) { .write(text: $0) } }
     /// The search field.
-    public var query: ViewField<String> { list.field(\.query) { ListAction.search(query: $0) } }
+    public var query: ViewField<String> { list.field(\.query) { .search(query: $0) } }
 
-    /// Adds the draft to the list and empties the field.
-    public func submit() throws { try composer.send(case: ComposerAction.submit) }
+    /// Adds the draft to the list and empties the field (a refusal would be `composer.lastError`).
+    public func submit() { composer.send(.submit) }
 
     /// Asks the suggestion service for a note; it arrives on a later main-actor turn.
-    public func suggest() throws { try list.send(case: ListAction.suggest) }
+    public func suggest() { list.send(.suggest) }
 }
 
 #if canImport(SwiftUI)
@@ -71,10 +71,10 @@ public struct NotesScreen: View {
     public var body: some View {
         VStack {
             HStack {
-                TextField("New note", text: app.composer.binding(\.draft) { ComposerAction.write(text: $0) })
-                Button("Add") { try? app.submit() }
+                TextField("New note", text: app.composer.binding(\.draft) { .write(text: $0) })
+                Button("Add") { app.submit() }
             }
-            TextField("Search", text: app.list.binding(\.query) { ListAction.search(query: $0) })
+            TextField("Search", text: app.list.binding(\.query) { .search(query: $0) })
             List(app.list.view.shown, id: \.self) { Text($0) }
             if let error = app.notes.lastError { Text(error.message).foregroundStyle(.red) }
         }
@@ -83,7 +83,7 @@ public struct NotesScreen: View {
 
 /// The same screen's parts with no Lua at all, for previews.
 public struct NotesPreview: View {
-    let list = FeatureViewModel(preview: ListState(notes: ["milk", "mint"], query: "mi", shown: ["milk", "mint"]))
+    let list = FeatureViewModel(preview: ListState(notes: ["milk", "mint"], query: "mi", shown: ["milk", "mint"]), actions: ListAction.self)
     public init() {}
     public var body: some View { List(list.view.shown, id: \.self) { Text($0) } }
 }
