@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(name: "NotesExampleTests", dependencies: ["NotesExample", "MoonflowHost", "LuaKit"]),
         // The Swift types `moonflow types --swift` generates for the example plugins (Generated/,
         // checked in; scripts/types writes them), compiled and run against the plugins themselves.
-        .testTarget(name: "GeneratedTypesTests", dependencies: ["MoonflowHost", "MoonflowSQLite", "LuaKit"]),
+        .testTarget(name: "GeneratedTypesTests", dependencies: ["MoonflowHost", "MoonflowSQLite", "MoonflowTesting", "LuaKit"]),
         .testTarget(name: "MoonflowSQLiteTests", dependencies: ["MoonflowSQLite", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "EndToEndTests", dependencies: []),
         .testTarget(

@@ -154,7 +154,14 @@ public final class FeatureStore: @unchecked Sendable {
         try located(file, line) { try checkFinish() }
     }
 
-    private func located(_ file: StaticString, _ line: UInt, _ body: () throws -> Void) throws {
+    /// The mutations and outward effects that arrived and are not asserted yet, after letting
+    /// work due now run: what a typed `receive` picks from (`TypedFeatureStore`).
+    package func unasserted() -> (mutations: [LuaValue], effects: [LuaValue]) {
+        if received.isEmpty || outward.isEmpty { running { host.settle() } }
+        return (received.map(\.mutation), outward.map(\.effect))
+    }
+
+    package func located(_ file: StaticString, _ line: UInt, _ body: () throws -> Void) throws {
         do { try body() } catch let failure as Failure {
             throw Failure("\(file):\(line): \(failure.message)")
         }
