@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import PluginFixtures
 import XCTest
 
 /// Embedding without surprises: lifetimes, stream ends, thread safety, typed
@@ -234,6 +235,39 @@ final class FeatureViewModelTests: XCTestCase {
         XCTAssertEqual(model.lastError?.stage, .reduce)
         XCTAssertEqual(model.lastError?.message, "a price cannot be negative")
         XCTAssertEqual(model.view.total, 4, "the state stayed as it was")
+    }
+
+    /// `dispose()` while a reduce runs on the host's queue: the reduce finishes, and its state
+    /// reaches the view model before the feature's events end, so the view and `state` agree.
+    /// Before, the events ended at once and the reduce's state was dropped: view 0, state 1.
+    @MainActor
+    func testAfterDisposeDuringAReduceTheViewAndTheStateAgree() async throws {
+        struct SlowView: Decodable, Sendable, Equatable { let count: Int }
+        let folder = try PluginFolder(["slow/init.lua": """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "slow", initial = { count = 0 },
+              actions = { bump = {} }, mutations = { bumped = {} },
+              handle = function() return { type = "bumped" } end,
+              reduce = function(s)
+                local until_ = os.clock() + 0.2   -- 200 ms of CPU: dispose lands inside it
+                while os.clock() < until_ do end
+                s.count = s.count + 1
+                return s
+              end,
+            }
+            """])
+        let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], clock: .real))
+        let slow = try await host.load("slow")
+        let model = try FeatureViewModel(slow, as: SlowView.self)
+        slow.start()
+        model.send(["type": "bump"])
+        try await Task.sleep(nanoseconds: 20_000_000)
+        slow.dispose()
+        try await until { model.view.count == Int(slow.state["count"]?.intValue ?? -1) && slow.isIdle }
+        try await Task.sleep(nanoseconds: 300_000_000)   // whatever was still to come has come
+        XCTAssertEqual(model.view.count, Int(slow.state["count"]?.intValue ?? -1), "the view and the state agree after dispose")
+        XCTAssertTrue(slow.isDisposed)
     }
 
     /// Waits on the main actor (letting the model's tasks run) until `condition` holds, for up to 5 s.

@@ -80,13 +80,20 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         outlet.finish()
     }
 
+    /// As `LuaFeature.dispose`: from another thread, the events end after the step running now.
     package func dispose() {
-        subscriptions.forEach { $0.dispose() }
+        disposed.withLock { $0 = true }
         for child in children { child.feature.dispose() }
-        outlet.finish()
+        let finish: @Sendable () -> Void = { [outlet, subscriptions] in
+            subscriptions.forEach { $0.dispose() }
+            outlet.finish()
+        }
+        guard !bridge.isOnExecutor else { return finish() }
+        bridge.scheduler.schedule(finish)
     }
+    private let disposed = Locked(false)
 
-    package var isDisposed: Bool { outlet.isFinished }
+    package var isDisposed: Bool { disposed.withLock { $0 } || outlet.isFinished }
 
     private var deliveringError: FeatureError?
 

@@ -243,13 +243,17 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
 
     /// Stops the feature: cancels everything in flight, ignores later actions,
     /// and ends its streams (`for await` loops over them finish). Idempotent.
+    /// From another thread than the state executor's, a step running there now finishes and
+    /// its events (its state) are still delivered; the events end after it, so a view model
+    /// and `state` agree.
     package func dispose() {
         interactor.dispose()
-        outlet.finish()
+        guard !bridge.isOnExecutor else { return outlet.finish() }
+        bridge.scheduler.schedule { [outlet] in outlet.finish() }
     }
 
     /// Whether `dispose()` was called.
-    package var isDisposed: Bool { outlet.isFinished }
+    package var isDisposed: Bool { interactor.isDisposed || outlet.isFinished }
 
     /// The current state snapshot: every reduce so far, read on the state executor. While
     /// writes wait in Lua (no one listens for state events), reading it there brings them in
