@@ -292,7 +292,7 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
         if let deliveringCause { return deliveringCause.value }
         // Inside a step's handle the loop already says the action is being reduced: as for a
         // `handle` call of its own, an event from there (a log) has no cause.
-        if stepping, bridge.lua.exchangeCounter(dispatch.stepStage, at: 1) == 1 { return nil }
+        if stepping, bridge.lua.exchangeCounter(dispatch.stepStage, at: 1) == StepStage.handling.rawValue { return nil }
         return interactor.actionBeingReduced?.value
     }
 
@@ -529,7 +529,7 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
                 return .reduced(changes: changes, effect: effect, mutation: mutation)
             }
         } catch {
-            if readingReduce || bridge.lua.exchangeCounter(dispatch.stepStage, at: 1, with: 0) == 2 {
+            if readingReduce || bridge.lua.exchangeCounter(dispatch.stepStage, at: 1, with: StepStage.outside.rawValue) == StepStage.reducing.rawValue {
                 rollBack()
                 return .failed(LocatedError(error, at: location("reduce")))
             }
@@ -547,7 +547,7 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
     /// Reads what dispatch.lua's `reduce` returned (the state, the effect, how the state
     /// changed and the writes), brings the snapshot up to date (the writes still pending
     /// first: Lua lists them in front) and checks the declared state and outputs, or, when
-    /// the writes wait in Lua (3), only notes that they do. Throws (the caller rolls back)
+    /// the writes wait in Lua (`ReduceOutcome.pending`), only notes that they do. Throws (the caller rolls back)
     /// when something does not fit.
     private func reduced(_ slots: LuaSlots) throws -> (changes: [StateChange]?, effect: LuaValue?) {
         guard slots.isTable(1) else {
@@ -557,8 +557,11 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
         if slots.count >= 2 && !slots.isNil(2) {
             effect = try checkedEffects(try slots.value(2, path: "effect"))
         }
-        let outcome = try slots.integer(3)  // 0: in place, 1: a table in two places, 2: another table, 3: pending
-        if outcome == 3 {
+        let code = try slots.integer(3)
+        guard let outcome = ReduceOutcome(rawValue: Int(code)) else {
+            throw LuaStreamError(message: "internal: dispatch.lua's reduce returned the outcome \(code), which ReduceOutcome does not name", location: location("reduce"))
+        }
+        if outcome == .pending {
             hasPending = true
             bridge.noteWritesWaiting(self)  // taken before Lua calls out into code that may block
             return (nil, effect)
@@ -566,7 +569,7 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
         // Lua handed over the pending writes with these (a failure puts them back): none wait
         // once the snapshot has taken them.
         // In place (the common case): the snapshot takes the written entries, nothing else.
-        if outcome == 0 && !owesWholeRead {
+        if outcome == .inPlace && !owesWholeRead {
             let count = Int(try slots.integer(5))
             // Under the lock, with no other reference taken: changed in place.
             if let changes = try snapshotStore.withLock({ snapshot throws -> [StateChange]? in
@@ -591,7 +594,7 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
         let previous = snapshot
         let (whole, plain) = try slots.stateValue(1, refreshing: previous, path: "state")
         if let problem = binding.definition.declaredState?.problem(with: whole, at: "state") { throw StateTypeError(problem: problem) }
-        stateTable = outcome == 2 && plain ? try slots.ref(1) : try bridge.lua.ref(.value(whole))
+        stateTable = outcome == .anotherTable && plain ? try slots.ref(1) : try bridge.lua.ref(.value(whole))
         snapshot = whole
         hasPending = false
         owesWholeRead = false
@@ -646,7 +649,7 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
         outlet.send(.state, .state(snapshot, seq: seq))
     }
 
-    /// Writes of reduces that returned 3 wait in Lua (or `owesWholeRead`). Set on the thread
+    /// Writes of reduces that returned `pending` wait in Lua (or `owesWholeRead`). Set on the thread
     /// running the loop, read anywhere: a reader that learned of a reduce (its effect, say)
     /// sees what it set.
     private var hasPending: Bool {
