@@ -95,8 +95,10 @@ extension LuaFeature {
     ///   was read whole), or nil when nothing waited.
     @discardableResult
     func takePending() -> [StateChange]? {
+        // `hasPending` stays set until the snapshot holds the writes: a reader on another
+        // thread that finds it clear returns the snapshot at once, so clearing it first let
+        // a read right after a reduce's effect see the state from before that reduce.
         guard hasPending else { return nil }
-        hasPending = false
         var changes: [StateChange]?
         var reducing = false
         do {
@@ -107,10 +109,12 @@ extension LuaFeature {
                 changes = try snapshotStore.withLock { snapshot in try slots.applyStateWrites(1, count: count, root: "state", to: &snapshot) }
             }
         } catch {}
-        if let changes { return changes }
+        if let changes {
+            hasPending = false
+            return changes
+        }
         // Read whole, once no reduce is running (the tables hold its writes so far).
         owesWholeRead = true
-        hasPending = true
         guard !reducing, let now = try? bridge.lua.value(of: stateTable, path: "state") else { return nil }
         let previous = snapshot
         snapshot = now
