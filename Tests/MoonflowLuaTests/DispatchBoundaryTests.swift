@@ -32,6 +32,11 @@ final class DispatchBoundaryTests: XCTestCase {
         XCTAssertTrue(failure.contains("'inserted'") && failure.contains("Swift does not read"), failure)
     }
 
+    func testAValueWithoutANameInDispatchLuaFailsTheLoad() throws {
+        let failure = try XCTUnwrap(loadFailure(dispatch { $0.replacingOccurrences(of: "return {\n", with: "return {\n  function() end,\n") }))
+        XCTAssertTrue(failure.contains("1 value without a name"), failure)
+    }
+
     func testAFieldSwiftReadsThatDispatchLuaLacksFailsTheLoadNamingIt() throws {
         let failure = try XCTUnwrap(loadFailure(dispatch { $0.replacingOccurrences(of: "  undo = undo, ", with: "  ") }))
         XCTAssertTrue(failure.contains("exports no 'undo'"), failure)

@@ -139,6 +139,10 @@ package struct DispatchExports {
         guard slots.isTable(index) else {
             throw DispatchBoundaryError("\(chunk) must return a table of named fields (got \(slots.typeName(index)))")
         }
+        let unnamed = slots.nonStringKeyCount(index)
+        guard unnamed == 0 else {
+            throw DispatchBoundaryError("\(chunk) returns \(unnamed) value\(unnamed == 1 ? "" : "s") without a name: give each field a name Swift reads")
+        }
         var names: [String] = []
         try slots.forEachField(index) { name, _ in names.append(name) }
         for name in names {
