@@ -85,6 +85,7 @@ let package = Package(
                 "MoonflowTesting",
                 "MoonflowLua",
                 "LuaKit",
+                "Streams",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -111,7 +112,7 @@ let package = Package(
         // feeds it the run over pipes (Sources/MoonflowHost/DevServer/InspectorPipe.swift).
         .executableTarget(
             name: "moonflow-inspector",
-            dependencies: ["MoonflowInspector", "MoonflowTool", "MoonflowEvents", "MoonflowHost", "MoonflowLua", "LuaKit"]
+            dependencies: ["MoonflowInspector", "MoonflowTool", "MoonflowEvents", "MoonflowHost", "MoonflowLua", "LuaKit", "Streams"]
         ),
         // `moonflow exec` under one word, for `arg`'s lowest index (the C library alone).
         .executableTarget(name: "moonflow-lua"),

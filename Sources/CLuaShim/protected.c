@@ -168,4 +168,3 @@ int mf_gc_collect(lua_State *L, int64_t limit_ms) {
   if (armed) mf_budget_of(L)->timed_out = 0;
   return status;
 }
-int mf_gc_count_kb(lua_State *L) { return lua_gc(L, LUA_GCCOUNT, 0); }

@@ -6,6 +6,7 @@ import MoonflowEvents
 import MoonflowHost
 import MoonflowLua
 import NIOCore
+import Streams
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,7 +35,7 @@ package final class DevServer: @unchecked Sendable {
     }
 
     package let plugins: [Plugin]
-    private let web: Box<InspectorServer?> = Box(nil)
+    private let web: Locked<InspectorServer?> = Locked(nil)
 
     /// The observers of one feature an app runs, made when the app starts it: `app` is the
     /// app's process name, `run.path` the plugin's folder here (what `moonflow replay` loads).
@@ -53,8 +54,8 @@ package final class DevServer: @unchecked Sendable {
         let close: @Sendable () async -> Void
         let dispatcher: RemoteDispatcher
         /// Which connection the session's commands go to now (the app's latest).
-        let connection: Box<Int?>
-        init(observers: [any RunObserver], close: @escaping @Sendable () async -> Void, dispatcher: RemoteDispatcher, connection: Box<Int?>) {
+        let connection: Locked<Int?>
+        init(observers: [any RunObserver], close: @escaping @Sendable () async -> Void, dispatcher: RemoteDispatcher, connection: Locked<Int?>) {
             self.observers = observers
             self.close = close
             self.dispatcher = dispatcher
@@ -306,7 +307,7 @@ package final class DevServer: @unchecked Sendable {
             let run = RunDescription(name: name, version: version, path: folder, actions: InspectorPipe.schema(actions), clock: clock)
             var session = lock.withLock { sessions[key] }
             if session == nil {
-                let box = Box<Int?>(nil)
+                let box = Locked<Int?>(nil)
                 let dispatcher = RemoteDispatcher(timeout: 10) { [weak self] command in
                     guard let self, let to = box.withLock({ $0 }) else { return }
                     let line = DevLink.tagged(InspectorPipe.line(command), feature: f)

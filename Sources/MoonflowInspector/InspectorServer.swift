@@ -7,6 +7,7 @@ import MoonflowEvents
 import MoonflowHost
 import NIOCore
 import NIOHTTP1
+import Streams
 
 /// `moonflow run --inspect`: serves the inspector's page at `/` and its
 /// protocol at `/ws` (Hummingbird with its WebSocket module), both behind a
@@ -28,7 +29,7 @@ public final class InspectorServer: Sendable {
     public let requestedPort: Int
     /// The secret every request must carry as `?token=`.
     public let token: String
-    private let bound = Box<Int?>(nil)
+    private let bound = Locked<Int?>(nil)
 
     /// Where the person opening the page finds its URL, as a refused request names it:
     /// "open the URL \(shownBy)".
@@ -71,7 +72,7 @@ public final class InspectorServer: Sendable {
     }
     let connectionLimits: ConnectionLimits
     /// Connections open now, against `connectionLimits.connections`.
-    private let openConnections = Box(0)
+    private let openConnections = Locked(0)
     package var connectionCount: Int { openConnections.withLock { $0 } }
 
     /// What a server with other routes than the page's adds to its router (the dev server's);
@@ -116,7 +117,7 @@ public final class InspectorServer: Sendable {
     }
 
     /// The running server, to stop it.
-    private let running = Box<Task<Void, Never>?>(nil)
+    private let running = Locked<Task<Void, Never>?>(nil)
 
     /// Starts serving on a background task and waits until the port is bound. It blocks the
     /// calling thread on work Swift concurrency's threads do: call it from a thread of your
@@ -126,7 +127,7 @@ public final class InspectorServer: Sendable {
     @discardableResult
     public func start() throws -> String {
         let ready = DispatchSemaphore(value: 0)
-        let result = Box<Result<String, HostError>?>(nil)
+        let result = Locked<Result<String, HostError>?>(nil)
         launch { outcome in
             result.withLock { $0 = outcome }
             ready.signal()
@@ -148,7 +149,7 @@ public final class InspectorServer: Sendable {
     /// Runs the server on a task of its own; `done` is called once, when the port is bound
     /// (with the URL) or the server cannot run.
     private func launch(_ done: @escaping @Sendable (Result<String, HostError>) -> Void) {
-        let called = Box(false)
+        let called = Locked(false)
         let finish: @Sendable (Result<String, HostError>) -> Void = { outcome in
             if called.withLock({ c -> Bool in defer { c = true }; return !c }) { done(outcome) }
         }
@@ -320,7 +321,7 @@ public final class InspectorServer: Sendable {
 private struct GuardedChannel: ServerChildChannel {
     let inner: HTTP1WebSocketUpgradeChannel
     let limits: InspectorServer.ConnectionLimits
-    let open: Box<Int>
+    let open: Locked<Int>
     let refusal: @Sendable (HTTPRequestHead) -> String?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1WebSocketUpgradeChannel.Value> {
@@ -393,7 +394,7 @@ private final class ConnectionGuard: ChannelInboundHandler, @unchecked Sendable 
     typealias InboundOut = ByteBuffer
 
     private let limits: InspectorServer.ConnectionLimits
-    private let open: Box<Int>
+    private let open: Locked<Int>
     // Used on the connection's event loop only.
     private var counted = false
     private var started = false
@@ -402,7 +403,7 @@ private final class ConnectionGuard: ChannelInboundHandler, @unchecked Sendable 
     private var lineDone = false
     private var deadline: Scheduled<Void>?
 
-    init(limits: InspectorServer.ConnectionLimits, open: Box<Int>) {
+    init(limits: InspectorServer.ConnectionLimits, open: Locked<Int>) {
         self.limits = limits
         self.open = open
     }
@@ -493,7 +494,7 @@ final class SendQueue: Sendable {
     }
     let frames: AsyncStream<String>
     private let continuation: AsyncStream<String>.Continuation
-    private let state = Box(State())
+    private let state = Locked(State())
     let limit: Int
 
     init(limit: Int) {
@@ -547,15 +548,5 @@ final class SendQueue: Sendable {
             return s.waiter
         }
         waiter?.resume()
-    }
-}
-
-final class Box<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock(); defer { lock.unlock() }
-        return body(&value)
     }
 }

@@ -5,6 +5,7 @@ import MoonflowHost
 import MoonflowInspector
 import MoonflowLua
 import MoonflowTool
+import Streams
 
 /// `moonflow serve`, which execs this program as `moonflow-inspector serve …` once it has
 /// read its own arguments (`ServeArguments` is how they come): the dev server, the watcher
@@ -44,9 +45,9 @@ enum Serve {
             fail("moonflow serve starts this program beside itself; run that instead (moonflow serve --help)", status: 2)
         }
         let terminal = Terminal(format: arguments.format, color: arguments.color)
-        let recorder = Box<SessionRecorder?>(nil)
+        let recorder = Locked<SessionRecorder?>(nil)
         if let path = arguments.record {
-            do { recorder.set(try SessionRecorder(path: path)) } catch { fail("moonflow: --record \(error)", status: 1) }
+            do { let made = try SessionRecorder(path: path); recorder.withLock { $0 = made } } catch { fail("moonflow: --record \(error)", status: 1) }
         }
         let server: DevServer
         do {
@@ -54,7 +55,7 @@ enum Serve {
                                    log: { terminal.log($0) }) { app, run in
                 var observers: [any RunObserver] = [terminal.observer(app: app, feature: run.name)]
                 // The first feature an app runs is recorded (replay takes one feature per file).
-                if let recording = recorder.take() { observers.append(recording) }
+                if let recording = recorder.withLock({ held in defer { held = nil }; return held }) { observers.append(recording) }
                 let hub = InspectorHub(rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
                 let page = InspectorServer(hub: hub, host: address.host, port: 0, shownBy: "that moonflow serve printed")
                 // Awaited, not waited for: this runs on the app's connection, a Swift concurrency thread.
@@ -165,23 +166,5 @@ final class Terminal: @unchecked Sendable {
         func started(_ run: RunDescription, dispatch: any RunDispatcher) {}
         func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) { terminal.write(printer.render(event, t: t)) }
         func input(_ action: LuaValue, t: Int) {}
-    }
-}
-
-/// A value handed between threads.
-final class Box<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func set(_ new: Value) { lock.withLock { value = new } }
-}
-
-extension Box {
-    /// The value, once: later calls get nil.
-    func take<T>() -> T? where Value == T? {
-        lock.withLock {
-            defer { value = nil }
-            return value
-        }
     }
 }

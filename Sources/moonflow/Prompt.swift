@@ -10,7 +10,7 @@ import MoonflowTool
 /// lines, with a note on standard error saying what is missing.
 ///
 ///     let prompt = EditLinePrompt()
-///     let input = InputLines(prompt: prompt)
+///     let input = InputSource(prompt: prompt)
 ///     defer { prompt.close() }
 ///
 /// **Threading:** libedit's state is global: one prompt per process, read from one thread.

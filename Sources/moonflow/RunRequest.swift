@@ -56,8 +56,8 @@ struct RunRequest {
     }
 
     /// The `--actions` file's lines; a missing or unreadable file is a usage error.
-    private func actionsFile(_ file: String) throws -> InputLines {
-        do { return try InputLines(file: file) } catch { throw ValidationError("\(error)") }
+    private func actionsFile(_ file: String) throws -> InputSource {
+        do { return try InputSource(file: file) } catch { throw ValidationError("\(error)") }
     }
 
     func run() throws {
@@ -72,7 +72,7 @@ struct RunRequest {
         options.color = format == .pretty && color.enabled(isTerminal: isatty(STDOUT_FILENO) != 0)
         options.watch = watch
         options.statePatches = state == .patch
-        let input: InputLines
+        let input: InputSource
         var prompt: EditLinePrompt?
         defer { prompt?.close() }
         switch actions {
@@ -80,12 +80,12 @@ struct RunRequest {
             // A person at a terminal gets the prompt; anything piped in is read as JSON Lines.
             if isatty(STDIN_FILENO) != 0 {
                 prompt = EditLinePrompt()
-                input = InputLines(prompt: prompt!)
+                input = InputSource(prompt: prompt!)
             } else {
-                input = InputLines(standardInput: false)
+                input = InputSource(standardInput: false)
             }
         case "-":
-            input = InputLines(standardInput: false)
+            input = InputSource(standardInput: false)
         case let file?:
             input = try actionsFile(file)
         }

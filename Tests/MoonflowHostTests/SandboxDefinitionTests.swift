@@ -112,7 +112,7 @@ final class SandboxDefinitionTests: XCTestCase {
         XCTAssertThrowsError(try FeatureHost(configuration: .init(searchPaths: [], memoryLimitMB: -1, clock: .virtual)))
     }
 
-    /// What `run --sandbox` refuses (HostileRoundTwoTests), an embedding host refuses too:
+    /// What `run --sandbox` refuses (SandboxEscapeTests), an embedding host refuses too:
     /// isolated plugins in a trusted state, and the sandboxed profile with or without them.
     func testAnEmbeddingHostRefusesTheSameEscapesAsRunSandbox() throws {
         let source = """

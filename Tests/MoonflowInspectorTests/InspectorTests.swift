@@ -218,7 +218,7 @@ final class InspectorTests: XCTestCase {
         seed.clock = .virtual
         seed.format = .jsonl
         var seedLines = [#"{"type":"add","sku":"tea","qty":2}"#].makeIterator()
-        _ = FeatureRun(options: seed, input: InputLines(interactive: false, name: "seed") { seedLines.next() }, write: { _ in }).run()
+        _ = FeatureRun(options: seed, input: InputSource(interactive: false, name: "seed") { seedLines.next() }, write: { _ in }).run()
 
         inspected.stop()
         inspected = try InspectedRun(path: plugin.path)
@@ -498,7 +498,7 @@ final class InspectedRun: @unchecked Sendable {
         options.clock = clock
         options.observers = [hub] + observers
         options.handAnswers(to: hub)  // as moonflow run --inspect does
-        let input = InputLines(interactive: false, name: "test") { [feed] in feed.next() }
+        let input = InputSource(interactive: false, name: "test") { [feed] in feed.next() }
         let run = FeatureRun(options: options, input: input, write: { _ in })
         Thread { [done] in _ = run.run(); done.signal() }.start()
     }

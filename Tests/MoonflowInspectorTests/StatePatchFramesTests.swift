@@ -27,7 +27,7 @@ final class StatePatchFramesTests: XCTestCase {
         }
         var next = actions.makeIterator()
         let printed = PrintedStates()
-        let input = InputLines(interactive: false, name: "test") { next.next() }
+        let input = InputSource(interactive: false, name: "test") { next.next() }
         _ = FeatureRun(options: options, input: input, write: printed.add).run()
         let full = printed.all.map { json($0) }
         XCTAssertEqual(full.count, actions.count + 1)
@@ -57,7 +57,7 @@ final class StatePatchFramesTests: XCTestCase {
         let frames = FrameList()
         let page = hub.connect { frame in frames.add(frame) }
         var lines = ["{\"type\":\"step\",\"seed\":1}"].makeIterator()
-        _ = FeatureRun(options: options, input: InputLines(interactive: false, name: "test") { lines.next() }, write: { _ in }).run()
+        _ = FeatureRun(options: options, input: InputSource(interactive: false, name: "test") { lines.next() }, write: { _ in }).run()
         hub.receive(#"{"cmd":"rerun"}"#, from: page)
         let deadline = Date().addingTimeInterval(10)
         while !frames.all.contains(where: { $0.contains("\"cmd\":\"rerun\"") }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }

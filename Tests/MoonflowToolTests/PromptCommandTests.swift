@@ -27,7 +27,7 @@ final class PromptCommandTests: XCTestCase {
         var options = FeatureRun.Options(path: (dir as NSString).appendingPathComponent("plugins/tally"))
         options.format = .jsonl
         var lines = ["add", ":state", ":help", ":nope"].makeIterator()
-        let run = FeatureRun(options: options, input: InputLines(interactive: true) { lines.next() }, write: { out.append($0) })
+        let run = FeatureRun(options: options, input: InputSource(interactive: true) { lines.next() }, write: { out.append($0) })
         XCTAssertEqual(run.run(), 0, "an unknown command typed at the prompt is reported, not a failure of the session")
         let text = out.all.joined(separator: "\n")
         XCTAssertTrue(text.contains("{\n  \"count\": 1,\n  \"tags\": [\n    \"a\"\n  ]\n}"), text)
@@ -40,7 +40,7 @@ final class PromptCommandTests: XCTestCase {
         let out2 = Lines()
         var script = ["add", "!edit", ":reload", "add", ":state"].makeIterator()
         let edited = source(5)
-        let input = InputLines(interactive: true) {
+        let input = InputSource(interactive: true) {
             let line = script.next()
             if line == "!edit" { try? edited.write(toFile: file, atomically: true, encoding: .utf8); return "" }
             return line
@@ -54,7 +54,7 @@ final class PromptCommandTests: XCTestCase {
         // :restart starts over from initial with the code as it is now.
         let out3 = Lines()
         var restart = ["add", "add", ":restart", "add", ":state"].makeIterator()
-        let run3 = FeatureRun(options: options, input: InputLines(interactive: true) { restart.next() }, write: { out3.append($0) })
+        let run3 = FeatureRun(options: options, input: InputSource(interactive: true) { restart.next() }, write: { out3.append($0) })
         XCTAssertEqual(run3.run(), 0)
         let text3 = out3.all.joined(separator: "\n")
         XCTAssertTrue(text3.contains("{\n  \"count\": 5,"), "one add of 5 after the restart: \(text3)")

@@ -44,7 +44,7 @@ final class RunReleaseTests: XCTestCase {
             options.clock = .virtual
             options.observers = [observer]
             var lines = ["{\"type\":\"go\"}"].makeIterator()
-            let made = FeatureRun(options: options, input: InputLines(interactive: false) { lines.next() }, write: { _ in })
+            let made = FeatureRun(options: options, input: InputSource(interactive: false) { lines.next() }, write: { _ in })
             XCTAssertEqual(made.run(), 0)
             run = made
         }

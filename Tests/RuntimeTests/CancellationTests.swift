@@ -7,7 +7,7 @@ import XCTest
 final class CancellationTests: XCTestCase {
     enum Action: Sendable, Equatable { case load(Int), poll, hang }
 
-    private func makeInteractor(scheduler: TestScheduler, alive: Box<Int> = Box(0)) -> Interactor<[Int], Action, Int, Never> {
+    private func makeInteractor(scheduler: TestScheduler, alive: Locked<Int> = Locked(0)) -> Interactor<[Int], Action, Int, Never> {
         Interactor(
             initial: [],
             handle: { action, _ in
@@ -65,7 +65,7 @@ final class CancellationTests: XCTestCase {
 
     func testDisposeCancelsWorkIgnoresLaterActionsAndCompletesOutputs() {
         let scheduler = TestScheduler()
-        let alive = Box(0)
+        let alive = Locked(0)
         let interactor = makeInteractor(scheduler: scheduler, alive: alive)
         let effects = Recording(interactor.effects)
         interactor.send(.hang)
@@ -83,7 +83,7 @@ final class CancellationTests: XCTestCase {
 
     func testReleasingTheInteractorCancelsItsWork() {
         let scheduler = TestScheduler()
-        let alive = Box(0)
+        let alive = Locked(0)
         weak var weakInteractor: Interactor<[Int], Action, Int, Never>?
         do {
             let interactor = makeInteractor(scheduler: scheduler, alive: alive)

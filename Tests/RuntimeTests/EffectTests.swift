@@ -14,7 +14,7 @@ final class EffectTests: XCTestCase {
     }
 
     private func makeInteractor(
-        scheduler: TestScheduler, effectStates: Box<[State]> = Box([]), failLoads: Bool = false
+        scheduler: TestScheduler, effectStates: Locked<[State]> = Locked([]), failLoads: Bool = false
     ) -> Interactor<State, Action, Mutation, Effect> {
         Interactor(
             initial: State(),
@@ -47,7 +47,7 @@ final class EffectTests: XCTestCase {
 
     func testInternalEffectsFeedMutationsBackIntoTheLoop() {
         let scheduler = TestScheduler()
-        let effectStates = Box<[State]>([])
+        let effectStates = Locked<[State]>([])
         let interactor = makeInteractor(scheduler: scheduler, effectStates: effectStates)
         let mutations = Recording(interactor.mutations)
         let outward = Recording(interactor.effects)

@@ -1,5 +1,6 @@
 import Foundation
 import Runtime
+import Streams
 import XCTest
 
 final class ExecutorTests: XCTestCase {
@@ -11,8 +12,8 @@ final class ExecutorTests: XCTestCase {
 
     func testSerialExecutorNeverOverlapsAndKeepsOrder() async throws {
         let executor = SerialQueueExecutor(label: "test.serial")
-        let log = Box<[Int]>([])
-        let active = Box(0)
+        let log = Locked<[Int]>([])
+        let active = Locked(0)
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<50 {
                 executor.enqueue {
@@ -97,7 +98,7 @@ final class ExecutorTests: XCTestCase {
 
 /// Fails instead of hanging when `body` does not finish in time (a deadlock shows as a failure).
 func withTimeout<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    let done = Box(false)
+    let done = Locked(false)
     return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
         @Sendable func finish(_ result: Result<T, any Error>) {
             var first = false

@@ -8,7 +8,7 @@ final class FlattenStrategyTests: XCTestCase {
     enum Action: Sendable, Equatable { case load(Int, after: Int), search(Int, after: Int) }
 
     private func makeInteractor(
-        _ strategy: FlattenStrategy, scheduler: TestScheduler, handled: Box<[Int]> = Box([])
+        _ strategy: FlattenStrategy, scheduler: TestScheduler, handled: Locked<[Int]> = Locked([])
     ) -> Interactor<[Int], Action, Int, Never> {
         Interactor(
             initial: [],
@@ -47,7 +47,7 @@ final class FlattenStrategyTests: XCTestCase {
 
     func testConcatRunsOneStreamAtATimeInArrivalOrder() {
         let scheduler = TestScheduler()
-        let handled = Box<[Int]>([])
+        let handled = Locked<[Int]>([])
         let interactor = makeInteractor(.concat, scheduler: scheduler, handled: handled)
         interactor.send(.load(1, after: 200))
         interactor.send(.load(2, after: 100))
@@ -65,7 +65,7 @@ final class FlattenStrategyTests: XCTestCase {
 
     func testExhaustDropsActionsWhileOneOfTheirTypeRuns() {
         let scheduler = TestScheduler()
-        let handled = Box<[Int]>([])
+        let handled = Locked<[Int]>([])
         let interactor = makeInteractor(.exhaust, scheduler: scheduler, handled: handled)
         interactor.send(.load(1, after: 200))
         interactor.send(.load(2, after: 100))

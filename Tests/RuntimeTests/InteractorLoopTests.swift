@@ -23,7 +23,7 @@ final class InteractorLoopTests: XCTestCase {
     }
 
     private func makeInteractor(
-        seen: Box<[(Action, State)]> = Box([]),
+        seen: Locked<[(Action, State)]> = Locked([]),
         reduce: @escaping @Sendable (inout State, Mutation) throws -> Never? = InteractorLoopTests.reduce
     ) -> Interactor<State, Action, Mutation, Never> {
         Interactor(
@@ -53,7 +53,7 @@ final class InteractorLoopTests: XCTestCase {
     }
 
     func testHandleSeesTheStateAfterThePreviousActionsSynchronousMutations() {
-        let seen = Box<[(Action, State)]>([])
+        let seen = Locked<[(Action, State)]>([])
         let interactor = makeInteractor(seen: seen)
         interactor.send(.pairStream(1))
         interactor.send(.pairMany(10))
@@ -70,9 +70,9 @@ final class InteractorLoopTests: XCTestCase {
     }
 
     func testSendFromAnObserverRunsAfterTheCurrentActionNeverInsideIt() {
-        let seen = Box<[(Action, State)]>([])
+        let seen = Locked<[(Action, State)]>([])
         let interactor = makeInteractor(seen: seen)
-        let once = Box(false)
+        let once = Locked(false)
         let subscription = interactor.state.producer.start(value: { [weak interactor] state in
             guard state.log == ["first-1"] else { return }
             once.value = true
@@ -87,7 +87,7 @@ final class InteractorLoopTests: XCTestCase {
     }
 
     func testSendFromAReducerIsQueuedInOrder() {
-        let target = Box<Interactor<State, Action, Mutation, Never>?>(nil)
+        let target = Locked<Interactor<State, Action, Mutation, Never>?>(nil)
         let interactor = makeInteractor(reduce: { state, mutation in
             if mutation == .log("first-1") {
                 target.value?.send(.second)
@@ -116,8 +116,8 @@ final class InteractorLoopTests: XCTestCase {
     }
 
     func testSendsFromManyThreadsAreSerializedAndNoneIsLost() {
-        let running = Box(0)
-        let overlapped = Box(false)
+        let running = Locked(0)
+        let overlapped = Locked(false)
         let interactor = Interactor<Int, Int, Int, Never>(
             initial: 0,
             handle: { n, _ in
@@ -192,7 +192,7 @@ final class InteractorLoopTests: XCTestCase {
     /// `settled` runs when the loop runs out of work, after the last reduce, before it idles.
     func testSettledRunsOnceWhenADrainRunsOutOfWork() {
         let clock = TestScheduler()
-        let seen = Box<[String]>([])
+        let seen = Locked<[String]>([])
         let interactor = Interactor<Int, Int, Int, Never>(
             initial: 0, context: SchedulerContext(state: clock), actionType: { _ in "n" }, strategy: nil,
             handle: { n, _ in .one(n) },
@@ -213,7 +213,7 @@ final class InteractorLoopTests: XCTestCase {
     /// `outward` gets each effect no handler takes, with the action behind it, before the
     /// `effects` signal does; an effect a handler takes reaches neither.
     func testOutwardGetsTheEffectsNoHandlerTakesBeforeTheSignal() {
-        let seen = Box<[String]>([])
+        let seen = Locked<[String]>([])
         let interactor = Interactor<Int, Int, Int, String>(
             initial: 0, context: .immediate, actionType: { _ in "n" }, strategy: nil,
             handle: { n, _ in .one(n) },

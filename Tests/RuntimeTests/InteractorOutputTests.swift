@@ -11,7 +11,7 @@ final class InteractorOutputTests: XCTestCase {
 
     func testObserveStateSeesEveryChangeUntilDisposed() {
         let counter = makeCounter()
-        let seen = Box<[Int]>([])
+        let seen = Locked<[Int]>([])
         let subscription = counter.observeState { state in seen.mutate { $0.append(state) } }
         counter.send(1)
         counter.send(2)

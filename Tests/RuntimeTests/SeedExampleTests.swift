@@ -138,11 +138,11 @@ final class RecordsReloadTests: XCTestCase {
     /// The seed's gateway: a cold stream that answers after 100 ms, or fails.
     final class Gateway: Sendable {
         let scheduler: TestScheduler
-        let calls = Box(0)
-        let answers: Box<[Result<[Record], TestError>]>
+        let calls = Locked(0)
+        let answers: Locked<[Result<[Record], TestError>]>
         init(scheduler: TestScheduler, answers: [Result<[Record], TestError>]) {
             self.scheduler = scheduler
-            self.answers = Box(answers)
+            self.answers = Locked(answers)
         }
         func fetchRecords() -> Producer<[Record]> {
             calls.mutate { $0 += 1 }

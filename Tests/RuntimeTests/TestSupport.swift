@@ -3,22 +3,20 @@ import Runtime
 import Streams
 import XCTest
 
-/// A thread-safe box for test bookkeeping.
-final class Box<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T
-    init(_ value: T) { stored = value }
-    var value: T {
-        get { lock.lock(); defer { lock.unlock() }; return stored }
-        set { lock.lock(); defer { lock.unlock() }; stored = newValue }
+/// Test bookkeeping from `@Sendable` closures, on Streams' `Locked`: a read or a write of the
+/// whole value, or a change in place, each under the lock.
+extension Locked {
+    var value: State {
+        get { withLock { $0 } }
+        nonmutating set { withLock { $0 = newValue } }
     }
-    func mutate(_ body: (inout T) -> Void) { lock.lock(); defer { lock.unlock() }; body(&stored) }
+    func mutate(_ body: (inout State) -> Void) { withLock { body(&$0) } }
 }
 
 /// Records every value a signal or producer sends, and whether it terminated.
 final class Recording<Value: Sendable>: @unchecked Sendable {
-    private let box = Box<[Value]>([])
-    private let ended = Box(false)
+    private let box = Locked<[Value]>([])
+    private let ended = Locked(false)
     private var disposable: Disposable?
 
     convenience init(_ signal: Signal<Value>) { self.init(signal.producer) }
@@ -43,7 +41,7 @@ struct TestError: Error, Equatable, CustomStringConvertible {
 }
 
 /// A producer that never sends, and says whether it is still subscribed.
-func tracked<Value: Sendable>(_ alive: Box<Int>) -> Producer<Value> {
+func tracked<Value: Sendable>(_ alive: Locked<Int>) -> Producer<Value> {
     Producer { _, lifetime in
         alive.mutate { $0 += 1 }
         lifetime.observeEnded { alive.mutate { $0 -= 1 } }

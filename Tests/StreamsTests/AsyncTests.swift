@@ -33,7 +33,7 @@ final class AsyncTests: XCTestCase {
             }
             return 1
         })
-        let events = Box<[String]>([])
+        let events = Locked<[String]>([])
         let subscription = producer.start(Observer { event in events.withLock { $0.append("\(event)") } })
         await fulfillment(of: [started], timeout: 5)
         subscription.dispose()

@@ -68,7 +68,7 @@ final class ConcurrencyTests: XCTestCase {
     func testCombineLatestFromSeveralThreads() {
         let checker = Checker(expectation(description: "combineLatest completes"))
         let sources = (0..<threads).map { Self.threaded($0 * perThread, count: perThread) }
-        let seenLast = Box<[Int]>([])
+        let seenLast = Locked<[Int]>([])
         Producer.combineLatest(sources)
             .map { values -> Int in
                 seenLast.withLock { $0 = values }

@@ -4,7 +4,7 @@ import XCTest
 
 final class DisposableTests: XCTestCase {
     func testAnyDisposableRunsItsActionOnce() {
-        let count = Box(0)
+        let count = Locked(0)
         let disposable = AnyDisposable { count.withLock { $0 += 1 } }
         XCTAssertFalse(disposable.isDisposed)
         disposable.dispose()
@@ -14,7 +14,7 @@ final class DisposableTests: XCTestCase {
     }
 
     func testCompositeDisposesEverythingInOrderAndLateAdditionsAtOnce() {
-        let order = Box<[Int]>([])
+        let order = Locked<[Int]>([])
         let composite = CompositeDisposable()
         composite.add { order.withLock { $0.append(1) } }
         composite += AnyDisposable { order.withLock { $0.append(2) } }
@@ -43,7 +43,7 @@ final class DisposableTests: XCTestCase {
     }
 
     func testLifetimeTokenEndsTheLifetimeWhenReleased() {
-        let ended = Box(false)
+        let ended = Locked(false)
         var token: Lifetime.Token?
         do {
             let made = Lifetime.make()
@@ -59,7 +59,7 @@ final class DisposableTests: XCTestCase {
 
     func testDisposingASubscriptionRunsTeardownAndDeliversNothingMore() {
         let scheduler = TestScheduler()
-        let torndown = Box(false)
+        let torndown = Locked(false)
         let (signal, input) = Signal<Int>.pipe()
         let producer = Producer<Int> { observer, lifetime in
             lifetime.observeEnded { torndown.withLock { $0 = true } }
@@ -76,7 +76,7 @@ final class DisposableTests: XCTestCase {
     }
 
     func testTerminalEventEndsTheLifetimeBeforeReachingTheObserver() {
-        let order = Box<[String]>([])
+        let order = Locked<[String]>([])
         let producer = Producer<Int> { observer, lifetime in
             lifetime.observeEnded { order.withLock { $0.append("teardown") } }
             observer.sendCompleted()
@@ -88,7 +88,7 @@ final class DisposableTests: XCTestCase {
     }
 
     func testSynchronousSourceStopsWhenTheSubscriptionEnds() {
-        let produced = Box(0)
+        let produced = Locked(0)
         let numbers = Producer<Int> { observer, lifetime in
             var next = 0
             while !lifetime.hasEnded {
@@ -97,7 +97,7 @@ final class DisposableTests: XCTestCase {
                 next += 1
             }
         }
-        let seen = Box<[Int]>([])
+        let seen = Locked<[Int]>([])
         numbers.take(3).start(value: { value in seen.withLock { $0.append(value) } })
         XCTAssertEqual(seen.withLock { $0 }, [0, 1, 2])
         XCTAssertEqual(produced.withLock { $0 }, 3)

@@ -173,7 +173,7 @@ final class OperatorTests: XCTestCase {
 
     func testFlatMapDoesNotKeepCompletedInnersAlive() {
         let scheduler = TestScheduler()
-        let torndown = Box(0)
+        let torndown = Locked(0)
         let (signal, input) = Signal<Int>.pipe()
         let inner = Producer<Int> { observer, lifetime in
             lifetime.observeEnded { torndown.withLock { $0 += 1 } }

@@ -26,7 +26,7 @@ final class PropertyTests: XCTestCase {
     func testReadOnlyViewFollowsTheMutableProperty() {
         let mutable = MutableProperty(0)
         let property = Property(mutable)
-        let seen = Box<[Int]>([])
+        let seen = Locked<[Int]>([])
         property.producer.start(value: { value in seen.withLock { $0.append(value) } })
         mutable.value = 5
         XCTAssertEqual(property.value, 5)
@@ -63,7 +63,7 @@ final class PropertyTests: XCTestCase {
 
     func testAnObserverMaySetThePropertyItObserves() {
         let property = MutableProperty(0)
-        let seen = Box<[Int]>([])
+        let seen = Locked<[Int]>([])
         let observation = property.producer.start(value: { value in
             seen.withLock { $0.append(value) }
             if value < 3 { property.value = value + 1 }
@@ -75,7 +75,7 @@ final class PropertyTests: XCTestCase {
 
     func testConcurrentModificationsAreAtomic() {
         let property = MutableProperty(0)
-        let seen = Box(0)
+        let seen = Locked(0)
         property.changes.start(value: { _ in seen.withLock { $0 += 1 } })
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             for _ in 0..<500 { property.modify { $0 += 1 } }
@@ -97,9 +97,9 @@ final class PropertyTests: XCTestCase {
     /// property, starts another observer or stops one during a delivery.
     func testChangesReachEveryObserverOnceInOrderWhateverObserversDoMeanwhile() {
         let property = MutableProperty(0)
-        let first = Box<[Int]>([]), second = Box<[Int]>([]), late = Box<[Int]>([])
-        let lateObservation = Box<Disposable?>(nil)
-        let secondObservation = Box<Disposable?>(nil)
+        let first = Locked<[Int]>([]), second = Locked<[Int]>([]), late = Locked<[Int]>([])
+        let lateObservation = Locked<Disposable?>(nil)
+        let secondObservation = Locked<Disposable?>(nil)
         let a = property.changes.start(value: { value in
             first.withLock { $0.append(value) }
             if value == 1 { property.value = 2 }   // queued: after every observer has seen 1

@@ -5,7 +5,7 @@ import XCTest
 final class SchedulerTests: XCTestCase {
     func testTestSchedulerRunsDueActionsInTimeThenSchedulingOrder() {
         let scheduler = TestScheduler()
-        let log = Box<[String]>([])
+        let log = Locked<[String]>([])
         scheduler.schedule(after: 20) { log.withLock { $0.append("b@\(scheduler.now)") } }
         scheduler.schedule(after: 10) { log.withLock { $0.append("a@\(scheduler.now)") } }
         scheduler.schedule(after: 20) { log.withLock { $0.append("c@\(scheduler.now)") } }
@@ -22,7 +22,7 @@ final class SchedulerTests: XCTestCase {
 
     func testActionsScheduledNowDuringAnAdvanceRunInThatAdvance() {
         let scheduler = TestScheduler()
-        let log = Box<[String]>([])
+        let log = Locked<[String]>([])
         scheduler.schedule(after: 10) {
             log.withLock { $0.append("outer") }
             scheduler.schedule { log.withLock { $0.append("inner@\(scheduler.now)") } }
@@ -33,7 +33,7 @@ final class SchedulerTests: XCTestCase {
 
     func testCancelledActionsDoNotRunOrCount() {
         let scheduler = TestScheduler()
-        let ran = Box(false)
+        let ran = Locked(false)
         let pending = scheduler.schedule(after: 5) { ran.withLock { $0 = true } }
         pending.dispose()
         XCTAssertTrue(scheduler.isIdle)
@@ -67,8 +67,8 @@ final class SchedulerTests: XCTestCase {
 
     func testRepeatingActionAndRun() {
         let scheduler = TestScheduler()
-        let ticks = Box<[Int]>([])
-        let repeating = Box<Disposable?>(nil)
+        let ticks = Locked<[Int]>([])
+        let repeating = Locked<Disposable?>(nil)
         repeating.withLock {
             $0 = scheduler.schedule(after: 10, interval: 5) {
                 ticks.withLock { $0.append(scheduler.now) }
@@ -81,7 +81,7 @@ final class SchedulerTests: XCTestCase {
     }
 
     func testImmediateSchedulerRunsSynchronously() {
-        let ran = Box(false)
+        let ran = Locked(false)
         ImmediateScheduler.shared.schedule { ran.withLock { $0 = true } }
         XCTAssertTrue(ran.withLock { $0 })
     }
@@ -89,8 +89,8 @@ final class SchedulerTests: XCTestCase {
     func testQueueSchedulerRunsDelayedAndRepeatingActionsOnItsQueue() {
         let scheduler = QueueScheduler(label: "test")
         let done = expectation(description: "three ticks")
-        let ticks = Box(0)
-        let timer = Box<Disposable?>(nil)
+        let ticks = Locked(0)
+        let timer = Locked<Disposable?>(nil)
         timer.withLock {
             $0 = scheduler.schedule(after: 5, interval: 5) {
                 scheduler.assertOnQueue()
@@ -110,7 +110,7 @@ final class SchedulerTests: XCTestCase {
 
     func testQueueSchedulerCancelledActionDoesNotRun() {
         let scheduler = QueueScheduler()
-        let ran = Box(false)
+        let ran = Locked(false)
         scheduler.schedule(after: 20) { ran.withLock { $0 = true } }.dispose()
         let done = expectation(description: "later action")
         scheduler.schedule(after: 40) { done.fulfill() }
@@ -121,7 +121,7 @@ final class SchedulerTests: XCTestCase {
     func testTimerOnAQueueScheduler() {
         let scheduler = QueueScheduler()
         let done = expectation(description: "timer")
-        let values = Box<[String]>([])
+        let values = Locked<[String]>([])
         Producer.timer(10, "tick", on: scheduler).start(
             value: { value in values.withLock { $0.append(value) } },
             completed: { done.fulfill() })

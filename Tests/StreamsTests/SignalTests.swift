@@ -30,7 +30,7 @@ final class SignalTests: XCTestCase {
 
     func testDisposingStopsDelivery() {
         let (signal, input) = Signal<Int>.pipe()
-        let seen = Box<[Int]>([])
+        let seen = Locked<[Int]>([])
         let subscription = signal.observe(value: { value in seen.withLock { $0.append(value) } })
         input.send(value: 1)
         subscription?.dispose()
@@ -40,7 +40,7 @@ final class SignalTests: XCTestCase {
 
     func testReentrantSendIsQueuedBehindTheCurrentEvent() {
         let (signal, input) = Signal<Int>.pipe()
-        let log = Box<[String]>([])
+        let log = Locked<[String]>([])
         signal.observe(value: { value in
             log.withLock { $0.append("begin \(value)") }
             if value == 1 { input.send(value: 2) }

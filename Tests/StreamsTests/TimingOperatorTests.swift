@@ -121,7 +121,7 @@ final class SchedulingOperatorTests: XCTestCase {
     func testObserveOnKeepsOrderAcrossThreads() {
         let queue = QueueScheduler(label: "observe-on")
         let done = expectation(description: "completed on the queue")
-        let values = Box<[Int]>([])
+        let values = Locked<[Int]>([])
         Producer.from(0..<1000).observe(on: queue).start(
             value: { value in
                 queue.assertOnQueue()
@@ -142,7 +142,7 @@ final class SchedulingOperatorTests: XCTestCase {
 
     func testStartOnDefersTheWorkToTheScheduler() {
         let scheduler = TestScheduler()
-        let started = Box(false)
+        let started = Locked(false)
         let producer = Producer<Int> { observer, _ in
             started.withLock { $0 = true }
             observer.send(value: scheduler.now)

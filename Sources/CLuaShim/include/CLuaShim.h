@@ -138,8 +138,7 @@ static inline int mf_gettop(lua_State *L) { return lua_gettop(L); }
 static inline void mf_settop(lua_State *L, int idx) { lua_settop(L, idx); }
 /// Stack: [-n, +0].
 static inline void mf_pop(lua_State *L, int n) { lua_settop(L, -(n)-1); }
-/// Pseudo-indices: no stack.
-static inline int mf_upvalueindex(int i) { return lua_upvalueindex(i); }
+/// A pseudo-index: no stack.
 static inline int mf_registryindex(void) { return LUA_REGISTRYINDEX; }
 /// Stack: [-0, +0].
 static inline int mf_isinteger(lua_State *L, int idx) { return lua_isinteger(L, idx); }
@@ -152,18 +151,12 @@ static inline const char *mf_tostring_raw(lua_State *L, int idx, size_t *len) {
 static inline int mf_type(lua_State *L, int idx) { return lua_type(L, idx); }
 /// Stack: [-0, +1].
 static inline void mf_pushvalue(lua_State *L, int idx) { lua_pushvalue(L, idx); }
-/// Stack: [-1, +0].
-static inline void mf_remove(lua_State *L, int idx) { lua_remove(L, idx); }
-/// Stack: [-1, +1] (the top moves to `idx`).
-static inline void mf_insert(lua_State *L, int idx) { lua_insert(L, idx); }
 /// Stack: [-0, +0].
 static inline int mf_absindex(lua_State *L, int idx) { return lua_absindex(L, idx); }
 /// Stack: [-0, +1].
 static inline int mf_rawgeti_registry(lua_State *L, lua_Integer ref) {
   return lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
 }
-/// Stack: [-0, +0].
-static inline void *mf_touserdata(lua_State *L, int idx) { return lua_touserdata(L, idx); }
 
 // MARK: - Protected operations (return a Lua status; the error is on the stack)
 
@@ -252,8 +245,6 @@ void mf_unref(lua_State *L, int ref);
 /// Full garbage collection, protected, with its finalizers under the time limit
 /// (`limit_ms`, 0 for none). Stack: [-0, +0]; error: [-0, +1].
 int mf_gc_collect(lua_State *L, int64_t limit_ms);
-/// Kilobytes in use. Stack: [-0, +0].
-int mf_gc_count_kb(lua_State *L);
 
 // MARK: - Building values (Swift -> Lua), in one protected call
 

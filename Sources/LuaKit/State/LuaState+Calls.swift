@@ -518,6 +518,22 @@ extension LuaSlots {
 }
 
 extension LuaSlots {
+    /// How many keys of the table at `i` are not strings (raw, no metamethods; 0 for a value
+    /// that is not a table): a table of named fields holds none.
+    package func nonStringKeyCount(_ i: Int) -> Int {
+        let idx = base + Int32(i)
+        guard mf_type(L, idx) == LUA_TTABLE, mf_checkstack(L, 2) != 0 else { return 0 }
+        let stack = StackGuard(L)
+        _ = stack
+        var count = 0
+        lua_pushnil(L)
+        while mf_next(L, idx) != 0 {
+            if mf_type(L, -2) != LUA_TSTRING { count += 1 }
+            mf_pop(L, 1)
+        }
+        return count
+    }
+
     /// Calls `body(key, typeName)` for every string key of the table at `i` (raw, no metamethods).
     public func forEachField(_ i: Int, _ body: (String, String) throws -> Void) throws {
         let idx = base + Int32(i)

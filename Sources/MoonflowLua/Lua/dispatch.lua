@@ -2,9 +2,10 @@
 -- getmetatable and setmetatable that `__metatable` does not stop, an empty JSON array,
 -- `rearm` (the running call's time limit afresh), `flat` (FlatShapes.matches in C),
 -- `params` (a function's named parameters and whether it takes `...`, in C) and `fits`
--- (whether a write may wait in Lua until the state is read, in C), and keeps the
--- 30 values it returns, in order): the views of the state, the calls into a definition's
--- functions, and a feature's `env`.
+-- (whether a write may wait in Lua until the state is read, in C), and reads the table it
+-- returns once, field by field by name): the views of the state, the calls into a
+-- definition's functions, and a feature's `env`. Swift reads every field and this table has
+-- every field Swift reads; loading fails otherwise (DispatchExports).
 local rawgetmetatable, rawsetmetatable, emptyArray, rearm, flat, params, fits = ...
 local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
 local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
@@ -15,6 +16,15 @@ local views = setmetatable({}, { __mode = "k" })     -- table -> its view in the
 local paths = setmetatable({}, { __mode = "k" })     -- view -> `state.items[2]` (nil: `state`)
 local calls = setmetatable({}, { __mode = "k" })     -- view -> the call it was made in
 local RO = { __metatable = "a read-only view of the state" }
+
+-- How a reduce's writes reach Swift, the third value `reduce` returns; exported as
+-- `reduceOutcomes`, whose names and numbers Swift's ReduceOutcome must have: `inPlace`,
+-- the state's own table written in place (the writes follow); `twoPlaces`, a table of it now
+-- in two places, and `anotherTable`, another table (read whole); `pending`, writes that
+-- wait in Lua (`takePending`).
+local inPlace <const>, twoPlaces <const>, anotherTable <const>, pending <const> = 0, 1, 2, 3
+-- Which half of a one-call `step` runs, in `stage[1]` (Swift's StepStage, `stepStages`).
+local outside <const>, handling <const>, reducing <const> = 0, 1, 2
 
 -- The state's shape, for strict access (LuaFeature registers it per definition with
 -- `setShape`): a record is { r = { field = shape } }, a list { l = shape }, a map
@@ -301,14 +311,14 @@ local function finish(...)
   local before = npending
   rescue = before
   -- Swift reads the whole state (pending writes included) when the table is not the one given.
-  if s ~= r then root, npending = nil, 0; return s, e, 2 end
+  if s ~= r then root, npending = nil, 0; return s, e, anotherTable end
   local nlog, nstored = log[0], stored[0]
   for i = 1, nstored, 3 do
     local u, p, k = stored[i], stored[i + 1], stored[i + 2]
     -- Still there: it has this place now (shared when its old place holds it too).
     if rawget(wtargets[p], k) == u then wview(u, p, k) end
   end
-  if shared then root, npending = nil, 0; return s, e, 1 end
+  if shared then root, npending = nil, 0; return s, e, twoPlaces end
   local n, keys = before, pathkeys
   local lazy, strict = lazyNow, false
   if lazy then  -- a declared state (its shape says so) checks what waits
@@ -349,7 +359,7 @@ local function finish(...)
   if n > nchanges then nchanges = n end
   if not lazy then
     npending = 0
-    return s, e, 0, changes, n
+    return s, e, inPlace, changes, n
   end
   -- Pending: a write to a place already pending updates that slot; the others move down.
   local w, i = before, before + 1
@@ -372,7 +382,7 @@ local function finish(...)
     i = i + size
   end
   npending = w
-  return s, e, 3
+  return s, e, pending
 end
 local function reduce(def, state, m, lazy)
   -- Let go of what the last reduce logged (false, not nil: refilling a slot stays fast).
@@ -441,9 +451,9 @@ local function viewTarget(t) return wtargets[t] or t end
 -- when it returned one mutation `flat` (FlatShapes.matches, in C) vouches for, `reduce`
 -- too; anything else is left to Swift's full check. Returns the
 -- mutation alone (Swift goes on as after a `handle` call), or the mutation, `true` and
--- what `reduce` returns. `stage[1]` says where a raised error came from: 1 handle,
--- 2 reduce (Swift reads and clears it after an error).
-local stage = { 0 }
+-- what `reduce` returns. `stage[1]` says where a raised error came from: `handling` or
+-- `reducing` (Swift reads and clears it after an error).
+local stage = { outside }
 local mshapes = setmetatable({}, { __mode = "k" })  -- definition table -> its mutations' flat shapes
 local function setMutationShapes(def, shapes) mshapes[def] = shapes end
 
@@ -465,20 +475,28 @@ local function installNext()
     return rawnext(t, k)
   end
 end
-return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, stored, wview,
-  function(def, action, state, env)
+-- What LuaDispatch.swift reads, each field by its name (LuaKit takes the views' fields).
+return {
+  -- The views, for LuaKit's C: read-only views' metatable, targets, `__close` metatable and
+  -- count; write views' metatable, targets, undo log, stored tables, wrapper and key check;
+  -- the refuser of rawget, rawset and rawlen on a view.
+  readOnlyViews = RO, readOnlyTargets = targets, readOnlyClose = roCloseMT, readOnlyCount = roCount,
+  writeViews = W, writeTargets = wtargets, writeLog = log, writeStored = stored, writeWrap = wview,
+  writeCheck = wcheck, refuseRaw = refuseRaw,
+  undo = undo, installNext = installNext, mark = mark, viewTarget = viewTarget,
+  handle = function(def, action, state, env)
     if not takesState(def.handle) then return all(def.handle(action)) end enter()
     local _ <close> = roClose
     return def.handle(action, rootView(state, shapeOf[def]), env)
   end,
-  reduce,
-  function(def, kind, effect, state, env)
+  reduce = reduce,
+  effect = function(def, kind, effect, state, env)
     if not takesState(def.effects[kind]) then return all(def.effects[kind](effect)) end enter(1)
     local _ <close> = roClose
     return def.effects[kind](effect, rootView(state, shapeOf[def]), env)
   end,
-  function(def, kind, request, env) return def.requests[kind](request, env) end,
-  function(def, swiftServices, interactors, asStream, overrides, late)
+  request = function(def, kind, request, env) return def.requests[kind](request, env) end,
+  makeEnv = function(def, swiftServices, interactors, asStream, overrides, late)
     -- A name the feature was loaded without asks `late` (a service registered since).
     local services = late and setmetatable({}, { __index = late }) or {}
     for k, v in pairs(swiftServices) do services[k] = v end
@@ -498,14 +516,14 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
     end
     return { services = services, interactors = interactors }
   end,
-  function(def, old, from) return def.migrate(old, from) end,
-  function(def, action, state) return def.route(action, state) end,
-  function(def, states) return def.combine(states) end,
-  function(def, child, effect) return def.mapEffect(child, effect) end,
-  function(...) return ... end,
-  roCloseMT, roCount, refuseRaw, wcheck, setShape,
-  function(def, action, state, env, lazy)
-    stage[1] = 1
+  migrate = function(def, old, from) return def.migrate(old, from) end,
+  route = function(def, action, state) return def.route(action, state) end,
+  combine = function(def, states) return def.combine(states) end,
+  mapEffect = function(def, child, effect) return def.mapEffect(child, effect) end,
+  identity = function(...) return ... end,
+  setShape = setShape,
+  step = function(def, action, state, env, lazy)
+    stage[1] = handling
     local m
     if not takesState(def.handle) then m = def.handle(action) else
       enter()
@@ -513,10 +531,12 @@ return RO, targets, W, wtargets, undo, installNext, mark, viewTarget, log, store
       m = def.handle(action, rootView(state, shapeOf[def]), env)
     end
     local shapes = mshapes[def]
-    if shapes == nil or not flat(shapes, m) then stage[1] = 0; return m end
-    stage[1] = 2   -- left so after reduce returns: Swift reads it only when this call raised
+    if shapes == nil or not flat(shapes, m) then stage[1] = outside; return m end
+    stage[1] = reducing   -- left so after reduce returns: Swift reads it only when this call raised
     rearm()        -- reduce gets its whole time limit, as a call of its own would
     return m, true, reduce(def, state, m, lazy)
   end,
-  stage, setMutationShapes, takePending
-
+  stepStage = stage, setMutationShapes = setMutationShapes, takePending = takePending,
+  reduceOutcomes = { inPlace = inPlace, twoPlaces = twoPlaces, anotherTable = anotherTable, pending = pending },
+  stepStages = { outside = outside, handling = handling, reducing = reducing },
+}

@@ -115,7 +115,7 @@ package struct SessionReplay {
         // every other line, so an input's line number is its line in the recording).
         let reader = RecordingLines(path: file)
         var number = 0
-        let input = InputLines(interactive: false, name: file) {
+        let input = InputSource(interactive: false, name: file) {
             guard let line = reader?.next() else {
                 gate.releaseAll()  // no action comes any more: what still waits for one answers now
                 return nil

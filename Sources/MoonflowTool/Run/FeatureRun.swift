@@ -12,7 +12,7 @@ import Streams
 ///     var options = FeatureRun.Options(path: "plugins/counter")
 ///     options.clock = .virtual
 ///     options.format = .jsonl
-///     let status = FeatureRun(options: options, input: InputLines(file: "in.jsonl")).run()
+///     let status = FeatureRun(options: options, input: InputSource(file: "in.jsonl")).run()
 package final class FeatureRun: @unchecked Sendable {
     package struct Options: Sendable {
         package var path: String
@@ -39,7 +39,7 @@ package final class FeatureRun: @unchecked Sendable {
     }
 
     let options: Options
-    let input: InputLines
+    let input: InputSource
     let write: @Sendable (String) -> Void
     private let printer: EventPrinter
     var failed = false
@@ -49,7 +49,7 @@ package final class FeatureRun: @unchecked Sendable {
     /// - Parameters:
     ///   - input: the action lines (a file, standard input, or nothing).
     ///   - write: where lines go (standard output by default).
-    package init(options: Options, input: InputLines, write: @escaping @Sendable (String) -> Void = FeatureRun.stdout) {
+    package init(options: Options, input: InputSource, write: @escaping @Sendable (String) -> Void = FeatureRun.stdout) {
         self.options = options
         self.input = input
         self.write = write

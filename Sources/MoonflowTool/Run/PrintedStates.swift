@@ -62,7 +62,7 @@ extension FeatureRun {
         }
         var lines = inputLines.makeIterator()
         let states = PrintedStates()
-        let input = InputLines(interactive: false, name: "rerun") {
+        let input = InputSource(interactive: false, name: "rerun") {
             guard let line = lines.next() else {
                 gate?.releaseAll()  // no action comes any more: what still waits for one answers now
                 return nil

@@ -108,13 +108,13 @@ final class ConcatMarbleTests: XCTestCase {
     }
 
     func testConcatOfSynchronousProducersSums() {
-        let sum = Box(0)
+        let sum = Locked(0)
         Producer.concat([.just(1), .just(2), .just(3)]).start(value: { value in sum.withLock { $0 += value } })
         XCTAssertEqual(sum.withLock { $0 }, 6)
     }
 
     func testLongConcatOfSynchronousProducersDoesNotGrowTheStack() {
-        let count = Box(0)
+        let count = Locked(0)
         Producer.concat(Array(repeating: Producer.just(1), count: 50_000)).start(value: { _ in count.withLock { $0 += 1 } })
         XCTAssertEqual(count.withLock { $0 }, 50_000)
     }

@@ -8,12 +8,12 @@ final class RetryMarbleTests: XCTestCase {
     /// `TestError(id: n)` 10 ms later, or completes instead from attempt `succeedsOn` on.
     private final class Attempts: Sendable {
         let producer: Producer<Int>
-        private let log: Box<[SubscriptionInterval]>
+        private let log: Locked<[SubscriptionInterval]>
 
         var subscriptions: [SubscriptionInterval] { log.withLock { $0 } }
 
         init(_ scheduler: TestScheduler, succeedsOn: Int = .max) {
-            let log = Box<[SubscriptionInterval]>([])
+            let log = Locked<[SubscriptionInterval]>([])
             self.log = log
             producer = Producer { observer, lifetime in
                 let (n, start) = log.withLock { log in
@@ -74,7 +74,7 @@ final class RetryMarbleTests: XCTestCase {
     func testBackoffByFunctionOfTheRetryNumber() {
         let scheduler = TestScheduler()
         let xs = Attempts(scheduler, succeedsOn: 3)
-        let asked = Box<[Int]>([])
+        let asked = Locked<[Int]>([])
         let res = scheduler.start {
             xs.producer.retry(5, backoff: { retry in
                 asked.withLock { $0.append(retry) }
@@ -114,7 +114,7 @@ final class RetryMarbleTests: XCTestCase {
     }
 
     func testASourceThatFailsAtOnceIsRetriedWithoutDeepeningTheStack() {
-        let attempts = Box(0)
+        let attempts = Locked(0)
         let source = Producer<Int> { observer, _ in
             let n = attempts.withLock { n in
                 n += 1
@@ -123,8 +123,8 @@ final class RetryMarbleTests: XCTestCase {
             observer.send(value: n)
             observer.sendFailed(TestError(id: n))
         }
-        let values = Box<[Int]>([])
-        let failure = Box<(any Error)?>(nil)
+        let values = Locked<[Int]>([])
+        let failure = Locked<(any Error)?>(nil)
         source.retry(100_000).start(value: { v in values.withLock { $0.append(v) } },
                                     failed: { e in failure.withLock { $0 = e } })
         XCTAssertEqual(values.withLock { $0.count }, 100_001)
@@ -134,7 +134,7 @@ final class RetryMarbleTests: XCTestCase {
     func testRetryThenTimeoutAsAPaymentCall() {
         // The call hangs the first time and answers the second: one retry after the timeout.
         let scheduler = TestScheduler()
-        let attempts = Box(0)
+        let attempts = Locked(0)
         let call = Producer<String> { observer, lifetime in
             let n = attempts.withLock { n in
                 n += 1

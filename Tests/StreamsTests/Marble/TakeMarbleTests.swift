@@ -92,7 +92,7 @@ final class TakeMarbleTests: XCTestCase {
 
     func testCountsBeforeSendingSoReentrantValuesAreCounted() {
         let property = MutableProperty(false)
-        let seen = Box<[Bool]>([])
+        let seen = Locked<[Bool]>([])
         property.producer.take(1).start(value: { value in
             seen.withLock { $0.append(value) }
             property.value = !value

@@ -1,8 +1,8 @@
 import Foundation
 import XCTest
 
-/// The third round's findings in the tools (`replay`), through the built binary.
-final class HostileRoundThreeToolsTests: ScratchTestCase {
+/// How much memory `replay` holds, through the built binary.
+final class ReplayMemoryTests: ScratchTestCase {
     /// Runs `moonflow ARGS` in `folder` through `sh -c 'exec ...'` (the same process), its
     /// output in files; returns its exit status, its peak resident set in KB (`wait4`) and
     /// its standard output.

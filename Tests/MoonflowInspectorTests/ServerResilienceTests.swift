@@ -2,14 +2,14 @@ import Foundation
 import LuaKit
 import XCTest
 
-/// The third hostile round's findings about `moonflow serve` and `run --inspect`, through the
-/// built binaries: the server keeps answering while pages wait on a run or an app that does
-/// not answer, forgets apps that restarted, and takes a device on the network.
-final class ServeRoundThreeTests: XCTestCase {
+/// The servers of `moonflow serve` and `run --inspect` through the built binaries: they keep
+/// answering while pages wait on a run or an app that does not answer, forget apps that
+/// restarted, take a device on the network, and hand an app the server's copy of a plugin.
+final class ServerResilienceTests: XCTestCase {
     private var folder: URL!
 
     override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-serve3-\(UUID().uuidString)")
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-serve-resilience-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("counter"), withIntermediateDirectories: true)
         try write("""
             local mf = require "moonflow"
@@ -58,7 +58,7 @@ final class ServeRoundThreeTests: XCTestCase {
                                 port: port, host: address.host ?? "127.0.0.1")
     }
 
-    /// Item 3: a page's `dispatch` waited for the run's answer on the connection's thread, one
+    /// A page's `dispatch` waited for the run's answer on the connection's thread, one
     /// of Swift concurrency's few: pages dispatching while the run did not answer froze every
     /// request and new page. Here `moonflow run --inspect` is stopped (SIGSTOP) while more pages
     /// than the pool has threads dispatch: each still answers its next frame, the page itself
@@ -101,7 +101,7 @@ final class ServeRoundThreeTests: XCTestCase {
         try run.waitFor(#""state":{"count":\#(pages.count)}"#)
     }
 
-    /// Item 3 in `moonflow serve`: an app's feature starting made its inspector's server while
+    /// The same in `moonflow serve`: an app's feature starting made its inspector's server while
     /// the dev server's lock was held, waiting on a semaphore for Swift concurrency's threads,
     /// which the other apps' connections held waiting for that lock; and a page's dispatch to an
     /// app waited on the connection's thread for the app's answer, which comes on another. Here
@@ -151,7 +151,7 @@ final class ServeRoundThreeTests: XCTestCase {
         try first.waitFor(#""value":{"count":\#(pages.count)}"#)
     }
 
-    /// Item 13: each app run got an inspector's server (a listening socket) and hub that stayed
+    /// Each app run got an inspector's server (a listening socket) and hub that stayed
     /// after the app went away. An app that restarts now ends its earlier run's page: the
     /// server's descriptors stay as they were, and the old page's port is closed.
     func testAnAppThatRestartsLeavesNoServerBehind() throws {
@@ -186,7 +186,7 @@ final class ServeRoundThreeTests: XCTestCase {
         XCTAssertThrowsError(try get(pages[0]), "the first run's page is closed")
     }
 
-    /// Item 11: served on every address, the URL printed names one of this machine's own (not
+    /// Served on every address, the URL printed names one of this machine's own (not
     /// 0.0.0.0, which a phone cannot open), and a request naming it in `Host` is answered;
     /// another name still gets 403. The same for `run --inspect 0.0.0.0:0`.
     func testServingEveryAddressPrintsAndTakesTheMachinesOwnAddress() throws {
@@ -214,7 +214,7 @@ final class ServeRoundThreeTests: XCTestCase {
         XCTAssertTrue(run.errors.contains("is reachable from the network"), run.errors)
     }
 
-    /// Also found: an app loaded a folder of its working directory named like the plugin
+    /// An app loaded a folder of its working directory named like the plugin
     /// instead of the dev server's copy (and `require` of its modules the same), so no save
     /// ever reloaded it. The server's copy comes first now.
     func testAnAppLoadsTheServersCopyNotAFolderOfItsWorkingDirectory() throws {

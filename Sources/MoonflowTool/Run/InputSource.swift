@@ -1,8 +1,9 @@
 import Foundation
 import MoonflowHost
 
-/// Lines of input: a file, standard input, or none.
-package final class InputLines: @unchecked Sendable {
+/// Where `moonflow run`'s input lines come from: a file, standard input, a prompt, or none
+/// (each line is then parsed as an `InputLine`).
+package final class InputSource: @unchecked Sendable {
     /// Named in error locations (`actions.jsonl:3`, `stdin:3`).
     package let name: String
     /// A person typing at a prompt (shorthand allowed, a prompt is shown).
