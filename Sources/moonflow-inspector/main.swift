@@ -4,7 +4,8 @@ import MoonflowEvents
 import MoonflowHost
 import MoonflowInspector
 import MoonflowLua
-import MoonflowTool
+import MoonflowRun
+import MoonflowServe
 
 // `moonflow-inspector`: the inspector's server for `moonflow run --inspect`, which starts
 // it beside itself and feeds it the run over its stdin (InspectorPipe says how), and the
