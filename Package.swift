@@ -193,6 +193,7 @@ let package = Package(
             dependencies: [
                 "MoonflowInspector",
                 "MoonflowRun",
+                "MoonflowServe",
                 "MoonflowTool",
                 "MoonflowEvents",
                 "MoonflowHost",

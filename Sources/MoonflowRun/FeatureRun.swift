@@ -13,6 +13,13 @@ import Streams
 ///     options.clock = .virtual
 ///     options.format = .jsonl
 ///     let status = FeatureRun(options: options, input: InputLines(file: "in.jsonl")).run()
+///
+/// This file holds the options, the host and feature the run drives and `run()`; each other
+/// concern has a file of its own beside it: `+Events` (what it prints and tells its
+/// observers), `+Input` (the input's lines), `+Prompt` (the prompt's commands), `+VirtualClock`
+/// and `+RealClock`, `+Stuck` (the input's thread and the rebuild past a stuck state),
+/// `+Dispatch` (sends, from the input and the observers), `+Watch` (reloads on a save),
+/// `+Signals` (what ends a run that waits) and `+Rerun` (the inspector's `rerun`).
 package final class FeatureRun: @unchecked Sendable {
     package struct Options: Sendable {
         package var path: String
@@ -91,6 +98,7 @@ package final class FeatureRun: @unchecked Sendable {
         if let test = host?.testScheduler { return test.now }  // no host yet: an error while making it
         return Int(Date().timeIntervalSince(start) * 1000)
     }
+
     /// The latest `at` of the timed lines read so far.
     var latestTimedLine = 0
 

@@ -116,6 +116,9 @@ package final class DevServer: @unchecked Sendable {
     /// Apps connected now.
     package var appCount: Int { lock.withLock { connections.count } }
 
+    /// The files as last published (what an app that connects now gets).
+    var published: [String: String] { lock.withLock { files } }
+
     /// The features' sessions kept now (of apps connected, or gone and kept).
     package var sessionCount: Int { lock.withLock { sessions.count } }
 

@@ -14,7 +14,7 @@ import MoonflowServe
 
 unblockInheritedSignals()  // SIGTERM ends it, whatever thread its parent started it from
 
-// `moonflow serve` runs this program as `moonflow-inspector serve …` (Serve.swift).
+// `moonflow serve` runs this program as `moonflow-inspector serve …` (MoonflowServe's `Serve.main`).
 if CommandLine.arguments.dropFirst().first == "serve" { Serve.main(Array(CommandLine.arguments.dropFirst(2))) }
 
 // Ctrl-C at a terminal reaches the whole process group: the run decides when this ends.

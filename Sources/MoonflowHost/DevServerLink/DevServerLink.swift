@@ -3,10 +3,10 @@ import LuaKit
 import MoonflowLua
 import Streams
 
-/// Plugins served by `moonflow serve` to an app's debug build: the files come from the
-/// server, every save reloads the features loaded from them, and the app's events go back
-/// to the terminal (logs, errors, the inspector, `--record`). Made by
-/// `FeatureHost.connect(devServer:)`.
+/// An app's link to `moonflow serve`, and the plugins served over it to the app's debug
+/// build: the files come from the server, every save reloads the features loaded from
+/// them, and the app's events go back to the terminal (logs, errors, the inspector,
+/// `--record`). Made by `FeatureHost.connect(devServer:)`.
 ///
 ///     #if DEBUG
 ///     try await host.connect(devServer: "http://127.0.0.1:8377/?token=…")
@@ -17,7 +17,7 @@ import Streams
 ///   state kept (or migrated), work in flight kept. A save that does not load leaves the
 ///   feature on its old code; the error is on the feature's `errors` and in the terminal.
 /// - When the server goes away the app keeps running on its last good code, and the
-///   source connects again every second; once back, files saved meanwhile reload.
+///   link connects again every second; once back, files saved meanwhile reload.
 ///
 /// **Threading:** a thread of its own reads the server's messages and reloads; the
 /// features' events are sent from a serial queue. Every method may be called from any thread.
@@ -259,7 +259,7 @@ extension FeatureHost {
     /// - Parameters:
     ///   - address: the URL `moonflow serve` printed, token included.
     ///   - timeout: how long to wait for the server's files once connected.
-    /// - Returns: the source (`disconnect()` ends the link).
+    /// - Returns: the link, which is also the plugin source its files are found in (`disconnect()` ends it).
     /// - Throws: `HostError` naming the address (its token left out) and the fix.
     @discardableResult
     public func connect(devServer address: String, timeout: TimeInterval = 10) async throws -> DevServerLink {
