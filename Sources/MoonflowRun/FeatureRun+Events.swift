@@ -27,7 +27,7 @@ extension FeatureRun {
             // The code's own, after a reload too: a declared list's first item is an `add`.
             if options.statePatches { printer.declaredState = single.definition.declaredState }
         }
-        write(printer.render(event, t: now, from: from, changes: changes, stateJSON: stateJSON, asInput: asInput))
+        write?(printer.render(event, t: now, from: from, changes: changes, stateJSON: stateJSON, asInput: asInput))
         // A bad input line is the input's, not the feature's: a recording or the inspector
         // that kept it would expect it again where nothing was sent.
         if !options.observers.isEmpty && !asInput {

@@ -10,17 +10,17 @@ extension FeatureRun {
     func perform(_ command: PromptCommand) {
         switch command {
         case .help:
-            write(helpText)
+            write?(helpText)
         case .advance(let ms):
             guard let test = host.testScheduler else {
-                write(":advance moves the virtual clock, and this run is on the real clock, where time passes by itself; start the run with --clock virtual to move time by hand")
+                write?(":advance moves the virtual clock, and this run is on the real clock, where time passes by itself; start the run with --clock virtual to move time by hand")
                 return
             }
             let target = test.now.saturatingAdd(ms)
             let fired = test.firedTimerCount
             host.advance(to: options.untilMs.map { min($0, target) } ?? target)
             let count = test.firedTimerCount - fired
-            write("clock at \(test.now) ms; \(count) timer\(count == 1 ? "" : "s") fired")
+            write?("clock at \(test.now) ms; \(count) timer\(count == 1 ? "" : "s") fired")
         case .quit:
             input.end()
         case .reload:
@@ -28,7 +28,7 @@ extension FeatureRun {
         case .restart:
             restart()
         case .state:
-            write(FeatureRun.pretty(feature.state))
+            write?(FeatureRun.pretty(feature.state))
         case .run:
             if let test = host.testScheduler {
                 // To the next point where the feature is idle or nothing is scheduled (an
@@ -39,7 +39,7 @@ extension FeatureRun {
                     if let until = options.untilMs, next > until { host.advance(to: until); break }
                     host.advance(to: next)
                 }
-                if !isIdle { write("still busy at \(test.now) ms: \(inFlightSummary)") }
+                if !isIdle { write?("still busy at \(test.now) ms: \(inFlightSummary)") }
             } else {
                 waitIdle(until: options.untilMs, maxSeconds: 10)
             }

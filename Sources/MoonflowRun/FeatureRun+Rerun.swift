@@ -15,7 +15,6 @@ extension FeatureRun {
     @Sendable package static func rerun(path: String, inputLines: [String], answers: [String]) -> [LuaValue] {
         var options = FeatureRun.Options(path: path)
         options.clock = .virtual
-        options.format = .jsonl
         options.repositoryStorage = nil
         var gate: ReplayGate?
         if !answers.isEmpty {
@@ -49,7 +48,7 @@ extension FeatureRun {
             }
             return line
         }
-        _ = FeatureRun(options: options, input: input, write: { _ in }).run()
+        _ = FeatureRun(options: options, input: input, write: nil).run()
         return states.all
     }
 }

@@ -47,7 +47,8 @@ package final class FeatureRun: @unchecked Sendable {
 
     let options: Options
     let input: InputLines
-    let write: @Sendable (String) -> Void
+    /// Where printed lines go; nil: nowhere, and nothing is rendered (the inspector's `rerun`).
+    let write: (@Sendable (String) -> Void)?
     let printer: EventPrinter
     var failed = false
     let lock = NSLock()
@@ -55,8 +56,8 @@ package final class FeatureRun: @unchecked Sendable {
 
     /// - Parameters:
     ///   - input: the action lines (a file, standard input, or nothing).
-    ///   - write: where lines go (standard output by default).
-    package init(options: Options, input: InputLines, write: @escaping @Sendable (String) -> Void = FeatureRun.stdout) {
+    ///   - write: where lines go (standard output by default); nil: nowhere, rendering none.
+    package init(options: Options, input: InputLines, write: (@Sendable (String) -> Void)? = FeatureRun.stdout) {
         self.options = options
         self.input = input
         self.write = write
