@@ -11,7 +11,8 @@ extension FeatureRun {
     /// run's `service` lines, answer each service or repository call as it was answered, at
     /// the point its answer arrived (as `moonflow replay` does), so code that did not change
     /// gives the same states; without them the calls run again, declared repositories fresh
-    /// in memory.
+    /// in memory. The states are taken from the feature's outlet as it delivers them
+    /// (`StatesSeen`); the run prints nothing.
     @Sendable package static func rerun(path: String, inputLines: [String], answers: [String]) -> [LuaValue] {
         var options = FeatureRun.Options(path: path)
         options.clock = .virtual
