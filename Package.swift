@@ -1,12 +1,24 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // Modules by who uses them; docs/architecture.md draws the graph and says why.
 // An app that embeds Moonflow links MoonflowHost (and, for declared repositories in files,
 // MoonflowSQLite); tests link MoonflowTesting; only the `moonflow` tool links MoonflowTool,
-// ArgumentParser and the prompt's shim (which loads libedit when the prompt opens); only
-// `moonflow-inspector`, the child `moonflow run --inspect` starts, links MoonflowInspector
-// (Hummingbird, SwiftNIO), so that `moonflow` starts fast.
+// ArgumentParser and the prompt's shim (which loads libedit when the prompt opens); both
+// executables link MoonflowRun, the run of a feature; only `moonflow-inspector`, the child
+// `moonflow run --inspect` starts and `moonflow serve` becomes, links MoonflowInspector and
+// MoonflowServe (Hummingbird, SwiftNIO), so that `moonflow` starts fast.
+//
+// Traits keep an app's resolution small: every use of another package's product is guarded
+// by one, so an app that depends on Moonflow with `traits: []` and names MoonflowHost
+// resolves no other package (scripts/check-app-resolve checks it; docs/embedding.md has
+// the lines). The default traits enable all, so `swift build` here builds everything.
+
+// The trait each use of another package's product is guarded by.
+let sqlite: TargetDependencyCondition? = .when(traits: ["SQLite"])
+let inspector: TargetDependencyCondition? = .when(traits: ["Inspector"])
+let tool: TargetDependencyCondition? = .when(traits: ["Tool"])
+
 let package = Package(
     name: "Moonflow",
     platforms: [.macOS(.v14), .iOS(.v17)],
@@ -24,6 +36,13 @@ let package = Package(
         .executable(name: "moonflow", targets: ["moonflow"]),
         .executable(name: "moonflow-inspector", targets: ["moonflow-inspector"]),
         .executable(name: "moonflow-lua", targets: ["moonflow-lua"]),
+    ],
+    traits: [
+        .trait(name: "SQLite", description: "MoonflowSQLite: SQLite repositories and the file store for declared ones (GRDB)."),
+        .trait(name: "Inspector", description: "MoonflowInspector and MoonflowServe: the inspector's page and moonflow serve (Hummingbird, SwiftNIO)."),
+        .trait(name: "Tool", description: "The moonflow command-line tool (ArgumentParser); its runs keep repositories in SQLite.",
+               enabledTraits: ["SQLite"]),
+        .default(enabledTraits: ["SQLite", "Inspector", "Tool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -66,14 +85,17 @@ let package = Package(
                             .embedInCode("Lua/reload.lua"), .embedInCode("Lua/loaded_files.lua")]),
         // SQLite repositories, and the file store for plugins' declared ones (opt-in for apps).
         // GRDB links Debian's libsqlite3 (scripts/setup installs libsqlite3-dev).
-        .target(name: "MoonflowSQLite", dependencies: ["MoonflowHost", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "MoonflowSQLite", dependencies: ["MoonflowHost", "Runtime", .product(name: "GRDB", package: "GRDB.swift", condition: sqlite)]),
         // The test store for apps: Swift `FeatureStore`, Lua `moonflow.test`, `StateDiff`.
         .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams"],
                 resources: [.embedInCode("Lua/moonflow_test.lua"), .embedInCode("Lua/preload.lua")]),
         // A run's events as JSON lines and text: what `moonflow run` prints, recordings keep and the inspector sends.
         .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit"]),
-        // The command-line tool's work: run, watch, record, replay, check, new, the spec runner.
-        .target(name: "MoonflowTool", dependencies: ["MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowSQLite", "MoonflowLua", "LuaKit", "Runtime", "Streams"],
+        // The run of a feature, which both executables link: its clocks, its input and prompt
+        // commands, the stuck-state rebuild, --watch's reloads, --record, and the inspector's rerun.
+        .target(name: "MoonflowRun", dependencies: ["MoonflowEvents", "MoonflowSQLite", "MoonflowHost", "MoonflowLua", "LuaKit", "Streams"]),
+        // The command-line tool's other work: replay, check, new, exec, types, the spec runner, --inspect's child.
+        .target(name: "MoonflowTool", dependencies: ["MoonflowRun", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowSQLite", "MoonflowLua", "LuaKit", "Runtime", "Streams"],
                 resources: [.embedInCode("Specs/spec_driver.lua"), .embedInCode("Plugins/lint_config.lua"),
                             .embedInCode("Types/moonflow_meta.lua")]),
         // The `--inspect` server and its page: a library an app may link in debug builds.
@@ -86,33 +108,51 @@ let package = Package(
                 "MoonflowLua",
                 "LuaKit",
                 "Streams",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: inspector),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: inspector),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", condition: inspector),
+                .product(name: "Logging", package: "swift-log", condition: inspector),
+                .product(name: "NIOCore", package: "swift-nio", condition: inspector),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: inspector),
             ],
             resources: [.embedInCode("Page/inspector.html"), .embedInCode("Page/inspector.js")]
+        ),
+        // `moonflow serve`: the dev server apps connect to (DevServer), its watcher and terminal.
+        .target(
+            name: "MoonflowServe",
+            dependencies: [
+                "MoonflowInspector",
+                "MoonflowRun",
+                "MoonflowEvents",
+                "MoonflowHost",
+                "MoonflowLua",
+                "LuaKit",
+                "Streams",
+                .product(name: "Hummingbird", package: "hummingbird", condition: inspector),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", condition: inspector),
+                .product(name: "NIOCore", package: "swift-nio", condition: inspector),
+            ]
         ),
         .executableTarget(
             name: "moonflow",
             dependencies: [
                 "MoonflowTool",
+                "MoonflowRun",
                 "MoonflowHost",
                 "MoonflowEvents",
                 "MoonflowSQLite",
                 "MoonflowTesting",
                 "LuaKit",
                 "CEditShim",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tool),
             ]
         ),
         // The inspector's server for `moonflow run --inspect`, which starts it beside itself and
-        // feeds it the run over pipes (Sources/MoonflowHost/DevServer/InspectorPipe.swift).
+        // feeds it the run over pipes (Sources/MoonflowHost/DevServerLink/InspectorPipe.swift),
+        // and `moonflow serve`'s, which execs it as `moonflow-inspector serve`.
         .executableTarget(
             name: "moonflow-inspector",
-            dependencies: ["MoonflowInspector", "MoonflowTool", "MoonflowEvents", "MoonflowHost", "MoonflowLua", "LuaKit", "Streams"]
+            dependencies: ["MoonflowServe", "MoonflowInspector", "MoonflowRun", "MoonflowEvents", "MoonflowHost", "MoonflowLua", "LuaKit"]
         ),
         // `moonflow exec` under one word, for `arg`'s lowest index (the C library alone).
         .executableTarget(name: "moonflow-lua"),
@@ -141,6 +181,7 @@ let package = Package(
         .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "MoonflowTesting", "MoonflowSQLite", "StreamsTesting", "PluginFixtures", "Runtime", "Streams"]),
         .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "MoonflowLua", "LuaKit"]),
         .testTarget(name: "MoonflowEventsTests", dependencies: ["MoonflowEvents", "MoonflowHost", "LuaKit"]),
+        .testTarget(name: "MoonflowRunTests", dependencies: ["MoonflowRun", "MoonflowHost", "MoonflowEvents", "MoonflowLua", "LuaKit"]),
         .testTarget(name: "MoonflowToolTests", dependencies: ["MoonflowTool", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowLua", "LuaKit", "Streams"]),
         .testTarget(name: "NotesExampleTests", dependencies: ["NotesExample", "MoonflowHost", "LuaKit"]),
         // The Swift types `moonflow types --swift` generates for the example plugins (Generated/,
@@ -152,6 +193,8 @@ let package = Package(
             name: "MoonflowInspectorTests",
             dependencies: [
                 "MoonflowInspector",
+                "MoonflowRun",
+                "MoonflowServe",
                 "MoonflowTool",
                 "MoonflowEvents",
                 "MoonflowHost",

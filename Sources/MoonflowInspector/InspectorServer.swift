@@ -77,11 +77,11 @@ public final class InspectorServer: Sendable {
 
     /// What a server with other routes than the page's adds to its router (the dev server's);
     /// it is behind the same checks: `Host`, the token, and a WebSocket upgrade's origin.
-    typealias Routes = @Sendable (_ router: Router<BasicWebSocketRequestContext>, _ server: InspectorServer) -> Void
+    package typealias Routes = @Sendable (_ router: Router<BasicWebSocketRequestContext>, _ server: InspectorServer) -> Void
     private let routes: Routes?
 
     /// A server with `routes` instead of the page's (`hub` is then not served).
-    init(routes: @escaping Routes, host: String, port: Int, token: String, shownBy: String,
+    package init(routes: @escaping Routes, host: String, port: Int, token: String, shownBy: String,
          connectionLimits: ConnectionLimits = ConnectionLimits()) {
         self.hub = InspectorHub()
         self.host = host
@@ -200,7 +200,7 @@ public final class InspectorServer: Sendable {
 
     /// Why a request is refused (403), or nil. `origins` are its `Origin` headers;
     /// only WebSocket upgrades are checked against them.
-    func refusal(authority: String?, token given: String?, origins: [String], upgrade: Bool) -> String? {
+    package func refusal(authority: String?, token given: String?, origins: [String], upgrade: Bool) -> String? {
         let allowed = authorities
         guard let authority, allowed.contains(authority.lowercased()) else {
             return "the inspector answers only requests for \(allowed.joined(separator: ", ")), not \(authority.map { "Host \($0)" } ?? "no Host header"); open the URL \(shownBy)\n"
@@ -250,7 +250,7 @@ public final class InspectorServer: Sendable {
     /// (a binary one comes as the text "binary frame") and when the connection ends. Both run on
     /// Swift concurrency's threads: they may await, and must not block on anything that needs
     /// another of those threads.
-    func webSocket(_ path: String, on router: Router<BasicWebSocketRequestContext>, queueLimit: Int, maxSize: Int,
+    package func webSocket(_ path: String, on router: Router<BasicWebSocketRequestContext>, queueLimit: Int, maxSize: Int,
                    open: @escaping @Sendable (SendQueue) -> (receive: @Sendable (String) async -> Void, close: @Sendable () async -> Void)) {
         router.ws(RouterPath(stringLiteral: path), shouldUpgrade: { [self] request, _ in
             // UpgradeGuard answered a refusal already; this holds if it is ever bypassed.
@@ -486,7 +486,7 @@ private final class ConnectionGuard: ChannelInboundHandler, @unchecked Sendable 
 
 /// A connection's frames not yet written, at most `limit` bytes of them: past that
 /// the queue closes, `frames` ends and `overflow` returns.
-final class SendQueue: Sendable {
+package final class SendQueue: Sendable {
     private struct State {
         var pending = 0
         var over = false
@@ -503,7 +503,7 @@ final class SendQueue: Sendable {
     }
 
     /// Queues a frame; called under the hub's lock, so it never waits.
-    func push(_ frame: String) {
+    package func push(_ frame: String) {
         enum Outcome { case queued, overflowed(CheckedContinuation<Void, Never>?), closed }
         let outcome = state.withLock { s -> Outcome in
             guard !s.over else { return .closed }
@@ -540,7 +540,7 @@ final class SendQueue: Sendable {
     }
 
     /// The connection ended: nothing more is queued, and `overflow` returns.
-    func finish() {
+    package func finish() {
         continuation.finish()
         let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
             s.over = true

@@ -4,7 +4,8 @@ import MoonflowEvents
 import MoonflowHost
 import MoonflowInspector
 import MoonflowLua
-import MoonflowTool
+import MoonflowRun
+import MoonflowServe
 
 // `moonflow-inspector`: the inspector's server for `moonflow run --inspect`, which starts
 // it beside itself and feeds it the run over its stdin (InspectorPipe says how), and the
@@ -13,7 +14,7 @@ import MoonflowTool
 
 unblockInheritedSignals()  // SIGTERM ends it, whatever thread its parent started it from
 
-// `moonflow serve` runs this program as `moonflow-inspector serve …` (Serve.swift).
+// `moonflow serve` runs this program as `moonflow-inspector serve …` (MoonflowServe's `Serve.main`).
 if CommandLine.arguments.dropFirst().first == "serve" { Serve.main(Array(CommandLine.arguments.dropFirst(2))) }
 
 // Ctrl-C at a terminal reaches the whole process group: the run decides when this ends.

@@ -1,6 +1,7 @@
 import CEditShim
 import Foundation
 import MoonflowHost
+import MoonflowRun
 import MoonflowTool
 
 /// The prompt of `moonflow run` at a terminal, on libedit: line editing, a history

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonflowEvents
 import MoonflowHost
+import MoonflowRun
 import MoonflowSQLite
 import MoonflowTool
 

@@ -3,7 +3,7 @@ import Hummingbird
 import LuaKit
 import MoonflowEvents
 @testable import MoonflowInspector
-import MoonflowTool
+import MoonflowRun
 import XCTest
 
 /// What one inspector or dev server takes from the network before it knows who asks: a

@@ -1,6 +1,6 @@
 import Foundation
 import MoonflowEvents
-import MoonflowTool
+import MoonflowRun
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import MoonflowRun
 import MoonflowTool
 #if canImport(FoundationNetworking)
 import FoundationNetworking

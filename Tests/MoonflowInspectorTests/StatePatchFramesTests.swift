@@ -2,7 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowInspector
-import MoonflowTool
+import MoonflowRun
 import XCTest
 
 /// The inspector's `state` frames never lie: over a run of random reducer
@@ -122,4 +122,19 @@ private final class FrameList: @unchecked Sendable {
     private var frames: [String] = []
     func add(_ frame: String) { lock.withLock { frames.append(frame) } }
     var all: [String] { lock.withLock { frames } }
+}
+
+/// The whole states a run prints in jsonl (`--state full`), read back from its lines.
+private final class PrintedStates: @unchecked Sendable {
+    private let lock = NSLock()
+    private var states: [LuaValue] = []
+
+    /// Every state so far, in order.
+    var all: [LuaValue] { lock.withLock { states } }
+
+    /// Takes one printed line; keeps it when it is a `state` event with a whole state.
+    func add(_ line: String) {
+        guard line.hasPrefix("{\"event\":\"state\""), let event = try? LuaValue(json: line), let state = event["state"] else { return }
+        lock.withLock { states.append(state) }
+    }
 }

@@ -220,7 +220,7 @@ extension FeatureHost {
             let (definition, file) = try loadDefinition(spec)
             return try perform {
                 let feature = try makeFeature(definition, source: file, initial: initial)
-                if let (source, path) = sourceFile(file), let server = source as? DevServerSource {
+                if let (source, path) = sourceFile(file), let server = source as? DevServerLink {
                     server.attach(feature, plugin: String(path.prefix { $0 != "/" }))
                 }
                 return feature

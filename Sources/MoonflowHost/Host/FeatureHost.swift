@@ -89,10 +89,10 @@ public final class FeatureHost: @unchecked Sendable {
     /// the configured ones.
     var sources: [any PluginSource] { devServers + [memory] + configuration.sources }
     /// The dev servers `connect(devServer:)` connected, whose plugins come before the search paths'.
-    var devServers: [DevServerSource] { registry.withLock { _devServers } }
-    private var _devServers: [DevServerSource] = []
+    var devServers: [DevServerLink] { registry.withLock { _devServers } }
+    private var _devServers: [DevServerLink] = []
 
-    func addDevServer(_ source: DevServerSource) {
+    func addDevServer(_ source: DevServerLink) {
         registry.withLock { _devServers.append(source) }
     }
     package let lua: LuaState

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowLua
+import MoonflowRun
 
 /// `moonflow check PATH`: loads and validates a plugin without running it.
 package struct PluginCheck: Sendable {
@@ -86,14 +87,5 @@ package struct PluginCheck: Sendable {
             lines = lines.map { $0.contains(place) || LuaErrorLocation.leading($0) != nil ? $0 : "\(place): \($0)" }
         }
         return lines
-    }
-}
-
-enum LuaErrorLocation {
-    /// `file:line` at the start of a message (`"init.lua:12: boom"`).
-    static func leading(_ message: String) -> String? {
-        let parts = message.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, Int(parts[1]) != nil else { return nil }
-        return "\(parts[0]):\(parts[1])"
     }
 }

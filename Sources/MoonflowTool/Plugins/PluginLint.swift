@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowRun
 
 /// luacheck (Debian's `lua-check`) on every Lua file of a plugin, for `moonflow check` and
 /// `moonflow test`: undefined globals, unused variables and arguments, shadowing, unreachable
@@ -80,14 +81,14 @@ package struct PluginLint: Sendable {
     /// every `.lua` file under that folder; any other file for itself alone.
     package static func files(ofPlugin resolved: String) -> Files {
         guard PathText.normalized(resolved).split(separator: "/").last == "init.lua" else {
-            return isSpec(resolved, in: nil) ? Files(spec: [resolved]) : Files(plugin: [resolved])
+            return SpecFiles.isSpec(resolved, in: nil) ? Files(spec: [resolved]) : Files(plugin: [resolved])
         }
         let folder = PathText.parent(of: resolved)
         let found = FolderWalk.paths(under: folder).filter { $0.hasSuffix(".lua") }
             .map { PathText.join(folder, $0) }
         var files = Files()
         for file in found {
-            if isSpec(file, in: folder) { files.spec.append(file) } else { files.plugin.append(file) }
+            if SpecFiles.isSpec(file, in: folder) { files.spec.append(file) } else { files.plugin.append(file) }
         }
         return files
     }
@@ -97,15 +98,6 @@ package struct PluginLint: Sendable {
     package static func files(ofSpec spec: String) -> Files {
         guard let plugin = SpecRunner.pluginFolder(ofSpec: spec) else { return Files(spec: [spec]) }
         return files(ofPlugin: PathText.join(plugin, "init.lua"))
-    }
-
-    /// Whether `file` is a spec: `*_spec.lua`, or anything in the plugin `folder`'s `spec/`.
-    package static func isSpec(_ file: String, in folder: String?) -> Bool {
-        if file.hasSuffix("_spec.lua") { return true }
-        guard let folder else { return false }
-        let root = PathText.normalized(folder), path = PathText.normalized(file)
-        let inside = root == "." ? path : path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
-        return inside.split(separator: "/").first == "spec"
     }
 
     // MARK: - Running luacheck

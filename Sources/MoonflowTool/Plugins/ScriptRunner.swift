@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowLua
+import MoonflowRun
 import Streams
 
 /// Runs a `lua5.4` command line with `moonflow` preloaded: what `moonflow exec` does.

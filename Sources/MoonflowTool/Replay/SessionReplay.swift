@@ -3,6 +3,7 @@ import LuaKit
 import MoonflowEvents
 import MoonflowHost
 import MoonflowLua
+import MoonflowRun
 import MoonflowTesting
 
 /// `moonflow replay FILE [--update]`: re-runs a `--record`ed session on the

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowLua
+import MoonflowRun
 import MoonflowTesting
 import Streams
 

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowLua
+import MoonflowRun
 
 /// What one feature declares, as `moonflow types` reads it: its state, actions, mutations
 /// and outward effects. A plugin gives one of these for itself and one for each child of

@@ -3,7 +3,7 @@ import LuaKit
 import MoonflowEvents
 import MoonflowHost
 import MoonflowLua
-import MoonflowTool
+import MoonflowRun
 import XCTest
 
 /// A finished `moonflow run` is freed with its host and Lua state, whoever still holds

@@ -1,5 +1,5 @@
 import Foundation
-@testable import MoonflowTool
+@testable import MoonflowRun
 import XCTest
 
 /// `StuckWatch.run` returns once its body ended, with what the body held already let go:

@@ -1,5 +1,5 @@
 import Foundation
-import MoonflowTool
+import MoonflowRun
 import XCTest
 
 /// `--watch`'s file watcher, through the platform's own watch and through the

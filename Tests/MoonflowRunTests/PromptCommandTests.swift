@@ -1,7 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
-import MoonflowTool
+import MoonflowRun
 import XCTest
 
 /// The prompt's `:reload`, `:state` and `:help`.

@@ -3,10 +3,10 @@ import LuaKit
 import MoonflowLua
 import Streams
 
-/// Plugins served by `moonflow serve` to an app's debug build: the files come from the
-/// server, every save reloads the features loaded from them, and the app's events go back
-/// to the terminal (logs, errors, the inspector, `--record`). Made by
-/// `FeatureHost.connect(devServer:)`.
+/// An app's link to `moonflow serve`, and the plugins served over it to the app's debug
+/// build: the files come from the server, every save reloads the features loaded from
+/// them, and the app's events go back to the terminal (logs, errors, the inspector,
+/// `--record`). Made by `FeatureHost.connect(devServer:)`.
 ///
 ///     #if DEBUG
 ///     try await host.connect(devServer: "http://127.0.0.1:8377/?token=…")
@@ -17,11 +17,11 @@ import Streams
 ///   state kept (or migrated), work in flight kept. A save that does not load leaves the
 ///   feature on its old code; the error is on the feature's `errors` and in the terminal.
 /// - When the server goes away the app keeps running on its last good code, and the
-///   source connects again every second; once back, files saved meanwhile reload.
+///   link connects again every second; once back, files saved meanwhile reload.
 ///
 /// **Threading:** a thread of its own reads the server's messages and reloads; the
 /// features' events are sent from a serial queue. Every method may be called from any thread.
-public final class DevServerSource: PluginSource, @unchecked Sendable {
+public final class DevServerLink: PluginSource, @unchecked Sendable {
     /// `dev`: messages name a served file `dev:counter/init.lua`.
     public let name = "dev"
     /// The server's URL, as `moonflow serve` printed it.
@@ -59,7 +59,7 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               components.scheme == "http", let host = components.host, let port = components.port,
               let token = components.queryItems?.first(where: { $0.name == "token" })?.value else {
-            throw HostError("\(DevServerSource.redacted(url)): give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
+            throw HostError("\(DevServerLink.redacted(url)): give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
         }
         self.url = url
         self.host = host
@@ -105,7 +105,7 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
         if ready.wait(timeout: .now() + timeout) == .timedOut || state.withLock({ $0.snapshots == 0 }) {
             let why = state.withLock { $0.lastFailure } ?? "no answer"
             disconnect()
-            throw HostError("no dev server at \(DevServerSource.redacted(url)) (\(why)); start it with `moonflow serve plugins` and give the URL it prints")
+            throw HostError("no dev server at \(DevServerLink.redacted(url)) (\(why)); start it with `moonflow serve plugins` and give the URL it prints")
         }
     }
 
@@ -120,14 +120,14 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
         var wait = 0.05
         while !state.withLock({ $0.stopped }) {
             do {
-                let socket = try DevSocket.open(host: host, port: port, path: "\(DevLink.appPath)?token=\(token)", timeout: 5)
+                let socket = try DevSocket.open(host: host, port: port, path: "\(DevServerMessages.appPath)?token=\(token)", timeout: 5)
                 let (sessions, stopped) = state.withLock { s -> ([Session], Bool) in
                     if !s.stopped { s.socket = socket }
                     return (Array(s.sessions.values).sorted { $0.id < $1.id }, s.stopped)
                 }
                 if stopped { socket.close(); return }
                 wait = 0.05
-                try socket.send(DevLink.hello(app: appID, name: ProcessInfo.processInfo.processName))
+                try socket.send(DevServerMessages.hello(app: appID, name: ProcessInfo.processInfo.processName))
                 for session in sessions { try socket.send(session.line) }
                 while let text = socket.receive() { handle(text) }
                 socket.close()
@@ -151,8 +151,8 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
     }
 
     private func handle(_ text: String) {
-        guard let message = DevLink.read(text) else { return }
-        if let (files, changed) = DevLink.files(message) {
+        guard let message = DevServerMessages.read(text) else { return }
+        if let (files, changed) = DevServerMessages.files(message) {
             let noticed = Date()
             let (before, first) = state.withLock { s -> ([String: String], Bool) in
                 defer { s.files = files; s.snapshots += 1 }
@@ -187,7 +187,7 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
     }
 
     /// Answers the server's `dispatch`, `restart` or `inflight` for one feature.
-    private func answer(_ message: DevLink.Message, feature: RunningFeature, session: Int) {
+    private func answer(_ message: DevServerMessages.Message, feature: RunningFeature, session: Int) {
         guard let id = message.object["id"]?.intValue.map(Int.init) else { return }
         var failure: String?
         var flights: [InspectorPipe.Flight]?
@@ -220,7 +220,7 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
             let id = s.nextSession
             s.nextSession += 1
             let now = Date()
-            s.sessions[id] = Session(id: id, feature: feature, started: now, line: DevLink.tagged(started, feature: id))
+            s.sessions[id] = Session(id: id, feature: feature, started: now, line: DevServerMessages.tagged(started, feature: id))
             return (id, now)
         }
         send(started, session: id)
@@ -236,7 +236,7 @@ public final class DevServerSource: PluginSource, @unchecked Sendable {
     }
 
     private func send(_ line: String, session: Int) {
-        let text = DevLink.tagged(line, feature: session)
+        let text = DevServerMessages.tagged(line, feature: session)
         outgoing.async { [weak self] in
             guard let socket = self?.state.withLock({ $0.socket }) else { return }
             try? socket.send(text)
@@ -259,10 +259,10 @@ extension FeatureHost {
     /// - Parameters:
     ///   - address: the URL `moonflow serve` printed, token included.
     ///   - timeout: how long to wait for the server's files once connected.
-    /// - Returns: the source (`disconnect()` ends the link).
+    /// - Returns: the link, which is also the plugin source its files are found in (`disconnect()` ends it).
     /// - Throws: `HostError` naming the address (its token left out) and the fix.
     @discardableResult
-    public func connect(devServer address: String, timeout: TimeInterval = 10) async throws -> DevServerSource {
+    public func connect(devServer address: String, timeout: TimeInterval = 10) async throws -> DevServerLink {
         guard let url = URL(string: address.trimmingWhitespace()) else {
             let shown = address.replacingOccurrences(of: #"([?&]token=)[^&#]*"#, with: "$1…", options: .regularExpression)
             throw HostError("\(shown) is not a URL; give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
@@ -279,8 +279,8 @@ extension FeatureHost {
     /// `connect(devServer:)` on the caller's thread, which it blocks until the server answers
     /// (the serve test app's plain main, the bench).
     @discardableResult
-    package func connect(devServer url: URL, timeout: TimeInterval = 10) throws -> DevServerSource {
-        let source = try DevServerSource(url: url, host: self)
+    package func connect(devServer url: URL, timeout: TimeInterval = 10) throws -> DevServerLink {
+        let source = try DevServerLink(url: url, host: self)
         try source.start(timeout: timeout)
         addDevServer(source)
         return source

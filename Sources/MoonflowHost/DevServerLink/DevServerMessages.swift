@@ -21,7 +21,7 @@ import LuaKit
 ///   `inflight` name the feature the same way and the app answers each with a `reply`.
 /// - **Ends.** Either side may close; the app reconnects, and says `hello` and each
 ///   feature's `started` again.
-package enum DevLink {
+package enum DevServerMessages {
     /// The path apps connect to (with `?token=`).
     package static let appPath = "/app"
 

@@ -1,7 +1,7 @@
 import LuaKit
 import MoonflowHost
 import MoonflowLua
-import MoonflowTool
+import MoonflowRun
 import XCTest
 
 /// One line of `moonflow run` input: JSON, timed JSON, the prompt's shorthand and commands.

@@ -2,28 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
-
-/// Collects the whole states a `FeatureRun` prints in jsonl (`--state full`):
-/// what `moonflow replay` and the inspector's `rerun` compare with a recording.
-///
-///     let states = PrintedStates()
-///     _ = FeatureRun(options: options, input: input, write: states.add).run()
-///     states.all   // [{count = 0}, {count = 1}, ...]
-package final class PrintedStates: @unchecked Sendable {
-    private let lock = NSLock()
-    private var states: [LuaValue] = []
-
-    package init() {}
-
-    /// Every state so far, in order.
-    package var all: [LuaValue] { lock.withLock { states } }
-
-    /// Takes one printed line; keeps it when it is a `state` event with a whole state.
-    package func add(_ line: String) {
-        guard line.hasPrefix("{\"event\":\"state\""), let event = try? LuaValue(json: line), let state = event["state"] else { return }
-        lock.withLock { states.append(state) }
-    }
-}
+import Streams
 
 extension FeatureRun {
     /// The feature at `path` run again, as its code is now, on these input lines
@@ -32,11 +11,11 @@ extension FeatureRun {
     /// run's `service` lines, answer each service or repository call as it was answered, at
     /// the point its answer arrived (as `moonflow replay` does), so code that did not change
     /// gives the same states; without them the calls run again, declared repositories fresh
-    /// in memory.
+    /// in memory. The states are taken from the feature's outlet as it delivers them
+    /// (`StatesSeen`); the run prints nothing.
     @Sendable package static func rerun(path: String, inputLines: [String], answers: [String]) -> [LuaValue] {
         var options = FeatureRun.Options(path: path)
         options.clock = .virtual
-        options.format = .jsonl
         options.repositoryStorage = nil
         var gate: ReplayGate?
         if !answers.isEmpty {
@@ -60,8 +39,9 @@ extension FeatureRun {
             options.observers.append(ActionsHandled(gate: replayGate))
             gate = replayGate
         }
+        let states = StatesSeen()
+        options.observers.append(states)
         var lines = inputLines.makeIterator()
-        let states = PrintedStates()
         let input = InputSource(interactive: false, name: "rerun") {
             guard let line = lines.next() else {
                 gate?.releaseAll()  // no action comes any more: what still waits for one answers now
@@ -69,9 +49,21 @@ extension FeatureRun {
             }
             return line
         }
-        _ = FeatureRun(options: options, input: input, write: states.add).run()
+        _ = FeatureRun(options: options, input: input, write: nil).run()
         return states.all
     }
+}
+
+/// Every state a run's feature gives, in order, as its outlet delivers them (not read back
+/// from what the run prints).
+final class StatesSeen: RunObserver, @unchecked Sendable {
+    private let states = Locked<[LuaValue]>([])
+    var all: [LuaValue] { states.withLock { $0 } }
+    func started(_ run: RunDescription, dispatch: any RunDispatcher) {}
+    func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {
+        if case .state(let state, _) = event { states.withLock { $0.append(state) } }
+    }
+    func input(_ action: LuaValue, t: Int) {}
 }
 
 /// Tells a replay's gate of every action the run handles (its action event), so each

@@ -4,6 +4,7 @@ import HummingbirdWebSocket
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowInspector
 import MoonflowLua
 import NIOCore
 import Streams
@@ -12,13 +13,13 @@ import Glibc
 #endif
 
 /// `moonflow serve`'s server: plugin folders served to apps' hosts over HTTP and WebSocket
-/// (`DevLink` is the protocol), each save pushed to every connected app, and each feature an
+/// (`DevServerMessages` is the protocol), each save pushed to every connected app, and each feature an
 /// app runs handed to observers (what prints it, records it, inspects it) as a run of
 /// `moonflow run` is.
 ///
 ///     let server = try DevServer(folders: ["plugins"]) { app, run in [printer] }
 ///     let url = try server.start()                  // http://127.0.0.1:8377/?token=…
-///     server.publish(DevServer.files(of: server.plugins))   // after a save
+///     server.publish(updating: ["counter/init.lua": text])   // after a save
 ///
 /// Behind `InspectorServer`'s checks (loopback unless another host is given, the token, the
 /// `Host` header, a WebSocket's origin). It serves only `.lua` files inside the folders
@@ -115,6 +116,9 @@ package final class DevServer: @unchecked Sendable {
     /// Apps connected now.
     package var appCount: Int { lock.withLock { connections.count } }
 
+    /// The files as last published (what an app that connects now gets).
+    var published: [String: String] { lock.withLock { files } }
+
     /// The features' sessions kept now (of apps connected, or gone and kept).
     package var sessionCount: Int { lock.withLock { sessions.count } }
 
@@ -197,14 +201,28 @@ package final class DevServer: @unchecked Sendable {
     /// pushed to every connected app, and returned (none: nothing is sent).
     @discardableResult
     package func publish(_ now: [String: String]) -> [String] {
+        lock.withLock { push(now) }
+    }
+
+    /// Takes the files a save changed (nil: removed) and publishes the set they make with
+    /// the others as last published; returns those that differ.
+    @discardableResult
+    package func publish(updating changes: [String: String?]) -> [String] {
         lock.withLock {
-            let changed = Set(files.keys).union(now.keys).filter { files[$0] != now[$0] }.sorted()
-            guard !changed.isEmpty else { return [] }
-            files = now
-            let message = DevLink.files(now, changed: changed)
-            for connection in connections.values { connection.send(message) }
-            return changed
+            var now = files
+            for (path, text) in changes { now[path] = text }
+            return push(now)
         }
+    }
+
+    /// `publish`, under the lock.
+    private func push(_ now: [String: String]) -> [String] {
+        let changed = Set(files.keys).union(now.keys).filter { files[$0] != now[$0] }.sorted()
+        guard !changed.isEmpty else { return [] }
+        files = now
+        let message = DevServerMessages.files(now, changed: changed)
+        for connection in connections.values { connection.send(message) }
+        return changed
     }
 
     // MARK: - Apps
@@ -229,7 +247,7 @@ package final class DevServer: @unchecked Sendable {
             case .failure(.notFound(let why)): throw HTTPError(.notFound, message: why + "\n")
             }
         }
-        server.webSocket(DevLink.appPath, on: router, queueLimit: DevServer.appQueueBytes, maxSize: DevServer.appMessageBytes) { [weak self] queue in
+        server.webSocket(DevServerMessages.appPath, on: router, queueLimit: DevServer.appQueueBytes, maxSize: DevServer.appMessageBytes) { [weak self] queue in
             guard let self, let id = self.connect(send: { queue.push($0) }) else {
                 queue.finish()
                 return ({ _ in }, {})
@@ -245,7 +263,7 @@ package final class DevServer: @unchecked Sendable {
             let id = nextConnection
             nextConnection += 1
             connections[id] = Connection(send: send)
-            send(DevLink.files(files, changed: nil))
+            send(DevServerMessages.files(files, changed: nil))
             return id
         }
     }
@@ -283,7 +301,7 @@ package final class DevServer: @unchecked Sendable {
     /// concurrency thread: nothing here waits on a lock while doing anything that waits (making
     /// a feature's observers starts an inspector's server, awaited).
     private func receive(_ text: String, from id: Int) async {
-        guard let message = DevLink.read(text) else { return }
+        guard let message = DevServerMessages.read(text) else { return }
         if message.m == "hello" {
             let name = message.object["name"]?.stringValue ?? "app"
             let appID = message.object["app"]?.stringValue ?? ""
@@ -310,7 +328,7 @@ package final class DevServer: @unchecked Sendable {
                 let box = Locked<Int?>(nil)
                 let dispatcher = RemoteDispatcher(timeout: 10) { [weak self] command in
                     guard let self, let to = box.withLock({ $0 }) else { return }
-                    let line = DevLink.tagged(InspectorPipe.line(command), feature: f)
+                    let line = DevServerMessages.tagged(InspectorPipe.line(command), feature: f)
                     _ = self.lock.withLock { self.connections[to]?.send(line) }
                 }
                 // Made outside the lock: it starts a server, which takes a moment and a thread.

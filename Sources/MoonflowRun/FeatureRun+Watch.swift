@@ -3,12 +3,10 @@ import LuaKit
 import MoonflowEvents
 import MoonflowHost
 import MoonflowLua
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// `moonflow run --watch`: reload on every save (and at the prompt's
-/// `:reload`), keep running until Ctrl-C, SIGINT or SIGTERM.
+/// `moonflow run --watch`: reload on every save, as the prompt's `:reload` does, with the
+/// state kept; and the hot restart (`:restart`, the inspector's `restart`). The run then
+/// goes on until a signal ends it (FeatureRun+Signals.swift).
 extension FeatureRun {
     /// The plugin's folder (for `plugins/NAME/init.lua`) or the lone file.
     var pluginFolder: String? {
@@ -41,7 +39,7 @@ extension FeatureRun {
     func reloadSaved(changed: [String], noticed: Date) {
         // A saved spec is not the plugin's code (unless the plugin loads it): no reload.
         let loaded = Set((try? host.loadedFiles(of: feature)) ?? [])
-        let changed = changed.filter { !PluginLint.isSpec($0, in: pluginFolder) || loaded.contains($0) }
+        let changed = changed.filter { !SpecFiles.isSpec($0, in: pluginFolder) || loaded.contains($0) }
         if changed.isEmpty { return }
         func stamps() -> [String: String] {
             Dictionary(uniqueKeysWithValues: changed.compactMap { path in PollingFileChanges.stamp(of: path).map { (path, $0) } })
@@ -102,70 +100,5 @@ extension FeatureRun {
             let (message, location) = LuaErrorReport.describe(error, fallback: nil)
             emit(.error(message: message, location: location ?? feature.source))
         }
-    }
-
-    /// A value as indented JSON, integers exact.
-    static func pretty(_ value: LuaValue, indent: String = "") -> String {
-        guard case .table(let t) = value, !t.isEmpty else { return (try? value.json(sortedKeys: true)) ?? value.description }
-        let inner = indent + "  "
-        if t.hash.isEmpty {
-            return "[\n" + t.array.map { inner + pretty($0, indent: inner) }.joined(separator: ",\n") + "\n\(indent)]"
-        }
-        var entries = t.hash.map { ($0.key, $0.value) }
-        for (i, v) in t.array.enumerated() { entries.append((.integer(Int64(i + 1)), v)) }
-        let rendered = entries.map { key, v -> (String, String) in
-            let k = key.stringValue ?? key.description
-            return (k, "\(inner)\((try? LuaValue.string(LuaString(k)).json()) ?? "\"\(k)\""): \(pretty(v, indent: inner))")
-        }.sorted { $0.0 < $1.0 }.map(\.1)
-        return "{\n" + rendered.joined(separator: ",\n") + "\n\(indent)}"
-    }
-
-    /// SIGINT and SIGTERM, the signals that end a watching run.
-    private static var stopSignals: sigset_t {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGINT)
-        sigaddset(&signals, SIGTERM)
-        return signals
-    }
-
-    /// Blocks SIGINT and SIGTERM in the calling thread and so in the threads it starts
-    /// later: one sent before `installSignalHandlers` is done stays pending for it. The
-    /// command line calls it first thing when a run will wait for them (`--watch`,
-    /// `--inspect`), before the inspector's server starts its threads.
-    package static func holdStopSignals() {
-        var signals = stopSignals
-        pthread_sigmask(SIG_BLOCK, &signals, nil)
-    }
-
-    /// Ctrl-C, SIGINT and SIGTERM end a watching run cleanly; installed before
-    /// anything is printed, so a signal sent as soon as output appears is not lost.
-    /// A thread of its own takes them with `sigwait`, blocked everywhere else
-    /// (`holdStopSignals`): a pending one is taken as soon as it starts. (Dispatch's
-    /// signal sources lose one that arrives before they are registered, or that a
-    /// thread which has not blocked it catches.)
-    func installSignalHandlers() {
-        FeatureRun.holdStopSignals()
-        let waiter = Thread { [weak self] in
-            var signals = FeatureRun.stopSignals
-            var received: Int32 = 0
-            while sigwait(&signals, &received) != 0 {}
-            guard let self else { exit(0) }
-            self.finishWatching()
-        }
-        waiter.name = "moonflow signals"
-        waiter.start()
-    }
-
-    /// Ctrl-C, SIGINT or SIGTERM: stop watching and end the process (0, or 1 after an error).
-    func finishWatching() {
-        watcher?.stop()
-        let status: Int32 = lock.withLock { failed } ? 1 : 0
-        exit(status)
-    }
-
-    /// With `--watch` the run goes on after the input ends, until a signal.
-    func waitForSignal() {
-        while true { Thread.sleep(forTimeInterval: 3600) }
     }
 }

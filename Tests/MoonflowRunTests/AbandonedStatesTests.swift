@@ -1,7 +1,7 @@
 import Foundation
 import LuaKit
 import Synchronization
-@testable import MoonflowTool
+@testable import MoonflowRun
 import XCTest
 
 /// What stuck calls leave behind (issue 48, item 12): each stuck call kept its whole Lua state

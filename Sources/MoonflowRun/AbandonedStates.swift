@@ -8,21 +8,21 @@ import Foundation
 /// that has `limit` left behind stops rebuilding and ends, saying so.
 ///
 /// **Threading:** any thread.
-final class AbandonedStates: @unchecked Sendable {
+package final class AbandonedStates: @unchecked Sendable {
     /// The one a process keeps: `run` and `test` share the memory they leave behind.
-    static let shared = AbandonedStates(limit: 4)
+    package static let shared = AbandonedStates(limit: 4)
 
-    let limit: Int
+    package let limit: Int
     private let lock = NSLock()
     private var entries: [(held: [AnyObject], busy: @Sendable () -> Bool)] = []
 
-    init(limit: Int) { self.limit = limit }
+    package init(limit: Int) { self.limit = limit }
 
     /// Keeps `held` until `busy()` is false, and lets go of what earlier calls left behind
     /// that has returned since. Returns false when `limit` states (this one included) are
     /// kept now: the caller makes no new state to get stuck in turn.
     @discardableResult
-    func keep(_ held: [AnyObject], while busy: @escaping @Sendable () -> Bool) -> Bool {
+    package func keep(_ held: [AnyObject], while busy: @escaping @Sendable () -> Bool) -> Bool {
         release()
         return lock.withLock {
             entries.append((held, busy))
@@ -32,7 +32,7 @@ final class AbandonedStates: @unchecked Sendable {
 
     /// Lets go of what every call that has returned left behind (its memory is freed here,
     /// or on its thread when that still holds it).
-    func release() {
+    package func release() {
         let done: [[AnyObject]] = lock.withLock {
             var done: [[AnyObject]] = []
             entries.removeAll { entry in
@@ -46,5 +46,5 @@ final class AbandonedStates: @unchecked Sendable {
     }
 
     /// How many are kept now.
-    var count: Int { lock.withLock { entries.count } }
+    package var count: Int { lock.withLock { entries.count } }
 }

@@ -4,7 +4,7 @@ import XCTest
 
 /// `host.connect(devServer:)` when there is nothing to connect to: what the app's developer
 /// reads (the whole link with a real `moonflow serve` is in MoonflowInspectorTests' ServeTests).
-final class DevServerSourceTests: XCTestCase {
+final class DevServerLinkTests: XCTestCase {
     func testAURLThatIsNotOneServePrintsIsRefusedSayingWhatToGive() throws {
         let host = try FeatureHost(configuration: .init(searchPaths: []))
         for text in ["http://127.0.0.1:8377/", "ws://127.0.0.1:8377/?token=abc", "http://127.0.0.1/?token=abc"] {

@@ -7,9 +7,9 @@ import Foundation
 ///
 ///     let ended = StuckWatch.run(isStuck: { host.isStuck }) { try? host.lua.call(f, []) }
 ///     if !ended { report("stuck") }
-enum StuckWatch {
+package enum StuckWatch {
     /// How often the waiting thread looks at `isStuck`.
-    static let interval: DispatchTimeInterval = .milliseconds(20)
+    package static let interval: DispatchTimeInterval = .milliseconds(20)
 
     /// Runs `body` on a new thread with a large stack (a Lua state may run as deep as on
     /// the main thread) and waits for it.
@@ -18,7 +18,7 @@ enum StuckWatch {
     ///   What `body` holds (a host and its Lua state) is released on its thread before
     ///   `run` returns true, so the caller's release of its own reference is the last one:
     ///   a process that exits next does not exit while that thread is still tearing it down.
-    static func run(isStuck: () -> Bool, _ body: @escaping @Sendable () -> Void) -> Bool {
+    package static func run(isStuck: () -> Bool, _ body: @escaping @Sendable () -> Void) -> Bool {
         let finished = DispatchSemaphore(value: 0)
         let handoff = Handoff(body)
         let thread = Thread {

@@ -1,5 +1,5 @@
 import LuaKit
-@testable import MoonflowTool
+@testable import MoonflowRun
 import XCTest
 
 /// The lower layers say what happened; the command line adds which flag changes it.

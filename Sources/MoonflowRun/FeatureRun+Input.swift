@@ -1,0 +1,49 @@
+import Foundation
+import LuaKit
+import MoonflowEvents
+import MoonflowHost
+import MoonflowLua
+
+/// The input's lines: actions (timed or not), prompt commands, and the errors of bad lines.
+extension FeatureRun {
+    /// Parses a line (see `InputLine`): returns a timed or untimed action, or nil after
+    /// reporting a bad line or carrying out a prompt command.
+    func parse(_ line: String, _ n: Int) -> (Int?, LuaValue)? {
+        do {
+            switch try InputLine.parse(line, shorthand: input.allowsShorthand, actions: actionSchema) {
+            case nil:
+                return nil
+            case .command(let command):
+                perform(command)
+                return nil
+            case .action(let action, let at):
+                if let at {
+                    // The virtual clock is exact; on the real one, a line is late when it goes back
+                    // before an earlier timed line (not by the milliseconds reading takes).
+                    let clock = host.testScheduler?.now ?? latestTimedLine
+                    if at < clock {
+                        // Sent at once, as late as it is: say so rather than reorder the input.
+                        emit(.log(message: "\"at\":\(at) is before the run's clock (\(clock) ms), so the action is sent now; timed lines go in time order",
+                                  location: "\(input.name):\(n)"))
+                    }
+                    latestTimedLine = max(latestTimedLine, at)
+                }
+                return (at, action)
+            }
+        } catch {
+            inputError(error.message, line: n)
+            return nil
+        }
+    }
+
+    /// The declared actions (nil under `mf.compose`, whose `route` decides).
+    var actionSchema: Schema? { (feature as? LuaFeature)?.definition.actions }
+
+    func send(_ action: LuaValue, line: Int) {
+        do {
+            try dispatch(action)
+        } catch {
+            inputError(String(describing: error), line: line)
+        }
+    }
+}

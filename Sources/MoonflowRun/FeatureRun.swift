@@ -1,0 +1,184 @@
+import Foundation
+import LuaKit
+import MoonflowEvents
+import MoonflowHost
+import MoonflowLua
+import MoonflowSQLite
+import Streams
+
+/// One `moonflow run`: loads a plugin, feeds it JSON Lines input on the real
+/// or the virtual clock, and prints its events.
+///
+///     var options = FeatureRun.Options(path: "plugins/counter")
+///     options.clock = .virtual
+///     options.format = .jsonl
+///     let status = FeatureRun(options: options, input: InputSource(file: "in.jsonl")).run()
+///
+/// This file holds the options, the host and feature the run drives and `run()`; each other
+/// concern has a file of its own beside it: `+Events` (what it prints and tells its
+/// observers), `+Input` (the input's lines), `+Prompt` (the prompt's commands), `+VirtualClock`
+/// and `+RealClock`, `+Stuck` (the input's thread and the rebuild past a stuck state),
+/// `+Dispatch` (sends, from the input and the observers), `+Watch` (reloads on a save),
+/// `+Signals` (what ends a run that waits) and `+Rerun` (the inspector's `rerun`).
+package final class FeatureRun: @unchecked Sendable {
+    package struct Options: Sendable {
+        package var path: String
+        package var format: OutputFormat = .pretty
+        package var clock: FeatureHost.Clock = .real
+        package var untilMs: Int?
+        package var timeLimitMs: Int64? = 1000
+        package var memoryLimitMB: Int? = 512
+        package var profile: LuaState.Profile = .trusted
+        package var color = false
+        /// Reload on every change to the plugin's files, and run until SIGINT or SIGTERM (real clock).
+        package var watch = false
+        /// jsonl: `state` events after the first carry a JSON Patch (`--state patch`).
+        package var statePatches = false
+        /// Where declared SQLite repositories keep their files (`--db`); nil: fresh in-memory ones.
+        package var repositoryStorage: RepositoryStorage? = .asDeclared
+        /// Who else sees the events and inputs (`--record`, `--inspect`).
+        package var observers: [any RunObserver] = []
+        /// Records the Swift services' answers (`--record`), or gives them from a recording (`replay`).
+        package var serviceTap: ServiceTap?
+        /// Keep running after the input ends, until SIGINT or SIGTERM (real clock; `--inspect`).
+        package var keepsRunning = false
+        package init(path: String) { self.path = path }
+    }
+
+    let options: Options
+    let input: InputSource
+    /// Where printed lines go; nil: nowhere, and nothing is rendered (the inspector's `rerun`).
+    let write: (@Sendable (String) -> Void)?
+    let printer: EventPrinter
+    var failed = false
+    let lock = NSLock()
+    var start = Date()
+
+    /// - Parameters:
+    ///   - input: the action lines (a file, standard input, or nothing).
+    ///   - write: where lines go (standard output by default); nil: nowhere, rendering none.
+    package init(options: Options, input: InputSource, write: (@Sendable (String) -> Void)? = FeatureRun.stdout) {
+        self.options = options
+        self.input = input
+        self.write = write
+        self.printer = EventPrinter(format: options.format, color: options.color, statePatches: options.statePatches)
+    }
+
+    package static let stdout: @Sendable (String) -> Void = { line in
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// The host and feature the run drives now. A stuck Lua state (`FeatureHost.isStuck`)
+    /// is left behind with its thread, and both are replaced (`rebuildStuck`), so any thread
+    /// reads them under `bindingLock`.
+    var host: FeatureHost! {
+        get { bindingLock.withLock { _host } }
+        set { bindingLock.withLock { _host = newValue } }
+    }
+    var feature: RunningFeature! {
+        get { bindingLock.withLock { _feature } }
+        set { bindingLock.withLock { _feature = newValue } }
+    }
+    var _host: FeatureHost!
+    var _feature: RunningFeature!
+    let bindingLock = NSLock()
+    /// Bumped when a stuck state is left behind: its events, if it ever comes back, are dropped.
+    var generation = 0
+    /// Input lines read so far (the line numbers in messages go on across a rebuild).
+    var linesRead = 0
+    /// The run's own listener on the feature, kept for as long as the run lives. (Dropped, it
+    /// would go on listening, but the side table of its weak reference to the outlet, which the
+    /// runtime points to only through the outlet's shifted refcount word, would look leaked to
+    /// LeakSanitizer when a signal ends the process with the run still alive.)
+    var observation: Disposable?
+    var watcher: FileWatcher?
+    /// Each file's stamp (time and size) as it was when a save last reloaded it; the watcher's thread alone uses it.
+    var reloadedStamps: [String: String] = [:]
+
+    var now: Int {
+        if let test = host?.testScheduler { return test.now }  // no host yet: an error while making it
+        return Int(Date().timeIntervalSince(start) * 1000)
+    }
+
+    /// The latest `at` of the timed lines read so far.
+    var latestTimedLine = 0
+
+    /// Runs to the end of input and of all work (or `untilMs`).
+    /// - Returns: 0 when nothing failed, 1 after a script error or a bad input line.
+    package func run() -> Int32 {
+        if options.watch || options.keepsRunning { installSignalHandlers() }
+        do {
+            host = try makeHost(generation: 0)
+            feature = try host.load(options.path)
+        } catch {
+            let (message, location) = LuaErrorReport.describe(error, fallback: nil)
+            emit(.error(message: message, location: location))
+            return 1
+        }
+        start = Date()
+        if input.isInteractive {
+            // On standard error, so a jsonl run at a prompt still prints only JSON on standard output.
+            FileHandle.standardError.write(Data((banner + "\n").utf8))
+            prepareReader()
+        }
+        if !options.observers.isEmpty {
+            let version = (feature as? LuaFeature)?.definition.version ?? (feature as? LuaComposite)?.definition.version ?? 1
+            let description = RunDescription(name: feature.name, version: version, path: options.path,
+                                             actions: actionSchema, clock: options.clock, now: { [weak self] in self?.now ?? 0 })
+            for observer in options.observers { observer.started(description, dispatch: Dispatcher(run: self)) }
+        }
+        observation = host.perform { feature.outlet.add { [weak self] event in self?.emit(event, generation: 0) } }
+        // Armed before the first state is printed: a save right after it is seen.
+        if options.watch {
+            do { try startWatching() } catch {
+                emit(.error(message: "\(error)", location: nil))
+                return 1
+            }
+        }
+        host.perform { feature.start() }
+        drive()
+        return lock.withLock { failed } ? 1 : 0
+    }
+
+    /// Whether `generation` is still the run's (no stuck state was left behind since).
+    func isCurrent(_ generation: Int) -> Bool { lock.withLock { self.generation == generation } }
+
+    /// A host as the options ask for, its events (logs) tagged with `generation`.
+    func makeHost(generation: Int) throws -> FeatureHost {
+        let host = try FeatureHost(configuration: .init(
+            searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
+            timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock,
+            repositoryFiles: options.repositoryStorage.map { SQLiteRepositoryFiles(storage: $0) }))
+        host.bridge.serviceTap = options.serviceTap
+        // The tool names files as they were given on its command line.
+        host.bridge.locationRoots = []
+        // A failed reload is reported by the watch itself, once the files have settled.
+        host.reportsReloadFailures = false
+        // os.exit is an error, print and io.write log events: the host owns the process and stdout.
+        // Weak: a feature (and its Lua state) may outlive the run that made it.
+        try HostOwnedProcess.install(in: host.lua, command: "run") { [weak self] text, location in
+            self?.emit(.log(message: text, location: location), generation: generation)
+        }
+        return host
+    }
+
+    /// Plugins beside PATH are found by name (`mf.compose` children, interactors).
+    /// Kept relative when PATH is, so `file:line` in messages and tracebacks
+    /// reads the same on every checkout (golden outputs depend on it).
+    /// Every form of a path gives the same folders: `.` inside `plugins/counter` gives
+    /// `..`, as do `./`, `./init.lua` and `init.lua`. A plugin given by name (no such file
+    /// here) has no folder of its own to add.
+    package static func searchPaths(for path: String) -> [String] {
+        var parent: String?
+        if FileManager.default.fileExists(atPath: path) {
+            let folder = PathText.normalized(path).hasSuffix(".lua") ? PathText.parent(of: path) : path
+            parent = PathText.parent(of: folder)
+        }
+        var paths: [String] = []
+        for dir in [parent, "plugins"].compactMap({ $0 }) {
+            let normal = PathText.normalized(dir)
+            if !paths.contains(where: { PathText.normalized($0) == normal }) { paths.append(normal) }
+        }
+        return paths
+    }
+}

@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import MoonflowTool
+
+struct Test: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "test",
+        abstract: "Run Lua specs (busted, with require \"moonflow.test\") and report every failure.",
+        discussion: """
+            PATHs are spec files or folders searched for *_spec.lua; with none, every \
+            plugins/*/spec/*_spec.lua under the current folder. Each file runs in a fresh \
+            Lua state; a line per test as it ends. Ends with `N passed, N failed` \
+            (under --tap, as a closing `#` comment); exit 0 only when nothing failed.
+
+            --time-limit bounds each handler and reducer call (default 1000 ms); each test \
+            as a whole, its waits for services included, gets ten times that (10 s).
+            """
+    )
+
+    @Argument(help: "Spec files or folders (default: plugins/*/spec).")
+    var paths: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Run only tests whose full name (describe names and it name) contains TEXT.", valueName: "TEXT"))
+    var filter: String?
+
+    @Option(name: .long, help: ArgumentHelp("Also write a JUnit XML report to FILE.", valueName: "FILE"))
+    var junit: String?
+
+    @Flag(name: .long, help: "Print TAP version 13 instead of the summary.")
+    var tap = false
+
+    @Option(name: .long, help: ArgumentHelp("Run N spec files at once, each in its own Lua state; output stays in file order (default: one per core).", valueName: "N"))
+    var jobs: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Run only shard I of N: a stable subset of the files, for splitting a suite across CI machines.", valueName: "I/N"))
+    var shard: String?
+
+    @OptionGroup var limits: LimitOptions
+
+    func validate() throws {
+        if let jobs, jobs < 1 { throw ValidationError("--jobs \(jobs): give 1 or more files at once") }
+        if let shard { _ = try parsedShard(shard) }
+    }
+
+    private func parsedShard(_ text: String) throws -> SpecRunner.Shard {
+        do { return try SpecRunner.Shard(parsing: text) } catch { throw ValidationError("\(error)") }
+    }
+
+    func run() throws {
+        var options = SpecRunner.Options(paths: paths)
+        options.filter = filter
+        options.junitPath = junit
+        options.tap = tap
+        options.jobs = jobs
+        options.shard = try shard.map(parsedShard)
+        options.timeLimitMs = limits.timeLimit ?? LimitOptions.defaultTimeLimitMs
+        // At most ten days: validated limits are at most one day, and the watchdog caps it at one.
+        options.testTimeLimitMs = (limits.timeLimit ?? LimitOptions.defaultTimeLimitMs) * 10
+        options.memoryLimitMB = limits.memoryLimit ?? 512
+        options.profile = limits.sandbox ? .sandboxed : .trusted
+        let status = SpecRunner(options: options).run()
+        if status != 0 { throw ExitCode(status) }
+    }
+}
