@@ -8,24 +8,27 @@ import XCTest
 
 /// A feature the host composed with `mf.compose` takes JSON actions as its children do.
 final class ComposedJSONActionTests: XCTestCase {
+    /// A shop that routes every action to its one child, `orders`.
+    static let plugins: [String: String] = [
+        "orders/init.lua": """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "orders", initial = { log = {} },
+              actions = { add = { n = "integer" } }, mutations = { added = { n = "integer" } },
+              handle = function(a) return { type = "added", n = a.n } end,
+              reduce = function(s, m) s.log[#s.log + 1] = m.n; return s end,
+            }
+            """,
+        "shop/init.lua": """
+            local mf = require "moonflow"
+            return mf.compose { name = "shop", children = { orders = "orders" },
+              route = function(action) return "orders", action end,
+              combine = function(states) return { log = states.orders.log } end }
+            """,
+    ]
+
     func testACompositionTakesJSON() throws {
-        let h = try Harness([
-            "orders/init.lua": """
-                local mf = require "moonflow"
-                return mf.feature {
-                  name = "orders", initial = { log = {} },
-                  actions = { add = { n = "integer" } }, mutations = { added = { n = "integer" } },
-                  handle = function(a) return { type = "added", n = a.n } end,
-                  reduce = function(s, m) s.log[#s.log + 1] = m.n; return s end,
-                }
-                """,
-            "shop/init.lua": """
-                local mf = require "moonflow"
-                return mf.compose { name = "shop", children = { orders = "orders" },
-                  route = function(action) return "orders", action end,
-                  combine = function(states) return { log = states.orders.log } end }
-                """,
-        ])
+        let h = try Harness(Self.plugins)
         let shop = try h.load("shop")
         try shop.send(json: #"{"type":"add","n":4}"#)
         h.settle()
@@ -39,23 +42,7 @@ final class ComposedJSONActionTests: XCTestCase {
     /// is reduced, and what the route refuses from there is an `.error` event. It used to wait
     /// for the queue: a deadlock.
     func testACompositionSentToFromAnotherThreadNeverWaitsForTheQueue() async throws {
-        let folder = try PluginFolder([
-            "orders/init.lua": """
-            local mf = require "moonflow"
-            return mf.feature {
-              name = "orders", initial = { log = {} },
-              actions = { add = { n = "integer" } }, mutations = { added = { n = "integer" } },
-              handle = function(a) return { type = "added", n = a.n } end,
-              reduce = function(s, m) s.log[#s.log + 1] = m.n; return s end,
-            }
-            """,
-            "shop/init.lua": """
-            local mf = require "moonflow"
-            return mf.compose { name = "shop", children = { orders = "orders" },
-              route = function(action) return "orders", action end,
-              combine = function(states) return { log = states.orders.log } end }
-            """,
-        ])
+        let folder = try PluginFolder(Self.plugins)
         let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], clock: .real))
         let shop = try await host.load("shop")
         let errors = Locked([String]())

@@ -10,9 +10,7 @@ import XCTest
 final class MainActorHostTests: XCTestCase {
     func testATypedBurstReachesTheFieldFromEveryKindOfMain() throws {
         for mode in ["sync", "async", "async-sync-load"] {
-            let (status, output) = try probe(mode)
-            XCTAssertEqual(status, 0, "\(mode): \(output)")
-            XCTAssertTrue(output.contains("text: hello, moonflow"), "\(mode): \(output)")
+            try expectProbe([mode], exitsWith: ["text: hello, moonflow"])
         }
     }
 
@@ -21,59 +19,52 @@ final class MainActorHostTests: XCTestCase {
     /// the drain held main to the end: its first turn came with 3000 of 3000 reduced, and a
     /// 60 Hz timer drew 1 frame in 260 ms.
     func testAFloodFromAnotherThreadLeavesTheMainQueueTurns() throws {
-        for main in ["sync", "async"] {
-            let (status, output) = try probe("flood", main)
-            XCTAssertEqual(status, 0, "\(main): \(output)")
-            XCTAssertTrue(output.contains("reduced: 3000"), "every action is reduced, in the end: \(main): \(output)")
-        }
+        try expectOnEveryMain("flood", exitsWith: ["reduced: 3000"])
     }
 
     /// `send(json:)` from a thread main waits for returns: it used to parse on the state
     /// executor, the main thread, and wait for it, which waited for the sender.
     func testSendJSONFromAThreadMainWaitsForReturns() throws {
-        for main in ["sync", "async"] {
-            let (status, output) = try probe("json-while-main-waits", main)
-            XCTAssertEqual(status, 0, "\(main): \(output)")
-            XCTAssertTrue(output.contains("text: hello, moonflow"), "\(main): \(output)")
-        }
+        try expectOnEveryMain("json-while-main-waits", exitsWith: ["text: hello, moonflow"])
     }
 
     /// On a queue host, main reads `state` while an observer on the host's queue waits for
     /// main: the read returns. It used to wait for the queue to take the writes still in Lua.
     func testReadingStateNeverWaitsForTheHostsQueue() throws {
-        for main in ["sync", "async"] {
-            let (status, output) = try probe("state-while-observer-waits", main)
-            XCTAssertEqual(status, 0, "\(main): \(output)")
-            XCTAssertTrue(output.contains("text: hello, moonflow"), "\(main): \(output)")
-        }
+        try expectOnEveryMain("state-while-observer-waits", exitsWith: ["text: hello, moonflow"])
     }
 
     /// `MainActorHost`: `send`, `observe` (a main-actor callback) and a view model, all on the
-    /// main actor by type, under a plain main with a run loop and under an async main.
+    /// main actor by type, under a plain main with a run loop and under an async main. 16
+    /// states observed: the first state and one per key.
     func testAMainActorHostTypesIntoAFieldFromEveryKindOfMain() throws {
-        for main in ["sync", "async"] {
-            let (status, output) = try probe("typed", main)
-            XCTAssertEqual(status, 0, "\(main): \(output)")
-            XCTAssertTrue(output.contains("text: hello, moonflow"), "\(main): \(output)")
-            XCTAssertTrue(output.contains("states observed: 16"), "the first state and one per key: \(main): \(output)")
-        }
+        try expectOnEveryMain("typed", exitsWith: ["text: hello, moonflow", "states observed: 16"])
     }
 
     /// A synchronous `load` on a main-actor host from a thread main waits for throws, saying to
     /// await it; it used to wait for the main thread, which waited for it.
     func testASynchronousLoadOffTheMainActorSaysToAwaitIt() throws {
-        for main in ["sync", "async"] {
-            let (status, output) = try probe("load-off-main", main)
-            XCTAssertEqual(status, 0, "\(main): \(output)")
-            XCTAssertTrue(output.contains("refused: ") && output.contains("try await host.load(\"field\")"), "\(main): \(output)")
-        }
+        try expectOnEveryMain("load-off-main", exitsWith: ["refused: ", "try await host.load(\"field\")"])
     }
 
-    private func probe(_ mode: String...) throws -> (Int32, String) {
+    /// Runs the probe's `scenario` under a plain main with a run loop and under an async main.
+    private func expectOnEveryMain(_ scenario: String, exitsWith texts: [String], line: UInt = #line) throws {
+        for main in ["sync", "async"] { try expectProbe([scenario, main], exitsWith: texts, line: line) }
+    }
+
+    /// The probe run with `arguments` exits 0 and prints each of `texts`.
+    private func expectProbe(_ arguments: [String], exitsWith texts: [String], line: UInt = #line) throws {
+        let (status, output) = try probe(arguments)
+        let what = arguments.joined(separator: " ")
+        XCTAssertEqual(status, 0, "\(what): \(output)", line: line)
+        for text in texts { XCTAssertTrue(output.contains(text), "\(what): no \(text): \(output)", line: line) }
+    }
+
+    private func probe(_ arguments: [String]) throws -> (Int32, String) {
         let built = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         let process = Process()
         process.executableURL = built.appendingPathComponent("moonflow-embedding-probe")
-        process.arguments = mode
+        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no"
         process.environment = environment
