@@ -113,9 +113,6 @@ package final class DevServer: @unchecked Sendable {
     /// The server's token.
     package var token: String { web.withLock { $0!.token } }
 
-    /// Apps connected now.
-    package var appCount: Int { lock.withLock { connections.count } }
-
     /// The files as last published (what an app that connects now gets).
     var published: [String: String] { lock.withLock { files } }
 

@@ -83,10 +83,12 @@ final class ServeTests: XCTestCase {
         let app = try Child(Built.binary("moonflow-serve-testapp"), [url, "counter"])
         defer { app.kill() }
         try app.waitFor(#""value":{"count":0}"#)
+        try expectLink(of: app, connected: true)
         server.kill()
         server.waitUntilExit()
         app.send(#"{"type":"increment"}"#)
         try app.waitFor(#""value":{"count":1}"#)
+        try expectLink(of: app, connected: false)
 
         let address = try XCTUnwrap(URLComponents(string: url))
         let token = try XCTUnwrap(address.queryItems?.first?.value)
@@ -95,8 +97,26 @@ final class ServeTests: XCTestCase {
         try server.waitFor("connected")
         try write(counter(times: 5))
         try app.waitFor(#""kind":"reload""#)
+        try expectLink(of: app, connected: true)
         app.send(#"{"type":"increment"}"#)
         try app.waitFor(#""value":{"count":6}"#)
+    }
+
+    /// Asks the app (`:link`, which reads `DevServerLink.isConnected`) until it answers
+    /// `connected` (a link notices a closed server when its socket says so), for up to 30 s.
+    private func expectLink(of app: Child, connected: Bool) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            let asked = app.lines.filter { $0.contains(#""app":"link""#) }.count
+            app.send(":link")
+            while app.lines.filter({ $0.contains(#""app":"link""#) }).count == asked {
+                guard Date() < deadline else { return XCTFail("the app never answered :link") }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            if app.lines.last(where: { $0.contains(#""app":"link""#) })?.contains("\"connected\":\(connected)") == true { return }
+            guard Date() < deadline else { return XCTFail("the link never said connected: \(connected)") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
     }
 
     func testTheInspectorSeesTheAppAndItsDispatchChangesTheAppsStateAndTheRecordingReplays() async throws {

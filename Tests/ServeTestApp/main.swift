@@ -29,7 +29,7 @@ enum Out {
 
 do {
     let host = try FeatureHost(configuration: .init(searchPaths: []))
-    try host.connect(devServer: url)
+    let link = try host.connect(devServer: url)
     let feature = try host.load(arguments[2])
     let token = feature.observe { event in
         Out.say("{\"app\":\"event\"," + InspectorPipe.line(.event(event, t: 0, cause: nil)).dropFirst())
@@ -44,6 +44,8 @@ do {
     }
     feature.start()
     while let line = readLine() {
+        // `:link` asks what a debug badge would show: whether the link to the server is up.
+        if line == ":link" { Out.say("{\"app\":\"link\",\"connected\":\(link.isConnected)}"); continue }
         do { try feature.send(json: line) } catch { Out.say("{\"app\":\"refused\"}") }
     }
     // Input ended: the app runs on until it is stopped (as an app's screen would).
