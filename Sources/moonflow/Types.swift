@@ -41,8 +41,10 @@ struct Types: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of standard output.", valueName: "FILE"))
     var output: String?
 
-    @Argument(help: "A plugin folder or a .lua file.")
-    var path: String?
+    @Argument(help: ArgumentHelp("Plugin folders or .lua files. Several make one file with each feature's types once (an mf.compose and a child of it given alone, say).", valueName: "path"))
+    var paths: [String] = []
+
+    private var path: String? { paths.first }
 
     private var mode: String { lua ? "--lua" : swift ? "--swift" : "--luals" }
 
@@ -57,14 +59,14 @@ struct Types: ParsableCommand {
         if modes > 1 { throw ValidationError("give one of --lua, --swift and --luals; run moonflow types once for each") }
         if api {
             guard luals else { throw ValidationError("--api goes with --luals: moonflow types --luals --api") }
-            if let path { throw ValidationError("--api prints the moonflow module's annotations, not a plugin's; drop \(path), or drop --api") }
+            if !paths.isEmpty { throw ValidationError("--api prints the moonflow module's annotations, not a plugin's; drop \(paths.joined(separator: " ")), or drop --api") }
             return
         }
-        guard let path else {
+        guard path != nil else {
             throw ValidationError("moonflow types \(mode) needs a plugin: moonflow types \(mode) plugins/counter"
                                   + (luals ? " (or --api for the moonflow module's own annotations)" : ""))
         }
-        try validatePluginPath(path)
+        for path in paths { try validatePluginPath(path) }
         if let output {
             let folder = PathText.parent(of: output)
             var isFolder: ObjCBool = false
@@ -79,13 +81,21 @@ struct Types: ParsableCommand {
         if api {
             text = LuaLSAnnotations.api
         } else {
-            let path = path!
-            let features: [FeatureDeclarations]
-            do { features = try FeatureDeclarations.load(path) } catch {
-                FileHandle.standardError.write(Data("\(error)\n".utf8))
-                throw ExitCode(1)
+            var features: [FeatureDeclarations] = []
+            // A feature met twice (a compose's child, given alone too) is written once: the
+            // file it came from says which it is.
+            var seen: Set<String> = []
+            for path in paths {
+                do {
+                    for feature in try FeatureDeclarations.load(path) where seen.insert(Self.identity(of: feature)).inserted {
+                        features.append(feature)
+                    }
+                } catch {
+                    FileHandle.standardError.write(Data("\(error)\n".utf8))
+                    throw ExitCode(1)
+                }
             }
-            let command = "moonflow types \(mode) \(path)"
+            let command = "moonflow types \(mode) \(paths.joined(separator: " "))"
             if lua { text = LuaStateDeclaration(features: features).source() }
             else if swift { text = SwiftTypesGenerator(features: features, command: command).source() }
             else { text = LuaLSAnnotations(features: features, command: command).source() }
@@ -98,5 +108,11 @@ struct Types: ParsableCommand {
         } else {
             FileHandle.standardOutput.write(Data(text.utf8))
         }
+    }
+
+    /// A feature's file, as one path whatever the spelling (`plugins/notes/../composer`, a link).
+    private static func identity(of feature: FeatureDeclarations) -> String {
+        guard !feature.file.isEmpty else { return "name:" + feature.name }
+        return URL(fileURLWithPath: feature.file).standardizedFileURL.resolvingSymlinksInPath().path + "#" + feature.name
     }
 }
