@@ -219,7 +219,7 @@ final class GeneratedTypesTests: XCTestCase {
         _ = host.runUntilIdle()
         state = try signup.decodeState(SignupState.self)
         XCTAssertTrue(state.submitted)
-        XCTAssertEqual(try events.effects(as: FormEffect.self), [.signedUp(email: "ada@example.com", name: "Ada")])
+        XCTAssertEqual(try events.effects(as: FormEffect.self), [.signedUp(name: "Ada", email: "ada@example.com")])
     }
 
     func testUsersDecodeWithTheSelectionThatIsFalseOrAUser() throws {

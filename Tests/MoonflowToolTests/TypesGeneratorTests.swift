@@ -192,4 +192,42 @@ final class TypesGeneratorTests: XCTestCase {
         XCTAssertTrue(luals.contains("---@class OddNameAction._a20b2\n"), luals)
         XCTAssertTrue(luals.contains("---@class OddNameAction._linea"), luals)
     }
+
+    /// A generated case's labels follow the order the plugin writes its fields in
+    /// (`.add(sku:price:qty:name:)`), not the alphabet (`.add(name:price:qty:sku:)`, which moved
+    /// every call site when a field was added). Comments, strings and comparisons in the source
+    /// do not count as fields; a message the text does not spell out keeps sorted labels.
+    func testCaseLabelsFollowTheOrderTheSourceWritesFieldsIn() {
+        let source = """
+            local mf = require "moonflow"
+            -- actions = { add = { z = "string" } }   (a comment: not the declaration)
+            local note = "actions = { add = { y = 1 } }"
+            return mf.feature {
+              name = "shop",
+              actions = {
+                add = { sku = "string", price = "integer", qty = "integer", name = "string" },
+                ["remove"] = { sku = "string", all = "boolean?" },
+                [[clear]] = {},
+              },
+              mutations = { added = { qty = "integer", sku = "string" } },
+              handle = function(a) if a.qty == 0 then return nil end return { type = "added", sku = a.sku, qty = a.qty } end,
+            }
+            """
+        let order = DeclarationOrder(source: source)
+        XCTAssertEqual(order.order("actions", "add"), ["sku", "price", "qty", "name"])
+        XCTAssertEqual(order.order("actions", "remove"), ["sku", "all"])
+        XCTAssertEqual(order.order("mutations", "added"), ["qty", "sku"])
+        let scalar = { (t: FlatShapes.FieldType) in Schema.Field(type: t, optional: false) }
+        let actions: [String: [String: Schema.Field]] = [
+            "add": ["sku": scalar(.string), "price": scalar(.integer), "qty": scalar(.integer), "name": scalar(.string)],
+            "remove": ["sku": scalar(.string), "all": Schema.Field(type: .boolean, optional: true)],
+            "built": ["b": scalar(.string), "a": scalar(.string)],   // not spelled out in the text
+        ]
+        let declared = [FeatureDeclarations(name: "shop", kind: .feature, state: .record([]), stateIsInferred: false,
+                                            actions: actions, order: order)]
+        let swift = SwiftTypesGenerator(features: declared, command: "moonflow types --swift shop").source()
+        XCTAssertTrue(swift.contains("case add(sku: String, price: Int, qty: Int, name: String)"), swift)
+        XCTAssertTrue(swift.contains("case remove(sku: String, all: Bool? = nil)"), swift)
+        XCTAssertTrue(swift.contains("case built(a: String, b: String)"), swift)
+    }
 }

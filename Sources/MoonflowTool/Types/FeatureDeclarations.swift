@@ -23,12 +23,15 @@ package struct FeatureDeclarations: Sendable {
     package let outputs: [String: [String: Schema.Field]]?
     /// The file the definition came from.
     package let file: String
+    /// The order its source writes each message's fields in (read from `file`).
+    package let order: DeclarationOrder
 
     package init(name: String, kind: Kind, state: SchemaType, stateIsInferred: Bool,
                  actions: [String: [String: Schema.Field]] = [:], mutations: [String: [String: Schema.Field]] = [:],
-                 outputs: [String: [String: Schema.Field]]? = nil, file: String = "") {
+                 outputs: [String: [String: Schema.Field]]? = nil, file: String = "", order: DeclarationOrder? = nil) {
         self.name = name; self.kind = kind; self.state = state; self.stateIsInferred = stateIsInferred
         self.actions = actions; self.mutations = mutations; self.outputs = outputs; self.file = file
+        self.order = order ?? (file.isEmpty ? DeclarationOrder() : DeclarationOrder.read(file: file))
     }
 
     /// A usage problem: the plugin cannot be read, or is not a feature.

@@ -33,15 +33,15 @@ package struct SwiftTypesGenerator: Sendable {
             out.state(feature, name: prefix + "State")
             if !feature.actions.isEmpty {
                 out.blank()
-                out.messages(feature.actions, name: prefix + "Action", of: feature.name, kind: .action)
+                out.messages(feature.actions, name: prefix + "Action", of: feature.name, kind: .action, order: feature.order.fields["actions"] ?? [:])
             }
             if !feature.mutations.isEmpty {
                 out.blank()
-                out.messages(feature.mutations, name: prefix + "Mutation", of: feature.name, kind: .mutation)
+                out.messages(feature.mutations, name: prefix + "Mutation", of: feature.name, kind: .mutation, order: feature.order.fields["mutations"] ?? [:])
             }
             if let outputs = feature.outputs, !outputs.isEmpty {
                 out.blank()
-                out.messages(outputs, name: prefix + "Effect", of: feature.name, kind: .effect)
+                out.messages(outputs, name: prefix + "Effect", of: feature.name, kind: .effect, order: feature.order.fields["outputs"] ?? [:])
             }
         }
         if out.needsValue {
@@ -240,7 +240,10 @@ private struct SwiftCode {
 
     /// An enum with a case per declared name: an action encodes as `{"type": name, ...fields}`,
     /// a mutation or an effect decodes from one.
-    mutating func messages(_ shapes: [String: [String: Schema.Field]], name: String, of feature: String, kind: MessageKind) {
+    /// - Parameter order: each message's fields in the order the source writes them; a field
+    ///   not there (or a message without an order) comes after, sorted.
+    mutating func messages(_ shapes: [String: [String: Schema.Field]], name: String, of feature: String, kind: MessageKind,
+                           order: [String: [String]] = [:]) {
         struct Case { let lua: String; let swift: String; let fields: [(lua: String, label: String, type: String, optional: Bool)] }
         var cases: [Case] = []
         var used: Set<String> = []
@@ -255,7 +258,9 @@ private struct SwiftCode {
             while used.contains(SwiftNames.bare(c)) { c = SwiftNames.escaped(SwiftNames.bare(SwiftNames.camel(lua)) + "\(n)"); n += 1 }
             used.insert(SwiftNames.bare(c))
             var labels: Set<String> = []
-            let fields = shapes[lua]!.sorted { $0.key < $1.key }.map { field, declared -> (lua: String, label: String, type: String, optional: Bool) in
+            let written = order[lua] ?? []
+            let rank = { (field: String) in written.firstIndex(of: field) ?? Int.max }
+            let fields = shapes[lua]!.sorted { (rank($0.key), $0.key) < (rank($1.key), $1.key) }.map { field, declared -> (lua: String, label: String, type: String, optional: Bool) in
                 var label = SwiftNames.label(field)
                 var k = 2
                 while labels.contains(SwiftNames.bare(label)) { label = SwiftNames.label(SwiftNames.bare(SwiftNames.camel(field)) + "\(k)"); k += 1 }

@@ -45,7 +45,7 @@ public struct CheckoutState: Codable, Equatable, Sendable {
 
 /// The actions `checkout` declares; `send(case:)` sends one as `{ type = "name", field = value }`.
 public enum CheckoutAction: Encodable, Equatable, Sendable {
-    case add(qty: Int? = nil, sku: String)
+    case add(sku: String, qty: Int? = nil)
     case dismiss
     case drop(sku: String)
     case load
@@ -57,8 +57,8 @@ public enum CheckoutAction: Encodable, Equatable, Sendable {
         switch self {
         case .add(let v0, let v1):
             try container.encode("add", forKey: Key("type"))
-            try container.encodeIfPresent(v0, forKey: Key("qty"))
-            try container.encode(v1, forKey: Key("sku"))
+            try container.encode(v0, forKey: Key("sku"))
+            try container.encodeIfPresent(v1, forKey: Key("qty"))
         case .dismiss:
             try container.encode("dismiss", forKey: Key("type"))
         case .drop(let v0):
@@ -90,7 +90,7 @@ public enum CheckoutMutation: Decodable, Equatable, Sendable {
     case checking
     case dismissed
     case failed(message: String)
-    case line(qty: Int, sku: String)
+    case line(sku: String, qty: Int)
     case paid(receipt: String)
     case paying
     case restored(lines: [LinesItem])
@@ -109,7 +109,7 @@ public enum CheckoutMutation: Decodable, Equatable, Sendable {
         case "failed":
             self = .failed(message: try container.decode(String.self, forKey: Key("message")))
         case "line":
-            self = .line(qty: try container.decode(Int.self, forKey: Key("qty")), sku: try container.decode(String.self, forKey: Key("sku")))
+            self = .line(sku: try container.decode(String.self, forKey: Key("sku")), qty: try container.decode(Int.self, forKey: Key("qty")))
         case "paid":
             self = .paid(receipt: try container.decode(String.self, forKey: Key("receipt")))
         case "paying":

@@ -49,23 +49,23 @@ public enum ColorsAction: Encodable, Equatable, Sendable {
 
 /// The mutations `colors` declares, decoded by their `type`.
 public enum ColorsMutation: Decodable, Equatable, Sendable {
-    case appended(hasMore: Bool, items: ColorsValue, page: Int)
+    case appended(page: Int, items: ColorsValue, hasMore: Bool)
     case failure(message: String)
     case loading
-    case replaced(hasMore: Bool, items: ColorsValue, page: Int)
+    case replaced(page: Int, items: ColorsValue, hasMore: Bool)
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
         let type = try container.decode(String.self, forKey: Key("type"))
         switch type {
         case "appended":
-            self = .appended(hasMore: try container.decode(Bool.self, forKey: Key("hasMore")), items: try container.decode(ColorsValue.self, forKey: Key("items")), page: try container.decode(Int.self, forKey: Key("page")))
+            self = .appended(page: try container.decode(Int.self, forKey: Key("page")), items: try container.decode(ColorsValue.self, forKey: Key("items")), hasMore: try container.decode(Bool.self, forKey: Key("hasMore")))
         case "failure":
             self = .failure(message: try container.decode(String.self, forKey: Key("message")))
         case "loading":
             self = .loading
         case "replaced":
-            self = .replaced(hasMore: try container.decode(Bool.self, forKey: Key("hasMore")), items: try container.decode(ColorsValue.self, forKey: Key("items")), page: try container.decode(Int.self, forKey: Key("page")))
+            self = .replaced(page: try container.decode(Int.self, forKey: Key("page")), items: try container.decode(ColorsValue.self, forKey: Key("items")), hasMore: try container.decode(Bool.self, forKey: Key("hasMore")))
         default:
             throw DecodingError.dataCorruptedError(forKey: Key("type"), in: container,
                 debugDescription: "undeclared mutation \"\(type)\" of colors; declared: appended, failure, loading, replaced")

@@ -142,7 +142,7 @@ public struct FormState: Codable, Equatable, Sendable {
 
 /// The actions `form` declares; `send(case:)` sends one as `{ type = "name", field = value }`.
 public enum FormAction: Encodable, Equatable, Sendable {
-    case submit(allowed: Bool, email: String, name: String)
+    case submit(allowed: Bool, name: String, email: String)
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
@@ -150,8 +150,8 @@ public enum FormAction: Encodable, Equatable, Sendable {
         case .submit(let v0, let v1, let v2):
             try container.encode("submit", forKey: Key("type"))
             try container.encode(v0, forKey: Key("allowed"))
-            try container.encode(v1, forKey: Key("email"))
-            try container.encode(v2, forKey: Key("name"))
+            try container.encode(v1, forKey: Key("name"))
+            try container.encode(v2, forKey: Key("email"))
         }
     }
 
@@ -167,7 +167,7 @@ public enum FormAction: Encodable, Equatable, Sendable {
 /// The mutations `form` declares, decoded by their `type`.
 public enum FormMutation: Decodable, Equatable, Sendable {
     case refused
-    case submitted(email: String, name: String)
+    case submitted(name: String, email: String)
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
@@ -176,7 +176,7 @@ public enum FormMutation: Decodable, Equatable, Sendable {
         case "refused":
             self = .refused
         case "submitted":
-            self = .submitted(email: try container.decode(String.self, forKey: Key("email")), name: try container.decode(String.self, forKey: Key("name")))
+            self = .submitted(name: try container.decode(String.self, forKey: Key("name")), email: try container.decode(String.self, forKey: Key("email")))
         default:
             throw DecodingError.dataCorruptedError(forKey: Key("type"), in: container,
                 debugDescription: "undeclared mutation \"\(type)\" of form; declared: refused, submitted")
@@ -194,14 +194,14 @@ public enum FormMutation: Decodable, Equatable, Sendable {
 
 /// The outward effects `form` declares (`outputs`), decoded by their `type`.
 public enum FormEffect: Decodable, Equatable, Sendable {
-    case signedUp(email: String, name: String)
+    case signedUp(name: String, email: String)
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
         let type = try container.decode(String.self, forKey: Key("type"))
         switch type {
         case "signedUp":
-            self = .signedUp(email: try container.decode(String.self, forKey: Key("email")), name: try container.decode(String.self, forKey: Key("name")))
+            self = .signedUp(name: try container.decode(String.self, forKey: Key("name")), email: try container.decode(String.self, forKey: Key("email")))
         default:
             throw DecodingError.dataCorruptedError(forKey: Key("type"), in: container,
                 debugDescription: "undeclared effect \"\(type)\" of form; declared: signedUp")
