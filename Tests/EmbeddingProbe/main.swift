@@ -18,6 +18,9 @@ import MoonflowHost
 //       the main thread waits for returns (it must not wait for the main thread in turn)
 //   moonflow-embedding-probe typed sync|async   the same burst through a `MainActorHost`, a
 //       main-actor observer and a view model: isolated by type, on either kind of main
+//   moonflow-embedding-probe lifetimes sync|async   the app lets its MainActorHost go: the
+//       feature keeps it (a Swift service still answers); then another thread disposes the
+//       feature while actions flow, and the view model and `state` agree
 //   moonflow-embedding-probe load-off-main sync|async   a synchronous `load` from a thread
 //       main waits for throws, saying to await it (it used to wait for main: a deadlock)
 //   moonflow-embedding-probe state-while-observer-waits sync|async   on a queue host, main
@@ -28,9 +31,15 @@ let plugin = """
     return mf.feature {
       name = "field",
       initial = { text = "" },
-      actions = { type = { ch = "string" } },
+      actions = { type = { ch = "string" }, echo = { text = "string" } },
       mutations = { typed = { text = "string" } },
-      handle = function(action, state) return { type = "typed", text = state.text .. action.ch } end,
+      handle = function(action, state, env)
+        if action.type == "echo" then
+          -- a Swift service's answer: it needs the host, which the app may have let go
+          return env.services.echo(action.text):map(function(t) return { type = "typed", text = t } end)
+        end
+        return { type = "typed", text = state.text .. action.ch }
+      end,
       reduce = function(state, m) state.text = m.text return state end,
     }
     """
@@ -199,6 +208,40 @@ func typedBurst() throws {
     }
 }
 
+/// Lifetimes as documented: the host goes, the feature keeps it; dispose mid-flow, view = state.
+@MainActor
+func lifetimes() throws {
+    var host: MainActorHost? = try MainActorHost(configuration: .init(searchPaths: [try folder()]))
+    host?.host.register(service: "echo") { args in args.first ?? .nil }
+    guard let field = try host?.load("field") else { exit(1) }
+    let model = try field.model(as: FieldView.self)
+    field.start()
+    host = nil   // the app lets the host go: the feature keeps what it uses
+    model.send(["type": "echo", "text": "kept"])
+    whenTrue("the service answered", { model.view.text == "kept" || model.lastError != nil }) {
+        if let error = model.lastError { print("the service failed once the host was let go: \(error)"); exit(1) }
+        print("the service answered after the host was let go")
+        let feature = field.feature
+        Thread.detachNewThread {
+            for n in 0..<2000 {
+                try? feature.send(["type": "type", "ch": "x"])
+                if n == 200 { feature.dispose() }
+            }
+        }
+        whenTrue("the feature is disposed and idle", { field.feature.isDisposed && field.feature.isIdle }) {
+            // Whatever the disposed feature still had to deliver comes within a few turns.
+            DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(200)) {
+                MainActor.assumeIsolated {
+                    let state = field.state["text"]?.stringValue ?? "?"
+                    print("view \(model.view.text.count) characters, state \(state.count)")
+                    print(model.view.text == state ? "the view and the state agree" : "the view and the state differ")
+                    exit(model.view.text == state ? 0 : 1)
+                }
+            }
+        }
+    }
+}
+
 /// A synchronous `load` on a main-actor host from a thread main waits for: it throws at once.
 @MainActor
 func loadOffMain() throws {
@@ -241,6 +284,7 @@ switch CommandLine.arguments.dropFirst().first {
 case "flood": onMain(CommandLine.arguments.dropFirst(2).first, flood)
 case "json-while-main-waits": onMain(CommandLine.arguments.dropFirst(2).first, jsonWhileMainWaits)
 case "typed": onMain(CommandLine.arguments.dropFirst(2).first, typedBurst)
+case "lifetimes": onMain(CommandLine.arguments.dropFirst(2).first, lifetimes)
 case "load-off-main": onMain(CommandLine.arguments.dropFirst(2).first, loadOffMain)
 case "state-while-observer-waits": onMain(CommandLine.arguments.dropFirst(2).first, stateWhileObserverWaits)
 case "sync":

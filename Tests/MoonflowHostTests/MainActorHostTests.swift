@@ -41,6 +41,13 @@ final class MainActorHostTests: XCTestCase {
         try expectOnEveryMain("typed", exitsWith: ["text: hello, moonflow", "states observed: 16"])
     }
 
+    /// Lifetimes as documented, on a main-actor host: the app lets the host go and the feature
+    /// keeps it (a Swift service still answers); another thread disposes the feature while
+    /// actions flow, and the view model and `state` agree afterwards.
+    func testLifetimesHoldOnEveryKindOfMain() throws {
+        try expectOnEveryMain("lifetimes", exitsWith: ["the service answered after the host was let go", "the view and the state agree"])
+    }
+
     /// A synchronous `load` on a main-actor host from a thread main waits for throws, saying to
     /// await it; it used to wait for the main thread, which waited for it.
     func testASynchronousLoadOffTheMainActorSaysToAwaitIt() throws {
