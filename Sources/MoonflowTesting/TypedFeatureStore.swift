@@ -49,25 +49,28 @@ public final class TypedFeatureStore<State: Codable & Sendable, Action: Encodabl
     /// store is not exhaustive), compared as the generated `Mutation` enum.
     public func receive<Mutation: Decodable & Equatable>(_ mutation: Mutation, file: StaticString = #filePath, line: UInt = #line,
                                                          _ change: ((inout State) throws -> Void)? = nil) throws {
-        let arrived = store.unasserted().mutations
-        let candidates = store.exhaustive ? Array(arrived.prefix(1)) : arrived
-        guard let match = candidates.first(where: { (try? LuaValueDecoder().decode(Mutation.self, from: $0)) == mutation }) else {
-            let shown = candidates.isEmpty ? "none arrived" : "received " + candidates.map { "\($0)" }.joined(separator: ", ")
-            throw FeatureStore.Failure("\(file):\(line): receive(\(mutation)): \(store.exhaustive ? "the next mutation does not match" : "no received mutation matches"); \(shown)")
-        }
+        let match = try pick(mutation, from: store.unasserted().mutations, file: file, line: line,
+                             what: ("receive", "the next mutation does not match", "no received mutation matches", "received", "none arrived"))
         try store.receive(match, file: file, line: line, change.map(typed))
     }
 
     /// Asserts the next outward effect, compared as the generated `Effect` enum.
     public func receiveEffect<Effect: Decodable & Equatable>(_ effect: Effect, from child: String? = nil,
                                                              file: StaticString = #filePath, line: UInt = #line) throws {
-        let out = store.unasserted().effects
-        let candidates = store.exhaustive ? Array(out.prefix(1)) : out
-        guard let match = candidates.first(where: { (try? LuaValueDecoder().decode(Effect.self, from: $0)) == effect }) else {
-            let shown = candidates.isEmpty ? "none went out" : "went out: " + candidates.map { "\($0)" }.joined(separator: ", ")
-            throw FeatureStore.Failure("\(file):\(line): receiveEffect(\(effect)): \(store.exhaustive ? "the next outward effect does not match" : "no outward effect matches"); \(shown)")
-        }
+        let match = try pick(effect, from: store.unasserted().effects, file: file, line: line,
+                             what: ("receiveEffect", "the next outward effect does not match", "no outward effect matches", "went out:", "none went out"))
         try store.receiveEffect(match, from: child, file: file, line: line)
+    }
+
+    /// What arrived that decodes equal to `expected`: the next one, or (not exhaustive) the first
+    /// that does; else a failure at the test's line naming both.
+    private func pick<T: Decodable & Equatable>(_ expected: T, from arrived: [LuaValue], file: StaticString, line: UInt,
+                                                what: (call: String, next: String, noMatch: String, seen: String, none: String)) throws -> LuaValue {
+        let candidates = store.exhaustive ? Array(arrived.prefix(1)) : arrived
+        if let match = candidates.first(where: { (try? LuaValueDecoder().decode(T.self, from: $0)) == expected }) { return match }
+        let shown = candidates.isEmpty ? what.none : "\(what.seen) " + candidates.map { "\($0)" }.joined(separator: ", ")
+        let verdict = store.exhaustive ? what.next : what.noMatch
+        throw FeatureStore.Failure("\(file):\(line): \(what.call)(\(expected)): \(verdict); \(shown)")
     }
 
     /// Asserts the next error the feature reported: its message must contain `text`.

@@ -93,7 +93,7 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
     }
     private let disposed = Locked(false)
 
-    package var isDisposed: Bool { disposed.withLock { $0 } || outlet.isFinished }
+    package var isDisposed: Bool { disposed.withLock { $0 } }
 
     private var deliveringError: FeatureError?
 

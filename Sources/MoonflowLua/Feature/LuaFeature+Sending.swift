@@ -9,10 +9,13 @@ extension LuaFeature {
     /// - Throws: `SchemaError` naming the action, the field and the expected type;
     ///   nothing is queued and the state is not touched.
     package func send(_ action: LuaValue) throws {
-        try refusing(action) {
-            _ = try bindingLock.withLock { try $0.actions.validate(action) }  // in place: no copy of the schema
-            interactor.send(.value(action))
-        }
+        try refusing(action) { try queue(action) }
+    }
+
+    /// Checks `action` against the declared actions and queues it (inside `refusing`).
+    private func queue(_ action: LuaValue) throws {
+        _ = try bindingLock.withLock { try $0.actions.validate(action) }  // in place: no copy of the schema
+        interactor.send(.value(action))
     }
 
     /// Checks `action` as `send` would and throws what it would throw; queues nothing.
@@ -59,10 +62,7 @@ extension LuaFeature {
         guard bridge.isOnExecutor else {
             // Another thread: parsed here and queued, as `send(_:)` does. Parsing into Lua
             // would wait for the state executor, which may be waiting for this thread.
-            let value = try LuaValue(jsonBytes: UnsafeRawBufferPointer(jsonBuffer).bindMemory(to: UInt8.self))
-            _ = try bindingLock.withLock { try $0.actions.validate(value) }
-            interactor.send(.value(value))
-            return
+            return try queue(LuaValue(jsonBytes: UnsafeRawBufferPointer(jsonBuffer).bindMemory(to: UInt8.self)))
         }
         let action: FeatureAction = try bridge.perform {
             let actions = definition.actions

@@ -270,8 +270,8 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
         bridge.scheduler.schedule { [outlet] in outlet.finish() }
     }
 
-    /// Whether `dispose()` was called.
-    package var isDisposed: Bool { interactor.isDisposed || outlet.isFinished }
+    /// Whether `dispose()` was called (the loop says so at once; the events may end later).
+    package var isDisposed: Bool { interactor.isDisposed }
 
     /// The current state snapshot: every reduce so far, read on the state executor. While
     /// writes wait in Lua (no one listens for state events), reading it there brings them in
