@@ -1,4 +1,10 @@
-// `import MoonflowHost` is all an app needs: the feature types (`RunningFeature`,
-// `FeatureEvent`, `FeatureError`, `SchemaError`) and `LuaValue` come with it.
-@_exported import LuaKit
-@_exported import MoonflowLua
+// `import MoonflowHost` is all an app needs. Besides this module's own types it hands on,
+// one by one, the few types of the package's inner modules an app names (docs/embedding.md):
+// the feature it drives, its events and errors, and the values Lua state is made of. The
+// rest of LuaKit and MoonflowLua stays out of an app's namespace (scripts/public-api counts
+// what an app meets from this list).
+@_exported import enum LuaKit.LuaValue
+@_exported import protocol MoonflowLua.RunningFeature
+@_exported import enum MoonflowLua.FeatureEvent
+@_exported import struct MoonflowLua.FeatureError
+@_exported import struct MoonflowLua.SchemaError

@@ -5,6 +5,8 @@ import HummingbirdWebSocket
 import Logging
 import MoonflowEvents
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 import NIOCore
 import NIOHTTP1
 import Streams

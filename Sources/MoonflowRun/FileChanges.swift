@@ -1,5 +1,7 @@
 import Foundation
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 
 /// Where a `FileWatcher` learns that files changed: the one seam between the
 /// watcher and the operating system. `InotifyFileChanges` serves Linux;

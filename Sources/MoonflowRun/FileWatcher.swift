@@ -1,5 +1,7 @@
 import Foundation
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 
 /// Watches a plugin's Lua files and reports each burst of changes once.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowLua
 
 /// Under `moonflow run`, `test`, `check` and `replay` the host owns the process and
 /// its standard output: `os.exit` is an error that says so (the rest of the input

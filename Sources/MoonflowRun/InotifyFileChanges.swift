@@ -2,6 +2,8 @@
 import Foundation
 import Glibc
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 
 /// Changes seen through Linux's inotify. Folders are watched, not files, so
 /// every way editors save shows: writing in place, writing a temporary file

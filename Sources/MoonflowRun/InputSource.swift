@@ -1,5 +1,7 @@
 import Foundation
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 
 /// Where `moonflow run`'s input lines come from: a file, standard input, a prompt, or none
 /// (each line is then parsed as an `InputLine`).

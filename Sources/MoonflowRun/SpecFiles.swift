@@ -1,4 +1,6 @@
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 
 /// Which files of a plugin are its specs: what `--watch` does not reload for and what
 /// `check` lints as specs.

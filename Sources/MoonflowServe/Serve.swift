@@ -1,6 +1,8 @@
 import Foundation
 import MoonflowEvents
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 import MoonflowInspector
 import MoonflowRun
 import Streams

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowLua
 
 /// What `moonflow serve` prints: where it serves, the apps coming and going, and each app's
 /// events as `moonflow run` prints them (pretty or jsonl), on standard output.

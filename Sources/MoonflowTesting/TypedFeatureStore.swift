@@ -1,5 +1,6 @@
 import LuaKit
 import MoonflowHost
+import MoonflowLua
 
 /// A `FeatureStore` in the feature's generated Swift types (`moonflow types --swift PLUGIN`):
 /// actions are sent as `Action` cases, the expected change is made to a `State`, and

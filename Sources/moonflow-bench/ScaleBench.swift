@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowLua
 
 // Scale: 10,000 counter features live in one host (virtual clock), as an app with
 // many screens or list rows would hold them. Prints the resident memory each one

@@ -1,5 +1,7 @@
 import Foundation
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 
 // Save to an app's reload through `moonflow serve`. A release `moonflow serve` on a copy of
 // plugins/counter, and in this process an app's host connected to it on loopback

@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowLua
 
 // From `send` on the main actor to a decoded view model (FeatureViewModel) showing the new
 // state there, for plugins/counter on the real clock: a host on its own serial queue (the

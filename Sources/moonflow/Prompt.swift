@@ -1,6 +1,8 @@
 import CEditShim
 import Foundation
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 import MoonflowRun
 import MoonflowTool
 

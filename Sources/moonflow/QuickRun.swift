@@ -1,4 +1,6 @@
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 import MoonflowEvents
 
 /// `moonflow run` parsed without ArgumentParser, whose reflection of the commands' properties

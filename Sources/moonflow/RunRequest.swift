@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import MoonflowEvents
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 import MoonflowRun
 import MoonflowSQLite
 import MoonflowTool

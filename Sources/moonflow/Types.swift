@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowLua
 import MoonflowTool
 
 struct Types: ParsableCommand {

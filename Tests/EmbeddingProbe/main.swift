@@ -167,7 +167,7 @@ func stateWhileObserverWaits() throws {
         observerWaits.set()
         DispatchQueue.main.sync {}
     }
-    for ch in typed { try field.send(["type": "type", "ch": .string(LuaString(String(ch)))]) }
+    for ch in typed { try field.send(["type": "type", "ch": LuaValue(String(ch))]) }
     while !observerWaits.isSet { usleep(100) }
     let read = DispatchSemaphore(value: 0)
     // Watched from another thread: a read that never returns cannot say so itself.
@@ -197,14 +197,14 @@ func typedBurst() throws {
     let model = try field.model(as: FieldView.self)
     field.start()
     for ch in typed {
-        try field.send(["type": "type", "ch": .string(LuaString(String(ch)))])
+        try field.send(["type": "type", "ch": LuaValue(String(ch))])
         // On the main actor, `send` has reduced when it returns: the view reads it at once.
         guard model.view.text.last == ch else { print("the view lagged: \(model.view.text)"); exit(1) }
     }
     whenTrue("the field is idle", { field.feature.isIdle }) {
         token.cancel()
         print("states observed: \(seen)")
-        finish(.string(LuaString(model.view.text)))
+        finish(LuaValue(model.view.text))
     }
 }
 
@@ -290,7 +290,7 @@ case "state-while-observer-waits": onMain(CommandLine.arguments.dropFirst(2).fir
 case "sync":
     let host = try FeatureHost(configuration: .init(searchPaths: [try folder()], executor: .mainActor))
     let field = try host.load("field")
-    for ch in typed { try field.send(["type": "type", "ch": .string(LuaString(String(ch)))]) }
+    for ch in typed { try field.send(["type": "type", "ch": LuaValue(String(ch))]) }
     let deadline = Date().addingTimeInterval(20)
     while !field.isIdle, Date() < deadline { RunLoop.main.run(until: Date().addingTimeInterval(0.01)) }
     finish(field.state["text"])
@@ -304,7 +304,7 @@ case "async", "async-sync-load":
             // In a synchronous closure the synchronous `load` is the one called.
             let loadNow: () throws -> RunningFeature = { try host.load("field") }
             let field = awaitsLoad ? try await host.load("field") : try loadNow()
-            for ch in typed { try field.send(["type": "type", "ch": .string(LuaString(String(ch)))]) }
+            for ch in typed { try field.send(["type": "type", "ch": LuaValue(String(ch))]) }
             await field.idle()
             finish(field.state["text"])
         } catch {

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowLua
 import XCTest
 
 /// What `moonflow run --format jsonl` prints for a feature's events, one JSON object a line.

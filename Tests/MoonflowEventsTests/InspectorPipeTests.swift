@@ -1,6 +1,7 @@
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowLua
 import XCTest
 
 /// The pipes between `moonflow run --inspect` and `moonflow-inspector`: every message

@@ -1,6 +1,7 @@
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowLua
 import XCTest
 
 /// JSON Patch (RFC 6902) between states: the operations, their JSON, and applying them back.

@@ -1,5 +1,7 @@
 import Foundation
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 import XCTest
 
 /// `host.connect(devServer:)` when there is nothing to connect to: what the app's developer

@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowLua
 import XCTest
 
 /// The host under load, as an app puts it there: many threads sending at once

@@ -1,4 +1,6 @@
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 import XCTest
 
 /// A state read from another thread sees every reduce whose effect it has seen, while the

@@ -1,5 +1,6 @@
 import LuaKit
 import MoonflowHost
+import MoonflowLua
 import XCTest
 
 /// What the host says when a plugin file is not a definition: a `FeatureError` of stage

@@ -1,4 +1,6 @@
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 import XCTest
 
 /// The embedding example of README.md ("Embedding in Swift"), compiled and run as written.

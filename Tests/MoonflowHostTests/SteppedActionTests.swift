@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowLua
 import PluginFixtures
 import Streams
 import XCTest

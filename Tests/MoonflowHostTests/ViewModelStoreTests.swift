@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowLua
 import PluginFixtures
 import Streams
 import XCTest
@@ -81,7 +82,7 @@ final class ViewModelStoreTests: XCTestCase {
 
     /// A feature whose state changes between the view model's first read of it and the start
     /// of its listener: what a queue host may do while the model is being made.
-    private final class ChangingFeature: RunningFeature, @unchecked Sendable {
+    private final class ChangingFeature: FeatureInternals, @unchecked Sendable {
         let outlet = EventOutlet()
         private let reads = Locked(0)
         var name: String { "changing" }

@@ -9,6 +9,7 @@ import HummingbirdWSClient
 import Logging
 import LuaKit
 import MoonflowHost
+import MoonflowLua
 import MoonflowInspector
 import XCTest
 

@@ -1,4 +1,6 @@
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 @testable import MoonflowTool
 import Streams
 import XCTest

@@ -38,7 +38,7 @@ do {
     // Detached: the main thread is busy reading standard input.
     let errors = Task.detached {
         for await error in reported {
-            let message = (try? LuaValue.string(LuaString("\(error)")).json()) ?? "\"\""
+            let message = (try? LuaValue("\(error)").json()) ?? "\"\""
             Out.say("{\"app\":\"error\",\"message\":\(message)}")
         }
     }

@@ -28,7 +28,7 @@ extension LuaValue {
     ///
     /// - Parameter jsonBytes: the JSON text as UTF-8.
     /// - Throws: `JSONError` with the line and column of the first problem.
-    public init(jsonBytes: some Collection<UInt8>) throws {
+    package init(jsonBytes: some Collection<UInt8>) throws {
         if let parsed = try jsonBytes.withContiguousStorageIfAvailable({ try JSONReader.parse($0) }) {
             self = parsed
         } else {
@@ -67,7 +67,7 @@ extension LuaValue {
     ///   - root: how to name this value in error paths.
     /// - Returns: the JSON text as UTF-8.
     /// - Throws: `LuaError.conversion` as `json(sortedKeys:root:)` does.
-    public func jsonBytes(sortedKeys: Bool = true, root: String = "value") throws -> [UInt8] {
+    package func jsonBytes(sortedKeys: Bool = true, root: String = "value") throws -> [UInt8] {
         var writer = JSONWriter(sortedKeys: sortedKeys, root: root)
         try writer.write(self, depth: 0)
         return writer.out

@@ -201,7 +201,7 @@ public struct LuaTable: Sendable, Hashable {
 
 extension LuaValue {
     /// A total order on keys for stable output: numbers, then strings, then the rest.
-    public static func keyOrder(_ a: LuaValue, _ b: LuaValue) -> Bool {
+    package static func keyOrder(_ a: LuaValue, _ b: LuaValue) -> Bool {
         func rank(_ v: LuaValue) -> Int {
             switch v {
             case .integer, .number: 0
@@ -302,7 +302,7 @@ extension LuaValue: CustomStringConvertible {
     /// `text` with control characters written as Lua escapes (`\n`, `\t`, `\027`), so
     /// data printed for people cannot move the cursor or clear the screen; with `quote`,
     /// `"` and `\` are escaped too (inside a quoted string).
-    public static func escaped(_ text: String, quote: Bool = false) -> String {
+    package static func escaped(_ text: String, quote: Bool = false) -> String {
         guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (quote && ($0 == "\"" || $0 == "\\")) }) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
@@ -320,7 +320,7 @@ extension LuaValue: CustomStringConvertible {
     }
 
     /// Formats a float as Lua's `%.14g` does, keeping a `.0` on integral values.
-    public static func formatNumber(_ d: Double) -> String {
+    package static func formatNumber(_ d: Double) -> String {
         if d.isNaN { return d.sign == .minus ? "-nan" : "nan" }
         if d.isInfinite { return d < 0 ? "-inf" : "inf" }
         var s = String(format: "%.14g", d)
@@ -329,7 +329,7 @@ extension LuaValue: CustomStringConvertible {
     }
 
     /// Whether `s` can be written as a bare Lua field name.
-    public static func isIdentifierPublic(_ s: String) -> Bool { isIdentifier(s) }
+    package static func isIdentifierPublic(_ s: String) -> Bool { isIdentifier(s) }
 
     static func isIdentifier(_ s: String) -> Bool {
         guard let first = s.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }

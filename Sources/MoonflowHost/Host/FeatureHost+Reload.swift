@@ -115,7 +115,7 @@ extension FeatureHost {
 
     /// Every Lua file the running plugins were loaded from: each feature's
     /// file and every module in `package.loaded` found on `package.path`.
-    public func loadedFiles(of feature: RunningFeature) throws -> [String] {
+    package func loadedFiles(of feature: RunningFeature) throws -> [String] {
         try perform {
             var files = Set(sourceFiles(of: feature))
             let chunk = try lua.load(string: FeatureHost.loadedFilesSource, name: "moonflow.files")

@@ -1,3 +1,4 @@
+import MoonflowLua
 import Streams
 import Foundation
 
@@ -25,10 +26,10 @@ extension FeatureHost {
     /// re-enters on another clock (a test store that was dropped mid-call)
     /// is not waited for. Under `moonflow test`, the test's deadline ends
     /// the wait, so a service that never answers fails the test.
-    public func settle(timeout: TimeInterval = 30) { driver.settle(timeout: timeout) }
+    package func settle(timeout: TimeInterval = 30) { driver.settle(timeout: timeout) }
 
     /// Moves the clock to `target`, settling at every due time on the way.
-    public func advance(to target: Int) { driver.advance(to: target) }
+    package func advance(to target: Int) { driver.advance(to: target) }
 
     /// Moves the clock `ms` milliseconds on.
     public func advance(by ms: Int) { advance(to: driver.clock.now.saturatingAdd(max(0, ms))) }

@@ -27,7 +27,7 @@ public final class FeatureHost: @unchecked Sendable {
     public enum Clock: String, Sendable, CaseIterable { case real, virtual }
 
     /// Where a host on the real clock runs its Lua code and delivers its events.
-    public enum StateExecutor: String, Sendable, CaseIterable {
+    package enum StateExecutor: String, Sendable, CaseIterable {
         /// A private serial queue: `send` queues the action and returns. For servers and tools.
         case queue
         /// The main thread, for an app's UI. `send` called on the main actor runs `handle` and
@@ -58,9 +58,10 @@ public final class FeatureHost: @unchecked Sendable {
         /// Keeps the repositories plugins declare with a file (`sqlite = "NAME.db"`); nil:
         /// every declared repository is a fresh in-memory one, seeded.
         public var repositoryFiles: (any RepositoryFiles)?
-        /// Where Lua runs on the real clock: a private queue (default) or the main thread. On
+        /// Where Lua runs on the real clock: a private queue (default) or the main thread
+        /// (what `MainActorHost` asks for: an app reaches the main actor through its type). On
         /// the virtual clock Lua runs on the thread that drives the clock, whatever this says.
-        public var executor: StateExecutor
+        package var executor: StateExecutor = .queue
         /// Plugins that are not in a folder (text in memory, an app's store), looked in after
         /// the search paths, in order. The host's own `memory` source comes first.
         public var sources: [any PluginSource]
@@ -68,7 +69,7 @@ public final class FeatureHost: @unchecked Sendable {
         public init(searchPaths: [String] = ["plugins"], profile: LuaState.Profile = .trusted,
                     timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512, clock: Clock = .real,
                     isolatesPlugins: Bool? = nil, repositoryFiles: (any RepositoryFiles)? = nil,
-                    executor: StateExecutor = .queue, sources: [any PluginSource] = []) {
+                    sources: [any PluginSource] = []) {
             self.searchPaths = searchPaths
             self.profile = profile
             self.timeLimitMs = timeLimitMs
@@ -76,8 +77,14 @@ public final class FeatureHost: @unchecked Sendable {
             self.clock = clock
             self.isolatesPlugins = isolatesPlugins ?? (profile == .sandboxed)
             self.repositoryFiles = repositoryFiles
-            self.executor = executor
             self.sources = sources
+        }
+
+        /// A configuration with its executor named (the package's tests and probes).
+        package init(searchPaths: [String] = ["plugins"], timeLimitMs: Int64? = 1000, clock: Clock = .real,
+                     executor: StateExecutor) {
+            self.init(searchPaths: searchPaths, timeLimitMs: timeLimitMs, clock: clock)
+            self.executor = executor
         }
     }
 
@@ -98,9 +105,9 @@ public final class FeatureHost: @unchecked Sendable {
     package let lua: LuaState
     package let bridge: LuaBridge
     /// The state executor's scheduler (timers of Lua streams run on it).
-    public let scheduler: any Scheduler
+    package let scheduler: any Scheduler
     /// The virtual clock, when `clock == .virtual`.
-    public let testScheduler: TestScheduler?
+    package let testScheduler: TestScheduler?
     let queue: DispatchQueue?
     /// Whether Lua runs on the main actor (`executor: .mainActor` on the real clock). Asked of
     /// the configuration: on Linux each `DispatchQueue.main` is a new wrapper, never `===`.
@@ -122,7 +129,7 @@ public final class FeatureHost: @unchecked Sendable {
     var pluginSource: String?
     private var _log: @Sendable (String, String?) -> Void = { _, _ in }
     /// Where interactors' failures also go (each is a `.log` event of the feature using the interactor).
-    public var log: @Sendable (String, String?) -> Void {
+    package var log: @Sendable (String, String?) -> Void {
         get { registry.withLock { _log } }
         set { registry.withLock { _log = newValue } }
     }

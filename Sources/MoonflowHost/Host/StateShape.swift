@@ -1,3 +1,4 @@
+import MoonflowLua
 import LuaKit
 
 /// How a kept state compares with a new `initial` after a reload: the keys

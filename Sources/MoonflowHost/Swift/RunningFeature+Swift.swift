@@ -18,7 +18,7 @@ import Streams
 /// cancelled, and reading a stream property again attaches nothing that stays.
 extension RunningFeature {
     /// Sends an action built from an `Encodable` value (it must encode to a table with `type`).
-    public func send<A: Encodable>(encoding action: A) throws {
+    package func send<A: Encodable>(encoding action: A) throws {
         let value: LuaValue
         do { value = try LuaValueEncoder().encode(action) } catch { throw FeatureError(refused: error) }
         try send(value)
@@ -39,17 +39,17 @@ extension RunningFeature {
     }
 
     /// The state after every reduced mutation (not the current one). Made once per feature.
-    public var stateChanges: Signal<LuaValue> {
+    package var stateChanges: Signal<LuaValue> {
         outlet.derived("stateChanges") { signal(kinds: .state) { event, _ in if case .state(let s, let seq) = event, seq > 0 { s } else { nil } } }
     }
 
     /// Outward effects: those no internal handler took. Made once per feature.
-    public var outwardEffects: Signal<LuaValue> {
+    package var outwardEffects: Signal<LuaValue> {
         outlet.derived("outwardEffects") { signal(kinds: .effect) { event, _ in if case .effect(let e, _) = event { e } else { nil } } }
     }
 
     /// Errors with their stage, action, `file:line`, traceback and Swift error. Made once per feature.
-    public var failures: Signal<FeatureError> {
+    package var failures: Signal<FeatureError> {
         outlet.derived("failures") {
             signal(kinds: .error) { event, feature in
                 guard case .error(let message, let location) = event else { return nil }

@@ -43,7 +43,7 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
     /// What a Swift service threw, to match by type.
     public let underlying: (any Error)?
 
-    public init(stage: Stage, action: LuaValue? = nil, message: String, location: String? = nil,
+    package init(stage: Stage, action: LuaValue? = nil, message: String, location: String? = nil,
                 traceback: String? = nil, service: String? = nil, underlying: (any Error)? = nil) {
         self.stage = stage
         self.action = action
@@ -60,21 +60,21 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
     /// An action `send` refused: not declared, a wrong field, malformed JSON, a disposed
     /// feature. The message says which and how to fix it; `underlying` is the error behind it
     /// (`SchemaError`, `JSONError`).
-    public init(refused error: any Error, action: LuaValue? = nil) {
+    package init(refused error: any Error, action: LuaValue? = nil) {
         if let e = error as? FeatureError { self = e; return }
         self.init(stage: .send, action: action, message: "\(error)", underlying: error)
     }
 
     /// What every call on a stuck Lua state (`LuaState.isStuck`) gets: the state is left to
     /// the thread stuck in it, and the feature must be loaded again in a new host.
-    public static func stuck(feature name: String?, action: LuaValue? = nil) -> FeatureError {
+    package static func stuck(feature name: String?, action: LuaValue? = nil) -> FeatureError {
         let who = name.map { "feature '\($0)'" } ?? "the feature"
         return FeatureError(stage: .send, action: action, message: "\(who) takes no more actions: its Lua state is stuck in a call that ran on past its time limit in code that cannot be interrupted (a blocking C or Swift function, such as os.execute or a service that never returns); load the plugin again in a new host (moonflow run and moonflow test do it by themselves)")
     }
 
     /// `error` (a Lua error, a definition's, the host's) as one of `stage`: its message,
     /// `file:line` and traceback apart, and the error itself in `underlying`.
-    public init(stage: Stage, wrapping error: any Error, fallback: String? = nil) {
+    package init(stage: Stage, wrapping error: any Error, fallback: String? = nil) {
         if let e = error as? FeatureError, e.stage == stage { self = e; return }
         let parts = FeatureError.from(error, stage: stage, action: nil, fallback: fallback)
         self.init(stage: stage, message: parts.message, location: parts.location, traceback: parts.traceback, underlying: error)
@@ -82,7 +82,7 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
 
     /// Builds one from any error the loop caught, splitting the message, the
     /// location repeated in front of it, and the traceback.
-    public static func from(_ error: any Error, stage: Stage, action: LuaValue?, fallback: String?) -> FeatureError {
+    package static func from(_ error: any Error, stage: Stage, action: LuaValue?, fallback: String?) -> FeatureError {
         if let e = error as? FeatureError { return e }
         let report = LuaErrorReport.of(error, fallback: fallback)
         let (location, traceback) = (report.location, report.traceback)

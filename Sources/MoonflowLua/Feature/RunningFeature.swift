@@ -2,19 +2,15 @@ import LuaKit
 import Streams
 
 /// A feature the host can drive: a Lua feature (`LuaFeature`) or a
-/// composition of features (`LuaComposite`).
+/// composition of features (`LuaComposite`). Only a `FeatureHost` makes one: the package's
+/// own code reads more of it than an app does (`FeatureInternals`).
 public protocol RunningFeature: AnyObject, Sendable {
     /// The definition's name.
     var name: String { get }
     /// The file the definition came from (`plugins/search/init.lua`).
     var source: String { get }
-    /// Every event, in loop order, on the host's state executor: `outlet.add`
-    /// for a plain listener, `events` for a signal.
-    var outlet: EventOutlet { get }
     /// The current state snapshot (any thread).
     var state: LuaValue { get }
-    /// Whether nothing is queued or running.
-    var isIdle: Bool { get }
     /// Emits the initial state event; call once observers are attached.
     func start()
     /// Validates and queues an action.
@@ -26,6 +22,23 @@ public protocol RunningFeature: AnyObject, Sendable {
     /// - Throws: `FeatureError` of stage `.send`: for a mistake in the text (its `underlying`
     ///   is the `JSONError`, with line and column), or as `send(_:)` does; nothing is queued.
     func send(json: String) throws
+    /// Cancels everything in flight, ignores later actions and ends the
+    /// feature's streams. Releasing the last reference does the same.
+    func dispose()
+    /// Whether the feature was disposed.
+    var isDisposed: Bool { get }
+}
+
+/// What the package's own code reads of every feature it makes, beyond what an app calls:
+/// the event outlet, the work in flight, the event being delivered. An app meets
+/// `RunningFeature` only (docs/embedding.md); `RunningFeature`'s package extension below reaches
+/// these on any feature the host made.
+package protocol FeatureInternals: RunningFeature {
+    /// Every event, in loop order, on the host's state executor: `outlet.add`
+    /// for a plain listener, `events` for a signal.
+    var outlet: EventOutlet { get }
+    /// Whether nothing is queued or running.
+    var isIdle: Bool { get }
     /// Cancels in-flight work (all of it, or that of one action type).
     func cancel(actionType: String?)
     /// Tags outward effects with a source name (set by a parent composition).
@@ -38,11 +51,26 @@ public protocol RunningFeature: AnyObject, Sendable {
     /// The structured error behind the `.error` event being delivered right now
     /// (stage, action, traceback, the Swift error); valid inside an `outlet` listener.
     var eventError: FeatureError? { get }
-    /// Cancels everything in flight, ignores later actions and ends the
-    /// feature's streams. Releasing the last reference does the same.
-    func dispose()
-    /// Whether the feature was disposed.
-    var isDisposed: Bool { get }
+}
+
+extension RunningFeature {
+    /// This feature as the package sees it: every feature a host makes is one.
+    package var internals: any FeatureInternals {
+        guard let internals = self as? any FeatureInternals else {
+            preconditionFailure("\(type(of: self)) is not a feature a FeatureHost made")
+        }
+        return internals
+    }
+    package var outlet: EventOutlet { internals.outlet }
+    package var isIdle: Bool { internals.isIdle }
+    package func cancel(actionType: String?) { internals.cancel(actionType: actionType) }
+    package var effectSource: String? {
+        get { internals.effectSource }
+        set { internals.effectSource = newValue }
+    }
+    package var eventCause: LuaValue? { internals.eventCause }
+    package var inFlight: [FeatureFlight] { internals.inFlight }
+    package var eventError: FeatureError? { internals.eventError }
 }
 
 /// Work a feature has in flight: a handler's stream, an effect handler's stream.
@@ -74,7 +102,7 @@ public struct FeatureFlight: Sendable, Equatable {
 
 extension RunningFeature {
     /// Every event as a hot signal (made on first use).
-    public var events: Signal<FeatureEvent> { outlet.signal }
+    package var events: Signal<FeatureEvent> { outlet.signal }
 
     /// Parses `json` into a value and sends it (what a composition does: its `route` reads the value).
     public func send(json: String) throws {
@@ -90,7 +118,7 @@ extension LuaFeature: BridgedFeature {
 
 /// A feature on a Lua state, for the package's own code: the state's glue (its scheduler, and
 /// the async work in flight), which an app never touches.
-package protocol BridgedFeature: RunningFeature {
+package protocol BridgedFeature: FeatureInternals {
     var bridge: LuaBridge { get }
     /// What the feature keeps alive for as long as it lives: the host that made it, whose
     /// services, logs and plugin sources its calls reach (an app may release the host first).

@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowLua
 import MoonflowRun
 
 /// luacheck (Debian's `lua-check`) on every Lua file of a plugin, for `moonflow check` and

@@ -1,5 +1,7 @@
 import Foundation
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 
 /// `moonflow new NAME`: a plugin folder with a feature (one action, one
 /// mutation, a timer) and a spec that passes. Never overwrites anything.

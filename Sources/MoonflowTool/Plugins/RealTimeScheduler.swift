@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MoonflowHost
+import LuaKit
 import MoonflowLua
 import Streams
 

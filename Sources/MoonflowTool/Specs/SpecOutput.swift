@@ -1,5 +1,7 @@
 import Foundation
 import MoonflowHost
+import LuaKit
+import MoonflowLua
 import MoonflowTesting
 import Streams
 
