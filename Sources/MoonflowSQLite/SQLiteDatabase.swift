@@ -1,8 +1,6 @@
 import Foundation
 import GRDB
 import MoonflowHost
-import LuaKit
-import MoonflowLua
 import Runtime
 
 /// One SQLite file (or an in-memory database) that `SQLiteRepository`s keep their tables in.

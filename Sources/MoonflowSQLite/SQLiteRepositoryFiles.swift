@@ -1,7 +1,5 @@
 import Foundation
 import MoonflowHost
-import LuaKit
-import MoonflowLua
 import Runtime
 
 /// Where the SQLite repositories that plugins declare keep their data.

@@ -3,7 +3,6 @@ import Foundation
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
-import MoonflowLua
 import MoonflowRun
 import MoonflowSQLite
 import MoonflowTesting

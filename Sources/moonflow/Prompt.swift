@@ -1,8 +1,6 @@
 import CEditShim
 import Foundation
 import MoonflowHost
-import LuaKit
-import MoonflowLua
 import MoonflowRun
 import MoonflowTool
 

@@ -1,6 +1,4 @@
 import MoonflowHost
-import LuaKit
-import MoonflowLua
 import MoonflowEvents
 
 /// `moonflow run` parsed without ArgumentParser, whose reflection of the commands' properties

@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import MoonflowEvents
 import MoonflowHost
-import LuaKit
-import MoonflowLua
 import MoonflowSQLite
 
 struct Run: ParsableCommand {

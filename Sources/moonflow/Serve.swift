@@ -2,8 +2,6 @@ import ArgumentParser
 import Foundation
 import MoonflowEvents
 import MoonflowHost
-import LuaKit
-import MoonflowLua
 import MoonflowTool
 
 /// `moonflow serve`: checks its arguments here, then becomes `moonflow-inspector serve …`

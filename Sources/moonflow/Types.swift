@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import LuaKit
 import MoonflowHost
-import MoonflowLua
 import MoonflowTool
 
 struct Types: ParsableCommand {

@@ -1,7 +1,6 @@
 import Foundation
 import LuaKit
 import MoonflowHost
-import MoonflowLua
 import NotesExample
 import XCTest
 
