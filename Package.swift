@@ -91,6 +91,8 @@ let package = Package(
                 resources: [.embedInCode("Lua/moonflow_test.lua"), .embedInCode("Lua/preload.lua")]),
         // A run's events as JSON lines and text: what `moonflow run` prints, recordings keep and the inspector sends.
         .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit"]),
+        // The debugger: the Debug Adapter Protocol an editor speaks, for the run to drive.
+        .target(name: "MoonflowDebug", dependencies: ["LuaKit"]),
         // The run of a feature, which both executables link: its clocks, its input and prompt
         // commands, the stuck-state rebuild, --watch's reloads, --record, and the inspector's rerun.
         .target(name: "MoonflowRun", dependencies: ["MoonflowEvents", "MoonflowSQLite", "MoonflowHost", "MoonflowLua", "LuaKit", "Streams"]),
@@ -181,6 +183,7 @@ let package = Package(
         .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "MoonflowTesting", "MoonflowSQLite", "StreamsTesting", "PluginFixtures", "Runtime", "Streams"]),
         .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "MoonflowLua", "LuaKit"]),
         .testTarget(name: "MoonflowEventsTests", dependencies: ["MoonflowEvents", "MoonflowHost", "MoonflowLua", "LuaKit"]),
+        .testTarget(name: "MoonflowDebugTests", dependencies: ["MoonflowDebug", "LuaKit"]),
         .testTarget(name: "MoonflowRunTests", dependencies: ["MoonflowRun", "MoonflowHost", "MoonflowEvents", "MoonflowLua", "LuaKit"]),
         .testTarget(name: "MoonflowToolTests", dependencies: ["MoonflowTool", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowLua", "LuaKit", "Streams"]),
         .testTarget(name: "NotesExampleTests", dependencies: ["NotesExample", "MoonflowHost", "LuaKit"]),

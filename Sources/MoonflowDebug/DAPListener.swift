@@ -1,0 +1,171 @@
+import Foundation
+import LuaKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A plain TCP socket an editor's debug adapter client connects to, as debugpy and
+/// `node --inspect` listen: loopback unless another host is named. One editor at a
+/// time; each connection's messages go to `onMessage` on the connection's own thread,
+/// in order.
+///
+///     let listener = try DAPListener(host: "127.0.0.1", port: 0)   // 0: any free port
+///     print("debugger on \(listener.host):\(listener.port)")
+///     listener.start { connection in DAPSession(connection: connection, target: run).run() }
+///
+/// Kept to POSIX calls, as the dev-server link is: the run links no networking library.
+package final class DAPListener: @unchecked Sendable {
+    package let host: String
+    /// The port bound (the one asked for, or the one the system gave for 0).
+    package let port: Int
+    private let fd: Int32
+    private let lock = NSLock()
+    private var closed = false
+
+    /// Binds and listens.
+    /// - Throws: `DAPListener.Failure` naming the address and why (in use, no such host).
+    package init(host: String, port: Int) throws {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_flags = AI_PASSIVE
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
+            throw Failure(description: "\(host): no such host to listen on")
+        }
+        defer { freeaddrinfo(list) }
+        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard fd >= 0 else { throw Failure(description: "cannot open a socket: \(String(cString: strerror(errno)))") }
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Foundation.close(fd)
+            throw Failure(description: "cannot listen on \(host):\(port): \(reason) (another debugger there? pick another port)")
+        }
+        guard listen(fd, 4) == 0 else {
+            Foundation.close(fd)
+            throw Failure(description: "cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
+        }
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        let bound: UInt16 = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+        }
+        self.fd = fd
+        self.host = host
+        self.port = Int(bound)
+    }
+
+    deinit { close() }
+
+    /// Accepts editors one after another on a thread of its own until `close()`,
+    /// handing each connection to `serve` (which returns when the editor goes).
+    package func start(_ serve: @escaping @Sendable (DAPConnection) -> Void) {
+        let thread = Thread { [self] in
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                if lock.withLock({ closed }) { Foundation.close(client); return }
+                serve(DAPConnection(fd: client))
+            }
+        }
+        thread.name = "moonflow-debug-listener"
+        thread.start()
+    }
+
+    /// Stops listening (a connection being served goes on until it ends).
+    package func close() {
+        let wasOpen = lock.withLock { () -> Bool in
+            defer { closed = true }
+            return !closed
+        }
+        guard wasOpen else { return }
+        shutdown(fd, Int32(SHUT_RDWR))
+        Foundation.close(fd)
+    }
+
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+    }
+}
+
+/// One editor's connection: framed messages in, framed messages out.
+///
+/// **Threading:** `send` from any thread (one message at a time, under a lock);
+/// `receive` from the connection's thread; `close` from any, ending a `receive`.
+package final class DAPConnection: @unchecked Sendable {
+    private let fd: Int32
+    private let writeLock = NSLock()
+    private var reader = DAPFrameReader()
+    private var ready: [LuaValue] = []
+    private let closeLock = NSLock()
+    private var closed = false
+
+    init(fd: Int32) {
+        self.fd = fd
+        var on: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        #if canImport(Darwin)
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
+    deinit { close() }
+
+    /// Writes one message.
+    /// - Throws: `DAPListener.Failure` when the editor is gone.
+    package func send(_ message: LuaValue) throws {
+        let bytes = try DAPFrameReader.frame(message)
+        try writeLock.withLock {
+            var sent = 0
+            while sent < bytes.count {
+                let n = bytes[sent...].withUnsafeBytes { buffer in
+                    #if canImport(Glibc)
+                    Glibc.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
+                    #else
+                    Darwin.send(fd, buffer.baseAddress, buffer.count, 0)
+                    #endif
+                }
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { throw DAPListener.Failure(description: "the editor closed the connection") }
+                sent += n
+            }
+        }
+    }
+
+    /// The next message, or nil when the editor closed the connection.
+    /// - Throws: `DAPFrameError` when the bytes break the framing.
+    package func receive() throws -> LuaValue? {
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while ready.isEmpty {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            ready = try reader.take(chunk[..<n])
+        }
+        return ready.removeFirst()
+    }
+
+    package func close() {
+        let wasOpen = closeLock.withLock { () -> Bool in
+            defer { closed = true }
+            return !closed
+        }
+        guard wasOpen else { return }
+        shutdown(fd, Int32(SHUT_RDWR))
+        Foundation.close(fd)
+    }
+}

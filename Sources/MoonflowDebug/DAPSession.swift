@@ -1,0 +1,202 @@
+import Foundation
+import LuaKit
+
+/// What a debug session drives: a run's features, each a thread in the editor.
+/// `moonflow run --debug` and `moonflow test --debug` give one; a test gives its own.
+package protocol DebugTarget: AnyObject, Sendable {
+    /// The features (or Lua states) the editor shows as threads, by id.
+    func threads() -> [DebugThread]
+    /// Replaces the breakpoints of the file at `path` with `requested`, and says for
+    /// each where it landed (a line with code on it) or why it could not be placed.
+    func setBreakpoints(path: String, _ requested: [BreakpointRequest]) -> [PlacedBreakpoint]
+    /// Which errors stop the run: `all`, `uncaught`, both or none (`ExceptionFilter`).
+    func setExceptionFilters(_ filters: Set<ExceptionFilter>)
+    /// The editor has sent its breakpoints: a run that waits for it (`--debug-wait`) goes on.
+    func configurationDone()
+    /// The editor went away: every breakpoint goes and a paused feature goes on.
+    func detach()
+}
+
+package struct DebugThread: Equatable, Sendable {
+    package let id: Int
+    package let name: String
+    package init(id: Int, name: String) { self.id = id; self.name = name }
+}
+
+/// A breakpoint as the editor asks for it (`setBreakpoints`' `SourceBreakpoint`).
+package struct BreakpointRequest: Equatable, Sendable {
+    package let line: Int
+    /// A Lua expression: the breakpoint stops only when it is true.
+    package let condition: String?
+    /// `N`, `>= N`, `> N`, `== N` or `% N`: stops on the hits that match.
+    package let hitCondition: String?
+    /// Text with `{expression}`s: printed instead of stopping (a log point).
+    package let logMessage: String?
+    package init(line: Int, condition: String? = nil, hitCondition: String? = nil, logMessage: String? = nil) {
+        self.line = line
+        self.condition = condition
+        self.hitCondition = hitCondition
+        self.logMessage = logMessage
+    }
+}
+
+/// Where a breakpoint landed, or why it did not.
+package struct PlacedBreakpoint: Equatable, Sendable {
+    package let line: Int?
+    package let message: String?
+    package init(line: Int?, message: String? = nil) { self.line = line; self.message = message }
+}
+
+/// The exception breakpoints an editor offers (`exceptionBreakpointFilters`).
+package enum ExceptionFilter: String, CaseIterable, Sendable {
+    /// Any error a handler, effect handler or reducer raises.
+    case all
+    /// Only errors no `pcall` in the plugin catches (those the run reports).
+    case uncaught
+}
+
+/// One editor's session over the Debug Adapter Protocol: reads its requests in order
+/// and answers each, as the protocol's `initialize` → `setBreakpoints`… →
+/// `configurationDone` → … → `disconnect` flow goes. A request it does not know, or
+/// one whose arguments are wrong, gets `success: false` with a message naming the
+/// request and the fix; the session goes on.
+package final class DAPSession: @unchecked Sendable {
+    private let connection: DAPConnection
+    private let target: any DebugTarget
+    private let lock = NSLock()
+    private var seq = 0
+
+    package init(connection: DAPConnection, target: any DebugTarget) {
+        self.connection = connection
+        self.target = target
+    }
+
+    /// Serves requests until the editor disconnects or closes the connection, or the
+    /// framing breaks (then `log` gets why). Detaches from the target on the way out.
+    package func run(log: (String) -> Void = { _ in }) {
+        defer {
+            target.detach()
+            connection.close()
+        }
+        while true {
+            let message: LuaValue?
+            do { message = try connection.receive() } catch {
+                log("debugger: \(error); the connection is closed")
+                return
+            }
+            guard let message else { return }
+            guard message["type"]?.stringValue == "request" else { continue }
+            if !handle(message) { return }
+        }
+    }
+
+    /// Sends an event (`stopped`, `output`, …) from any thread.
+    package func send(event: String, body: LuaValue? = nil) {
+        var message: [String: LuaValue] = ["type": "event", "event": LuaValue(event)]
+        if let body { message["body"] = body }
+        write(message)
+    }
+
+    /// Answers one request; false when the session is over.
+    private func handle(_ request: LuaValue) -> Bool {
+        let command = request["command"]?.stringValue ?? ""
+        let arguments = request["arguments"] ?? LuaValue([String: LuaValue]())
+        switch command {
+        case "initialize":
+            respond(to: request, body: Self.capabilities)
+            send(event: "initialized")
+        case "launch", "attach":
+            respond(to: request)
+        case "setBreakpoints":
+            guard let path = arguments["source"]?["path"]?.stringValue else {
+                refuse(request, "setBreakpoints needs arguments.source.path, the file's path")
+                return true
+            }
+            let requested = Self.list(arguments["breakpoints"]).compactMap { entry -> BreakpointRequest? in
+                guard let line = entry["line"]?.intValue.map(Int.init) else { return nil }
+                return BreakpointRequest(line: line, condition: entry["condition"]?.stringValue,
+                                         hitCondition: entry["hitCondition"]?.stringValue,
+                                         logMessage: entry["logMessage"]?.stringValue)
+            }
+            let placed = target.setBreakpoints(path: path, requested)
+            let answers = placed.map { placed -> LuaValue in
+                var entry: [String: LuaValue] = ["verified": LuaValue(placed.line != nil)]
+                if let line = placed.line { entry["line"] = LuaValue(line) }
+                if let message = placed.message { entry["message"] = LuaValue(message) }
+                return LuaValue(entry)
+            }
+            respond(to: request, body: ["breakpoints": LuaValue(answers)])
+        case "setExceptionBreakpoints":
+            var filters = Set<ExceptionFilter>()
+            for name in Self.list(arguments["filters"]).compactMap(\.stringValue) {
+                guard let filter = ExceptionFilter(rawValue: name) else {
+                    refuse(request, "no exception filter \"\(name)\"; the filters are: "
+                        + ExceptionFilter.allCases.map(\.rawValue).joined(separator: ", "))
+                    return true
+                }
+                filters.insert(filter)
+            }
+            target.setExceptionFilters(filters)
+            respond(to: request)
+        case "configurationDone":
+            // Applied before the answer: an editor that reads it may count on it.
+            target.configurationDone()
+            respond(to: request)
+        case "threads":
+            let threads = target.threads().map { LuaValue(["id": LuaValue($0.id), "name": LuaValue($0.name)]) }
+            respond(to: request, body: ["threads": LuaValue(threads)])
+        case "disconnect":
+            respond(to: request)
+            return false
+        case "":
+            refuse(request, "a request needs a \"command\"")
+        default:
+            refuse(request, "\(command) is not supported by Moonflow's debugger (docs/debugging.md lists what is)")
+        }
+        return true
+    }
+
+    /// What the editor may ask (`initialize`'s answer).
+    private static let capabilities: LuaValue = [
+        "supportsConfigurationDoneRequest": true,
+        "supportsConditionalBreakpoints": true,
+        "supportsHitConditionalBreakpoints": true,
+        "supportsLogPoints": true,
+        "exceptionBreakpointFilters": LuaValue([
+            ["filter": "all", "label": "Any error", "default": false],
+            ["filter": "uncaught", "label": "Errors no handler catches", "default": true],
+        ]),
+    ]
+
+    private func respond(to request: LuaValue, body: LuaValue? = nil) {
+        var message: [String: LuaValue] = [
+            "type": "response", "request_seq": request["seq"] ?? 0, "success": true,
+            "command": request["command"] ?? "",
+        ]
+        if let body { message["body"] = body }
+        write(message)
+    }
+
+    private func refuse(_ request: LuaValue, _ why: String) {
+        write([
+            "type": "response", "request_seq": request["seq"] ?? 0, "success": false,
+            "command": request["command"] ?? "", "message": LuaValue(why),
+        ])
+    }
+
+    private func write(_ fields: [String: LuaValue]) {
+        lock.withLock {
+            seq += 1
+            var message = fields
+            message["seq"] = LuaValue(seq)
+            // A closed connection ends `run` through `receive`; nothing to do here.
+            try? connection.send(LuaValue(message))
+        }
+    }
+
+    /// A JSON array's items (none for anything else).
+    private static func list(_ value: LuaValue?) -> [LuaValue] {
+        guard let value, case .table(let table) = value else { return [] }
+        return table.array
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import LuaKit
+@testable import MoonflowDebug
+import XCTest
+
+/// The Debug Adapter Protocol as an editor speaks it: framed JSON over a real loopback
+/// socket, requests answered in order, events in between.
+final class DAPSessionTests: XCTestCase {
+    // MARK: Framing
+
+    func testMessagesSplitAnywhereOrSharingAWriteComeOutWhole() throws {
+        let first = try DAPFrameReader.frame(["type": "request", "seq": 1, "command": "initialize"])
+        let second = try DAPFrameReader.frame(["type": "request", "seq": 2, "command": "threads", "arguments": ["é": "☃"]])
+        let stream = first + second
+        // Every split point, byte by byte through the header and body of both messages.
+        for cut in 1..<stream.count {
+            var reader = DAPFrameReader()
+            let got = try reader.take(stream[..<cut]) + reader.take(stream[cut...])
+            XCTAssertEqual(got.map { $0["seq"]?.intValue }, [1, 2], "split at byte \(cut)")
+            XCTAssertEqual(got.last?["arguments"]?["é"]?.stringValue, "☃")
+        }
+        var reader = DAPFrameReader()
+        let oneWrite = try reader.take(stream)
+        XCTAssertEqual(oneWrite.count, 2)
+    }
+
+    func testOtherHeadersAreIgnoredAndTheLengthsNameIsAnyCase() throws {
+        let body = #"{"type":"request","seq":7,"command":"threads"}"#
+        let bytes = Array("content-length: \(body.utf8.count)\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n\(body)".utf8)
+        var reader = DAPFrameReader()
+        XCTAssertEqual(try reader.take(bytes).first?["seq"]?.intValue, 7)
+    }
+
+    func testBrokenFramingNamesWhatIsWrong() {
+        let cases: [(String, String)] = [
+            ("Content-Type: x\r\n\r\n{}", "no Content-Length"),
+            ("Content-Length: ten\r\n\r\n", "not a length: \"ten\""),
+            ("Content-Length: 99999999999\r\n\r\n", "over the"),
+            ("Content-Length: 5\r\n\r\n[1,2]", "not a JSON object"),
+            ("Content-Length: 3\r\n\r\n{x}", "not JSON"),
+        ]
+        for (text, expected) in cases {
+            var reader = DAPFrameReader()
+            XCTAssertThrowsError(try reader.take(Array(text.utf8)), text) { error in
+                XCTAssertTrue("\(error)".contains(expected), "\(text): \(error)")
+            }
+        }
+    }
+
+    // MARK: A session over a socket
+
+    func testAnEditorInitializesSetsBreakpointsListsThreadsAndDisconnects() throws {
+        let target = RecordingTarget()
+        let (listener, editor) = try connect(target)
+        defer { listener.close() }
+
+        let initialized = try editor.request("initialize", ["adapterID": "moonflow", "linesStartAt1": true])
+        XCTAssertEqual(initialized["success"]?.boolValue, true)
+        XCTAssertEqual(initialized["body"]?["supportsConditionalBreakpoints"]?.boolValue, true)
+        XCTAssertEqual(initialized["body"]?["exceptionBreakpointFilters"]?[0]?["filter"]?.stringValue, "all")
+        XCTAssertEqual(try editor.next()["event"]?.stringValue, "initialized", "the initialized event follows the answer")
+
+        XCTAssertEqual(try editor.request("attach")["success"]?.boolValue, true)
+        let placed = try editor.request("setBreakpoints", [
+            "source": ["path": "plugins/counter/init.lua"],
+            "breakpoints": LuaValue([["line": 4], ["line": 9, "condition": "state.count > 2", "hitCondition": ">= 3"],
+                                     ["line": 12, "logMessage": "count is {state.count}"]]),
+        ])
+        XCTAssertEqual(placed["body"]?["breakpoints"]?[0]?["verified"]?.boolValue, true)
+        XCTAssertEqual(placed["body"]?["breakpoints"]?[0]?["line"]?.intValue, 5, "moved to the next line with code")
+        XCTAssertEqual(placed["body"]?["breakpoints"]?[2]?["verified"]?.boolValue, false)
+        XCTAssertEqual(placed["body"]?["breakpoints"]?[2]?["message"]?.stringValue, "no code at or after line 12")
+        XCTAssertEqual(target.breakpoints["plugins/counter/init.lua"], [
+            BreakpointRequest(line: 4),
+            BreakpointRequest(line: 9, condition: "state.count > 2", hitCondition: ">= 3"),
+            BreakpointRequest(line: 12, logMessage: "count is {state.count}"),
+        ])
+
+        XCTAssertEqual(try editor.request("setExceptionBreakpoints", ["filters": LuaValue(["uncaught"])])["success"]?.boolValue, true)
+        XCTAssertEqual(target.filters, [.uncaught])
+        XCTAssertFalse(target.configured)
+        XCTAssertEqual(try editor.request("configurationDone")["success"]?.boolValue, true)
+        XCTAssertTrue(target.configured)
+
+        let threads = try editor.request("threads")
+        XCTAssertEqual(threads["body"]?["threads"]?[0]?["name"]?.stringValue, "counter")
+        XCTAssertEqual(threads["body"]?["threads"]?[1]?["id"]?.intValue, 2)
+
+        XCTAssertEqual(try editor.request("disconnect")["success"]?.boolValue, true)
+        XCTAssertNil(try editor.nextOrEnd(), "the adapter closes the connection after disconnect")
+        target.waitForDetach()
+    }
+
+    func testARequestItCannotServeIsRefusedByNameAndTheSessionGoesOn() throws {
+        let target = RecordingTarget()
+        let (listener, editor) = try connect(target)
+        defer { listener.close() }
+
+        let unknown = try editor.request("readMemory", ["memoryReference": "0"])
+        XCTAssertEqual(unknown["success"]?.boolValue, false)
+        XCTAssertEqual(unknown["command"]?.stringValue, "readMemory")
+        XCTAssertTrue(unknown["message"]?.stringValue?.contains("readMemory is not supported") == true)
+
+        let noPath = try editor.request("setBreakpoints", ["source": ["name": "init.lua"]])
+        XCTAssertEqual(noPath["success"]?.boolValue, false)
+        XCTAssertTrue(noPath["message"]?.stringValue?.contains("source.path") == true)
+
+        let badFilter = try editor.request("setExceptionBreakpoints", ["filters": LuaValue(["raised"])])
+        XCTAssertEqual(badFilter["success"]?.boolValue, false)
+        XCTAssertTrue(badFilter["message"]?.stringValue?.contains("the filters are: all, uncaught") == true)
+
+        XCTAssertEqual(try editor.request("threads")["success"]?.boolValue, true, "the session still answers")
+    }
+
+    func testBrokenFramingEndsTheSessionAndTheTargetIsLetGo() throws {
+        let target = RecordingTarget()
+        let (listener, editor) = try connect(target)
+        defer { listener.close() }
+        try editor.write(Array("Content-Length: nope\r\n\r\n".utf8))
+        XCTAssertNil(try editor.nextOrEnd())
+        target.waitForDetach()
+        XCTAssertTrue(target.logged.contains { $0.contains("Content-Length is not a length") }, "\(target.logged)")
+    }
+
+    func testAPortInUseIsNamedWithTheFix() throws {
+        let first = try DAPListener(host: "127.0.0.1", port: 0)
+        defer { first.close() }
+        XCTAssertThrowsError(try DAPListener(host: "127.0.0.1", port: first.port)) { error in
+            XCTAssertTrue("\(error)".contains("cannot listen on 127.0.0.1:\(first.port)"), "\(error)")
+            XCTAssertTrue("\(error)".contains("pick another port"), "\(error)")
+        }
+    }
+
+    // MARK: Helpers
+
+    private func connect(_ target: RecordingTarget) throws -> (DAPListener, EditorClient) {
+        let listener = try DAPListener(host: "127.0.0.1", port: 0)
+        listener.start { connection in
+            DAPSession(connection: connection, target: target).run { target.log($0) }
+        }
+        return (listener, try EditorClient(port: listener.port))
+    }
+}
+
+/// A target that records what the session asked of it: lines with code are 1–10 but
+/// 4 (a blank line), so a breakpoint there moves to 5.
+private final class RecordingTarget: DebugTarget, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _breakpoints: [String: [BreakpointRequest]] = [:]
+    private var _filters: Set<ExceptionFilter> = []
+    private var _configured = false
+    private var _logged: [String] = []
+    private let detached = DispatchSemaphore(value: 0)
+
+    var breakpoints: [String: [BreakpointRequest]] { lock.withLock { _breakpoints } }
+    var filters: Set<ExceptionFilter> { lock.withLock { _filters } }
+    var configured: Bool { lock.withLock { _configured } }
+    var logged: [String] { lock.withLock { _logged } }
+
+    func threads() -> [DebugThread] { [DebugThread(id: 1, name: "counter"), DebugThread(id: 2, name: "search")] }
+    func setBreakpoints(path: String, _ requested: [BreakpointRequest]) -> [PlacedBreakpoint] {
+        lock.withLock { _breakpoints[path] = requested }
+        return requested.map { request in
+            if request.line > 10 { return PlacedBreakpoint(line: nil, message: "no code at or after line \(request.line)") }
+            return PlacedBreakpoint(line: request.line == 4 ? 5 : request.line)
+        }
+    }
+    func setExceptionFilters(_ filters: Set<ExceptionFilter>) { lock.withLock { _filters = filters } }
+    func configurationDone() { lock.withLock { _configured = true } }
+    func detach() { detached.signal() }
+    func log(_ line: String) { lock.withLock { _logged.append(line) } }
+    func waitForDetach() {
+        XCTAssertEqual(detached.wait(timeout: .now() + 30), .success, "the session let the target go")
+    }
+}
+
+/// The editor's end: a plain socket, the protocol's framing, requests numbered in order.
+private final class EditorClient {
+    private let fd: Int32
+    private var reader = DAPFrameReader()
+    private var ready: [LuaValue] = []
+    /// Events that came while a request waited for its answer, for `next()`.
+    private var events: [LuaValue] = []
+    private var seq = 0
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard status == 0 else { throw DAPListener.Failure(description: "connect failed") }
+        var wait = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    func write(_ bytes: [UInt8]) throws {
+        let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard n == bytes.count else { throw DAPListener.Failure(description: "short write") }
+    }
+
+    /// Sends a request and returns its response (events before it are skipped).
+    func request(_ command: String, _ arguments: LuaValue? = nil) throws -> LuaValue {
+        seq += 1
+        var message: [String: LuaValue] = ["type": "request", "seq": LuaValue(seq), "command": LuaValue(command)]
+        if let arguments { message["arguments"] = arguments }
+        try write(DAPFrameReader.frame(LuaValue(message)))
+        while true {
+            let next = try next()
+            if next["type"]?.stringValue == "response" {
+                XCTAssertEqual(next["request_seq"]?.intValue, Int64(seq), "answers come in request order")
+                return next
+            }
+            events.append(next)
+        }
+    }
+
+    func next() throws -> LuaValue {
+        if !events.isEmpty { return events.removeFirst() }
+        guard let message = try nextOrEnd() else { throw DAPListener.Failure(description: "the adapter closed the connection") }
+        return message
+    }
+
+    /// The next message, or nil once the adapter has closed the connection.
+    func nextOrEnd() throws -> LuaValue? {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while ready.isEmpty {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 { return nil }
+            guard n > 0 else { throw DAPListener.Failure(description: "no answer in 30 s") }
+            ready = try reader.take(chunk[..<n])
+        }
+        return ready.removeFirst()
+    }
+}
