@@ -465,4 +465,29 @@ int mf_function_where(lua_State *L, int idx, char *buf, size_t size);
 /// Stack: [-1, +0]; error: [-1, +1].
 int mf_preload(lua_State *L, const char *name);
 
+// MARK: - The debugger's view of a paused thread (debugger.c)
+
+/// One frame of a thread's stack, as lua_getinfo("Sln") gives it; the strings belong
+/// to the frame (copy them before the thread runs on).
+typedef struct mf_frame {
+  const char *source;  // the chunk's name ("@plugins/counter/init.lua", "=[C]")
+  int line;            // the line running now; -1 when not known (a C function)
+  int linedefined;     // where the function starts; 0 for a main chunk, -1 for C
+  const char *name;    // how the caller named the function, or NULL
+  const char *what;    // "Lua", "C" or "main"
+} mf_frame;
+
+/// Fills `out` with up to `capacity` frames of L's stack, from `level` (0: the running
+/// function) outwards; returns how many. [-0, +0], raises nothing, allocates nothing.
+int mf_frames(lua_State *L, int level, mf_frame *out, int capacity);
+
+/// Pushes the variables of frame `level` of L (as for mf_frames): its locals when `kind`
+/// is 'l' (temporaries left out), its upvalues when 'u' (`_ENV` left out), or the fields
+/// of the table at `holder[ref]` when 't' (the array part first, at most 1000 entries).
+/// Each is a table {name, text, type[, ref]}: `text` is made without metamethods (a
+/// string quoted and cut at 200 bytes, a table's entry count, a function's file:line);
+/// a table value is appended to the table at `holder` and `ref` is its index there, for
+/// a later 't'. Protected: [-0, +1] the list; error: [-0, +1].
+int mf_variables(lua_State *L, int holder, int level, int kind, lua_Integer ref);
+
 #endif

@@ -1,0 +1,180 @@
+// What a debugger reads of a paused Lua thread: its frames, and the variables of one
+// frame (locals, upvalues) or of a table, each shown as text made without running a
+// metamethod (a `__tostring` or `__index` of the plugin's never runs for a look).
+// Calls no other file.
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int mf_frames(lua_State *L, int level, mf_frame *out, int capacity) {
+  int n = 0;
+  lua_Debug ar;
+  while (n < capacity && level >= 0 && lua_getstack(L, level + n, &ar)) {
+    // "S", "l" and "n" fill fixed fields and point into strings the frame keeps: no allocation.
+    if (!lua_getinfo(L, "Sln", &ar)) break;
+    out[n].source = ar.source;
+    out[n].line = ar.currentline;
+    out[n].linedefined = ar.linedefined;
+    out[n].name = ar.name;
+    out[n].what = ar.what;
+    n++;
+  }
+  return n;
+}
+
+/// Longest string shown whole in a variable's text; longer ones end in "...".
+#define MF_SHOWN_STRING 200
+/// Most entries listed for one table (a debugger pages no further).
+#define MF_SHOWN_ENTRIES 1000
+
+/// Pushes the text of the value at `idx`: what a debugger shows beside a name.
+static void push_text(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  switch (lua_type(L, idx)) {
+    case LUA_TNIL: lua_pushliteral(L, "nil"); break;
+    case LUA_TBOOLEAN: lua_pushstring(L, lua_toboolean(L, idx) ? "true" : "false"); break;
+    case LUA_TNUMBER:
+      lua_pushvalue(L, idx);
+      lua_tolstring(L, -1, NULL);  // a copy converted in place: numbers have no metamethods here
+      break;
+    case LUA_TSTRING: {
+      size_t len;
+      const char *s = lua_tolstring(L, idx, &len);
+      luaL_Buffer b;
+      luaL_buffinit(L, &b);
+      luaL_addchar(&b, '"');
+      size_t shown = len > MF_SHOWN_STRING ? MF_SHOWN_STRING : len;
+      for (size_t i = 0; i < shown; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') { luaL_addchar(&b, '\\'); luaL_addchar(&b, (char)c); }
+        else if (c == '\n') luaL_addstring(&b, "\\n");
+        else if (c == '\t') luaL_addstring(&b, "\\t");
+        else if (c < 32 || c == 127) { char esc[8]; snprintf(esc, sizeof esc, "\\%d", c); luaL_addstring(&b, esc); }
+        else luaL_addchar(&b, (char)c);
+      }
+      luaL_addchar(&b, '"');
+      if (shown < len) luaL_addstring(&b, "...");
+      luaL_pushresult(&b);
+      break;
+    }
+    case LUA_TTABLE: {
+      int count = 0;
+      lua_pushnil(L);
+      while (count <= MF_SHOWN_ENTRIES && lua_next(L, idx)) { lua_pop(L, 1); count++; }
+      if (count > MF_SHOWN_ENTRIES) lua_pop(L, 1);  // the key left by the early stop
+      if (count > MF_SHOWN_ENTRIES) lua_pushfstring(L, "table (more than %d entries)", MF_SHOWN_ENTRIES);
+      else lua_pushfstring(L, "table (%d %s)", count, count == 1 ? "entry" : "entries");
+      break;
+    }
+    case LUA_TFUNCTION: {
+      lua_Debug ar;
+      lua_pushvalue(L, idx);
+      lua_getinfo(L, ">S", &ar);
+      if (ar.linedefined > 0) lua_pushfstring(L, "function %s:%d", ar.short_src, ar.linedefined);
+      else lua_pushstring(L, "function (C)");
+      break;
+    }
+    default: lua_pushstring(L, luaL_typename(L, idx)); break;
+  }
+}
+
+/// Appends {name = <name at -2>, text, type, ref} for the value on top, popping both;
+/// a table is kept in the holder (at `holder`) and `ref` is its index there.
+static void add_entry(lua_State *L, int list, int holder) {
+  lua_createtable(L, 0, 4);
+  lua_rotate(L, -3, 1);                 // entry, name, value
+  int value = lua_gettop(L);
+  int entry = value - 2;
+  lua_pushvalue(L, value - 1);
+  lua_setfield(L, entry, "name");
+  push_text(L, value);
+  lua_setfield(L, entry, "text");
+  lua_pushstring(L, luaL_typename(L, value));
+  lua_setfield(L, entry, "type");
+  if (lua_type(L, value) == LUA_TTABLE) {
+    lua_Integer ref = (lua_Integer)lua_rawlen(L, holder) + 1;
+    lua_pushvalue(L, value);
+    lua_rawseti(L, holder, ref);
+    lua_pushinteger(L, ref);
+    lua_setfield(L, entry, "ref");
+  }
+  lua_settop(L, entry);
+  lua_rawseti(L, list, (lua_Integer)lua_rawlen(L, list) + 1);
+}
+
+/// Pushes the name a table key is shown by: the string itself, or `[key]`.
+static void push_key_name(lua_State *L, int key) {
+  if (lua_type(L, key) == LUA_TSTRING) { lua_pushvalue(L, key); return; }
+  push_text(L, key);
+  lua_pushfstring(L, "[%s]", lua_tostring(L, -1));
+  lua_remove(L, -2);
+}
+
+struct variables_args { int level; int kind; lua_Integer ref; };
+
+static int variables_k(lua_State *L) {
+  // stack: holder, args
+  const struct variables_args *args = (const struct variables_args *)lua_touserdata(L, 2);
+  lua_settop(L, 1);
+  lua_newtable(L);  // the list, at 2
+  if (args->kind == 't') {
+    if (lua_rawgeti(L, 1, args->ref) != LUA_TTABLE) return luaL_error(L, "no table %d to show", (int)args->ref);
+    int table = lua_gettop(L);
+    lua_Integer n = (lua_Integer)lua_rawlen(L, table);
+    int shown = 0;
+    for (lua_Integer i = 1; i <= n && shown < MF_SHOWN_ENTRIES; i++, shown++) {
+      lua_pushfstring(L, "[%I]", (LUAI_UACINT)i);
+      lua_rawgeti(L, table, i);
+      add_entry(L, 2, 1);
+    }
+    lua_pushnil(L);
+    while (shown < MF_SHOWN_ENTRIES && lua_next(L, table)) {
+      int key = lua_gettop(L) - 1;
+      if (lua_isinteger(L, key) && lua_tointeger(L, key) >= 1 && lua_tointeger(L, key) <= n) { lua_pop(L, 1); continue; }
+      push_key_name(L, key);
+      lua_pushvalue(L, key + 1);
+      add_entry(L, 2, 1);
+      lua_pop(L, 1);  // the value; the key stays for lua_next
+      shown++;
+    }
+    lua_settop(L, 2);
+    return 1;
+  }
+  lua_Debug ar;
+  // Level 0 is this function; the caller's level 0 is 1 here.
+  if (!lua_getstack(L, args->level + 1, &ar)) return luaL_error(L, "no frame %d", args->level);
+  if (args->kind == 'l') {
+    for (int i = 1;; i++) {
+      const char *name = lua_getlocal(L, &ar, i);
+      if (!name) break;
+      if (name[0] == '(') { lua_pop(L, 1); continue; }  // (temporary), (for state), (C temporary)
+      lua_pushstring(L, name);
+      lua_insert(L, -2);
+      add_entry(L, 2, 1);
+    }
+  } else {
+    lua_getinfo(L, "f", &ar);  // pushes the frame's function
+    int fn = lua_gettop(L);
+    for (int i = 1;; i++) {
+      const char *name = lua_getupvalue(L, fn, i);
+      if (!name) break;
+      if (strcmp(name, "_ENV") == 0) { lua_pop(L, 1); continue; }  // the globals, not a variable
+      lua_pushstring(L, name[0] ? name : "?");
+      lua_insert(L, -2);
+      add_entry(L, 2, 1);
+    }
+    lua_settop(L, 2);
+  }
+  return 1;
+}
+
+int mf_variables(lua_State *L, int holder, int level, int kind, lua_Integer ref) {
+  MF_NEED_ROOM(L, 4, 0);
+  holder = lua_absindex(L, holder);
+  struct variables_args args = { level, kind, ref };
+  lua_pushcfunction(L, variables_k);
+  lua_pushvalue(L, holder);
+  lua_pushlightuserdata(L, &args);
+  return lua_pcall(L, 2, 1, 0);
+}

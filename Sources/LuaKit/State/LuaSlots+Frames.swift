@@ -1,0 +1,81 @@
+import CLuaShim
+
+/// One frame of a paused Lua thread's stack, as a debugger lists it.
+package struct LuaFrame: Equatable, Sendable {
+    /// The chunk's name as loaded: `plugins/counter/init.lua` (the `@` dropped), or
+    /// `[C]` for a C or Swift function.
+    package let source: String
+    /// The line running now; nil when not known (a C function).
+    package let line: Int?
+    /// Where the function starts (0 for a main chunk); nil for a C function.
+    package let lineDefined: Int?
+    /// How its caller named the function (`reduce`, `add`), when it did.
+    package let name: String?
+    /// `Lua`, `C` or `main`.
+    package let what: String
+}
+
+/// A variable as a debugger shows it: a name, its value as text, its Lua type and,
+/// for a table, where to list its fields (`fields(of:)`).
+package struct LuaVariable: Equatable, Sendable {
+    package let name: String
+    package let text: String
+    package let type: String
+    /// For a table: its place in the holder the listing was made with.
+    package let ref: Int?
+}
+
+/// What a debugger reads of the Lua code a Swift function was called from (the same
+/// reads a paused thread answers): its frames, the locals and upvalues of each, and the
+/// fields of a table among them, all without running a metamethod. Tables found are
+/// kept in `holder` (a Lua table the caller owns) so that their fields can be listed
+/// later, as long as the holder lives.
+extension LuaSlots {
+    /// The frames from `level` (1: the Lua code that called this function) outwards.
+    package func frames(from level: Int = 1, limit: Int = 200) -> [LuaFrame] {
+        guard level >= 0, limit > 0 else { return [] }
+        var raw = [mf_frame](repeating: mf_frame(), count: limit)
+        let n = Int(mf_frames(L, Int32(level), &raw, Int32(limit)))
+        return raw.prefix(n).map { frame in
+            let source = frame.source.map { String(cString: $0) } ?? "?"
+            let what = frame.what.map { String(cString: $0) } ?? "?"
+            return LuaFrame(
+                source: source.hasPrefix("@") || source.hasPrefix("=") ? String(source.dropFirst()) : source,
+                line: frame.line > 0 ? Int(frame.line) : nil,
+                lineDefined: frame.linedefined >= 0 && what != "C" ? Int(frame.linedefined) : nil,
+                name: frame.name.map { String(cString: $0) }, what: what)
+        }
+    }
+
+    /// The locals (`.locals`) or upvalues (`.upvalues`) of frame `level`, in declaration order.
+    /// - Throws: `LuaError` when there is no such frame.
+    package func variables(_ kind: LuaVariableKind, level: Int, holder: LuaRef) throws -> [LuaVariable] {
+        try listing(holder: holder) { mf_variables(L, -1, Int32(level), kind.code, 0) }
+    }
+
+    /// The fields of the table a listing put in `holder` at `ref`: the array part in order,
+    /// then the rest (at most 1000 entries).
+    package func fields(of ref: Int, holder: LuaRef) throws -> [LuaVariable] {
+        try listing(holder: holder) { mf_variables(L, -1, 0, Int32(UInt8(ascii: "t")), lua_Integer(ref)) }
+    }
+
+    private func listing(holder: LuaRef, _ list: () -> Int32) throws -> [LuaVariable] {
+        let stack = StackGuard(L)
+        _ = stack
+        guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: nil) }
+        mf_rawgeti_registry(L, lua_Integer(holder.ref))
+        try state.check(list(), L)
+        let entries = try state.read(L, -1, path: "variables")
+        guard case .table(let table) = entries else { return [] }
+        return table.array.map { entry in
+            LuaVariable(name: entry["name"]?.stringValue ?? "?", text: entry["text"]?.stringValue ?? "?",
+                        type: entry["type"]?.stringValue ?? "?", ref: entry["ref"]?.intValue.map(Int.init))
+        }
+    }
+}
+
+/// Which variables of a frame to list.
+package enum LuaVariableKind: Sendable {
+    case locals, upvalues
+    var code: Int32 { Int32(UInt8(ascii: self == .locals ? "l" : "u")) }
+}
