@@ -21,8 +21,7 @@ package final class DAPListener: @unchecked Sendable {
     /// The port bound (the one asked for, or the one the system gave for 0).
     package let port: Int
     private let fd: Int32
-    private let lock = NSLock()
-    private var closed = false
+    private let handle: OpenSocket
 
     /// Binds and listens.
     /// - Throws: `DAPListener.Failure` naming the address and why (in use, no such host).
@@ -62,6 +61,7 @@ package final class DAPListener: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
         }
         self.fd = fd
+        self.handle = OpenSocket(fd)
         self.host = host
         self.port = Int(bound)
     }
@@ -78,7 +78,7 @@ package final class DAPListener: @unchecked Sendable {
                     if errno == EINTR { continue }
                     return
                 }
-                if lock.withLock({ closed }) { Foundation.close(client); return }
+                if handle.isClosed { Foundation.close(client); return }
                 serve(DAPConnection(fd: client))
             }
         }
@@ -87,15 +87,7 @@ package final class DAPListener: @unchecked Sendable {
     }
 
     /// Stops listening (a connection being served goes on until it ends).
-    package func close() {
-        let wasOpen = lock.withLock { () -> Bool in
-            defer { closed = true }
-            return !closed
-        }
-        guard wasOpen else { return }
-        shutdown(fd, Int32(SHUT_RDWR))
-        Foundation.close(fd)
-    }
+    package func close() { handle.close() }
 
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
@@ -111,11 +103,11 @@ package final class DAPConnection: @unchecked Sendable {
     private let writeLock = NSLock()
     private var reader = DAPFrameReader()
     private var ready: [LuaValue] = []
-    private let closeLock = NSLock()
-    private var closed = false
+    private let handle: OpenSocket
 
     init(fd: Int32) {
         self.fd = fd
+        self.handle = OpenSocket(fd)
         var on: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         #if canImport(Darwin)
@@ -159,8 +151,23 @@ package final class DAPConnection: @unchecked Sendable {
         return ready.removeFirst()
     }
 
-    package func close() {
-        let wasOpen = closeLock.withLock { () -> Bool in
+    package func close() { handle.close() }
+}
+
+/// A socket closed once, from any thread: a second `close` does nothing, so the
+/// descriptor's number is never closed again after the system reuses it.
+private final class OpenSocket: @unchecked Sendable {
+    private let fd: Int32
+    private let lock = NSLock()
+    private var closed = false
+
+    init(_ fd: Int32) { self.fd = fd }
+
+    var isClosed: Bool { lock.withLock { closed } }
+
+    /// Shuts the socket down (which ends a blocked `accept` or `recv`) and closes it.
+    func close() {
+        let wasOpen = lock.withLock { () -> Bool in
             defer { closed = true }
             return !closed
         }
