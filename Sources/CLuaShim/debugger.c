@@ -178,3 +178,87 @@ int mf_variables(lua_State *L, int holder, int level, int kind, lua_Integer ref)
   lua_pushlightuserdata(L, &args);
   return lua_pcall(L, 2, 1, 0);
 }
+
+/// The evaluation of an expression in a stopped frame: the frame's upvalues and locals (a
+/// later local shadowing an earlier one, as in the code) and then its function's globals
+/// are the names it reads. Every table it reaches through them is a read-only stand-in
+/// (a write raises "evaluate cannot change ..."), so looking never changes the state.
+/// Loaded as text, once per evaluation.
+static const char evaluate_lua[] =
+  "local scope, fenv, expr = ...\n"
+  "local standins, originals = setmetatable({}, { __mode = 'k' }), setmetatable({}, { __mode = 'k' })\n"
+  "local function wrap(v)\n"
+  "  if type(v) ~= 'table' then return v end\n"
+  "  local w = standins[v]\n"
+  "  if w then return w end\n"
+  "  w = setmetatable({}, {\n"
+  "    __index = function(_, k) return wrap(v[k]) end,\n"
+  "    __newindex = function(_, k) error('evaluate cannot change a table (it wrote ' .. tostring(k) .. ')', 2) end,\n"
+  "    __len = function() return #v end,\n"
+  "    __pairs = function() return function(_, k) local nk, nv = next(v, k) return nk, wrap(nv) end, w, nil end,\n"
+  "  })\n"
+  "  standins[v], originals[w] = w, v\n"
+  "  return w\n"
+  "end\n"
+  "local env = setmetatable({}, {\n"
+  "  __index = function(_, k) if scope[k] ~= nil then return wrap(scope[k]) end return wrap(fenv[k]) end,\n"
+  "  __newindex = function(_, k) error('evaluate cannot assign ' .. tostring(k), 2) end,\n"
+  "})\n"
+  "local chunk, err = load('return ' .. expr, '=(evaluate)', 't', env)\n"
+  "if not chunk then error(err, 0) end\n"
+  "local result = chunk()\n"
+  "return originals[result] or result\n";
+
+struct evaluate_args { int level; const char *expr; size_t len; };
+
+static int evaluate_k(lua_State *L) {
+  // stack: holder, args
+  const struct evaluate_args *args = (const struct evaluate_args *)lua_touserdata(L, 2);
+  lua_settop(L, 1);
+  lua_Debug ar;
+  if (!lua_getstack(L, args->level + 1, &ar)) return luaL_error(L, "no frame %d", args->level);
+  if (luaL_loadbufferx(L, evaluate_lua, sizeof evaluate_lua - 1, "=(evaluate)", "t") != LUA_OK) return lua_error(L);
+  int fn = lua_gettop(L);
+  lua_newtable(L);  // scope
+  int scope = lua_gettop(L);
+  lua_getinfo(L, "f", &ar);
+  int frame_fn = lua_gettop(L);
+  lua_pushnil(L);   // fenv, filled by the _ENV upvalue if the function has one
+  int fenv = lua_gettop(L);
+  for (int i = 1;; i++) {
+    const char *name = lua_getupvalue(L, frame_fn, i);
+    if (!name) break;
+    if (strcmp(name, "_ENV") == 0) lua_replace(L, fenv);
+    else if (name[0]) lua_setfield(L, scope, name);
+    else lua_pop(L, 1);
+  }
+  if (lua_isnil(L, fenv)) { lua_newtable(L); lua_replace(L, fenv); }  // no globals reachable
+  for (int i = 1;; i++) {
+    const char *name = lua_getlocal(L, &ar, i);
+    if (!name) break;
+    if (name[0] == '(') { lua_pop(L, 1); continue; }
+    lua_setfield(L, scope, name);
+  }
+  lua_pushvalue(L, fn);
+  lua_pushvalue(L, scope);
+  lua_pushvalue(L, fenv);
+  lua_pushlstring(L, args->expr, args->len);
+  lua_call(L, 3, 1);
+  int result = lua_gettop(L);
+  lua_newtable(L);  // the list
+  int list = lua_gettop(L);
+  lua_pushlstring(L, args->expr, args->len);
+  lua_pushvalue(L, result);
+  add_entry(L, list, 1);
+  return 1;
+}
+
+int mf_evaluate(lua_State *L, int holder, int level, const char *expr, size_t len) {
+  MF_NEED_ROOM(L, 4, 0);
+  holder = lua_absindex(L, holder);
+  struct evaluate_args args = { level, expr, len };
+  lua_pushcfunction(L, evaluate_k);
+  lua_pushvalue(L, holder);
+  lua_pushlightuserdata(L, &args);
+  return lua_pcall(L, 2, 1, 0);
+}

@@ -97,4 +97,28 @@ final class FrameReadingTests: XCTestCase {
             XCTAssertEqual(slots.frames(from: 40), [])
         }
     }
+
+    func testAnExpressionReadsTheFramesNamesAndChangesNothing() throws {
+        try look { slots, holder in
+            XCTAssertEqual(try slots.evaluate("doubled + 1", level: 1, holder: holder).text, "43")
+            XCTAssertEqual(try slots.evaluate("state.items[2] .. #state.items", level: 1, holder: holder).text, #""b2""#)
+            XCTAssertEqual(try slots.evaluate("shared.hits * 2", level: 1, holder: holder).text, "6", "an upvalue")
+            XCTAssertEqual(try slots.evaluate("string.upper(mutation.type)", level: 1, holder: holder).text, #""ADD""#, "a global")
+            XCTAssertEqual(try slots.evaluate("action.by", level: 2, holder: holder).text, "21", "another frame")
+
+            let state = try slots.evaluate("state", level: 1, holder: holder)
+            XCTAssertEqual(state.text, "table (3 entries)", "the table itself, not a stand-in")
+            XCTAssertEqual(try slots.fields(of: try XCTUnwrap(state.ref), holder: holder).count, 3)
+
+            XCTAssertThrowsError(try slots.evaluate("(function() state.count = 9 end)()", level: 1, holder: holder)) { error in
+                XCTAssertTrue("\(error)".contains("evaluate cannot change a table (it wrote count)"), "\(error)")
+            }
+            XCTAssertThrowsError(try slots.evaluate("(function() table.insert(state.items, 'c') end)()", level: 1, holder: holder))
+            XCTAssertEqual(try slots.evaluate("state.count .. #state.items", level: 1, holder: holder).text, #""12""#,
+                           "the writes were refused")
+            XCTAssertThrowsError(try slots.evaluate("doubled +", level: 1, holder: holder)) { error in
+                XCTAssertTrue("\(error)".contains("(evaluate)"), "\(error)")
+            }
+        }
+    }
 }

@@ -490,4 +490,11 @@ int mf_frames(lua_State *L, int level, mf_frame *out, int capacity);
 /// a later 't'. Protected: [-0, +1] the list; error: [-0, +1].
 int mf_variables(lua_State *L, int holder, int level, int kind, lua_Integer ref);
 
+/// Pushes the value of the Lua expression `expr` (text, `len` bytes) as the frame at `level`
+/// of L sees it, as a one-entry list like mf_variables' (its `name` is the expression).
+/// The expression reads the frame's locals, upvalues and its function's globals; every
+/// table it reaches is read-only to it (a write raises), so a look changes nothing.
+/// Protected: [-0, +1] the list; error: [-0, +1] (a syntax error, a failed read).
+int mf_evaluate(lua_State *L, int holder, int level, const char *expr, size_t len);
+
 #endif

@@ -59,6 +59,19 @@ extension LuaSlots {
         try listing(holder: holder) { mf_variables(L, -1, 0, Int32(UInt8(ascii: "t")), lua_Integer(ref)) }
     }
 
+    /// The value of the Lua expression `expression` in frame `level`: read from its locals,
+    /// upvalues and globals, with every table read-only to it.
+    /// - Throws: `LuaError` for a mistake in the expression or an error while reading.
+    package func evaluate(_ expression: String, level: Int, holder: LuaRef) throws -> LuaVariable {
+        let bytes = Array(expression.utf8)
+        let listed = try bytes.withUnsafeBufferPointer { buffer in
+            try listing(holder: holder) {
+                buffer.withMemoryRebound(to: CChar.self) { mf_evaluate(L, -1, Int32(level), $0.baseAddress, $0.count) }
+            }
+        }
+        return listed.first ?? LuaVariable(name: expression, text: "nil", type: "nil", ref: nil)
+    }
+
     private func listing(holder: LuaRef, _ list: () -> Int32) throws -> [LuaVariable] {
         let stack = StackGuard(L)
         _ = stack
