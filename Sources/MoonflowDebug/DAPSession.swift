@@ -15,6 +15,14 @@ package protocol DebugTarget: AnyObject, Sendable {
     func configurationDone()
     /// The editor went away: every breakpoint goes and a paused feature goes on.
     func detach()
+    /// The stopped thread's frames, innermost first (level 1 first); nil when nothing is stopped.
+    func stackTrace() -> Result<[LuaFrame], any Error>?
+    /// The variables behind a reference (a frame's scope, or a table); nil when nothing is stopped.
+    func variables(_ reference: Int) -> Result<[LuaVariable], any Error>?
+    /// An expression's value in frame `level`; nil when nothing is stopped.
+    func evaluate(_ expression: String, frame level: Int) -> Result<LuaVariable, any Error>?
+    /// Lets the stopped thread go on; false when nothing was stopped.
+    func resume() -> Bool
 }
 
 package struct DebugThread: Equatable, Sendable {
@@ -145,6 +153,58 @@ package final class DAPSession: @unchecked Sendable {
         case "threads":
             let threads = target.threads().map { LuaValue(["id": LuaValue($0.id), "name": LuaValue($0.name)]) }
             respond(to: request, body: ["threads": LuaValue(threads)])
+        case "stackTrace":
+            guard let frames = target.stackTrace() else { return notStopped(request) }
+            switch frames {
+            case .success(let frames):
+                let shown = frames.enumerated().map { index, frame -> LuaValue in
+                    var entry: [String: LuaValue] = [
+                        "id": LuaValue(index + 1), "name": LuaValue(frame.name ?? (frame.what == "main" ? "main chunk" : "?")),
+                        "line": LuaValue(frame.line ?? 0), "column": 1,
+                    ]
+                    if frame.what != "C" { entry["source"] = ["path": LuaValue(frame.source), "name": LuaValue(Self.fileName(frame.source))] }
+                    else { entry["presentationHint"] = "subtle" }
+                    return LuaValue(entry)
+                }
+                respond(to: request, body: ["stackFrames": LuaValue(shown), "totalFrames": LuaValue(shown.count)])
+            case .failure(let error): refuse(request, "\(error)")
+            }
+        case "scopes":
+            guard let frame = arguments["frameId"]?.intValue.map(Int.init) else {
+                refuse(request, "scopes needs arguments.frameId, from stackTrace")
+                return true
+            }
+            let scopes = DebugController.scopes(frame: frame).map {
+                LuaValue(["name": LuaValue($0.name), "variablesReference": LuaValue($0.reference), "expensive": false])
+            }
+            respond(to: request, body: ["scopes": LuaValue(scopes)])
+        case "variables":
+            guard let reference = arguments["variablesReference"]?.intValue.map(Int.init) else {
+                refuse(request, "variables needs arguments.variablesReference, from scopes or variables")
+                return true
+            }
+            guard let listed = target.variables(reference) else { return notStopped(request) }
+            switch listed {
+            case .success(let variables):
+                respond(to: request, body: ["variables": LuaValue(variables.map(Self.shown))])
+            case .failure(let error): refuse(request, "\(error)")
+            }
+        case "evaluate":
+            guard let expression = arguments["expression"]?.stringValue else {
+                refuse(request, "evaluate needs arguments.expression")
+                return true
+            }
+            let frame = arguments["frameId"]?.intValue.map(Int.init) ?? 1
+            guard let value = target.evaluate(expression, frame: frame) else { return notStopped(request) }
+            switch value {
+            case .success(let value):
+                respond(to: request, body: ["result": LuaValue(value.text), "type": LuaValue(value.type),
+                                            "variablesReference": LuaValue(value.ref ?? 0)])
+            case .failure(let error): refuse(request, "\(error)")
+            }
+        case "continue":
+            guard target.resume() else { return notStopped(request) }
+            respond(to: request, body: ["allThreadsContinued": true])
         case "disconnect":
             respond(to: request)
             return false
@@ -154,6 +214,21 @@ package final class DAPSession: @unchecked Sendable {
             refuse(request, "\(command) is not supported by Moonflow's debugger (docs/debugging.md lists what is)")
         }
         return true
+    }
+
+    /// A read or a continue while the run is not stopped: refused, the session goes on.
+    private func notStopped(_ request: LuaValue) -> Bool {
+        refuse(request, "\(request["command"]?.stringValue ?? "?") needs a stopped thread; the run is not stopped")
+        return true
+    }
+
+    private static func shown(_ variable: LuaVariable) -> LuaValue {
+        ["name": LuaValue(variable.name), "value": LuaValue(variable.text), "type": LuaValue(variable.type),
+         "variablesReference": LuaValue(variable.ref ?? 0)]
+    }
+
+    private static func fileName(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
     }
 
     /// What the editor may ask (`initialize`'s answer).

@@ -74,7 +74,7 @@ final class FrameReadingTests: XCTestCase {
             let locals = try slots.variables(.locals, level: 1, holder: holder)
             let state = try XCTUnwrap(locals.first { $0.name == "state" }?.ref)
             let fields = try slots.fields(of: state, holder: holder)
-            XCTAssertEqual(Set(fields.map(\.name)), ["count", "items", "odd key"])
+            XCTAssertEqual(fields.map(\.name), ["count", "items", "odd key"], "by name")
             let items = try XCTUnwrap(fields.first { $0.name == "items" })
             XCTAssertEqual(items.text, "table (2 entries)")
             let inner = try slots.fields(of: try XCTUnwrap(items.ref), holder: holder)

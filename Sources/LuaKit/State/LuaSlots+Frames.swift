@@ -54,9 +54,13 @@ extension LuaSlots {
     }
 
     /// The fields of the table a listing put in `holder` at `ref`: the array part in order,
-    /// then the rest (at most 1000 entries).
+    /// then the rest by name (at most 1000 entries).
     package func fields(of ref: Int, holder: LuaRef) throws -> [LuaVariable] {
-        try listing(holder: holder) { mf_variables(L, -1, 0, Int32(UInt8(ascii: "t")), lua_Integer(ref)) }
+        let listed = try listing(holder: holder) { mf_variables(L, -1, 0, Int32(UInt8(ascii: "t")), lua_Integer(ref)) }
+        // The array part comes first, in order; the rest in the table's own order, which
+        // changes from run to run: sorted, an editor shows the same table the same way.
+        let arrayCount = listed.prefix { $0.name.hasPrefix("[") && Int($0.name.dropFirst().dropLast()) != nil }.count
+        return Array(listed.prefix(arrayCount)) + listed.dropFirst(arrayCount).sorted { $0.name < $1.name }
     }
 
     /// The value of the Lua expression `expression` in frame `level`: read from its locals,
