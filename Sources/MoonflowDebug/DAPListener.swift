@@ -21,7 +21,12 @@ package final class DAPListener: @unchecked Sendable {
     /// The port bound (the one asked for, or the one the system gave for 0).
     package let port: Int
     private let fd: Int32
-    private let handle: OpenSocket
+    private let lock = NSLock()
+    /// Set by `close()`; the accept loop stops at it.
+    private var closed = false
+    /// Whether the accept loop runs: while it does, only it closes the descriptor, so its
+    /// `accept` never meets the number reused by another socket.
+    private var accepting = false
 
     /// Binds and listens.
     /// - Throws: `DAPListener.Failure` naming the address and why (in use, no such host).
@@ -61,7 +66,6 @@ package final class DAPListener: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
         }
         self.fd = fd
-        self.handle = OpenSocket(fd)
         self.host = host
         self.port = Int(bound)
     }
@@ -71,15 +75,24 @@ package final class DAPListener: @unchecked Sendable {
     /// Accepts editors one after another on a thread of its own until `close()`,
     /// handing each connection to `serve` (which returns when the editor goes).
     package func start(_ serve: @escaping @Sendable (DAPConnection) -> Void) {
+        let started = lock.withLock { () -> Bool in
+            guard !closed, !accepting else { return false }
+            accepting = true
+            return true
+        }
+        guard started else { return }
         let thread = Thread { [self] in
-            while true {
+            while !lock.withLock({ closed }) {
                 let client = accept(fd, nil, nil)
                 if client < 0 {
                     if errno == EINTR { continue }
-                    return
+                    break
                 }
-                if handle.isClosed { Foundation.close(client); return }
                 serve(DAPConnection(fd: client))
+            }
+            lock.withLock {
+                accepting = false
+                Foundation.close(fd)
             }
         }
         thread.name = "moonflow-debug-listener"
@@ -87,7 +100,14 @@ package final class DAPListener: @unchecked Sendable {
     }
 
     /// Stops listening (a connection being served goes on until it ends).
-    package func close() { handle.close() }
+    package func close() {
+        lock.withLock {
+            guard !closed else { return }
+            closed = true
+            shutdown(fd, Int32(SHUT_RDWR))  // wakes a waiting accept
+            if !accepting { Foundation.close(fd) }
+        }
+    }
 
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
@@ -103,11 +123,12 @@ package final class DAPConnection: @unchecked Sendable {
     private let writeLock = NSLock()
     private var reader = DAPFrameReader()
     private var ready: [LuaValue] = []
-    private let handle: OpenSocket
+    /// Set under `writeLock` when the descriptor is closed: no send writes to a number the
+    /// system may have given another socket since.
+    private var closed = false
 
     init(fd: Int32) {
         self.fd = fd
-        self.handle = OpenSocket(fd)
         var on: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         #if canImport(Darwin)
@@ -122,6 +143,7 @@ package final class DAPConnection: @unchecked Sendable {
     package func send(_ message: LuaValue) throws {
         let bytes = try DAPFrameReader.frame(message)
         try writeLock.withLock {
+            guard !closed else { throw DAPListener.Failure(description: "the connection is closed") }
             var sent = 0
             while sent < bytes.count {
                 let n = bytes[sent...].withUnsafeBytes { buffer in
@@ -151,28 +173,14 @@ package final class DAPConnection: @unchecked Sendable {
         return ready.removeFirst()
     }
 
-    package func close() { handle.close() }
-}
-
-/// A socket closed once, from any thread: a second `close` does nothing, so the
-/// descriptor's number is never closed again after the system reuses it.
-private final class OpenSocket: @unchecked Sendable {
-    private let fd: Int32
-    private let lock = NSLock()
-    private var closed = false
-
-    init(_ fd: Int32) { self.fd = fd }
-
-    var isClosed: Bool { lock.withLock { closed } }
-
-    /// Shuts the socket down (which ends a blocked `accept` or `recv`) and closes it.
-    func close() {
-        let wasOpen = lock.withLock { () -> Bool in
-            defer { closed = true }
-            return !closed
+    /// Ends the connection: called by the thread that receives (or when the last reference
+    /// goes), so no `receive` is under way on the descriptor it closes.
+    package func close() {
+        writeLock.withLock {
+            guard !closed else { return }
+            closed = true
+            shutdown(fd, Int32(SHUT_RDWR))
+            Foundation.close(fd)
         }
-        guard wasOpen else { return }
-        shutdown(fd, Int32(SHUT_RDWR))
-        Foundation.close(fd)
     }
 }

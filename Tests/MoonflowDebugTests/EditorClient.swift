@@ -70,7 +70,7 @@ final class EditorClient {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n == 0 { return nil }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw DAPListener.Failure(description: "no answer in 30 s") }
+            guard n > 0 else { throw DAPListener.Failure(description: errno == EAGAIN ? "no answer in 30 s" : "recv failed: \(String(cString: strerror(errno)))") }
             ready = try reader.take(chunk[..<n])
         }
         return ready.removeFirst()
