@@ -20,20 +20,8 @@ final class DebugControllerTests: XCTestCase {
     """
 
     func testAnEditorReadsAStoppedReduceAndLetsItGoOn() throws {
-        let lua = try LuaState(profile: .trusted)
-        let controller = DebugController(holder: try lua.makeTable([]), name: "counter")
-        try lua.setGlobal("stop", .function { slots in
-            controller.stop(slots, reason: "breakpoint")
-            return []
-        })
-        let listener = try DAPListener(host: "127.0.0.1", port: 0)
+        let (lua, listener, editor) = try stoppable(name: "counter")
         defer { listener.close() }
-        listener.start { connection in
-            let session = DAPSession(connection: connection, target: controller)
-            controller.attach(session)
-            session.run()
-        }
-        let editor = try EditorClient(port: listener.port)
         _ = try editor.request("initialize")
         _ = try editor.request("attach")
         _ = try editor.request("configurationDone")
@@ -93,20 +81,8 @@ final class DebugControllerTests: XCTestCase {
     }
 
     func testAnEditorThatGoesAwayLetsAStoppedThreadGoOn() throws {
-        let lua = try LuaState(profile: .trusted)
-        let controller = DebugController(holder: try lua.makeTable([]))
-        try lua.setGlobal("stop", .function { slots in
-            controller.stop(slots, reason: "breakpoint")
-            return []
-        })
-        let listener = try DAPListener(host: "127.0.0.1", port: 0)
+        let (lua, listener, editor) = try stoppable()
         defer { listener.close() }
-        listener.start { connection in
-            let session = DAPSession(connection: connection, target: controller)
-            controller.attach(session)
-            session.run()
-        }
-        let editor = try EditorClient(port: listener.port)
         _ = try editor.request("initialize")
         let finished = DispatchSemaphore(value: 0)
         let script = self.script
@@ -117,5 +93,23 @@ final class DebugControllerTests: XCTestCase {
         _ = try editor.event("stopped")
         _ = try editor.request("disconnect")
         XCTAssertEqual(finished.wait(timeout: .now() + 30), .success, "disconnect let the script go on")
+    }
+
+    /// A Lua state whose global `stop()` stops it under a debug controller, and an editor
+    /// connected to the controller's session.
+    private func stoppable(name: String = "main") throws -> (LuaState, DAPListener, EditorClient) {
+        let lua = try LuaState(profile: .trusted)
+        let controller = DebugController(holder: try lua.makeTable([]), name: name)
+        try lua.setGlobal("stop", .function { slots in
+            controller.stop(slots, reason: "breakpoint")
+            return []
+        })
+        let listener = try DAPListener(host: "127.0.0.1", port: 0)
+        listener.start { connection in
+            let session = DAPSession(connection: connection, target: controller)
+            controller.attach(session)
+            session.run()
+        }
+        return (lua, listener, try EditorClient(port: listener.port))
     }
 }
