@@ -40,7 +40,15 @@ package struct SpecRunner: Sendable {
         /// `.sandboxed`: the plugins under test run with the sandbox's limits and
         /// globals of their own; busted and the specs keep the whole library.
         package var profile: LuaState.Profile = .trusted
+        /// `--seed`, `--runs`, `--length`: every `T.explore` of the run takes them.
+        package var explore = TestModule.ExploreDefaults()
+        /// `--explore`: `paths` are plugins (names in `./plugins` or folders; none: every plugin
+        /// there), each explored with its declared actions and invariants instead of running specs.
+        package var exploring = false
         package init(paths: [String] = []) { self.paths = paths }
+        package mutating func setExplore(seed: Int64?, runs: Int?, length: Int?) {
+            explore = TestModule.ExploreDefaults(seed: seed, runs: runs, length: length)
+        }
     }
 
     /// One `it` (or an error outside any `it`: a failing `describe` body, a
@@ -79,6 +87,7 @@ package struct SpecRunner: Sendable {
     /// - Throws: `UsageError` when a given path does not exist.
     package func specFiles() throws -> [String] {
         let fm = FileManager.default
+        if options.exploring { return try explorePlugins() }
         if options.paths.isEmpty {
             guard let plugins = try? fm.contentsOfDirectory(atPath: "plugins") else { return [] }
             return plugins.sorted().flatMap { plugin -> [String] in
@@ -99,6 +108,38 @@ package struct SpecRunner: Sendable {
             files += found.sorted()
         }
         return files
+    }
+
+    /// The plugin folders `--explore` explores, sorted: each path given (a folder, or a name
+    /// in `./plugins`), or every plugin in `./plugins`.
+    func explorePlugins() throws -> [String] {
+        let fm = FileManager.default
+        func isPlugin(_ dir: String) -> Bool { fm.fileExists(atPath: PathText.join(dir, "init.lua")) }
+        if options.paths.isEmpty {
+            let names = (try? fm.contentsOfDirectory(atPath: "plugins")) ?? []
+            return names.sorted().map { "plugins/\($0)" }.filter(isPlugin)
+        }
+        return try options.paths.map { path in
+            let dir = path.hasSuffix("/") ? String(path.dropLast()) : path
+            if isPlugin(dir) { return dir }
+            if !dir.contains("/"), isPlugin("plugins/\(dir)") { return "plugins/\(dir)" }
+            throw UsageError(description: "\(path) is not a plugin (a folder with an init.lua, or a name in ./plugins); --explore takes plugins")
+        }
+    }
+
+    /// The spec `--explore` runs for `plugin` (a folder): one test exploring it with its own
+    /// actions, invariants and services; an `mf.compose`, which declares no actions, is skipped
+    /// with a line saying so.
+    static func exploreSpec(_ plugin: String) -> String {
+        let name = StateDiff.render(.string(LuaString(plugin)))
+        return """
+            local T = require "moonflow.test"
+            describe("explore", function()
+              it(\(name), function()
+                T.explore(\(name), { skipUndeclared = true })
+              end)
+            end)
+            """
     }
 
     /// Runs every spec file and prints the report: a line per test as it
@@ -129,7 +170,9 @@ package struct SpecRunner: Sendable {
         if options.tap { write("TAP version 13") }
         // luacheck on the plugins under test, once for all their spec files; printed with the summary.
         let lint = PluginLint(sandboxed: options.profile == .sandboxed)
-            .run(files.reduce(PluginLint.Files()) { $0.adding(PluginLint.files(ofSpec: $1)) })
+            .run(files.reduce(PluginLint.Files()) {
+                $0.adding(options.exploring ? PluginLint.files(ofPlugin: PathText.join($1, "init.lua")) : PluginLint.files(ofSpec: $1))
+            })
         let output = SpecOutput(files: files.count, tap: options.tap, filtering: options.filter != nil, write: write)
         let results = runAll(files, output: output)
         let all = results.flatMap { $0 }
@@ -244,12 +287,12 @@ package struct SpecRunner: Sendable {
         var arguments: [LuaPush]
         do {
             host = try FeatureHost(configuration: .init(
-                searchPaths: SpecRunner.searchPaths(for: file), profile: .trusted,
+                searchPaths: options.exploring ? [PathText.parent(of: file), "plugins"] : SpecRunner.searchPaths(for: file), profile: .trusted,
                 timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: .virtual,
                 // No file store: declared SQLite repositories are fresh in-memory ones, so specs start from the seed.
                 isolatesPlugins: options.profile == .sandboxed), switchableClock: true)
             host.bridge.locationRoots = []  // the tool names files as it found them
-            try TestModule.install(in: host)
+            try TestModule.install(in: host, explore: options.explore)
             let tap = options.tap
             // A spec's print and io.write go with its file's output (kept together under --jobs);
             // under TAP, which owns standard output, to standard error as a TAP comment. os.exit
@@ -276,6 +319,7 @@ package struct SpecRunner: Sendable {
             arguments = [
                 .value(.string(LuaString(file))), .value(options.filter.map { .string(LuaString($0)) } ?? .nil),
                 onResult, arm, .value(options.testTimeLimitMs.map { .integer($0) } ?? .nil), .value(.integer(Int64(skip))),
+                .value(options.exploring ? .string(LuaString(SpecRunner.exploreSpec(file))) : .nil),
             ]
         } catch {
             fail(file, error, keep: keep)
