@@ -47,6 +47,9 @@ struct Test: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Steps per run of an exploration (default: the spec's, else 50).", valueName: "N"))
     var length: Int?
 
+    @Flag(name: .long, help: "Count the lines of the plugins' own Lua files the specs (and explorations) run: a table per file, and coverage/lcov.info in lcov's format.")
+    var coverage = false
+
     @OptionGroup var limits: LimitOptions
 
     func validate() throws {
@@ -73,6 +76,7 @@ struct Test: ParsableCommand {
         options.memoryLimitMB = limits.memoryLimit ?? 512
         options.profile = limits.sandbox ? .sandboxed : .trusted
         options.exploring = explore
+        options.coveragePath = coverage ? "coverage/lcov.info" : nil
         options.setExplore(seed: seed, runs: runs, length: length)
         let status = SpecRunner(options: options).run()
         if status != 0 { throw ExitCode(status) }
