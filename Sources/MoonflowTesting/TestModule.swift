@@ -142,6 +142,11 @@ public enum TestModule {
             ("exploreInFlight", .function { args in
                 [.value(.table(LuaTable(array: try store(args).exploreInFlight.map { .string(LuaString($0)) })))]
             }),
+            ("exploreSettle", .function { args in
+                let s = try store(args)
+                s.running { s.host.settle() }
+                return []
+            }),
             ("exploreStop", .function { args in
                 try store(args).exploreStop()
                 args.object(1, as: StoreHandle.self)?.owned = nil

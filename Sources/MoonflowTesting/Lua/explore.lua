@@ -169,11 +169,13 @@ local function candidates(g, v)
   return out
 end
 
+-- A deep copy; a list or object marked with mf.array / mf.object keeps its mark.
 local function copy(t)
   if type(t) ~= "table" then return t end
-  local out = {}
+  local mark = getmetatable(t)
+  local out = mark == "moonflow.array" and mf.array() or mark == "moonflow.object" and mf.object() or {}
   for k, v in pairs(t) do out[k] = copy(v) end
-  return setmetatable(out, getmetatable(t))
+  return out
 end
 
 function G.list(g, o)
@@ -573,12 +575,12 @@ local function execute(ctx, run, trace, reach)
   -- The run is over: the clock goes past every timer, then nothing may be left in flight.
   if not failure then
     for round = 1, SETTLE_ROUNDS do
+      core.exploreSettle(h)  -- answers of services and repositories that work off the clock
       local due = core.exploreNextDue(h)
-      if not due then break end
-      core.advance(h, due)
+      if due then core.advance(h, due) end
       failure = check("settle")
       if failure then failure.step = #steps + 1; failure.settling = true; break end
-      if round == SETTLE_ROUNDS then break end
+      if not due then break end
     end
   end
   if not failure and not ctx.allowInFlight then
@@ -723,14 +725,26 @@ local function shrink(ctx, run, failure)
         end
       end
     end
-    -- Fewer faults, then shorter delays.
+    -- Fewer faults, earlier calls (so the steps before can go), then shorter delays.
     for _, n in ipairs(sortedKeys(best.plan)) do
       local fault = best.plan[n]
       if fault and ctx.executions < budget then
         local plan = copy(best.plan)
         plan[n] = false
         local f = fails(ctx, { steps = best.steps, plan = plan }, key)
-        if f then best, failure, progress = { steps = best.steps, plan = plan }, f, true
+        local moved
+        if not f then
+          for _, m in ipairs(towards(n, 1)) do
+            if not best.plan[m] and ctx.executions < budget then
+              local earlier = copy(best.plan)
+              earlier[n], earlier[m] = nil, fault
+              f = fails(ctx, { steps = best.steps, plan = earlier }, key)
+              if f then moved = earlier; break end
+            end
+          end
+        end
+        if moved then best, failure, progress = { steps = best.steps, plan = moved }, f, true
+        elseif f then best, failure, progress = { steps = best.steps, plan = plan }, f, true
         elseif math.type(fault) == "integer" then
           for _, d in ipairs(towards(fault, 1)) do
             plan[n] = d
@@ -805,7 +819,7 @@ end
 local OPTIONS = {
   runs = true, length = true, seed = true, weights = true, gen = true, services = true, state = true,
   invariants = true, allowErrors = true, allowInFlight = true, actions = true, faults = true,
-  raise = true, shrink = true, quiet = true, skipUndeclared = true,
+  raise = true, shrink = true, quiet = true, skipUndeclared = true, firstRun = true,
 }
 
 local function describeTarget(target)
@@ -873,8 +887,10 @@ function T.explore(target, opts)
   if math.type(runs) ~= "integer" or runs < 1 or math.type(length) ~= "integer" or length < 1 then
     raise("T.explore: opts.runs and opts.length must be whole numbers of 1 or more", 2)
   end
+  local first = opts.firstRun or 1
+  if math.type(first) ~= "integer" or first < 1 then raise("T.explore: opts.firstRun must be a whole number of 1 or more", 2) end
   local failure, found, foundRun
-  for n = 1, runs do
+  for n = first, first + runs - 1 do
     local run = { steps = {}, plan = {}, rng = Random(seed * 1000003 + n), length = length }
     local f = execute(ctx, run, false, reach)
     if f then failure, found, foundRun = f, { steps = run.steps, plan = run.plan }, n; break end
