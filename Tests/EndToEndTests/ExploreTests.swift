@@ -235,6 +235,21 @@ final class ExploreTests: ScratchTestCase {
         XCTAssertEqual(spec.status, 0, spec.stdout)
     }
 
+    func testInvariantsMustBeFunctionsAndShardsSplitExplorations() throws {
+        try write("plugins/player/init.lua", Self.player.replacingOccurrences(of: "neverBroken = function(s) return s.mode ~= \"broken\" end,", with: "neverBroken = true,"))
+        let check = try Moonflow.run(["check", "plugins/player"], in: scratch)
+        XCTAssertEqual(check.status, 1, check.stdout)
+        XCTAssertTrue((check.stdout + check.stderr).contains("invariants.neverBroken must be a function (got boolean)"), check.stdout + check.stderr)
+        try write("plugins/player/init.lua", Self.player)
+        try write("plugins/other/init.lua", Self.player.replacingOccurrences(of: "name = \"player\"", with: "name = \"other\""))
+        let one = try Moonflow.run(["test", "--explore", "--shard", "1/2", "--seed", "1"], in: scratch)
+        let two = try Moonflow.run(["test", "--explore", "--shard", "2/2", "--seed", "1"], in: scratch)
+        for plugin in ["plugins/player", "plugins/other"] {
+            let shards = [one, two].filter { $0.stdout.contains("FAIL explore \(plugin)") }
+            XCTAssertEqual(shards.count, 1, "\(plugin) is explored in one shard: \(one.stdout)\n\(two.stdout)")
+        }
+    }
+
     func testBadOptionsAreUsageErrors() throws {
         try write("plugins/player/init.lua", Self.player)
         let runs = try Moonflow.run(["test", "--explore", "--runs", "0"], in: scratch)
