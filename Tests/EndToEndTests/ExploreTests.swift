@@ -67,6 +67,17 @@ final class ExploreTests: ScratchTestCase {
             end)
             """)
         XCTAssertTrue(failure.contains("or run again with --seed 7"), failure)
+        // The shrunk run as input for `moonflow run --record`, whose recording replays it.
+        let inputs = failure.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("{\"at\":") }
+        XCTAssertEqual(inputs, [#"{"at":0,"send":{"type":"play"}}"#, #"{"at":0,"send":{"type":"pause"}}"#, #"{"at":0,"send":{"type":"stop"}}"#])
+        let recorded = try Moonflow.run(["run", "plugins/player", "--clock", "virtual", "--record", "run.jsonl"], in: scratch,
+                                        input: inputs.joined(separator: "\n") + "\n")
+        XCTAssertEqual(recorded.status, 0, recorded.stdout + recorded.stderr)
+        let recording = try String(contentsOf: scratch.appendingPathComponent("run.jsonl"), encoding: .utf8)
+        XCTAssertTrue(recording.contains(#""state":{"mode":"broken","position":0,"volume":5}"#), recording)
+        let replayed = try Moonflow.run(["replay", "run.jsonl"], in: scratch)
+        XCTAssertEqual(replayed.status, 0, replayed.stdout)
+        XCTAssertTrue(replayed.stdout.contains("identical (3 inputs"), replayed.stdout)
     }
 
     func testTheSameSeedDrawsTheSameRunsAndAnotherSeedIsPrinted() throws {

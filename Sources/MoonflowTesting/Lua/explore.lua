@@ -758,6 +758,40 @@ end
 
 local function firstLine(s) return (tostring(s):match("^[^\n]*")) end
 
+-- A value as JSON (what `moonflow run` reads as input): keys sorted, lists as arrays.
+local function json(v)
+  local t = type(v)
+  if t == "string" then
+    return '"' .. v:gsub('[%c"\\]', function(c)
+      local named = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\t"] = "\\t", ["\r"] = "\\r" }
+      return named[c] or ("\\u%04x"):format(c:byte())
+    end) .. '"'
+  elseif t == "number" or t == "boolean" then
+    return tostring(v)
+  elseif t == "table" then
+    local n = #v
+    if n > 0 or getmetatable(v) == "moonflow.array" then
+      local items = {}
+      for i = 1, n do items[i] = json(v[i]) end
+      return "[" .. table.concat(items, ",") .. "]"
+    end
+    local parts = {}
+    for _, k in ipairs(sortedKeys(v)) do parts[#parts + 1] = json(tostring(k)) .. ":" .. json(v[k]) end
+    return "{" .. table.concat(parts, ",") .. "}"
+  end
+  return "null"
+end
+
+-- The run's sends as `moonflow run` input lines, each at its time on the virtual clock.
+local function inputLines(run)
+  local out, t = {}, 0
+  for _, s in ipairs(run.steps) do
+    if s.advance then t = t + s.advance
+    else out[#out + 1] = ('{"at":%d,"send":%s}'):format(t, json(s.send)) end
+  end
+  return table.concat(out, "\n")
+end
+
 local function specText(ctx, run, failure, traced)
   local out = {}
   local function line(s) out[#out + 1] = s end
@@ -918,6 +952,15 @@ function T.explore(target, opts)
   }
   local text = ("%s: run %d failed: %s\n  %s\nshrunk from %d steps to %d (%d runs of the shrinker); to reproduce, paste:\n%s\nor run again with --seed %d"):format(
     head, foundRun, final.check, final.message:gsub("\n", "\n  "), original, #best.steps, ctx.executions, spec, seed)
+  -- Without service faults the run is plain input: `moonflow run --record` keeps it as a
+  -- recording that `moonflow replay` re-runs.
+  local faulted = false
+  for _, f in pairs(best.plan) do faulted = faulted or f ~= false end
+  if not faulted and type(target) == "string" then
+    report.failure.inputs = inputLines(best)
+    text = text .. ("\nas a recording: put these lines in run.in.jsonl, then `moonflow run %s --clock virtual --record run.jsonl < run.in.jsonl` and `moonflow replay run.jsonl`:\n%s"):format(
+      target, report.failure.inputs)
+  end
   report.failure.text = text
   if opts.raise == false then return report end
   raise(text, 2)
