@@ -35,6 +35,10 @@ void mf_gc_hold(lua_State *L);
 void mf_gc_hold_first(lua_State *L);
 /// Called by the allocator as lua_close frees the main thread (see mf_close_state).
 void mf_state_freed(mf_budget *b);
+/// The hook a state has when the watchdog lets go of it: coverage's, or none (coverage.c).
+void mf_rest_hook(lua_State *L);
+/// Frees a closed state's coverage counts (coverage.c).
+void mf_cover_free(mf_budget *b);
 /// Around lua_resume(co, L, ...): tell the watchdog which thread runs.
 void mf_before_resume(lua_State *co);
 void mf_after_resume(lua_State *L);

@@ -1,7 +1,8 @@
 // The time limit: the watchdog thread, the stop hook it sets past a deadline, a
 // test's deadline, and the coroutine, xpcall, table and string.rep functions that
-// keep to the limit. Calls only views.c (the closer its stop hook lets run) and
-// platform.c (the clock, the timed wait, the signal): the files that arm calls,
+// keep to the limit. Calls only views.c (the closer its stop hook lets run),
+// coverage.c (the hook a state keeps between stops) and platform.c (the clock, the
+// timed wait, the signal): the files that arm calls,
 // and the matcher, call it, so it never calls them.
 #include "internal.h"
 #include <errno.h>
@@ -96,7 +97,7 @@ static int must_stop(mf_budget *b) {
 static void stop_hook(lua_State *L, lua_Debug *ar) {
   mf_budget *b = mf_budget_of(L);
   if (!must_stop(b)) {
-    lua_sethook(L, NULL, 0, 0);  // left on a coroutine by an earlier call
+    mf_rest_hook(L);  // left on a coroutine by an earlier call
     return;
   }
   // The guard's __close ends the test's deadline: it must run. So must the
@@ -442,9 +443,10 @@ void mf_state_freed(mf_budget *b) {
 
 void mf_close_state(lua_State *L, int64_t limit_ms) {
   mf_budget *b = mf_budget_of(L);
-  if (!mf_arm(L, limit_ms)) { lua_close(L); return; }
+  if (!mf_arm(L, limit_ms)) { lua_close(L); mf_cover_free(b); return; }
   b->closing = L;
   lua_close(L);  // mf_state_freed disarms as the last block goes
+  mf_cover_free(b);
 }
 
 // Kept here, not with the protected operations: the watchdog closes coroutines with
@@ -480,7 +482,7 @@ void mf_disarm(lua_State *L, int armed) {
       return;
     }
   }
-  if (lua_gethook(L) == stop_hook) lua_sethook(L, NULL, 0, 0);
+  if (lua_gethook(L) == stop_hook) mf_rest_hook(L);
 }
 
 // MARK: - A test's deadline
@@ -514,7 +516,7 @@ static int test_close(lua_State *L) {
   b->test_deadline_ns = 0;
   pthread_mutex_unlock(&wd_lock);
   __atomic_store_n(&b->test_timed_out, 0, __ATOMIC_RELEASE);
-  if (lua_gethook(L) == stop_hook) lua_sethook(L, NULL, 0, 0);
+  if (lua_gethook(L) == stop_hook) mf_rest_hook(L);
   return 0;
 }
 
@@ -567,7 +569,7 @@ void mf_after_resume(lua_State *L) {
 void mf_before_resume(lua_State *co) {
   mf_budget *b = mf_budget_of(co);
   if (lua_gethook(co) == stop_hook && !must_stop(b))
-    lua_sethook(co, NULL, 0, 0);  // left from an earlier call that was stopped
+    mf_rest_hook(co);  // left from an earlier call that was stopped
   mf_set_running(b, co);
 }
 

@@ -74,6 +74,8 @@ public final class FeatureStore: @unchecked Sendable {
     private var reported: [(message: String, location: String?, traceback: String?)] = []
     private var subscription: Disposable?
     private var finished = false
+    /// What `T.explore` reads after each step (`FeatureStore+Explore.swift`); nil until it asks.
+    package var exploreLog: ExploreLog?
 
     /// Loads `plugin` (a name found in `searchPaths`, a folder or a `.lua` file)
     /// on a host of its own.
@@ -383,12 +385,14 @@ public final class FeatureStore: @unchecked Sendable {
     }
 
     /// Runs `body` with the shared Lua streams scheduling on this store's clock.
-    private func running<R>(_ body: () throws -> R) rethrows -> R {
+    package func running<R>(_ body: () throws -> R) rethrows -> R {
         guard let router = host.router else { return try body() }
         return try router.with(clock, body)
     }
 
     private func record(_ event: FeatureEvent, cause: LuaValue?, error: FeatureError?) {
+        // An explored store asserts nothing: what the explorer reads is all it keeps.
+        if let exploreLog { exploreLog.record(event, cause: cause); return }
         log.append(event, t: clock.now, cause: cause)
         switch event {
         case .mutation(let m, _):

@@ -22,6 +22,24 @@ public enum TestModule {
     /// Registers `moonflow.test` in `host`'s Lua state. `host` must run on the
     /// virtual clock with a switchable scheduler (`FeatureHost.forSpecs`).
     public static func install(in host: FeatureHost) throws {
+        try install(in: host, explore: ExploreDefaults())
+    }
+
+    /// What `moonflow test --seed/--runs/--length` sets for every `T.explore` of the run
+    /// (each overrides the spec's own option); nil: the spec's, else the explorer's default.
+    package struct ExploreDefaults: Sendable {
+        package var seed: Int64?
+        package var runs: Int?
+        package var length: Int?
+        package init(seed: Int64? = nil, runs: Int? = nil, length: Int? = nil) {
+            self.seed = seed
+            self.runs = runs
+            self.length = length
+        }
+    }
+
+    /// Registers `moonflow.test` with the command line's exploration settings.
+    package static func install(in host: FeatureHost, explore defaults: ExploreDefaults) throws {
         let lua = host.lua
         let storeClass = try lua.makeClass("moonflow.teststore", methods: [:])
         func store(_ args: LuaSlots) throws -> FeatureStore {
@@ -64,8 +82,11 @@ public enum TestModule {
                         throw FeatureStore.Failure("T.store: \(location.map { "\($0): " } ?? "")\(message)")
                     }
                     let store = FeatureStore(host: storeHost, feature: feature, exhaustive: exhaustive)
-                    host.keepAlive(store)
-                    return [.object(StoreHandle(store), storeClass)]
+                    let handle = StoreHandle(store)
+                    // The explorer's stores (thousands in a spec) are held by their handle until
+                    // `exploreStop` lets go; a spec's own live as long as the spec's host.
+                    if !args.isNil(6), (try args.value(6)).isTruthy { handle.owned = store } else { host.keepAlive(store) }
+                    return [.object(handle, storeClass)]
                 }
             }),
             ("send", .function { args in
@@ -105,6 +126,46 @@ public enum TestModule {
                 s.advance(by: Int(ms))
                 return [.value(true)]
             }),
+            // The explorer's (Lua/explore.lua): steps that assert nothing, and what they led to.
+            ("explore", .function { args in
+                try store(args).startExploring(keepStates: (try args.value(2)).isTruthy)
+                return []
+            }),
+            ("exploreSend", .function { args in
+                let s = try store(args)
+                let action = try args.value(2, path: "action")
+                if let refusal = s.exploreSend(action) { return [.value(false), .value(.string(LuaString(refusal)))] }
+                return [.value(true)]
+            }),
+            ("exploreTake", .function { args in [.value(try store(args).exploreTake())] }),
+            ("exploreNextDue", .function { args in [.value(try store(args).exploreNextDue.map { .integer(Int64($0)) } ?? .nil)] }),
+            ("exploreInFlight", .function { args in
+                [.value(.table(LuaTable(array: try store(args).exploreInFlight.map { .string(LuaString($0)) })))]
+            }),
+            ("exploreSettle", .function { args in
+                let s = try store(args)
+                s.running { s.host.settle() }
+                return []
+            }),
+            ("exploreStop", .function { args in
+                try store(args).exploreStop()
+                args.object(1, as: StoreHandle.self)?.owned = nil
+                return []
+            }),
+            ("definition", .function { args in
+                let feature = try store(args).feature
+                if let f = feature as? LuaFeature { return [.ref(f.definition.table)] }
+                if let c = feature as? LuaComposite { return [.ref(c.definition.table)] }
+                return [.value(.nil)]
+            }),
+            ("exploreDefaults", .function { _ in
+                var t = LuaTable()
+                t["seed"] = defaults.seed.map { .integer($0) } ?? .nil
+                t["runs"] = defaults.runs.map { .integer(Int64($0)) } ?? .nil
+                t["length"] = defaults.length.map { .integer(Int64($0)) } ?? .nil
+                return [.value(.table(t))]
+            }),
+            ("freshSeed", .function { _ in [.value(.integer(Int64.random(in: 1...999_999_999)))] }),
             ("skipReceived", .function { args in try store(args).skipReceived(); return [] }),
             ("skipInFlight", .function { args in try store(args).skipInFlight(); return [] }),
             ("state", .function { args in [.value(try store(args).state)] }),
@@ -134,8 +195,9 @@ public enum TestModule {
         ]
         let coreTable = try lua.makeTable(core)
         let chunk = try lua.load(string: luaSource, name: "moonflow.test")
+        let explorer = try lua.load(string: exploreSource, name: "moonflow.explore")
         let install = try lua.load(string: preloadSource, name: "moonflow.test")
-        try lua.call(install, [.ref(chunk), .ref(coreTable)]) { _ in () }
+        try lua.call(install, [.ref(chunk), .ref(coreTable), .ref(explorer)]) { _ in () }
     }
 
     /// What a store's userdata holds: the store, weakly. The store owns a feature, and so the
@@ -143,11 +205,15 @@ public enum TestModule {
     /// other alive after the spec ends. The spec's host keeps the store instead.
     private final class StoreHandle {
         weak var store: FeatureStore?
+        /// The explorer's stores only: a strong reference, dropped when its run ends.
+        var owned: FeatureStore?
         init(_ store: FeatureStore) { self.store = store }
     }
 
     /// The Lua side: argument checks, stubs, and raising failures at the spec's line.
     static let luaSource = String(decoding: PackageResources.moonflow_test_lua, as: UTF8.self)
+    /// `T.explore`, `T.gen` and the shrinker (`Lua/explore.lua`), handed to the module.
+    static let exploreSource = String(decoding: PackageResources.explore_lua, as: UTF8.self)
     /// Registers the module in `package.preload` with `core` (`Lua/preload.lua`).
     static let preloadSource = String(decoding: PackageResources.preload_lua, as: UTF8.self)
 }

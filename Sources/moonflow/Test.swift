@@ -35,11 +35,28 @@ struct Test: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Run only shard I of N: a stable subset of the files, for splitting a suite across CI machines.", valueName: "I/N"))
     var shard: String?
 
+    @Flag(name: .long, help: "Explore plugins instead of running specs: PATHs are plugins (folders, or names in ./plugins; none: all), each sent random runs of its declared actions, checked after every step, a failure shrunk to a spec to paste.")
+    var explore = false
+
+    @Option(name: .long, help: ArgumentHelp("The seed of every exploration (T.explore in specs, and --explore): repeats the runs a failure printed.", valueName: "N"))
+    var seed: Int64?
+
+    @Option(name: .long, help: ArgumentHelp("Runs per exploration (default: the spec's, else 100).", valueName: "N"))
+    var runs: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Steps per run of an exploration (default: the spec's, else 50).", valueName: "N"))
+    var length: Int?
+
+    @Flag(name: .long, help: "Count the lines of the plugins' own Lua files the specs (and explorations) run: a table per file, and coverage/lcov.info in lcov's format.")
+    var coverage = false
+
     @OptionGroup var limits: LimitOptions
 
     func validate() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs \(jobs): give 1 or more files at once") }
         if let shard { _ = try parsedShard(shard) }
+        if let runs, runs < 1 { throw ValidationError("--runs \(runs): give 1 or more runs") }
+        if let length, length < 1 { throw ValidationError("--length \(length): give 1 or more steps") }
     }
 
     private func parsedShard(_ text: String) throws -> SpecRunner.Shard {
@@ -58,6 +75,9 @@ struct Test: ParsableCommand {
         options.testTimeLimitMs = (limits.timeLimit ?? LimitOptions.defaultTimeLimitMs) * 10
         options.memoryLimitMB = limits.memoryLimit ?? 512
         options.profile = limits.sandbox ? .sandboxed : .trusted
+        options.exploring = explore
+        options.coveragePath = coverage ? "coverage/lcov.info" : nil
+        options.setExplore(seed: seed, runs: runs, length: length)
         let status = SpecRunner(options: options).run()
         if status != 0 { throw ExitCode(status) }
     }

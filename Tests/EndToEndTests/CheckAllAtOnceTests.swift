@@ -38,7 +38,7 @@ final class CheckAllAtOnceTests: ScratchTestCase {
             "\(at):7: mf.feature 'chat': action 'send': field 'text' has unknown type \"str\" (did you mean \"string\"? use string, integer, number, boolean, table or any, with ? for optional)",
             "\(at):8: mf.feature 'chat': action 'load': field 'page' has unknown type \"int\" (did you mean \"integer\"? use string, integer, number, boolean, table or any, with ? for optional)",
             "\(at):13: mf.feature 'chat': mutation 'loaded': field 'items' has unknown type \"tabel\" (did you mean \"table\"? use string, integer, number, boolean, table or any, with ? for optional)",
-            "\(at):15: mf.feature 'chat': unknown field 'toggle'; mf.feature takes name, version, initial, state, actions, mutations, outputs, handle, reduce, effects, strategy, services, interactors, repositories, migrate",
+            "\(at):15: mf.feature 'chat': unknown field 'toggle'; mf.feature takes name, version, initial, state, actions, mutations, outputs, handle, reduce, effects, strategy, services, interactors, repositories, migrate, invariants",
             "\(at):17: mf.feature 'chat': strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\"load\"] = \"lastest\"); did you mean \"latest\"?",
             "\(at):18: mf.feature 'chat': strategy names undeclared action 'ad'; declared actions: load, open, send",
             "\(at):22: mf.feature 'chat': unknown field 'effect'; did you mean `effects`?",

@@ -98,7 +98,7 @@ final class DefinitionTests: XCTestCase {
     func testUnknownTopLevelFieldsAreNamedWithTheNearestKnownOne() throws {
         let (message, _, path) = try loadError(fields(["effect": "effect = {}", "strategies": "strategies = {}", "colour": "colour = 'red'"]))
         XCTAssertEqual(message, """
-            \(path):10: mf.feature 'x': unknown field 'colour'; mf.feature takes name, version, initial, state, actions, mutations, outputs, handle, reduce, effects, strategy, services, interactors, repositories, migrate
+            \(path):10: mf.feature 'x': unknown field 'colour'; mf.feature takes name, version, initial, state, actions, mutations, outputs, handle, reduce, effects, strategy, services, interactors, repositories, migrate, invariants
             \(path):11: mf.feature 'x': unknown field 'effect'; did you mean `effects`?
             \(path):12: mf.feature 'x': unknown field 'strategies'; did you mean `strategy`?
             """)

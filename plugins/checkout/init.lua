@@ -81,10 +81,18 @@ return mf.feature {
     paying = {},
     paid = { receipt = "string" },
     failed = { message = "string" },
+    promoFailed = { message = "string" },             -- the promo service failed: no discount
     dismissed = {},
   },
   outputs = { receipt = { receipt = "string", total = "integer" } },
   strategy = { promo = "latest", pay = "exhaust" },
+  invariants = {
+    totalAddsUp = function(s) return s.total == total(s.lines, s.discount) end,
+    noEmptyLines = function(s)
+      for _, line in ipairs(s.lines) do if line.qty <= 0 then return false, line.sku end end
+    end,
+    paidHasReceipt = function(s) return s.status ~= "paid" or s.receipt ~= nil end,
+  },
   repositories = { drafts = { sqlite = "checkout.db" } },
   services = { checkPromo = checkPromo, pay = pay },
 
@@ -107,6 +115,8 @@ return mf.feature {
         return env.services.checkPromo(code)
           :map(function(percent) return { type = "checked", code = code, discount = percent or 0 } end)
           :startWith { type = "checking" }
+          -- Found by `moonflow test --explore`: a failing promo service ended the stream with an error.
+          :catchError(function(err) return mf.just { type = "promoFailed", message = tostring(err) } end)
       end))
     elseif t == "pay" then
       if #state.lines == 0 then return { type = "failed", message = "the cart is empty: add something first" } end
@@ -146,6 +156,8 @@ return mf.feature {
     elseif t == "checked" then
       state.checking, state.discount = false, m.discount
       if m.discount == 0 then state.banner = ("the promo code %s is not valid"):format(m.code) end
+    elseif t == "promoFailed" then
+      state.checking, state.banner = false, "the promo code could not be checked: " .. m.message
     elseif t == "paying" then
       state.status, state.banner = "paying", nil
     elseif t == "paid" then

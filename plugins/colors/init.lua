@@ -3,7 +3,8 @@
 -- request for the next page, `refresh` starts over, `page` jumps to a page.
 -- Each request type has its own response mutation; the state keeps the
 -- paging (page, hasMore, items). A failing request is logged by the runtime
--- with the datasource's file:line and shown as `error` here.
+-- with the datasource's file:line and shown as `error` here. It keeps a known race between
+-- `more` and the other requests, which `moonflow test --explore colors` finds (spec/explore_spec.lua).
 local mf = require "moonflow"
 
 return mf.feature {
@@ -28,6 +29,16 @@ return mf.feature {
     failure = { message = "string" },
   },
   strategy = { refresh = "latest", page = "latest" },
+  invariants = {
+    noColorTwice = function(s)
+      local seen = {}
+      for _, c in ipairs(s.items) do
+        if seen[c] then return false, c end
+        seen[c] = true
+      end
+    end,
+    pageInRange = function(s) return s.page >= 0 and s.page <= 3 end,
+  },
   interactors = { datasource = require "colors.datasource" },
 
   handle = function(action, state, env)

@@ -22,6 +22,10 @@ return mf.feature {
     milestone = { count = "integer" },
   },
   strategy = { incrementLater = "latest" },
+  -- What must hold after every step; `T.explore` (spec/explore_spec.lua) checks them.
+  invariants = {
+    whole = function(s) return math.type(s.count) == "integer" end,
+  },
 
   handle = function(action)
     if action.type == "increment" then

@@ -38,6 +38,9 @@ return mf.feature {
     failure = { message = "string" },
   },
   services = { fetchRecords = fetchRecords },
+  invariants = {
+    errorOnlyWhenIdle = function(s) return not (s.isLoading and s.error) end,
+  },
 
   handle = function(action, state, env)
     if action.type == "reload" then

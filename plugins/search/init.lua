@@ -39,6 +39,9 @@ return mf.feature {
     failure = { message = "string" },
   },
   strategy = { query = "latest" },
+  invariants = {
+    errorOnlyWhenIdle = function(s) return not (s.loading and s.error) end,
+  },
   services = { search = search },
 
   handle = function(action, _state, env)

@@ -31,6 +31,10 @@ return mf.compose {
     form = require "signup.form",
   },
 
+  invariants = {
+    submitNeedsValidFields = function(s) return not s.submitEnabled or s.valid end,
+  },
+
   -- `state` is the folded form state below: submit carries whether it is allowed.
   route = function(action, state)
     if action.type == "edit" then

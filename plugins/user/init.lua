@@ -19,6 +19,13 @@ return mf.compose {
     posts = require "user.posts",
   },
 
+  invariants = {
+    titlesAreNamed = function(s)
+      for _, t in ipairs(s.titles) do if t == "" then return false end end
+    end,
+    errorNamesTheCause = function(s) return s.error == nil or #s.error > 0 end,
+  },
+
   route = function(action)
     if action.type == "loadProfile" then
       return "profile", { type = "load", userId = action.userId }

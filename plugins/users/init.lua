@@ -35,6 +35,15 @@ return mf.feature {
     removed = { count = "integer" },
     failure = { message = "string" },
   },
+  invariants = {
+    idsAreUnique = function(s)
+      local seen = {}
+      for _, u in ipairs(s.users) do
+        if seen[u.id] then return false, u.id end
+        seen[u.id] = true
+      end
+    end,
+  },
   repositories = {
     users = {
       sqlite = "users.db",

@@ -63,13 +63,16 @@
 ---@field receipt string
 ---@class CheckoutMutation.paying
 ---@field type "paying"
+---@class CheckoutMutation.promoFailed
+---@field type "promoFailed"
+---@field message string
 ---@class CheckoutMutation.restored
 ---@field type "restored"
 ---@field lines CheckoutMutation.restored.lines.item[]
 ---@class CheckoutMutation.typed
 ---@field type "typed"
 ---@field code string
----@alias CheckoutMutation CheckoutMutation.checked|CheckoutMutation.checking|CheckoutMutation.dismissed|CheckoutMutation.failed|CheckoutMutation.line|CheckoutMutation.paid|CheckoutMutation.paying|CheckoutMutation.restored|CheckoutMutation.typed
+---@alias CheckoutMutation CheckoutMutation.checked|CheckoutMutation.checking|CheckoutMutation.dismissed|CheckoutMutation.failed|CheckoutMutation.line|CheckoutMutation.paid|CheckoutMutation.paying|CheckoutMutation.promoFailed|CheckoutMutation.restored|CheckoutMutation.typed
 
 ---@class CheckoutMutation.restored.lines.item
 ---@field price integer

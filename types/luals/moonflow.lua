@@ -155,6 +155,7 @@ function Task:await(stream) end
 ---@field interactors? table<string, moonflow.InteractorDefinition|string>
 ---@field repositories? table<string, table>
 ---@field migrate? fun(old: table, fromVersion: integer): table
+---@field invariants? table<string, fun(state: table): boolean?> what must hold after every step (`T.explore` checks them)
 
 ---@class moonflow.ComposeDefinition
 ---@field name string
@@ -164,6 +165,7 @@ function Task:await(stream) end
 ---@field route fun(action: moonflow.Message, state: table): (string?, moonflow.Message?)
 ---@field combine fun(states: table<string, table>): table
 ---@field mapEffect? fun(child: string, effect: moonflow.Message): moonflow.Message?
+---@field invariants? table<string, fun(state: table): boolean?> what must hold after every step (`T.explore` checks them)
 
 ---@class moonflow.InteractorDefinition
 ---@field name string

@@ -82,6 +82,8 @@ typedef struct mf_budget {
   // The host's callout (callouts.c): asked for, and running now. The thread in the state only.
   int callout_wanted;
   int in_callout;
+  // Line coverage (coverage.c), while `moonflow test --coverage` runs: NULL otherwise.
+  void *cover;
 } mf_budget;
 
 /// Creates a state whose allocator enforces `b->limit`. NULL if out of memory.
@@ -113,6 +115,16 @@ int mf_budget_stuck(const mf_budget *b);
 /// Nonzero while a call armed with a time limit, or a test's deadline, runs in this state
 /// (a stuck state is freed only once it is not). Any thread; no Lua state is touched.
 int mf_budget_busy(const mf_budget *b);
+
+/// Line coverage (coverage.c): counts each line of a file's chunk (`@name`) run in this state
+/// and in the coroutines it makes from now on, until the state closes. Returns 0 when out of
+/// memory. Raises nothing. [-0, +0]
+int mf_cover_start(lua_State *L);
+/// How many files have counts.
+int mf_cover_count(lua_State *L);
+/// File `i` (0-based): its name (without '@'), its counts by line (`hits[line]`, `*lines`
+/// long; NULL when none ran), or NULL past the last. Valid until the state closes.
+const char *mf_cover_file_at(lua_State *L, int i, const uint32_t **hits, int *lines);
 /// The least time past a deadline after which a call still running counts as stuck.
 #define MF_STUCK_GRACE_MS ((int64_t)2000)
 /// The wall-clock backstop of a call limited to `limit_ms` of CPU time: past it the call

@@ -171,6 +171,7 @@ package struct FeatureDefinition: @unchecked Sendable {
             try attempt(()) { try requireFunction("route") }
             try attempt(()) { try requireFunction("combine") }
             _ = try attempt(false) { try optionalFunction("mapEffect") }
+            _ = try attempt([]) { try functionTable("invariants") }
             return try finish(declaredState: try readState(initial: .nil))
         case .feature:
             let empty = try Schema(kind: "action", declaration: .table(LuaTable()))
@@ -209,6 +210,8 @@ package struct FeatureDefinition: @unchecked Sendable {
             let hasMigrate = try attempt(false) { try optionalFunction("migrate") }
             let effectHandlers = try attempt([]) { try functionTable("effects") }
             _ = try attempt([]) { try functionTable("services") }
+            // Checked by `T.explore` after every step (a spec's own are added to them).
+            _ = try attempt([]) { try functionTable("invariants") }
             let strategies: [String: FlattenStrategy] = try attempt([:]) {
                 var strategies: [String: FlattenStrategy] = [:]
                 switch try value("strategy") {
@@ -250,8 +253,8 @@ extension FeatureDefinition.Kind {
     var fields: [String] {
         switch self {
         case .feature: ["name", "version", "initial", "state", "actions", "mutations", "outputs", "handle", "reduce", "effects",
-                        "strategy", "services", "interactors", "repositories", "migrate", "__moonflow"]
-        case .compose: ["name", "version", "state", "children", "route", "combine", "mapEffect", "__moonflow"]
+                        "strategy", "services", "interactors", "repositories", "migrate", "invariants", "__moonflow"]
+        case .compose: ["name", "version", "state", "children", "route", "combine", "mapEffect", "invariants", "__moonflow"]
         case .interactor: ["name", "version", "requests", "services", "interactors", "repositories", "__moonflow"]
         }
     }

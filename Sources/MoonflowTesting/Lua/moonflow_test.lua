@@ -1,6 +1,7 @@
 -- `require "moonflow.test"`: the Lua side of the test store (TestModule.swift gives it
 -- `core`, the Swift half): argument checks, stubs, and failures raised at the spec's line.
-local core = ...
+-- `explorer` (explore.lua) adds T.explore, T.gen and T.faults.
+local core, explorer = ...
 local mf = require "moonflow"
 local T = {}
 
@@ -73,6 +74,7 @@ local StoreMeta = {
       return state
     end
     if key == "now" then return core.now(rawget(self, HANDLE)) end
+    if key == "inFlight" then return core.exploreInFlight(rawget(self, HANDLE)) end
     if key == "logs" then return core.logs(rawget(self, HANDLE)) end
     local method = Store[key]
     if method == nil and type(key) == "string" then
@@ -179,6 +181,18 @@ function Store:finish()
   if not ok then raise(msg, 2) end
 end
 
+-- Every invariant of the feature's definition (and of `extra`, a table of name = function(state))
+-- must hold for the current state: a function that returns false or raises fails the spec here.
+function Store:checkInvariants(extra)
+  local h = handle(self, "checkInvariants")
+  if extra ~= nil and type(extra) ~= "table" then
+    raise(("store:checkInvariants([invariants]): give a table of name = function(state) (got %s)"):format(type(extra)), 2)
+  end
+  local def = core.definition(h)
+  local broken = explorer.broken(def and def.invariants, extra, core.state(h))
+  if broken then raise(broken, 2) end
+end
+
 function Store:skipReceived() core.skipReceived(handle(self, "skipReceived")) end
 function Store:skipInFlight() core.skipInFlight(handle(self, "skipInFlight")) end
 
@@ -214,6 +228,8 @@ function T.store(target, opts)
   if not h then raise(err, 2) end
   return setmetatable({ [HANDLE] = h }, StoreMeta)
 end
+
+explorer = explorer(T, core, { raise = raise, stub = stub, asStream = asStream, callable = callable })
 
 -- `T.load(...)` for `T.store(...)` fails at its line naming the function meant, not
 -- as "attempt to call a nil value (field 'load')".

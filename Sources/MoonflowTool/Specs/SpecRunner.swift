@@ -40,7 +40,18 @@ package struct SpecRunner: Sendable {
         /// `.sandboxed`: the plugins under test run with the sandbox's limits and
         /// globals of their own; busted and the specs keep the whole library.
         package var profile: LuaState.Profile = .trusted
+        /// `--seed`, `--runs`, `--length`: every `T.explore` of the run takes them.
+        package var explore = TestModule.ExploreDefaults()
+        /// `--explore`: `paths` are plugins (names in `./plugins` or folders; none: every plugin
+        /// there), each explored with its declared actions and invariants instead of running specs.
+        package var exploring = false
+        /// `--coverage`: count the lines of the plugins' Lua run, print a table per file and
+        /// write lcov's tracefile here.
+        package var coveragePath: String?
         package init(paths: [String] = []) { self.paths = paths }
+        package mutating func setExplore(seed: Int64?, runs: Int?, length: Int?) {
+            explore = TestModule.ExploreDefaults(seed: seed, runs: runs, length: length)
+        }
     }
 
     /// One `it` (or an error outside any `it`: a failing `describe` body, a
@@ -79,6 +90,7 @@ package struct SpecRunner: Sendable {
     /// - Throws: `UsageError` when a given path does not exist.
     package func specFiles() throws -> [String] {
         let fm = FileManager.default
+        if options.exploring { return try explorePlugins() }
         if options.paths.isEmpty {
             guard let plugins = try? fm.contentsOfDirectory(atPath: "plugins") else { return [] }
             return plugins.sorted().flatMap { plugin -> [String] in
@@ -99,6 +111,38 @@ package struct SpecRunner: Sendable {
             files += found.sorted()
         }
         return files
+    }
+
+    /// The plugin folders `--explore` explores, sorted: each path given (a folder, or a name
+    /// in `./plugins`), or every plugin in `./plugins`.
+    func explorePlugins() throws -> [String] {
+        let fm = FileManager.default
+        func isPlugin(_ dir: String) -> Bool { fm.fileExists(atPath: PathText.join(dir, "init.lua")) }
+        if options.paths.isEmpty {
+            let names = (try? fm.contentsOfDirectory(atPath: "plugins")) ?? []
+            return names.sorted().map { "plugins/\($0)" }.filter(isPlugin)
+        }
+        return try options.paths.map { path in
+            let dir = path.hasSuffix("/") ? String(path.dropLast()) : path
+            if isPlugin(dir) { return dir }
+            if !dir.contains("/"), isPlugin("plugins/\(dir)") { return "plugins/\(dir)" }
+            throw UsageError(description: "\(path) is not a plugin (a folder with an init.lua, or a name in ./plugins); --explore takes plugins")
+        }
+    }
+
+    /// The spec `--explore` runs for `plugin` (a folder): one test exploring it with its own
+    /// actions, invariants and services; an `mf.compose`, which declares no actions, is skipped
+    /// with a line saying so.
+    static func exploreSpec(_ plugin: String) -> String {
+        let name = StateDiff.render(.string(LuaString(plugin)))
+        return """
+            local T = require "moonflow.test"
+            describe("explore", function()
+              it(\(name), function()
+                T.explore(\(name), { skipUndeclared = true })
+              end)
+            end)
+            """
     }
 
     /// Runs every spec file and prints the report: a line per test as it
@@ -129,9 +173,12 @@ package struct SpecRunner: Sendable {
         if options.tap { write("TAP version 13") }
         // luacheck on the plugins under test, once for all their spec files; printed with the summary.
         let lint = PluginLint(sandboxed: options.profile == .sandboxed)
-            .run(files.reduce(PluginLint.Files()) { $0.adding(PluginLint.files(ofSpec: $1)) })
+            .run(files.reduce(PluginLint.Files()) {
+                $0.adding(options.exploring ? PluginLint.files(ofPlugin: PathText.join($1, "init.lua")) : PluginLint.files(ofSpec: $1))
+            })
         let output = SpecOutput(files: files.count, tap: options.tap, filtering: options.filter != nil, write: write)
-        let results = runAll(files, output: output)
+        let coverage = options.coveragePath.map { _ in LineCoverage(plugins: coveredPlugins(files)) }
+        let results = runAll(files, output: output, coverage: coverage)
         let all = results.flatMap { $0 }
         let passed = all.filter { $0.status == .success }.count
         let failed = all.filter(\.failed).count
@@ -140,6 +187,18 @@ package struct SpecRunner: Sendable {
         if let junit = options.junitPath {
             do { try JUnitReport(results: all).xml().write(toFile: junit, atomically: true, encoding: .utf8) } catch {
                 FileHandle.standardError.write(Data("moonflow test: cannot write --junit \(junit): \(error.localizedDescription)\n".utf8))
+                failedTotal += 1
+            }
+        }
+        if let coverage, let path = options.coveragePath {
+            let covered = coverage.collect()
+            for line in coverage.report(covered) { options.tap ? write("# " + line) : write(line) }
+            do {
+                try FileManager.default.createDirectory(atPath: PathText.parent(of: path), withIntermediateDirectories: true)
+                try LineCoverage.lcov(covered).write(toFile: path, atomically: true, encoding: .utf8)
+                options.tap ? write("# wrote \(path)") : write("wrote \(path) (lcov)")
+            } catch {
+                FileHandle.standardError.write(Data("moonflow test: cannot write \(path): \(error.localizedDescription)\n".utf8))
                 failedTotal += 1
             }
         }
@@ -163,7 +222,17 @@ package struct SpecRunner: Sendable {
 
     /// Runs `files` on `options.jobs` threads (each file in its own Lua state);
     /// returns each file's results, in the order of `files`.
-    private func runAll(_ files: [String], output: SpecOutput) -> [[Result]] {
+    /// The plugin folders whose files coverage counts: those explored, or those the spec files sit in.
+    private func coveredPlugins(_ files: [String]) -> [String] {
+        if options.exploring { return files }
+        var found: [String] = []
+        for file in files {
+            if let plugin = SpecRunner.pluginFolder(ofSpec: file), !found.contains(plugin) { found.append(plugin) }
+        }
+        return found
+    }
+
+    private func runAll(_ files: [String], output: SpecOutput, coverage: LineCoverage? = nil) -> [[Result]] {
         let jobs = max(1, min(options.jobs ?? ProcessInfo.processInfo.activeProcessorCount, files.count))
         let collected = Locked([[Result]](repeating: [], count: files.count))
         let next = Locked(0)
@@ -172,7 +241,7 @@ package struct SpecRunner: Sendable {
                 let index: Int = next.withLock { n in defer { n += 1 }; return n }
                 guard index < files.count else { return }
                 let started = Date()
-                let results = runFile(files[index]) { output.add($0, file: index) }
+                let results = runFile(files[index], coverage: coverage) { output.add($0, file: index) }
                 collected.withLock { $0[index] = results }
                 output.add(.fileDone(files[index], results, seconds: Date().timeIntervalSince(started)), file: index)
             }
@@ -200,11 +269,11 @@ package struct SpecRunner: Sendable {
     /// A test stuck in code no time limit reaches (a blocking C or Swift function: the
     /// watchdog's last resort, `FeatureHost.isStuck`) fails, its Lua state is left behind,
     /// and the tests after it run in a fresh state.
-    package func runFile(_ file: String, report: @escaping @Sendable (SpecEvent) -> Void = { _ in }) -> [Result] {
+    package func runFile(_ file: String, coverage: LineCoverage? = nil, report: @escaping @Sendable (SpecEvent) -> Void = { _ in }) -> [Result] {
         let reported = Locked([Result]())
         let keep: @Sendable (Result) -> Void = { r in reported.withLock { $0.append(r) }; report(.result(r)) }
         var skip = 0
-        while let stuck = runOnce(file, skipping: skip, keep: keep, report: report) {
+        while let stuck = runOnce(file, skipping: skip, coverage: coverage, keep: keep, report: report) {
             let limit = options.timeLimitMs.map { "\($0) ms" } ?? "its limit"
             let goesOn = stuck.ordinal != nil && !stuck.capped
             let message = "stuck in a call that ran on past the time limit (\(limit)) in code that cannot be interrupted "
@@ -233,7 +302,7 @@ package struct SpecRunner: Sendable {
 
     /// Runs `file`'s tests after the first `skip` in a fresh Lua state, on a thread of
     /// its own; returns the test that got stuck, or nil when the file ran to its end.
-    private func runOnce(_ file: String, skipping skip: Int, keep: @escaping @Sendable (Result) -> Void,
+    private func runOnce(_ file: String, skipping skip: Int, coverage: LineCoverage?, keep: @escaping @Sendable (Result) -> Void,
                          report: @escaping @Sendable (SpecEvent) -> Void) -> StuckTest? {
         // Once the state is left behind, whatever it reports later is not this run's.
         let abandoned = Locked(false)
@@ -244,12 +313,13 @@ package struct SpecRunner: Sendable {
         var arguments: [LuaPush]
         do {
             host = try FeatureHost(configuration: .init(
-                searchPaths: SpecRunner.searchPaths(for: file), profile: .trusted,
+                searchPaths: options.exploring ? [PathText.parent(of: file), "plugins"] : SpecRunner.searchPaths(for: file), profile: .trusted,
                 timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: .virtual,
                 // No file store: declared SQLite repositories are fresh in-memory ones, so specs start from the seed.
                 isolatesPlugins: options.profile == .sandboxed), switchableClock: true)
             host.bridge.locationRoots = []  // the tool names files as it found them
-            try TestModule.install(in: host)
+            if coverage != nil { host.lua.startCoverage() }
+            try TestModule.install(in: host, explore: options.explore)
             let tap = options.tap
             // A spec's print and io.write go with its file's output (kept together under --jobs);
             // under TAP, which owns standard output, to standard error as a TAP comment. os.exit
@@ -276,6 +346,7 @@ package struct SpecRunner: Sendable {
             arguments = [
                 .value(.string(LuaString(file))), .value(options.filter.map { .string(LuaString($0)) } ?? .nil),
                 onResult, arm, .value(options.testTimeLimitMs.map { .integer($0) } ?? .nil), .value(.integer(Int64(skip))),
+                .value(options.exploring ? .string(LuaString(SpecRunner.exploreSpec(file))) : .nil),
             ]
         } catch {
             fail(file, error, keep: keep)
@@ -287,6 +358,7 @@ package struct SpecRunner: Sendable {
             do { try host.lua.callWithoutTimeLimit(driver, arguments) { _ in } } catch {
                 if !abandoned.withLock({ $0 }) { fail(file, error, keep: keep) }
             }
+            coverage?.add(host.lua.coveredLines())
         }
         if !ended {
             abandoned.withLock { $0 = true }

@@ -1,7 +1,8 @@
 -- Runs busted's core on one spec file for `moonflow test` (SpecRunner.swift) and reports
 -- a row per test as it starts (`started`, its ordinal) and as it ends. The first `skip`
 -- tests are passed over unreported: they ran in a Lua state a stuck test left behind.
-local file, filter, report, arm, testLimit, skip = ...
+-- With `source` (`moonflow test --explore`), that text is the spec, named `file`.
+local file, filter, report, arm, testLimit, skip, source = ...
 skip = skip or 0
 local busted = require "busted.core"()
 require "busted"(busted)
@@ -106,7 +107,8 @@ if filter then
   })
 end
 
-local chunk, err = loadfile(file, "t")
+local chunk, err
+if source then chunk, err = load(source, "=" .. file, "t") else chunk, err = loadfile(file, "t") end
 if not chunk then
   add { name = "(loading the spec file)", path = {}, status = "error", message = err, where = file }
   return

@@ -93,6 +93,7 @@ public enum CheckoutMutation: Decodable, Equatable, Sendable {
     case line(sku: String, qty: Int)
     case paid(receipt: String)
     case paying
+    case promoFailed(message: String)
     case restored(lines: [LinesItem])
     case typed(code: String)
 
@@ -114,13 +115,15 @@ public enum CheckoutMutation: Decodable, Equatable, Sendable {
             self = .paid(receipt: try container.decode(String.self, forKey: Key("receipt")))
         case "paying":
             self = .paying
+        case "promoFailed":
+            self = .promoFailed(message: try container.decode(String.self, forKey: Key("message")))
         case "restored":
             self = .restored(lines: try container.decode([LinesItem].self, forKey: Key("lines")))
         case "typed":
             self = .typed(code: try container.decode(String.self, forKey: Key("code")))
         default:
             throw DecodingError.dataCorruptedError(forKey: Key("type"), in: container,
-                debugDescription: "undeclared mutation \"\(type)\" of checkout; declared: checked, checking, dismissed, failed, line, paid, paying, restored, typed")
+                debugDescription: "undeclared mutation \"\(type)\" of checkout; declared: checked, checking, dismissed, failed, line, paid, paying, promoFailed, restored, typed")
         }
     }
 

@@ -1,0 +1,106 @@
+// Line coverage for `moonflow test --coverage`: a line hook that counts, per chunk name
+// (a plugin's `@file`), how often each line ran. Nothing is set, and nothing runs, while a
+// state does not cover. The watchdog owns the state's hook while it stops a call; when it
+// lets go it puts this one back (mf_rest_hook). Calls no other file.
+#include "internal.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mf_cover_file {
+  char *name;         // the chunk name without its '@'
+  size_t len;
+  const char *key;    // the source string last seen for it (a chunk's protos share one)
+  uint32_t *hits;     // by line; hits[0] unused
+  int cap;
+  struct mf_cover_file *next;
+} mf_cover_file;
+
+typedef struct mf_cover {
+  mf_cover_file *files, *last;
+  int count;
+} mf_cover;
+
+static mf_cover_file *find(mf_cover *c, const char *source, size_t srclen) {
+  mf_cover_file *f = c->last;
+  if (f && f->key == source && f->len + 1 == srclen) return f;
+  for (f = c->files; f; f = f->next) {
+    if (f->len + 1 == srclen && memcmp(f->name, source + 1, f->len) == 0) {
+      f->key = source;
+      return c->last = f;
+    }
+  }
+  f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  f->name = malloc(srclen);
+  if (!f->name) { free(f); return NULL; }
+  memcpy(f->name, source + 1, srclen - 1);
+  f->name[srclen - 1] = 0;
+  f->len = srclen - 1;
+  f->key = source;
+  f->next = c->files;
+  c->files = f;
+  c->count++;
+  return c->last = f;
+}
+
+static void cover_hook(lua_State *L, lua_Debug *ar) {
+  mf_cover *c = mf_budget_of(L)->cover;
+  if (!c || ar->event != LUA_HOOKLINE || ar->currentline <= 0) return;
+  if (!lua_getinfo(L, "S", ar) || ar->source[0] != '@') return;  // a file's chunk only
+  mf_cover_file *f = find(c, ar->source, ar->srclen);
+  if (!f) return;
+  int line = ar->currentline;
+  if (line >= f->cap) {
+    int cap = f->cap ? f->cap : 64;
+    while (cap <= line) cap *= 2;
+    uint32_t *grown = realloc(f->hits, (size_t)cap * sizeof *grown);
+    if (!grown) return;
+    memset(grown + f->cap, 0, (size_t)(cap - f->cap) * sizeof *grown);
+    f->hits = grown;
+    f->cap = cap;
+  }
+  f->hits[line]++;
+}
+
+int mf_cover_start(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  if (!b->cover) {
+    b->cover = calloc(1, sizeof(mf_cover));
+    if (!b->cover) return 0;
+  }
+  lua_sethook(L, cover_hook, LUA_MASKLINE, 0);  // coroutines made later inherit it
+  return 1;
+}
+
+void mf_rest_hook(lua_State *L) {
+  if (mf_budget_of(L)->cover) lua_sethook(L, cover_hook, LUA_MASKLINE, 0);
+  else lua_sethook(L, NULL, 0, 0);
+}
+
+int mf_cover_count(lua_State *L) {
+  mf_cover *c = mf_budget_of(L)->cover;
+  return c ? c->count : 0;
+}
+
+const char *mf_cover_file_at(lua_State *L, int i, const uint32_t **hits, int *lines) {
+  mf_cover *c = mf_budget_of(L)->cover;
+  mf_cover_file *f = c ? c->files : NULL;
+  for (; f && i > 0; i--) f = f->next;
+  if (!f) return NULL;
+  *hits = f->hits;
+  *lines = f->cap;
+  return f->name;
+}
+
+void mf_cover_free(mf_budget *b) {
+  mf_cover *c = b->cover;
+  if (!c) return;
+  b->cover = NULL;
+  for (mf_cover_file *f = c->files, *next; f; f = next) {
+    next = f->next;
+    free(f->name);
+    free(f->hits);
+    free(f);
+  }
+  free(c);
+}

@@ -1,0 +1,969 @@
+-- moonflow.explore: `T.explore`, `T.gen`, `T.faults` and the shrinker. moonflow_test.lua runs
+-- this chunk with T, `core` (TestModule.swift) and its own helpers; it returns what the
+-- store's methods share (`broken`, the invariant check).
+--
+-- A run is data: a list of steps ({ send = action } or { advance = ms }) and a plan of service
+-- faults by call number. Runs are drawn from the feature's declared `actions` with a seeded
+-- generator, executed on a fresh store each, checked after every step, and a failing one is
+-- shrunk by executing smaller runs until none fails the same way.
+local T, core, support = ...
+local mf = require "moonflow"
+local raise, asStream, callable = support.raise, support.asStream, support.callable
+
+-- MARK: - A seeded generator (splitmix64: the same seed draws the same runs everywhere)
+
+local function Random(seed)
+  local s = seed
+  local r = {}
+  function r.next()
+    s = s + 0x9E3779B97F4A7C15
+    local z = s
+    z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
+    z = (z ~ (z >> 27)) * 0x94D049BB133111EB
+    return z ~ (z >> 31)
+  end
+  function r.below(n) return (r.next() >> 1) % n end                 -- 0 .. n-1
+  function r.int(lo, hi)
+    local span = hi - lo
+    if span < 0 then return r.next() end                                -- the whole range
+    if span == math.maxinteger then return lo + (r.next() >> 1) end
+    return lo + r.below(span + 1)
+  end
+  function r.chance(p) return (r.next() >> 11) * (1.0 / 9007199254740992.0) < p end
+  function r.pick(list) return list[r.below(#list) + 1] end
+  return r
+end
+
+-- MARK: - Generators: draw a value, and name simpler ones for the shrinker
+
+local Gen = {}
+Gen.__index = Gen
+Gen.__name = "moonflow.gen"
+local function gen(draw, shrink, describe)
+  return setmetatable({ draw = draw, shrink = shrink or function() return {} end, describe = describe }, Gen)
+end
+local function isGen(v) return getmetatable(v) == Gen end
+
+-- Candidates between v and target, simplest first: the target, then ever closer to v
+-- (v - d/2, v - d/4, ..., v - 1), so the shrinker homes in on the boundary in log steps.
+local function towards(v, target)
+  local out = {}
+  if v == target then return out end
+  out[1] = target
+  local function half(x) if x >= 0 or x == math.mininteger then return x // 2 end return -((-x) // 2) end
+  local d = half(v) - half(target)  -- halves first: no overflow between the extremes
+  while d ~= 0 do
+    local c = v - d
+    if c ~= target and c ~= out[#out] then out[#out + 1] = c end
+    d = half(d)
+  end
+  local last = v > target and v - 1 or v + 1
+  if last ~= target and last ~= out[#out] then out[#out + 1] = last end
+  return out
+end
+
+local function clamp(x, lo, hi) return math.max(lo, math.min(hi, x)) end
+
+local G = {}
+
+-- Integers: the edge cases (0, -1, 1, the bounds, the largest and smallest integer) a
+-- quarter of the time, else a small number; shrinks toward 0 (or the bound nearest it).
+function G.integer(o)
+  o = o or {}
+  local lo, hi = o.min or math.mininteger, o.max or math.maxinteger
+  if lo > hi then raise(("T.gen.integer: min %d is above max %d"):format(lo, hi), 3) end
+  local edges = {}
+  for _, e in ipairs { 0, -1, 1, lo, hi, 2, 10 } do
+    if e >= lo and e <= hi then edges[#edges + 1] = e end
+  end
+  local smallLo, smallHi = clamp(-10, lo, hi), clamp(100, lo, hi)
+  if o.min or o.max then smallLo, smallHi = lo, hi end
+  local target = clamp(0, lo, hi)
+  return gen(function(r)
+    if r.chance(0.25) then return r.pick(edges) end
+    return r.int(smallLo, smallHi)
+  end, function(v) return towards(v, target) end)
+end
+
+function G.number(o)
+  o = o or {}
+  local ints = G.integer(o)
+  local lo, hi = o.min or -1e9, o.max or 1e9
+  return gen(function(r)
+    if r.chance(0.5) then return ints.draw(r) end
+    return clamp(r.pick { 0.5, -1.5, 1e-9, 3.25, 1e15 }, lo, hi)
+  end, function(v)
+    if math.type(v) == "float" then return { clamp(0, lo, hi), math.floor(v) } end
+    return ints.shrink(v)
+  end)
+end
+
+local LONG = ("long-"):rep(200)
+local SAMPLES = { "", " ", "a", "héllo wörld", "日本語", "🙂", "x\ny", LONG, "0", "-1" }
+local ALPHABET = { "a", "b", "c", "x", "y", "z", " ", "A", "Z", "0", "9", "-", "_", ".", "@", "é" }
+function G.string(o)
+  o = o or {}
+  local min, max = o.min or 0, o.max or 12
+  return gen(function(r)
+    if r.chance(0.35) then
+      local s = r.pick(SAMPLES)
+      if #s >= min and (not o.max or #s <= max) then return s end
+    end
+    local n, out = r.int(min, max), {}
+    for i = 1, n do out[i] = r.pick(ALPHABET) end
+    return table.concat(out)
+  end, function(v)
+    local out = {}
+    if #v > min then
+      out[#out + 1] = ("a"):rep(min)
+      local half = v:sub(1, math.max(min, #v // 2))
+      if utf8.len(half) and half ~= out[1] then out[#out + 1] = half end
+    end
+    return out
+  end)
+end
+
+function G.boolean()
+  return gen(function(r) return r.chance(0.5) end, function(v) return v and { false } or {} end)
+end
+
+function G.constant(v) return gen(function() return v end) end
+
+-- One of the values (or generators) given; shrinks toward the first.
+function G.oneOf(values)
+  if type(values) ~= "table" or #values == 0 then raise("T.gen.oneOf{...}: give a non-empty list of values or generators", 3) end
+  return gen(function(r)
+    local v = r.pick(values)
+    if isGen(v) then return v.draw(r) end
+    return v
+  end, function(v)
+    local out = {}
+    for _, c in ipairs(values) do
+      if c == v then break end
+      if not isGen(c) then out[#out + 1] = c end
+    end
+    return out
+  end)
+end
+
+function G.optional(g, p)
+  p = p or 0.25
+  return gen(function(r) if r.chance(p) then return nil end return g.draw(r) end, function(v)
+    if v == nil then return {} end
+    local list = { { none = true } }
+    for _, c in ipairs(g.shrink(v)) do list[#list + 1] = { value = c } end
+    return list, true
+  end)
+end
+
+-- Candidates of an optional come boxed ({ none = true } or { value = v }): nil is a value.
+local function candidates(g, v)
+  local list, boxed = g.shrink(v)
+  if boxed then return list end
+  local out = {}
+  for i, c in ipairs(list) do out[i] = { value = c } end
+  return out
+end
+
+-- A deep copy; a list or object marked with mf.array / mf.object keeps its mark.
+local function copy(t)
+  if type(t) ~= "table" then return t end
+  local mark = getmetatable(t)
+  local out = mark == "moonflow.array" and mf.array() or mark == "moonflow.object" and mf.object() or {}
+  for k, v in pairs(t) do out[k] = copy(v) end
+  return out
+end
+
+function G.list(g, o)
+  o = o or {}
+  local min, max = o.min or 0, o.max or 3
+  return gen(function(r)
+    local out = mf.array()
+    for i = 1, r.int(min, max) do out[i] = g.draw(r) end
+    return out
+  end, function(v)
+    local out = {}
+    if #v > min then
+      local shorter = mf.array()
+      for i = 1, #v - 1 do shorter[i] = copy(v[i]) end
+      out[#out + 1] = shorter
+    end
+    return out
+  end)
+end
+
+function G.map(g)
+  return gen(function(r)
+    local out = mf.object()
+    for _ = 1, r.int(0, 2) do out[r.pick { "a", "b", "key", "é" }] = g.draw(r) end
+    return out
+  end, function(v) return next(v) ~= nil and { mf.object() } or {} end)
+end
+
+-- A table of field generators: each field drawn, each shrunk on its own.
+function G.record(fields)
+  local names = {}
+  for k in pairs(fields) do names[#names + 1] = k end
+  table.sort(names)
+  return gen(function(r)
+    local out = {}
+    for _, k in ipairs(names) do out[k] = fields[k].draw(r) end
+    return out
+  end, function(v)
+    local out = {}
+    for _, k in ipairs(names) do
+      for _, c in ipairs(candidates(fields[k], v[k])) do
+        local t = copy(v)
+        t[k] = c.value
+        out[#out + 1] = t
+      end
+    end
+    return out
+  end)
+end
+
+local function anything()
+  return G.oneOf { 0, "x", true, G.constant(nil), { a = 1 } }
+end
+
+-- A generator for a declared field type, as the schema language writes it.
+local function fromSchema(decl, at)
+  if isGen(decl) then return decl end
+  if type(decl) == "string" then
+    local optional = decl:sub(-1) == "?"
+    local base = optional and decl:sub(1, -2) or decl
+    local g
+    if base == "integer" then g = G.integer()
+    elseif base == "number" then g = G.number()
+    elseif base == "string" then g = G.string()
+    elseif base == "boolean" then g = G.boolean()
+    elseif base == "table" then g = G.oneOf { G.constant(mf.object()), G.constant({ a = 1 }) }
+    elseif base == "any" then g = anything()
+    else raise(("T.explore: %s has a type it cannot draw values of: %q"):format(at, decl), 4) end
+    return optional and G.optional(g) or g
+  end
+  if type(decl) ~= "table" then raise(("T.explore: %s must be a type name or a table (got %s)"):format(at, type(decl)), 4) end
+  local head = decl[1]
+  if type(head) == "string" then
+    local optional = head:sub(-1) == "?"
+    local kind = optional and head:sub(1, -2) or head
+    local g
+    if kind == "enum" then
+      local values = {}
+      for i = 2, #decl do values[#values + 1] = decl[i] end
+      g = G.oneOf(values)
+    elseif kind == "list" then g = G.list(fromSchema(decl.of, at .. "[]"))
+    elseif kind == "map" then g = G.map(fromSchema(decl.of, at .. "{}"))
+    elseif kind == "record" then
+      local fields = {}
+      for k, v in pairs(decl) do if type(k) == "string" then fields[k] = fromSchema(v, at .. "." .. k) end end
+      g = G.record(fields)
+    else raise(("T.explore: %s: unknown composite type %q"):format(at, head), 4) end
+    return optional and G.optional(g) or g
+  end
+  local fields = {}
+  for k, v in pairs(decl) do fields[k] = fromSchema(v, at .. "." .. tostring(k)) end
+  return G.record(fields)
+end
+
+T.gen = setmetatable(G, { __index = function(_, k)
+  error(("T.gen has no '%s'; it has integer, number, string, boolean, oneOf, constant, optional, list, map, record"):format(tostring(k)), 2)
+end })
+
+-- MARK: - Invariants
+
+local function sortedKeys(t)
+  local out = {}
+  if type(t) == "table" then for k in pairs(t) do out[#out + 1] = k end end
+  table.sort(out, function(a, b) return tostring(a) < tostring(b) end)
+  return out
+end
+
+-- A value as Lua source (a spec line can hold it): sorted keys, strings quoted.
+local function show(v, depth)
+  depth = depth or 0
+  local t = type(v)
+  if t == "string" then
+    if #v > 60 and v:rep(1) == v then
+      local unit = v:sub(1, 5)
+      if unit:rep(#v // 5) == v then return ("(%q):rep(%d)"):format(unit, #v // 5) end
+    end
+    return ("%q"):format(v):gsub("\\\n", "\\n")
+  end
+  if t == "number" then
+    if v == math.maxinteger then return "math.maxinteger" end
+    if v == math.mininteger then return "math.mininteger" end
+    return tostring(v)
+  end
+  if t ~= "table" then return tostring(v) end
+  if depth > 6 then return "{ ... }" end
+  local parts, n = {}, #v
+  for i = 1, n do parts[#parts + 1] = show(v[i], depth + 1) end
+  for _, k in ipairs(sortedKeys(v)) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then
+      local key = (type(k) == "string" and k:match("^[%a_][%w_]*$")) and k or ("[" .. show(k) .. "]")
+      if k == "type" then table.insert(parts, 1, key .. " = " .. show(v[k], depth + 1))
+      else parts[#parts + 1] = key .. " = " .. show(v[k], depth + 1) end
+    end
+  end
+  if #parts == 0 then return "{}" end
+  return "{ " .. table.concat(parts, ", ") .. " }"
+end
+
+
+
+-- The first invariant of `own` (the definition's) or `extra` (the spec's) that does not hold
+-- for `state`, as a message (and its key); nil when all hold. One holds unless it returns
+-- false (with an optional message) or raises.
+local function broken(own, extra, state)
+  for _, set in ipairs { { own, "" }, { extra, "the spec's " } } do
+    local list = set[1]
+    for _, name in ipairs(sortedKeys(list)) do
+      local ok, result, why = pcall(list[name], copy(state))
+      if not ok or result == false then
+        local reason = not ok and (": it raised " .. tostring(result)) or (why and (": " .. tostring(why)) or "")
+        return ("%sinvariant '%s' does not hold%s\n  state = %s"):format(set[2], tostring(name), reason, show(state)),
+          "invariant " .. tostring(name)
+      end
+    end
+  end
+end
+
+
+-- MARK: - Service faults
+
+local DELAYS = { 1, 10, 100, 250, 500, 1000, 3000 }
+
+-- Wraps each service (a stub, or the feature's own Lua service) so that call n answers as
+-- `plan[n]` says: "fail", a delay in ms, or (absent) as it would. With `draw`, a call the plan
+-- does not name draws its answer and writes it into the plan.
+local function faulty(def, stubs, plan, draw)
+  local count = 0
+  local function wrap(name, fn)
+    return function(...)
+      count = count + 1
+      local n = count
+      local fault = plan[n]
+      if fault == nil and draw then fault = draw(name); plan[n] = fault or false end
+      if fault == "fail" then
+        return mf.fail(("the service '%s' failed (call %d: a fault the explorer injected)"):format(name, n))
+      end
+      local s = asStream(fn(...))
+      if math.type(fault) == "integer" then return mf.timer(fault):flatMap(function() return s end) end
+      return s
+    end
+  end
+  local services, names = {}, {}
+  if def and type(def.services) == "table" then
+    for name, fn in pairs(def.services) do
+      if type(fn) == "function" then services[name] = wrap(name, fn); names[name] = true end
+    end
+  end
+  for name, fn in pairs(stubs or {}) do
+    if callable(fn) then
+      services[name] = wrap(name, fn)
+    elseif type(fn) == "table" then
+      local methods = {}
+      for k, m in pairs(fn) do methods[k] = wrap(name .. ":" .. tostring(k), m) end
+      services[name] = methods
+    end
+    names[name] = true
+  end
+  return services, next(names) ~= nil
+end
+
+-- A store's definition, from a store made only to read it.
+local function definitionOf(target, source)
+  local h, err = core.new(target, nil, nil, false, source, true)
+  if not h then raise(err, 4) end
+  local def = core.definition(h)
+  core.exploreStop(h)
+  return def
+end
+
+-- `services = T.faults("search", { [1] = "fail", [2] = 250 }, stubs)`: the plugin's own Lua
+-- services and the stubs, with call 1 failing and call 2 answering 250 ms late (the calls
+-- counted over all of them, in order): what a shrunk exploration prints to reproduce it.
+function T.faults(target, plan, stubs)
+  if type(plan) ~= "table" then raise("T.faults(pluginOrFeature, plan [, stubs]): plan is a table of call number = \"fail\" or a delay in ms", 2) end
+  return (faulty(definitionOf(target), stubs, copy(plan)))
+end
+
+-- MARK: - What a run reached
+
+-- The enum fields of a declared state: { path = "status", values = {...}, at = function(state) -> values }.
+local function enumFields(decl)
+  local found = {}
+  local function walk(d, path, get)
+    if type(d) ~= "table" or isGen(d) then return end
+    local head = d[1]
+    if type(head) == "string" then
+      local kind = head:gsub("%?$", "")
+      if kind == "enum" then
+        local values = {}
+        for i = 2, #d do values[#values + 1] = d[i] end
+        found[#found + 1] = { path = path, values = values, get = get }
+      elseif kind == "list" or kind == "map" then
+        walk(d.of, path .. "[]", function(s, out)
+          for _, parent in ipairs(get(s, {})) do
+            if type(parent) == "table" then for _, v in pairs(parent) do out[#out + 1] = v end end
+          end
+          return out
+        end)
+      elseif kind == "record" then
+        for k, v in pairs(d) do if type(k) == "string" then walk(v, path .. "." .. k, function(s, out)
+          for _, parent in ipairs(get(s, {})) do if type(parent) == "table" then out[#out + 1] = parent[k] end end
+          return out
+        end) end end
+      end
+      return
+    end
+    for k, v in pairs(d) do
+      if type(k) == "string" then
+        walk(v, (path == "" and "" or path .. ".") .. k, function(s, out)
+          for _, parent in ipairs(get(s, {})) do if type(parent) == "table" then out[#out + 1] = parent[k] end end
+          return out
+        end)
+      end
+    end
+  end
+  walk(decl, "", function(s, out) out[1] = s; return out end)
+  table.sort(found, function(a, b) return a.path < b.path end)
+  return found
+end
+
+local function Reach(def, actions, enums)
+  local declared = { action = sortedKeys(actions), mutation = {}, effect = {} }
+  if def then
+    declared.mutation = sortedKeys(def.mutations)
+    declared.effect = sortedKeys(def.outputs)
+  end
+  local seen = { action = {}, mutation = {}, effect = {} }
+  local enumSeen = {}
+  for i in ipairs(enums) do enumSeen[i] = {} end
+  local reach = { declared = declared, seen = seen, enums = enums, enumSeen = enumSeen }
+  function reach.state(s)
+    for i, e in ipairs(enums) do
+      for _, v in ipairs(e.get(s, {})) do enumSeen[i][v] = true end
+    end
+  end
+  return reach
+end
+
+-- Lines saying what was reached and what never was.
+local function reachLines(reach)
+  local reached, never = {}, {}
+  for _, kind in ipairs { "action", "mutation", "effect" } do
+    local all, seen = reach.declared[kind], reach.seen[kind]
+    local yes, no = {}, {}
+    for _, name in ipairs(all) do if seen[name] then yes[#yes + 1] = name else no[#no + 1] = name end end
+    for _, name in ipairs(sortedKeys(seen)) do
+      local listed = false
+      for _, d in ipairs(all) do if d == name then listed = true end end
+      if not listed then yes[#yes + 1] = name end
+    end
+    if #all > 0 or #yes > 0 then
+      reached[#reached + 1] = ("%ss %d/%d%s"):format(kind, #yes, math.max(#all, #yes), #yes > 0 and (" (" .. table.concat(yes, ", ") .. ")") or "")
+    end
+    for _, name in ipairs(no) do never[#never + 1] = kind .. " " .. name end
+  end
+  for i, e in ipairs(reach.enums) do
+    local yes = {}
+    for _, v in ipairs(e.values) do
+      if reach.enumSeen[i][v] then yes[#yes + 1] = v else never[#never + 1] = ("state.%s = %q"):format(e.path, v) end
+    end
+    reached[#reached + 1] = ("state.%s %d/%d"):format(e.path, #yes, #e.values)
+  end
+  return reached, never
+end
+
+-- MARK: - Executing a run
+
+-- Whether an error that `cause` (an action type) led to is allowed by `allow`:
+-- true, or a table of action = true or text the message contains.
+local function allowed(allow, cause, message)
+  if allow == true then return true end
+  if type(allow) ~= "table" then return false end
+  local a = allow[cause or ""] or allow["*"]
+  if a == true then return true end
+  return type(a) == "string" and message:find(a, 1, true) ~= nil
+end
+
+local SETTLE_ROUNDS = 100
+local FAR = 86400000  -- a day: a step's advance goes no further
+
+-- Executes `run` on a fresh store; returns the failure (nil when every check held) and, with
+-- `trace`, what each step led to. `run.steps[i]` is { send = action } or { advance = ms };
+-- `run.plan` the faults by call number; with `run.rng` a call the plan lacks draws one.
+local function execute(ctx, run, trace, reach)
+  local plan = run.plan
+  local drawFault
+  if run.rng and ctx.faults then
+    local r, f = run.rng, ctx.faults
+    drawFault = function()
+      local x = r.next() >> 11
+      local p = x * (1.0 / 9007199254740992.0)
+      if p < f.fail then return "fail" end
+      if p < f.fail + f.late then return r.pick(DELAYS) end
+      return false
+    end
+  end
+  local stubs = ctx.stubs
+  if ctx.faults then stubs = faulty(ctx.def, ctx.userStubs, plan, drawFault) end
+  local h, err = core.new(ctx.target, stubs, ctx.state, false, ctx.source, true)
+  if not h then raise(err, 4) end
+  core.explore(h, ctx.keepStates)
+  local traced = trace and {} or nil
+  local failure
+
+  local function check(where, stepType)
+    local events = core.exploreTake(h)
+    if traced then traced[#traced + 1] = { at = where, events = events } end
+    for _, e in ipairs(events) do
+      local t = type(e.value) == "table" and e.value.type or nil
+      if reach and t and reach.seen[e.kind] then reach.seen[e.kind][t] = true end
+      if e.kind == "error" and not allowed(ctx.allowErrors, e.cause, e.message) then
+        return { key = "error", check = "no error", message = ("an error%s: %s%s"):format(
+          e.cause and (" after action " .. e.cause) or "", e.message, e.where and (" (" .. e.where .. ")") or ""),
+          text = e.message }
+      end
+      if e.kind == "error" then e.allowed = true end
+      if e.state ~= nil then
+        if reach then reach.state(e.state) end
+        local msg, key = broken(ctx.invariants, ctx.extraInvariants, e.state)
+        if msg then return { key = key, check = key, message = msg, spec = ctx.extraInvariants and ctx.extraInvariants[key:sub(11)] ~= nil } end
+      end
+    end
+    return nil, stepType
+  end
+
+  local initial = core.state(h)
+  if reach then reach.state(initial) end
+  local msg, key = broken(ctx.invariants, ctx.extraInvariants, initial)
+  if msg then failure = { key = key, check = key, message = msg .. "\n  (the first state, before any action)", step = 0 } end
+
+  local steps = run.steps
+  local i = 0
+  while not failure do
+    local step
+    if run.rng then
+      if i >= run.length then break end
+      step = ctx.draw(run.rng, h)
+      steps[#steps + 1] = step
+    else
+      step = steps[i + 1]
+      if not step then break end
+    end
+    i = i + 1
+    if step.send then
+      if reach then reach.seen.action[step.send.type] = true end
+      local ok, refusal = core.exploreSend(h, step.send)
+      if not ok then
+        core.exploreStop(h)
+        raise(("T.explore: the feature refused a drawn action %s: %s\n  (give opts.gen generators that draw only what the feature takes)"):format(show(step.send), refusal), 4)
+      end
+    else
+      core.advance(h, step.advance)
+    end
+    failure = check(i)
+    if failure then failure.step = i end
+  end
+  -- The run is over: the clock goes past every timer, then nothing may be left in flight.
+  if not failure then
+    for round = 1, SETTLE_ROUNDS do
+      core.exploreSettle(h)  -- answers of services and repositories that work off the clock
+      local due = core.exploreNextDue(h)
+      if due then core.advance(h, due) end
+      failure = check("settle")
+      if failure then failure.step = #steps + 1; failure.settling = true; break end
+      if not due then break end
+    end
+  end
+  if not failure and not ctx.allowInFlight then
+    local flights = core.exploreInFlight(h)
+    if #flights > 0 then
+      failure = { key = "in flight", check = "nothing in flight at the end", step = #steps + 1, settling = true,
+        message = "after the clock went past every timer, still in flight:\n  - " .. table.concat(flights, "\n  - ") }
+    end
+  end
+  core.exploreStop(h)
+  return failure, traced
+end
+
+-- MARK: - Drawing a step
+
+local function drawer(ctx)
+  local names, total = {}, 0
+  for _, name in ipairs(sortedKeys(ctx.actions)) do
+    local w = ctx.weights[name]
+    if w == nil then w = 1 end
+    if type(w) ~= "number" or w < 0 then raise(("T.explore: opts.weights.%s must be a number of 0 or more (got %s)"):format(name, tostring(w)), 4) end
+    if w > 0 then names[#names + 1] = { name = name, w = w }; total = total + w end
+  end
+  if total == 0 then raise("T.explore: every action has weight 0; nothing to send", 4) end
+  local gens = {}
+  for _, a in ipairs(names) do
+    local fields = {}
+    local decl = ctx.actions[a.name]
+    if type(decl) ~= "table" then raise(("T.explore: action '%s' must be declared as a table of fields (got %s)"):format(a.name, type(decl)), 4) end
+    local given = ctx.gen[a.name]
+    if given ~= nil and type(given) ~= "table" then raise(("T.explore: opts.gen.%s must be a table of field = generator"):format(a.name), 4) end
+    for k, v in pairs(given or {}) do
+      if decl[k] == nil then raise(("T.explore: opts.gen.%s.%s names a field action '%s' does not declare"):format(a.name, k, a.name), 4) end
+      fields[k] = isGen(v) and v or G.constant(v)
+    end
+    for k, v in pairs(decl) do
+      if fields[k] == nil then fields[k] = fromSchema(v, ("action '%s' field '%s'"):format(a.name, tostring(k))) end
+    end
+    gens[a.name] = G.record(fields)
+  end
+  ctx.actionGens = gens
+  return function(r, h)
+    local due = core.exploreNextDue(h)
+    local p = due and 0.35 or 0.1
+    if r.chance(p) then
+      local ms
+      if due then
+        local choice = r.below(4)
+        if choice == 0 or due == 0 then ms = due
+        elseif choice == 1 then ms = due - 1
+        elseif choice == 2 then ms = r.int(0, math.min(due, FAR) * 2)
+        else ms = math.min(due, FAR) + r.int(0, 50) end
+        ms = math.min(ms, FAR)
+      else
+        ms = r.pick { 1, 10, 100, 1000 }
+      end
+      return { advance = ms }
+    end
+    local x, pick = r.next() >> 11, names[#names]
+    local at = x * (1.0 / 9007199254740992.0) * total
+    for _, a in ipairs(names) do
+      if at < a.w then pick = a; break end
+      at = at - a.w
+    end
+    local action = gens[pick.name].draw(r)
+    action.type = pick.name
+    return { send = action }
+  end
+end
+
+-- MARK: - Shrinking
+
+local function fails(ctx, run, key)
+  ctx.executions = ctx.executions + 1
+  local f = execute(ctx, { steps = run.steps, plan = copy(run.plan) })
+  return f and f.key == key and f or nil
+end
+
+local function withSteps(run, steps) return { steps = steps, plan = run.plan } end
+
+local function shrink(ctx, run, failure)
+  local key = failure.key
+  local budget = ctx.shrinkBudget
+  local best = run
+  -- Nothing after the failing step matters.
+  if failure.step and failure.step <= #run.steps then
+    local cut = {}
+    for i = 1, failure.step do cut[i] = run.steps[i] end
+    local f = fails(ctx, withSteps(run, cut), key)
+    if f then best, failure = withSteps(run, cut), f end
+  end
+  local progress = true
+  while progress and ctx.executions < budget do
+    progress = false
+    -- Fewer steps: chunks of halving size, then one at a time.
+    local size = math.max(1, #best.steps // 2)
+    while size >= 1 and ctx.executions < budget do
+      local i = 1
+      while i <= #best.steps and ctx.executions < budget do
+        local steps = {}
+        for j, s in ipairs(best.steps) do if j < i or j >= i + size then steps[#steps + 1] = s end end
+        local f = #steps < #best.steps and fails(ctx, withSteps(best, steps), key)
+        if f then best, failure, progress = withSteps(best, steps), f, true else i = i + size end
+      end
+      size = size // 2
+    end
+    -- Adjacent advances as one.
+    for i = #best.steps - 1, 1, -1 do
+      local a, b = best.steps[i], best.steps[i + 1]
+      if a and b and a.advance and b.advance and ctx.executions < budget then
+        local steps = copy(best.steps)
+        steps[i] = { advance = a.advance + b.advance }
+        table.remove(steps, i + 1)
+        local f = fails(ctx, withSteps(best, steps), key)
+        if f then best, failure, progress = withSteps(best, steps), f, true end
+      end
+    end
+    -- Simpler values and shorter waits, a step at a time.
+    for i = 1, #best.steps do
+      local improved = true
+      while improved and ctx.executions < budget do
+        improved = false
+        local s = best.steps[i]
+        local options = {}
+        if s.advance then
+          for _, c in ipairs(towards(s.advance, 0)) do options[#options + 1] = { advance = c } end
+        else
+          local g = ctx.actionGens[s.send.type]
+          local fields = copy(s.send)
+          fields.type = nil
+          for _, c in ipairs(g and g.shrink(fields) or {}) do
+            c.type = s.send.type
+            options[#options + 1] = { send = c }
+          end
+        end
+        for _, o in ipairs(options) do
+          if ctx.executions >= budget then break end
+          local steps = copy(best.steps)
+          steps[i] = o
+          local f = fails(ctx, withSteps(best, steps), key)
+          if f then best, failure, improved, progress = withSteps(best, steps), f, true, true; break end
+        end
+      end
+    end
+    -- Fewer faults, earlier calls (so the steps before can go), then shorter delays.
+    for _, n in ipairs(sortedKeys(best.plan)) do
+      local fault = best.plan[n]
+      if fault and ctx.executions < budget then
+        local plan = copy(best.plan)
+        plan[n] = false
+        local f = fails(ctx, { steps = best.steps, plan = plan }, key)
+        local moved
+        if not f then
+          for _, m in ipairs(towards(n, 1)) do
+            if not best.plan[m] and ctx.executions < budget then
+              local earlier = copy(best.plan)
+              earlier[n], earlier[m] = nil, fault
+              f = fails(ctx, { steps = best.steps, plan = earlier }, key)
+              if f then moved = earlier; break end
+            end
+          end
+        end
+        if moved then best, failure, progress = { steps = best.steps, plan = moved }, f, true
+        elseif f then best, failure, progress = { steps = best.steps, plan = plan }, f, true
+        elseif math.type(fault) == "integer" then
+          for _, d in ipairs(towards(fault, 1)) do
+            plan[n] = d
+            f = fails(ctx, { steps = best.steps, plan = copy(plan) }, key)
+            if f then best, failure, progress = { steps = best.steps, plan = copy(plan) }, f, true; break end
+          end
+        end
+      end
+    end
+  end
+  return best, failure
+end
+
+-- MARK: - The shrunk run as a spec
+
+local function firstLine(s) return (tostring(s):match("^[^\n]*")) end
+
+-- A value as JSON (what `moonflow run` reads as input): keys sorted, lists as arrays.
+local function json(v)
+  local t = type(v)
+  if t == "string" then
+    return '"' .. v:gsub('[%c"\\]', function(c)
+      local named = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\t"] = "\\t", ["\r"] = "\\r" }
+      return named[c] or ("\\u%04x"):format(c:byte())
+    end) .. '"'
+  elseif t == "number" or t == "boolean" then
+    return tostring(v)
+  elseif t == "table" then
+    local n = #v
+    if n > 0 or getmetatable(v) == "moonflow.array" then
+      local items = {}
+      for i = 1, n do items[i] = json(v[i]) end
+      return "[" .. table.concat(items, ",") .. "]"
+    end
+    local parts = {}
+    for _, k in ipairs(sortedKeys(v)) do parts[#parts + 1] = json(tostring(k)) .. ":" .. json(v[k]) end
+    return "{" .. table.concat(parts, ",") .. "}"
+  end
+  return "null"
+end
+
+-- The run's sends as `moonflow run` input lines, each at its time on the virtual clock.
+local function inputLines(run)
+  local out, t = {}, 0
+  for _, s in ipairs(run.steps) do
+    if s.advance then t = t + s.advance
+    else out[#out + 1] = ('{"at":%d,"send":%s}'):format(t, json(s.send)) end
+  end
+  return table.concat(out, "\n")
+end
+
+local function specText(ctx, run, failure, traced)
+  local out = {}
+  local function line(s) out[#out + 1] = s end
+  local target = type(ctx.target) == "string" and ("%q"):format(ctx.target) or "feature"
+  local opts = { "exhaustive = false" }
+  local faults = {}
+  for _, n in ipairs(sortedKeys(run.plan)) do
+    local f = run.plan[n]
+    if f then faults[#faults + 1] = ("[%d] = %s"):format(n, f == "fail" and '"fail"' or tostring(f)) end
+  end
+  if #faults > 0 then
+    opts[#opts + 1] = ("services = T.faults(%s, { %s }%s)"):format(target, table.concat(faults, ", "), ctx.userStubs and ", services" or "")
+  elseif ctx.userStubs then
+    opts[#opts + 1] = "services = services"
+  end
+  if ctx.state then opts[#opts + 1] = "state = " .. show(ctx.state) end
+  line(("it(%q, function()"):format(("%s: %s"):format(ctx.name, failure.check)))
+  if ctx.userStubs then line("  -- services: the stubs the exploration was given") end
+  line(("  local store = T.store(%s, { %s })"):format(target, table.concat(opts, ", ")))
+  local byStep = {}
+  for _, t in ipairs(traced or {}) do byStep[t.at] = t.events end
+  local function after(events)
+    for _, e in ipairs(events or {}) do
+      if e.kind == "error" and e.allowed then line(("  store:receiveError(%q)"):format(firstLine(e.message):sub(1, 60))) end
+    end
+  end
+  for i, s in ipairs(run.steps) do
+    if s.send then
+      line(("  store:send(%s)"):format(show(s.send)))
+    else
+      line(("  store:advance(%d)"):format(s.advance))
+      for _, e in ipairs(byStep[i] or {}) do
+        if e.kind == "mutation" then line(("  store:receive(%s)"):format(show(e.value))) end
+      end
+    end
+    if i ~= failure.step then after(byStep[i]) end
+  end
+  local reason = firstLine(failure.message)
+  if failure.settling then line(("  store:advance(%d)  -- past every timer"):format(FAR)) end
+  if failure.key == "error" then
+    line(("  store:finish()  -- fails: %s"):format(reason))
+  elseif failure.key == "in flight" then
+    line(("  assert.same({}, store.inFlight)  -- fails: %s"):format(reason))
+  elseif failure.spec then
+    line(("  store:checkInvariants(invariants)  -- fails: %s (invariants: the spec's)"):format(reason))
+  else
+    line(("  store:checkInvariants()  -- fails: %s"):format(reason))
+  end
+  line("end)")
+  return table.concat(out, "\n")
+end
+
+-- MARK: - T.explore
+
+local OPTIONS = {
+  runs = true, length = true, seed = true, weights = true, gen = true, services = true, state = true,
+  invariants = true, allowErrors = true, allowInFlight = true, actions = true, faults = true,
+  raise = true, shrink = true, quiet = true, skipUndeclared = true, firstRun = true,
+}
+
+local function describeTarget(target)
+  if type(target) == "string" then return target end
+  return type(target) == "table" and tostring(rawget(target, "name") or "feature") or "?"
+end
+
+function T.explore(target, opts)
+  if type(target) ~= "string" and type(target) ~= "table" then
+    raise(("T.explore(pluginOrFeature [, opts]): give a plugin name or an mf.feature{...} table (got %s)"):format(type(target)), 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then raise(("T.explore: opts must be a table (got %s)"):format(type(opts)), 2) end
+  opts = opts or {}
+  for k in pairs(opts) do
+    if not OPTIONS[k] then
+      raise(("T.explore: unknown option '%s'; the options are %s"):format(tostring(k), table.concat(sortedKeys(OPTIONS), ", ")), 2)
+    end
+  end
+  local defaults = core.exploreDefaults()
+  local started = os.clock()
+  local source
+  if type(target) == "table" and debug and debug.getinfo then
+    local info = debug.getinfo(2, "Sl")
+    if info then source = info.short_src .. ":" .. tostring(info.currentline) end
+  end
+  local def = definitionOf(target, source)
+  if def == nil then raise("T.explore: no definition behind " .. describeTarget(target), 2) end
+  local actions = opts.actions or def.actions
+  if type(actions) ~= "table" or next(actions) == nil then
+    if opts.skipUndeclared then
+      print(("explore %s: skipped: it declares no actions (an mf.compose routes actions it does not declare); explore it from a spec with T.explore(%q, { actions = ... })"):format(describeTarget(target), describeTarget(target)))
+      return nil
+    end
+    raise(("T.explore: %s declares no actions to draw from (an mf.compose routes actions it does not declare): give them as opts.actions = { name = { field = \"type\" } }"):format(describeTarget(target)), 2)
+  end
+  if opts.invariants ~= nil and type(opts.invariants) ~= "table" then raise("T.explore: opts.invariants must be a table of name = function(state)", 2) end
+  local faults = opts.faults
+  if faults == nil or faults == true then faults = { fail = 0.1, late = 0.2 } end
+  if faults then
+    if type(faults) ~= "table" then raise("T.explore: opts.faults is false, or { fail = p, late = p }", 2) end
+    faults = { fail = faults.fail or 0, late = faults.late or 0 }
+  end
+  local userStubs = opts.services
+  if userStubs ~= nil and type(userStubs) ~= "table" then raise("T.explore: opts.services must be a table of stubs by service name", 2) end
+  local ctx = {
+    name = describeTarget(target), target = target, source = source, def = def, actions = actions,
+    weights = opts.weights or {}, gen = opts.gen or {}, state = opts.state, userStubs = userStubs,
+    invariants = type(def.invariants) == "table" and def.invariants or nil, extraInvariants = opts.invariants,
+    allowErrors = opts.allowErrors, allowInFlight = opts.allowInFlight, executions = 0,
+    shrinkBudget = opts.shrink == false and 0 or 2000,
+  }
+  local _, wrapsAny = faulty(def, userStubs, {})
+  ctx.faults = wrapsAny and faults or nil
+  if not ctx.faults and userStubs then
+    ctx.stubs = {}
+    for name, fn in pairs(userStubs) do ctx.stubs[name] = support.stub(name, fn) end
+  end
+  local enums = type(def.state) == "table" and enumFields(def.state) or {}
+  ctx.keepStates = ctx.invariants ~= nil or ctx.extraInvariants ~= nil or #enums > 0
+  ctx.draw = drawer(ctx)
+  local reach = Reach(def, actions, enums)
+  local runs = defaults.runs or opts.runs or 100
+  local length = defaults.length or opts.length or 50
+  local seed = defaults.seed or opts.seed or core.freshSeed()
+  if math.type(runs) ~= "integer" or runs < 1 or math.type(length) ~= "integer" or length < 1 then
+    raise("T.explore: opts.runs and opts.length must be whole numbers of 1 or more", 2)
+  end
+  local first = opts.firstRun or 1
+  if math.type(first) ~= "integer" or first < 1 then raise("T.explore: opts.firstRun must be a whole number of 1 or more", 2) end
+  local failure, found, foundRun
+  for n = first, first + runs - 1 do
+    local run = { steps = {}, plan = {}, rng = Random(seed * 1000003 + n), length = length }
+    local f = execute(ctx, run, false, reach)
+    if f then failure, found, foundRun = f, { steps = run.steps, plan = run.plan }, n; break end
+  end
+  local reached, never = reachLines(reach)
+  local seconds = os.clock() - started
+  local report = {
+    name = ctx.name, seed = seed, runs = foundRun or runs, length = length,
+    reached = reached, never = never, seconds = seconds,
+  }
+  local head = ("explore %s: seed %d, %d runs × %d steps"):format(ctx.name, seed, runs, length)
+  if not failure then
+    if not opts.quiet then
+      print(("%s: every check held (%.2f s)"):format(head, seconds))
+      print("  reached: " .. table.concat(reached, "; "))
+      if #never > 0 then print("  never reached: " .. table.concat(never, ", ")) end
+    end
+    return report
+  end
+  local original = #found.steps
+  local best, shrunkFailure = found, failure
+  if ctx.shrinkBudget > 0 then best, shrunkFailure = shrink(ctx, found, failure) end
+  local final, traced = execute(ctx, { steps = best.steps, plan = copy(best.plan) }, true)
+  final = final or shrunkFailure
+  local spec = specText(ctx, best, final, traced)
+  report.failure = {
+    check = final.check, message = final.message, steps = best.steps, plan = best.plan,
+    run = foundRun, shrunkFrom = original, spec = spec,
+  }
+  local text = ("%s: run %d failed: %s\n  %s\nshrunk from %d steps to %d (%d runs of the shrinker); to reproduce, paste:\n%s\nor run again with --seed %d"):format(
+    head, foundRun, final.check, final.message:gsub("\n", "\n  "), original, #best.steps, ctx.executions, spec, seed)
+  -- Without service faults the run is plain input: `moonflow run --record` keeps it as a
+  -- recording that `moonflow replay` re-runs.
+  local faulted = false
+  for _, f in pairs(best.plan) do faulted = faulted or f ~= false end
+  if not faulted and type(target) == "string" then
+    report.failure.inputs = inputLines(best)
+    text = text .. ("\nas a recording: put these lines in run.in.jsonl, then `moonflow run %s --clock virtual --record run.jsonl < run.in.jsonl` and `moonflow replay run.jsonl`:\n%s"):format(
+      target, report.failure.inputs)
+  end
+  report.failure.text = text
+  if opts.raise == false then return report end
+  raise(text, 2)
+end
+
+return { broken = broken }
