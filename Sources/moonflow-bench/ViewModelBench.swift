@@ -7,6 +7,7 @@ import MoonflowHost
 // returns), for a form (2 fields), plugins/counter, and a cart of 5, 50 and 500 lines where one
 // line's quantity changes per send. Each send is timed alone; the median and p99 of those, and
 // the 500-line cart against the 5-line one: the cost should follow the change, not the state.
+// Last, the 500-line cart into a view that is not a `PatchableView` (decoded whole per send).
 
 func viewModelBench() {
     let sends = BenchEnvironment.scaled(4_000)
@@ -39,9 +40,57 @@ private final class ResultBox: @unchecked Sendable {
     }
 }
 
-private struct CounterView: Decodable, Sendable { var count: Int }
-private struct FormView: Decodable, Sendable { var name: String; var email: String }
-private struct CartView: Decodable, Sendable {
+// The views as `moonflow types --swift` writes them (a `PatchableView` each: a change is written
+// in place), and the cart once more as a plain `Decodable`, decoded whole per change.
+private struct CounterView: Decodable, Sendable, PatchableView {
+    var count: Int
+    mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "count": return try Self.patch(&self.count, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+}
+
+private struct FormView: Decodable, Sendable, PatchableView {
+    var name: String
+    var email: String
+    mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
+        case "email": return try Self.patch(&self.email, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+}
+
+private struct CartView: Decodable, Sendable, PatchableView {
+    var items: [Line]
+    var total: Int
+    mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "items": return try Self.patch(&self.items, path.dropFirst(), to: value)
+        case "total": return try Self.patch(&self.total, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    struct Line: Decodable, Sendable, PatchableView {
+        var sku: String
+        var price: Int
+        var qty: Int
+        mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+            switch path.first?.stringValue {
+            case "sku": return try Self.patch(&self.sku, path.dropFirst(), to: value)
+            case "price": return try Self.patch(&self.price, path.dropFirst(), to: value)
+            case "qty": return try Self.patch(&self.qty, path.dropFirst(), to: value)
+            default: return false
+            }
+        }
+    }
+}
+
+private struct PlainCartView: Decodable, Sendable {
     var items: [Line]
     var total: Int
     struct Line: Decodable, Sendable { var sku: String; var price: Int; var qty: Int }
@@ -141,5 +190,16 @@ private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
         model.stop()
         cart.dispose()
     }
+
+    let cart = try host.load(name: "plaincart", source: cartSource(lines: 500))
+    cart.start()
+    let plain = try cart.model(as: PlainCartView.self)
+    rows.append(("cart, 500 lines, not a PatchableView", timed(max(1, sends / 10)) { k in
+        let line = k % 500, qty = 2 + k
+        plain.send(["type": "setQty", "line": LuaValue(line + 1), "qty": LuaValue(qty)])
+        precondition(plain.view.items[line].qty == qty, "the view did not change")
+    }))
+    plain.stop()
+    cart.dispose()
     return rows
 }
