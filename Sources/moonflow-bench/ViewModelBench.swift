@@ -7,7 +7,9 @@ import MoonflowHost
 // returns), for a form (2 fields), plugins/counter, and a cart of 5, 50 and 500 lines where one
 // line's quantity changes per send. Each send is timed alone; the median and p99 of those, and
 // the 500-line cart against the 5-line one: the cost should follow the change, not the state.
-// Last, the 500-line cart into a view that is not a `PatchableView` (decoded whole per send).
+// The counter and the 500-line cart also with no view model (an empty state listener: the
+// floor the runtime sets). Last, the 500-line cart into a view that is not a `PatchableView`
+// (decoded whole per send). `MOONFLOW_BENCH_ROWS="cart, 500 lines"` runs one row alone.
 
 func viewModelBench() {
     let sends = BenchEnvironment.scaled(4_000)
@@ -150,34 +152,55 @@ private func timed(_ sends: Int, _ step: (Int) -> Void) -> [Double] {
     return micros
 }
 
+/// Whether the row `name` runs: `MOONFLOW_BENCH_ROWS="cart, 500 lines"` runs that one alone,
+/// to profile it.
+private func wanted(_ name: String) -> Bool {
+    guard let only = BenchEnvironment.variables["MOONFLOW_BENCH_ROWS"] else { return true }
+    return name == only
+}
+
 @MainActor
 private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
     let host = try MainActorHost(configuration: .init(searchPaths: [BenchEnvironment.path("plugins")], clock: .real))
     var rows: [(String, [Double])] = []
 
-    let form = try host.load(name: "form", source: formSource)
-    form.start()
-    let formModel = try form.model(as: FormView.self)
-    let names = (0..<64).map { "name \($0)" }
-    rows.append(("form, 2 fields", timed(sends) { k in
-        formModel.send(["type": "setName", "text": .string(LuaString(names[k % 64]))])
-        precondition(formModel.view.name == names[k % 64], "the view did not change")
-    }))
-    formModel.stop()
-    form.dispose()
+    if wanted("form, 2 fields") {
+        let form = try host.load(name: "form", source: formSource)
+        form.start()
+        let formModel = try form.model(as: FormView.self)
+        let names = (0..<64).map { "name \($0)" }
+        rows.append(("form, 2 fields", timed(sends) { k in
+            formModel.send(["type": "setName", "text": .string(LuaString(names[k % 64]))])
+            precondition(formModel.view.name == names[k % 64], "the view did not change")
+        }))
+        formModel.stop()
+        form.dispose()
+    }
 
-    let counter = try host.load("counter")
-    counter.start()
-    let counterModel = try counter.model(as: CounterView.self)
-    rows.append(("counter", timed(sends) { k in
-        let before = counterModel.view.count
-        counterModel.send(["type": "increment"])
-        precondition(counterModel.view.count == before + 1, "the view did not change")
-    }))
-    counterModel.stop()
-    counter.dispose()
+    if wanted("counter") {
+        let counter = try host.load("counter")
+        counter.start()
+        let counterModel = try counter.model(as: CounterView.self)
+        rows.append(("counter", timed(sends) { k in
+            let before = counterModel.view.count
+            counterModel.send(["type": "increment"])
+            precondition(counterModel.view.count == before + 1, "the view did not change")
+        }))
+        counterModel.stop()
+        counter.dispose()
+    }
+    if wanted("counter, no view model") {
+        let counter = try host.load("counter")
+        let token = counter.observe(kinds: .state) { _ in }
+        counter.start()
+        rows.append(("counter, no view model", timed(sends) { _ in
+            do { try counter.send(["type": "increment"]) } catch { preconditionFailure("\(error)") }
+        }))
+        token.cancel()
+        counter.dispose()
+    }
 
-    for lines in [5, 50, 500] {
+    for lines in [5, 50, 500] where wanted("cart, \(lines) lines") {
         let cart = try host.load(name: "cart\(lines)", source: cartSource(lines: lines))
         cart.start()
         let model = try cart.model(as: CartView.self)
@@ -191,6 +214,20 @@ private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
         cart.dispose()
     }
 
+    // The floor: the same sends with an empty state listener and no view model.
+    if wanted("cart, 500 lines, no view model") {
+        let cart = try host.load(name: "barecart", source: cartSource(lines: 500))
+        let token = cart.observe(kinds: .state) { _ in }
+        cart.start()
+        rows.append(("cart, 500 lines, no view model", timed(sends) { k in
+            let line = k % 500
+            do { try cart.send(["type": "setQty", "line": LuaValue(line + 1), "qty": LuaValue(2 + k)]) } catch { preconditionFailure("\(error)") }
+        }))
+        token.cancel()
+        cart.dispose()
+    }
+
+    guard wanted("cart, 500 lines, not a PatchableView") else { return rows }
     let cart = try host.load(name: "plaincart", source: cartSource(lines: 500))
     cart.start()
     let plain = try cart.model(as: PlainCartView.self)

@@ -75,7 +75,7 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
     public private(set) var sentInPreview: [Action] = []
     private var observation: Disposable?
     /// What arrived off the main thread and waits for the main actor: the latest state only.
-    private let inbox = Locked(Inbox())
+    private let inbox = Locked(ViewModelInbox())
     /// Whether two decoded views are equal: `==` when `View` is `Equatable` (found once, here,
     /// not per state), else never.
     private let sameView: (View, View) -> Bool = FeatureViewModel.comparer()
@@ -93,14 +93,6 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
     /// How many states were decoded whole since `init` (tests check that a change goes in place).
     package private(set) var wholeDecodes = 0
 
-    private struct Inbox {
-        var state: LuaValue?
-        /// The changes of the states since the last hop, in order; nil when one came without
-        /// them (the whole state is decoded then).
-        var changes: [StateChange]? = []
-        var errors: [FeatureError] = []
-        var hopScheduled = false
-    }
 
     /// - Throws: `FeatureError` of stage `.view` when the current state does not decode into
     ///   `View`: its message names the place (`state.items[2].qty`) as `decodingError` does,
@@ -252,7 +244,7 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
     /// Applies what arrived off the main thread: the latest state, then the errors in order.
     private func takeInbox() {
         let (state, changes, errors) = inbox.withLock { inbox in
-            defer { inbox = Inbox() }
+            defer { inbox = ViewModelInbox() }
             return (inbox.state, inbox.changes, inbox.errors)
         }
         if let state { apply(state, changes: changes) }
@@ -337,6 +329,17 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
 
     /// What per-field observation keys name: never read for its value.
     private nonisolated subscript(observedField name: String) -> Int { 0 }
+}
+
+/// What arrived off the main thread for a view model and waits for the main actor. Not nested
+/// in the generic model: its metadata would be looked up per state.
+private struct ViewModelInbox {
+    var state: LuaValue?
+    /// The changes of the states since the last hop, in order; nil when one came without
+    /// them (the whole state is decoded then).
+    var changes: [StateChange]? = []
+    var errors: [FeatureError] = []
+    var hopScheduled = false
 }
 
 /// How a view model writes a change into a `PatchableView` it knows only as `View`.

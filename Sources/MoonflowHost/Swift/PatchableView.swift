@@ -36,25 +36,28 @@ extension PatchableView {
 
     /// A field that takes only a whole new value (a number, a string, an enum, a `table`, an
     /// optional one of them: nil decodes as nil).
+    @inlinable
     public static func patch<T: Decodable>(_ field: inout T, _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         guard path.isEmpty else { return false }
-        field = try LuaValueDecoder().decode(T.self, from: value)
+        field = try Leaf.decode(T.self, from: value)
         return true
     }
 
     /// A field that is itself patchable (a nested record).
+    @inlinable
     public static func patch<T: PatchableView>(_ field: inout T, _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         guard !path.isEmpty else {
-            field = try LuaValueDecoder().decode(T.self, from: value)
+            field = try Leaf.decode(T.self, from: value)
             return true
         }
         return try field.patch(path, to: value)
     }
 
     /// An optional nested record.
+    @inlinable
     public static func patch<T: PatchableView>(_ field: inout T?, _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         guard !path.isEmpty else {
-            field = value.isNil ? nil : try LuaValueDecoder().decode(T.self, from: value)
+            field = value.isNil ? nil : try Leaf.decode(T.self, from: value)
             return true
         }
         guard field != nil else { return false }
@@ -62,21 +65,25 @@ extension PatchableView {
     }
 
     /// A list: one item set, one appended at the end, the last removed.
+    @inlinable
     public static func patch<T: Decodable>(_ field: inout [T], _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         try ListPatch.patch(&field, path, value) { _, _, _ in false }
     }
 
     /// A list of records: also a change inside one item.
+    @inlinable
     public static func patch<T: PatchableView>(_ field: inout [T], _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         try ListPatch.patch(&field, path, value) { item, rest, value in try item.patch(rest, to: value) }
     }
 
     /// A map (string keys): one entry set or removed.
+    @inlinable
     public static func patch<T: Decodable>(_ field: inout [String: T], _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         try MapPatch.patch(&field, path, value) { _, _, _ in false }
     }
 
     /// A map of records: also a change inside one entry.
+    @inlinable
     public static func patch<T: PatchableView>(_ field: inout [String: T], _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         try MapPatch.patch(&field, path, value) { entry, rest, value in try entry.patch(rest, to: value) }
     }
@@ -85,7 +92,9 @@ extension PatchableView {
 /// A change to a list at `path` (its first key the index from 1): a whole new list, one item
 /// set, one appended, the last removed; below an item, `inner`. Anything else (a hole, an
 /// index past the end) is left to a whole decode.
+@usableFromInline
 enum ListPatch {
+    @usableFromInline
     static func patch<T: Decodable>(_ list: inout [T], _ path: ArraySlice<LuaValue>, _ value: LuaValue,
                                     inner: (inout T, ArraySlice<LuaValue>, LuaValue) throws -> Bool) throws -> Bool {
         guard let first = path.first else {
@@ -103,7 +112,7 @@ enum ListPatch {
             list.removeLast()
             return true
         }
-        let item = try LuaValueDecoder().decode(T.self, from: value)
+        let item = try Leaf.decode(T.self, from: value)
         if i == list.count { list.append(item) } else { list[i] = item }
         return true
     }
@@ -111,7 +120,9 @@ enum ListPatch {
 
 /// A change to a map at `path` (its first key a string): a whole new map, one entry set or
 /// removed; below an entry, `inner`.
+@usableFromInline
 enum MapPatch {
+    @usableFromInline
     static func patch<T: Decodable>(_ map: inout [String: T], _ path: ArraySlice<LuaValue>, _ value: LuaValue,
                                     inner: (inout T, ArraySlice<LuaValue>, LuaValue) throws -> Bool) throws -> Bool {
         guard let first = path.first else {
@@ -127,8 +138,26 @@ enum MapPatch {
         if value.isNil {
             map.removeValue(forKey: key)
         } else {
-            map[key] = try LuaValueDecoder().decode(T.self, from: value)
+            map[key] = try Leaf.decode(T.self, from: value)
         }
         return true
+    }
+}
+
+/// A value as `LuaValueDecoder` decodes it: a plain integer, string, boolean or float into
+/// `Int`, `String`, `Bool` or `Double` (optional or not) directly, since most changes are one
+/// of those; anything else through the decoder.
+@usableFromInline
+enum Leaf {
+    @usableFromInline
+    static func decode<T: Decodable>(_ type: T.Type, from value: LuaValue) throws -> T {
+        switch value {
+        case .integer(let n): if let v = Int(n) as? T { return v }
+        case .string(let s): if T.self == String.self || T.self == String?.self, let v = s.description as? T { return v }
+        case .boolean(let b): if let v = b as? T { return v }
+        case .number(let d): if let v = d as? T { return v }
+        default: break
+        }
+        return try LuaValueDecoder().decode(T.self, from: value)
     }
 }
