@@ -41,6 +41,29 @@ final class ViewModelPatchTests: XCTestCase {
         }
     }
 
+    /// On a `.queue` host states reach the main actor on a later turn, many at once: the changes
+    /// of all of them go into the view, in order, and none is decoded whole.
+    func testChangesQueuedForTheMainActorArePatchedInOrder() throws {
+        let plugins = GeneratedTypesTests.root.appendingPathComponent("Tests/Fixtures/plugins").path
+        let host = try FeatureHost(configuration: .init(searchPaths: [plugins], clock: .real, executor: .queue))
+        let feature = try host.load("views")
+        feature.start()
+        try MainActor.assumeIsolated {
+            let model = try FeatureViewModel(feature, as: ViewsState.self)
+            for n in 1...120 {
+                try feature.send(n % 3 == 0 ? ["type": "title", "text": LuaValue("title \(n)")] : ["type": "qty", "line": 2, "qty": LuaValue(n)])
+            }
+            // The main actor takes them on its next turn, which comes from the run loop: all of
+            // them at once when the queue has reduced every one before.
+            while !feature.isIdle { sched_yield() }
+            let deadline = Date().addingTimeInterval(30)
+            while model.view.title != "title 120" && Date() < deadline { RunLoop.main.run(until: Date().addingTimeInterval(0.01)) }
+            XCTAssertEqual(model.view, try LuaValueDecoder().decode(ViewsState.self, from: feature.state))
+            XCTAssertEqual(model.view.title, "title 120")
+            XCTAssertEqual(model.wholeDecodes, 0)
+        }
+    }
+
     /// One line's quantity changed: the view takes that integer alone, however long the list.
     func testAChangeToOneLineDecodesNoWholeState() throws {
         try MainActor.assumeIsolated {
