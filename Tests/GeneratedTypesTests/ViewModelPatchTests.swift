@@ -93,8 +93,15 @@ final class ViewModelPatchTests: XCTestCase {
             XCTAssertTrue(items.fired)
             XCTAssertTrue(view.fired)
 
+            // A two-way field reads its field as `model.title` does.
+            let field = model.field(\.title) { ["type": "title", "text": LuaValue($0)] }
+            let bound = Fired()
+            withObservationTracking { _ = field.wrappedValue } onChange: { bound.fire() }
+            model.send(["type": "qty", "line": 1, "qty": 8])
+            XCTAssertFalse(bound.fired, "the field's title was not written")
+
             withObservationTracking { _ = model.title } onChange: { title.fire() }
-            model.send(["type": "title", "text": "groceries"])
+            field.wrappedValue = "groceries"
             XCTAssertTrue(title.fired)
             XCTAssertEqual(model.title, "groceries")
         }

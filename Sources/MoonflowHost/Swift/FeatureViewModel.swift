@@ -203,7 +203,8 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
     ///     let text = model.field(\.text) { Action.setText(text: $0) }
     ///     text.wrappedValue = "milk"   // sends { type = "setText", text = "milk" }
     public func field<Value>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> Action) -> ViewField<Value> {
-        ViewField(get: { self.view[keyPath: keyPath] }, set: { value in self.send(action(value)) })
+        // Read as `model.name` is: observed per field when the view names its fields.
+        ViewField(get: { self[dynamicMember: keyPath] }, set: { value in self.send(action(value)) })
     }
 
     /// The model of one child of an `mf.compose`: its own state decoded into `Child`, and
