@@ -3,65 +3,241 @@ import LuaKit
 import MoonflowHost
 import MoonflowLua
 
-// From `send` on the main actor to a decoded view model (FeatureViewModel) showing the new
-// state there, for plugins/counter on the real clock: a host on its own serial queue (the
-// state reaches the main actor on a later turn) beside a host on the main actor (`send` has
-// reduced when it returns). Measured in alternating rounds, so both see the same machine.
+// From `send` on the main actor to a `FeatureViewModel` showing the new state, on a
+// `MainActorHost` (real clock: `send` has reduced and the model has applied the state when it
+// returns), for a form (2 fields), plugins/counter, and a cart of 5, 50 and 500 lines where one
+// line's quantity changes per send. Each send is timed alone; the median and p99 of those, and
+// the 500-line cart against the 5-line one: the cost should follow the change, not the state.
+// The counter and the 500-line cart also with no view model (an empty state listener: the
+// floor the runtime sets). Last, the 500-line cart into a view that is not a `PatchableView`
+// (decoded whole per send). `MOONFLOW_BENCH_ROWS="cart, 500 lines"` runs one row alone.
 
 func viewModelBench() {
-    let sends = BenchEnvironment.scaled(2_000)
-    var micros: [FeatureHost.StateExecutor: [Double]] = [:]
-    for _ in 0..<2 {
-        for executor in [FeatureHost.StateExecutor.queue, .mainActor] {
-            let box = ResultBox()
-            Task { @MainActor in
-                box.result = await measureViewModel(sends: sends / 2, executor: executor)
-            }
-            while box.result == nil { RunLoop.main.run(until: Date().addingTimeInterval(0.005)) }
-            switch box.result {
-            case .success(let round)?: micros[executor, default: []] += round
-            case .failure(let error)?: return print("  view model (\(executor)): \(error)")
-            case nil: return
-            }
-        }
+    let sends = BenchEnvironment.scaled(4_000)
+    let box = ResultBox()
+    Task { @MainActor in box.result = Result { try measureViewModels(sends: sends) } }
+    while box.result == nil { RunLoop.main.run(until: Date().addingTimeInterval(0.005)) }
+    guard case .success(let rows)? = box.result else {
+        if case .failure(let error)? = box.result { print("  view model: \(error)") }
+        return
     }
-    print("send on the main actor to a decoded view model updated there (real clock), \(sends) sends per executor")
-    for executor in [FeatureHost.StateExecutor.queue, .mainActor] {
-        let sorted = (micros[executor] ?? [0]).sorted()
-        print(row("executor .\(executor.rawValue): median", sorted[sorted.count / 2], "µs"))
-        print(row("executor .\(executor.rawValue): p99", sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))], "µs"))
+    print("send -> updated view on a MainActorHost (real clock), \(sends) sends each, each timed alone")
+    var medians: [String: Double] = [:]
+    for (name, micros) in rows {
+        let sorted = micros.sorted()
+        let median = sorted[sorted.count / 2]
+        medians[name] = median
+        print(row("\(name): median", median, "µs"))
+        print(row("\(name): p99", sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))], "µs"))
     }
+    print("  cart 500 lines / cart 5 lines (medians)       \(ratio(medians["cart, 500 lines"], medians["cart, 5 lines"]))")
+    print("  targets: cart 500 lines median <= 10 µs, p99 <= 50 µs; 500 / 5 lines <= 1.5x; counter median <= 5 µs")
 }
 
 private final class ResultBox: @unchecked Sendable {
     private let lock = NSLock()
-    private var _result: Result<[Double], any Error>?
-    var result: Result<[Double], any Error>? {
+    private var _result: Result<[(String, [Double])], any Error>?
+    var result: Result<[(String, [Double])], any Error>? {
         get { lock.withLock { _result } }
         set { lock.withLock { _result = newValue } }
     }
 }
 
-private struct CounterView: Decodable, Sendable { let count: Int }
+// The views as `moonflow types --swift` writes them (a `PatchableView` each: a change is written
+// in place), and the cart once more as a plain `Decodable`, decoded whole per change.
+private struct CounterView: Decodable, Sendable, PatchableView {
+    var count: Int
+    mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "count": return try Self.patch(&self.count, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+}
+
+private struct FormView: Decodable, Sendable, PatchableView {
+    var name: String
+    var email: String
+    mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
+        case "email": return try Self.patch(&self.email, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+}
+
+private struct CartView: Decodable, Sendable, PatchableView {
+    var items: [Line]
+    var total: Int
+    mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "items": return try Self.patch(&self.items, path.dropFirst(), to: value)
+        case "total": return try Self.patch(&self.total, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    struct Line: Decodable, Sendable, PatchableView {
+        var sku: String
+        var price: Int
+        var qty: Int
+        mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+            switch path.first?.stringValue {
+            case "sku": return try Self.patch(&self.sku, path.dropFirst(), to: value)
+            case "price": return try Self.patch(&self.price, path.dropFirst(), to: value)
+            case "qty": return try Self.patch(&self.qty, path.dropFirst(), to: value)
+            default: return false
+            }
+        }
+    }
+}
+
+private struct PlainCartView: Decodable, Sendable {
+    var items: [Line]
+    var total: Int
+    struct Line: Decodable, Sendable { var sku: String; var price: Int; var qty: Int }
+}
+
+private let formSource = """
+    local mf = require "moonflow"
+    return mf.feature {
+      name = "form",
+      initial = { name = "", email = "" },
+      state = { name = "string", email = "string" },
+      actions = { setName = { text = "string" } },
+      mutations = { name = { text = "string" } },
+      handle = function(a) return { type = "name", text = a.text } end,
+      reduce = function(state, m) state.name = m.text; return state end,
+    }
+    """
+
+/// A cart of `lines` lines; `setQty` changes one line's quantity and the total by the difference.
+private func cartSource(lines: Int) -> String {
+    """
+    local mf = require "moonflow"
+    local items, total = mf.array(), 0
+    for i = 1, \(lines) do
+      items[i] = { sku = "sku-" .. i, price = 100 + i, qty = 1 }
+      total = total + 100 + i
+    end
+    return mf.feature {
+      name = "cart",
+      initial = { items = items, total = total },
+      state = { items = { "list", of = { sku = "string", price = "integer", qty = "integer" } }, total = "integer" },
+      actions = { setQty = { line = "integer", qty = "integer" } },
+      mutations = { qty = { line = "integer", qty = "integer" } },
+      handle = function(a) return { type = "qty", line = a.line, qty = a.qty } end,
+      reduce = function(state, m)
+        local line = state.items[m.line]
+        state.total = state.total + (m.qty - line.qty) * line.price
+        line.qty = m.qty
+        return state
+      end,
+    }
+    """
+}
+
+/// Times `sends` calls of `step(k)` after a tenth as many unmeasured ones; `step` sends and
+/// reads the changed value back from the view, trapping when it is not there.
+@MainActor
+private func timed(_ sends: Int, _ step: (Int) -> Void) -> [Double] {
+    for k in 0..<max(1, sends / 10) { step(k) }
+    var micros: [Double] = []
+    micros.reserveCapacity(sends)
+    for k in 0..<sends {
+        let start = DispatchTime.now().uptimeNanoseconds
+        step(sends + k)
+        micros.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
+    }
+    return micros
+}
+
+/// Whether the row `name` runs: `MOONFLOW_BENCH_ROWS="cart, 500 lines"` runs that one alone,
+/// to profile it.
+private func wanted(_ name: String) -> Bool {
+    guard let only = BenchEnvironment.variables["MOONFLOW_BENCH_ROWS"] else { return true }
+    return name == only
+}
 
 @MainActor
-private func measureViewModel(sends: Int, executor: FeatureHost.StateExecutor) async -> Result<[Double], any Error> {
-    do {
-        let host = try FeatureHost(configuration: .init(searchPaths: [BenchEnvironment.path("plugins")], clock: .real, executor: executor))
-        let counter = try await host.load("counter")
-        counter.start()
-        let model = try FeatureViewModel(counter, as: CounterView.self)
-        var micros: [Double] = []
-        for _ in 0..<sends {
-            let before = model.view.count
-            let start = DispatchTime.now().uptimeNanoseconds
-            model.send(["type": "increment"])
-            while model.view.count == before { await Task.yield() }
-            micros.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
-        }
-        model.stop()
-        return .success(micros)
-    } catch {
-        return .failure(error)
+private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
+    let host = try MainActorHost(configuration: .init(searchPaths: [BenchEnvironment.path("plugins")], clock: .real))
+    var rows: [(String, [Double])] = []
+
+    if wanted("form, 2 fields") {
+        let form = try host.load(name: "form", source: formSource)
+        form.start()
+        let formModel = try form.model(as: FormView.self)
+        let names = (0..<64).map { "name \($0)" }
+        rows.append(("form, 2 fields", timed(sends) { k in
+            formModel.send(["type": "setName", "text": .string(LuaString(names[k % 64]))])
+            precondition(formModel.view.name == names[k % 64], "the view did not change")
+        }))
+        formModel.stop()
+        form.dispose()
     }
+
+    if wanted("counter") {
+        let counter = try host.load("counter")
+        counter.start()
+        let counterModel = try counter.model(as: CounterView.self)
+        rows.append(("counter", timed(sends) { k in
+            let before = counterModel.view.count
+            counterModel.send(["type": "increment"])
+            precondition(counterModel.view.count == before + 1, "the view did not change")
+        }))
+        counterModel.stop()
+        counter.dispose()
+    }
+    if wanted("counter, no view model") {
+        let counter = try host.load("counter")
+        let token = counter.observe(kinds: .state) { _ in }
+        counter.start()
+        rows.append(("counter, no view model", timed(sends) { _ in
+            do { try counter.send(["type": "increment"]) } catch { preconditionFailure("\(error)") }
+        }))
+        token.cancel()
+        counter.dispose()
+    }
+
+    for lines in [5, 50, 500] where wanted("cart, \(lines) lines") {
+        let cart = try host.load(name: "cart\(lines)", source: cartSource(lines: lines))
+        cart.start()
+        let model = try cart.model(as: CartView.self)
+        rows.append(("cart, \(lines) lines", timed(sends) { k in
+            // Every send gives one line a quantity it did not have.
+            let line = k % lines, qty = 2 + k
+            model.send(["type": "setQty", "line": LuaValue(line + 1), "qty": LuaValue(qty)])
+            precondition(model.view.items[line].qty == qty, "the view did not change")
+        }))
+        model.stop()
+        cart.dispose()
+    }
+
+    // The floor: the same sends with an empty state listener and no view model.
+    if wanted("cart, 500 lines, no view model") {
+        let cart = try host.load(name: "barecart", source: cartSource(lines: 500))
+        let token = cart.observe(kinds: .state) { _ in }
+        cart.start()
+        rows.append(("cart, 500 lines, no view model", timed(sends) { k in
+            let line = k % 500
+            do { try cart.send(["type": "setQty", "line": LuaValue(line + 1), "qty": LuaValue(2 + k)]) } catch { preconditionFailure("\(error)") }
+        }))
+        token.cancel()
+        cart.dispose()
+    }
+
+    guard wanted("cart, 500 lines, not a PatchableView") else { return rows }
+    let cart = try host.load(name: "plaincart", source: cartSource(lines: 500))
+    cart.start()
+    let plain = try cart.model(as: PlainCartView.self)
+    rows.append(("cart, 500 lines, not a PatchableView", timed(max(1, sends / 10)) { k in
+        let line = k % 500, qty = 2 + k
+        plain.send(["type": "setQty", "line": LuaValue(line + 1), "qty": LuaValue(qty)])
+        precondition(plain.view.items[line].qty == qty, "the view did not change")
+    }))
+    plain.stop()
+    cart.dispose()
+    return rows
 }

@@ -28,7 +28,21 @@ import Streams
 /// decoded value equals the current `view` (when `View` is `Equatable`) does not notify
 /// observers. A state that does not decode into `View` leaves `view` as it was and sets
 /// `decodingError`.
+///
+/// **Cost follows the change.** When `View` is a `PatchableView` (the generated state structs
+/// are), each state is applied as the paths the reduce changed: `state.items[3].qty = 2`
+/// decodes that integer and writes it at `view.items[2].qty`, whatever the size of the rest.
+/// A change the view cannot take in place (the whole state replaced, an item inserted in the
+/// middle of a list) decodes the whole state, as does every change of a view that does not
+/// conform.
+///
+/// **Observation per field.** `model.total` (a field of `view`, read through the model) is
+/// observed on its own: a body that reads it is not invalidated when only `items` changes.
+/// Reading `model.view` observes the whole view. Per-field observation needs a
+/// `PatchableView` that names its fields (the generated structs do); otherwise `model.total`
+/// observes the whole view too.
 @MainActor
+@dynamicMemberLookup
 public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodable & Sendable>: Observable {
     // Observable by hand rather than with the macro: in a generic class the macro's key path
     // literals are made again at every read and write (a type lookup each time); these are
@@ -61,16 +75,24 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
     public private(set) var sentInPreview: [Action] = []
     private var observation: Disposable?
     /// What arrived off the main thread and waits for the main actor: the latest state only.
-    private let inbox = Locked(Inbox())
+    private let inbox = Locked(ViewModelInbox())
     /// Whether two decoded views are equal: `==` when `View` is `Equatable` (found once, here,
     /// not per state), else never.
     private let sameView: (View, View) -> Bool = FeatureViewModel.comparer()
 
-    private struct Inbox {
-        var state: LuaValue?
-        var errors: [FeatureError] = []
-        var hopScheduled = false
-    }
+    /// Writes a change in place when `View` is a `PatchableView` (found once, here).
+    private let patcher: ViewPatcher<View>.Patch? = ViewPatcher<View>.make()
+    /// The state's name of the top-level field a key path of `View` reads, when it says.
+    private let fieldName: ViewPatcher<View>.FieldName? = ViewPatcher<View>.fieldNames()
+    /// The observation key of each field read through `subscript(dynamicMember:)`, by the
+    /// key path read (nil: a key path that names no top-level field, observed as the whole view).
+    private var readKeys: [AnyKeyPath: ObservedField?] = [:]
+    /// The observation key of each field some read asked for, by its name in the state.
+    private var fieldKeys: [String: ObservedField] = [:]
+    private typealias ObservedField = KeyPath<FeatureViewModel, Int>
+    /// How many states were decoded whole since `init` (tests check that a change goes in place).
+    package private(set) var wholeDecodes = 0
+
 
     /// - Throws: `FeatureError` of stage `.view` when the current state does not decode into
     ///   `View`: its message names the place (`state.items[2].qty`) as `decodingError` does,
@@ -84,14 +106,18 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
             throw FeatureError(stage: .view, message: FeatureViewModel.mismatch(error), underlying: error)
         }
         let inbox = self.inbox
-        observation = feature.outlet.add(kinds: [.state, .error]) { [weak self, weak feature] event in
+        // What the reduce behind a state changed, path by path, read while it is delivered.
+        observation = feature.outlet.add(kinds: [.state, .error]) { [weak self, weak feature, weak single = feature as? LuaFeature] event in
             // Delivered on the host's state executor, in loop order.
             var error: FeatureError?
             var state: LuaValue?
+            var changes: [StateChange]?
             switch event {
             // Every state, seq 0 too: a restart, or a reload's migrate, delivers its state
             // with the seq it had (the one from `start()` decodes equal and changes nothing).
-            case .state(let s, _): state = s
+            case .state(let s, _):
+                state = s
+                changes = single?.deliveredChanges
             case .error(let message, let location):
                 error = feature?.eventError ?? FeatureError(stage: .handle, message: message, location: location)
             default: return
@@ -100,13 +126,21 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
                 MainActor.assumeIsolated {
                     guard let self else { return }
                     self.takeInbox()
-                    if let state { self.apply(state) }
+                    if let state { self.apply(state, changes: changes) }
                     if let error { self.lastError = error }
                 }
                 return
             }
             let hop = inbox.withLock { inbox in
-                if let state { inbox.state = state }
+                if let state {
+                    inbox.state = state
+                    // Past a few hundred changes a whole decode costs less than keeping them.
+                    if let changes, inbox.changes != nil, inbox.changes!.count + changes.count <= 512 {
+                        inbox.changes!.append(contentsOf: changes)
+                    } else {
+                        inbox.changes = nil
+                    }
+                }
                 if let error { inbox.errors.append(error) }
                 defer { inbox.hopScheduled = true }
                 return !inbox.hopScheduled
@@ -116,7 +150,7 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
         // A state delivered between the read above and the listener's start went unseen:
         // the snapshot has it.
         let now = feature.state
-        if now != first { apply(now) }
+        if now != first { apply(now, changes: nil) }
     }
 
     /// A model with a fixed `view` and no Lua at all, for SwiftUI previews: `send` records
@@ -169,7 +203,8 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
     ///     let text = model.field(\.text) { Action.setText(text: $0) }
     ///     text.wrappedValue = "milk"   // sends { type = "setText", text = "milk" }
     public func field<Value>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> Action) -> ViewField<Value> {
-        ViewField(get: { self.view[keyPath: keyPath] }, set: { value in self.send(action(value)) })
+        // Read as `model.name` is: observed per field when the view names its fields.
+        ViewField(get: { self[dynamicMember: keyPath] }, set: { value in self.send(action(value)) })
     }
 
     /// The model of one child of an `mf.compose`: its own state decoded into `Child`, and
@@ -209,23 +244,129 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
 
     /// Applies what arrived off the main thread: the latest state, then the errors in order.
     private func takeInbox() {
-        let (state, errors) = inbox.withLock { inbox in
-            defer { inbox = Inbox() }
-            return (inbox.state, inbox.errors)
+        let (state, changes, errors) = inbox.withLock { inbox in
+            defer { inbox = ViewModelInbox() }
+            return (inbox.state, inbox.changes, inbox.errors)
         }
-        if let state { apply(state) }
+        if let state { apply(state, changes: changes) }
         if let last = errors.last { lastError = last }
     }
 
-    private func apply(_ state: LuaValue) {
+    /// Brings `view` to `state`: the changes written in place when the view takes them
+    /// (`PatchableView`), else the whole state decoded.
+    private func apply(_ state: LuaValue, changes: [StateChange]?) {
+        if let changes, let patcher, patch(changes, patcher) { return }
+        wholeDecodes += 1
         do {
             let decoded = try LuaValueDecoder().decode(View.self, from: state)
-            decodingError = nil
-            if sameView(view, decoded) { return }
-            view = decoded
+            clearDecodingError()
+            if sameView(_view, decoded) { return }
+            // Every field observed so far may have changed.
+            let observed = Array(fieldKeys.values)
+            registrar.willSet(self, keyPath: keys.view)
+            for key in observed { registrar.willSet(self, keyPath: key) }
+            _view = decoded
+            for key in observed { registrar.didSet(self, keyPath: key) }
+            registrar.didSet(self, keyPath: keys.view)
         } catch {
             decodingError = FeatureViewModel.mismatch(error)
         }
+    }
+
+    /// Writes `changes` into `view` in place, notifying the observers of the whole view and of
+    /// each top-level field changed. False (nothing written) when some change does not go in
+    /// place: the caller decodes the whole state.
+    private func patch(_ changes: [StateChange], _ patcher: ViewPatcher<View>.Patch) -> Bool {
+        var fields: [ObservedField] = []
+        var changed = 0
+        for change in changes where change.old != change.new {
+            guard let top = change.path.first else { return false }
+            changed += 1
+            if let name = top.stringValue, let key = fieldKeys[name], !fields.contains(key) { fields.append(key) }
+        }
+        guard changed > 0 else { clearDecodingError(); return true }
+        registrar.willSet(self, keyPath: keys.view)
+        for key in fields { registrar.willSet(self, keyPath: key) }
+        defer {
+            for key in fields { registrar.didSet(self, keyPath: key) }
+            registrar.didSet(self, keyPath: keys.view)
+        }
+        var written: [StateChange] = []
+        for change in changes where change.old != change.new {
+            guard (try? patcher(&_view, change.path[...], change.new)) == true else {
+                // Put back what went in, newest first (those old values were in the view),
+                // and let a whole decode say what is wrong.
+                for done in written.reversed() { _ = try? patcher(&_view, done.path[...], done.old) }
+                return false
+            }
+            if changed > 1 { written.append(change) }
+        }
+        clearDecodingError()
+        return true
+    }
+
+    private func clearDecodingError() {
+        if _decodingError != nil { decodingError = nil }
+    }
+
+    /// A field of `view`, observed on its own when `View` names it (`model.total`): a body
+    /// that reads it is not invalidated by a change elsewhere in the view.
+    public subscript<Value>(dynamicMember keyPath: KeyPath<View, Value>) -> Value {
+        if let key = observedKey(keyPath) { registrar.access(self, keyPath: key) } else { registrar.access(self, keyPath: keys.view) }
+        return _view[keyPath: keyPath]
+    }
+
+    /// The observation key of the top-level field `keyPath` reads, made once per field.
+    private func observedKey(_ keyPath: PartialKeyPath<View>) -> ObservedField? {
+        if let known = readKeys[keyPath] { return known }
+        var key: ObservedField?
+        if let name = fieldName?(keyPath) {
+            key = fieldKeys[name] ?? \FeatureViewModel[observedField: name]
+            fieldKeys[name] = key
+        }
+        readKeys[keyPath] = .some(key)
+        return key
+    }
+
+    /// What per-field observation keys name: never read for its value.
+    private nonisolated subscript(observedField name: String) -> Int { 0 }
+}
+
+/// What arrived off the main thread for a view model and waits for the main actor. Not nested
+/// in the generic model: its metadata would be looked up per state.
+private struct ViewModelInbox {
+    var state: LuaValue?
+    /// The changes of the states since the last hop, in order; nil when one came without
+    /// them (the whole state is decoded then).
+    var changes: [StateChange]? = []
+    var errors: [FeatureError] = []
+    var hopScheduled = false
+}
+
+/// How a view model writes a change into a `PatchableView` it knows only as `View`.
+enum ViewPatcher<View> {
+    typealias Patch = (inout View, ArraySlice<LuaValue>, LuaValue) throws -> Bool
+    typealias FieldName = (PartialKeyPath<View>) -> String?
+
+    static func make() -> Patch? {
+        guard let type = View.self as? any PatchableView.Type else { return nil }
+        return patch(type)
+    }
+
+    static func fieldNames() -> FieldName? {
+        guard let type = View.self as? any PatchableView.Type else { return nil }
+        return names(type)
+    }
+
+    /// `P` is `View`: the closure over `P` is the closure over `View`, and the view is
+    /// written in place (no copy of it is made).
+    private static func patch<P: PatchableView>(_: P.Type) -> Patch {
+        let patch: (inout P, ArraySlice<LuaValue>, LuaValue) throws -> Bool = { view, path, value in try view.patch(path, to: value) }
+        return patch as! Patch
+    }
+
+    private static func names<P: PatchableView>(_: P.Type) -> FieldName {
+        { keyPath in (keyPath as? PartialKeyPath<P>).flatMap { P.field(of: $0) } }
     }
 }
 

@@ -48,6 +48,7 @@ package struct SwiftTypesGenerator: Sendable {
             out.blank()
             out.valueEnum()
         }
+        out.patchables()
         return out.text
     }
 }
@@ -58,6 +59,9 @@ private struct SwiftCode {
     var text = ""
     var needsValue = false
     private var depth = 0
+    /// The state's records written so far (their full Swift names and fields), which a view
+    /// model keeps current field by field (`PatchableView`).
+    private var records: [(name: String, properties: [(lua: String, swift: String)])] = []
 
     init(valueType: String) { self.valueType = valueType }
 
@@ -76,11 +80,12 @@ private struct SwiftCode {
             ? "inferred from its `initial` (it declares no `state`; declare one to type the fields it sets later)"
             : "as its `state` declares it"
         line("/// The state of `\(SwiftNames.comment(feature.name))`, \(origin).")
-        record(name: name, fields: fields)
+        record(name: name, fields: fields, qualified: name)
     }
 
     /// A struct for a record, with its nested types inside it.
-    private mutating func record(name: String, fields: [SchemaType.RecordField]) {
+    /// - Parameter qualified: the struct's full name when it is part of a state (nil in a message).
+    private mutating func record(name: String, fields: [SchemaType.RecordField], qualified: String? = nil) {
         line("public struct \(name): Codable, Equatable, Sendable {")
         nest { code in
             var nested: [Nested] = []
@@ -107,6 +112,7 @@ private struct SwiftCode {
                 code.nest { c in for p in properties { c.line("self.\(p.swift) = \(p.swift)") } }
                 code.line("}")
             }
+            if let qualified { code.records.append((qualified, properties.map { ($0.lua, $0.swift) })) }
             if properties.contains(where: { SwiftNames.bare($0.swift) != $0.lua }) {
                 code.blank()
                 code.line("enum CodingKeys: String, CodingKey {")
@@ -117,17 +123,18 @@ private struct SwiftCode {
                 }
                 code.line("}")
             }
-            code.write(nested)
+            code.write(nested, in: qualified)
         }
         line("}")
     }
 
     /// The types a struct or an enum nests, each after a blank line.
-    private mutating func write(_ nested: [Nested]) {
+    /// - Parameter parent: the full name of a state's struct that nests them.
+    private mutating func write(_ nested: [Nested], in parent: String? = nil) {
         for n in nested {
             blank()
             switch n {
-            case .record(let name, let fields): record(name: name, fields: fields)
+            case .record(let name, let fields): record(name: name, fields: fields, qualified: parent.map { "\($0).\(name)" })
             case .enumeration(let name, let values): stringEnum(name: name, values: values)
             case .alias(let name, let type): line("public typealias \(name) = \(type)")
             }
@@ -360,6 +367,51 @@ private struct SwiftCode {
             code.write(nested)
         }
         line("}")
+    }
+
+    // MARK: Patching the state's structs
+
+    /// Each state struct as a `PatchableView`, for an app that links MoonflowHost (the file
+    /// alone still compiles without it): a change at `items[3].qty` is decoded and written
+    /// there alone, and `field(of:)` names the fields a view model observes one by one.
+    mutating func patchables() {
+        guard !records.isEmpty else { return }
+        blank()
+        line("#if canImport(MoonflowHost)")
+        line("import MoonflowHost")
+        line("")
+        line("// A FeatureViewModel writes each change of the state into these in place, decoding only what changed.")
+        for (i, record) in records.enumerated() {
+            if i > 0 { blank() }
+            line("extension \(record.name): PatchableView {")
+            nest { c in
+                c.line("public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {")
+                c.nest { b in
+                    if record.properties.isEmpty { b.line("return false"); return }
+                    b.line("switch path.first?.stringValue {")
+                    for p in record.properties {
+                        b.line("case \(SwiftNames.literal(p.lua)): return try Self.patch(&self.\(p.swift), path.dropFirst(), to: value)")
+                    }
+                    b.line("default: return false")
+                    b.line("}")
+                }
+                c.line("}")
+                c.blank()
+                c.line("public static func field(of keyPath: PartialKeyPath<Self>) -> String? {")
+                c.nest { b in
+                    if record.properties.isEmpty { b.line("return nil"); return }
+                    b.line("switch keyPath {")
+                    for p in record.properties {
+                        b.line("case \\Self.\(p.swift): return \(SwiftNames.literal(p.lua))")
+                    }
+                    b.line("default: return nil")
+                    b.line("}")
+                }
+                c.line("}")
+            }
+            line("}")
+        }
+        line("#endif")
     }
 
     // MARK: The value of a `table` or `any` field

@@ -172,3 +172,58 @@ public enum CheckoutEffect: Decodable, Equatable, Sendable {
         init?(intValue: Int) { nil }
     }
 }
+
+#if canImport(MoonflowHost)
+import MoonflowHost
+
+// A FeatureViewModel writes each change of the state into these in place, decoding only what changed.
+extension CheckoutState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "banner": return try Self.patch(&self.banner, path.dropFirst(), to: value)
+        case "checking": return try Self.patch(&self.checking, path.dropFirst(), to: value)
+        case "discount": return try Self.patch(&self.discount, path.dropFirst(), to: value)
+        case "lines": return try Self.patch(&self.lines, path.dropFirst(), to: value)
+        case "promo": return try Self.patch(&self.promo, path.dropFirst(), to: value)
+        case "receipt": return try Self.patch(&self.receipt, path.dropFirst(), to: value)
+        case "status": return try Self.patch(&self.status, path.dropFirst(), to: value)
+        case "total": return try Self.patch(&self.total, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.banner: return "banner"
+        case \Self.checking: return "checking"
+        case \Self.discount: return "discount"
+        case \Self.lines: return "lines"
+        case \Self.promo: return "promo"
+        case \Self.receipt: return "receipt"
+        case \Self.status: return "status"
+        case \Self.total: return "total"
+        default: return nil
+        }
+    }
+}
+
+extension CheckoutState.LinesItem: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "price": return try Self.patch(&self.price, path.dropFirst(), to: value)
+        case "qty": return try Self.patch(&self.qty, path.dropFirst(), to: value)
+        case "sku": return try Self.patch(&self.sku, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.price: return "price"
+        case \Self.qty: return "qty"
+        case \Self.sku: return "sku"
+        default: return nil
+        }
+    }
+}
+#endif

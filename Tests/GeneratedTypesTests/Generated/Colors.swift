@@ -113,3 +113,32 @@ public enum ColorsValue: Codable, Equatable, Sendable {
         }
     }
 }
+
+#if canImport(MoonflowHost)
+import MoonflowHost
+
+// A FeatureViewModel writes each change of the state into these in place, decoding only what changed.
+extension ColorsState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
+        case "hasMore": return try Self.patch(&self.hasMore, path.dropFirst(), to: value)
+        case "items": return try Self.patch(&self.items, path.dropFirst(), to: value)
+        case "loading": return try Self.patch(&self.loading, path.dropFirst(), to: value)
+        case "page": return try Self.patch(&self.page, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.error: return "error"
+        case \Self.hasMore: return "hasMore"
+        case \Self.items: return "items"
+        case \Self.loading: return "loading"
+        case \Self.page: return "page"
+        default: return nil
+        }
+    }
+}
+#endif

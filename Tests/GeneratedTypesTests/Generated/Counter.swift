@@ -95,3 +95,24 @@ public enum CounterEffect: Decodable, Equatable, Sendable {
         init?(intValue: Int) { nil }
     }
 }
+
+#if canImport(MoonflowHost)
+import MoonflowHost
+
+// A FeatureViewModel writes each change of the state into these in place, decoding only what changed.
+extension CounterState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "count": return try Self.patch(&self.count, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.count: return "count"
+        default: return nil
+        }
+    }
+}
+#endif

@@ -112,3 +112,48 @@ public enum RecordsValue: Codable, Equatable, Sendable {
         }
     }
 }
+
+#if canImport(MoonflowHost)
+import MoonflowHost
+
+// A FeatureViewModel writes each change of the state into these in place, decoding only what changed.
+extension RecordsState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
+        case "isLoading": return try Self.patch(&self.isLoading, path.dropFirst(), to: value)
+        case "records": return try Self.patch(&self.records, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.error: return "error"
+        case \Self.isLoading: return "isLoading"
+        case \Self.records: return "records"
+        default: return nil
+        }
+    }
+}
+
+extension RecordsState.RecordsItem: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "done": return try Self.patch(&self.done, path.dropFirst(), to: value)
+        case "id": return try Self.patch(&self.id, path.dropFirst(), to: value)
+        case "title": return try Self.patch(&self.title, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.done: return "done"
+        case \Self.id: return "id"
+        case \Self.title: return "title"
+        default: return nil
+        }
+    }
+}
+#endif

@@ -105,3 +105,30 @@ public enum SearchValue: Codable, Equatable, Sendable {
         }
     }
 }
+
+#if canImport(MoonflowHost)
+import MoonflowHost
+
+// A FeatureViewModel writes each change of the state into these in place, decoding only what changed.
+extension SearchState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
+        case "items": return try Self.patch(&self.items, path.dropFirst(), to: value)
+        case "loading": return try Self.patch(&self.loading, path.dropFirst(), to: value)
+        case "query": return try Self.patch(&self.query, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.error: return "error"
+        case \Self.items: return "items"
+        case \Self.loading: return "loading"
+        case \Self.query: return "query"
+        default: return nil
+        }
+    }
+}
+#endif

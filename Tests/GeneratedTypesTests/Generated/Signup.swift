@@ -340,3 +340,196 @@ public enum PasswordMutation: Decodable, Equatable, Sendable {
         init?(intValue: Int) { nil }
     }
 }
+
+#if canImport(MoonflowHost)
+import MoonflowHost
+
+// A FeatureViewModel writes each change of the state into these in place, decoding only what changed.
+extension SignupState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "fields": return try Self.patch(&self.fields, path.dropFirst(), to: value)
+        case "refusals": return try Self.patch(&self.refusals, path.dropFirst(), to: value)
+        case "submitEnabled": return try Self.patch(&self.submitEnabled, path.dropFirst(), to: value)
+        case "submitted": return try Self.patch(&self.submitted, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.fields: return "fields"
+        case \Self.refusals: return "refusals"
+        case \Self.submitEnabled: return "submitEnabled"
+        case \Self.submitted: return "submitted"
+        case \Self.valid: return "valid"
+        default: return nil
+        }
+    }
+}
+
+extension SignupState.Fields: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "email": return try Self.patch(&self.email, path.dropFirst(), to: value)
+        case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
+        case "password": return try Self.patch(&self.password, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.email: return "email"
+        case \Self.name: return "name"
+        case \Self.password: return "password"
+        default: return nil
+        }
+    }
+}
+
+extension SignupState.Fields.Email: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.problem: return "problem"
+        case \Self.valid: return "valid"
+        case \Self.value: return "value"
+        default: return nil
+        }
+    }
+}
+
+extension SignupState.Fields.Name: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.problem: return "problem"
+        case \Self.valid: return "valid"
+        case \Self.value: return "value"
+        default: return nil
+        }
+    }
+}
+
+extension SignupState.Fields.Password: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.problem: return "problem"
+        case \Self.valid: return "valid"
+        case \Self.value: return "value"
+        default: return nil
+        }
+    }
+}
+
+extension EmailState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
+        case "touched": return try Self.patch(&self.touched, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.problem: return "problem"
+        case \Self.touched: return "touched"
+        case \Self.valid: return "valid"
+        case \Self.value: return "value"
+        default: return nil
+        }
+    }
+}
+
+extension FormState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "refusals": return try Self.patch(&self.refusals, path.dropFirst(), to: value)
+        case "submitted": return try Self.patch(&self.submitted, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.refusals: return "refusals"
+        case \Self.submitted: return "submitted"
+        default: return nil
+        }
+    }
+}
+
+extension NameState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
+        case "touched": return try Self.patch(&self.touched, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.problem: return "problem"
+        case \Self.touched: return "touched"
+        case \Self.valid: return "valid"
+        case \Self.value: return "value"
+        default: return nil
+        }
+    }
+}
+
+extension PasswordState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
+        case "touched": return try Self.patch(&self.touched, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.problem: return "problem"
+        case \Self.touched: return "touched"
+        case \Self.valid: return "valid"
+        case \Self.value: return "value"
+        default: return nil
+        }
+    }
+}
+#endif

@@ -243,3 +243,94 @@ public enum UserValue: Codable, Equatable, Sendable {
         }
     }
 }
+
+#if canImport(MoonflowHost)
+import MoonflowHost
+
+// A FeatureViewModel writes each change of the state into these in place, decoding only what changed.
+extension UserState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "bio": return try Self.patch(&self.bio, path.dropFirst(), to: value)
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
+        case "loading": return try Self.patch(&self.loading, path.dropFirst(), to: value)
+        case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
+        case "titles": return try Self.patch(&self.titles, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.bio: return "bio"
+        case \Self.error: return "error"
+        case \Self.loading: return "loading"
+        case \Self.name: return "name"
+        case \Self.titles: return "titles"
+        default: return nil
+        }
+    }
+}
+
+extension PostsState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
+        case "items": return try Self.patch(&self.items, path.dropFirst(), to: value)
+        case "selected": return try Self.patch(&self.selected, path.dropFirst(), to: value)
+        case "status": return try Self.patch(&self.status, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.error: return "error"
+        case \Self.items: return "items"
+        case \Self.selected: return "selected"
+        case \Self.status: return "status"
+        default: return nil
+        }
+    }
+}
+
+extension PostsState.ItemsItem: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "id": return try Self.patch(&self.id, path.dropFirst(), to: value)
+        case "title": return try Self.patch(&self.title, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.id: return "id"
+        case \Self.title: return "title"
+        default: return nil
+        }
+    }
+}
+
+extension ProfileState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "bio": return try Self.patch(&self.bio, path.dropFirst(), to: value)
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
+        case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
+        case "status": return try Self.patch(&self.status, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.bio: return "bio"
+        case \Self.error: return "error"
+        case \Self.name: return "name"
+        case \Self.status: return "status"
+        default: return nil
+        }
+    }
+}
+#endif

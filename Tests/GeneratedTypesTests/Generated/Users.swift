@@ -143,3 +143,50 @@ public enum UsersValue: Codable, Equatable, Sendable {
         }
     }
 }
+
+#if canImport(MoonflowHost)
+import MoonflowHost
+
+// A FeatureViewModel writes each change of the state into these in place, decoding only what changed.
+extension UsersState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
+        case "lastRemoved": return try Self.patch(&self.lastRemoved, path.dropFirst(), to: value)
+        case "selected": return try Self.patch(&self.selected, path.dropFirst(), to: value)
+        case "users": return try Self.patch(&self.users, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.error: return "error"
+        case \Self.lastRemoved: return "lastRemoved"
+        case \Self.selected: return "selected"
+        case \Self.users: return "users"
+        default: return nil
+        }
+    }
+}
+
+extension UsersState.UsersItem: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "id": return try Self.patch(&self.id, path.dropFirst(), to: value)
+        case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
+        case "team": return try Self.patch(&self.team, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.id: return "id"
+        case \Self.name: return "name"
+        case \Self.team: return "team"
+        default: return nil
+        }
+    }
+}
+#endif

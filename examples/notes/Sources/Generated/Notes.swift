@@ -171,3 +171,64 @@ public enum ListMutation: Decodable, Equatable, Sendable {
         init?(intValue: Int) { nil }
     }
 }
+
+#if canImport(MoonflowHost)
+import MoonflowHost
+
+// A FeatureViewModel writes each change of the state into these in place, decoding only what changed.
+extension NotesState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "count": return try Self.patch(&self.count, path.dropFirst(), to: value)
+        case "draft": return try Self.patch(&self.draft, path.dropFirst(), to: value)
+        case "shown": return try Self.patch(&self.shown, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.count: return "count"
+        case \Self.draft: return "draft"
+        case \Self.shown: return "shown"
+        default: return nil
+        }
+    }
+}
+
+extension ComposerState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "draft": return try Self.patch(&self.draft, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.draft: return "draft"
+        default: return nil
+        }
+    }
+}
+
+extension ListState: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "notes": return try Self.patch(&self.notes, path.dropFirst(), to: value)
+        case "query": return try Self.patch(&self.query, path.dropFirst(), to: value)
+        case "shown": return try Self.patch(&self.shown, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.notes: return "notes"
+        case \Self.query: return "query"
+        case \Self.shown: return "shown"
+        default: return nil
+        }
+    }
+}
+#endif
