@@ -31,8 +31,10 @@ extension FeatureRun {
         // A bad input line is the input's, not the feature's: a recording or the inspector
         // that kept it would expect it again where nothing was sent.
         if !options.observers.isEmpty && !asInput {
-            let cause = feature?.eventCause
-            let causeID = (feature as? BridgedFeature)?.eventCauseID
+            // One cast for both: a feature the host made is a bridged one.
+            let bridged = feature as? BridgedFeature
+            let cause = bridged?.eventCause
+            let causeID = bridged?.eventCauseID
             for observer in options.observers { observer.observe(event, t: now, cause: cause, causeID: causeID) }
         }
     }

@@ -100,7 +100,8 @@ public final class FeatureStore: @unchecked Sendable {
         self.exhaustive = exhaustive
         lastAsserted = feature.state
         lastSeen = feature.state
-        subscription = feature.outlet.add { [weak self, weak feature] event in
+        // The internals read per event, cast once here.
+        subscription = feature.outlet.add { [weak self, weak feature = feature.internals] event in
             self?.record(event, cause: feature?.eventCause, error: feature?.eventError)
         }
         running {

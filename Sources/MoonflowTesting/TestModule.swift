@@ -166,6 +166,8 @@ public enum TestModule {
                 return [.value(.table(t))]
             }),
             ("freshSeed", .function { _ in [.value(.integer(Int64.random(in: 1...999_999_999)))] }),
+            // A value as the JSON `moonflow run` reads: the same writer, keys sorted.
+            ("json", .function { args in [.value(.string(LuaString(try args.value(1).json())))] }),
             ("skipReceived", .function { args in try store(args).skipReceived(); return [] }),
             ("skipInFlight", .function { args in try store(args).skipInFlight(); return [] }),
             ("state", .function { args in [.value(try store(args).state)] }),

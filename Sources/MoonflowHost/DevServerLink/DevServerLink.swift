@@ -224,12 +224,13 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
             return (id, now)
         }
         send(started, session: id)
-        feature.outlet.add({ [weak self, weak feature] event in
+        // Cast once here, not per event: a feature the host made is a bridged one.
+        feature.outlet.add({ [weak self, weak feature = feature as? BridgedFeature] event in
             guard let self else { return }
             let t = Int(Date().timeIntervalSince(start) * 1000)
             // What the app sent, as `moonflow run` reports its input: the recording replays it.
             if case .action(let action) = event { self.send(InspectorPipe.line(.input(action, t: t)), session: id) }
-            self.send(InspectorPipe.line(.event(event, t: t, cause: feature?.eventCause, causeID: (feature as? BridgedFeature)?.eventCauseID)), session: id)
+            self.send(InspectorPipe.line(.event(event, t: t, cause: feature?.eventCause, causeID: feature?.eventCauseID)), session: id)
         }, onFinish: { [weak self] in
             _ = self?.state.withLock { $0.sessions.removeValue(forKey: id) }
         })

@@ -758,36 +758,12 @@ end
 
 local function firstLine(s) return (tostring(s):match("^[^\n]*")) end
 
--- A value as JSON (what `moonflow run` reads as input): keys sorted, lists as arrays.
-local function json(v)
-  local t = type(v)
-  if t == "string" then
-    return '"' .. v:gsub('[%c"\\]', function(c)
-      local named = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\t"] = "\\t", ["\r"] = "\\r" }
-      return named[c] or ("\\u%04x"):format(c:byte())
-    end) .. '"'
-  elseif t == "number" or t == "boolean" then
-    return tostring(v)
-  elseif t == "table" then
-    local n = #v
-    if n > 0 or getmetatable(v) == "moonflow.array" then
-      local items = {}
-      for i = 1, n do items[i] = json(v[i]) end
-      return "[" .. table.concat(items, ",") .. "]"
-    end
-    local parts = {}
-    for _, k in ipairs(sortedKeys(v)) do parts[#parts + 1] = json(tostring(k)) .. ":" .. json(v[k]) end
-    return "{" .. table.concat(parts, ",") .. "}"
-  end
-  return "null"
-end
-
 -- The run's sends as `moonflow run` input lines, each at its time on the virtual clock.
 local function inputLines(run)
   local out, t = {}, 0
   for _, s in ipairs(run.steps) do
     if s.advance then t = t + s.advance
-    else out[#out + 1] = ('{"at":%d,"send":%s}'):format(t, json(s.send)) end
+    else out[#out + 1] = ('{"at":%d,"send":%s}'):format(t, core.json(s.send)) end
   end
   return table.concat(out, "\n")
 end
