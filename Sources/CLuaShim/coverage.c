@@ -1,7 +1,8 @@
 // Line coverage for `moonflow test --coverage`: a line hook that counts, per chunk name
 // (a plugin's `@file`), how often each line ran. Nothing is set, and nothing runs, while a
-// state does not cover. The watchdog owns the state's hook while it stops a call; when it
-// lets go it puts this one back (mf_rest_hook). Calls no other file.
+// state does not cover. Which hook a state has between the watchdog's stops is chosen in
+// debughook.c (mf_rest_hook): this one, or the debugger's, which counts lines through
+// mf_cover_line when both run. Calls no other file.
 #include "internal.h"
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +44,13 @@ static mf_cover_file *find(mf_cover *c, const char *source, size_t srclen) {
   return c->last = f;
 }
 
-static void cover_hook(lua_State *L, lua_Debug *ar) {
+void mf_cover_hook(lua_State *L, lua_Debug *ar) {
+  if (ar->event == LUA_HOOKLINE) mf_cover_line(L, ar);
+}
+
+void mf_cover_line(lua_State *L, lua_Debug *ar) {
   mf_cover *c = mf_budget_of(L)->cover;
-  if (!c || ar->event != LUA_HOOKLINE || ar->currentline <= 0) return;
+  if (!c || ar->currentline <= 0) return;
   if (!lua_getinfo(L, "S", ar) || ar->source[0] != '@') return;  // a file's chunk only
   mf_cover_file *f = find(c, ar->source, ar->srclen);
   if (!f) return;
@@ -68,13 +73,7 @@ int mf_cover_start(lua_State *L) {
     b->cover = calloc(1, sizeof(mf_cover));
     if (!b->cover) return 0;
   }
-  lua_sethook(L, cover_hook, LUA_MASKLINE, 0);  // coroutines made later inherit it
-  return 1;
-}
-
-void mf_rest_hook(lua_State *L) {
-  if (mf_budget_of(L)->cover) lua_sethook(L, cover_hook, LUA_MASKLINE, 0);
-  else lua_sethook(L, NULL, 0, 0);
+  return 1;  // the host then sets the hook (mf_rest_hook)
 }
 
 int mf_cover_count(lua_State *L) {

@@ -1,7 +1,8 @@
 // What a debugger reads of a paused Lua thread: its frames, and the variables of one
 // frame (locals, upvalues) or of a table, each shown as text made without running a
-// metamethod (a `__tostring` or `__index` of the plugin's never runs for a look).
-// Calls no other file.
+// metamethod (a `__tostring` or `__index` of the plugin's never runs for a look). A view
+// of the state (what `reduce`, `handle` and effect handlers get) is shown as the plain
+// table it shows. Calls views.c (which table a view shows).
 #include "internal.h"
 
 #include <stdio.h>
@@ -82,6 +83,7 @@ static void push_text(lua_State *L, int idx) {
 /// Appends {name = <name at -2>, text, type, ref} for the value on top, popping both;
 /// a table is kept in the holder (at `holder`) and `ref` is its index there.
 static void add_entry(lua_State *L, int list, int holder) {
+  if (lua_type(L, -1) == LUA_TTABLE && mf_readonly_target(L, -1)) lua_remove(L, -2);  // a view: its table
   lua_createtable(L, 0, 4);
   lua_rotate(L, -3, 1);                 // entry, name, value
   int value = lua_gettop(L);

@@ -2,8 +2,8 @@
 // the file that defines each. Files call each other one way only, so each can be
 // read and changed knowing only what is below it:
 //   profiles.c -> match.c -> watchdog.c -> views.c;  watchdog.c -> platform.c
-//   profiles.c, protected.c, standalone.c, budgets.c -> watchdog.c
-//   protected.c, standalone.c -> messages.c;  protected.c -> warnings.c, views.c, pipes.c, callouts.c;  trampoline.c -> callouts.c;  json.c -> values.c, views.c;  json_read.c -> values.c
+//   profiles.c, protected.c, standalone.c, budgets.c -> watchdog.c;  watchdog.c, protected.c -> debughook.c -> coverage.c
+//   protected.c, standalone.c -> messages.c;  protected.c -> warnings.c, views.c, pipes.c, callouts.c;  trampoline.c -> callouts.c;  json.c -> values.c, views.c;  debugger.c -> views.c;  json_read.c -> values.c
 #ifndef CLUASHIM_INTERNAL_H
 #define CLUASHIM_INTERNAL_H
 #include "CLuaShim.h"
@@ -35,10 +35,18 @@ void mf_gc_hold(lua_State *L);
 void mf_gc_hold_first(lua_State *L);
 /// Called by the allocator as lua_close frees the main thread (see mf_close_state).
 void mf_state_freed(mf_budget *b);
-/// The hook a state has when the watchdog lets go of it: coverage's, or none (coverage.c).
-void mf_rest_hook(lua_State *L);
 /// Frees a closed state's coverage counts (coverage.c).
 void mf_cover_free(mf_budget *b);
+/// Coverage's hook, and what it does at a line (coverage.c): the debugger's hook counts
+/// through mf_cover_line when both run.
+void mf_cover_hook(lua_State *L, lua_Debug *ar);
+void mf_cover_line(lua_State *L, lua_Debug *ar);
+/// Frees a closed state's breakpoints (debughook.c).
+void mf_debug_free(mf_budget *b);
+/// At an error no handler catches, before the stack unwinds (the message on top, the
+/// failing code `level` frames up): a debugger that stops on errors stops here
+/// (debughook.c). Never raises. [-0, +0]
+void mf_debug_error(lua_State *L, int level);
 /// Around lua_resume(co, L, ...): tell the watchdog which thread runs.
 void mf_before_resume(lua_State *co);
 void mf_after_resume(lua_State *L);

@@ -3,12 +3,14 @@
 // lua_pcall so no error unwinds through Swift. Calls watchdog.c (to arm the time
 // limit around a call), warnings.c, views.c (the raw functions that refuse a view),
 // pipes.c (popen handles collected without close), callouts.c (the host told before Lua
-// calls out into code that may block) and messages.c (errors cut to a size).
+// calls out into code that may block), messages.c (errors cut to a size) and debughook.c
+// (a debugger stops at an error before the stack unwinds).
 #include "internal.h"
 #include <stdlib.h>
 #include <string.h>
 
 static int msgh(lua_State *L) {
+  mf_debug_error(L, 1);  // a debugger may stop at the failing line, before the stack unwinds
   size_t len = 0;
   const char *msg = lua_tolstring(L, 1, &len);
   if (msg == NULL) {
@@ -111,6 +113,7 @@ int mf_resume(lua_State *L, lua_State *from, int nargs, int *nresults, int64_t l
   if (!armed) mf_gc_hold(resumer);
   mf_disarm(resumer, armed);
   if (status != LUA_OK && status != LUA_YIELD) {
+    mf_debug_error(L, 0);  // the coroutine's stack is still there: a debugger may stop in it
     // Append the coroutine's traceback while its stack is still there.
     if (lua_checkstack(L, 6)) {
       size_t len = 0;

@@ -238,6 +238,7 @@ static void *watchdog_main(void *unused) {
   for (;;) {
     int64_t now = mf_now_ns(), next = 0;
     for (mf_budget *b = wd_armed; b; b = b->next_armed) {
+      if (b->held) continue;  // a debugger has it stopped (mf_budget_hold)
       if (b->recheck_ns <= now && !b->expired && call_expired(b, now)) {
         b->expired = 1;
         b->stuck_ns = stuck_after(now, b->limit_ms);
@@ -254,6 +255,7 @@ static void *watchdog_main(void *unused) {
       if (next == 0 || b->recheck_ns < next) next = b->recheck_ns;
     }
     for (mf_budget *b = wd_tests; b; b = b->next_test) {
+      if (b->held) continue;
       if (b->test_recheck_ns <= now) {
         __atomic_store_n(&b->test_timed_out, 1, __ATOMIC_RELEASE);
         signal_thread(b, b->test_thread);
@@ -443,10 +445,44 @@ void mf_state_freed(mf_budget *b) {
 
 void mf_close_state(lua_State *L, int64_t limit_ms) {
   mf_budget *b = mf_budget_of(L);
-  if (!mf_arm(L, limit_ms)) { lua_close(L); mf_cover_free(b); return; }
+  if (!mf_arm(L, limit_ms)) { lua_close(L); mf_cover_free(b); mf_debug_free(b); return; }
   b->closing = L;
   lua_close(L);  // mf_state_freed disarms as the last block goes
   mf_cover_free(b);
+  mf_debug_free(b);
+}
+
+void mf_budget_hold(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  pthread_mutex_lock(&wd_lock);
+  b->held = 1;
+  b->held_since_ns = mf_now_ns();
+  b->held_cpu_ns = b->deadline_ns != 0 && b->cpu_clock_ok ? mf_platform_cpu_ns(b->cpu_clock) : -1;
+  pthread_mutex_unlock(&wd_lock);
+}
+
+void mf_budget_release(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  pthread_mutex_lock(&wd_lock);
+  if (b->held) {
+    int64_t wall = mf_now_ns() - b->held_since_ns;
+    if (b->deadline_ns != 0) {
+      b->deadline_ns += wall;
+      b->backstop_ns += wall;
+      b->recheck_ns += wall;
+      if (b->stuck_ns != INT64_MAX) b->stuck_ns += wall;
+      int64_t cpu = b->held_cpu_ns >= 0 ? mf_platform_cpu_ns(b->cpu_clock) : -1;
+      if (cpu >= 0) b->cpu_start_ns += cpu - b->held_cpu_ns;
+    }
+    if (b->test_deadline_ns != 0) {
+      b->test_deadline_ns += wall;
+      b->test_recheck_ns += wall;
+      b->test_stuck_ns += wall;
+    }
+    b->held = 0;
+    pthread_cond_signal(&wd_wake);
+  }
+  pthread_mutex_unlock(&wd_lock);
 }
 
 // Kept here, not with the protected operations: the watchdog closes coroutines with

@@ -21,8 +21,10 @@ package protocol DebugTarget: AnyObject, Sendable {
     func variables(_ reference: Int) -> Result<[LuaVariable], any Error>?
     /// An expression's value in frame `level`; nil when nothing is stopped.
     func evaluate(_ expression: String, frame level: Int) -> Result<LuaVariable, any Error>?
-    /// Lets the stopped thread go on; false when nothing was stopped.
-    func resume() -> Bool
+    /// Lets the stopped thread go on (run, or step in, over or out); false when nothing was stopped.
+    func resume(_ mode: LuaResume) -> Bool
+    /// Stops the run at the next line of a plugin's file it runs.
+    func pause()
 }
 
 package struct DebugThread: Equatable, Sendable {
@@ -57,9 +59,8 @@ package struct PlacedBreakpoint: Equatable, Sendable {
 
 /// The exception breakpoints an editor offers (`exceptionBreakpointFilters`).
 package enum ExceptionFilter: String, CaseIterable, Sendable {
-    /// Any error a handler, effect handler or reducer raises.
-    case all
-    /// Only errors no `pcall` in the plugin catches (those the run reports).
+    /// Errors no `pcall` in the plugin catches (those the run reports), at the failing
+    /// line before the stack unwinds. (One a plugin's own pcall catches never stops.)
     case uncaught
 }
 
@@ -203,8 +204,15 @@ package final class DAPSession: @unchecked Sendable {
             case .failure(let error): refuse(request, "\(error)")
             }
         case "continue":
-            guard target.resume() else { return notStopped(request) }
+            guard target.resume(.run) else { return notStopped(request) }
             respond(to: request, body: ["allThreadsContinued": true])
+        case "next", "stepIn", "stepOut":
+            let mode: LuaResume = command == "next" ? .stepOver : command == "stepIn" ? .stepIn : .stepOut
+            guard target.resume(mode) else { return notStopped(request) }
+            respond(to: request)
+        case "pause":
+            target.pause()
+            respond(to: request)
         case "disconnect":
             respond(to: request)
             return false
@@ -238,8 +246,7 @@ package final class DAPSession: @unchecked Sendable {
         "supportsHitConditionalBreakpoints": true,
         "supportsLogPoints": true,
         "exceptionBreakpointFilters": LuaValue([
-            ["filter": "all", "label": "Any error", "default": false],
-            ["filter": "uncaught", "label": "Errors no handler catches", "default": true],
+            ["filter": "uncaught", "label": "Errors no handler catches", "default": false],
         ]),
     ]
 

@@ -2,7 +2,7 @@ import Foundation
 import LuaKit
 
 /// What an editor reads of a stopped Lua thread. `LuaSlots` answers for the Lua code that
-/// called a Swift function; a hook's thread will answer the same way.
+/// called a Swift function; `HookedThread` for a thread stopped in the debugger's hook.
 package protocol StoppedThread {
     func frames(from level: Int, limit: Int) -> [LuaFrame]
     func variables(_ kind: LuaVariableKind, level: Int, holder: LuaRef) throws -> [LuaVariable]
@@ -12,64 +12,101 @@ package protocol StoppedThread {
 
 extension LuaSlots: StoppedThread {}
 
-/// The debugger's side of a run: the breakpoints the editor set, and the stop. A Lua thread
-/// that stops calls `stop(_:reason:)` on its own thread and waits there; meanwhile the
-/// editor's reads (frames, variables, evaluate) are run on that thread, one at a time, and
-/// `continue` (or the editor going away) lets it go on.
+/// The debugger's side of a run: the breakpoints the editor set, and the stop. A Lua state
+/// the controller serves (`serve(_:)`) stops in its hook at a breakpoint, a step's end, a
+/// pause or an error, on its own thread, and waits there; meanwhile the editor's reads
+/// (frames, variables, evaluate) are run on that thread, one at a time, and `continue`,
+/// a step (or the editor going away) lets it go on.
 ///
 ///     let controller = DebugController(holder: try lua.makeTable([]))
+///     controller.serve(lua)
 ///     listener.start { DAPSession(connection: $0, target: controller).run() }
-///     // on the Lua thread, at a breakpoint:
-///     controller.stop(slots, reason: "breakpoint")
 package final class DebugController: DebugTarget, @unchecked Sendable {
     /// Where tables shown to the editor are kept while it may open them.
     private let holder: LuaRef
     private let lock = NSCondition()
     private var breakpoints: [String: [BreakpointRequest]] = [:]
-    private var filters: Set<ExceptionFilter> = [.uncaught]
+    /// Hits so far of each breakpoint (by file and line), for hit conditions.
+    private var hits: [String: Int] = [:]
+    private var filters: Set<ExceptionFilter> = []
     private var configured = false
     private var attached = true
     /// Reads waiting to run on the stopped thread; nil while nothing is stopped.
     private var pending: [(any StoppedThread) -> Void]?
-    private var resumed = false
+    private var resumed: LuaResume?
     private weak var session: DAPSession?
+    /// The Lua states served: each gets the breakpoints as the editor changes them.
+    private var states: [WeakState] = []
     /// The editor's thread id for the one Lua thread this run has.
     private let threadID = 1
     private let threadName: String
+    /// Where log points print when no editor is there to show them.
+    private let log: @Sendable (String) -> Void
 
     /// Where scope references start: below are tables in `holder`, from here a frame's
     /// locals (even) or upvalues (odd).
     static let scopeBase = 1 << 30
 
-    package init(holder: LuaRef, name: String = "main") {
+    package init(holder: LuaRef, name: String = "main", log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.holder = holder
         self.threadName = name
+        self.log = log
     }
 
     /// The session that `stopped` events go to.
     package func attach(_ session: DAPSession) { lock.withLock { self.session = session; attached = true } }
+
+    /// Serves `lua` from now on: its hook stops at the editor's breakpoints, steps and
+    /// pauses, and at errors when the editor asked. On the state's thread, between calls.
+    @discardableResult
+    package func serve(_ lua: LuaState) -> Bool {
+        guard lua.startDebugging({ [weak self] stop in self?.stopped(stop) }) else { return false }
+        let (files, errors) = lock.withLock {
+            states.removeAll { $0.state == nil }
+            states.append(WeakState(state: lua))
+            return (breakpoints, !filters.isEmpty)
+        }
+        for (path, requested) in files { lua.setBreakpointLines(path: path, lines: requested.map(\.line)) }
+        lua.stopOnErrors(errors)
+        return true
+    }
+
+    private var served: [LuaState] { lock.withLock { states.compactMap(\.state) } }
 
     // MARK: DebugTarget
 
     package func threads() -> [DebugThread] { [DebugThread(id: threadID, name: threadName)] }
 
     package func setBreakpoints(path: String, _ requested: [BreakpointRequest]) -> [PlacedBreakpoint] {
-        lock.withLock { breakpoints[Self.normalized(path)] = requested }
+        let file = Self.normalized(path)
+        lock.withLock {
+            breakpoints[file] = requested
+            hits = hits.filter { !$0.key.hasPrefix(file + ":") }
+        }
+        for lua in served { lua.setBreakpointLines(path: file, lines: requested.map(\.line)) }
         return requested.map { PlacedBreakpoint(line: $0.line) }
     }
 
-    package func setExceptionFilters(_ filters: Set<ExceptionFilter>) { lock.withLock { self.filters = filters } }
+    package func setExceptionFilters(_ filters: Set<ExceptionFilter>) {
+        lock.withLock { self.filters = filters }
+        for lua in served { lua.stopOnErrors(!filters.isEmpty) }
+    }
 
     package func configurationDone() {
         lock.withLock { configured = true; lock.broadcast() }
     }
 
     package func detach() {
-        lock.withLock {
+        let files: [String] = lock.withLock {
             attached = false
-            breakpoints = [:]
-            resumed = true
+            defer { breakpoints = [:]; filters = [] }
+            if pending != nil { resumed = .run }
             lock.broadcast()
+            return Array(breakpoints.keys)
+        }
+        for lua in served {
+            for file in files { lua.setBreakpointLines(path: file, lines: []) }
+            lua.stopOnErrors(false)
         }
     }
 
@@ -85,23 +122,101 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
 
     // MARK: The stop
 
+    /// A stop in a served state's hook: a breakpoint weighs its condition, hit condition
+    /// and log message first. Returns what the thread does next; nil when it does not stop.
+    private func stopped(_ stop: LuaStop) -> LuaResume? {
+        let thread = HookedThread(stop.thread)
+        switch stop.reason {
+        case .breakpoint:
+            guard let top = thread.frames(from: 1, limit: 1).first,
+                  let (file, request) = breakpoint(at: top.source, line: stop.line) else { return nil }
+            if let condition = request.condition, !condition.isEmpty {
+                guard let value = try? thread.evaluate(condition, level: 1, holder: holder),
+                      value.type != "nil", value.text != "false" else { return nil }
+            }
+            let count: Int = lock.withLock {
+                hits["\(file):\(request.line)", default: 0] += 1
+                return hits["\(file):\(request.line)"]!
+            }
+            if let hitCondition = request.hitCondition, !Self.hitMatches(hitCondition, count) { return nil }
+            if let message = request.logMessage {
+                let line = interpolated(message, on: thread)
+                output(line + "\n")
+                return nil
+            }
+            return self.stop(thread, reason: "breakpoint")
+        case .step: return self.stop(thread, reason: "step")
+        case .pause: return self.stop(thread, reason: "pause")
+        case .error(let message): return self.stop(thread, reason: "exception", description: message)
+        }
+    }
+
+    /// The breakpoint at `line` of the chunk named `source` (relative or absolute), by file.
+    private func breakpoint(at source: String, line: Int) -> (String, BreakpointRequest)? {
+        var name = source
+        while name.hasPrefix("./") { name.removeFirst(2) }
+        return lock.withLock {
+            for (file, requested) in breakpoints where file == name || file.hasSuffix("/" + name) {
+                if let request = requested.first(where: { $0.line == line }) { return (file, request) }
+            }
+            return nil
+        }
+    }
+
+    /// A log point's text with each `{expression}` replaced by its value.
+    private func interpolated(_ message: String, on thread: any StoppedThread) -> String {
+        var out = ""
+        var rest = Substring(message)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            out += rest[..<open]
+            let expression = String(rest[rest.index(after: open)..<close])
+            if let value = try? thread.evaluate(expression, level: 1, holder: holder) {
+                out += value.type == "string" ? String(value.text.dropFirst().dropLast()) : value.text
+            } else {
+                out += "{\(expression)}"
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        return out + rest
+    }
+
+    /// Whether the `count`th hit matches an editor's hit condition: `N` or `>= N` (from the
+    /// Nth on), `> N`, `== N`, `% N` (every Nth).
+    static func hitMatches(_ condition: String, _ count: Int) -> Bool {
+        let text = condition.trimmingCharacters(in: .whitespaces)
+        for (prefix, test) in [(">=", { (n: Int) in count >= n }), ("==", { count == $0 }), (">", { count > $0 }),
+                               ("%", { $0 > 0 && count % $0 == 0 }), ("", { count >= $0 })] as [(String, (Int) -> Bool)] {
+            guard text.hasPrefix(prefix), let n = Int(text.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)) else { continue }
+            return test(n)
+        }
+        return true  // a condition it cannot read: it stops, as with none
+    }
+
+    private func output(_ text: String) {
+        let session = lock.withLock { attached ? self.session : nil }
+        if let session { session.send(event: "output", body: ["category": "console", "output": LuaValue(text)]) }
+        else { log(text) }
+    }
+
     /// Stops the calling Lua thread: tells the editor (`stopped`, with `reason`), then runs
-    /// the editor's reads here until it says continue or goes away.
-    package func stop(_ thread: any StoppedThread, reason: String, description: String? = nil) {
+    /// the editor's reads here until it says continue or step, or goes away.
+    @discardableResult
+    package func stop(_ thread: any StoppedThread, reason: String, description: String? = nil) -> LuaResume {
         let session: DAPSession? = lock.withLock {
             guard attached else { return nil }
             pending = []
-            resumed = false
+            resumed = nil
             return self.session
         }
-        guard let session else { return }
+        guard let session else { return .run }
         var body: [String: LuaValue] = ["reason": LuaValue(reason), "threadId": LuaValue(threadID), "allThreadsStopped": true]
-        if let description { body["description"] = LuaValue(description) }
+        if let description { body["description"] = LuaValue(description); body["text"] = LuaValue(description) }
         session.send(event: "stopped", body: LuaValue(body))
+        var next = LuaResume.run
         while true {
             let work: [(any StoppedThread) -> Void] = lock.withLock {
-                while pending?.isEmpty != false && !resumed { lock.wait() }
-                if resumed, pending?.isEmpty != false { pending = nil; return [] }
+                while pending?.isEmpty != false && resumed == nil { lock.wait() }
+                if let mode = resumed, pending?.isEmpty != false { pending = nil; next = mode; return [] }
                 defer { pending = [] }
                 return pending ?? []
             }
@@ -109,23 +224,29 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             for read in work { read(thread) }
         }
         session.send(event: "continued", body: ["threadId": LuaValue(threadID), "allThreadsContinued": true])
+        return next
     }
 
-    /// Lets a stopped thread go on.
-    package func resume() -> Bool {
+    /// Lets a stopped thread go on: run, or step in, over or out.
+    package func resume(_ mode: LuaResume) -> Bool {
         lock.withLock {
             guard pending != nil else { return false }
-            resumed = true
+            resumed = mode
             lock.broadcast()
             return true
         }
+    }
+
+    /// Stops every served state at the next line of a plugin's file it runs.
+    package func pause() {
+        for lua in served { lua.pauseForDebugger() }
     }
 
     /// Runs `read` on the stopped thread and returns what it gives; nil when nothing is stopped.
     package func onStopped<T>(_ read: @escaping (any StoppedThread) throws -> T) -> Result<T, any Error>? {
         let box = ResultBox<T>()
         let queued: Bool = lock.withLock {
-            guard pending != nil, !resumed else { return false }
+            guard pending != nil, resumed == nil else { return false }
             pending?.append { thread in
                 box.set(Result { try read(thread) })
             }
@@ -170,6 +291,45 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     static func normalized(_ path: String) -> String {
         URL(fileURLWithPath: path).standardizedFileURL.path
     }
+}
+
+private struct WeakState {
+    weak var state: LuaState?
+}
+
+/// A thread stopped in the debugger's hook, as the editor numbers its frames: 1 is the
+/// innermost frame of a plugin's (or spec's) file; C functions and Moonflow's own Lua are
+/// left out, as the editor never shows them.
+struct HookedThread: StoppedThread {
+    let slots: LuaSlots
+    /// The hook's levels of the frames shown, innermost first.
+    let levels: [Int]
+
+    init(_ slots: LuaSlots) {
+        self.slots = slots
+        levels = slots.frames(from: 0, limit: 200).enumerated().filter { $0.element.isFile }.map(\.offset)
+    }
+
+    private func raw(_ level: Int) throws -> Int {
+        guard level >= 1, level <= levels.count else { throw DebugReadError.noFrame(level) }
+        return levels[level - 1]
+    }
+
+    func frames(from level: Int, limit: Int) -> [LuaFrame] {
+        levels.dropFirst(max(level - 1, 0)).prefix(limit).compactMap { slots.frames(from: $0, limit: 1).first }
+    }
+    func variables(_ kind: LuaVariableKind, level: Int, holder: LuaRef) throws -> [LuaVariable] {
+        try slots.variables(kind, level: raw(level), holder: holder)
+    }
+    func fields(of ref: Int, holder: LuaRef) throws -> [LuaVariable] { try slots.fields(of: ref, holder: holder) }
+    func evaluate(_ expression: String, level: Int, holder: LuaRef) throws -> LuaVariable {
+        try slots.evaluate(expression, level: raw(level), holder: holder)
+    }
+}
+
+enum DebugReadError: Error, CustomStringConvertible {
+    case noFrame(Int)
+    var description: String { switch self { case .noFrame(let level): "no frame \(level) on the stopped thread's stack" } }
 }
 
 /// One answer handed from the stopped thread to the session's thread.

@@ -84,6 +84,14 @@ typedef struct mf_budget {
   int in_callout;
   // Line coverage (coverage.c), while `moonflow test --coverage` runs: NULL otherwise.
   void *cover;
+  // The debugger's breakpoints and steps (debughook.c), while one serves the state.
+  void *debug;
+  // A debugger's stop holds the deadlines (mf_budget_hold): the watchdog skips this state,
+  // and the release moves every deadline on by the time held (and the CPU start by the CPU
+  // the debugger's reads used), so a call resumes with what it had left.
+  int held;
+  int64_t held_since_ns;
+  int64_t held_cpu_ns;
 } mf_budget;
 
 /// Creates a state whose allocator enforces `b->limit`. NULL if out of memory.
@@ -122,6 +130,10 @@ int mf_budget_busy(const mf_budget *b);
 int mf_cover_start(lua_State *L);
 /// How many files have counts.
 int mf_cover_count(lua_State *L);
+/// Sets the hook a state keeps between the watchdog's stops (debughook.c): the debugger's
+/// when one serves the state, else coverage's when it counts, else none. After
+/// mf_cover_start. On the state's thread.
+void mf_rest_hook(lua_State *L);
 /// File `i` (0-based): its name (without '@'), its counts by line (`hits[line]`, `*lines`
 /// long; NULL when none ran), or NULL past the last. Valid until the state closes.
 const char *mf_cover_file_at(lua_State *L, int i, const uint32_t **hits, int *lines);
@@ -481,6 +493,31 @@ int mf_preload(lua_State *L, const char *name);
 
 /// One frame of a thread's stack, as lua_getinfo("Sln") gives it; the strings belong
 /// to the frame (copy them before the thread runs on).
+/// What a stopped thread does next, as the debugger's stop function returns it.
+enum { MF_NOT_STOPPED = -1, MF_RESUME_RUN = 0, MF_RESUME_IN = 1, MF_RESUME_OVER = 2, MF_RESUME_OUT = 3 };
+/// Why a thread stopped.
+enum { MF_STOP_BREAKPOINT = 1, MF_STOP_STEP = 2, MF_STOP_PAUSE = 3, MF_STOP_EXCEPTION = 4 };
+/// The host's stop (debughook.c calls it on the stopped Lua thread `L`, inside a hook, at
+/// `line`; `message` is an error's, for MF_STOP_EXCEPTION): returns an MF_RESUME_* once the
+/// debugger lets the thread go, or MF_NOT_STOPPED when it did not stop (a false condition,
+/// a log point). Must not raise; it may read L (mf_frames, mf_variables, mf_evaluate).
+typedef int (*mf_debug_stop_fn)(void *ctx, lua_State *L, int reason, int line, const char *message);
+/// Serves L's state with a debugger (debughook.c): a call-and-return hook, lines only in
+/// functions with a breakpoint, and `stop` at each breakpoint, step or pause. On the state's
+/// thread, between calls. Returns 0 when out of memory. Raises nothing.
+int mf_debug_start(lua_State *L, mf_debug_stop_fn stop, void *ctx);
+/// Replaces the breakpoint lines of the file at `path` (absolute: a chunk named by a
+/// relative path matches the absolute path that ends with it). Any thread. 0: out of memory.
+int mf_debug_set_lines(lua_State *L, const char *path, const int *lines, int count);
+/// Stops at the next line of a plugin's file run. Any thread.
+void mf_debug_pause(lua_State *L);
+/// Whether an error no handler catches stops (at its line, before the stack unwinds). Any thread.
+void mf_debug_stop_on_errors(lua_State *L, int on);
+/// Around a debugger's stop, on the stopped thread: the time limit (a call's, a test's)
+/// is held, and resumes with what was left (watchdog.c).
+void mf_budget_hold(lua_State *L);
+void mf_budget_release(lua_State *L);
+
 typedef struct mf_frame {
   const char *source;  // the chunk's name ("@plugins/counter/init.lua", "=[C]")
   int line;            // the line running now; -1 when not known (a C function)

@@ -13,6 +13,9 @@ package struct LuaFrame: Equatable, Sendable {
     package let name: String?
     /// `Lua`, `C` or `main`.
     package let what: String
+    /// Whether the code is a plugin's or a spec's file (a chunk named `@file`), not a C
+    /// function nor Moonflow's own Lua (`[moonflow ...]`): what a debugger shows.
+    package let isFile: Bool
 }
 
 /// A variable as a debugger shows it: a name, its value as text, its Lua type and,
@@ -43,7 +46,8 @@ extension LuaSlots {
                 source: source.hasPrefix("@") || source.hasPrefix("=") ? String(source.dropFirst()) : source,
                 line: frame.line > 0 ? Int(frame.line) : nil,
                 lineDefined: frame.linedefined >= 0 && what != "C" ? Int(frame.linedefined) : nil,
-                name: frame.name.map { String(cString: $0) }, what: what)
+                name: frame.name.map { String(cString: $0) }, what: what,
+                isFile: source.hasPrefix("@") && !source.hasPrefix("@[moonflow"))
         }
     }
 

@@ -6,7 +6,11 @@ extension LuaState {
     /// the watchdog's stop hook, which puts it back when it lets go. Without it no hook is set.
     /// - Returns: false when the counts cannot be allocated.
     @discardableResult
-    package func startCoverage() -> Bool { mf_cover_start(L) != 0 }
+    package func startCoverage() -> Bool {
+        guard mf_cover_start(L) != 0 else { return false }
+        mf_rest_hook(L)
+        return true
+    }
 
     /// The lines run so far, by chunk name (without '@'): each line's count. On the state's
     /// thread, between calls.

@@ -44,6 +44,8 @@ public final class LuaState: @unchecked Sendable {
     /// A push builder kept between pushes so its buffers are allocated once
     /// (taken while in use, so a nested push gets a fresh one).
     var scratchBuilder: PushBuilder?
+    /// The debugger's stop function, while one serves this state (LuaState+Debugger.swift).
+    var debugHook: AnyObject?
 
     /// Creates a state with the standard libraries opened under protection.
     ///

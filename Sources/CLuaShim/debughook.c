@@ -1,0 +1,253 @@
+// The debugger's hook: breakpoints by file and line, stepping, pause, and the stop at an
+// error no handler catches. Set only on a state a debugger serves (mf_debug_start); on
+// any other no hook is set and nothing here runs.
+//
+// What it costs: the hook takes calls and returns only, and looks at each called
+// function's file and lines; only while the running function has a breakpoint in it (or
+// a step or a pause is under way) does it take lines too. A stop calls the host's
+// function (Swift) on the stopped Lua thread, with the time limit held (watchdog.c), and
+// goes on as that function says: run, or step in, over or out. The watchdog owns the
+// hook while it stops a call; when it lets go it puts this one back (mf_rest_hook).
+// Chooses the hook a state keeps between the watchdog's stops (mf_rest_hook): this one,
+// coverage's or none. Calls coverage.c (its hook, and the lines it counts when both run).
+#include "internal.h"
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mf_bp_file {
+  char *path;   // as the debugger gave it: an absolute path
+  size_t len;
+  int *lines;
+  int count;
+} mf_bp_file;
+
+typedef struct mf_debug {
+  pthread_mutex_t lock;     // guards files and count, which the debugger's thread changes
+  mf_bp_file *files;
+  int nfiles;
+  int pause;                // asked from another thread: stop at the next line
+  int errors;               // stop at an error no handler catches
+  // The step under way, on the Lua thread that resumed it.
+  int step;
+  int step_depth;
+  lua_State *step_thread;
+  mf_debug_stop_fn stop;
+  void *ctx;
+} mf_debug;
+
+static mf_debug *debug_of(lua_State *L) { return (mf_debug *)mf_budget_of(L)->debug; }
+
+/// Whether a chunk's source (`@plugins/a.lua`, `@./a.lua`, `@/abs/a.lua`) names the file at
+/// `path` (absolute): the same path, or one that ends in the chunk's relative name.
+static int names_file(const char *source, size_t srclen, const char *path, size_t len) {
+  if (srclen < 2 || source[0] != '@') return 0;
+  const char *s = source + 1;
+  size_t n = srclen - 1;
+  while (n > 2 && s[0] == '.' && s[1] == '/') { s += 2; n -= 2; }
+  if (s[0] == '/') return n == len && memcmp(s, path, n) == 0;
+  return n < len && path[len - n - 1] == '/' && memcmp(path + len - n, s, n) == 0;
+}
+
+/// Whether a breakpoint lies in lines [first, last] of the chunk `source` (under the lock).
+static int has_breakpoint(mf_debug *d, const char *source, size_t srclen, int first, int last) {
+  for (int i = 0; i < d->nfiles; i++) {
+    mf_bp_file *f = &d->files[i];
+    if (!names_file(source, srclen, f->path, f->len)) continue;
+    for (int j = 0; j < f->count; j++)
+      if (f->lines[j] >= first && f->lines[j] <= last) return 1;
+  }
+  return 0;
+}
+
+/// Whether the function of frame `ar` (filled with "S") needs the line events: a
+/// breakpoint in it, or a step or pause under way.
+static int wants_lines(mf_debug *d, lua_Debug *ar) {
+  if (d->step || __atomic_load_n(&d->pause, __ATOMIC_RELAXED)) return 1;
+  if (ar->source[0] != '@') return 0;
+  int first = ar->linedefined, last = ar->lastlinedefined;
+  if (first <= 0) { first = 0; last = INT_MAX; }  // a main chunk: all of it
+  pthread_mutex_lock(&d->lock);
+  int has = d->nfiles > 0 && has_breakpoint(d, ar->source, ar->srclen, first, last);
+  pthread_mutex_unlock(&d->lock);
+  return has;
+}
+
+static void debug_hook(lua_State *L, lua_Debug *ar);
+
+static void set_mask(lua_State *L, int lines) {
+  int mask = LUA_MASKCALL | LUA_MASKRET;
+  if (lines || mf_budget_of(L)->cover) mask |= LUA_MASKLINE;
+  if (lua_gethook(L) != debug_hook || lua_gethookmask(L) != mask) lua_sethook(L, debug_hook, mask, 0);
+}
+
+/// How deep L's stack is now.
+static int depth(lua_State *L) {
+  lua_Debug ar;
+  int d = 0;
+  while (lua_getstack(L, d, &ar)) d++;
+  return d;
+}
+
+/// Stops: hands the thread to the debugger with the time limit held, and takes up what it
+/// says to do next. MF_NOT_STOPPED (a condition false, a log point) changes nothing.
+static void stop_here(lua_State *L, mf_debug *d, int reason, int line, const char *message) {
+  int next = d->stop(d->ctx, L, reason, line, message);
+  if (next == MF_NOT_STOPPED) return;
+  d->step = next;
+  d->step_thread = L;
+  d->step_depth = next == MF_RESUME_RUN ? 0 : depth(L);
+}
+
+/// At a line: whether a step under way ends here (`L` at `level_depth`).
+static int step_ends(mf_debug *d, lua_State *L, int level_depth) {
+  switch (d->step) {
+    case MF_RESUME_IN: return 1;
+    case MF_RESUME_OVER: return L != d->step_thread || level_depth <= d->step_depth;
+    case MF_RESUME_OUT: return L != d->step_thread || level_depth < d->step_depth;
+    default: return 0;
+  }
+}
+
+static int on_breakpoint_line(mf_debug *d, lua_Debug *ar) {
+  pthread_mutex_lock(&d->lock);
+  int on = d->nfiles > 0 && has_breakpoint(d, ar->source, ar->srclen, ar->currentline, ar->currentline);
+  pthread_mutex_unlock(&d->lock);
+  return on;
+}
+
+static void debug_hook(lua_State *L, lua_Debug *ar) {
+  mf_debug *d = debug_of(L);
+  if (!d) return;
+  switch (ar->event) {
+    case LUA_HOOKCALL:
+    case LUA_HOOKTAILCALL:
+      if (lua_getinfo(L, "S", ar)) set_mask(L, wants_lines(d, ar));
+      return;
+    case LUA_HOOKRET: {
+      lua_Debug caller;  // the frame returned to
+      if (lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller)) set_mask(L, wants_lines(d, &caller));
+      else set_mask(L, d->step != 0);
+      return;
+    }
+    case LUA_HOOKLINE:
+      break;
+    default:
+      return;
+  }
+  if (mf_budget_of(L)->cover) mf_cover_line(L, ar);
+  if (!lua_getinfo(L, "S", ar) || ar->source[0] != '@' || strncmp(ar->source, "@[moonflow", 10) == 0) return;
+  int line = ar->currentline;
+  if (__atomic_exchange_n(&d->pause, 0, __ATOMIC_RELAXED)) {
+    stop_here(L, d, MF_STOP_PAUSE, line, NULL);
+  } else if (d->step && step_ends(d, L, depth(L))) {
+    int reason = MF_STOP_STEP;
+    d->step = 0;
+    stop_here(L, d, reason, line, NULL);
+  } else if (on_breakpoint_line(d, ar)) {
+    stop_here(L, d, MF_STOP_BREAKPOINT, line, NULL);
+  } else {
+    return;
+  }
+  if (lua_getinfo(L, "S", ar)) set_mask(L, wants_lines(d, ar));
+}
+
+void mf_rest_hook(lua_State *L) {
+  mf_debug *d = debug_of(L);
+  lua_Debug ar;
+  if (d && lua_getstack(L, 0, &ar) && lua_getinfo(L, "S", &ar)) set_mask(L, wants_lines(d, &ar));
+  else if (d) set_mask(L, 0);
+  else if (mf_budget_of(L)->cover) lua_sethook(L, mf_cover_hook, LUA_MASKLINE, 0);
+  else lua_sethook(L, NULL, 0, 0);
+}
+
+int mf_debug_start(lua_State *L, mf_debug_stop_fn stop, void *ctx) {
+  mf_budget *b = mf_budget_of(L);
+  if (!b->debug) {
+    mf_debug *d = calloc(1, sizeof *d);
+    if (!d) return 0;
+    pthread_mutex_init(&d->lock, NULL);
+    b->debug = d;
+  }
+  mf_debug *d = b->debug;
+  d->stop = stop;
+  d->ctx = ctx;
+  mf_rest_hook(L);  // coroutines made later inherit it
+  return 1;
+}
+
+int mf_debug_set_lines(lua_State *L, const char *path, const int *lines, int count) {
+  mf_debug *d = debug_of(L);
+  if (!d) return 0;
+  size_t len = strlen(path);
+  int *copy = NULL;
+  if (count > 0) {
+    copy = malloc((size_t)count * sizeof *copy);
+    if (!copy) return 0;
+    memcpy(copy, lines, (size_t)count * sizeof *copy);
+  }
+  pthread_mutex_lock(&d->lock);
+  int i = 0;
+  while (i < d->nfiles && !(d->files[i].len == len && memcmp(d->files[i].path, path, len) == 0)) i++;
+  if (i == d->nfiles) {
+    char *name = count > 0 ? malloc(len + 1) : NULL;
+    mf_bp_file *grown = count > 0 ? realloc(d->files, (size_t)(d->nfiles + 1) * sizeof *grown) : NULL;
+    if (grown) d->files = grown;
+    if (count == 0 || !name || !grown) {
+      pthread_mutex_unlock(&d->lock);
+      free(name);
+      free(copy);
+      return count == 0;
+    }
+    memcpy(name, path, len + 1);
+    d->files[i] = (mf_bp_file){ name, len, NULL, 0 };
+    d->nfiles++;
+  }
+  free(d->files[i].lines);
+  d->files[i].lines = copy;
+  d->files[i].count = count;
+  pthread_mutex_unlock(&d->lock);
+  return 1;
+}
+
+void mf_debug_pause(lua_State *L) {
+  mf_debug *d = debug_of(L);
+  if (d) __atomic_store_n(&d->pause, 1, __ATOMIC_RELAXED);
+}
+
+void mf_debug_stop_on_errors(lua_State *L, int on) {
+  mf_debug *d = debug_of(L);
+  if (d) __atomic_store_n(&d->errors, on, __ATOMIC_RELAXED);
+}
+
+void mf_debug_error(lua_State *L, int level) {
+  mf_debug *d = debug_of(L);
+  if (!d || !__atomic_load_n(&d->errors, __ATOMIC_RELAXED) || !lua_checkstack(L, 2)) return;
+  // The line of the innermost frame of a plugin's file, from `level` out.
+  lua_Debug ar;
+  int line = 0;
+  for (int l = level; lua_getstack(L, l, &ar); l++) {
+    if (lua_getinfo(L, "Sl", &ar) && ar.source[0] == '@' && strncmp(ar.source, "@[moonflow", 10) != 0) {
+      line = ar.currentline;
+      break;
+    }
+  }
+  if (line <= 0) return;  // nothing of a plugin's on the stack
+  const char *message = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(an error that is not a string)";
+  stop_here(L, d, MF_STOP_EXCEPTION, line, message);
+  d->step = 0;  // the error goes on up: there is no line to step to
+}
+
+void mf_debug_free(mf_budget *b) {
+  mf_debug *d = b->debug;
+  if (!d) return;
+  b->debug = NULL;
+  for (int i = 0; i < d->nfiles; i++) {
+    free(d->files[i].path);
+    free(d->files[i].lines);
+  }
+  free(d->files);
+  pthread_mutex_destroy(&d->lock);
+  free(d);
+}

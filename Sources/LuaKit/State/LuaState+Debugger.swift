@@ -1,0 +1,84 @@
+import CLuaShim
+
+/// Why a debugged Lua thread stopped.
+package enum LuaStopReason: Equatable, Sendable {
+    /// At a line with a breakpoint (its condition is the debugger's to weigh).
+    case breakpoint
+    /// A step (in, over or out) ended.
+    case step
+    /// The debugger asked for a pause.
+    case pause
+    /// An error no handler catches, before the stack unwinds: its message.
+    case error(String)
+}
+
+/// What a stopped thread does when the debugger lets it go.
+package enum LuaResume: Int32, Sendable {
+    case run = 0, stepIn = 1, stepOver = 2, stepOut = 3
+}
+
+/// A Lua thread stopped in the debugger's hook. `thread` reads it as a Swift function's
+/// caller is read (LuaSlots+Frames.swift), with level 0 the function running the line.
+/// Valid only inside the stop function it is given to.
+package struct LuaStop {
+    package let reason: LuaStopReason
+    /// The line it stopped at.
+    package let line: Int
+    package let thread: LuaSlots
+}
+
+/// The stop function a state keeps while a debugger serves it.
+final class DebugHookBox {
+    let onStop: (LuaStop) -> LuaResume?
+    unowned let state: LuaState
+    init(_ onStop: @escaping (LuaStop) -> LuaResume?, state: LuaState) {
+        self.onStop = onStop
+        self.state = state
+    }
+}
+
+/// The debugger's hook (debughook.c): breakpoints by file and line, steps, pause, and the
+/// stop at an error no handler catches. Nothing is hooked on a state no debugger serves.
+extension LuaState {
+    /// Serves this state with a debugger from now on: `onStop` runs on the stopped Lua
+    /// thread, inside the hook, with the time limit held; it returns what the thread does
+    /// next, or nil when it did not stop (a condition that was false, a log point). On the
+    /// state's thread, between calls.
+    /// - Returns: false when out of memory.
+    @discardableResult
+    package func startDebugging(_ onStop: @escaping (LuaStop) -> LuaResume?) -> Bool {
+        let box = DebugHookBox(onStop, state: self)
+        debugHook = box
+        return mf_debug_start(L, debugStop, Unmanaged.passUnretained(box).toOpaque()) != 0
+    }
+
+    /// Replaces the breakpoint lines of the file at `path` (absolute; a chunk loaded by a
+    /// relative name matches the absolute path that ends with it). Any thread.
+    @discardableResult
+    package func setBreakpointLines(path: String, lines: [Int]) -> Bool {
+        let lines = lines.map { Int32(clamping: $0) }
+        return lines.withUnsafeBufferPointer { mf_debug_set_lines(L, path, $0.baseAddress, Int32($0.count)) != 0 }
+    }
+
+    /// Stops at the next line of a plugin's file that runs. Any thread.
+    package func pauseForDebugger() { mf_debug_pause(L) }
+
+    /// Whether an error no handler catches stops the thread. Any thread.
+    package func stopOnErrors(_ on: Bool) { mf_debug_stop_on_errors(L, on ? 1 : 0) }
+}
+
+private let debugStop: mf_debug_stop_fn = { ctx, L, reason, line, message in
+    guard let ctx, let L else { return Int32(MF_NOT_STOPPED) }
+    let box = Unmanaged<DebugHookBox>.fromOpaque(ctx).takeUnretainedValue()
+    let why: LuaStopReason
+    switch Int(reason) {
+    case Int(MF_STOP_STEP): why = .step
+    case Int(MF_STOP_PAUSE): why = .pause
+    case Int(MF_STOP_EXCEPTION): why = .error(message.map { String(cString: $0) } ?? "error")
+    default: why = .breakpoint
+    }
+    mf_budget_hold(L)
+    defer { mf_budget_release(L) }
+    let stop = LuaStop(reason: why, line: Int(line), thread: LuaSlots(state: box.state, L: L, base: 0, count: 0))
+    return box.onStop(stop)?.rawValue ?? Int32(MF_NOT_STOPPED)
+}
