@@ -144,6 +144,7 @@ let package = Package(
                 "MoonflowEvents",
                 "MoonflowSQLite",
                 "MoonflowTesting",
+                "MoonflowDebug",
                 "LuaKit",
                 "CEditShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tool),

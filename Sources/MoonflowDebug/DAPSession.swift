@@ -163,7 +163,9 @@ package final class DAPSession: @unchecked Sendable {
                         "id": LuaValue(index + 1), "name": LuaValue(frame.name ?? (frame.what == "main" ? "main chunk" : "?")),
                         "line": LuaValue(frame.line ?? 0), "column": 1,
                     ]
-                    if frame.what != "C" { entry["source"] = ["path": LuaValue(frame.source), "name": LuaValue(Self.fileName(frame.source))] }
+                    // Absolute, as an editor opens files: a chunk named relative to where the run started.
+                    let path = URL(fileURLWithPath: frame.source).standardizedFileURL.path
+                    if frame.what != "C" { entry["source"] = ["path": LuaValue(path), "name": LuaValue(Self.fileName(frame.source))] }
                     else { entry["presentationHint"] = "subtle" }
                     return LuaValue(entry)
                 }

@@ -22,8 +22,11 @@ extension LuaSlots: StoppedThread {}
 ///     controller.serve(lua)
 ///     listener.start { DAPSession(connection: $0, target: controller).run() }
 package final class DebugController: DebugTarget, @unchecked Sendable {
-    /// Where tables shown to the editor are kept while it may open them.
-    private let holder: LuaRef
+    /// Where tables shown to the editor are kept while it may open them: the stopped
+    /// state's (each served state has one).
+    private var holder: LuaRef? { lock.withLock { activeHolder } }
+    private var activeHolder: LuaRef?
+    private var holders: [ObjectIdentifier: LuaRef] = [:]
     private let lock = NSCondition()
     private var breakpoints: [String: [BreakpointRequest]] = [:]
     /// Hits so far of each breakpoint (by file and line), for hit conditions.
@@ -47,8 +50,11 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// locals (even) or upvalues (odd).
     static let scopeBase = 1 << 30
 
-    package init(holder: LuaRef, name: String = "main", log: @escaping @Sendable (String) -> Void = { _ in }) {
-        self.holder = holder
+    /// - Parameters:
+    ///   - holder: for stops through `stop(_:reason:)` (a state not served): a table of its state.
+    ///   - log: where log points print while no editor is attached.
+    package init(holder: LuaRef? = nil, name: String = "main", log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.activeHolder = holder
         self.threadName = name
         self.log = log
     }
@@ -60,10 +66,13 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// pauses, and at errors when the editor asked. On the state's thread, between calls.
     @discardableResult
     package func serve(_ lua: LuaState) -> Bool {
-        guard lua.startDebugging({ [weak self] stop in self?.stopped(stop) }) else { return false }
+        guard let holder = try? lua.makeTable([]),
+              lua.startDebugging({ [weak self] stop in self?.stopped(stop) }) else { return false }
         let (files, errors) = lock.withLock {
             states.removeAll { $0.state == nil }
             states.append(WeakState(state: lua))
+            holders = holders.filter { id, _ in states.contains { $0.state.map(ObjectIdentifier.init) == id } }
+            holders[ObjectIdentifier(lua)] = holder
             return (breakpoints, !filters.isEmpty)
         }
         for (path, requested) in files { lua.setBreakpointLines(path: path, lines: requested.map(\.line)) }
@@ -126,6 +135,10 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// and log message first. Returns what the thread does next; nil when it does not stop.
     private func stopped(_ stop: LuaStop) -> LuaResume? {
         let thread = HookedThread(stop.thread)
+        guard let holder = lock.withLock({ () -> LuaRef? in
+            activeHolder = holders[ObjectIdentifier(stop.thread.state)]
+            return activeHolder
+        }) else { return nil }
         switch stop.reason {
         case .breakpoint:
             guard let top = thread.frames(from: 1, limit: 1).first,
@@ -140,7 +153,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             }
             if let hitCondition = request.hitCondition, !Self.hitMatches(hitCondition, count) { return nil }
             if let message = request.logMessage {
-                let line = interpolated(message, on: thread)
+                let line = interpolated(message, on: thread, holder: holder)
                 output(line + "\n")
                 return nil
             }
@@ -164,7 +177,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     }
 
     /// A log point's text with each `{expression}` replaced by its value.
-    private func interpolated(_ message: String, on thread: any StoppedThread) -> String {
+    private func interpolated(_ message: String, on thread: any StoppedThread, holder: LuaRef) -> String {
         var out = ""
         var rest = Substring(message)
         while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
@@ -276,6 +289,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
 
     /// The variables behind `reference`: a scope's, or a table's fields.
     package func variables(_ reference: Int, on thread: any StoppedThread) throws -> [LuaVariable] {
+        guard let holder else { throw DebugReadError.noHolder }
         if reference >= Self.scopeBase {
             let offset = reference - Self.scopeBase
             return try thread.variables(offset % 2 == 0 ? .locals : .upvalues, level: offset / 2, holder: holder)
@@ -284,7 +298,8 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     }
 
     package func evaluate(_ expression: String, frame level: Int, on thread: any StoppedThread) throws -> LuaVariable {
-        try thread.evaluate(expression, level: level, holder: holder)
+        guard let holder else { throw DebugReadError.noHolder }
+        return try thread.evaluate(expression, level: level, holder: holder)
     }
 
     /// A path as breakpoints are kept by: `./plugins/a.lua` and `plugins/a.lua` are one file.
@@ -329,7 +344,13 @@ struct HookedThread: StoppedThread {
 
 enum DebugReadError: Error, CustomStringConvertible {
     case noFrame(Int)
-    var description: String { switch self { case .noFrame(let level): "no frame \(level) on the stopped thread's stack" } }
+    case noHolder
+    var description: String {
+        switch self {
+        case .noFrame(let level): "no frame \(level) on the stopped thread's stack"
+        case .noHolder: "the stopped thread's state is not served by this debugger"
+        }
+    }
 }
 
 /// One answer handed from the stopped thread to the session's thread.

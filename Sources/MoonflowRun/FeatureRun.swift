@@ -42,6 +42,10 @@ package final class FeatureRun: @unchecked Sendable {
         package var serviceTap: ServiceTap?
         /// Keep running after the input ends, until SIGINT or SIGTERM (real clock; `--inspect`).
         package var keepsRunning = false
+        /// Called with each host the run makes (its generation: 0, then one per rebuild past a
+        /// stuck state) before the plugin loads, on the thread that will load it: `--debug`
+        /// serves its Lua state, and `--debug-wait` waits there for the editor.
+        package var prepareHost: (@Sendable (FeatureHost, Int) -> Void)?
         package init(path: String) { self.path = path }
     }
 
@@ -159,6 +163,7 @@ package final class FeatureRun: @unchecked Sendable {
         try HostOwnedProcess.install(in: host.lua, command: "run") { [weak self] text, location in
             self?.emit(.log(message: text, location: location), generation: generation)
         }
+        options.prepareHost?(host, generation)
         return host
     }
 

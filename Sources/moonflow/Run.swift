@@ -64,6 +64,12 @@ struct Run: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Write the session (inputs with their times, events) to FILE as JSON Lines, for moonflow replay.", valueName: "FILE"))
     var record: String?
 
+    @Option(name: .long, help: ArgumentHelp("Serve a debugger for editors (the Debug Adapter Protocol) at [HOST:]PORT: 127.0.0.1 unless a host is named; port 0 picks a free one. See docs/debugging.md.", valueName: "[HOST:]PORT"))
+    var debug: String?
+
+    @Flag(name: .long, help: "With --debug: wait for the editor to attach and send its breakpoints before the plugin loads.")
+    var debugWait = false
+
     @OptionGroup var limits: LimitOptions
 
     /// `--inspect` may stand without its value: then it gets the default address.
@@ -84,7 +90,7 @@ struct Run: ParsableCommand {
         RunRequest(path: path, actions: actions, format: format, clock: clock, until: until, watch: watch,
                    state: state, db: db, color: color, inspect: inspect, inspectFrames: inspectFrames,
                    inspectMemory: inspectMemory, record: record, timeLimit: limits.timeLimit,
-                   memoryLimit: limits.memoryLimit, sandbox: limits.sandbox)
+                   memoryLimit: limits.memoryLimit, sandbox: limits.sandbox, debug: debug, debugWait: debugWait)
     }
 
     // `limits` validates itself (an option group).

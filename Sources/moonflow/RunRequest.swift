@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MoonflowDebug
 import MoonflowEvents
 import MoonflowHost
 import MoonflowRun
@@ -26,6 +27,8 @@ struct RunRequest {
     var timeLimit: Int64? = nil
     var memoryLimit: Int? = nil
     var sandbox = false
+    var debug: String? = nil
+    var debugWait = false
 
     func validate() throws {
         if let record {
@@ -45,6 +48,11 @@ struct RunRequest {
         }
         if let inspectMemory, inspectMemory < 1 || inspectMemory > 1 << 20 {
             throw ValidationError("--inspect-memory must be a number of megabytes from 1 to 1048576 (got \(inspectMemory))")
+        }
+        if let debug {
+            do { _ = try InspectorPipe.address(debug) } catch { throw ValidationError("--debug \(error)") }
+        } else if debugWait {
+            throw ValidationError("--debug-wait waits for an editor to attach to the debugger; add --debug [HOST:]PORT")
         }
         if let until, until < 0 { throw ValidationError("--until must be a number of milliseconds, 0 or more (got \(until))") }
         if watch && clock == .virtual { throw ValidationError("--watch runs on the real clock; drop --clock virtual") }
@@ -122,6 +130,10 @@ struct RunRequest {
                 ? "{\"event\":\"inspector\",\"t\":0,\"url\":\"\(url)\"}"
                 : "     0 ms  inspector \(url)"
             FeatureRun.stdout(line)
+        }
+        if let debug {
+            let server = try DebugServer.start(debug, name: PathText.normalized(path), wait: debugWait)
+            options.prepareHost = { host, _ in server.prepare(host) }
         }
         // At the prompt, what the run prints goes above the line being typed.
         var write = FeatureRun.stdout

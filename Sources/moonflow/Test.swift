@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import MoonflowDebug
+import MoonflowHost
 import MoonflowTool
 
 struct Test: ParsableCommand {
@@ -47,6 +49,12 @@ struct Test: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Steps per run of an exploration (default: the spec's, else 50).", valueName: "N"))
     var length: Int?
 
+    @Option(name: .long, help: ArgumentHelp("Serve a debugger for editors (the Debug Adapter Protocol) at [HOST:]PORT: breakpoints stop in the plugins' code and in the specs. One spec file runs at a time. See docs/debugging.md.", valueName: "[HOST:]PORT"))
+    var debug: String?
+
+    @Flag(name: .long, help: "With --debug: wait for the editor to attach and send its breakpoints before the first spec file loads.")
+    var debugWait = false
+
     @Flag(name: .long, help: "Count the lines of the plugins' own Lua files the specs (and explorations) run: a table per file, and coverage/lcov.info in lcov's format.")
     var coverage = false
 
@@ -57,6 +65,12 @@ struct Test: ParsableCommand {
         if let shard { _ = try parsedShard(shard) }
         if let runs, runs < 1 { throw ValidationError("--runs \(runs): give 1 or more runs") }
         if let length, length < 1 { throw ValidationError("--length \(length): give 1 or more steps") }
+        if let debug {
+            do { _ = try InspectorPipe.address(debug) } catch { throw ValidationError("--debug \(error)") }
+            if let jobs, jobs > 1 { throw ValidationError("--debug runs one spec file at a time; drop --jobs \(jobs)") }
+        } else if debugWait {
+            throw ValidationError("--debug-wait waits for an editor to attach to the debugger; add --debug [HOST:]PORT")
+        }
     }
 
     private func parsedShard(_ text: String) throws -> SpecRunner.Shard {
@@ -77,6 +91,12 @@ struct Test: ParsableCommand {
         options.profile = limits.sandbox ? .sandboxed : .trusted
         options.exploring = explore
         options.coveragePath = coverage ? "coverage/lcov.info" : nil
+        if let debug {
+            // One spec file at a time: the editor follows one thread.
+            options.jobs = 1
+            let server = try DebugServer.start(debug, name: "moonflow test", wait: debugWait)
+            options.prepareHost = server.prepare
+        }
         options.setExplore(seed: seed, runs: runs, length: length)
         let status = SpecRunner(options: options).run()
         if status != 0 { throw ExitCode(status) }

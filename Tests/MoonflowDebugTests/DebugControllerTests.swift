@@ -43,7 +43,8 @@ final class DebugControllerTests: XCTestCase {
         let frames = try XCTUnwrap(trace["body"]?["stackFrames"])
         XCTAssertEqual(frames[0]?["name"]?.stringValue, "reduce")
         XCTAssertEqual(frames[0]?["line"]?.intValue, 4)
-        XCTAssertEqual(frames[0]?["source"]?["path"]?.stringValue, "plugins/counter/init.lua")
+        XCTAssertEqual(frames[0]?["source"]?["path"]?.stringValue,
+                       FileManager.default.currentDirectoryPath + "/plugins/counter/init.lua", "absolute, as editors open files")
         XCTAssertEqual(frames[1]?["line"]?.intValue, 9)
 
         let scopes = try editor.request("scopes", ["frameId": 1])

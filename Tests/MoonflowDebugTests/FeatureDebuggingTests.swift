@@ -56,7 +56,7 @@ final class FeatureDebuggingTests: XCTestCase {
     private func debugged(timeLimitMs: Int64 = 1000) throws -> (FeatureHost, RunningFeature, EditorClient, DAPListener) {
         let host = try FeatureHost(configuration: .init(searchPaths: [folder.appendingPathComponent("plugins").path],
                                                         timeLimitMs: timeLimitMs, clock: .real))
-        let controller = DebugController(holder: try host.lua.makeTable([]), name: "tally")
+        let controller = DebugController(name: "tally")
         XCTAssertTrue(controller.serve(host.lua))
         let listener = try DAPListener(host: "127.0.0.1", port: 0)
         listener.start { connection in

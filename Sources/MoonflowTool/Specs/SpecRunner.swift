@@ -48,6 +48,9 @@ package struct SpecRunner: Sendable {
         /// `--coverage`: count the lines of the plugins' Lua run, print a table per file and
         /// write lcov's tracefile here.
         package var coveragePath: String?
+        /// Called with each spec file's host before the file loads, on the thread that runs it:
+        /// `--debug` serves its Lua state (and `--debug-wait` waits there for the editor).
+        package var prepareHost: (@Sendable (FeatureHost) -> Void)?
         package init(paths: [String] = []) { self.paths = paths }
         package mutating func setExplore(seed: Int64?, runs: Int?, length: Int?) {
             explore = TestModule.ExploreDefaults(seed: seed, runs: runs, length: length)
@@ -319,6 +322,7 @@ package struct SpecRunner: Sendable {
                 isolatesPlugins: options.profile == .sandboxed), switchableClock: true)
             host.bridge.locationRoots = []  // the tool names files as it found them
             if coverage != nil { host.lua.startCoverage() }
+            options.prepareHost?(host)
             try TestModule.install(in: host, explore: options.explore)
             let tap = options.tap
             // A spec's print and io.write go with its file's output (kept together under --jobs);

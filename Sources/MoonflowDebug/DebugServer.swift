@@ -1,0 +1,36 @@
+import Foundation
+import LuaKit
+
+/// The debugger a command runs with `--debug [HOST:]PORT`: a listener on the address
+/// (loopback unless another host is named) whose editors each get a session against one
+/// controller, which serves every Lua state the run makes (`serve`).
+///
+///     let server = try DebugServer(host: "127.0.0.1", port: 0, name: "counter") { print($0) }
+///     server.controller.serve(host.lua)
+///     server.controller.waitForConfiguration()   // --debug-wait
+package final class DebugServer: Sendable {
+    package let controller: DebugController
+    private let listener: DAPListener
+
+    /// - Parameter log: where the session's failures and log points go while no editor is attached.
+    /// - Throws: `DAPListener.Failure` naming the address and why (in use, no such host).
+    package init(host: String, port: Int, name: String, log: @escaping @Sendable (String) -> Void) throws {
+        let controller = DebugController(name: name, log: log)
+        let listener = try DAPListener(host: host, port: port)
+        listener.start { connection in
+            let session = DAPSession(connection: connection, target: controller)
+            controller.attach(session)
+            session.run(log: log)
+        }
+        self.controller = controller
+        self.listener = listener
+    }
+
+    /// Where editors attach: `127.0.0.1:9229`.
+    package var address: String { listener.host.contains(":") ? "[\(listener.host)]:\(listener.port)" : "\(listener.host):\(listener.port)" }
+
+    /// Whether the address is reachable only from this machine.
+    package var isLoopback: Bool { ["127.0.0.1", "localhost", "::1"].contains(listener.host.lowercased()) }
+
+    package func close() { listener.close() }
+}
