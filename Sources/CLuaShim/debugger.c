@@ -2,7 +2,8 @@
 // frame (locals, upvalues) or of a table, each shown as text made without running a
 // metamethod (a `__tostring` or `__index` of the plugin's never runs for a look). A view
 // of the state (what `reduce`, `handle` and effect handlers get) is shown as the plain
-// table it shows. Calls views.c (which table a view shows).
+// table it shows. Calls views.c (which table a view shows) and platform.c (the clock that
+// ends an evaluation that runs too long).
 #include "internal.h"
 
 #include <stdio.h>
@@ -213,6 +214,16 @@ static const char evaluate_lua[] =
 
 struct evaluate_args { int level; const char *expr; size_t len; };
 
+/// Longest an evaluation may run: a debugger's look never hangs the run.
+#define MF_EVALUATE_MS 2000
+static __thread int64_t evaluate_deadline_ns;
+
+static void evaluate_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  if (mf_now_ns() > evaluate_deadline_ns)
+    luaL_error(L, "evaluate ran longer than %d ms and was stopped; the run is as it was", MF_EVALUATE_MS);
+}
+
 static int evaluate_k(lua_State *L) {
   // stack: holder, args
   const struct evaluate_args *args = (const struct evaluate_args *)lua_touserdata(L, 2);
@@ -241,11 +252,22 @@ static int evaluate_k(lua_State *L) {
     if (name[0] == '(') { lua_pop(L, 1); continue; }
     lua_setfield(L, scope, name);
   }
+  // On a thread of its own, under a count hook that stops it past MF_EVALUATE_MS: a stopped
+  // thread runs no hook of its own (the debugger's stop is one), so nothing else would end a
+  // loop in the expression.
+  lua_State *co = lua_newthread(L);
   lua_pushvalue(L, fn);
   lua_pushvalue(L, scope);
   lua_pushvalue(L, fenv);
   lua_pushlstring(L, args->expr, args->len);
-  lua_call(L, 3, 1);
+  lua_xmove(L, co, 4);
+  evaluate_deadline_ns = mf_now_ns() + (int64_t)MF_EVALUATE_MS * 1000000;
+  lua_sethook(co, evaluate_hook, LUA_MASKCOUNT, 1000);
+  int nres = 0;
+  int status = lua_resume(co, L, 3, &nres);
+  if (status == LUA_YIELD) return luaL_error(L, "evaluate cannot yield (it reads; it does not wait)");
+  lua_xmove(co, L, 1);  // the result, or the error
+  if (status != LUA_OK) return lua_error(L);
   int result = lua_gettop(L);
   lua_newtable(L);  // the list
   int list = lua_gettop(L);

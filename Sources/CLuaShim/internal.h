@@ -3,7 +3,7 @@
 // read and changed knowing only what is below it:
 //   profiles.c -> match.c -> watchdog.c -> views.c;  watchdog.c -> platform.c
 //   profiles.c, protected.c, standalone.c, budgets.c -> watchdog.c;  watchdog.c, protected.c -> debughook.c -> coverage.c
-//   protected.c, standalone.c -> messages.c;  protected.c -> warnings.c, views.c, pipes.c, callouts.c;  trampoline.c -> callouts.c;  json.c -> values.c, views.c;  debugger.c -> views.c;  json_read.c -> values.c
+//   protected.c, standalone.c -> messages.c;  protected.c -> warnings.c, views.c, pipes.c, callouts.c;  trampoline.c -> callouts.c;  json.c -> values.c, views.c;  debugger.c -> views.c, platform.c;  json_read.c -> values.c
 #ifndef CLUASHIM_INTERNAL_H
 #define CLUASHIM_INTERNAL_H
 #include "CLuaShim.h"

@@ -28,6 +28,8 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     private var activeHolder: LuaRef?
     private var holders: [ObjectIdentifier: LuaRef] = [:]
     private let lock = NSCondition()
+    /// The breakpoints by file as the editor asked for them, and as placed (on lines with code).
+    private var asked: [String: [BreakpointRequest]] = [:]
     private var breakpoints: [String: [BreakpointRequest]] = [:]
     /// Hits so far of each breakpoint (by file and line), for hit conditions.
     private var hits: [String: Int] = [:]
@@ -88,12 +90,44 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
 
     package func setBreakpoints(path: String, _ requested: [BreakpointRequest]) -> [PlacedBreakpoint] {
         let file = Self.normalized(path)
+        let (placed, answers) = Self.place(requested, in: file)
         lock.withLock {
-            breakpoints[file] = requested
+            asked[file] = requested
+            breakpoints[file] = placed
             hits = hits.filter { !$0.key.hasPrefix(file + ":") }
         }
-        for lua in served { lua.setBreakpointLines(path: file, lines: requested.map(\.line)) }
-        return requested.map { PlacedBreakpoint(line: $0.line) }
+        for lua in served { lua.setBreakpointLines(path: file, lines: placed.map(\.line)) }
+        return answers
+    }
+
+    /// Places every file's breakpoints again from the lines the editor asked for: after a
+    /// reload, a breakpoint lands on the line with code at or after its line in the new text.
+    package func filesChanged() {
+        let files = lock.withLock { asked }
+        for (file, requested) in files {
+            let (placed, _) = Self.place(requested, in: file)
+            lock.withLock { breakpoints[file] = placed }
+            for lua in served { lua.setBreakpointLines(path: file, lines: placed.map(\.line)) }
+        }
+    }
+
+    /// Where each breakpoint lands in `file`: the first line with code at or after the one
+    /// asked for (a comment, a blank line or `local function f(x)` has none of its own to stop
+    /// at). A file that cannot be read or compiled keeps the lines as asked.
+    static func place(_ requested: [BreakpointRequest], in file: String) -> ([BreakpointRequest], [PlacedBreakpoint]) {
+        let code = ActiveLines.of(file: file)
+        let lines = code.lines.union(code.closingOnly).sorted()
+        guard !lines.isEmpty else { return (requested, requested.map { PlacedBreakpoint(line: $0.line) }) }
+        var placed: [BreakpointRequest] = []
+        let answers = requested.map { request -> PlacedBreakpoint in
+            guard let line = lines.first(where: { $0 >= request.line }) else {
+                return PlacedBreakpoint(line: nil, message: "no code at or after line \(request.line) of \(URL(fileURLWithPath: file).lastPathComponent)")
+            }
+            placed.append(BreakpointRequest(line: line, condition: request.condition, hitCondition: request.hitCondition,
+                                            logMessage: request.logMessage))
+            return PlacedBreakpoint(line: line)
+        }
+        return (placed, answers)
     }
 
     package func setExceptionFilters(_ filters: Set<ExceptionFilter>) {
@@ -108,7 +142,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     package func detach() {
         let files: [String] = lock.withLock {
             attached = false
-            defer { breakpoints = [:]; filters = [] }
+            defer { breakpoints = [:]; asked = [:]; filters = [] }
             if pending != nil { resumed = .run }
             lock.broadcast()
             return Array(breakpoints.keys)
@@ -117,11 +151,6 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             for file in files { lua.setBreakpointLines(path: file, lines: []) }
             lua.stopOnErrors(false)
         }
-    }
-
-    /// The breakpoints set in `path`, as the editor asked for them.
-    package func breakpoints(in path: String) -> [BreakpointRequest] {
-        lock.withLock { breakpoints[Self.normalized(path)] ?? [] }
     }
 
     /// Waits until the editor has sent its breakpoints (`--debug-wait`) or went away.

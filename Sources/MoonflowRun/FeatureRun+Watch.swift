@@ -79,6 +79,7 @@ extension FeatureRun {
         }
         do {
             try host.reload(feature, changed: names, since: noticed)
+            options.reloaded?()
             watcher?.watch(files: try host.loadedFiles(of: feature))
             return nil
         } catch {
@@ -95,6 +96,7 @@ extension FeatureRun {
     func restart() {
         do {
             try host.restart(feature)
+            options.reloaded?()
             watcher?.watch(files: try host.loadedFiles(of: feature))
         } catch {
             let (message, location) = LuaErrorReport.describe(error, fallback: nil)

@@ -46,6 +46,9 @@ package final class FeatureRun: @unchecked Sendable {
         /// stuck state) before the plugin loads, on the thread that will load it: `--debug`
         /// serves its Lua state, and `--debug-wait` waits there for the editor.
         package var prepareHost: (@Sendable (FeatureHost, Int) -> Void)?
+        /// Called after each reload that took (`--watch`, `:reload`): the debugger places its
+        /// breakpoints again in the new text.
+        package var reloaded: (@Sendable () -> Void)?
         package init(path: String) { self.path = path }
     }
 

@@ -134,6 +134,7 @@ struct RunRequest {
         if let debug {
             let server = try DebugServer.start(debug, name: PathText.normalized(path), wait: debugWait)
             options.prepareHost = { host, _ in server.prepare(host) }
+            options.reloaded = { server.server.controller.filesChanged() }
         }
         // At the prompt, what the run prints goes above the line being typed.
         var write = FeatureRun.stdout

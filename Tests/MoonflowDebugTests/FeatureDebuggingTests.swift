@@ -53,10 +53,13 @@ final class FeatureDebuggingTests: XCTestCase {
     override func tearDownWithError() throws { try? FileManager.default.removeItem(at: folder) }
 
     /// A host whose state a controller serves, with an editor attached and configured.
+    private var controller: DebugController!
+
     private func debugged(timeLimitMs: Int64 = 1000) throws -> (FeatureHost, RunningFeature, EditorClient, DAPListener) {
         let host = try FeatureHost(configuration: .init(searchPaths: [folder.appendingPathComponent("plugins").path],
                                                         timeLimitMs: timeLimitMs, clock: .real))
         let controller = DebugController(name: "tally")
+        self.controller = controller
         XCTAssertTrue(controller.serve(host.lua))
         let listener = try DAPListener(host: "127.0.0.1", port: 0)
         listener.start { connection in
@@ -214,6 +217,34 @@ final class FeatureDebuggingTests: XCTestCase {
         waitFor("it went on") { count(feature) == 3 }
     }
 
+    func testABreakpointLandsOnTheNextLineWithCodeAndMovesWithTheFileOnReload() throws {
+        let (host, feature, editor, listener) = try debugged()
+        defer { listener.close() }
+        // Line 19 is blank and 20 opens `reduce`: the first line that runs is 21. Past the end: no code.
+        let placed = try editor.request("setBreakpoints", ["source": ["path": LuaValue(file)], "breakpoints": [["line": 19], ["line": 90]]])
+        XCTAssertEqual(placed["body"]?["breakpoints"]?[0]?["line"]?.intValue, Int64(Line.reduceFirst))
+        XCTAssertEqual(placed["body"]?["breakpoints"]?[0]?["verified"]?.boolValue, true)
+        XCTAssertEqual(placed["body"]?["breakpoints"]?[1]?["verified"]?.boolValue, false)
+        XCTAssertEqual(placed["body"]?["breakpoints"]?[1]?["message"]?.stringValue, "no code at or after line 90 of init.lua")
+        _ = try editor.request("configurationDone")
+        try feature.send(["type": "add", "n": 1])
+        _ = try editor.event("stopped")
+        XCTAssertEqual(try top(editor)?["line"]?.intValue, Int64(Line.reduceFirst))
+        _ = try editor.request("continue", ["threadId": 1])
+        waitFor("it went on") { count(feature) == 2 }
+
+        // Two lines more above reduce: asked for line 19 still, it lands on the new first line of reduce.
+        try Self.plugin.replacingOccurrences(of: "  reduce = function(state, m)", with: "  -- reduce:\n  -- doubles\n  reduce = function(state, m)")
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        try host.reload(feature)
+        controller.filesChanged()
+        try feature.send(["type": "add", "n": 1])
+        _ = try editor.event("stopped")
+        XCTAssertEqual(try top(editor)?["line"]?.intValue, Int64(Line.reduceFirst + 2))
+        _ = try editor.request("continue", ["threadId": 1])
+        waitFor("it went on") { count(feature) == 4 }
+    }
+
     func testAFeaturePausedLongerThanItsTimeLimitIsNotStopped() throws {
         // A 100 ms limit on CPU time, with a wall-clock backstop of 1.1 s: the pause is longer.
         let (_, feature, editor, listener) = try debugged(timeLimitMs: 100)
@@ -225,6 +256,9 @@ final class FeatureDebuggingTests: XCTestCase {
         Thread.sleep(forTimeInterval: 1.6)
         XCTAssertEqual(try editor.request("evaluate", ["expression": "m.n", "frameId": 1])["body"]?["result"]?.stringValue, "7",
                        "still stopped, still readable")
+        let loop = try editor.request("evaluate", ["expression": "(function() while true do end end)()", "frameId": 1])
+        XCTAssertEqual(loop["success"]?.boolValue, false)
+        XCTAssertTrue(loop["message"]?.stringValue?.contains("evaluate ran longer than 2000 ms and was stopped") == true, "\(loop)")
         _ = try editor.request("continue", ["threadId": 1])
         waitFor("the reduce finished after the pause") { count(feature) == 14 }
     }
