@@ -80,7 +80,7 @@ let package = Package(
                             .embedInCode("Lua/compiled/dispatch.luac"), .embedInCode("Lua/compiled/markers.luac"),
                             .embedInCode("Lua/compiled/task_await.luac")]),
         // What an app embeds: the feature host, its plugins, sandbox and services.
-        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams"],
+        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "MoonflowDebug"],
                 resources: [.embedInCode("Lua/plugin_sandbox.lua"), .embedInCode("Lua/package_root.lua"),
                             .embedInCode("Lua/reload.lua"), .embedInCode("Lua/loaded_files.lua")]),
         // SQLite repositories, and the file store for plugins' declared ones (opt-in for apps).
@@ -123,6 +123,7 @@ let package = Package(
         .target(
             name: "MoonflowServe",
             dependencies: [
+                "MoonflowDebug",
                 "MoonflowInspector",
                 "MoonflowRun",
                 "MoonflowEvents",
@@ -171,7 +172,7 @@ let package = Package(
         // Benchmarks: a program that prints figures (scripts/bench builds it in release).
         .executableTarget(
             name: "moonflow-bench",
-            dependencies: ["Runtime", "Streams", "LuaKit", "MoonflowLua", "MoonflowHost", "MoonflowSQLite"]
+            dependencies: ["Runtime", "Streams", "LuaKit", "MoonflowLua", "MoonflowHost", "MoonflowSQLite", "MoonflowDebug"]
         ),
         .testTarget(name: "LuaKitTests", dependencies: ["LuaKit"]),
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
@@ -204,6 +205,7 @@ let package = Package(
                 "MoonflowHost",
                 "MoonflowLua",
                 "MoonflowTesting",
+                "MoonflowDebug",
                 "LuaKit",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -39,10 +39,21 @@ typedef struct mf_debug {
 
 static mf_debug *debug_of(lua_State *L) { return (mf_debug *)mf_budget_of(L)->debug; }
 
-/// Whether a chunk's source (`@plugins/a.lua`, `@./a.lua`, `@/abs/a.lua`) names the file at
-/// `path` (absolute): the same path, or one that ends in the chunk's relative name.
+/// Whether a chunk is a plugin's or a spec's file, which a debugger shows and stops in: a file
+/// (`@plugins/a.lua`) that is not Moonflow's own (`@[moonflow ...]`), or a file a plugin
+/// source gave as text (`=dev:counter/init.lua`, `=memory:greeter/init.lua`: a `.lua` name;
+/// Moonflow's own text chunks, `=moonflow.task` and the like, have none).
+static int visible(const char *source, size_t srclen) {
+  if (srclen < 2) return 0;
+  if (source[0] == '@') return strncmp(source, "@[moonflow", 10) != 0;
+  return source[0] == '=' && srclen > 5 && memcmp(source + srclen - 4, ".lua", 4) == 0;
+}
+
+/// Whether a chunk's source (`@plugins/a.lua`, `@./a.lua`, `@/abs/a.lua`, `=dev:a/init.lua`)
+/// names the file at `path` (absolute): the same path, or one that ends in the chunk's
+/// relative name.
 static int names_file(const char *source, size_t srclen, const char *path, size_t len) {
-  if (srclen < 2 || source[0] != '@') return 0;
+  if (!visible(source, srclen)) return 0;
   const char *s = source + 1;
   size_t n = srclen - 1;
   while (n > 2 && s[0] == '.' && s[1] == '/') { s += 2; n -= 2; }
@@ -65,7 +76,7 @@ static int has_breakpoint(mf_debug *d, const char *source, size_t srclen, int fi
 /// breakpoint in it, or a step or pause under way.
 static int wants_lines(mf_debug *d, lua_Debug *ar) {
   if (d->step || __atomic_load_n(&d->pause, __ATOMIC_RELAXED)) return 1;
-  if (ar->source[0] != '@') return 0;
+  if (!visible(ar->source, ar->srclen)) return 0;
   int first = ar->linedefined, last = ar->lastlinedefined;
   if (first <= 0) { first = 0; last = INT_MAX; }  // a main chunk: all of it
   pthread_mutex_lock(&d->lock);
@@ -137,7 +148,7 @@ static void debug_hook(lua_State *L, lua_Debug *ar) {
       return;
   }
   if (mf_budget_of(L)->cover) mf_cover_line(L, ar);
-  if (!lua_getinfo(L, "S", ar) || ar->source[0] != '@' || strncmp(ar->source, "@[moonflow", 10) == 0) return;
+  if (!lua_getinfo(L, "S", ar) || !visible(ar->source, ar->srclen)) return;
   int line = ar->currentline;
   if (__atomic_exchange_n(&d->pause, 0, __ATOMIC_RELAXED)) {
     stop_here(L, d, MF_STOP_PAUSE, line, NULL);
@@ -228,7 +239,7 @@ void mf_debug_error(lua_State *L, int level) {
   lua_Debug ar;
   int line = 0;
   for (int l = level; lua_getstack(L, l, &ar); l++) {
-    if (lua_getinfo(L, "Sl", &ar) && ar.source[0] == '@' && strncmp(ar.source, "@[moonflow", 10) != 0) {
+    if (lua_getinfo(L, "Sl", &ar) && visible(ar.source, ar.srclen)) {
       line = ar.currentline;
       break;
     }

@@ -138,6 +138,36 @@ package final class DAPConnection: @unchecked Sendable {
 
     deinit { close() }
 
+    /// The editor's end: a connection to a debugger at `host:port` (a relay's, a test's).
+    /// With `timeout`, a `receive` that waits longer returns nil, as when the debugger is gone.
+    /// - Throws: `DAPListener.Failure` naming the address when nothing answers there.
+    package static func connect(host: String, port: Int, timeout: Int? = nil) throws -> DAPConnection {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
+            throw DAPListener.Failure(description: "\(host): no such host")
+        }
+        defer { freeaddrinfo(list) }
+        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard fd >= 0 else { throw DAPListener.Failure(description: "cannot open a socket: \(String(cString: strerror(errno)))") }
+        guard Foundation.connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Foundation.close(fd)
+            throw DAPListener.Failure(description: "no debugger at \(host):\(port): \(reason)")
+        }
+        if let timeout {
+            var wait = timeval(tv_sec: timeout, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        }
+        return DAPConnection(fd: fd)
+    }
+
     /// Writes one message.
     /// - Throws: `DAPListener.Failure` when the editor is gone.
     package func send(_ message: LuaValue) throws {

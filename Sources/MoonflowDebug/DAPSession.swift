@@ -70,12 +70,12 @@ package enum ExceptionFilter: String, CaseIterable, Sendable {
 /// one whose arguments are wrong, gets `success: false` with a message naming the
 /// request and the fix; the session goes on.
 package final class DAPSession: @unchecked Sendable {
-    private let connection: DAPConnection
+    private let connection: any DAPChannel
     private let target: any DebugTarget
     private let lock = NSLock()
     private var seq = 0
 
-    package init(connection: DAPConnection, target: any DebugTarget) {
+    package init(connection: any DAPChannel, target: any DebugTarget) {
         self.connection = connection
         self.target = target
     }

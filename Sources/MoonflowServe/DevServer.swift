@@ -86,6 +86,8 @@ package final class DevServer: @unchecked Sendable {
     private var gone: [(id: String, name: String)] = []
     private let observers: Observers
     private let log: @Sendable (String) -> Void
+    /// Where the apps' debugger messages go (`--debug`: `DebugRelay`).
+    private var debugMessages: (@Sendable (String) -> Void)?
 
     /// - Parameters:
     ///   - folders: plugin folders (with `init.lua`) or folders of them.
@@ -294,11 +296,29 @@ package final class DevServer: @unchecked Sendable {
         return out
     }
 
+    /// `--debug`: the apps' `dap` messages (their JSON text) go to `handler` from now on.
+    func relayDebugMessages(to handler: @escaping @Sendable (String) -> Void) {
+        lock.withLock { debugMessages = handler }
+    }
+
+    /// Sends a line to the app that connected last (and said who it is); false when none is.
+    func sendToLatestApp(_ line: String) -> Bool {
+        lock.withLock {
+            guard let latest = connections.filter({ !$0.value.appID.isEmpty }).max(by: { $0.key < $1.key }) else { return false }
+            latest.value.send(line)
+            return true
+        }
+    }
+
     /// One message from an app. Called on its connection's reader, one at a time, on a Swift
     /// concurrency thread: nothing here waits on a lock while doing anything that waits (making
     /// a feature's observers starts an inspector's server, awaited).
     private func receive(_ text: String, from id: Int) async {
         guard let message = DevServerMessages.read(text) else { return }
+        if message.m == "dap" {
+            lock.withLock { debugMessages }?(text)
+            return
+        }
         if message.m == "hello" {
             let name = message.object["name"]?.stringValue ?? "app"
             let appID = message.object["app"]?.stringValue ?? ""

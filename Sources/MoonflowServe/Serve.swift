@@ -13,13 +13,14 @@ import Streams
 /// `moonflow run` prints them, an inspector of its own, the recording).
 package enum Serve {
     /// The arguments `moonflow serve` passes: `--listen HOST:PORT --format pretty|jsonl
-    /// [--record FILE] [--token TOKEN] [--color] FOLDER...`.
+    /// [--record FILE] [--token TOKEN] [--color] [--debug HOST:PORT] FOLDER...`.
     struct Arguments {
         var address = "127.0.0.1:0"
         var format = OutputFormat.pretty
         var record: String?
         var token = InspectorServer.makeToken()
         var color = false
+        var debug: String?
         var folders: [String] = []
 
         init?(_ arguments: [String]) {
@@ -33,6 +34,7 @@ package enum Serve {
                 case "--record": guard let value else { return nil }; record = value; i += 2
                 case "--token": guard let value else { return nil }; token = value; i += 2
                 case "--color": color = true; i += 1
+                case "--debug": guard let value else { return nil }; debug = value; i += 2
                 default: folders.append(flag); i += 1
                 }
             }
@@ -69,10 +71,23 @@ package enum Serve {
         let url: String
         do { url = try server.start() } catch { fail("moonflow: serve --host: \(error)", status: 1) }
         terminal.serving(url: url, plugins: server.plugins.map(\.name))
+        var relay: DebugRelay?
+        if let debug = arguments.debug, let address = try? InspectorPipe.address(debug) {
+            do { relay = try DebugRelay(server: server, host: address.host, port: address.port) } catch { fail("moonflow: --debug \(error)", status: 1) }
+            if let relay {
+                if !relay.isLoopback {
+                    FileHandle.standardError.write(Data("moonflow: warning: --debug \(debug) is reachable from the network: anyone who can reach this machine can attach, read the app's state and evaluate Lua in it; use 127.0.0.1 unless you mean it\n".utf8))
+                }
+                terminal.debugger(address: relay.address)
+            }
+        }
         let pusher = Pusher(server: server)
         let watcher = FileWatcher(folders: server.plugins.map(\.folder), files: []) { changed, _ in pusher.saved(changed) }
         do { try watcher.start() } catch { fail("moonflow: serve: cannot watch the folders: \(error)", status: 1) }
-        while true { Thread.sleep(forTimeInterval: 3600) }
+        while true {
+            Thread.sleep(forTimeInterval: 3600)
+            withExtendedLifetime(relay) {}  // the relay serves editors as long as the server runs
+        }
     }
 
     static func fail(_ message: String, status: Int32) -> Never {

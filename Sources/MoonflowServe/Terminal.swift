@@ -41,6 +41,14 @@ final class Terminal: @unchecked Sendable {
         }
     }
 
+    /// Where editors attach (`--debug`).
+    func debugger(address: String) {
+        switch format {
+        case .jsonl: write("{\"event\":\"debugger\",\"t\":0,\"address\":\(q(address))}")
+        case .pretty: write("  debugger for the connected app at \(address) (docs/debugging.md)")
+        }
+    }
+
     /// An app connected or went away: a `log` line.
     func log(_ message: String) {
         switch format {

@@ -13,5 +13,6 @@ func benchSuites() -> [(name: String, run: () -> Void)] {
         ("viewmodel", viewModelBench),
         ("inspector", inspectorBench),
         ("serve", serveBench),
+        ("debug", debugBench),
     ]
 }

@@ -45,6 +45,9 @@ struct Serve: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Write the first app feature's session to FILE as JSON Lines, for moonflow replay.", valueName: "FILE"))
     var record: String?
 
+    @Option(name: .long, help: ArgumentHelp("Serve a debugger for editors (the Debug Adapter Protocol) at [HOST:]PORT: breakpoints stop the connected app's features. See docs/debugging.md.", valueName: "[HOST:]PORT"))
+    var debug: String?
+
     /// The folders served: those given, or ./plugins.
     var served: [String] { folders.isEmpty ? ["plugins"] : folders }
 
@@ -54,6 +57,9 @@ struct Serve: ParsableCommand {
             throw ValidationError("--token must be 32 hex digits, as the URL of an earlier moonflow serve shows it")
         }
         if host.isEmpty { throw ValidationError("--host needs an address, such as 127.0.0.1 or 0.0.0.0") }
+        if let debug {
+            do { _ = try InspectorPipe.address(debug) } catch { throw ValidationError("--debug \(error)") }
+        }
         for folder in served {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
@@ -82,6 +88,7 @@ struct Serve: ParsableCommand {
         if format == .pretty && color.enabled(isTerminal: isatty(STDOUT_FILENO) != 0) { arguments.append("--color") }
         if let record { arguments += ["--record", record] }
         if let token { arguments += ["--token", token] }
+        if let debug { arguments += ["--debug", debug] }
         arguments += served
         let argv = ([binary.path] + arguments).map { strdup($0) } + [nil]
         execv(binary.path, argv)

@@ -133,6 +133,30 @@ final class DAPSessionTests: XCTestCase {
 
     // MARK: Helpers
 
+    // MARK: A session over a relay (moonflow serve --debug)
+
+    func testASessionOverAMailboxAnswersThroughItAndEndsWhenTheEditorGoes() throws {
+        let target = RecordingTarget()
+        final class Sent: @unchecked Sendable { let lock = NSLock(); var messages: [LuaValue] = [] }
+        let sent = Sent()
+        let mailbox = DAPMailbox { message in sent.lock.withLock { sent.messages.append(message) } }
+        let ended = DispatchSemaphore(value: 0)
+        Thread {
+            DAPSession(connection: mailbox, target: target).run()
+            ended.signal()
+        }.start()
+        mailbox.deliver(["type": "request", "seq": 1, "command": "initialize"])
+        mailbox.deliver(["type": "request", "seq": 2, "command": "threads"])
+        let give = Date().addingTimeInterval(30)
+        while sent.lock.withLock({ sent.messages.count }) < 3, Date() < give { Thread.sleep(forTimeInterval: 0.005) }
+        mailbox.close()
+        XCTAssertEqual(ended.wait(timeout: .now() + 30), .success, "the session ended once the mailbox closed")
+        target.waitForDetach()
+        let commands = sent.lock.withLock { sent.messages.compactMap { $0["command"]?.stringValue ?? $0["event"]?.stringValue } }
+        XCTAssertEqual(commands, ["initialize", "initialized", "threads"], "answered in order, through the mailbox")
+        XCTAssertFalse(mailbox.deliver(["type": "request", "seq": 3, "command": "threads"]), "a closed mailbox takes nothing more")
+    }
+
     private func connect(_ target: RecordingTarget) throws -> (DAPListener, EditorClient) {
         let listener = try DAPListener(host: "127.0.0.1", port: 0)
         listener.start { connection in

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Hummingbird
 import LuaKit
+import MoonflowDebug
 import XCTest
 
 /// `moonflow serve` and an app connected to it, both real processes on loopback: the built
@@ -76,6 +77,59 @@ final class ServeTests: XCTestCase {
         app.send(#"{"type":"increment"}"#)
         try app.waitFor(#""value":{"count":23}"#)  // still the old code
         XCTAssertEqual(app.lines.filter { $0.contains(#""kind":"reload""#) }.count, 1)
+    }
+
+    func testAnEditorAttachedToServeStopsTheAppsFeatureAtABreakpoint() throws {
+        let (server, url) = try serve(["--debug", "127.0.0.1:0"])
+        defer { server.kill() }
+        let announced = try server.waitFor(#""event":"debugger""#)
+        let address = try XCTUnwrap(try LuaValue(json: announced)["address"]?.stringValue)
+        let port = try XCTUnwrap(address.split(separator: ":").last.flatMap { Int($0) })
+        let app = try Child(Built.binary("moonflow-serve-testapp"), [url, "counter"])
+        defer { app.kill() }
+        try app.waitFor(#""kind":"state","value":{"count":0}"#)
+
+        let editor = try DAPConnection.connect(host: "127.0.0.1", port: port, timeout: 30)
+        defer { editor.close() }
+        var seq = 0
+        var events: [LuaValue] = []
+        func request(_ command: String, _ arguments: LuaValue = LuaValue([String: LuaValue]())) throws -> LuaValue {
+            seq += 1
+            try editor.send(["type": "request", "seq": LuaValue(seq), "command": LuaValue(command), "arguments": arguments])
+            while let message = try editor.receive() {
+                if message["type"]?.stringValue == "response" { return message }
+                events.append(message)
+            }
+            throw Failure("no answer to \(command) in 30 s, or the debugger closed the connection")
+        }
+        func event(_ name: String) throws -> LuaValue {
+            while true {
+                let message = events.isEmpty ? try editor.receive() : events.removeFirst()
+                guard let message else { throw Failure("no \(name) event in 30 s, or the debugger closed the connection") }
+                if message["event"]?.stringValue == name { return message }
+            }
+        }
+        XCTAssertEqual(try request("initialize")["success"]?.boolValue, true)
+        _ = try request("attach")
+        // The editor names the file as it is here; the app has it from the server.
+        let file = folder.appendingPathComponent("counter/init.lua").standardizedFileURL.path
+        XCTAssertEqual(try request("setBreakpoints", ["source": ["path": LuaValue(file)], "breakpoints": [["line": 9]]])["success"]?.boolValue, true)
+        _ = try request("configurationDone")
+
+        app.send(#"{"type":"increment","by":3}"#)
+        XCTAssertEqual(try event("stopped")["body"]?["reason"]?.stringValue, "breakpoint")
+        let top = try request("stackTrace", ["threadId": 1])["body"]?["stackFrames"]?[0]
+        XCTAssertEqual(top?["name"]?.stringValue, "reduce")
+        XCTAssertEqual(top?["line"]?.intValue, 9)
+        XCTAssertEqual(top?["source"]?["path"]?.stringValue, file, "the editor's own path for the served file")
+        XCTAssertEqual(try request("evaluate", ["expression": "state.count + m.n", "frameId": 1])["body"]?["result"]?.stringValue, "3")
+        _ = try request("continue", ["threadId": 1])
+        try app.waitFor(#""value":{"count":3}"#)
+
+        // The editor goes: its breakpoints go with it.
+        editor.close()
+        app.send(#"{"type":"increment"}"#)
+        try app.waitFor(#""value":{"count":4}"#)
     }
 
     func testTheAppKeepsRunningWithoutTheServerAndConnectsAgainWhenItIsBack() throws {

@@ -13,8 +13,10 @@ package struct LuaFrame: Equatable, Sendable {
     package let name: String?
     /// `Lua`, `C` or `main`.
     package let what: String
-    /// Whether the code is a plugin's or a spec's file (a chunk named `@file`), not a C
-    /// function nor Moonflow's own Lua (`[moonflow ...]`): what a debugger shows.
+    /// Whether the code is a plugin's or a spec's file (a chunk named `@file`, or a `.lua`
+    /// file a plugin source gave as text, `=dev:counter/init.lua`), not a C function nor
+    /// Moonflow's own Lua (`[moonflow ...]`, `moonflow.task`): what a debugger shows
+    /// (debughook.c's `visible` is the same rule).
     package let isFile: Bool
 }
 
@@ -47,7 +49,7 @@ extension LuaSlots {
                 line: frame.line > 0 ? Int(frame.line) : nil,
                 lineDefined: frame.linedefined >= 0 && what != "C" ? Int(frame.linedefined) : nil,
                 name: frame.name.map { String(cString: $0) }, what: what,
-                isFile: source.hasPrefix("@") && !source.hasPrefix("@[moonflow"))
+                isFile: source.hasPrefix("@") ? !source.hasPrefix("@[moonflow") : source.hasPrefix("=") && source.hasSuffix(".lua"))
         }
     }
 

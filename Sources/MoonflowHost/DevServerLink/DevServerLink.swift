@@ -1,5 +1,6 @@
 import Foundation
 import LuaKit
+import MoonflowDebug
 import MoonflowLua
 import Streams
 
@@ -32,7 +33,7 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
     private let token: String
     /// This app's identity for the server (the same across reconnections).
     private let appID = UUID().uuidString
-    private weak var featureHost: FeatureHost?
+    weak var featureHost: FeatureHost?
 
     private struct Session {
         let id: Int
@@ -52,8 +53,12 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
     }
 
     private let state = Locked(State())
+    /// `moonflow serve --debug`: the debugger serving this app's host, and the session of the
+    /// editor attached now (made when its first message comes).
+    let debugging = Locked<(controller: DebugController, mailbox: DAPMailbox)?>(nil)
     private let ready = DispatchSemaphore(value: 0)
     private let outgoing = DispatchQueue(label: "moonflow.devserver.send")
+    private let behindStop = DispatchQueue(label: "moonflow.devserver.debugged")
 
     init(url: URL, host featureHost: FeatureHost) throws {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
@@ -152,6 +157,21 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
 
     private func handle(_ text: String) {
         guard let message = DevServerMessages.read(text) else { return }
+        if message.m == "dap" || message.m == "dap-end" {
+            relayDebug(message)
+            return
+        }
+        // While an editor debugs the app, a feature may be stopped on the host's executor:
+        // what waits for it (a reload, a restart, a dispatch) waits on a queue of its own, in
+        // order, so that the editor's `continue` still comes through this thread.
+        if debugging.withLock({ $0 != nil }) {
+            behindStop.async { [self] in handleNow(message) }
+        } else {
+            handleNow(message)
+        }
+    }
+
+    private func handleNow(_ message: DevServerMessages.Message) {
         if let (files, changed) = DevServerMessages.files(message) {
             let noticed = Date()
             let (before, first) = state.withLock { s -> ([String: String], Bool) in
@@ -234,6 +254,14 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
         }, onFinish: { [weak self] in
             _ = self?.state.withLock { $0.sessions.removeValue(forKey: id) }
         })
+    }
+
+    /// Sends a message that names no feature.
+    func sendUntagged(_ text: String) {
+        outgoing.async { [weak self] in
+            guard let socket = self?.state.withLock({ $0.socket }) else { return }
+            try? socket.send(text)
+        }
     }
 
     private func send(_ line: String, session: Int) {

@@ -1,0 +1,127 @@
+import Foundation
+import XCTest
+
+/// `moonflow run --debug` as a user starts it, with an editor attached over a real socket:
+/// the binary, its standard input as the action source, and a DAP client written here.
+final class DebugRunTests: XCTestCase {
+    func testAnEditorStopsARunAtABreakpointReadsItAndTheRunGoesOnAfterDisconnect() throws {
+        let process = Process()
+        process.executableURL = try Moonflow.binary()
+        process.arguments = ["run", "plugins/counter", "--debug", "127.0.0.1:0", "--debug-wait", "--actions", "-", "--format", "jsonl"]
+        process.currentDirectoryURL = Moonflow.root
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        // The first line on standard error names the port it got.
+        var announced = Data()
+        while !announced.contains(UInt8(ascii: "\n")) {
+            let more = errors.fileHandleForReading.availableData
+            guard !more.isEmpty else { break }
+            announced.append(more)
+        }
+        let line = String(decoding: announced, as: UTF8.self)
+        XCTAssertTrue(line.hasPrefix("moonflow: debugger listening on 127.0.0.1:"), line)
+        XCTAssertTrue(line.contains("waiting for the editor to attach"), line)
+        let port = try XCTUnwrap(line.split(separator: ":").dropFirst(2).first.flatMap { Int($0.prefix { $0.isNumber }) })
+
+        let editor = try DAPClient(port: port)
+        XCTAssertEqual(try editor.request("initialize")["success"] as? Bool, true)
+        _ = try editor.request("attach")
+        let file = Moonflow.root.appendingPathComponent("plugins/counter/init.lua").path
+        let placed = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [["line": 44]]])
+        XCTAssertEqual(((placed["body"] as? [String: Any])?["breakpoints"] as? [[String: Any]])?.first?["line"] as? Int, 44)
+        _ = try editor.request("configurationDone")
+
+        input.fileHandleForWriting.write(Data("{\"type\":\"increment\",\"by\":3}\n".utf8))
+        let stopped = try editor.event("stopped")
+        XCTAssertEqual((stopped["body"] as? [String: Any])?["reason"] as? String, "breakpoint")
+        let trace = try editor.request("stackTrace", ["threadId": 1])
+        let top = try XCTUnwrap(((trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]])?.first)
+        XCTAssertEqual(top["name"] as? String, "reduce")
+        XCTAssertEqual(top["line"] as? Int, 44)
+        XCTAssertEqual((top["source"] as? [String: Any])?["path"] as? String, file, "the path an editor opens")
+        let sum = try editor.request("evaluate", ["expression": "state.count + m.n", "frameId": 1])
+        XCTAssertEqual((sum["body"] as? [String: Any])?["result"] as? String, "3")
+
+        _ = try editor.request("disconnect")
+        input.fileHandleForWriting.write(Data("{\"type\":\"increment\"}\n".utf8))
+        try input.fileHandleForWriting.close()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertTrue(printed.contains("\"state\":{\"count\":4}"), "both actions ran, the second past no breakpoint:\n\(printed)")
+    }
+}
+
+/// An editor's end of the Debug Adapter Protocol: requests in order, each `Content-Length`
+/// framed, over a TCP socket to 127.0.0.1.
+private final class DAPClient {
+    private let fd: Int32
+    private var buffer = [UInt8]()
+    private var events: [[String: Any]] = []
+    private var seq = 0
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard status == 0 else { throw Failure("connect to 127.0.0.1:\(port) failed") }
+        var wait = timeval(tv_sec: 60, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    func request(_ command: String, _ arguments: [String: Any] = [:]) throws -> [String: Any] {
+        seq += 1
+        let body = try JSONSerialization.data(withJSONObject: ["type": "request", "seq": seq, "command": command, "arguments": arguments])
+        let framed = Array("Content-Length: \(body.count)\r\n\r\n".utf8) + Array(body)
+        guard framed.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == framed.count else { throw Failure("short write") }
+        while true {
+            let message = try receive()
+            if message["type"] as? String == "response" { return message }
+            events.append(message)
+        }
+    }
+
+    func event(_ name: String) throws -> [String: Any] {
+        while true {
+            let message = events.isEmpty ? try receive() : events.removeFirst()
+            if message["event"] as? String == name { return message }
+        }
+    }
+
+    private func receive() throws -> [String: Any] {
+        while true {
+            if let end = buffer.firstRange(of: Array("\r\n\r\n".utf8)) {
+                let header = String(decoding: buffer[..<end.lowerBound], as: UTF8.self)
+                guard let length = header.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else {
+                    throw Failure("a header without a length: \(header)")
+                }
+                if buffer.count >= end.upperBound + length {
+                    let body = Data(buffer[end.upperBound..<(end.upperBound + length)])
+                    buffer.removeFirst(end.upperBound + length)
+                    return try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? [:]
+                }
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { throw Failure(n == 0 ? "the debugger closed the connection" : "no answer in 60 s") }
+            buffer += chunk[..<n]
+        }
+    }
+}
