@@ -31,31 +31,15 @@ package final class DAPListener: @unchecked Sendable {
     /// Binds and listens.
     /// - Throws: `DAPListener.Failure` naming the address and why (in use, no such host).
     package init(host: String, port: Int) throws {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_flags = AI_PASSIVE
-        #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-        hints.ai_socktype = SOCK_STREAM
-        #endif
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
-            throw Failure(description: "\(host): no such host to listen on")
-        }
-        defer { freeaddrinfo(list) }
-        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
-        guard fd >= 0 else { throw Failure(description: "cannot open a socket: \(String(cString: strerror(errno)))") }
-        var on: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
-            let reason = String(cString: strerror(errno))
-            Foundation.close(fd)
-            throw Failure(description: "cannot listen on \(host):\(port): \(reason) (another debugger there? pick another port)")
-        }
-        guard listen(fd, 4) == 0 else {
-            Foundation.close(fd)
-            throw Failure(description: "cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
+        let fd = try DAPConnection.socket(host: host, port: port, passive: true) { fd, address, length in
+            var on: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+            guard bind(fd, address, length) == 0 else {
+                throw Failure(description: "cannot listen on \(host):\(port): \(String(cString: strerror(errno))) (another debugger there? pick another port)")
+            }
+            guard listen(fd, 4) == 0 else {
+                throw Failure(description: "cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
+            }
         }
         var address = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -138,28 +122,44 @@ package final class DAPConnection: @unchecked Sendable {
 
     deinit { close() }
 
-    /// The editor's end: a connection to a debugger at `host:port` (a relay's, a test's).
-    /// With `timeout`, a `receive` that waits longer returns nil, as when the debugger is gone.
-    /// - Throws: `DAPListener.Failure` naming the address when nothing answers there.
-    package static func connect(host: String, port: Int, timeout: Int? = nil) throws -> DAPConnection {
+    /// A TCP socket for the first address `host:port` resolves to, handed to `use` with that
+    /// address (to bind or to connect); closed when `use` throws.
+    fileprivate static func socket(host: String, port: Int, passive: Bool,
+                               _ use: (Int32, UnsafePointer<sockaddr>, socklen_t) throws -> Void) throws -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
+        hints.ai_flags = passive ? AI_PASSIVE : 0
         #if canImport(Glibc)
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         #else
         hints.ai_socktype = SOCK_STREAM
         #endif
         var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
-            throw DAPListener.Failure(description: "\(host): no such host")
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list, let address = first.pointee.ai_addr else {
+            throw DAPListener.Failure(description: "\(host): no such host\(passive ? " to listen on" : "")")
         }
         defer { freeaddrinfo(list) }
-        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        #if canImport(Glibc)
+        let fd = Glibc.socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        #else
+        let fd = Darwin.socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        #endif
         guard fd >= 0 else { throw DAPListener.Failure(description: "cannot open a socket: \(String(cString: strerror(errno)))") }
-        guard Foundation.connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
-            let reason = String(cString: strerror(errno))
+        do { try use(fd, address, first.pointee.ai_addrlen) } catch {
             Foundation.close(fd)
-            throw DAPListener.Failure(description: "no debugger at \(host):\(port): \(reason)")
+            throw error
+        }
+        return fd
+    }
+
+    /// The editor's end: a connection to a debugger at `host:port` (a relay's, a test's).
+    /// With `timeout`, a `receive` that waits longer returns nil, as when the debugger is gone.
+    /// - Throws: `DAPListener.Failure` naming the address when nothing answers there.
+    package static func connect(host: String, port: Int, timeout: Int? = nil) throws -> DAPConnection {
+        let fd = try socket(host: host, port: port, passive: false) { fd, address, length in
+            guard Foundation.connect(fd, address, length) == 0 else {
+                throw DAPListener.Failure(description: "no debugger at \(host):\(port): \(String(cString: strerror(errno)))")
+            }
         }
         if let timeout {
             var wait = timeval(tv_sec: timeout, tv_usec: 0)

@@ -245,6 +245,20 @@ final class FeatureDebuggingTests: XCTestCase {
         waitFor("it went on") { count(feature) == 4 }
     }
 
+    func testPauseStopsAtTheNextLineOfThePluginThatRuns() throws {
+        let (_, feature, editor, listener) = try debugged()
+        defer { listener.close() }
+        _ = try editor.request("configurationDone")
+        XCTAssertEqual(try editor.request("pause", ["threadId": 1])["success"]?.boolValue, true)
+        try feature.send(["type": "add", "n": 2])
+        XCTAssertEqual(try editor.event("stopped")["body"]?["reason"]?.stringValue, "pause")
+        let frame = try top(editor)
+        XCTAssertEqual(frame?["name"]?.stringValue, "handle", "the first plugin line the action runs")
+        XCTAssertEqual(frame?["line"]?.intValue, 13)
+        _ = try editor.request("continue", ["threadId": 1])
+        waitFor("it went on, and stopped no more") { count(feature) == 4 }
+    }
+
     func testAFeaturePausedLongerThanItsTimeLimitIsNotStopped() throws {
         // A 100 ms limit on CPU time, with a wall-clock backstop of 1.1 s: the pause is longer.
         let (_, feature, editor, listener) = try debugged(timeLimitMs: 100)
