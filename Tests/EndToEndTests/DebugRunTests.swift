@@ -4,18 +4,17 @@ import XCTest
 /// `moonflow run --debug` as a user starts it, with an editor attached over a real socket:
 /// the binary, its standard input as the action source, and a DAP client written here.
 final class DebugRunTests: XCTestCase {
-    func testAnEditorStopsARunAtABreakpointReadsItAndTheRunGoesOnAfterDisconnect() throws {
+    /// `moonflow ARGS` started in the package root, once it said where its debugger listens.
+    private func started(_ arguments: [String]) throws -> (Process, Pipe, Pipe, DAPClient) {
         let process = Process()
         process.executableURL = try Moonflow.binary()
-        process.arguments = ["run", "plugins/counter", "--debug", "127.0.0.1:0", "--debug-wait", "--actions", "-", "--format", "jsonl"]
+        process.arguments = arguments
         process.currentDirectoryURL = Moonflow.root
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        defer { if process.isRunning { process.terminate() } }
-
         // The first line on standard error names the port it got.
         var announced = Data()
         while !announced.contains(UInt8(ascii: "\n")) {
@@ -27,8 +26,18 @@ final class DebugRunTests: XCTestCase {
         XCTAssertTrue(line.hasPrefix("moonflow: debugger listening on 127.0.0.1:"), line)
         XCTAssertTrue(line.contains("waiting for the editor to attach"), line)
         let port = try XCTUnwrap(line.split(separator: ":").dropFirst(2).first.flatMap { Int($0.prefix { $0.isNumber }) })
+        return (process, input, output, try DAPClient(port: port))
+    }
 
-        let editor = try DAPClient(port: port)
+    private func frames(_ editor: DAPClient) throws -> [[String: Any]] {
+        let trace = try editor.request("stackTrace", ["threadId": 1])
+        return ((trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]]) ?? []
+    }
+
+    func testAnEditorStopsARunAtABreakpointReadsItAndTheRunGoesOnAfterDisconnect() throws {
+        let (process, input, output, editor) = try started(
+            ["run", "plugins/counter", "--debug", "127.0.0.1:0", "--debug-wait", "--actions", "-", "--format", "jsonl"])
+        defer { if process.isRunning { process.terminate() } }
         XCTAssertEqual(try editor.request("initialize")["success"] as? Bool, true)
         _ = try editor.request("attach")
         let file = Moonflow.root.appendingPathComponent("plugins/counter/init.lua").path
@@ -39,8 +48,7 @@ final class DebugRunTests: XCTestCase {
         input.fileHandleForWriting.write(Data("{\"type\":\"increment\",\"by\":3}\n".utf8))
         let stopped = try editor.event("stopped")
         XCTAssertEqual((stopped["body"] as? [String: Any])?["reason"] as? String, "breakpoint")
-        let trace = try editor.request("stackTrace", ["threadId": 1])
-        let top = try XCTUnwrap(((trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]])?.first)
+        let top = try XCTUnwrap(try frames(editor).first)
         XCTAssertEqual(top["name"] as? String, "reduce")
         XCTAssertEqual(top["line"] as? Int, 44)
         XCTAssertEqual((top["source"] as? [String: Any])?["path"] as? String, file, "the path an editor opens")
@@ -54,6 +62,39 @@ final class DebugRunTests: XCTestCase {
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0)
         XCTAssertTrue(printed.contains("\"state\":{\"count\":4}"), "both actions ran, the second past no breakpoint:\n\(printed)")
+    }
+}
+
+extension DebugRunTests {
+    func testSpecsStopInTheSpecAndInThePluginUnderMoonflowTestDebug() throws {
+        let (process, _, output, editor) = try started(
+            ["test", "plugins/counter/spec/counter_spec.lua", "--debug", "127.0.0.1:0", "--debug-wait", "--filter", "increments by one"])
+        defer { if process.isRunning { process.terminate() } }
+        _ = try editor.request("initialize")
+        _ = try editor.request("attach")
+        let spec = Moonflow.root.appendingPathComponent("plugins/counter/spec/counter_spec.lua").path
+        let plugin = Moonflow.root.appendingPathComponent("plugins/counter/init.lua").path
+        _ = try editor.request("setBreakpoints", ["source": ["path": spec], "breakpoints": [["line": 10]]])
+        _ = try editor.request("setBreakpoints", ["source": ["path": plugin], "breakpoints": [["line": 44]]])
+        _ = try editor.request("configurationDone")
+
+        _ = try editor.event("stopped")
+        let inSpec = try XCTUnwrap(try frames(editor).first)
+        XCTAssertEqual((inSpec["source"] as? [String: Any])?["path"] as? String, spec)
+        XCTAssertEqual(inSpec["line"] as? Int, 10)
+        _ = try editor.request("continue", ["threadId": 1])
+
+        _ = try editor.event("stopped")
+        let stack = try frames(editor)
+        XCTAssertEqual(stack.first?["name"] as? String, "reduce")
+        XCTAssertEqual(stack.first?["line"] as? Int, 44)
+        XCTAssertTrue(stack.contains { ($0["source"] as? [String: Any])?["path"] as? String == spec && $0["line"] as? Int == 10 },
+                      "the spec's line that sent the action is on the stack: \(stack)")
+        _ = try editor.request("disconnect")
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, printed)
+        XCTAssertTrue(printed.contains(" passed, 0 failed"), printed)
     }
 }
 
