@@ -27,6 +27,7 @@ typedef struct mf_debug {
   pthread_mutex_t lock;     // guards files and count, which the debugger's thread changes
   mf_bp_file *files;
   int nfiles;
+  int any;                  // nfiles, read without the lock: a call with no breakpoint set takes none
   int pause;                // asked from another thread: stop at the next line
   int errors;               // stop at an error no handler catches
   // The step under way, on the Lua thread that resumed it.
@@ -76,11 +77,11 @@ static int has_breakpoint(mf_debug *d, const char *source, size_t srclen, int fi
 /// breakpoint in it, or a step or pause under way.
 static int wants_lines(mf_debug *d, lua_Debug *ar) {
   if (d->step || __atomic_load_n(&d->pause, __ATOMIC_RELAXED)) return 1;
-  if (!visible(ar->source, ar->srclen)) return 0;
+  if (!__atomic_load_n(&d->any, __ATOMIC_ACQUIRE) || !visible(ar->source, ar->srclen)) return 0;
   int first = ar->linedefined, last = ar->lastlinedefined;
   if (first <= 0) { first = 0; last = INT_MAX; }  // a main chunk: all of it
   pthread_mutex_lock(&d->lock);
-  int has = d->nfiles > 0 && has_breakpoint(d, ar->source, ar->srclen, first, last);
+  int has = has_breakpoint(d, ar->source, ar->srclen, first, last);
   pthread_mutex_unlock(&d->lock);
   return has;
 }
@@ -122,8 +123,9 @@ static int step_ends(mf_debug *d, lua_State *L, int level_depth) {
 }
 
 static int on_breakpoint_line(mf_debug *d, lua_Debug *ar) {
+  if (!__atomic_load_n(&d->any, __ATOMIC_ACQUIRE)) return 0;
   pthread_mutex_lock(&d->lock);
-  int on = d->nfiles > 0 && has_breakpoint(d, ar->source, ar->srclen, ar->currentline, ar->currentline);
+  int on = has_breakpoint(d, ar->source, ar->srclen, ar->currentline, ar->currentline);
   pthread_mutex_unlock(&d->lock);
   return on;
 }
@@ -214,6 +216,7 @@ int mf_debug_set_lines(lua_State *L, const char *path, const int *lines, int cou
     memcpy(name, path, len + 1);
     d->files[i] = (mf_bp_file){ name, len, NULL, 0 };
     d->nfiles++;
+    __atomic_store_n(&d->any, d->nfiles, __ATOMIC_RELEASE);
   }
   free(d->files[i].lines);
   d->files[i].lines = copy;

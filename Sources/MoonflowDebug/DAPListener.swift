@@ -56,6 +56,12 @@ package final class DAPListener: @unchecked Sendable {
 
     deinit { close() }
 
+    /// Where editors attach: `127.0.0.1:9229`, `[::1]:9229`.
+    package var address: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// Whether only this machine can reach the listener.
+    package var isLoopback: Bool { ["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) }
+
     /// Accepts editors one after another on a thread of its own until `close()`,
     /// handing each connection to `serve` (which returns when the editor goes).
     package func start(_ serve: @escaping @Sendable (DAPConnection) -> Void) {

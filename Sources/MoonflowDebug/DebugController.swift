@@ -170,7 +170,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
         }) else { return nil }
         switch stop.reason {
         case .breakpoint:
-            guard let top = thread.frames(from: 1, limit: 1).first,
+            guard let top = thread.shown.first,
                   let (file, request) = breakpoint(at: top.source, line: stop.line) else { return nil }
             if let condition = request.condition, !condition.isEmpty {
                 guard let value = try? thread.evaluate(condition, level: 1, holder: holder),
@@ -346,12 +346,16 @@ private struct WeakState {
 /// left out, as the editor never shows them.
 struct HookedThread: StoppedThread {
     let slots: LuaSlots
-    /// The hook's levels of the frames shown, innermost first.
+    /// The frames shown, innermost first, and the hook's level of each: read once per stop
+    /// (the stack does not move while the thread is stopped).
+    let shown: [LuaFrame]
     let levels: [Int]
 
     init(_ slots: LuaSlots) {
         self.slots = slots
-        levels = slots.frames(from: 0, limit: 200).enumerated().filter { $0.element.isFile }.map(\.offset)
+        let visible = slots.frames(from: 0, limit: 200).enumerated().filter { $0.element.isFile }
+        shown = visible.map(\.element)
+        levels = visible.map(\.offset)
     }
 
     private func raw(_ level: Int) throws -> Int {
@@ -360,7 +364,7 @@ struct HookedThread: StoppedThread {
     }
 
     func frames(from level: Int, limit: Int) -> [LuaFrame] {
-        levels.dropFirst(max(level - 1, 0)).prefix(limit).compactMap { slots.frames(from: $0, limit: 1).first }
+        Array(shown.dropFirst(max(level - 1, 0)).prefix(max(limit, 0)))
     }
     func variables(_ kind: LuaVariableKind, level: Int, holder: LuaRef) throws -> [LuaVariable] {
         try slots.variables(kind, level: raw(level), holder: holder)

@@ -27,10 +27,8 @@ package final class DebugServer: Sendable {
     }
 
     /// Where editors attach: `127.0.0.1:9229`.
-    package var address: String { listener.host.contains(":") ? "[\(listener.host)]:\(listener.port)" : "\(listener.host):\(listener.port)" }
-
-    /// Whether the address is reachable only from this machine.
-    package var isLoopback: Bool { ["127.0.0.1", "localhost", "::1"].contains(listener.host.lowercased()) }
+    package var address: String { listener.address }
+    package var isLoopback: Bool { listener.isLoopback }
 
     package func close() { listener.close() }
 }

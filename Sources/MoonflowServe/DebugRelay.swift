@@ -27,9 +27,8 @@ final class DebugRelay: @unchecked Sendable {
     }
 
     /// Where editors attach: `127.0.0.1:9229`.
-    var address: String { listener.host.contains(":") ? "[\(listener.host)]:\(listener.port)" : "\(listener.host):\(listener.port)" }
-
-    var isLoopback: Bool { ["127.0.0.1", "localhost", "::1"].contains(listener.host.lowercased()) }
+    var address: String { listener.address }
+    var isLoopback: Bool { listener.isLoopback }
 
     /// One editor's session: its messages to the app until it goes; then the app hears it went.
     private func relay(_ connection: DAPConnection) {
