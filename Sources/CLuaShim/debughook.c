@@ -1,5 +1,5 @@
 // The debugger's hook: breakpoints by file and line, stepping, pause, and the stop at an
-// error no handler catches. Set only on a state a debugger serves (mf_debug_start); on
+// error (one no handler catches, or one a plugin's pcall catches). Set only on a state a debugger serves (mf_debug_start); on
 // any other no hook is set and nothing here runs.
 //
 // What it costs: the hook takes calls and returns only, and looks at each called
@@ -29,7 +29,7 @@ typedef struct mf_debug {
   int nfiles;
   int any;                  // nfiles, read without the lock: a call with no breakpoint set takes none
   int pause;                // asked from another thread: stop at the next line
-  int errors;               // stop at an error no handler catches
+  int errors;               // MF_ERRORS_*: which errors stop
   // The step under way, on the Lua thread that resumed it.
   int step;
   int step_depth;
@@ -230,15 +230,18 @@ void mf_debug_pause(lua_State *L) {
   if (d) __atomic_store_n(&d->pause, 1, __ATOMIC_RELAXED);
 }
 
-void mf_debug_stop_on_errors(lua_State *L, int on) {
+void mf_debug_stop_on_errors(lua_State *L, int which) {
   mf_debug *d = debug_of(L);
-  if (d) __atomic_store_n(&d->errors, on, __ATOMIC_RELAXED);
+  if (d) __atomic_store_n(&d->errors, which, __ATOMIC_RELAXED);
 }
 
-void mf_debug_error(lua_State *L, int level) {
-  mf_debug *d = debug_of(L);
-  if (!d || !__atomic_load_n(&d->errors, __ATOMIC_RELAXED) || !lua_checkstack(L, 2)) return;
-  // The line of the innermost frame of a plugin's file, from `level` out.
+static int stops_on(lua_State *L, mf_debug *d, int which) {
+  return d && (__atomic_load_n(&d->errors, __ATOMIC_RELAXED) & which) && lua_checkstack(L, 2);
+}
+
+/// Stops at an error (its message on top), at the innermost frame of a plugin's file from
+/// `level` out; with none of a plugin's on the stack, does nothing.
+static void stop_at_error(lua_State *L, mf_debug *d, int level) {
   lua_Debug ar;
   int line = 0;
   for (int l = level; lua_getstack(L, l, &ar); l++) {
@@ -247,10 +250,27 @@ void mf_debug_error(lua_State *L, int level) {
       break;
     }
   }
-  if (line <= 0) return;  // nothing of a plugin's on the stack
+  if (line <= 0) return;
   const char *message = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(an error that is not a string)";
   stop_here(L, d, MF_STOP_EXCEPTION, line, message);
-  d->step = 0;  // the error goes on up: there is no line to step to
+  d->step = 0;  // the error goes on up (or to the pcall): there is no line to step to
+}
+
+void mf_debug_error(lua_State *L, int level) {
+  mf_debug *d = debug_of(L);
+  if (stops_on(L, d, MF_ERRORS_UNCAUGHT)) stop_at_error(L, d, level);
+}
+
+int mf_debug_catches(lua_State *L) {
+  mf_debug *d = debug_of(L);
+  if (!d || !(__atomic_load_n(&d->errors, __ATOMIC_RELAXED) & MF_ERRORS_CAUGHT)) return 0;
+  lua_Debug ar;
+  return lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar) && visible(ar.source, ar.srclen);
+}
+
+void mf_debug_caught(lua_State *L, int level) {
+  mf_debug *d = debug_of(L);
+  if (stops_on(L, d, MF_ERRORS_CAUGHT)) stop_at_error(L, d, level);
 }
 
 void mf_debug_free(mf_budget *b) {

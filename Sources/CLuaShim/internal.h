@@ -47,6 +47,13 @@ void mf_debug_free(mf_budget *b);
 /// failing code `level` frames up): a debugger that stops on errors stops here
 /// (debughook.c). Never raises. [-0, +0]
 void mf_debug_error(lua_State *L, int level);
+/// In pcall, xpcall or coroutine.resume (watchdog.c), as it is called: whether a debugger
+/// stops at an error it catches (one asked for caught errors, and the caller is a plugin's
+/// code). Never raises.
+int mf_debug_catches(lua_State *L);
+/// At an error such a call caught, before the stack unwinds (the message on top, the
+/// failing code `level` frames up): the debugger stops here. Never raises. [-0, +0]
+void mf_debug_caught(lua_State *L, int level);
 /// Around lua_resume(co, L, ...): tell the watchdog which thread runs.
 void mf_before_resume(lua_State *co);
 void mf_after_resume(lua_State *L);
@@ -56,7 +63,7 @@ void mf_after_resume(lua_State *L);
 void mf_push_timeout_message(lua_State *L);
 /// Starts the watchdog thread on first use; 0 when it could not start.
 int mf_start_watchdog(void);
-/// Replaces coroutine.resume, wrap and close, xpcall, table.sort, table.move and string.rep with
+/// Replaces coroutine.resume, wrap and close, pcall, xpcall, table.sort, table.move and string.rep with
 /// versions that keep to the time limit, in the libraries of the package.loaded table
 /// on top (left there). Allocates: only inside a protected call. [-0, +0, m]
 void mf_install_timed_functions(lua_State *L);

@@ -1,9 +1,10 @@
 // The time limit: the watchdog thread, the stop hook it sets past a deadline, a
-// test's deadline, and the coroutine, xpcall, table and string.rep functions that
-// keep to the limit. Calls only views.c (the closer its stop hook lets run),
-// coverage.c (the hook a state keeps between stops) and platform.c (the clock, the
-// timed wait, the signal): the files that arm calls,
-// and the matcher, call it, so it never calls them.
+// test's deadline, and the coroutine, pcall, xpcall, table and string.rep functions
+// that keep to the limit (and let a debugger stop at an error they catch). Calls only
+// views.c (the closer its stop hook lets run), debughook.c (the hook a state keeps
+// between stops, and the stop at a caught error) and platform.c (the clock, the timed
+// wait, the signal): the files that arm calls, and the matcher, call it, so it never
+// calls them.
 #include "internal.h"
 #include <errno.h>
 #include <limits.h>
@@ -85,6 +86,7 @@ static void probe_layout(void) {
 
 static int test_close(lua_State *L);
 static int xpcall_handler(lua_State *L);
+static int caught_handler(lua_State *L);
 static int raise_test_timeout(lua_State *L, mf_budget *b);
 
 /// Whether the code running now must stop: the armed call's deadline passed,
@@ -101,11 +103,11 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
     return;
   }
   // The guard's __close ends the test's deadline: it must run. So must the
-  // read views' closer and xpcall's handler wrapper, which passes the stop on.
+  // read views' closer and the pcall and xpcall handlers, which pass the stop on.
   if (ar->event == LUA_HOOKCALL && lua_getinfo(L, "f", ar)) {
     lua_CFunction f = lua_tocfunction(L, -1);
     lua_pop(L, 1);
-    if (f == test_close || f == mf_view_close || f == xpcall_handler) return;
+    if (f == test_close || f == mf_view_close || f == xpcall_handler || f == caught_handler) return;
   }
   if (b->deadline_ns != 0) mf_raise_timeout(L);
   raise_test_timeout(L, b);
@@ -612,8 +614,9 @@ void mf_before_resume(lua_State *co) {
 // MARK: - coroutine.resume and coroutine.wrap that tell the watchdog who runs
 
 /// Resumes `co` with the `narg` values on top of L. Returns the number of
-/// results moved onto L, or -1 with the error value on top of L.
-static int resume_tracked(lua_State *L, lua_State *co, int narg) {
+/// results moved onto L, or -1 with the error value on top of L. `watched`: a
+/// debugger stops at a failure first, in the coroutine's stack (mf_debug_catches).
+static int resume_tracked(lua_State *L, lua_State *co, int narg, int watched) {
   if (!lua_checkstack(co, narg)) {
     lua_pushliteral(L, "too many arguments to resume");
     return -1;
@@ -624,6 +627,7 @@ static int resume_tracked(lua_State *L, lua_State *co, int narg) {
   int status = lua_resume(co, L, narg, &nres);
   mf_after_resume(L);
   if (status != LUA_OK && status != LUA_YIELD) {
+    if (watched && !must_stop(mf_budget_of(L))) mf_debug_caught(co, 0);
     lua_xmove(co, L, 1);
     return -1;
   }
@@ -639,7 +643,7 @@ static int resume_tracked(lua_State *L, lua_State *co, int narg) {
 static int co_resume(lua_State *L) {
   lua_State *co = lua_tothread(L, 1);
   luaL_argexpected(L, co != NULL, 1, "thread");
-  int n = resume_tracked(L, co, lua_gettop(L) - 1);
+  int n = resume_tracked(L, co, lua_gettop(L) - 1, mf_debug_catches(L));
   if (n < 0) {
     lua_pushboolean(L, 0);
     lua_insert(L, -2);
@@ -685,17 +689,27 @@ static int co_close(lua_State *L) {
 
 /// xpcall's message handler, wrapped: past the deadline the stop's error goes
 /// up as it is, without the script's handler (which may loop, and would run
-/// with hooks off after an error raised in a hook).
+/// with hooks off after an error raised in a hook). Upvalue 2 true: a debugger
+/// stops at the error first (mf_debug_catches).
 static int xpcall_handler(lua_State *L) {
   if (must_stop(mf_budget_of(L))) return 1;
+  if (lua_toboolean(L, lua_upvalueindex(2))) mf_debug_caught(L, 1);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, 1);
   return 1;
 }
 
-/// After the call (or its resumption, when it yielded): true and the results, or false and the error.
-static int xpcall_finish(lua_State *L, int status, lua_KContext extra) {
+/// The message handler of a pcall a debugger watches: it stops at the error (not at the
+/// time limit's stop, which goes on up) and passes the error on as it is.
+static int caught_handler(lua_State *L) {
+  if (!must_stop(mf_budget_of(L))) mf_debug_caught(L, 1);
+  return 1;
+}
+
+/// After the call (or its resumption, when it yielded): true and the results, or false
+/// and the error. `extra`: the values below `true` (a handler).
+static int pcall_finish(lua_State *L, int status, lua_KContext extra) {
   if (status != LUA_OK && status != LUA_YIELD) {
     lua_pushboolean(L, 0);
     lua_pushvalue(L, -2);
@@ -704,18 +718,36 @@ static int xpcall_finish(lua_State *L, int status, lua_KContext extra) {
   return lua_gettop(L) - (int)extra;
 }
 
+/// pcall(f, ...) as Lua's own. Called from a plugin's code while a debugger stops on
+/// caught errors, it stops at an error it catches, at the failing line, first.
+static int co_pcall(lua_State *L) {
+  luaL_checkany(L, 1);
+  int watched = mf_debug_catches(L);
+  lua_pushboolean(L, 1);
+  lua_insert(L, 1);                        // 1 true, 2 f, 3.. args
+  if (!watched) {
+    int status = lua_pcallk(L, lua_gettop(L) - 2, LUA_MULTRET, 0, 0, pcall_finish);
+    return pcall_finish(L, status, 0);
+  }
+  lua_pushcfunction(L, caught_handler);
+  lua_insert(L, 1);                        // 1 handler, 2 true, 3 f, 4.. args
+  int status = lua_pcallk(L, lua_gettop(L) - 3, LUA_MULTRET, 1, 1, pcall_finish);
+  return pcall_finish(L, status, 1);
+}
+
 /// xpcall(f, handler, ...) as Lua's own, with the handler wrapped.
 static int co_xpcall(lua_State *L) {
   int n = lua_gettop(L);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   lua_pushvalue(L, 2);
-  lua_pushcclosure(L, xpcall_handler, 1);
+  lua_pushboolean(L, mf_debug_catches(L));
+  lua_pushcclosure(L, xpcall_handler, 2);
   lua_replace(L, 2);                       // 1 f, 2 handler, 3.. args
   lua_pushboolean(L, 1);
   lua_pushvalue(L, 1);
   lua_rotate(L, 3, 2);                     // 1 f, 2 handler, 3 true, 4 f, 5.. args
-  int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, xpcall_finish);
-  return xpcall_finish(L, status, 2);
+  int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, pcall_finish);
+  return pcall_finish(L, status, 2);
 }
 
 // MARK: - Library calls that would run long in C
@@ -837,7 +869,7 @@ static void wrap_table_function(lua_State *L, int lib, const char *name, lua_CFu
 
 static int co_wrapped(lua_State *L) {
   lua_State *co = lua_tothread(L, lua_upvalueindex(1));
-  int n = resume_tracked(L, co, lua_gettop(L));
+  int n = resume_tracked(L, co, lua_gettop(L), 0);  // an error goes on up: not caught here
   if (n >= 0) return n;
   int status = lua_status(co);
   if (status != LUA_OK && status != LUA_YIELD) {  // the coroutine failed: close it
@@ -874,6 +906,8 @@ void mf_install_timed_functions(lua_State *L) {
     lua_setfield(L, -2, "close");
   }
   lua_pop(L, 1);
+  lua_pushcfunction(L, co_pcall);
+  lua_setglobal(L, "pcall");
   lua_pushcfunction(L, co_xpcall);
   lua_setglobal(L, "xpcall");
   if (lua_getfield(L, -1, LUA_TABLIBNAME) == LUA_TTABLE) {

@@ -59,8 +59,11 @@ package struct PlacedBreakpoint: Equatable, Sendable {
 
 /// The exception breakpoints an editor offers (`exceptionBreakpointFilters`).
 package enum ExceptionFilter: String, CaseIterable, Sendable {
+    /// Every error, at the failing line before the stack unwinds: those of `uncaught`, and
+    /// those a plugin's own `pcall`, `xpcall` or `coroutine.resume` catches.
+    case all
     /// Errors no `pcall` in the plugin catches (those the run reports), at the failing
-    /// line before the stack unwinds. (One a plugin's own pcall catches never stops.)
+    /// line before the stack unwinds.
     case uncaught
 }
 
@@ -160,7 +163,7 @@ package final class DAPSession: @unchecked Sendable {
             case .success(let frames):
                 let shown = frames.enumerated().map { index, frame -> LuaValue in
                     var entry: [String: LuaValue] = [
-                        "id": LuaValue(index + 1), "name": LuaValue(frame.name ?? (frame.what == "main" ? "main chunk" : "?")),
+                        "id": LuaValue(index + 1), "name": LuaValue(Self.frameName(frame)),
                         "line": LuaValue(frame.line ?? 0), "column": 1,
                     ]
                     // Absolute, as an editor opens files: a chunk named relative to where the run started.
@@ -237,6 +240,15 @@ package final class DAPSession: @unchecked Sendable {
          "variablesReference": LuaValue(variable.ref ?? 0)]
     }
 
+    /// As its caller named it (`reduce`); one called from C (by `pcall`, a coroutine) has no
+    /// name, and shows where it starts: `function <init.lua:2>`.
+    private static func frameName(_ frame: LuaFrame) -> String {
+        if let name = frame.name { return name }
+        if frame.what == "main" { return "main chunk" }
+        guard let line = frame.lineDefined else { return "?" }
+        return "function <\(fileName(frame.source)):\(line)>"
+    }
+
     private static func fileName(_ path: String) -> String {
         path.split(separator: "/").last.map(String.init) ?? path
     }
@@ -248,6 +260,7 @@ package final class DAPSession: @unchecked Sendable {
         "supportsHitConditionalBreakpoints": true,
         "supportsLogPoints": true,
         "exceptionBreakpointFilters": LuaValue([
+            ["filter": "all", "label": "Any error, caught or not", "default": false],
             ["filter": "uncaught", "label": "Errors no handler catches", "default": false],
         ]),
     ]

@@ -75,10 +75,10 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             states.append(WeakState(state: lua))
             holders = holders.filter { id, _ in states.contains { $0.state.map(ObjectIdentifier.init) == id } }
             holders[ObjectIdentifier(lua)] = holder
-            return (breakpoints, !filters.isEmpty)
+            return (breakpoints, filters)
         }
         for (path, requested) in files { lua.setBreakpointLines(path: path, lines: requested.map(\.line)) }
-        lua.stopOnErrors(errors)
+        Self.apply(errors, to: lua)
         return true
     }
 
@@ -132,7 +132,12 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
 
     package func setExceptionFilters(_ filters: Set<ExceptionFilter>) {
         lock.withLock { self.filters = filters }
-        for lua in served { lua.stopOnErrors(!filters.isEmpty) }
+        for lua in served { Self.apply(filters, to: lua) }
+    }
+
+    /// `all` stops at every error, caught or not; `uncaught` at those the run reports.
+    private static func apply(_ filters: Set<ExceptionFilter>, to lua: LuaState) {
+        lua.stopOnErrors(uncaught: !filters.isEmpty, caught: filters.contains(.all))
     }
 
     package func configurationDone() {
@@ -149,7 +154,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
         }
         for lua in served {
             for file in files { lua.setBreakpointLines(path: file, lines: []) }
-            lua.stopOnErrors(false)
+            lua.stopOnErrors(uncaught: false, caught: false)
         }
     }
 

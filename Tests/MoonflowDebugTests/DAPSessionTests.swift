@@ -57,7 +57,8 @@ final class DAPSessionTests: XCTestCase {
         let initialized = try editor.request("initialize", ["adapterID": "moonflow", "linesStartAt1": true])
         XCTAssertEqual(initialized["success"]?.boolValue, true)
         XCTAssertEqual(initialized["body"]?["supportsConditionalBreakpoints"]?.boolValue, true)
-        XCTAssertEqual(initialized["body"]?["exceptionBreakpointFilters"]?[0]?["filter"]?.stringValue, "uncaught")
+        XCTAssertEqual(initialized["body"]?["exceptionBreakpointFilters"]?[0]?["filter"]?.stringValue, "all")
+        XCTAssertEqual(initialized["body"]?["exceptionBreakpointFilters"]?[1]?["filter"]?.stringValue, "uncaught")
         XCTAssertEqual(try editor.next()["event"]?.stringValue, "initialized", "the initialized event follows the answer")
 
         XCTAssertEqual(try editor.request("attach")["success"]?.boolValue, true)
@@ -107,7 +108,7 @@ final class DAPSessionTests: XCTestCase {
 
         let badFilter = try editor.request("setExceptionBreakpoints", ["filters": LuaValue(["raised"])])
         XCTAssertEqual(badFilter["success"]?.boolValue, false)
-        XCTAssertTrue(badFilter["message"]?.stringValue?.contains("the filters are: uncaught") == true)
+        XCTAssertTrue(badFilter["message"]?.stringValue?.contains("the filters are: all, uncaught") == true)
 
         XCTAssertEqual(try editor.request("threads")["success"]?.boolValue, true, "the session still answers")
     }

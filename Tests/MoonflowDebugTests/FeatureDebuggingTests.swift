@@ -202,6 +202,75 @@ final class FeatureDebuggingTests: XCTestCase {
         waitFor("the run goes on, the state as it was") { count(feature) == 6 }
     }
 
+    /// A plugin that catches its own errors, with `pcall`, `coroutine.resume` and `xpcall`,
+    /// and one error it does not catch.
+    private static let catching = """
+    local mf = require "moonflow"
+    local function risky(n)
+      if n < 0 then error("negative " .. n) end
+      return n
+    end
+    return mf.feature {
+      name = "tally",
+      initial = { count = 0 },
+      state = { count = "integer" },
+      actions = { add = { n = "integer" }, fail = {} },
+      mutations = { added = { n = "integer" } },
+      handle = function(action)
+        if action.type == "fail" then error("not caught") end
+        local ok, n = pcall(risky, action.n)
+        if not ok then
+          local resumed = coroutine.resume(coroutine.create(risky), action.n)
+          local handled = xpcall(risky, function(e) return e end, action.n)
+          n = (resumed or handled) and -1 or 100
+        end
+        return { type = "added", n = n }
+      end,
+      reduce = function(state, m)
+        state.count = state.count + m.n
+        return state
+      end,
+    }
+    """
+
+    private static func line(of text: String, in source: String) -> Int64 {
+        Int64(source.components(separatedBy: "\n").firstIndex { $0.contains(text) }! + 1)
+    }
+
+    func testTheAnyErrorFilterStopsWhereAPluginsOwnPcallCatches() throws {
+        try Self.catching.write(toFile: file, atomically: true, encoding: .utf8)
+        let raised = Self.line(of: "error(\"negative", in: Self.catching)
+        let (_, feature, editor, listener) = try debugged()
+        defer { listener.close() }
+        XCTAssertEqual(try editor.request("setExceptionBreakpoints", ["filters": LuaValue(["uncaught"])])["success"]?.boolValue, true)
+        _ = try editor.request("configurationDone")
+        try feature.send(["type": "add", "n": -1])
+        waitFor("with `uncaught` only, a caught error does not stop") { count(feature) == 100 }
+
+        _ = try editor.request("setExceptionBreakpoints", ["filters": LuaValue(["all"])])
+        try feature.send(["type": "add", "n": -5])
+        for (catcher, callerLine) in [("pcall", Self.line(of: "pcall(risky", in: Self.catching)),
+                                      ("coroutine.resume", nil), ("xpcall", Self.line(of: "xpcall(risky", in: Self.catching))] {
+            let stopped = try editor.event("stopped")
+            XCTAssertEqual(stopped["body"]?["reason"]?.stringValue, "exception", catcher)
+            XCTAssertTrue(stopped["body"]?["description"]?.stringValue?.contains("negative -5") == true, "\(catcher): \(stopped)")
+            let frames = try editor.request("stackTrace", ["threadId": 1])["body"]?["stackFrames"]
+            XCTAssertEqual(frames?[0]?["name"]?.stringValue, "function <init.lua:2>", "\(catcher): called from C, named by its place")
+            XCTAssertEqual(frames?[0]?["line"]?.intValue, raised, catcher)
+            XCTAssertEqual(try locals(editor)["n"]?["value"]?.stringValue, "-5", catcher)
+            if let callerLine { XCTAssertEqual(frames?[1]?["line"]?.intValue, callerLine, "\(catcher): the caller's frame") }
+            _ = try editor.request("continue", ["threadId": 1])
+        }
+        waitFor("each catcher still caught its error after continue") { count(feature) == 200 }
+
+        try feature.send(["type": "fail"])
+        let stopped = try editor.event("stopped")
+        XCTAssertTrue(stopped["body"]?["description"]?.stringValue?.contains("not caught") == true, "\(stopped)")
+        _ = try editor.request("continue", ["threadId": 1])
+        try feature.send(["type": "add", "n": 1])
+        waitFor("an error no handler catches stopped once: the run went on") { count(feature) == 201 }
+    }
+
     func testABreakpointSurvivesAReload() throws {
         let (host, feature, editor, listener) = try debugged()
         defer { listener.close() }

@@ -511,8 +511,11 @@ int mf_debug_start(lua_State *L, mf_debug_stop_fn stop, void *ctx);
 int mf_debug_set_lines(lua_State *L, const char *path, const int *lines, int count);
 /// Stops at the next line of a plugin's file run. Any thread.
 void mf_debug_pause(lua_State *L);
-/// Whether an error no handler catches stops (at its line, before the stack unwinds). Any thread.
-void mf_debug_stop_on_errors(lua_State *L, int on);
+/// Which errors stop a served state: MF_ERRORS_UNCAUGHT, those no handler catches (the run
+/// reports them), MF_ERRORS_CAUGHT, those a plugin's own pcall, xpcall or coroutine.resume
+/// catches; either stops at the failing line, before the stack unwinds. Any thread.
+enum { MF_ERRORS_UNCAUGHT = 1, MF_ERRORS_CAUGHT = 2 };
+void mf_debug_stop_on_errors(lua_State *L, int which);
 /// Around a debugger's stop, on the stopped thread: the time limit (a call's, a test's)
 /// is held, and resumes with what was left (watchdog.c).
 void mf_budget_hold(lua_State *L);

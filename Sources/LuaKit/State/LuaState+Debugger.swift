@@ -63,8 +63,12 @@ extension LuaState {
     /// Stops at the next line of a plugin's file that runs. Any thread.
     package func pauseForDebugger() { mf_debug_pause(L) }
 
-    /// Whether an error no handler catches stops the thread. Any thread.
-    package func stopOnErrors(_ on: Bool) { mf_debug_stop_on_errors(L, on ? 1 : 0) }
+    /// Which errors stop the thread: `uncaught`, those no handler catches (the run reports
+    /// them); `caught`, those a plugin's own `pcall`, `xpcall` or `coroutine.resume` catches.
+    /// Any thread.
+    package func stopOnErrors(uncaught: Bool, caught: Bool) {
+        mf_debug_stop_on_errors(L, (uncaught ? Int32(MF_ERRORS_UNCAUGHT) : 0) | (caught ? Int32(MF_ERRORS_CAUGHT) : 0))
+    }
 }
 
 private let debugStop: mf_debug_stop_fn = { ctx, L, reason, line, message in
