@@ -328,6 +328,44 @@ final class FeatureDebuggingTests: XCTestCase {
         waitFor("it went on, and stopped no more") { count(feature) == 4 }
     }
 
+    /// A plugin whose timers and actions leave a trail in the state, in the order they reduce.
+    private static let timed = """
+    local mf = require "moonflow"
+    return mf.feature {
+      name = "tally",
+      initial = { trail = "" },
+      state = { trail = "string" },
+      actions = { add = { n = "integer" }, later = { n = "integer", ms = "integer" } },
+      mutations = { added = { n = "integer" } },
+      handle = function(action)
+        if action.type == "later" then return mf.timer(action.ms, { type = "added", n = action.n }) end
+        return { type = "added", n = action.n }
+      end,
+      reduce = function(state, m)
+        state.trail = state.trail .. m.n .. ","
+        return state
+      end,
+    }
+    """
+
+    func testTimersDueWhileStoppedFireAfterContinueInOrder() throws {
+        try Self.timed.write(toFile: file, atomically: true, encoding: .utf8)
+        let (_, feature, editor, listener) = try debugged()
+        defer { listener.close() }
+        let trail = { feature.state["trail"]?.stringValue }
+        try setBreakpoints(editor, [["line": LuaValue(Self.line(of: "state.trail ..", in: Self.timed)), "condition": "m.n == 500"]])
+        _ = try editor.request("configurationDone")
+        try feature.send(["type": "later", "n": 10, "ms": 1200])
+        try feature.send(["type": "later", "n": 1, "ms": 600])
+        try feature.send(["type": "add", "n": 500])
+        _ = try editor.event("stopped")
+        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertEqual(trail(), "", "both timers came due while stopped; neither fired")
+        _ = try editor.request("continue", ["threadId": 1])
+        waitFor("the timers fired after continue, soonest first") { trail() == "500,1,10," }
+        XCTAssertEqual(trail(), "500,1,10,")
+    }
+
     func testAFeaturePausedLongerThanItsTimeLimitIsNotStopped() throws {
         // A 100 ms limit on CPU time, with a wall-clock backstop of 1.1 s: the pause is longer.
         let (_, feature, editor, listener) = try debugged(timeLimitMs: 100)
