@@ -184,7 +184,7 @@ int mf_variables(lua_State *L, int holder, int level, int kind, lua_Integer ref)
 
 /// The evaluation of an expression in a stopped frame: the frame's upvalues and locals (a
 /// later local shadowing an earlier one, as in the code) and then its function's globals
-/// are the names it reads. Every table it reaches through them is a read-only stand-in
+/// (the state's, for a function that names none) are the names it reads. Every table it reaches through them is a read-only stand-in
 /// (a write raises "evaluate cannot change ..."), so looking never changes the state.
 /// Loaded as text, once per evaluation.
 static const char evaluate_lua[] =
@@ -245,7 +245,9 @@ static int evaluate_k(lua_State *L) {
     else if (name[0]) lua_setfield(L, scope, name);
     else lua_pop(L, 1);
   }
-  if (lua_isnil(L, fenv)) { lua_newtable(L); lua_replace(L, fenv); }  // no globals reachable
+  // A function that names no global has no _ENV of its own: the expression reads the
+  // state's globals, which a plugin's chunk sees (the sandbox's, in a sandboxed state).
+  if (lua_isnil(L, fenv)) { lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS); lua_replace(L, fenv); }
   for (int i = 1;; i++) {
     const char *name = lua_getlocal(L, &ar, i);
     if (!name) break;

@@ -140,6 +140,10 @@ static void debug_hook(lua_State *L, lua_Debug *ar) {
       return;
     case LUA_HOOKRET: {
       lua_Debug caller;  // the frame returned to
+      if ((d->step == MF_RESUME_OVER || d->step == MF_RESUME_OUT) && L == d->step_thread &&
+          depth(L) <= d->step_depth && !(lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller) &&
+                                         visible(caller.source, caller.srclen)))
+        d->step = MF_RESUME_IN;  // out of the plugin's code, into Moonflow's: on to the next plugin line that runs
       if (lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller)) set_mask(L, wants_lines(d, &caller));
       else set_mask(L, d->step != 0);
       return;

@@ -10,7 +10,7 @@ import XCTest
 final class FeatureDebuggingTests: XCTestCase {
     /// The lines the tests stop at, named.
     private enum Line {
-        static let twice = 3, fail = 15, reduceFirst = 21, reduceSecond = 22, reduceLast = 23
+        static let twice = 3, fail = 15, handled = 17, reduceFirst = 21, reduceSecond = 22, reduceLast = 23
     }
 
     private static let plugin = """
@@ -200,6 +200,28 @@ final class FeatureDebuggingTests: XCTestCase {
         XCTAssertTrue(errors.lock.withLock { errors.seen.first?.contains("no tally") == true })
         try feature.send(["type": "add", "n": 3])
         waitFor("the run goes on, the state as it was") { count(feature) == 6 }
+    }
+
+    func testStepsPastTheEndOfHandleGoOnToReduceAndEvaluateSeesTheGlobals() throws {
+        let (_, feature, editor, listener) = try debugged()
+        defer { listener.close() }
+        try setBreakpoints(editor, [["line": LuaValue(Line.handled)]])
+        _ = try editor.request("configurationDone")
+        for step in ["next", "stepOut"] {
+            try feature.send(["type": "add", "n": 5])
+            _ = try editor.event("stopped")
+            XCTAssertEqual(try top(editor)?["line"]?.intValue, Int64(Line.handled))
+            _ = try editor.request(step, ["threadId": 1])
+            XCTAssertEqual(try editor.event("stopped")["body"]?["reason"]?.stringValue, "step", step)
+            let frame = try top(editor)
+            XCTAssertEqual(frame?["name"]?.stringValue, "reduce", "\(step) from handle's last line: Moonflow's own code between is run through")
+            XCTAssertEqual(frame?["line"]?.intValue, Int64(Line.reduceFirst), step)
+            // reduce names no global itself; an expression still reaches the plugin's globals.
+            let shown = try editor.request("evaluate", ["expression": "tostring(m.n) .. string.rep('!', 2)", "frameId": 1])
+            XCTAssertEqual(shown["body"]?["result"]?.stringValue, "\"5!!\"", "\(shown)")
+            _ = try editor.request("continue", ["threadId": 1])
+        }
+        waitFor("both actions reduced") { count(feature) == 20 }
     }
 
     /// A plugin that catches its own errors, with `pcall`, `coroutine.resume` and `xpcall`,
