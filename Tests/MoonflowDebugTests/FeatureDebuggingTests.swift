@@ -350,18 +350,19 @@ final class FeatureDebuggingTests: XCTestCase {
         waitFor("it went on, and stopped no more") { count(feature) == 4 }
     }
 
-    /// A plugin whose timers and actions leave a trail in the state, in the order they reduce.
+    /// A plugin whose timers leave a trail in the state, in the order they reduce: `timers`
+    /// starts three at once, the latest first.
     private static let timed = """
     local mf = require "moonflow"
+    local function added(n) return { type = "added", n = n } end
     return mf.feature {
       name = "tally",
       initial = { trail = "" },
       state = { trail = "string" },
-      actions = { add = { n = "integer" }, later = { n = "integer", ms = "integer" } },
+      actions = { timers = {} },
       mutations = { added = { n = "integer" } },
-      handle = function(action)
-        if action.type == "later" then return mf.timer(action.ms, { type = "added", n = action.n }) end
-        return { type = "added", n = action.n }
+      handle = function()
+        return mf.merge(mf.timer(1200, added(100)), mf.timer(900, added(10)), mf.timer(600, added(1)))
       end,
       reduce = function(state, m)
         state.trail = state.trail .. m.n .. ","
@@ -375,17 +376,16 @@ final class FeatureDebuggingTests: XCTestCase {
         let (_, feature, editor, listener) = try debugged()
         defer { listener.close() }
         let trail = { feature.state["trail"]?.stringValue }
-        try setBreakpoints(editor, [["line": LuaValue(Self.line(of: "state.trail ..", in: Self.timed)), "condition": "m.n == 500"]])
+        try setBreakpoints(editor, [["line": LuaValue(Self.line(of: "state.trail ..", in: Self.timed)), "condition": "m.n == 1"]])
         _ = try editor.request("configurationDone")
-        try feature.send(["type": "later", "n": 10, "ms": 1200])
-        try feature.send(["type": "later", "n": 1, "ms": 600])
-        try feature.send(["type": "add", "n": 500])
+        try feature.send(["type": "timers"])
         _ = try editor.event("stopped")
-        Thread.sleep(forTimeInterval: 1.5)
-        XCTAssertEqual(trail(), "", "both timers came due while stopped; neither fired")
+        // Stopped in the first timer's reduce, at 600 ms: the others come due at 900 and 1,200.
+        Thread.sleep(forTimeInterval: 1.0)
+        XCTAssertEqual(trail(), "", "two timers came due while stopped; neither fired")
         _ = try editor.request("continue", ["threadId": 1])
-        waitFor("the timers fired after continue, soonest first") { trail() == "500,1,10," }
-        XCTAssertEqual(trail(), "500,1,10,")
+        waitFor("the timers fired after continue, soonest first") { trail() == "1,10,100," }
+        XCTAssertEqual(trail(), "1,10,100,")
     }
 
     func testAFeaturePausedLongerThanItsTimeLimitIsNotStopped() throws {
