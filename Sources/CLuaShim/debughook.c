@@ -1,5 +1,5 @@
 // The debugger's hook: breakpoints by file and line, stepping, pause, and the stop at an
-// error (one no handler catches, or one a plugin's pcall catches). Set only on a state a debugger serves (mf_debug_start); on
+// error (one no handler of the plugin's catches, or one a plugin's pcall catches). Set only on a state a debugger serves (mf_debug_start); on
 // any other no hook is set and nothing here runs.
 //
 // What it costs: the hook takes calls and returns only, and looks at each called
@@ -41,12 +41,15 @@ typedef struct mf_debug {
 static mf_debug *debug_of(lua_State *L) { return (mf_debug *)mf_budget_of(L)->debug; }
 
 /// Whether a chunk is a plugin's or a spec's file, which a debugger shows and stops in: a file
-/// (`@plugins/a.lua`) that is not Moonflow's own (`@[moonflow ...]`), or a file a plugin
-/// source gave as text (`=dev:counter/init.lua`, `=memory:greeter/init.lua`: a `.lua` name;
-/// Moonflow's own text chunks, `=moonflow.task` and the like, have none).
+/// (`@plugins/a.lua`) that is neither Moonflow's own (`@[moonflow ...]`) nor an installed Lua
+/// library (a `share/lua/` or `lib/lua/` tree, where Debian and LuaRocks put busted and
+/// luassert), or a file a plugin source gave as text (`=dev:counter/init.lua`,
+/// `=memory:greeter/init.lua`: a `.lua` name; Moonflow's own text chunks, `=moonflow.task`
+/// and the like, have none). LuaFrame.isFile (LuaKit) is the same rule.
 static int visible(const char *source, size_t srclen) {
   if (srclen < 2) return 0;
-  if (source[0] == '@') return strncmp(source, "@[moonflow", 10) != 0;
+  if (source[0] == '@')
+    return strncmp(source, "@[moonflow", 10) != 0 && !strstr(source, "/share/lua/") && !strstr(source, "/lib/lua/");
   return source[0] == '=' && srclen > 5 && memcmp(source + srclen - 4, ".lua", 4) == 0;
 }
 
@@ -240,41 +243,63 @@ void mf_debug_stop_on_errors(lua_State *L, int which) {
 }
 
 static int stops_on(lua_State *L, mf_debug *d, int which) {
-  return d && (__atomic_load_n(&d->errors, __ATOMIC_RELAXED) & which) && lua_checkstack(L, 2);
+  return d && (__atomic_load_n(&d->errors, __ATOMIC_RELAXED) & which) && lua_checkstack(L, 4);
 }
 
-/// Stops at an error (its message on top), at the innermost frame of a plugin's file from
-/// `level` out; with none of a plugin's on the stack, does nothing.
-static void stop_at_error(lua_State *L, mf_debug *d, int level) {
+/// An error object's text, through its __tostring; "(error object is a table value)" without one.
+static int error_text(lua_State *L) {
+  if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+  lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  return 1;
+}
+
+/// Stops at an error (its message on top), at the innermost frame of a plugin's file among
+/// levels [level, below); with none of a plugin's there, does nothing.
+static void stop_at_error(lua_State *L, mf_debug *d, int level, int below) {
   lua_Debug ar;
   int line = 0;
-  for (int l = level; lua_getstack(L, l, &ar); l++) {
+  for (int l = level; l < below && lua_getstack(L, l, &ar); l++) {
     if (lua_getinfo(L, "Sl", &ar) && visible(ar.source, ar.srclen)) {
       line = ar.currentline;
       break;
     }
   }
   if (line <= 0) return;
-  const char *message = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(an error that is not a string)";
+  int top = lua_gettop(L);
+  const char *message = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+  if (!message) {  // a table with a __tostring (busted's failures), as Lua's own message handler shows it
+    lua_pushcfunction(L, error_text);
+    lua_pushvalue(L, top);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING) message = lua_tostring(L, -1);
+    else message = "(an error object with no text)";
+  }
   stop_here(L, d, MF_STOP_EXCEPTION, line, message);
+  lua_settop(L, top);
   d->step = 0;  // the error goes on up (or to the pcall): there is no line to step to
 }
 
 void mf_debug_error(lua_State *L, int level) {
   mf_debug *d = debug_of(L);
-  if (stops_on(L, d, MF_ERRORS_UNCAUGHT)) stop_at_error(L, d, level);
+  if (stops_on(L, d, MF_ERRORS_UNCAUGHT)) stop_at_error(L, d, level, INT_MAX);
 }
 
-int mf_debug_catches(lua_State *L) {
+int mf_debug_catches(lua_State *L, int *call_depth) {
   mf_debug *d = debug_of(L);
-  if (!d || !(__atomic_load_n(&d->errors, __ATOMIC_RELAXED) & MF_ERRORS_CAUGHT)) return 0;
+  int errors = d ? __atomic_load_n(&d->errors, __ATOMIC_RELAXED) : 0;
+  if (!errors) return 0;
   lua_Debug ar;
-  return lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar) && visible(ar.source, ar.srclen);
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar) && visible(ar.source, ar.srclen))
+    return errors & MF_ERRORS_CAUGHT;
+  *call_depth = depth(L);
+  return errors & MF_ERRORS_UNCAUGHT;
 }
 
-void mf_debug_caught(lua_State *L, int level) {
+void mf_debug_caught(lua_State *L, int level, int which, int call_depth) {
   mf_debug *d = debug_of(L);
-  if (stops_on(L, d, MF_ERRORS_CAUGHT)) stop_at_error(L, d, level);
+  if (!which || !stops_on(L, d, which)) return;
+  // Caught by code not the plugin's: only a plugin's frame inside the call (above the
+  // catching call's own, which is at level depth - call_depth) is where the error is its.
+  stop_at_error(L, d, level, which == MF_ERRORS_UNCAUGHT && call_depth > 0 ? depth(L) - call_depth : INT_MAX);
 }
 
 void mf_debug_free(mf_budget *b) {

@@ -627,7 +627,7 @@ static int resume_tracked(lua_State *L, lua_State *co, int narg, int watched) {
   int status = lua_resume(co, L, narg, &nres);
   mf_after_resume(L);
   if (status != LUA_OK && status != LUA_YIELD) {
-    if (watched && !must_stop(mf_budget_of(L))) mf_debug_caught(co, 0);
+    if (watched && !must_stop(mf_budget_of(L))) mf_debug_caught(co, 0, watched, 0);
     lua_xmove(co, L, 1);
     return -1;
   }
@@ -643,7 +643,9 @@ static int resume_tracked(lua_State *L, lua_State *co, int narg, int watched) {
 static int co_resume(lua_State *L) {
   lua_State *co = lua_tothread(L, 1);
   luaL_argexpected(L, co != NULL, 1, "thread");
-  int n = resume_tracked(L, co, lua_gettop(L) - 1, mf_debug_catches(L));
+  int call_depth = 0;
+  // Only a plugin's own resume is watched (see co_pcall).
+  int n = resume_tracked(L, co, lua_gettop(L) - 1, mf_debug_catches(L, &call_depth) & MF_ERRORS_CAUGHT);
   if (n < 0) {
     lua_pushboolean(L, 0);
     lua_insert(L, -2);
@@ -689,21 +691,23 @@ static int co_close(lua_State *L) {
 
 /// xpcall's message handler, wrapped: past the deadline the stop's error goes
 /// up as it is, without the script's handler (which may loop, and would run
-/// with hooks off after an error raised in a hook). Upvalue 2 true: a debugger
-/// stops at the error first (mf_debug_catches).
+/// with hooks off after an error raised in a hook). Upvalues 2 and 3: what
+/// mf_debug_catches said, for a debugger's stop at the error first.
 static int xpcall_handler(lua_State *L) {
   if (must_stop(mf_budget_of(L))) return 1;
-  if (lua_toboolean(L, lua_upvalueindex(2))) mf_debug_caught(L, 1);
+  mf_debug_caught(L, 1, (int)lua_tointeger(L, lua_upvalueindex(2)), (int)lua_tointeger(L, lua_upvalueindex(3)));
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, 1);
   return 1;
 }
 
-/// The message handler of a pcall a debugger watches: it stops at the error (not at the
-/// time limit's stop, which goes on up) and passes the error on as it is.
+/// The message handler of a pcall a debugger watches (upvalues: what mf_debug_catches said):
+/// it stops at the error (not at the time limit's stop, which goes on up) and passes the
+/// error on as it is.
 static int caught_handler(lua_State *L) {
-  if (!must_stop(mf_budget_of(L))) mf_debug_caught(L, 1);
+  if (!must_stop(mf_budget_of(L)))
+    mf_debug_caught(L, 1, (int)lua_tointeger(L, lua_upvalueindex(1)), (int)lua_tointeger(L, lua_upvalueindex(2)));
   return 1;
 }
 
@@ -718,30 +722,38 @@ static int pcall_finish(lua_State *L, int status, lua_KContext extra) {
   return lua_gettop(L) - (int)extra;
 }
 
-/// pcall(f, ...) as Lua's own. Called from a plugin's code while a debugger stops on
-/// caught errors, it stops at an error it catches, at the failing line, first.
+/// pcall(f, ...) as Lua's own. While a debugger stops on every error, one that a plugin's
+/// own pcall catches stops first, at the failing line. Another's pcall is not watched: code
+/// that expects an error and looks at it uses pcall (luassert's `has_error`), while a
+/// runner that reports what it catches uses xpcall's handler (busted's failures).
 static int co_pcall(lua_State *L) {
   luaL_checkany(L, 1);
-  int watched = mf_debug_catches(L);
+  int call_depth = 0;
+  int watched = mf_debug_catches(L, &call_depth) & MF_ERRORS_CAUGHT;
   lua_pushboolean(L, 1);
   lua_insert(L, 1);                        // 1 true, 2 f, 3.. args
   if (!watched) {
     int status = lua_pcallk(L, lua_gettop(L) - 2, LUA_MULTRET, 0, 0, pcall_finish);
     return pcall_finish(L, status, 0);
   }
-  lua_pushcfunction(L, caught_handler);
+  lua_pushinteger(L, watched);
+  lua_pushinteger(L, call_depth);
+  lua_pushcclosure(L, caught_handler, 2);
   lua_insert(L, 1);                        // 1 handler, 2 true, 3 f, 4.. args
   int status = lua_pcallk(L, lua_gettop(L) - 3, LUA_MULTRET, 1, 1, pcall_finish);
   return pcall_finish(L, status, 1);
 }
 
-/// xpcall(f, handler, ...) as Lua's own, with the handler wrapped.
+/// xpcall(f, handler, ...) as Lua's own, with the handler wrapped: it lets a debugger stop
+/// at the error first, as mf_debug_catches says (a spec's failure that busted catches).
 static int co_xpcall(lua_State *L) {
   int n = lua_gettop(L);
   luaL_checktype(L, 2, LUA_TFUNCTION);
+  int call_depth = 0;
   lua_pushvalue(L, 2);
-  lua_pushboolean(L, mf_debug_catches(L));
-  lua_pushcclosure(L, xpcall_handler, 2);
+  lua_pushinteger(L, mf_debug_catches(L, &call_depth));
+  lua_pushinteger(L, call_depth);
+  lua_pushcclosure(L, xpcall_handler, 3);
   lua_replace(L, 2);                       // 1 f, 2 handler, 3.. args
   lua_pushboolean(L, 1);
   lua_pushvalue(L, 1);

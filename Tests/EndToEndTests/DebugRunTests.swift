@@ -4,12 +4,12 @@ import XCTest
 /// `moonflow run --debug` as a user starts it, with an editor attached over a real socket:
 /// the binary, its standard input as the action source, and a DAP client written here.
 final class DebugRunTests: XCTestCase {
-    /// `moonflow ARGS` started in the package root, once it said where its debugger listens.
-    private func started(_ arguments: [String]) throws -> (Process, Pipe, Pipe, DAPClient) {
+    /// `moonflow ARGS` started in `folder` (the package root), once it said where its debugger listens.
+    private func started(_ arguments: [String], in folder: URL = Moonflow.root) throws -> (Process, Pipe, Pipe, DAPClient) {
         let process = Process()
         process.executableURL = try Moonflow.binary()
         process.arguments = arguments
-        process.currentDirectoryURL = Moonflow.root
+        process.currentDirectoryURL = folder
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -95,6 +95,57 @@ extension DebugRunTests {
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0, printed)
         XCTAssertTrue(printed.contains(" passed, 0 failed"), printed)
+    }
+}
+
+extension DebugRunTests {
+    /// A spec that fails an assertion, and one that expects errors (luassert's `has_error`, its
+    /// own `pcall`), under the `uncaught` filter.
+    func testAFailingAssertionStopsAtTheSpecsLineAndAnExpectedErrorDoesNot() throws {
+        let folder = try ScratchFolder()
+        try folder.write("plugins/p/init.lua", """
+            local mf = require "moonflow"
+            return mf.feature { name = "p", initial = { n = 0 }, state = { n = "integer" },
+              actions = { add = {} }, mutations = { added = {} },
+              handle = function() return { type = "added" } end,
+              reduce = function(s) s.n = s.n + 1; return s end }
+            """)
+        try folder.write("plugins/p/spec/p_spec.lua", """
+            local T = require "moonflow.test"
+            describe("p", function()
+              it("expects errors", function()
+                assert.has_error(function() error("expected") end)
+                assert.is_false(pcall(error, "also expected"))
+              end)
+              it("adds", function()
+                local store = T.store("p")
+                store:send({ type = "add" }, function(s) s.n = 1 end)
+                assert.equal(2, store.state.n)
+              end)
+            end)
+            """)
+        let spec = folder.url.appendingPathComponent("plugins/p/spec/p_spec.lua").path
+        let (process, _, output, editor) = try started(["test", "--debug", "127.0.0.1:0", "--debug-wait"], in: folder.url)
+        defer { if process.isRunning { process.terminate() } }
+        _ = try editor.request("initialize")
+        _ = try editor.request("attach")
+        _ = try editor.request("setExceptionBreakpoints", ["filters": ["uncaught"]])
+        _ = try editor.request("configurationDone")
+
+        let stopped = try editor.event("stopped")
+        let body = stopped["body"] as? [String: Any]
+        XCTAssertEqual(body?["reason"] as? String, "exception")
+        XCTAssertTrue((body?["description"] as? String)?.contains("Expected objects to be equal") == true, "\(stopped)")
+        let stack = try frames(editor)
+        XCTAssertEqual((stack.first?["source"] as? [String: Any])?["path"] as? String, spec, "the first stop is the failure")
+        XCTAssertEqual(stack.first?["line"] as? Int, 10)
+        XCTAssertFalse(stack.contains { (($0["source"] as? [String: Any])?["path"] as? String)?.contains("/share/lua/") == true },
+                       "busted's and luassert's frames are hidden: \(stack)")
+        _ = try editor.request("disconnect")
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 1, printed)
+        XCTAssertTrue(printed.contains("1 passed, 1 failed"), printed)
     }
 }
 

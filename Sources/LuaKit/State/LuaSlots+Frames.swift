@@ -14,8 +14,9 @@ package struct LuaFrame: Equatable, Sendable {
     /// `Lua`, `C` or `main`.
     package let what: String
     /// Whether the code is a plugin's or a spec's file (a chunk named `@file`, or a `.lua`
-    /// file a plugin source gave as text, `=dev:counter/init.lua`), not a C function nor
-    /// Moonflow's own Lua (`[moonflow ...]`, `moonflow.task`): what a debugger shows
+    /// file a plugin source gave as text, `=dev:counter/init.lua`), not a C function,
+    /// Moonflow's own Lua (`[moonflow ...]`, `moonflow.task`) nor an installed Lua library
+    /// (busted and luassert, in a `share/lua/` or `lib/lua/` tree): what a debugger shows
     /// (debughook.c's `visible` is the same rule).
     package let isFile: Bool
 }
@@ -49,7 +50,9 @@ extension LuaSlots {
                 line: frame.line > 0 ? Int(frame.line) : nil,
                 lineDefined: frame.linedefined >= 0 && what != "C" ? Int(frame.linedefined) : nil,
                 name: frame.name.map { String(cString: $0) }, what: what,
-                isFile: source.hasPrefix("@") ? !source.hasPrefix("@[moonflow") : source.hasPrefix("=") && source.hasSuffix(".lua"))
+                isFile: source.hasPrefix("@")
+                    ? !source.hasPrefix("@[moonflow") && !source.contains("/share/lua/") && !source.contains("/lib/lua/")
+                    : source.hasPrefix("=") && source.hasSuffix(".lua"))
         }
     }
 
