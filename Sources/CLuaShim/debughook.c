@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct mf_bp_file {
   char *path;   // as the debugger gave it: an absolute path
@@ -36,6 +37,7 @@ typedef struct mf_debug {
   lua_State *step_thread;
   mf_debug_stop_fn stop;
   void *ctx;
+  char *cwd;                // the working directory at the start, for chunk names with `..`
 } mf_debug;
 
 static mf_debug *debug_of(lua_State *L) { return (mf_debug *)mf_budget_of(L)->debug; }
@@ -65,8 +67,44 @@ static int names_file(const char *source, size_t srclen, const char *path, size_
   return n < len && path[len - n - 1] == '/' && memcmp(path + len - n, s, n) == 0;
 }
 
+/// A relative chunk name with a `..` step (`@../app/plugins/a.lua`, from `moonflow run
+/// ../app/plugins/a`), made absolute from `cwd` with its `.` and `..` steps resolved, into
+/// `out` as `@/abs/app/plugins/a.lua`: what names_file compares with a breakpoint's path.
+/// Returns its length; 0 when the name has no `..` step or the result does not fit.
+static size_t resolved_name(const char *cwd, const char *source, size_t srclen, char *out, size_t cap) {
+  if (!cwd || srclen < 4 || source[0] != '@' || source[1] == '/') return 0;
+  const char *rel = source + 1;
+  if (strncmp(rel, "../", 3) != 0 && !strstr(rel, "/../")) return 0;
+  size_t len = strlen(cwd);
+  if (len + 2 > cap) return 0;
+  out[0] = '@';
+  memcpy(out + 1, cwd, len + 1);
+  len++;
+  while (len > 1 && out[len - 1] == '/') out[--len] = 0;  // "/" itself becomes "@"
+  for (const char *p = rel; *p;) {
+    const char *end = strchr(p, '/');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n == 2 && p[0] == '.' && p[1] == '.') {
+      while (len > 1 && out[len - 1] != '/') len--;    // drop the last step
+      if (len > 1) len--;
+      out[len] = 0;
+    } else if (n > 0 && !(n == 1 && p[0] == '.')) {
+      if (len + 1 + n + 1 > cap) return 0;
+      out[len++] = '/';
+      memcpy(out + len, p, n);
+      len += n;
+      out[len] = 0;
+    }
+    p += n + (end ? 1 : 0);
+  }
+  return len;
+}
+
 /// Whether a breakpoint lies in lines [first, last] of the chunk `source` (under the lock).
 static int has_breakpoint(mf_debug *d, const char *source, size_t srclen, int first, int last) {
+  char resolved[PATH_MAX + 2];
+  size_t n = resolved_name(d->cwd, source, srclen, resolved, sizeof resolved);
+  if (n > 0) { source = resolved; srclen = n; }
   for (int i = 0; i < d->nfiles; i++) {
     mf_bp_file *f = &d->files[i];
     if (!names_file(source, srclen, f->path, f->len)) continue;
@@ -188,6 +226,8 @@ int mf_debug_start(lua_State *L, mf_debug_stop_fn stop, void *ctx) {
     mf_debug *d = calloc(1, sizeof *d);
     if (!d) return 0;
     pthread_mutex_init(&d->lock, NULL);
+    char here[PATH_MAX];
+    if (getcwd(here, sizeof here)) d->cwd = strdup(here);
     b->debug = d;
   }
   mf_debug *d = b->debug;
@@ -311,6 +351,7 @@ void mf_debug_free(mf_budget *b) {
     free(d->files[i].lines);
   }
   free(d->files);
+  free(d->cwd);
   pthread_mutex_destroy(&d->lock);
   free(d);
 }

@@ -202,6 +202,8 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     private func breakpoint(at source: String, line: Int) -> (String, BreakpointRequest)? {
         var name = source
         while name.hasPrefix("./") { name.removeFirst(2) }
+        // A name with a `..` step (`moonflow run ../app/plugins/a`) names its file from here.
+        if name.hasPrefix("../") || name.contains("/../") { name = Self.normalized(name) }
         return lock.withLock {
             for (file, requested) in breakpoints where file == name || file.hasSuffix("/" + name) {
                 if let request = requested.first(where: { $0.line == line }) { return (file, request) }

@@ -34,9 +34,18 @@ final class DebugRunTests: XCTestCase {
         return ((trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]]) ?? []
     }
 
+    /// Every form of the plugin's path stops at the editor's breakpoint, which names the file
+    /// absolutely: a path with `..` steps (`moonflow run ../../counter`) matched none before.
     func testAnEditorStopsARunAtABreakpointReadsItAndTheRunGoesOnAfterDisconnect() throws {
+        for (folder, plugin) in [("", "plugins/counter"), ("plugins/counter/spec", "../../counter"),
+                                 ("plugins", "./counter/../counter")] {
+            try stopsAtABreakpoint(in: Moonflow.root.appendingPathComponent(folder), plugin)
+        }
+    }
+
+    private func stopsAtABreakpoint(in folder: URL, _ plugin: String) throws {
         let (process, input, output, editor) = try started(
-            ["run", "plugins/counter", "--debug", "127.0.0.1:0", "--debug-wait", "--actions", "-", "--format", "jsonl"])
+            ["run", plugin, "--debug", "127.0.0.1:0", "--debug-wait", "--actions", "-", "--format", "jsonl"], in: folder)
         defer { if process.isRunning { process.terminate() } }
         XCTAssertEqual(try editor.request("initialize")["success"] as? Bool, true)
         _ = try editor.request("attach")
@@ -47,21 +56,21 @@ final class DebugRunTests: XCTestCase {
 
         input.fileHandleForWriting.write(Data("{\"type\":\"increment\",\"by\":3}\n".utf8))
         let stopped = try editor.event("stopped")
-        XCTAssertEqual((stopped["body"] as? [String: Any])?["reason"] as? String, "breakpoint")
+        XCTAssertEqual((stopped["body"] as? [String: Any])?["reason"] as? String, "breakpoint", plugin)
         let top = try XCTUnwrap(try frames(editor).first)
-        XCTAssertEqual(top["name"] as? String, "reduce")
-        XCTAssertEqual(top["line"] as? Int, 44)
-        XCTAssertEqual((top["source"] as? [String: Any])?["path"] as? String, file, "the path an editor opens")
+        XCTAssertEqual(top["name"] as? String, "reduce", plugin)
+        XCTAssertEqual(top["line"] as? Int, 44, plugin)
+        XCTAssertEqual((top["source"] as? [String: Any])?["path"] as? String, file, "the path an editor opens: \(plugin)")
         let sum = try editor.request("evaluate", ["expression": "state.count + m.n", "frameId": 1])
-        XCTAssertEqual((sum["body"] as? [String: Any])?["result"] as? String, "3")
+        XCTAssertEqual((sum["body"] as? [String: Any])?["result"] as? String, "3", plugin)
 
         _ = try editor.request("disconnect")
         input.fileHandleForWriting.write(Data("{\"type\":\"increment\"}\n".utf8))
         try input.fileHandleForWriting.close()
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
-        XCTAssertTrue(printed.contains("\"state\":{\"count\":4}"), "both actions ran, the second past no breakpoint:\n\(printed)")
+        XCTAssertEqual(process.terminationStatus, 0, plugin)
+        XCTAssertTrue(printed.contains("\"state\":{\"count\":4}"), "both actions ran, the second past no breakpoint (\(plugin)):\n\(printed)")
     }
 }
 
