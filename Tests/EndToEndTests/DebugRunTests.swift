@@ -29,6 +29,13 @@ final class DebugRunTests: XCTestCase {
         return (process, input, output, try DAPClient(port: port))
     }
 
+    /// What the command printed, once it ended, and its exit status.
+    private func ended(_ process: Process, _ output: Pipe) -> (printed: String, status: Int32) {
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (printed, process.terminationStatus)
+    }
+
     private func frames(_ editor: DAPClient) throws -> [[String: Any]] {
         let trace = try editor.request("stackTrace", ["threadId": 1])
         return ((trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]]) ?? []
@@ -67,9 +74,8 @@ final class DebugRunTests: XCTestCase {
         _ = try editor.request("disconnect")
         input.fileHandleForWriting.write(Data("{\"type\":\"increment\"}\n".utf8))
         try input.fileHandleForWriting.close()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, plugin)
+        let (printed, status) = ended(process, output)
+        XCTAssertEqual(status, 0, plugin)
         XCTAssertTrue(printed.contains("\"state\":{\"count\":4}"), "both actions ran, the second past no breakpoint (\(plugin)):\n\(printed)")
     }
 }
@@ -100,9 +106,8 @@ extension DebugRunTests {
         XCTAssertTrue(stack.contains { ($0["source"] as? [String: Any])?["path"] as? String == spec && $0["line"] as? Int == 10 },
                       "the spec's line that sent the action is on the stack: \(stack)")
         _ = try editor.request("disconnect")
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, printed)
+        let (printed, status) = ended(process, output)
+        XCTAssertEqual(status, 0, printed)
         XCTAssertTrue(printed.contains(" passed, 0 failed"), printed)
     }
 }
@@ -151,9 +156,8 @@ extension DebugRunTests {
         XCTAssertFalse(stack.contains { (($0["source"] as? [String: Any])?["path"] as? String)?.contains("/share/lua/") == true },
                        "busted's and luassert's frames are hidden: \(stack)")
         _ = try editor.request("disconnect")
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 1, printed)
+        let (printed, status) = ended(process, output)
+        XCTAssertEqual(status, 1, printed)
         XCTAssertTrue(printed.contains("1 passed, 1 failed"), printed)
     }
 }
