@@ -77,6 +77,10 @@ package final class DAPSession: @unchecked Sendable {
     private let target: any DebugTarget
     private let lock = NSLock()
     private var seq = 0
+    /// How the editor counts (`initialize`): lines and columns from 1 or from 0, and paths as
+    /// paths or as `file://` URIs. Read and set on the session's thread only.
+    private var firstLine = 1, firstColumn = 1
+    private var uris = false
 
     package init(connection: any DAPChannel, target: any DebugTarget) {
         self.connection = connection
@@ -115,25 +119,29 @@ package final class DAPSession: @unchecked Sendable {
         let arguments = request["arguments"] ?? LuaValue([String: LuaValue]())
         switch command {
         case "initialize":
+            firstLine = arguments["linesStartAt1"]?.boolValue == false ? 0 : 1
+            firstColumn = arguments["columnsStartAt1"]?.boolValue == false ? 0 : 1
+            uris = arguments["pathFormat"]?.stringValue == "uri"
             respond(to: request, body: Self.capabilities)
             send(event: "initialized")
         case "launch", "attach":
             respond(to: request)
         case "setBreakpoints":
-            guard let path = arguments["source"]?["path"]?.stringValue else {
-                refuse(request, "setBreakpoints needs arguments.source.path, the file's path")
+            guard let given = arguments["source"]?["path"]?.stringValue, let path = self.path(given) else {
+                refuse(request, "setBreakpoints needs arguments.source.path, the file's path"
+                    + (uris ? " (a file:// URI, as initialize's pathFormat said)" : ""))
                 return true
             }
             let requested = Self.list(arguments["breakpoints"]).compactMap { entry -> BreakpointRequest? in
                 guard let line = entry["line"]?.intValue.map(Int.init) else { return nil }
-                return BreakpointRequest(line: line, condition: entry["condition"]?.stringValue,
+                return BreakpointRequest(line: line - firstLine + 1, condition: entry["condition"]?.stringValue,
                                          hitCondition: entry["hitCondition"]?.stringValue,
                                          logMessage: entry["logMessage"]?.stringValue)
             }
             let placed = target.setBreakpoints(path: path, requested)
             let answers = placed.map { placed -> LuaValue in
                 var entry: [String: LuaValue] = ["verified": LuaValue(placed.line != nil)]
-                if let line = placed.line { entry["line"] = LuaValue(line) }
+                if let line = placed.line { entry["line"] = LuaValue(line + firstLine - 1) }
                 if let message = placed.message { entry["message"] = LuaValue(message) }
                 return LuaValue(entry)
             }
@@ -164,10 +172,11 @@ package final class DAPSession: @unchecked Sendable {
                 let shown = frames.enumerated().map { index, frame -> LuaValue in
                     var entry: [String: LuaValue] = [
                         "id": LuaValue(index + 1), "name": LuaValue(Self.frameName(frame)),
-                        "line": LuaValue(frame.line ?? 0), "column": 1,
+                        "line": LuaValue((frame.line ?? 1) + firstLine - 1), "column": LuaValue(firstColumn),
                     ]
                     // Absolute, as an editor opens files: a chunk named relative to where the run started.
-                    let path = URL(fileURLWithPath: frame.source).standardizedFileURL.path
+                    let file = URL(fileURLWithPath: frame.source).standardizedFileURL
+                    let path = uris ? file.absoluteString : file.path
                     if frame.what != "C" { entry["source"] = ["path": LuaValue(path), "name": LuaValue(Self.fileName(frame.source))] }
                     else { entry["presentationHint"] = "subtle" }
                     return LuaValue(entry)
@@ -292,6 +301,13 @@ package final class DAPSession: @unchecked Sendable {
     }
 
     /// A JSON array's items (none for anything else).
+    /// A file's path as the editor gave it: a path, or a `file://` URI when it said so.
+    private func path(_ given: String) -> String? {
+        guard uris else { return given }
+        guard let url = URL(string: given), url.isFileURL else { return nil }
+        return url.path
+    }
+
     private static func list(_ value: LuaValue?) -> [LuaValue] {
         guard let value, case .table(let table) = value else { return [] }
         return table.array

@@ -55,7 +55,7 @@ final class FeatureDebuggingTests: XCTestCase {
     /// A host whose state a controller serves, with an editor attached and configured.
     private var controller: DebugController!
 
-    private func debugged(timeLimitMs: Int64 = 1000) throws -> (FeatureHost, RunningFeature, EditorClient, DAPListener) {
+    private func debugged(timeLimitMs: Int64 = 1000, initialize: LuaValue = [:]) throws -> (FeatureHost, RunningFeature, EditorClient, DAPListener) {
         let host = try FeatureHost(configuration: .init(searchPaths: [folder.appendingPathComponent("plugins").path],
                                                         timeLimitMs: timeLimitMs, clock: .real))
         let controller = DebugController(name: "tally")
@@ -68,7 +68,7 @@ final class FeatureDebuggingTests: XCTestCase {
             session.run()
         }
         let editor = try EditorClient(port: listener.port)
-        _ = try editor.request("initialize")
+        _ = try editor.request("initialize", initialize)
         _ = try editor.request("attach")
         let feature = try host.load("tally")
         feature.start()
@@ -222,6 +222,28 @@ final class FeatureDebuggingTests: XCTestCase {
             _ = try editor.request("continue", ["threadId": 1])
         }
         waitFor("both actions reduced") { count(feature) == 20 }
+    }
+
+    func testAnEditorCountingLinesFromZeroWithURIsGetsItsOwnCounting() throws {
+        let (_, feature, editor, listener) = try debugged(initialize: ["linesStartAt1": false, "columnsStartAt1": false,
+                                                                       "pathFormat": "uri"])
+        defer { listener.close() }
+        let uri = URL(fileURLWithPath: file).absoluteString
+        let placed = try editor.request("setBreakpoints", ["source": ["path": LuaValue(uri)],
+                                                           "breakpoints": [["line": LuaValue(Line.reduceFirst - 1)]]])
+        XCTAssertEqual(placed["body"]?["breakpoints"]?[0]?["line"]?.intValue, Int64(Line.reduceFirst - 1), "\(placed)")
+        _ = try editor.request("configurationDone")
+        try feature.send(["type": "add", "n": 2])
+        _ = try editor.event("stopped")
+        let frame = try top(editor)
+        XCTAssertEqual(frame?["line"]?.intValue, Int64(Line.reduceFirst - 1), "reduce's first line, counted from 0")
+        XCTAssertEqual(frame?["column"]?.intValue, 0)
+        XCTAssertEqual(frame?["source"]?["path"]?.stringValue, uri)
+        _ = try editor.request("continue", ["threadId": 1])
+        waitFor("it went on") { count(feature) == 4 }
+        let notURI = try editor.request("setBreakpoints", ["source": ["path": LuaValue(file)], "breakpoints": [["line": 1]]])
+        XCTAssertEqual(notURI["success"]?.boolValue, false)
+        XCTAssertTrue(notURI["message"]?.stringValue?.contains("file:// URI") == true, "\(notURI)")
     }
 
     /// A plugin that catches its own errors, with `pcall`, `coroutine.resume` and `xpcall`,
