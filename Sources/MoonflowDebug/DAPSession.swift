@@ -169,7 +169,11 @@ package final class DAPSession: @unchecked Sendable {
             guard let frames = target.stackTrace() else { return notStopped(request) }
             switch frames {
             case .success(let frames):
-                let shown = frames.enumerated().map { index, frame -> LuaValue in
+                // The page asked for (startFrame, levels: 0 or none for all); ids count from the innermost.
+                let start = min(max(Int(arguments["startFrame"]?.intValue ?? 0), 0), frames.count)
+                let levels = Int(arguments["levels"]?.intValue ?? 0)
+                let page = frames.enumerated().dropFirst(start).prefix(levels > 0 ? levels : frames.count)
+                let shown = page.map { index, frame -> LuaValue in
                     var entry: [String: LuaValue] = [
                         "id": LuaValue(index + 1), "name": LuaValue(Self.frameName(frame)),
                         "line": LuaValue((frame.line ?? 1) + firstLine - 1), "column": LuaValue(firstColumn),
@@ -181,7 +185,7 @@ package final class DAPSession: @unchecked Sendable {
                     else { entry["presentationHint"] = "subtle" }
                     return LuaValue(entry)
                 }
-                respond(to: request, body: ["stackFrames": LuaValue(shown), "totalFrames": LuaValue(shown.count)])
+                respond(to: request, body: ["stackFrames": LuaValue(shown), "totalFrames": LuaValue(frames.count)])
             case .failure(let error): refuse(request, "\(error)")
             }
         case "scopes":

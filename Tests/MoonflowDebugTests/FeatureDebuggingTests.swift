@@ -149,6 +149,12 @@ final class FeatureDebuggingTests: XCTestCase {
         let inside = try top(editor)
         XCTAssertEqual(inside?["name"]?.stringValue, "double")
         XCTAssertEqual(inside?["line"]?.intValue, Int64(Line.twice))
+        // An editor that loads the stack a page at a time: the second frame alone, and how many there are.
+        let page = try editor.request("stackTrace", ["threadId": 1, "startFrame": 1, "levels": 1])["body"]
+        XCTAssertEqual(page?["stackFrames"]?[0]?["name"]?.stringValue, "reduce")
+        XCTAssertEqual(page?["stackFrames"]?[0]?["id"]?.intValue, 2)
+        XCTAssertNil(page?["stackFrames"]?[1])
+        XCTAssertEqual(page?["totalFrames"]?.intValue, 2)
         _ = try editor.request("stepOut", ["threadId": 1])
         _ = try editor.event("stopped")
         XCTAssertEqual(try top(editor)?["name"]?.stringValue, "reduce")
