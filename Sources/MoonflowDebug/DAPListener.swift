@@ -7,9 +7,9 @@ import Darwin
 #endif
 
 /// A plain TCP socket an editor's debug adapter client connects to, as debugpy and
-/// `node --inspect` listen: loopback unless another host is named. One editor at a
-/// time; each connection's messages go to `onMessage` on the connection's own thread,
-/// in order.
+/// `node --inspect` listen: loopback unless another host is named. Each connection is
+/// served on a thread of its own, so one that comes while another is served is answered
+/// at once (the server's `serve` turns it away: one editor at a time).
 ///
 ///     let listener = try DAPListener(host: "127.0.0.1", port: 0)   // 0: any free port
 ///     print("debugger on \(listener.host):\(listener.port)")
@@ -78,7 +78,10 @@ package final class DAPListener: @unchecked Sendable {
                     if errno == EINTR { continue }
                     break
                 }
-                serve(DAPConnection(fd: client))
+                let connection = DAPConnection(fd: client)
+                let session = Thread { serve(connection) }
+                session.name = "moonflow-debug-session"
+                session.start()
             }
             lock.withLock {
                 accepting = false

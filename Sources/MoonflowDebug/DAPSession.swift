@@ -106,6 +106,18 @@ package final class DAPSession: @unchecked Sendable {
         }
     }
 
+    /// Answers an editor that cannot be served (another is attached): its first request is
+    /// refused with `reason`, and the connection closed.
+    package static func turnAway(_ connection: any DAPChannel, because reason: String) {
+        if let request = try? connection.receive(), request["type"]?.stringValue == "request" {
+            try? connection.send([
+                "type": "response", "seq": 1, "request_seq": request["seq"] ?? 0, "success": false,
+                "command": request["command"] ?? "", "message": LuaValue(reason),
+            ])
+        }
+        connection.close()
+    }
+
     /// Sends an event (`stopped`, `output`, …) from any thread.
     package func send(event: String, body: LuaValue? = nil) {
         var message: [String: LuaValue] = ["type": "event", "event": LuaValue(event)]

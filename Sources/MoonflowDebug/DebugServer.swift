@@ -17,7 +17,11 @@ package final class DebugServer: Sendable {
     package init(host: String, port: Int, name: String, log: @escaping @Sendable (String) -> Void) throws {
         let controller = DebugController(name: name, log: log)
         let listener = try DAPListener(host: host, port: port)
+        let editor = EditorSlot()
+        let address = listener.address
         listener.start { connection in
+            guard editor.take() else { return DAPSession.turnAway(connection, because: DebugServer.oneEditor(address)) }
+            defer { editor.free() }
             let session = DAPSession(connection: connection, target: controller)
             controller.attach(session)
             session.run(log: log)
@@ -31,4 +35,27 @@ package final class DebugServer: Sendable {
     package var isLoopback: Bool { listener.isLoopback }
 
     package func close() { listener.close() }
+
+    /// Why a second editor is turned away.
+    package static func oneEditor(_ address: String) -> String {
+        "another editor is attached to the debugger on \(address): one at a time; disconnect it, then attach again"
+    }
+}
+
+/// Whether an editor is attached: one at a time.
+package final class EditorSlot: @unchecked Sendable {
+    private let lock = NSLock()
+    private var taken = false
+
+    package init() {}
+
+    /// True when the slot was free and is now this editor's.
+    package func take() -> Bool {
+        lock.withLock {
+            if taken { return false }
+            taken = true
+            return true
+        }
+    }
+    package func free() { lock.withLock { taken = false } }
 }

@@ -23,7 +23,13 @@ final class DebugRelay: @unchecked Sendable {
         folders = server.plugins.map { (URL(fileURLWithPath: $0.folder).standardizedFileURL.path, $0.name) }
         listener = try DAPListener(host: host, port: port)
         server.relayDebugMessages { [weak self] text in self?.fromApp(text) }
-        listener.start { [weak self] connection in self?.relay(connection) }
+        let slot = EditorSlot()
+        let address = listener.address
+        listener.start { [weak self] connection in
+            guard slot.take() else { return DAPSession.turnAway(connection, because: DebugServer.oneEditor(address)) }
+            defer { slot.free() }
+            self?.relay(connection)
+        }
     }
 
     /// Where editors attach: `127.0.0.1:9229`.

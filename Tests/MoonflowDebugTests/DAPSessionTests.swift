@@ -158,6 +158,32 @@ final class DAPSessionTests: XCTestCase {
         XCTAssertFalse(mailbox.deliver(["type": "request", "seq": 3, "command": "threads"]), "a closed mailbox takes nothing more")
     }
 
+    func testASecondEditorIsTurnedAwayByNameWhileTheFirstIsAttached() throws {
+        let server = try DebugServer(host: "127.0.0.1", port: 0, name: "counter") { _ in }
+        defer { server.close() }
+        let port = try XCTUnwrap(Int(server.address.split(separator: ":").last ?? ""))
+        let first = try EditorClient(port: port)
+        XCTAssertEqual(try first.request("initialize")["success"]?.boolValue, true)
+
+        let second = try EditorClient(port: port)
+        let refused = try second.request("initialize")
+        XCTAssertEqual(refused["success"]?.boolValue, false, "answered at once, not left waiting")
+        XCTAssertEqual(refused["message"]?.stringValue,
+                       "another editor is attached to the debugger on \(server.address): one at a time; disconnect it, then attach again")
+        XCTAssertNil(try second.nextOrEnd(), "and the connection closed")
+        XCTAssertEqual(try first.request("threads")["success"]?.boolValue, true, "the first goes on")
+
+        XCTAssertEqual(try first.request("disconnect")["success"]?.boolValue, true)
+        XCTAssertNil(try first.nextOrEnd())
+        var answered = false
+        for _ in 0..<100 where !answered {  // the first session's thread lets go of the slot as it ends
+            let third = try EditorClient(port: port)
+            answered = try third.request("initialize")["success"]?.boolValue == true
+            if !answered { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        XCTAssertTrue(answered, "once the first went, another editor attaches")
+    }
+
     private func connect(_ target: RecordingTarget) throws -> (DAPListener, EditorClient) {
         let listener = try DAPListener(host: "127.0.0.1", port: 0)
         listener.start { connection in
