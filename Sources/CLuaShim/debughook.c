@@ -342,6 +342,8 @@ void mf_debug_caught(lua_State *L, int level, int which, int call_depth) {
   stop_at_error(L, d, level, which == MF_ERRORS_UNCAUGHT && call_depth > 0 ? depth(L) - call_depth : INT_MAX);
 }
 
+void mf_debug_end(lua_State *L) { mf_debug_free(mf_budget_of(L)); }
+
 void mf_debug_free(mf_budget *b) {
   mf_debug *d = b->debug;
   if (!d) return;

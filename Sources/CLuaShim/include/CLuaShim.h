@@ -509,6 +509,9 @@ int mf_debug_start(lua_State *L, mf_debug_stop_fn stop, void *ctx);
 /// Replaces the breakpoint lines of the file at `path` (absolute: a chunk named by a
 /// relative path matches the absolute path that ends with it). Any thread. 0: out of memory.
 int mf_debug_set_lines(lua_State *L, const char *path, const int *lines, int count);
+/// Ends the debugger's service of L's state (its hook does nothing from then on) and frees
+/// its breakpoints: before the state closes, with the other threads' calls held off.
+void mf_debug_end(lua_State *L);
 /// Stops at the next line of a plugin's file run. Any thread.
 void mf_debug_pause(lua_State *L);
 /// Which errors stop a served state: MF_ERRORS_UNCAUGHT, those no handler catches (the run

@@ -53,21 +53,22 @@ extension LuaState {
     }
 
     /// Replaces the breakpoint lines of the file at `path` (absolute; a chunk loaded by a
-    /// relative name matches the absolute path that ends with it). Any thread.
+    /// relative name matches the absolute path that ends with it). Any thread; none once closed.
     @discardableResult
     package func setBreakpointLines(path: String, lines: [Int]) -> Bool {
         let lines = lines.map { Int32(clamping: $0) }
-        return lines.withUnsafeBufferPointer { mf_debug_set_lines(L, path, $0.baseAddress, Int32($0.count)) != 0 }
+        return whileOpen { lines.withUnsafeBufferPointer { mf_debug_set_lines(L, path, $0.baseAddress, Int32($0.count)) != 0 } } ?? false
     }
 
-    /// Stops at the next line of a plugin's file that runs. Any thread.
-    package func pauseForDebugger() { mf_debug_pause(L) }
+    /// Stops at the next line of a plugin's file that runs. Any thread; none once closed.
+    package func pauseForDebugger() { _ = whileOpen { mf_debug_pause(L) } }
 
     /// Which errors stop the thread: `uncaught`, those no handler catches (the run reports
     /// them); `caught`, those a plugin's own `pcall`, `xpcall` or `coroutine.resume` catches.
     /// Any thread.
     package func stopOnErrors(uncaught: Bool, caught: Bool) {
-        mf_debug_stop_on_errors(L, (uncaught ? Int32(MF_ERRORS_UNCAUGHT) : 0) | (caught ? Int32(MF_ERRORS_CAUGHT) : 0))
+        let which = (uncaught ? Int32(MF_ERRORS_UNCAUGHT) : 0) | (caught ? Int32(MF_ERRORS_CAUGHT) : 0)
+        _ = whileOpen { mf_debug_stop_on_errors(L, which) }
     }
 }
 

@@ -31,6 +31,9 @@ public final class LuaState: @unchecked Sendable {
     /// Whether the state behaves as the standalone `lua5.4` (`moonflow exec`).
     public let standalone: Bool
     private var closed = false
+    /// Held by close() as it marks the state closed and ends the debugger's service, and by
+    /// the debugger's calls from other threads (`whileOpen`): none reaches a freed state.
+    private let openLock = NSLock()
     /// Unique among the states of this process (refs carry it, see `LuaRef.belongs`).
     let serial: UInt64 = LuaState.nextSerial.withLock { $0 += 1; return $0 }
     private static let nextSerial = SerialCounter()
@@ -158,7 +161,10 @@ public final class LuaState: @unchecked Sendable {
     private func close(evenIfStuck: Bool) {
         guard !closed else { return }
         if isStuckNow && !evenIfStuck { return }
-        closed = true
+        openLock.withLock {
+            closed = true
+            mf_debug_end(L)  // a debugger's call from another thread finds it closed from now on
+        }
         // Closing a stuck state (deinit): its call has returned, as the thread in it held it.
         // Its closing is bounded afresh.
         if isStuckNow { budget.pointee.stuck = 0 }
@@ -182,6 +188,12 @@ public final class LuaState: @unchecked Sendable {
             if mf_budget_stuck(budget) != 0 { return }
         }
         budget.deallocate()
+    }
+
+    /// `body`'s result, unless the state is closed (nil); close() waits for it meanwhile. For
+    /// the calls other threads make into an open state (a debugger's breakpoints and pause).
+    func whileOpen<T>(_ body: () -> T) -> T? {
+        openLock.withLock { closed ? nil : body() }
     }
 
     /// Whether a call (or a `moonflow test` test) ran on past its time limit in code no
