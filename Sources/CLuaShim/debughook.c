@@ -1,6 +1,7 @@
 // The debugger's hook: breakpoints by file and line, stepping, pause, and the stop at an
-// error (one no handler of the plugin's catches, or one a plugin's pcall catches). Set only on a state a debugger serves (mf_debug_start); on
-// any other no hook is set and nothing here runs.
+// error (one no handler of the plugin's catches, or one a plugin's pcall catches). Set
+// only on a state a debugger serves (mf_debug_start); on any other no hook is set and
+// nothing here runs.
 //
 // What it costs: the hook takes calls and returns only, and looks at each called
 // function's file and lines; only while the running function has a breakpoint in it (or
@@ -181,11 +182,11 @@ static void debug_hook(lua_State *L, lua_Debug *ar) {
       return;
     case LUA_HOOKRET: {
       lua_Debug caller;  // the frame returned to
+      int known = lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller);
       if ((d->step == MF_RESUME_OVER || d->step == MF_RESUME_OUT) && L == d->step_thread &&
-          depth(L) <= d->step_depth && !(lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller) &&
-                                         visible(caller.source, caller.srclen)))
+          !(known && visible(caller.source, caller.srclen)) && depth(L) <= d->step_depth)
         d->step = MF_RESUME_IN;  // out of the plugin's code, into Moonflow's: on to the next plugin line that runs
-      if (lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller)) set_mask(L, wants_lines(d, &caller));
+      if (known) set_mask(L, wants_lines(d, &caller));
       else set_mask(L, d->step != 0);
       return;
     }
@@ -323,15 +324,16 @@ void mf_debug_error(lua_State *L, int level) {
   if (stops_on(L, d, MF_ERRORS_UNCAUGHT)) stop_at_error(L, d, level, INT_MAX);
 }
 
-int mf_debug_catches(lua_State *L, int *call_depth) {
+int mf_debug_catches(lua_State *L, int watches, int *call_depth) {
   mf_debug *d = debug_of(L);
-  int errors = d ? __atomic_load_n(&d->errors, __ATOMIC_RELAXED) : 0;
+  int errors = d ? __atomic_load_n(&d->errors, __ATOMIC_RELAXED) & watches : 0;
   if (!errors) return 0;
   lua_Debug ar;
   if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar) && visible(ar.source, ar.srclen))
     return errors & MF_ERRORS_CAUGHT;
-  *call_depth = depth(L);
-  return errors & MF_ERRORS_UNCAUGHT;
+  if (!(errors & MF_ERRORS_UNCAUGHT)) return 0;
+  *call_depth = depth(L);  // walked only for a call that is watched
+  return MF_ERRORS_UNCAUGHT;
 }
 
 void mf_debug_caught(lua_State *L, int level, int which, int call_depth) {

@@ -47,13 +47,13 @@ void mf_debug_free(mf_budget *b);
 /// failing code `level` frames up): a debugger that stops on errors stops here
 /// (debughook.c). Never raises. [-0, +0]
 void mf_debug_error(lua_State *L, int level);
-/// In pcall, xpcall or coroutine.resume (watchdog.c), as it is called: the filter that stops
+/// In pcall, xpcall or coroutine.resume (watchdog.c), as it is called: the filter among
+/// `watches` (MF_ERRORS_*; pcall and coroutine.resume watch only caught errors) that stops
 /// at an error it catches, or 0. MF_ERRORS_CAUGHT when a plugin's code calls it (while the
 /// editor asked for every error); MF_ERRORS_UNCAUGHT when other code does (a test framework
 /// catching a spec's failure: no handler of the plugin's catches it), with `*call_depth` set
-/// to the call's depth, as only the frames inside the call count. The caller decides which
-/// it watches (pcall and coroutine.resume only the first). Never raises.
-int mf_debug_catches(lua_State *L, int *call_depth);
+/// to the call's depth, as only the frames inside the call count. Never raises.
+int mf_debug_catches(lua_State *L, int watches, int *call_depth);
 /// At an error such a call caught, before the stack unwinds (the message on top, the
 /// failing code `level` frames up), with what mf_debug_catches said (`call_depth` 0: every
 /// frame of L counts, as in a coroutine's own stack). Never raises. [-0, +0]

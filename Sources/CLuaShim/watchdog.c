@@ -645,7 +645,7 @@ static int co_resume(lua_State *L) {
   luaL_argexpected(L, co != NULL, 1, "thread");
   int call_depth = 0;
   // Only a plugin's own resume is watched (see co_pcall).
-  int n = resume_tracked(L, co, lua_gettop(L) - 1, mf_debug_catches(L, &call_depth) & MF_ERRORS_CAUGHT);
+  int n = resume_tracked(L, co, lua_gettop(L) - 1, mf_debug_catches(L, MF_ERRORS_CAUGHT, &call_depth));
   if (n < 0) {
     lua_pushboolean(L, 0);
     lua_insert(L, -2);
@@ -729,7 +729,7 @@ static int pcall_finish(lua_State *L, int status, lua_KContext extra) {
 static int co_pcall(lua_State *L) {
   luaL_checkany(L, 1);
   int call_depth = 0;
-  int watched = mf_debug_catches(L, &call_depth) & MF_ERRORS_CAUGHT;
+  int watched = mf_debug_catches(L, MF_ERRORS_CAUGHT, &call_depth);
   lua_pushboolean(L, 1);
   lua_insert(L, 1);                        // 1 true, 2 f, 3.. args
   if (!watched) {
@@ -751,7 +751,7 @@ static int co_xpcall(lua_State *L) {
   luaL_checktype(L, 2, LUA_TFUNCTION);
   int call_depth = 0;
   lua_pushvalue(L, 2);
-  lua_pushinteger(L, mf_debug_catches(L, &call_depth));
+  lua_pushinteger(L, mf_debug_catches(L, MF_ERRORS_CAUGHT | MF_ERRORS_UNCAUGHT, &call_depth));
   lua_pushinteger(L, call_depth);
   lua_pushcclosure(L, xpcall_handler, 3);
   lua_replace(L, 2);                       // 1 f, 2 handler, 3.. args
