@@ -2,7 +2,7 @@ import Foundation
 import LuaKit
 
 /// The Debug Adapter Protocol's framing: each message is a header block
-/// (`Content-Length: N`, other headers ignored, each line ending in CRLF), an empty
+/// (`Content-Length: N`, and perhaps `Content-Type`, each line ending in CRLF), an empty
 /// line, then N bytes of UTF-8 JSON. An editor may send several messages in one
 /// write, or one message over several: `DAPFrameReader` takes bytes as they come and
 /// hands back every whole message they complete.
@@ -11,14 +11,26 @@ import LuaKit
 ///     for message in try reader.take(bytesFromTheSocket) { … }   // each a JSON object
 ///     socket.write(try DAPFrameReader.frame(["type": "event", "event": "initialized"]))
 ///
-/// A message that breaks the framing (no `Content-Length`, a length that is not a
-/// number or is over `maxLength`, a body that is not a JSON object) throws
-/// `DAPFrameError`: after it the stream cannot be trusted to be back in step, so the
-/// connection is closed with the error's text logged.
+/// A message that breaks the framing throws `DAPFrameError`, and the connection is closed
+/// with the error's text logged: after it the stream cannot be trusted to be back in step.
+/// That is any header line but DAP's two (an HTTP request line, `Host:`, `Origin:`: what a
+/// web page's `fetch` to the port sends is refused at its first line, before its body is
+/// read), no `Content-Length`, a length that is not a number or is over `maxLength`, a
+/// header block longer than `maxHeader`, or a body that is not a JSON object. Each byte is
+/// looked at once, however the bytes are split.
 package struct DAPFrameReader {
     /// The largest body taken (a `setBreakpoints` on a long file is some kilobytes).
     package static let maxLength = 16 << 20
+    /// The longest header block: DAP's is one or two short lines.
+    package static let maxHeader = 1024
     private var buffer: [UInt8] = []
+    /// Where the header line being read starts, and how far it has been searched for its CRLF.
+    private var lineStart = 0
+    private var scanned = 0
+    /// The header block's Content-Length, once its line has come.
+    private var length: Int?
+    /// The bytes of the block's lines read so far.
+    private var blockBytes = 0
     /// The body length of the message being read, once its header block is whole.
     private var expected: Int?
 
@@ -28,16 +40,14 @@ package struct DAPFrameReader {
     package mutating func take(_ bytes: some Collection<UInt8>) throws(DAPFrameError) -> [LuaValue] {
         buffer.append(contentsOf: bytes)
         var messages: [LuaValue] = []
-        var start = 0
         while true {
             if expected == nil {
-                guard let end = Self.headerEnd(buffer, from: start) else { break }
-                expected = try Self.contentLength(buffer[start..<end])
-                start = end + 4
+                guard try readHeaderLines() else { break }
             }
-            guard let length = expected, buffer.count - start >= length else { break }
-            let body = buffer[start..<start + length]
-            start += length
+            guard let count = expected, buffer.count - lineStart >= count else { break }
+            let body = buffer[lineStart..<lineStart + count]
+            lineStart += count
+            scanned = lineStart
             expected = nil
             let message: LuaValue
             do { message = try LuaValue(json: String(decoding: body, as: UTF8.self)) } catch {
@@ -48,44 +58,69 @@ package struct DAPFrameReader {
             }
             messages.append(message)
         }
-        buffer.removeFirst(start)
-        if expected == nil, buffer.count > 64 << 10 {
-            throw DAPFrameError("a header block runs past 64 KiB without its empty line")
+        if lineStart > 0 {
+            buffer.removeFirst(lineStart)
+            scanned -= lineStart
+            lineStart = 0
         }
         return messages
+    }
+
+    /// Reads the header lines that have come; true once the empty line ending the block has
+    /// (then `expected` is the body's length and `lineStart` where it starts).
+    private mutating func readHeaderLines() throws(DAPFrameError) -> Bool {
+        var i = max(scanned, lineStart + 1)
+        while i < buffer.count {
+            guard buffer[i - 1] == 13, buffer[i] == 10 else { i += 1; continue }
+            let line = buffer[lineStart..<(i - 1)]
+            blockBytes += line.count + 2
+            lineStart = i + 1
+            i = lineStart + 1
+            if line.isEmpty {
+                guard let length else { throw DAPFrameError("a header block has no Content-Length") }
+                expected = length
+                self.length = nil
+                blockBytes = 0
+                scanned = lineStart
+                return true
+            }
+            try read(line)
+            if blockBytes > Self.maxHeader {
+                throw DAPFrameError("a header block runs past \(Self.maxHeader) bytes without its empty line (not a DAP client?)")
+            }
+        }
+        scanned = max(i, lineStart + 1)
+        if blockBytes + buffer.count - lineStart > Self.maxHeader {
+            throw DAPFrameError("a header block runs past \(Self.maxHeader) bytes without its empty line (not a DAP client?)")
+        }
+        return false
+    }
+
+    /// One header line: `Content-Length: N` or `Content-Type: …`, names in any case.
+    private mutating func read(_ line: ArraySlice<UInt8>) throws(DAPFrameError) {
+        let text = String(decoding: line, as: UTF8.self)
+        let parts = text.split(separator: ":", maxSplits: 1)
+        let name = parts.first.map { $0.lowercased() } ?? ""
+        guard parts.count == 2, name == "content-length" || name == "content-type" else {
+            throw DAPFrameError("\"\(text.prefix(80))\" is not a DAP header (only Content-Length and Content-Type are): "
+                + (text.contains(" HTTP/") ? "an HTTP request, refused" : "not a DAP client"))
+        }
+        guard name == "content-length" else { return }
+        let value = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        guard let count = Int(value), count >= 0 else {
+            throw DAPFrameError("Content-Length is not a length: \"\(value.prefix(40))\"")
+        }
+        guard count <= Self.maxLength else {
+            throw DAPFrameError("Content-Length \(count) is over the \(Self.maxLength)-byte limit")
+        }
+        guard length == nil || length == count else { throw DAPFrameError("a header block has two Content-Lengths") }
+        length = count
     }
 
     /// The bytes to write for `message`: its header block and its JSON.
     package static func frame(_ message: LuaValue) throws -> [UInt8] {
         let body = try message.jsonBytes()
         return Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body
-    }
-
-    /// Where the CRLF CRLF that ends a header block starts, if it has come.
-    private static func headerEnd(_ bytes: [UInt8], from start: Int) -> Int? {
-        guard bytes.count - start >= 4 else { return nil }
-        for i in start...(bytes.count - 4)
-        where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
-            return i
-        }
-        return nil
-    }
-
-    private static func contentLength(_ header: ArraySlice<UInt8>) throws(DAPFrameError) -> Int {
-        let text = String(decoding: header, as: UTF8.self)
-        for line in text.split(separator: "\r\n") {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "content-length" else { continue }
-            let value = String(parts[1]).trimmingCharacters(in: .whitespaces)
-            guard let length = Int(value), length >= 0 else {
-                throw DAPFrameError("Content-Length is not a length: \"\(value)\"")
-            }
-            guard length <= maxLength else {
-                throw DAPFrameError("Content-Length \(length) is over the \(maxLength)-byte limit")
-            }
-            return length
-        }
-        throw DAPFrameError("a header block has no Content-Length: \"\(text.prefix(80))\"")
     }
 }
 

@@ -29,15 +29,17 @@ package final class DAPListener: @unchecked Sendable {
     private var accepting = false
 
     /// Binds and listens.
+    /// - Parameter admitTimeout: how long a connection may take to give the token.
     /// - Throws: `DAPListener.Failure` naming the address and why (in use, no such host).
-    package init(host: String, port: Int) throws {
+    package init(host: String, port: Int, admitTimeout: Double = DAPListener.admitTimeout) throws {
+        self.admitTimeout = admitTimeout
         let fd = try DAPConnection.socket(host: host, port: port, passive: true) { fd, address, length in
             var on: Int32 = 1
             setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
             guard bind(fd, address, length) == 0 else {
                 throw Failure(description: "cannot listen on \(host):\(port): \(String(cString: strerror(errno))) (another debugger there? pick another port)")
             }
-            guard listen(fd, 4) == 0 else {
+            guard listen(fd, 128) == 0 else {
                 throw Failure(description: "cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
             }
         }
@@ -62,8 +64,19 @@ package final class DAPListener: @unchecked Sendable {
     /// Whether only this machine can reach the listener.
     package var isLoopback: Bool { ["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) }
 
+    /// The most connections served at once that have not given the token; one more ends
+    /// the oldest of them, so a flood of idle connections never keeps the editor out.
+    package static let maxWaiting = 8
+    /// How long a connection may take to give the token before it is ended, unless the
+    /// listener is made with another.
+    package static let admitTimeout: Double = 10
+    private let admitTimeout: Double
+
     /// Accepts editors one after another on a thread of its own until `close()`,
-    /// handing each connection to `serve` (which returns when the editor goes).
+    /// handing each connection to `serve` (which returns when the editor goes) on a thread
+    /// of the connection's. Connections that have not given the token are bounded
+    /// (`maxWaiting`, `admitTimeout`); when the process runs out of descriptors the
+    /// oldest of them is ended and accepting goes on.
     package func start(_ serve: @escaping @Sendable (DAPConnection) -> Void) {
         let started = lock.withLock { () -> Bool in
             guard !closed, !accepting else { return false }
@@ -72,13 +85,29 @@ package final class DAPListener: @unchecked Sendable {
         }
         guard started else { return }
         let thread = Thread { [self] in
-            while !lock.withLock({ closed }) {
+            let waiting = WaitingConnections()
+            serving: while !lock.withLock({ closed }) {
+                waiting.endExpired(after: admitTimeout)
+                var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let polled = poll(&ready, 1, 500)
+                if polled == 0 || (polled < 0 && errno == EINTR) { continue }
                 let client = accept(fd, nil, nil)
                 if client < 0 {
-                    if errno == EINTR { continue }
-                    break
+                    switch errno {
+                    case EINTR, EAGAIN, ECONNABORTED, EPROTO: continue
+                    case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                        // Out of descriptors: one waiting connection gives its own up, and the
+                        // editor's connection, queued in the backlog, is taken on the next turn.
+                        if !waiting.endOldest() { usleep(50_000) }
+                        continue
+                    default:
+                        if lock.withLock({ closed }) { break serving }
+                        usleep(50_000)
+                        continue
+                    }
                 }
                 let connection = DAPConnection(fd: client)
+                waiting.add(connection, max: Self.maxWaiting)
                 let session = Thread { serve(connection) }
                 session.name = "moonflow-debug-session"
                 session.start()
@@ -107,18 +136,63 @@ package final class DAPListener: @unchecked Sendable {
     }
 }
 
+/// The connections a listener has accepted that have not (yet) given the token, oldest
+/// first. Weak: a connection that ended is gone from it.
+private final class WaitingConnections {
+    private struct Entry { weak var connection: DAPConnection? }
+    private var entries: [Entry] = []
+
+    /// Keeps `connection`; when more than `max` wait, the oldest is ended.
+    func add(_ connection: DAPConnection, max: Int) {
+        prune()
+        entries.append(Entry(connection: connection))
+        while entries.count > max { entries.removeFirst().connection?.shutDown() }
+    }
+
+    /// Ends those that waited longer than `seconds` for their token.
+    func endExpired(after seconds: Double) {
+        prune()
+        let now = DispatchTime.now().uptimeNanoseconds
+        entries.removeAll { entry in
+            guard let connection = entry.connection else { return true }
+            guard now - connection.accepted.uptimeNanoseconds > UInt64(seconds * 1e9) else { return false }
+            connection.shutDown()
+            return true
+        }
+    }
+
+    /// Ends the oldest waiting connection; false when none waits.
+    func endOldest() -> Bool {
+        prune()
+        guard !entries.isEmpty else { return false }
+        entries.removeFirst().connection?.shutDown()
+        return true
+    }
+
+    private func prune() { entries.removeAll { $0.connection?.isAdmitted != false } }
+}
+
 /// One editor's connection: framed messages in, framed messages out.
 ///
 /// **Threading:** `send` from any thread (one message at a time, under a lock);
-/// `receive` from the connection's thread; `close` from any, ending a `receive`.
+/// `receive` from the connection's thread; `shutDown` from any (a blocked `send` or
+/// `receive` returns); `close` from the thread that receives, once it is done.
 package final class DAPConnection: @unchecked Sendable {
     private let fd: Int32
     private let writeLock = NSLock()
+    /// Guards `closed` and `down`; never held across a call that blocks.
+    private let stateLock = NSLock()
     private var reader = DAPFrameReader()
     private var ready: [LuaValue] = []
-    /// Set under `writeLock` when the descriptor is closed: no send writes to a number the
-    /// system may have given another socket since.
+    /// Set when the descriptor is closed: no send writes to a number the system may have
+    /// given another socket since.
     private var closed = false
+    private var down = false
+    /// Whether the editor has given the debugger's token (`DAPGate`): the listener ends an
+    /// idle connection that has not, and never one that has.
+    private var admittedFlag = false
+    /// When the listener accepted it.
+    let accepted = DispatchTime.now()
 
     init(fd: Int32) {
         self.fd = fd
@@ -182,7 +256,7 @@ package final class DAPConnection: @unchecked Sendable {
     package func send(_ message: LuaValue) throws {
         let bytes = try DAPFrameReader.frame(message)
         try writeLock.withLock {
-            guard !closed else { throw DAPListener.Failure(description: "the connection is closed") }
+            guard !stateLock.withLock({ closed || down }) else { throw DAPListener.Failure(description: "the connection is closed") }
             var sent = 0
             while sent < bytes.count {
                 let n = bytes[sent...].withUnsafeBytes { buffer in
@@ -212,14 +286,31 @@ package final class DAPConnection: @unchecked Sendable {
         return ready.removeFirst()
     }
 
-    /// Ends the connection: called by the thread that receives (or when the last reference
-    /// goes), so no `receive` is under way on the descriptor it closes.
-    package func close() {
-        writeLock.withLock {
-            guard !closed else { return }
-            closed = true
+    /// Whether the editor has given the token; `markAdmitted` says it has.
+    package var isAdmitted: Bool { stateLock.withLock { admittedFlag } }
+    package func markAdmitted() { stateLock.withLock { admittedFlag = true } }
+
+    /// Ends the conversation from any thread: a `receive` or `send` under way returns, and
+    /// none waits again. The descriptor stays open until `close`.
+    package func shutDown() {
+        stateLock.withLock {
+            guard !closed, !down else { return }
+            down = true
             shutdown(fd, Int32(SHUT_RDWR))
-            Foundation.close(fd)
+        }
+    }
+
+    /// Ends the connection: called by the thread that receives (or when the last reference
+    /// goes), so no `receive` is under way on the descriptor it closes; a `send` under way
+    /// is woken first, and the descriptor closed once it has returned.
+    package func close() {
+        shutDown()
+        writeLock.withLock {
+            stateLock.withLock {
+                guard !closed else { return }
+                closed = true
+                Foundation.close(fd)
+            }
         }
     }
 }

@@ -42,19 +42,23 @@ package struct BreakpointRequest: Equatable, Sendable {
     package let hitCondition: String?
     /// Text with `{expression}`s: printed instead of stopping (a log point).
     package let logMessage: String?
-    package init(line: Int, condition: String? = nil, hitCondition: String? = nil, logMessage: String? = nil) {
+    /// The id the editor knows it by (`setBreakpoints`' answer, `stopped`'s `hitBreakpointIds`).
+    package let id: Int?
+    package init(line: Int, condition: String? = nil, hitCondition: String? = nil, logMessage: String? = nil, id: Int? = nil) {
         self.line = line
+        self.id = id
         self.condition = condition
         self.hitCondition = hitCondition
         self.logMessage = logMessage
     }
 }
 
-/// Where a breakpoint landed, or why it did not.
+/// Where a breakpoint landed, or why it did not, and its id.
 package struct PlacedBreakpoint: Equatable, Sendable {
     package let line: Int?
     package let message: String?
-    package init(line: Int?, message: String? = nil) { self.line = line; self.message = message }
+    package let id: Int?
+    package init(line: Int?, message: String? = nil, id: Int? = nil) { self.line = line; self.message = message; self.id = id }
 }
 
 /// The exception breakpoints an editor offers (`exceptionBreakpointFilters`).
@@ -68,31 +72,57 @@ package enum ExceptionFilter: String, CaseIterable, Sendable {
 }
 
 /// One editor's session over the Debug Adapter Protocol: reads its requests in order
-/// and answers each, as the protocol's `initialize` → `setBreakpoints`… →
-/// `configurationDone` → … → `disconnect` flow goes. A request it does not know, or
-/// one whose arguments are wrong, gets `success: false` with a message naming the
-/// request and the fix; the session goes on.
+/// and answers each, as the protocol's `initialize` → `attach` → `setBreakpoints`… →
+/// `configurationDone` → … → `disconnect` flow goes. Nothing but `initialize` is served
+/// until `attach` (or `launch`) gives the debugger's token (`DAPGate`); a connection that
+/// asks anything else first, or gives a wrong token, is refused and closed, and the run
+/// is not touched. A request it does not know, or one whose arguments are wrong (a number
+/// out of its range among them), gets `success: false` with a message naming the request
+/// and the fix; the session goes on.
+///
+/// What it sends goes through a `DAPOutbox`: a feature that stops, or prints a log point,
+/// never waits on the editor's socket. Each request is handled under `order`, which a
+/// `stopped` event also takes: a stop that a request brings about (a `continue`, a step,
+/// `pause`, `configurationDone`) is told after that request's response.
 package final class DAPSession: @unchecked Sendable {
     private let connection: any DAPChannel
     private let target: any DebugTarget
-    private let lock = NSLock()
-    private var seq = 0
+    private let outbox: DAPOutbox
+    private let order = NSLock()
+    /// Read and changed on the session's thread only.
+    private var gate: DAPGate
+    /// What becomes of the editor once it has given the token (the controller attaches it).
+    private let admitted: @Sendable (DAPSession) -> Void
     /// How the editor counts (`initialize`): lines and columns from 1 or from 0, and paths as
     /// paths or as `file://` URIs. Read and set on the session's thread only.
     private var firstLine = 1, firstColumn = 1
     private var uris = false
 
-    package init(connection: any DAPChannel, target: any DebugTarget) {
+    /// - Parameters:
+    ///   - access: the token the editor must give; nil for a channel trusted already (an
+    ///     app's session over the dev-server link), which its owner attaches itself.
+    ///   - admitted: called on the session's thread once the editor has given the token.
+    package init(connection: any DAPChannel, target: any DebugTarget, access: DebugAccess? = nil,
+                 log: @escaping @Sendable (String) -> Void = { _ in },
+                 admitted: @escaping @Sendable (DAPSession) -> Void = { _ in }) {
         self.connection = connection
         self.target = target
+        self.gate = DAPGate(access)
+        self.admitted = admitted
+        outbox = DAPOutbox(connection, log: log)
     }
 
-    /// Serves requests until the editor disconnects or closes the connection, or the
-    /// framing breaks (then `log` gets why). Detaches from the target on the way out.
+    /// Serves requests until the editor disconnects or closes the connection, the framing
+    /// breaks or the gate refuses it (then `log` gets why). An admitted editor's going
+    /// detaches it from the target and frees the editor slot.
     package func run(log: (String) -> Void = { _ in }) {
         defer {
-            target.detach()
-            connection.close()
+            // The last answer (disconnect's) is written before the run is let go: a run that
+            // then ends ends the process, and what is queued with it.
+            outbox.drain()
+            if gate.admitted { target.detach() }
+            gate.leave()
+            outbox.finish()
         }
         while true {
             let message: LuaValue?
@@ -101,51 +131,70 @@ package final class DAPSession: @unchecked Sendable {
                 return
             }
             guard let message else { return }
-            guard message["type"]?.stringValue == "request" else { continue }
-            if !handle(message) { return }
+            guard message["type"]?.stringValue == "request" else {
+                if gate.admitted { continue }
+                log("debugger: a connection sent a \(message["type"]?.stringValue ?? "?") before attach; it is closed")
+                return
+            }
+            switch gate.check(message) {
+            case .end(let why):
+                refuse(message, why)
+                log("debugger: refused a connection: \(why)")
+                return
+            case .admitted:
+                (connection as? DAPConnection)?.markAdmitted()
+                admitted(self)
+            case .serve: break
+            }
+            if !order.withLock({ handle(message) }) { return }
         }
     }
 
-    /// Answers an editor that cannot be served (another is attached): its first request is
-    /// refused with `reason`, and the connection closed.
-    package static func turnAway(_ connection: any DAPChannel, because reason: String) {
-        if let request = try? connection.receive(), request["type"]?.stringValue == "request" {
-            try? connection.send([
-                "type": "response", "seq": 1, "request_seq": request["seq"] ?? 0, "success": false,
-                "command": request["command"] ?? "", "message": LuaValue(reason),
-            ])
-        }
-        connection.close()
-    }
-
-    /// Sends an event (`stopped`, `output`, …) from any thread.
+    /// Sends an event (`stopped`, `output`, …) from any thread. An `output` event is dropped
+    /// (and counted) when the editor has not read those before it; a `stopped` or
+    /// `continued` waits for the response to a request being handled.
     package func send(event: String, body: LuaValue? = nil) {
         var message: [String: LuaValue] = ["type": "event", "event": LuaValue(event)]
         if let body { message["body"] = body }
-        write(message)
+        if event == "output" { outbox.post(message, droppable: true) }
+        else { order.withLock { _ = outbox.post(message) } }
     }
 
-    /// Answers one request; false when the session is over.
+    /// Answers one request; false when the session is over. Under `order`.
     private func handle(_ request: LuaValue) -> Bool {
         let command = request["command"]?.stringValue ?? ""
         let arguments = request["arguments"] ?? LuaValue([String: LuaValue]())
+        do {
+            return try serve(command, request, arguments)
+        } catch let refusal as Refusal {
+            refuse(request, refusal.why)
+            return true
+        } catch {
+            refuse(request, "\(error)")
+            return true
+        }
+    }
+
+    private func serve(_ command: String, _ request: LuaValue, _ arguments: LuaValue) throws -> Bool {
         switch command {
         case "initialize":
             firstLine = arguments["linesStartAt1"]?.boolValue == false ? 0 : 1
             firstColumn = arguments["columnsStartAt1"]?.boolValue == false ? 0 : 1
             uris = arguments["pathFormat"]?.stringValue == "uri"
             respond(to: request, body: Self.capabilities)
-            send(event: "initialized")
         case "launch", "attach":
+            // Configuration requests are taken from here on: the editor has given the token.
             respond(to: request)
+            outbox.post(["type": "event", "event": "initialized"])
         case "setBreakpoints":
             guard let given = arguments["source"]?["path"]?.stringValue, let path = self.path(given) else {
-                refuse(request, "setBreakpoints needs arguments.source.path, the file's path"
+                throw Refusal("setBreakpoints needs arguments.source.path, the file's path"
                     + (uris ? " (a file:// URI, as initialize's pathFormat said)" : ""))
-                return true
             }
-            let requested = Self.list(arguments["breakpoints"]).compactMap { entry -> BreakpointRequest? in
-                guard let line = entry["line"]?.intValue.map(Int.init) else { return nil }
+            // A line the editor counts from `firstLine`, up to the largest a chunk can have.
+            let lines = firstLine...(Int(Int32.max) - 1 + firstLine)
+            let requested = try Self.list(arguments["breakpoints"]).enumerated().map { index, entry -> BreakpointRequest in
+                let line = try Self.integer(entry, "line", in: lines, "setBreakpoints' breakpoints[\(index)]")!
                 return BreakpointRequest(line: line - firstLine + 1, condition: entry["condition"]?.stringValue,
                                          hitCondition: entry["hitCondition"]?.stringValue,
                                          logMessage: entry["logMessage"]?.stringValue)
@@ -153,6 +202,7 @@ package final class DAPSession: @unchecked Sendable {
             let placed = target.setBreakpoints(path: path, requested)
             let answers = placed.map { placed -> LuaValue in
                 var entry: [String: LuaValue] = ["verified": LuaValue(placed.line != nil)]
+                if let id = placed.id { entry["id"] = LuaValue(id) }
                 if let line = placed.line { entry["line"] = LuaValue(line + firstLine - 1) }
                 if let message = placed.message { entry["message"] = LuaValue(message) }
                 return LuaValue(entry)
@@ -162,9 +212,8 @@ package final class DAPSession: @unchecked Sendable {
             var filters = Set<ExceptionFilter>()
             for name in Self.list(arguments["filters"]).compactMap(\.stringValue) {
                 guard let filter = ExceptionFilter(rawValue: name) else {
-                    refuse(request, "no exception filter \"\(name)\"; the filters are: "
+                    throw Refusal("no exception filter \"\(name)\"; the filters are: "
                         + ExceptionFilter.allCases.map(\.rawValue).joined(separator: ", "))
-                    return true
                 }
                 filters.insert(filter)
             }
@@ -178,61 +227,42 @@ package final class DAPSession: @unchecked Sendable {
             let threads = target.threads().map { LuaValue(["id": LuaValue($0.id), "name": LuaValue($0.name)]) }
             respond(to: request, body: ["threads": LuaValue(threads)])
         case "stackTrace":
+            // The page asked for (startFrame, levels: 0 or none for all); ids count from the innermost.
+            let start = try Self.integer(arguments, "startFrame", in: 0...Int(Int32.max), "stackTrace") ?? 0
+            let levels = try Self.integer(arguments, "levels", in: 0...Int(Int32.max), "stackTrace") ?? 0
             guard let frames = target.stackTrace() else { return notStopped(request) }
-            switch frames {
-            case .success(let frames):
-                // The page asked for (startFrame, levels: 0 or none for all); ids count from the innermost.
-                let start = min(max(Int(arguments["startFrame"]?.intValue ?? 0), 0), frames.count)
-                let levels = Int(arguments["levels"]?.intValue ?? 0)
-                let page = frames.enumerated().dropFirst(start).prefix(levels > 0 ? levels : frames.count)
-                let shown = page.map { index, frame -> LuaValue in
-                    var entry: [String: LuaValue] = [
-                        "id": LuaValue(index + 1), "name": LuaValue(Self.frameName(frame)),
-                        "line": LuaValue((frame.line ?? 1) + firstLine - 1), "column": LuaValue(firstColumn),
-                    ]
-                    // Absolute, as an editor opens files: a chunk named relative to where the run started.
-                    let file = URL(fileURLWithPath: frame.source).standardizedFileURL
-                    let path = uris ? file.absoluteString : file.path
-                    if frame.what != "C" { entry["source"] = ["path": LuaValue(path), "name": LuaValue(Self.fileName(frame.source))] }
-                    else { entry["presentationHint"] = "subtle" }
-                    return LuaValue(entry)
-                }
-                respond(to: request, body: ["stackFrames": LuaValue(shown), "totalFrames": LuaValue(frames.count)])
-            case .failure(let error): refuse(request, "\(error)")
+            let page = try frames.get().enumerated().dropFirst(start).prefix(levels > 0 ? levels : Int(Int32.max))
+            let shown = page.map { index, frame -> LuaValue in
+                var entry: [String: LuaValue] = [
+                    "id": LuaValue(index + 1), "name": LuaValue(Self.frameName(frame)),
+                    "line": LuaValue((frame.line ?? 1) + firstLine - 1), "column": LuaValue(firstColumn),
+                ]
+                // Absolute, as an editor opens files: a chunk named relative to where the run started.
+                let file = URL(fileURLWithPath: frame.source).standardizedFileURL
+                let path = uris ? file.absoluteString : file.path
+                if frame.what != "C" { entry["source"] = ["path": LuaValue(path), "name": LuaValue(Self.fileName(frame.source))] }
+                else { entry["presentationHint"] = "subtle" }
+                return LuaValue(entry)
             }
+            respond(to: request, body: ["stackFrames": LuaValue(shown), "totalFrames": LuaValue(try frames.get().count)])
         case "scopes":
-            guard let frame = arguments["frameId"]?.intValue.map(Int.init) else {
-                refuse(request, "scopes needs arguments.frameId, from stackTrace")
-                return true
-            }
+            let frame = try Self.integer(arguments, "frameId", in: Self.frameIDs, "scopes", fix: "from stackTrace")!
             let scopes = DebugController.scopes(frame: frame).map {
                 LuaValue(["name": LuaValue($0.name), "variablesReference": LuaValue($0.reference), "expensive": false])
             }
             respond(to: request, body: ["scopes": LuaValue(scopes)])
         case "variables":
-            guard let reference = arguments["variablesReference"]?.intValue.map(Int.init) else {
-                refuse(request, "variables needs arguments.variablesReference, from scopes or variables")
-                return true
-            }
+            let reference = try Self.integer(arguments, "variablesReference", in: 1...Int(Int32.max), "variables",
+                                             fix: "from scopes or variables")!
             guard let listed = target.variables(reference) else { return notStopped(request) }
-            switch listed {
-            case .success(let variables):
-                respond(to: request, body: ["variables": LuaValue(variables.map(Self.shown))])
-            case .failure(let error): refuse(request, "\(error)")
-            }
+            respond(to: request, body: ["variables": LuaValue(try listed.get().map(Self.shown))])
         case "evaluate":
-            guard let expression = arguments["expression"]?.stringValue else {
-                refuse(request, "evaluate needs arguments.expression")
-                return true
-            }
-            let frame = arguments["frameId"]?.intValue.map(Int.init) ?? 1
+            guard let expression = arguments["expression"]?.stringValue else { throw Refusal("evaluate needs arguments.expression") }
+            let frame = try Self.integer(arguments, "frameId", in: Self.frameIDs, "evaluate", fix: "from stackTrace") ?? 1
             guard let value = target.evaluate(expression, frame: frame) else { return notStopped(request) }
-            switch value {
-            case .success(let value):
-                respond(to: request, body: ["result": LuaValue(value.text), "type": LuaValue(value.type),
-                                            "variablesReference": LuaValue(value.ref ?? 0)])
-            case .failure(let error): refuse(request, "\(error)")
-            }
+            let shown = try value.get()
+            respond(to: request, body: ["result": LuaValue(shown.text), "type": LuaValue(shown.type),
+                                        "variablesReference": LuaValue(shown.ref ?? 0)])
         case "continue":
             guard target.resume(.run) else { return notStopped(request) }
             respond(to: request, body: ["allThreadsContinued": true])
@@ -247,11 +277,35 @@ package final class DAPSession: @unchecked Sendable {
             respond(to: request)
             return false
         case "":
-            refuse(request, "a request needs a \"command\"")
+            throw Refusal("a request needs a \"command\"")
         default:
-            refuse(request, "\(command) is not supported by Moonflow's debugger (docs/debugging.md lists what is)")
+            throw Refusal("\(command) is not supported by Moonflow's debugger (docs/debugging.md lists what is)")
         }
         return true
+    }
+
+    /// The ids `stackTrace` gives frames (1 the innermost), as far as any stack goes.
+    private static let frameIDs = 1...100_000
+
+    /// The integer argument `name` of `arguments`, checked against `range` before any
+    /// arithmetic is done with it; nil when it is absent and `fix` is nil (it is optional).
+    /// - Throws: `Refusal` naming the request, the argument, the range and the value.
+    private static func integer(_ arguments: LuaValue, _ name: String, in range: ClosedRange<Int>, _ request: String,
+                                fix: String? = nil) throws(Refusal) -> Int? {
+        guard let value = arguments[name], !value.isNil else {
+            guard let fix else { return nil }
+            throw Refusal("\(request) needs arguments.\(name), \(fix)")
+        }
+        guard let n = value.intValue, let int = Int(exactly: n), range.contains(int) else {
+            throw Refusal("\(request)'s \(name) must be an integer from \(range.lowerBound) to \(range.upperBound); it was \((try? value.json()) ?? "?")")
+        }
+        return int
+    }
+
+    /// Why a request is refused, thrown while it is served.
+    private struct Refusal: Error {
+        let why: String
+        init(_ why: String) { self.why = why }
     }
 
     /// A read or a continue while the run is not stopped: refused, the session goes on.
@@ -278,12 +332,13 @@ package final class DAPSession: @unchecked Sendable {
         path.split(separator: "/").last.map(String.init) ?? path
     }
 
-    /// What the editor may ask (`initialize`'s answer).
-    private static let capabilities: LuaValue = [
+    /// What the editor may ask (`initialize`'s answer), each honoured.
+    package static let capabilities: LuaValue = [
         "supportsConfigurationDoneRequest": true,
         "supportsConditionalBreakpoints": true,
         "supportsHitConditionalBreakpoints": true,
         "supportsLogPoints": true,
+        "supportsDelayedStackTraceLoading": true,
         "exceptionBreakpointFilters": LuaValue([
             ["filter": "all", "label": "Any error, caught or not", "default": false],
             ["filter": "uncaught", "label": "Errors no handler catches", "default": false],
@@ -292,28 +347,25 @@ package final class DAPSession: @unchecked Sendable {
 
     private func respond(to request: LuaValue, body: LuaValue? = nil) {
         var message: [String: LuaValue] = [
-            "type": "response", "request_seq": request["seq"] ?? 0, "success": true,
-            "command": request["command"] ?? "",
+            "type": "response", "request_seq": Self.requestSeq(request), "success": true,
+            "command": LuaValue(request["command"]?.stringValue ?? ""),
         ]
         if let body { message["body"] = body }
-        write(message)
+        outbox.post(message)
     }
 
+    /// An error response: the message, and the `body.error` the protocol's ErrorResponse has.
     private func refuse(_ request: LuaValue, _ why: String) {
-        write([
-            "type": "response", "request_seq": request["seq"] ?? 0, "success": false,
-            "command": request["command"] ?? "", "message": LuaValue(why),
+        outbox.post([
+            "type": "response", "request_seq": Self.requestSeq(request), "success": false,
+            "command": LuaValue(request["command"]?.stringValue ?? ""), "message": LuaValue(why),
+            "body": ["error": ["id": 1, "format": LuaValue(why), "showUser": true]],
         ])
     }
 
-    private func write(_ fields: [String: LuaValue]) {
-        lock.withLock {
-            seq += 1
-            var message = fields
-            message["seq"] = LuaValue(seq)
-            // A closed connection ends `run` through `receive`; nothing to do here.
-            try? connection.send(LuaValue(message))
-        }
+    /// The request's `seq` as a response names it (0 when it had none that is an integer).
+    private static func requestSeq(_ request: LuaValue) -> LuaValue {
+        request["seq"]?.intValue.map(LuaValue.integer) ?? 0
     }
 
     /// A JSON array's items (none for anything else).

@@ -34,6 +34,8 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// Hits so far of each breakpoint (by file and line), for hit conditions.
     private var hits: [String: Int] = [:]
     private var filters: Set<ExceptionFilter> = []
+    /// The last breakpoint id given.
+    private var lastID = 0
     private var configured = false
     private var attached = true
     /// Reads waiting to run on the stopped thread; nil while nothing is stopped.
@@ -90,6 +92,12 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
 
     package func setBreakpoints(path: String, _ requested: [BreakpointRequest]) -> [PlacedBreakpoint] {
         let file = Self.normalized(path)
+        let requested = lock.withLock {
+            requested.map { request in
+                lastID += 1
+                return request.numbered(lastID)
+            }
+        }
         let (placed, answers) = Self.place(requested, in: file)
         lock.withLock {
             asked[file] = requested
@@ -117,15 +125,16 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     static func place(_ requested: [BreakpointRequest], in file: String) -> ([BreakpointRequest], [PlacedBreakpoint]) {
         let code = ActiveLines.of(file: file)
         let lines = code.lines.union(code.closingOnly).sorted()
-        guard !lines.isEmpty else { return (requested, requested.map { PlacedBreakpoint(line: $0.line) }) }
+        guard !lines.isEmpty else { return (requested, requested.map { PlacedBreakpoint(line: $0.line, id: $0.id) }) }
         var placed: [BreakpointRequest] = []
         let answers = requested.map { request -> PlacedBreakpoint in
             guard let line = lines.first(where: { $0 >= request.line }) else {
-                return PlacedBreakpoint(line: nil, message: "no code at or after line \(request.line) of \(URL(fileURLWithPath: file).lastPathComponent)")
+                return PlacedBreakpoint(line: nil, message: "no code at or after line \(request.line) of \(URL(fileURLWithPath: file).lastPathComponent)",
+                                        id: request.id)
             }
             placed.append(BreakpointRequest(line: line, condition: request.condition, hitCondition: request.hitCondition,
-                                            logMessage: request.logMessage))
-            return PlacedBreakpoint(line: line)
+                                            logMessage: request.logMessage, id: request.id))
+            return PlacedBreakpoint(line: line, id: request.id)
         }
         return (placed, answers)
     }
@@ -191,7 +200,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
                 output(line + "\n")
                 return nil
             }
-            return self.stop(thread, reason: "breakpoint")
+            return self.stop(thread, reason: "breakpoint", breakpoint: request.id)
         case .step: return self.stop(thread, reason: "step")
         case .pause: return self.stop(thread, reason: "pause")
         case .error(let message): return self.stop(thread, reason: "exception", description: message)
@@ -250,7 +259,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// Stops the calling Lua thread: tells the editor (`stopped`, with `reason`), then runs
     /// the editor's reads here until it says continue or step, or goes away.
     @discardableResult
-    package func stop(_ thread: any StoppedThread, reason: String, description: String? = nil) -> LuaResume {
+    package func stop(_ thread: any StoppedThread, reason: String, description: String? = nil, breakpoint: Int? = nil) -> LuaResume {
         let session: DAPSession? = lock.withLock {
             guard attached else { return nil }
             pending = []
@@ -260,6 +269,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
         guard let session else { return .run }
         var body: [String: LuaValue] = ["reason": LuaValue(reason), "threadId": LuaValue(threadID), "allThreadsStopped": true]
         if let description { body["description"] = LuaValue(description); body["text"] = LuaValue(description) }
+        if let breakpoint { body["hitBreakpointIds"] = LuaValue([LuaValue(breakpoint)]) }
         session.send(event: "stopped", body: LuaValue(body))
         var next = LuaResume.run
         while true {
@@ -399,4 +409,11 @@ private final class ResultBox<T>: @unchecked Sendable {
     private var result: Result<T, any Error>?
     func set(_ value: Result<T, any Error>) { result = value; done.signal() }
     func wait() -> Result<T, any Error> { done.wait(); return result! }
+}
+
+extension BreakpointRequest {
+    /// The same breakpoint with the id `id`.
+    func numbered(_ id: Int) -> BreakpointRequest {
+        BreakpointRequest(line: line, condition: condition, hitCondition: hitCondition, logMessage: logMessage, id: id)
+    }
 }

@@ -10,9 +10,16 @@ import MoonflowDebug
 /// here (`/home/me/plugins/counter/init.lua`), and to the app, the name the server gave it
 /// (`dev:counter/init.lua`). An editor's message while no app is connected is answered with
 /// a refusal that says to start the app.
+///
+/// The relay is the door: as `moonflow run --debug`'s own debugger, it passes nothing but
+/// `initialize` on until the editor's `attach` (or `launch`) gives the token it printed
+/// (`DAPGate`), and takes the editor slot only then. The app's own session, fed by the
+/// dev-server link (whose server checked the app's token), trusts what comes that way.
 final class DebugRelay: @unchecked Sendable {
     private let server: DevServer
     private let listener: DAPListener
+    /// The token editors give, and the file it is in.
+    let access: DebugAccess
     private let lock = NSLock()
     private var editor: DAPConnection?
     /// Each served plugin's folder (absolute, without a trailing slash) and name.
@@ -22,42 +29,110 @@ final class DebugRelay: @unchecked Sendable {
         self.server = server
         folders = server.plugins.map { (URL(fileURLWithPath: $0.folder).standardizedFileURL.path, $0.name) }
         listener = try DAPListener(host: host, port: port)
-        server.relayDebugMessages { [weak self] text in self?.fromApp(text) }
-        let slot = EditorSlot()
-        let address = listener.address
-        listener.start { [weak self] connection in
-            guard slot.take() else { return DAPSession.turnAway(connection, because: DebugServer.oneEditor(address)) }
-            defer { slot.free() }
-            self?.relay(connection)
+        do { access = try DebugAccess(address: listener.address, port: listener.port) } catch {
+            listener.close()
+            throw error
         }
+        server.relayDebugMessages { [weak self] text in self?.fromApp(text) }
+        listener.start { [weak self] connection in self?.relay(connection) }
     }
 
     /// Where editors attach: `127.0.0.1:9229`.
     var address: String { listener.address }
     var isLoopback: Bool { listener.isLoopback }
 
-    /// One editor's session: its messages to the app until it goes; then the app hears it went.
+    /// One editor's session: its messages to the app until it goes; then the app hears it
+    /// went. Until the editor has given the token, the relay answers it itself (`initialize`
+    /// with the debugger's capabilities; a refusal, and the connection closed, for anything
+    /// else), and the app hears nothing of it. Once it has, the app gets its `initialize`
+    /// (numbered 0, so that the answer, which the editor has had, is not sent twice) and then
+    /// the `attach`, without the token: the link it comes over was checked.
     private func relay(_ connection: DAPConnection) {
-        lock.withLock { editor = connection }
-        while let message = try? connection.receive() {
-            guard let json = try? message.json() else { continue }
-            if !server.sendToLatestApp("{\"m\":\"dap\",\"msg\":\(toApp(json))}"), message["type"]?.stringValue == "request" {
-                try? connection.send([
-                    "type": "response", "seq": 0, "request_seq": message["seq"] ?? 0, "success": false,
-                    "command": message["command"] ?? "",
-                    "message": "no app is connected to moonflow serve: start the app's debug build (it connects with host.connect(devServer:)), then attach again",
-                ])
+        var gate = DAPGate(access)
+        var initialize: LuaValue?
+        defer {
+            if gate.admitted {
+                _ = server.sendToLatestApp("{\"m\":\"dap-end\"}")
+                lock.withLock { if editor === connection { editor = nil } }
+            }
+            gate.leave()
+            connection.close()
+        }
+        while true {
+            let message: LuaValue?
+            do { message = try connection.receive() } catch {
+                FileHandle.standardError.write(Data("moonflow: debugger: \(error); the connection is closed\n".utf8))
+                return
+            }
+            guard let message else { return }
+            var forwarded = [message]
+            if !gate.admitted {
+                guard message["type"]?.stringValue == "request" else { return }
+                switch gate.check(message) {
+                case .end(let why):
+                    FileHandle.standardError.write(Data("moonflow: debugger: refused a connection: \(why)\n".utf8))
+                    try? connection.send(Self.refusal(message, why))
+                    return
+                case .serve:
+                    if message["command"]?.stringValue == "disconnect" {
+                        try? connection.send(["type": "response", "seq": 0, "request_seq": message["seq"]?.intValue.map(LuaValue.integer) ?? 0,
+                                              "success": true, "command": "disconnect"])
+                        return
+                    }
+                    initialize = message
+                    try? connection.send([
+                        "type": "response", "seq": 0, "request_seq": message["seq"]?.intValue.map(LuaValue.integer) ?? 0,
+                        "success": true, "command": "initialize", "body": DAPSession.capabilities,
+                    ])
+                    continue
+                case .admitted:
+                    connection.markAdmitted()
+                    lock.withLock { editor = connection }
+                    forwarded = [Self.numberedZero(initialize), Self.withoutToken(message)].compactMap { $0 }
+                }
+            }
+            for message in forwarded {
+                guard let json = try? message.json() else { continue }
+                if !server.sendToLatestApp("{\"m\":\"dap\",\"msg\":\(toApp(json))}"), message["type"]?.stringValue == "request",
+                   message["seq"]?.intValue != 0 {
+                    try? connection.send(Self.refusal(message,
+                        "no app is connected to moonflow serve: start the app's debug build (it connects with host.connect(devServer:)), then attach again"))
+                }
             }
         }
-        _ = server.sendToLatestApp("{\"m\":\"dap-end\"}")
-        lock.withLock { if editor === connection { editor = nil } }
-        connection.close()
+    }
+
+    /// The editor's `initialize`, numbered 0 for the app.
+    private static func numberedZero(_ request: LuaValue?) -> LuaValue? {
+        guard let request, case .table(var table) = request else { return nil }
+        table["seq"] = 0
+        return .table(table)
+    }
+
+    /// An `attach` or `launch` without its `arguments.token`.
+    private static func withoutToken(_ request: LuaValue) -> LuaValue {
+        guard case .table(var table) = request, case .table(var arguments) = table["arguments"] else { return request }
+        arguments["token"] = .nil
+        table["arguments"] = .table(arguments)
+        return .table(table)
+    }
+
+    /// An error response to `request`, with the `body.error` the protocol's ErrorResponse has.
+    private static func refusal(_ request: LuaValue, _ why: String) -> LuaValue {
+        [
+            "type": "response", "seq": 0, "request_seq": request["seq"]?.intValue.map(LuaValue.integer) ?? 0,
+            "success": false, "command": LuaValue(request["command"]?.stringValue ?? ""), "message": LuaValue(why),
+            "body": ["error": ["id": 1, "format": LuaValue(why), "showUser": true]],
+        ]
     }
 
     /// An app's `dap` message: its `msg`, paths made the editor's, to the editor attached.
     private func fromApp(_ text: String) {
         guard let editor = lock.withLock({ editor }), let object = try? LuaValue(json: toEditor(text)),
               let message = object["msg"] else { return }
+        // The answer to the `initialize` the relay passed on for the editor, which it answered.
+        if message["type"]?.stringValue == "response", message["request_seq"]?.intValue == 0,
+           message["command"]?.stringValue == "initialize" { return }
         try? editor.send(message)
     }
 

@@ -78,7 +78,7 @@ package enum Serve {
                 if !relay.isLoopback {
                     FileHandle.standardError.write(Data("moonflow: warning: --debug \(debug) is reachable from the network: anyone who can reach this machine can attach, read the app's state and evaluate Lua in it; use 127.0.0.1 unless you mean it\n".utf8))
                 }
-                terminal.debugger(address: relay.address)
+                terminal.debugger(address: relay.address, token: relay.access.token, file: relay.access.file)
             }
         }
         let pusher = Pusher(server: server)

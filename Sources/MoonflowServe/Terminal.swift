@@ -42,10 +42,14 @@ final class Terminal: @unchecked Sendable {
     }
 
     /// Where editors attach (`--debug`).
-    func debugger(address: String) {
+    func debugger(address: String, token: String, file: String?) {
         switch format {
-        case .jsonl: write("{\"event\":\"debugger\",\"t\":0,\"address\":\(q(address))}")
-        case .pretty: write("  debugger for the connected app at \(address) (docs/debugging.md)")
+        case .jsonl:
+            write("{\"event\":\"debugger\",\"t\":0,\"address\":\(q(address)),\"token\":\(q(token))"
+                + (file.map { ",\"tokenFile\":\(q($0))" } ?? "") + "}")
+        case .pretty:
+            write("  debugger for the connected app at \(address) with token \(token)"
+                + (file.map { " (in \($0))" } ?? "") + " (docs/debugging.md)")
         }
     }
 

@@ -23,7 +23,7 @@ extension DebugServer {
             FileHandle.standardError.write(Data("moonflow: warning: --debug \(address) is reachable from the network: anyone who can reach this machine can attach, read the state and evaluate Lua in it; use 127.0.0.1 unless you mean it\n".utf8))
         }
         let waiting = wait ? " (waiting for the editor to attach)" : ""
-        FileHandle.standardError.write(Data("moonflow: debugger listening on \(server.address)\(waiting)\n".utf8))
+        FileHandle.standardError.write(Data("moonflow: \(server.announcement)\(waiting)\n".utf8))
         return DebugHandle(server: server, wait: wait)
     }
 }

@@ -26,7 +26,10 @@ final class DebugRunTests: XCTestCase {
         XCTAssertTrue(line.hasPrefix("moonflow: debugger listening on 127.0.0.1:"), line)
         XCTAssertTrue(line.contains("waiting for the editor to attach"), line)
         let port = try XCTUnwrap(line.split(separator: ":").dropFirst(2).first.flatMap { Int($0.prefix { $0.isNumber }) })
-        return (process, input, output, try DAPClient(port: port))
+        // The token is printed beside the address, and kept in a file for the user alone.
+        let token = try XCTUnwrap(line.firstMatch(of: /with token ([0-9a-f]{32}) \(in ([^)]+)\)/), line)
+        XCTAssertEqual(try String(contentsOfFile: String(token.2), encoding: .utf8), token.1 + "\n")
+        return (process, input, output, try DAPClient(port: port, token: String(token.1)))
     }
 
     /// What the command printed, once it ended, and its exit status.
@@ -55,7 +58,7 @@ final class DebugRunTests: XCTestCase {
             ["run", plugin, "--debug", "127.0.0.1:0", "--debug-wait", "--actions", "-", "--format", "jsonl"], in: folder)
         defer { if process.isRunning { process.terminate() } }
         XCTAssertEqual(try editor.request("initialize")["success"] as? Bool, true)
-        _ = try editor.request("attach")
+        _ = try editor.request("attach", ["token": editor.token])
         let file = Moonflow.root.appendingPathComponent("plugins/counter/init.lua").path
         let placed = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [["line": 44]]])
         XCTAssertEqual(((placed["body"] as? [String: Any])?["breakpoints"] as? [[String: Any]])?.first?["line"] as? Int, 44)
@@ -86,7 +89,7 @@ extension DebugRunTests {
             ["test", "plugins/counter/spec/counter_spec.lua", "--debug", "127.0.0.1:0", "--debug-wait", "--filter", "increments by one"])
         defer { if process.isRunning { process.terminate() } }
         _ = try editor.request("initialize")
-        _ = try editor.request("attach")
+        _ = try editor.request("attach", ["token": editor.token])
         let spec = Moonflow.root.appendingPathComponent("plugins/counter/spec/counter_spec.lua").path
         let plugin = Moonflow.root.appendingPathComponent("plugins/counter/init.lua").path
         _ = try editor.request("setBreakpoints", ["source": ["path": spec], "breakpoints": [["line": 10]]])
@@ -142,7 +145,7 @@ extension DebugRunTests {
         let (process, _, output, editor) = try started(["test", "--debug", "127.0.0.1:0", "--debug-wait"], in: folder.url)
         defer { if process.isRunning { process.terminate() } }
         _ = try editor.request("initialize")
-        _ = try editor.request("attach")
+        _ = try editor.request("attach", ["token": editor.token])
         _ = try editor.request("setExceptionBreakpoints", ["filters": ["uncaught"]])
         _ = try editor.request("configurationDone")
 
@@ -169,8 +172,11 @@ private final class DAPClient {
     private var buffer = [UInt8]()
     private var events: [[String: Any]] = []
     private var seq = 0
+    /// The debugger's token, as the command printed it.
+    let token: String
 
-    init(port: Int) throws {
+    init(port: Int, token: String) throws {
+        self.token = token
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

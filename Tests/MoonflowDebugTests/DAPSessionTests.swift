@@ -24,16 +24,63 @@ final class DAPSessionTests: XCTestCase {
         XCTAssertEqual(oneWrite.count, 2)
     }
 
-    func testOtherHeadersAreIgnoredAndTheLengthsNameIsAnyCase() throws {
+    func testContentTypeIsTakenAndTheLengthsNameIsAnyCase() throws {
         let body = #"{"type":"request","seq":7,"command":"threads"}"#
         let bytes = Array("content-length: \(body.utf8.count)\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n\(body)".utf8)
         var reader = DAPFrameReader()
         XCTAssertEqual(try reader.take(bytes).first?["seq"]?.intValue, 7)
     }
 
+    /// What a web page's `fetch` makes the browser send is refused at its first line, and any
+    /// header but DAP's two at its own: nothing after it is read as a message.
+    func testAnHTTPRequestOrAnyOtherHeaderIsRefusedBeforeItsBody() {
+        let body = #"{"type":"request","seq":1,"command":"initialize"}"#
+        let cases: [(String, String)] = [
+            ("POST / HTTP/1.1\r\n", "an HTTP request, refused"),
+            ("GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:9229\r\n\r\n", "an HTTP request, refused"),
+            ("Content-Length: \(body.utf8.count)\r\nOrigin: https://example.com\r\n\r\n\(body)", "\"Origin: https://example.com\" is not a DAP header"),
+            ("Host: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)", "\"Host: 127.0.0.1\" is not a DAP header"),
+            ("Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "two Content-Lengths"),
+        ]
+        for (text, expected) in cases {
+            var reader = DAPFrameReader()
+            XCTAssertThrowsError(try reader.take(Array(text.utf8)), text) { error in
+                XCTAssertTrue("\(error)".contains(expected), "\(text): \(error)")
+            }
+        }
+    }
+
+    /// A header block is bounded, and bytes that come one at a time are read as they come:
+    /// 45 KB of header without its end is refused once it passes the bound, byte by byte.
+    func testAHeaderBlockPastItsBoundIsRefusedWhereItPassesIt() throws {
+        var reader = DAPFrameReader()
+        let line = Array("Content-Type: \(String(repeating: "x", count: 45_000))".utf8)
+        var refusedAt: Int?
+        for (i, byte) in line.enumerated() {
+            do { _ = try reader.take([byte]) } catch {
+                refusedAt = i + 1
+                XCTAssertTrue("\(error)".contains("runs past \(DAPFrameReader.maxHeader) bytes"), "\(error)")
+                break
+            }
+        }
+        XCTAssertEqual(refusedAt, DAPFrameReader.maxHeader + 1, "refused at the first byte past the bound")
+        // Short lines of a long block count too.
+        var lines = DAPFrameReader()
+        let many = Array(String(repeating: "Content-Type: a\r\n", count: 200).utf8)
+        XCTAssertThrowsError(try lines.take(many))
+        // And a whole message sent byte by byte comes out whole.
+        let message = try DAPFrameReader.frame(["type": "request", "seq": 3, "command": "threads"])
+        var bytewise = DAPFrameReader()
+        var got: [LuaValue] = []
+        for byte in message { got += try bytewise.take([byte]) }
+        XCTAssertEqual(got.map { $0["seq"]?.intValue }, [3])
+    }
+
     func testBrokenFramingNamesWhatIsWrong() {
         let cases: [(String, String)] = [
             ("Content-Type: x\r\n\r\n{}", "no Content-Length"),
+            ("Content-Length: -1\r\n\r\n", "not a length: \"-1\""),
+            ("Content-Length: 9223372036854775808\r\n\r\n", "not a length"),
             ("Content-Length: ten\r\n\r\n", "not a length: \"ten\""),
             ("Content-Length: 99999999999\r\n\r\n", "over the"),
             ("Content-Length: 5\r\n\r\n[1,2]", "not a JSON object"),
@@ -59,9 +106,10 @@ final class DAPSessionTests: XCTestCase {
         XCTAssertEqual(initialized["body"]?["supportsConditionalBreakpoints"]?.boolValue, true)
         XCTAssertEqual(initialized["body"]?["exceptionBreakpointFilters"]?[0]?["filter"]?.stringValue, "all")
         XCTAssertEqual(initialized["body"]?["exceptionBreakpointFilters"]?[1]?["filter"]?.stringValue, "uncaught")
-        XCTAssertEqual(try editor.next()["event"]?.stringValue, "initialized", "the initialized event follows the answer")
+        XCTAssertEqual(initialized["body"]?["supportsDelayedStackTraceLoading"]?.boolValue, true)
 
         XCTAssertEqual(try editor.request("attach")["success"]?.boolValue, true)
+        XCTAssertEqual(try editor.next()["event"]?.stringValue, "initialized", "configuration is taken once attached")
         let placed = try editor.request("setBreakpoints", [
             "source": ["path": "plugins/counter/init.lua"],
             "breakpoints": LuaValue([["line": 4], ["line": 9, "condition": "state.count > 2", "hitCondition": ">= 3"],
@@ -101,6 +149,8 @@ final class DAPSessionTests: XCTestCase {
         XCTAssertEqual(unknown["success"]?.boolValue, false)
         XCTAssertEqual(unknown["command"]?.stringValue, "readMemory")
         XCTAssertTrue(unknown["message"]?.stringValue?.contains("readMemory is not supported") == true)
+        XCTAssertEqual(unknown["body"]?["error"]?["format"], unknown["message"], "an ErrorResponse's body.error, as the schema has it")
+        XCTAssertNotNil(unknown["body"]?["error"]?["id"]?.intValue)
 
         let noPath = try editor.request("setBreakpoints", ["source": ["name": "init.lua"]])
         XCTAssertEqual(noPath["success"]?.boolValue, false)
@@ -147,15 +197,16 @@ final class DAPSessionTests: XCTestCase {
             ended.signal()
         }.start()
         mailbox.deliver(["type": "request", "seq": 1, "command": "initialize"])
-        mailbox.deliver(["type": "request", "seq": 2, "command": "threads"])
+        mailbox.deliver(["type": "request", "seq": 2, "command": "attach"])
+        mailbox.deliver(["type": "request", "seq": 3, "command": "threads"])
         let give = Date().addingTimeInterval(30)
-        while sent.lock.withLock({ sent.messages.count }) < 3, Date() < give { Thread.sleep(forTimeInterval: 0.005) }
+        while sent.lock.withLock({ sent.messages.count }) < 4, Date() < give { Thread.sleep(forTimeInterval: 0.005) }
         mailbox.close()
         XCTAssertEqual(ended.wait(timeout: .now() + 30), .success, "the session ended once the mailbox closed")
         target.waitForDetach()
         let commands = sent.lock.withLock { sent.messages.compactMap { $0["command"]?.stringValue ?? $0["event"]?.stringValue } }
-        XCTAssertEqual(commands, ["initialize", "initialized", "threads"], "answered in order, through the mailbox")
-        XCTAssertFalse(mailbox.deliver(["type": "request", "seq": 3, "command": "threads"]), "a closed mailbox takes nothing more")
+        XCTAssertEqual(commands, ["initialize", "attach", "initialized", "threads"], "answered in order, through the mailbox")
+        XCTAssertFalse(mailbox.deliver(["type": "request", "seq": 4, "command": "threads"]), "a closed mailbox takes nothing more")
     }
 
     func testASecondEditorIsTurnedAwayByNameWhileTheFirstIsAttached() throws {
@@ -164,9 +215,11 @@ final class DAPSessionTests: XCTestCase {
         let port = try XCTUnwrap(Int(server.address.split(separator: ":").last ?? ""))
         let first = try EditorClient(port: port)
         XCTAssertEqual(try first.request("initialize")["success"]?.boolValue, true)
+        XCTAssertEqual(try first.attach(token: server.access.token)["success"]?.boolValue, true)
 
         let second = try EditorClient(port: port)
-        let refused = try second.request("initialize")
+        XCTAssertEqual(try second.request("initialize")["success"]?.boolValue, true, "initialize is served to anyone")
+        let refused = try second.attach(token: server.access.token)
         XCTAssertEqual(refused["success"]?.boolValue, false, "answered at once, not left waiting")
         XCTAssertEqual(refused["message"]?.stringValue,
                        "another editor is attached to the debugger on \(server.address): one at a time; disconnect it, then attach again")
@@ -178,7 +231,8 @@ final class DAPSessionTests: XCTestCase {
         var answered = false
         for _ in 0..<100 where !answered {  // the first session's thread lets go of the slot as it ends
             let third = try EditorClient(port: port)
-            answered = try third.request("initialize")["success"]?.boolValue == true
+            _ = try third.request("initialize")
+            answered = try third.attach(token: server.access.token)["success"]?.boolValue == true
             if !answered { Thread.sleep(forTimeInterval: 0.02) }
         }
         XCTAssertTrue(answered, "once the first went, another editor attaches")

@@ -11,6 +11,8 @@ final class EditorClient {
     /// Events that came while a request waited for its answer, for `next()`.
     private var events: [LuaValue] = []
     private var seq = 0
+    /// Every message received, in the order it came.
+    private(set) var received: [LuaValue] = []
 
     init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -49,6 +51,10 @@ final class EditorClient {
         }
     }
 
+    /// `attach` with the debugger's token, as an editor's configuration gives it.
+    @discardableResult
+    func attach(token: String) throws -> LuaValue { try request("attach", ["token": LuaValue(token)]) }
+
     /// The next event named `name`, skipping others.
     func event(_ name: String) throws -> LuaValue {
         while true {
@@ -72,6 +78,7 @@ final class EditorClient {
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { throw DAPListener.Failure(description: errno == EAGAIN ? "no answer in 30 s" : "recv failed: \(String(cString: strerror(errno)))") }
             ready = try reader.take(chunk[..<n])
+            received += ready
         }
         return ready.removeFirst()
     }

@@ -84,10 +84,20 @@ final class ServeTests: XCTestCase {
         defer { server.kill() }
         let announced = try server.waitFor(#""event":"debugger""#)
         let address = try XCTUnwrap(try LuaValue(json: announced)["address"]?.stringValue)
+        let token = try XCTUnwrap(try LuaValue(json: announced)["token"]?.stringValue, "the token editors give, beside the address")
         let port = try XCTUnwrap(address.split(separator: ":").last.flatMap { Int($0) })
         let app = try Child(Built.binary("moonflow-serve-testapp"), [url, "counter"])
         defer { app.kill() }
         try app.waitFor(#""kind":"state","value":{"count":0}"#)
+
+        // Another process that reaches the port, without the token: refused, closed, and the app hears nothing.
+        let intruder = try DAPConnection.connect(host: "127.0.0.1", port: port, timeout: 30)
+        try intruder.send(["type": "request", "seq": 1, "command": "evaluate", "arguments": ["expression": "os.exit()"]])
+        let refusal = try XCTUnwrap(try intruder.receive())
+        XCTAssertEqual(refusal["success"]?.boolValue, false)
+        XCTAssertTrue(refusal["message"]?.stringValue?.contains("evaluate before attach") == true, "\(refusal)")
+        XCTAssertNil(try intruder.receive(), "and closed")
+        intruder.close()
 
         let editor = try DAPConnection.connect(host: "127.0.0.1", port: port, timeout: 30)
         defer { editor.close() }
@@ -110,7 +120,7 @@ final class ServeTests: XCTestCase {
             }
         }
         XCTAssertEqual(try request("initialize")["success"]?.boolValue, true)
-        _ = try request("attach")
+        _ = try request("attach", ["token": LuaValue(token)])
         // The editor names the file as it is here; the app has it from the server.
         let file = folder.appendingPathComponent("counter/init.lua").standardizedFileURL.path
         XCTAssertEqual(try request("setBreakpoints", ["source": ["path": LuaValue(file)], "breakpoints": [["line": 9]]])["success"]?.boolValue, true)
