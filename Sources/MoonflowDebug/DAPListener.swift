@@ -142,11 +142,16 @@ private final class WaitingConnections {
     private struct Entry { weak var connection: DAPConnection? }
     private var entries: [Entry] = []
 
-    /// Keeps `connection`; when more than `max` wait, the oldest is ended.
+    /// Keeps `connection`; when more than `max` wait, one is ended: the oldest of those that
+    /// have sent no message (a flood of idle connections never ends an editor that is
+    /// attaching), or the oldest.
     func add(_ connection: DAPConnection, max: Int) {
         prune()
         entries.append(Entry(connection: connection))
-        while entries.count > max { entries.removeFirst().connection?.shutDown() }
+        while entries.count > max {
+            let silent = entries.firstIndex { $0.connection?.hasSpoken == false } ?? 0
+            entries.remove(at: silent).connection?.shutDown()
+        }
     }
 
     /// Ends those that waited longer than `seconds` for their token.
@@ -161,11 +166,12 @@ private final class WaitingConnections {
         }
     }
 
-    /// Ends the oldest waiting connection; false when none waits.
+    /// Ends the oldest waiting connection (of those that sent nothing, if any); false when none waits.
     func endOldest() -> Bool {
         prune()
         guard !entries.isEmpty else { return false }
-        entries.removeFirst().connection?.shutDown()
+        let silent = entries.firstIndex { $0.connection?.hasSpoken == false } ?? 0
+        entries.remove(at: silent).connection?.shutDown()
         return true
     }
 
@@ -191,13 +197,23 @@ package final class DAPConnection: @unchecked Sendable {
     /// Whether the editor has given the debugger's token (`DAPGate`): the listener ends an
     /// idle connection that has not, and never one that has.
     private var admittedFlag = false
+    /// Whether a whole message has come from the editor (under `stateLock`; `spokeHere` is
+    /// the receiving thread's own copy).
+    private var spoke = false
+    private var spokeHere = false
     /// When the listener accepted it.
     let accepted = DispatchTime.now()
+
+    /// The socket's send buffer: what an editor that stops reading leaves in the kernel is
+    /// bounded (the system's own grows to megabytes); the outbox bounds the rest.
+    static let sendBuffer: Int32 = 256 << 10
 
     init(fd: Int32) {
         self.fd = fd
         var on: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        var size = Self.sendBuffer
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         #if canImport(Darwin)
         setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
         #endif
@@ -283,11 +299,16 @@ package final class DAPConnection: @unchecked Sendable {
             guard n > 0 else { return nil }
             ready = try reader.take(chunk[..<n])
         }
+        if !spokeHere {
+            spokeHere = true
+            stateLock.withLock { spoke = true }
+        }
         return ready.removeFirst()
     }
 
     /// Whether the editor has given the token; `markAdmitted` says it has.
     package var isAdmitted: Bool { stateLock.withLock { admittedFlag } }
+    var hasSpoken: Bool { stateLock.withLock { spoke } }
     package func markAdmitted() { stateLock.withLock { admittedFlag = true } }
 
     /// Ends the conversation from any thread: a `receive` or `send` under way returns, and

@@ -46,13 +46,7 @@ final class DAPOutbox: @unchecked Sendable {
                     dropped += 1
                     return false
                 }
-                if dropped > 0 {
-                    let notice = "moonflow: \(dropped) line\(dropped == 1 ? "" : "s") of log-point output dropped: the editor did not read them in time\n"
-                    log(notice)
-                    append(["type": "event", "event": "output",
-                            "body": ["category": "important", "output": LuaValue(notice)]], droppable: true)
-                    dropped = 0
-                }
+                tellDropped()
             }
             append(fields, droppable: droppable)
             if !started {
@@ -64,6 +58,16 @@ final class DAPOutbox: @unchecked Sendable {
             condition.broadcast()
             return true
         }
+    }
+
+    /// Queues the count of lines dropped, if any were (under the lock, with room for it).
+    private func tellDropped() {
+        guard dropped > 0 else { return }
+        let notice = "moonflow: \(dropped) line\(dropped == 1 ? "" : "s") of log-point output dropped: the editor did not read them in time\n"
+        log(notice)
+        append(["type": "event", "event": "output", "body": ["category": "important", "output": LuaValue(notice)]],
+               droppable: true)
+        dropped = 0
     }
 
     private func append(_ fields: [String: LuaValue], droppable: Bool) {
@@ -88,6 +92,8 @@ final class DAPOutbox: @unchecked Sendable {
                 writing = false
                 if next.droppable { waitingOutput -= 1 }
                 if !sent { closed = true; queue.removeAll(); waitingOutput = 0 }
+                // The editor reads again: once what waited is written, it hears what it missed.
+                if sent, queue.isEmpty { tellDropped() }
                 condition.broadcast()
             }
             if !sent { return }

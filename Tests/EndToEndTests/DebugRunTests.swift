@@ -4,11 +4,18 @@ import XCTest
 /// `moonflow run --debug` as a user starts it, with an editor attached over a real socket:
 /// the binary, its standard input as the action source, and a DAP client written here.
 final class DebugRunTests: XCTestCase {
-    /// `moonflow ARGS` started in `folder` (the package root), once it said where its debugger listens.
-    private func started(_ arguments: [String], in folder: URL = Moonflow.root) throws -> (Process, Pipe, Pipe, DAPClient) {
+    /// `moonflow ARGS` started in `folder` (the package root), once it said where its debugger
+    /// listens; with `fileLimit`, under `ulimit -n` of that many descriptors.
+    private func started(_ arguments: [String], in folder: URL = Moonflow.root,
+                         fileLimit: Int? = nil) throws -> (Process, Pipe, Pipe, DAPClient) {
         let process = Process()
-        process.executableURL = try Moonflow.binary()
-        process.arguments = arguments
+        if let fileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", "ulimit -n \(fileLimit) && exec \"$0\" \"$@\"", try Moonflow.binary().path] + arguments
+        } else {
+            process.executableURL = try Moonflow.binary()
+            process.arguments = arguments
+        }
         process.currentDirectoryURL = folder
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
@@ -42,6 +49,27 @@ final class DebugRunTests: XCTestCase {
     private func frames(_ editor: DAPClient) throws -> [[String: Any]] {
         let trace = try editor.request("stackTrace", ["threadId": 1])
         return ((trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]]) ?? []
+    }
+
+    /// A run whose descriptors are few: idle connections use them up, and the accept loop,
+    /// which stopped for good at the first EMFILE, now ends the oldest waiting one and goes
+    /// on, so the editor still attaches.
+    func testTheEditorAttachesAfterIdleConnectionsUseUpTheDescriptors() throws {
+        let (process, input, output, first) = try started(
+            ["run", "plugins/counter", "--debug", "127.0.0.1:0", "--debug-wait", "--actions", "-", "--format", "jsonl"],
+            fileLimit: 12)
+        defer { if process.isRunning { process.terminate() } }
+        let idle = try (0..<30).map { _ in try DAPClient(port: first.port, token: "") }
+        let editor = try DAPClient(port: first.port, token: first.token)
+        XCTAssertEqual(try editor.request("initialize")["success"] as? Bool, true)
+        XCTAssertEqual(try editor.request("attach", ["token": editor.token])["success"] as? Bool, true)
+        _ = try editor.request("configurationDone")
+        input.fileHandleForWriting.write(Data("{\"type\":\"increment\",\"by\":3}\n".utf8))
+        input.fileHandleForWriting.closeFile()
+        let (printed, status) = ended(process, output)
+        XCTAssertEqual(status, 0, printed)
+        XCTAssertTrue(printed.contains(#""state":{"count":3}"#), printed)
+        withExtendedLifetime(idle) {}
     }
 
     /// Every form of the plugin's path stops at the editor's breakpoint, which names the file
@@ -175,8 +203,11 @@ private final class DAPClient {
     /// The debugger's token, as the command printed it.
     let token: String
 
+    let port: Int
+
     init(port: Int, token: String) throws {
         self.token = token
+        self.port = port
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -14,8 +14,13 @@ final class EditorClient {
     /// Every message received, in the order it came.
     private(set) var received: [LuaValue] = []
 
-    init(port: Int) throws {
+    /// - Parameter receiveBuffer: the socket's receive buffer in bytes (the system's own, which
+    ///   grows to megabytes, when nil): what an editor that stops reading leaves unread.
+    init(port: Int, receiveBuffer: Int? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer.map(Int32.init) {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
