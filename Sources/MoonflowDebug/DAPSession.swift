@@ -193,7 +193,11 @@ package final class DAPSession: @unchecked Sendable {
             }
             // A line the editor counts from `firstLine`, up to the largest a chunk can have.
             let lines = firstLine...(Int(Int32.max) - 1 + firstLine)
-            let requested = try Self.list(arguments["breakpoints"]).enumerated().map { index, entry -> BreakpointRequest in
+            let entries = Self.list(arguments["breakpoints"])
+            guard entries.count <= Self.maxBreakpoints else {
+                throw Refusal("setBreakpoints takes at most \(Self.maxBreakpoints) breakpoints a file; it was given \(entries.count)")
+            }
+            let requested = try entries.enumerated().map { index, entry -> BreakpointRequest in
                 let line = try Self.integer(entry, "line", in: lines, "setBreakpoints' breakpoints[\(index)]")!
                 return BreakpointRequest(line: line - firstLine + 1, condition: entry["condition"]?.stringValue,
                                          hitCondition: entry["hitCondition"]?.stringValue,
@@ -283,6 +287,9 @@ package final class DAPSession: @unchecked Sendable {
         }
         return true
     }
+
+    /// The most breakpoints one file may have (each is placed against every line with code).
+    static let maxBreakpoints = 10_000
 
     /// The ids `stackTrace` gives frames (1 the innermost), as far as any stack goes.
     private static let frameIDs = 1...100_000

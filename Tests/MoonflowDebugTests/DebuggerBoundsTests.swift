@@ -72,6 +72,8 @@ final class DebuggerBoundsTests: XCTestCase {
             ("setBreakpoints", ["source": ["path": LuaValue(script)], "breakpoints": [["line": 1], ["line": LuaValue(Int64.min)]]],
              "setBreakpoints' breakpoints[1]'s line must be"),
             ("setBreakpoints", ["source": ["path": LuaValue(script)], "breakpoints": [["line": -1]]], "line must be an integer from 0"),
+            ("setBreakpoints", ["source": ["path": LuaValue(script)], "breakpoints": LuaValue(Array(repeating: ["line": 2] as LuaValue, count: 10_001))],
+             "setBreakpoints takes at most 10000 breakpoints a file; it was given 10001"),
         ]
         for (command, arguments, expected) in cases {
             let answer = try editor.request(command, arguments)
