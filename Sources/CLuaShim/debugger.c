@@ -2,8 +2,10 @@
 // frame (locals, upvalues) or of a table, each shown as text made without running a
 // metamethod (a `__tostring` or `__index` of the plugin's never runs for a look). A view
 // of the state (what `reduce`, `handle` and effect handlers get) is shown as the plain
-// table it shows. Calls views.c (which table a view shows) and platform.c (the clock that
-// ends an evaluation that runs too long).
+// table it shows. Tables shown are kept in a holder the caller owns, until it empties it
+// (mf_release_shown). Calls views.c (which table a view shows), watchdog.c (an evaluation
+// armed as a call of its own, with its own time limit) and debughook.c (no debugger stop
+// inside an evaluation).
 #include "internal.h"
 
 #include <stdio.h>
@@ -82,7 +84,8 @@ static void push_text(lua_State *L, int idx) {
 }
 
 /// Appends {name = <name at -2>, text, type, ref} for the value on top, popping both;
-/// a table is kept in the holder (at `holder`) and `ref` is its index there.
+/// a table is kept in the holder (at `holder`) and `ref` is its index there. With nil at
+/// `holder`, nothing is kept and there is no `ref`.
 static void add_entry(lua_State *L, int list, int holder) {
   if (lua_type(L, -1) == LUA_TTABLE && mf_readonly_target(L, -1)) lua_remove(L, -2);  // a view: its table
   lua_createtable(L, 0, 4);
@@ -95,7 +98,7 @@ static void add_entry(lua_State *L, int list, int holder) {
   lua_setfield(L, entry, "text");
   lua_pushstring(L, luaL_typename(L, value));
   lua_setfield(L, entry, "type");
-  if (lua_type(L, value) == LUA_TTABLE) {
+  if (lua_type(L, value) == LUA_TTABLE && lua_type(L, holder) == LUA_TTABLE) {
     lua_Integer ref = (lua_Integer)lua_rawlen(L, holder) + 1;
     lua_pushvalue(L, value);
     lua_rawseti(L, holder, ref);
@@ -214,23 +217,24 @@ static const char evaluate_lua[] =
 
 struct evaluate_args { int level; const char *expr; size_t len; };
 
-/// Longest an evaluation may run: a debugger's look never hangs the run.
+/// Longest an evaluation may run: a debugger's look never hangs the run. Measured as a
+/// call's time limit is (watchdog.c): the thread's CPU time, with the limit's wall-clock
+/// backstop (mf_backstop_ms: 6 s) for an evaluation that blocks without running.
 #define MF_EVALUATE_MS 2000
-static __thread int64_t evaluate_deadline_ns;
-
-static void evaluate_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  if (mf_now_ns() > evaluate_deadline_ns)
-    luaL_error(L, "evaluate ran longer than %d ms and was stopped; the run is as it was", MF_EVALUATE_MS);
-}
 
 static int evaluate_k(lua_State *L) {
-  // stack: holder, args
+  // stack: holder (or nil: keep nothing), args
   const struct evaluate_args *args = (const struct evaluate_args *)lua_touserdata(L, 2);
   lua_settop(L, 1);
   lua_Debug ar;
   if (!lua_getstack(L, args->level + 1, &ar)) return luaL_error(L, "no frame %d", args->level);
-  if (luaL_loadbufferx(L, evaluate_lua, sizeof evaluate_lua - 1, "=(evaluate)", "t") != LUA_OK) return lua_error(L);
+  // Compiled once a state and kept in its registry: a log point evaluates on every hit.
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, evaluate_lua) != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    if (luaL_loadbufferx(L, evaluate_lua, sizeof evaluate_lua - 1, "=(evaluate)", "t") != LUA_OK) return lua_error(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, evaluate_lua);
+  }
   int fn = lua_gettop(L);
   lua_newtable(L);  // scope
   int scope = lua_gettop(L);
@@ -254,19 +258,32 @@ static int evaluate_k(lua_State *L) {
     if (name[0] == '(') { lua_pop(L, 1); continue; }
     lua_setfield(L, scope, name);
   }
-  // On a thread of its own, under a count hook that stops it past MF_EVALUATE_MS: a stopped
-  // thread runs no hook of its own (the debugger's stop is one), so nothing else would end a
-  // loop in the expression.
+  // On a thread of its own, armed as a call of its own (watchdog.c): the stopped thread runs
+  // no hook (the debugger's stop is one) and its time limit is held, so without it nothing
+  // would end a loop in the expression. Past the limit the stop hook raises on every
+  // instruction until the expression's thread is done, so its pcalls cannot swallow the stop,
+  // and the matcher and string.rep stop in C. Then the time limit and the stopped thread's
+  // hook are put back as they were: the run goes on as if nothing had been evaluated.
   lua_State *co = lua_newthread(L);
   lua_pushvalue(L, fn);
   lua_pushvalue(L, scope);
   lua_pushvalue(L, fenv);
   lua_pushlstring(L, args->expr, args->len);
   lua_xmove(L, co, 4);
-  evaluate_deadline_ns = mf_now_ns() + (int64_t)MF_EVALUATE_MS * 1000000;
-  lua_sethook(co, evaluate_hook, LUA_MASKCOUNT, 1000);
+  lua_Hook hook = lua_gethook(L);
+  int mask = lua_gethookmask(L), count = lua_gethookcount(L);
+  mf_evaluation saved;
   int nres = 0;
+  mf_debug_evaluating(L, 1);
+  mf_evaluation_begin(L, co, MF_EVALUATE_MS, &saved);
   int status = lua_resume(co, L, 3, &nres);
+  int stopped = mf_evaluation_end(L, &saved);
+  mf_debug_evaluating(L, 0);
+  lua_sethook(L, hook, mask, count);
+  if (stopped && status != LUA_OK) {
+    lua_pushfstring(L, "evaluate ran longer than %d ms and was stopped; the run is as it was", MF_EVALUATE_MS);
+    return lua_error(L);
+  }
   if (status == LUA_YIELD) return luaL_error(L, "evaluate cannot yield (it reads; it does not wait)");
   lua_xmove(co, L, 1);  // the result, or the error
   if (status != LUA_OK) return lua_error(L);
@@ -287,4 +304,34 @@ int mf_evaluate(lua_State *L, int holder, int level, const char *expr, size_t le
   lua_pushvalue(L, holder);
   lua_pushlightuserdata(L, &args);
   return lua_pcall(L, 2, 1, 0);
+}
+
+int mf_evaluate_unkept(lua_State *L, int level, const char *expr, size_t len) {
+  MF_NEED_ROOM(L, 4, 0);
+  struct evaluate_args args = { level, expr, len };
+  lua_pushcfunction(L, evaluate_k);
+  lua_pushnil(L);
+  lua_pushlightuserdata(L, &args);
+  return lua_pcall(L, 2, 1, 0);
+}
+
+static int release_shown_k(lua_State *L) {
+  // stack: holder
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    lua_pop(L, 1);          // the value; the key stays for lua_next
+    lua_pushvalue(L, -1);
+    lua_pushnil(L);
+    lua_rawset(L, 1);       // a key already there set to nil: allowed while traversing
+  }
+  return 0;
+}
+
+int mf_release_shown(lua_State *L, int holder) {
+  MF_NEED_ROOM(L, 2, 0);
+  holder = lua_absindex(L, holder);
+  lua_pushcfunction(L, release_shown_k);
+  lua_pushvalue(L, holder);
+  return lua_pcall(L, 1, 0, 0);
 }

@@ -8,7 +8,9 @@
 // a step or a pause is under way) does it take lines too. A stop calls the host's
 // function (Swift) on the stopped Lua thread, with the time limit held (watchdog.c), and
 // goes on as that function says: run, or step in, over or out. The watchdog owns the
-// hook while it stops a call; when it lets go it puts this one back (mf_rest_hook).
+// hook while it stops a call; when it lets go it puts this one back (mf_rest_hook). While
+// the debugger evaluates an expression on a stopped thread (mf_debug_evaluating), nothing
+// stops: no breakpoint, step, pause or error inside the evaluation.
 // Chooses the hook a state keeps between the watchdog's stops (mf_rest_hook): this one,
 // coverage's or none. Calls coverage.c (its hook, and the lines it counts when both run).
 #include "internal.h"
@@ -39,6 +41,7 @@ typedef struct mf_debug {
   mf_debug_stop_fn stop;
   void *ctx;
   char *cwd;                // the working directory at the start, for chunk names with `..`
+  int evaluating;           // evaluations under way (mf_debug_evaluating): no stop inside one
 } mf_debug;
 
 static mf_debug *debug_of(lua_State *L) { return (mf_debug *)mf_budget_of(L)->debug; }
@@ -174,7 +177,7 @@ static int on_breakpoint_line(mf_debug *d, lua_Debug *ar) {
 
 static void debug_hook(lua_State *L, lua_Debug *ar) {
   mf_debug *d = debug_of(L);
-  if (!d) return;
+  if (!d || d->evaluating) return;
   switch (ar->event) {
     case LUA_HOOKCALL:
     case LUA_HOOKTAILCALL:
@@ -284,7 +287,7 @@ void mf_debug_stop_on_errors(lua_State *L, int which) {
 }
 
 static int stops_on(lua_State *L, mf_debug *d, int which) {
-  return d && (__atomic_load_n(&d->errors, __ATOMIC_RELAXED) & which) && lua_checkstack(L, 4);
+  return d && !d->evaluating && (__atomic_load_n(&d->errors, __ATOMIC_RELAXED) & which) && lua_checkstack(L, 4);
 }
 
 /// An error object's text, through its __tostring; "(error object is a table value)" without one.
@@ -326,7 +329,7 @@ void mf_debug_error(lua_State *L, int level) {
 
 int mf_debug_catches(lua_State *L, int watches, int *call_depth) {
   mf_debug *d = debug_of(L);
-  int errors = d ? __atomic_load_n(&d->errors, __ATOMIC_RELAXED) & watches : 0;
+  int errors = d && !d->evaluating ? __atomic_load_n(&d->errors, __ATOMIC_RELAXED) & watches : 0;
   if (!errors) return 0;
   lua_Debug ar;
   if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar) && visible(ar.source, ar.srclen))
@@ -342,6 +345,11 @@ void mf_debug_caught(lua_State *L, int level, int which, int call_depth) {
   // Caught by code not the plugin's: only a plugin's frame inside the call (above the
   // catching call's own, which is at level depth - call_depth) is where the error is its.
   stop_at_error(L, d, level, which == MF_ERRORS_UNCAUGHT && call_depth > 0 ? depth(L) - call_depth : INT_MAX);
+}
+
+void mf_debug_evaluating(lua_State *L, int on) {
+  mf_debug *d = debug_of(L);
+  if (d) d->evaluating += on ? 1 : -1;
 }
 
 void mf_debug_end(lua_State *L) { mf_debug_free(mf_budget_of(L)); }

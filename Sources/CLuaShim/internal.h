@@ -3,7 +3,7 @@
 // read and changed knowing only what is below it:
 //   profiles.c -> match.c -> watchdog.c -> views.c;  watchdog.c -> platform.c
 //   profiles.c, protected.c, standalone.c, budgets.c -> watchdog.c;  watchdog.c, protected.c -> debughook.c -> coverage.c
-//   protected.c, standalone.c -> messages.c;  protected.c -> warnings.c, views.c, pipes.c, callouts.c;  trampoline.c -> callouts.c;  json.c -> values.c, views.c;  debugger.c -> views.c, platform.c;  json_read.c -> values.c
+//   protected.c, standalone.c -> messages.c;  protected.c -> warnings.c, views.c, pipes.c, callouts.c;  trampoline.c -> callouts.c;  json.c -> values.c, views.c;  debugger.c -> watchdog.c, views.c, debughook.c;  json_read.c -> values.c
 #ifndef CLUASHIM_INTERNAL_H
 #define CLUASHIM_INTERNAL_H
 #include "CLuaShim.h"
@@ -26,6 +26,29 @@ static inline mf_budget *mf_budget_of(lua_State *L) {
 int mf_arm(lua_State *L, int64_t limit_ms);
 /// Ends what mf_arm started (no-op when `armed` is 0).
 void mf_disarm(lua_State *L, int armed);
+/// What mf_evaluation_begin found of a state's time limit (an armed call, a held one, a
+/// stop under way, the thread running), which mf_evaluation_end puts back as it was.
+typedef struct mf_evaluation {
+  mf_budget *armed_here;
+  lua_State *running;
+  int listed, held, timed_out, unanswered, expired, cpu_clock_ok;
+  clockid_t cpu_clock;
+  int64_t deadline_ns, limit_ms, recheck_ns, backstop_ns, stuck_ns, cpu_start_ns;
+  pthread_t os_thread;
+} mf_evaluation;
+/// Arms a debugger's evaluation on L's state as a call of its own, `limit_ms` of this
+/// thread's CPU time as a call's limit is (with its wall-clock backstop), to run on `co`
+/// (the debugger's hook it copied from L taken off): past it the stop hook raises on every
+/// instruction in it and in the coroutines it runs, and the matcher and the wrapped library
+/// functions stop, as for a call. A test's deadline is not looked at meanwhile, and an
+/// evaluation that blocks never makes the state stuck. Whatever was armed or held is saved
+/// in `saved`. Pair it with mf_evaluation_end, with nothing that can raise between. Never
+/// raises. [-0, +0]
+void mf_evaluation_begin(lua_State *L, lua_State *co, int64_t limit_ms, mf_evaluation *saved);
+/// Ends the evaluation mf_evaluation_begin armed and puts back what it saved, exactly (the
+/// armed call, the hold, a stop already under way, the running thread); returns whether the
+/// evaluation's limit passed. Never raises. [-0, +0]
+int mf_evaluation_end(lua_State *L, const mf_evaluation *saved);
 /// Around a call from the host that mf_arm did not arm (no limit, or inside an armed
 /// one): the collector runs during every call from the host and waits between them,
 /// so a finalizer (`__gc`) runs only inside a call, under its deadline when it has one.
@@ -43,6 +66,10 @@ void mf_cover_hook(lua_State *L, lua_Debug *ar);
 void mf_cover_line(lua_State *L, lua_Debug *ar);
 /// Frees a closed state's breakpoints (debughook.c).
 void mf_debug_free(mf_budget *b);
+/// Around a debugger's evaluation (debugger.c), on the stopped thread: `on` 1 as it starts,
+/// 0 as it ends (they nest). Meanwhile the debugger's hook does nothing (no breakpoint,
+/// step, pause or error stops inside an evaluation, and it counts no lines). Never raises.
+void mf_debug_evaluating(lua_State *L, int on);
 /// At an error no handler catches, before the stack unwinds (the message on top, the
 /// failing code `level` frames up): a debugger that stops on errors stops here
 /// (debughook.c). Never raises. [-0, +0]

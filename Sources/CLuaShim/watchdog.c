@@ -1,10 +1,11 @@
 // The time limit: the watchdog thread, the stop hook it sets past a deadline, a
-// test's deadline, and the coroutine, pcall, xpcall, table and string.rep functions
-// that keep to the limit (and let a debugger stop at an error they catch). Calls only
+// test's deadline, a debugger's evaluation armed as a call of its own, and the
+// coroutine, pcall, xpcall, table and string.rep functions that keep to the limit
+// (and let a debugger stop at an error they catch). Calls only
 // views.c (the closer its stop hook lets run), debughook.c (the hook a state keeps
 // between stops, and the stop at a caught error) and platform.c (the clock, the timed
-// wait, the signal): the files that arm calls, and the matcher, call it, so it never
-// calls them.
+// wait, the signal): the files that arm calls, the matcher and the debugger's reads
+// (debugger.c) call it, so it never calls them.
 #include "internal.h"
 #include <errno.h>
 #include <limits.h>
@@ -34,7 +35,16 @@
 enum {
   STOP_MASK = LUA_MASKCOUNT | LUA_MASKCALL,
   RESIGNAL_NS = 20 * 1000 * 1000,
+  // An evaluation's stop is signalled again sooner: where Lua's own xpcall is kept (a state
+  // with no time limit), each of the nested calls of a handler that loops starts with hooks
+  // off (the error was raised in a hook) and runs on until a signal turns them back on.
+  RESIGNAL_EVALUATING_NS = 1 * 1000 * 1000,
 };
+
+// A budget's `held`: 0, or a debugger's stop holds its deadlines (mf_budget_hold: the watchdog
+// skips it), or a debugger's evaluation runs, armed as a call of its own (mf_evaluation_begin:
+// the watchdog watches the evaluation's deadline, never calls it stuck, and skips a test's).
+enum { HELD_STOPPED = 1, HELD_EVALUATING = 2 };
 
 // The call armed on this OS thread (cleared before its budget can go away).
 static __thread mf_budget *armed_here __attribute__((tls_model("initial-exec")));
@@ -240,7 +250,7 @@ static void *watchdog_main(void *unused) {
   for (;;) {
     int64_t now = mf_now_ns(), next = 0;
     for (mf_budget *b = wd_armed; b; b = b->next_armed) {
-      if (b->held) continue;  // a debugger has it stopped (mf_budget_hold)
+      if (b->held == HELD_STOPPED) continue;  // a debugger has it stopped (mf_budget_hold)
       if (b->recheck_ns <= now && !b->expired && call_expired(b, now)) {
         b->expired = 1;
         b->stuck_ns = stuck_after(now, b->limit_ms);
@@ -249,15 +259,16 @@ static void *watchdog_main(void *unused) {
         __atomic_store_n(&b->timed_out, 1, __ATOMIC_RELEASE);
         signal_thread(b, b->os_thread);
         stop_from_watchdog(b);
-        b->recheck_ns = now + RESIGNAL_NS;
+        b->recheck_ns = now + (b->held == HELD_EVALUATING ? RESIGNAL_EVALUATING_NS : RESIGNAL_NS);
         // The last resort: the stop hook has had its chance; the call is in code no
-        // hook reaches. The host stops waiting on this state (LuaState.isStuck).
-        if (now >= b->stuck_ns) __atomic_store_n(&b->stuck, 1, __ATOMIC_RELEASE);
+        // hook reaches. The host stops waiting on this state (LuaState.isStuck). Not for
+        // an evaluation that blocks: it stops when it returns, and the state is not lost.
+        if (now >= b->stuck_ns && b->held != HELD_EVALUATING) __atomic_store_n(&b->stuck, 1, __ATOMIC_RELEASE);
       }
       if (next == 0 || b->recheck_ns < next) next = b->recheck_ns;
     }
     for (mf_budget *b = wd_tests; b; b = b->next_test) {
-      if (b->held) continue;
+      if (b->held) continue;  // stopped, or evaluating: the test's time is not the evaluation's
       if (b->test_recheck_ns <= now) {
         __atomic_store_n(&b->test_timed_out, 1, __ATOMIC_RELEASE);
         signal_thread(b, b->test_thread);
@@ -457,7 +468,7 @@ void mf_close_state(lua_State *L, int64_t limit_ms) {
 void mf_budget_hold(lua_State *L) {
   mf_budget *b = mf_budget_of(L);
   pthread_mutex_lock(&wd_lock);
-  b->held = 1;
+  b->held = HELD_STOPPED;
   b->held_since_ns = mf_now_ns();
   b->held_cpu_ns = b->deadline_ns != 0 && b->cpu_clock_ok ? mf_platform_cpu_ns(b->cpu_clock) : -1;
   pthread_mutex_unlock(&wd_lock);
@@ -485,6 +496,108 @@ void mf_budget_release(lua_State *L) {
     pthread_cond_signal(&wd_wake);
   }
   pthread_mutex_unlock(&wd_lock);
+}
+
+// MARK: - A debugger's evaluation: a call of its own
+
+// An evaluation (debugger.c) runs while the feature is stopped in the debugger's hook with
+// its time limit held, or inside a Swift function the feature's call called. It is armed as
+// a call of its own, on the same fields a call is armed on, so everything that keeps to a
+// call's limit keeps to the evaluation's: the stop hook (raising on every instruction until
+// the evaluation returns, so no pcall or xpcall inside it can swallow the stop), the
+// matcher's and string.rep's looks at the deadline, the pieces of table.sort and table.move.
+// What was armed or held before is put back exactly afterwards; the time the evaluation took
+// counts as held time when the feature was held, and as the call's own when it was not.
+
+/// An evaluation's hook where Lua's own coroutine.resume is kept (a state with no time limit,
+/// which tells the watchdog nothing), inherited by the coroutines the expression makes: every
+/// 1,000 instructions it tells the watchdog which thread runs, so that the stop reaches a loop
+/// in one of them, and past the limit it stops that thread itself.
+static void follow_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  mf_budget *b = mf_budget_of(L);
+  if (__atomic_load_n(&b->running, __ATOMIC_RELAXED) != L) mf_set_running(b, L);
+  if (!must_stop(b)) return;
+  lua_sethook(L, stop_hook, STOP_MASK, 1);
+  mf_raise_timeout(L);
+}
+
+void mf_evaluation_begin(lua_State *L, lua_State *co, int64_t limit_ms, mf_evaluation *saved) {
+  mf_budget *b = mf_budget_of(L);
+  // A state with no time limit has no watchdog of its own yet: an evaluation starts it.
+  if (mf_start_watchdog()) open_stop_signal();
+  int64_t now = mf_now_ns();
+  pthread_mutex_lock(&wd_lock);
+  saved->armed_here = armed_here;
+  saved->running = __atomic_load_n(&b->running, __ATOMIC_RELAXED);
+  saved->listed = b->deadline_ns != 0;
+  saved->held = b->held;
+  saved->timed_out = __atomic_load_n(&b->timed_out, __ATOMIC_RELAXED);
+  saved->unanswered = __atomic_load_n(&b->unanswered, __ATOMIC_RELAXED);
+  saved->expired = b->expired;
+  saved->cpu_clock_ok = b->cpu_clock_ok;
+  saved->cpu_clock = b->cpu_clock;
+  saved->deadline_ns = b->deadline_ns;
+  saved->limit_ms = b->limit_ms;
+  saved->recheck_ns = b->recheck_ns;
+  saved->backstop_ns = b->backstop_ns;
+  saved->stuck_ns = b->stuck_ns;
+  saved->cpu_start_ns = b->cpu_start_ns;
+  saved->os_thread = b->os_thread;
+  if (limit_ms > MF_MAX_TIME_LIMIT_MS) limit_ms = MF_MAX_TIME_LIMIT_MS;
+  b->limit_ms = limit_ms;
+  __atomic_store_n(&b->timed_out, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&b->unanswered, 0, __ATOMIC_RELAXED);
+  start_cpu_count(b, now, limit_ms);
+  b->backstop_ns = now + mf_backstop_ms(limit_ms) * 1000000;
+  b->expired = 0;
+  b->deadline_ns = now + limit_ms * 1000000;
+  b->recheck_ns = b->deadline_ns;
+  b->stuck_ns = INT64_MAX;
+  b->os_thread = pthread_self();
+  if (!saved->listed) {
+    b->next_armed = wd_armed;
+    wd_armed = b;
+  }
+  b->held = HELD_EVALUATING;
+  if (wd_sleep_until == 0 || b->deadline_ns < wd_sleep_until) pthread_cond_signal(&wd_wake);
+  pthread_mutex_unlock(&wd_lock);
+  armed_here = b;
+  // Not the debugger's hook (copied from L): none until the stop, where the watchdog's own
+  // coroutine functions say which thread runs; elsewhere one that follows the threads.
+  if (b->watched) lua_sethook(co, NULL, 0, 0);
+  else lua_sethook(co, follow_hook, LUA_MASKCOUNT, 1000);
+  mf_set_running(b, co);
+}
+
+int mf_evaluation_end(lua_State *L, const mf_evaluation *saved) {
+  mf_budget *b = mf_budget_of(L);
+  pthread_mutex_lock(&wd_lock);
+  int stopped = __atomic_load_n(&b->timed_out, __ATOMIC_ACQUIRE);
+  if (!saved->listed) {
+    for (mf_budget **p = &wd_armed; *p; p = &(*p)->next_armed) {
+      if (*p == b) { *p = b->next_armed; break; }
+    }
+    b->next_armed = NULL;
+  }
+  b->deadline_ns = saved->deadline_ns;
+  b->limit_ms = saved->limit_ms;
+  b->recheck_ns = saved->recheck_ns;
+  b->backstop_ns = saved->backstop_ns;
+  b->stuck_ns = saved->stuck_ns;
+  b->expired = saved->expired;
+  b->cpu_clock_ok = saved->cpu_clock_ok;
+  b->cpu_clock = saved->cpu_clock;
+  b->cpu_start_ns = saved->cpu_start_ns;
+  b->os_thread = saved->os_thread;
+  b->held = saved->held;
+  __atomic_store_n(&b->unanswered, saved->unanswered, __ATOMIC_RELAXED);
+  __atomic_store_n(&b->timed_out, saved->timed_out, __ATOMIC_RELEASE);
+  pthread_cond_signal(&wd_wake);  // it sleeps until the evaluation's time: what it watches changed
+  pthread_mutex_unlock(&wd_lock);
+  armed_here = saved->armed_here;
+  mf_set_running(b, saved->running);
+  return stopped;
 }
 
 // Kept here, not with the protected operations: the watchdog closes coroutines with

@@ -8,6 +8,10 @@ package protocol StoppedThread {
     func variables(_ kind: LuaVariableKind, level: Int, holder: LuaRef) throws -> [LuaVariable]
     func fields(of ref: Int, holder: LuaRef) throws -> [LuaVariable]
     func evaluate(_ expression: String, level: Int, holder: LuaRef) throws -> LuaVariable
+    /// An expression's value, keeping no table (a condition's, a log point's).
+    func evaluate(_ expression: String, level: Int) throws -> LuaVariable
+    /// Lets go of every table shown from `holder`: the thread goes on, and their refs with it.
+    func releaseShown(holder: LuaRef) throws
 }
 
 extension LuaSlots: StoppedThread {}
@@ -178,16 +182,17 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// and log message first. Returns what the thread does next; nil when it does not stop.
     private func stopped(_ stop: LuaStop) -> LuaResume? {
         let thread = HookedThread(stop.thread)
-        guard let holder = lock.withLock({ () -> LuaRef? in
+        // Only a state this controller serves stops (its holder keeps what the editor opens).
+        guard lock.withLock({ () -> LuaRef? in
             activeHolder = holders[ObjectIdentifier(stop.thread.state)]
             return activeHolder
-        }) else { return nil }
+        }) != nil else { return nil }
         switch stop.reason {
         case .breakpoint:
             guard let top = thread.shown.first,
                   let (file, request) = breakpoint(at: top.source, line: stop.line) else { return nil }
             if let condition = request.condition, !condition.isEmpty {
-                guard let value = try? thread.evaluate(condition, level: 1, holder: holder),
+                guard let value = try? thread.evaluate(condition, level: 1),
                       value.type != "nil", value.text != "false" else { return nil }
             }
             let count: Int = lock.withLock {
@@ -195,8 +200,8 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
                 return hits["\(file):\(request.line)"]!
             }
             if let hitCondition = request.hitCondition, !Self.hitMatches(hitCondition, count) { return nil }
-            if let message = request.logMessage {
-                let line = interpolated(message, on: thread, holder: holder)
+            if let message = request.logMessage, !message.isEmpty {  // an empty one stops, as the protocol says
+                let line = interpolated(message, on: thread)
                 output(line + "\n")
                 return nil
             }
@@ -222,13 +227,13 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     }
 
     /// A log point's text with each `{expression}` replaced by its value.
-    private func interpolated(_ message: String, on thread: any StoppedThread, holder: LuaRef) -> String {
+    private func interpolated(_ message: String, on thread: any StoppedThread) -> String {
         var out = ""
         var rest = Substring(message)
         while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
             out += rest[..<open]
             let expression = String(rest[rest.index(after: open)..<close])
-            if let value = try? thread.evaluate(expression, level: 1, holder: holder) {
+            if let value = try? thread.evaluate(expression, level: 1) {
                 out += value.type == "string" ? String(value.text.dropFirst().dropLast()) : value.text
             } else {
                 out += "{\(expression)}"
@@ -282,6 +287,9 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             if work.isEmpty { break }
             for read in work { read(thread) }
         }
+        // What the editor opened is kept while it is stopped, and let go as it goes on: a
+        // breakpoint hit a hundred thousand times keeps nothing from the hits before.
+        if let holder { try? thread.releaseShown(holder: holder) }
         session.send(event: "continued", body: ["threadId": LuaValue(threadID), "allThreadsContinued": true])
         return next
     }
@@ -390,6 +398,10 @@ struct HookedThread: StoppedThread {
     func evaluate(_ expression: String, level: Int, holder: LuaRef) throws -> LuaVariable {
         try slots.evaluate(expression, level: raw(level), holder: holder)
     }
+    func evaluate(_ expression: String, level: Int) throws -> LuaVariable {
+        try slots.evaluate(expression, level: raw(level))
+    }
+    func releaseShown(holder: LuaRef) throws { try slots.releaseShown(holder: holder) }
 }
 
 enum DebugReadError: Error, CustomStringConvertible {

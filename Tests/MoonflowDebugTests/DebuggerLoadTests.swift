@@ -60,11 +60,85 @@ final class DebuggerLoadTests: XCTestCase {
         return (host, feature, server, editor)
     }
 
-    private func sendAll(_ feature: RunningFeature, _ n: Int) throws {
+    private func sendAll(_ feature: RunningFeature, _ n: Int, from start: Int = 0) throws {
         for _ in 0..<n { try feature.send(["type": "add"]) }
         let give = Date().addingTimeInterval(300)
-        while feature.state["count"]?.intValue != Int64(n), Date() < give { Thread.sleep(forTimeInterval: 0.01) }
-        XCTAssertEqual(feature.state["count"]?.intValue, Int64(n), "every action reduced")
+        while feature.state["count"]?.intValue != Int64(start + n), Date() < give { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertEqual(feature.state["count"]?.intValue, Int64(start + n), "every action reduced")
+    }
+
+    /// The Lua heap once the collector has run, read on the host's executor.
+    private func heap(_ host: FeatureHost) -> Int {
+        host.perform {
+            host.lua.collectGarbage()
+            return host.lua.memoryInUse
+        }
+    }
+
+    /// Before, each hit pinned the table a log point showed for the life of the state: a
+    /// `{m}` log point filled an 8 MB limit, and 5,000 of 12,000 actions failed.
+    func testALogPointOnATableKeepsTheHeapFlatOverAHundredThousandActions() throws {
+        let (host, feature, server, editor) = try logged("mutation {m}", memoryLimitMB: 8)
+        defer { server.close() }
+        final class Failures: @unchecked Sendable { let lock = NSLock(); var count = 0 }
+        let failures = Failures()
+        let watching = feature.failures.observe(value: { _ in failures.lock.withLock { failures.count += 1 } })
+        defer { _ = watching }
+        let n = 100_000 / scale
+        try sendAll(feature, n / 10)
+        let early = heap(host)
+        try sendAll(feature, n - n / 10, from: n / 10)
+        let late = heap(host)
+        XCTAssertEqual(failures.lock.withLock { failures.count }, 0, "no action failed")
+        XCTAssertLessThan(late - early, 256 << 10, "heap \(early) after \(n / 10) actions, \(late) after \(n)")
+        XCTAssertEqual(try editor.request("threads")["success"]?.boolValue, true)
+    }
+
+    /// Before, evaluate's limit was a count hook that a `pcall` loop or one long C call
+    /// defeated, and with the feature's own limit held while stopped the run spun forever.
+    func testARunawayEvaluateEndsWithinItsLimitAndTheFeatureGoesOn() throws {
+        let (_, feature, server, editor) = try logged("", memoryLimitMB: 64)
+        defer { server.close() }
+        XCTAssertEqual(try editor.request("setBreakpoints", ["source": ["path": LuaValue(file)],
+                                                             "breakpoints": [["line": LuaValue(Self.logLine)]]])["success"]?.boolValue, true)
+        try feature.send(["type": "add"])
+        _ = try editor.event("stopped")
+        for expression in ["(function() while true do pcall(function() while true do end end) end end)()",
+                           "(function() while true do xpcall(function() while true do end end, function() while true do end end) end end)()",
+                           "string.rep('a', 200000):find('.-.-.-.-b')"] {
+            let answer = try editor.request("evaluate", ["expression": LuaValue(expression), "frameId": 1])
+            XCTAssertEqual(answer["success"]?.boolValue, false, expression)
+            XCTAssertTrue(answer["message"]?.stringValue?.contains("evaluate ran longer than 2000 ms and was stopped") == true,
+                          "\(expression): \(answer)")
+        }
+        XCTAssertEqual(try editor.request("evaluate", ["expression": "state.count", "frameId": 1])["body"]?["result"]?.stringValue, "1")
+        _ = try editor.request("setBreakpoints", ["source": ["path": LuaValue(file)], "breakpoints": []])
+        _ = try editor.request("continue", ["threadId": 1])
+        try sendAll(feature, 1, from: 1)
+    }
+
+    /// What the editor opens while stopped (variables, a table evaluated) is let go when the
+    /// thread goes on: stopping 300 times on a large table keeps nothing of the stops before.
+    func testTablesOpenedWhileStoppedAreLetGoWhenTheThreadGoesOn() throws {
+        let (host, feature, server, editor) = try logged("", memoryLimitMB: 64)
+        defer { server.close() }
+        // A plain breakpoint on the same line (an empty log message stops as one).
+        XCTAssertEqual(try editor.request("setBreakpoints", ["source": ["path": LuaValue(file)],
+                                                             "breakpoints": [["line": LuaValue(Self.logLine)]]])["success"]?.boolValue, true)
+        var sizes: [Int] = []
+        for i in 1...300 {
+            try feature.send(["type": "add"])
+            _ = try editor.event("stopped")
+            // A large table made for the look, and the frame's locals: each pinned before.
+            let big = try editor.request("evaluate", ["expression": "(function() local t = {} for k = 1, 2000 do t[k] = {k} end return t end)()", "frameId": 1])
+            XCTAssertGreaterThan(big["body"]?["variablesReference"]?.intValue ?? 0, 0, "a table opens")
+            let scopes = try editor.request("scopes", ["frameId": 1])
+            _ = try editor.request("variables", ["variablesReference": scopes["body"]?["scopes"]?[0]?["variablesReference"] ?? 0])
+            _ = try editor.request("continue", ["threadId": 1])
+            if i == 30 || i == 300 { sizes.append(heap(host)) }
+        }
+        XCTAssertEqual(feature.state["count"]?.intValue, 300)
+        XCTAssertLessThan(sizes[1] - sizes[0], 1 << 20, "heap after 30 stops \(sizes[0]), after 300 \(sizes[1])")
     }
 
     /// Before, log-point output was written to the socket from the Lua thread: once the

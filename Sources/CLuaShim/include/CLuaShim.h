@@ -551,5 +551,19 @@ int mf_variables(lua_State *L, int holder, int level, int kind, lua_Integer ref)
 /// table it reaches is read-only to it (a write raises), so a look changes nothing.
 /// Protected: [-0, +1] the list; error: [-0, +1] (a syntax error, a failed read).
 int mf_evaluate(lua_State *L, int holder, int level, const char *expr, size_t len);
+// An evaluation runs at most 2000 ms (as a call's time limit counts them: the thread's CPU
+// time), armed as a call of its own while the stopped feature's limit stays held: past it,
+// it fails with "evaluate ran longer than 2000 ms and was stopped; the run is as it was",
+// which no pcall or xpcall inside the expression catches; the stopped thread's time limit
+// and hook are then as they were. Nothing stops in the debugger's hook during it.
+
+/// As mf_evaluate, but keeps no table: the entry has no `ref` (a breakpoint's condition, a
+/// log point's `{expr}`). Protected: [-0, +1] the list; error: [-0, +1].
+int mf_evaluate_unkept(lua_State *L, int level, const char *expr, size_t len);
+
+/// Empties the holder at `holder` (a table mf_variables and mf_evaluate keep tables in): every
+/// entry set to nil, so tables shown before are no longer kept by it, and the next one kept
+/// is at `ref` 1 again. Protected: [-0, +0]; error: [-0, +1] (not a table).
+int mf_release_shown(lua_State *L, int holder);
 
 #endif

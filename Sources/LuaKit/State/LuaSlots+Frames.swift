@@ -1,3 +1,4 @@
+import CLua
 import CLuaShim
 
 /// One frame of a paused Lua thread's stack, as a debugger lists it.
@@ -73,30 +74,73 @@ extension LuaSlots {
     }
 
     /// The value of the Lua expression `expression` in frame `level`: read from its locals,
-    /// upvalues and globals, with every table read-only to it.
-    /// - Throws: `LuaError` for a mistake in the expression or an error while reading.
+    /// upvalues and globals, with every table read-only to it. A table it gives is kept in
+    /// `holder` (its `ref`). It runs at most 2000 ms of the thread's CPU time (as a call's time
+    /// limit counts), as a call of its own while a stopped feature's limit stays held; past
+    /// that it fails with "evaluate ran longer than 2000 ms and was stopped; the run is as it
+    /// was", which no `pcall` inside the expression can catch, and the stopped thread's time
+    /// limit and hook are as they were.
+    /// - Throws: `LuaError` for a mistake in the expression, an error while reading, or the stop.
     package func evaluate(_ expression: String, level: Int, holder: LuaRef) throws -> LuaVariable {
+        try evaluated(expression, holder: holder) { mf_evaluate(L, -1, Int32(level), $0, $1) }
+    }
+
+    /// As `evaluate(_:level:holder:)`, but keeps no table: the result has no `ref`. For what
+    /// is read and dropped (a breakpoint's condition, a log point's `{expression}`), so that a
+    /// stop hit many times keeps nothing.
+    package func evaluate(_ expression: String, level: Int) throws -> LuaVariable {
+        try evaluated(expression, holder: nil) { mf_evaluate_unkept(L, Int32(level), $0, $1) }
+    }
+
+    /// Empties `holder`: the tables listings and evaluations kept in it are no longer kept
+    /// by it (each `ref` given so far is gone), and refs start from 1 again. On the stopped
+    /// thread, or any time on the state's thread.
+    /// - Throws: `LuaError` when `holder` is not a table of this state.
+    package func releaseShown(holder: LuaRef) throws {
+        let stack = StackGuard(L)
+        _ = stack
+        guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: nil) }
+        mf_rawgeti_registry(L, lua_Integer(try holder.index(in: state)))
+        try checkRead(mf_release_shown(L, -1))
+    }
+
+    private func evaluated(_ expression: String, holder: LuaRef?,
+                           _ evaluate: (UnsafePointer<CChar>?, Int) -> Int32) throws -> LuaVariable {
         let bytes = Array(expression.utf8)
         let listed = try bytes.withUnsafeBufferPointer { buffer in
             try listing(holder: holder) {
-                buffer.withMemoryRebound(to: CChar.self) { mf_evaluate(L, -1, Int32(level), $0.baseAddress, $0.count) }
+                buffer.withMemoryRebound(to: CChar.self) { evaluate($0.baseAddress, $0.count) }
             }
         }
         return listed.first ?? LuaVariable(name: expression, text: "nil", type: "nil", ref: nil)
     }
 
-    private func listing(holder: LuaRef, _ list: () -> Int32) throws -> [LuaVariable] {
+    /// Runs `list` with `holder` on top (none pushed when nil) and reads the list it pushed.
+    private func listing(holder: LuaRef?, _ list: () -> Int32) throws -> [LuaVariable] {
         let stack = StackGuard(L)
         _ = stack
         guard mf_checkstack(L, 1) != 0 else { throw LuaError.memory(limit: nil) }
-        mf_rawgeti_registry(L, lua_Integer(holder.ref))
-        try state.check(list(), L)
+        if let holder { mf_rawgeti_registry(L, lua_Integer(try holder.index(in: state))) }
+        try checkRead(list())
         let entries = try state.read(L, -1, path: "variables")
         guard case .table(let table) = entries else { return [] }
         return table.array.map { entry in
             LuaVariable(name: entry["name"]?.stringValue ?? "?", text: entry["text"]?.stringValue ?? "?",
                         type: entry["type"]?.stringValue ?? "?", ref: entry["ref"]?.intValue.map(Int.init))
         }
+    }
+
+    /// A read's failure as a thrown error, with the time limit's flag left as it was: a
+    /// feature stopped at its own time limit's error still fails with it when it goes on, and
+    /// a failed look there is not a timeout.
+    private func checkRead(_ status: Int32) throws {
+        guard status != LUA_OK else { return }
+        let budget = state.budget
+        let timedOut = budget.pointee.timed_out
+        guard timedOut != 0 else { return try state.check(status, L) }
+        budget.pointee.timed_out = 0
+        defer { budget.pointee.timed_out = timedOut }
+        try state.check(status, L)
     }
 }
 

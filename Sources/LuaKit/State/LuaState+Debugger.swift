@@ -70,6 +70,15 @@ extension LuaState {
         let which = (uncaught ? Int32(MF_ERRORS_UNCAUGHT) : 0) | (caught ? Int32(MF_ERRORS_CAUGHT) : 0)
         _ = whileOpen { mf_debug_stop_on_errors(L, which) }
     }
+
+    /// Empties `holder` (the table a debugger's listings and evaluations keep the tables they
+    /// show in: `LuaSlots.releaseShown(holder:)`), between calls on the state's thread: the
+    /// tables shown so far are no longer kept by it, and refs start from 1 again.
+    /// - Throws: `LuaError` when `holder` is not a table of this state.
+    package func releaseShown(holder: LuaRef) throws {
+        enter(); defer { leave() }
+        try LuaSlots(state: self, L: activeL, base: 0, count: 0).releaseShown(holder: holder)
+    }
 }
 
 private let debugStop: mf_debug_stop_fn = { ctx, L, reason, line, message in
