@@ -183,17 +183,7 @@ final class Logged: @unchecked Sendable {
 final class RawSocket {
     let fd: Int32
 
-    init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard status == 0 else { close(fd); throw DAPListener.Failure(description: "connect failed: \(String(cString: strerror(errno)))") }
-    }
+    init(port: Int) throws { fd = try EditorClient.connected(port: port) }
 
     deinit { close(fd) }
 

@@ -17,7 +17,16 @@ final class EditorClient {
     /// - Parameter receiveBuffer: the socket's receive buffer in bytes (the system's own, which
     ///   grows to megabytes, when nil): what an editor that stops reading leaves unread.
     init(port: Int, receiveBuffer: Int? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = try Self.connected(port: port, receiveBuffer: receiveBuffer)
+        var wait = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    /// A TCP socket connected to 127.0.0.1:`port`.
+    static func connected(port: Int, receiveBuffer: Int? = nil) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer.map(Int32.init) {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
@@ -28,12 +37,12 @@ final class EditorClient {
         let status = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard status == 0 else { throw DAPListener.Failure(description: "connect failed") }
-        var wait = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        guard status == 0 else {
+            close(fd)
+            throw DAPListener.Failure(description: "connect failed: \(String(cString: strerror(errno)))")
+        }
+        return fd
     }
-
-    deinit { close(fd) }
 
     func write(_ bytes: [UInt8]) throws {
         let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
