@@ -18,21 +18,27 @@ local function sortedNames(t)
 end
 
 -- One global as a luacheck definition: a library lists its fields (read-only; a field that is
--- itself a table, such as package.loaded, may hold anything); anything else is a plain name.
+-- itself a table, such as package.loaded, may hold anything, and a file handle, io.stdout,
+-- has methods); anything else is a plain name.
 local function definition(globals, value)
   if type(value) ~= "table" then return "{}" end
   if value == globals then return "{ other_fields = true, read_only = false }" end
   local fields = {}
   for _, name in ipairs(sortedNames(value)) do
-    local inner = type(value[name]) == "table" and "{ other_fields = true, read_only = false }" or "{}"
+    local kind = type(value[name])
+    local inner = kind == "table" and "{ other_fields = true, read_only = false }"
+      or kind == "userdata" and "{ other_fields = true }" or "{}"
     fields[#fields + 1] = format("%s = %s", name, inner)
   end
   return "{ fields = { " .. concat(fields, ", ") .. " } }"
 end
 
--- A luacheck standard: every global, read-only, so a plugin that sets one is told.
-local function standard(globals)
+-- A luacheck standard: every global, read-only, so a plugin that sets one is told; `extra`
+-- names what the file gets that the globals table does not hold yet (a spec's `arg`, which
+-- the spec driver sets as busted does, as it starts the file).
+local function standard(globals, extra)
   local lines = {}
+  for _, name in ipairs(extra or {}) do lines[#lines + 1] = format("    %s = { other_fields = true },", name) end
   for _, name in ipairs(sortedNames(globals)) do
     lines[#lines + 1] = format("    %s = %s,", name, definition(globals, globals[name]))
   end
@@ -42,7 +48,7 @@ end
 return concat({
   "-- Made by moonflow for luacheck: the globals of a plugin's files and of its spec files.",
   "stds.moonflow_plugin = " .. standard(pluginGlobals),
-  "stds.moonflow_spec = " .. standard(specGlobals),
+  "stds.moonflow_spec = " .. standard(specGlobals, { "arg" }),
   "std = \"moonflow_plugin\"",
   -- Formatting (line length, whitespace) is left to editors: check reports what can be wrong.
   "ignore = { \"6\" }",

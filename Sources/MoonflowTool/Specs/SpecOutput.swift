@@ -135,17 +135,67 @@ final class SpecOutput: Sendable {
     }
 
     private func tapLines(_ r: SpecRunner.Result, number: Int) -> [String] {
+        let name = Self.tapDescription(r.fullName)
         switch r.status {
-        case .success: return ["ok \(number) - \(r.fullName)"]
-        case .pending: return ["ok \(number) - \(r.fullName) # SKIP \(r.message.map(EventLog.firstLine) ?? "pending")"]
+        case .success: return ["ok \(number) - \(name)"]
+        case .pending: return ["ok \(number) - \(name) # SKIP \(r.message.map(JUnitReport.firstLine) ?? "pending")"]
         case .failure, .error:
-            var lines = ["not ok \(number) - \(r.fullName)", "  ---", "  severity: \(r.status == .error ? "error" : "fail")"]
+            var lines = ["not ok \(number) - \(name)", "  ---", "  severity: \(r.status == .error ? "error" : "fail")"]
             if let location = r.location { lines.append("  at: \(location)") }
             lines.append("  message: |")
-            for line in (r.message ?? "").split(separator: "\n", omittingEmptySubsequences: false) { lines.append("    \(line)") }
+            for line in Self.lines(r.message ?? "") { lines.append("    \(Self.yamlPrintable(line))") }
             lines.append("  ...")
             return lines
         }
+    }
+
+    /// `text`'s lines, split at every line break a harness sees: `\n`, `\r\n` and a lone `\r`
+    /// (a Swift `Character` holds `\r\n` as one, which a split at `\n` does not see).
+    static func lines(_ text: String) -> [String] {
+        var lines: [String] = []
+        var line = String.UnicodeScalarView()
+        var afterCR = false
+        for c in text.unicodeScalars {
+            if c == "\n" && afterCR { afterCR = false; continue }
+            afterCR = c == "\r"
+            if c == "\n" || c == "\r" { lines.append(String(line)); line = String.UnicodeScalarView() } else { line.append(c) }
+        }
+        lines.append(String(line))
+        return lines
+    }
+
+    /// `line` with the characters YAML does not allow in a block scalar (control characters but
+    /// tab, and C1 ones but U+0085) written as Lua would write them, `\x01`: a harness that reads
+    /// the diagnostics as YAML (TAP 13) would reject the whole block.
+    static func yamlPrintable(_ line: String) -> String {
+        var out = ""
+        for c in line.unicodeScalars {
+            let control = (c.value < 0x20 && c != "\t") || ((0x7F...0x9F).contains(c.value) && c.value != 0x85)
+            if control || c.value == 0xFFFE || c.value == 0xFFFF {
+                out += c.value > 0xFF ? "\\u{\(String(c.value, radix: 16, uppercase: true))}"
+                    : "\\x" + (c.value < 0x10 ? "0" : "") + String(c.value, radix: 16, uppercase: true)
+            } else {
+                out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    /// A test's name on its TAP line, as TAP 14 (and TAP::Parser, `prove`) reads one: `\` and `#`
+    /// escaped with a backslash, so no part of a name reads as a `# SKIP` or `# TODO` directive,
+    /// and a line break written `\n` (`\r`), so the whole name stays on its `ok`/`not ok` line.
+    static func tapDescription(_ name: String) -> String {
+        var out = ""
+        for c in name.unicodeScalars {
+            switch c {
+            case "\\": out += "\\\\"
+            case "#": out += "\\#"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
     }
 }
 
@@ -259,6 +309,71 @@ extension SpecRunner {
             h = (h ^ (h >> 30)) &* 0xbf58476d1ce4e5b9
             h = (h ^ (h >> 27)) &* 0x94d049bb133111eb
             return h ^ (h >> 31)
+        }
+    }
+}
+
+/// A spec's `io.stdout` under `moonflow test`: a real Lua file (`io.type(io.stdout)` is
+/// `"file"`, as under busted), which the driver opens on the temporary file this makes and
+/// unlinks at once. What the spec writes to it (and to `io.write`, which writes there) is read
+/// back at each of the spec's prints and results and at the file's end, and goes where its
+/// `print` goes, a line at a time, in the order it was written.
+final class SpecStdout: Sendable {
+    /// Where the driver opens the file, in append mode (it removes the name once open).
+    let path: String
+    private let fd: Int32
+    /// The end of what was written, not yet a whole line.
+    private let unfinished = Locked([UInt8]())
+
+    /// Nil when no temporary file can be made (the spec's `io.stdout` stays the host's stand-in).
+    init?() {
+        var template = Array((NSTemporaryDirectory() + "/moonflow-test-stdout-XXXXXX").utf8CString)
+        let fd = mkstemp(&template)
+        guard fd >= 0 else { return nil }
+        self.fd = fd
+        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit { close(fd) }
+
+    /// Removes the name, when the driver could not (it never ran).
+    func unlinkPath() { unlink(path) }
+
+    /// The whole lines written since the last call. With `printed` (a `print`'s text), the
+    /// unfinished line written before it ends with that text, as `io.write("a ") print("b")`
+    /// prints `a b`; with `endingLine` (a test's result, the file's end) an unfinished line
+    /// comes out as a line of its own.
+    ///
+    /// Called on the thread that runs the spec's Lua, between its writes: the file is emptied
+    /// after each read, so a spec that writes gigabytes costs no disk beyond its longest wait.
+    func take(printed: String? = nil, endingLine: Bool = false) -> [String] {
+        unfinished.withLock { rest in
+            var lines: [String] = []
+            var chunk = [UInt8](repeating: 0, count: 64 << 10)
+            var offset: off_t = 0
+            while true {
+                let n = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, $0.count, offset) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { break }
+                offset += off_t(n)
+                for byte in chunk[..<n] {
+                    if byte == UInt8(ascii: "\n") {
+                        lines.append(String(decoding: rest, as: UTF8.self))
+                        rest.removeAll(keepingCapacity: true)
+                    } else {
+                        rest.append(byte)
+                    }
+                }
+            }
+            if offset > 0 { _ = ftruncate(fd, 0) }
+            if let printed {
+                lines.append(String(decoding: rest, as: UTF8.self) + printed)
+                rest.removeAll()
+            } else if endingLine, !rest.isEmpty {
+                lines.append(String(decoding: rest, as: UTF8.self))
+                rest.removeAll()
+            }
+            return lines
         }
     }
 }

@@ -51,6 +51,9 @@ package struct SpecRunner: Sendable {
         /// Called with each spec file's host before the file loads, on the thread that runs it:
         /// `--debug` serves its Lua state (and `--debug-wait` waits there for the editor).
         package var prepareHost: (@Sendable (FeatureHost) -> Void)?
+        /// The spec's global `arg`, from index 0, as busted's runner gives it: the runner, then
+        /// its arguments. Nil: this process's, the `moonflow` binary and the words after `test`.
+        package var arg: [String]?
         package init(paths: [String] = []) { self.paths = paths }
         package mutating func setExplore(seed: Int64?, runs: Int?, length: Int?) {
             explore = TestModule.ExploreDefaults(seed: seed, runs: runs, length: length)
@@ -314,6 +317,16 @@ package struct SpecRunner: Sendable {
         let host: FeatureHost
         let driver: LuaRef
         var arguments: [LuaPush]
+        // A spec's print, io.write and io.stdout go with its file's output (kept together under
+        // --jobs); under TAP, which owns standard output, to standard error as TAP comments.
+        let tap = options.tap
+        let printed: @Sendable ([String]) -> Void = { lines in
+            guard !abandoned.withLock({ $0 }) else { return }
+            for text in lines {
+                if tap { FileHandle.standardError.write(Data(("# " + text + "\n").utf8)) } else { report(.printed(text)) }
+            }
+        }
+        let stdout = SpecStdout()
         do {
             host = try FeatureHost(configuration: .init(
                 searchPaths: options.exploring ? [PathText.parent(of: file), "plugins"] : SpecRunner.searchPaths(for: file), profile: .trusted,
@@ -324,14 +337,11 @@ package struct SpecRunner: Sendable {
             if coverage != nil { host.lua.startCoverage() }
             options.prepareHost?(host)
             try TestModule.install(in: host, explore: options.explore)
-            let tap = options.tap
-            // A spec's print and io.write go with its file's output (kept together under --jobs);
-            // under TAP, which owns standard output, to standard error as a TAP comment. os.exit
-            // is an error: the runner owns the process.
+            // os.exit is an error: the runner owns the process.
             try HostOwnedProcess.install(in: host.lua, command: "test") { text, _ in
-                guard !abandoned.withLock({ $0 }) else { return }
-                if tap { FileHandle.standardError.write(Data(("# " + text + "\n").utf8)) } else { report(.printed(text)) }
+                printed(stdout?.take(printed: text) ?? [text])
             }
+            try host.lua.setGlobal("arg", .value(.table(SpecRunner.argTable(options.arg))))
             driver = try host.lua.load(string: SpecRunner.driverSource, name: "moonflow.spec")
             let arm: LuaPush = options.testTimeLimitMs.map { _ in (try? host.lua.testDeadline()).map(LuaPush.ref) ?? .value(.nil) } ?? .value(.nil)
             let onResult: LuaPush = .function { args in
@@ -343,6 +353,7 @@ package struct SpecRunner: Sendable {
                                                        location: row["where"]?.stringValue) }
                     started.withLock { $0 = Date() }
                 } else {
+                    if let stdout { printed(stdout.take(endingLine: true)) }
                     keep(SpecRunner.result(row, file: file))
                 }
                 return []
@@ -351,8 +362,10 @@ package struct SpecRunner: Sendable {
                 .value(.string(LuaString(file))), .value(options.filter.map { .string(LuaString($0)) } ?? .nil),
                 onResult, arm, .value(options.testTimeLimitMs.map { .integer($0) } ?? .nil), .value(.integer(Int64(skip))),
                 .value(options.exploring ? .string(LuaString(SpecRunner.exploreSpec(file))) : .nil),
+                .value(stdout.map { .string(LuaString($0.path)) } ?? .nil),
             ]
         } catch {
+            stdout?.unlinkPath()
             fail(file, error, keep: keep)
             return nil
         }
@@ -360,8 +373,11 @@ package struct SpecRunner: Sendable {
         let ended = StuckWatch.run(isStuck: { host.isStuck }) {
             let (host, driver, arguments) = call.value
             do { try host.lua.callWithoutTimeLimit(driver, arguments) { _ in } } catch {
+                // What the spec wrote comes before the error that ended its file.
+                if let stdout { printed(stdout.take(endingLine: true)) }
                 if !abandoned.withLock({ $0 }) { fail(file, error, keep: keep) }
             }
+            if let stdout { printed(stdout.take(endingLine: true)) }
             coverage?.add(host.lua.coveredLines())
         }
         if !ended {
@@ -376,6 +392,24 @@ package struct SpecRunner: Sendable {
         }
         return nil
     }
+
+    /// The global `arg` of a spec: `words` from index 0, or this process's, as busted's runner
+    /// has it (`arg[0]` the runner, here the `moonflow` binary; then the words after `test`).
+    static func argTable(_ words: [String]?) -> LuaTable {
+        var table = LuaTable()
+        for (i, word) in (words ?? processArg).enumerated() { table[.integer(Int64(i))] = .string(LuaString(word)) }
+        return table
+    }
+
+    /// The `moonflow` binary's path (symbolic links followed), then the
+    /// words after `moonflow test` (none when this process is not `moonflow test`).
+    private static let processArg: [String] = {
+        let words = CommandLine.arguments
+        let proc = URL(fileURLWithPath: "/proc/self/exe")
+        let own = FileManager.default.fileExists(atPath: proc.path) ? proc.resolvingSymlinksInPath().path
+            : URL(fileURLWithPath: words.first ?? "moonflow").resolvingSymlinksInPath().path
+        return [own] + (words.count > 1 && words[1] == "test" ? Array(words[2...]) : [])
+    }()
 
     /// The driver's call, handed to the thread that makes it (and only it uses it).
     private struct DriverCall: @unchecked Sendable { let value: (FeatureHost, LuaRef, [LuaPush]) }
@@ -442,9 +476,16 @@ package struct SpecRunner: Sendable {
 
 }
 
-/// JUnit XML for CI: a `testsuite` per spec file, a `testcase` per `it`
-/// (`classname` the describe path), `failure`/`error` with the message,
-/// `skipped` for pending.
+/// JUnit XML for CI: a `testsuite` per spec file (`file` its path), a `testcase` per `it`
+/// (`classname` the describe path), `failure`/`error` with the message, `skipped` for pending.
+///
+/// It keeps to the Jenkins xunit plugin's JUnit schema (junit-10.xsd), the strictest reader:
+/// `<testsuites>` carries no `skipped` (each `<testsuite>` does), `<testcase>` no `file`,
+/// every `time` is seconds with three decimals. Names and messages come back from any XML
+/// reader as the spec wrote them: a newline, tab or carriage return in an attribute is a
+/// character reference (a raw one would be read as a space), a carriage return in text too
+/// (a raw one would be read as a newline), and a character XML 1.0 cannot hold even as a
+/// reference (other control characters, U+FFFE, U+FFFF) is written as Lua would write it, `\x07`.
 struct JUnitReport {
     let results: [SpecRunner.Result]
 
@@ -454,17 +495,19 @@ struct JUnitReport {
         out += "<testsuites name=\"moonflow\" \(counts(results))>\n"
         for file in files {
             let rs = results.filter { $0.file == file }
-            out += "  <testsuite name=\"\(escape(file))\" \(counts(rs))>\n"
+            let skipped = rs.filter { $0.status == .pending }.count
+            out += "  <testsuite name=\"\(Self.escape(file))\" file=\"\(Self.escape(file))\" \(counts(rs)) skipped=\"\(skipped)\">\n"
             for r in rs {
                 let classname = r.describePath.isEmpty ? file : r.describePath.joined(separator: " ")
-                out += "    <testcase classname=\"\(escape(classname))\" name=\"\(escape(r.name))\" file=\"\(escape(file))\" time=\"\(String(format: "%.4f", r.seconds))\""
+                out += "    <testcase classname=\"\(Self.escape(classname))\" name=\"\(Self.escape(r.name))\" time=\"\(Self.seconds(r.seconds))\""
                 switch r.status {
                 case .success: out += "/>\n"
                 case .pending: out += ">\n      <skipped/>\n    </testcase>\n"
                 case .failure, .error:
                     let tag = r.status == .error ? "error" : "failure"
                     let message = r.message ?? ""
-                    out += ">\n      <\(tag) message=\"\(escape(EventLog.firstLine(message)))\" type=\"\(tag)\">\(escape(message))</\(tag)>\n    </testcase>\n"
+                    out += ">\n      <\(tag) message=\"\(Self.escape(Self.firstLine(message)))\" type=\"\(tag)\">"
+                        + "\(Self.escape(message, inAttribute: false))</\(tag)>\n    </testcase>\n"
                 }
             }
             out += "  </testsuite>\n"
@@ -472,24 +515,49 @@ struct JUnitReport {
         return out + "</testsuites>\n"
     }
 
+    /// The counts both `<testsuites>` and `<testsuite>` carry, and their time.
     private func counts(_ rs: [SpecRunner.Result]) -> String {
         let time = rs.reduce(0) { $0 + $1.seconds }
-        return "tests=\"\(rs.count)\" failures=\"\(rs.filter { $0.status == .failure }.count)\" errors=\"\(rs.filter { $0.status == .error }.count)\" skipped=\"\(rs.filter { $0.status == .pending }.count)\" time=\"\(String(format: "%.4f", time))\""
+        return "tests=\"\(rs.count)\" failures=\"\(rs.filter { $0.status == .failure }.count)\" "
+            + "errors=\"\(rs.filter { $0.status == .error }.count)\" time=\"\(Self.seconds(time))\""
     }
 
-    private func escape(_ s: String) -> String {
+    /// Seconds with three decimals, never negative, NaN or infinite (the schema's time is digits).
+    static func seconds(_ value: Double) -> String {
+        String(format: "%.3f", value.isFinite ? max(0, value) : 0)
+    }
+
+    /// Up to the first line break, a carriage return included (a Swift `Character` holds
+    /// `\r\n` as one, which a split at `\n` would not see).
+    static func firstLine(_ s: String) -> String {
+        let scalars = s.unicodeScalars
+        return String(scalars[..<(scalars.firstIndex { $0 == "\n" || $0 == "\r" } ?? scalars.endIndex)])
+    }
+
+    static func escape(_ s: String, inAttribute: Bool = true) -> String {
         var out = ""
         for c in s.unicodeScalars {
             switch c {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\n", "\t", "\r": out.unicodeScalars.append(c)
+            case "\"" where inAttribute: out += "&quot;"
+            case "'" where inAttribute: out += "&apos;"
+            // Readers normalise these: in an attribute each to a space, a carriage return
+            // in text to a newline. A reference keeps them.
+            case "\n" where inAttribute: out += "&#10;"
+            case "\t" where inAttribute: out += "&#9;"
+            case "\r": out += "&#13;"
+            case "\n", "\t": out.unicodeScalars.append(c)
             default:
-                // XML 1.0 allows no other control characters, even escaped.
-                if c.value < 0x20 { out += "?" } else { out.unicodeScalars.append(c) }
+                // XML 1.0 allows no other control character, nor U+FFFE and U+FFFF, even as a reference.
+                if c.value < 0x20 {
+                    out += "\\x" + (c.value < 0x10 ? "0" : "") + String(c.value, radix: 16, uppercase: true)
+                } else if c.value == 0xFFFE || c.value == 0xFFFF {
+                    out += "\\u{" + String(c.value, radix: 16, uppercase: true) + "}"
+                } else {
+                    out.unicodeScalars.append(c)
+                }
             }
         }
         return out

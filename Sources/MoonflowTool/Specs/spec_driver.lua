@@ -2,13 +2,34 @@
 -- a row per test as it starts (`started`, its ordinal) and as it ends. The first `skip`
 -- tests are passed over unreported: they ran in a Lua state a stuck test left behind.
 -- With `source` (`moonflow test --explore`), that text is the spec, named `file`.
-local file, filter, report, arm, testLimit, skip, source = ...
+-- `stdoutPath` is the temporary file that becomes the spec's `io.stdout` (SpecStdout).
+local file, filter, report, arm, testLimit, skip, source, stdoutPath = ...
 skip = skip or 0
+
+-- io.stdout as busted gives it, a real file (io.type is "file"), and the default output, so
+-- io.write writes there too; the host reads it back and prints it where `print` goes. Unbuffered,
+-- and flushed before each print and each result, so the lines keep the order they were written.
+local out = stdoutPath and io and io.open(stdoutPath, "a")
+if stdoutPath then os.remove(stdoutPath) end
+local function flushOut() end
+if out then
+  out:setvbuf("no")
+  io.stdout = out
+  io.output(out)
+  local iotype, output = io.type, io.output
+  flushOut = function() if iotype(out) == "file" then out:flush() end end
+  io.write = function(...) return output():write(...) end
+  local hostPrint = print
+  print = function(...)
+    flushOut()
+    return hostPrint(...)
+  end
+end
 local busted = require "busted.core"()
 require "busted"(busted)
 
 local messages = {}
-local function add(row) report(row) end
+local function add(row) flushOut(); report(row) end
 
 local function where(trace)
   if type(trace) == "table" and trace.short_src and trace.currentline then
@@ -121,3 +142,4 @@ end
 busted.executors.file(file, setmetatable({ getTrace = getTrace }, { __call = chunk }))
 require "busted.execute"(busted)(1, {})
 busted.publish({ "exit" })
+flushOut()
