@@ -362,12 +362,16 @@ package final class DAPSession: @unchecked Sendable {
     }
 
     /// An error response: the message, and the `body.error` the protocol's ErrorResponse has.
-    private func refuse(_ request: LuaValue, _ why: String) {
-        outbox.post([
-            "type": "response", "request_seq": Self.requestSeq(request), "success": false,
+    private func refuse(_ request: LuaValue, _ why: String) { outbox.post(Self.errorResponse(to: request, why)) }
+
+    /// The fields of an error response to `request` (numbered by whoever sends it): the
+    /// message, and the `body.error` the protocol's ErrorResponse has. The relay's too.
+    package static func errorResponse(to request: LuaValue, _ why: String) -> [String: LuaValue] {
+        [
+            "type": "response", "request_seq": requestSeq(request), "success": false,
             "command": LuaValue(request["command"]?.stringValue ?? ""), "message": LuaValue(why),
             "body": ["error": ["id": 1, "format": LuaValue(why), "showUser": true]],
-        ])
+        ]
     }
 
     /// The request's `seq` as a response names it (0 when it had none that is an integer).

@@ -119,11 +119,9 @@ final class DebugRelay: @unchecked Sendable {
 
     /// An error response to `request`, with the `body.error` the protocol's ErrorResponse has.
     private static func refusal(_ request: LuaValue, _ why: String) -> LuaValue {
-        [
-            "type": "response", "seq": 0, "request_seq": request["seq"]?.intValue.map(LuaValue.integer) ?? 0,
-            "success": false, "command": LuaValue(request["command"]?.stringValue ?? ""), "message": LuaValue(why),
-            "body": ["error": ["id": 1, "format": LuaValue(why), "showUser": true]],
-        ]
+        var fields = DAPSession.errorResponse(to: request, why)
+        fields["seq"] = 0
+        return LuaValue(fields)
     }
 
     /// An app's `dap` message: its `msg`, paths made the editor's, to the editor attached.
