@@ -286,6 +286,11 @@ void mf_debug_stop_on_errors(lua_State *L, int which) {
   if (d) __atomic_store_n(&d->errors, which, __ATOMIC_RELAXED);
 }
 
+int mf_debug_errors(lua_State *L) {
+  mf_debug *d = debug_of(L);
+  return d ? __atomic_load_n(&d->errors, __ATOMIC_RELAXED) : 0;
+}
+
 static int stops_on(lua_State *L, mf_debug *d, int which) {
   return d && !d->evaluating && (__atomic_load_n(&d->errors, __ATOMIC_RELAXED) & which) && lua_checkstack(L, 4);
 }

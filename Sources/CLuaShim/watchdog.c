@@ -226,22 +226,36 @@ int mf_budget_busy(const mf_budget *b) {
   return busy;
 }
 
-/// Under wd_lock, at `now`, for an armed call whose recheck time came: whether it has used
-/// its limit. Its time is its thread's CPU time since it was armed (the wall time where there
-/// is no CPU clock), so a thread a busy machine runs less is not stopped early; past the
-/// backstop it expires whatever it used (a call that blocks uses none). If not, when to look
-/// again: the soonest it could have used the rest.
-static int call_expired(mf_budget *b, int64_t now) {
-  int64_t limit_ns = b->limit_ms * 1000000;
-  int64_t used = now - (b->deadline_ns - limit_ns);
-  if (b->cpu_clock_ok) {
-    int64_t cpu = mf_platform_cpu_ns(b->cpu_clock);
-    if (cpu >= 0) used = cpu - b->cpu_start_ns;
+/// Under wd_lock, at `now`: whether a count of `limit_ms` that started at `start_ns` (and at
+/// `cpu_start_ns` on `clock`, when `cpu_ok`) is used up. Its time is its thread's CPU time
+/// since it started (the wall time where there is no CPU clock), so a thread a busy machine
+/// runs less is not stopped early; past `backstop_ns` it is used up whatever it used (what
+/// blocks or waits uses none). If not, `*recheck` gets when to look again: the soonest it
+/// could have used the rest.
+static int used_up(int64_t limit_ms, int64_t start_ns, int cpu_ok, clockid_t clock, int64_t cpu_start_ns,
+                   int64_t backstop_ns, int64_t now, int64_t *recheck) {
+  int64_t limit_ns = limit_ms * 1000000;
+  int64_t used = now - start_ns;
+  if (cpu_ok) {
+    int64_t cpu = mf_platform_cpu_ns(clock);
+    if (cpu >= 0) used = cpu - cpu_start_ns;
   }
-  if (used >= limit_ns || now >= b->backstop_ns) return 1;
+  if (used >= limit_ns || now >= backstop_ns) return 1;
   int64_t next = now + (limit_ns - used);
-  b->recheck_ns = next < b->backstop_ns ? next : b->backstop_ns;
+  *recheck = next < backstop_ns ? next : backstop_ns;
   return 0;
+}
+
+/// An armed call whose recheck time came: whether it has used its limit (used_up).
+static int call_expired(mf_budget *b, int64_t now) {
+  return used_up(b->limit_ms, b->deadline_ns - b->limit_ms * 1000000, b->cpu_clock_ok, b->cpu_clock,
+                 b->cpu_start_ns, b->backstop_ns, now, &b->recheck_ns);
+}
+
+/// An armed test whose recheck time came: whether it has used its limit, counted as a call's.
+static int test_expired(mf_budget *b, int64_t now) {
+  return used_up(b->test_limit_ms, b->test_deadline_ns - b->test_limit_ms * 1000000, b->test_cpu_ok,
+                 b->test_cpu_clock, b->test_cpu_start_ns, b->test_backstop_ns, now, &b->test_recheck_ns);
 }
 
 static void *watchdog_main(void *unused) {
@@ -269,7 +283,11 @@ static void *watchdog_main(void *unused) {
     }
     for (mf_budget *b = wd_tests; b; b = b->next_test) {
       if (b->held) continue;  // stopped, or evaluating: the test's time is not the evaluation's
-      if (b->test_recheck_ns <= now) {
+      if (b->test_recheck_ns <= now && !b->test_expired && test_expired(b, now)) {
+        b->test_expired = 1;
+        b->test_stuck_ns = stuck_after(now, b->test_limit_ms);
+      }
+      if (b->test_recheck_ns <= now && b->test_expired) {
         __atomic_store_n(&b->test_timed_out, 1, __ATOMIC_RELEASE);
         signal_thread(b, b->test_thread);
         stop_from_watchdog(b);
@@ -471,6 +489,7 @@ void mf_budget_hold(lua_State *L) {
   b->held = HELD_STOPPED;
   b->held_since_ns = mf_now_ns();
   b->held_cpu_ns = b->deadline_ns != 0 && b->cpu_clock_ok ? mf_platform_cpu_ns(b->cpu_clock) : -1;
+  b->test_held_cpu_ns = b->test_deadline_ns != 0 && b->test_cpu_ok ? mf_platform_cpu_ns(b->test_cpu_clock) : -1;
   pthread_mutex_unlock(&wd_lock);
 }
 
@@ -490,7 +509,10 @@ void mf_budget_release(lua_State *L) {
     if (b->test_deadline_ns != 0) {
       b->test_deadline_ns += wall;
       b->test_recheck_ns += wall;
-      b->test_stuck_ns += wall;
+      b->test_backstop_ns += wall;
+      if (b->test_stuck_ns != INT64_MAX) b->test_stuck_ns += wall;
+      int64_t cpu = b->test_held_cpu_ns >= 0 ? mf_platform_cpu_ns(b->test_cpu_clock) : -1;
+      if (cpu >= 0) b->test_cpu_start_ns += cpu - b->test_held_cpu_ns;
     }
     b->held = 0;
     pthread_cond_signal(&wd_wake);
@@ -690,11 +712,20 @@ static int test_arm(lua_State *L) {
   __atomic_store_n(&b->unanswered, 0, __ATOMIC_RELAXED);
   open_stop_signal();
   mf_set_running(b, L);
-  int64_t deadline = mf_now_ns() + (int64_t)limit_ms * 1000000;
+  clockid_t clock;
+  int cpu_ok = mf_platform_thread_cpu_clock(&clock);
+  int64_t cpu = cpu_ok ? mf_platform_cpu_ns(clock) : -1;
+  int64_t now = mf_now_ns();
+  int64_t deadline = now + (int64_t)limit_ms * 1000000;
   pthread_mutex_lock(&wd_lock);
   b->test_deadline_ns = deadline;
-  b->test_recheck_ns = deadline;
-  b->test_stuck_ns = stuck_after(deadline, limit_ms);
+  b->test_recheck_ns = deadline;  // the soonest it can have used its limit
+  b->test_backstop_ns = now + mf_backstop_ms(limit_ms) * 1000000;
+  b->test_cpu_clock = clock;
+  b->test_cpu_ok = cpu_ok && cpu >= 0;
+  b->test_cpu_start_ns = cpu;
+  b->test_expired = 0;
+  b->test_stuck_ns = INT64_MAX;  // set as it expires
   b->test_thread = pthread_self();
   b->next_test = wd_tests;
   wd_tests = b;

@@ -32,6 +32,10 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     private var activeHolder: LuaRef?
     private var holders: [ObjectIdentifier: LuaRef] = [:]
     private let lock = NSCondition()
+    /// Held while what the editor set is changed and given to the served states, and while a
+    /// state is served: a state served as the editor changes its filters gets the newest, not
+    /// the ones it read before the change (a caught error it then ran past).
+    private let applying = NSLock()
     /// The breakpoints by file as the editor asked for them, and as placed (on lines with code).
     private var asked: [String: [BreakpointRequest]] = [:]
     private var breakpoints: [String: [BreakpointRequest]] = [:]
@@ -76,6 +80,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     package func serve(_ lua: LuaState) -> Bool {
         guard let holder = try? lua.makeTable([]),
               lua.startDebugging({ [weak self] stop in self?.stopped(stop) }) else { return false }
+        applying.lock(); defer { applying.unlock() }
         let (files, errors) = lock.withLock {
             states.removeAll { $0.state == nil }
             states.append(WeakState(state: lua))
@@ -96,6 +101,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
 
     package func setBreakpoints(path: String, _ requested: [BreakpointRequest]) -> [PlacedBreakpoint] {
         let file = Self.normalized(path)
+        applying.lock(); defer { applying.unlock() }
         let requested = lock.withLock {
             requested.map { request in
                 lastID += 1
@@ -115,6 +121,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// Places every file's breakpoints again from the lines the editor asked for: after a
     /// reload, a breakpoint lands on the line with code at or after its line in the new text.
     package func filesChanged() {
+        applying.lock(); defer { applying.unlock() }
         let files = lock.withLock { asked }
         for (file, requested) in files {
             let (placed, _) = Self.place(requested, in: file)
@@ -144,6 +151,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     }
 
     package func setExceptionFilters(_ filters: Set<ExceptionFilter>) {
+        applying.lock(); defer { applying.unlock() }
         lock.withLock { self.filters = filters }
         for lua in served { Self.apply(filters, to: lua) }
     }
@@ -158,6 +166,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     }
 
     package func detach() {
+        applying.lock(); defer { applying.unlock() }
         let files: [String] = lock.withLock {
             attached = false
             defer { breakpoints = [:]; asked = [:]; filters = [] }

@@ -86,6 +86,31 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("1 passed, 3 failed\n"), result.stdout)
     }
 
+    /// A test's limit counts its thread's CPU time, as a call's does: on a loaded machine a
+    /// healthy test is run less, not stopped (three runs in ten of the examples' explorations
+    /// failed there). Time it spends waiting (here a sleep, as a service's answer would be)
+    /// counts only against the wall-clock backstop, three times the limit.
+    func testATestsLimitCountsCPUTimeAndWaitingOnlyAgainstTheBackstop() throws {
+        try writeItemsPlugin()
+        try write("plugins/items/spec/waits_spec.lua", """
+            describe("waits", function()
+              it("works, then waits past the limit's wall time", function()
+                local start = os.clock()
+                while os.clock() - start < 0.05 do end
+                os.execute("sleep 0.5")
+              end)
+              it("waits past the backstop", function()
+                os.execute("sleep 2")
+              end)
+            end)
+            """)
+        let result = try Moonflow.run(["test", "--time-limit", "20"], in: scratch, timeout: 60)
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("✓ waits works, then waits past the limit's wall time"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("✗ waits waits past the backstop: plugins/items/spec/waits_spec.lua:"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("test exceeded its time limit of 200 ms"), result.stdout)
+    }
+
     /// A loop anywhere in a spec file, not only in an `it`, stops at the limit and fails at
     /// its line: the top level, a describe body, setup, teardown, before_each, after_each,
     /// a `finally`. Before, each hung the whole run.

@@ -53,6 +53,14 @@ typedef struct mf_budget {
   int test_timed_out;
   int64_t test_recheck_ns;
   pthread_t test_thread;
+  // A test's time is counted as a call's is: its thread's CPU time (test_cpu_clock), looked
+  // at when it could have used its limit, with a wall-clock backstop for a test that waits.
+  clockid_t test_cpu_clock;
+  int test_cpu_ok;           // test_cpu_clock is the test thread's
+  int test_expired;          // the test used its limit (or reached the backstop): under the lock
+  int64_t test_cpu_start_ns; // its CPU time when armed
+  int64_t test_backstop_ns;  // CLOCK_MONOTONIC time the test expires at whatever its CPU time
+  int64_t test_held_cpu_ns;  // its CPU time as a debugger's stop began, -1 for none
   struct mf_budget *next_test;
   char test_where[240];      // "file:line: " where the test was stopped, once known
   lua_State *closing;        // the main thread mf_close_state is closing, NULL otherwise
@@ -519,6 +527,8 @@ void mf_debug_pause(lua_State *L);
 /// catches; either stops at the failing line, before the stack unwinds. Any thread.
 enum { MF_ERRORS_UNCAUGHT = 1, MF_ERRORS_CAUGHT = 2 };
 void mf_debug_stop_on_errors(lua_State *L, int which);
+/// The MF_ERRORS_ flags mf_debug_stop_on_errors last set; 0 for a state not debugged. Any thread.
+int mf_debug_errors(lua_State *L);
 /// Around a debugger's stop, on the stopped thread: the time limit (a call's, a test's)
 /// is held, and resumes with what was left (watchdog.c).
 void mf_budget_hold(lua_State *L);

@@ -71,6 +71,12 @@ extension LuaState {
         _ = whileOpen { mf_debug_stop_on_errors(L, which) }
     }
 
+    /// Which errors stop the thread, as `stopOnErrors` last set: (uncaught, caught). Any thread.
+    package var stopsOnErrors: (uncaught: Bool, caught: Bool) {
+        let which = whileOpen { mf_debug_errors(L) } ?? 0
+        return (which & Int32(MF_ERRORS_UNCAUGHT) != 0, which & Int32(MF_ERRORS_CAUGHT) != 0)
+    }
+
     /// Empties `holder` (the table a debugger's listings and evaluations keep the tables they
     /// show in: `LuaSlots.releaseShown(holder:)`), between calls on the state's thread: the
     /// tables shown so far are no longer kept by it, and refs start from 1 again.
