@@ -135,6 +135,58 @@ final class RepositoryServiceTests: XCTestCase {
         XCTAssertNil(try users.get(id: 5))
     }
 
+    /// A repository whose put of a user named "slow" takes a while, and which notes the
+    /// order its puts end in.
+    struct SlowPuts: Repository {
+        final class Log: @unchecked Sendable {
+            private let lock = NSLock()
+            private var names: [String] = []
+            func add(_ name: String) { lock.withLock { names.append(name) } }
+            var ended: [String] { lock.withLock { names } }
+        }
+        let inner = InMemoryRepository<User>([])
+        let log = Log()
+        func get(id: Int) throws -> User? { try inner.get(id: id) }
+        func getAll(ids: [Int]) throws -> [User] { try inner.getAll(ids: ids) }
+        func getAll(_ query: Query) throws -> [User] { try inner.getAll(query) }
+        func put(_ model: User) throws -> User {
+            if model.name == "slow" { Thread.sleep(forTimeInterval: 0.3) }
+            defer { log.add(model.name) }
+            return try inner.put(model)
+        }
+        func putAll(_ models: [User]) throws -> [User] { try inner.putAll(models) }
+        func putAll(_ models: [User], replacing query: Query) throws -> [User] { try inner.putAll(models, replacing: query) }
+        func delete(id: Int) throws -> Bool { try inner.delete(id: id) }
+        func deleteAll(ids: [Int]) throws -> Int { try inner.deleteAll(ids: ids) }
+        func deleteAll(_ query: Query) throws -> Int { try inner.deleteAll(query) }
+    }
+
+    /// Calls to one repository take effect in the order the feature made them: a feature
+    /// that saves after every change (checkout's draft) and then loads reads its last save.
+    /// Each call ran in a task of its own before, so a slow save was overtaken by the next
+    /// (checkout's spec, on a busy machine, restored a draft one line short).
+    func testCallsToARepositoryTakeEffectInTheOrderMade() async throws {
+        let users = SlowPuts()
+        let host = try FeatureHost(configuration: .init(searchPaths: [folder.path]))
+        host.register(repository: users, named: "users", executor: ConcurrentQueueExecutor(label: "test.users"))
+        let feature = try load(host)
+        feature.start()
+        let states = feature.states
+        for name in ["slow", "fast"] {
+            var action = LuaTable()
+            action["type"] = "call"
+            action["repo"] = "users"
+            action["method"] = "put"
+            action["arg"] = ["id": 1, "name": .string(LuaString(name)), "team": "core"]
+            try feature.send(.table(action))
+        }
+        let deadline = Date().addingTimeInterval(30)
+        for await state in states where (state["calls"]?.intValue ?? 0) >= 2 || Date() > deadline { break }
+        XCTAssertEqual(users.log.ended, ["slow", "fast"], "the second put waited for the first")
+        let s = try await call(feature, "users", "get", ["id": 1])
+        XCTAssertEqual(s["result"]?["name"]?.stringValue, "fast", "the last put made is the one kept")
+    }
+
     func testDeclaredRepositoryIsSeededPerFeatureAndKeepsIdTypes() async throws {
         let host = try FeatureHost(configuration: .init(searchPaths: [folder.path]))
         let declared = "{ things = { seed = { { id = 1, name = 'one' }, { id = 'b', name = 'bee' } } } }"

@@ -36,6 +36,8 @@ public final class RepositoryService: @unchecked Sendable {
     /// The name Lua sees (`env.services.NAME`), used in messages.
     public let name: String
     private let run: @Sendable (Call) async throws -> LuaValue
+    /// Where its calls wait their turn: one at a time, in the order made.
+    private let calls = CallsInOrder()
 
     /// What one method call asks for, parsed from Lua on the state executor.
     enum Call: Sendable {
@@ -128,10 +130,23 @@ public final class RepositoryService: @unchecked Sendable {
         }
     }
 
-    /// The call's result as a cold stream: the use case runs when it is started.
+    /// The call's result as a cold stream: the use case runs when it is started, after the
+    /// calls started before it (`CallsInOrder`). It is queued as the stream starts, on the
+    /// state executor in the order the feature's effects start, not as a task gets a thread.
     func stream(_ call: Call) -> Producer<LuaValue> {
-        let run = self.run
-        return Producer(async: { try await run(call) })
+        let run = self.run, calls = self.calls
+        return Producer { observer, lifetime in
+            let task = calls.enqueue { try await run(call) }
+            let relay = Task {
+                do {
+                    observer.send(value: try await task.value)
+                    observer.sendCompleted()
+                } catch {
+                    observer.sendFailed(error)
+                }
+            }
+            lifetime.observeEnded { task.cancel(); relay.cancel() }
+        }
             .catchError { error in .fail(LuaStreamError(message: String(describing: error))) }
     }
 }
