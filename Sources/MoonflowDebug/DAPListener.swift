@@ -64,9 +64,15 @@ package final class DAPListener: @unchecked Sendable {
     /// Whether only this machine can reach the listener.
     package var isLoopback: Bool { ["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) }
 
-    /// The most connections served at once that have not given the token; one more ends
-    /// the oldest of them, so a flood of idle connections never keeps the editor out.
-    package static let maxWaiting = 8
+    /// The most connections held at once that have not given the token (counting those
+    /// ended but not yet closed): one more ends the oldest of them, so a flood of idle
+    /// connections never keeps the editor out, and never takes the descriptors the run
+    /// needs for its own files. Eight, or fewer under a low `ulimit -n` (one under 72).
+    package static let maxWaiting: Int = {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 8 }  // unknown: the most
+        return Int(max(1, min(8, (Int64(clamping: limit.rlim_cur) - 64) / 8)))
+    }()
     /// How long a connection may take to give the token before it is ended, unless the
     /// listener is made with another.
     package static let admitTimeout: Double = 10
@@ -91,6 +97,13 @@ package final class DAPListener: @unchecked Sendable {
                 var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 let polled = poll(&ready, 1, 500)
                 if polled == 0 || (polled < 0 && errno == EINTR) { continue }
+                if waiting.held >= Self.maxWaiting {
+                    // Full: the oldest waiting one is ended, and the next is taken once its
+                    // descriptor is closed, never before (the run's own opens come first).
+                    _ = waiting.endOldest()
+                    usleep(5_000)
+                    continue
+                }
                 let client = accept(fd, nil, nil)
                 if client < 0 {
                     switch errno {
@@ -98,7 +111,7 @@ package final class DAPListener: @unchecked Sendable {
                     case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                         // Out of descriptors: one waiting connection gives its own up, and the
                         // editor's connection, queued in the backlog, is taken on the next turn.
-                        if !waiting.endOldest() { usleep(50_000) }
+                        usleep(waiting.endOldest() ? 5_000 : 50_000)
                         continue
                     default:
                         if lock.withLock({ closed }) { break serving }
@@ -107,7 +120,7 @@ package final class DAPListener: @unchecked Sendable {
                     }
                 }
                 let connection = DAPConnection(fd: client)
-                waiting.add(connection, max: Self.maxWaiting)
+                waiting.add(connection)
                 let session = Thread { serve(connection) }
                 session.name = "moonflow-debug-session"
                 session.start()
@@ -137,45 +150,51 @@ package final class DAPListener: @unchecked Sendable {
 }
 
 /// The connections a listener has accepted that have not (yet) given the token, oldest
-/// first. Weak: a connection that ended is gone from it.
+/// first, until each is closed (an ended one holds its descriptor until its thread closes
+/// it). Weak: a connection that is gone is gone from it.
 private final class WaitingConnections {
     private struct Entry { weak var connection: DAPConnection? }
     private var entries: [Entry] = []
 
-    /// Keeps `connection`; when more than `max` wait, one is ended: the oldest of those that
-    /// have sent no message (a flood of idle connections never ends an editor that is
-    /// attaching), or the oldest.
-    func add(_ connection: DAPConnection, max: Int) {
+    /// How many descriptors the waiting connections hold.
+    var held: Int {
+        prune()
+        return entries.count
+    }
+
+    func add(_ connection: DAPConnection) {
         prune()
         entries.append(Entry(connection: connection))
-        while entries.count > max {
-            let silent = entries.firstIndex { $0.connection?.hasSpoken == false } ?? 0
-            entries.remove(at: silent).connection?.shutDown()
-        }
     }
 
     /// Ends those that waited longer than `seconds` for their token.
     func endExpired(after seconds: Double) {
         prune()
         let now = DispatchTime.now().uptimeNanoseconds
-        entries.removeAll { entry in
-            guard let connection = entry.connection else { return true }
-            guard now - connection.accepted.uptimeNanoseconds > UInt64(seconds * 1e9) else { return false }
+        for entry in entries {
+            guard let connection = entry.connection,
+                  now - connection.accepted.uptimeNanoseconds > UInt64(seconds * 1e9) else { continue }
             connection.shutDown()
-            return true
         }
     }
 
-    /// Ends the oldest waiting connection (of those that sent nothing, if any); false when none waits.
+    /// Ends the oldest waiting connection not yet ended (of those that sent nothing, if
+    /// any: a flood of idle connections never ends an editor that is attaching); false
+    /// when none is left to end.
     func endOldest() -> Bool {
         prune()
-        guard !entries.isEmpty else { return false }
-        let silent = entries.firstIndex { $0.connection?.hasSpoken == false } ?? 0
-        entries.remove(at: silent).connection?.shutDown()
+        let live = entries.compactMap(\.connection).filter { !$0.isDown }
+        guard let oldest = live.first(where: { !$0.hasSpoken }) ?? live.first else { return false }
+        oldest.shutDown()
         return true
     }
 
-    private func prune() { entries.removeAll { $0.connection?.isAdmitted != false } }
+    private func prune() {
+        entries.removeAll { entry in
+            guard let connection = entry.connection else { return true }
+            return connection.isAdmitted || connection.isClosed
+        }
+    }
 }
 
 /// One editor's connection: framed messages in, framed messages out.
@@ -308,6 +327,9 @@ package final class DAPConnection: @unchecked Sendable {
 
     /// Whether the editor has given the token; `markAdmitted` says it has.
     package var isAdmitted: Bool { stateLock.withLock { admittedFlag } }
+    /// Whether it has been ended (`shutDown`), and whether its descriptor is closed.
+    var isDown: Bool { stateLock.withLock { down || closed } }
+    var isClosed: Bool { stateLock.withLock { closed } }
     var hasSpoken: Bool { stateLock.withLock { spoke } }
     package func markAdmitted() { stateLock.withLock { admittedFlag = true } }
 

@@ -51,9 +51,9 @@ final class DebugRunTests: XCTestCase {
         return ((trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]]) ?? []
     }
 
-    /// A run whose descriptors are few: idle connections use them up, and the accept loop,
-    /// which stopped for good at the first EMFILE, now ends the oldest waiting one and goes
-    /// on, so the editor still attaches.
+    /// A run whose descriptors are few: idle connections neither keep the editor out nor
+    /// take the descriptors the run needs to open its plugin (the waiting ones are capped
+    /// by the limit, and the accept loop goes on after EMFILE).
     func testTheEditorAttachesAfterIdleConnectionsUseUpTheDescriptors() throws {
         // An AddressSanitizer binary needs descriptors of its own (its leak check at exit):
         // twelve starve the sanitizer, not the debugger. The plain and release runs check it.
@@ -65,6 +65,9 @@ final class DebugRunTests: XCTestCase {
             fileLimit: 12)
         defer { if process.isRunning { process.terminate() } }
         let idle = try (0..<30).map { _ in try DAPClient(port: first.port, token: "") }
+        // Time for the listener to take all it will: the run then opens its plugin with
+        // those connections held (before, they took every descriptor, and it could not).
+        Thread.sleep(forTimeInterval: 0.5)
         let editor = try DAPClient(port: first.port, token: first.token)
         XCTAssertEqual(try editor.request("initialize")["success"] as? Bool, true)
         XCTAssertEqual(try editor.request("attach", ["token": editor.token])["success"] as? Bool, true)
