@@ -81,14 +81,22 @@ package final class LineCoverage: @unchecked Sendable {
     }
 
     /// lcov's tracefile: a record per file (`SF:`), `DA:line,count` per line that can run,
-    /// `LF:`/`LH:` the lines found and hit.
+    /// `LF:`/`LH:` the lines found and hit. A file `lcovCanName` refuses has no record.
     package static func lcov(_ files: [File]) -> String {
         var out = ""
-        for file in files {
+        for file in files where lcovCanName(file.path) {
             out += "TN:\nSF:\(file.path)\n"
             for (line, hits) in file.lines { out += "DA:\(line),\(hits)\n" }
             out += "LF:\(file.found)\nLH:\(file.hit)\nend_of_record\n"
         }
         return out
+    }
+
+    /// Whether lcov's tracefile can hold `path`. Its format has no quoting: a line break in a
+    /// name ends the `SF:` line, and what follows reads as records of the name's own (an
+    /// `SF:.env` that genhtml then publishes); genhtml also prints each name on the terminal.
+    /// So a name with any control character is refused.
+    package static func lcovCanName(_ path: String) -> Bool {
+        !path.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 }

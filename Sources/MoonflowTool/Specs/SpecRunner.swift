@@ -203,6 +203,10 @@ package struct SpecRunner: Sendable {
                 try FileManager.default.createDirectory(atPath: PathText.parent(of: path), withIntermediateDirectories: true)
                 try LineCoverage.lcov(covered).write(toFile: path, atomically: true, encoding: .utf8)
                 options.tap ? write("# wrote \(path)") : write("wrote \(path) (lcov)")
+                for file in covered where !LineCoverage.lcovCanName(file.path) {
+                    let line = "left out of \(path): \(LuaValue.escaped(file.path)) (lcov's format cannot hold a control character in a name: rename the file)"
+                    options.tap ? write("# " + line) : write(line)
+                }
             } catch {
                 FileHandle.standardError.write(Data("moonflow test: cannot write \(path): \(error.localizedDescription)\n".utf8))
                 failedTotal += 1
