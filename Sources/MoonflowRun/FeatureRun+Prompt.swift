@@ -64,11 +64,12 @@ extension FeatureRun {
             lines.append("actions:")
             for name in actions.names {
                 let fields = (actions.shapes[name] ?? [:]).sorted { $0.key < $1.key }
-                    .map { "\($0.key)=\($0.value.spelled)" }
-                lines.append("  " + ([name] + fields).joined(separator: " "))
+                    .map { "\(LuaValue.escaped($0.key))=\($0.value.spelled)" }
+                // The plugin's names, control characters escaped (`\027`) before the terminal.
+                lines.append("  " + ([LuaValue.escaped(name)] + fields).joined(separator: " "))
             }
         } else {
-            lines.append("actions: whatever \(feature.name)'s route sends to a child")
+            lines.append("actions: whatever \(LuaValue.escaped(feature.name))'s route sends to a child")
         }
         return lines.joined(separator: "\n")
     }
@@ -78,7 +79,7 @@ extension FeatureRun {
         let clock = options.clock == .virtual
             ? "the virtual clock (it moves only with :advance MS and :run)"
             : "the real clock"
-        return "moonflow: \(feature.name) on \(clock); type help for the actions and commands, :quit or Ctrl-D to end"
+        return "moonflow: \(LuaValue.escaped(feature.name)) on \(clock); type help for the actions and commands, :quit or Ctrl-D to end"
     }
 
     /// Tells the prompt what Tab completes.

@@ -49,7 +49,7 @@ final class Terminal: @unchecked Sendable {
                 + (file.map { ",\"tokenFile\":\(q($0))" } ?? "") + "}")
         case .pretty:
             write("  debugger for the connected app at \(address) with token \(token)"
-                + (file.map { " (in \($0))" } ?? "") + " (docs/debugging.md)")
+                + (file.map { " (in \(LuaValue.escaped($0)))" } ?? "") + " (docs/debugging.md)")
         }
     }
 

@@ -302,8 +302,12 @@ extension LuaValue: CustomStringConvertible {
     /// `text` with control characters written as Lua escapes (`\n`, `\t`, `\027`), so
     /// data printed for people cannot move the cursor or clear the screen; with `quote`,
     /// `"` and `\` are escaped too (inside a quoted string).
+    ///
+    /// The one escaping of text from outside (a plugin's names, file names, messages) before
+    /// a terminal: C0 controls and DEL as `\027` (`\n`, `\t`, `\r`), C1 controls (which some
+    /// terminals take as ESC sequences: U+009B is CSI) as `\u{9B}`, both as Lua reads them.
     package static func escaped(_ text: String, quote: Bool = false) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (quote && ($0 == "\"" || $0 == "\\")) }) else { return text }
+        guard text.unicodeScalars.contains(where: { isControl($0) || (quote && ($0 == "\"" || $0 == "\\")) }) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -313,10 +317,24 @@ extension LuaValue: CustomStringConvertible {
             case "\"" where quote: out += "\\\""
             case "\\" where quote: out += "\\\\"
             case _ where scalar.value < 0x20 || scalar.value == 0x7F: out += "\\" + String(format: "%03d", scalar.value)
+            case _ where isControl(scalar): out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
             default: out.unicodeScalars.append(scalar)
             }
         }
         return out
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// `escaped` for a message of several lines: its line breaks and tabs kept, every other
+    /// control character escaped.
+    package static func visible(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { isControl($0) && $0 != "\n" && $0 != "\t" }) else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.split(separator: "\t", omittingEmptySubsequences: false).map { escaped(String($0)) }.joined(separator: "\t") }
+            .joined(separator: "\n")
     }
 
     /// Formats a float as Lua's `%.14g` does, keeping a `.0` on integral values.

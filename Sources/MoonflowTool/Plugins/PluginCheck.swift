@@ -34,14 +34,15 @@ package struct PluginCheck: Sendable {
     /// Loads and validates the plugin, then runs luacheck on every file of it.
     package func report() -> Report {
         var resolved: String?
-        var report = Report(problems: problems(resolved: &resolved))
+        // Messages carry what the plugin chose (its files' names, its errors' text).
+        var report = Report(problems: problems(resolved: &resolved).map { LuaValue.visible($0) })
         guard let resolved else { return report }
         switch PluginLint(sandboxed: profile == .sandboxed).run(PluginLint.files(ofPlugin: resolved)) {
         case .unavailable(let why):
             report.lintNote = why
         case .checked(let findings):
             // A file that does not parse is a problem already when loading it found it so.
-            let named = Set(findings.map(\.file).filter { file in report.problems.contains { $0.hasPrefix(file + ":") } })
+            let named = Set(findings.map(\.file).filter { file in report.problems.contains { $0.hasPrefix(LuaValue.escaped(file) + ":") } })
             report.problems += findings.filter { $0.isError && !named.contains($0.file) }.map(\.text)
             report.warnings = findings.filter { !$0.isError }.map(\.text)
         }

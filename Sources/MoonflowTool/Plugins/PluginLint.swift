@@ -33,9 +33,10 @@ package struct PluginLint: Sendable {
         package var isError: Bool { code.hasPrefix("E") }
 
         /// As `check` prints it: `plugins/x/init.lua:3:9: warning: unused variable 'n' (W211)`;
-        /// an error has no label, as `check`'s other problems.
+        /// an error has no label, as `check`'s other problems. A control character in the
+        /// file's name or the message is escaped (`\027`): the plugin chose them.
         package var text: String {
-            "\(file):\(line):\(column): \(isError ? "" : "warning: ")\(message) (\(code))"
+            "\(LuaValue.escaped(file)):\(line):\(column): \(isError ? "" : "warning: ")\(LuaValue.escaped(message)) (\(code))"
         }
 
         package static func < (a: Finding, b: Finding) -> Bool {
@@ -129,7 +130,7 @@ package struct PluginLint: Sendable {
                 let parsed = lines.compactMap(PluginLint.finding)
                 // 0: clean, 1: warnings, 2: errors (a file that does not parse); more: luacheck itself failed.
                 guard status <= 2, parsed.count == lines.count else {
-                    return .unavailable("luacheck failed (exit status \(status)): \(output.trimmingWhitespace())")
+                    return .unavailable("luacheck failed (exit status \(status)): \(LuaValue.visible(output.trimmingWhitespace()))")
                 }
                 findings += parsed
             }

@@ -67,15 +67,17 @@ package final class LineCoverage: @unchecked Sendable {
 
     /// The table `moonflow test` prints: a line per file and the total.
     package func report(_ files: [File]) -> [String] {
-        guard !files.isEmpty else { return ["coverage: no plugin Lua file under \(plugins.joined(separator: ", "))"] }
-        let width = max(files.map(\.path.count).max() ?? 0, 5)
+        guard !files.isEmpty else { return ["coverage: no plugin Lua file under \(plugins.map { LuaValue.escaped($0) }.joined(separator: ", "))"] }
+        // A name's control characters escaped (`\027`): the plugin chose its files' names.
+        let names = files.map { LuaValue.escaped($0.path) }
+        let width = max(names.map(\.count).max() ?? 0, 5)
         func row(_ name: String, _ hit: Int, _ found: Int) -> String {
             let percent = found == 0 ? 100 : Double(hit) * 100 / Double(found)
             return "  " + name.padding(toLength: width, withPad: " ", startingAt: 0)
                 + "  " + String(format: "%5d/%-5d %6.1f%%", hit, found, percent)
         }
         var lines = ["", "coverage: lines of the plugins' Lua run by the specs and explorations"]
-        lines += files.map { row($0.path, $0.hit, $0.found) }
+        lines += zip(names, files).map { row($0, $1.hit, $1.found) }
         lines.append(row("total", files.reduce(0) { $0 + $1.hit }, files.reduce(0) { $0 + $1.found }))
         return lines
     }

@@ -121,16 +121,18 @@ final class SpecOutput: Sendable {
             var parts = ["\(passed) passed"]
             if failed > 0 { parts.append("\(failed) failed") }
             if skipped > 0 { parts.append("\(skipped) skipped") }
-            write("\(failed > 0 ? "✗" : "✓") \(file)  \(parts.joined(separator: ", "))  (\(Int(seconds * 1000)) ms)")
+            write("\(failed > 0 ? "✗" : "✓") \(LuaValue.escaped(file))  \(parts.joined(separator: ", "))  (\(Int(seconds * 1000)) ms)")
         }
     }
 
-    /// One test's line as it ends: `  ✓ name`, `  ✗ name: first line of the message`, `  - name (skipped)`.
+    /// One test's line as it ends: `  ✓ name`, `  ✗ name: first line of the message`, `  - name (skipped)`;
+    /// control characters in the name and the message escaped (`\027`).
     static func testLine(_ r: SpecRunner.Result) -> String {
+        let name = LuaValue.escaped(r.fullName)
         switch r.status {
-        case .success: return "  ✓ \(r.fullName)"
-        case .pending: return "  - \(r.fullName) (skipped)"
-        case .failure, .error: return "  ✗ \(r.fullName): \(EventLog.firstLine(r.message ?? "(no message)"))"
+        case .success: return "  ✓ \(name)"
+        case .pending: return "  - \(name) (skipped)"
+        case .failure, .error: return "  ✗ \(name): \(LuaValue.escaped(EventLog.firstLine(r.message ?? "(no message)")))"
         }
     }
 
@@ -138,10 +140,10 @@ final class SpecOutput: Sendable {
         let name = Self.tapDescription(r.fullName)
         switch r.status {
         case .success: return ["ok \(number) - \(name)"]
-        case .pending: return ["ok \(number) - \(name) # SKIP \(r.message.map(JUnitReport.firstLine) ?? "pending")"]
+        case .pending: return ["ok \(number) - \(name) # SKIP \(r.message.map { Self.yamlPrintable(JUnitReport.firstLine($0)) } ?? "pending")"]
         case .failure, .error:
             var lines = ["not ok \(number) - \(name)", "  ---", "  severity: \(r.status == .error ? "error" : "fail")"]
-            if let location = r.location { lines.append("  at: \(location)") }
+            if let location = r.location { lines.append("  at: \(Self.yamlPrintable(location))") }
             lines.append("  message: |")
             for line in Self.lines(r.message ?? "") { lines.append("    \(Self.yamlPrintable(line))") }
             lines.append("  ...")
@@ -183,7 +185,8 @@ final class SpecOutput: Sendable {
 
     /// A test's name on its TAP line, as TAP 14 (and TAP::Parser, `prove`) reads one: `\` and `#`
     /// escaped with a backslash, so no part of a name reads as a `# SKIP` or `# TODO` directive,
-    /// and a line break written `\n` (`\r`), so the whole name stays on its `ok`/`not ok` line.
+    /// and a line break written `\n` (`\r`), so the whole name stays on its `ok`/`not ok` line;
+    /// any other control character as `LuaValue.escaped` writes it (`\027`), off the terminal.
     static func tapDescription(_ name: String) -> String {
         var out = ""
         for c in name.unicodeScalars {
@@ -192,6 +195,7 @@ final class SpecOutput: Sendable {
             case "#": out += "\\#"
             case "\n": out += "\\n"
             case "\r": out += "\\r"
+            case _ where c.value < 0x20 || (0x7F...0x9F).contains(c.value): out += LuaValue.escaped(String(c))
             default: out.unicodeScalars.append(c)
             }
         }

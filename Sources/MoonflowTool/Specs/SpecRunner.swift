@@ -161,7 +161,7 @@ package struct SpecRunner: Sendable {
             files = try specFiles()
             if let shard = options.shard { files = shard.files(of: files) }
         } catch {
-            FileHandle.standardError.write(Data("moonflow test: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("moonflow test: \(LuaValue.visible("\(error)"))\n".utf8))
             return 2
         }
         guard !files.isEmpty else {
@@ -471,10 +471,10 @@ package struct SpecRunner: Sendable {
         var lines: [String] = []
         let write = { lines.append($0) }
         write("")
-        write("\(r.status == .error ? "ERROR" : "FAIL") \(r.fullName)")
+        write("\(r.status == .error ? "ERROR" : "FAIL") \(LuaValue.escaped(r.fullName))")
         let message = r.message ?? "(no message)"
-        for line in message.split(separator: "\n", omittingEmptySubsequences: false) { write("  \(line)") }
-        if let location = r.location, !message.hasPrefix(location) { write("  at \(location)") }
+        for line in message.split(separator: "\n", omittingEmptySubsequences: false) { write("  \(LuaValue.visible(String(line)))") }
+        if let location = r.location, !message.hasPrefix(location) { write("  at \(LuaValue.escaped(location))") }
         return lines
     }
 
