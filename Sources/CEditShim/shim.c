@@ -228,12 +228,78 @@ static int print_queued_locked(int above_prompt) {
   return 1;
 }
 
+// The first character of s[0..length): its code point, *used set to its bytes. Decoded
+// strictly: bytes that are not UTF-8 (a byte that never leads, an overlong form, a
+// surrogate, past U+10FFFF, a sequence cut short) give U+FFFD, one for each maximal
+// subpart of an ill-formed sequence (a lead byte and the continuation bytes it may still
+// take), and the byte that broke a sequence is left for the next character, so an Enter
+// or an ESC right after a bad byte still acts. -1 (*used 0) when s is a well-formed start
+// cut short and more may come; at the end of input (at_end) that start is one U+FFFD.
+static int decode_utf8(const unsigned char *s, size_t length, int at_end, size_t *used) {
+  unsigned char lead = s[0];
+  *used = 1;
+  if (lead < 0x80) return lead;
+  size_t more;
+  int code;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the byte after the lead
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    more = 1, code = lead & 0x1F;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    more = 2, code = lead & 0x0F;
+    if (lead == 0xE0) low = 0xA0;   // below: overlong
+    if (lead == 0xED) high = 0x9F;  // above: a surrogate
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    more = 3, code = lead & 0x07;
+    if (lead == 0xF0) low = 0x90;   // below: overlong
+    if (lead == 0xF4) high = 0x8F;  // above: past U+10FFFF
+  } else {
+    return 0xFFFD;  // a continuation byte, C0 or C1 (overlong leads), F5 to FF
+  }
+  for (size_t i = 1; i <= more; i++) {
+    if (i >= length) {
+      if (!at_end) { *used = 0; return -1; }
+      *used = i;
+      return 0xFFFD;
+    }
+    if (s[i] < low || s[i] > high) { *used = i; return 0xFFFD; }
+    code = (code << 6) | (s[i] & 0x3F);
+    low = 0x80, high = 0xBF;
+  }
+  *used = more + 1;
+  return code;
+}
+
+// Bytes read but not yet given to libedit: a character's start, or what came after an
+// ill-formed part. The reading thread's alone.
+static unsigned char held[4];
+static size_t held_length;
+
+// The first character of `held`, taken out of it (-1: more bytes are needed).
+static int take_held(int at_end) {
+  size_t used;
+  int code = decode_utf8(held, held_length, at_end, &used);
+  if (code < 0) return -1;
+  memmove(held, held + used, held_length - used);
+  held_length -= used;
+  return code;
+}
+
 // libedit's key reader: prints what other threads queued, then waits for a key or for
-// more to print. Returns one character (UTF-8 decoded: libedit takes the value as a
-// wide character), or -1 at end of input.
+// more to print. Returns one character (UTF-8 decoded strictly, decode_utf8: libedit
+// takes the value as a wide character), or -1 at end of input.
 static int read_key(FILE *stream) {
   int fd = fileno(stream);
   for (;;) {
+    if (held_length > 0) {
+      int code = take_held(0);
+      if (code >= 0) return code;
+      unsigned char next;
+      ssize_t n;
+      do { n = read(fd, &next, 1); } while (n < 0 && errno == EINTR);
+      if (n <= 0) return take_held(1);
+      held[held_length++] = next;
+      continue;
+    }
     pthread_mutex_lock(&print_lock);
     if (print_queued_locked(1)) ed.rl_forced_update_display();
     fflush(stdout);
@@ -252,17 +318,7 @@ static int read_key(FILE *stream) {
     ssize_t got = read(fd, &byte, 1);
     if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (got <= 0) return -1;
-    int more = byte >= 0xF0 && byte < 0xF8 ? 3 : byte >= 0xE0 ? 2 : byte >= 0xC0 ? 1 : 0;
-    if (byte >= 0xF8) more = 0;
-    int code = more == 3 ? byte & 0x07 : more == 2 ? byte & 0x0F : more == 1 ? byte & 0x1F : byte;
-    for (int i = 0; i < more; i++) {
-      unsigned char next;
-      ssize_t n;
-      do { n = read(fd, &next, 1); } while (n < 0 && errno == EINTR);
-      if (n <= 0 || (next & 0xC0) != 0x80) return 0xFFFD;  // cut short or not UTF-8
-      code = (code << 6) | (next & 0x3F);
-    }
-    return code;
+    held[held_length++] = byte;  // decoded at the top of the loop, with what it needs after it
   }
 }
 

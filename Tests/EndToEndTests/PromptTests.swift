@@ -46,11 +46,16 @@ final class PromptTests: XCTestCase {
     }
 
     private func type(_ lines: [String], _ arguments: [String]) throws -> String {
+        try type(bytes: lines.map { Array($0.utf8) }, arguments)
+    }
+
+    /// `type` with each line given as the bytes typed (any bytes, not only UTF-8).
+    private func type(bytes lines: [[UInt8]], _ arguments: [String]) throws -> String {
         let (process, input, output, guardItem) = try startOnTerminal(arguments)
         defer { guardItem.cancel() }
         // Ended with :quit, a line: Ctrl-D typed while the terminal is between two prompts (in
         // cooked mode) is taken by the terminal as end of file and lost when libedit reads again.
-        let keys = (lines + [":quit"]).map { $0 + "\r" }
+        let keys = (lines + [Array(":quit".utf8)]).map { Data($0 + [UInt8(ascii: "\r")]) }
         var shown = Data()
         var sent = 0
         while true {
@@ -62,7 +67,7 @@ final class PromptTests: XCTestCase {
             let prompts = shown.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
                 .dropFirst().filter { $0.starts(with: Array("> ".utf8)) }.count
             while sent < keys.count && prompts > sent {
-                input.fileHandleForWriting.write(Data(keys[sent].utf8))
+                input.fileHandleForWriting.write(keys[sent])
                 sent += 1
             }
         }
@@ -111,6 +116,46 @@ final class PromptTests: XCTestCase {
             """)
         let out = try type(["add title=\"Zoë’s café ☃ 𝄞\""], [todo, "--format", "jsonl", "--clock", "virtual"])
         XCTAssertTrue(out.contains(#""state":{"titles":["Zoë’s café ☃ 𝄞"]}"#), out)
+    }
+
+    /// Bytes that are not UTF-8 become U+FFFD, one for each maximal ill-formed part (as Swift's
+    /// own decoder and the Unicode standard's practice have it), and never take the byte after
+    /// them: an Enter or an arrow key's ESC right after a bad byte still acts; an overlong form
+    /// of a newline or of ESC (`C0 8A`, `C0 9B`) is no newline or ESC, a surrogate or a code
+    /// point above U+10FFFF is not dropped.
+    func testBytesThatAreNotUTF8BecomeOneReplacementCharacterEachAndTakeNothingAfter() throws {
+        let todo = try write("todo.lua", """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "todo", initial = { titles = mf.array() },
+              actions = { add = { title = "string" } },
+              mutations = { add = { title = "string" } },
+              handle = function(a) return a end,
+              reduce = function(s, m) s.titles[#s.titles + 1] = m.title return s end,
+            }
+            """)
+        let quoted: [[UInt8]] = [
+            [0x61, 0xE2, 0x98, 0x83, 0xF0, 0x9D, 0x84, 0x9E],  // a☃𝄞: well formed
+            [0xC0, 0x8A], [0xC0, 0x9B], [0xE0, 0x80, 0x8A],      // overlong newline, ESC, newline
+            [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],        // a surrogate; above U+10FFFF
+            [0x80], [0xBF, 0x61], [0xF8, 0x88, 0x80, 0x80, 0x80], [0xFE, 0xFF],
+            [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0x61, 0xE2, 0x62], [0xC2, 0x41],  // cut short
+        ]
+        var lines = quoted.map { Array("add title=\"".utf8) + $0 + [UInt8(ascii: "\"")] }
+        var expected = quoted.map { String(decoding: $0, as: UTF8.self) }
+        // Enter right after a bad byte ends the line.
+        lines.append(Array("add title=x".utf8) + [0xE2])
+        expected.append("x\u{FFFD}")
+        // An arrow key right after one: Left, x, Right, then the closing quote.
+        lines.append(Array("add title=\"".utf8) + [0xE2] + Array("\u{1B}[Dx\u{1B}[C\"".utf8))
+        expected.append("x\u{FFFD}")
+        let out = try type(bytes: lines, [todo, "--format", "jsonl", "--clock", "virtual"])
+        let states = out.split(separator: "\n").compactMap { line -> [String]? in
+            guard let start = line.range(of: #"{"event":"state""#) else { return nil }
+            let object = try? JSONSerialization.jsonObject(with: Data(line[start.lowerBound...].utf8)) as? [String: Any]
+            return (object?["state"] as? [String: Any])?["titles"] as? [String]
+        }
+        XCTAssertEqual(states.last, expected, out)
     }
 
     func testHistoryIsKeptAcrossRunsAndUpRecallsIt() throws {
