@@ -893,18 +893,27 @@ function T.explore(target, opts)
   if math.type(runs) ~= "integer" or runs < 1 or math.type(length) ~= "integer" or length < 1 then
     raise("T.explore: opts.runs and opts.length must be whole numbers of 1 or more", 2)
   end
+  if math.type(seed) ~= "integer" then raise(("T.explore: opts.seed must be a whole number (got %s)"):format(tostring(seed)), 2) end
   local first = opts.firstRun or 1
   if math.type(first) ~= "integer" or first < 1 then raise("T.explore: opts.firstRun must be a whole number of 1 or more", 2) end
+  -- The last run's number, first + runs - 1, must not wrap (a loop to a wrapped bound runs nothing).
+  if first - 1 > math.maxinteger - runs then
+    raise(("T.explore: opts.firstRun (%d) + opts.runs (%d) - 1 is past math.maxinteger (%d): give a firstRun of at most %d, or fewer runs"):format(
+      first, runs, math.maxinteger, math.maxinteger - runs + 1), 2)
+  end
   local failure, found, foundRun
+  local ran = 0
   for n = first, first + runs - 1 do
+    -- Wraps for large seeds, as a hash may: the same seed and run always draw the same run.
     local run = { steps = {}, plan = {}, rng = Random(seed * 1000003 + n), length = length }
+    ran = ran + 1
     local f = execute(ctx, run, false, reach)
     if f then failure, found, foundRun = f, { steps = run.steps, plan = run.plan }, n; break end
   end
   local reached, never = reachLines(reach)
   local seconds = os.clock() - started
   local report = {
-    name = ctx.name, seed = seed, runs = foundRun or runs, length = length,
+    name = ctx.name, seed = seed, runs = ran, length = length,
     reached = reached, never = never, seconds = seconds,
   }
   local head = ("explore %s: seed %d, %d runs × %d steps"):format(ctx.name, seed, runs, length)
