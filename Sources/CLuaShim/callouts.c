@@ -1,5 +1,6 @@
 // Before Lua calls out into code that may block (a Swift function, and under the trusted
-// profile os.execute and the io library's reads, writes, opens and closes), the host is
+// profile os.execute and the io library's reads, writes, opens and closes; pipes.c's
+// io.popen calls it itself), the host is
 // told, once, when it noted that it keeps work in Lua that only it can finish: a feature's
 // writes that wait in Lua (dispatch.lua's pending writes). A call that blocks there past its
 // limit leaves the state stuck, and nothing may go into a stuck state again: what waited in
@@ -30,18 +31,17 @@ int mf_register_callout(lua_State *L) {
 
 void mf_want_callout(lua_State *L) { mf_budget_of(L)->callout_wanted = 1; }
 
-/// A library function (upvalue 1), after the host's callout.
+/// A library function (upvalue 1), after the host's callout, run in this frame so that
+/// its errors and tracebacks read as Lua's own.
 static int callout_first(lua_State *L) {
   mf_before_callout(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
+  return mf_tail_original(L);
 }
 
 static void wrap_each(lua_State *L, int lib, const char *const *names) {
   for (; *names; names++) {
-    if (lua_getfield(L, lib, *names) == LUA_TFUNCTION) {
+    lua_getfield(L, lib, *names);
+    if (mf_is_plain_cfunction(L, -1)) {
       lua_pushcclosure(L, callout_first, 1);
       lua_setfield(L, lib, *names);
     } else {
@@ -52,7 +52,7 @@ static void wrap_each(lua_State *L, int lib, const char *const *names) {
 
 void mf_install_callouts(lua_State *L) {
   static const char *const os_names[] = { "execute", NULL };
-  static const char *const io_names[] = { "popen", "read", "lines", "write", "open", "close", "input", "output", NULL };
+  static const char *const io_names[] = { "read", "lines", "write", "open", "close", "input", "output", NULL };
   static const char *const file_names[] = { "read", "lines", "write", "close", "flush", "seek", NULL };
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   if (lua_getfield(L, -1, LUA_OSLIBNAME) == LUA_TTABLE) wrap_each(L, lua_gettop(L), os_names);

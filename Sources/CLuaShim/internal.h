@@ -3,10 +3,29 @@
 // read and changed knowing only what is below it:
 //   profiles.c -> match.c -> watchdog.c -> views.c;  watchdog.c -> platform.c
 //   profiles.c, protected.c, standalone.c, budgets.c -> watchdog.c;  watchdog.c, protected.c -> debughook.c -> coverage.c
-//   protected.c, standalone.c -> messages.c;  protected.c -> warnings.c, views.c, pipes.c, callouts.c;  trampoline.c -> callouts.c;  json.c -> values.c, views.c;  debugger.c -> watchdog.c, views.c, debughook.c;  json_read.c -> values.c
+//   protected.c, standalone.c -> messages.c;  protected.c -> warnings.c, views.c, pipes.c, callouts.c;  pipes.c -> callouts.c;  trampoline.c -> callouts.c;  json.c -> values.c, views.c;  debugger.c -> watchdog.c, views.c, debughook.c;  json_read.c -> values.c
 #ifndef CLUASHIM_INTERNAL_H
 #define CLUASHIM_INTERNAL_H
 #include "CLuaShim.h"
+
+/// Runs the library function that upvalue 1 of the running C closure holds, in the
+/// closure's own call frame: a wrapper that ends with it stays invisible, since the
+/// function's argument errors name it and its argument as Lua's own do (`bad argument
+/// #1 to 'read'`, counting from the method's self as Lua does) and a traceback shows no
+/// frame of the wrapper's. Only for a C function with no upvalues of its own (as
+/// mf_is_plain_cfunction tells), which never reads the wrapper's.
+static inline int mf_tail_original(lua_State *L) {
+  return lua_tocfunction(L, lua_upvalueindex(1))(L);
+}
+
+/// Whether the value at `index` is a C function with no upvalues: one mf_tail_original
+/// can run in another closure's frame.
+static inline int mf_is_plain_cfunction(lua_State *L, int index) {
+  if (lua_tocfunction(L, index) == NULL) return 0;
+  if (lua_getupvalue(L, index, 1) == NULL) return 1;
+  lua_pop(L, 1);  // the upvalue it pushed
+  return 0;
+}
 
 /// For a protected operation: unless L's stack has room for `n` more values, pops the
 /// `operands` it takes (as any failure does) and returns MF_NOROOM, pushing nothing.

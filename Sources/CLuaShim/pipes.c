@@ -43,15 +43,15 @@ static int file_gc(lua_State *L) {
   return 0;
 }
 
-/// io.popen as Lua's own (upvalue 1), noting the close function of the handle it returns.
+/// io.popen as Lua's own (upvalue 1, run in this frame so that its errors read as Lua's
+/// own), after the host's callout (callouts.c: it may block), noting the close function
+/// of the handle it returns.
 static int io_popen(lua_State *L) {
-  int n = lua_gettop(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, n, LUA_MULTRET);
-  luaL_Stream *p = (luaL_Stream *)luaL_testudata(L, 1, LUA_FILEHANDLE);
+  mf_before_callout(L);
+  int n = mf_tail_original(L);
+  luaL_Stream *p = n == 1 ? (luaL_Stream *)luaL_testudata(L, -1, LUA_FILEHANDLE) : NULL;
   if (p != NULL && p->closef != NULL) __atomic_store_n(&lua_pclose_fn, p->closef, __ATOMIC_RELEASE);
-  return lua_gettop(L);
+  return n;
 }
 
 void mf_install_popen_reaping(lua_State *L) {
@@ -66,7 +66,8 @@ void mf_install_popen_reaping(lua_State *L) {
   lua_pop(L, 1);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   if (lua_getfield(L, -1, LUA_IOLIBNAME) == LUA_TTABLE) {
-    if (lua_getfield(L, -1, "popen") == LUA_TFUNCTION) {
+    lua_getfield(L, -1, "popen");
+    if (mf_is_plain_cfunction(L, -1)) {
       lua_pushcclosure(L, io_popen, 1);
       lua_setfield(L, -2, "popen");
     } else {

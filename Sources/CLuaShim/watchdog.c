@@ -917,18 +917,14 @@ static int plain_less(lua_State *L) {
   return 1;
 }
 
+/// table.sort as Lua's own (upvalue 1), run in this frame: its own checks and errors, in
+/// its order. Only a long table with no comparator is given plain_less.
 static int table_sort(lua_State *L) {
-  if (lua_type(L, 1) != LUA_TTABLE && !luaL_getmetafield(L, 1, "__index")) luaL_checktype(L, 1, LUA_TTABLE);
-  lua_settop(L, lua_gettop(L) < 2 ? lua_gettop(L) : 2);
-  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TFUNCTION);
-  if (lua_isnoneornil(L, 2) && lua_type(L, 1) == LUA_TTABLE && lua_rawlen(L, 1) > SORT_IN_C_MAX) {
+  if (lua_type(L, 1) == LUA_TTABLE && lua_isnoneornil(L, 2) && lua_rawlen(L, 1) > SORT_IN_C_MAX) {
     lua_settop(L, 1);
     lua_pushcfunction(L, plain_less);
   }
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, 0);
-  return 0;
+  return mf_tail_original(L);
 }
 
 /// table.move of a long range, as calls of Lua's own on pieces of it (in the
@@ -944,12 +940,7 @@ static int table_move(lua_State *L) {
     n = e - f + 1;
     luaL_argcheck(L, t <= LUA_MAXINTEGER - n + 1, 4, "destination wrap around");
   }
-  if (n <= MOVE_CHUNK) {
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, 1);
-    return 1;
-  }
+  if (n <= MOVE_CHUNK) return mf_tail_original(L);
   int backwards = t > f && t <= e && (dest == 1 || lua_compare(L, 1, 5, LUA_OPEQ));
   lua_Integer pieces = (n - 1) / MOVE_CHUNK + 1;
   for (lua_Integer i = 0; i < pieces; i++) {
@@ -1015,7 +1006,8 @@ static int string_rep(lua_State *L) {
 }
 
 static void wrap_table_function(lua_State *L, int lib, const char *name, lua_CFunction wrapper) {
-  if (lua_getfield(L, lib, name) == LUA_TFUNCTION) {
+  lua_getfield(L, lib, name);
+  if (mf_is_plain_cfunction(L, -1)) {
     lua_pushcclosure(L, wrapper, 1);
     lua_setfield(L, lib, name);
   } else {
