@@ -33,7 +33,18 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     private let lock = NSLock()
     /// Action events seen so far, the run's clock, and where each service call's answer
     /// first arrived (by `service#call`), all on the state executor.
-    private let place = Locked<(actions: Int, now: @Sendable () -> Int, arrivals: [String: ServiceDelivery], arrived: Int)>((0, { 0 }, [:], 0))
+    private let place = Locked(Place())
+
+    /// What `place` guards. A struct, not a tuple: a closure inside a tuple that a generic
+    /// `Locked` hands out `inout` is wrapped in a reabstraction thunk on the way in and
+    /// another on the way out, so every action's `actions += 1` kept two more objects alive
+    /// for the rest of the run (and made each `now()` call deeper).
+    private struct Place {
+        var actions = 0
+        var now: @Sendable () -> Int = { 0 }
+        var arrivals: [String: ServiceDelivery] = [:]
+        var arrived = 0
+    }
 
     /// The plugin path the header names instead of the run's (`replay --update` keeps the
     /// recorded one, however `--plugins` was given).
