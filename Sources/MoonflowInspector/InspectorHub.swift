@@ -73,6 +73,23 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         let json: String
     }
 
+    /// An action sent, kept for `rerun` and `toggle`.
+    private struct Input {
+        let t: Int
+        let action: String
+        var frame: Int?
+        /// The input line that sends it again at its time.
+        var line: String { "{\"at\":\(t),\"send\":\(action)}" }
+    }
+
+    /// The bytes `text` holds on the heap besides the 16 of the `String` itself: none for a
+    /// short one (stored inline), else its storage object's header and its bytes with a
+    /// terminating zero, rounded up to the allocator's 16.
+    static func heldBytes(_ text: String) -> Int {
+        let count = text.utf8.count
+        return count <= 15 ? 0 : (32 + count + 1 + 15) & ~15
+    }
+
     private let lock = NSLock()
     /// The window: frames `first ..< first + frames.count`, `frameBytes` in all (snapshots in it included).
     private var frames: [String] = []
@@ -94,15 +111,16 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// its seq and step), once it has moved.
     private var windowBase: (seq: Int, step: Int, state: LuaValue)?
     private var lastState: LuaValue?
-    /// Every action sent, as the input line that sends it again at its time (for `rerun`),
-    /// with its JSON to link it to its action frame when that arrives (`frame`, for `toggle`).
+    /// Every action sent, with its time (for `rerun`, which sends it again then) and its JSON,
+    /// which also links it to its action frame when that arrives (`frame`, for `toggle`).
     /// Emptied for good when they outgrow their quarter of `limits.bytes`.
-    private var inputs: [(line: String, action: String, frame: Int?)] = []
+    private var inputs = BlockList<Input>()
     /// Every service call's answer so far (a recording's `service` lines, `answered`), so
     /// `rerun` answers each call as the run's was, at the same point. Counted and dropped
     /// with `inputs`.
-    private var answers: [String] = []
-    private var inputBytes = 0
+    private var answers = BlockList<String>()
+    /// What the texts of `inputs` and `answers` hold on the heap (`heldBytes`).
+    private var inputTextBytes = 0
     private var inputsDropped = 0
     private var unlinkedInput = 0
     /// Recent action frames, for `cause`.
@@ -194,20 +212,28 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     public func input(_ action: LuaValue, t: Int) {
         lock.withLock {
             guard inputsDropped == 0 else { inputsDropped += 1; return }
-            let action = json(action, "action")
-            let line = "{\"at\":\(t),\"send\":\(action)}"
-            inputs.append((line, action, nil))
-            inputBytes += line.utf8.count + action.utf8.count
-            if inputBytes > limits.bytes / 4 {
-                // Past their share: `rerun` and `toggle` can no longer start from the beginning.
-                inputsDropped = inputs.count
-                inputs = []
-                answers = []
-                inputBytes = 0
-                unlinkedInput = 0
-            }
+            let input = Input(t: t, action: json(action, "action"), frame: nil)
+            inputs.append(input)
+            inputTextBytes += InspectorHub.heldBytes(input.action)
+            dropInputsPastTheirShare()
         }
     }
+
+    /// Past their quarter of `limits.bytes`, the actions and answers go for good: `rerun` and
+    /// `toggle` can no longer start from the beginning. Under the lock.
+    private func dropInputsPastTheirShare() {
+        guard inputBytes > limits.bytes / 4 else { return }
+        inputsDropped = max(inputs.count, 1)
+        inputs = BlockList()
+        answers = BlockList()
+        inputTextBytes = 0
+        unlinkedInput = 0
+    }
+
+    /// What `inputs` and `answers` take in memory, not only their text (an action of 20 bytes
+    /// takes about 100; counted by its text, the actions of a long run took four times their
+    /// share): their blocks and the heap their texts hold. Under the lock.
+    private var inputBytes: Int { inputTextBytes + inputs.storageBytes + answers.storageBytes }
 
     /// A service call's answer as the run's recorder wrote it (`{"service":...,"call":N,
     /// "values":[...],"after":A,"t":T}`), kept for `rerun`.
@@ -215,7 +241,8 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         lock.withLock {
             guard inputsDropped == 0 else { return }
             answers.append(line)
-            inputBytes += line.utf8.count
+            inputTextBytes += InspectorHub.heldBytes(line)
+            dropInputsPastTheirShare()
         }
     }
 
@@ -455,14 +482,14 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// what this run gives at that step, and its last state. `toggle` answers the same,
     /// with `"off"`: the action frames left out.
     private func rerunFrame(_ command: String, skipping off: Set<Int>) -> String {
-        let taken = lock.withLock { () -> Result<(RunDescription, [(line: String, action: String, frame: Int?)], [String], [(Int, LuaValue)], Int), Refused> in
+        let taken = lock.withLock { () -> Result<(RunDescription, BlockList<Input>, [String], [(Int, LuaValue)], Int), Refused> in
             guard rerun != nil else {
                 return .failure(Refused(reply: failure(command, "\(command): this inspector was made without a way to run the feature again (InspectorHub(rerun:))")))
             }
             if let dropped = tooManyInputs(command) { return .failure(Refused(reply: dropped)) }
             guard let run else { return .failure(Refused(reply: failure(command, "\(command): the feature has not loaded yet"))) }
             let (recorded, skipped) = windowStates()
-            return .success((run, inputs, command == "rerun" ? answers : [], recorded, skipped))
+            return .success((run, inputs, command == "rerun" ? Array(answers) : [], recorded, skipped))
         }
         guard case .success(let (run, inputs, answers, recorded, skipped)) = taken else {
             if case .failure(let refused) = taken { return refused.reply }
@@ -592,4 +619,36 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         default: return nil
         }
     }
+}
+
+/// A list kept in blocks of a fixed size, so that its storage grows a block at a time and is
+/// never copied whole: an array that doubles holds up to twice what it counts, and three times
+/// while it grows. What the hub keeps for `rerun` is counted by the blocks it takes.
+struct BlockList<Element>: RandomAccessCollection, MutableCollection {
+    static var blockSize: Int { 1024 }
+    private var blocks: [[Element]] = []
+    private(set) var count = 0
+
+    init() {}
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { count }
+
+    subscript(position: Int) -> Element {
+        get { blocks[position / Self.blockSize][position % Self.blockSize] }
+        set { blocks[position / Self.blockSize][position % Self.blockSize] = newValue }
+    }
+
+    mutating func append(_ element: Element) {
+        if count % Self.blockSize == 0 {
+            var block: [Element] = []
+            block.reserveCapacity(Self.blockSize)
+            blocks.append(block)
+        }
+        blocks[blocks.count - 1].append(element)
+        count += 1
+    }
+
+    /// The bytes the blocks take (each one whole, from its first element).
+    var storageBytes: Int { blocks.count * Self.blockSize * MemoryLayout<Element>.stride }
 }
