@@ -1,8 +1,10 @@
 // What `moonflow exec` needs to behave as the standalone `lua5.4`: loading a
 // file by Lua's rules, calling a main chunk as lua.c does, and the rest of
-// lua.c's command line (-v, -l, -W, the script's arguments, -i). Calls only
+// lua.c's command line (-v, -l, -W, the script's arguments, -i, Ctrl-C). Calls only
 // watchdog.c (to arm the time limit around the chunk) and messages.c.
 #include "internal.h"
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,6 +64,72 @@ static int main_k(lua_State *L) {
   return *status == LUA_OK ? lua_gettop(L) - 1 : 1;
 }
 
+// Ctrl-C as lua.c takes it (once mf_catch_interrupts was called): while a main chunk, an
+// -e, an -l or a line of the loop runs, SIGINT sets a hook on the state that raises
+// `interrupted!` at the next call, return or instruction (an error like any other, which a
+// pcall catches), and puts SIGINT back to its default action, so that a second Ctrl-C ends
+// a program stuck in C. The handler is installed even where SIGINT was ignored (a script
+// started in the background by a shell), as lua.c installs it. A signal that reaches
+// another thread is passed to the one running the call, so the hook is set from the Lua
+// thread itself, as lua_sethook permits from a signal handler.
+
+static int catch_interrupts;
+static lua_State *volatile interrupt_L;
+static pthread_t interrupt_thread;
+static lua_Hook interrupted_hook;  // the hook the state had, put back when the error is raised
+static int interrupted_mask, interrupted_count;
+
+void mf_catch_interrupts(void) { __atomic_store_n(&catch_interrupts, 1, __ATOMIC_RELEASE); }
+
+static void interrupt_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lua_sethook(L, interrupted_hook, interrupted_mask, interrupted_count);
+  luaL_error(L, "interrupted!");
+}
+
+static void on_interrupt(int sig) {
+  lua_State *L = interrupt_L;
+  if (L == NULL) return;
+  if (!pthread_equal(pthread_self(), interrupt_thread)) {
+    pthread_kill(interrupt_thread, sig);
+    return;
+  }
+  signal(sig, SIG_DFL);  // a second one ends the program
+  if (lua_gethook(L) != interrupt_hook) {
+    interrupted_hook = lua_gethook(L);
+    interrupted_mask = lua_gethookmask(L);
+    interrupted_count = lua_gethookcount(L);
+  }
+  lua_sethook(L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+/// Takes SIGINT for the call about to run on L (on this thread); false when interrupts are
+/// not caught, or a call that takes them runs already.
+static int interrupts_begin(lua_State *L, sigset_t *mask) {
+  if (!__atomic_load_n(&catch_interrupts, __ATOMIC_ACQUIRE) || interrupt_L != NULL) return 0;
+  interrupt_thread = pthread_self();
+  interrupt_L = L;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, SIGINT);
+  pthread_sigmask(SIG_UNBLOCK, &one, mask);
+  return 1;
+}
+
+/// After the call: SIGINT's default action, as lua.c leaves it, and this thread's mask as it was.
+static void interrupts_end(lua_State *L, const sigset_t *mask) {
+  signal(SIGINT, SIG_DFL);
+  pthread_sigmask(SIG_SETMASK, mask, NULL);
+  interrupt_L = NULL;
+  if (lua_gethook(L) == interrupt_hook)  // a Ctrl-C that came as the call returned
+    lua_sethook(L, interrupted_hook, interrupted_mask, interrupted_count);
+}
+
 int mf_docall_results(lua_State *L, int nargs, int nresults, int64_t limit_ms) {
   int status = LUA_OK;
   int base = lua_gettop(L) - nargs;
@@ -70,10 +138,13 @@ int mf_docall_results(lua_State *L, int nargs, int nresults, int64_t limit_ms) {
   lua_pushinteger(L, nresults);
   lua_pushcclosure(L, main_k, 2);  // cannot fail for lack of stack: checked above
   lua_insert(L, base);
+  sigset_t mask;
+  int interrupts = interrupts_begin(L, &mask);
   int armed = mf_arm(L, limit_ms);
   int outer = lua_pcall(L, nargs + 1, LUA_MULTRET, 0);  // the results, or the message
   int stopped = armed && mf_deadline_passed(L);
   mf_disarm(L, armed);
+  if (interrupts) interrupts_end(L, &mask);
   if (outer != LUA_OK) return outer;
   if (status == LUA_OK && stopped) {
     lua_settop(L, base - 1);
@@ -164,10 +235,13 @@ int mf_pushargs(lua_State *L, int *count) {
 
 typedef struct { int64_t limit_ms; int echo; } Repl;
 
+/// Pushes the prompt's value and returns its text: any value but nil through `tostring`
+/// (`__tostring` included), as lua.c shows it; nil, the default.
 static const char *get_prompt(lua_State *L, int firstline) {
-  lua_getglobal(L, firstline ? "_PROMPT" : "_PROMPT2");
-  const char *p = lua_tostring(L, -1);
-  return p != NULL ? p : (firstline ? "> " : ">> ");
+  if (lua_getglobal(L, firstline ? "_PROMPT" : "_PROMPT2") == LUA_TNIL) return firstline ? "> " : ">> ";
+  const char *p = luaL_tolstring(L, -1, NULL);
+  lua_remove(L, -2);  // the value: its text stays
+  return p;
 }
 
 /// Reads a line and pushes it (without its newline); 0 at the end of input

@@ -27,6 +27,8 @@ let own = ownPath() ?? CommandLine.arguments[0]
 let folder = own.lastIndex(of: "/").map { String(own[..<$0]) } ?? "."
 let moonflow = folder + "/moonflow"
 let words = [moonflow, "exec"] + CommandLine.arguments.dropFirst()
+// Messages start with the word this program was started by, as lua5.4's start with its argv[0].
+setenv("MOONFLOW_LUA_ARGV0", CommandLine.arguments.first ?? "moonflow-lua", 1)
 var argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
 execv(moonflow, &argv)
 let reason = String(cString: strerror(errno))

@@ -29,14 +29,15 @@ struct Exec: ParsableCommand {
             let word = words[own]
             if word == "--time-limit" || word == "--memory-limit" {
                 own = min(own + 2, words.count)
-            } else if ["--sandbox", "--help", "-h"].contains(word) || word.hasPrefix("--time-limit=") || word.hasPrefix("--memory-limit=") {
+            } else if ["--sandbox", "--help"].contains(word) || word.hasPrefix("--time-limit=") || word.hasPrefix("--memory-limit=") {
                 own += 1
             } else {
                 break
             }
         }
-        // (The captured arguments would swallow --help: it is asked here.)
-        if words[..<own].contains(where: { $0 == "--help" || $0 == "-h" }) { throw CleanExit.helpRequest(Exec.self) }
+        // (The captured arguments would swallow --help: it is asked here. `-h` is lua5.4's,
+        // which has no such option.)
+        if words[..<own].contains("--help") { throw CleanExit.helpRequest(Exec.self) }
         let command = try Moonflow.parseAsRoot(["exec"] + words[..<own])
         guard let exec = command as? Exec else {
             var other = command
@@ -57,6 +58,12 @@ struct Exec: ParsableCommand {
         runner.timeLimitMs = limits.timeLimit
         runner.memoryLimitMB = limits.memoryLimit
         runner.profile = limits.sandbox ? .sandboxed : .trusted
+        // Started as `moonflow-lua`: its messages start with the word it was started by, as
+        // lua5.4's start with its argv[0]. (Not passed on to what the script starts.)
+        if let name = ProcessInfo.processInfo.environment[ScriptRunner.programNameVariable] {
+            unsetenv(ScriptRunner.programNameVariable)
+            if !name.isEmpty { runner.programName = name }
+        }
         let status = runner.run()
         if status != 0 { throw ExitCode(status) }
     }

@@ -227,6 +227,8 @@ final class ExecParityTests: ScratchTestCase {
             """
         try assertLikeLua(["-x", "script.lua"], stderr: "moonflow: unrecognized option '-x'\n" + usage, status: 1)
         try assertLikeLua(["--two"], stderr: "moonflow: unrecognized option '--two'\n" + usage, status: 1)
+        // -h is not lua5.4's help (it has none): moonflow's own is --help.
+        try assertLikeLua(["-h"], stderr: "moonflow: unrecognized option '-h'\n" + usage, status: 1)
         try assertLikeLua(["-iv"], stderr: "moonflow: unrecognized option '-iv'\n" + usage, status: 1)
         try assertLikeLua(["-e"], stderr: "moonflow: '-e' needs argument\n" + usage, status: 1)
         try assertLikeLua(["-l", "-v"], stderr: "moonflow: '-l' needs argument\n" + usage, status: 1)
@@ -274,10 +276,36 @@ final class ExecParityTests: ScratchTestCase {
             """, stderr: "stdin:1: oops\nstack traceback:\n\t[C]: in function 'error'\n\tstdin:1: in main chunk\n\t[C]: in ?\n(null)\n")
     }
 
+    /// A prompt that is not a string is shown through `tostring` (its `__tostring` too),
+    /// once each time it is shown, as lua.c shows it.
+    func testAPromptThatIsNotAStringIsShownThroughTostring() throws {
+        let version = try Moonflow.lua.map { try Moonflow.run(executable: $0, ["-v"], in: scratch).stdout }
+            ?? "Lua 5.4.4  Copyright (C) 1994-2022 Lua.org, PUC-Rio\n"
+        let prompts = "local C = 0; _PROMPT = setmetatable({}, {__tostring = function () C = C + 1; return C end}); _PROMPT2 = 7"
+        try assertLikeLua(["-e", prompts, "-i"], input: "a = 2\nfor i = 1, 1 do\nend\n",
+                          stdout: version + "1a = 2\n2for i = 1, 1 do\n7end\n3\n")
+    }
+
     func testIgnoringTheEnvironment() throws {
         let environment = ["LUA_INIT": "print('init')", "LUA_PATH": "./nowhere/?.lua"]
         try assertLikeLua(["-e", "print(package.path:find('nowhere', 1, true) ~= nil)"], environment: environment, stdout: "init\ntrue\n")
         try assertLikeLua(["-E", "-e", "print(package.path:find('nowhere', 1, true) ~= nil)"], environment: environment, stdout: "false\n")
+    }
+
+    /// Started as `moonflow-lua`, messages start with the word it was started by, as
+    /// lua5.4's start with its argv[0] (Lua's own suite matches `arg[-1] .. ": "`); a
+    /// `moonflow exec` that the script starts says `moonflow` again.
+    func testMoonflowLuaNamesItselfInItsMessagesAsStarted() throws {
+        let binary = try Moonflow.binary()
+        let wrapper = binary.deletingLastPathComponent().appendingPathComponent("moonflow-lua")
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: wrapper.path), "no moonflow-lua beside \(binary.path)")
+        let failed = try Moonflow.run(executable: wrapper, ["-e", "error('oops')"], in: scratch)
+        XCTAssertTrue(failed.stderr.hasPrefix(wrapper.path + ": (command line):1: oops\nstack traceback:"), failed.stderr)
+        XCTAssertEqual(failed.status, 1)
+        let bad = try Moonflow.run(executable: wrapper, ["-x"], in: scratch)
+        XCTAssertTrue(bad.stderr.hasPrefix(wrapper.path + ": unrecognized option '-x'\nusage: " + wrapper.path + " [options]"), bad.stderr)
+        let inner = try Moonflow.run(executable: wrapper, ["-e", "os.execute(string.format('%q exec -e %q', \(String(reflecting: binary.path)), 'error(1)'))"], in: scratch)
+        XCTAssertTrue(inner.stderr.hasPrefix("moonflow: 1\n"), inner.stderr)
     }
 
     func testAScriptStartsItsInterpreterAgainFromArg() throws {

@@ -221,6 +221,10 @@ int mf_docall(lua_State *L, int nargs, int64_t limit_ms);
 /// mf_docall keeping `nresults` results (LUA_MULTRET: all) on success.
 /// Stack: [-(nargs + 1), +nresults]; error: [-(nargs + 1), +1]; MF_NOROOM: [-(nargs + 1), +0].
 int mf_docall_results(lua_State *L, int nargs, int nresults, int64_t limit_ms);
+/// From now on, Ctrl-C (SIGINT) during an mf_docall raises the catchable error
+/// `interrupted!` in it, and a second one ends the process, as in lua.c (for the
+/// process that runs lua5.4's command line: the handler is the process's).
+void mf_catch_interrupts(void);
 /// Prints the version line `lua5.4 -v` prints (LUA_COPYRIGHT) on standard output.
 void mf_print_version(void);
 /// `-W`: turns warnings on, as `warn("@on")` does. Never raises. Stack: [-0, +0].

@@ -327,6 +327,13 @@ extension LuaState {
     /// printed on standard output through C's own buffer, as Lua's `print` writes.
     package static func printVersion() { mf_print_version() }
 
+    /// From now on in this process, Ctrl-C (SIGINT) while `runAsMain`, `requireAsMain` or
+    /// a line of `readEvalPrintLoop` runs raises the catchable error `interrupted!` there,
+    /// and a second one ends the process, as in lua5.4 (also where SIGINT was ignored, a
+    /// script started in the background). For a process that runs lua5.4's command line:
+    /// the handler replaces the process's own.
+    package static func catchInterruptsAsLuaDoes() { mf_catch_interrupts() }
+
     /// nil for `LUA_OK`; otherwise the message on top of the stack, as lua5.4 prints it.
     private func mainMessage(_ L: OpaquePointer, _ status: Int32) -> String? {
         guard status != LUA_OK else { return nil }

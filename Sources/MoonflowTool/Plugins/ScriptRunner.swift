@@ -17,8 +17,9 @@ import Streams
 /// their order; then the script (a first line starting with `#` and a UTF-8 BOM
 /// skipped), called with the items of `arg` as they are then; then `-i`'s loop. With
 /// no script, `-e` nor `-v`, standard input is the script, or on a terminal the
-/// loop runs. An error prints `moonflow: message` and its traceback, and stops
-/// the rest; the state is closed after the message.
+/// loop runs. An error prints `moonflow: message` (`programName`) and its traceback, and stops
+/// the rest; the state is closed after the message. Ctrl-C while Lua runs is the
+/// catchable error `interrupted!`, and a second one ends the program.
 package struct ScriptRunner: Sendable {
     package var commandLine: StandaloneCommandLine
     package var profile: LuaState.Profile = .trusted
@@ -30,6 +31,11 @@ package struct ScriptRunner: Sendable {
     package var inputIsTerminal = isatty(0) != 0
     /// Where error messages go (standard error).
     package var writeError: @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
+    /// What starts each error message, as lua5.4 starts it with its `argv[0]`: `moonflow`,
+    /// or the word `moonflow-lua` was started by (`ScriptRunner.programNameVariable`).
+    package var programName = "moonflow"
+    /// What `moonflow-lua` sets to its own `argv[0]` before it starts `moonflow exec`.
+    package static let programNameVariable = "MOONFLOW_LUA_ARGV0"
 
     package init(_ commandLine: StandaloneCommandLine) {
         self.commandLine = commandLine
@@ -39,10 +45,11 @@ package struct ScriptRunner: Sendable {
     /// - Returns: the exit status (0 success, 1 error or a bad option).
     package func run() -> Int32 {
         if let bad = commandLine.badOption {
-            writeError(StandaloneCommandLine.usage(badOption: bad, name: "moonflow", command: "moonflow exec"))
+            writeError(StandaloneCommandLine.usage(badOption: bad, name: programName, command: programName == "moonflow" ? "moonflow exec" : programName))
             return 1
         }
         if commandLine.printsVersion { LuaState.printVersion() }
+        LuaState.catchInterruptsAsLuaDoes()
         let lua: LuaState
         let clock = RealTimeScheduler()
         let bridge: LuaBridge
@@ -60,7 +67,7 @@ package struct ScriptRunner: Sendable {
             let file = commandLine.script.map { commandLine.words[$0] } ?? "-"
             try lua.setSandboxModuleFolder(commandLine.scriptIsStandardInput || commandLine.script == nil ? "." : PathText.parent(of: file))
         } catch {
-            writeError("moonflow: \(FlagHints.add(to: "\(error)"))\n")
+            writeError("\(programName): \(FlagHints.add(to: "\(error)"))\n")
             return 1
         }
         defer { lua.close() }  // after the message, as lua5.4 reports before closing (not a stuck state)
@@ -71,7 +78,7 @@ package struct ScriptRunner: Sendable {
         let ended = StuckWatch.run(isStuck: { lua.isStuck }) {
             let (runner, lua, clock, bridge) = script.value
             if let message = runner.runSteps(lua) {
-                runner.writeError("moonflow: \(message)\n")
+                runner.writeError("\(runner.programName): \(message)\n")
                 status.withLock { $0 = 1 }
                 return
             }
@@ -79,7 +86,7 @@ package struct ScriptRunner: Sendable {
         }
         guard ended else {
             let limit = timeLimitMs.map { " of \($0) ms" } ?? ""
-            writeError("moonflow: a call ran on past the time limit\(limit) in code that cannot be interrupted (a blocking C or Swift function, such as os.execute or io.read); the program ends without waiting for it\n")
+            writeError("\(programName): a call ran on past the time limit\(limit) in code that cannot be interrupted (a blocking C or Swift function, such as os.execute or io.read); the program ends without waiting for it\n")
             return 1
         }
         return status.withLock { $0 }
@@ -107,7 +114,7 @@ package struct ScriptRunner: Sendable {
         if line.script == nil && !line.executes && !line.printsVersion {
             guard inputIsTerminal else {
                 // lua5.4 reports an error here but still exits 0.
-                if let message = lua.runAsMain(.standardInput) { writeError("moonflow: \(message)\n") }
+                if let message = lua.runAsMain(.standardInput) { writeError("\(programName): \(message)\n") }
                 return nil
             }
             LuaState.printVersion()
