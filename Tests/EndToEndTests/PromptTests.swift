@@ -101,10 +101,9 @@ final class PromptTests: XCTestCase {
         XCTAssertFalse(out.contains("\"event\":\"error\""), out)
     }
 
-    /// Text typed at the prompt beyond ASCII reaches the action as typed: the prompt reads
-    /// keys itself (to print events from the reading thread) and decodes UTF-8.
-    func testTypedTextBeyondASCIIReachesTheActionWhole() throws {
-        let todo = try write("todo.lua", """
+    /// A feature whose one action, `add title=...`, keeps each title typed.
+    private func writeTitles() throws -> String {
+        try write("todo.lua", """
             local mf = require "moonflow"
             return mf.feature {
               name = "todo", initial = { titles = mf.array() },
@@ -114,6 +113,12 @@ final class PromptTests: XCTestCase {
               reduce = function(s, m) s.titles[#s.titles + 1] = m.title return s end,
             }
             """)
+    }
+
+    /// Text typed at the prompt beyond ASCII reaches the action as typed: the prompt reads
+    /// keys itself (to print events from the reading thread) and decodes UTF-8.
+    func testTypedTextBeyondASCIIReachesTheActionWhole() throws {
+        let todo = try writeTitles()
         let out = try type(["add title=\"Zoë’s café ☃ 𝄞\""], [todo, "--format", "jsonl", "--clock", "virtual"])
         XCTAssertTrue(out.contains(#""state":{"titles":["Zoë’s café ☃ 𝄞"]}"#), out)
     }
@@ -124,16 +129,7 @@ final class PromptTests: XCTestCase {
     /// of a newline or of ESC (`C0 8A`, `C0 9B`) is no newline or ESC, a surrogate or a code
     /// point above U+10FFFF is not dropped.
     func testBytesThatAreNotUTF8BecomeOneReplacementCharacterEachAndTakeNothingAfter() throws {
-        let todo = try write("todo.lua", """
-            local mf = require "moonflow"
-            return mf.feature {
-              name = "todo", initial = { titles = mf.array() },
-              actions = { add = { title = "string" } },
-              mutations = { add = { title = "string" } },
-              handle = function(a) return a end,
-              reduce = function(s, m) s.titles[#s.titles + 1] = m.title return s end,
-            }
-            """)
+        let todo = try writeTitles()
         let quoted: [[UInt8]] = [
             [0x61, 0xE2, 0x98, 0x83, 0xF0, 0x9D, 0x84, 0x9E],  // a☃𝄞: well formed
             [0xC0, 0x8A], [0xC0, 0x9B], [0xE0, 0x80, 0x8A],      // overlong newline, ESC, newline
