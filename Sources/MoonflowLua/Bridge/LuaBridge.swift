@@ -25,19 +25,27 @@ package final class LuaBridge: @unchecked Sendable {
     let reentryOrders = Locked([ObjectIdentifier: ReentryOrders.Entry]())
     /// Runs a block on the state executor and waits (the host's queue); nil: run it in place.
     package var performer: (@Sendable (() -> Void) -> Void)? {
-        get { performerBox.withLock { $0 } }
-        set { performerBox.withLock { $0 = newValue } }
+        get { executor.withLock { $0.performer } }
+        set { executor.withLock { $0.performer = newValue } }
     }
-    private let performerBox = Locked<(@Sendable (() -> Void) -> Void)?>(nil)
 
     /// Whether the calling thread is the state executor's (always, without a performer).
     package var isOnExecutor: Bool {
-        guard let check = executorCheck.withLock({ $0 }) else { return true }
+        guard let check = executor.withLock({ $0.check }) else { return true }
         return check()
     }
     /// Set by the host with the performer: asks whether the caller runs on the state executor.
-    package func setExecutorCheck(_ check: @escaping @Sendable () -> Bool) { executorCheck.withLock { $0 = check } }
-    private let executorCheck = Locked<(@Sendable () -> Bool)?>(nil)
+    package func setExecutorCheck(_ check: @escaping @Sendable () -> Bool) { executor.withLock { $0.check = check } }
+    private let executor = Locked(ExecutorHooks())
+
+    /// The performer and the executor check, in a struct: a closure that is itself a `Locked`'s
+    /// state (or an optional or tuple of one) is re-wrapped in a conversion thunk at each
+    /// `withLock`, so each send kept two more objects and deepened the chain every call of it
+    /// walks, until the stack overflowed (a long-lived host on a queue executor).
+    private struct ExecutorHooks {
+        var performer: (@Sendable (() -> Void) -> Void)?
+        var check: (@Sendable () -> Bool)?
+    }
 
     /// Runs `body` on the state executor and waits for it (for work that cannot fail).
     package func performQuietly(_ body: () -> Void) {
