@@ -179,14 +179,15 @@ let package = Package(
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
         // The Lua layer alone, on a small harness of its own (what the host assembles is tested in MoonflowHostTests).
         .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting", "PluginFixtures"]),
-        // Plugin folders, the probe feature and what the two harnesses share, for the test targets above and below.
+        // Plugin folders, the probe feature, what the two harnesses share and the resident-memory
+        // reading, for the test targets above and below.
         .target(name: "PluginFixtures", dependencies: ["MoonflowLua", "LuaKit", "Streams", "StreamsTesting"], path: "Tests/PluginFixtures"),
         // The host's own tests, and the host with MoonflowSQLite's file store for declared repositories.
         .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "MoonflowTesting", "MoonflowSQLite", "StreamsTesting", "PluginFixtures", "Runtime", "Streams"]),
         .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "MoonflowLua", "LuaKit"]),
         .testTarget(name: "MoonflowEventsTests", dependencies: ["MoonflowEvents", "MoonflowHost", "MoonflowLua", "LuaKit"]),
         .testTarget(name: "MoonflowDebugTests", dependencies: ["MoonflowDebug", "LuaKit", "MoonflowHost"]),
-        .testTarget(name: "MoonflowRunTests", dependencies: ["MoonflowRun", "MoonflowHost", "MoonflowEvents", "MoonflowLua", "LuaKit"]),
+        .testTarget(name: "MoonflowRunTests", dependencies: ["MoonflowRun", "MoonflowHost", "MoonflowEvents", "MoonflowLua", "LuaKit", "PluginFixtures"]),
         .testTarget(name: "MoonflowToolTests", dependencies: ["MoonflowTool", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowLua", "LuaKit", "Streams"]),
         .testTarget(name: "NotesExampleTests", dependencies: ["NotesExample", "MoonflowHost", "LuaKit"]),
         // The Swift types `moonflow types --swift` generates for the example plugins (Generated/,
@@ -207,6 +208,7 @@ let package = Package(
                 "MoonflowTesting",
                 "MoonflowDebug",
                 "LuaKit",
+                "PluginFixtures",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

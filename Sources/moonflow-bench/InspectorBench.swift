@@ -139,21 +139,7 @@ private func residentMegabytes(after count: Int, _ command: [String]) throws -> 
     process.standardError = FileHandle.nullDevice
     try process.run()
     defer { if process.isRunning { process.interrupt(); process.waitUntilExit() } }
-    let done = "\"state\":{\"count\":\(count)}"
-    let deadline = Date().addingTimeInterval(600)
-    while true {
-        guard process.isRunning else { throw BenchError("\(command.joined(separator: " ")) ended early (\(process.terminationStatus))") }
-        guard Date() < deadline else { throw BenchError("the counter did not reach \(count) within 10 minutes") }
-        if let handle = try? FileHandle(forReadingFrom: output) {
-            let size = try handle.seekToEnd()
-            try handle.seek(toOffset: size > 256 ? size - 256 : 0)
-            let tail = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
-            try handle.close()
-            if tail.contains(done) { break }
-        }
-        Thread.sleep(forTimeInterval: 0.2)
-    }
-    Thread.sleep(forTimeInterval: 0.5)  // the inspector has the last frames too
+    try waitForCount(count, in: output, of: process)  // and the inspector has the last frames too
     // The run and the moonflow-inspector it started (which keeps the frames): both processes' memory.
     let pid = process.processIdentifier
     let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
