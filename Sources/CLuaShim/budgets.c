@@ -1,10 +1,23 @@
-// Budgets: each state's allocator, which holds it to its memory limit and keeps its
-// peak, and the state's creation with that allocator and the panic handler. Calls
+// Budgets: their making and freeing, each state's allocator, which holds it to its
+// memory limit and keeps its peak, and the state's creation with that allocator and
+// the panic handler. Calls
 // only watchdog.c (mf_state_freed, as lua_close frees the main thread), which never
 // calls back: it reads the budget through internal.h's inline mf_budget_of.
 #include "internal.h"
 #include <stdio.h>
 #include <stdlib.h>
+
+mf_budget *mf_budget_new(size_t limit) {
+  mf_budget *b = calloc(1, sizeof *b);
+  if (b) b->limit = limit;
+  return b;
+}
+
+void mf_budget_free(mf_budget *b) { free(b); }
+
+size_t mf_budget_used(const mf_budget *b) { return b->used; }
+size_t mf_budget_peak(const mf_budget *b) { return b->peak; }
+void mf_budget_reset_peak(mf_budget *b) { b->peak = b->used; }
 
 static void *mf_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   mf_budget *b = (mf_budget *)ud;

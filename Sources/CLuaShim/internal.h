@@ -7,6 +7,81 @@
 #ifndef CLUASHIM_INTERNAL_H
 #define CLUASHIM_INTERNAL_H
 #include "CLuaShim.h"
+#include <pthread.h>
+#include <time.h>
+
+/// The budget CLuaShim.h declares opaque (see mf_budget_new): zeroed, then `limit` set.
+/// The fields the watchdog shares with the thread in the state (timed_out, stuck,
+/// running, unanswered, test_timed_out) are read and written with __atomic builtins.
+struct mf_budget {
+  size_t used;          // bytes currently allocated by this state
+  size_t peak;          // highest `used` seen
+  size_t limit;         // 0 = no memory limit
+  int64_t deadline_ns;  // CLOCK_MONOTONIC deadline of the running call, 0 = none
+  int64_t limit_ms;     // the time limit in force, for the message
+  int timed_out;        // set by the watchdog when the running call passed its deadline
+  int watched;          // the watchdog serves this state (mf_install_watchdog)
+  // Owned by the watchdog (under its lock): the thread running Lua code now,
+  // the armed list, and when the watchdog looks again.
+  lua_State *running;
+  pthread_t os_thread;
+  struct mf_budget *next_armed;
+  int64_t recheck_ns;
+  // A test's deadline (`moonflow test`), around many calls that keep their own
+  // limit: while no call is armed, the stop hook raises the test's error.
+  int64_t test_deadline_ns;  // 0 = no test armed
+  int64_t test_limit_ms;
+  int test_timed_out;
+  int64_t test_recheck_ns;
+  pthread_t test_thread;
+  // A test's time is counted as a call's is: its thread's CPU time (test_cpu_clock), looked
+  // at when it could have used its limit, with a wall-clock backstop for a test that waits.
+  clockid_t test_cpu_clock;
+  int test_cpu_ok;           // test_cpu_clock is the test thread's
+  int test_expired;          // the test used its limit (or reached the backstop): under the lock
+  int64_t test_cpu_start_ns; // its CPU time when armed
+  int64_t test_backstop_ns;  // CLOCK_MONOTONIC time the test expires at whatever its CPU time
+  int64_t test_held_cpu_ns;  // its CPU time as a debugger's stop began, -1 for none
+  struct mf_budget *next_test;
+  char test_where[240];      // "file:line: " where the test was stopped, once known
+  lua_State *closing;        // the main thread mf_close_state is closing, NULL otherwise
+  // The collector between calls (watchdog.c, mf_gc_release): how many calls from the
+  // host run now, and whether the debt lent while none runs is still out.
+  int gc_calls;
+  int gc_lent;
+  // The last resort (watchdog.c): a call or test still running this long after its
+  // deadline is in code no hook reaches (a blocking C or Swift function). The watchdog
+  // sets `stuck` for good; the host then abandons the state rather than wait on it.
+  int64_t stuck_ns;          // when an armed call counts as stuck, 0 = none armed
+  int64_t test_stuck_ns;     // when an armed test counts as stuck
+  int stuck;
+  // Signals sent past a deadline that the stop-signal handler has not yet taken: past a
+  // few, the thread does not take the signal (blocked), and the watchdog sets the stop
+  // hook itself (watchdog.c, stop_unanswered).
+  int unanswered;
+  // A call's time is counted on its thread's CPU clock (where the system has one), so a
+  // busy machine that runs the thread less does not trip a healthy call: the watchdog
+  // looks at the clock when the call could have used its limit, and again until it has
+  // or the wall-clock backstop (MF_BACKSTOP_MS) passes, for a call that blocks.
+  clockid_t cpu_clock;
+  int cpu_clock_ok;          // cpu_clock is the armed thread's
+  int64_t cpu_start_ns;      // its CPU time when armed (a reading at most a 16th of the limit older)
+  int64_t backstop_ns;       // CLOCK_MONOTONIC time the call expires at whatever its CPU time
+  int expired;               // the call used its limit (or reached the backstop): under the lock
+  // The host's callout (callouts.c): asked for, and running now. The thread in the state only.
+  int callout_wanted;
+  int in_callout;
+  // Line coverage (coverage.c), while `moonflow test --coverage` runs: NULL otherwise.
+  void *cover;
+  // The debugger's breakpoints and steps (debughook.c), while one serves the state.
+  void *debug;
+  // A debugger's stop holds the deadlines (mf_budget_hold): the watchdog skips this state,
+  // and the release moves every deadline on by the time held (and the CPU start by the CPU
+  // the debugger's reads used), so a call resumes with what it had left.
+  int held;
+  int64_t held_since_ns;
+  int64_t held_cpu_ns;
+};
 
 /// Runs the library function that upvalue 1 of the running C closure holds, in the
 /// closure's own call frame: a wrapper that ends with it stays invisible, since the

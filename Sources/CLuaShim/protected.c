@@ -91,9 +91,9 @@ int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms) {
   if (!armed) mf_gc_release(L);
   int status = lua_pcall(L, nargs, nresults, base);
   if (!armed) mf_gc_hold(L);
-  if (armed && status == LUA_OK && mf_budget_of(L)->timed_out) {
+  if (armed && status == LUA_OK && __atomic_load_n(&mf_budget_of(L)->timed_out, __ATOMIC_ACQUIRE)) {
     // The script caught the stop (coroutine.resume, pcall) and returned anyway:
-    // the call still failed. nil as the error value: Swift reads timed_out.
+    // the call still failed. nil as the error value: Swift takes the flag (mf_budget_take_timeout).
     lua_settop(L, base);
     lua_pushnil(L);
     status = LUA_ERRRUN;
@@ -168,6 +168,6 @@ int mf_gc_collect(lua_State *L, int64_t limit_ms) {
   mf_disarm(L, armed);
   // A finalizer stopped here became a warning, as Lua makes errors in __gc: no
   // error of this call to report, and none for the next one to find.
-  if (armed) mf_budget_of(L)->timed_out = 0;
+  if (armed) __atomic_store_n(&mf_budget_of(L)->timed_out, 0, __ATOMIC_RELAXED);
   return status;
 }

@@ -219,6 +219,16 @@ static int64_t stuck_after(int64_t deadline, int64_t limit_ms) {
 
 int mf_budget_stuck(const mf_budget *b) { return __atomic_load_n(&b->stuck, __ATOMIC_ACQUIRE); }
 
+void mf_budget_unstick(mf_budget *b) { __atomic_store_n(&b->stuck, 0, __ATOMIC_RELEASE); }
+
+int mf_budget_take_timeout(mf_budget *b) { return __atomic_exchange_n(&b->timed_out, 0, __ATOMIC_ACQ_REL); }
+
+void mf_budget_restore_timeout(mf_budget *b, int timed_out) {
+  __atomic_store_n(&b->timed_out, timed_out, __ATOMIC_RELEASE);
+}
+
+int64_t mf_budget_limit_ms(const mf_budget *b) { return b->limit_ms; }
+
 int mf_budget_busy(const mf_budget *b) {
   pthread_mutex_lock(&wd_lock);
   int busy = b->deadline_ns != 0 || b->test_deadline_ns != 0;

@@ -16,8 +16,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <pthread.h>
-#include <time.h>
 #include <lua.h>
 #include <lualib.h>
 #include <lauxlib.h>
@@ -29,78 +27,36 @@
 
 // MARK: - Budgets (memory limit by the allocator, time limit by a watchdog)
 
-/// Per-state accounting, owned by the Swift LuaState; reachable from every
-/// thread of the state through lua_getextraspace. Zero-initialise it, then
-/// set `limit`.
-typedef struct mf_budget {
-  size_t used;          // bytes currently allocated by this state
-  size_t peak;          // highest `used` seen
-  size_t limit;         // 0 = no memory limit
-  int64_t deadline_ns;  // CLOCK_MONOTONIC deadline of the running call, 0 = none
-  int64_t limit_ms;     // the time limit in force, for the message
-  int timed_out;        // set by the watchdog when the running call passed its deadline
-  int watched;          // the watchdog serves this state (mf_install_watchdog)
-  // Owned by the watchdog (under its lock): the thread running Lua code now,
-  // the armed list, and when the watchdog looks again.
-  lua_State *running;
-  pthread_t os_thread;
-  struct mf_budget *next_armed;
-  int64_t recheck_ns;
-  // A test's deadline (`moonflow test`), around many calls that keep their own
-  // limit: while no call is armed, the stop hook raises the test's error.
-  int64_t test_deadline_ns;  // 0 = no test armed
-  int64_t test_limit_ms;
-  int test_timed_out;
-  int64_t test_recheck_ns;
-  pthread_t test_thread;
-  // A test's time is counted as a call's is: its thread's CPU time (test_cpu_clock), looked
-  // at when it could have used its limit, with a wall-clock backstop for a test that waits.
-  clockid_t test_cpu_clock;
-  int test_cpu_ok;           // test_cpu_clock is the test thread's
-  int test_expired;          // the test used its limit (or reached the backstop): under the lock
-  int64_t test_cpu_start_ns; // its CPU time when armed
-  int64_t test_backstop_ns;  // CLOCK_MONOTONIC time the test expires at whatever its CPU time
-  int64_t test_held_cpu_ns;  // its CPU time as a debugger's stop began, -1 for none
-  struct mf_budget *next_test;
-  char test_where[240];      // "file:line: " where the test was stopped, once known
-  lua_State *closing;        // the main thread mf_close_state is closing, NULL otherwise
-  // The collector between calls (watchdog.c, mf_gc_release): how many calls from the
-  // host run now, and whether the debt lent while none runs is still out.
-  int gc_calls;
-  int gc_lent;
-  // The last resort (watchdog.c): a call or test still running this long after its
-  // deadline is in code no hook reaches (a blocking C or Swift function). The watchdog
-  // sets `stuck` for good; the host then abandons the state rather than wait on it.
-  int64_t stuck_ns;          // when an armed call counts as stuck, 0 = none armed
-  int64_t test_stuck_ns;     // when an armed test counts as stuck
-  int stuck;
-  // Signals sent past a deadline that the stop-signal handler has not yet taken: past a
-  // few, the thread does not take the signal (blocked), and the watchdog sets the stop
-  // hook itself (watchdog.c, stop_unanswered).
-  int unanswered;
-  // A call's time is counted on its thread's CPU clock (where the system has one), so a
-  // busy machine that runs the thread less does not trip a healthy call: the watchdog
-  // looks at the clock when the call could have used its limit, and again until it has
-  // or the wall-clock backstop (MF_BACKSTOP_MS) passes, for a call that blocks.
-  clockid_t cpu_clock;
-  int cpu_clock_ok;          // cpu_clock is the armed thread's
-  int64_t cpu_start_ns;      // its CPU time when armed (a reading at most a 16th of the limit older)
-  int64_t backstop_ns;       // CLOCK_MONOTONIC time the call expires at whatever its CPU time
-  int expired;               // the call used its limit (or reached the backstop): under the lock
-  // The host's callout (callouts.c): asked for, and running now. The thread in the state only.
-  int callout_wanted;
-  int in_callout;
-  // Line coverage (coverage.c), while `moonflow test --coverage` runs: NULL otherwise.
-  void *cover;
-  // The debugger's breakpoints and steps (debughook.c), while one serves the state.
-  void *debug;
-  // A debugger's stop holds the deadlines (mf_budget_hold): the watchdog skips this state,
-  // and the release moves every deadline on by the time held (and the CPU start by the CPU
-  // the debugger's reads used), so a call resumes with what it had left.
-  int held;
-  int64_t held_since_ns;
-  int64_t held_cpu_ns;
-} mf_budget;
+/// Per-state accounting: the memory limit and what the state holds, and the time
+/// limit's state, which the watchdog thread shares. Opaque: its fields are the shim's
+/// own (internal.h), and the watchdog writes some of them atomically from its thread,
+/// so Swift reaches it through the functions below. Reachable from every thread of
+/// the state through lua_getextraspace. The Swift LuaState owns it: mf_budget_new,
+/// mf_newstate with it, and mf_budget_free once mf_close_state has closed the state.
+typedef struct mf_budget mf_budget;
+
+/// A budget whose allocator will hold its state to `limit` bytes (0: no memory limit),
+/// with nothing counted and no call armed. NULL if out of memory. No Lua state is touched.
+mf_budget *mf_budget_new(size_t limit);
+/// Frees a budget whose state is closed (or was never made). No Lua state is touched.
+void mf_budget_free(mf_budget *b);
+/// Bytes the state holds now, and the most it held at once since it was made or since
+/// mf_budget_reset_peak. The allocator keeps both on the thread that runs the state;
+/// read them there. No Lua state is touched.
+size_t mf_budget_used(const mf_budget *b);
+size_t mf_budget_peak(const mf_budget *b);
+/// Starts the peak again from what the state holds now. No Lua state is touched.
+void mf_budget_reset_peak(mf_budget *b);
+/// Whether the state's last call stopped at its time limit (the watchdog's flag, which
+/// a failed call leaves set so that its error reads as a timeout), clearing the flag.
+/// Any thread; no Lua state is touched.
+int mf_budget_take_timeout(mf_budget *b);
+/// Puts back what mf_budget_take_timeout returned: a look between (a debugger's read
+/// that failed) leaves the call's own timeout as it found it. No Lua state is touched.
+void mf_budget_restore_timeout(mf_budget *b, int timed_out);
+/// The time limit of the call armed last, in milliseconds, for the message of its
+/// timeout. No Lua state is touched.
+int64_t mf_budget_limit_ms(const mf_budget *b);
 
 /// Creates a state whose allocator enforces `b->limit`. NULL if out of memory.
 /// Stack: the new state's is empty.
@@ -128,6 +84,9 @@ int mf_deadline_passed(lua_State *L);
 /// and at least MF_STUCK_GRACE_MS) in code the stop hook cannot reach: the state is
 /// poisoned for good. Any thread; no Lua state is touched. Stack: [-0, +0].
 int mf_budget_stuck(const mf_budget *b);
+/// Forgets that the state is stuck, once its stuck call has returned (closing the state
+/// from its last reference): the closing is then bounded afresh. No Lua state is touched.
+void mf_budget_unstick(mf_budget *b);
 /// Nonzero while a call armed with a time limit, or a test's deadline, runs in this state
 /// (a stuck state is freed only once it is not). Any thread; no Lua state is touched.
 int mf_budget_busy(const mf_budget *b);
@@ -248,7 +207,7 @@ int mf_openlibs_env(lua_State *L, int ignore_env);
 /// appends the traceback. Arms the time budget for `limit_ms` (<= 0: none)
 /// unless a call is already running. Stack: [-(nargs + 1), +nresults];
 /// error: [-(nargs + 1), +1] (nil when the script caught the time-limit stop:
-/// the budget's `timed_out` says so).
+/// mf_budget_take_timeout says so).
 int mf_pcall(lua_State *L, int nargs, int nresults, int64_t limit_ms);
 /// Resumes a coroutine with the time budget armed (same rules as mf_pcall).
 /// Stack (of the coroutine L): [-nargs, +*nresults] (on the first resume the

@@ -135,11 +135,8 @@ extension LuaSlots {
     /// a failed look there is not a timeout.
     private func checkRead(_ status: Int32) throws {
         guard status != LUA_OK else { return }
-        let budget = state.budget
-        let timedOut = budget.pointee.timed_out
-        guard timedOut != 0 else { return try state.check(status, L) }
-        budget.pointee.timed_out = 0
-        defer { budget.pointee.timed_out = timedOut }
+        let timedOut = mf_budget_take_timeout(state.budget)
+        defer { if timedOut != 0 { mf_budget_restore_timeout(state.budget, timedOut) } }
         try state.check(status, L)
     }
 }

@@ -338,7 +338,7 @@ extension LuaState {
     private func mainMessage(_ L: OpaquePointer, _ status: Int32) -> String? {
         guard status != LUA_OK else { return nil }
         if status == LUA_ERRMEM || status == MF_NOROOM { return "not enough memory" }
-        budget.pointee.timed_out = 0
+        _ = mf_budget_take_timeout(budget)  // the message says what stopped it
         if mf_type(L, -1) == LUA_TSTRING {
             var len = 0
             let p = mf_tostring_raw(L, -1, &len)!

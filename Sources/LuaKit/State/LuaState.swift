@@ -22,7 +22,8 @@ public final class LuaState: @unchecked Sendable {
     }
 
     let L: OpaquePointer
-    let budget: UnsafeMutablePointer<mf_budget>
+    /// The state's `mf_budget` (opaque: CLuaShim's accessors read and reset it).
+    let budget: OpaquePointer
     public let profile: Profile
     /// Per-call time limit in milliseconds (nil: none).
     public let timeLimitMs: Int64?
@@ -78,11 +79,10 @@ public final class LuaState: @unchecked Sendable {
         self.memoryLimit = memoryLimit
         self.timeLimitMs = timeLimitMs.map { min($0, mf_max_time_limit_ms()) }
         self.standalone = standalone
-        budget = .allocate(capacity: 1)
-        budget.initialize(to: mf_budget())
-        budget.pointee.limit = memoryLimit.map { size_t($0) } ?? 0
+        guard let budget = mf_budget_new(memoryLimit.map { size_t($0) } ?? 0) else { throw LuaError.memory(limit: memoryLimit) }
+        self.budget = budget
         guard let L = mf_newstate(budget) else {
-            budget.deallocate()
+            mf_budget_free(budget)
             throw LuaError.memory(limit: memoryLimit)
         }
         self.L = L
@@ -167,10 +167,10 @@ public final class LuaState: @unchecked Sendable {
         }
         // Closing a stuck state (deinit): its call has returned, as the thread in it held it.
         // Its closing is bounded afresh.
-        if isStuckNow { budget.pointee.stuck = 0 }
+        if isStuckNow { mf_budget_unstick(budget) }
         guard let limit = timeLimitMs, limit > 0 else {
             mf_close_state(L, timeLimitMs ?? 0)
-            budget.deallocate()
+            mf_budget_free(budget)
             return
         }
         // Bounded: the finalizers run under the time limit, on a thread of their own, and a
@@ -187,7 +187,7 @@ public final class LuaState: @unchecked Sendable {
         while done.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
             if mf_budget_stuck(budget) != 0 { return }
         }
-        budget.deallocate()
+        mf_budget_free(budget)
     }
 
     /// `body`'s result, unless the state is closed (nil); close() waits for it meanwhile. For
@@ -214,7 +214,7 @@ public final class LuaState: @unchecked Sendable {
     // MARK: - Accounting
 
     /// Bytes the state holds now.
-    public var memoryInUse: Int { budget.pointee.used }
+    public var memoryInUse: Int { mf_budget_used(budget) }
 
     /// Whether values copied out of this state must be plain data: NaN,
     /// keys that are neither strings nor integers, and tables with metatables of
@@ -235,9 +235,9 @@ public final class LuaState: @unchecked Sendable {
     package func testDeadline() throws -> LuaRef { try lightFunctionRef(mf_push_test_deadline) }
 
     /// The most bytes the state has held at once.
-    public var peakMemory: Int { budget.pointee.peak }
+    public var peakMemory: Int { mf_budget_peak(budget) }
     /// Forgets the peak (the next reading starts from the current use).
-    public func resetPeakMemory() { budget.pointee.peak = budget.pointee.used }
+    public func resetPeakMemory() { mf_budget_reset_peak(budget) }
 
     /// Runs full garbage collection cycles until what they free frees nothing
     /// more: a collected Swift function may release references that free more.
@@ -296,9 +296,8 @@ public final class LuaState: @unchecked Sendable {
         } else {
             text = "(error object is a \(String(cString: lua_typename(L, mf_type(L, -1)))) value)"
         }
-        if budget.pointee.timed_out != 0 {
-            budget.pointee.timed_out = 0
-            return .timeout(limitMs: timeLimitMs ?? budget.pointee.limit_ms, traceback: LuaErrorReport(parsing: text).traceback ?? "")
+        if mf_budget_take_timeout(budget) != 0 {
+            return .timeout(limitMs: timeLimitMs ?? mf_budget_limit_ms(budget), traceback: LuaErrorReport(parsing: text).traceback ?? "")
         }
         if status == LUA_ERRSYNTAX, let chunk {
             return LuaState.syntaxError(text, chunk: chunk)
