@@ -38,7 +38,7 @@ public struct LuaErrorReport: Sendable, Equatable, CustomStringConvertible {
     /// - Parameters:
     ///   - text: A message, optionally followed by `\nstack traceback:` and its lines.
     ///   - location: `file:line`, when the caller knows it.
-    public init(parsing text: String, location: String? = nil) {
+    package init(parsing text: String, location: String? = nil) {
         guard let r = text.range(of: Self.tracebackMarker) else {
             self.init(message: text, location: location)
             return

@@ -51,11 +51,11 @@ public struct LuaSlots {
     }
 
     /// `file:line` of the Lua code that called this Swift function, when known.
-    public var callerLocation: String? { callerLocation(level: 1) }
+    package var callerLocation: String? { callerLocation(level: 1) }
 
     /// `file:line` of the code `level` calls up from this Swift function (1: its caller,
     /// 2: the caller's caller), when that is Lua code.
-    public func callerLocation(level: Int) -> String? {
+    package func callerLocation(level: Int) -> String? {
         var buf = [CChar](repeating: 0, count: 512)
         guard level >= 1, level < 1000, mf_where(L, Int32(level), &buf, buf.count) != 0 else { return nil }
         return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -65,7 +65,7 @@ public struct LuaSlots {
     /// anything else (a C function, a table, nothing).
     ///
     ///     slots.definitionLocation(1)   // "plugins/counter/init.lua:21"
-    public func definitionLocation(_ i: Int) -> String? {
+    package func definitionLocation(_ i: Int) -> String? {
         guard i >= 1 && i <= count, mf_checkstack(L, 1) != 0 else { return nil }
         var buf = [CChar](repeating: 0, count: 512)
         guard mf_function_where(L, index(i), &buf, buf.count) != 0 else { return nil }

@@ -79,7 +79,7 @@ extension LuaState {
     /// again from inside it (through Swift functions) each get the whole budget.
     /// For a driver that runs long on purpose, such as the spec runner running
     /// every test of a file while each handler and reducer stays bounded.
-    public func callWithoutTimeLimit(_ function: LuaRef, _ args: [LuaPush], reading body: (LuaSlots) throws -> Void) throws {
+    package func callWithoutTimeLimit(_ function: LuaRef, _ args: [LuaPush], reading body: (LuaSlots) throws -> Void) throws {
         try call(function, args, limitMs: 0, reading: body)
     }
 
@@ -97,11 +97,11 @@ extension LuaState {
     }
 
     /// What a kind of view stands for, when the reader copies one out.
-    public enum ViewKind: Sendable { case readOnly, write }
+    package enum ViewKind: Sendable { case readOnly, write }
 
     /// Makes tables whose metatable is `metatable` views: reading one copies the
     /// table `targets[view]` shows (a weak-keyed table from view to table).
-    public func registerViews(_ kind: ViewKind, metatable: LuaRef, targets: LuaRef) throws {
+    package func registerViews(_ kind: ViewKind, metatable: LuaRef, targets: LuaRef) throws {
         enter(); defer { leave() }
         let L = activeL
         guard mf_checkstack(L, 2) != 0 else { throw LuaError.memory(limit: memoryLimit) }
@@ -193,7 +193,7 @@ extension LuaState {
     /// list counting its entries at [0].
     /// A string key read as nil, or written where there is nothing yet, is first shown to
     /// `check(view, key, writing)` (strict access to a declared state).
-    public func installWriteViewAccess(metatable: LuaRef, targets: LuaRef, log: LuaRef, stored: LuaRef, wrap: LuaRef, check checker: LuaRef) throws {
+    package func installWriteViewAccess(metatable: LuaRef, targets: LuaRef, log: LuaRef, stored: LuaRef, wrap: LuaRef, check checker: LuaRef) throws {
         enter(); defer { leave() }
         let L = activeL
         guard mf_checkstack(L, 9) != 0 else { throw LuaError.memory(limit: memoryLimit) }
@@ -203,7 +203,7 @@ extension LuaState {
 
     /// Gives `metatable` the `__close` that counts `count[1]` down (read-only views'
     /// validity, see `LuaDispatch`): a C closer the time limit's stop lets run.
-    public func installViewClose(metatable: LuaRef, count: LuaRef) throws {
+    package func installViewClose(metatable: LuaRef, count: LuaRef) throws {
         enter(); defer { leave() }
         let L = activeL
         guard mf_checkstack(L, 4) != 0 else { throw LuaError.memory(limit: memoryLimit) }
@@ -226,7 +226,7 @@ extension LuaState {
     // MARK: - Main chunks, as the standalone interpreter runs them
 
     /// Where a main chunk comes from, for `runAsMain`.
-    public enum MainChunk: Sendable {
+    package enum MainChunk: Sendable {
         /// A file loaded by Lua's own rules (a first `#` line and a UTF-8 BOM skipped).
         case file(String)
         /// Standard input, named `stdin` in messages (`lua5.4 -`).
@@ -255,7 +255,7 @@ extension LuaState {
     ///
     /// - Returns: nil on success; otherwise the message lua5.4 would print
     ///   after `lua5.4: ` (a syntax error, or the error with its traceback).
-    public func runAsMain(_ chunk: MainChunk, arguments: [String] = []) -> String? {
+    package func runAsMain(_ chunk: MainChunk, arguments: [String] = []) -> String? {
         runAsMain(chunk, with: .strings(arguments))
     }
 
@@ -444,7 +444,7 @@ extension LuaState {
     }
 
     /// `table[key] = value` without metamethods.
-    public func rawSet(_ table: LuaRef, _ key: LuaValue, _ value: LuaPush) throws {
+    package func rawSet(_ table: LuaRef, _ key: LuaValue, _ value: LuaPush) throws {
         enter(); defer { leave() }
         let L = activeL
         let stack = StackGuard(L)
@@ -454,7 +454,7 @@ extension LuaState {
     }
 
     /// `table[key]` without metamethods, handed to `body` on the stack (slot 1).
-    public func rawGet<R>(_ table: LuaRef, _ key: String, _ body: (LuaSlots) throws -> R) throws -> R {
+    package func rawGet<R>(_ table: LuaRef, _ key: String, _ body: (LuaSlots) throws -> R) throws -> R {
         enter(); defer { leave() }
         let L = activeL
         let stack = StackGuard(L)
@@ -483,7 +483,7 @@ extension LuaState {
     }
 
     /// Replaces the value a reference holds (the registry slot now holds `value`).
-    public func replace(_ ref: LuaRef, with value: LuaValue) throws {
+    package func replace(_ ref: LuaRef, with value: LuaValue) throws {
         enter(); defer { leave() }
         let L = activeL
         try push(value, on: L)
@@ -496,7 +496,7 @@ extension LuaState {
 extension LuaSlots {
     /// Puts the value at `i` into the registry slot `ref` holds (the slot exists: nothing
     /// allocates, nothing raises). Returns false when there is no value at `i`.
-    public func store(_ i: Int, into ref: LuaRef) -> Bool {
+    package func store(_ i: Int, into ref: LuaRef) -> Bool {
         guard i >= 1 && i <= count, mf_checkstack(L, 1) != 0 else { return false }
         mf_pushvalue(L, base + Int32(i))
         lua_rawseti(L, mf_registryindex(), lua_Integer(ref.ref))
@@ -504,7 +504,7 @@ extension LuaSlots {
     }
 
     /// `slots[i][key] = value` without metamethods (the value at `i` must be a table).
-    public func rawSet(_ i: Int, _ key: String, _ value: LuaValue) throws {
+    package func rawSet(_ i: Int, _ key: String, _ value: LuaValue) throws {
         let stack = StackGuard(L)
         _ = stack
         try state.push([.value(.string(LuaString(key))), .value(value)], on: L)
@@ -513,7 +513,7 @@ extension LuaSlots {
     }
 
     /// `slots[i][key]` read raw (nil if the value at `i` is not a table), handed to `body` as slot 1.
-    public func field<R>(_ i: Int, _ key: String, _ body: (LuaSlots) throws -> R) throws -> R {
+    package func field<R>(_ i: Int, _ key: String, _ body: (LuaSlots) throws -> R) throws -> R {
         let stack = StackGuard(L)
         if mf_type(L, base + Int32(i)) != LUA_TTABLE { lua_pushnil(L) }
         else {
@@ -542,7 +542,7 @@ extension LuaSlots {
     }
 
     /// Calls `body(key, typeName)` for every string key of the table at `i` (raw, no metamethods).
-    public func forEachField(_ i: Int, _ body: (String, String) throws -> Void) throws {
+    package func forEachField(_ i: Int, _ body: (String, String) throws -> Void) throws {
         let idx = base + Int32(i)
         guard mf_type(L, idx) == LUA_TTABLE else { return }
         let stack = StackGuard(L)   // drops the key and value left when `body` throws

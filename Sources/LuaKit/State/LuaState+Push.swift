@@ -106,7 +106,7 @@ struct PushBuilder {
 
 extension LuaState {
     /// Deepest nesting that crosses the bridge in either direction.
-    public static let maxDepth = 200
+    package static let maxDepth = 200
 
     /// Pushes `values` on `L`'s stack. Pushes nothing and throws on failure.
     func push(_ values: [LuaPush], on L: OpaquePointer) throws {

@@ -353,14 +353,14 @@ extension LuaSlots {
     /// The value at `i` compared with `old`, its earlier copy: copies only what
     /// changed and shares the rest with `old` (a state snapshot after an in-place
     /// reduce costs a walk, not a copy).
-    public func value(_ i: Int, refreshing old: LuaValue, path: @autoclosure () -> String) throws -> LuaValue {
+    package func value(_ i: Int, refreshing old: LuaValue, path: @autoclosure () -> String) throws -> LuaValue {
         guard i >= 1 && i <= count else { return .nil }
         return try state.read(L, base + Int32(i), refreshing: old, path: path())
     }
 
     /// Like `value(_:refreshing:path:)`, and whether the table read is plain: no table
     /// met twice (shared by two places) and no view of the state inside it.
-    public func stateValue(_ i: Int, refreshing old: LuaValue, path: @autoclosure () -> String) throws -> (value: LuaValue, plain: Bool) {
+    package func stateValue(_ i: Int, refreshing old: LuaValue, path: @autoclosure () -> String) throws -> (value: LuaValue, plain: Bool) {
         guard i >= 1 && i <= count else { return (.nil, true) }
         var reader = ValueReader(L: L, plainData: state.plainDataOnly)
         reader.tracksTables = true

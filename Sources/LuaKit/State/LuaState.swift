@@ -30,7 +30,7 @@ public final class LuaState: @unchecked Sendable {
     /// Memory limit in bytes (nil: none).
     public let memoryLimit: Int?
     /// Whether the state behaves as the standalone `lua5.4` (`moonflow exec`).
-    public let standalone: Bool
+    package let standalone: Bool
     private var closed = false
     /// Held by close() as it marks the state closed and ends the debugger's service, and by
     /// the debugger's calls from other threads (`whileOpen`): none reaches a freed state.
@@ -220,7 +220,7 @@ public final class LuaState: @unchecked Sendable {
     /// keys that are neither strings nor integers, and tables with metatables of
     /// their own are refused with their path. Off by default (a Lua value may be any
     /// of these); a feature host turns it on, so none of them enters a state.
-    public var plainDataOnly = false
+    package var plainDataOnly = false
     /// Whether the deadline of the test running now (`testDeadline()`) has
     /// passed: a wait in Swift stops, so the test can fail instead of hanging.
     package var testDeadlinePassed: Bool { !closed && mf_test_deadline_passed(L) != 0 }

@@ -75,11 +75,11 @@ extension LuaSlots {
     /// a string, boolean or number (finite) of its declared type, and which has
     /// every required field. Reads raw, never raises, never allocates.
     /// Stack effect: none (needs two free slots).
-    public func matches(_ i: Int, _ shapes: FlatShapes) -> Bool { matchedType(i, shapes) != nil }
+    package func matches(_ i: Int, _ shapes: FlatShapes) -> Bool { matchedType(i, shapes) != nil }
 
     /// `matches`, answering with the `type` of the shape matched (a string made once, when
     /// the shapes were compiled), or nil.
-    public func matchedType(_ i: Int, _ shapes: FlatShapes) -> LuaValue? {
+    package func matchedType(_ i: Int, _ shapes: FlatShapes) -> LuaValue? {
         guard i >= 1 && i <= count, mf_checkstack(L, 3) != 0 else { return .none }
         let t = base + Int32(i)
         guard mf_type(L, t) == LUA_TTABLE, mf_metatable_kind(L, t) == 0 else { return .none }

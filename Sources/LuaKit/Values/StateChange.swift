@@ -25,7 +25,7 @@ public struct StateChange: Sendable, Equatable {
 extension StateChange {
     /// `changes` without those inside another change's path (the outer one's old and new
     /// values already hold them), sorted by path as state diffs list them.
-    public static func outermost(_ changes: [StateChange]) -> [StateChange] {
+    package static func outermost(_ changes: [StateChange]) -> [StateChange] {
         if changes.count < 2 { return changes }
         let sorted = changes.sorted { a, b in
             for (x, y) in zip(a.path, b.path) where x != y { return LuaValue.keyOrder(x, y) }
