@@ -78,10 +78,10 @@ public final class EventOutlet: @unchecked Sendable {
     }
 
     /// How many listeners are attached (tests check that observations do not pile up).
-    public var listenerCount: Int { guarded.withLock { $0.listeners.count } }
+    package var listenerCount: Int { guarded.withLock { $0.listeners.count } }
 
     /// Whether the outlet has finished (its feature was disposed or released).
-    public var isFinished: Bool { guarded.withLock { $0.finished } }
+    package var isFinished: Bool { guarded.withLock { $0.finished } }
 
     /// The events as a hot signal (made on first use; completed when the outlet finishes).
     public var signal: Signal<FeatureEvent> {
@@ -101,7 +101,7 @@ public final class EventOutlet: @unchecked Sendable {
 
     /// A value made from the outlet once and kept (the derived signals of a feature),
     /// so that reading it again attaches nothing new.
-    public func derived<T>(_ key: String, _ make: () -> T) -> T {
+    package func derived<T>(_ key: String, _ make: () -> T) -> T {
         if let existing = guarded.withLock({ $0.derived[key] as? T }) { return existing }
         let made = make()
         return guarded.withLock { g in

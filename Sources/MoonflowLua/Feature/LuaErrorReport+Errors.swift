@@ -11,7 +11,7 @@ extension LuaErrorReport {
     ///   - error: Any error a feature, a plugin or the bridge threw.
     ///   - fallback: The location to name when the error knows none.
     /// - Returns: The message, the location (or `fallback`) and the traceback.
-    public static func of(_ error: any Error, fallback: String?) -> LuaErrorReport {
+    package static func of(_ error: any Error, fallback: String?) -> LuaErrorReport {
         switch error {
         case let e as LocatedError: return of(e.underlying, fallback: e.location)
         case let e as FeatureError:
@@ -39,7 +39,7 @@ extension LuaErrorReport {
     ///   - error: Any error a feature, a plugin or the bridge threw.
     ///   - fallback: The location to name when the error knows none.
     /// - Returns: The joined text and the location (or `fallback`).
-    public static func describe(_ error: any Error, fallback: String?) -> (String, String?) {
+    package static func describe(_ error: any Error, fallback: String?) -> (String, String?) {
         let report = of(error, fallback: fallback)
         return (report.text, report.location)
     }

@@ -13,7 +13,7 @@ extension Int {
     /// 250.saturatingAdd(50)      // 300
     /// ```
     @inlinable
-    public func saturatingAdd(_ other: Int) -> Int {
+    package func saturatingAdd(_ other: Int) -> Int {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? (other > 0 ? .max : .min) : sum
     }
