@@ -2,7 +2,8 @@
 struct JSONWriter {
     var out: [UInt8] = []
     let sortedKeys: Bool
-    let root: String
+    /// How the value being written is named in error paths (`JSONObjectWriter` sets it per member).
+    var root: String
     /// The keys from the root to the value being written, for error paths.
     var keys: [LuaValue] = []
 
@@ -103,11 +104,11 @@ struct JSONWriter {
         }
     }
 
-    private mutating func append(_ text: StaticString) {
+    mutating func append(_ text: StaticString) {
         out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    private mutating func appendInteger(_ n: Int64) {
+    mutating func appendInteger(_ n: Int64) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = n.magnitude
         var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
@@ -154,17 +155,24 @@ struct JSONWriter {
     private mutating func appendString(_ bytes: [UInt8]) {
         // Repair invalid UTF-8 first (each bad sequence becomes U+FFFD).
         if bytes.contains(where: { $0 >= 0x80 }), String(validating: bytes, as: UTF8.self) == nil {
-            appendValidString(Array(String(decoding: bytes, as: UTF8.self).utf8))
+            var repaired = String(decoding: bytes, as: UTF8.self)
+            repaired.withUTF8 { appendValidString($0) }
         } else {
-            appendValidString(bytes)
+            bytes.withUnsafeBufferPointer { appendValidString($0) }
         }
     }
 
-    private mutating func appendValidString(_ bytes: [UInt8]) {
+    /// `text` as a JSON string, quoted as a Lua string of its bytes is (a Swift string is valid UTF-8).
+    mutating func appendString(_ text: String) {
+        var text = text
+        text.withUTF8 { appendValidString($0) }
+    }
+
+    private mutating func appendValidString(_ bytes: UnsafeBufferPointer<UInt8>) {
         out.append(UInt8(ascii: "\""))
         var runStart = 0
         for (j, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
-            out.append(contentsOf: bytes[runStart..<j])
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<j]))
             runStart = j + 1
             switch b {
             case UInt8(ascii: "\""): append("\\\"")
@@ -180,7 +188,7 @@ struct JSONWriter {
                                         hex[Int(b >> 4)], hex[Int(b & 0xF)]])
             }
         }
-        out.append(contentsOf: bytes[runStart...])
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         out.append(UInt8(ascii: "\""))
     }
 }
