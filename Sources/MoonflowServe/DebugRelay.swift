@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowDebug
+import MoonflowHost
 
 /// `moonflow serve --debug`: editors attach here, and their Debug Adapter Protocol messages
 /// go over the dev-server link to the app that connected last, whose host answers them for
@@ -52,7 +53,7 @@ final class DebugRelay: @unchecked Sendable {
         var initialize: LuaValue?
         defer {
             if gate.admitted {
-                _ = server.sendToLatestApp("{\"m\":\"dap-end\"}")
+                _ = server.sendToLatestApp(DevServerMessages.dapEnd)
                 lock.withLock { if editor === connection { editor = nil } }
             }
             gate.leave()
@@ -93,7 +94,7 @@ final class DebugRelay: @unchecked Sendable {
             }
             for message in forwarded {
                 guard let json = try? message.json() else { continue }
-                if !server.sendToLatestApp("{\"m\":\"dap\",\"msg\":\(toApp(json))}"), message["type"]?.stringValue == "request",
+                if !server.sendToLatestApp(DevServerMessages.dap(toApp(json))), message["type"]?.stringValue == "request",
                    message["seq"]?.intValue != 0 {
                     try? connection.send(Self.refusal(message,
                         "no app is connected to moonflow serve: start the app's debug build (it connects with host.connect(devServer:)), then attach again"))

@@ -345,7 +345,7 @@ package final class DevServer: @unchecked Sendable {
                 let box = Locked<Int?>(nil)
                 let dispatcher = RemoteDispatcher(timeout: 10) { [weak self] command in
                     guard let self, let to = box.withLock({ $0 }) else { return }
-                    let line = DevServerMessages.tagged(InspectorPipe.line(command), feature: f)
+                    let line = InspectorPipe.line(command, feature: f)
                     _ = self.lock.withLock { self.connections[to]?.send(line) }
                 }
                 // Made outside the lock: it starts a server, which takes a moment and a thread.

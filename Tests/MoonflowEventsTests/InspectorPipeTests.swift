@@ -61,6 +61,16 @@ final class InspectorPipeTests: XCTestCase {
         XCTAssertThrowsError(try InspectorPipe.toChild("not json"))
     }
 
+    func testOverServesLinkTheFeaturesNumberGoesFirst() throws {
+        let line = InspectorPipe.line(.input(["type": "add", "text": "a \"b\""], t: 5), feature: 3)
+        XCTAssertEqual(line, #"{"f":3,"m":"input","t":5,"action":{"text":"a \"b\"","type":"add"}}"#)
+        XCTAssertEqual(DevServerMessages.read(line)?.feature, 3)
+        XCTAssertEqual(DevServerMessages.read(line)?.m, "input")
+        XCTAssertEqual(try InspectorPipe.toChild(line), .input(["type": "add", "text": "a \"b\""], t: 5))
+        XCTAssertEqual(InspectorPipe.line(.restart(id: 2), feature: 1), #"{"f":1,"m":"restart","id":2}"#)
+        XCTAssertEqual(InspectorPipe.line(.restart(id: 2)), #"{"m":"restart","id":2}"#)
+    }
+
     func testTheChildsArgumentsReadBack() {
         let arguments = InspectorPipe.arguments(address: "0.0.0.0:9000", frames: 10, bytes: 1 << 20)
         XCTAssertEqual(InspectorPipe.settings(arguments)?.address, "0.0.0.0:9000")

@@ -22,7 +22,7 @@ extension DevServerLink {
             let controller = current?.controller ?? DebugController(name: ProcessInfo.processInfo.processName)
             let mailbox = DAPMailbox { [weak self] reply in
                 guard let json = try? reply.json() else { return }
-                self?.sendUntagged("{\"m\":\"dap\",\"msg\":\(json)}")
+                self?.sendUntagged(DevServerMessages.dap(json))
             }
             current = (controller, mailbox)
             let thread = Thread { [weak self] in

@@ -224,7 +224,7 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
         default:
             return
         }
-        send(InspectorPipe.line(.reply(id: id, message: failure, flights: flights)), session: session)
+        send(.reply(id: id, message: failure, flights: flights), session: session)
     }
 
     // MARK: - Features
@@ -235,12 +235,12 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
         let version = (feature as? LuaFeature)?.definition.version ?? (feature as? LuaComposite)?.definition.version ?? 1
         let actions = InspectorPipe.declared((feature as? LuaFeature)?.definition.actions)
         let clock = featureHost?.configuration.clock ?? .real
-        let started = InspectorPipe.line(.started(name: feature.name, version: version, path: plugin, actions: actions, clock: clock))
+        let started = InspectorPipe.ToChild.started(name: feature.name, version: version, path: plugin, actions: actions, clock: clock)
         let (id, start) = state.withLock { s -> (Int, Date) in
             let id = s.nextSession
             s.nextSession += 1
             let now = Date()
-            s.sessions[id] = Session(id: id, feature: feature, started: now, line: DevServerMessages.tagged(started, feature: id))
+            s.sessions[id] = Session(id: id, feature: feature, started: now, line: InspectorPipe.line(started, feature: id))
             return (id, now)
         }
         send(started, session: id)
@@ -249,8 +249,8 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
             guard let self else { return }
             let t = Int(Date().timeIntervalSince(start) * 1000)
             // What the app sent, as `moonflow run` reports its input: the recording replays it.
-            if case .action(let action) = event { self.send(InspectorPipe.line(.input(action, t: t)), session: id) }
-            self.send(InspectorPipe.line(.event(event, t: t, cause: feature?.eventCause, causeID: feature?.eventCauseID)), session: id)
+            if case .action(let action) = event { self.send(.input(action, t: t), session: id) }
+            self.send(.event(event, t: t, cause: feature?.eventCause, causeID: feature?.eventCauseID), session: id)
         }, onFinish: { [weak self] in
             _ = self?.state.withLock { $0.sessions.removeValue(forKey: id) }
         })
@@ -264,8 +264,8 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
         }
     }
 
-    private func send(_ line: String, session: Int) {
-        let text = DevServerMessages.tagged(line, feature: session)
+    private func send(_ message: InspectorPipe.ToChild, session: Int) {
+        let text = InspectorPipe.line(message, feature: session)
         outgoing.async { [weak self] in
             guard let socket = self?.state.withLock({ $0.socket }) else { return }
             try? socket.send(text)

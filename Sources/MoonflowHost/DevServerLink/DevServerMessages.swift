@@ -6,10 +6,10 @@ import LuaKit
 ///
 ///     app ──► server                                   server ──► app
 ///     {"m":"hello","app":"3f…","name":"MyApp"}         {"m":"files","files":{"counter/init.lua":"…"}}
-///     {"m":"started","f":1,…}  (InspectorPipe's,       {"m":"files","files":{…},"changed":["counter/init.lua"]}
-///     {"m":"event","f":1,…}     with the feature's     {"m":"dispatch","f":1,"id":4,"action":{…}}
-///     {"m":"input","f":1,…}     number `f`)            {"m":"restart","f":1,"id":5}
-///     {"m":"reply","f":1,"id":4,"ok":true}             {"m":"inflight","f":1,"id":6}
+///     {"f":1,"m":"started",…}  (InspectorPipe's,       {"m":"files","files":{…},"changed":["counter/init.lua"]}
+///     {"f":1,"m":"event",…}     with the feature's     {"f":1,"m":"dispatch","id":4,"action":{…}}
+///     {"f":1,"m":"input",…}     number `f`)            {"f":1,"m":"restart","id":5}
+///     {"f":1,"m":"reply","id":4,"ok":true}             {"f":1,"m":"inflight","id":6}
 ///
 /// - **Files.** The server's first message is every `.lua` file of the folders it serves,
 ///   by `PLUGIN/PATH`; each save after is the same message with `changed`, the files the save
@@ -26,19 +26,37 @@ package enum DevServerMessages {
     package static let appPath = "/app"
 
     package static func hello(app: String, name: String) -> String {
-        "{\"m\":\"hello\",\"app\":\(q(app)),\"name\":\(q(name))}"
+        var line = JSONObjectWriter()
+        line.add("m", "hello")
+        line.add("app", app)
+        line.add("name", name)
+        return line.text
     }
 
     /// The files message: every file, and the ones a save changed (nil: the first message).
     package static func files(_ files: [String: String], changed: [String]?) -> String {
-        let body = files.keys.sorted().map { "\(q($0)):\(q(files[$0]!))" }.joined(separator: ",")
-        let changedField = changed.map { ",\"changed\":[" + $0.map(q).joined(separator: ",") + "]" } ?? ""
-        return "{\"m\":\"files\",\"files\":{\(body)}\(changedField)}"
+        var body = JSONObjectWriter()
+        for name in files.keys.sorted() { body.add(name, files[name]!) }
+        var line = JSONObjectWriter()
+        line.add("m", "files")
+        line.add("files", body)
+        if let changed { line.add("changed", changed) }
+        return line.text
     }
 
-    /// An `InspectorPipe` line for the feature numbered `feature`.
-    package static func tagged(_ line: String, feature: Int) -> String {
-        "{\"f\":\(feature)," + line.dropFirst()
+    /// A Debug Adapter Protocol message relayed over the link (`serve --debug`), JSON already.
+    package static func dap(_ message: String) -> String {
+        var line = JSONObjectWriter()
+        line.add("m", "dap")
+        line.add("msg", raw: message)
+        return line.text
+    }
+
+    /// The editor went away (`serve --debug`).
+    package static var dapEnd: String {
+        var line = JSONObjectWriter()
+        line.add("m", "dap-end")
+        return line.text
     }
 
     /// A message read: its name, its feature number if it has one, and the whole object.
@@ -66,5 +84,4 @@ package enum DevServerMessages {
         return (files, changed)
     }
 
-    private static func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
 }

@@ -37,7 +37,8 @@ import MoonflowLua
 ///   The parent ignores a child that went away.
 ///
 /// Values are JSON as `LuaValue.json(sortedKeys:root:)` writes them and `LuaValue(json:)`
-/// reads them, which is how the inspector's hub writes and reads them anyway.
+/// reads them, which is how the inspector's hub writes and reads them anyway; each line is
+/// put together by LuaKit's `JSONObjectWriter`, members in the order shown.
 package enum InspectorPipe {
     /// The child's file name, beside the `moonflow` binary.
     package static let executableName = "moonflow-inspector"
@@ -160,64 +161,123 @@ package enum InspectorPipe {
 
     // MARK: - Writing
 
-    package static func line(_ message: ToChild) -> String {
+    /// The line of `message`; over `moonflow serve`'s link, `feature` (the feature's number
+    /// in the app) goes first, as `"f"`.
+    package static func line(_ message: ToChild, feature: Int? = nil) -> String {
         switch message {
         case let .started(name, version, path, actions, clock):
-            var declared = "null"
+            var line = head("started", feature)
+            line.add("name", name)
+            line.add("version", version)
+            line.add("path", path)
+            line.add("clock", clock.rawValue)
             if let actions {
-                declared = "{" + actions.sorted { $0.key < $1.key }.map { name, fields in
-                    q(name) + ":{" + fields.sorted { $0.key < $1.key }.map { q($0.key) + ":" + q($0.value) }.joined(separator: ",") + "}"
-                }.joined(separator: ",") + "}"
+                var declared = JSONObjectWriter()
+                for (name, fields) in actions.sorted(by: { $0.key < $1.key }) {
+                    var shape = JSONObjectWriter()
+                    for (field, type) in fields.sorted(by: { $0.key < $1.key }) { shape.add(field, type) }
+                    declared.add(name, shape)
+                }
+                line.add("actions", declared)
+            } else {
+                line.add("actions", raw: "null")
             }
-            return "{\"m\":\"started\",\"name\":\(q(name)),\"version\":\(version),\"path\":\(q(path)),\"clock\":\(q(clock.rawValue)),\"actions\":\(declared)}"
+            return line.text
         case let .event(event, t, cause, causeID):
-            let causeField = (cause.map { ",\"cause\":\(json($0))" } ?? "") + (causeID.map { ",\"causeID\":\(q($0))" } ?? "")
-            return "{\"m\":\"event\",\"t\":\(t)\(causeField),\(eventFields(event))}"
+            var line = head("event", feature)
+            line.add("t", t)
+            if let cause { line.add("cause", cause, root: "value", otherwise: "null") }
+            if let causeID { line.add("causeID", causeID) }
+            eventFields(event, into: &line)
+            return line.text
         case let .input(action, t):
-            return "{\"m\":\"input\",\"t\":\(t),\"action\":\(json(action))}"
-        case let .answered(line):
-            return "{\"m\":\"answered\",\"line\":\(q(line))}"
+            var line = head("input", feature)
+            line.add("t", t)
+            line.add("action", action, root: "value", otherwise: "null")
+            return line.text
+        case let .answered(answer):
+            var line = head("answered", feature)
+            line.add("line", answer)
+            return line.text
         case let .reply(id, message, flights):
-            var line = "{\"m\":\"reply\",\"id\":\(id),\"ok\":\(message == nil)"
-            if let message { line += ",\"message\":\(q(message))" }
+            var line = head("reply", feature)
+            line.add("id", id)
+            line.add("ok", message == nil)
+            if let message { line.add("message", message) }
             if let flights {
-                line += ",\"flights\":[" + flights.map { f in
-                    "{\"action\":\(json(f.action)),\"what\":\(q(f.what))" + (f.child.map { ",\"child\":\(q($0))" } ?? "")
-                        + ",\"id\":\(f.actionID),\"summary\":\(q(f.summary))}"
-                }.joined(separator: ",") + "]"
+                line.add("flights", flights.map { f in
+                    var flight = JSONObjectWriter()
+                    flight.add("action", f.action, root: "value", otherwise: "null")
+                    flight.add("what", f.what)
+                    if let child = f.child { flight.add("child", child) }
+                    flight.add("id", f.actionID)
+                    flight.add("summary", f.summary)
+                    return flight
+                })
             }
-            return line + "}"
+            return line.text
         }
     }
 
-    package static func line(_ message: ToParent) -> String {
+    package static func line(_ message: ToParent, feature: Int? = nil) -> String {
         switch message {
         case let .listening(url, authorities):
-            return "{\"m\":\"listening\",\"url\":\(q(url)),\"authorities\":[\(authorities.map(q).joined(separator: ","))]}"
+            var line = head("listening", feature)
+            line.add("url", url)
+            line.add("authorities", authorities)
+            return line.text
         case let .failed(message):
-            return "{\"m\":\"failed\",\"message\":\(q(message))}"
+            var line = head("failed", feature)
+            line.add("message", message)
+            return line.text
         case let .dispatch(id, action):
-            return "{\"m\":\"dispatch\",\"id\":\(id),\"action\":\(json(action))}"
+            var line = head("dispatch", feature)
+            line.add("id", id)
+            line.add("action", action, root: "value", otherwise: "null")
+            return line.text
         case let .restart(id):
-            return "{\"m\":\"restart\",\"id\":\(id)}"
+            var line = head("restart", feature)
+            line.add("id", id)
+            return line.text
         case let .inFlight(id):
-            return "{\"m\":\"inflight\",\"id\":\(id)}"
+            var line = head("inflight", feature)
+            line.add("id", id)
+            return line.text
         }
     }
 
-    private static func eventFields(_ event: FeatureEvent) -> String {
-        func optional(_ name: String, _ s: String?) -> String { s.map { ",\"\(name)\":\(q($0))" } ?? "" }
-        func list(_ items: [String]) -> String { "[" + items.map(q).joined(separator: ",") + "]" }
+    /// A message's first members: the feature's number over `serve`'s link, and `"m"`.
+    private static func head(_ m: String, _ feature: Int?) -> JSONObjectWriter {
+        var line = JSONObjectWriter()
+        if let feature { line.add("f", feature) }
+        line.add("m", m)
+        return line
+    }
+
+    private static func eventFields(_ event: FeatureEvent, into line: inout JSONObjectWriter) {
+        func kind(_ name: String, value: LuaValue) {
+            line.add("kind", name)
+            line.add("value", value, root: "value", otherwise: "null")
+        }
         switch event {
-        case .action(let a): return "\"kind\":\"action\",\"value\":\(json(a))"
-        case .mutation(let m, let seq): return "\"kind\":\"mutation\",\"value\":\(json(m)),\"seq\":\(seq)"
-        case .state(let s, let seq): return "\"kind\":\"state\",\"value\":\(json(s)),\"seq\":\(seq)"
-        case .effect(let e, let from): return "\"kind\":\"effect\",\"value\":\(json(e))" + optional("from", from)
-        case .error(let message, let location): return "\"kind\":\"error\",\"message\":\(q(message))" + optional("location", location)
-        case .log(let message, let location): return "\"kind\":\"log\",\"message\":\(q(message))" + optional("location", location)
+        case .action(let a): kind("action", value: a)
+        case .mutation(let m, let seq): kind("mutation", value: m); line.add("seq", seq)
+        case .state(let s, let seq): kind("state", value: s); line.add("seq", seq)
+        case .effect(let e, let from):
+            kind("effect", value: e)
+            if let from { line.add("from", from) }
+        case .error(let message, let location), .log(let message, let location):
+            line.add("kind", { if case .error = event { "error" } else { "log" } }())
+            line.add("message", message)
+            if let location { line.add("location", location) }
         case .reload(let files, let ms, let changes):
-            return "\"kind\":\"reload\",\"files\":\(list(files)),\"ms\":\(ms.isFinite ? "\(ms)" : "0")"
-                + ",\"added\":\(list(changes.added)),\"stale\":\(list(changes.stale)),\"kept\":\(list(changes.kept)),\"cancelled\":\(list(changes.cancelled))"
+            line.add("kind", "reload")
+            line.add("files", files)
+            line.add("ms", raw: ms.isFinite ? "\(ms)" : "0")
+            line.add("added", changes.added)
+            line.add("stale", changes.stale)
+            line.add("kept", changes.kept)
+            line.add("cancelled", changes.cancelled)
         }
     }
 
@@ -324,9 +384,6 @@ package enum InspectorPipe {
         BadLine(description: "not a line of the inspector's pipe protocol: \(line.prefix(200))")
     }
 
-    private static func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
-
-    private static func json(_ v: LuaValue) -> String { (try? v.json(sortedKeys: true, root: "value")) ?? "null" }
 }
 
 /// Whole lines out of bytes read a block at a time (the inspector's pipe), in time linear in
