@@ -2,7 +2,6 @@
 -- state): the sandbox's globals (LuaKit's sandbox.lua, the one definition of what
 -- a sandboxed script may reach) plus a require confined to the plugin's folder.
 local sandbox, loadModule = ...
-local G = _G
 -- Taken now and called as locals, never through a table a plugin can reach.
 local require0, preload, error0, type = require, package.preload, error, type
 local match, find, sub, gsub, format = string.match, string.find, string.sub, string.gsub, string.format

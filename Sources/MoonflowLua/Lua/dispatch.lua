@@ -9,7 +9,7 @@
 local rawgetmetatable, rawsetmetatable, emptyArray, rearm, flat, params, fits = ...
 local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
 local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
-local match, format, concat, sort = string.match, string.format, table.concat, table.sort
+local match, format, sort = string.match, string.format, table.sort
 local unpack = table.unpack
 local targets = setmetatable({}, { __mode = "k" })   -- view -> the table it shows
 local views = setmetatable({}, { __mode = "k" })     -- table -> its view in the running call
@@ -519,7 +519,7 @@ return {
   migrate = function(def, old, from) return def.migrate(old, from) end,
   route = function(def, action, state) return def.route(action, state) end,
   combine = function(def, states) return def.combine(states) end,
-  mapEffect = function(def, child, effect) return def.mapEffect(child, effect) end,
+  mapEffect = function(def, childName, effect) return def.mapEffect(childName, effect) end,
   identity = function(...) return ... end,
   setShape = setShape,
   step = function(def, action, state, env, lazy)

@@ -516,7 +516,7 @@ local function execute(ctx, run, trace, reach)
   local traced = trace and {} or nil
   local failure
 
-  local function check(where, stepType)
+  local function check(where)
     local events = core.exploreTake(h)
     if traced then traced[#traced + 1] = { at = where, events = events } end
     for _, e in ipairs(events) do
@@ -534,7 +534,7 @@ local function execute(ctx, run, trace, reach)
         if msg then return { key = key, check = key, message = msg, spec = ctx.extraInvariants and ctx.extraInvariants[key:sub(11)] ~= nil } end
       end
     end
-    return nil, stepType
+    return nil
   end
 
   local initial = core.state(h)
@@ -570,7 +570,7 @@ local function execute(ctx, run, trace, reach)
   end
   -- The run is over: the clock goes past every timer, then nothing may be left in flight.
   if not failure then
-    for round = 1, SETTLE_ROUNDS do
+    for _ = 1, SETTLE_ROUNDS do
       core.exploreSettle(h)  -- answers of services and repositories that work off the clock
       local due = core.exploreNextDue(h)
       if due then core.advance(h, due) end

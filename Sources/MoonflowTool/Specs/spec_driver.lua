@@ -61,7 +61,7 @@ if arm and testLimit then
     if run == element.run or descriptor == "finally" then
       local body = run
       run = function(...)
-        local guard <close> = arm(testLimit)
+        local _ <close> = arm(testLimit)
         return body(...)
       end
     end
@@ -86,7 +86,7 @@ do
   end
 end
 
-busted.subscribe({ "test", "end" }, function(element, parent, status)
+busted.subscribe({ "test", "end" }, function(element, _parent, status)
   if passedOver[element] then return nil, true end
   local m = messages[element]
   add {
@@ -98,27 +98,25 @@ busted.subscribe({ "test", "end" }, function(element, parent, status)
 end)
 
 -- Failures and errors: inside an `it` they belong to its result; anywhere
--- else (a describe body, before_each, the file itself) they are a result of their own.
-local function record(status)
-  return function(element, parent, message, trace)
-    local text = type(message) == "string" and message or tostring(message)
-    -- The message starts with the spec's file:line when the failure was raised there.
-    local at = text:match("^([^\n]-:%d+): ") or where(trace)
-    if element.descriptor == "it" or element.descriptor == "pending" then
-      if not messages[element] then messages[element] = { message = text, where = at } end
-    else
-      local name = element.descriptor == "file" and "(loading the spec file)"
-        or ("(" .. tostring(element.descriptor) .. (element.name and (" " .. element.name) or "") .. ")")
-      add {
-        name = name, path = describePath(element), status = "error",
-        message = text, where = at,
-      }
-    end
-    return nil, true
+-- else (a describe body, before_each, the file itself) they are a result of their own, an error.
+local function record(element, _parent, message, trace)
+  local text = type(message) == "string" and message or tostring(message)
+  -- The message starts with the spec's file:line when the failure was raised there.
+  local at = text:match("^([^\n]-:%d+): ") or where(trace)
+  if element.descriptor == "it" or element.descriptor == "pending" then
+    if not messages[element] then messages[element] = { message = text, where = at } end
+  else
+    local name = element.descriptor == "file" and "(loading the spec file)"
+      or ("(" .. tostring(element.descriptor) .. (element.name and (" " .. element.name) or "") .. ")")
+    add {
+      name = name, path = describePath(element), status = "error",
+      message = text, where = at,
+    }
   end
+  return nil, true
 end
-busted.subscribe({ "failure" }, record("failure"))
-busted.subscribe({ "error" }, record("error"))
+busted.subscribe({ "failure" }, record)
+busted.subscribe({ "error" }, record)
 
 if filter then
   require "busted.modules.filter_loader"()(busted, {
