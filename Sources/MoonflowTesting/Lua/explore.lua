@@ -266,8 +266,12 @@ local function fromSchema(decl, at)
   return G.record(fields)
 end
 
+-- An unknown name lists the generators G has, so the message and the table cannot disagree.
 T.gen = setmetatable(G, { __index = function(_, k)
-  error(("T.gen has no '%s'; it has integer, number, string, boolean, oneOf, constant, optional, list, map, record"):format(tostring(k)), 2)
+  local names = {}
+  for name in pairs(G) do names[#names + 1] = name end
+  table.sort(names)
+  error(("T.gen has no '%s'; it has %s"):format(tostring(k), table.concat(names, ", ")), 2)
 end })
 
 -- MARK: - Invariants
