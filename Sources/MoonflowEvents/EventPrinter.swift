@@ -11,7 +11,7 @@ public enum OutputFormat: String, Sendable, CaseIterable {
     case jsonl
 }
 
-/// Renders feature events as text, one call per event.
+/// Renders feature events as text, one call per event (jsonl: `EventLine`'s lines).
 ///
 ///     let printer = EventPrinter(format: .jsonl)
 ///     printer.render(.state(["count": 0], seq: 0), t: 0)
@@ -57,47 +57,16 @@ public final class EventPrinter: @unchecked Sendable {
 
     private func jsonl(_ event: FeatureEvent, t: Int, from child: String?, changes: [StateChange]?,
                        stateJSON: (() throws -> [UInt8])?) -> String {
-        func json(_ v: LuaValue, _ root: String) throws -> String { try v.json(sortedKeys: true, root: root) }
-        func quoted(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
-        do {
-            switch event {
-            case .state(let s, let seq):
-                let source = child.map { ",\"from\":\(quoted($0))" } ?? ""
-                if statePatches {
-                    defer { lastState = changes == nil ? s : nil }
-                    if seq > 0, let ops = JSONPatch.patch(from: lastState, to: s, changes: changes, declared: declaredState) {
-                        return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"patch\":\(try JSONPatch.json(ops))}"
-                    }
+        guard case .state(let s, let seq) = event else { return EventLine.text(event, t: t, from: child) }
+        return EventLine.text(event, t: t, from: child, state: { [self] in
+            if statePatches {
+                defer { lastState = changes == nil ? s : nil }
+                if seq > 0, let ops = JSONPatch.patch(from: lastState, to: s, changes: changes, declared: declaredState) {
+                    return .patch(try JSONPatch.json(ops))
                 }
-                let state = try stateJSON.map { String(decoding: try $0(), as: UTF8.self) } ?? json(s, "state")
-                return "{\"event\":\"state\",\"t\":\(t),\"seq\":\(seq)\(source),\"state\":\(state)}"
-            case .action(let a):
-                return "{\"event\":\"action\",\"t\":\(t),\"action\":\(try json(a, "action"))}"
-            case .mutation(let m, let seq):
-                let source = child.map { ",\"from\":\(quoted($0))" } ?? ""
-                return "{\"event\":\"mutation\",\"t\":\(t),\"seq\":\(seq)\(source),\"mutation\":\(try json(m, "mutation"))}"
-            case .effect(let e, let from):
-                let source = from.map { ",\"from\":\(quoted($0))" } ?? ""
-                return "{\"event\":\"effect\",\"t\":\(t)\(source),\"effect\":\(try json(e, "effect"))}"
-            case .error(let message, let location), .log(let message, let location):
-                let kind = if case .error = event { "error" } else { "log" }
-                let report = LuaErrorReport(parsing: message)
-                let (first, traceback) = (report.message, report.traceback)
-                let whereField = location.map { ",\"where\":\(quoted($0))" } ?? ""
-                let tb = traceback.map { ",\"traceback\":\(quoted($0))" } ?? ""
-                return "{\"event\":\"\(kind)\",\"t\":\(t),\"message\":\(quoted(first))\(whereField)\(tb)}"
-            case .reload(let files, let ms, let changes):
-                func list(_ items: [String]) -> String { "[" + items.map(quoted).joined(separator: ",") + "]" }
-                var fields = ""
-                for (name, items) in [("added", changes.added), ("stale", changes.stale), ("kept", changes.kept), ("cancelled", changes.cancelled)] where !items.isEmpty {
-                    fields += ",\"\(name)\":\(list(items))"
-                }
-                if changes.restarted { fields += ",\"restarted\":true" }
-                return "{\"event\":\"reload\",\"t\":\(t),\"files\":\(list(files)),\"ms\":\(String(format: "%.1f", ms))\(fields)}"
             }
-        } catch {
-            return "{\"event\":\"error\",\"t\":\(t),\"message\":\(quoted(String(describing: error)))}"
-        }
+            return try stateJSON.map { .json(try $0()) } ?? .value(s)
+        })
     }
 
     // MARK: pretty

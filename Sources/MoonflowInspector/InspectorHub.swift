@@ -79,7 +79,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         let action: String
         var frame: Int?
         /// The input line that sends it again at its time.
-        var line: String { "{\"at\":\(t),\"send\":\(action)}" }
+        var line: String { TimedInput.line(at: t, send: action) }
     }
 
     /// The bytes `text` holds on the heap besides the 16 of the `String` itself: none for a
@@ -99,7 +99,6 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     private var dispatcher: (any RunDispatcher)?
     private var pages: [Int: Page] = [:]
     private var nextPage = 0
-    private let printer = EventPrinter(format: .jsonl)
     /// The window's state frames in order, and whole states every `snapshotEvery` of them.
     private var states: [StateFrame] = []
     private var snapshots: [Int: String] = [:]
@@ -172,20 +171,23 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     public func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?, causeID: String?) {
         lock.withLock {
             let seq = first + frames.count
-            var fields = "\"seq\":\(seq)"
+            var head = JSONObjectWriter()
+            head.add("seq", seq)
             // An action frame is told its own action as `cause`: it starts a group, not joins
             // that of an earlier frame of the same action.
             var own = false
             if case .action(let action) = event { own = action == cause }
             if let cause, !own, let from = causeID.flatMap({ id in actionFrames.last { $0.id == id && $0.action == cause } })
                 ?? actionFrames.last(where: { $0.action == cause }) {
-                let json = (try? cause.json(sortedKeys: true, root: "cause")) ?? "{}"
-                fields += ",\"cause\":{\"seq\":\(from.seq),\"action\":\(json)}"
+                var link = JSONObjectWriter()
+                link.add("seq", from.seq)
+                link.add("action", cause, root: "cause", otherwise: "{}")
+                head.add("cause", link)
             }
             let frame: String
             switch event {
             case .state(let state, let step):
-                frame = stateFrame(state, step: step, seq: seq, t: t, fields: fields)
+                frame = stateFrame(state, step: step, seq: seq, t: t, head: head)
             default:
                 if case .action(let action) = event {
                     actionFrames.append((action, seq, Date(), causeID))
@@ -197,10 +199,8 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                     }
                     if actionFrames.count > 4096 { actionFrames.removeFirst(2048) }
                 }
-                var line = printer.render(event, t: t)
                 // A mutation's jsonl `seq` (reduced mutations so far) is `step` here: `seq` numbers frames.
-                if case .mutation = event, let r = line.range(of: ",\"seq\":") { line.replaceSubrange(r, with: ",\"step\":") }
-                frame = "{" + fields + "," + line.dropFirst()
+                frame = EventLine.text(event, t: t, head: head, step: "step")
             }
             frames.append(frame)
             frameBytes += frame.utf8.count
@@ -318,20 +318,22 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     }
 
     /// A `state` frame: the whole state the first time, then a patch against the last one.
-    private func stateFrame(_ state: LuaValue, step: Int, seq: Int, t: Int, fields: String) -> String {
+    private func stateFrame(_ state: LuaValue, step: Int, seq: Int, t: Int, head: JSONObjectWriter) -> String {
         defer { lastState = state }
-        let head = "{\(fields),\"event\":\"state\",\"t\":\(t),\"step\":\(step)"
         let index = stateCount
         stateCount += 1
+        let body: EventLine.State
         if let last = lastState, let ops = JSONPatch.patch(from: last, to: state) {
             states.append(StateFrame(seq: seq, step: step, patch: ops))
             if index % InspectorHub.snapshotEvery == 0 { keepSnapshot(seq, json(state, "state")) }
-            return head + ",\"patch\":\((try? JSONPatch.json(ops)) ?? "[]")}"
+            body = .patch((try? JSONPatch.json(ops)) ?? "[]")
+        } else {
+            let whole = json(state, "state")
+            states.append(StateFrame(seq: seq, step: step, patch: nil))
+            keepSnapshot(seq, whole)
+            body = .jsonText(whole)
         }
-        let whole = json(state, "state")
-        states.append(StateFrame(seq: seq, step: step, patch: nil))
-        keepSnapshot(seq, whole)
-        return head + ",\"state\":\(whole)}"
+        return EventLine.text(.state(state, seq: step), t: t, head: head, state: { body }, step: "step")
     }
 
     // MARK: - Pages
@@ -395,7 +397,11 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 }
                 if pages[id]!.travelling {
                     pages[id]!.queued.append(action)
-                    return "{\"event\":\"reply\",\"cmd\":\"dispatch\",\"ok\":true,\"queued\":\(pages[id]!.queued.count)}"
+                    var reply = frame("reply")
+                    reply.add("cmd", "dispatch")
+                    reply.add("ok", true)
+                    reply.add("queued", pages[id]!.queued.count)
+                    return reply.text
                 }
                 toDispatch = [action]
                 return nil
@@ -411,7 +417,12 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                     return failure(command, "jump: no state before frame \(seq)")
                 }
                 pages[id]!.travelling = true
-                return "{\"event\":\"jump\",\"seq\":\(seq),\"stateSeq\":\(stateSeq),\"step\":\(step),\"state\":\(state)}"
+                var jump = frame("jump")
+                jump.add("seq", seq)
+                jump.add("stateSeq", stateSeq)
+                jump.add("step", step)
+                jump.add("state", raw: state)
+                return jump.text
             case "inflight", "rerun", "restart":
                 return nil
             case "toggle":
@@ -425,8 +436,11 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 toDispatch = pages[id]!.queued
                 pages[id]!.queued = []
                 pages[id]!.travelling = false
-                let state = lastState.map { json($0, "state") } ?? "null"
-                return "{\"event\":\"resume\",\"seq\":\(first + frames.count - 1),\"sent\":\(toDispatch.count),\"state\":\(state)}"
+                var resume = frame("resume")
+                resume.add("seq", first + frames.count - 1)
+                resume.add("sent", toDispatch.count)
+                resume.add("state", raw: lastState.map { json($0, "state") } ?? "null")
+                return resume.text
             default:
                 return failure(command, "unknown cmd \"\(LuaValue.escaped(command))\"; the commands are \(InspectorHub.commands)")
             }
@@ -454,7 +468,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                     throw HostError("the feature has not loaded yet; send again once the session frame arrived")
                 }
                 try dispatcher.restart()
-                send("{\"event\":\"reply\",\"cmd\":\"restart\",\"ok\":true}", to: id)
+                send(done("restart"), to: id)
             } catch {
                 send(failure(command, "restart: \(error)"), to: id)
             }
@@ -465,7 +479,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                     throw HostError("the feature has not loaded yet; send again once the session frame arrived")
                 }
                 try dispatcher.dispatch(action)
-                if command == "dispatch" { send("{\"event\":\"reply\",\"cmd\":\"dispatch\",\"ok\":true}", to: id) }
+                if command == "dispatch" { send(done("dispatch"), to: id) }
             } catch {
                 send(failure(command, "\(command): \(error)"), to: id)
             }
@@ -500,18 +514,25 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         let states = Array((rerun?(run.path, lines, answers) ?? []).dropFirst(skipped))
         var differs: [Int] = []
         // For the first differing steps, what the code gives now and the diff, as `moonflow replay` prints it.
-        var changes: [String] = []
+        var changes: [JSONObjectWriter] = []
         for (i, (seq, state)) in recorded.enumerated() where i >= states.count || states[i] != state {
             differs.append(seq)
             guard changes.count < InspectorHub.rerunDetails else { continue }
             let now = i < states.count ? states[i] : LuaValue.nil
             let diff = i < states.count ? StateDiff.lines(expected: state, actual: now) : ["(the run now ends before this step)"]
-            let lines = diff.map { q($0) }.joined(separator: ",")
-            changes.append("{\"seq\":\(seq),\"now\":\(i < states.count ? json(now, "state") : "null"),\"diff\":[\(lines)]}")
+            var change = JSONObjectWriter()
+            change.add("seq", seq)
+            change.add("now", raw: i < states.count ? json(now, "state") : "null")
+            change.add("diff", diff)
+            changes.append(change)
         }
-        let last = states.last.map { json($0, "state") } ?? "null"
-        let offList = command == "toggle" ? ",\"off\":[\(off.sorted().map(String.init).joined(separator: ","))]" : ""
-        return "{\"event\":\"\(command)\"\(offList),\"states\":\(states.count),\"differs\":[\(differs.map(String.init).joined(separator: ","))],\"changes\":[\(changes.joined(separator: ","))],\"state\":\(last)}"
+        var reply = frame(command)
+        if command == "toggle" { reply.add("off", off.sorted()) }
+        reply.add("states", states.count)
+        reply.add("differs", differs)
+        reply.add("changes", changes)
+        reply.add("state", raw: states.last.map { json($0, "state") } ?? "null")
+        return reply.text
     }
 
     /// Every state frame's seq and whole state in the window, in order, and how many
@@ -541,12 +562,18 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         let flights = lock.withLock { dispatcher }?.inFlight ?? []
         let now = Date()
         return lock.withLock {
-            let items = flights.map { flight -> String in
-                let what = q(flight.summary)
-                guard let start = actionFrames.last(where: { $0.action == flight.action }) else { return "{\"what\":\(what)}" }
-                return "{\"what\":\(what),\"seq\":\(start.seq),\"ms\":\(Int(now.timeIntervalSince(start.at) * 1000))}"
+            let items = flights.map { flight -> JSONObjectWriter in
+                var item = JSONObjectWriter()
+                item.add("what", flight.summary)
+                if let start = actionFrames.last(where: { $0.action == flight.action }) {
+                    item.add("seq", start.seq)
+                    item.add("ms", Int(now.timeIntervalSince(start.at) * 1000))
+                }
+                return item
             }
-            return "{\"event\":\"inflight\",\"flights\":[\(items.joined(separator: ","))]}"
+            var reply = frame("inflight")
+            reply.add("flights", items)
+            return reply.text
         }
     }
 
@@ -555,7 +582,26 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     }
 
     private func failure(_ cmd: String, _ message: String) -> String {
-        return "{\"event\":\"reply\",\"cmd\":\(q(cmd)),\"ok\":false,\"message\":\(q(advice(message)))}"
+        var reply = frame("reply")
+        reply.add("cmd", cmd)
+        reply.add("ok", false)
+        reply.add("message", advice(message))
+        return reply.text
+    }
+
+    /// `{"event":"reply","cmd":CMD,"ok":true}`: the command was done.
+    private func done(_ cmd: String) -> String {
+        var reply = frame("reply")
+        reply.add("cmd", cmd)
+        reply.add("ok", true)
+        return reply.text
+    }
+
+    /// A frame of the inspector's own (not a run's event): `{"event":KIND,...}`.
+    private func frame(_ kind: String) -> JSONObjectWriter {
+        var frame = JSONObjectWriter()
+        frame.add("event", kind)
+        return frame
     }
 
     /// Sends the frames after `since`; the whole window (with the `session` frame first)
@@ -570,23 +616,39 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     }
 
     private var sessionFrame: String {
+        var session = frame("session")
+        session.add("last", first + frames.count - 1)
         // Once the window has moved: its first frame, and the whole state as it starts.
-        var window = ",\"keep\":\(limits.frames)"
+        session.add("keep", limits.frames)
         if first > 0 {
-            window += ",\"first\":\(first)"
-            if let base = windowBase { window += ",\"base\":{\"stateSeq\":\(base.seq),\"step\":\(base.step),\"state\":\(json(base.state, "state"))}" }
+            session.add("first", first)
+            if let base = windowBase {
+                var start = JSONObjectWriter()
+                start.add("stateSeq", base.seq)
+                start.add("step", base.step)
+                start.add("state", raw: json(base.state, "state"))
+                session.add("base", start)
+            }
         }
-        guard let run else { return "{\"event\":\"session\",\"last\":\(first + frames.count - 1)\(window)}" }
-        var actions = "null"
+        guard let run else { return session.text }
+        session.add("feature", run.name)
+        session.add("version", run.version)
+        session.add("path", run.path)
+        session.add("clock", run.clock.rawValue)
         if let schema = run.actions {
-            actions = "{" + schema.names.map { name in
-                let fields = (schema.shapes[name] ?? [:]).sorted { $0.key < $1.key }
-                    .map { "\(q($0.key)):\(q($0.value.type.rawValue + ($0.value.optional ? "?" : "")))" }
-                return "\(q(name)):{\(fields.joined(separator: ","))}"
-            }.joined(separator: ",") + "}"
+            var actions = JSONObjectWriter()
+            for name in schema.names {
+                var fields = JSONObjectWriter()
+                for (field, shape) in (schema.shapes[name] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    fields.add(field, shape.type.rawValue + (shape.optional ? "?" : ""))
+                }
+                actions.add(name, fields)
+            }
+            session.add("actions", actions)
+        } else {
+            session.add("actions", raw: "null")
         }
-        return "{\"event\":\"session\",\"last\":\(first + frames.count - 1)\(window),\"feature\":\(q(run.name)),\"version\":\(run.version),"
-            + "\"path\":\(q(run.path)),\"clock\":\(q(run.clock.rawValue)),\"actions\":\(actions)}"
+        return session.text
     }
 
     /// The state as of frame `seq` as JSON (the last state frame at or before it), rebuilt
@@ -606,9 +668,6 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         guard let whole = wholeState(lo - 1) else { return nil }
         return (states[lo - 1].seq, states[lo - 1].step, json(whole, "state"))
     }
-
-    /// A string as JSON.
-    private func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
 
     private func json(_ v: LuaValue, _ root: String) -> String { (try? v.json(sortedKeys: true, root: root)) ?? "null" }
 

@@ -18,12 +18,12 @@ import Streams
 /// `service` lines what each call of a Swift service or repository answered and where
 /// in the run the answer arrived (`after` the run's Nth action event, at `t` ms), so
 /// replay answers each call at that point; the other lines are the run's jsonl events
-/// with whole states.
+/// with whole states. `RecordingLine` and `EventLine` (MoonflowEvents) write them.
 package final class SessionRecorder: RunObserver, @unchecked Sendable {
     /// The header's `record` value: what `replay` looks for on the first line.
-    package static let kind = "moonflow-session"
+    package static let kind = RecordingLine.kind
     /// The header's `format`: bumped when the layout of a recording changes.
-    package static let format = 1
+    package static let format = RecordingLine.format
 
     /// Where the lines go: the file, or nowhere (`answersOnly`).
     private let handle: FileHandle?
@@ -71,17 +71,10 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     deinit { try? handle?.close() }
 
     /// The header line for a run of `run`.
-    package static func header(_ run: RunDescription) -> String {
-        func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
-        return "{\"record\":\(q(kind)),\"format\":\(format),\"feature\":\(q(run.name)),\"version\":\(run.version),"
-            + "\"path\":\(q(run.path)),\"clock\":\(q(run.clock.rawValue)),\"moonflow\":\(q(FeatureHost.version))}"
-    }
+    package static func header(_ run: RunDescription) -> String { RecordingLine.header(run) }
 
     /// An `input` line.
-    package static func inputLine(_ action: LuaValue, t: Int) -> String {
-        let json = (try? action.json(sortedKeys: true, root: "action")) ?? "{}"
-        return "{\"input\":\(json),\"t\":\(t)}"
-    }
+    package static func inputLine(_ action: LuaValue, t: Int) -> String { RecordingLine.input(action, t: t) }
 
     package func started(_ run: RunDescription, dispatch: any RunDispatcher) {
         place.withLock { $0.now = run.now }
@@ -124,11 +117,7 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     }
 
     static func serviceLine(_ service: String, call: Int, _ outcome: ServiceOutcome, arrived: ServiceDelivery? = nil) -> String {
-        func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
-        let values = (try? LuaValue.table(LuaTable(array: outcome.values, isJSONArray: true)).json(sortedKeys: true, root: "values")) ?? "[]"
-        let error = outcome.error.map { ",\"error\":\(q($0))" } ?? ""
-        let point = arrived.map { ",\"after\":\($0.after),\"t\":\($0.t)" + ($0.order.map { ",\"n\":\($0)" } ?? "") } ?? ""
-        return "{\"service\":\(q(service)),\"call\":\(call),\"values\":\(values)\(error)\(point)}"
+        RecordingLine.service(service, call: call, values: outcome.values, error: outcome.error, arrived: arrived)
     }
 
     /// A `service` line read back: the call's outcome, and where its answer arrived when

@@ -20,13 +20,11 @@ final class Terminal: @unchecked Sendable {
         lock.withLock { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
     }
 
-    private func q(_ s: String) -> String { (try? LuaValue.string(LuaString(s)).json()) ?? "\"\"" }
-
     func serving(url: String, plugins: [String]) {
         let connect = "try await host.connect(devServer: \"\(url)\")"
         switch format {
         case .jsonl:
-            write("{\"event\":\"serve\",\"t\":0,\"url\":\(q(url)),\"plugins\":[\(plugins.map(q).joined(separator: ","))],\"connect\":\(q(connect))}")
+            write(EventLine.serve(url: url, plugins: plugins, connect: connect))
         case .pretty:
             write("moonflow serve: \(plugins.map { LuaValue.escaped($0) }.joined(separator: ", ")) at \(url)\n  in the app (debug builds): \(connect)")
         }
@@ -34,7 +32,7 @@ final class Terminal: @unchecked Sendable {
 
     func inspector(url: String, app: String, feature: String) {
         switch format {
-        case .jsonl: write("{\"event\":\"inspector\",\"t\":0,\"url\":\(q(url)),\"app\":\(q(app)),\"feature\":\(q(feature))}")
+        case .jsonl: write(EventLine.inspector(url: url, app: app, feature: feature))
         // Names come from outside (an app's process name, a plugin's `name`): escaped before the
         // terminal, as event data is, so none can clear the screen or set the title.
         case .pretty: write("  inspector for \(LuaValue.escaped(app)) \(LuaValue.escaped(feature)): \(url)")
@@ -45,8 +43,7 @@ final class Terminal: @unchecked Sendable {
     func debugger(address: String, token: String, file: String?) {
         switch format {
         case .jsonl:
-            write("{\"event\":\"debugger\",\"t\":0,\"address\":\(q(address)),\"token\":\(q(token))"
-                + (file.map { ",\"tokenFile\":\(q($0))" } ?? "") + "}")
+            write(EventLine.debugger(address: address, token: token, tokenFile: file))
         case .pretty:
             write("  debugger for the connected app at \(address) with token \(token)"
                 + (file.map { " (in \(LuaValue.escaped($0)))" } ?? "") + " (docs/debugging.md)")
@@ -56,7 +53,7 @@ final class Terminal: @unchecked Sendable {
     /// An app connected or went away: a `log` line.
     func log(_ message: String) {
         switch format {
-        case .jsonl: write("{\"event\":\"log\",\"t\":0,\"message\":\(q(message))}")
+        case .jsonl: write(EventLine.log(message))
         case .pretty: write("  · \(LuaValue.escaped(message))")
         }
     }

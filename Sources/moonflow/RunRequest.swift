@@ -127,7 +127,7 @@ struct RunRequest {
             options.handAnswers(to: inspector)
             options.keepsRunning = true
             let line = format == .jsonl
-                ? "{\"event\":\"inspector\",\"t\":0,\"url\":\"\(url)\"}"
+                ? EventLine.inspector(url: url)
                 : "     0 ms  inspector \(url)"
             FeatureRun.stdout(line)
         }

@@ -124,8 +124,7 @@ package struct SessionReplay {
             defer { number += 1 }
             guard number < recording.lines.count, recording.lines[number] == .input,
                   let value = try? LuaValue(jsonBytes: line), case .integer(let t)? = value["t"], let action = value["input"] else { return "" }
-            let json = (try? action.json(sortedKeys: true, root: "input")) ?? "{}"
-            return "{\"at\":\(t),\"send\":\(json)}"
+            return TimedInput.line(at: Int(clamping: t), send: action, root: "input")
         }
         _ = FeatureRun(options: options, input: input, write: output.add).run()
 
@@ -377,13 +376,12 @@ private final class PrintedEvents: @unchecked Sendable {
     var states: Int { lock.withLock { stateCount } }
 
     func add(_ line: String) {
-        // Each event line starts `{"event":"KIND"` (EventPrinter): counted from that, and
-        // parsed only while there is something to compare it with.
-        guard line.hasPrefix("{\"event\":\""), !line.hasPrefix("{\"event\":\"reload\"") else { return }
+        // An event line (`EventLine`) is an object with a string `event`; a reload's is not compared.
+        guard let event = try? LuaValue(json: line), let kind = EventLine.kind(of: event), kind != "reload" else { return }
         lock.withLock {
             count += 1
-            if line.hasPrefix("{\"event\":\"state\"") { stateCount += 1 }
-            guard let recorded, found == nil, extra == nil, let event = try? LuaValue(json: line) else { return }
+            if kind == "state" { stateCount += 1 }
+            guard let recorded, found == nil, extra == nil else { return }
             guard let (line, expected) = recorded.next() else { extra = plugin.relative(event); return }
             found = SessionReplay.difference(file: recorded.file, recorded: expected, line: line, statesSeen: statesSeen, now: plugin.relative(event))
             if expected["event"]?.stringValue == "state" { statesSeen += 1 }
