@@ -10,6 +10,8 @@ import Foundation
 /// - `MOONFLOW_BENCH_CAPI`: the built `bench/counter_capi.c`.
 /// - `MOONFLOW_BIN`: the release `moonflow` binary (default `.build/release/moonflow`).
 /// - `MOONFLOW_BIN_STATIC`: the same built with `--static-swift-stdlib` (start-up only).
+/// - `MOONFLOW_BIN_BASELINE`: another build of `moonflow` (the commit before a change), run
+///   beside `MOONFLOW_BIN` (print only).
 /// - `MOONFLOW_BENCH_OPENCOMBINE`: the built `bench/opencombine-counter` peer.
 /// - `MOONFLOW_BENCH_SCALE`: divides every action count (2 halves them) for a quick look;
 ///   figures at a scale other than 1 are not the ones to compare with the targets the

@@ -8,6 +8,7 @@ func benchSuites() -> [(name: String, run: () -> Void)] {
         ("startup", startupBench),
         ("reload", reloadBench),
         ("growth", growthBench),
+        ("print", printBench),
         ("scale", scaleBench),
         ("repository", repositoryBench),
         ("viewmodel", viewModelBench),
