@@ -88,7 +88,7 @@ let package = Package(
         .target(name: "MoonflowSQLite", dependencies: ["MoonflowHost", "Runtime", .product(name: "GRDB", package: "GRDB.swift", condition: sqlite)]),
         // The test store for apps: Swift `FeatureStore`, Lua `moonflow.test`, `StateDiff`.
         .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams"],
-                resources: [.embedInCode("Lua/moonflow_test.lua"), .embedInCode("Lua/preload.lua"), .embedInCode("Lua/explore.lua")]),
+                resources: [.embedInCode("Lua/moonflow_test.lua"), .embedInCode("Lua/preload.lua"), .embedInCode("Lua/explore.lua"), .embedInCode("Lua/generators.lua")]),
         // A run's events as JSON lines and text: what `moonflow run` prints, recordings keep and the inspector sends.
         .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit"]),
         // The debugger: the Debug Adapter Protocol an editor speaks, for the run to drive.

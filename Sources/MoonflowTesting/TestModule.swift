@@ -198,8 +198,9 @@ public enum TestModule {
         let coreTable = try lua.makeTable(core)
         let chunk = try lua.load(string: luaSource, name: "moonflow.test")
         let explorer = try lua.load(string: exploreSource, name: "moonflow.explore")
+        let generators = try lua.load(string: generatorsSource, name: "moonflow.generators")
         let install = try lua.load(string: preloadSource, name: "moonflow.test")
-        try lua.call(install, [.ref(chunk), .ref(coreTable), .ref(explorer)]) { _ in () }
+        try lua.call(install, [.ref(chunk), .ref(coreTable), .ref(explorer), .ref(generators)]) { _ in () }
     }
 
     /// What a store's userdata holds: the store, weakly. The store owns a feature, and so the
@@ -214,8 +215,10 @@ public enum TestModule {
 
     /// The Lua side: argument checks, stubs, and raising failures at the spec's line.
     static let luaSource = String(decoding: PackageResources.moonflow_test_lua, as: UTF8.self)
-    /// `T.explore`, `T.gen` and the shrinker (`Lua/explore.lua`), handed to the module.
+    /// `T.explore`, `T.faults` and the shrinker (`Lua/explore.lua`), handed to the module.
     static let exploreSource = String(decoding: PackageResources.explore_lua, as: UTF8.self)
+    /// `T.gen`'s generators and the seeded random source (`Lua/generators.lua`), handed to explore.lua.
+    static let generatorsSource = String(decoding: PackageResources.generators_lua, as: UTF8.self)
     /// Registers the module in `package.preload` with `core` (`Lua/preload.lua`).
     static let preloadSource = String(decoding: PackageResources.preload_lua, as: UTF8.self)
 }

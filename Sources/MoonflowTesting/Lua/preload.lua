@@ -1,4 +1,4 @@
 -- Registers `require "moonflow.test"` (TestModule.swift runs this once per Lua state with the
--- compiled moonflow_test.lua, `core`, the Swift half, and explore.lua): the module is built when first required.
-local chunk, core, explorer = ...
-package.preload["moonflow.test"] = function() return chunk(core, explorer) end
+-- compiled moonflow_test.lua, `core`, the Swift half, explore.lua and generators.lua): the module is built when first required.
+local chunk, core, explorer, generators = ...
+package.preload["moonflow.test"] = function() return chunk(core, explorer, generators) end
