@@ -209,11 +209,20 @@ let package = Package(
                 "MoonflowDebug",
                 "LuaKit",
                 "PluginFixtures",
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// scripts/test's ThreadSanitizer phase sets MOONFLOW_CONCURRENT_TESTS: its build declares only
+// the test targets whose code runs on more than one thread at once (those it runs, all of
+// them), and none of the inspector's server, so it compiles no SwiftNIO or Hummingbird.
+if Context.environment["MOONFLOW_CONCURRENT_TESTS"] != nil {
+    let concurrent: Set = ["StreamsTests", "RuntimeTests", "MoonflowLuaTests", "MoonflowHostTests", "MoonflowTestingTests",
+                           "MoonflowSQLiteTests", "MoonflowEventsTests", "MoonflowToolTests", "MoonflowDebugTests"]
+    let servers: Set = ["MoonflowInspector", "MoonflowServe", "moonflow-inspector", "moonflow-serve-testapp"]
+    package.targets.removeAll { ($0.type == .test && !concurrent.contains($0.name)) || servers.contains($0.name) }
+    package.products.removeAll { servers.contains($0.name) }
+}

@@ -56,8 +56,8 @@ final class DebugRunTests: XCTestCase {
     /// by the limit, and the accept loop goes on after EMFILE).
     func testTheEditorAttachesAfterIdleConnectionsUseUpTheDescriptors() throws {
         // An AddressSanitizer binary needs descriptors of its own (its leak check at exit):
-        // twelve starve the sanitizer, not the debugger. The plain and release runs check it.
-        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil {
+        // twelve starve the sanitizer, not the debugger. scripts/test's release phase checks it.
+        if try Moonflow.isAddressSanitized() {
             throw XCTSkip("ulimit -n 12 leaves an AddressSanitizer binary too few descriptors of its own")
         }
         let (process, input, output, first) = try started(

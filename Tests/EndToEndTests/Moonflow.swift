@@ -46,6 +46,12 @@ enum Moonflow {
         throw MissingBinary(searched: folders.map(\.path))
     }
 
+    /// Whether the binary under test is built with AddressSanitizer (its runtime linked in).
+    static func isAddressSanitized() throws -> Bool {
+        let data = try Data(contentsOf: try binary(), options: .alwaysMapped)
+        return data.range(of: Data("__asan_init".utf8)) != nil
+    }
+
     struct MissingBinary: Error, CustomStringConvertible {
         let searched: [String]
         var description: String {

@@ -4,9 +4,6 @@ import MoonflowRun
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Hummingbird
-import HummingbirdWSClient
-import Logging
 import LuaKit
 import MoonflowHost
 import MoonflowLua
@@ -326,12 +323,8 @@ final class InspectorTests: XCTestCase {
         XCTAssertTrue(noToken.body.contains("needs the token from its URL"), noToken.body)
 
         await XCTAssertThrowsAsync(try await Page.open(wsURL.replacingOccurrences(of: server.token, with: "guess")))
-        var evil = HTTPFields()
-        evil[.origin] = "http://evil.example"
-        await XCTAssertThrowsAsync(try await Page.open(wsURL, headers: evil))
-        var own = HTTPFields()
-        own[.origin] = "http://127.0.0.1:\(URL(string: url)!.port!)"
-        let ownPage = try await Page.open(wsURL, headers: own)
+        await XCTAssertThrowsAsync(try await Page.open(wsURL, headers: ["Origin": "http://evil.example"]))
+        let ownPage = try await Page.open(wsURL, headers: ["Origin": "http://127.0.0.1:\(URL(string: url)!.port!)"])
         ownPage.close()
     }
 
@@ -532,96 +525,6 @@ final class Feed: @unchecked Sendable {
         condition.withLock {
             while lines.isEmpty && !ended { condition.wait() }
             return lines.isEmpty ? nil : lines.removeFirst()
-        }
-    }
-}
-
-/// A WebSocket client standing in for the page: it keeps every frame it got.
-final class Page: @unchecked Sendable {
-    private let inbox: Inbox
-    private let outgoing: AsyncStream<String>.Continuation
-    private let task: Task<Void, any Error>
-
-    private init(inbox: Inbox, outgoing: AsyncStream<String>.Continuation, task: Task<Void, any Error>) {
-        self.inbox = inbox
-        self.outgoing = outgoing
-        self.task = task
-    }
-
-    /// Connects; throws when the server refuses the upgrade.
-    static func open(_ url: String, headers: HTTPFields = [:]) async throws -> Page {
-        let (stream, continuation) = AsyncStream<String>.makeStream()
-        let opened = Opened()
-        // Made before the connection: the server sends its first frames as soon as it accepts.
-        let inbox = Inbox()
-        let task = Task {
-            var logger = Logger(label: "test")
-            logger.logLevel = .critical
-            try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 24, additionalHeaders: headers), logger: logger) { inbound, outbound, _ in
-                opened.resume(nil)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { for await text in stream { try await outbound.write(.text(text)) } }
-                    for try await message in inbound.messages(maxSize: 1 << 24) {
-                        if case .text(let text) = message { inbox.add(try LuaValue(json: text)) }
-                    }
-                    group.cancelAll()
-                }
-            }
-        }
-        Task { do { _ = try await task.value; opened.resume(Failure("the connection closed")) } catch { opened.resume(error) } }
-        try await opened.wait()
-        return Page(inbox: inbox, outgoing: continuation, task: task)
-    }
-
-    /// Every frame received so far.
-    var all: [LuaValue] { inbox.all }
-
-    func send(_ text: String) async throws { outgoing.yield(text) }
-
-    /// The first `count` frames, waiting for them (up to 30 s).
-    func frames(count: Int) async throws -> [LuaValue] {
-        let deadline = Date().addingTimeInterval(30)
-        while true {
-            let frames = inbox.all
-            if frames.count >= count { return Array(frames.prefix(count)) }
-            if Date() > deadline { throw Failure("got \(frames.count) frames, not \(count): \(frames)") }
-            try await Task.sleep(nanoseconds: 5_000_000)
-        }
-    }
-
-    func close() { outgoing.finish(); task.cancel() }
-
-    /// The frames received, in order.
-    final class Inbox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var received: [LuaValue] = []
-        func add(_ frame: LuaValue) { lock.withLock { received.append(frame) } }
-        var all: [LuaValue] { lock.withLock { received } }
-    }
-
-    /// The first of "connected" or "failed", once.
-    final class Opened: @unchecked Sendable {
-        private let lock = NSLock()
-        private var result: (any Error)??
-        private var waiter: CheckedContinuation<Void, any Error>?
-        func resume(_ error: (any Error)?) {
-            let w: CheckedContinuation<Void, any Error>? = lock.withLock {
-                guard result == nil else { return nil }
-                result = .some(error)
-                defer { waiter = nil }
-                return waiter
-            }
-            if let w { if let error { w.resume(throwing: error) } else { w.resume() } }
-        }
-        func wait() async throws {
-            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                let done: (any Error)?? = lock.withLock {
-                    if let result { return .some(result) }
-                    waiter = c
-                    return nil
-                }
-                if let done { if let e = done { c.resume(throwing: e) } else { c.resume() } }
-            }
         }
     }
 }
