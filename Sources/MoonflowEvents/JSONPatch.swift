@@ -31,8 +31,11 @@ public enum JSONPatch {
 
         /// `{"op":"add","path":"/items/3","value":{...}}`.
         public func json() throws -> String {
-            let value = try self.value.map { ",\"value\":" + (try $0.json(sortedKeys: true, root: "patch\(path)")) } ?? ""
-            return "{\"op\":\"\(op.rawValue)\",\"path\":\(try LuaValue.string(LuaString(path)).json())\(value)}"
+            var operation = JSONObjectWriter()
+            operation.add("op", op.rawValue)
+            operation.add("path", path)
+            if let value { try operation.add("value", value, root: "patch\(path)") }
+            return operation.text
         }
     }
 

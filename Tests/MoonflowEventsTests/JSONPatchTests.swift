@@ -6,6 +6,16 @@ import XCTest
 
 /// JSON Patch (RFC 6902) between states: the operations, their JSON, and applying them back.
 final class JSONPatchTests: XCTestCase {
+    func testAnOperationIsWrittenOpPathValueItsPathQuoted() throws {
+        let op = JSONPatch.Operation(.replace, "/say \"hi\"/a~1b", ["z": 1, "a": "\n"])
+        XCTAssertEqual(try op.json(), #"{"op":"replace","path":"/say \"hi\"/a~1b","value":{"a":"\n","z":1}}"#)
+        XCTAssertEqual(try JSONPatch.json([JSONPatch.Operation(.remove, "/items/3"), op]),
+                       #"[{"op":"remove","path":"/items/3"},{"op":"replace","path":"/say \"hi\"/a~1b","value":{"a":"\n","z":1}}]"#)
+        XCTAssertThrowsError(try JSONPatch.Operation(.add, "/x", ["n": .number(.nan)]).json()) { error in
+            XCTAssertTrue("\(error)".contains("patch/x.n"), "\(error)")
+        }
+    }
+
     func testAOneFieldChangeOfALargeStateIsOneOperation() throws {
         let rows: [LuaValue] = (1...1000).map { ["id": .integer(Int64($0)), "name": "row \($0)"] }
         let old: LuaValue = ["rows": .table(LuaTable(array: rows)), "title": "t"]
