@@ -165,7 +165,7 @@ let package = Package(
         // A notes screen in Lua driven as a SwiftUI app drives it (a main-actor host, scopes, fields).
         .target(name: "NotesExample", dependencies: ["MoonflowHost", "LuaKit"], path: "examples/notes",
                 resources: [.copy("plugins")]),
-        // An app for `moonflow serve`'s end-to-end tests (MoonflowInspectorTests runs it): MoonflowHost alone.
+        // An app for `moonflow serve`'s end-to-end tests (MoonflowServeTests runs it): MoonflowHost alone.
         .executableTarget(name: "moonflow-serve-testapp", dependencies: ["MoonflowHost"], path: "Tests/ServeTestApp"),
         // An app's main (a plain one and an `async` one) driving a main-actor host, for EndToEndTests.
         .executableTarget(name: "moonflow-embedding-probe", dependencies: ["MoonflowHost", "LuaKit"], path: "Tests/EmbeddingProbe"),
@@ -179,8 +179,9 @@ let package = Package(
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Streams", "StreamsTesting"]),
         // The Lua layer alone, on a small harness of its own (what the host assembles is tested in MoonflowHostTests).
         .testTarget(name: "MoonflowLuaTests", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "StreamsTesting", "PluginFixtures"]),
-        // Plugin folders, the probe feature, what the two harnesses share and the resident-memory
-        // reading, for the test targets above and below.
+        // Plugin folders, the probe feature, what the two harnesses share, the resident-memory
+        // reading, and the page's WebSocket client and raw HTTP requests the inspector's and
+        // serve's tests share, for the test targets above and below.
         .target(name: "PluginFixtures", dependencies: ["MoonflowLua", "LuaKit", "Streams", "StreamsTesting"], path: "Tests/PluginFixtures"),
         // The host's own tests, and the host with MoonflowSQLite's file store for declared repositories.
         .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "MoonflowTesting", "MoonflowSQLite", "StreamsTesting", "PluginFixtures", "Runtime", "Streams"]),
@@ -200,18 +201,19 @@ let package = Package(
             dependencies: [
                 "MoonflowInspector",
                 "MoonflowRun",
-                "MoonflowServe",
                 "MoonflowTool",
                 "MoonflowEvents",
                 "MoonflowHost",
                 "MoonflowLua",
                 "MoonflowTesting",
-                "MoonflowDebug",
                 "LuaKit",
                 "PluginFixtures",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        // `moonflow serve` through the built binaries with a real app (moonflow-serve-testapp)
+        // and an editor (MoonflowDebug's DAP client), and its pusher alone.
+        .testTarget(name: "MoonflowServeTests", dependencies: ["MoonflowServe", "MoonflowDebug", "LuaKit", "PluginFixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

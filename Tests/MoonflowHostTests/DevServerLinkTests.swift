@@ -5,7 +5,7 @@ import MoonflowLua
 import XCTest
 
 /// `host.connect(devServer:)` when there is nothing to connect to: what the app's developer
-/// reads (the whole link with a real `moonflow serve` is in MoonflowInspectorTests' ServeTests).
+/// reads (the whole link with a real `moonflow serve` is in MoonflowServeTests' ServeTests).
 final class DevServerLinkTests: XCTestCase {
     func testAURLThatIsNotOneServePrintsIsRefusedSayingWhatToGive() throws {
         let host = try FeatureHost(configuration: .init(searchPaths: []))

@@ -4,6 +4,7 @@ import LuaKit
 import MoonflowEvents
 @testable import MoonflowInspector
 import MoonflowRun
+import PluginFixtures
 import XCTest
 
 /// What one inspector or dev server takes from the network before it knows who asks: a

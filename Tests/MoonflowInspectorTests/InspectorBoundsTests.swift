@@ -4,6 +4,7 @@ import MoonflowEvents
 import MoonflowHost
 import MoonflowLua
 import MoonflowInspector
+import PluginFixtures
 import XCTest
 
 /// What the inspector keeps is bounded: a window of frames (by count and bytes)

@@ -10,6 +10,7 @@ import MoonflowHost
 import MoonflowInspector
 import MoonflowLua
 import MoonflowTesting
+import PluginFixtures
 import XCTest
 
 /// The inspector's page in a real headless Chromium (Debian's `chromium`, which

@@ -4,13 +4,14 @@ import LuaKit
 import Glibc
 #endif
 
-/// A WebSocket client standing in for the page: it keeps every text frame it got.
+/// A WebSocket client standing in for the page: it keeps every text frame it got. The
+/// inspector's tests and `moonflow serve`'s open the page's socket with it.
 ///
 /// RFC 6455 as a browser speaks it, on a plain socket: the upgrade request, masked frames
 /// out, unmasked frames in (fragments joined, pings answered). Written here rather than taken
 /// from a WebSocket package so that the test build compiles no TLS stack (a client package
 /// brings SwiftNIO's SSL and BoringSSL, a third of a debug build's time).
-final class Page: @unchecked Sendable {
+package final class Page: @unchecked Sendable {
     private let fd: Int32
     private let inbox = Inbox()
     private let writeLock = NSLock()
@@ -20,7 +21,7 @@ final class Page: @unchecked Sendable {
 
     /// Connects; throws when the server refuses the upgrade.
     /// - Parameter headers: more header fields for the upgrade request (`Origin`).
-    static func open(_ url: String, headers: [String: String] = [:]) async throws -> Page {
+    package static func open(_ url: String, headers: [String: String] = [:]) async throws -> Page {
         guard let parts = URLComponents(string: url), let host = parts.host, let port = parts.port else {
             throw Failure("not a ws://HOST:PORT/PATH address: \(url)")
         }
@@ -56,15 +57,15 @@ final class Page: @unchecked Sendable {
     }
 
     /// Every frame received so far.
-    var all: [LuaValue] { inbox.all }
+    package var all: [LuaValue] { inbox.all }
 
     /// Sends `text` as one text frame.
-    func send(_ text: String) async throws {
+    package func send(_ text: String) async throws {
         try write(opcode: 0x1, Array(text.utf8))
     }
 
     /// The first `count` frames, waiting for them (up to 30 s).
-    func frames(count: Int) async throws -> [LuaValue] {
+    package func frames(count: Int) async throws -> [LuaValue] {
         let deadline = Date().addingTimeInterval(30)
         while true {
             let frames = inbox.all
@@ -75,7 +76,7 @@ final class Page: @unchecked Sendable {
     }
 
     /// Says goodbye (a close frame) and ends the connection; the reader closes the socket.
-    func close() {
+    package func close() {
         try? write(opcode: 0x8, [])
         shutdown(fd, Int32(SHUT_RDWR))
     }

@@ -2,9 +2,9 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Hummingbird
 import LuaKit
 import MoonflowDebug
+import PluginFixtures
 import XCTest
 
 /// `moonflow serve` and an app connected to it, both real processes on loopback: the built

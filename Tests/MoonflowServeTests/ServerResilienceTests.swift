@@ -1,5 +1,6 @@
 import Foundation
 import LuaKit
+import PluginFixtures
 import XCTest
 
 /// The servers of `moonflow serve` and `run --inspect` through the built binaries: they keep
