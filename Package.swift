@@ -86,10 +86,11 @@ let package = Package(
         // SQLite repositories, and the file store for plugins' declared ones (opt-in for apps).
         // GRDB links Debian's libsqlite3 (scripts/setup installs libsqlite3-dev).
         .target(name: "MoonflowSQLite", dependencies: ["MoonflowHost", "Runtime", .product(name: "GRDB", package: "GRDB.swift", condition: sqlite)]),
-        // The test store for apps: Swift `FeatureStore`, Lua `moonflow.test`, `StateDiff`.
-        .target(name: "MoonflowTesting", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams"],
+        // The test store for apps: Swift `FeatureStore`, Lua `moonflow.test`, and MoonflowEvents' `StateDiff` re-exported.
+        .target(name: "MoonflowTesting", dependencies: ["MoonflowEvents", "MoonflowHost", "MoonflowLua", "LuaKit", "Streams"],
                 resources: [.embedInCode("Lua/moonflow_test.lua"), .embedInCode("Lua/preload.lua"), .embedInCode("Lua/explore.lua"), .embedInCode("Lua/generators.lua")]),
-        // A run's events as JSON lines and text: what `moonflow run` prints, recordings keep and the inspector sends.
+        // A run's events as JSON lines and text: what `moonflow run` prints, recordings keep and the inspector sends;
+        // and `StateDiff`, the diff by path the test store prints, replay reports and the inspector shows.
         .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit"]),
         // The debugger: the Debug Adapter Protocol an editor speaks, for the run to drive.
         .target(name: "MoonflowDebug", dependencies: ["LuaKit"]),
@@ -106,7 +107,6 @@ let package = Package(
             dependencies: [
                 "MoonflowHost",
                 "MoonflowEvents",
-                "MoonflowTesting",
                 "MoonflowLua",
                 "LuaKit",
                 "Streams",

@@ -3,7 +3,6 @@ import LuaKit
 import MoonflowEvents
 import MoonflowHost
 import MoonflowLua
-import MoonflowTesting
 
 /// The inspector's protocol, apart from the network: it numbers the run's
 /// events into frames, links each to the action that caused it, keeps them

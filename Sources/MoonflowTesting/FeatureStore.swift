@@ -1,5 +1,6 @@
 import Foundation
 import LuaKit
+import MoonflowEvents
 import MoonflowHost
 import MoonflowLua
 import Streams
