@@ -22,9 +22,9 @@ static int stops(lua_State *L, const char *chunk, int64_t limit_ms) {
 }
 
 int main(void) {
-  mf_budget budget;
-  memset(&budget, 0, sizeof budget);
-  lua_State *L = mf_newstate(&budget);
+  mf_budget *budget = mf_budget_new(0);
+  if (!budget) return 1;
+  lua_State *L = mf_newstate(budget);
   if (!L) return 1;
   luaL_openlibs(L);
   if (mf_install_watchdog(L) != LUA_OK) { printf("install: %s\n", lua_tostring(L, -1)); return 1; }
@@ -32,6 +32,7 @@ int main(void) {
   passed += stops(L, "while true do pcall(function() while true do end end) end", 100);
   passed += stops(L, "local s = string.rep('a', 20000) .. 'b' while true do s:find('.-.-.-.-b') end", 150);
   mf_close_state(L, 1000);
+  mf_budget_free(budget);
   printf("%d passed, %d failed\n", passed, 3 - passed);
   return passed == 3 ? 0 : 1;
 }
