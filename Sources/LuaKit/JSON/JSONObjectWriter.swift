@@ -67,24 +67,12 @@ package struct JSONObjectWriter: Sendable {
 
     /// A list of strings.
     package mutating func add(_ key: String, _ values: [String]) {
-        self.key(key)
-        writer.out.append(UInt8(ascii: "["))
-        for (n, value) in values.enumerated() {
-            if n > 0 { writer.out.append(UInt8(ascii: ",")) }
-            writer.appendString(value)
-        }
-        writer.out.append(UInt8(ascii: "]"))
+        list(key, values) { $0.appendString($1) }
     }
 
     /// A list of integers.
     package mutating func add(_ key: String, _ values: [Int]) {
-        self.key(key)
-        writer.out.append(UInt8(ascii: "["))
-        for (n, value) in values.enumerated() {
-            if n > 0 { writer.out.append(UInt8(ascii: ",")) }
-            writer.appendInteger(Int64(value))
-        }
-        writer.out.append(UInt8(ascii: "]"))
+        list(key, values) { $0.appendInteger(Int64($1)) }
     }
 
     /// An object written by another writer.
@@ -96,12 +84,19 @@ package struct JSONObjectWriter: Sendable {
 
     /// A list of objects.
     package mutating func add(_ key: String, _ objects: [JSONObjectWriter]) {
-        self.key(key)
-        writer.out.append(UInt8(ascii: "["))
-        for (n, object) in objects.enumerated() {
-            if n > 0 { writer.out.append(UInt8(ascii: ",")) }
+        list(key, objects) { writer, object in
             writer.out.append(contentsOf: object.writer.out)
             writer.out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// `key` and a list of `values`, each written by `element`.
+    private mutating func list<Element>(_ key: String, _ values: [Element], _ element: (inout JSONWriter, Element) -> Void) {
+        self.key(key)
+        writer.out.append(UInt8(ascii: "["))
+        for (n, value) in values.enumerated() {
+            if n > 0 { writer.out.append(UInt8(ascii: ",")) }
+            element(&writer, value)
         }
         writer.out.append(UInt8(ascii: "]"))
     }
