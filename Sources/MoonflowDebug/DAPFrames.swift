@@ -86,12 +86,14 @@ package struct DAPFrameReader {
             }
             try read(line)
             if blockBytes > Self.maxHeader {
-                throw DAPFrameError("a header block runs past \(Self.maxHeader) bytes without its empty line (not a DAP client?)")
+                throw DAPFrameError(
+                    "a header block runs past \(Self.maxHeader) bytes without its empty line (not a DAP client?)")
             }
         }
         scanned = max(i, lineStart + 1)
         if blockBytes + buffer.count - lineStart > Self.maxHeader {
-            throw DAPFrameError("a header block runs past \(Self.maxHeader) bytes without its empty line (not a DAP client?)")
+            throw DAPFrameError(
+                "a header block runs past \(Self.maxHeader) bytes without its empty line (not a DAP client?)")
         }
         return false
     }
@@ -102,8 +104,9 @@ package struct DAPFrameReader {
         let parts = text.split(separator: ":", maxSplits: 1)
         let name = parts.first.map { $0.lowercased() } ?? ""
         guard parts.count == 2, name == "content-length" || name == "content-type" else {
-            throw DAPFrameError("\"\(text.prefix(80))\" is not a DAP header (only Content-Length and Content-Type are): "
-                + (text.contains(" HTTP/") ? "an HTTP request, refused" : "not a DAP client"))
+            throw DAPFrameError(
+                "\"\(text.prefix(80))\" is not a DAP header (only Content-Length and Content-Type are): "
+                    + (text.contains(" HTTP/") ? "an HTTP request, refused" : "not a DAP client"))
         }
         guard name == "content-length" else { return }
         let value = String(parts[1]).trimmingCharacters(in: .whitespaces)

@@ -37,7 +37,10 @@ package final class DAPListener: @unchecked Sendable {
             var on: Int32 = 1
             setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
             guard bind(fd, address, length) == 0 else {
-                throw Failure(description: "cannot listen on \(host):\(port): \(String(cString: strerror(errno))) (another debugger there? pick another port)")
+                throw Failure(
+                    description:
+                        "cannot listen on \(host):\(port): \(String(cString: strerror(errno))) (another debugger there? pick another port)"
+                )
             }
             guard listen(fd, 128) == 0 else {
                 throw Failure(description: "cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
@@ -173,7 +176,8 @@ private final class WaitingConnections {
         let now = DispatchTime.now().uptimeNanoseconds
         for entry in entries {
             guard let connection = entry.connection,
-                  now - connection.accepted.uptimeNanoseconds > UInt64(seconds * 1e9) else { continue }
+                now - connection.accepted.uptimeNanoseconds > UInt64(seconds * 1e9)
+            else { continue }
             connection.shutDown()
         }
     }
@@ -242,8 +246,10 @@ package final class DAPConnection: @unchecked Sendable {
 
     /// A TCP socket for the first address `host:port` resolves to, handed to `use` with that
     /// address (to bind or to connect); closed when `use` throws.
-    fileprivate static func socket(host: String, port: Int, passive: Bool,
-                               _ use: (Int32, UnsafePointer<sockaddr>, socklen_t) throws -> Void) throws -> Int32 {
+    fileprivate static func socket(
+        host: String, port: Int, passive: Bool,
+        _ use: (Int32, UnsafePointer<sockaddr>, socklen_t) throws -> Void
+    ) throws -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_flags = passive ? AI_PASSIVE : 0
@@ -253,7 +259,8 @@ package final class DAPConnection: @unchecked Sendable {
         hints.ai_socktype = SOCK_STREAM
         #endif
         var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list, let address = first.pointee.ai_addr else {
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list, let address = first.pointee.ai_addr
+        else {
             throw DAPListener.Failure(description: "\(host): no such host\(passive ? " to listen on" : "")")
         }
         defer { freeaddrinfo(list) }
@@ -262,7 +269,9 @@ package final class DAPConnection: @unchecked Sendable {
         #else
         let fd = Darwin.socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
         #endif
-        guard fd >= 0 else { throw DAPListener.Failure(description: "cannot open a socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw DAPListener.Failure(description: "cannot open a socket: \(String(cString: strerror(errno)))")
+        }
         do { try use(fd, address, first.pointee.ai_addrlen) } catch {
             Foundation.close(fd)
             throw error
@@ -276,7 +285,8 @@ package final class DAPConnection: @unchecked Sendable {
     package static func connect(host: String, port: Int, timeout: Int? = nil) throws -> DAPConnection {
         let fd = try socket(host: host, port: port, passive: false) { fd, address, length in
             guard Foundation.connect(fd, address, length) == 0 else {
-                throw DAPListener.Failure(description: "no debugger at \(host):\(port): \(String(cString: strerror(errno)))")
+                throw DAPListener.Failure(
+                    description: "no debugger at \(host):\(port): \(String(cString: strerror(errno)))")
             }
         }
         if let timeout {
@@ -291,7 +301,9 @@ package final class DAPConnection: @unchecked Sendable {
     package func send(_ message: LuaValue) throws {
         let bytes = try DAPFrameReader.frame(message)
         try writeLock.withLock {
-            guard !stateLock.withLock({ closed || down }) else { throw DAPListener.Failure(description: "the connection is closed") }
+            guard !stateLock.withLock({ closed || down }) else {
+                throw DAPListener.Failure(description: "the connection is closed")
+            }
             var sent = 0
             while sent < bytes.count {
                 let n = bytes[sent...].withUnsafeBytes { buffer in

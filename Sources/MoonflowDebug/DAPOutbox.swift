@@ -63,10 +63,12 @@ final class DAPOutbox: @unchecked Sendable {
     /// Queues the count of lines dropped, if any were (under the lock, with room for it).
     private func tellDropped() {
         guard dropped > 0 else { return }
-        let notice = "moonflow: \(dropped) line\(dropped == 1 ? "" : "s") of log-point output dropped: the editor did not read them in time\n"
+        let notice =
+            "moonflow: \(dropped) line\(dropped == 1 ? "" : "s") of log-point output dropped: the editor did not read them in time\n"
         log(notice)
-        append(["type": "event", "event": "output", "body": ["category": "important", "output": LuaValue(notice)]],
-               droppable: true)
+        append(
+            ["type": "event", "event": "output", "body": ["category": "important", "output": LuaValue(notice)]],
+            droppable: true)
         dropped = 0
     }
 

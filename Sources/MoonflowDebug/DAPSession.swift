@@ -44,7 +44,9 @@ package struct BreakpointRequest: Equatable, Sendable {
     package let logMessage: String?
     /// The id the editor knows it by (`setBreakpoints`' answer, `stopped`'s `hitBreakpointIds`).
     package let id: Int?
-    package init(line: Int, condition: String? = nil, hitCondition: String? = nil, logMessage: String? = nil, id: Int? = nil) {
+    package init(
+        line: Int, condition: String? = nil, hitCondition: String? = nil, logMessage: String? = nil, id: Int? = nil
+    ) {
         self.line = line
         self.id = id
         self.condition = condition
@@ -58,7 +60,9 @@ package struct PlacedBreakpoint: Equatable, Sendable {
     package let line: Int?
     package let message: String?
     package let id: Int?
-    package init(line: Int?, message: String? = nil, id: Int? = nil) { self.line = line; self.message = message; self.id = id }
+    package init(line: Int?, message: String? = nil, id: Int? = nil) {
+        self.line = line; self.message = message; self.id = id
+    }
 }
 
 /// The exception breakpoints an editor offers (`exceptionBreakpointFilters`).
@@ -102,9 +106,11 @@ package final class DAPSession: @unchecked Sendable {
     ///   - access: the token the editor must give; nil for a channel trusted already (an
     ///     app's session over the dev-server link), which its owner attaches itself.
     ///   - admitted: called on the session's thread once the editor has given the token.
-    package init(connection: any DAPChannel, target: any DebugTarget, access: DebugAccess? = nil,
-                 log: @escaping @Sendable (String) -> Void = { _ in },
-                 admitted: @escaping @Sendable (DAPSession) -> Void = { _ in }) {
+    package init(
+        connection: any DAPChannel, target: any DebugTarget, access: DebugAccess? = nil,
+        log: @escaping @Sendable (String) -> Void = { _ in },
+        admitted: @escaping @Sendable (DAPSession) -> Void = { _ in }
+    ) {
         self.connection = connection
         self.target = target
         self.gate = DAPGate(access)
@@ -156,8 +162,11 @@ package final class DAPSession: @unchecked Sendable {
     package func send(event: String, body: LuaValue? = nil) {
         var message: [String: LuaValue] = ["type": "event", "event": LuaValue(event)]
         if let body { message["body"] = body }
-        if event == "output" { outbox.post(message, droppable: true) }
-        else { order.withLock { _ = outbox.post(message) } }
+        if event == "output" {
+            outbox.post(message, droppable: true)
+        } else {
+            order.withLock { _ = outbox.post(message) }
+        }
     }
 
     /// Answers one request; false when the session is over. Under `order`.
@@ -188,20 +197,24 @@ package final class DAPSession: @unchecked Sendable {
             outbox.post(["type": "event", "event": "initialized"])
         case "setBreakpoints":
             guard let given = arguments["source"]?["path"]?.stringValue, let path = self.path(given) else {
-                throw Refusal("setBreakpoints needs arguments.source.path, the file's path"
-                    + (uris ? " (a file:// URI, as initialize's pathFormat said)" : ""))
+                throw Refusal(
+                    "setBreakpoints needs arguments.source.path, the file's path"
+                        + (uris ? " (a file:// URI, as initialize's pathFormat said)" : ""))
             }
             // A line the editor counts from `firstLine`, up to the largest a chunk can have.
             let lines = firstLine...(Int(Int32.max) - 1 + firstLine)
             let entries = Self.list(arguments["breakpoints"])
             guard entries.count <= Self.maxBreakpoints else {
-                throw Refusal("setBreakpoints takes at most \(Self.maxBreakpoints) breakpoints a file; it was given \(entries.count)")
+                throw Refusal(
+                    "setBreakpoints takes at most \(Self.maxBreakpoints) breakpoints a file; it was given \(entries.count)"
+                )
             }
             let requested = try entries.enumerated().map { index, entry -> BreakpointRequest in
                 let line = try Self.integer(entry, "line", in: lines, "setBreakpoints' breakpoints[\(index)]")!
-                return BreakpointRequest(line: line - firstLine + 1, condition: entry["condition"]?.stringValue,
-                                         hitCondition: entry["hitCondition"]?.stringValue,
-                                         logMessage: entry["logMessage"]?.stringValue)
+                return BreakpointRequest(
+                    line: line - firstLine + 1, condition: entry["condition"]?.stringValue,
+                    hitCondition: entry["hitCondition"]?.stringValue,
+                    logMessage: entry["logMessage"]?.stringValue)
             }
             let placed = target.setBreakpoints(path: path, requested)
             let answers = placed.map { placed -> LuaValue in
@@ -216,8 +229,9 @@ package final class DAPSession: @unchecked Sendable {
             var filters = Set<ExceptionFilter>()
             for name in Self.list(arguments["filters"]).compactMap(\.stringValue) {
                 guard let filter = ExceptionFilter(rawValue: name) else {
-                    throw Refusal("no exception filter \"\(name)\"; the filters are: "
-                        + ExceptionFilter.allCases.map(\.rawValue).joined(separator: ", "))
+                    throw Refusal(
+                        "no exception filter \"\(name)\"; the filters are: "
+                            + ExceptionFilter.allCases.map(\.rawValue).joined(separator: ", "))
                 }
                 filters.insert(filter)
             }
@@ -244,11 +258,15 @@ package final class DAPSession: @unchecked Sendable {
                 // Absolute, as an editor opens files: a chunk named relative to where the run started.
                 let file = URL(fileURLWithPath: frame.source).standardizedFileURL
                 let path = uris ? file.absoluteString : file.path
-                if frame.what != "C" { entry["source"] = ["path": LuaValue(path), "name": LuaValue(Self.fileName(frame.source))] }
-                else { entry["presentationHint"] = "subtle" }
+                if frame.what != "C" {
+                    entry["source"] = ["path": LuaValue(path), "name": LuaValue(Self.fileName(frame.source))]
+                } else {
+                    entry["presentationHint"] = "subtle"
+                }
                 return LuaValue(entry)
             }
-            respond(to: request, body: ["stackFrames": LuaValue(shown), "totalFrames": LuaValue(try frames.get().count)])
+            respond(
+                to: request, body: ["stackFrames": LuaValue(shown), "totalFrames": LuaValue(try frames.get().count)])
         case "scopes":
             let frame = try Self.integer(arguments, "frameId", in: Self.frameIDs, "scopes", fix: "from stackTrace")!
             let scopes = DebugController.scopes(frame: frame).map {
@@ -256,17 +274,25 @@ package final class DAPSession: @unchecked Sendable {
             }
             respond(to: request, body: ["scopes": LuaValue(scopes)])
         case "variables":
-            let reference = try Self.integer(arguments, "variablesReference", in: 1...Int(Int32.max), "variables",
-                                             fix: "from scopes or variables")!
+            let reference = try Self.integer(
+                arguments, "variablesReference", in: 1...Int(Int32.max), "variables",
+                fix: "from scopes or variables")!
             guard let listed = target.variables(reference) else { return notStopped(request) }
             respond(to: request, body: ["variables": LuaValue(try listed.get().map(Self.shown))])
         case "evaluate":
-            guard let expression = arguments["expression"]?.stringValue else { throw Refusal("evaluate needs arguments.expression") }
-            let frame = try Self.integer(arguments, "frameId", in: Self.frameIDs, "evaluate", fix: "from stackTrace") ?? 1
+            guard let expression = arguments["expression"]?.stringValue else {
+                throw Refusal("evaluate needs arguments.expression")
+            }
+            let frame =
+                try Self.integer(arguments, "frameId", in: Self.frameIDs, "evaluate", fix: "from stackTrace") ?? 1
             guard let value = target.evaluate(expression, frame: frame) else { return notStopped(request) }
             let shown = try value.get()
-            respond(to: request, body: ["result": LuaValue(shown.text), "type": LuaValue(shown.type),
-                                        "variablesReference": LuaValue(shown.ref ?? 0)])
+            respond(
+                to: request,
+                body: [
+                    "result": LuaValue(shown.text), "type": LuaValue(shown.type),
+                    "variablesReference": LuaValue(shown.ref ?? 0),
+                ])
         case "continue":
             guard target.resume(.run) else { return notStopped(request) }
             respond(to: request, body: ["allThreadsContinued": true])
@@ -297,14 +323,18 @@ package final class DAPSession: @unchecked Sendable {
     /// The integer argument `name` of `arguments`, checked against `range` before any
     /// arithmetic is done with it; nil when it is absent and `fix` is nil (it is optional).
     /// - Throws: `Refusal` naming the request, the argument, the range and the value.
-    private static func integer(_ arguments: LuaValue, _ name: String, in range: ClosedRange<Int>, _ request: String,
-                                fix: String? = nil) throws(Refusal) -> Int? {
+    private static func integer(
+        _ arguments: LuaValue, _ name: String, in range: ClosedRange<Int>, _ request: String,
+        fix: String? = nil
+    ) throws(Refusal) -> Int? {
         guard let value = arguments[name], !value.isNil else {
             guard let fix else { return nil }
             throw Refusal("\(request) needs arguments.\(name), \(fix)")
         }
         guard let n = value.intValue, let int = Int(exactly: n), range.contains(int) else {
-            throw Refusal("\(request)'s \(name) must be an integer from \(range.lowerBound) to \(range.upperBound); it was \((try? value.json()) ?? "?")")
+            throw Refusal(
+                "\(request)'s \(name) must be an integer from \(range.lowerBound) to \(range.upperBound); it was \((try? value.json()) ?? "?")"
+            )
         }
         return int
     }
@@ -322,8 +352,10 @@ package final class DAPSession: @unchecked Sendable {
     }
 
     private static func shown(_ variable: LuaVariable) -> LuaValue {
-        ["name": LuaValue(variable.name), "value": LuaValue(variable.text), "type": LuaValue(variable.type),
-         "variablesReference": LuaValue(variable.ref ?? 0)]
+        [
+            "name": LuaValue(variable.name), "value": LuaValue(variable.text), "type": LuaValue(variable.type),
+            "variablesReference": LuaValue(variable.ref ?? 0),
+        ]
     }
 
     /// As its caller named it (`reduce`); one called from C (by `pcall`, a coroutine) has no

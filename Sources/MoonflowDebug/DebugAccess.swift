@@ -27,7 +27,9 @@ package final class DebugAccess: Sendable {
 
     /// - Parameter token: the token to use (`MOONFLOW_DEBUG_TOKEN`); nil for a random one.
     /// - Throws: `DebugAccess.BadToken` when `token` is not 32 hex digits.
-    package init(address: String, port: Int, token: String? = ProcessInfo.processInfo.environment["MOONFLOW_DEBUG_TOKEN"]) throws {
+    package init(
+        address: String, port: Int, token: String? = ProcessInfo.processInfo.environment["MOONFLOW_DEBUG_TOKEN"]
+    ) throws {
         if let token, !Self.isToken(token) { throw BadToken() }
         self.token = token?.lowercased() ?? Self.randomToken()
         self.address = address
@@ -63,9 +65,13 @@ package final class DebugAccess: Sendable {
     package static func tokenFile(port: Int) -> String? {
         let environment = ProcessInfo.processInfo.environment
         let folder: String
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { folder = runtime + "/moonflow" }
-        else if let home = environment["HOME"], !home.isEmpty { folder = home + "/.moonflow/run" }
-        else { return nil }
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            folder = runtime + "/moonflow"
+        } else if let home = environment["HOME"], !home.isEmpty {
+            folder = home + "/.moonflow/run"
+        } else {
+            return nil
+        }
         return "\(folder)/debug-\(port).token"
     }
 
@@ -74,11 +80,13 @@ package final class DebugAccess: Sendable {
     private static func write(_ token: String, port: Int) -> String? {
         guard let path = tokenFile(port: port) else { return nil }
         let folder = (path as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                 attributes: [.posixPermissions: 0o700])
+        try? FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         var info = stat()
         guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == getuid(),
-              info.st_mode & 0o077 == 0 else { return nil }
+            info.st_mode & 0o077 == 0
+        else { return nil }
         unlink(path)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { return nil }
@@ -89,7 +97,9 @@ package final class DebugAccess: Sendable {
     }
 
     package struct BadToken: Error, CustomStringConvertible {
-        package var description: String { "MOONFLOW_DEBUG_TOKEN must be 32 hex digits (as a debugger prints its token)" }
+        package var description: String {
+            "MOONFLOW_DEBUG_TOKEN must be 32 hex digits (as a debugger prints its token)"
+        }
     }
 }
 
@@ -124,16 +134,18 @@ package struct DAPGate {
         case "initialize", "disconnect": return .serve
         case "attach", "launch":
             guard access.admits(request["arguments"]?["token"]?.stringValue) else {
-                return .end(request["arguments"]?["token"] == nil
-                    ? "\(command) needs the debugger's token in arguments.token: \(access.where)"
-                    : "\(command) gave a wrong token; the debugger's token is \(access.where)")
+                return .end(
+                    request["arguments"]?["token"] == nil
+                        ? "\(command) needs the debugger's token in arguments.token: \(access.where)"
+                        : "\(command) gave a wrong token; the debugger's token is \(access.where)")
             }
             guard access.slot.take() else { return .end(DebugServer.oneEditor(access.address)) }
             admitted = true
             return .admitted
         default:
-            return .end("\(command.isEmpty ? "a request" : command) before attach: the debugger serves nothing until "
-                + "attach (or launch) gives its token in arguments.token: \(access.where)")
+            return .end(
+                "\(command.isEmpty ? "a request" : command) before attach: the debugger serves nothing until "
+                    + "attach (or launch) gives its token in arguments.token: \(access.where)")
         }
     }
 

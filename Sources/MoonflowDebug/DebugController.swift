@@ -72,14 +72,19 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     }
 
     /// The session that `stopped` events go to.
-    package func attach(_ session: DAPSession) { lock.withLock { self.session = session; attached = true } }
+    package func attach(_ session: DAPSession) {
+        lock.withLock {
+            self.session = session; attached = true
+        }
+    }
 
     /// Serves `lua` from now on: its hook stops at the editor's breakpoints, steps and
     /// pauses, and at errors when the editor asked. On the state's thread, between calls.
     @discardableResult
     package func serve(_ lua: LuaState) -> Bool {
         guard let holder = try? lua.makeTable([]),
-              lua.startDebugging({ [weak self] stop in self?.stopped(stop) }) else { return false }
+            lua.startDebugging({ [weak self] stop in self?.stopped(stop) })
+        else { return false }
         applying.lock(); defer { applying.unlock() }
         let (files, errors) = lock.withLock {
             states.removeAll { $0.state == nil }
@@ -140,11 +145,16 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
         var placed: [BreakpointRequest] = []
         let answers = requested.map { request -> PlacedBreakpoint in
             guard let line = lines.first(where: { $0 >= request.line }) else {
-                return PlacedBreakpoint(line: nil, message: "no code at or after line \(request.line) of \(URL(fileURLWithPath: file).lastPathComponent)",
-                                        id: request.id)
+                return PlacedBreakpoint(
+                    line: nil,
+                    message:
+                        "no code at or after line \(request.line) of \(URL(fileURLWithPath: file).lastPathComponent)",
+                    id: request.id)
             }
-            placed.append(BreakpointRequest(line: line, condition: request.condition, hitCondition: request.hitCondition,
-                                            logMessage: request.logMessage, id: request.id))
+            placed.append(
+                BreakpointRequest(
+                    line: line, condition: request.condition, hitCondition: request.hitCondition,
+                    logMessage: request.logMessage, id: request.id))
             return PlacedBreakpoint(line: line, id: request.id)
         }
         return (placed, answers)
@@ -162,7 +172,9 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     }
 
     package func configurationDone() {
-        lock.withLock { configured = true; lock.broadcast() }
+        lock.withLock {
+            configured = true; lock.broadcast()
+        }
     }
 
     package func detach() {
@@ -192,17 +204,21 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     private func stopped(_ stop: LuaStop) -> LuaResume? {
         let thread = HookedThread(stop.thread)
         // Only a state this controller serves stops (its holder keeps what the editor opens).
-        guard lock.withLock({ () -> LuaRef? in
-            activeHolder = holders[ObjectIdentifier(stop.thread.state)]
-            return activeHolder
-        }) != nil else { return nil }
+        guard
+            lock.withLock({ () -> LuaRef? in
+                activeHolder = holders[ObjectIdentifier(stop.thread.state)]
+                return activeHolder
+            }) != nil
+        else { return nil }
         switch stop.reason {
         case .breakpoint:
             guard let top = thread.shown.first,
-                  let (file, request) = breakpoint(at: top.source, line: stop.line) else { return nil }
+                let (file, request) = breakpoint(at: top.source, line: stop.line)
+            else { return nil }
             if let condition = request.condition, !condition.isEmpty {
                 guard let value = try? thread.evaluate(condition, level: 1),
-                      value.type != "nil", value.text != "false" else { return nil }
+                    value.type != "nil", value.text != "false"
+                else { return nil }
             }
             let count: Int = lock.withLock {
                 hits["\(file):\(request.line)", default: 0] += 1
@@ -256,9 +272,12 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// Nth on), `> N`, `== N`, `% N` (every Nth).
     static func hitMatches(_ condition: String, _ count: Int) -> Bool {
         let text = condition.trimmingCharacters(in: .whitespaces)
-        for (prefix, test) in [(">=", { (n: Int) in count >= n }), ("==", { count == $0 }), (">", { count > $0 }),
-                               ("%", { $0 > 0 && count % $0 == 0 }), ("", { count >= $0 })] as [(String, (Int) -> Bool)] {
-            guard text.hasPrefix(prefix), let n = Int(text.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)) else { continue }
+        for (prefix, test) in [
+            (">=", { (n: Int) in count >= n }), ("==", { count == $0 }), (">", { count > $0 }),
+            ("%", { $0 > 0 && count % $0 == 0 }), ("", { count >= $0 }),
+        ] as [(String, (Int) -> Bool)] {
+            guard text.hasPrefix(prefix), let n = Int(text.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces))
+            else { continue }
             return test(n)
         }
         return true  // a condition it cannot read: it stops, as with none
@@ -266,14 +285,19 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
 
     private func output(_ text: String) {
         let session = lock.withLock { attached ? self.session : nil }
-        if let session { session.send(event: "output", body: ["category": "console", "output": LuaValue(text)]) }
-        else { log(text) }
+        if let session {
+            session.send(event: "output", body: ["category": "console", "output": LuaValue(text)])
+        } else {
+            log(text)
+        }
     }
 
     /// Stops the calling Lua thread: tells the editor (`stopped`, with `reason`), then runs
     /// the editor's reads here until it says continue or step, or goes away.
     @discardableResult
-    package func stop(_ thread: any StoppedThread, reason: String, description: String? = nil, breakpoint: Int? = nil) -> LuaResume {
+    package func stop(
+        _ thread: any StoppedThread, reason: String, description: String? = nil, breakpoint: Int? = nil
+    ) -> LuaResume {
         let session: DAPSession? = lock.withLock {
             guard attached else { return nil }
             pending = []
@@ -281,7 +305,9 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             return self.session
         }
         guard let session else { return .run }
-        var body: [String: LuaValue] = ["reason": LuaValue(reason), "threadId": LuaValue(threadID), "allThreadsStopped": true]
+        var body: [String: LuaValue] = [
+            "reason": LuaValue(reason), "threadId": LuaValue(threadID), "allThreadsStopped": true,
+        ]
         if let description { body["description"] = LuaValue(description); body["text"] = LuaValue(description) }
         if let breakpoint { body["hitBreakpointIds"] = LuaValue([LuaValue(breakpoint)]) }
         session.send(event: "stopped", body: LuaValue(body))

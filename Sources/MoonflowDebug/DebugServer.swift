@@ -21,13 +21,16 @@ package final class DebugServer: Sendable {
     ///   - log: where the session's failures, refusals and log points go while no editor is attached.
     /// - Throws: `DAPListener.Failure` naming the address and why (in use, no such host);
     ///   `DebugAccess.BadToken`.
-    package init(host: String, port: Int, name: String, token: String? = nil,
-                 log: @escaping @Sendable (String) -> Void) throws {
+    package init(
+        host: String, port: Int, name: String, token: String? = nil,
+        log: @escaping @Sendable (String) -> Void
+    ) throws {
         let controller = DebugController(name: name, log: log)
         let listener = try DAPListener(host: host, port: port)
         let access: DebugAccess
         do {
-            access = try token.map { try DebugAccess(address: listener.address, port: listener.port, token: $0) }
+            access =
+                try token.map { try DebugAccess(address: listener.address, port: listener.port, token: $0) }
                 ?? DebugAccess(address: listener.address, port: listener.port)
         } catch {
             listener.close()

@@ -38,8 +38,10 @@ package enum EventLine {
     ///     jsonl; `step` in the inspector's frames, whose `seq` numbers the frames.
     /// - Returns: the line; when the event cannot be written (a NaN in an action, say), an
     ///   `error` line saying why, at the same `t` and behind the same `head`.
-    package static func text(_ event: FeatureEvent, t: Int, head: JSONObjectWriter = JSONObjectWriter(), from: String? = nil,
-                             state: (() throws -> State)? = nil, step: String = "seq") -> String {
+    package static func text(
+        _ event: FeatureEvent, t: Int, head: JSONObjectWriter = JSONObjectWriter(), from: String? = nil,
+        state: (() throws -> State)? = nil, step: String = "seq"
+    ) -> String {
         var line = head
         do {
             try write(event, t: t, into: &line, from: from, state: state, step: step)
@@ -53,8 +55,10 @@ package enum EventLine {
         }
     }
 
-    private static func write(_ event: FeatureEvent, t: Int, into line: inout JSONObjectWriter, from child: String?,
-                              state: (() throws -> State)?, step: String) throws {
+    private static func write(
+        _ event: FeatureEvent, t: Int, into line: inout JSONObjectWriter, from child: String?,
+        state: (() throws -> State)?, step: String
+    ) throws {
         switch event {
         case .state(let s, let seq):
             line.add("event", "state")
@@ -94,7 +98,10 @@ package enum EventLine {
             line.add("t", t)
             line.add("files", files)
             line.add("ms", raw: String(format: "%.1f", ms))
-            for (name, items) in [("added", changes.added), ("stale", changes.stale), ("kept", changes.kept), ("cancelled", changes.cancelled)]
+            for (name, items) in [
+                ("added", changes.added), ("stale", changes.stale), ("kept", changes.kept),
+                ("cancelled", changes.cancelled),
+            ]
             where !items.isEmpty {
                 line.add(name, items)
             }
@@ -183,7 +190,9 @@ package enum RecordingLine {
     }
 
     /// What a service call answered, and where in the run the answer arrived, when known.
-    package static func service(_ service: String, call: Int, values: [LuaValue], error: String?, arrived: ServiceDelivery?) -> String {
+    package static func service(
+        _ service: String, call: Int, values: [LuaValue], error: String?, arrived: ServiceDelivery?
+    ) -> String {
         var line = JSONObjectWriter()
         line.add("service", service)
         line.add("call", call)

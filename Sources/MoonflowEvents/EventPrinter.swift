@@ -41,32 +41,41 @@ public final class EventPrinter: @unchecked Sendable {
     ///   encoding the event's snapshot.
     /// - Parameter asInput: an error about an input line: in pretty output it stands at
     ///   the level of an action, not indented under the action before it.
-    public func render(_ event: FeatureEvent, t: Int, from: String? = nil, changes: [StateChange]? = nil,
-                       stateJSON: (() throws -> [UInt8])? = nil, asInput: Bool = false) -> String {
+    public func render(
+        _ event: FeatureEvent, t: Int, from: String? = nil, changes: [StateChange]? = nil,
+        stateJSON: (() throws -> [UInt8])? = nil, asInput: Bool = false
+    ) -> String {
         switch format {
         case .jsonl: return jsonl(event, t: t, from: from, changes: changes, stateJSON: stateJSON)
         case .pretty:
             let text = pretty(event, t: t, from: from, changes: changes)
             guard asInput, case .error = event else { return text }
             // "    ✗ error" under an action becomes "  ✗ error" beside the actions.
-            return text.replacingOccurrences(of: "    \(paint("✗ error", "1;31"))", with: "  \(paint("✗ error", "1;31"))")
+            return text.replacingOccurrences(
+                of: "    \(paint("✗ error", "1;31"))", with: "  \(paint("✗ error", "1;31"))")
         }
     }
 
     // MARK: jsonl
 
-    private func jsonl(_ event: FeatureEvent, t: Int, from child: String?, changes: [StateChange]?,
-                       stateJSON: (() throws -> [UInt8])?) -> String {
+    private func jsonl(
+        _ event: FeatureEvent, t: Int, from child: String?, changes: [StateChange]?,
+        stateJSON: (() throws -> [UInt8])?
+    ) -> String {
         guard case .state(let s, let seq) = event else { return EventLine.text(event, t: t, from: child) }
-        return EventLine.text(event, t: t, from: child, state: { [self] in
-            if statePatches {
-                defer { lastState = changes == nil ? s : nil }
-                if seq > 0, let ops = JSONPatch.patch(from: lastState, to: s, changes: changes, declared: declaredState) {
-                    return .patch(try JSONPatch.json(ops))
+        return EventLine.text(
+            event, t: t, from: child,
+            state: { [self] in
+                if statePatches {
+                    defer { lastState = changes == nil ? s : nil }
+                    if seq > 0,
+                        let ops = JSONPatch.patch(from: lastState, to: s, changes: changes, declared: declaredState)
+                    {
+                        return .patch(try JSONPatch.json(ops))
+                    }
                 }
-            }
-            return try stateJSON.map { .json(try $0()) } ?? .value(s)
-        })
+                return try stateJSON.map { .json(try $0()) } ?? .value(s)
+            })
     }
 
     // MARK: pretty
@@ -81,7 +90,9 @@ public final class EventPrinter: @unchecked Sendable {
             defer { lastState = changes == nil ? s : nil }
             let lines: [Change]
             if seq > 0, let changes {
-                lines = StateChange.outermost(changes).flatMap { EventPrinter.diff($0.old, $0.new, path: EventPrinter.path($0.path)) }
+                lines = StateChange.outermost(changes).flatMap {
+                    EventPrinter.diff($0.old, $0.new, path: EventPrinter.path($0.path))
+                }
             } else if seq > 0, let old = lastState {
                 lines = EventPrinter.diff(old, s, path: "")
             } else {
@@ -89,15 +100,19 @@ public final class EventPrinter: @unchecked Sendable {
             }
             let changes = lines
             if changes.isEmpty { return "\(time)      (state unchanged)" }
-            return changes.map { "\(time)      \(paint($0.path, "36")): \(paint($0.old, "31")) → \(paint($0.new, "32"))" }.joined(separator: "\n")
+            return changes.map {
+                "\(time)      \(paint($0.path, "36")): \(paint($0.old, "31")) → \(paint($0.new, "32"))"
+            }.joined(separator: "\n")
         case .action(let a):
             return "\(time)  \(paint("→ " + EventPrinter.typeName(a), "1;34"))\(EventPrinter.fields(a, after: " "))"
         case .mutation(let m, _):
             let source = child.map { " from \(LuaValue.escaped($0))" } ?? ""
-            return "\(time)    \(paint("• " + EventPrinter.typeName(m), "35"))\(source)\(EventPrinter.fields(m, after: " "))"
+            return
+                "\(time)    \(paint("• " + EventPrinter.typeName(m), "35"))\(source)\(EventPrinter.fields(m, after: " "))"
         case .effect(let e, let from):
             let source = from.map { " from \(LuaValue.escaped($0))" } ?? ""
-            return "\(time)    \(paint("⇒ effect " + EventPrinter.typeName(e), "33"))\(source)\(EventPrinter.fields(e, after: " "))"
+            return
+                "\(time)    \(paint("⇒ effect " + EventPrinter.typeName(e), "33"))\(source)\(EventPrinter.fields(e, after: " "))"
         case .error(let message, let location):
             // Split first, then escape: a traceback's lines start with a tab, which is layout, not data.
             let report = LuaErrorReport(parsing: message)
@@ -105,18 +120,23 @@ public final class EventPrinter: @unchecked Sendable {
             let place = location.map { "\($0): " } ?? ""
             var text = "\(time)    \(paint("✗ error", "1;31")) \(first.hasPrefix(place) ? first : place + first)"
             if let traceback = report.traceback {
-                text += "\n" + traceback.split(separator: "\n").map { line in
-                    "             " + EventPrinter.visible(String(line.drop(while: { $0 == "\t" })))
-                }.joined(separator: "\n")
+                text +=
+                    "\n"
+                    + traceback.split(separator: "\n").map { line in
+                        "             " + EventPrinter.visible(String(line.drop(while: { $0 == "\t" })))
+                    }.joined(separator: "\n")
             }
             return text
         case .log(let message, let location):
             return "\(time)    \(paint("log", "2")) \(location.map { "\($0): " } ?? "")\(EventPrinter.visible(message))"
         case .reload(let files, let ms, let changes):
             let what = changes.restarted ? "restarted" : "reloaded"
-            var text = "\(time)  \(paint("↻ \(what) \(files.joined(separator: ", ")) (\(String(format: "%.1f", ms)) ms)", "1;32"))"
-            for (name, items) in [("added from initial", changes.added), ("not in initial any more", changes.stale),
-                                  ("kept", changes.kept), ("cancelled", changes.cancelled)] where !items.isEmpty {
+            var text =
+                "\(time)  \(paint("↻ \(what) \(files.joined(separator: ", ")) (\(String(format: "%.1f", ms)) ms)", "1;32"))"
+            for (name, items) in [
+                ("added from initial", changes.added), ("not in initial any more", changes.stale),
+                ("kept", changes.kept), ("cancelled", changes.cancelled),
+            ] where !items.isEmpty {
                 text += "\n             \(name): " + items.map(EventPrinter.visible).joined(separator: ", ")
             }
             return text
@@ -129,7 +149,8 @@ public final class EventPrinter: @unchecked Sendable {
     /// Text for a terminal: line breaks kept, other control characters (an escape
     /// sequence in data or in an echoed input line) written as `\027`.
     static func visible(_ text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { LuaValue.escaped(String($0)) }.joined(separator: "\n")
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { LuaValue.escaped(String($0)) }.joined(
+            separator: "\n")
     }
 
     /// `{ text = "a" }` without the `type` field.
@@ -153,7 +174,8 @@ public final class EventPrinter: @unchecked Sendable {
         var path = ""
         for k in keys {
             switch k {
-            case .string(let s) where LuaValue.isIdentifierPublic(s.description): path = path.isEmpty ? s.description : "\(path).\(s)"
+            case .string(let s) where LuaValue.isIdentifierPublic(s.description):
+                path = path.isEmpty ? s.description : "\(path).\(s)"
             default: path = "\(path)[\(k)]"
             }
         }
@@ -180,7 +202,8 @@ public final class EventPrinter: @unchecked Sendable {
         for k in keys.sorted(by: LuaValue.keyOrder) {
             let sub: String
             switch k {
-            case .string(let s) where LuaValue.isIdentifierPublic(s.description): sub = path.isEmpty ? s.description : "\(path).\(s)"
+            case .string(let s) where LuaValue.isIdentifierPublic(s.description):
+                sub = path.isEmpty ? s.description : "\(path).\(s)"
             default: sub = "\(path)[\(k)]"
             }
             out += diff(ta[k], tb[k], path: sub)

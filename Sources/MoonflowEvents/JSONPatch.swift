@@ -55,7 +55,9 @@ public enum JSONPatch {
     /// With `declared` (the feature's declared `state`), a declared list that was empty is
     /// known to have been `[]`, so the first item written into it is an `add`, not a
     /// replacement of the list.
-    public static func patch(from old: LuaValue?, to new: LuaValue, changes: [StateChange]? = nil, declared: SchemaType? = nil) -> [Operation]? {
+    public static func patch(
+        from old: LuaValue?, to new: LuaValue, changes: [StateChange]? = nil, declared: SchemaType? = nil
+    ) -> [Operation]? {
         changes.flatMap { operations(for: $0, in: new, declared: declared) } ?? old.map { diff(from: $0, to: new) }
     }
 
@@ -78,7 +80,9 @@ public enum JSONPatch {
     /// item costs one operation, not a walk of the list.
     ///
     /// - Returns: nil when a change's path does not lead through `new` (diff the states then).
-    public static func operations(for changes: [StateChange], in new: LuaValue, declared: SchemaType? = nil) -> [Operation]? {
+    public static func operations(
+        for changes: [StateChange], in new: LuaValue, declared: SchemaType? = nil
+    ) -> [Operation]? {
         var ops: [Operation] = []
         // Writes that left a value as it was (`state.error = nil` on an absent key) change nothing.
         let changes = StateChange.outermost(changes).filter { $0.old != $0.new }
@@ -101,14 +105,22 @@ public enum JSONPatch {
             if groups[pointer] == nil {
                 order.append(pointer)
                 let list: Bool
-                if case .list? = declaredType(declared, at: change.path.dropLast())?.required { list = true } else { list = false }
+                if case .list? = declaredType(declared, at: change.path.dropLast())?.required {
+                    list = true
+                } else {
+                    list = false
+                }
                 groups[pointer] = (t, [], list)
             }
             groups[pointer]!.changes.append(change)
         }
         for pointer in order {
             let (t, group, list) = groups[pointer]!
-            if let entries = entryOperations(group, in: t, at: pointer, declaredList: list) { ops += entries } else { ops.append(Operation(.replace, pointer, .table(t))) }
+            if let entries = entryOperations(group, in: t, at: pointer, declaredList: list) {
+                ops += entries
+            } else {
+                ops.append(Operation(.replace, pointer, .table(t)))
+            }
         }
         return ops
     }
@@ -116,7 +128,9 @@ public enum JSONPatch {
     /// The operations for `changes` to the entries of `t` (as it is after them), or
     /// nil when `t` is replaced whole: it may have turned from an array into an
     /// object or back, or its items moved in ways positions cannot say in order.
-    private static func entryOperations(_ changes: [StateChange], in t: LuaTable, at pointer: String, declaredList: Bool = false) -> [Operation]? {
+    private static func entryOperations(
+        _ changes: [StateChange], in t: LuaTable, at pointer: String, declaredList: Bool = false
+    ) -> [Operation]? {
         func path(_ key: LuaValue) -> String { pointer + "/" + token(key, in: t) }
         let added = changes.filter { $0.old.isNil }, removed = changes.filter { $0.new.isNil }
         let kept = changes.filter { !$0.old.isNil && !$0.new.isNil }
@@ -144,7 +158,9 @@ public enum JSONPatch {
                 guard count >= 1, keys == Array((count + 1)...(count + Int64(keys.count))) else { return nil }
             }
             for change in kept { diff(change.old, change.new, path: path(change.path.last!), into: &ops) }
-            for k in keys where !added.isEmpty { ops.append(Operation(.add, "\(pointer)/\(k - 1)", t.array[Int(k - 1)])) }
+            for k in keys where !added.isEmpty {
+                ops.append(Operation(.add, "\(pointer)/\(k - 1)", t.array[Int(k - 1)]))
+            }
             for k in keys.reversed() where !removed.isEmpty { ops.append(Operation(.remove, "\(pointer)/\(k - 1)")) }
             return ops
         }
@@ -162,9 +178,13 @@ public enum JSONPatch {
         }
         for change in changes {
             let key = change.path.last!
-            if change.old.isNil { ops.append(Operation(.add, path(key), change.new)) }
-            else if change.new.isNil { ops.append(Operation(.remove, path(key))) }
-            else { diff(change.old, change.new, path: path(key), into: &ops) }
+            if change.old.isNil {
+                ops.append(Operation(.add, path(key), change.new))
+            } else if change.new.isNil {
+                ops.append(Operation(.remove, path(key)))
+            } else {
+                diff(change.old, change.new, path: path(key), into: &ops)
+            }
         }
         return ops
     }
@@ -183,9 +203,13 @@ public enum JSONPatch {
     /// The operations of a patch read from JSON (`[{"op":"replace","path":"/count","value":2}]`).
     /// - Throws: `HostError` naming the operation that is not an add, remove or replace with a path.
     public static func operations(_ patch: LuaValue) throws -> [Operation] {
-        guard case .table(let list) = patch, list.hash.isEmpty else { throw HostError("a JSON Patch is an array of operations") }
+        guard case .table(let list) = patch, list.hash.isEmpty else {
+            throw HostError("a JSON Patch is an array of operations")
+        }
         return try list.array.enumerated().map { i, op in
-            guard let kind = op["op"]?.stringValue.flatMap(Operation.Kind.init(rawValue:)), let path = op["path"]?.stringValue else {
+            guard let kind = op["op"]?.stringValue.flatMap(Operation.Kind.init(rawValue:)),
+                let path = op["path"]?.stringValue
+            else {
                 throw HostError("patch operation \(i + 1) needs \"op\" (add, remove or replace) and a string \"path\"")
             }
             return Operation(kind, path, op["value"])
@@ -209,14 +233,22 @@ public enum JSONPatch {
             if b.array.count > common {
                 for i in common..<b.array.count { ops.append(Operation(.add, "\(path)/\(i)", b.array[i])) }
             } else {
-                for i in stride(from: a.array.count - 1, through: common, by: -1) { ops.append(Operation(.remove, "\(path)/\(i)")) }
+                for i in stride(from: a.array.count - 1, through: common, by: -1) {
+                    ops.append(Operation(.remove, "\(path)/\(i)"))
+                }
             }
         case (false, false):
             let ea = entries(a), eb = entries(b)
-            for key in ea.keys.sorted() where eb[key] == nil { ops.append(Operation(.remove, "\(path)/\(escape(key))")) }
+            for key in ea.keys.sorted() where eb[key] == nil {
+                ops.append(Operation(.remove, "\(path)/\(escape(key))"))
+            }
             for key in eb.keys.sorted() {
                 let child = "\(path)/\(escape(key))"
-                if let before = ea[key] { diff(before, eb[key]!, path: child, into: &ops) } else { ops.append(Operation(.add, child, eb[key]!)) }
+                if let before = ea[key] {
+                    diff(before, eb[key]!, path: child, into: &ops)
+                } else {
+                    ops.append(Operation(.add, child, eb[key]!))
+                }
             }
         default:
             ops.append(Operation(.replace, path, new))
@@ -228,7 +260,9 @@ public enum JSONPatch {
     public static func apply(_ ops: [Operation], to value: LuaValue) -> LuaValue? {
         var current = value
         for op in ops {
-            let tokens = op.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { unescape(String($0)) }
+            let tokens = op.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
+                unescape(String($0))
+            }
             guard let next = apply(op, tokens[...], to: current) else { return nil }
             current = next
         }
@@ -263,7 +297,9 @@ public enum JSONPatch {
             return .table(t)
         }
         // Integer keys outside a sequence appear in paths in decimal.
-        let key: LuaValue = Int64(token).map { t[.integer($0)].isNil ? .string(LuaString(token)) : .integer($0) } ?? .string(LuaString(token))
+        let key: LuaValue =
+            Int64(token).map { t[.integer($0)].isNil ? .string(LuaString(token)) : .integer($0) }
+            ?? .string(LuaString(token))
         if rest.isEmpty {
             switch op.op {
             case .add, .replace:

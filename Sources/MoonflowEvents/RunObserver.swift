@@ -54,8 +54,10 @@ public struct RunDescription: Sendable {
     /// The run's clock now, in ms (virtual time on the virtual clock).
     package let now: @Sendable () -> Int
 
-    public init(name: String, version: Int64, path: String, actions: Schema?, clock: FeatureHost.Clock,
-                now: @escaping @Sendable () -> Int = { 0 }) {
+    public init(
+        name: String, version: Int64, path: String, actions: Schema?, clock: FeatureHost.Clock,
+        now: @escaping @Sendable () -> Int = { 0 }
+    ) {
         self.name = name
         self.version = version
         self.path = path

@@ -15,7 +15,9 @@ import LuaKit
 public enum StateDiff {
     /// The diff lines; empty when the values are equal.
     /// - Parameter root: the path of the values themselves (empty for a state).
-    public static func lines(expected: LuaValue, actual: LuaValue, root: String = "", numbersByType: Bool = false) -> [String] {
+    public static func lines(
+        expected: LuaValue, actual: LuaValue, root: String = "", numbersByType: Bool = false
+    ) -> [String] {
         var out: [String] = []
         diff(expected, actual, path: root, numbersByType: numbersByType, into: &out)
         return out
@@ -38,7 +40,8 @@ public enum StateDiff {
         }
     }
 
-    private static func diff(_ e: LuaValue, _ a: LuaValue, path: String, numbersByType: Bool, into out: inout [String]) {
+    private static func diff(_ e: LuaValue, _ a: LuaValue, path: String, numbersByType: Bool, into out: inout [String])
+    {
         if case .table(let te) = e, case .table(let ta) = a {
             let ee = entries(te), ea = entries(ta)
             for key in sortedKeys(Set(ee.keys).union(ea.keys)) {
@@ -112,8 +115,11 @@ public enum StateDiff {
     }
 
     private static func isIdentifier(_ s: String) -> Bool {
-        guard let first = s.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }
-        return s.unicodeScalars.allSatisfy { $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
+        guard let first = s.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic)
+        else { return false }
+        return s.unicodeScalars.allSatisfy {
+            $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)))
+        }
     }
 
     /// A value as Lua source: `"text"`, `3`, `true`, `nil`, `{ 1, 2 }`, `{ a = 1, b = "x" }`.

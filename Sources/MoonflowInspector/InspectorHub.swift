@@ -176,8 +176,10 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
             // that of an earlier frame of the same action.
             var own = false
             if case .action(let action) = event { own = action == cause }
-            if let cause, !own, let from = causeID.flatMap({ id in actionFrames.last { $0.id == id && $0.action == cause } })
-                ?? actionFrames.last(where: { $0.action == cause }) {
+            if let cause, !own,
+                let from = causeID.flatMap({ id in actionFrames.last { $0.id == id && $0.action == cause } })
+                    ?? actionFrames.last(where: { $0.action == cause })
+            {
                 var link = JSONObjectWriter()
                 link.add("seq", from.seq)
                 link.add("action", cause, root: "cause", otherwise: "{}")
@@ -192,7 +194,9 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                     actionFrames.append((action, seq, Date(), causeID))
                     // The oldest input not yet handled that is this action.
                     let sent = unlinkedInput < inputs.count ? json(action, "action") : ""
-                    if unlinkedInput < inputs.count, let i = inputs[unlinkedInput...].firstIndex(where: { $0.frame == nil && $0.action == sent }) {
+                    if unlinkedInput < inputs.count,
+                        let i = inputs[unlinkedInput...].firstIndex(where: { $0.frame == nil && $0.action == sent })
+                    {
                         inputs[i].frame = seq
                         while unlinkedInput < inputs.count, inputs[unlinkedInput].frame != nil { unlinkedInput += 1 }
                     }
@@ -358,7 +362,9 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
 
     /// What is kept now: the window's frames, and the bytes of everything kept
     /// (frames, snapshots, the actions for `rerun`).
-    public var kept: (frames: Int, bytes: Int) { lock.withLock { (frames.count, frameBytes + olderBytes + inputBytes) } }
+    public var kept: (frames: Int, bytes: Int) {
+        lock.withLock { (frames.count, frameBytes + olderBytes + inputBytes) }
+    }
 
     /// The pages connected now.
     public var pageCount: Int { lock.withLock { pages.count } }
@@ -377,22 +383,31 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
             let n = pages[id]!.received
             let message: LuaValue
             do { message = try LuaValue(json: text) } catch {
-                return failure("?", "frame \(n) from the page is not JSON (\(error)); send an object such as {\"cmd\":\"hello\",\"since\":-1}")
+                return failure(
+                    "?",
+                    "frame \(n) from the page is not JSON (\(error)); send an object such as {\"cmd\":\"hello\",\"since\":-1}"
+                )
             }
             guard case .string(let name)? = message["cmd"] else {
-                return failure("?", "frame \(n) from the page has no string \"cmd\"; the commands are \(InspectorHub.commands)")
+                return failure(
+                    "?", "frame \(n) from the page has no string \"cmd\"; the commands are \(InspectorHub.commands)")
             }
             command = name.description
             switch command {
             case "hello":
-                guard let since = message["since"].flatMap(InspectorHub.integer) ?? (message["since"] == nil ? -1 : nil) else {
-                    return failure(command, "hello: \"since\" must be the seq of the last frame the page holds (an integer), or -1 for everything")
+                guard let since = message["since"].flatMap(InspectorHub.integer) ?? (message["since"] == nil ? -1 : nil)
+                else {
+                    return failure(
+                        command,
+                        "hello: \"since\" must be the seq of the last frame the page holds (an integer), or -1 for everything"
+                    )
                 }
                 resync(id, since: since)
                 return nil
             case "dispatch":
                 guard let action = message["action"], case .table = action else {
-                    return failure(command, "dispatch: \"action\" must be an action object, such as {\"type\":\"increment\"}")
+                    return failure(
+                        command, "dispatch: \"action\" must be an action object, such as {\"type\":\"increment\"}")
                 }
                 if pages[id]!.travelling {
                     pages[id]!.queued.append(action)
@@ -405,13 +420,19 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 toDispatch = [action]
                 return nil
             case "jump":
-                guard let seq = message["seq"].flatMap(InspectorHub.integer), seq >= 0, seq < first + frames.count else {
-                    return failure(command, "jump: \"seq\" must be the seq of a frame, 0 to \(first + frames.count - 1)")
+                guard let seq = message["seq"].flatMap(InspectorHub.integer), seq >= 0, seq < first + frames.count
+                else {
+                    return failure(
+                        command, "jump: \"seq\" must be the seq of a frame, 0 to \(first + frames.count - 1)")
                 }
                 guard let (stateSeq, step, state) = state(at: seq) else {
                     if seq < first {
-                        let back = (older.first?.seq ?? windowBase?.seq).map { ", whole states back to frame \($0)" } ?? ""
-                        return failure(command, "jump: frame \(seq) is older than the inspector keeps (frames \(first) to \(first + frames.count - 1)\(back)); larger limits (frames, bytes) keep more")
+                        let back =
+                            (older.first?.seq ?? windowBase?.seq).map { ", whole states back to frame \($0)" } ?? ""
+                        return failure(
+                            command,
+                            "jump: frame \(seq) is older than the inspector keeps (frames \(first) to \(first + frames.count - 1)\(back)); larger limits (frames, bytes) keep more"
+                        )
                     }
                     return failure(command, "jump: no state before frame \(seq)")
                 }
@@ -426,7 +447,9 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 return nil
             case "toggle":
                 if let dropped = tooManyInputs(command) { return dropped }
-                guard let seq = message["seq"].flatMap(InspectorHub.integer), inputs.contains(where: { $0.frame == seq }) else {
+                guard let seq = message["seq"].flatMap(InspectorHub.integer),
+                    inputs.contains(where: { $0.frame == seq })
+                else {
                     return failure(command, "toggle: \"seq\" must be the seq of an action frame the run was sent")
                 }
                 if pages[id]!.off.remove(seq) == nil { pages[id]!.off.insert(seq) }
@@ -441,7 +464,8 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 resume.add("state", raw: lastState.map { json($0, "state") } ?? "null")
                 return resume.text
             default:
-                return failure(command, "unknown cmd \"\(LuaValue.escaped(command))\"; the commands are \(InspectorHub.commands)")
+                return failure(
+                    command, "unknown cmd \"\(LuaValue.escaped(command))\"; the commands are \(InspectorHub.commands)")
             }
         }
         if let reply { send(reply, to: id) }
@@ -451,7 +475,8 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
             DispatchQueue.global().async { [self, command] in send(rerunFrame(command, skipping: off), to: id) }
         }
         guard command == "inflight" || command == "restart" || !toDispatch.isEmpty,
-              let waits = lock.withLock({ pages[id]?.waits }) else { return }
+            let waits = lock.withLock({ pages[id]?.waits })
+        else { return }
         // The feature's events come back through `observe`, and the answers through `send`.
         let (asked, actions) = (command, toDispatch)
         waits.async { [self] in answer(asked, dispatching: actions, to: id) }
@@ -495,12 +520,20 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// what this run gives at that step, and its last state. `toggle` answers the same,
     /// with `"off"`: the action frames left out.
     private func rerunFrame(_ command: String, skipping off: Set<Int>) -> String {
-        let taken = lock.withLock { () -> Result<(RunDescription, BlockList<Input>, [String], [(Int, LuaValue)], Int), Refused> in
+        let taken = lock.withLock {
+            () -> Result<(RunDescription, BlockList<Input>, [String], [(Int, LuaValue)], Int), Refused> in
             guard rerun != nil else {
-                return .failure(Refused(reply: failure(command, "\(command): this inspector was made without a way to run the feature again (InspectorHub(rerun:))")))
+                return .failure(
+                    Refused(
+                        reply: failure(
+                            command,
+                            "\(command): this inspector was made without a way to run the feature again (InspectorHub(rerun:))"
+                        )))
             }
             if let dropped = tooManyInputs(command) { return .failure(Refused(reply: dropped)) }
-            guard let run else { return .failure(Refused(reply: failure(command, "\(command): the feature has not loaded yet"))) }
+            guard let run else {
+                return .failure(Refused(reply: failure(command, "\(command): the feature has not loaded yet")))
+            }
             let (recorded, skipped) = windowStates()
             return .success((run, inputs, command == "rerun" ? Array(answers) : [], recorded, skipped))
         }
@@ -518,7 +551,9 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
             differs.append(seq)
             guard changes.count < InspectorHub.rerunDetails else { continue }
             let now = i < states.count ? states[i] : LuaValue.nil
-            let diff = i < states.count ? StateDiff.lines(expected: state, actual: now) : ["(the run now ends before this step)"]
+            let diff =
+                i < states.count
+                ? StateDiff.lines(expected: state, actual: now) : ["(the run now ends before this step)"]
             var change = JSONObjectWriter()
             change.add("seq", seq)
             change.add("now", raw: i < states.count ? json(now, "state") : "null")
@@ -552,7 +587,10 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// The refusal of `rerun` and `toggle` once the actions sent outgrew what is kept of them. Under the lock.
     private func tooManyInputs(_ command: String) -> String? {
         guard inputsDropped > 0 else { return nil }
-        return failure(command, "\(command): this run has sent \(inputsDropped) actions, more than the inspector keeps to send again (a quarter of its bytes limit, \(limits.bytes / 4) bytes)")
+        return failure(
+            command,
+            "\(command): this run has sent \(inputsDropped) actions, more than the inspector keeps to send again (a quarter of its bytes limit, \(limits.bytes / 4) bytes)"
+        )
     }
 
     /// `{"event":"inflight","flights":[{"what":"incrementLater #3","seq":7,"ms":120}]}`: the work
@@ -610,7 +648,11 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         guard let page = pages[id] else { return }
         // Compared, never added to: `since` comes from the page and may be any integer (Int.max).
         var from = first
-        if since < 0 || since < first - 1 || since >= first + frames.count { page.send(sessionFrame) } else { from = since + 1 }
+        if since < 0 || since < first - 1 || since >= first + frames.count {
+            page.send(sessionFrame)
+        } else {
+            from = since + 1
+        }
         for frame in frames[(from - first)...] { page.send(frame) }
     }
 

@@ -40,15 +40,20 @@ public final class InspectorServer: Sendable {
     /// - Parameter shownBy: where the page's URL is shown, for the refusals of requests
     ///   without the token or for another host (`moonflow run --inspect` says
     ///   "that moonflow run --inspect printed").
-    public convenience init(hub: InspectorHub, host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken(),
-                            shownBy: String = "the inspector was started with") {
-        self.init(hub: hub, host: host, port: port, token: token, shownBy: shownBy, connectionLimits: ConnectionLimits())
+    public convenience init(
+        hub: InspectorHub, host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken(),
+        shownBy: String = "the inspector was started with"
+    ) {
+        self.init(
+            hub: hub, host: host, port: port, token: token, shownBy: shownBy, connectionLimits: ConnectionLimits())
     }
 
     /// - Parameter connectionLimits: how many connections at once, and how long one may take
     ///   to show the token.
-    package init(hub: InspectorHub, host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken(),
-                 shownBy: String = "the inspector was started with", connectionLimits: ConnectionLimits) {
+    package init(
+        hub: InspectorHub, host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken(),
+        shownBy: String = "the inspector was started with", connectionLimits: ConnectionLimits
+    ) {
         self.hub = hub
         self.host = host
         self.requestedPort = port
@@ -79,12 +84,15 @@ public final class InspectorServer: Sendable {
 
     /// What a server with other routes than the page's adds to its router (the dev server's);
     /// it is behind the same checks: `Host`, the token, and a WebSocket upgrade's origin.
-    package typealias Routes = @Sendable (_ router: Router<BasicWebSocketRequestContext>, _ server: InspectorServer) -> Void
+    package typealias Routes =
+        @Sendable (_ router: Router<BasicWebSocketRequestContext>, _ server: InspectorServer) -> Void
     private let routes: Routes?
 
     /// A server with `routes` instead of the page's (`hub` is then not served).
-    package init(routes: @escaping Routes, host: String, port: Int, token: String, shownBy: String,
-         connectionLimits: ConnectionLimits = ConnectionLimits()) {
+    package init(
+        routes: @escaping Routes, host: String, port: Int, token: String, shownBy: String,
+        connectionLimits: ConnectionLimits = ConnectionLimits()
+    ) {
         self.hub = InspectorHub()
         self.host = host
         self.requestedPort = port
@@ -153,7 +161,11 @@ public final class InspectorServer: Sendable {
     private func launch(_ done: @escaping @Sendable (Result<String, HostError>) -> Void) {
         let called = Locked(false)
         let finish: @Sendable (Result<String, HostError>) -> Void = { outcome in
-            if called.withLock({ c -> Bool in defer { c = true }; return !c }) { done(outcome) }
+            if called.withLock({ c -> Bool in
+                defer { c = true }; return !c
+            }) {
+                done(outcome)
+            }
         }
         let app = makeApplication { [bound, self] port in
             bound.withLock { $0 = port }
@@ -165,7 +177,10 @@ public final class InspectorServer: Sendable {
                 try await app.run()
                 finish(.failure(HostError("\(address): the server stopped before it listened")))
             } catch {
-                finish(.failure(HostError("\(address): cannot listen there (\(error)); pick another port, or :0 for any free one")))
+                finish(
+                    .failure(
+                        HostError(
+                            "\(address): cannot listen there (\(error)); pick another port, or :0 for any free one")))
             }
         }
         running.withLock { $0 = task }
@@ -173,7 +188,11 @@ public final class InspectorServer: Sendable {
 
     /// Stops serving: the port is closed, and every connection with it. Returns once done.
     package func stop() async {
-        guard let task = running.withLock({ t -> Task<Void, Never>? in defer { t = nil }; return t }) else { return }
+        guard
+            let task = running.withLock({ t -> Task<Void, Never>? in
+                defer { t = nil }; return t
+            })
+        else { return }
         task.cancel()
         await task.value
     }
@@ -186,7 +205,9 @@ public final class InspectorServer: Sendable {
     func authorities(port: Int) -> [String] {
         var names = ["127.0.0.1", "localhost", "[::1]"]
         var others = [MachineAddresses.bracketed(host).lowercased()]
-        if MachineAddresses.isWildcard(host) { others += MachineAddresses.current().map { MachineAddresses.bracketed($0).lowercased() } }
+        if MachineAddresses.isWildcard(host) {
+            others += MachineAddresses.current().map { MachineAddresses.bracketed($0).lowercased() }
+        }
         for name in others where !names.contains(name) { names.append(name) }
         return names.map { "\($0):\(port)" }
     }
@@ -205,7 +226,8 @@ public final class InspectorServer: Sendable {
     package func refusal(authority: String?, token given: String?, origins: [String], upgrade: Bool) -> String? {
         let allowed = authorities
         guard let authority, allowed.contains(authority.lowercased()) else {
-            return "the inspector answers only requests for \(allowed.joined(separator: ", ")), not \(authority.map { "Host \($0)" } ?? "no Host header"); open the URL \(shownBy)\n"
+            return
+                "the inspector answers only requests for \(allowed.joined(separator: ", ")), not \(authority.map { "Host \($0)" } ?? "no Host header"); open the URL \(shownBy)\n"
         }
         guard let given, InspectorServer.sameToken(given, token) else {
             return "this inspector needs the token from its URL: open the whole URL \(shownBy) (…/?token=…)\n"
@@ -218,7 +240,8 @@ public final class InspectorServer: Sendable {
             for origin in origins where !pages.contains(origin.lowercased()) {
                 let scheme = origin.lowercased().prefix { $0 != ":" }
                 if scheme == "ws" || scheme == "wss" { continue }
-                return "the inspector takes WebSocket connections only from its own page (origin \(pages.joined(separator: ", "))), not from \(origin)\n"
+                return
+                    "the inspector takes WebSocket connections only from its own page (origin \(pages.joined(separator: ", "))), not from \(origin)\n"
             }
         }
         return nil
@@ -228,14 +251,17 @@ public final class InspectorServer: Sendable {
     private func addPageRoutes(to router: Router<BasicWebSocketRequestContext>) {
         let hub = hub
         router.get("/") { [self] request, _ -> Response in
-            if let message = refusal(authority: request.head.authority, token: request.uri.queryParameters.get("token"),
-                                     origins: [], upgrade: false) {
+            if let message = refusal(
+                authority: request.head.authority, token: request.uri.queryParameters.get("token"),
+                origins: [], upgrade: false)
+            {
                 throw HTTPError(.forbidden, message: message)
             }
             var headers = HTTPFields()
             headers[.contentType] = "text/html; charset=utf-8"
             headers[.cacheControl] = "no-store"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: InspectorPage.html)))
+            return Response(
+                status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: InspectorPage.html)))
         }
         // Frames wait in the queue until the socket takes them; a page that falls `limits.bytes`
         // behind is dropped (closing the handler closes the socket) and, reconnecting, resyncs
@@ -252,42 +278,54 @@ public final class InspectorServer: Sendable {
     /// (a binary one comes as the text "binary frame") and when the connection ends. Both run on
     /// Swift concurrency's threads: they may await, and must not block on anything that needs
     /// another of those threads.
-    package func webSocket(_ path: String, on router: Router<BasicWebSocketRequestContext>, queueLimit: Int, maxSize: Int,
-                   open: @escaping @Sendable (SendQueue) -> (receive: @Sendable (String) async -> Void, close: @Sendable () async -> Void)) {
-        router.ws(RouterPath(stringLiteral: path), shouldUpgrade: { [self] request, _ in
-            // UpgradeGuard answered a refusal already; this holds if it is ever bypassed.
-            if refusal(authority: request.head.authority, token: request.uri.queryParameters.get("token"),
-                       origins: request.headers[values: .origin], upgrade: true) != nil { return .dontUpgrade }
-            return .upgrade([:])
-        }, onUpgrade: { inbound, outbound, _ in
-            let queue = SendQueue(limit: queueLimit)
-            let (receive, close) = open(queue)
-            await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await frame in queue.frames where !queue.isClosed {
-                        try await outbound.write(.text(frame))
-                        queue.written(frame)
-                    }
+    package func webSocket(
+        _ path: String, on router: Router<BasicWebSocketRequestContext>, queueLimit: Int, maxSize: Int,
+        open:
+            @escaping @Sendable (SendQueue) -> (
+                receive: @Sendable (String) async -> Void, close: @Sendable () async -> Void
+            )
+    ) {
+        router.ws(
+            RouterPath(stringLiteral: path),
+            shouldUpgrade: { [self] request, _ in
+                // UpgradeGuard answered a refusal already; this holds if it is ever bypassed.
+                if refusal(
+                    authority: request.head.authority, token: request.uri.queryParameters.get("token"),
+                    origins: request.headers[values: .origin], upgrade: true) != nil
+                {
+                    return .dontUpgrade
                 }
-                group.addTask {
-                    for try await message in inbound.messages(maxSize: maxSize) {
-                        switch message {
-                        case .text(let text): await receive(text)
-                        case .binary: await receive("binary frame")
+                return .upgrade([:])
+            },
+            onUpgrade: { inbound, outbound, _ in
+                let queue = SendQueue(limit: queueLimit)
+                let (receive, close) = open(queue)
+                await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await frame in queue.frames where !queue.isClosed {
+                            try await outbound.write(.text(frame))
+                            queue.written(frame)
                         }
                     }
+                    group.addTask {
+                        for try await message in inbound.messages(maxSize: maxSize) {
+                            switch message {
+                            case .text(let text): await receive(text)
+                            case .binary: await receive("binary frame")
+                            }
+                        }
+                    }
+                    group.addTask {
+                        await queue.overflow()
+                        throw CancellationError()
+                    }
+                    // The other side left, or fell too far behind: the rest stops with it.
+                    _ = try? await group.next()
+                    queue.finish()
+                    group.cancelAll()
                 }
-                group.addTask {
-                    await queue.overflow()
-                    throw CancellationError()
-                }
-                // The other side left, or fell too far behind: the rest stops with it.
-                _ = try? await group.next()
-                queue.finish()
-                group.cancelAll()
-            }
-            await close()
-        })
+                await close()
+            })
     }
 
     private func makeApplication(onBound: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
@@ -297,15 +335,20 @@ public final class InspectorServer: Sendable {
         logger.logLevel = .critical
         let webSocketResponder = router.buildResponder()
         // Frames up to 16 MB: a page may send a large action.
-        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: connectionLimits.idle),
-                                                                        ws: .init(maxFrameSize: 16 << 20))
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: connectionLimits.idle),
+            ws: .init(maxFrameSize: 16 << 20))
         let limits = connectionLimits, open = openConnections
         let server = HTTPServerBuilder { [self] responder in
-            GuardedChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-                           limits: limits, open: open) { head in
+            GuardedChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
+                limits: limits, open: open
+            ) { head in
                 let query = URLComponents(string: head.uri)?.queryItems
-                return self.refusal(authority: head.headers.first(name: "host"), token: query?.first { $0.name == "token" }?.value,
-                               origins: head.headers["origin"], upgrade: head.headers.contains(name: "upgrade"))
+                return self.refusal(
+                    authority: head.headers.first(name: "host"), token: query?.first { $0.name == "token" }?.value,
+                    origins: head.headers["origin"], upgrade: head.headers.contains(name: "upgrade"))
             }
         }
         return Application(
@@ -330,8 +373,10 @@ private struct GuardedChannel: ServerChildChannel {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let connection = ConnectionGuard(limits: limits, open: open)
             try channel.pipeline.syncOperations.addHandler(connection, position: .first)
-            let decoder = try channel.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(UpgradeGuard(refusal: refusal, connection: connection), position: .after(decoder.handler))
+            let decoder = try channel.pipeline.syncOperations.context(
+                handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(
+                UpgradeGuard(refusal: refusal, connection: connection), position: .after(decoder.handler))
             return value
         }
     }
@@ -377,7 +422,9 @@ private final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler
         headers.add(name: "content-type", value: "text/plain; charset=utf-8")
         headers.add(name: "content-length", value: String(message.utf8.count))
         headers.add(name: "connection", value: "close")
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .forbidden, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .forbidden, headers: headers))),
+            promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: message)))), promise: nil)
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
@@ -476,9 +523,13 @@ private final class ConnectionGuard: ChannelInboundHandler, @unchecked Sendable 
                 counted = false
                 open.withLock { $0 -= 1 }
                 let message = "a request line of at most \(limits.requestLine) bytes, please\n"
-                let response = "HTTP/1.1 414 URI Too Long\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: \(message.utf8.count)\r\nconnection: close\r\n\r\n" + message
+                let response =
+                    "HTTP/1.1 414 URI Too Long\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: \(message.utf8.count)\r\nconnection: close\r\n\r\n"
+                    + message
                 let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                context.writeAndFlush(NIOAny(ByteBuffer(string: response))).whenComplete { _ in bound.value.close(promise: nil) }
+                context.writeAndFlush(NIOAny(ByteBuffer(string: response))).whenComplete { _ in
+                    bound.value.close(promise: nil)
+                }
                 return
             }
         }

@@ -26,7 +26,8 @@ enum MachineAddresses {
         var out = interfaces()
         var name = [CChar](repeating: 0, count: 256)
         if gethostname(&name, name.count - 1) == 0 {
-            let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
+            let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                .lowercased()
             if !host.isEmpty, host != "localhost" {
                 out.append(host)
                 if !host.contains(".") { out.append(host + ".local") }
@@ -44,8 +45,12 @@ enum MachineAddresses {
             var entry: UnsafeMutablePointer<ifaddrs>? = first
             while let item = entry {
                 defer { entry = item.pointee.ifa_next }
-                guard let address = item.pointee.ifa_addr, (item.pointee.ifa_flags & UInt32(IFF_UP)) != 0 else { continue }
-                if let text = numeric(address), !text.lowercased().hasPrefix("fe80:"), !out.contains(text) { out.append(text) }
+                guard let address = item.pointee.ifa_addr, (item.pointee.ifa_flags & UInt32(IFF_UP)) != 0 else {
+                    continue
+                }
+                if let text = numeric(address), !text.lowercased().hasPrefix("fe80:"), !out.contains(text) {
+                    out.append(text)
+                }
             }
         }
         return out

@@ -37,16 +37,24 @@ package final class RemoteDispatcher: RunDispatcher, @unchecked Sendable {
     private struct Failed: Error, CustomStringConvertible { let description: String }
 
     /// Sends the command `make(id)` and waits for its reply.
-    private func ask(_ make: (Int) -> InspectorPipe.ToParent) throws -> (message: String?, flights: [InspectorPipe.Flight]?) {
+    private func ask(
+        _ make: (Int) -> InspectorPipe.ToParent
+    ) throws -> (message: String?, flights: [InspectorPipe.Flight]?) {
         let (id, done) = lock.withLock { () -> (Int, DispatchSemaphore) in
             nextID += 1
             waiting[nextID] = Waiting()
             return (nextID, waiting[nextID]!.done)
         }
         send(make(id))
-        let answered = timeout.map { done.wait(timeout: .now() + $0) == .success } ?? { done.wait(); return true }()
+        let answered =
+            timeout.map { done.wait(timeout: .now() + $0) == .success }
+            ?? {
+                done.wait(); return true
+            }()
         let reply = lock.withLock { waiting.removeValue(forKey: id) }
-        guard answered else { throw Failed(description: "the app did not answer within \(Int(timeout ?? 0)) s; is it still connected?") }
+        guard answered else {
+            throw Failed(description: "the app did not answer within \(Int(timeout ?? 0)) s; is it still connected?")
+        }
         return (reply?.message, reply?.flights)
     }
 

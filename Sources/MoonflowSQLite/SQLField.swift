@@ -40,7 +40,8 @@ struct SQLField {
         let type = "json_type(fields, \(path))"
         let value = "json_extract(fields, \(path))"
         self.type = type
-        rank = "(CASE \(type) WHEN 'true' THEN 1 WHEN 'false' THEN 1 WHEN 'integer' THEN 2 WHEN 'real' THEN 2 "
+        rank =
+            "(CASE \(type) WHEN 'true' THEN 1 WHEN 'false' THEN 1 WHEN 'integer' THEN 2 WHEN 'real' THEN 2 "
             + "WHEN 'text' THEN 3 WHEN 'array' THEN 4 WHEN 'object' THEN 5 ELSE 0 END)"
         scalar = "(CASE WHEN \(type) IN ('array', 'object') THEN NULL ELSE \(value) END)"
         complex = "(CASE WHEN \(type) IN ('array', 'object') THEN \(value) END)"

@@ -131,7 +131,9 @@ public final class SQLiteDatabase: Sendable {
                 do {
                     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
                 } catch {
-                    throw RepositoryError.storage("\(path): cannot make its folder \(folder) (\(error.localizedDescription)); make the folder or choose another path")
+                    throw RepositoryError.storage(
+                        "\(path): cannot make its folder \(folder) (\(error.localizedDescription)); make the folder or choose another path"
+                    )
                 }
             }
             return try DatabasePool(path: path, configuration: configuration)
@@ -146,13 +148,17 @@ public final class SQLiteDatabase: Sendable {
         let advice: String
         switch error.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
-            advice = "the database is locked by another connection (\(sqlite)); close the program holding it, or try again"
+            advice =
+                "the database is locked by another connection (\(sqlite)); close the program holding it, or try again"
         case .SQLITE_READONLY:
-            advice = "the database is read-only (\(sqlite)); make the file and its folder writable, or store it elsewhere"
+            advice =
+                "the database is read-only (\(sqlite)); make the file and its folder writable, or store it elsewhere"
         case .SQLITE_FULL:
-            advice = "the disk or the database's size limit is full (\(sqlite)); free some space or raise the limit, then write again"
+            advice =
+                "the disk or the database's size limit is full (\(sqlite)); free some space or raise the limit, then write again"
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
-            advice = "the file is not a SQLite database or is damaged (\(sqlite)); move it away to start empty, or restore it from a backup"
+            advice =
+                "the file is not a SQLite database or is damaged (\(sqlite)); move it away to start empty, or restore it from a backup"
         case .SQLITE_CANTOPEN:
             advice = "the file cannot be opened (\(sqlite)); check that its folder exists and is writable"
         case .SQLITE_IOERR:

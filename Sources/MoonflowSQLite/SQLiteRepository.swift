@@ -41,16 +41,22 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
     ///   - seed: Models stored when the table is made (an existing table is left as it is).
     ///   - coding: How a model maps to an id and fields.
     /// - Throws: `SQLiteSchemaError` for a table or index name SQLite cannot take.
-    public init(database: SQLiteDatabase, table: String, indexes: [String] = [], seed: [Model] = [],
-                coding: SQLiteRowCoding<Model>) throws {
+    public init(
+        database: SQLiteDatabase, table: String, indexes: [String] = [], seed: [Model] = [],
+        coding: SQLiteRowCoding<Model>
+    ) throws {
         let lowered = table.lowercased()
         guard !table.isEmpty, !lowered.hasPrefix("sqlite_"), !lowered.hasPrefix("grdb_") else {
-            throw SQLiteSchemaError("'\(table)' cannot be a table name (SQLite and GRDB reserve empty names and the prefixes sqlite_ and grdb_); rename the repository")
+            throw SQLiteSchemaError(
+                "'\(table)' cannot be a table name (SQLite and GRDB reserve empty names and the prefixes sqlite_ and grdb_); rename the repository"
+            )
         }
         var fields: [SQLField] = []
         for name in indexes where name != "id" {
             guard !name.isEmpty, let field = SQLField(name) else {
-                throw SQLiteSchemaError("'\(name)' cannot be an indexed field of \(table) (it is empty, or has a double quote, a backslash or a control character); index a field with a plainer name")
+                throw SQLiteSchemaError(
+                    "'\(name)' cannot be an indexed field of \(table) (it is empty, or has a double quote, a backslash or a control character); index a field with a plainer name"
+                )
             }
             if !fields.contains(where: { $0.name == name }) { fields.append(field) }
         }
@@ -59,7 +65,8 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
         self.indexes = indexes
         self.coding = coding
         quotedTable = SQLName.quoted(table)
-        upsert = "INSERT INTO \(quotedTable) (id, seq, fields) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET fields = excluded.fields"
+        upsert =
+            "INSERT INTO \(quotedTable) (id, seq, fields) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET fields = excluded.fields"
 
         // The migrations of this table; other tables in the file have their own, which GRDB
         // records beside these and which never run here.
@@ -67,7 +74,10 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
         let quotedTable = self.quotedTable, upsert = self.upsert
         let path = database.path
         migrator.registerMigration("moonflow.table \(table)") { db in
-            try db.execute(sql: "CREATE TABLE \(quotedTable) (id PRIMARY KEY NOT NULL, seq INTEGER NOT NULL UNIQUE, fields TEXT NOT NULL)")
+            try db.execute(
+                sql:
+                    "CREATE TABLE \(quotedTable) (id PRIMARY KEY NOT NULL, seq INTEGER NOT NULL UNIQUE, fields TEXT NOT NULL)"
+            )
             let statement = try db.makeStatement(sql: upsert)
             for (seq, model) in seed.enumerated() {
                 let row = try Self.stored(model, coding: coding, path: path, table: table)
@@ -97,7 +107,9 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
             var found: [DatabaseValue: Model] = [:]
             for chunk in keys.chunked(500) {
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-                try self.forEachRow(db, "SELECT id, fields FROM \(self.quotedTable) WHERE id IN (\(marks))", StatementArguments(chunk)) { id, fields in
+                try self.forEachRow(
+                    db, "SELECT id, fields FROM \(self.quotedTable) WHERE id IN (\(marks))", StatementArguments(chunk)
+                ) { id, fields in
                     found[id] = try self.model(id, fields)
                 }
             }
@@ -200,7 +212,8 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
             return try delete(db, ids: try swiftSide(db, sql).map { try idValue($0.id) })
         }
         if sql.query.order.isEmpty, sql.query.limit == nil, sql.query.offset == 0 {
-            try db.execute(sql: "DELETE FROM \(quotedTable)\(sql.whereClause)", arguments: StatementArguments(sql.arguments))
+            try db.execute(
+                sql: "DELETE FROM \(quotedTable)\(sql.whereClause)", arguments: StatementArguments(sql.arguments))
         } else {
             let select = sql.select(from: table, columns: "id")
             try db.execute(sql: "DELETE FROM \(quotedTable) WHERE id IN (\(select.sql))", arguments: select.arguments)
@@ -213,7 +226,8 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
         var count = 0
         for chunk in ids.chunked(500) {
             let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            try db.execute(sql: "DELETE FROM \(quotedTable) WHERE id IN (\(marks))", arguments: StatementArguments(chunk))
+            try db.execute(
+                sql: "DELETE FROM \(quotedTable) WHERE id IN (\(marks))", arguments: StatementArguments(chunk))
             count += db.changesCount
         }
         return count
@@ -236,8 +250,10 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
     }
 
     /// Calls `body` with each row's `id` and `fields` columns.
-    private func forEachRow(_ db: Database, _ sql: String, _ arguments: StatementArguments,
-                            _ body: (DatabaseValue, DatabaseValue) throws -> Void) throws {
+    private func forEachRow(
+        _ db: Database, _ sql: String, _ arguments: StatementArguments,
+        _ body: (DatabaseValue, DatabaseValue) throws -> Void
+    ) throws {
         let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
         while let row = try rows.next() {
             try body(row[0], row[1])
@@ -252,7 +268,9 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
         do {
             return try coding.decode(recordID, fields)
         } catch {
-            throw RepositoryError.storage("\(database.path): the row \(recordID.shown) of \(table) does not make a \(Model.self) (\(error)); fix the row or the model")
+            throw RepositoryError.storage(
+                "\(database.path): the row \(recordID.shown) of \(table) does not make a \(Model.self) (\(error)); fix the row or the model"
+            )
         }
     }
 
@@ -260,18 +278,24 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
         switch id.storage {
         case .int64(let i): return .int(Int(i))
         case .string(let s): return .string(s)
-        default: throw RepositoryError.storage("\(database.path): \(table) has a row whose id \(id) is neither an integer nor a string; fix or delete that row")
+        default:
+            throw RepositoryError.storage(
+                "\(database.path): \(table) has a row whose id \(id) is neither an integer nor a string; fix or delete that row"
+            )
         }
     }
 
     private func fields(_ id: DatabaseValue, _ fields: DatabaseValue) throws -> [String: RecordValue] {
         guard case .string(let text) = fields.storage else {
-            throw RepositoryError.storage("\(database.path): the row \(id) of \(table) has no JSON fields; fix or delete that row")
+            throw RepositoryError.storage(
+                "\(database.path): the row \(id) of \(table) has no JSON fields; fix or delete that row")
         }
         do {
             return try StoredJSON.object(from: text)
         } catch let error as StoredJSON.Malformed {
-            throw RepositoryError.storage("\(database.path): the row \(id) of \(table) holds fields that are not valid JSON (\(error.why) at byte \(error.offset)); fix or delete that row")
+            throw RepositoryError.storage(
+                "\(database.path): the row \(id) of \(table) holds fields that are not valid JSON (\(error.why) at byte \(error.offset)); fix or delete that row"
+            )
         }
     }
 
@@ -279,28 +303,40 @@ public final class SQLiteRepository<Model: Identifiable & Sendable>: Repository 
         switch id {
         case .int(let i): return Int64(i).databaseValue
         case .string(let s): return s.databaseValue
-        default: throw RepositoryError.storage("\(database.path): an id of \(table) is an integer or a string, not \(id.shown); give the model such an id")
+        default:
+            throw RepositoryError.storage(
+                "\(database.path): an id of \(table) is an integer or a string, not \(id.shown); give the model such an id"
+            )
         }
     }
 
     /// A model as the id and JSON fields of its row.
-    private static func stored(_ model: Model, coding: SQLiteRowCoding<Model>, path: String, table: String) throws -> (id: DatabaseValue, fields: String) {
+    private static func stored(
+        _ model: Model, coding: SQLiteRowCoding<Model>, path: String, table: String
+    ) throws -> (id: DatabaseValue, fields: String) {
         let encoded: (id: RecordValue, fields: [String: RecordValue])
         do {
             encoded = try coding.encode(model)
         } catch {
-            throw RepositoryError.storage("\(path): a \(Model.self) for \(table) cannot be stored (\(error)); store only finite numbers, strings, booleans, lists and tables")
+            throw RepositoryError.storage(
+                "\(path): a \(Model.self) for \(table) cannot be stored (\(error)); store only finite numbers, strings, booleans, lists and tables"
+            )
         }
         let id: DatabaseValue
         switch encoded.id {
         case .int(let i): id = Int64(i).databaseValue
         case .string(let s): id = s.databaseValue
-        default: throw RepositoryError.storage("\(path): an id of \(table) is an integer or a string, not \(encoded.id.shown); give the model such an id")
+        default:
+            throw RepositoryError.storage(
+                "\(path): an id of \(table) is an integer or a string, not \(encoded.id.shown); give the model such an id"
+            )
         }
         do {
             return (id, try StoredJSON.text(of: encoded.fields))
         } catch let error as StoredJSON.Unstorable {
-            throw RepositoryError.storage("\(path): the record \(encoded.id.shown) of \(table) cannot be stored: its field \(error.path) is \(error.value), which SQLite cannot hold; store a finite number (or a string)")
+            throw RepositoryError.storage(
+                "\(path): the record \(encoded.id.shown) of \(table) cannot be stored: its field \(error.path) is \(error.value), which SQLite cannot hold; store a finite number (or a string)"
+            )
         }
     }
 }
@@ -311,13 +347,19 @@ extension SQLiteRepository where Model == Runtime.Record {
     ///     let users = try SQLiteRepository<Record>(path: "app.db", table: "users", indexes: ["team"])
     ///
     /// - Throws: `SQLiteSchemaError` for a table or index name SQLite cannot take.
-    public convenience init(path: String, table: String, indexes: [String] = [], seed: [Runtime.Record] = [],
-                            options: SQLiteDatabase.Options = .init()) throws {
-        try self.init(database: SQLiteDatabase(path: path, options: options), table: table, indexes: indexes, seed: seed, coding: .records)
+    public convenience init(
+        path: String, table: String, indexes: [String] = [], seed: [Runtime.Record] = [],
+        options: SQLiteDatabase.Options = .init()
+    ) throws {
+        try self.init(
+            database: SQLiteDatabase(path: path, options: options), table: table, indexes: indexes, seed: seed,
+            coding: .records)
     }
 
     /// A repository of `Record`s in `table` of `database`.
-    public convenience init(database: SQLiteDatabase, table: String, indexes: [String] = [], seed: [Runtime.Record] = []) throws {
+    public convenience init(
+        database: SQLiteDatabase, table: String, indexes: [String] = [], seed: [Runtime.Record] = []
+    ) throws {
         try self.init(database: database, table: table, indexes: indexes, seed: seed, coding: .records)
     }
 }
@@ -330,13 +372,18 @@ extension SQLiteRepository where Model: Codable, Model.ID: Codable & Sendable {
     ///     let users = try SQLiteRepository<User>(path: "app.db", table: "users", indexes: ["name"])
     ///
     /// - Throws: `SQLiteSchemaError` for a table or index name SQLite cannot take.
-    public convenience init(path: String, table: String, indexes: [String] = [], seed: [Model] = [],
-                            options: SQLiteDatabase.Options = .init()) throws {
-        try self.init(database: SQLiteDatabase(path: path, options: options), table: table, indexes: indexes, seed: seed, coding: .codable)
+    public convenience init(
+        path: String, table: String, indexes: [String] = [], seed: [Model] = [],
+        options: SQLiteDatabase.Options = .init()
+    ) throws {
+        try self.init(
+            database: SQLiteDatabase(path: path, options: options), table: table, indexes: indexes, seed: seed,
+            coding: .codable)
     }
 
     /// A repository of `Codable` models in `table` of `database`.
-    public convenience init(database: SQLiteDatabase, table: String, indexes: [String] = [], seed: [Model] = []) throws {
+    public convenience init(database: SQLiteDatabase, table: String, indexes: [String] = [], seed: [Model] = []) throws
+    {
         try self.init(database: database, table: table, indexes: indexes, seed: seed, coding: .codable)
     }
 }

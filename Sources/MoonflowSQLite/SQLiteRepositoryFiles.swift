@@ -51,14 +51,18 @@ public final class SQLiteRepositoryFiles: RepositoryFiles, RepositoryFileLocatin
         }
     }
 
-    package func location(for declaration: RepositoryDeclaration, pluginFolder: String) -> (paths: [String], folder: String)? {
+    package func location(
+        for declaration: RepositoryDeclaration, pluginFolder: String
+    ) -> (paths: [String], folder: String)? {
         guard let file = declaration.file else { return nil }
         let (path, folder) = place(of: file, pluginFolder: pluginFolder)
         guard let folder else { return nil }
         return ([path] + ["-wal", "-shm", "-journal"].map { path + $0 }, folder)
     }
 
-    public func repository(for declaration: RepositoryDeclaration, pluginFolder: String) throws -> any Repository<LuaRecord> {
+    public func repository(
+        for declaration: RepositoryDeclaration, pluginFolder: String
+    ) throws -> any Repository<LuaRecord> {
         guard let file = declaration.file else { return InMemoryRepository<LuaRecord>(declaration.seed) }
         let path = place(of: file, pluginFolder: pluginFolder).path
         // In-memory databases are told apart by the declared file, so two names for one file share it.
@@ -68,8 +72,9 @@ public final class SQLiteRepositoryFiles: RepositoryFiles, RepositoryFileLocatin
             if let existing = repositories[key] { return existing }
             let database = databases[databaseKey] ?? SQLiteDatabase(path: path)
             databases[databaseKey] = database
-            let repository = try SQLiteRepository(database: database, table: declaration.name, indexes: declaration.indexes,
-                                                  seed: declaration.seed, coding: LuaRecord.sqliteCoding)
+            let repository = try SQLiteRepository(
+                database: database, table: declaration.name, indexes: declaration.indexes,
+                seed: declaration.seed, coding: LuaRecord.sqliteCoding)
             repositories[key] = repository
             return repository
         }

@@ -58,7 +58,8 @@ extension SQLiteRowCoding where Model: Codable & Sendable, Model.ID: Codable & S
             encode: { model in
                 let json = String(decoding: try JSONEncoder().encode(model), as: UTF8.self)
                 guard case .object(var fields) = try StoredJSON.value(from: json) else {
-                    throw StoredRowError("\(Model.self) does not encode as a keyed object, so it has no fields to store")
+                    throw StoredRowError(
+                        "\(Model.self) does not encode as a keyed object, so it has no fields to store")
                 }
                 fields.removeValue(forKey: "id")
                 let id = try StoredJSON.value(from: String(decoding: try JSONEncoder().encode(model.id), as: UTF8.self))

@@ -134,7 +134,8 @@ enum StoredJSON {
         mutating func expect(_ literal: StaticString) throws {
             let count = literal.utf8CodeUnitCount
             guard index + count <= bytes.count,
-                  memcmp(bytes.baseAddress! + index, literal.utf8Start, count) == 0 else {
+                memcmp(bytes.baseAddress! + index, literal.utf8Start, count) == 0
+            else {
                 throw malformed("expected \(literal)")
             }
             index += count
@@ -169,7 +170,9 @@ enum StoredJSON {
                 if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(fields) }
                 while true {
                     skipSpace()
-                    guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw malformed("expected a key") }
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                        throw malformed("expected a key")
+                    }
                     let key = try string()
                     skipSpace()
                     guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw malformed("expected :") }
@@ -216,7 +219,10 @@ enum StoredJSON {
             var runStart = index
             func flushRun(_ end: Int) {
                 if end > runStart {
-                    scalars.append(contentsOf: String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self).unicodeScalars)
+                    scalars.append(
+                        contentsOf: String(
+                            decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self
+                        ).unicodeScalars)
                 }
             }
             while index < bytes.count {
@@ -244,7 +250,8 @@ enum StoredJSON {
                 case UInt8(ascii: "u"):
                     var code = try hex4()
                     if (0xD800..<0xDC00).contains(code), index + 1 < bytes.count,
-                       bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") {
+                        bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                    {
                         index += 2
                         let low = try hex4()
                         guard (0xDC00..<0xE000).contains(low) else { throw malformed("bad surrogate pair") }

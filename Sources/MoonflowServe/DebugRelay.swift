@@ -76,13 +76,17 @@ final class DebugRelay: @unchecked Sendable {
                     return
                 case .serve:
                     if message["command"]?.stringValue == "disconnect" {
-                        try? connection.send(["type": "response", "seq": 0, "request_seq": message["seq"]?.intValue.map(LuaValue.integer) ?? 0,
-                                              "success": true, "command": "disconnect"])
+                        try? connection.send([
+                            "type": "response", "seq": 0,
+                            "request_seq": message["seq"]?.intValue.map(LuaValue.integer) ?? 0,
+                            "success": true, "command": "disconnect",
+                        ])
                         return
                     }
                     initialize = message
                     try? connection.send([
-                        "type": "response", "seq": 0, "request_seq": message["seq"]?.intValue.map(LuaValue.integer) ?? 0,
+                        "type": "response", "seq": 0,
+                        "request_seq": message["seq"]?.intValue.map(LuaValue.integer) ?? 0,
                         "success": true, "command": "initialize", "body": DAPSession.capabilities,
                     ])
                     continue
@@ -94,10 +98,15 @@ final class DebugRelay: @unchecked Sendable {
             }
             for message in forwarded {
                 guard let json = try? message.json() else { continue }
-                if !server.sendToLatestApp(DevServerMessages.dap(toApp(json))), message["type"]?.stringValue == "request",
-                   message["seq"]?.intValue != 0 {
-                    try? connection.send(Self.refusal(message,
-                        "no app is connected to moonflow serve: start the app's debug build (it connects with host.connect(devServer:)), then attach again"))
+                if !server.sendToLatestApp(DevServerMessages.dap(toApp(json))),
+                    message["type"]?.stringValue == "request",
+                    message["seq"]?.intValue != 0
+                {
+                    try? connection.send(
+                        Self.refusal(
+                            message,
+                            "no app is connected to moonflow serve: start the app's debug build (it connects with host.connect(devServer:)), then attach again"
+                        ))
                 }
             }
         }
@@ -128,10 +137,14 @@ final class DebugRelay: @unchecked Sendable {
     /// An app's `dap` message: its `msg`, paths made the editor's, to the editor attached.
     private func fromApp(_ text: String) {
         guard let editor = lock.withLock({ editor }), let object = try? LuaValue(json: toEditor(text)),
-              let message = object["msg"] else { return }
+            let message = object["msg"]
+        else { return }
         // The answer to the `initialize` the relay passed on for the editor, which it answered.
         if message["type"]?.stringValue == "response", message["request_seq"]?.intValue == 0,
-           message["command"]?.stringValue == "initialize" { return }
+            message["command"]?.stringValue == "initialize"
+        {
+            return
+        }
         try? editor.send(message)
     }
 
@@ -154,7 +167,11 @@ final class DebugRelay: @unchecked Sendable {
             out += rest[..<match.lowerBound]
             let text = rest[match]
             let name = String(text[text.range(of: "dev:")!.upperBound...].dropLast())
-            if let folder = folders.first(where: { $0.name == name }) { out += "\"\(folder.path)/" } else { out += text }
+            if let folder = folders.first(where: { $0.name == name }) {
+                out += "\"\(folder.path)/"
+            } else {
+                out += text
+            }
             rest = rest[match.upperBound...]
         }
         return out + rest

@@ -41,7 +41,8 @@ package final class DevServer: @unchecked Sendable {
     /// The observers of one feature an app runs, made when the app starts it: `app` is the
     /// app's process name, `run.path` the plugin's folder here (what `moonflow replay` loads).
     /// `close` lets go of what they hold (an inspector's server) once the app is gone for good.
-    package typealias Observers = @Sendable (_ app: String, _ run: RunDescription) async
+    package typealias Observers =
+        @Sendable (_ app: String, _ run: RunDescription) async
         -> (observers: [any RunObserver], close: @Sendable () async -> Void)
 
     private struct Connection {
@@ -56,7 +57,10 @@ package final class DevServer: @unchecked Sendable {
         let dispatcher: RemoteDispatcher
         /// Which connection the session's commands go to now (the app's latest).
         let connection: Locked<Int?>
-        init(observers: [any RunObserver], close: @escaping @Sendable () async -> Void, dispatcher: RemoteDispatcher, connection: Locked<Int?>) {
+        init(
+            observers: [any RunObserver], close: @escaping @Sendable () async -> Void, dispatcher: RemoteDispatcher,
+            connection: Locked<Int?>
+        ) {
             self.observers = observers
             self.close = close
             self.dispatcher = dispatcher
@@ -93,15 +97,18 @@ package final class DevServer: @unchecked Sendable {
     ///   - folders: plugin folders (with `init.lua`) or folders of them.
     ///   - log: where to say that an app connected or went away.
     /// - Throws: `HostError` naming a folder that holds no plugin.
-    package init(folders: [String], host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken(),
-                log: @escaping @Sendable (String) -> Void = { _ in }, observers: @escaping Observers) throws {
+    package init(
+        folders: [String], host: String = "127.0.0.1", port: Int = 0, token: String = InspectorServer.makeToken(),
+        log: @escaping @Sendable (String) -> Void = { _ in }, observers: @escaping Observers
+    ) throws {
         plugins = try DevServer.plugins(in: folders)
         files = DevServer.files(of: plugins)
         self.observers = observers
         self.log = log
         web.withLock {
-            $0 = InspectorServer(routes: { [weak self] router, server in self?.addRoutes(to: router, server: server) },
-                                 host: host, port: port, token: token, shownBy: "that moonflow serve printed")
+            $0 = InspectorServer(
+                routes: { [weak self] router, server in self?.addRoutes(to: router, server: server) },
+                host: host, port: port, token: token, shownBy: "that moonflow serve printed")
         }
     }
 
@@ -130,7 +137,9 @@ package final class DevServer: @unchecked Sendable {
         let fm = FileManager.default
         var found: [Plugin] = []
         func plugin(_ folder: String) -> Plugin? {
-            guard fm.fileExists(atPath: (folder as NSString).appendingPathComponent("init.lua")), let real = FolderWalk.realPath(folder) else { return nil }
+            guard fm.fileExists(atPath: (folder as NSString).appendingPathComponent("init.lua")),
+                let real = FolderWalk.realPath(folder)
+            else { return nil }
             let name = (real as NSString).lastPathComponent
             return Plugin(name: name, folder: folder, real: real)
         }
@@ -148,7 +157,9 @@ package final class DevServer: @unchecked Sendable {
             found += inside
         }
         for (i, p) in found.enumerated() where found[..<i].contains(where: { $0.name == p.name }) {
-            throw HostError("two plugins are named '\(p.name)' (\(found.first { $0.name == p.name }!.folder) and \(p.folder)); serve one of them")
+            throw HostError(
+                "two plugins are named '\(p.name)' (\(found.first { $0.name == p.name }!.folder) and \(p.folder)); serve one of them"
+            )
         }
         return found
     }
@@ -178,21 +189,27 @@ package final class DevServer: @unchecked Sendable {
         // The file system stops at a NUL (`notes.txt%00.lua` would pass the .lua check and
         // open notes.txt): no control byte at all, decoded or not.
         guard !path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            return .failure(.forbidden("\(LuaValue.escaped(path)): a path with a control character (a NUL, a newline) is not served"))
+            return .failure(
+                .forbidden(
+                    "\(LuaValue.escaped(path)): a path with a control character (a NUL, a newline) is not served"))
         }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 2, parts.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") }), path.hasSuffix(".lua") else {
-            return .failure(.forbidden("\(path): only .lua files of the served plugins, as PLUGIN/PATH without . or .. parts"))
+            return .failure(
+                .forbidden("\(path): only .lua files of the served plugins, as PLUGIN/PATH without . or .. parts"))
         }
         guard let plugin = plugins.first(where: { $0.name == parts[0] }) else {
-            return .failure(.notFound("no plugin '\(parts[0])' here; served: \(plugins.map(\.name).joined(separator: ", "))"))
+            return .failure(
+                .notFound("no plugin '\(parts[0])' here; served: \(plugins.map(\.name).joined(separator: ", "))"))
         }
         let full = (plugin.real as NSString).appendingPathComponent(parts.dropFirst().joined(separator: "/"))
         guard let real = FolderWalk.realPath(full) else { return .failure(.notFound("\(path): no such file")) }
         guard real.hasPrefix(plugin.real + "/") else {
             return .failure(.forbidden("\(path) leads outside the folder \(plugin.folder); it is not served"))
         }
-        guard let text = try? String(contentsOfFile: real, encoding: .utf8) else { return .failure(.notFound("\(path): not readable as text")) }
+        guard let text = try? String(contentsOfFile: real, encoding: .utf8) else {
+            return .failure(.notFound("\(path): not readable as text"))
+        }
         return .success(text)
     }
 
@@ -228,8 +245,10 @@ package final class DevServer: @unchecked Sendable {
 
     private func addRoutes(to router: Router<BasicWebSocketRequestContext>, server: InspectorServer) {
         router.get("/files/**") { [self] request, _ -> Response in
-            if let message = server.refusal(authority: request.head.authority, token: request.uri.queryParameters.get("token"),
-                                            origins: [], upgrade: false) {
+            if let message = server.refusal(
+                authority: request.head.authority, token: request.uri.queryParameters.get("token"),
+                origins: [], upgrade: false)
+            {
                 throw HTTPError(.forbidden, message: message)
             }
             let raw = String(request.uri.path.dropFirst("/files/".count))
@@ -246,7 +265,10 @@ package final class DevServer: @unchecked Sendable {
             case .failure(.notFound(let why)): throw HTTPError(.notFound, message: why + "\n")
             }
         }
-        server.webSocket(DevServerMessages.appPath, on: router, queueLimit: DevServer.appQueueBytes, maxSize: DevServer.appMessageBytes) { [weak self] queue in
+        server.webSocket(
+            DevServerMessages.appPath, on: router, queueLimit: DevServer.appQueueBytes,
+            maxSize: DevServer.appMessageBytes
+        ) { [weak self] queue in
             guard let self, let id = self.connect(send: { queue.push($0) }) else {
                 queue.finish()
                 return ({ _ in }, {})
@@ -271,7 +293,9 @@ package final class DevServer: @unchecked Sendable {
         let (left, pruned) = lock.withLock { () -> (Connection?, [Session]) in
             guard let closed = connections.removeValue(forKey: id) else { return (nil, []) }
             // The app's last connection: its sessions stay until it is gone for good (`prune`).
-            guard !closed.appID.isEmpty, !connections.values.contains(where: { $0.appID == closed.appID }) else { return (closed, []) }
+            guard !closed.appID.isEmpty, !connections.values.contains(where: { $0.appID == closed.appID }) else {
+                return (closed, [])
+            }
             gone.append((closed.appID, closed.app))
             return (closed, prune { _ in false })
         }
@@ -304,7 +328,9 @@ package final class DevServer: @unchecked Sendable {
     /// Sends a line to the app that connected last (and said who it is); false when none is.
     func sendToLatestApp(_ line: String) -> Bool {
         lock.withLock {
-            guard let latest = connections.filter({ !$0.value.appID.isEmpty }).max(by: { $0.key < $1.key }) else { return false }
+            guard let latest = connections.filter({ !$0.value.appID.isEmpty }).max(by: { $0.key < $1.key }) else {
+                return false
+            }
             latest.value.send(line)
             return true
         }
@@ -339,7 +365,8 @@ package final class DevServer: @unchecked Sendable {
         switch pipe {
         case let .started(name, version, path, actions, clock):
             let folder = plugins.first { $0.name == path }?.folder ?? path
-            let run = RunDescription(name: name, version: version, path: folder, actions: InspectorPipe.schema(actions), clock: clock)
+            let run = RunDescription(
+                name: name, version: version, path: folder, actions: InspectorPipe.schema(actions), clock: clock)
             var session = lock.withLock { sessions[key] }
             if session == nil {
                 let box = Locked<Int?>(nil)
@@ -363,7 +390,9 @@ package final class DevServer: @unchecked Sendable {
             session.connection.withLock { $0 = id }
             for observer in session.observers { observer.started(run, dispatch: session.dispatcher) }
         case let .event(event, t, cause, causeID):
-            for observer in lock.withLock({ sessions[key]?.observers }) ?? [] { observer.observe(event, t: t, cause: cause, causeID: causeID) }
+            for observer in lock.withLock({ sessions[key]?.observers }) ?? [] {
+                observer.observe(event, t: t, cause: cause, causeID: causeID)
+            }
         case let .input(action, t):
             for observer in lock.withLock({ sessions[key]?.observers }) ?? [] { observer.input(action, t: t) }
         case let .answered(answer):

@@ -25,7 +25,9 @@ final class Pusher: @unchecked Sendable {
             return
         }
         let now = texts(of: keys)
-        if let lua, now.contains(where: { key, text in text.map { (try? lua.load(string: $0, name: key)) == nil } ?? false }) {
+        if let lua,
+            now.contains(where: { key, text in text.map { (try? lua.load(string: $0, name: key)) == nil } ?? false })
+        {
             Thread.sleep(forTimeInterval: FeatureRun.settleAfterFailedSave)
             server.publish(updating: texts(of: keys))
             return
@@ -37,7 +39,10 @@ final class Pusher: @unchecked Sendable {
     private func keys(of paths: [String]) -> [String]? {
         var keys: [String] = []
         for path in paths {
-            guard let plugin = server.plugins.first(where: { path.hasPrefix($0.folder.hasSuffix("/") ? $0.folder : $0.folder + "/") })
+            guard
+                let plugin = server.plugins.first(where: {
+                    path.hasPrefix($0.folder.hasSuffix("/") ? $0.folder : $0.folder + "/")
+                })
             else { return nil }
             let folder = plugin.folder.hasSuffix("/") ? plugin.folder : plugin.folder + "/"
             keys.append(plugin.name + "/" + path.dropFirst(folder.count))

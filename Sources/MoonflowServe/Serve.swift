@@ -30,7 +30,8 @@ package enum Serve {
                 let value = i + 1 < arguments.count ? arguments[i + 1] : nil
                 switch flag {
                 case "--listen": guard let value else { return nil }; address = value; i += 2
-                case "--format": guard let value, let f = OutputFormat(rawValue: value) else { return nil }; format = f; i += 2
+                case "--format":
+                    guard let value, let f = OutputFormat(rawValue: value) else { return nil }; format = f; i += 2
                 case "--record": guard let value else { return nil }; record = value; i += 2
                 case "--token": guard let value else { return nil }; token = value; i += 2
                 case "--color": color = true; i += 1
@@ -44,22 +45,32 @@ package enum Serve {
 
     package static func main(_ raw: [String]) -> Never {
         guard let arguments = Arguments(raw), let address = try? InspectorPipe.address(arguments.address) else {
-            fail("moonflow serve starts this program beside itself; run that instead (moonflow serve --help)", status: 2)
+            fail(
+                "moonflow serve starts this program beside itself; run that instead (moonflow serve --help)", status: 2)
         }
         let terminal = Terminal(format: arguments.format, color: arguments.color)
         let recorder = Locked<SessionRecorder?>(nil)
         if let path = arguments.record {
-            do { let made = try SessionRecorder(path: path); recorder.withLock { $0 = made } } catch { fail("moonflow: --record \(error)", status: 1) }
+            do { let made = try SessionRecorder(path: path); recorder.withLock { $0 = made } } catch {
+                fail("moonflow: --record \(error)", status: 1)
+            }
         }
         let server: DevServer
         do {
-            server = try DevServer(folders: arguments.folders, host: address.host, port: address.port, token: arguments.token,
-                                   log: { terminal.log($0) }) { app, run in
+            server = try DevServer(
+                folders: arguments.folders, host: address.host, port: address.port, token: arguments.token,
+                log: { terminal.log($0) }
+            ) { app, run in
                 var observers: [any RunObserver] = [terminal.observer(app: app, feature: run.name)]
                 // The first feature an app runs is recorded (replay takes one feature per file).
-                if let recording = recorder.withLock({ taken in defer { taken = nil }; return taken }) { observers.append(recording) }
+                if let recording = recorder.withLock({ taken in
+                    defer { taken = nil }; return taken
+                }) {
+                    observers.append(recording)
+                }
                 let hub = InspectorHub(rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
-                let page = InspectorServer(hub: hub, host: address.host, port: 0, shownBy: "that moonflow serve printed")
+                let page = InspectorServer(
+                    hub: hub, host: address.host, port: 0, shownBy: "that moonflow serve printed")
                 // Awaited, not waited for: this runs on the app's connection, a Swift concurrency thread.
                 if let url = try? await page.start() { terminal.inspector(url: url, app: app, feature: run.name) }
                 observers.append(hub)
@@ -73,16 +84,23 @@ package enum Serve {
         terminal.serving(url: url, plugins: server.plugins.map(\.name))
         var relay: DebugRelay?
         if let debug = arguments.debug, let address = try? InspectorPipe.address(debug) {
-            do { relay = try DebugRelay(server: server, host: address.host, port: address.port) } catch { fail("moonflow: --debug \(error)", status: 1) }
+            do { relay = try DebugRelay(server: server, host: address.host, port: address.port) } catch {
+                fail("moonflow: --debug \(error)", status: 1)
+            }
             if let relay {
                 if !relay.isLoopback {
-                    FileHandle.standardError.write(Data("moonflow: warning: --debug \(debug) is reachable from the network: anyone who can reach this machine can attach, read the app's state and evaluate Lua in it; use 127.0.0.1 unless you mean it\n".utf8))
+                    FileHandle.standardError.write(
+                        Data(
+                            "moonflow: warning: --debug \(debug) is reachable from the network: anyone who can reach this machine can attach, read the app's state and evaluate Lua in it; use 127.0.0.1 unless you mean it\n"
+                                .utf8))
                 }
                 terminal.debugger(address: relay.address, token: relay.access.token, file: relay.access.file)
             }
         }
         let pusher = Pusher(server: server)
-        let watcher = FileWatcher(folders: server.plugins.map(\.folder), files: []) { changed, _ in pusher.saved(changed) }
+        let watcher = FileWatcher(folders: server.plugins.map(\.folder), files: []) { changed, _ in
+            pusher.saved(changed)
+        }
         do { try watcher.start() } catch { fail("moonflow: serve: cannot watch the folders: \(error)", status: 1) }
         while true {
             Thread.sleep(forTimeInterval: 3600)

@@ -26,7 +26,9 @@ final class Terminal: @unchecked Sendable {
         case .jsonl:
             write(EventLine.serve(url: url, plugins: plugins, connect: connect))
         case .pretty:
-            write("moonflow serve: \(plugins.map { LuaValue.escaped($0) }.joined(separator: ", ")) at \(url)\n  in the app (debug builds): \(connect)")
+            write(
+                "moonflow serve: \(plugins.map { LuaValue.escaped($0) }.joined(separator: ", ")) at \(url)\n  in the app (debug builds): \(connect)"
+            )
         }
     }
 
@@ -45,8 +47,9 @@ final class Terminal: @unchecked Sendable {
         case .jsonl:
             write(EventLine.debugger(address: address, token: token, tokenFile: file))
         case .pretty:
-            write("  debugger for the connected app at \(address) with token \(token)"
-                + (file.map { " (in \(LuaValue.escaped($0)))" } ?? "") + " (docs/debugging.md)")
+            write(
+                "  debugger for the connected app at \(address) with token \(token)"
+                    + (file.map { " (in \(LuaValue.escaped($0)))" } ?? "") + " (docs/debugging.md)")
         }
     }
 

@@ -27,13 +27,20 @@ package final class ExploreLog {
             pendingMutation = (m, cause)
             if !keepStates { events.append(row("mutation", [("value", m)])) }
         case .state(let s, let seq) where seq > 0:
-            if keepStates, let (m, _) = pendingMutation { events.append(row("mutation", [("value", m), ("state", s)])) }
+            if keepStates, let (m, _) = pendingMutation {
+                events.append(row("mutation", [("value", m), ("state", s)]))
+            }
             pendingMutation = nil
         case .effect(let e, let from):
             events.append(row("effect", [("value", e), ("from", from.map { .string(LuaString($0)) } ?? .nil)]))
         case .error(let message, let location):
-            events.append(row("error", [("message", .string(LuaString(message))),
-                                        ("where", location.map { .string(LuaString($0)) } ?? .nil)]))
+            events.append(
+                row(
+                    "error",
+                    [
+                        ("message", .string(LuaString(message))),
+                        ("where", location.map { .string(LuaString($0)) } ?? .nil),
+                    ]))
         default:
             break
         }
@@ -81,7 +88,9 @@ extension FeatureStore {
 
     /// Work still in flight, as `what, started by action ...` lines.
     package var exploreInFlight: [String] {
-        feature.inFlight.map { "\($0.what)\($0.child.map { " in child '\($0)'" } ?? ""), started by action \(Self.describe($0.action))" }
+        feature.inFlight.map {
+            "\($0.what)\($0.child.map { " in child '\($0)'" } ?? ""), started by action \(Self.describe($0.action))"
+        }
     }
 
     /// Cancels what is in flight and stops the feature (the run is over).

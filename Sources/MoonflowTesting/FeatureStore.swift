@@ -84,11 +84,15 @@ public final class FeatureStore: @unchecked Sendable {
     /// - Parameters:
     ///   - services: Swift services by name (they replace any of the same name).
     ///   - state: a state to start from instead of the definition's `initial`.
-    public convenience init(_ plugin: String, searchPaths: [String] = ["plugins"], services: [String: LuaService] = [:],
-                            state: LuaValue? = nil, exhaustive: Bool = true,
-                            timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512) throws {
-        let host = try FeatureHost(configuration: .init(searchPaths: searchPaths, timeLimitMs: timeLimitMs,
-                                                        memoryLimitMB: memoryLimitMB, clock: .virtual))
+    public convenience init(
+        _ plugin: String, searchPaths: [String] = ["plugins"], services: [String: LuaService] = [:],
+        state: LuaValue? = nil, exhaustive: Bool = true,
+        timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512
+    ) throws {
+        let host = try FeatureHost(
+            configuration: .init(
+                searchPaths: searchPaths, timeLimitMs: timeLimitMs,
+                memoryLimitMB: memoryLimitMB, clock: .virtual))
         for (name, service) in services.sorted(by: { $0.key < $1.key }) { host.register(service: name, service) }
         try self.init(host: host, feature: host.load(plugin, initial: state), exhaustive: exhaustive)
     }
@@ -123,8 +127,10 @@ public final class FeatureStore: @unchecked Sendable {
 
     /// Sends `action` and asserts the state it led to.
     /// - Parameter change: applies the expected change to the last asserted state.
-    public func send(_ action: LuaValue, file: StaticString = #filePath, line: UInt = #line,
-                     _ change: ((inout LuaValue) throws -> Void)? = nil) throws {
+    public func send(
+        _ action: LuaValue, file: StaticString = #filePath, line: UInt = #line,
+        _ change: ((inout LuaValue) throws -> Void)? = nil
+    ) throws {
         try located(file, line) {
             _ = try beginSend(action)
             try complete(expected: try change.map { try apply($0) })
@@ -132,8 +138,10 @@ public final class FeatureStore: @unchecked Sendable {
     }
 
     /// Asserts the next mutation that arrived after a send (from a timer, a service, an effect).
-    public func receive(_ mutation: LuaValue, file: StaticString = #filePath, line: UInt = #line,
-                        _ change: ((inout LuaValue) throws -> Void)? = nil) throws {
+    public func receive(
+        _ mutation: LuaValue, file: StaticString = #filePath, line: UInt = #line,
+        _ change: ((inout LuaValue) throws -> Void)? = nil
+    ) throws {
         try located(file, line) {
             _ = try beginReceive(mutation)
             try complete(expected: try change.map { try apply($0) })
@@ -142,7 +150,9 @@ public final class FeatureStore: @unchecked Sendable {
 
     /// Asserts the next outward effect (one no internal handler took) and,
     /// given `from`, the child of an `mf.compose` it came from.
-    public func receiveEffect(_ effect: LuaValue, from: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
+    public func receiveEffect(
+        _ effect: LuaValue, from: String? = nil, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         try located(file, line) { try checkEffect(effect, from: from) }
     }
 
@@ -180,7 +190,9 @@ public final class FeatureStore: @unchecked Sendable {
     /// The top-level fields of the feature's declared `state` (a record), or nil when the
     /// state is not declared (inferred from `initial`, so any field may come and go).
     package var declaredFields: [String]? {
-        guard case .record(let fields)? = (feature as? LuaFeature)?.definition.declaredState?.required else { return nil }
+        guard case .record(let fields)? = (feature as? LuaFeature)?.definition.declaredState?.required else {
+            return nil
+        }
         return fields.map(\.name)
     }
 
@@ -196,7 +208,8 @@ public final class FeatureStore: @unchecked Sendable {
         let what = "send(\(Self.typeName(action)))"
         try checkUsable(what)
         if exhaustive, !received.isEmpty {
-            throw Failure("""
+            throw Failure(
+                """
                 \(what) was called while \(count(received.count, "mutation")) not received yet:
                 \(received.map { "  - \(Self.describe($0.mutation))\(Self.from($0.cause))" }.joined(separator: "\n"))
                 Assert each with store:receive(mutation [, change]) first, or call store:skipReceived().
@@ -220,7 +233,8 @@ public final class FeatureStore: @unchecked Sendable {
         }
         // What the action produced without the clock moving is covered by the send.
         received.removeAll()
-        let step = Step(what: what, base: exhaustive ? lastAsserted : before, actual: feature.state, errorsBefore: errorsBefore)
+        let step = Step(
+            what: what, base: exhaustive ? lastAsserted : before, actual: feature.state, errorsBefore: errorsBefore)
         pendingStep = step
         return step
     }
@@ -232,7 +246,8 @@ public final class FeatureStore: @unchecked Sendable {
         let errorsBefore = reported.count
         if received.isEmpty { running { host.settle() } }
         guard !received.isEmpty else {
-            throw Failure("""
+            throw Failure(
+                """
                 \(what): expected mutation \(Self.describe(mutation)), but no mutation arrived.\(inFlightHint())
                 """)
         }
@@ -241,14 +256,16 @@ public final class FeatureStore: @unchecked Sendable {
             next = received.removeFirst()
             if !StateDiff.same(next.mutation, mutation) {
                 lastAsserted = next.after
-                throw Failure("""
+                throw Failure(
+                    """
                     \(what): the next mutation does not match (expected -, received +):
                     \(indent(StateDiff.lines(expected: mutation, actual: next.mutation, root: "mutation")))
                     """)
             }
         } else {
             guard let index = received.firstIndex(where: { StateDiff.same($0.mutation, mutation) }) else {
-                throw Failure("""
+                throw Failure(
+                    """
                     \(what): no received mutation matches \(Self.describe(mutation)); received:
                     \(received.map { "  - \(Self.describe($0.mutation))" }.joined(separator: "\n"))
                     """)
@@ -256,7 +273,8 @@ public final class FeatureStore: @unchecked Sendable {
             next = received[index]
             received.removeFirst(index + 1)
         }
-        let step = Step(what: what, base: exhaustive ? lastAsserted : next.before, actual: next.after, errorsBefore: errorsBefore)
+        let step = Step(
+            what: what, base: exhaustive ? lastAsserted : next.before, actual: next.after, errorsBefore: errorsBefore)
         pendingStep = step
         return step
     }
@@ -270,10 +288,11 @@ public final class FeatureStore: @unchecked Sendable {
         let expected = expected ?? (exhaustive ? step.base : step.actual)
         let diff = StateDiff.lines(expected: expected, actual: step.actual)
         guard diff.isEmpty else {
-            throw Failure(causes(of: step) + """
-                State after \(step.what) does not match the expected change:
-                \(indent(diff))
-                """)
+            throw Failure(
+                causes(of: step) + """
+                    State after \(step.what) does not match the expected change:
+                    \(indent(diff))
+                    """)
         }
     }
 
@@ -282,7 +301,8 @@ public final class FeatureStore: @unchecked Sendable {
         try checkUsable(what)
         if outward.isEmpty { running { host.settle() } }
         guard !outward.isEmpty else {
-            throw Failure("\(what): expected outward effect \(Self.describe(effect)), but none went out.\(inFlightHint())")
+            throw Failure(
+                "\(what): expected outward effect \(Self.describe(effect)), but none went out.\(inFlightHint())")
         }
         func matches(_ e: (effect: LuaValue, from: String?, cause: LuaValue?)) -> Bool {
             StateDiff.same(e.effect, effect) && (from == nil || e.from == from)
@@ -290,17 +310,22 @@ public final class FeatureStore: @unchecked Sendable {
         if exhaustive {
             let next = outward.removeFirst()
             guard StateDiff.same(next.effect, effect) else {
-                throw Failure("""
+                throw Failure(
+                    """
                     \(what): the next outward effect does not match (expected -, actual +):
                     \(indent(StateDiff.lines(expected: effect, actual: next.effect, root: "effect")))
                     """)
             }
             if let from, next.from != from {
-                throw Failure("\(what): the effect came from \(next.from.map { "child '\($0)'" } ?? "the feature itself"), not from child '\(from)'")
+                throw Failure(
+                    "\(what): the effect came from \(next.from.map { "child '\($0)'" } ?? "the feature itself"), not from child '\(from)'"
+                )
             }
         } else {
             guard let index = outward.firstIndex(where: matches) else {
-                throw Failure("\(what): no outward effect matches \(Self.describe(effect)); went out: \(outward.map { Self.describe($0.effect) }.joined(separator: ", "))")
+                throw Failure(
+                    "\(what): no outward effect matches \(Self.describe(effect)); went out: \(outward.map { Self.describe($0.effect) }.joined(separator: ", "))"
+                )
             }
             outward.removeFirst(index + 1)
         }
@@ -313,7 +338,9 @@ public final class FeatureStore: @unchecked Sendable {
         guard !failures.isEmpty else { throw Failure("\(what): expected an error, but the feature reported none") }
         let next = failures.removeFirst()
         guard text.isEmpty || next.message.contains(text) else {
-            throw Failure("\(what): the next error does not contain that text; it was:\n  \(EventLog.firstLine(next.message))\(next.location.map { " (\($0))" } ?? "")")
+            throw Failure(
+                "\(what): the next error does not contain that text; it was:\n  \(EventLog.firstLine(next.message))\(next.location.map { " (\($0))" } ?? "")"
+            )
         }
     }
 
@@ -323,26 +350,36 @@ public final class FeatureStore: @unchecked Sendable {
         var problems: [String] = []
         if exhaustive {
             if !received.isEmpty {
-                problems.append("\(count(received.count, "mutation")) not received:\n"
-                    + received.map { "  - \(Self.describe($0.mutation))\(Self.from($0.cause))" }.joined(separator: "\n")
-                    + "\n  Assert each with store:receive(mutation [, change]), or call store:skipReceived().")
+                problems.append(
+                    "\(count(received.count, "mutation")) not received:\n"
+                        + received.map { "  - \(Self.describe($0.mutation))\(Self.from($0.cause))" }.joined(
+                            separator: "\n")
+                        + "\n  Assert each with store:receive(mutation [, change]), or call store:skipReceived().")
             }
             if !outward.isEmpty {
-                problems.append("\(count(outward.count, "outward effect")) not asserted:\n"
-                    + outward.map { "  - \(Self.describe($0.effect))\(Self.from($0.cause))" }.joined(separator: "\n")
-                    + "\n  Assert each with store:receiveEffect(effect).")
+                problems.append(
+                    "\(count(outward.count, "outward effect")) not asserted:\n"
+                        + outward.map { "  - \(Self.describe($0.effect))\(Self.from($0.cause))" }.joined(
+                            separator: "\n")
+                        + "\n  Assert each with store:receiveEffect(effect).")
             }
             let flights = feature.inFlight
             if !flights.isEmpty {
-                problems.append("\(count(flights.count, "stream")) still in flight:\n"
-                    + flights.map { "  - \($0.what)\($0.child.map { " in child '\($0)'" } ?? ""), started by action \(Self.describe($0.action))" }.joined(separator: "\n")
-                    + "\n  Move the clock with store:advance(ms) until they finish, or call store:skipInFlight().")
+                problems.append(
+                    "\(count(flights.count, "stream")) still in flight:\n"
+                        + flights.map {
+                            "  - \($0.what)\($0.child.map { " in child '\($0)'" } ?? ""), started by action \(Self.describe($0.action))"
+                        }.joined(separator: "\n")
+                        + "\n  Move the clock with store:advance(ms) until they finish, or call store:skipInFlight().")
             }
         }
         if !failures.isEmpty {
-            problems.append("\(count(failures.count, "error")) not asserted:\n"
-                + failures.map { "  - \(EventLog.firstLine($0.message))\($0.location.map { " (\($0))" } ?? "")\(Self.from($0.cause))" }.joined(separator: "\n")
-                + "\n  Assert each with store:receiveError(text).")
+            problems.append(
+                "\(count(failures.count, "error")) not asserted:\n"
+                    + failures.map {
+                        "  - \(EventLog.firstLine($0.message))\($0.location.map { " (\($0))" } ?? "")\(Self.from($0.cause))"
+                    }.joined(separator: "\n")
+                    + "\n  Assert each with store:receiveError(text).")
         }
         finished = true
         running { feature.cancel(actionType: nil) }
@@ -382,8 +419,12 @@ public final class FeatureStore: @unchecked Sendable {
 
     private func checkNoFailures(before what: String) throws {
         guard !failures.isEmpty else { return }
-        let listed = failures.map { "  - \(EventLog.firstLine($0.message))\($0.location.map { " (\($0))" } ?? "")\(Self.from($0.cause))" }
-        throw Failure("\(what) was called while \(count(failures.count, "error")) not asserted:\n\(listed.joined(separator: "\n"))\nAssert each with store:receiveError(text) first.")
+        let listed = failures.map {
+            "  - \(EventLog.firstLine($0.message))\($0.location.map { " (\($0))" } ?? "")\(Self.from($0.cause))"
+        }
+        throw Failure(
+            "\(what) was called while \(count(failures.count, "error")) not asserted:\n\(listed.joined(separator: "\n"))\nAssert each with store:receiveError(text) first."
+        )
     }
 
     /// Runs `body` with the shared Lua streams scheduling on this store's clock.
@@ -429,9 +470,11 @@ public final class FeatureStore: @unchecked Sendable {
         }
         // One error: on the failure's first line, which the summary of a spec run shows.
         if let only = each.first, each.count == 1 {
-            return "\(step.what) raised an error in the feature: \(only[0])\n" + (only.count > 1 ? indent(Array(only.dropFirst())) + "\n" : "")
+            return "\(step.what) raised an error in the feature: \(only[0])\n"
+                + (only.count > 1 ? indent(Array(only.dropFirst())) + "\n" : "")
         }
-        return "\(step.what) raised \(each.count) errors in the feature:\n" + each.map(indent).joined(separator: "\n") + "\n"
+        return "\(step.what) raised \(each.count) errors in the feature:\n" + each.map(indent).joined(separator: "\n")
+            + "\n"
     }
 
     /// A message and its traceback with Moonflow's own frames left out (its Lua, C
@@ -442,17 +485,20 @@ public final class FeatureStore: @unchecked Sendable {
             if line.hasPrefix("stack traceback:") { inTraceback = true; return true }
             guard inTraceback else { return true }
             let frame = line.trimmingCharacters(in: .whitespaces)
-            return !(frame.hasPrefix("[C]") || frame.hasPrefix("moonflow:") || frame.hasPrefix("moonflow.test:")
-                     || frame.hasPrefix("moonflow.spec:") || frame.contains("/busted/")
-                     || frame.hasPrefix("(...tail calls...)") || frame.hasPrefix("..."))
+            return
+                !(frame.hasPrefix("[C]") || frame.hasPrefix("moonflow:") || frame.hasPrefix("moonflow.test:")
+                || frame.hasPrefix("moonflow.spec:") || frame.contains("/busted/")
+                || frame.hasPrefix("(...tail calls...)") || frame.hasPrefix("..."))
         }.map { $0.replacingOccurrences(of: "\t", with: "  ") }
     }
 
     private func inFlightHint() -> String {
         let flights = feature.inFlight
         guard !flights.isEmpty else { return "" }
-        let next = clock.nextDueTime.map { " (the next timer is due at \($0) ms; the clock is at \(clock.now) ms)" } ?? ""
-        return "\nStill in flight: \(flights.map { "\($0.what), started by \(Self.describe($0.action))" }.joined(separator: "; ")).\nMove the clock with store:advance(ms)\(next)."
+        let next =
+            clock.nextDueTime.map { " (the next timer is due at \($0) ms; the clock is at \(clock.now) ms)" } ?? ""
+        return
+            "\nStill in flight: \(flights.map { "\($0.what), started by \(Self.describe($0.action))" }.joined(separator: "; ")).\nMove the clock with store:advance(ms)\(next)."
     }
 
     private func indent(_ lines: [String]) -> String { lines.map { "  " + $0 }.joined(separator: "\n") }

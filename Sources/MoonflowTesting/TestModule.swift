@@ -43,8 +43,12 @@ public enum TestModule {
         let lua = host.lua
         let storeClass = try lua.makeClass("moonflow.teststore", methods: [:])
         func store(_ args: LuaSlots) throws -> FeatureStore {
-            guard let handle = args.object(1, as: StoreHandle.self) else { throw args.bad(1, "store method", "test store") }
-            guard let s = handle.store else { throw FeatureStore.Failure("the test store is gone (the spec's host was released)") }
+            guard let handle = args.object(1, as: StoreHandle.self) else {
+                throw args.bad(1, "store method", "test store")
+            }
+            guard let s = handle.store else {
+                throw FeatureStore.Failure("the test store is gone (the spec's host was released)")
+            }
             return s
         }
         /// Runs a step; a `Failure` becomes `false, message` for the Lua side to raise at the spec's line.
@@ -56,144 +60,250 @@ public enum TestModule {
             }
         }
         let core: [(String, LuaPush)] = [
-            ("new", .function { [weak host] args in
-                guard let host else { return [.value(.nil), .value("the test host is gone")] }
-                return step {
-                    let storeHost = FeatureHost(sharing: host, clock: TestScheduler())
-                    if !args.isNil(2) { storeHost.serviceOverrides = try args.ref(2) }
-                    let initial: LuaValue? = args.isNil(3) ? Optional.none : try args.value(3, path: "opts.state")
-                    let exhaustive = args.isNil(4) ? true : (try args.value(4)).isTruthy
-                    let feature: RunningFeature
-                    do {
-                        feature = try host.router!.with(storeHost.testScheduler!) {
-                            if args.isTable(1) {
-                                let source = args.isNil(5) ? "spec" : try args.string(5)
-                                return try storeHost.load(table: try args.ref(1), source: source, initial: initial)
+            (
+                "new",
+                .function { [weak host] args in
+                    guard let host else { return [.value(.nil), .value("the test host is gone")] }
+                    return step {
+                        let storeHost = FeatureHost(sharing: host, clock: TestScheduler())
+                        if !args.isNil(2) { storeHost.serviceOverrides = try args.ref(2) }
+                        let initial: LuaValue? = args.isNil(3) ? Optional.none : try args.value(3, path: "opts.state")
+                        let exhaustive = args.isNil(4) ? true : (try args.value(4)).isTruthy
+                        let feature: RunningFeature
+                        do {
+                            feature = try host.router!.with(storeHost.testScheduler!) {
+                                if args.isTable(1) {
+                                    let source = args.isNil(5) ? "spec" : try args.string(5)
+                                    return try storeHost.load(table: try args.ref(1), source: source, initial: initial)
+                                }
+                                guard let name = try args.value(1).stringValue else {
+                                    throw FeatureStore.Failure(
+                                        "T.store(pluginOrFeature [, opts]): give a plugin name, a plugin folder, or an mf.feature{...} table (got \(args.typeName(1)))"
+                                    )
+                                }
+                                return try storeHost.load(name, initial: initial)
                             }
-                            guard let name = try args.value(1).stringValue else {
-                                throw FeatureStore.Failure("T.store(pluginOrFeature [, opts]): give a plugin name, a plugin folder, or an mf.feature{...} table (got \(args.typeName(1)))")
-                            }
-                            return try storeHost.load(name, initial: initial)
+                        } catch let failure as FeatureStore.Failure {
+                            throw failure
+                        } catch {
+                            let (message, location) = LuaErrorReport.describe(error, fallback: nil)
+                            throw FeatureStore.Failure("T.store: \(location.map { "\($0): " } ?? "")\(message)")
                         }
-                    } catch let failure as FeatureStore.Failure {
-                        throw failure
-                    } catch {
-                        let (message, location) = LuaErrorReport.describe(error, fallback: nil)
-                        throw FeatureStore.Failure("T.store: \(location.map { "\($0): " } ?? "")\(message)")
+                        let store = FeatureStore(host: storeHost, feature: feature, exhaustive: exhaustive)
+                        let handle = StoreHandle(store)
+                        // The explorer's stores (thousands in a spec) are held by their handle until
+                        // `exploreStop` lets go; a spec's own live as long as the spec's host.
+                        if !args.isNil(6), (try args.value(6)).isTruthy {
+                            handle.owned = store
+                        } else {
+                            host.keepAlive(store)
+                        }
+                        return [.object(handle, storeClass)]
                     }
-                    let store = FeatureStore(host: storeHost, feature: feature, exhaustive: exhaustive)
-                    let handle = StoreHandle(store)
-                    // The explorer's stores (thousands in a spec) are held by their handle until
-                    // `exploreStop` lets go; a spec's own live as long as the spec's host.
-                    if !args.isNil(6), (try args.value(6)).isTruthy { handle.owned = store } else { host.keepAlive(store) }
-                    return [.object(handle, storeClass)]
                 }
-            }),
-            ("send", .function { args in
-                let s = try store(args)
-                let action = try args.value(2, path: "action")
-                return step { [.value(true), .value(try s.beginSend(action).base)] }
-            }),
-            ("receive", .function { args in
-                let s = try store(args)
-                let mutation = try args.value(2, path: "mutation")
-                return step { [.value(true), .value(try s.beginReceive(mutation).base)] }
-            }),
-            ("complete", .function { args in
-                let s = try store(args)
-                let expected: LuaValue? = args.isNil(2) ? Optional.none : try args.value(2, path: "expected state")
-                return step { try s.complete(expected: expected); return [.value(true)] }
-            }),
-            ("receiveEffect", .function { args in
-                let s = try store(args)
-                let effect = try args.value(2, path: "effect")
-                let from = args.isNil(3) ? nil : try args.string(3, function: "receiveEffect")
-                return step { try s.checkEffect(effect, from: from); return [.value(true)] }
-            }),
-            ("receiveError", .function { args in
-                let s = try store(args)
-                let text = try args.string(2, function: "receiveError")
-                return step { try s.checkError(text); return [.value(true)] }
-            }),
-            ("finish", .function { args in
-                let s = try store(args)
-                return step { try s.checkFinish(); return [.value(true)] }
-            }),
-            ("advance", .function { args in
-                let s = try store(args)
-                let ms = try args.integer(2, function: "advance")
-                guard ms >= 0 else { return [.value(false), .value(.string(LuaString("store:advance(ms): ms must be 0 or more (got \(ms)); the clock only moves forward")))] }
-                s.advance(by: Int(ms))
-                return [.value(true)]
-            }),
+            ),
+            (
+                "send",
+                .function { args in
+                    let s = try store(args)
+                    let action = try args.value(2, path: "action")
+                    return step { [.value(true), .value(try s.beginSend(action).base)] }
+                }
+            ),
+            (
+                "receive",
+                .function { args in
+                    let s = try store(args)
+                    let mutation = try args.value(2, path: "mutation")
+                    return step { [.value(true), .value(try s.beginReceive(mutation).base)] }
+                }
+            ),
+            (
+                "complete",
+                .function { args in
+                    let s = try store(args)
+                    let expected: LuaValue? = args.isNil(2) ? Optional.none : try args.value(2, path: "expected state")
+                    return step {
+                        try s.complete(expected: expected); return [.value(true)]
+                    }
+                }
+            ),
+            (
+                "receiveEffect",
+                .function { args in
+                    let s = try store(args)
+                    let effect = try args.value(2, path: "effect")
+                    let from = args.isNil(3) ? nil : try args.string(3, function: "receiveEffect")
+                    return step {
+                        try s.checkEffect(effect, from: from); return [.value(true)]
+                    }
+                }
+            ),
+            (
+                "receiveError",
+                .function { args in
+                    let s = try store(args)
+                    let text = try args.string(2, function: "receiveError")
+                    return step {
+                        try s.checkError(text); return [.value(true)]
+                    }
+                }
+            ),
+            (
+                "finish",
+                .function { args in
+                    let s = try store(args)
+                    return step {
+                        try s.checkFinish(); return [.value(true)]
+                    }
+                }
+            ),
+            (
+                "advance",
+                .function { args in
+                    let s = try store(args)
+                    let ms = try args.integer(2, function: "advance")
+                    guard ms >= 0 else {
+                        return [
+                            .value(false),
+                            .value(
+                                .string(
+                                    LuaString(
+                                        "store:advance(ms): ms must be 0 or more (got \(ms)); the clock only moves forward"
+                                    ))),
+                        ]
+                    }
+                    s.advance(by: Int(ms))
+                    return [.value(true)]
+                }
+            ),
             // The explorer's (Lua/explore.lua): steps that assert nothing, and what they led to.
-            ("explore", .function { args in
-                try store(args).startExploring(keepStates: (try args.value(2)).isTruthy)
-                return []
-            }),
-            ("exploreSend", .function { args in
-                let s = try store(args)
-                let action = try args.value(2, path: "action")
-                if let refusal = s.exploreSend(action) { return [.value(false), .value(.string(LuaString(refusal)))] }
-                return [.value(true)]
-            }),
+            (
+                "explore",
+                .function { args in
+                    try store(args).startExploring(keepStates: (try args.value(2)).isTruthy)
+                    return []
+                }
+            ),
+            (
+                "exploreSend",
+                .function { args in
+                    let s = try store(args)
+                    let action = try args.value(2, path: "action")
+                    if let refusal = s.exploreSend(action) {
+                        return [.value(false), .value(.string(LuaString(refusal)))]
+                    }
+                    return [.value(true)]
+                }
+            ),
             ("exploreTake", .function { args in [.value(try store(args).exploreTake())] }),
-            ("exploreNextDue", .function { args in [.value(try store(args).exploreNextDue.map { .integer(Int64($0)) } ?? .nil)] }),
-            ("exploreInFlight", .function { args in
-                [.value(.table(LuaTable(array: try store(args).exploreInFlight.map { .string(LuaString($0)) })))]
-            }),
-            ("exploreSettle", .function { args in
-                let s = try store(args)
-                s.running { s.host.settle() }
-                return []
-            }),
-            ("exploreStop", .function { args in
-                try store(args).exploreStop()
-                args.object(1, as: StoreHandle.self)?.owned = nil
-                return []
-            }),
-            ("definition", .function { args in
-                let feature = try store(args).feature
-                if let f = feature as? LuaFeature { return [.ref(f.definition.table)] }
-                if let c = feature as? LuaComposite { return [.ref(c.definition.table)] }
-                return [.value(.nil)]
-            }),
-            ("exploreDefaults", .function { _ in
-                var t = LuaTable()
-                t["seed"] = defaults.seed.map { .integer($0) } ?? .nil
-                t["runs"] = defaults.runs.map { .integer(Int64($0)) } ?? .nil
-                t["length"] = defaults.length.map { .integer(Int64($0)) } ?? .nil
-                return [.value(.table(t))]
-            }),
+            (
+                "exploreNextDue",
+                .function { args in [.value(try store(args).exploreNextDue.map { .integer(Int64($0)) } ?? .nil)] }
+            ),
+            (
+                "exploreInFlight",
+                .function { args in
+                    [.value(.table(LuaTable(array: try store(args).exploreInFlight.map { .string(LuaString($0)) })))]
+                }
+            ),
+            (
+                "exploreSettle",
+                .function { args in
+                    let s = try store(args)
+                    s.running { s.host.settle() }
+                    return []
+                }
+            ),
+            (
+                "exploreStop",
+                .function { args in
+                    try store(args).exploreStop()
+                    args.object(1, as: StoreHandle.self)?.owned = nil
+                    return []
+                }
+            ),
+            (
+                "definition",
+                .function { args in
+                    let feature = try store(args).feature
+                    if let f = feature as? LuaFeature { return [.ref(f.definition.table)] }
+                    if let c = feature as? LuaComposite { return [.ref(c.definition.table)] }
+                    return [.value(.nil)]
+                }
+            ),
+            (
+                "exploreDefaults",
+                .function { _ in
+                    var t = LuaTable()
+                    t["seed"] = defaults.seed.map { .integer($0) } ?? .nil
+                    t["runs"] = defaults.runs.map { .integer(Int64($0)) } ?? .nil
+                    t["length"] = defaults.length.map { .integer(Int64($0)) } ?? .nil
+                    return [.value(.table(t))]
+                }
+            ),
             ("freshSeed", .function { _ in [.value(.integer(Int64.random(in: 1...999_999_999)))] }),
             // A value as the JSON `moonflow run` reads: the same writer, keys sorted.
             ("json", .function { args in [.value(.string(LuaString(try args.value(1).json())))] }),
-            ("skipReceived", .function { args in try store(args).skipReceived(); return [] }),
-            ("skipInFlight", .function { args in try store(args).skipInFlight(); return [] }),
+            (
+                "skipReceived",
+                .function { args in
+                    try store(args).skipReceived(); return []
+                }
+            ),
+            (
+                "skipInFlight",
+                .function { args in
+                    try store(args).skipInFlight(); return []
+                }
+            ),
             ("state", .function { args in [.value(try store(args).state)] }),
             ("strictState", .function { args in [.value(.boolean(try store(args).declaredFields != nil))] }),
-            ("unknownField", .function { args in
-                let s = try store(args)
-                guard let fields = s.declaredFields, case .string(let key)? = try? args.value(2, path: "key") else { return [.value(.nil)] }
-                let name = key.description
-                if fields.contains(name) { return [.value(.nil)] }
-                return [.value(.string(LuaString("store.state has no field '\(name)' (\(SchemaType.fieldHint(name, fields: fields)))")))]
-            }),
-            ("nearest", .function { args in
-                let key = (try? args.string(1, function: "nearest")) ?? ""
-                let known = (try? args.value(2, path: "names"))?.tableValue?.array.compactMap(\.stringValue) ?? []
-                return [.value(.string(LuaString(SchemaType.fieldHint(key, fields: known).replacingOccurrences(of: "declared: ", with: "it has: "))))]
-            }),
-            ("now", .function { args in [.value(.integer(Int64(try store(args).clock.now)))] }),
-            ("logs", .function { args in
-                let logs = try store(args).log.logs.map { entry -> LuaValue in
-                    var t = LuaTable()
-                    t["message"] = .string(LuaString(entry.message))
-                    if let location = entry.location { t["where"] = .string(LuaString(location)) }
-                    return .table(t)
+            (
+                "unknownField",
+                .function { args in
+                    let s = try store(args)
+                    guard let fields = s.declaredFields, case .string(let key)? = try? args.value(2, path: "key") else {
+                        return [.value(.nil)]
+                    }
+                    let name = key.description
+                    if fields.contains(name) { return [.value(.nil)] }
+                    return [
+                        .value(
+                            .string(
+                                LuaString(
+                                    "store.state has no field '\(name)' (\(SchemaType.fieldHint(name, fields: fields)))"
+                                )))
+                    ]
                 }
-                return [.value(.table(LuaTable(array: logs)))]
-            }),
+            ),
+            (
+                "nearest",
+                .function { args in
+                    let key = (try? args.string(1, function: "nearest")) ?? ""
+                    let known = (try? args.value(2, path: "names"))?.tableValue?.array.compactMap(\.stringValue) ?? []
+                    return [
+                        .value(
+                            .string(
+                                LuaString(
+                                    SchemaType.fieldHint(key, fields: known).replacingOccurrences(
+                                        of: "declared: ", with: "it has: "))))
+                    ]
+                }
+            ),
+            ("now", .function { args in [.value(.integer(Int64(try store(args).clock.now)))] }),
+            (
+                "logs",
+                .function { args in
+                    let logs = try store(args).log.logs.map { entry -> LuaValue in
+                        var t = LuaTable()
+                        t["message"] = .string(LuaString(entry.message))
+                        if let location = entry.location { t["where"] = .string(LuaString(location)) }
+                        return .table(t)
+                    }
+                    return [.value(.table(LuaTable(array: logs)))]
+                }
+            ),
         ]
         let coreTable = try lua.makeTable(core)
         let chunk = try lua.load(string: luaSource, name: "moonflow.test")

@@ -22,10 +22,13 @@ public final class TypedFeatureStore<State: Codable & Sendable, Action: Encodabl
     public let store: FeatureStore
 
     /// Loads `plugin` on a host of its own, as `FeatureStore.init` does.
-    public init(_ plugin: String, searchPaths: [String] = ["plugins"], services: [String: LuaService] = [:],
-                state: State? = nil, exhaustive: Bool = true) throws {
-        store = try FeatureStore(plugin, searchPaths: searchPaths, services: services,
-                                 state: try state.map { try LuaValueEncoder().encode($0) }, exhaustive: exhaustive)
+    public init(
+        _ plugin: String, searchPaths: [String] = ["plugins"], services: [String: LuaService] = [:],
+        state: State? = nil, exhaustive: Bool = true
+    ) throws {
+        store = try FeatureStore(
+            plugin, searchPaths: searchPaths, services: services,
+            state: try state.map { try LuaValueEncoder().encode($0) }, exhaustive: exhaustive)
     }
 
     /// Wraps a store already made.
@@ -37,8 +40,10 @@ public final class TypedFeatureStore<State: Codable & Sendable, Action: Encodabl
     }
 
     /// Sends `action` and asserts the state it led to; `change` makes the expected change.
-    public func send(_ action: Action, file: StaticString = #filePath, line: UInt = #line,
-                     _ change: ((inout State) throws -> Void)? = nil) throws {
+    public func send(
+        _ action: Action, file: StaticString = #filePath, line: UInt = #line,
+        _ change: ((inout State) throws -> Void)? = nil
+    ) throws {
         let value: LuaValue
         do { value = try LuaValueEncoder.actionFromEnumCase(action) } catch {
             throw FeatureStore.Failure("\(file):\(line): \(action) does not encode as an action: \(error)")
@@ -48,28 +53,45 @@ public final class TypedFeatureStore<State: Codable & Sendable, Action: Encodabl
 
     /// Asserts the next mutation that arrived after a send (the first that matches, when the
     /// store is not exhaustive), compared as the generated `Mutation` enum.
-    public func receive<Mutation: Decodable & Equatable>(_ mutation: Mutation, file: StaticString = #filePath, line: UInt = #line,
-                                                         _ change: ((inout State) throws -> Void)? = nil) throws {
-        let match = try pick(mutation, from: store.unasserted().mutations, file: file, line: line,
-                             what: ("receive", "the next mutation does not match", "no received mutation matches", "received", "none arrived"))
+    public func receive<Mutation: Decodable & Equatable>(
+        _ mutation: Mutation, file: StaticString = #filePath, line: UInt = #line,
+        _ change: ((inout State) throws -> Void)? = nil
+    ) throws {
+        let match = try pick(
+            mutation, from: store.unasserted().mutations, file: file, line: line,
+            what: (
+                "receive", "the next mutation does not match", "no received mutation matches", "received",
+                "none arrived"
+            ))
         try store.receive(match, file: file, line: line, change.map(typed))
     }
 
     /// Asserts the next outward effect, compared as the generated `Effect` enum.
-    public func receiveEffect<Effect: Decodable & Equatable>(_ effect: Effect, from child: String? = nil,
-                                                             file: StaticString = #filePath, line: UInt = #line) throws {
-        let match = try pick(effect, from: store.unasserted().effects, file: file, line: line,
-                             what: ("receiveEffect", "the next outward effect does not match", "no outward effect matches", "went out:", "none went out"))
+    public func receiveEffect<Effect: Decodable & Equatable>(
+        _ effect: Effect, from child: String? = nil,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        let match = try pick(
+            effect, from: store.unasserted().effects, file: file, line: line,
+            what: (
+                "receiveEffect", "the next outward effect does not match", "no outward effect matches", "went out:",
+                "none went out"
+            ))
         try store.receiveEffect(match, from: child, file: file, line: line)
     }
 
     /// What arrived that decodes equal to `expected`: the next one, or (not exhaustive) the first
     /// that does; else a failure at the test's line naming both.
-    private func pick<T: Decodable & Equatable>(_ expected: T, from arrived: [LuaValue], file: StaticString, line: UInt,
-                                                what: (call: String, next: String, noMatch: String, seen: String, none: String)) throws -> LuaValue {
+    private func pick<T: Decodable & Equatable>(
+        _ expected: T, from arrived: [LuaValue], file: StaticString, line: UInt,
+        what: (call: String, next: String, noMatch: String, seen: String, none: String)
+    ) throws -> LuaValue {
         let candidates = store.exhaustive ? Array(arrived.prefix(1)) : arrived
-        if let match = candidates.first(where: { (try? LuaValueDecoder().decode(T.self, from: $0)) == expected }) { return match }
-        let shown = candidates.isEmpty ? what.none : "\(what.seen) " + candidates.map { "\($0)" }.joined(separator: ", ")
+        if let match = candidates.first(where: { (try? LuaValueDecoder().decode(T.self, from: $0)) == expected }) {
+            return match
+        }
+        let shown =
+            candidates.isEmpty ? what.none : "\(what.seen) " + candidates.map { "\($0)" }.joined(separator: ", ")
         let verdict = store.exhaustive ? what.next : what.noMatch
         throw FeatureStore.Failure("\(file):\(line): \(what.call)(\(expected)): \(verdict); \(shown)")
     }
@@ -98,7 +120,9 @@ public final class TypedFeatureStore<State: Codable & Sendable, Action: Encodabl
 
     private func decode<T: Decodable>(_ type: T.Type, _ value: LuaValue, what: String) throws -> T {
         do { return try LuaValueDecoder().decode(type, from: value) } catch {
-            throw FeatureStore.Failure("\(what) does not decode into \(T.self): \(error); a type generated from the plugin (`moonflow types --swift`) matches it")
+            throw FeatureStore.Failure(
+                "\(what) does not decode into \(T.self): \(error); a type generated from the plugin (`moonflow types --swift`) matches it"
+            )
         }
     }
 }

@@ -27,7 +27,8 @@ enum BenchEnvironment {
     static var lua: String { variables["MOONFLOW_BENCH_LUA"] ?? "lua5.4" }
     /// The built `bench/opencombine-counter` (a package of its own).
     static var openCombine: String {
-        variables["MOONFLOW_BENCH_OPENCOMBINE"] ?? root + "/bench/opencombine-counter/.build/release/opencombine-counter"
+        variables["MOONFLOW_BENCH_OPENCOMBINE"] ?? root
+            + "/bench/opencombine-counter/.build/release/opencombine-counter"
     }
 
     /// `count` divided by `MOONFLOW_BENCH_SCALE` (at least 1).

@@ -15,7 +15,9 @@ import MoonflowHost
 func debugBench() {
     let actions = BenchEnvironment.scaled(200_000)
     let rounds = 5
-    print("counter feature under a debugger, \(actions) actions per run, \(rounds) rounds of the three in turn, ns per action")
+    print(
+        "counter feature under a debugger, \(actions) actions per run, \(rounds) rounds of the three in turn, ns per action"
+    )
     var samples: [String: [Double]] = [:]
     let modes = ["no debugger", "debugger, no breakpoint", "debugger, breakpoints elsewhere"]
     for _ in 0..<rounds {
@@ -43,8 +45,10 @@ private func debuggedCounter(actions: Int, mode: Int) throws -> Double {
     let controller = DebugController(name: "bench")
     if mode > 0 { guard controller.serve(host.lua) else { throw BenchError("the debugger could not serve the state") } }
     if mode == 2 {
-        _ = controller.setBreakpoints(path: BenchEnvironment.path("plugins/colors/init.lua"), [BreakpointRequest(line: 20)])
-        _ = controller.setBreakpoints(path: BenchEnvironment.path("plugins/counter/init.lua"), [BreakpointRequest(line: 27)])
+        _ = controller.setBreakpoints(
+            path: BenchEnvironment.path("plugins/colors/init.lua"), [BreakpointRequest(line: 20)])
+        _ = controller.setBreakpoints(
+            path: BenchEnvironment.path("plugins/counter/init.lua"), [BreakpointRequest(line: 27)])
     }
     let feature = try host.load("counter")
     let sink = CountSink()
@@ -67,6 +71,8 @@ private func debuggedCounter(actions: Int, mode: Int) throws -> Double {
         }
     }
     if let failed { throw failed }
-    guard sink.count == Int64(actions) else { throw BenchError("the observer saw count \(sink.count), expected \(actions)") }
+    guard sink.count == Int64(actions) else {
+        throw BenchError("the observer saw count \(sink.count), expected \(actions)")
+    }
     return ns
 }

@@ -34,21 +34,29 @@ func featureBench() {
         default: break
         }
         // MOONFLOW_BENCH_INPUT=json|parsed: actions as JSON text, straight into Lua or through a LuaValue.
-        let input: CounterInput = switch ProcessInfo.processInfo.environment["MOONFLOW_BENCH_INPUT"] {
-        case "json": .json
-        case "parsed": .jsonThroughValue
-        default: .value
-        }
+        let input: CounterInput =
+            switch ProcessInfo.processInfo.environment["MOONFLOW_BENCH_INPUT"] {
+            case "json": .json
+            case "parsed": .jsonThroughValue
+            default: .value
+            }
         // MOONFLOW_BENCH_LISTENER=none: no state listener (the state read after each batch).
-        let kinds: FeatureEvent.Kinds = ProcessInfo.processInfo.environment["MOONFLOW_BENCH_LISTENER"] == "none" ? [] : .state
-        print(row("(c) Moonflow: send 1,000, advance(by: 0)", attempt("(c)") { try moonflowCounter(chosen, actions: actions, runs: runs, batch: 1000, kinds: kinds, input: input) }, "ns/action"))
+        let kinds: FeatureEvent.Kinds =
+            ProcessInfo.processInfo.environment["MOONFLOW_BENCH_LISTENER"] == "none" ? [] : .state
+        print(
+            row(
+                "(c) Moonflow: send 1,000, advance(by: 0)",
+                attempt("(c)") {
+                    try moonflowCounter(chosen, actions: actions, runs: runs, batch: 1000, kinds: kinds, input: input)
+                }, "ns/action"))
         return
     }
     print("counter feature, \(actions) actions per run, median of \(runs) runs, ns per action")
 
-    let a = attempt("(a) lua5.4 bench/counter_loop.lua") {
-        try runProgram(BenchEnvironment.lua, ["bench/counter_loop.lua", "\(actions)", "\(runs)"])["counter_loop_ns"]
-    } ?? nil
+    let a =
+        attempt("(a) lua5.4 bench/counter_loop.lua") {
+            try runProgram(BenchEnvironment.lua, ["bench/counter_loop.lua", "\(actions)", "\(runs)"])["counter_loop_ns"]
+        } ?? nil
     let capi = attempt("(b) \(BenchEnvironment.capi)") {
         try runProgram(BenchEnvironment.capi, [BenchEnvironment.root, "\(actions)", "\(runs)"])
     }
@@ -62,17 +70,26 @@ func featureBench() {
     let few = max(1, actions / 10)
     let c = attempt("(c) batches") { try moonflowCounter(budgets, actions: actions, runs: runs, batch: 1000) }
     let each = attempt("(c) send + advance") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1) }
-    let everyEvent = attempt("(c) every event") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, kinds: .all) }
-    let unheard = attempt("(c) no state listener") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, kinds: []) }
+    let everyEvent = attempt("(c) every event") {
+        try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, kinds: .all)
+    }
+    let unheard = attempt("(c) no state listener") {
+        try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, kinds: [])
+    }
     let free = attempt("(c) no budgets") { try moonflowCounter(unbudgeted, actions: few, runs: runs, batch: 1000) }
     // Actions arriving as JSON text (a web view's or a socket's messages), sent alternately both ways.
-    let viaValue = attempt("(c) JSON parsed to a LuaValue") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, input: .jsonThroughValue) }
-    let straight = attempt("(c) JSON straight into Lua") { try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, input: .json) }
+    let viaValue = attempt("(c) JSON parsed to a LuaValue") {
+        try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, input: .jsonThroughValue)
+    }
+    let straight = attempt("(c) JSON straight into Lua") {
+        try moonflowCounter(budgets, actions: few, runs: runs, batch: 1000, input: .json)
+    }
     let bridgeOnly = attempt("(c) on LuaKit alone") { try luaKitCounter(actions: actions, runs: runs) }
     let d = nativeCounter(actions: actions, runs: runs)
-    let e = attempt("(e) \(BenchEnvironment.openCombine)") {
-        try runProgram(BenchEnvironment.openCombine, ["\(actions)", "\(runs)"])["opencombine_ns"]
-    } ?? nil
+    let e =
+        attempt("(e) \(BenchEnvironment.openCombine)") {
+            try runProgram(BenchEnvironment.openCombine, ["\(actions)", "\(runs)"])["opencombine_ns"]
+        } ?? nil
 
     print(row("(a) pure Lua loop under lua5.4", a, "ns/action"))
     print(row("(b) C host: lua_pcall handle, reduce", b, "ns/action"))
@@ -91,7 +108,9 @@ func featureBench() {
     print(ratioRow("c/b", c, b))
     print(ratioRow("c/d", c, d))
     print(ratioRow("c/e", c, e))
-    print("  target c <= 2.0 b: \(verdict(c.flatMap { c in b.map { c <= 2.0 * $0 } })) (stretch 1.5 b: \(verdict(c.flatMap { c in b.map { c <= 1.5 * $0 } })))")
+    print(
+        "  target c <= 2.0 b: \(verdict(c.flatMap { c in b.map { c <= 2.0 * $0 } })) (stretch 1.5 b: \(verdict(c.flatMap { c in b.map { c <= 1.5 * $0 } })))"
+    )
     print("  target c below the OpenCombine peer (e): \(verdict(c.flatMap { c in e.map { c < $0 } }))")
 }
 
@@ -104,15 +123,20 @@ func featureBench() {
 ///
 /// - Returns: the median ns per action of `runs` runs of `actions` actions.
 /// - Throws: when the plugin does not load or the observer missed a state.
-func moonflowCounter(_ configuration: FeatureHost.Configuration, actions: Int, runs: Int, batch: Int,
-                     kinds: FeatureEvent.Kinds = .state, input: CounterInput = .value) throws -> Double {
+func moonflowCounter(
+    _ configuration: FeatureHost.Configuration, actions: Int, runs: Int, batch: Int,
+    kinds: FeatureEvent.Kinds = .state, input: CounterInput = .value
+) throws -> Double {
     let host = try FeatureHost(configuration: configuration)
     guard let clock = host.testScheduler else { throw BenchError("the host is not on the virtual clock") }
     let feature = try host.load("counter")
     let sink = CountSink()
-    let observation = kinds.isEmpty ? nil : feature.outlet.add(kinds: kinds) { event in
-        if case .state(let state, let seq) = event, seq > 0 { sink.count = state["count"]?.intValue ?? -1 }
-    }
+    let observation =
+        kinds.isEmpty
+        ? nil
+        : feature.outlet.add(kinds: kinds) { event in
+            if case .state(let state, let seq) = event, seq > 0 { sink.count = state["count"]?.intValue ?? -1 }
+        }
     defer { observation?.dispose() }
     feature.start()
     let action: LuaValue = ["type": "increment"]

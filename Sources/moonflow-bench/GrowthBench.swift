@@ -9,7 +9,8 @@ import Foundation
 // MOONFLOW_BENCH_GROWTH=20000 runs that size.
 
 func growthBench() {
-    let sizes = BenchEnvironment.variables["MOONFLOW_BENCH_GROWTH"].flatMap { Int($0) }.map { [$0] }
+    let sizes =
+        BenchEnvironment.variables["MOONFLOW_BENCH_GROWTH"].flatMap { Int($0) }.map { [$0] }
         ?? [BenchEnvironment.scaled(2_500), BenchEnvironment.scaled(10_000)]
     for actions in sizes { growthRun(actions: actions) }
 }
@@ -22,10 +23,16 @@ private func growthRun(actions: Int) {
     let input = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-grow-\(getpid()).jsonl")
     defer { try? FileManager.default.removeItem(at: input) }
     let result: [(String, Double)]? = attempt("growth") {
-        try String(repeating: "{\"type\":\"add\"}\n", count: actions).write(to: input, atomically: true, encoding: .utf8)
-        let base = [BenchEnvironment.moonflow, "run", BenchEnvironment.path("bench/grow"), "--clock", "virtual", "--actions", input.path]
+        try String(repeating: "{\"type\":\"add\"}\n", count: actions).write(
+            to: input, atomically: true, encoding: .utf8)
+        let base = [
+            BenchEnvironment.moonflow, "run", BenchEnvironment.path("bench/grow"), "--clock", "virtual", "--actions",
+            input.path,
+        ]
         var rows: [(String, Double)] = []
-        for (label, extra) in [("pretty", ["--format", "pretty"]), ("jsonl --state patch", ["--format", "jsonl", "--state", "patch"])] {
+        for (label, extra) in [
+            ("pretty", ["--format", "pretty"]), ("jsonl --state patch", ["--format", "jsonl", "--state", "patch"]),
+        ] {
             let start = DispatchTime.now().uptimeNanoseconds
             try runQuietly(base + extra)
             rows.append((label, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
@@ -33,7 +40,9 @@ private func growthRun(actions: Int) {
         return rows
     }
     guard let rows = result else { return }
-    print("a list growing by one item per action, \(actions) actions through moonflow run (virtual clock), wall time (target: 20,000 in < 2 s)")
+    print(
+        "a list growing by one item per action, \(actions) actions through moonflow run (virtual clock), wall time (target: 20,000 in < 2 s)"
+    )
     for (label, seconds) in rows {
         print(row(label, seconds, "s", note: "\(String(format: "%.1f", seconds * 1e6 / Double(actions))) µs/action"))
     }
@@ -48,5 +57,7 @@ private func runQuietly(_ command: [String]) throws {
     process.standardError = FileHandle.nullDevice
     try process.run()
     process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw BenchError("\(command.joined(separator: " ")) exited \(process.terminationStatus)") }
+    guard process.terminationStatus == 0 else {
+        throw BenchError("\(command.joined(separator: " ")) exited \(process.terminationStatus)")
+    }
 }

@@ -11,7 +11,9 @@ func inspectorBench() {
         print("  \(BenchEnvironment.moonflow) is missing: build it with swift build -c release --product moonflow")
         return
     }
-    let inspector = URL(fileURLWithPath: BenchEnvironment.moonflow).deletingLastPathComponent().appendingPathComponent("moonflow-inspector").path
+    let inspector = URL(fileURLWithPath: BenchEnvironment.moonflow).deletingLastPathComponent().appendingPathComponent(
+        "moonflow-inspector"
+    ).path
     guard FileManager.default.isExecutableFile(atPath: inspector) else {
         print("  \(inspector) is missing: build it with swift build -c release --product moonflow-inspector")
         return
@@ -20,20 +22,33 @@ func inspectorBench() {
     let input = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-inspect-\(getpid()).jsonl")
     defer { try? FileManager.default.removeItem(at: input) }
     let result: [(String, Double)]? = attempt("inspector") {
-        try String(repeating: "{\"type\":\"increment\"}\n", count: actions).write(to: input, atomically: true, encoding: .utf8)
+        try String(repeating: "{\"type\":\"increment\"}\n", count: actions).write(
+            to: input, atomically: true, encoding: .utf8)
         var rows: [(String, Double)] = []
-        for (label, extra) in [("nothing inspected (--inspect, no action)", ["--inspect-frames", "10000"]),
-                               ("default window", []),
-                               ("a window that never moves", ["--inspect-frames", "100000000", "--inspect-memory", "1048576"])] {
+        for (label, extra) in [
+            ("nothing inspected (--inspect, no action)", ["--inspect-frames", "10000"]),
+            ("default window", []),
+            ("a window that never moves", ["--inspect-frames", "100000000", "--inspect-memory", "1048576"]),
+        ] {
             let count = label.hasPrefix("nothing") ? 0 : actions
             let source = count == 0 ? "/dev/null" : input.path
-            rows.append((label, try residentMegabytes(after: count, [BenchEnvironment.moonflow, "run", BenchEnvironment.path("plugins/counter"),
-                                                                    "--inspect", "--format", "jsonl", "--actions", source] + extra)))
+            rows.append(
+                (
+                    label,
+                    try residentMegabytes(
+                        after: count,
+                        [
+                            BenchEnvironment.moonflow, "run", BenchEnvironment.path("plugins/counter"),
+                            "--inspect", "--format", "jsonl", "--actions", source,
+                        ] + extra)
+                ))
         }
         return rows
     }
     guard let rows = result else { return }
-    print("the inspector's host after \(actions) actions of the counter (moonflow run --inspect, release), resident memory (VmRSS of moonflow and moonflow-inspector)")
+    print(
+        "the inspector's host after \(actions) actions of the counter (moonflow run --inspect, release), resident memory (VmRSS of moonflow and moonflow-inspector)"
+    )
     for (label, megabytes) in rows { print(row(label, megabytes, "MB")) }
     inspectorGrowthBench()
 }
@@ -49,7 +64,9 @@ private func inspectorGrowthBench() {
     let warm = BenchEnvironment.scaled(20_000), more = BenchEnvironment.scaled(60_000)
     let result: [(String, Double, Double)]? = attempt("inspector growth") {
         var rows: [(String, Double, Double)] = []
-        for (label, extra) in [("--inspect-memory 1", ["--inspect-memory", "1"]), ("defaults (10,000 frames, 64 MB)", [])] {
+        for (label, extra) in [
+            ("--inspect-memory 1", ["--inspect-memory", "1"]), ("defaults (10,000 frames, 64 MB)", []),
+        ] {
             var runs: [(Double, Double)] = []
             for _ in 0..<3 { runs.append(try growthPerAction(warm: warm, more: more, extra)) }
             rows.append((label, runs.map(\.0).sorted()[1], runs.map(\.1).sorted()[1]))
@@ -57,7 +74,9 @@ private func inspectorGrowthBench() {
         return rows
     }
     guard let rows = result else { return }
-    print("growth per action from \(warm) to \(warm + more) counter actions (moonflow run --inspect --actions -, release), VmRSS, median of 3")
+    print(
+        "growth per action from \(warm) to \(warm + more) counter actions (moonflow run --inspect --actions -, release), VmRSS, median of 3"
+    )
     for (label, run, inspector) in rows {
         print("  \(label)")
         print(row("    moonflow", run, "B/action"))
@@ -68,12 +87,14 @@ private func inspectorGrowthBench() {
 /// Feeds `warm` increments on standard input, reads both processes' VmRSS once the counter
 /// shows them, feeds `more`, reads again: the bytes per action each grew by.
 private func growthPerAction(warm: Int, more: Int, _ extra: [String]) throws -> (Double, Double) {
-    let output = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-inspect-grow-\(getpid()).jsonl")
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "moonflow-inspect-grow-\(getpid()).jsonl")
     _ = FileManager.default.createFile(atPath: output.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: output) }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: BenchEnvironment.moonflow)
-    process.arguments = ["run", BenchEnvironment.path("plugins/counter"), "--inspect", "--format", "jsonl", "--actions", "-"] + extra
+    process.arguments =
+        ["run", BenchEnvironment.path("plugins/counter"), "--inspect", "--format", "jsonl", "--actions", "-"] + extra
     let input = Pipe()
     process.standardInput = input
     process.standardOutput = try FileHandle(forWritingTo: output)
@@ -102,7 +123,9 @@ private func waitForCount(_ count: Int, in output: URL, of process: Process) thr
     let done = "\"state\":{\"count\":\(count)}"
     let deadline = Date().addingTimeInterval(600)
     while true {
-        guard process.isRunning else { throw BenchError("moonflow run --inspect ended early (\(process.terminationStatus))") }
+        guard process.isRunning else {
+            throw BenchError("moonflow run --inspect ended early (\(process.terminationStatus))")
+        }
         guard Date() < deadline else { throw BenchError("the counter did not reach \(count) within 10 minutes") }
         if let handle = try? FileHandle(forReadingFrom: output) {
             let size = try handle.seekToEnd()
@@ -120,7 +143,8 @@ private func waitForCount(_ count: Int, in output: URL, of process: Process) thr
 private func residentKilobytes(_ pid: String) throws -> Double {
     let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
     guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-          let value = Double(line.split(separator: " ").dropFirst().first ?? "") else {
+        let value = Double(line.split(separator: " ").dropFirst().first ?? "")
+    else {
         throw BenchError("no VmRSS in /proc/\(pid)/status")
     }
     return value
@@ -147,7 +171,8 @@ private func residentMegabytes(after count: Int, _ command: [String]) throws -> 
     for id in [String(pid)] + children.split(separator: " ").map(String.init) {
         let status = try String(contentsOfFile: "/proc/\(id)/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let value = Double(line.split(separator: " ").dropFirst().first ?? "") else {
+            let value = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else {
             throw BenchError("no VmRSS in /proc/\(id)/status")
         }
         kilobytes += value

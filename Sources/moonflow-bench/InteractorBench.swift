@@ -10,12 +10,16 @@ private struct CounterState: Sendable { var count = 0 }
 
 @inline(never)
 private func counterHandle(_ action: CounterAction, _ state: CounterState) -> CounterMutation {
-    switch action { case .increment: .add(1) }
+    switch action {
+    case .increment: .add(1)
+    }
 }
 
 @inline(never)
 private func counterReduce(_ state: inout CounterState, _ mutation: CounterMutation) -> Never? {
-    switch mutation { case .add(let n): state.count += n }
+    switch mutation {
+    case .add(let n): state.count += n
+    }
     return nil
 }
 
@@ -48,7 +52,8 @@ func interactorBench() {
                 initial: CounterState(),
                 handle: { action, state in .one(counterHandle(action, state)) },
                 reduce: { state, mutation in counterReduce(&state, mutation) })
-            let subscription = observeWithProperty
+            let subscription =
+                observeWithProperty
                 ? counter.state.producer.start(value: { sink.count = $0.count })
                 : counter.observeState { sink.count = $0.count }
             for _ in 0..<n { counter.send(.increment) }
@@ -61,6 +66,10 @@ func interactorBench() {
 
     print("counter, \(iterations) actions (median of 7 runs)")
     print("  plain Swift loop                 \(format(plain, "ns/action"))")
-    print("  Interactor, observeState         \(format(interactor, "ns/action"))   \(String(format: "%.1fx", interactor / plain))")
-    print("  Interactor, state Property       \(format(property, "ns/action"))   \(String(format: "%.1fx", property / plain))")
+    print(
+        "  Interactor, observeState         \(format(interactor, "ns/action"))   \(String(format: "%.1fx", interactor / plain))"
+    )
+    print(
+        "  Interactor, state Property       \(format(property, "ns/action"))   \(String(format: "%.1fx", property / plain))"
+    )
 }

@@ -50,11 +50,14 @@ func luaBench() {
             } / 1000
         }
     }
-    let toLua: Double? = converted.isNil ? nil : attempt("push back") {
-        medianNanos(runs: 11, iterations: conversions) { n in
-            for _ in 0..<n { _ = try? lua.ref(.value(converted)) }
-        } / 1000
-    }
+    let toLua: Double? =
+        converted.isNil
+        ? nil
+        : attempt("push back") {
+            medianNanos(runs: 11, iterations: conversions) { n in
+                for _ in 0..<n { _ = try? lua.ref(.value(converted)) }
+            } / 1000
+        }
     let cjsonFigures = attempt("lua5.4 bench/rows.lua") {
         try runProgram(BenchEnvironment.lua, ["bench/rows.lua", "1000", "21"])
     }
@@ -68,15 +71,19 @@ func luaBench() {
     var intoLua: [String: [Double]] = [:]
     if let rowsText {
         for _ in 0..<5 {
-            for (name, text, n, unit) in [("rows", rowsText, conversions, 1000.0), ("action", actionText, actions, 1.0)] {
-                let viaValue = medianNanos(runs: 3, iterations: n) { n in
-                    for _ in 0..<n { _ = try? lua.ref(.value(try LuaValue(jsonBytes: text))) }
-                } / unit
-                let straight = medianNanos(runs: 3, iterations: n) { n in
-                    text.withUnsafeBytes { buffer in
-                        for _ in 0..<n { _ = try? lua.withJSON(buffer) { try $0.ref(1) } }
-                    }
-                } / unit
+            for (name, text, n, unit) in [
+                ("rows", rowsText, conversions, 1000.0), ("action", actionText, actions, 1.0),
+            ] {
+                let viaValue =
+                    medianNanos(runs: 3, iterations: n) { n in
+                        for _ in 0..<n { _ = try? lua.ref(.value(try LuaValue(jsonBytes: text))) }
+                    } / unit
+                let straight =
+                    medianNanos(runs: 3, iterations: n) { n in
+                        text.withUnsafeBytes { buffer in
+                            for _ in 0..<n { _ = try? lua.withJSON(buffer) { try $0.ref(1) } }
+                        }
+                    } / unit
                 intoLua["\(name) via", default: []].append(viaValue)
                 intoLua["\(name) straight", default: []].append(straight)
             }

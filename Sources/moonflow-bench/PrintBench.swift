@@ -24,14 +24,22 @@ func printBench() {
         }
         binaries.append(("baseline ", baseline))
     }
-    let modes: [(String, [String])] = [("jsonl", ["--format", "jsonl"]),
-                                       ("jsonl --record", ["--format", "jsonl", "--record", folder.appendingPathComponent("run.jsonl").path]),
-                                       ("pretty", ["--format", "pretty"])]
+    let modes: [(String, [String])] = [
+        ("jsonl", ["--format", "jsonl"]),
+        ("jsonl --record", ["--format", "jsonl", "--record", folder.appendingPathComponent("run.jsonl").path]),
+        ("pretty", ["--format", "pretty"]),
+    ]
     var commands: [(label: String, argv: [String])] = []
     for (mode, extra) in modes {
         for (name, binary) in binaries {
-            commands.append(("\(name)\(mode)", [binary, "run", BenchEnvironment.path("plugins/counter"), "--clock", "virtual",
-                                                "--actions", folder.appendingPathComponent("actions.jsonl").path] + extra))
+            commands.append(
+                (
+                    "\(name)\(mode)",
+                    [
+                        binary, "run", BenchEnvironment.path("plugins/counter"), "--clock", "virtual",
+                        "--actions", folder.appendingPathComponent("actions.jsonl").path,
+                    ] + extra
+                ))
         }
     }
     var times = Array(repeating: [Double](), count: commands.count)
@@ -46,7 +54,9 @@ func printBench() {
         return true
     }
     guard measured != nil else { return }
-    print("printing events: moonflow run plugins/counter, \(actions) actions (3 lines each), virtual clock, output to /dev/null (median of \(runs) alternated runs)")
+    print(
+        "printing events: moonflow run plugins/counter, \(actions) actions (3 lines each), virtual clock, output to /dev/null (median of \(runs) alternated runs)"
+    )
     for (i, command) in commands.enumerated() {
         let ms = times[i].sorted()[runs / 2]
         print(row(command.label, ms, "ms", note: String(format: "%.2f µs/action", ms * 1000 / Double(actions))))
@@ -64,6 +74,8 @@ private func quietWallMs(_ command: [String]) throws -> Double {
     try process.run()
     process.waitUntilExit()
     let end = DispatchTime.now().uptimeNanoseconds
-    guard process.terminationStatus == 0 else { throw BenchError("\(command.joined(separator: " ")) exited \(process.terminationStatus)") }
+    guard process.terminationStatus == 0 else {
+        throw BenchError("\(command.joined(separator: " ")) exited \(process.terminationStatus)")
+    }
     return Double(end - start) / 1e6
 }

@@ -18,9 +18,10 @@ func publishBench() {
     let actions = BenchEnvironment.scaled(200)
     let runs = 9
     let publish = attempt("rows feature") { try publishNanos(actions: actions, runs: runs) }.map { $0 / 1000 }
-    let cjson = attempt("lua5.4 bench/rows.lua") {
-        try runProgram(BenchEnvironment.lua, ["bench/rows.lua", "1000", "21"])["cjson_encode_us"]
-    } ?? nil
+    let cjson =
+        attempt("lua5.4 bench/rows.lua") {
+            try runProgram(BenchEnvironment.lua, ["bench/rows.lua", "1000", "21"])["cjson_encode_us"]
+        } ?? nil
     print("1,000-row state, one field changed per action (median of \(runs) runs of \(actions) actions)")
     print(row("send -> Swift observer (virtual clock)", publish, "µs"))
     print(row("cjson.encode of the same table, lua5.4", cjson, "µs"))

@@ -40,7 +40,9 @@ func reloadBench() {
         return ms
     }
     guard let ms = result else { return }
-    printLatencies(ms, "hot reload of plugins/counter, \(ms.count) edits, from write() returning to the reload event printed", p50: 20, p95: 50)
+    printLatencies(
+        ms, "hot reload of plugins/counter, \(ms.count) edits, from write() returning to the reload event printed",
+        p50: 20, p95: 50)
 }
 
 /// A copy of plugins/counter in a folder of its own (`dir/plugins/counter`), whose init.lua
@@ -58,8 +60,14 @@ struct EditedCounter {
         let original = try String(contentsOfFile: BenchEnvironment.path("plugins/counter/init.lua"), encoding: .utf8)
         initFile = plugin.appendingPathComponent("init.lua")
         try original.write(to: initFile, atomically: false, encoding: .utf8)
-        variants = [original, original.replacingOccurrences(of: "state.count = state.count + m.n", with: "state.count = state.count + m.n * 2")]
-        guard variants[0] != variants[1] else { throw BenchError("plugins/counter/init.lua changed: the bench's edit no longer applies") }
+        variants = [
+            original,
+            original.replacingOccurrences(
+                of: "state.count = state.count + m.n", with: "state.count = state.count + m.n * 2"),
+        ]
+        guard variants[0] != variants[1] else {
+            throw BenchError("plugins/counter/init.lua changed: the bench's edit no longer applies")
+        }
     }
 
     func remove() { try? FileManager.default.removeItem(at: dir) }
@@ -68,7 +76,9 @@ struct EditedCounter {
     func edit(_ i: Int) throws {
         let fd = open(initFile.path, O_WRONLY | O_TRUNC)
         guard fd >= 0 else { throw BenchError("cannot open \(initFile.path)") }
-        let written = variants[(i + 1) % 2].utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
+        let written = variants[(i + 1) % 2].utf8CString.withUnsafeBufferPointer {
+            write(fd, $0.baseAddress, $0.count - 1)
+        }
         close(fd)
         guard written > 0 else { throw BenchError("cannot write \(initFile.path)") }
     }

@@ -11,10 +11,11 @@ import MoonflowLua
 func scaleBench() {
     let count = BenchEnvironment.scaled(10_000)
     let result: (kb: Double, ns: Double, luaKB: Double)? = attempt("scale") {
-        let host = try FeatureHost(configuration: .init(searchPaths: [BenchEnvironment.path("plugins")], clock: .virtual))
+        let host = try FeatureHost(
+            configuration: .init(searchPaths: [BenchEnvironment.path("plugins")], clock: .virtual))
         var features: [RunningFeature] = []
         features.reserveCapacity(count)
-        _ = try host.load("counter")   // the first load warms the caches
+        _ = try host.load("counter")  // the first load warms the caches
         let before = residentKB()
         let luaBefore = host.lua.memoryInUse
         for _ in 0..<count {

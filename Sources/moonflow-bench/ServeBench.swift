@@ -47,7 +47,9 @@ func serveBench() {
         for i in 0..<edits {
             try edited.edit(i)
             let start = DispatchTime.now().uptimeNanoseconds
-            guard reloaded.wait(timeout: .now() + 5) == .success else { throw BenchError("no reload within 5 s of edit \(i + 1)") }
+            guard reloaded.wait(timeout: .now() + 5) == .success else {
+                throw BenchError("no reload within 5 s of edit \(i + 1)")
+            }
             ms.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
             Thread.sleep(forTimeInterval: 0.02)  // edits a person makes are apart
         }
@@ -55,6 +57,8 @@ func serveBench() {
         return ms
     }
     guard let ms = result else { return }
-    printLatencies(ms, "save to an app's reload through moonflow serve (loopback), \(ms.count) edits, from write() returning to the app's reload event",
-                   p50: 30, p95: 60)
+    printLatencies(
+        ms,
+        "save to an app's reload through moonflow serve (loopback), \(ms.count) edits, from write() returning to the app's reload event",
+        p50: 30, p95: 60)
 }

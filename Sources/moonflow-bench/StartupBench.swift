@@ -12,14 +12,18 @@ import Foundation
 func startupBench() {
     let runs = 15
     func run(_ binary: String) -> [String] {
-        [binary, "run", BenchEnvironment.path("plugins/counter"), "--clock", "virtual",
-         "--actions", BenchEnvironment.path("bench/counter_actions.jsonl"), "--format", "jsonl"]
+        [
+            binary, "run", BenchEnvironment.path("plugins/counter"), "--clock", "virtual",
+            "--actions", BenchEnvironment.path("bench/counter_actions.jsonl"), "--format", "jsonl",
+        ]
     }
     guard FileManager.default.isExecutableFile(atPath: BenchEnvironment.moonflow) else {
         print("  \(BenchEnvironment.moonflow) is missing: build it with swift build -c release --product moonflow")
         return
     }
-    var commands: [(label: String, argv: [String])] = [("moonflow run plugins/counter (5 actions)", run(BenchEnvironment.moonflow))]
+    var commands: [(label: String, argv: [String])] = [
+        ("moonflow run plugins/counter (5 actions)", run(BenchEnvironment.moonflow))
+    ]
     var binaries = [BenchEnvironment.moonflow]
     if let binary = BenchEnvironment.moonflowStatic, FileManager.default.isExecutableFile(atPath: binary) {
         commands.append(("  the same, scripts/build-release (all linked in)", run(binary)))

@@ -30,7 +30,9 @@ func viewModelBench() {
         print(row("\(name): median", median, "µs"))
         print(row("\(name): p99", sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))], "µs"))
     }
-    print("  cart 500 lines / cart 5 lines (medians)       \(ratio(medians["cart, 500 lines"], medians["cart, 5 lines"]))")
+    print(
+        "  cart 500 lines / cart 5 lines (medians)       \(ratio(medians["cart, 500 lines"], medians["cart, 5 lines"]))"
+    )
     print("  targets: cart 500 lines median <= 10 µs, p99 <= 50 µs; 500 / 5 lines <= 1.5x; counter median <= 5 µs")
 }
 
@@ -170,10 +172,14 @@ private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
         form.start()
         let formModel = try form.model(as: FormView.self)
         let names = (0..<64).map { "name \($0)" }
-        rows.append(("form, 2 fields", timed(sends) { k in
-            formModel.send(["type": "setName", "text": .string(LuaString(names[k % 64]))])
-            precondition(formModel.view.name == names[k % 64], "the view did not change")
-        }))
+        rows.append(
+            (
+                "form, 2 fields",
+                timed(sends) { k in
+                    formModel.send(["type": "setName", "text": .string(LuaString(names[k % 64]))])
+                    precondition(formModel.view.name == names[k % 64], "the view did not change")
+                }
+            ))
         formModel.stop()
         form.dispose()
     }
@@ -182,11 +188,15 @@ private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
         let counter = try host.load("counter")
         counter.start()
         let counterModel = try counter.model(as: CounterView.self)
-        rows.append(("counter", timed(sends) { k in
-            let before = counterModel.view.count
-            counterModel.send(["type": "increment"])
-            precondition(counterModel.view.count == before + 1, "the view did not change")
-        }))
+        rows.append(
+            (
+                "counter",
+                timed(sends) { k in
+                    let before = counterModel.view.count
+                    counterModel.send(["type": "increment"])
+                    precondition(counterModel.view.count == before + 1, "the view did not change")
+                }
+            ))
         counterModel.stop()
         counter.dispose()
     }
@@ -194,9 +204,13 @@ private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
         let counter = try host.load("counter")
         let token = counter.observe(kinds: .state) { _ in }
         counter.start()
-        rows.append(("counter, no view model", timed(sends) { _ in
-            do { try counter.send(["type": "increment"]) } catch { preconditionFailure("\(error)") }
-        }))
+        rows.append(
+            (
+                "counter, no view model",
+                timed(sends) { _ in
+                    do { try counter.send(["type": "increment"]) } catch { preconditionFailure("\(error)") }
+                }
+            ))
         token.cancel()
         counter.dispose()
     }
@@ -205,12 +219,16 @@ private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
         let cart = try host.load(name: "cart\(lines)", source: cartSource(lines: lines))
         cart.start()
         let model = try cart.model(as: CartView.self)
-        rows.append(("cart, \(lines) lines", timed(sends) { k in
-            // Every send gives one line a quantity it did not have.
-            let line = k % lines, qty = 2 + k
-            model.send(["type": "setQty", "line": LuaValue(line + 1), "qty": LuaValue(qty)])
-            precondition(model.view.items[line].qty == qty, "the view did not change")
-        }))
+        rows.append(
+            (
+                "cart, \(lines) lines",
+                timed(sends) { k in
+                    // Every send gives one line a quantity it did not have.
+                    let line = k % lines, qty = 2 + k
+                    model.send(["type": "setQty", "line": LuaValue(line + 1), "qty": LuaValue(qty)])
+                    precondition(model.view.items[line].qty == qty, "the view did not change")
+                }
+            ))
         model.stop()
         cart.dispose()
     }
@@ -220,10 +238,16 @@ private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
         let cart = try host.load(name: "barecart", source: cartSource(lines: 500))
         let token = cart.observe(kinds: .state) { _ in }
         cart.start()
-        rows.append(("cart, 500 lines, no view model", timed(sends) { k in
-            let line = k % 500
-            do { try cart.send(["type": "setQty", "line": LuaValue(line + 1), "qty": LuaValue(2 + k)]) } catch { preconditionFailure("\(error)") }
-        }))
+        rows.append(
+            (
+                "cart, 500 lines, no view model",
+                timed(sends) { k in
+                    let line = k % 500
+                    do { try cart.send(["type": "setQty", "line": LuaValue(line + 1), "qty": LuaValue(2 + k)]) } catch {
+                        preconditionFailure("\(error)")
+                    }
+                }
+            ))
         token.cancel()
         cart.dispose()
     }
@@ -232,11 +256,15 @@ private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
     let cart = try host.load(name: "plaincart", source: cartSource(lines: 500))
     cart.start()
     let plain = try cart.model(as: PlainCartView.self)
-    rows.append(("cart, 500 lines, not a PatchableView", timed(max(1, sends / 10)) { k in
-        let line = k % 500, qty = 2 + k
-        plain.send(["type": "setQty", "line": LuaValue(line + 1), "qty": LuaValue(qty)])
-        precondition(plain.view.items[line].qty == qty, "the view did not change")
-    }))
+    rows.append(
+        (
+            "cart, 500 lines, not a PatchableView",
+            timed(max(1, sends / 10)) { k in
+                let line = k % 500, qty = 2 + k
+                plain.send(["type": "setQty", "line": LuaValue(line + 1), "qty": LuaValue(qty)])
+                precondition(plain.view.items[line].qty == qty, "the view did not change")
+            }
+        ))
     plain.stop()
     cart.dispose()
     return rows

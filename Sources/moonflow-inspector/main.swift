@@ -39,17 +39,22 @@ final class Output: @unchecked Sendable {
 
 let output = Output()
 guard let settings = InspectorPipe.settings(Array(CommandLine.arguments.dropFirst())),
-      let address = try? InspectorPipe.address(settings.address) else {
-    FileHandle.standardError.write(Data("""
-        moonflow-inspector: moonflow run --inspect starts this program beside itself; run that instead \
-        (its arguments: --listen HOST:PORT --frames N --bytes B)\n
-        """.utf8))
+    let address = try? InspectorPipe.address(settings.address)
+else {
+    FileHandle.standardError.write(
+        Data(
+            """
+            moonflow-inspector: moonflow run --inspect starts this program beside itself; run that instead \
+            (its arguments: --listen HOST:PORT --frames N --bytes B)\n
+            """.utf8))
     exit(2)
 }
 
-let hub = InspectorHub(limits: .init(frames: settings.frames, bytes: settings.bytes),
-                       rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
-let server = InspectorServer(hub: hub, host: address.host, port: address.port, shownBy: "that moonflow run --inspect printed")
+let hub = InspectorHub(
+    limits: .init(frames: settings.frames, bytes: settings.bytes),
+    rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
+let server = InspectorServer(
+    hub: hub, host: address.host, port: address.port, shownBy: "that moonflow run --inspect printed")
 do {
     let url = try server.start()
     output.write(.listening(url: url, authorities: server.authorities))
@@ -68,12 +73,16 @@ while true {
     if n <= 0 { exit(0) }
     for line in lines.add(buffer[..<n]) {
         guard let message = try? InspectorPipe.toChild(line) else {
-            FileHandle.standardError.write(Data("moonflow-inspector: \(line.prefix(200)) is not a line of the inspector's pipe protocol\n".utf8))
+            FileHandle.standardError.write(
+                Data("moonflow-inspector: \(line.prefix(200)) is not a line of the inspector's pipe protocol\n".utf8))
             continue
         }
         switch message {
         case let .started(name, version, path, actions, clock):
-            hub.started(RunDescription(name: name, version: version, path: path, actions: InspectorPipe.schema(actions), clock: clock), dispatch: dispatcher)
+            hub.started(
+                RunDescription(
+                    name: name, version: version, path: path, actions: InspectorPipe.schema(actions), clock: clock),
+                dispatch: dispatcher)
         case let .event(event, t, cause, causeID):
             hub.observe(event, t: t, cause: cause, causeID: causeID)
         case let .input(action, t):

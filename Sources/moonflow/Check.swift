@@ -5,7 +5,8 @@ import MoonflowTool
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
-        abstract: "Load and validate a plugin without running it, and lint its files (exit 0 when it is fine, 1 otherwise).",
+        abstract:
+            "Load and validate a plugin without running it, and lint its files (exit 0 when it is fine, 1 otherwise).",
         discussion: """
             Problems (syntax, the definition, its interactors) fail the check. luacheck's warnings \
             (undefined globals, unused variables and arguments, shadowing, unreachable code) are \
@@ -35,7 +36,8 @@ struct Check: ParsableCommand {
         let warnings = report.warnings.count == 1 ? "1 warning" : "\(report.warnings.count) warnings"
         if report.fails(strict: strict) {
             if report.problems.isEmpty {
-                stderr("\(path): failed under --strict: " + (report.warnings.isEmpty ? "luacheck did not run" : warnings))
+                stderr(
+                    "\(path): failed under --strict: " + (report.warnings.isEmpty ? "luacheck did not run" : warnings))
             }
             throw ExitCode(1)
         }

@@ -13,14 +13,18 @@ extension DebugServer {
         let server: DebugServer
         do {
             server = try DebugServer(host: host, port: port, name: name) { line in
-                FileHandle.standardError.write(Data(("moonflow: " + line.trimmingCharacters(in: .newlines) + "\n").utf8))
+                FileHandle.standardError.write(
+                    Data(("moonflow: " + line.trimmingCharacters(in: .newlines) + "\n").utf8))
             }
         } catch {
             FileHandle.standardError.write(Data("moonflow: --debug \(error)\n".utf8))
             throw ExitCode(1)
         }
         if !server.isLoopback {
-            FileHandle.standardError.write(Data("moonflow: warning: --debug \(address) is reachable from the network: anyone who can reach this machine can attach, read the state and evaluate Lua in it; use 127.0.0.1 unless you mean it\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "moonflow: warning: --debug \(address) is reachable from the network: anyone who can reach this machine can attach, read the state and evaluate Lua in it; use 127.0.0.1 unless you mean it\n"
+                        .utf8))
         }
         let waiting = wait ? " (waiting for the editor to attach)" : ""
         FileHandle.standardError.write(Data("moonflow: \(server.announcement)\(waiting)\n".utf8))

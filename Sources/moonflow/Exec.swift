@@ -18,7 +18,9 @@ struct Exec: ParsableCommand {
 
     @OptionGroup var limits: LimitOptions
 
-    @Argument(parsing: .captureForPassthrough, help: "lua5.4's options, the Lua file to run (- for standard input) and its arguments.")
+    @Argument(
+        parsing: .captureForPassthrough,
+        help: "lua5.4's options, the Lua file to run (- for standard input) and its arguments.")
     var arguments: [String] = []
 
     /// `moonflow exec WORDS`: moonflow's own options first (checked, and `--help`, by
@@ -29,7 +31,9 @@ struct Exec: ParsableCommand {
             let word = words[own]
             if word == "--time-limit" || word == "--memory-limit" {
                 own = min(own + 2, words.count)
-            } else if ["--sandbox", "--help"].contains(word) || word.hasPrefix("--time-limit=") || word.hasPrefix("--memory-limit=") {
+            } else if ["--sandbox", "--help"].contains(word) || word.hasPrefix("--time-limit=")
+                || word.hasPrefix("--memory-limit=")
+            {
                 own += 1
             } else {
                 break
@@ -73,7 +77,9 @@ struct Exec: ParsableCommand {
     /// scripts can run or quote; without it, this binary's path and `exec`.
     static var interpreter: [String] {
         let proc = URL(fileURLWithPath: "/proc/self/exe")
-        let own = FileManager.default.fileExists(atPath: proc.path) ? proc.resolvingSymlinksInPath()
+        let own =
+            FileManager.default.fileExists(atPath: proc.path)
+            ? proc.resolvingSymlinksInPath()
             : (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])).resolvingSymlinksInPath()
         let wrapper = own.deletingLastPathComponent().appendingPathComponent("moonflow-lua")
         if FileManager.default.isExecutableFile(atPath: wrapper.path) { return [wrapper.path] }

@@ -58,12 +58,18 @@ struct LimitOptions: ParsableArguments {
     static let defaultMemoryLimitMB = 512
 
     // `.unconditional`: `--time-limit -1` is a bad value (named below), not a missing one.
-    @Option(name: .long, parsing: .unconditional,
-            help: ArgumentHelp("Stop any one Lua call after MS milliseconds (default: \(defaultTimeLimitMs) for run and check, none for exec).", valueName: "MS"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp(
+            "Stop any one Lua call after MS milliseconds (default: \(defaultTimeLimitMs) for run and check, none for exec).",
+            valueName: "MS"))
     var timeLimit: Int64?
 
-    @Option(name: .long, parsing: .unconditional,
-            help: ArgumentHelp("Cap the Lua state's memory at MB megabytes (default: \(defaultMemoryLimitMB) for run and check, none for exec).", valueName: "MB"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp(
+            "Cap the Lua state's memory at MB megabytes (default: \(defaultMemoryLimitMB) for run and check, none for exec).",
+            valueName: "MB"))
     var memoryLimit: Int?
 
     @Flag(name: .long, help: "Run with the sandboxed profile (no io, os.execute, debug, binary chunks).")
@@ -84,7 +90,8 @@ struct LimitOptions: ParsableArguments {
             throw ValidationError("--time-limit must be at most \(LimitOptions.maxTimeLimitMs) ms (one day)")
         }
         if let m = memoryLimit, m < 1 || m > LimitOptions.maxMemoryLimitMB {
-            throw ValidationError("--memory-limit must be a number of megabytes from 1 to \(LimitOptions.maxMemoryLimitMB) (got \(m))")
+            throw ValidationError(
+                "--memory-limit must be a number of megabytes from 1 to \(LimitOptions.maxMemoryLimitMB) (got \(m))")
         }
     }
 }
@@ -117,11 +124,14 @@ func validatePluginPath(_ path: String) throws {
     var isFolder: ObjCBool = false
     if fm.fileExists(atPath: path, isDirectory: &isFolder) {
         if isFolder.boolValue && !fm.fileExists(atPath: (path as NSString).appendingPathComponent("init.lua")) {
-            throw ValidationError("\(path) is a folder without init.lua; a plugin folder needs an init.lua that returns mf.feature{...}")
+            throw ValidationError(
+                "\(path) is a folder without init.lua; a plugin folder needs an init.lua that returns mf.feature{...}")
         }
         return
     }
     let isPluginName = !path.contains("/") && !path.hasSuffix(".lua")
     if isPluginName && fm.fileExists(atPath: "plugins/\(path)/init.lua") { return }
-    throw ValidationError("\(path) does not exist; give a plugin folder (with init.lua), a .lua file, or the name of a plugin in ./plugins")
+    throw ValidationError(
+        "\(path) does not exist; give a plugin folder (with init.lua), a .lua file, or the name of a plugin in ./plugins"
+    )
 }

@@ -19,7 +19,8 @@ struct New: ParsableCommand {
         do {
             let made = try PluginScaffold(name: name, pluginsFolder: plugins).write()
             print("created \(made.joined(separator: "\n        "))")
-            print("""
+            print(
+                """
 
                 next:
                   moonflow test \(plugins)/\(name)/spec          # the spec passes

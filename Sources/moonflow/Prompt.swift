@@ -35,7 +35,10 @@ final class EditLinePrompt: LineReader {
         editing = mfe_open("moonflow", historyPath, Self.historyLimit) == 0
         if !editing {
             let reason = mfe_load_error().map { String(cString: $0) } ?? "libedit could not be loaded"
-            FileHandle.standardError.write(Data("moonflow: the prompt has no line editing, history or Tab completion: \(reason) (install libedit: apt install libedit2)\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "moonflow: the prompt has no line editing, history or Tab completion: \(reason) (install libedit: apt install libedit2)\n"
+                        .utf8))
         }
     }
 
@@ -68,7 +71,10 @@ final class EditLinePrompt: LineReader {
 
     func setCompletions(actions: [String: [String]], commands: [String]) {
         // One line per action: its name, then `field=` for each field; then each command alone.
-        let lines = actions.keys.sorted().map { name in ([name] + (actions[name] ?? []).map { "\($0)=" }).joined(separator: "\t") }
+        let lines =
+            actions.keys.sorted().map { name in
+                ([name] + (actions[name] ?? []).map { "\($0)=" }).joined(separator: "\t")
+            }
             + commands
         mfe_set_completions(lines.joined(separator: "\n") + "\n")
     }

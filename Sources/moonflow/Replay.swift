@@ -24,7 +24,11 @@ struct Replay: ParsableCommand {
     @Flag(name: .long, help: "Rewrite FILE from the run as the code behaves now.")
     var update = false
 
-    @Option(name: .long, help: ArgumentHelp("The folder the recording's plugin path is resolved in (default: the recording's own folder).", valueName: "DIR"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The folder the recording's plugin path is resolved in (default: the recording's own folder).",
+            valueName: "DIR"))
     var plugins: String?
 
     @Flag(name: .long, help: "Run the plugin with the trusted profile (io, os, debug) instead of the sandbox.")
@@ -33,7 +37,10 @@ struct Replay: ParsableCommand {
     @OptionGroup var limits: LimitOptions
 
     func validate() throws {
-        if trusted && limits.sandbox { throw ValidationError("--trusted and --sandbox contradict each other; a replay is sandboxed unless --trusted is given") }
+        if trusted && limits.sandbox {
+            throw ValidationError(
+                "--trusted and --sandbox contradict each other; a replay is sandboxed unless --trusted is given")
+        }
     }
 
     func run() throws {

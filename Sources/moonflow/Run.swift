@@ -36,38 +36,69 @@ struct Run: ParsableCommand {
     @Option(name: .long, help: "real, or virtual: timers fire at once, deterministically.")
     var clock: FeatureHost.Clock = .real
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Stop when the run's clock reaches MS.", valueName: "MS"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp("Stop when the run's clock reaches MS.", valueName: "MS"))
     var until: Int?
 
     @Flag(name: .long, help: "Reload the plugin on every save, keeping the state; run until Ctrl-C (real clock).")
     var watch = false
 
-    @Option(name: .long, help: "jsonl state events: full (the whole state each time) or patch (a JSON Patch against the previous state).")
+    @Option(
+        name: .long,
+        help: "jsonl state events: full (the whole state each time) or patch (a JSON Patch against the previous state)."
+    )
     var state: StateOutput = .full
 
-    @Option(name: .long, help: ArgumentHelp("Keep the SQLite files plugins declare in DIR (made when missing), or :memory: for none.", valueName: "DIR"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Keep the SQLite files plugins declare in DIR (made when missing), or :memory: for none.", valueName: "DIR")
+    )
     var db: String?
 
     @Option(name: .long, help: "Colour pretty output: auto (on a terminal, unless NO_COLOR is set), always or never.")
     var color: ColorMode = .auto
 
     // Shown in the discussion instead: the help's option list can only show a required value.
-    @Option(name: .long, help: ArgumentHelp("Serve a live inspector at HOST:PORT (default 127.0.0.1:0); the value may be left out.", valueName: "HOST:PORT", visibility: .hidden))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve a live inspector at HOST:PORT (default 127.0.0.1:0); the value may be left out.",
+            valueName: "HOST:PORT", visibility: .hidden))
     var inspect: String?
 
-    @Option(name: .long, help: ArgumentHelp("With --inspect: keep the last N frames for pages that connect late, and for jump (default 10000).", valueName: "N"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --inspect: keep the last N frames for pages that connect late, and for jump (default 10000).",
+            valueName: "N"))
     var inspectFrames: Int?
 
-    @Option(name: .long, help: ArgumentHelp("With --inspect: keep at most MB megabytes of frames, whole states and actions, and queue at most that much for a page that does not read (default 64).", valueName: "MB"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --inspect: keep at most MB megabytes of frames, whole states and actions, and queue at most that much for a page that does not read (default 64).",
+            valueName: "MB"))
     var inspectMemory: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Write the session (inputs with their times, events) to FILE as JSON Lines, for moonflow replay.", valueName: "FILE"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Write the session (inputs with their times, events) to FILE as JSON Lines, for moonflow replay.",
+            valueName: "FILE"))
     var record: String?
 
-    @Option(name: .long, help: ArgumentHelp("Serve a debugger for editors (the Debug Adapter Protocol) at [HOST:]PORT: 127.0.0.1 unless a host is named; port 0 picks a free one. See docs/debugging.md.", valueName: "[HOST:]PORT"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve a debugger for editors (the Debug Adapter Protocol) at [HOST:]PORT: 127.0.0.1 unless a host is named; port 0 picks a free one. See docs/debugging.md.",
+            valueName: "[HOST:]PORT"))
     var debug: String?
 
-    @Flag(name: .long, help: "With --debug: wait for the editor to attach and send its breakpoints before the plugin loads.")
+    @Flag(
+        name: .long,
+        help: "With --debug: wait for the editor to attach and send its breakpoints before the plugin loads.")
     var debugWait = false
 
     @OptionGroup var limits: LimitOptions
@@ -79,7 +110,10 @@ struct Run: ParsableCommand {
             out.append(a)
             guard a == "--inspect" else { continue }
             let next = i + 1 < arguments.count ? arguments[i + 1] : nil
-            let isAddress = next.map { $0.range(of: #"^(\[[0-9A-Fa-f:.]+\]|[^/\s:]*)?:?[0-9]+$"#, options: .regularExpression) != nil } ?? false
+            let isAddress =
+                next.map {
+                    $0.range(of: #"^(\[[0-9A-Fa-f:.]+\]|[^/\s:]*)?:?[0-9]+$"#, options: .regularExpression) != nil
+                } ?? false
             if !isAddress { out.append("127.0.0.1:0") }
         }
         return out
@@ -87,10 +121,11 @@ struct Run: ParsableCommand {
 
     /// What was asked, for `RunRequest`'s checks and run (shared with the quick parse).
     var request: RunRequest {
-        RunRequest(path: path, actions: actions, format: format, clock: clock, until: until, watch: watch,
-                   state: state, db: db, color: color, inspect: inspect, inspectFrames: inspectFrames,
-                   inspectMemory: inspectMemory, record: record, timeLimit: limits.timeLimit,
-                   memoryLimit: limits.memoryLimit, sandbox: limits.sandbox, debug: debug, debugWait: debugWait)
+        RunRequest(
+            path: path, actions: actions, format: format, clock: clock, until: until, watch: watch,
+            state: state, db: db, color: color, inspect: inspect, inspectFrames: inspectFrames,
+            inspectMemory: inspectMemory, record: record, timeLimit: limits.timeLimit,
+            memoryLimit: limits.memoryLimit, sandbox: limits.sandbox, debug: debug, debugWait: debugWait)
     }
 
     // `limits` validates itself (an option group).

@@ -34,31 +34,43 @@ struct RunRequest {
         if let record {
             let folder = PathText.parent(of: record)
             if !FileManager.default.isWritableFile(atPath: folder) {
-                throw ValidationError("--record \(record): the folder \(folder) does not exist or is not writable; give a file in a folder you can write to")
+                throw ValidationError(
+                    "--record \(record): the folder \(folder) does not exist or is not writable; give a file in a folder you can write to"
+                )
             }
         }
         if let inspect {
             do { _ = try InspectorPipe.address(inspect) } catch { throw ValidationError("--inspect \(error)") }
-            if clock == .virtual { throw ValidationError("--inspect runs on the real clock (the page sends actions as they come); drop --clock virtual") }
+            if clock == .virtual {
+                throw ValidationError(
+                    "--inspect runs on the real clock (the page sends actions as they come); drop --clock virtual")
+            }
         } else if inspectFrames != nil || inspectMemory != nil {
             throw ValidationError("--inspect-frames and --inspect-memory size the inspector's window; add --inspect")
         }
         if let inspectFrames, inspectFrames < 1 || inspectFrames > 100_000_000 {
-            throw ValidationError("--inspect-frames must be a number of frames from 1 to 100000000 (got \(inspectFrames))")
+            throw ValidationError(
+                "--inspect-frames must be a number of frames from 1 to 100000000 (got \(inspectFrames))")
         }
         if let inspectMemory, inspectMemory < 1 || inspectMemory > 1 << 20 {
-            throw ValidationError("--inspect-memory must be a number of megabytes from 1 to 1048576 (got \(inspectMemory))")
+            throw ValidationError(
+                "--inspect-memory must be a number of megabytes from 1 to 1048576 (got \(inspectMemory))")
         }
         if let debug {
             do { _ = try InspectorPipe.address(debug) } catch { throw ValidationError("--debug \(error)") }
         } else if debugWait {
             throw ValidationError("--debug-wait waits for an editor to attach to the debugger; add --debug [HOST:]PORT")
         }
-        if let until, until < 0 { throw ValidationError("--until must be a number of milliseconds, 0 or more (got \(until))") }
+        if let until, until < 0 {
+            throw ValidationError("--until must be a number of milliseconds, 0 or more (got \(until))")
+        }
         if watch && clock == .virtual { throw ValidationError("--watch runs on the real clock; drop --clock virtual") }
         var isFolder: ObjCBool = false
-        if let db, db != ":memory:", db.isEmpty || (FileManager.default.fileExists(atPath: db, isDirectory: &isFolder) && !isFolder.boolValue) {
-            throw ValidationError("--db \(db) is not a folder; give a folder for the SQLite files (it is made when missing), or :memory:")
+        if let db, db != ":memory:",
+            db.isEmpty || (FileManager.default.fileExists(atPath: db, isDirectory: &isFolder) && !isFolder.boolValue)
+        {
+            throw ValidationError(
+                "--db \(db) is not a folder; give a folder for the SQLite files (it is made when missing), or :memory:")
         }
         try validatePluginPath(path)
         if let actions, actions != "-" { _ = try actionsFile(actions) }
@@ -112,21 +124,26 @@ struct RunRequest {
             // The server runs in moonflow-inspector beside this binary: moonflow links no web server.
             let inspector: InspectorProcess
             do {
-                inspector = try InspectorProcess.start(address: inspect, frames: inspectFrames ?? 10_000, bytes: (inspectMemory ?? 64) << 20)
+                inspector = try InspectorProcess.start(
+                    address: inspect, frames: inspectFrames ?? 10_000, bytes: (inspectMemory ?? 64) << 20)
             } catch {
                 FileHandle.standardError.write(Data("moonflow: --inspect \(error)\n".utf8))
                 throw ExitCode(1)
             }
             let url = inspector.url
             if !["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) {
-                FileHandle.standardError.write(Data("moonflow: warning: --inspect \(inspect) is reachable from the network: anyone who can reach this machine and learns the URL's token can read the run and send it actions; the page answers only to \(inspector.authorities.joined(separator: ", ")) (use 127.0.0.1 unless you mean it)\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "moonflow: warning: --inspect \(inspect) is reachable from the network: anyone who can reach this machine and learns the URL's token can read the run and send it actions; the page answers only to \(inspector.authorities.joined(separator: ", ")) (use 127.0.0.1 unless you mean it)\n"
+                            .utf8))
             }
             options.observers.append(inspector)
             // Each service answer goes to the inspector too, so its `rerun` answers every call as
             // this run's was answered, at the same point.
             options.handAnswers(to: inspector)
             options.keepsRunning = true
-            let line = format == .jsonl
+            let line =
+                format == .jsonl
                 ? EventLine.inspector(url: url)
                 : "     0 ms  inspector \(url)"
             FeatureRun.stdout(line)

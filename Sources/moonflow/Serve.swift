@@ -27,13 +27,23 @@ struct Serve: ParsableCommand {
     @Argument(help: ArgumentHelp("Plugin folders, or folders of them (default: plugins).", valueName: "FOLDER"))
     var folders: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Listen on HOST (an address other than loopback lets a device on the local network connect).", valueName: "HOST"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Listen on HOST (an address other than loopback lets a device on the local network connect).",
+            valueName: "HOST"))
     var host = "127.0.0.1"
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Listen on PORT (0: any free port).", valueName: "PORT"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp("Listen on PORT (0: any free port).", valueName: "PORT"))
     var port = 0
 
-    @Option(name: .long, help: ArgumentHelp("Use TOKEN (32 hex digits) instead of a random one: with the same --port, apps connected to an earlier run connect again.", valueName: "TOKEN"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Use TOKEN (32 hex digits) instead of a random one: with the same --port, apps connected to an earlier run connect again.",
+            valueName: "TOKEN"))
     var token: String?
 
     @Option(name: .long, help: "pretty (for people) or jsonl (one JSON object per event).")
@@ -42,17 +52,26 @@ struct Serve: ParsableCommand {
     @Option(name: .long, help: "Colour pretty output: auto (on a terminal, unless NO_COLOR is set), always or never.")
     var color: ColorMode = .auto
 
-    @Option(name: .long, help: ArgumentHelp("Write the first app feature's session to FILE as JSON Lines, for moonflow replay.", valueName: "FILE"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Write the first app feature's session to FILE as JSON Lines, for moonflow replay.", valueName: "FILE"))
     var record: String?
 
-    @Option(name: .long, help: ArgumentHelp("Serve a debugger for editors (the Debug Adapter Protocol) at [HOST:]PORT: breakpoints stop the connected app's features. See docs/debugging.md.", valueName: "[HOST:]PORT"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve a debugger for editors (the Debug Adapter Protocol) at [HOST:]PORT: breakpoints stop the connected app's features. See docs/debugging.md.",
+            valueName: "[HOST:]PORT"))
     var debug: String?
 
     /// The folders served: those given, or ./plugins.
     var served: [String] { folders.isEmpty ? ["plugins"] : folders }
 
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535 (got \(port)); 0 picks any free port") }
+        guard (0...65535).contains(port) else {
+            throw ValidationError("--port must be 0 to 65535 (got \(port)); 0 picks any free port")
+        }
         if let token, token.count != 32 || !token.allSatisfy(\.isHexDigit) {
             throw ValidationError("--token must be 32 hex digits, as the URL of an earlier moonflow serve shows it")
         }
@@ -63,13 +82,16 @@ struct Serve: ParsableCommand {
         for folder in served {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
-                throw ValidationError("\(folder) is not a folder; give plugin folders (with init.lua) or folders of them")
+                throw ValidationError(
+                    "\(folder) is not a folder; give plugin folders (with init.lua) or folders of them")
             }
         }
         if let record {
             let folder = PathText.parent(of: record)
             if !FileManager.default.isWritableFile(atPath: folder) {
-                throw ValidationError("--record \(record): the folder \(folder) does not exist or is not writable; give a file in a folder you can write to")
+                throw ValidationError(
+                    "--record \(record): the folder \(folder) does not exist or is not writable; give a file in a folder you can write to"
+                )
             }
         }
     }
@@ -77,11 +99,17 @@ struct Serve: ParsableCommand {
     func run() throws {
         let binary = InspectorProcess.executable
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            FileHandle.standardError.write(Data("moonflow: serve needs \(InspectorPipe.executableName) beside moonflow, and \(binary.path) is missing; install the two files together\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "moonflow: serve needs \(InspectorPipe.executableName) beside moonflow, and \(binary.path) is missing; install the two files together\n"
+                        .utf8))
             throw ExitCode(1)
         }
         if !["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) {
-            FileHandle.standardError.write(Data("moonflow: warning: --host \(host) is reachable from the network: anyone who can reach this machine and learns the URL's token can read the served plugins, see the apps' sessions and send them actions (use 127.0.0.1 unless a device must connect)\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "moonflow: warning: --host \(host) is reachable from the network: anyone who can reach this machine and learns the URL's token can read the served plugins, see the apps' sessions and send them actions (use 127.0.0.1 unless a device must connect)\n"
+                        .utf8))
         }
         let authority = host.contains(":") ? "[\(host)]" : host
         var arguments = ["serve", "--listen", "\(authority):\(port)", "--format", format.rawValue]
@@ -92,7 +120,8 @@ struct Serve: ParsableCommand {
         arguments += served
         let argv = ([binary.path] + arguments).map { strdup($0) } + [nil]
         execv(binary.path, argv)
-        FileHandle.standardError.write(Data("moonflow: cannot start \(binary.path): \(String(cString: strerror(errno)))\n".utf8))
+        FileHandle.standardError.write(
+            Data("moonflow: cannot start \(binary.path): \(String(cString: strerror(errno)))\n".utf8))
         throw ExitCode(1)
     }
 }

@@ -22,7 +22,10 @@ struct Test: ParsableCommand {
     @Argument(help: "Spec files or folders (default: plugins/*/spec).")
     var paths: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Run only tests whose full name (describe names and it name) contains TEXT.", valueName: "TEXT"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Run only tests whose full name (describe names and it name) contains TEXT.", valueName: "TEXT"))
     var filter: String?
 
     @Option(name: .long, help: ArgumentHelp("Also write a JUnit XML report to FILE.", valueName: "FILE"))
@@ -31,31 +34,59 @@ struct Test: ParsableCommand {
     @Flag(name: .long, help: "Print TAP version 13 instead of the summary.")
     var tap = false
 
-    @Option(name: .long, help: ArgumentHelp("Run N spec files at once, each in its own Lua state; output stays in file order (default: one per core).", valueName: "N"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Run N spec files at once, each in its own Lua state; output stays in file order (default: one per core).",
+            valueName: "N"))
     var jobs: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Run only shard I of N: a stable subset of the files, for splitting a suite across CI machines.", valueName: "I/N"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Run only shard I of N: a stable subset of the files, for splitting a suite across CI machines.",
+            valueName: "I/N"))
     var shard: String?
 
-    @Flag(name: .long, help: "Explore plugins instead of running specs: PATHs are plugins (folders, or names in ./plugins; none: all), each sent random runs of its declared actions, checked after every step, a failure shrunk to a spec to paste.")
+    @Flag(
+        name: .long,
+        help:
+            "Explore plugins instead of running specs: PATHs are plugins (folders, or names in ./plugins; none: all), each sent random runs of its declared actions, checked after every step, a failure shrunk to a spec to paste."
+    )
     var explore = false
 
-    @Option(name: .long, help: ArgumentHelp("The seed of every exploration (T.explore in specs, and --explore): repeats the runs a failure printed.", valueName: "N"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The seed of every exploration (T.explore in specs, and --explore): repeats the runs a failure printed.",
+            valueName: "N"))
     var seed: Int64?
 
     @Option(name: .long, help: ArgumentHelp("Runs per exploration (default: the spec's, else 100).", valueName: "N"))
     var runs: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Steps per run of an exploration (default: the spec's, else 50).", valueName: "N"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Steps per run of an exploration (default: the spec's, else 50).", valueName: "N"))
     var length: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Serve a debugger for editors (the Debug Adapter Protocol) at [HOST:]PORT: breakpoints stop in the plugins' code and in the specs. One spec file runs at a time. See docs/debugging.md.", valueName: "[HOST:]PORT"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve a debugger for editors (the Debug Adapter Protocol) at [HOST:]PORT: breakpoints stop in the plugins' code and in the specs. One spec file runs at a time. See docs/debugging.md.",
+            valueName: "[HOST:]PORT"))
     var debug: String?
 
-    @Flag(name: .long, help: "With --debug: wait for the editor to attach and send its breakpoints before the first spec file loads.")
+    @Flag(
+        name: .long,
+        help: "With --debug: wait for the editor to attach and send its breakpoints before the first spec file loads.")
     var debugWait = false
 
-    @Flag(name: .long, help: "Count the lines of the plugins' own Lua files the specs (and explorations) run: a table per file, and coverage/lcov.info in lcov's format.")
+    @Flag(
+        name: .long,
+        help:
+            "Count the lines of the plugins' own Lua files the specs (and explorations) run: a table per file, and coverage/lcov.info in lcov's format."
+    )
     var coverage = false
 
     @OptionGroup var limits: LimitOptions

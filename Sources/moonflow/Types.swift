@@ -41,7 +41,10 @@ struct Types: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of standard output.", valueName: "FILE"))
     var output: String?
 
-    @Argument(help: ArgumentHelp("Plugin folders or .lua files. Several make one file with each feature's types once (an mf.compose and a child of it given alone, say).", valueName: "path"))
+    @Argument(
+        help: ArgumentHelp(
+            "Plugin folders or .lua files. Several make one file with each feature's types once (an mf.compose and a child of it given alone, say).",
+            valueName: "path"))
     var paths: [String] = []
 
     private var path: String? { paths.first }
@@ -51,27 +54,38 @@ struct Types: ParsableCommand {
     func validate() throws {
         let modes = [lua, swift, luals].filter { $0 }.count
         if modes == 0 {
-            throw ValidationError("""
+            throw ValidationError(
+                """
                 moonflow types needs what to print: --lua (the state declaration), --swift (Swift types) \
                 or --luals (LuaLS annotations), e.g. moonflow types --swift \(path ?? "plugins/counter")
                 """)
         }
-        if modes > 1 { throw ValidationError("give one of --lua, --swift and --luals; run moonflow types once for each") }
+        if modes > 1 {
+            throw ValidationError("give one of --lua, --swift and --luals; run moonflow types once for each")
+        }
         if api {
             guard luals else { throw ValidationError("--api goes with --luals: moonflow types --luals --api") }
-            if !paths.isEmpty { throw ValidationError("--api prints the moonflow module's annotations, not a plugin's; drop \(paths.joined(separator: " ")), or drop --api") }
+            if !paths.isEmpty {
+                throw ValidationError(
+                    "--api prints the moonflow module's annotations, not a plugin's; drop \(paths.joined(separator: " ")), or drop --api"
+                )
+            }
             return
         }
         guard path != nil else {
-            throw ValidationError("moonflow types \(mode) needs a plugin: moonflow types \(mode) plugins/counter"
-                                  + (luals ? " (or --api for the moonflow module's own annotations)" : ""))
+            throw ValidationError(
+                "moonflow types \(mode) needs a plugin: moonflow types \(mode) plugins/counter"
+                    + (luals ? " (or --api for the moonflow module's own annotations)" : ""))
         }
         for path in paths { try validatePluginPath(path) }
         if let output {
             let folder = PathText.parent(of: output)
             var isFolder: ObjCBool = false
-            if !folder.isEmpty && !(FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue) {
-                throw ValidationError("-o \(output): the folder \(folder) does not exist; make it first (mkdir -p \(folder))")
+            if !folder.isEmpty
+                && !(FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue)
+            {
+                throw ValidationError(
+                    "-o \(output): the folder \(folder) does not exist; make it first (mkdir -p \(folder))")
             }
         }
     }
@@ -87,7 +101,8 @@ struct Types: ParsableCommand {
             var seen: Set<String> = []
             for path in paths {
                 do {
-                    for feature in try FeatureDeclarations.load(path) where seen.insert(Self.identity(of: feature)).inserted {
+                    for feature in try FeatureDeclarations.load(path)
+                    where seen.insert(Self.identity(of: feature)).inserted {
                         features.append(feature)
                     }
                 } catch {
@@ -96,13 +111,18 @@ struct Types: ParsableCommand {
                 }
             }
             let command = "moonflow types \(mode) \(paths.joined(separator: " "))"
-            if lua { text = LuaStateDeclaration(features: features).source() }
-            else if swift { text = SwiftTypesGenerator(features: features, command: command).source() }
-            else { text = LuaLSAnnotations(features: features, command: command).source() }
+            if lua {
+                text = LuaStateDeclaration(features: features).source()
+            } else if swift {
+                text = SwiftTypesGenerator(features: features, command: command).source()
+            } else {
+                text = LuaLSAnnotations(features: features, command: command).source()
+            }
         }
         if let output {
             do { try text.write(toFile: output, atomically: true, encoding: .utf8) } catch {
-                FileHandle.standardError.write(Data("moonflow types: cannot write \(output): \(error.localizedDescription)\n".utf8))
+                FileHandle.standardError.write(
+                    Data("moonflow types: cannot write \(output): \(error.localizedDescription)\n".utf8))
                 throw ExitCode(1)
             }
         } else {
@@ -113,6 +133,7 @@ struct Types: ParsableCommand {
     /// A feature's file, as one path whatever the spelling (`plugins/notes/../composer`, a link).
     private static func identity(of feature: FeatureDeclarations) -> String {
         guard !feature.file.isEmpty else { return "name:" + feature.name }
-        return URL(fileURLWithPath: feature.file).standardizedFileURL.resolvingSymlinksInPath().path + "#" + feature.name
+        return URL(fileURLWithPath: feature.file).standardizedFileURL.resolvingSymlinksInPath().path + "#"
+            + feature.name
     }
 }

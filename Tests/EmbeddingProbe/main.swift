@@ -132,8 +132,10 @@ func flood() throws {
         let ms = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
         let done = Int(busy.state["done"]?.intValue ?? -1)
         print("main queue's first turn: \(reducedAtFirstTurn) of \(count) reduced")
-        print(String(format: "frames: %d in %.0f ms of draining (%.0f per second), longest gap %.0f ms", frames, ms,
-                     Double(frames) / ms * 1000, Double(longestGap) / 1e6))
+        print(
+            String(
+                format: "frames: %d in %.0f ms of draining (%.0f per second), longest gap %.0f ms", frames, ms,
+                Double(frames) / ms * 1000, Double(longestGap) / 1e6))
         print("reduced: \(done)")
         exit(reducedAtFirstTurn < count && done == count ? 0 : 1)
     }
@@ -193,7 +195,7 @@ func typedBurst() throws {
     let host = try MainActorHost(configuration: .init(searchPaths: [try folder()]))
     let field = try host.load("field")
     var seen = 0
-    let token = field.observe(kinds: .state) { _ in seen += 1 }   // main-actor state, no lock
+    let token = field.observe(kinds: .state) { _ in seen += 1 }  // main-actor state, no lock
     let model = try field.model(as: FieldView.self)
     field.start()
     for ch in typed {
@@ -216,7 +218,7 @@ func lifetimes() throws {
     guard let field = try host?.load("field") else { exit(1) }
     let model = try field.model(as: FieldView.self)
     field.start()
-    host = nil   // the app lets the host go: the feature keeps what it uses
+    host = nil  // the app lets the host go: the feature keeps what it uses
     model.send(["type": "echo", "text": "kept"])
     whenTrue("the service answered", { model.view.text == "kept" || model.lastError != nil }) {
         if let error = model.lastError { print("the service failed once the host was let go: \(error)"); exit(1) }

@@ -21,7 +21,9 @@ final class CommandLineTests: ScratchTestCase {
     }
 
     func testCheckNamesFileLineAndFieldOfABrokenPlugin() throws {
-        let file = try write("broken/init.lua", """
+        let file = try write(
+            "broken/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "broken",
@@ -39,7 +41,9 @@ final class CommandLineTests: ScratchTestCase {
     }
 
     func testCheckFailsOnAnUndeclaredStrategyAction() throws {
-        let file = try write("strategy/init.lua", """
+        let file = try write(
+            "strategy/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "strategy",
@@ -57,7 +61,9 @@ final class CommandLineTests: ScratchTestCase {
     }
 
     func testCheckFailsOnABadRepositoryDeclaration() throws {
-        try write("repo/init.lua", """
+        try write(
+            "repo/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "repo",
@@ -76,7 +82,9 @@ final class CommandLineTests: ScratchTestCase {
     // MARK: syntax errors
 
     func testSyntaxErrorInAPluginExitsOneWithFileLine() throws {
-        let file = try write("syntax/init.lua", "local mf = require \"moonflow\"\nreturn mf.feature {\n  name = \"syntax\",\n  initial = { ,\n}\n")
+        let file = try write(
+            "syntax/init.lua",
+            "local mf = require \"moonflow\"\nreturn mf.feature {\n  name = \"syntax\",\n  initial = { ,\n}\n")
         let run = try runHere(["run", "syntax", "--format", "jsonl", "--clock", "virtual"])
         XCTAssertEqual(run.status, 1)
         XCTAssertTrue(run.stdout.hasPrefix("{\"event\":\"error\""), run.stdout)
@@ -87,7 +95,9 @@ final class CommandLineTests: ScratchTestCase {
     }
 
     func testSyntaxErrorInAPluginModuleNamesTheModule() throws {
-        try write("plugins/modular/init.lua", """
+        try write(
+            "plugins/modular/init.lua",
+            """
             local mf = require "moonflow"
             local helper = require "modular.helper"
             return mf.feature {
@@ -121,19 +131,25 @@ final class CommandLineTests: ScratchTestCase {
 
     func testAMemoryLimitOutOfRangeIsAUsageErrorNamingTheFlagAndItsRange() throws {
         try write("script.lua", "print('ran')\n")
-        try write("rec.jsonl", """
+        try write(
+            "rec.jsonl",
+            """
             {"record":"moonflow-session","format":1,"feature":"counter","version":1,"path":"\(Moonflow.root.path)/plugins/counter","clock":"virtual"}
             """ + "\n")
         let counter = Moonflow.root.appendingPathComponent("plugins/counter").path
         // 2^44 MB is 2^64 bytes (it wrapped to no limit at all); Int.max wrapped negative.
         for value in ["0", "-5", "1048577", "17592186044416", "9223372036854775807"] {
-            for command in [["run", counter, "--clock", "virtual"], ["check", counter], ["exec", "script.lua"],
-                            ["test", counter], ["replay", "rec.jsonl", "--plugins", "/"]] {
+            for command in [
+                ["run", counter, "--clock", "virtual"], ["check", counter], ["exec", "script.lua"],
+                ["test", counter], ["replay", "rec.jsonl", "--plugins", "/"],
+            ] {
                 let arguments = Array(command.prefix(1)) + ["--memory-limit", value] + command.dropFirst()
                 let result = try runHere(arguments)
                 XCTAssertEqual(result.status, 2, "\(arguments): \(result.stdout) \(result.stderr)")
-                XCTAssertTrue(result.stderr.contains("--memory-limit must be a number of megabytes from 1 to 1048576 (got \(value))"),
-                              "\(arguments): \(result.stderr)")
+                XCTAssertTrue(
+                    result.stderr.contains(
+                        "--memory-limit must be a number of megabytes from 1 to 1048576 (got \(value))"),
+                    "\(arguments): \(result.stderr)")
                 XCTAssertFalse(result.stdout.contains("ran"), "\(arguments)")
             }
         }
@@ -149,9 +165,18 @@ final class CommandLineTests: ScratchTestCase {
         let cases: [([String], Int32, String?)] = [
             (["run", counter, "--time-limit", max], 2, "--time-limit must be at most 86400000 ms"),
             (["run", counter, "--time-limit", "0"], 2, "--time-limit must be a positive number of milliseconds"),
-            (["run", counter, "--inspect", "--inspect-frames", max], 2, "--inspect-frames must be a number of frames from 1 to 100000000"),
-            (["run", counter, "--inspect", "--inspect-memory", max], 2, "--inspect-memory must be a number of megabytes from 1 to 1048576"),
-            (["run", counter, "--clock", "virtual", "--until", "-1"], 2, "--until must be a number of milliseconds, 0 or more"),
+            (
+                ["run", counter, "--inspect", "--inspect-frames", max], 2,
+                "--inspect-frames must be a number of frames from 1 to 100000000"
+            ),
+            (
+                ["run", counter, "--inspect", "--inspect-memory", max], 2,
+                "--inspect-memory must be a number of megabytes from 1 to 1048576"
+            ),
+            (
+                ["run", counter, "--clock", "virtual", "--until", "-1"], 2,
+                "--until must be a number of milliseconds, 0 or more"
+            ),
             (["run", counter, "--clock", "virtual", "--actions", "in.jsonl", "--until", max], 0, nil),
             (["test", counter, "--jobs", "0"], 2, "--jobs 0: give 1 or more files at once"),
             (["test", counter, "--jobs", max], 0, nil),
@@ -181,7 +206,9 @@ final class CommandLineTests: ScratchTestCase {
     // MARK: exec
 
     func testExecRunsAScriptWithArguments() throws {
-        let script = try write("script.lua", """
+        let script = try write(
+            "script.lua",
+            """
             local mf = require "moonflow"
             local n = select("#", ...)
             print(arg[0], n, arg[1], arg[2], ...)
@@ -196,7 +223,9 @@ final class CommandLineTests: ScratchTestCase {
     /// the Lua API in the binary: the shared liblua5.4 in a plain build, the binary's own
     /// exported copy in scripts/build-release's, which links Lua in.
     func testExecLoadsALuaCModule() throws {
-        let script = try write("cmodule.lua", """
+        let script = try write(
+            "cmodule.lua",
+            """
             local cjson = require "cjson"
             print(cjson.encode({ n = 1 }), cjson.decode('[1, 2, "three"]')[3])
             """)
@@ -217,7 +246,9 @@ final class CommandLineTests: ScratchTestCase {
     // MARK: run
 
     func testBadInputLinesAreSkippedAndTheRunExitsOne() throws {
-        let actions = try write("actions.jsonl", "{\"type\":\"increment\"}\n{oops\n\n{\"type\":\"increment\",\"by\":\"two\"}\n{\"type\":\"increment\"}\n")
+        let actions = try write(
+            "actions.jsonl",
+            "{\"type\":\"increment\"}\n{oops\n\n{\"type\":\"increment\",\"by\":\"two\"}\n{\"type\":\"increment\"}\n")
         let counter = Moonflow.root.appendingPathComponent("plugins/counter").path
         let result = try runHere(["run", counter, "--actions", actions, "--format", "jsonl", "--clock", "virtual"])
         XCTAssertEqual(result.status, 1)
@@ -225,11 +256,15 @@ final class CommandLineTests: ScratchTestCase {
         XCTAssertEqual(lines.filter { $0.contains("\"event\":\"error\"") }.count, 2, result.stdout)
         XCTAssertTrue(result.stdout.contains("\"where\":\"\(actions):2\""), result.stdout)
         XCTAssertTrue(result.stdout.contains("\"where\":\"\(actions):4\""), result.stdout)
-        XCTAssertTrue(lines.last?.contains("\"state\":{\"count\":2}") ?? false, "the run goes on after bad lines: \(result.stdout)")
+        XCTAssertTrue(
+            lines.last?.contains("\"state\":{\"count\":2}") ?? false,
+            "the run goes on after bad lines: \(result.stdout)")
     }
 
     func testPrintInAPluginBecomesALogEventAndKeepsJSONLinesClean() throws {
-        try write("plugins/talker/init.lua", """
+        try write(
+            "plugins/talker/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "talker", initial = { n = 0 }, actions = { go = {} }, mutations = { went = {} },
@@ -241,11 +276,14 @@ final class CommandLineTests: ScratchTestCase {
             }
             """)
         let actions = try write("go.jsonl", "{\"type\":\"go\"}\n")
-        let result = try runHere(["run", "plugins/talker", "--actions", actions, "--format", "jsonl", "--clock", "virtual"])
+        let result = try runHere([
+            "run", "plugins/talker", "--actions", actions, "--format", "jsonl", "--clock", "virtual",
+        ])
         XCTAssertEqual(result.status, 0, result.stderr)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.count, 5, result.stdout)
-        XCTAssertEqual(lines[2], #"{"event":"log","t":0,"message":"handling\tgo\t0","where":"plugins/talker/init.lua:5"}"#)
+        XCTAssertEqual(
+            lines[2], #"{"event":"log","t":0,"message":"handling\tgo\t0","where":"plugins/talker/init.lua:5"}"#)
         for line in lines { XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(line.utf8)), line) }
     }
 }

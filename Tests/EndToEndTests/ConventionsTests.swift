@@ -29,23 +29,35 @@ final class ConventionsTests: ScratchTestCase {
     // MARK: exit statuses and usage errors
 
     func testMissingOrIncompletePathsAreUsageErrorsForRunAndCheck() throws {
-        try FileManager.default.createDirectory(at: scratch.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: scratch.appendingPathComponent("empty"), withIntermediateDirectories: true)
         for command in ["run", "check"] {
             let missing = try Moonflow.run([command, "nowhere/plugin"], in: scratch)
             XCTAssertEqual(missing.status, 2, "\(command): \(missing.stderr)")
             XCTAssertTrue(missing.stderr.contains("nowhere/plugin does not exist"), missing.stderr)
             let empty = try Moonflow.run([command, "empty"], in: scratch)
             XCTAssertEqual(empty.status, 2, "\(command): \(empty.stderr)")
-            XCTAssertTrue(empty.stderr.contains("empty is a folder without init.lua; a plugin folder needs an init.lua"), empty.stderr)
+            XCTAssertTrue(
+                empty.stderr.contains("empty is a folder without init.lua; a plugin folder needs an init.lua"),
+                empty.stderr)
             XCTAssertEqual(missing.stdout + empty.stdout, "")
         }
     }
 
     func testNegativeNumbersAreNamedAsBadValues() throws {
         for (arguments, message) in [
-            (["run", "plugins/counter", "--time-limit", "-1"], "--time-limit must be a positive number of milliseconds"),
-            (["run", "plugins/counter", "--memory-limit", "-5"], "--memory-limit must be a number of megabytes from 1 to 1048576 (got -5)"),
-            (["run", "plugins/counter", "--until", "-5"], "--until must be a number of milliseconds, 0 or more (got -5)"),
+            (
+                ["run", "plugins/counter", "--time-limit", "-1"],
+                "--time-limit must be a positive number of milliseconds"
+            ),
+            (
+                ["run", "plugins/counter", "--memory-limit", "-5"],
+                "--memory-limit must be a number of megabytes from 1 to 1048576 (got -5)"
+            ),
+            (
+                ["run", "plugins/counter", "--until", "-5"],
+                "--until must be a number of milliseconds, 0 or more (got -5)"
+            ),
         ] {
             let result = try Moonflow.run(arguments)
             XCTAssertEqual(result.status, 2)
@@ -57,7 +69,10 @@ final class ConventionsTests: ScratchTestCase {
     func testAFolderGivenAsActionsFileIsNamed() throws {
         let result = try Moonflow.run(["run", "plugins/counter", "--actions", "plugins"])
         XCTAssertEqual(result.status, 2)
-        XCTAssertTrue(result.stderr.contains("cannot read actions file plugins: it is a folder; give a JSON Lines file, or - for standard input"), result.stderr)
+        XCTAssertTrue(
+            result.stderr.contains(
+                "cannot read actions file plugins: it is a folder; give a JSON Lines file, or - for standard input"),
+            result.stderr)
         XCTAssertFalse(result.stderr.contains("NSCocoaErrorDomain"), result.stderr)
     }
 
@@ -69,7 +84,8 @@ final class ConventionsTests: ScratchTestCase {
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.stderr.contains("time limit of 50 ms exceeded"), result.stderr)
         XCTAssertTrue(result.stderr.contains("spin/init.lua:1"), result.stderr)
-        XCTAssertEqual(try Moonflow.run(["check", "plugins/counter", "--time-limit", "500", "--memory-limit", "64"]).status, 0)
+        XCTAssertEqual(
+            try Moonflow.run(["check", "plugins/counter", "--time-limit", "500", "--memory-limit", "64"]).status, 0)
     }
 
     func testCheckAcceptsAFileThatReturnsAnInteractor() throws {
@@ -79,7 +95,9 @@ final class ConventionsTests: ScratchTestCase {
     }
 
     func testCheckListsEveryProblemAtOnce() throws {
-        let file = try write("sloppy/init.lua", """
+        let file = try write(
+            "sloppy/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               version = "two",
@@ -93,7 +111,9 @@ final class ConventionsTests: ScratchTestCase {
             """)
         let result = try Moonflow.run(["check", "sloppy"], in: scratch)
         XCTAssertEqual(result.status, 1)
-        XCTAssertEqual(result.stderr, """
+        XCTAssertEqual(
+            result.stderr,
+            """
             \(file):2: mf.feature: field 'name' must be a non-empty string (got nil)
             \(file):3: mf.feature: field 'version' must be an integer (got string)
             \(file):6: mf.feature: unknown field 'effect'; did you mean `effects`?
@@ -122,7 +142,8 @@ final class ConventionsTests: ScratchTestCase {
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Moonflow.Result(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
+        return Moonflow.Result(
+            status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
     }
 
     func testColourFollowsTheTerminalNoColorAndTheFlag() throws {
@@ -130,14 +151,26 @@ final class ConventionsTests: ScratchTestCase {
         let path = scratch.appendingPathComponent(actions).path
         let escape = "\u{1B}["
         let painted = try runOnATerminal(["run", "plugins/counter", "--actions", path])
-        XCTAssertTrue(painted.stdout.contains(escape), "colour on a terminal: \(painted.stdout.debugDescription) \(painted.status)")
-        XCTAssertFalse(try runOnATerminal(["run", "plugins/counter", "--actions", path], environment: ["NO_COLOR": "1"]).stdout.contains(escape),
-                       "NO_COLOR turns it off")
-        XCTAssertTrue(try runOnATerminal(["run", "plugins/counter", "--actions", path, "--color", "always"], environment: ["NO_COLOR": "1"]).stdout.contains(escape),
-                      "--color always wins over NO_COLOR")
-        XCTAssertFalse(try runOnATerminal(["run", "plugins/counter", "--actions", path, "--color", "never"]).stdout.contains(escape))
-        XCTAssertFalse(try Moonflow.run(["run", "plugins/counter", "--actions", path]).stdout.contains(escape), "none into a pipe")
-        XCTAssertTrue(try Moonflow.run(["run", "plugins/counter", "--actions", path, "--color", "always"]).stdout.contains(escape))
+        XCTAssertTrue(
+            painted.stdout.contains(escape),
+            "colour on a terminal: \(painted.stdout.debugDescription) \(painted.status)")
+        XCTAssertFalse(
+            try runOnATerminal(["run", "plugins/counter", "--actions", path], environment: ["NO_COLOR": "1"]).stdout
+                .contains(escape),
+            "NO_COLOR turns it off")
+        XCTAssertTrue(
+            try runOnATerminal(
+                ["run", "plugins/counter", "--actions", path, "--color", "always"], environment: ["NO_COLOR": "1"]
+            ).stdout.contains(escape),
+            "--color always wins over NO_COLOR")
+        XCTAssertFalse(
+            try runOnATerminal(["run", "plugins/counter", "--actions", path, "--color", "never"]).stdout.contains(
+                escape))
+        XCTAssertFalse(
+            try Moonflow.run(["run", "plugins/counter", "--actions", path]).stdout.contains(escape), "none into a pipe")
+        XCTAssertTrue(
+            try Moonflow.run(["run", "plugins/counter", "--actions", path, "--color", "always"]).stdout.contains(escape)
+        )
     }
 
     // MARK: exec -

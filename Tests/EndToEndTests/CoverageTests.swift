@@ -6,7 +6,9 @@ import XCTest
 final class CoverageTests: ScratchTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
-        try write("plugins/gauge/init.lua", """
+        try write(
+            "plugins/gauge/init.lua",
+            """
             local mf = require "moonflow"
             local util = require "gauge.util"
 
@@ -29,7 +31,9 @@ final class CoverageTests: ScratchTestCase {
               end,
             }
             """)
-        try write("plugins/gauge/util.lua", """
+        try write(
+            "plugins/gauge/util.lua",
+            """
             local M = {}
 
             function M.bump(n)
@@ -43,7 +47,9 @@ final class CoverageTests: ScratchTestCase {
 
             return M
             """)
-        try write("plugins/gauge/spec/gauge_spec.lua", """
+        try write(
+            "plugins/gauge/spec/gauge_spec.lua",
+            """
             local T = require "moonflow.test"
             it("ticks after a call the time limit stopped", function()
               local store = T.store("gauge", { exhaustive = false })
@@ -58,14 +64,21 @@ final class CoverageTests: ScratchTestCase {
     func testCoverageCountsThePluginsLinesAndWritesLcov() throws {
         let result = try Moonflow.run(["test", "--coverage", "--time-limit", "100"], in: scratch)
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
-        XCTAssertTrue(result.stdout.contains("coverage: lines of the plugins' Lua run by the specs and explorations"), result.stdout)
-        XCTAssertNotNil(result.stdout.range(of: #"plugins/gauge/util\.lua +7/9 +77\.8%"#, options: .regularExpression), result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains("coverage: lines of the plugins' Lua run by the specs and explorations"),
+            result.stdout)
+        XCTAssertNotNil(
+            result.stdout.range(of: #"plugins/gauge/util\.lua +7/9 +77\.8%"#, options: .regularExpression),
+            result.stdout)
         XCTAssertTrue(result.stdout.contains("wrote coverage/lcov.info (lcov)"), result.stdout)
         let lcov = try String(contentsOf: scratch.appendingPathComponent("coverage/lcov.info"), encoding: .utf8)
-        let util = try XCTUnwrap(lcov.components(separatedBy: "end_of_record\n").first { $0.contains("SF:plugins/gauge/util.lua") })
+        let util = try XCTUnwrap(
+            lcov.components(separatedBy: "end_of_record\n").first { $0.contains("SF:plugins/gauge/util.lua") })
         // Every line that can run, those never run with 0: the function no spec called too
         // (lines 3, 5, 7 and 10 are the main chunk's, which makes the functions).
-        XCTAssertEqual(util, """
+        XCTAssertEqual(
+            util,
+            """
             TN:
             SF:plugins/gauge/util.lua
             DA:1,1
@@ -81,7 +94,8 @@ final class CoverageTests: ScratchTestCase {
             LH:7
 
             """)
-        let main = try XCTUnwrap(lcov.components(separatedBy: "end_of_record\n").first { $0.contains("SF:plugins/gauge/init.lua") })
+        let main = try XCTUnwrap(
+            lcov.components(separatedBy: "end_of_record\n").first { $0.contains("SF:plugins/gauge/init.lua") })
         // Lines after the watchdog stopped the spinning call still count: its hook gave the
         // line hook back (line 15 is the tick's mutation, run after the stop).
         XCTAssertTrue(main.contains("DA:15,1\n"), main)
@@ -91,7 +105,9 @@ final class CoverageTests: ScratchTestCase {
     }
 
     func testWithoutTheFlagNoHookIsSetAndNoFileWritten() throws {
-        try write("plugins/gauge/spec/hook_spec.lua", """
+        try write(
+            "plugins/gauge/spec/hook_spec.lua",
+            """
             it("has no hook", function() assert.is_nil(debug.gethook()) end)
             """)
         let result = try Moonflow.run(["test", "--time-limit", "100"], in: scratch)

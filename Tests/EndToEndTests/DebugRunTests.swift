@@ -6,12 +6,15 @@ import XCTest
 final class DebugRunTests: XCTestCase {
     /// `moonflow ARGS` started in `folder` (the package root), once it said where its debugger
     /// listens; with `fileLimit`, under `ulimit -n` of that many descriptors.
-    private func started(_ arguments: [String], in folder: URL = Moonflow.root,
-                         fileLimit: Int? = nil) throws -> (Process, Pipe, Pipe, DAPClient) {
+    private func started(
+        _ arguments: [String], in folder: URL = Moonflow.root,
+        fileLimit: Int? = nil
+    ) throws -> (Process, Pipe, Pipe, DAPClient) {
         let process = Process()
         if let fileLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-c", "ulimit -n \(fileLimit) && exec \"$0\" \"$@\"", try Moonflow.binary().path] + arguments
+            process.arguments =
+                ["-c", "ulimit -n \(fileLimit) && exec \"$0\" \"$@\"", try Moonflow.binary().path] + arguments
         } else {
             process.executableURL = try Moonflow.binary()
             process.arguments = arguments
@@ -32,7 +35,8 @@ final class DebugRunTests: XCTestCase {
         let line = String(decoding: announced, as: UTF8.self)
         XCTAssertTrue(line.hasPrefix("moonflow: debugger listening on 127.0.0.1:"), line)
         XCTAssertTrue(line.contains("waiting for the editor to attach"), line)
-        let port = try XCTUnwrap(line.split(separator: ":").dropFirst(2).first.flatMap { Int($0.prefix { $0.isNumber }) })
+        let port = try XCTUnwrap(
+            line.split(separator: ":").dropFirst(2).first.flatMap { Int($0.prefix { $0.isNumber }) })
         // The token is printed beside the address, and kept in a file for the user alone.
         let token = try XCTUnwrap(line.firstMatch(of: /with token ([0-9a-f]{32}) \(in ([^)]+)\)/), line)
         XCTAssertEqual(try String(contentsOfFile: String(token.2), encoding: .utf8), token.1 + "\n")
@@ -61,7 +65,10 @@ final class DebugRunTests: XCTestCase {
             throw XCTSkip("ulimit -n 12 leaves an AddressSanitizer binary too few descriptors of its own")
         }
         let (process, input, output, first) = try started(
-            ["run", "plugins/counter", "--debug", "127.0.0.1:0", "--debug-wait", "--actions", "-", "--format", "jsonl"],
+            [
+                "run", "plugins/counter", "--debug", "127.0.0.1:0", "--debug-wait", "--actions", "-", "--format",
+                "jsonl",
+            ],
             fileLimit: 12)
         defer { if process.isRunning { process.terminate() } }
         let idle = try (0..<30).map { _ in try DAPClient(port: first.port, token: "") }
@@ -83,21 +90,25 @@ final class DebugRunTests: XCTestCase {
     /// Every form of the plugin's path stops at the editor's breakpoint, which names the file
     /// absolutely: a path with `..` steps (`moonflow run ../../counter`) matched none before.
     func testAnEditorStopsARunAtABreakpointReadsItAndTheRunGoesOnAfterDisconnect() throws {
-        for (folder, plugin) in [("", "plugins/counter"), ("plugins/counter/spec", "../../counter"),
-                                 ("plugins", "./counter/../counter")] {
+        for (folder, plugin) in [
+            ("", "plugins/counter"), ("plugins/counter/spec", "../../counter"),
+            ("plugins", "./counter/../counter"),
+        ] {
             try stopsAtABreakpoint(in: Moonflow.root.appendingPathComponent(folder), plugin)
         }
     }
 
     private func stopsAtABreakpoint(in folder: URL, _ plugin: String) throws {
         let (process, input, output, editor) = try started(
-            ["run", plugin, "--debug", "127.0.0.1:0", "--debug-wait", "--actions", "-", "--format", "jsonl"], in: folder)
+            ["run", plugin, "--debug", "127.0.0.1:0", "--debug-wait", "--actions", "-", "--format", "jsonl"], in: folder
+        )
         defer { if process.isRunning { process.terminate() } }
         XCTAssertEqual(try editor.request("initialize")["success"] as? Bool, true)
         _ = try editor.request("attach", ["token": editor.token])
         let file = Moonflow.root.appendingPathComponent("plugins/counter/init.lua").path
         let placed = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [["line": 44]]])
-        XCTAssertEqual(((placed["body"] as? [String: Any])?["breakpoints"] as? [[String: Any]])?.first?["line"] as? Int, 44)
+        XCTAssertEqual(
+            ((placed["body"] as? [String: Any])?["breakpoints"] as? [[String: Any]])?.first?["line"] as? Int, 44)
         _ = try editor.request("configurationDone")
 
         input.fileHandleForWriting.write(Data("{\"type\":\"increment\",\"by\":3}\n".utf8))
@@ -106,7 +117,8 @@ final class DebugRunTests: XCTestCase {
         let top = try XCTUnwrap(try frames(editor).first)
         XCTAssertEqual(top["name"] as? String, "reduce", plugin)
         XCTAssertEqual(top["line"] as? Int, 44, plugin)
-        XCTAssertEqual((top["source"] as? [String: Any])?["path"] as? String, file, "the path an editor opens: \(plugin)")
+        XCTAssertEqual(
+            (top["source"] as? [String: Any])?["path"] as? String, file, "the path an editor opens: \(plugin)")
         let sum = try editor.request("evaluate", ["expression": "state.count + m.n", "frameId": 1])
         XCTAssertEqual((sum["body"] as? [String: Any])?["result"] as? String, "3", plugin)
 
@@ -115,14 +127,19 @@ final class DebugRunTests: XCTestCase {
         try input.fileHandleForWriting.close()
         let (printed, status) = ended(process, output)
         XCTAssertEqual(status, 0, plugin)
-        XCTAssertTrue(printed.contains("\"state\":{\"count\":4}"), "both actions ran, the second past no breakpoint (\(plugin)):\n\(printed)")
+        XCTAssertTrue(
+            printed.contains("\"state\":{\"count\":4}"),
+            "both actions ran, the second past no breakpoint (\(plugin)):\n\(printed)")
     }
 }
 
 extension DebugRunTests {
     func testSpecsStopInTheSpecAndInThePluginUnderMoonflowTestDebug() throws {
         let (process, _, output, editor) = try started(
-            ["test", "plugins/counter/spec/counter_spec.lua", "--debug", "127.0.0.1:0", "--debug-wait", "--filter", "increments by one"])
+            [
+                "test", "plugins/counter/spec/counter_spec.lua", "--debug", "127.0.0.1:0", "--debug-wait", "--filter",
+                "increments by one",
+            ])
         defer { if process.isRunning { process.terminate() } }
         _ = try editor.request("initialize")
         _ = try editor.request("attach", ["token": editor.token])
@@ -142,8 +159,9 @@ extension DebugRunTests {
         let stack = try frames(editor)
         XCTAssertEqual(stack.first?["name"] as? String, "reduce")
         XCTAssertEqual(stack.first?["line"] as? Int, 44)
-        XCTAssertTrue(stack.contains { ($0["source"] as? [String: Any])?["path"] as? String == spec && $0["line"] as? Int == 10 },
-                      "the spec's line that sent the action is on the stack: \(stack)")
+        XCTAssertTrue(
+            stack.contains { ($0["source"] as? [String: Any])?["path"] as? String == spec && $0["line"] as? Int == 10 },
+            "the spec's line that sent the action is on the stack: \(stack)")
         _ = try editor.request("disconnect")
         let (printed, status) = ended(process, output)
         XCTAssertEqual(status, 0, printed)
@@ -156,14 +174,18 @@ extension DebugRunTests {
     /// own `pcall`), under the `uncaught` filter.
     func testAFailingAssertionStopsAtTheSpecsLineAndAnExpectedErrorDoesNot() throws {
         let folder = try ScratchFolder()
-        try folder.write("plugins/p/init.lua", """
+        try folder.write(
+            "plugins/p/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature { name = "p", initial = { n = 0 }, state = { n = "integer" },
               actions = { add = {} }, mutations = { added = {} },
               handle = function() return { type = "added" } end,
               reduce = function(s) s.n = s.n + 1; return s end }
             """)
-        try folder.write("plugins/p/spec/p_spec.lua", """
+        try folder.write(
+            "plugins/p/spec/p_spec.lua",
+            """
             local T = require "moonflow.test"
             describe("p", function()
               it("expects errors", function()
@@ -178,7 +200,8 @@ extension DebugRunTests {
             end)
             """)
         let spec = folder.url.appendingPathComponent("plugins/p/spec/p_spec.lua").path
-        let (process, _, output, editor) = try started(["test", "--debug", "127.0.0.1:0", "--debug-wait"], in: folder.url)
+        let (process, _, output, editor) = try started(
+            ["test", "--debug", "127.0.0.1:0", "--debug-wait"], in: folder.url)
         defer { if process.isRunning { process.terminate() } }
         _ = try editor.request("initialize")
         _ = try editor.request("attach", ["token": editor.token])
@@ -190,10 +213,12 @@ extension DebugRunTests {
         XCTAssertEqual(body?["reason"] as? String, "exception")
         XCTAssertTrue((body?["description"] as? String)?.contains("Expected objects to be equal") == true, "\(stopped)")
         let stack = try frames(editor)
-        XCTAssertEqual((stack.first?["source"] as? [String: Any])?["path"] as? String, spec, "the first stop is the failure")
+        XCTAssertEqual(
+            (stack.first?["source"] as? [String: Any])?["path"] as? String, spec, "the first stop is the failure")
         XCTAssertEqual(stack.first?["line"] as? Int, 10)
-        XCTAssertFalse(stack.contains { (($0["source"] as? [String: Any])?["path"] as? String)?.contains("/share/lua/") == true },
-                       "busted's and luassert's frames are hidden: \(stack)")
+        XCTAssertFalse(
+            stack.contains { (($0["source"] as? [String: Any])?["path"] as? String)?.contains("/share/lua/") == true },
+            "busted's and luassert's frames are hidden: \(stack)")
         _ = try editor.request("disconnect")
         let (printed, status) = ended(process, output)
         XCTAssertEqual(status, 1, printed)
@@ -222,7 +247,9 @@ private final class DAPClient {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard status == 0 else { throw Failure("connect to 127.0.0.1:\(port) failed") }
         var wait = timeval(tv_sec: 60, tv_usec: 0)
@@ -238,9 +265,13 @@ private final class DAPClient {
 
     func request(_ command: String, _ arguments: [String: Any] = [:]) throws -> [String: Any] {
         seq += 1
-        let body = try JSONSerialization.data(withJSONObject: ["type": "request", "seq": seq, "command": command, "arguments": arguments])
+        let body = try JSONSerialization.data(withJSONObject: [
+            "type": "request", "seq": seq, "command": command, "arguments": arguments,
+        ])
         let framed = Array("Content-Length: \(body.count)\r\n\r\n".utf8) + Array(body)
-        guard framed.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == framed.count else { throw Failure("short write") }
+        guard framed.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == framed.count else {
+            throw Failure("short write")
+        }
         while true {
             let message = try receive()
             if message["type"] as? String == "response" { return message }
@@ -259,7 +290,11 @@ private final class DAPClient {
         while true {
             if let end = buffer.firstRange(of: Array("\r\n\r\n".utf8)) {
                 let header = String(decoding: buffer[..<end.lowerBound], as: UTF8.self)
-                guard let length = header.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else {
+                guard
+                    let length = header.split(separator: ":").last.flatMap({
+                        Int($0.trimmingCharacters(in: .whitespaces))
+                    })
+                else {
                     throw Failure("a header without a length: \(header)")
                 }
                 if buffer.count >= end.upperBound + length {

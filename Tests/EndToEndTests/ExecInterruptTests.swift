@@ -59,7 +59,8 @@ final class ExecInterruptTests: XCTestCase {
 
     func testCtrlCThatNothingCatchesEndsTheScriptWithItsTraceback() throws {
         for (name, words) in try programs {
-            let (process, output, errors) = try started(words + ["-e", "print(12); while true do end"], ignoring: false)
+            let (process, output, errors) = try started(
+                words + ["-e", "print(12); while true do end"], ignoring: false)
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
             kill(process.processIdentifier, SIGINT)
             _ = output.readDataToEndOfFile()
@@ -70,7 +71,9 @@ final class ExecInterruptTests: XCTestCase {
             // (On a machine too busy to reach the loop in time, it came as print returned.)
             let message = printed.drop { $0 != ":" }.replacingOccurrences(of: ": (command line):1: ", with: ": ")
                 .replacingOccurrences(of: "\t[C]: in function 'print'\n", with: "")
-            XCTAssertEqual(message, """
+            XCTAssertEqual(
+                message,
+                """
                 : interrupted!
                 stack traceback:
                 \t(command line):1: in main chunk

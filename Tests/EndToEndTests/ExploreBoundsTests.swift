@@ -5,7 +5,9 @@ import XCTest
 /// cannot be run as given, and its report counts only the runs that ran.
 final class ExploreBoundsTests: ScratchTestCase {
     func testBoundsThatOverflowAreRefusedAndTheReportCountsTheRunsThatRan() throws {
-        try write("plugins/calm/init.lua", """
+        try write(
+            "plugins/calm/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "calm", initial = { n = 0 }, state = { n = "integer" },
@@ -15,7 +17,9 @@ final class ExploreBoundsTests: ScratchTestCase {
             }
             """)
         try write("plugins/player/init.lua", ExploreTests.player)
-        try write("plugins/calm/spec/bounds_spec.lua", """
+        try write(
+            "plugins/calm/spec/bounds_spec.lua",
+            """
             local T = require "moonflow.test"
             it("a firstRun whose runs pass the largest integer", function()
               T.explore("calm", { firstRun = math.maxinteger - 5, runs = 10, length = 3, seed = 1 })
@@ -37,7 +41,9 @@ final class ExploreBoundsTests: ScratchTestCase {
         XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
         XCTAssertFalse(result.stdout.contains("every check held"), result.stdout)
         XCTAssertTrue(result.stdout.contains("✗ a firstRun whose runs pass the largest integer: "), result.stdout)
-        XCTAssertTrue(result.stdout.contains("opts.firstRun (9223372036854775802) + opts.runs (10) - 1 is past math.maxinteger"), result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains("opts.firstRun (9223372036854775802) + opts.runs (10) - 1 is past math.maxinteger"),
+            result.stdout)
         XCTAssertTrue(result.stdout.contains("✗ a seed that is not a whole number: "), result.stdout)
         XCTAssertTrue(result.stdout.contains("T.explore: opts.seed must be a whole number (got 0.5)"), result.stdout)
         XCTAssertTrue(result.stdout.contains("✓ the very last run number"), result.stdout)

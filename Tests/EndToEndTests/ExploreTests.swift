@@ -57,7 +57,9 @@ final class ExploreTests: ScratchTestCase {
         XCTAssertTrue(failure.contains("invariant 'neverBroken' does not hold"), failure)
         XCTAssertTrue(failure.contains("state = { mode = \"broken\", position = 0, volume = 5 }"), failure)
         let spec = try printedSpec(result.stdout)
-        XCTAssertEqual(spec, """
+        XCTAssertEqual(
+            spec,
+            """
             it("plugins/player: invariant neverBroken", function()
               local store = T.store("plugins/player", { exhaustive = false })
               store:send({ type = "play" })
@@ -68,10 +70,18 @@ final class ExploreTests: ScratchTestCase {
             """)
         XCTAssertTrue(failure.contains("or run again with --seed 7"), failure)
         // The shrunk run as input for `moonflow run --record`, whose recording replays it.
-        let inputs = failure.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("{\"at\":") }
-        XCTAssertEqual(inputs, [#"{"at":0,"send":{"type":"play"}}"#, #"{"at":0,"send":{"type":"pause"}}"#, #"{"at":0,"send":{"type":"stop"}}"#])
-        let recorded = try Moonflow.run(["run", "plugins/player", "--clock", "virtual", "--record", "run.jsonl"], in: scratch,
-                                        input: inputs.joined(separator: "\n") + "\n")
+        let inputs = failure.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            $0.hasPrefix("{\"at\":")
+        }
+        XCTAssertEqual(
+            inputs,
+            [
+                #"{"at":0,"send":{"type":"play"}}"#, #"{"at":0,"send":{"type":"pause"}}"#,
+                #"{"at":0,"send":{"type":"stop"}}"#,
+            ])
+        let recorded = try Moonflow.run(
+            ["run", "plugins/player", "--clock", "virtual", "--record", "run.jsonl"], in: scratch,
+            input: inputs.joined(separator: "\n") + "\n")
         XCTAssertEqual(recorded.status, 0, recorded.stdout + recorded.stderr)
         let recording = try String(contentsOf: scratch.appendingPathComponent("run.jsonl"), encoding: .utf8)
         XCTAssertTrue(recording.contains(#""state":{"mode":"broken","position":0,"volume":5}"#), recording)
@@ -82,12 +92,15 @@ final class ExploreTests: ScratchTestCase {
 
     func testTheSameSeedDrawsTheSameRunsAndAnotherSeedIsPrinted() throws {
         try write("plugins/player/init.lua", Self.player)
-        let first = try Moonflow.run(["test", "--explore", "player", "--seed", "11", "--runs", "5", "--length", "30"], in: scratch)
-        let again = try Moonflow.run(["test", "--explore", "player", "--seed", "11", "--runs", "5", "--length", "30"], in: scratch)
+        let first = try Moonflow.run(
+            ["test", "--explore", "player", "--seed", "11", "--runs", "5", "--length", "30"], in: scratch)
+        let again = try Moonflow.run(
+            ["test", "--explore", "player", "--seed", "11", "--runs", "5", "--length", "30"], in: scratch)
         XCTAssertEqual(first.status, 1, first.stdout)
         XCTAssertEqual(failureBlock(first.stdout), failureBlock(again.stdout))
         let unseeded = try Moonflow.run(["test", "--explore", "player"], in: scratch)
-        XCTAssertNotNil(unseeded.stdout.range(of: #"seed \d+, 100 runs × 50 steps"#, options: .regularExpression), unseeded.stdout)
+        XCTAssertNotNil(
+            unseeded.stdout.range(of: #"seed \d+, 100 runs × 50 steps"#, options: .regularExpression), unseeded.stdout)
     }
 
     func testThePrintedSpecReproducesTheFailureWhenPasted() throws {
@@ -97,12 +110,15 @@ final class ExploreTests: ScratchTestCase {
         try write("plugins/player/spec/repro_spec.lua", "local T = require \"moonflow.test\"\n" + spec + "\n")
         let replayed = try Moonflow.run(["test", "plugins/player/spec"], in: scratch)
         XCTAssertEqual(replayed.status, 1, replayed.stdout)
-        XCTAssertTrue(replayed.stdout.contains("repro_spec.lua:7: invariant 'neverBroken' does not hold"), replayed.stdout)
+        XCTAssertTrue(
+            replayed.stdout.contains("repro_spec.lua:7: invariant 'neverBroken' does not hold"), replayed.stdout)
     }
 
     func testASpecExploresWithGeneratorsWeightsAndItsOwnInvariantsShrinkingValues() throws {
         try write("plugins/player/init.lua", Self.player)
-        try write("plugins/player/spec/explore_spec.lua", """
+        try write(
+            "plugins/player/spec/explore_spec.lua",
+            """
             local T = require "moonflow.test"
             it("keeps the position within the track", function()
               local report = T.explore("player", {
@@ -136,12 +152,18 @@ final class ExploreTests: ScratchTestCase {
             """)
         let result = try Moonflow.run(["test", "plugins/player/spec"], in: scratch)
         XCTAssertEqual(result.status, 0, result.stdout)
-        XCTAssertTrue(result.stdout.contains("explore player: seed 5, 20 runs × 50 steps: every check held"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("never reached: action seek, action stop, mutation never, mutation position, state.mode = \"broken\""), result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains("explore player: seed 5, 20 runs × 50 steps: every check held"), result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains(
+                "never reached: action seek, action stop, mutation never, mutation position, state.mode = \"broken\""),
+            result.stdout)
     }
 
     func testErrorsFailUnlessAllowedAndTimersInFlightAreChecked() throws {
-        try write("plugins/meter/init.lua", """
+        try write(
+            "plugins/meter/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "meter",
@@ -159,7 +181,9 @@ final class ExploreTests: ScratchTestCase {
               end,
             }
             """)
-        try write("plugins/meter/spec/meter_spec.lua", """
+        try write(
+            "plugins/meter/spec/meter_spec.lua",
+            """
             local T = require "moonflow.test"
             it("an error fails the run", function()
               local report = T.explore("meter", { seed = 1, raise = false, weights = { watch = 0 } })
@@ -184,7 +208,9 @@ final class ExploreTests: ScratchTestCase {
     }
 
     func testServicesFailAndAnswerLateAndTheSpecPrintsThoseAnswers() throws {
-        try write("plugins/feed/init.lua", """
+        try write(
+            "plugins/feed/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "feed",
@@ -203,16 +229,21 @@ final class ExploreTests: ScratchTestCase {
         let spec = try printedSpec(result.stdout)
         XCTAssertTrue(spec.contains(#"services = T.faults("plugins/feed", { ["#), spec)
         XCTAssertTrue(spec.contains(#"= "fail" })"#), spec)
-        XCTAssertTrue(spec.contains("store:finish()  -- fails: an error after action load: the service 'fetch' failed"), spec)
-        try write("plugins/feed/spec/feed_spec.lua", "local T = require \"moonflow.test\"\n" + spec + "\n"
-            + "it(\"passes with faults off\", function() T.explore(\"feed\", { seed = 2, faults = false }) end)\n")
+        XCTAssertTrue(
+            spec.contains("store:finish()  -- fails: an error after action load: the service 'fetch' failed"), spec)
+        try write(
+            "plugins/feed/spec/feed_spec.lua",
+            "local T = require \"moonflow.test\"\n" + spec + "\n"
+                + "it(\"passes with faults off\", function() T.explore(\"feed\", { seed = 2, faults = false }) end)\n")
         let pasted = try Moonflow.run(["test", "plugins/feed/spec"], in: scratch)
         XCTAssertTrue(pasted.stdout.contains("the service 'fetch' failed (call "), pasted.stdout)
         XCTAssertTrue(pasted.stdout.contains("1 passed, 1 failed"), pasted.stdout)
     }
 
     func testACompositeIsSkippedByTheCommandLineAndExploredWithActionsFromASpec() throws {
-        try write("plugins/leaf/init.lua", """
+        try write(
+            "plugins/leaf/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "leaf", initial = { n = 0 },
@@ -221,7 +252,9 @@ final class ExploreTests: ScratchTestCase {
               reduce = function(s) s.n = s.n + 1 return s end,
             }
             """)
-        try write("plugins/pair/init.lua", """
+        try write(
+            "plugins/pair/init.lua",
+            """
             local mf = require "moonflow"
             return mf.compose {
               name = "pair",
@@ -231,7 +264,9 @@ final class ExploreTests: ScratchTestCase {
               invariants = { small = function(s) return s.total < 3 end },
             }
             """)
-        try write("plugins/pair/spec/pair_spec.lua", """
+        try write(
+            "plugins/pair/spec/pair_spec.lua",
+            """
             local T = require "moonflow.test"
             it("finds the third bump", function()
               local report = T.explore("pair", { seed = 1, raise = false, actions = { bump = { side = { "enum", "left", "right" } } } })
@@ -247,12 +282,19 @@ final class ExploreTests: ScratchTestCase {
     }
 
     func testInvariantsMustBeFunctionsAndShardsSplitExplorations() throws {
-        try write("plugins/player/init.lua", Self.player.replacingOccurrences(of: "neverBroken = function(s) return s.mode ~= \"broken\" end,", with: "neverBroken = true,"))
+        try write(
+            "plugins/player/init.lua",
+            Self.player.replacingOccurrences(
+                of: "neverBroken = function(s) return s.mode ~= \"broken\" end,", with: "neverBroken = true,"))
         let check = try Moonflow.run(["check", "plugins/player"], in: scratch)
         XCTAssertEqual(check.status, 1, check.stdout)
-        XCTAssertTrue((check.stdout + check.stderr).contains("invariants.neverBroken must be a function (got boolean)"), check.stdout + check.stderr)
+        XCTAssertTrue(
+            (check.stdout + check.stderr).contains("invariants.neverBroken must be a function (got boolean)"),
+            check.stdout + check.stderr)
         try write("plugins/player/init.lua", Self.player)
-        try write("plugins/other/init.lua", Self.player.replacingOccurrences(of: "name = \"player\"", with: "name = \"other\""))
+        try write(
+            "plugins/other/init.lua",
+            Self.player.replacingOccurrences(of: "name = \"player\"", with: "name = \"other\""))
         let one = try Moonflow.run(["test", "--explore", "--shard", "1/2", "--seed", "1"], in: scratch)
         let two = try Moonflow.run(["test", "--explore", "--shard", "2/2", "--seed", "1"], in: scratch)
         for plugin in ["plugins/player", "plugins/other"] {

@@ -42,9 +42,14 @@ final class GoldenRunTests: XCTestCase {
         XCTAssertFalse(cases.isEmpty, "no golden cases found under \(Moonflow.root.path)/plugins/*/golden")
         let update = ProcessInfo.processInfo.environment["MOONFLOW_UPDATE_GOLDEN"] == "1"
         for c in cases {
-            let result = try Moonflow.run(["run", "plugins/\(c.plugin)", "--actions", c.input, "--format", "jsonl", "--clock", "virtual", "--db", ":memory:"])
-            XCTAssertEqual(result.status, c.expectedStatus,
-                           "\(c.input): exit status \(result.status), expected \(c.expectedStatus) (\(c.expectedStatus == 1 ? "the case name says error" : "no 'error' in the case name")); stderr: \(result.stderr)")
+            let result = try Moonflow.run([
+                "run", "plugins/\(c.plugin)", "--actions", c.input, "--format", "jsonl", "--clock", "virtual", "--db",
+                ":memory:",
+            ])
+            XCTAssertEqual(
+                result.status, c.expectedStatus,
+                "\(c.input): exit status \(result.status), expected \(c.expectedStatus) (\(c.expectedStatus == 1 ? "the case name says error" : "no 'error' in the case name")); stderr: \(result.stderr)"
+            )
             let outURL = Moonflow.root.appendingPathComponent(c.output)
             if update {
                 try result.stdout.write(to: outURL, atomically: true, encoding: .utf8)
@@ -55,7 +60,9 @@ final class GoldenRunTests: XCTestCase {
                 continue
             }
             if result.stdout != expected {
-                XCTFail("\(c.input): output differs from \(c.output) (- expected, + actual):\n\(Moonflow.diff(expected: expected, actual: result.stdout))")
+                XCTFail(
+                    "\(c.input): output differs from \(c.output) (- expected, + actual):\n\(Moonflow.diff(expected: expected, actual: result.stdout))"
+                )
             }
         }
     }
@@ -64,7 +71,8 @@ final class GoldenRunTests: XCTestCase {
     func testExamplePluginsHaveTwoCasesEach() throws {
         let cases = try Self.cases()
         for plugin in ["counter", "records", "search", "colors", "users"] {
-            XCTAssertGreaterThanOrEqual(cases.filter { $0.plugin == plugin }.count, 2, "plugins/\(plugin)/golden needs at least two cases")
+            XCTAssertGreaterThanOrEqual(
+                cases.filter { $0.plugin == plugin }.count, 2, "plugins/\(plugin)/golden needs at least two cases")
         }
     }
 

@@ -9,7 +9,9 @@ final class HooklessCodeTests: ScratchTestCase {
     /// which blocked the watchdog's signal: a `while true do end` was declared stuck at
     /// limit + 2 s and spun on at 100% CPU. Now it stops at its limit and the run goes on.
     func testALuaLoopStopsAtItsLimitOnTheRealClock() throws {
-        try write("plugins/spin/init.lua", """
+        try write(
+            "plugins/spin/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "spin", initial = { n = 0 }, actions = { spin = {}, bump = {} }, mutations = { bump = {} },
@@ -18,15 +20,18 @@ final class HooklessCodeTests: ScratchTestCase {
             }
             """)
         for extra in [[], ["--sandbox"]] {
-            let result = try Moonflow.run(["run", "plugins/spin", "--format", "jsonl", "--actions", "-", "--time-limit", "200"] + extra,
-                                          in: scratch, input: "{\"type\":\"spin\"}\n{\"type\":\"spin\"}\n{\"type\":\"bump\"}\n")
+            let result = try Moonflow.run(
+                ["run", "plugins/spin", "--format", "jsonl", "--actions", "-", "--time-limit", "200"] + extra,
+                in: scratch, input: "{\"type\":\"spin\"}\n{\"type\":\"spin\"}\n{\"type\":\"bump\"}\n")
             let errors = jsonlErrors(result.stdout)
             XCTAssertEqual(errors.count, 2, "\(extra): \(result.stdout)")
             for message in errors {
                 XCTAssertTrue(message.hasPrefix("time limit of 200 ms exceeded"), "\(extra): \(message)")
             }
             XCTAssertFalse(result.stdout.contains("cannot be interrupted"), "\(extra): \(result.stdout)")
-            XCTAssertTrue(result.stdout.contains("\"state\":{\"n\":1}"), "the run goes on in the same host (\(extra)): \(result.stdout)")
+            XCTAssertTrue(
+                result.stdout.contains("\"state\":{\"n\":1}"),
+                "the run goes on in the same host (\(extra)): \(result.stdout)")
         }
     }
 
@@ -35,15 +40,19 @@ final class HooklessCodeTests: ScratchTestCase {
     private static let hooklessLoops: [(kind: String, code: String, trustedOnly: Bool)] = [
         ("xpcall", "xpcall(function() while true do end end, function() while true do end end)", false),
         ("handler", "xpcall(error, function() while true do end end, 'x')", false),
-        ("close", """
+        (
+            "close",
+            """
             local co = coroutine.create(function()
               local x <close> = setmetatable({}, { __close = function() while true do end end })
               coroutine.yield()
             end)
             coroutine.resume(co)
             coroutine.close(co)
-            """, false),
-        ("gc", "setmetatable({}, { __gc = function() while true do end end }); collectgarbage()", true),  // the sandbox refuses __gc
+            """, false
+        ),
+        // the sandbox refuses __gc
+        ("gc", "setmetatable({}, { __gc = function() while true do end end }); collectgarbage()", true),
         ("hook", "debug.sethook(function() while true do end end, '', 1)", true),
         ("sort", "local t = {} for i = 1, 4000000 do t[i] = (i * 7919) % 1000003 end table.sort(t)", false),
         ("move", "table.move({}, 1, math.maxinteger - 1, 1, {})", false),
@@ -55,7 +64,9 @@ final class HooklessCodeTests: ScratchTestCase {
         for sandbox in [false, true] {
             let loops = Self.hooklessLoops.filter { !sandbox || !$0.trustedOnly }
             let branches = loops.map { "if k == \"\($0.kind)\" then\n\($0.code)\nend" }.joined(separator: "\n")
-            try write("plugins/hang/init.lua", """
+            try write(
+                "plugins/hang/init.lua",
+                """
                 local mf = require "moonflow"
                 return mf.feature {
                   name = "hang", initial = { n = 0 }, actions = { go = { k = "string" }, bump = {} }, mutations = { bump = {} },
@@ -72,7 +83,9 @@ final class HooklessCodeTests: ScratchTestCase {
             XCTAssertEqual(result.status, 1, result.stderr)
             let stopped = jsonlErrors(result.stdout).filter { $0.contains("time limit of 200 ms exceeded") }
             XCTAssertEqual(stopped.count, loops.count, "sandbox: \(sandbox)\n" + result.stdout)
-            XCTAssertEqual(jsonlLastState(result.stdout)?["n"] as? Int, loops.count, "every bump after a stop ran (sandbox: \(sandbox))")
+            XCTAssertEqual(
+                jsonlLastState(result.stdout)?["n"] as? Int, loops.count,
+                "every bump after a stop ran (sandbox: \(sandbox))")
         }
     }
 
@@ -80,7 +93,8 @@ final class HooklessCodeTests: ScratchTestCase {
         for sandbox in [false, true] {
             for loop in Self.hooklessLoops where !sandbox || !loop.trustedOnly {
                 try write("loop.lua", loop.code + "\nprint('not reached')\n")
-                let result = try Moonflow.run(["exec", "--time-limit", "200"] + (sandbox ? ["--sandbox"] : []) + ["loop.lua"], in: scratch)
+                let result = try Moonflow.run(
+                    ["exec", "--time-limit", "200"] + (sandbox ? ["--sandbox"] : []) + ["loop.lua"], in: scratch)
                 XCTAssertEqual(result.status, 1, "\(loop.kind): " + result.stderr)
                 XCTAssertTrue(result.stderr.contains("time limit of 200 ms exceeded"), "\(loop.kind): " + result.stderr)
                 XCTAssertFalse(result.stdout.contains("not reached"), loop.kind)
@@ -92,8 +106,13 @@ final class HooklessCodeTests: ScratchTestCase {
         let branches = Self.hooklessLoops.map { loop in
             "  it(\"\(loop.kind)\", function()\n\(loop.code)\n  end)"
         }.joined(separator: "\n")
-        try write("plugins/hang/init.lua", "return require('moonflow').feature { name = 'hang', initial = {}, actions = {}, mutations = {}, handle = function() end, reduce = function(s) return s end }\n")
-        try write("plugins/hang/spec/hang_spec.lua", "describe(\"loops\", function()\n\(branches)\n  it(\"runs after\", function() end)\nend)\n")
+        try write(
+            "plugins/hang/init.lua",
+            "return require('moonflow').feature { name = 'hang', initial = {}, actions = {}, mutations = {}, handle = function() end, reduce = function(s) return s end }\n"
+        )
+        try write(
+            "plugins/hang/spec/hang_spec.lua",
+            "describe(\"loops\", function()\n\(branches)\n  it(\"runs after\", function() end)\nend)\n")
         let result = try Moonflow.run(["test", "--time-limit", "20", "plugins/hang"], in: scratch)
         XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
         XCTAssertTrue(result.stdout.contains("\(Self.hooklessLoops.count) failed"), result.stdout)
@@ -101,7 +120,9 @@ final class HooklessCodeTests: ScratchTestCase {
     }
 
     func testAHugeErrorMessageIsCutWithItsSizeSaid() throws {
-        try write("plugins/loud/init.lua", """
+        try write(
+            "plugins/loud/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "loud", initial = { n = 0 }, actions = { go = {} }, mutations = {},
@@ -111,22 +132,30 @@ final class HooklessCodeTests: ScratchTestCase {
         let result = try runJSONL("loud", [#"{"type":"go"}"#], ["--time-limit", "5000"])
         let message = try XCTUnwrap(jsonlErrors(result.stdout).first, result.stdout)
         XCTAssertLessThan(message.utf8.count, 5000)
-        XCTAssertTrue(message.hasSuffix("... (an error message of \(25 + 20 << 20) bytes, cut to its first 4096)"), String(message.suffix(100)))
+        XCTAssertTrue(
+            message.hasSuffix("... (an error message of \(25 + 20 << 20) bytes, cut to its first 4096)"),
+            String(message.suffix(100)))
     }
 
     func testExecCutsAHugeErrorMessageAsRunDoes() throws {
-        for (name, raise) in [("string", #"error(string.rep("E", 20 << 20))"#),
-                              ("object", #"error(setmetatable({}, { __tostring = function() return string.rep("T", 20 << 20) end }))"#)] {
+        for (name, raise) in [
+            ("string", #"error(string.rep("E", 20 << 20))"#),
+            ("object", #"error(setmetatable({}, { __tostring = function() return string.rep("T", 20 << 20) end }))"#),
+        ] {
             try write("loud.lua", raise + "\n")
             let result = try Moonflow.run(["exec", "--time-limit", "5000", "loud.lua"], in: scratch)
             XCTAssertEqual(result.status, 1, name)
-            XCTAssertLessThan(result.stderr.utf8.count, 6000, "\(name): \(result.stderr.utf8.count) bytes on standard error")
-            XCTAssertTrue(result.stderr.contains("... (an error message of "), "\(name): " + String(result.stderr.suffix(300)))
+            XCTAssertLessThan(
+                result.stderr.utf8.count, 6000, "\(name): \(result.stderr.utf8.count) bytes on standard error")
+            XCTAssertTrue(
+                result.stderr.contains("... (an error message of "), "\(name): " + String(result.stderr.suffix(300)))
         }
     }
 
     func testAHundredMegabyteErrorMessageIsCutQuicklyWithinTheDefaultMemoryLimit() throws {
-        try write("plugins/loud/init.lua", """
+        try write(
+            "plugins/loud/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "loud", initial = { n = 0 }, actions = { go = {}, bump = {} }, mutations = { bump = {} },
@@ -141,13 +170,17 @@ final class HooklessCodeTests: ScratchTestCase {
         let result = try runJSONL("loud", [#"{"type":"go"}"#, #"{"type":"bump"}"#], [], timeout: 60)
         let elapsed = Date().timeIntervalSince(started)
         let message = try XCTUnwrap(jsonlErrors(result.stdout).first, result.stdout + result.stderr)
-        XCTAssertTrue(message.hasSuffix("... (an error message of \(25 + 100 << 20) bytes, cut to its first 4096)"), String(message.suffix(100)))
+        XCTAssertTrue(
+            message.hasSuffix("... (an error message of \(25 + 100 << 20) bytes, cut to its first 4096)"),
+            String(message.suffix(100)))
         XCTAssertEqual(jsonlLastState(result.stdout)?["n"] as? Int, 1, "the run goes on")
         XCTAssertLessThan(elapsed, 10, "the message is cut, not copied around")
     }
 
     func testAHandlerStuckInAPatternMatchIsStoppedAndReported() throws {
-        try write("plugins/slow/init.lua", """
+        try write(
+            "plugins/slow/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "slow", initial = { n = 0 }, actions = { go = {}, bump = {} }, mutations = { bump = {} },
@@ -159,7 +192,11 @@ final class HooklessCodeTests: ScratchTestCase {
             }
             """)
         try write("in.jsonl", "{\"type\":\"go\"}\n{\"type\":\"bump\"}\n")
-        let result = try Moonflow.run(["run", "plugins/slow", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual", "--time-limit", "200"], in: scratch)
+        let result = try Moonflow.run(
+            [
+                "run", "plugins/slow", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual",
+                "--time-limit", "200",
+            ], in: scratch)
         XCTAssertEqual(result.status, 1)
         let events = jsonlObjects(result.stdout)
         let error = events.first { $0["event"] as? String == "error" }

@@ -6,7 +6,9 @@ import XCTest
 /// do not end it early, break its output format or keep it alive.
 final class HostKeepsItsProcessTests: ScratchTestCase {
     func testOsExitAtAPluginsTopLevelEndsNeitherCheckNorReplay() throws {
-        try write("plugins/quit/init.lua", """
+        try write(
+            "plugins/quit/init.lua",
+            """
             local mf = require "moonflow"
             os.exit(0)
             return mf.feature {
@@ -16,9 +18,13 @@ final class HostKeepsItsProcessTests: ScratchTestCase {
             """)
         let check = try Moonflow.run(["check", "plugins/quit"], in: scratch)
         XCTAssertEqual(check.status, 1, check.stdout + check.stderr)
-        XCTAssertTrue((check.stdout + check.stderr).contains("os.exit is not available under moonflow check"), check.stdout + check.stderr)
+        XCTAssertTrue(
+            (check.stdout + check.stderr).contains("os.exit is not available under moonflow check"),
+            check.stdout + check.stderr)
 
-        try write("rec.jsonl", """
+        try write(
+            "rec.jsonl",
+            """
             {"record":"moonflow-session","format":1,"feature":"quit","version":1,"path":"plugins/quit","clock":"virtual"}
             {"event":"state","t":0,"seq":0,"state":{"n":0}}
             {"input":{"type":"go"},"t":0}
@@ -33,7 +39,9 @@ final class HostKeepsItsProcessTests: ScratchTestCase {
     /// `test` never ended. (The child here runs until moonflow ends: the harness kills them
     /// after 25 s.)
     func testAPopenHandleDroppedWithoutCloseDoesNotKeepRunOrTestAlive() throws {
-        try write("plugins/piper/init.lua", """
+        try write(
+            "plugins/piper/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "piper", initial = { n = 0 }, actions = { start = {} }, mutations = { bump = {} },
@@ -41,7 +49,9 @@ final class HostKeepsItsProcessTests: ScratchTestCase {
               reduce = function(s) s.n = s.n + 1 return s end,
             }
             """)
-        try write("plugins/piper/spec/piper_spec.lua", """
+        try write(
+            "plugins/piper/spec/piper_spec.lua",
+            """
             local test = require "moonflow.test"
             describe("piper", function()
               it("starts a child", function()
@@ -51,8 +61,9 @@ final class HostKeepsItsProcessTests: ScratchTestCase {
             end)
             """)
         for clock in ["virtual", "real"] {
-            let result = try Moonflow.run(["run", "plugins/piper", "--actions", "-", "--format", "jsonl", "--clock", clock],
-                                          in: scratch, timeout: 25, input: #"{"type":"start"}"# + "\n")
+            let result = try Moonflow.run(
+                ["run", "plugins/piper", "--actions", "-", "--format", "jsonl", "--clock", clock],
+                in: scratch, timeout: 25, input: #"{"type":"start"}"# + "\n")
             XCTAssertEqual(result.status, 0, "\(clock): \(result.stdout)\(result.stderr)")
             XCTAssertEqual(jsonlLastState(result.stdout)?["n"] as? Int, 1, result.stdout)
         }
@@ -63,7 +74,9 @@ final class HostKeepsItsProcessTests: ScratchTestCase {
     /// Closing a state is bounded: a finalizer that blocks in C as the state closes (past the
     /// time limit and the stuck grace) leaves the state behind, and the run ends.
     func testAFinalizerThatBlocksAsTheStateClosesDoesNotKeepTheRunAlive() throws {
-        try write("plugins/holdon/init.lua", """
+        try write(
+            "plugins/holdon/init.lua",
+            """
             local mf = require "moonflow"
             HOLD = setmetatable({}, { __gc = function() os.execute(\(Self.untilMoonflowEnds)) end })
             return mf.feature {
@@ -72,13 +85,18 @@ final class HostKeepsItsProcessTests: ScratchTestCase {
               reduce = function(s) s.n = s.n + 1 return s end,
             }
             """)
-        let result = try Moonflow.run(["run", "plugins/holdon", "--actions", "-", "--format", "jsonl", "--clock", "virtual",
-                                       "--time-limit", "200"], in: scratch, timeout: 25, input: #"{"type":"bump"}"# + "\n")
+        let result = try Moonflow.run(
+            [
+                "run", "plugins/holdon", "--actions", "-", "--format", "jsonl", "--clock", "virtual",
+                "--time-limit", "200",
+            ], in: scratch, timeout: 25, input: #"{"type":"bump"}"# + "\n")
         XCTAssertEqual(jsonlLastState(result.stdout)?["n"] as? Int, 1, result.stdout + result.stderr)
     }
 
     func testAFinalizerThatLoopsAtExitDoesNotHoldTheProcess() throws {
-        try write("plugins/late/init.lua", """
+        try write(
+            "plugins/late/init.lua",
+            """
             local mf = require "moonflow"
             KEEP = setmetatable({}, { __gc = function() while true do end end })
             return mf.feature {
@@ -98,7 +116,9 @@ final class HostKeepsItsProcessTests: ScratchTestCase {
         let bin = scratch.appendingPathComponent("bin")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         let moonflow = bin.appendingPathComponent("moonflow")
-        if link(try Moonflow.binary().path, moonflow.path) != 0 { try FileManager.default.copyItem(at: try Moonflow.binary(), to: moonflow) }
+        if link(try Moonflow.binary().path, moonflow.path) != 0 {
+            try FileManager.default.copyItem(at: try Moonflow.binary(), to: moonflow)
+        }
         let fake = bin.appendingPathComponent("moonflow-inspector")
         try Data("#!/bin/sh\necho 'fake inspector up' >&2\nexec sleep 600\n".utf8).write(to: fake)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: fake.path)
@@ -130,7 +150,9 @@ final class HostKeepsItsProcessTests: ScratchTestCase {
     }
 
     func testOsExitIsAnErrorAndWritesBecomeLogEvents() throws {
-        try write("plugins/rude/init.lua", """
+        try write(
+            "plugins/rude/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "rude", initial = { n = 0 }, actions = { quit = {}, talk = {}, bump = {} }, mutations = { bump = {} },
@@ -143,11 +165,14 @@ final class HostKeepsItsProcessTests: ScratchTestCase {
             }
             """)
         try write("in.jsonl", "{\"type\":\"quit\"}\n{\"type\":\"talk\"}\n{\"type\":\"bump\"}\n")
-        let result = try Moonflow.run(["run", "plugins/rude", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual"], in: scratch)
+        let result = try Moonflow.run(
+            ["run", "plugins/rude", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual"], in: scratch)
         XCTAssertEqual(result.status, 1, "an error happened, the host did not exit 3")
         let events = jsonlObjects(result.stdout)
         let error = events.first { $0["event"] as? String == "error" }
-        XCTAssertTrue((error?["message"] as? String)?.contains("os.exit is not available under moonflow run: the host owns the process") == true, result.stdout)
+        XCTAssertTrue(
+            (error?["message"] as? String)?.contains(
+                "os.exit is not available under moonflow run: the host owns the process") == true, result.stdout)
         XCTAssertEqual(error?["where"] as? String, "plugins/rude/init.lua:5")
         let logs = events.filter { $0["event"] as? String == "log" }.compactMap { $0["message"] as? String }
         XCTAssertEqual(logs, ["raw 1 2.5", "via stdout"])

@@ -8,11 +8,15 @@ import XCTest
 /// while the run goes on (the protocol itself: MoonflowInspectorTests).
 final class InspectTests: XCTestCase {
     func testInspectPrintsTheURLServesThePageAndKeepsTakingInputUntilSIGINT() throws {
-        let run = try Session(["run", "plugins/counter", "--inspect", "--format", "jsonl", "--actions", "-"], in: Moonflow.root)
+        let run = try Session(
+            ["run", "plugins/counter", "--inspect", "--format", "jsonl", "--actions", "-"], in: Moonflow.root)
         defer { run.kill() }
         try run.waitFor(#""state":{"count":0}"#)
         let first = run.lines[0]
-        let match = try XCTUnwrap(first.range(of: #"^\{"event":"inspector","t":0,"url":"http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{32}"\}$"#, options: .regularExpression), first)
+        let match = try XCTUnwrap(
+            first.range(
+                of: #"^\{"event":"inspector","t":0,"url":"http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{32}"\}$"#,
+                options: .regularExpression), first)
         XCTAssertEqual(match, first.startIndex..<first.endIndex)
         let url = String(first.split(separator: "\"")[9])
 
@@ -35,13 +39,17 @@ final class InspectTests: XCTestCase {
         XCTAssertTrue(virtual.stderr.contains("--inspect runs on the real clock"), virtual.stderr)
         let bad = try Moonflow.run(["run", "plugins/counter", "--inspect", "localhost:99999"])
         XCTAssertEqual(bad.status, 2)
-        XCTAssertTrue(bad.stderr.contains("--inspect localhost:99999: give HOST:PORT (127.0.0.1:8080), or :0 for any free port on loopback"), bad.stderr)
+        XCTAssertTrue(
+            bad.stderr.contains(
+                "--inspect localhost:99999: give HOST:PORT (127.0.0.1:8080), or :0 for any free port on loopback"),
+            bad.stderr)
     }
 
     func testAnInspectorReachableFromTheNetworkSaysSoOnStandardError() throws {
         let open = try inspectorRun(address: "0.0.0.0:0")
         XCTAssertFalse(open.url.hasPrefix("http://0.0.0.0:"), "a URL a device can open: \(open.url)")
-        XCTAssertTrue(open.stderr.contains("moonflow: warning: --inspect 0.0.0.0:0 is reachable from the network"), open.stderr)
+        XCTAssertTrue(
+            open.stderr.contains("moonflow: warning: --inspect 0.0.0.0:0 is reachable from the network"), open.stderr)
         let local = try inspectorRun(address: "127.0.0.1:0")
         XCTAssertFalse(local.stderr.contains("warning"), local.stderr)
     }
@@ -53,7 +61,8 @@ final class InspectTests: XCTestCase {
         process.executableURL = try Moonflow.binary()
         process.arguments = ["run", "plugins/counter", "--inspect", address, "--format", "jsonl", "--actions", "-"]
         process.currentDirectoryURL = Moonflow.root
-        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-inspect-\(UUID().uuidString)")
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "moonflow-inspect-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: errors) }
         let errorHandle = try FileHandle(forWritingTo: errors)
@@ -73,7 +82,8 @@ final class InspectTests: XCTestCase {
         process.waitUntilExit()
         try errorHandle.close()
         let line = printed.split(separator: "\n").first.map(String.init) ?? ""
-        let url = line.components(separatedBy: "\"url\":\"").dropFirst().first?.components(separatedBy: "\"").first ?? line
+        let url =
+            line.components(separatedBy: "\"url\":\"").dropFirst().first?.components(separatedBy: "\"").first ?? line
         return (url, try String(contentsOf: errors, encoding: .utf8))
     }
 
@@ -83,7 +93,9 @@ final class InspectTests: XCTestCase {
         nonisolated(unsafe) var failure: (any Error)?
         URLSession.shared.dataTask(with: URL(string: address)!) { data, response, error in
             failure = error
-            result = ((response as? HTTPURLResponse)?.statusCode ?? 0, data.map { String(decoding: $0, as: UTF8.self) } ?? "")
+            result = (
+                (response as? HTTPURLResponse)?.statusCode ?? 0, data.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            )
             done.signal()
         }.resume()
         done.wait()

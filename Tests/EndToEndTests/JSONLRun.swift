@@ -32,9 +32,12 @@ extension ScratchTestCase {
     static let untilMoonflowEnds = #"[[while [ "$(cut -d' ' -f4 /proc/$$/stat)" = "$PPID" ]; do sleep 0.1; done]]"#
 
     /// Runs plugins/NAME on the virtual clock with `lines` as input, in jsonl.
-    func runJSONL(_ name: String, _ lines: [String], _ extra: [String] = [], timeout: TimeInterval = 60) throws -> Moonflow.Result {
+    func runJSONL(
+        _ name: String, _ lines: [String], _ extra: [String] = [], timeout: TimeInterval = 60
+    ) throws -> Moonflow.Result {
         try write("in.jsonl", lines.joined(separator: "\n") + "\n")
-        return try Moonflow.run(["run", "plugins/\(name)", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual"] + extra,
-                                in: scratch, timeout: timeout)
+        return try Moonflow.run(
+            ["run", "plugins/\(name)", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual"] + extra,
+            in: scratch, timeout: timeout)
     }
 }

@@ -7,7 +7,9 @@ final class LintTests: ScratchTestCase {
     /// A plugin with one of each warning `check` is asked to report, a module, and two spec
     /// files that pass.
     private func writeLintPlugin() throws {
-        try write("plugins/lint/init.lua", """
+        try write(
+            "plugins/lint/init.lua",
+            """
             local mf = require "moonflow"
             local helper = require "lint.helper"
             local unusedCount = 0
@@ -29,7 +31,9 @@ final class LintTests: ScratchTestCase {
             """)
         try write("plugins/lint/helper.lua", "return function(n) return n + 1 end\n")
         for name in ["lint", "more"] {
-            try write("plugins/lint/spec/\(name)_spec.lua", """
+            try write(
+                "plugins/lint/spec/\(name)_spec.lua",
+                """
                 local T = require "moonflow.test"
                 describe("lint", function()
                   it("bumps", function()
@@ -62,11 +66,15 @@ final class LintTests: ScratchTestCase {
         let result = try Moonflow.run(["check", "--strict", "plugins/lint"], in: scratch)
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertEqual(result.stdout, "")
-        XCTAssertEqual(result.stderr, (expectedWarnings + ["plugins/lint: failed under --strict: 4 warnings"]).joined(separator: "\n") + "\n")
+        XCTAssertEqual(
+            result.stderr,
+            (expectedWarnings + ["plugins/lint: failed under --strict: 4 warnings"]).joined(separator: "\n") + "\n")
     }
 
     func testWhatTheSandboxRemovesIsFlaggedOnlyUnderSandbox() throws {
-        try write("plugins/reach/init.lua", """
+        try write(
+            "plugins/reach/init.lua",
+            """
             local mf = require "moonflow"
             local function stamp() return os.time(), os.execute("true"), io.write("x") end
             return mf.feature {
@@ -81,7 +89,9 @@ final class LintTests: ScratchTestCase {
 
         let sandboxed = try Moonflow.run(["check", "--sandbox", "plugins/reach"], in: scratch)
         XCTAssertEqual(sandboxed.status, 0, sandboxed.stderr)
-        XCTAssertEqual(sandboxed.stderr, """
+        XCTAssertEqual(
+            sandboxed.stderr,
+            """
             plugins/reach/init.lua:2:42: warning: accessing undefined field 'execute' of global 'os' (W143)
             plugins/reach/init.lua:2:62: warning: accessing undefined variable 'io' (W113)
 
@@ -91,7 +101,9 @@ final class LintTests: ScratchTestCase {
 
     func testSpecFilesHaveBustedAndTheWholeLibraryEvenUnderSandbox() throws {
         try writeLintPlugin()
-        try write("plugins/lint/init.lua", """
+        try write(
+            "plugins/lint/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "lint", initial = { n = 0 }, actions = { bump = {} }, mutations = { bump = {} },
@@ -99,7 +111,9 @@ final class LintTests: ScratchTestCase {
               reduce = function(state) state.n = state.n + 1 return state end,
             }
             """)
-        try write("plugins/lint/spec/io_spec.lua", """
+        try write(
+            "plugins/lint/spec/io_spec.lua",
+            """
             describe("specs", function()
               it("keep io", function() assert.is_function(io.open) end)
               it("see unused locals", function() local left = 1 end)
@@ -115,17 +129,23 @@ final class LintTests: ScratchTestCase {
         let result = try Moonflow.run(["test"], in: scratch)
         XCTAssertEqual(result.status, 0, "warnings fail no test: \(result.stdout)")
         for warning in expectedWarnings {
-            XCTAssertEqual(result.stdout.components(separatedBy: warning + "\n").count - 1, 1,
-                           "two spec files of one plugin, one warning line: \(result.stdout)")
+            XCTAssertEqual(
+                result.stdout.components(separatedBy: warning + "\n").count - 1, 1,
+                "two spec files of one plugin, one warning line: \(result.stdout)")
         }
-        XCTAssertTrue(result.stdout.hasSuffix("\n" + expectedWarnings.joined(separator: "\n") + "\n2 passed, 0 failed\n"), result.stdout)
+        XCTAssertTrue(
+            result.stdout.hasSuffix("\n" + expectedWarnings.joined(separator: "\n") + "\n2 passed, 0 failed\n"),
+            result.stdout)
 
         let tap = try Moonflow.run(["test", "--tap"], in: scratch)
-        XCTAssertTrue(tap.stdout.contains(expectedWarnings.map { "# " + $0 }.joined(separator: "\n") + "\n1..2\n"), tap.stdout)
+        XCTAssertTrue(
+            tap.stdout.contains(expectedWarnings.map { "# " + $0 }.joined(separator: "\n") + "\n1..2\n"), tap.stdout)
     }
 
     func testAFileNoPluginLoadsIsStillChecked() throws {
-        try write("plugins/tidy/init.lua", """
+        try write(
+            "plugins/tidy/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "tidy", initial = {}, actions = {}, mutations = {},
@@ -135,13 +155,16 @@ final class LintTests: ScratchTestCase {
         try write("plugins/tidy/unused.lua", "return function(n)\n  return n +\nend\n")
         let result = try Moonflow.run(["check", "plugins/tidy"], in: scratch)
         XCTAssertEqual(result.status, 1, "a module that does not parse is a problem, required or not: \(result.stdout)")
-        XCTAssertTrue(result.stderr.hasPrefix("plugins/tidy/unused.lua:3:1: expected expression near 'end' (E011)"), result.stderr)
+        XCTAssertTrue(
+            result.stderr.hasPrefix("plugins/tidy/unused.lua:3:1: expected expression near 'end' (E011)"), result.stderr
+        )
     }
 
     func testWithoutLuacheckCheckSaysSoAndOnlyStrictFails() throws {
         try writeLintPlugin()
         let noLuacheck = ["PATH": scratch.appendingPathComponent("no-such-folder").path]
-        let note = "moonflow check: luacheck is not installed, so undefined globals, unused variables, shadowing and "
+        let note =
+            "moonflow check: luacheck is not installed, so undefined globals, unused variables, shadowing and "
             + "unreachable code were not checked; install Debian's lua-check (scripts/setup installs it)\n"
         let plain = try Moonflow.run(["check", "plugins/lint"], in: scratch, environment: noLuacheck)
         XCTAssertEqual(plain.status, 0, plain.stderr)
@@ -161,9 +184,12 @@ final class LintTests: ScratchTestCase {
         var plugins: [String] = []
         for folder in ["plugins", "examples/notes/plugins", "Tests/Fixtures/plugins"] {
             let names = try fm.contentsOfDirectory(atPath: Moonflow.root.appendingPathComponent(folder).path).sorted()
-            plugins += names.map { "\(folder)/\($0)" }.filter { fm.fileExists(atPath: Moonflow.root.appendingPathComponent("\($0)/init.lua").path) }
+            plugins += names.map { "\(folder)/\($0)" }.filter {
+                fm.fileExists(atPath: Moonflow.root.appendingPathComponent("\($0)/init.lua").path)
+            }
         }
-        XCTAssertTrue(plugins.contains("plugins/counter") && plugins.contains("examples/notes/plugins/notes"), "\(plugins)")
+        XCTAssertTrue(
+            plugins.contains("plugins/counter") && plugins.contains("examples/notes/plugins/notes"), "\(plugins)")
         for plugin in plugins {
             let result = try Moonflow.run(["check", "--strict", plugin])
             XCTAssertEqual(result.status, 0, "moonflow check --strict \(plugin): \(result.stderr)")

@@ -64,14 +64,20 @@ enum Moonflow {
     /// (or `input`), and `environment` added to this process's.
     ///
     /// - Throws: `MissingBinary`, or a timeout after `timeout` seconds (the process is killed).
-    static func run(_ arguments: [String], in directory: URL = root, timeout: TimeInterval = 60,
-                    input: String? = nil, environment: [String: String] = [:]) throws -> Result {
-        try run(executable: try binary(), arguments, in: directory, timeout: timeout, input: input, environment: environment)
+    static func run(
+        _ arguments: [String], in directory: URL = root, timeout: TimeInterval = 60,
+        input: String? = nil, environment: [String: String] = [:]
+    ) throws -> Result {
+        try run(
+            executable: try binary(), arguments, in: directory, timeout: timeout, input: input, environment: environment
+        )
     }
 
     /// Runs any program as `run` runs moonflow (for side-by-side runs of `lua5.4`).
-    static func run(executable: URL, _ arguments: [String], in directory: URL = root, timeout: TimeInterval = 60,
-                    input: String? = nil, environment: [String: String] = [:]) throws -> Result {
+    static func run(
+        executable: URL, _ arguments: [String], in directory: URL = root, timeout: TimeInterval = 60,
+        input: String? = nil, environment: [String: String] = [:]
+    ) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -106,9 +112,10 @@ enum Moonflow {
         }
         try outHandle.close()
         try errHandle.close()
-        return Result(status: process.terminationStatus,
-                      stdout: try String(contentsOf: out, encoding: .utf8),
-                      stderr: try String(contentsOf: err, encoding: .utf8))
+        return Result(
+            status: process.terminationStatus,
+            stdout: try String(contentsOf: out, encoding: .utf8),
+            stderr: try String(contentsOf: err, encoding: .utf8))
     }
 
     /// Debian's `lua5.4`, when installed (scripts/setup installs it).
@@ -137,9 +144,13 @@ enum Moonflow {
         var lines: [(Character, String)] = []
         var i = 0, j = 0
         while i < a.count || j < b.count {
-            if i < a.count, j < b.count, a[i] == b[j] { lines.append((" ", a[i])); i += 1; j += 1 }
-            else if i < a.count, j == b.count || lcs[i + 1][j] >= lcs[i][j + 1] { lines.append(("-", a[i])); i += 1 }
-            else { lines.append(("+", b[j])); j += 1 }
+            if i < a.count, j < b.count, a[i] == b[j] {
+                lines.append((" ", a[i])); i += 1; j += 1
+            } else if i < a.count, j == b.count || lcs[i + 1][j] >= lcs[i][j + 1] {
+                lines.append(("-", a[i])); i += 1
+            } else {
+                lines.append(("+", b[j])); j += 1
+            }
         }
         // Keep two lines of context around changes.
         let changed = lines.indices.filter { lines[$0].0 != " " }

@@ -10,7 +10,9 @@ final class PathFormsTests: ScratchTestCase {
     /// A plugin `shop` that requires a module of its own by its plugin name, with a spec that
     /// loads it by name, and a sibling `other` it does not need.
     private func writeShop() throws {
-        try write("plugins/shop/init.lua", """
+        try write(
+            "plugins/shop/init.lua",
+            """
             local mf = require "moonflow"
             local prices = require "shop.prices"
             return mf.feature {
@@ -24,7 +26,9 @@ final class PathFormsTests: ScratchTestCase {
             }
             """)
         try write("plugins/shop/prices.lua", "return { tea = 3, cake = 5 }\n")
-        try write("plugins/shop/spec/shop_spec.lua", """
+        try write(
+            "plugins/shop/spec/shop_spec.lua",
+            """
             local test = require "moonflow.test"
             describe("shop", function()
               it("adds the price of what is added", function()
@@ -33,24 +37,30 @@ final class PathFormsTests: ScratchTestCase {
               end)
             end)
             """)
-        try write("plugins/other/init.lua", """
+        try write(
+            "plugins/other/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature { name = "other", initial = { n = 0 }, actions = {}, mutations = {},
               handle = function() end, reduce = function(s) return s end }
             """)
-        try FileManager.default.createDirectory(at: scratch.appendingPathComponent("links"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: scratch.appendingPathComponent("links/shop").path,
-                                                   withDestinationPath: "../plugins/shop")
+        try FileManager.default.createDirectory(
+            at: scratch.appendingPathComponent("links"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.appendingPathComponent("links/shop").path,
+            withDestinationPath: "../plugins/shop")
     }
 
     /// (folder to run in, relative to the scratch folder; the path given there)
     private var forms: [(String, String)] {
         let absolute = scratch.appendingPathComponent("plugins/shop").path
-        return [(".", "plugins/shop"), (".", "plugins/shop/"), (".", "./plugins/shop"), (".", "shop"),
-                (".", "links/shop"), (".", "plugins/shop/init.lua"), (".", absolute), (".", absolute + "/"),
-                ("plugins/shop", "."), ("plugins/shop", "./"), ("plugins/shop", "./init.lua"),
-                ("plugins/shop", "init.lua"), ("plugins/shop/spec", ".."), ("plugins/shop/spec", "../"),
-                ("plugins", "shop"), ("plugins", "./shop/"), ("links", "shop")]
+        return [
+            (".", "plugins/shop"), (".", "plugins/shop/"), (".", "./plugins/shop"), (".", "shop"),
+            (".", "links/shop"), (".", "plugins/shop/init.lua"), (".", absolute), (".", absolute + "/"),
+            ("plugins/shop", "."), ("plugins/shop", "./"), ("plugins/shop", "./init.lua"),
+            ("plugins/shop", "init.lua"), ("plugins/shop/spec", ".."), ("plugins/shop/spec", "../"),
+            ("plugins", "shop"), ("plugins", "./shop/"), ("links", "shop"),
+        ]
     }
 
     func testCheckRunAndTypesTakeEveryFormOfAPluginPath() throws {
@@ -64,8 +74,9 @@ final class PathFormsTests: ScratchTestCase {
                 XCTAssertEqual(result.status, 0, "moonflow \(check.joined(separator: " ")) \(label): \(result.stderr)")
                 XCTAssertEqual(result.stdout, "\(path): ok\n", label)
             }
-            let run = try Moonflow.run(["run", path, "--clock", "virtual", "--format", "jsonl", "--actions", "-"], in: here,
-                                       input: "{\"type\":\"add\",\"sku\":\"tea\"}\n{\"type\":\"add\",\"sku\":\"cake\"}\n")
+            let run = try Moonflow.run(
+                ["run", path, "--clock", "virtual", "--format", "jsonl", "--actions", "-"], in: here,
+                input: "{\"type\":\"add\",\"sku\":\"tea\"}\n{\"type\":\"add\",\"sku\":\"cake\"}\n")
             XCTAssertEqual(run.status, 0, "moonflow run \(label): \(run.stderr)")
             XCTAssertTrue(run.stdout.contains("\"state\":{\"total\":8}"), "\(label): \(run.stdout)")
             if let firstRun { XCTAssertEqual(run.stdout, firstRun, "the same run whatever the path's form (\(label))") }
@@ -80,13 +91,16 @@ final class PathFormsTests: ScratchTestCase {
 
     func testSpecsRunFromInsideThePluginFolderInEveryForm() throws {
         try writeShop()
-        for (folder, path) in [("plugins/shop", "spec"), ("plugins/shop", "."), ("plugins/shop", "./"),
-                               ("plugins/shop", "spec/shop_spec.lua"), ("plugins/shop/spec", "."),
-                               ("plugins/shop/spec", "shop_spec.lua"), ("plugins/shop/spec", ".."),
-                               ("plugins", "shop"), (".", "plugins/shop/"), (".", "links/shop")] {
+        for (folder, path) in [
+            ("plugins/shop", "spec"), ("plugins/shop", "."), ("plugins/shop", "./"),
+            ("plugins/shop", "spec/shop_spec.lua"), ("plugins/shop/spec", "."),
+            ("plugins/shop/spec", "shop_spec.lua"), ("plugins/shop/spec", ".."),
+            ("plugins", "shop"), (".", "plugins/shop/"), (".", "links/shop"),
+        ] {
             let result = try Moonflow.run(["test", path], in: scratch.appendingPathComponent(folder))
             XCTAssertEqual(result.status, 0, "moonflow test \(path) in \(folder): \(result.stdout)\(result.stderr)")
-            XCTAssertTrue(result.stdout.contains("1 passed, 0 failed"), "moonflow test \(path) in \(folder): \(result.stdout)")
+            XCTAssertTrue(
+                result.stdout.contains("1 passed, 0 failed"), "moonflow test \(path) in \(folder): \(result.stdout)")
         }
     }
 
@@ -94,10 +108,12 @@ final class PathFormsTests: ScratchTestCase {
         try writeShop()
         let shop = scratch.appendingPathComponent("plugins/shop")
         // --record to a file named with one character, beside the plugin, recorded as ".".
-        let record = try Moonflow.run(["run", ".", "--clock", "virtual", "--actions", "-", "--record", "r"], in: shop,
-                                      input: "{\"type\":\"add\",\"sku\":\"cake\"}\n")
+        let record = try Moonflow.run(
+            ["run", ".", "--clock", "virtual", "--actions", "-", "--record", "r"], in: shop,
+            input: "{\"type\":\"add\",\"sku\":\"cake\"}\n")
         XCTAssertEqual(record.status, 0, record.stderr)
-        let header = try String(contentsOf: shop.appendingPathComponent("r"), encoding: .utf8).split(separator: "\n").first ?? ""
+        let header =
+            try String(contentsOf: shop.appendingPathComponent("r"), encoding: .utf8).split(separator: "\n").first ?? ""
         XCTAssertTrue(header.contains("\"path\":\".\""), String(header))
         let replay = try Moonflow.run(["replay", "r"], in: shop)
         XCTAssertEqual(replay.status, 0, replay.stdout + replay.stderr)
@@ -107,7 +123,10 @@ final class PathFormsTests: ScratchTestCase {
         XCTAssertEqual(types.status, 0, types.stderr)
         XCTAssertTrue(FileManager.default.fileExists(atPath: shop.appendingPathComponent("t").path))
         // A one-character plugin file and a one-character folder.
-        try write("a", "local mf = require 'moonflow'\nreturn mf.feature { name = 'a', initial = {}, actions = {}, mutations = {}, handle = function() end, reduce = function(s) return s end }\n")
+        try write(
+            "a",
+            "local mf = require 'moonflow'\nreturn mf.feature { name = 'a', initial = {}, actions = {}, mutations = {}, handle = function() end, reduce = function(s) return s end }\n"
+        )
         let file = try Moonflow.run(["check", "a"], in: scratch)
         XCTAssertNotEqual(file.status, 132, "no trap: \(file.stderr)")
         XCTAssertTrue(file.status == 0 || file.stderr.contains("a"), file.stderr)

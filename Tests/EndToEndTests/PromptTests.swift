@@ -12,7 +12,9 @@ final class PromptTests: XCTestCase {
     override func setUpWithError() throws {
         scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux script gives the prompt a terminal")
+        try XCTSkipUnless(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/script"),
+            "util-linux script gives the prompt a terminal")
     }
 
     override func tearDownWithError() throws {
@@ -28,14 +30,18 @@ final class PromptTests: XCTestCase {
     /// `moonflow run ARGS` on a pseudo-terminal (util-linux `script`), with pipes to type
     /// into it and read what it shows, and a hang guard (not a timing: a run that never
     /// ends is killed, which ends its output). Cancel the guard when done.
-    private func startOnTerminal(_ arguments: [String]) throws -> (process: Process, input: Pipe, output: Pipe, guard: DispatchWorkItem) {
+    private func startOnTerminal(
+        _ arguments: [String]
+    ) throws -> (process: Process, input: Pipe, output: Pipe, guard: DispatchWorkItem) {
         let binary = try Moonflow.binary().path
         let command = ([binary, "run"] + arguments + ["--color", "never"]).map { "'\($0)'" }.joined(separator: " ")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qec", command, "/dev/null"]
         process.currentDirectoryURL = Moonflow.root
-        process.environment = ProcessInfo.processInfo.environment.merging(["MOONFLOW_HISTORY": history.path, "TERM": "xterm"]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging([
+            "MOONFLOW_HISTORY": history.path, "TERM": "xterm",
+        ]) { $1 }
         let input = Pipe(), output = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -80,7 +86,9 @@ final class PromptTests: XCTestCase {
     }
 
     func testShorthandQuotesAndABareValue() throws {
-        let todo = try write("todo.lua", """
+        let todo = try write(
+            "todo.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "todo", initial = { titles = mf.array(), done = 0 },
@@ -93,7 +101,9 @@ final class PromptTests: XCTestCase {
               end,
             }
             """)
-        let out = try type(["add title=\"buy milk\"", "add title='oat bread'", "toggle 1", "add \"x y\""], [todo, "--format", "jsonl", "--clock", "virtual"])
+        let out = try type(
+            ["add title=\"buy milk\"", "add title='oat bread'", "toggle 1", "add \"x y\""],
+            [todo, "--format", "jsonl", "--clock", "virtual"])
         XCTAssertTrue(out.contains(#"{"event":"action","t":0,"action":{"title":"buy milk","type":"add"}}"#), out)
         XCTAssertTrue(out.contains(#"{"event":"action","t":0,"action":{"title":"oat bread","type":"add"}}"#), out)
         XCTAssertTrue(out.contains(#"{"event":"action","t":0,"action":{"id":1,"type":"toggle"}}"#), out)
@@ -103,7 +113,9 @@ final class PromptTests: XCTestCase {
 
     /// A feature whose one action, `add title=...`, keeps each title typed.
     private func writeTitles() throws -> String {
-        try write("todo.lua", """
+        try write(
+            "todo.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "todo", initial = { titles = mf.array() },
@@ -132,8 +144,8 @@ final class PromptTests: XCTestCase {
         let todo = try writeTitles()
         let quoted: [[UInt8]] = [
             [0x61, 0xE2, 0x98, 0x83, 0xF0, 0x9D, 0x84, 0x9E],  // a☃𝄞: well formed
-            [0xC0, 0x8A], [0xC0, 0x9B], [0xE0, 0x80, 0x8A],      // overlong newline, ESC, newline
-            [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],        // a surrogate; above U+10FFFF
+            [0xC0, 0x8A], [0xC0, 0x9B], [0xE0, 0x80, 0x8A],  // overlong newline, ESC, newline
+            [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],  // a surrogate; above U+10FFFF
             [0x80], [0xBF, 0x61], [0xF8, 0x88, 0x80, 0x80, 0x80], [0xFE, 0xFF],
             [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0x61, 0xE2, 0x62], [0xC2, 0x41],  // cut short
         ]
@@ -166,13 +178,15 @@ final class PromptTests: XCTestCase {
     }
 
     func testTabCompletesActionNamesAndFields() throws {
-        let out = try type(["decr\t", "increment b\t5"], ["plugins/counter", "--clock", "virtual", "--format", "jsonl"])
+        let out = try type(
+            ["decr\t", "increment b\t5"], ["plugins/counter", "--clock", "virtual", "--format", "jsonl"])
         XCTAssertTrue(out.contains(#""action":{"type":"decrement"}"#), out)
         XCTAssertTrue(out.contains(#""action":{"by":5,"type":"increment"}"#), out)
     }
 
     func testTheVirtualClockAdvancesOnCommandAndTheBannerSaysWhichClockRuns() throws {
-        let out = try type(["incrementLater ms=300", ":advance 200", ":run"], ["plugins/counter", "--clock", "virtual"])
+        let out = try type(
+            ["incrementLater ms=300", ":advance 200", ":run"], ["plugins/counter", "--clock", "virtual"])
         XCTAssertTrue(out.contains("counter on the virtual clock (it moves only with :advance MS and :run)"), out)
         let lines = out.components(separatedBy: "\n")
         let changed = try XCTUnwrap(lines.first { $0.contains("count: 0 → 1") }, out)
@@ -181,7 +195,8 @@ final class PromptTests: XCTestCase {
     }
 
     func testAdvanceSaysWhereTheClockIsAndHowManyTimersFired() throws {
-        let out = try type(["incrementLater ms=300", ":advance 200", ":advance 200"], ["plugins/counter", "--clock", "virtual"])
+        let out = try type(
+            ["incrementLater ms=300", ":advance 200", ":advance 200"], ["plugins/counter", "--clock", "virtual"])
         XCTAssertTrue(out.contains("clock at 200 ms; 0 timers fired"), out)
         XCTAssertTrue(out.contains("clock at 400 ms; 1 timer fired"), out)
         let real = try type([":advance 100"], ["plugins/counter"])
@@ -193,18 +208,21 @@ final class PromptTests: XCTestCase {
         let out = try type(["incremnt", "increment"], ["plugins/counter", "--clock", "virtual"])
         XCTAssertTrue(out.contains("undeclared action 'incremnt'"), out)
         XCTAssertEqual(lastStatus, 0, "a typo at the prompt: \(out)")
-        let piped = try Moonflow.run(["run", "plugins/counter", "--clock", "virtual"], input: "{\"type\":\"incremnt\"}\n")
+        let piped = try Moonflow.run(
+            ["run", "plugins/counter", "--clock", "virtual"], input: "{\"type\":\"incremnt\"}\n")
         XCTAssertEqual(piped.status, 1, piped.stdout)
     }
 
     func testAnInputErrorStandsBesideTheActionsNotUnderOne() throws {
-        let result = try Moonflow.run(["run", "plugins/counter", "--clock", "virtual", "--color", "never"],
-                                      input: "{\"type\":\"increment\"}\n{\"type\":\"nope\"}\n")
+        let result = try Moonflow.run(
+            ["run", "plugins/counter", "--clock", "virtual", "--color", "never"],
+            input: "{\"type\":\"increment\"}\n{\"type\":\"nope\"}\n")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let action = try XCTUnwrap(lines.first { $0.contains("→ increment") }, result.stdout)
         let error = try XCTUnwrap(lines.first { $0.contains("✗ error") }, result.stdout)
-        XCTAssertEqual(error.firstIndex(of: "✗").map { error.distance(from: error.startIndex, to: $0) },
-                       action.firstIndex(of: "→").map { action.distance(from: action.startIndex, to: $0) }, result.stdout)
+        XCTAssertEqual(
+            error.firstIndex(of: "✗").map { error.distance(from: error.startIndex, to: $0) },
+            action.firstIndex(of: "→").map { action.distance(from: action.startIndex, to: $0) }, result.stdout)
     }
 
     func testAnEventWhileTypingPrintsAboveThePromptAndTheLineIsDrawnAgain() throws {
@@ -232,7 +250,7 @@ final class PromptTests: XCTestCase {
         input.fileHandleForWriting.write(Data("incrementLater ms=300\r".utf8))
         // Typed only once the prompt is back: typed before, the terminal itself echoes it.
         read(after: "incrementLater { ms = 300 }", until: "> ")
-        input.fileHandleForWriting.write(Data("incr".utf8))   // half a line, while the timer runs
+        input.fileHandleForWriting.write(Data("incr".utf8))  // half a line, while the timer runs
         read(until: "count: 0 → 1")
         read(until: "> incr")
         input.fileHandleForWriting.write(Data("ement\r:quit\r".utf8))
@@ -249,7 +267,8 @@ final class PromptTests: XCTestCase {
         let glued = lines.filter { $0.contains("> incr") && $0.contains(" ms ") }
         XCTAssertEqual(glued, [], "events glued onto the typed text: \(out)")
         let after = try XCTUnwrap(out.range(of: "count: 0 → 1"))
-        XCTAssertTrue(out[after.upperBound...].contains("> incr"), "the prompt and the typed text are drawn again: \(out)")
+        XCTAssertTrue(
+            out[after.upperBound...].contains("> incr"), "the prompt and the typed text are drawn again: \(out)")
         XCTAssertTrue(out.contains("count: 1 → 2"), "the line typed across the event is sent whole: \(out)")
     }
 
@@ -257,7 +276,8 @@ final class PromptTests: XCTestCase {
     /// is read and sent before the timer fires (it used to wait for the run to go idle).
     func testThePromptReadsTheNextLineWhileATimerIsPending() throws {
         let out = try type(["incrementLater ms=1900", "increment by=5"], ["plugins/counter"])
-        let sent = try XCTUnwrap(out.range(of: "count: 0 → 5"), "increment by=5 was reduced before the timer fired: \(out)")
+        let sent = try XCTUnwrap(
+            out.range(of: "count: 0 → 5"), "increment by=5 was reduced before the timer fired: \(out)")
         XCTAssertTrue(out[sent.upperBound...].contains("count: 5 → 6"), "then the timer's add: \(out)")
         XCTAssertFalse(out.contains("count: 0 → 1"), "the timer did not fire before the typed line was read: \(out)")
     }
@@ -276,13 +296,18 @@ final class PromptTests: XCTestCase {
 
     func testHelpListsCommandsAndTheActionsWithTheirFields() throws {
         let out = try type(["help"], ["plugins/counter", "--clock", "virtual"])
-        for expected in ["commands:", ":advance MS", ":run", "actions:", "  increment by=integer?", "  incrementLater ms=integer", "  reset"] {
+        for expected in [
+            "commands:", ":advance MS", ":run", "actions:", "  increment by=integer?", "  incrementLater ms=integer",
+            "  reset",
+        ] {
             XCTAssertTrue(out.contains(expected), "\(expected) in: \(out)")
         }
     }
 
     func testControlCharactersInDataAreEscaped() throws {
-        let todo = try write("titles.lua", """
+        let todo = try write(
+            "titles.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "titles", initial = { title = "" },
@@ -300,7 +325,9 @@ final class PromptTests: XCTestCase {
     /// The real clock waits for work in flight after the input ends (until Ctrl-C or
     /// `--until`); at a terminal it says what it waits for instead of hanging silently.
     func testARealClockRunWaitingForWorkInFlightSaysWhatItWaitsFor() throws {
-        let plugin = try write("waiter.lua", """
+        let plugin = try write(
+            "waiter.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "waiter", initial = {}, actions = { wait = {} }, mutations = {},
@@ -328,7 +355,10 @@ final class PromptTests: XCTestCase {
         guardItem.cancel()
         process.terminate()  // as Ctrl-C would
         process.waitUntilExit()
-        XCTAssertTrue(shown.contains("moonflow: input ended; waiting for work in flight (wait #1) until it finishes; Ctrl-C stops the run, --until MS ends it at MS"), shown)
+        XCTAssertTrue(
+            shown.contains(
+                "moonflow: input ended; waiting for work in flight (wait #1) until it finishes; Ctrl-C stops the run, --until MS ends it at MS"
+            ), shown)
     }
 
     @discardableResult

@@ -9,7 +9,9 @@ final class ReplayMemoryTests: ScratchTestCase {
     private func peak(_ arguments: [String], in folder: URL) throws -> (status: Int32, kilobytes: Int, stdout: String) {
         let binary = try Moonflow.binary().path
         let out = folder.appendingPathComponent("peak-out.txt").path
-        let command = "cd '\(folder.path)' && exec '\(binary)' " + arguments.map { "'\($0)'" }.joined(separator: " ") + " > '\(out)' 2>/dev/null"
+        let command =
+            "cd '\(folder.path)' && exec '\(binary)' " + arguments.map { "'\($0)'" }.joined(separator: " ")
+            + " > '\(out)' 2>/dev/null"
         // Under AddressSanitizer (scripts/test runs these with the ASan binary) freed memory
         // waits in a quarantine of up to 256 MB: keep it small so the peak is what is live.
         var environment = ProcessInfo.processInfo.environment
@@ -37,7 +39,9 @@ final class ReplayMemoryTests: ScratchTestCase {
     /// ended: a 200k-input recording (8 MB) peaked at 721 MB. It streams now: replaying
     /// 30,000 inputs peaks where replaying 1,000 does (it grew by about 100 MB before).
     func testReplayStreamsALongRecording() throws {
-        try write("plugins/tick/init.lua", """
+        try write(
+            "plugins/tick/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "tick", initial = { n = 0, note = "" }, state = { n = "integer", note = "string" },
@@ -47,7 +51,9 @@ final class ReplayMemoryTests: ScratchTestCase {
             }
             """)
         func recording(_ inputs: Int) -> String {
-            var text = #"{"record":"moonflow-session","format":1,"feature":"tick","version":1,"path":"plugins/tick","clock":"virtual"}"# + "\n"
+            var text =
+                #"{"record":"moonflow-session","format":1,"feature":"tick","version":1,"path":"plugins/tick","clock":"virtual"}"#
+                + "\n"
             for t in 0..<inputs { text += #"{"input":{"type":"tick"},"t":\#(t)}"# + "\n" }
             return text
         }
@@ -57,7 +63,10 @@ final class ReplayMemoryTests: ScratchTestCase {
         let long = try peak(["replay", "long.jsonl"], in: scratch)
         // The recordings hold inputs only: the run's events are new, and the replay says so.
         XCTAssertEqual(long.status, 1, long.stdout)
-        XCTAssertTrue(long.stdout.contains("the run now gives 90001 events, the recording 0; the first new one:"), long.stdout)
-        XCTAssertLessThan(long.kilobytes - short.kilobytes, 24 << 10, "peak \(short.kilobytes) KB for 1,000 inputs, \(long.kilobytes) KB for 30,000")
+        XCTAssertTrue(
+            long.stdout.contains("the run now gives 90001 events, the recording 0; the first new one:"), long.stdout)
+        XCTAssertLessThan(
+            long.kilobytes - short.kilobytes, 24 << 10,
+            "peak \(short.kilobytes) KB for 1,000 inputs, \(long.kilobytes) KB for 30,000")
     }
 }

@@ -10,7 +10,9 @@ import XCTest
 final class ReportReadersTests: ScratchTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
-        try write("plugins/clock/init.lua", """
+        try write(
+            "plugins/clock/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "clock", initial = { ticks = 0 }, actions = { tick = {} }, mutations = { ticked = {} },
@@ -38,13 +40,21 @@ final class ReportReadersTests: ScratchTestCase {
         let results: Set<String> = ["type", "message"]
         return [
             "testsuites": Allowed(optional: ["name", "time", "tests", "failures", "errors"], children: ["testsuite"]),
-            "testsuite": Allowed(required: ["name", "tests", "failures", "errors"],
-                                 optional: ["group", "time", "skipped", "timestamp", "hostname", "id", "package", "file", "log", "url", "version"],
-                                 children: ["testsuite", "properties", "testcase", "system-out", "system-err"]),
-            "testcase": Allowed(required: ["name"], optional: ["time", "classname", "group"],
-                                children: ["skipped", "error", "failure", "system-out", "system-err",
-                                           "rerunFailure", "rerunError", "flakyFailure", "flakyError"]),
-            "failure": Allowed(optional: results), "error": Allowed(optional: results), "skipped": Allowed(optional: results),
+            "testsuite": Allowed(
+                required: ["name", "tests", "failures", "errors"],
+                optional: [
+                    "group", "time", "skipped", "timestamp", "hostname", "id", "package", "file", "log", "url",
+                    "version",
+                ],
+                children: ["testsuite", "properties", "testcase", "system-out", "system-err"]),
+            "testcase": Allowed(
+                required: ["name"], optional: ["time", "classname", "group"],
+                children: [
+                    "skipped", "error", "failure", "system-out", "system-err",
+                    "rerunFailure", "rerunError", "flakyFailure", "flakyError",
+                ]),
+            "failure": Allowed(optional: results), "error": Allowed(optional: results),
+            "skipped": Allowed(optional: results),
         ]
     }()
 
@@ -56,9 +66,12 @@ final class ReportReadersTests: ScratchTestCase {
         guard let rule = junitRules[name] else { problems.append("<\(name)> is not a JUnit element"); return }
         let attributes = Set((element.attributes ?? []).compactMap(\.name))
         for missing in rule.required.subtracting(attributes).sorted() { problems.append("<\(name)> lacks \(missing)") }
-        for extra in attributes.subtracting(rule.required.union(rule.optional)).sorted() { problems.append("<\(name)> has \(extra)") }
+        for extra in attributes.subtracting(rule.required.union(rule.optional)).sorted() {
+            problems.append("<\(name)> has \(extra)")
+        }
         if let time = element.attribute(forName: "time")?.stringValue,
-           time.range(of: #"^[0-9]+(\.[0-9]{1,3})?$"#, options: .regularExpression) == nil {
+            time.range(of: #"^[0-9]+(\.[0-9]{1,3})?$"#, options: .regularExpression) == nil
+        {
             problems.append("<\(name)> time=\"\(time)\"")
         }
         for child in element.children ?? [] {
@@ -73,7 +86,8 @@ final class ReportReadersTests: ScratchTestCase {
     /// from any XML reader as a space (a raw newline in an attribute is normalised away), a
     /// message's carriage return as a newline.
     func testTheJUnitReportKeepsToTheXunitSchemaAndNamesComeBackWhole() throws {
-        try spec("""
+        try spec(
+            """
               describe("nested", function()
                 it("passes", function() end)
                 it("two\\nlines\\tand a tab", function() end)
@@ -93,14 +107,20 @@ final class ReportReadersTests: ScratchTestCase {
 
         XCTAssertEqual(root.attribute(forName: "tests")?.stringValue, "5")
         let suite = try XCTUnwrap(try xml.nodes(forXPath: "/testsuites/testsuite").first as? XMLElement)
-        XCTAssertEqual(suite.attribute(forName: "skipped")?.stringValue, "1", "the count of skipped tests is on the suite")
+        XCTAssertEqual(
+            suite.attribute(forName: "skipped")?.stringValue, "1", "the count of skipped tests is on the suite")
         XCTAssertEqual(suite.attribute(forName: "file")?.stringValue, "plugins/clock/spec/clock_spec.lua")
-        let names = try xml.nodes(forXPath: "//testcase").compactMap { ($0 as? XMLElement)?.attribute(forName: "name")?.stringValue }
-        XCTAssertEqual(names, ["passes", "two\nlines\tand a tab", "fails <here> & \"quoted\"", "rings \\x07 a bell", "later"],
-                       "names as the spec wrote them; a control character XML cannot hold as Lua writes it")
+        let names = try xml.nodes(forXPath: "//testcase").compactMap {
+            ($0 as? XMLElement)?.attribute(forName: "name")?.stringValue
+        }
+        XCTAssertEqual(
+            names, ["passes", "two\nlines\tand a tab", "fails <here> & \"quoted\"", "rings \\x07 a bell", "later"],
+            "names as the spec wrote them; a control character XML cannot hold as Lua writes it")
         let error = try XCTUnwrap(try xml.nodes(forXPath: "//testcase/error").first as? XMLElement)
         XCTAssertEqual(error.stringValue, "plugins/clock/spec/clock_spec.lua:5: first\r\nsecond")
-        XCTAssertEqual(error.attribute(forName: "message")?.stringValue, "plugins/clock/spec/clock_spec.lua:5: first", "the first line")
+        XCTAssertEqual(
+            error.attribute(forName: "message")?.stringValue, "plugins/clock/spec/clock_spec.lua:5: first",
+            "the first line")
     }
 
     // MARK: - TAP
@@ -113,7 +133,9 @@ final class ReportReadersTests: ScratchTestCase {
         var directive: String?
 
         init?(_ line: String) {
-            guard let match = line.range(of: #"^(not )?ok [0-9]+( - )?"#, options: .regularExpression) else { return nil }
+            guard let match = line.range(of: #"^(not )?ok [0-9]+( - )?"#, options: .regularExpression) else {
+                return nil
+            }
             ok = !line.hasPrefix("not ")
             var text = "", rest = Substring(line[match.upperBound...])
             while let c = rest.first {
@@ -139,7 +161,8 @@ final class ReportReadersTests: ScratchTestCase {
     /// second half a line no harness reads; so did a message's CRLF line ending in the YAML
     /// block, which also held the message's control characters, which YAML does not allow.
     func testTAPNamesKeepTheirHashesAndNewlinesOnTheirOwnLine() throws {
-        try spec("""
+        try spec(
+            """
               it("fails # TODO not really", function() error("boom\\r\\nsecond\\1line", 0) end)
               it("two\\nlines", function() end)
               it("a back\\\\slash # then a hash", function() end)
@@ -150,11 +173,15 @@ final class ReportReadersTests: ScratchTestCase {
         var inYAML = false
         var points: [TestPoint] = []
         // Split where a harness splits, at each line feed (a Swift Character holds "\r\n" as one).
-        for line in result.stdout.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+        for line in result.stdout.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map(
+            String.init)
+        {
             if inYAML {
                 inYAML = line != "  ..."
                 XCTAssertTrue(line.hasPrefix("  "), "YAML stays indented: \(line)")
-                XCTAssertFalse(line.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" }, "YAML holds no control character: \(line.debugDescription)")
+                XCTAssertFalse(
+                    line.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" },
+                    "YAML holds no control character: \(line.debugDescription)")
                 continue
             }
             if line == "  ---" { inYAML = true; continue }
@@ -162,9 +189,15 @@ final class ReportReadersTests: ScratchTestCase {
             let known = line == "TAP version 13" || line == "1..4" || line.hasPrefix("#") || line.isEmpty
             XCTAssertTrue(known, "a line no TAP harness reads: \(line.debugDescription) in\n\(result.stdout)")
         }
-        XCTAssertEqual(points.map(\.description), ["clock fails # TODO not really", "clock two\nlines",
-                                                   "clock a back\\slash # then a hash", "clock later # soon"])
-        XCTAssertTrue(result.stdout.contains("\n    plugins/clock/spec/clock_spec.lua:2: boom\n    second\\x01line\n  ...\n"), result.stdout)
+        XCTAssertEqual(
+            points.map(\.description),
+            [
+                "clock fails # TODO not really", "clock two\nlines",
+                "clock a back\\slash # then a hash", "clock later # soon",
+            ])
+        XCTAssertTrue(
+            result.stdout.contains("\n    plugins/clock/spec/clock_spec.lua:2: boom\n    second\\x01line\n  ...\n"),
+            result.stdout)
         XCTAssertEqual(points.map(\.ok), [false, true, true, true])
         XCTAssertEqual(points.map(\.directive), [nil, nil, nil, "SKIP"], "only the pending test has a directive")
     }
@@ -174,7 +207,8 @@ final class ReportReadersTests: ScratchTestCase {
     /// Before, `arg` was nil under `moonflow test` and `io.stdout` a table (`io.type` nil), so a
     /// spec (or the code it tests) that checks them as it would under busted failed.
     func testArgAndIoStdoutAreAsBustedGivesThem() throws {
-        try spec("""
+        try spec(
+            """
               it("sees busted's globals", function()
                 assert.are.equal("table", type(arg))
                 assert.are.equal("file", io.type(io.stdout))
@@ -199,12 +233,15 @@ final class ReportReadersTests: ScratchTestCase {
         // no "undefined field 'stdout.write'" (W143).
         XCTAssertFalse((result.stdout + result.stderr).contains("(W1"), result.stdout + result.stderr)
         let expected = "one 2\nthree four\nfive\nsix\nseven\n\(moonflow)\t3\t--jobs\t\(file)\neight\n"
-        XCTAssertTrue(result.stdout.hasPrefix(expected + "  ✓ clock sees busted's globals\n  ✓ clock runs after\n"),
-                      "each write where the spec's output goes, in order, before its test's line:\n" + result.stdout)
+        XCTAssertTrue(
+            result.stdout.hasPrefix(expected + "  ✓ clock sees busted's globals\n  ✓ clock runs after\n"),
+            "each write where the spec's output goes, in order, before its test's line:\n" + result.stdout)
 
         let tap = try Moonflow.run(["test", "--tap", file], in: scratch)
         XCTAssertEqual(tap.status, 0, tap.stdout + tap.stderr)
-        XCTAssertTrue(tap.stderr.contains("# one 2\n# three four\n# five\n"), "under TAP, TAP comments on standard error: " + tap.stderr)
+        XCTAssertTrue(
+            tap.stderr.contains("# one 2\n# three four\n# five\n"),
+            "under TAP, TAP comments on standard error: " + tap.stderr)
         XCTAssertEqual(tap.stdout.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count, 2, tap.stdout)
     }
 }

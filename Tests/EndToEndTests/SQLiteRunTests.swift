@@ -24,7 +24,9 @@ final class SQLiteRunTests: XCTestCase {
     private func lastList(_ stdout: String) throws -> [[String: Any]] {
         let lists = try stdout.split(separator: "\n").compactMap { line -> [[String: Any]]? in
             let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-            guard let mutation = event?["mutation"] as? [String: Any], mutation["type"] as? String == "list" else { return nil }
+            guard let mutation = event?["mutation"] as? [String: Any], mutation["type"] as? String == "list" else {
+                return nil
+            }
             return mutation["users"] as? [[String: Any]]
         }
         return try XCTUnwrap(lists.last, "no list mutation in:\n\(stdout)")
@@ -32,33 +34,47 @@ final class SQLiteRunTests: XCTestCase {
 
     func testTheUsersPluginKeepsItsChangesAcrossRuns() throws {
         let db = folder.appendingPathComponent("db").path
-        let writes = try write("""
+        let writes = try write(
+            """
             {"type":"add","id":4,"name":"Barbara","team":"kernel"}
             {"type":"rename","id":1,"name":"Ada Lovelace"}
             {"type":"remove","id":2}
             """, to: "writes.jsonl")
-        let first = try Moonflow.run(["run", "plugins/users", "--actions", writes, "--format", "jsonl", "--clock", "virtual", "--db", db])
+        let first = try Moonflow.run([
+            "run", "plugins/users", "--actions", writes, "--format", "jsonl", "--clock", "virtual", "--db", db,
+        ])
         XCTAssertEqual(first.status, 0, first.stderr + first.stdout)
 
         let reads = try write(#"{"type":"load"}"#, to: "reads.jsonl")
-        let second = try Moonflow.run(["run", "plugins/users", "--actions", reads, "--format", "jsonl", "--clock", "virtual", "--db", db])
+        let second = try Moonflow.run([
+            "run", "plugins/users", "--actions", reads, "--format", "jsonl", "--clock", "virtual", "--db", db,
+        ])
         XCTAssertEqual(second.status, 0, second.stderr + second.stdout)
         let names = try lastList(second.stdout).compactMap { $0["name"] as? String }
-        XCTAssertEqual(names, ["Ada Lovelace", "Barbara", "Linus"], "the second run sees the first run's add, rename and remove")
+        XCTAssertEqual(
+            names, ["Ada Lovelace", "Barbara", "Linus"], "the second run sees the first run's add, rename and remove")
 
-        let fresh = try Moonflow.run(["run", "plugins/users", "--actions", reads, "--format", "jsonl", "--clock", "virtual", "--db", ":memory:"])
-        XCTAssertEqual(try lastList(fresh.stdout).compactMap { $0["name"] as? String }, ["Ada", "Grace", "Linus"], "--db :memory: starts from the seed")
+        let fresh = try Moonflow.run([
+            "run", "plugins/users", "--actions", reads, "--format", "jsonl", "--clock", "virtual", "--db", ":memory:",
+        ])
+        XCTAssertEqual(
+            try lastList(fresh.stdout).compactMap { $0["name"] as? String }, ["Ada", "Grace", "Linus"],
+            "--db :memory: starts from the seed")
     }
 
     func testADbThatIsAFileIsAUsageError() throws {
         let file = try write("not a folder", to: "file")
         let result = try Moonflow.run(["run", "plugins/users", "--actions", file, "--db", file])
         XCTAssertEqual(result.status, 2)
-        XCTAssertTrue(result.stderr.contains("--db \(file) is not a folder; give a folder for the SQLite files (it is made when missing), or :memory:"), result.stderr)
+        XCTAssertTrue(
+            result.stderr.contains(
+                "--db \(file) is not a folder; give a folder for the SQLite files (it is made when missing), or :memory:"
+            ), result.stderr)
     }
 
     func testAKilledRunKeepsEveryAcknowledgedBatchAndNoHalfBatch() throws {
-        _ = try write("""
+        _ = try write(
+            """
             local mf = require "moonflow"
             local SIZE = 2000
             return mf.feature {
@@ -93,7 +109,8 @@ final class SQLiteRunTests: XCTestCase {
             """, to: "plugins/batches/init.lua")
         let plugin = folder.appendingPathComponent("plugins/batches").path
         let db = folder.appendingPathComponent("db").path
-        let fills = try write((1...100).map { #"{"type":"fill","batch":\#($0)}"# }.joined(separator: "\n"), to: "fills.jsonl")
+        let fills = try write(
+            (1...100).map { #"{"type":"fill","batch":\#($0)}"# }.joined(separator: "\n"), to: "fills.jsonl")
 
         // Run the fills, and kill the process (SIGKILL: no cleanup) once a few batches are acknowledged.
         let process = Process()
@@ -107,11 +124,13 @@ final class SQLiteRunTests: XCTestCase {
         try process.run()
         func acknowledged() -> Set<Int> {
             let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
-            return Set(text.split(separator: "\n").compactMap { line in
-                guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                      let mutation = event["mutation"] as? [String: Any], mutation["type"] as? String == "stored" else { return nil }
-                return mutation["batch"] as? Int
-            })
+            return Set(
+                text.split(separator: "\n").compactMap { line in
+                    guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                        let mutation = event["mutation"] as? [String: Any], mutation["type"] as? String == "stored"
+                    else { return nil }
+                    return mutation["batch"] as? Int
+                })
         }
         let deadline = Date().addingTimeInterval(60)
         while acknowledged().count < 3, process.isRunning, Date() < deadline { usleep(2_000) }
@@ -122,11 +141,15 @@ final class SQLiteRunTests: XCTestCase {
         XCTAssertLessThan(acked.count, 100, "the run was killed before it finished")
 
         let count = try write(#"{"type":"count"}"#, to: "count.jsonl")
-        let after = try Moonflow.run(["run", plugin, "--actions", count, "--format", "jsonl", "--clock", "virtual", "--db", db])
+        let after = try Moonflow.run([
+            "run", plugin, "--actions", count, "--format", "jsonl", "--clock", "virtual", "--db", db,
+        ])
         XCTAssertEqual(after.status, 0, after.stdout + after.stderr)
         let counted = try after.stdout.split(separator: "\n").compactMap { line -> [String: Any]? in
             let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-            guard let mutation = event?["mutation"] as? [String: Any], mutation["type"] as? String == "counted" else { return nil }
+            guard let mutation = event?["mutation"] as? [String: Any], mutation["type"] as? String == "counted" else {
+                return nil
+            }
             return mutation
         }.first
         let result = try XCTUnwrap(counted, after.stdout)

@@ -31,7 +31,9 @@ final class SandboxEscapeTests: ScratchTestCase {
         XCTAssertTrue(log.hasSuffix("match=false,just=false"), log)
 
         // The same plugin under `moonflow test --sandbox` (a trusted state for the spec).
-        try write("plugins/escape/spec/escape_spec.lua", """
+        try write(
+            "plugins/escape/spec/escape_spec.lua",
+            """
             local test = require "moonflow.test"
             describe("escape", function()
               it("is held", function()
@@ -51,7 +53,9 @@ final class SandboxEscapeTests: ScratchTestCase {
     }
 
     func testASandboxedPluginCannotSwapTheMatcherToRequireAFileOutsideItsFolder() throws {
-        try write("plugins/reach/init.lua", """
+        try write(
+            "plugins/reach/init.lua",
+            """
             local mf = require "moonflow"
             local out = {}
             local function note(name, ok, e) out[#out + 1] = name .. "=" .. (ok and "ok" or "refused") .. ":" .. tostring(e) end
@@ -72,8 +76,10 @@ final class SandboxEscapeTests: ScratchTestCase {
             """)
         let passwd = (try? String(contentsOfFile: "/etc/passwd", encoding: .utf8)) ?? "root:x:0:0:"
         let firstToken = String(passwd.split(separator: ":").first ?? "root")
-        for command in [["run", "plugins/reach", "--sandbox", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual"],
-                        ["check", "--sandbox", "plugins/reach"]] {
+        for command in [
+            ["run", "plugins/reach", "--sandbox", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual"],
+            ["check", "--sandbox", "plugins/reach"],
+        ] {
             try write("in.jsonl", #"{"type":"go"}"# + "\n")
             let result = try Moonflow.run(command, in: scratch)
             let all = result.stdout + result.stderr
@@ -88,7 +94,9 @@ final class SandboxEscapeTests: ScratchTestCase {
     }
 
     func testAComposedChildCannotChangeWhatItsSiblingSeesInSharedTables() throws {
-        try write("plugins/poker/init.lua", """
+        try write(
+            "plugins/poker/init.lua",
+            """
             local mf = require "moonflow"
             local function poke()
               local fake = function() return "HACKED" end
@@ -107,7 +115,9 @@ final class SandboxEscapeTests: ScratchTestCase {
               handle = function() poke() end, reduce = function(s) return s end,
             }
             """)
-        try write("plugins/looker/init.lua", """
+        try write(
+            "plugins/looker/init.lua",
+            """
             local mf = require "moonflow"
             local function look()
               local names = {}
@@ -128,7 +138,9 @@ final class SandboxEscapeTests: ScratchTestCase {
               reduce = function(s, m) s.seen = m.seen return s end,
             }
             """)
-        try write("plugins/family/init.lua", """
+        try write(
+            "plugins/family/init.lua",
+            """
             local mf = require "moonflow"
             return mf.compose {
               name = "family",
@@ -143,7 +155,9 @@ final class SandboxEscapeTests: ScratchTestCase {
     }
 
     func testTheSharedArrayMarkerCannotBeReachedToChangeEveryonesArrays() throws {
-        try write("plugins/marker/init.lua", """
+        try write(
+            "plugins/marker/init.lua",
+            """
             local mf = require "moonflow"
             local out = {}
             local mt = getmetatable(mf.array())
@@ -176,8 +190,12 @@ final class SandboxEscapeTests: ScratchTestCase {
         for extra in [[], ["--sandbox"]] {
             let result = try runJSONL("marker", [#"{"type":"fail"}"#, #"{"type":"go"}"#], extra)
             let state = try XCTUnwrap(jsonlLastState(result.stdout), result.stdout + result.stderr)
-            XCTAssertEqual(state["log"] as? String, "mt=string,poisoned=false,x=nil,write=true,set=false,remark=moonflow.object", "\(extra)")
-            XCTAssertEqual((state["items"] as? [Any])?.count, 0, "still an array after the rollback and the re-marks \(extra): \(result.stdout)")
+            XCTAssertEqual(
+                state["log"] as? String, "mt=string,poisoned=false,x=nil,write=true,set=false,remark=moonflow.object",
+                "\(extra)")
+            XCTAssertEqual(
+                (state["items"] as? [Any])?.count, 0,
+                "still an array after the rollback and the re-marks \(extra): \(result.stdout)")
             XCTAssertEqual(state["n"] as? Int, 1)
             XCTAssertEqual(jsonlErrors(result.stdout).count, 1, result.stdout)
         }
@@ -185,10 +203,14 @@ final class SandboxEscapeTests: ScratchTestCase {
 
     func testCheckSandboxRefusesTheSameEscapesAsRun() throws {
         // check reports no state: an escape that worked fails the plugin's top level instead.
-        try write("plugins/escape/init.lua", escapes.replacingOccurrences(of: "return mf.feature {", with: """
-            if table.concat(out, "|"):find("=ok") or string.match == print or mf.just == print then error("ESCAPED " .. table.concat(out, "|")) end
-            return mf.feature {
-            """))
+        try write(
+            "plugins/escape/init.lua",
+            escapes.replacingOccurrences(
+                of: "return mf.feature {",
+                with: """
+                    if table.concat(out, "|"):find("=ok") or string.match == print or mf.just == print then error("ESCAPED " .. table.concat(out, "|")) end
+                    return mf.feature {
+                    """))
         let check = try Moonflow.run(["check", "--sandbox", "plugins/escape"], in: scratch)
         XCTAssertEqual(check.status, 0, check.stdout + check.stderr)
         XCTAssertFalse((check.stdout + check.stderr).contains("ESCAPED"), check.stdout + check.stderr)
@@ -201,7 +223,9 @@ final class SandboxEscapeTests: ScratchTestCase {
     func testASandboxedPluginsDatabaseFilesStayInItsFolder() throws {
         let outside = scratch.appendingPathComponent("outside.db").path
         for file in [outside, "../outside.db", "data/../../outside.db", "file:outside.db"] {
-            try write("plugins/db/init.lua", """
+            try write(
+                "plugins/db/init.lua",
+                """
                 local mf = require "moonflow"
                 return mf.feature {
                   name = "db", initial = { n = 0 }, actions = { go = {} }, mutations = {},
@@ -225,24 +249,35 @@ final class SandboxEscapeTests: ScratchTestCase {
     func testASandboxedRequireRefusesALinkOutOfThePluginFolder() throws {
         try write("secret.lua", "TOKEN = 'hunter2'\nreturn { token = TOKEN }\n")
         try write("plugins/leaky/inside.lua", "return { ok = true }\n")
-        try write("plugins/leaky/init.lua", """
+        try write(
+            "plugins/leaky/init.lua",
+            """
             local mf = require "moonflow"
             local inside = require "leaky.inside"
             local settings = require "leaky.settings"
             return mf.feature { name = "leaky", initial = { token = settings.token or "", ok = inside.ok },
               actions = {}, mutations = {}, handle = function() end, reduce = function(s) return s end }
             """)
-        try FileManager.default.createSymbolicLink(atPath: scratch.appendingPathComponent("plugins/leaky/settings.lua").path,
-                                                   withDestinationPath: "../../secret.lua")
-        let run = try Moonflow.run(["run", "plugins/leaky", "--sandbox", "--clock", "virtual", "--format", "jsonl", "--actions", "-"], in: scratch, input: "")
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.appendingPathComponent("plugins/leaky/settings.lua").path,
+            withDestinationPath: "../../secret.lua")
+        let run = try Moonflow.run(
+            ["run", "plugins/leaky", "--sandbox", "--clock", "virtual", "--format", "jsonl", "--actions", "-"],
+            in: scratch, input: "")
         XCTAssertEqual(run.status, 1, run.stdout)
         XCTAssertFalse(run.stdout.contains("hunter2"), run.stdout)
-        XCTAssertTrue(run.stdout.contains("module 'leaky.settings' not found: plugins/leaky/settings.lua leads outside the plugin's folder"), run.stdout)
+        XCTAssertTrue(
+            run.stdout.contains(
+                "module 'leaky.settings' not found: plugins/leaky/settings.lua leads outside the plugin's folder"),
+            run.stdout)
         // A link that stays inside loads.
         try FileManager.default.removeItem(atPath: scratch.appendingPathComponent("plugins/leaky/settings.lua").path)
-        try FileManager.default.createSymbolicLink(atPath: scratch.appendingPathComponent("plugins/leaky/settings.lua").path,
-                                                   withDestinationPath: "inside.lua")
-        let ok = try Moonflow.run(["run", "plugins/leaky", "--sandbox", "--clock", "virtual", "--format", "jsonl", "--actions", "-"], in: scratch, input: "")
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.appendingPathComponent("plugins/leaky/settings.lua").path,
+            withDestinationPath: "inside.lua")
+        let ok = try Moonflow.run(
+            ["run", "plugins/leaky", "--sandbox", "--clock", "virtual", "--format", "jsonl", "--actions", "-"],
+            in: scratch, input: "")
         XCTAssertEqual(ok.status, 0, ok.stdout)
     }
 
@@ -251,7 +286,9 @@ final class SandboxEscapeTests: ScratchTestCase {
     /// the folder still opens.
     func testASandboxedDatabaseFileThatLinksOutOfItsFolderIsRefused() throws {
         let other = scratch.appendingPathComponent("other.db").path
-        try write("plugins/db/init.lua", """
+        try write(
+            "plugins/db/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "db", initial = { n = 0 }, actions = { go = {} }, mutations = { got = {} },
@@ -275,12 +312,14 @@ final class SandboxEscapeTests: ScratchTestCase {
             let result = try runJSONL("db", [#"{"type":"go"}"#], ["--sandbox"] + extra)
             XCTAssertEqual(result.status, 1, "\(link): \(result.stdout)")
             let message = jsonlErrors(result.stdout).first ?? ""
-            XCTAssertTrue(message.hasPrefix("plugins/db/init.lua: repositories.x.sqlite = \"x.db\": "), "\(link): \(message)")
+            XCTAssertTrue(
+                message.hasPrefix("plugins/db/init.lua: repositories.x.sqlite = \"x.db\": "), "\(link): \(message)")
             XCTAssertTrue(message.contains("leads outside the data folder"), "\(link): \(message)")
             XCTAssertFalse(fm.fileExists(atPath: other), "\(link): nothing written through the link")
         }
         // A link that stays in the folder opens (its target made as it opens).
-        try fm.createSymbolicLink(atPath: scratch.appendingPathComponent("plugins/db/x.db").path, withDestinationPath: "real.db")
+        try fm.createSymbolicLink(
+            atPath: scratch.appendingPathComponent("plugins/db/x.db").path, withDestinationPath: "real.db")
         let inside = try runJSONL("db", [#"{"type":"go"}"#], ["--sandbox"])
         XCTAssertEqual(inside.status, 0, inside.stdout)
         XCTAssertEqual(jsonlLastState(inside.stdout)?["n"] as? Int, 1, inside.stdout)
@@ -290,7 +329,9 @@ final class SandboxEscapeTests: ScratchTestCase {
         try write("secret.conf", "return 'SECRET'\n")
         try write("other/passwd.lua", "root:x:0:0\n")
         try write("app/util.lua", "return { ok = true }\n")
-        try write("app/main.lua", """
+        try write(
+            "app/main.lua",
+            """
             print(pcall(function() package.path = "../?.conf;../other/?.lua"; return require "secret" end))
             print(pcall(require, "passwd"))
             print(package.searchpath, package.path)
@@ -301,15 +342,20 @@ final class SandboxEscapeTests: ScratchTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         let lines = result.stdout.components(separatedBy: "\n")
         XCTAssertTrue(lines[0].hasPrefix("false\tapp/main.lua:1: module 'secret' not found:"), result.stdout)
-        XCTAssertFalse(result.stdout.contains("SECRET") || result.stdout.contains("root:x") || result.stdout.contains("passwd.lua:"), result.stdout)
+        XCTAssertFalse(
+            result.stdout.contains("SECRET") || result.stdout.contains("root:x")
+                || result.stdout.contains("passwd.lua:"), result.stdout)
         XCTAssertTrue(result.stdout.contains("\tno file 'app/secret.lua'"), result.stdout)
         XCTAssertTrue(result.stdout.contains("\nnil\t../?.conf"), "no searchpath to probe files with: \(result.stdout)")
-        XCTAssertTrue(result.stdout.contains("false\tsetmetatable: the sandbox's globals cannot get a metatable"), result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains("false\tsetmetatable: the sandbox's globals cannot get a metatable"), result.stdout)
         XCTAssertTrue(result.stdout.hasSuffix("true\ttable\n"), result.stdout)
     }
 
     func testASandboxedChildCannotChangeItsSiblingsGlobals() throws {
-        try write("plugins/bully/init.lua", """
+        try write(
+            "plugins/bully/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "bully", initial = { done = false }, actions = { go = {} }, mutations = { done = {} },
@@ -322,7 +368,9 @@ final class SandboxEscapeTests: ScratchTestCase {
               reduce = function(s) s.done = true return s end,
             }
             """)
-        try write("plugins/victim/init.lua", """
+        try write(
+            "plugins/victim/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "victim", initial = { text = "" }, actions = { go = {} }, mutations = { set = { text = "string" } },
@@ -330,7 +378,9 @@ final class SandboxEscapeTests: ScratchTestCase {
               reduce = function(s, m) s.text = m.text return s end,
             }
             """)
-        try write("plugins/pair/init.lua", """
+        try write(
+            "plugins/pair/init.lua",
+            """
             local mf = require "moonflow"
             return mf.compose {
               name = "pair", children = { bully = "bully", victim = "victim" },
@@ -339,12 +389,18 @@ final class SandboxEscapeTests: ScratchTestCase {
             }
             """)
         try write("in.jsonl", "{\"type\":\"go\",\"to\":\"bully\"}\n{\"type\":\"go\",\"to\":\"victim\"}\n")
-        let result = try Moonflow.run(["run", "plugins/pair", "--sandbox", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual"], in: scratch)
+        let result = try Moonflow.run(
+            ["run", "plugins/pair", "--sandbox", "--actions", "in.jsonl", "--format", "jsonl", "--clock", "virtual"],
+            in: scratch)
         let events = jsonlObjects(result.stdout)
         let state = events.last?["state"] as? [String: Any]
         XCTAssertEqual(state?["done"] as? Bool, true, result.stdout)
-        XCTAssertEqual(state?["text"] as? String, "OK1", "the sibling's string.upper and tostring are untouched: \(result.stdout)")
-        XCTAssertTrue(result.stdout.contains("setmetatable: a sandboxed plugin's globals cannot get a metatable"), result.stdout)
-        XCTAssertTrue(result.stdout.contains(#""where":"plugins/bully/init.lua:7""#), "print names the plugin's line: \(result.stdout)")
+        XCTAssertEqual(
+            state?["text"] as? String, "OK1", "the sibling's string.upper and tostring are untouched: \(result.stdout)")
+        XCTAssertTrue(
+            result.stdout.contains("setmetatable: a sandboxed plugin's globals cannot get a metatable"), result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains(#""where":"plugins/bully/init.lua:7""#),
+            "print names the plugin's line: \(result.stdout)")
     }
 }

@@ -9,7 +9,9 @@ import XCTest
 final class SpecRunnerLimitsTests: ScratchTestCase {
     /// A plugin over a declared SQLite repository: `load` is a Swift-side call.
     private func writeItemsPlugin() throws {
-        try write("plugins/items/init.lua", """
+        try write(
+            "plugins/items/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "items",
@@ -36,7 +38,9 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
 
     func testAStoreDroppedWithACallInFlightDoesNotBlockTheNextTest() throws {
         try writeItemsPlugin()
-        try write("plugins/items/spec/items_spec.lua", """
+        try write(
+            "plugins/items/spec/items_spec.lua",
+            """
             local T = require "moonflow.test"
             describe("items", function()
               it("fails before receive", function()
@@ -60,7 +64,9 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
 
     func testALoopingTestFailsWhereItWasStoppedAndTheNextOneRuns() throws {
         try writeItemsPlugin()
-        try write("plugins/items/spec/loops_spec.lua", """
+        try write(
+            "plugins/items/spec/loops_spec.lua",
+            """
             local T = require "moonflow.test"
             describe("loops", function()
               it("spins", function() while true do end end)
@@ -77,11 +83,18 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
             """)
         let result = try Moonflow.run(["test", "--time-limit", "50"], in: scratch, timeout: 60)
         XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
-        let limit = "test exceeded its time limit of 500 ms (ten times --time-limit: raise it with moonflow test --time-limit MS)"
-        XCTAssertTrue(result.stdout.contains("✗ loops spins: plugins/items/spec/loops_spec.lua:3: " + limit), result.stdout)
-        XCTAssertTrue(result.stdout.contains("✗ loops spins in pcall: plugins/items/spec/loops_spec.lua:5: " + limit), result.stdout)
+        let limit =
+            "test exceeded its time limit of 500 ms (ten times --time-limit: raise it with moonflow test --time-limit MS)"
+        XCTAssertTrue(
+            result.stdout.contains("✗ loops spins: plugins/items/spec/loops_spec.lua:3: " + limit), result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains("✗ loops spins in pcall: plugins/items/spec/loops_spec.lua:5: " + limit),
+            result.stdout)
         // A feature call inside a test keeps its own limit and message.
-        XCTAssertTrue(result.stdout.contains("time limit of 50 ms exceeded: the script ran too long (raise it with --time-limit MS) (plugins/items/init.lua:"), result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains(
+                "time limit of 50 ms exceeded: the script ran too long (raise it with --time-limit MS) (plugins/items/init.lua:"
+            ), result.stdout)
         XCTAssertTrue(result.stdout.contains("  ✓ loops runs after"), result.stdout)
         XCTAssertTrue(result.stdout.hasSuffix("1 passed, 3 failed\n"), result.stdout)
     }
@@ -92,7 +105,9 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
     /// counts only against the wall-clock backstop, three times the limit.
     func testATestsLimitCountsCPUTimeAndWaitingOnlyAgainstTheBackstop() throws {
         try writeItemsPlugin()
-        try write("plugins/items/spec/waits_spec.lua", """
+        try write(
+            "plugins/items/spec/waits_spec.lua",
+            """
             describe("waits", function()
               it("works, then waits past the limit's wall time", function()
                 local start = os.clock()
@@ -107,7 +122,9 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
         let result = try Moonflow.run(["test", "--time-limit", "20"], in: scratch, timeout: 60)
         XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
         XCTAssertTrue(result.stdout.contains("✓ waits works, then waits past the limit's wall time"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("✗ waits waits past the backstop: plugins/items/spec/waits_spec.lua:"), result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains("✗ waits waits past the backstop: plugins/items/spec/waits_spec.lua:"), result.stdout
+        )
         XCTAssertTrue(result.stdout.contains("test exceeded its time limit of 200 ms"), result.stdout)
     }
 
@@ -120,24 +137,33 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
             "top": "while true do end\ndescribe('x', function() it('t', function() end) end)",
             "describe": "describe('x', function() while true do end end)",
             "setup": "describe('x', function() setup(function() while true do end end) it('t', function() end) end)",
-            "teardown": "describe('x', function() teardown(function() while true do end end) it('t', function() end) end)",
-            "before": "describe('x', function() before_each(function() while true do end end) it('t', function() end) end)",
-            "after": "describe('x', function() after_each(function() while true do end end) it('t', function() end) end)",
-            "finally": "describe('x', function() it('t', function() finally(function() while true do end end) end) end)",
+            "teardown":
+                "describe('x', function() teardown(function() while true do end end) it('t', function() end) end)",
+            "before":
+                "describe('x', function() before_each(function() while true do end end) it('t', function() end) end)",
+            "after":
+                "describe('x', function() after_each(function() while true do end end) it('t', function() end) end)",
+            "finally":
+                "describe('x', function() it('t', function() finally(function() while true do end end) end) end)",
         ]
         for (name, body) in places { try write("plugins/items/spec/\(name)_spec.lua", body + "\n") }
-        try write("plugins/items/spec/zz_spec.lua", "describe('after all', function() it('runs', function() end) end)\n")
+        try write(
+            "plugins/items/spec/zz_spec.lua", "describe('after all', function() it('runs', function() end) end)\n")
         let result = try Moonflow.run(["test", "--time-limit", "20"], in: scratch, timeout: 120)
         XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
         for name in places.keys {
-            XCTAssertTrue(result.stdout.contains("plugins/items/spec/\(name)_spec.lua:1: test exceeded its time limit of 200 ms"), "\(name): \(result.stdout)")
+            XCTAssertTrue(
+                result.stdout.contains("plugins/items/spec/\(name)_spec.lua:1: test exceeded its time limit of 200 ms"),
+                "\(name): \(result.stdout)")
         }
         XCTAssertTrue(result.stdout.contains("✓ after all runs"), result.stdout)
     }
 
     func testAFailingSpecOverServiceCallsReadsTheSameOnEveryRun() throws {
         try writeItemsPlugin()
-        try write("plugins/items/spec/pick_spec.lua", """
+        try write(
+            "plugins/items/spec/pick_spec.lua",
+            """
             local T = require "moonflow.test"
             describe("items", function()
               it("picks", function()
@@ -152,7 +178,8 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
         var outputs = Set<String>()
         for _ in 1...10 {
             let result = try Moonflow.run(["test"], in: scratch)
-            outputs.insert(result.stdout.replacingOccurrences(of: #"\(\d+ ms\)"#, with: "", options: .regularExpression))
+            outputs.insert(
+                result.stdout.replacingOccurrences(of: #"\(\d+ ms\)"#, with: "", options: .regularExpression))
         }
         XCTAssertEqual(outputs.count, 1, outputs.joined(separator: "\n----\n"))
         let output = try XCTUnwrap(outputs.first)
@@ -163,8 +190,12 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
     /// Three spec files, one failing.
     private func writeThreeFiles() throws {
         try writeItemsPlugin()
-        for (name, body) in [("a", "assert.are.equal(1, 1)"), ("b", "assert.are.equal(1, 2)"), ("c", "print('from c')")] {
-            try write("plugins/items/spec/\(name)_spec.lua", """
+        for (name, body) in [
+            ("a", "assert.are.equal(1, 1)"), ("b", "assert.are.equal(1, 2)"), ("c", "print('from c')"),
+        ] {
+            try write(
+                "plugins/items/spec/\(name)_spec.lua",
+                """
                 describe("\(name)", function()
                   it("one", function() \(body) end)
                   it("two", function() assert.is_true(true) end)
@@ -186,11 +217,14 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
         XCTAssertEqual(untimed(three.stdout), untimed(one.stdout))
         // Each test's line comes as it ends, before its file's line.
         let lines = untimed(one.stdout).split(separator: "\n").map(String.init)
-        XCTAssertEqual(Array(lines.prefix(3)), ["  ✓ a one", "  ✓ a two", "✓ plugins/items/spec/a_spec.lua  2 passed"], one.stdout)
+        XCTAssertEqual(
+            Array(lines.prefix(3)), ["  ✓ a one", "  ✓ a two", "✓ plugins/items/spec/a_spec.lua  2 passed"], one.stdout)
         XCTAssertTrue(lines.contains("from c"), one.stdout)
         let xml = try XMLDocument(data: Data(contentsOf: scratch.appendingPathComponent("report.xml")))
         XCTAssertEqual(try xml.nodes(forXPath: "//testsuite").count, 3)
-        XCTAssertEqual((try xml.nodes(forXPath: "/testsuites").first as? XMLElement)?.attribute(forName: "tests")?.stringValue, "6")
+        XCTAssertEqual(
+            (try xml.nodes(forXPath: "/testsuites").first as? XMLElement)?.attribute(forName: "tests")?.stringValue, "6"
+        )
 
         let tap = try Moonflow.run(["test", "--jobs", "3", "--tap"], in: scratch)
         let numbers = tap.stdout.split(separator: "\n").compactMap { line -> Int? in
@@ -215,9 +249,12 @@ final class SpecRunnerLimitsTests: ScratchTestCase {
             seen += files(result)
             // The same shard again runs the same files.
             XCTAssertEqual(files(try Moonflow.run(["test", "--shard", "\(i)/3"], in: scratch)), files(result))
-            XCTAssertEqual(result.status, files(result).contains("plugins/items/spec/b_spec.lua") ? 1 : 0, result.stdout)
+            XCTAssertEqual(
+                result.status, files(result).contains("plugins/items/spec/b_spec.lua") ? 1 : 0, result.stdout)
         }
-        XCTAssertEqual(seen.sorted(), ["plugins/items/spec/a_spec.lua", "plugins/items/spec/b_spec.lua", "plugins/items/spec/c_spec.lua"])
+        XCTAssertEqual(
+            seen.sorted(),
+            ["plugins/items/spec/a_spec.lua", "plugins/items/spec/b_spec.lua", "plugins/items/spec/c_spec.lua"])
 
         let bad = try Moonflow.run(["test", "--shard", "4/3"], in: scratch)
         XCTAssertEqual(bad.status, 2, bad.stderr)

@@ -8,7 +8,9 @@ import XCTest
 final class SpecRunnerTests: ScratchTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
-        try write("plugins/clock/init.lua", """
+        try write(
+            "plugins/clock/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "clock",
@@ -32,7 +34,9 @@ final class SpecRunnerTests: ScratchTestCase {
     }
 
     private func spec(_ body: String) throws {
-        try write("plugins/clock/spec/clock_spec.lua", """
+        try write(
+            "plugins/clock/spec/clock_spec.lua",
+            """
             local mf = require "moonflow"
             local T = require "moonflow.test"
             describe("clock", function()
@@ -42,7 +46,8 @@ final class SpecRunnerTests: ScratchTestCase {
     }
 
     func testAWrongExpectedChangeShowsTheDiffAndTheSpecsLine() throws {
-        try spec("""
+        try spec(
+            """
               it("ticks", function()
                 local store = T.store("clock")
                 store:send({ type = "tick" }, function(s) s.ticks = 2 end)
@@ -51,7 +56,10 @@ final class SpecRunnerTests: ScratchTestCase {
         let result = try Moonflow.run(["test"], in: scratch)
         XCTAssertEqual(result.status, 1, result.stdout)
         XCTAssertTrue(result.stdout.contains("FAIL clock ticks"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("plugins/clock/spec/clock_spec.lua:6: State after send(tick) does not match the expected change:"), result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains(
+                "plugins/clock/spec/clock_spec.lua:6: State after send(tick) does not match the expected change:"),
+            result.stdout)
         XCTAssertTrue(result.stdout.contains("    - ticks = 2\n    + ticks = 1"), result.stdout)
         XCTAssertFalse(result.stdout.contains("title ="), "unchanged fields are elided: \(result.stdout)")
         XCTAssertTrue(result.stdout.hasSuffix("0 passed, 1 failed\n"), result.stdout)
@@ -62,9 +70,15 @@ final class SpecRunnerTests: ScratchTestCase {
     /// (`ticks = 0` where 1 was expected) showed, and the cause was nowhere.
     func testAnErrorDuringAStepIsShownFirstWithItsFileLineAndTraceback() throws {
         let plugin = try String(contentsOf: scratch.appendingPathComponent("plugins/clock/init.lua"), encoding: .utf8)
-        try write("plugins/clock/init.lua", plugin.replacingOccurrences(of: "state.ticks = state.ticks + 1", with: "state.ticks = state.tikcs + 1")
-            .replacingOccurrences(of: "initial = { ticks = 0, title = \"\" },", with: "initial = { ticks = 0, title = \"\" }, state = { ticks = \"integer\", title = \"string\" },"))
-        try spec("""
+        try write(
+            "plugins/clock/init.lua",
+            plugin.replacingOccurrences(of: "state.ticks = state.ticks + 1", with: "state.ticks = state.tikcs + 1")
+                .replacingOccurrences(
+                    of: "initial = { ticks = 0, title = \"\" },",
+                    with: "initial = { ticks = 0, title = \"\" }, state = { ticks = \"integer\", title = \"string\" },")
+        )
+        try spec(
+            """
               it("ticks", function()
                 local store = T.store("clock")
                 store:send({ type = "tick" }, function(s) s.ticks = 1 end)
@@ -72,22 +86,38 @@ final class SpecRunnerTests: ScratchTestCase {
             """)
         let result = try Moonflow.run(["test"], in: scratch)
         XCTAssertEqual(result.status, 1, result.stdout)
-        let cause = "plugins/clock/spec/clock_spec.lua:6: send(tick) raised an error in the feature: plugins/clock/init.lua:15: state has no field 'tikcs' (did you mean 'ticks'?)"
-        XCTAssertTrue(result.stdout.contains("  ✗ clock ticks: " + cause), "the summary line names the cause: \(result.stdout)")
+        let cause =
+            "plugins/clock/spec/clock_spec.lua:6: send(tick) raised an error in the feature: plugins/clock/init.lua:15: state has no field 'tikcs' (did you mean 'ticks'?)"
+        XCTAssertTrue(
+            result.stdout.contains("  ✗ clock ticks: " + cause), "the summary line names the cause: \(result.stdout)")
         let failure = try XCTUnwrap(result.stdout.components(separatedBy: "FAIL clock ticks\n").last)
         XCTAssertTrue(failure.hasPrefix("  " + cause), failure)
-        XCTAssertTrue(failure.contains("    stack traceback:\n      plugins/clock/init.lua:15: in field 'reduce'\n      plugins/clock/spec/clock_spec.lua:6:"), failure)
-        XCTAssertFalse(failure.contains("busted") || failure.contains("[C]") || failure.contains("moonflow:"), "only the plugin's and the spec's frames: \(failure)")
-        let diff = try XCTUnwrap(failure.range(of: "State after send(tick) does not match the expected change:\n    - ticks = 1\n    + ticks = 0"), failure)
+        XCTAssertTrue(
+            failure.contains(
+                "    stack traceback:\n      plugins/clock/init.lua:15: in field 'reduce'\n      plugins/clock/spec/clock_spec.lua:6:"
+            ), failure)
+        XCTAssertFalse(
+            failure.contains("busted") || failure.contains("[C]") || failure.contains("moonflow:"),
+            "only the plugin's and the spec's frames: \(failure)")
+        let diff = try XCTUnwrap(
+            failure.range(
+                of: "State after send(tick) does not match the expected change:\n    - ticks = 1\n    + ticks = 0"),
+            failure)
         XCTAssertTrue(failure[..<diff.lowerBound].contains("stack traceback"), "the cause comes before the diff")
     }
 
     /// A typo in a spec fails at its line with what was meant, as a typo in plugin code does.
     func testTyposInASpecNameWhatWasMeant() throws {
         let plugin = try String(contentsOf: scratch.appendingPathComponent("plugins/clock/init.lua"), encoding: .utf8)
-        try write("plugins/clock/init.lua", plugin.replacingOccurrences(of: "initial = { ticks = 0, title = \"\" },",
-                                                                         with: "initial = { ticks = 0, title = \"\" }, state = { ticks = \"integer\", title = \"string\", note = \"string?\" },"))
-        try spec("""
+        try write(
+            "plugins/clock/init.lua",
+            plugin.replacingOccurrences(
+                of: "initial = { ticks = 0, title = \"\" },",
+                with:
+                    "initial = { ticks = 0, title = \"\" }, state = { ticks = \"integer\", title = \"string\", note = \"string?\" },"
+            ))
+        try spec(
+            """
               it("a state field", function() local n = T.store("clock").state.tikcs end)
               it("a declared optional field reads nil", function() assert.is_nil(T.store("clock").state.note) end)
               it("a store method", function() T.store("clock"):sned({ type = "tick" }) end)
@@ -95,10 +125,12 @@ final class SpecRunnerTests: ScratchTestCase {
             """)
         let result = try Moonflow.run(["test"], in: scratch)
         XCTAssertEqual(result.status, 1)
-        for text in ["clock_spec.lua:4: store.state has no field 'tikcs' (did you mean 'ticks'?)",
-                     "✓ clock a declared optional field reads nil",
-                     "clock_spec.lua:6: the test store has no 'sned' (did you mean 'send'?)",
-                     "clock_spec.lua:7: moonflow.test has no 'stroe' (did you mean 'store'?)"] {
+        for text in [
+            "clock_spec.lua:4: store.state has no field 'tikcs' (did you mean 'ticks'?)",
+            "✓ clock a declared optional field reads nil",
+            "clock_spec.lua:6: the test store has no 'sned' (did you mean 'send'?)",
+            "clock_spec.lua:7: moonflow.test has no 'stroe' (did you mean 'store'?)",
+        ] {
             XCTAssertTrue(result.stdout.contains(text), "\(text) in: \(result.stdout)")
         }
     }
@@ -106,7 +138,9 @@ final class SpecRunnerTests: ScratchTestCase {
     /// A spec's stub may keep what the feature hands it (a luassert spy's arguments are read
     /// after the call): it gets a copy of the state, not a view that dies with `handle`.
     func testAStubSpyReadsTheStateItWasHandedAfterTheCall() throws {
-        try write("plugins/draft/init.lua", """
+        try write(
+            "plugins/draft/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "draft", initial = { lines = { { sku = "tea", qty = 1 } }, saved = false },
@@ -118,7 +152,9 @@ final class SpecRunnerTests: ScratchTestCase {
               reduce = function(state) state.saved = true; return state end,
             }
             """)
-        try write("plugins/draft/spec/draft_spec.lua", """
+        try write(
+            "plugins/draft/spec/draft_spec.lua",
+            """
             local T = require "moonflow.test"
             describe("draft", function()
               it("saves the lines", function()
@@ -135,7 +171,8 @@ final class SpecRunnerTests: ScratchTestCase {
     }
 
     func testMisusedStoreCallsPointAtTheSpecsLine() throws {
-        try spec("""
+        try spec(
+            """
               it("a number", function() T.store("clock"):send(5) end)
               it("a dot", function() local s = T.store("clock"); s.send({ type = "tick" }) end)
               it("a change that is no function", function() T.store("clock"):send({ type = "tick" }, 5) end)
@@ -143,15 +180,19 @@ final class SpecRunnerTests: ScratchTestCase {
             """)
         let result = try Moonflow.run(["test"], in: scratch)
         XCTAssertEqual(result.status, 1)
-        for (line, text) in [(4, "store:send(action [, change]): action must be a table"), (5, "store:send(...) must be called with a colon (store:send, not store.send)"),
-                             (6, "store:send: the change must be a function(state)"), (7, "T.store: unknown option 'exhaustve'")] {
+        for (line, text) in [
+            (4, "store:send(action [, change]): action must be a table"),
+            (5, "store:send(...) must be called with a colon (store:send, not store.send)"),
+            (6, "store:send: the change must be a function(state)"), (7, "T.store: unknown option 'exhaustve'"),
+        ] {
             XCTAssertTrue(result.stdout.contains("clock_spec.lua:\(line): \(text)"), "line \(line): \(result.stdout)")
         }
         XCTAssertTrue(result.stdout.hasSuffix("0 passed, 4 failed\n"), result.stdout)
     }
 
     func testALeftoverTimerFailsFinishNamingItsAction() throws {
-        try spec("""
+        try spec(
+            """
               it("leaves a timer", function()
                 local store = T.store("clock")
                 store:send({ type = "tick", ms = 250 })
@@ -165,7 +206,8 @@ final class SpecRunnerTests: ScratchTestCase {
     }
 
     func testAStubbedServiceIsUsedAndPassingSpecsExitZero() throws {
-        try spec("""
+        try spec(
+            """
               it("uses the stub", function()
                 local calls = {}
                 local store = T.store("clock", { services = { title = function(id) calls[#calls + 1] = id; return "stub " .. id end } })
@@ -188,7 +230,8 @@ final class SpecRunnerTests: ScratchTestCase {
     }
 
     func testJUnitAndTAPReportTheRightCounts() throws {
-        try spec("""
+        try spec(
+            """
               describe("nested", function()
                 it("passes", function() assert.is_true(true) end)
                 it("fails <here>", function() assert.are.equal(1, 2) end)
@@ -221,7 +264,8 @@ final class SpecRunnerTests: ScratchTestCase {
     }
 
     func testFilterRunsOnlyMatchingTests() throws {
-        try spec("""
+        try spec(
+            """
               it("first (a+b)", function() end)
               it("second", function() error("not run") end)
             """)
@@ -229,7 +273,8 @@ final class SpecRunnerTests: ScratchTestCase {
         XCTAssertEqual(result.status, 0, result.stdout)
         XCTAssertTrue(result.stdout.hasSuffix("1 passed, 0 failed\n"), result.stdout)
         // A file with nothing selected prints no "0 passed" line of its own.
-        try write("plugins/clock/spec/other_spec.lua", "describe(\"other\", function() it(\"third\", function() end) end)\n")
+        try write(
+            "plugins/clock/spec/other_spec.lua", "describe(\"other\", function() it(\"third\", function() end) end)\n")
         let one = try Moonflow.run(["test", "--filter", "(a+b)"], in: scratch)
         XCTAssertFalse(one.stdout.contains("other_spec.lua"), one.stdout)
         XCTAssertTrue(one.stdout.contains("✓ plugins/clock/spec/clock_spec.lua  1 passed"), one.stdout)
@@ -247,17 +292,22 @@ final class SpecRunnerTests: ScratchTestCase {
         XCTAssertEqual(tested.status, 0, tested.stdout)
         XCTAssertTrue(tested.stdout.hasSuffix("3 passed, 0 failed\n"), tested.stdout)
         let made_ = try String(contentsOf: scratch.appendingPathComponent("plugins/todo/init.lua"), encoding: .utf8)
-        XCTAssertTrue(made_.contains("state = { ticks = \"integer\" }") && made_.contains("outputs = { tenth = { ticks = \"integer\" } }"),
-                      "declares state and outputs as the README recommends: \(made_)")
+        XCTAssertTrue(
+            made_.contains("state = { ticks = \"integer\" }")
+                && made_.contains("outputs = { tenth = { ticks = \"integer\" } }"),
+            "declares state and outputs as the README recommends: \(made_)")
         let types = try Moonflow.run(["types", "--swift", "plugins/todo"], in: scratch)
         XCTAssertTrue(types.stdout.contains("TodoState") && types.stdout.contains("tenth"), types.stdout)
-        XCTAssertEqual(try Moonflow.run(["check", "--strict", "plugins/todo"], in: scratch).status, 0, "what moonflow new writes passes luacheck")
+        XCTAssertEqual(
+            try Moonflow.run(["check", "--strict", "plugins/todo"], in: scratch).status, 0,
+            "what moonflow new writes passes luacheck")
 
         let before = try String(contentsOf: scratch.appendingPathComponent("plugins/todo/init.lua"), encoding: .utf8)
         let again = try Moonflow.run(["new", "todo"], in: scratch)
         XCTAssertEqual(again.status, 1)
         XCTAssertTrue(again.stderr.contains("plugins/todo already exists; nothing was written"), again.stderr)
-        XCTAssertEqual(try String(contentsOf: scratch.appendingPathComponent("plugins/todo/init.lua"), encoding: .utf8), before)
+        XCTAssertEqual(
+            try String(contentsOf: scratch.appendingPathComponent("plugins/todo/init.lua"), encoding: .utf8), before)
         XCTAssertEqual(try Moonflow.run(["new", "bad-name"], in: scratch).status, 2)
     }
 
@@ -276,7 +326,9 @@ final class SpecRunnerTests: ScratchTestCase {
     }
 
     func testSandboxLimitsThePluginButNotTheSpec() throws {
-        try write("plugins/probe/init.lua", """
+        try write(
+            "plugins/probe/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "probe", initial = { got = "" },
@@ -290,7 +342,9 @@ final class SpecRunnerTests: ScratchTestCase {
               reduce = function(s, m) s.got = m.v; return s end,
             }
             """)
-        try write("plugins/probe/spec/probe_spec.lua", """
+        try write(
+            "plugins/probe/spec/probe_spec.lua",
+            """
             local T = require "moonflow.test"
             it("limits the plugin", function()
               assert.is_function(io.open)  -- the spec itself keeps the whole library
@@ -313,7 +367,9 @@ final class SpecRunnerTests: ScratchTestCase {
         let start = try XCTUnwrap(readme.range(of: "```lua\n-- plugins/counter/spec/counter_spec.lua\n"))
         let end = try XCTUnwrap(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
         let spec = String(readme[start.upperBound..<end.lowerBound])
-        try write("plugins/counter/init.lua", try String(contentsOf: Moonflow.root.appendingPathComponent("plugins/counter/init.lua"), encoding: .utf8))
+        try write(
+            "plugins/counter/init.lua",
+            try String(contentsOf: Moonflow.root.appendingPathComponent("plugins/counter/init.lua"), encoding: .utf8))
         try write("plugins/counter/spec/counter_spec.lua", "-- plugins/counter/spec/counter_spec.lua\n" + spec)
         let passing = try Moonflow.run(["test", "plugins/counter/spec"], in: scratch)
         XCTAssertEqual(passing.status, 0, passing.stdout)
@@ -326,13 +382,17 @@ final class SpecRunnerTests: ScratchTestCase {
         let consoleStart = try XCTUnwrap(readme.range(of: "$ moonflow test plugins/counter/spec\n"))
         let consoleEnd = try XCTUnwrap(readme.range(of: "```", range: consoleStart.upperBound..<readme.endIndex))
         // The timing differs.
-        let untimed = { (text: String) in text.replacingOccurrences(of: #"  \(\d+ ms\)"#, with: "", options: .regularExpression) }
+        let untimed = { (text: String) in
+            text.replacingOccurrences(of: #"  \(\d+ ms\)"#, with: "", options: .regularExpression)
+        }
         let shown = untimed(String(readme[consoleStart.upperBound..<consoleEnd.lowerBound]))
         XCTAssertEqual(untimed(failing.stdout), shown, "docs/testing.md shows:\n\(shown)\nactual:\n\(failing.stdout)")
     }
 
     func testExecRunsTimersAfterTheMainChunkThenExits() throws {
-        try write("timer.lua", """
+        try write(
+            "timer.lua",
+            """
             local mf = require "moonflow"
             mf.timer(50, "tick"):subscribe(print)
             mf.from({ 1, 2 }):map(function(x) return x * 10 end):subscribe(print)

@@ -15,10 +15,12 @@ final class StatePatchPropertyTests: ScratchTestCase {
     /// The jsonl lines of `moonflow run` for `seeds`, with `--state MODE`.
     private func run(_ seeds: [Int], state mode: String) throws -> [[String: Any]] {
         let input = seeds.map { "{\"type\":\"step\",\"seed\":\($0)}" }.joined(separator: "\n") + "\n"
-        let result = try Moonflow.run(["run", "plugins/writes", "--format", "jsonl", "--state", mode], in: scratch, input: input)
+        let result = try Moonflow.run(
+            ["run", "plugins/writes", "--format", "jsonl", "--state", mode], in: scratch, input: input)
         XCTAssertEqual(result.status, 0, result.stderr)
         return try result.stdout.split(separator: "\n").compactMap { line in
-            let object = try JSONSerialization.jsonObject(with: Data(line.utf8), options: [.fragmentsAllowed]) as? [String: Any]
+            let object =
+                try JSONSerialization.jsonObject(with: Data(line.utf8), options: [.fragmentsAllowed]) as? [String: Any]
             return object?["event"] as? String == "state" ? object : nil
         }
     }
@@ -37,7 +39,10 @@ final class StatePatchPropertyTests: ScratchTestCase {
                 if let whole = line["state"] { state = whole; continue }
                 let ops = try XCTUnwrap(line["patch"] as? [[String: Any]], "round \(round) state \(i)")
                 state = try JSONPatchApplier.apply(ops, to: state)
-                XCTAssertTrue(same(state, full[i]), "round \(round) state \(i): patched \(describe(state)) but the state is \(describe(full[i])) after \(ops) (step seed \(seeds[i - 1]))")
+                XCTAssertTrue(
+                    same(state, full[i]),
+                    "round \(round) state \(i): patched \(describe(state)) but the state is \(describe(full[i])) after \(ops) (step seed \(seeds[i - 1]))"
+                )
                 if !same(state, full[i]) { return }
             }
         }
@@ -48,7 +53,9 @@ final class StatePatchPropertyTests: ScratchTestCase {
     private func same(_ a: Any, _ b: Any) -> Bool { describe(a) == describe(b) }
 
     private func describe(_ v: Any) -> String {
-        (try? String(decoding: JSONSerialization.data(withJSONObject: v, options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)) ?? "\(v)"
+        (try? String(
+            decoding: JSONSerialization.data(withJSONObject: v, options: [.sortedKeys, .fragmentsAllowed]),
+            as: UTF8.self)) ?? "\(v)"
     }
 }
 
@@ -59,7 +66,9 @@ enum JSONPatchApplier {
     static func apply(_ ops: [[String: Any]], to document: Any) throws -> Any {
         var document = document
         for op in ops {
-            guard let kind = op["op"] as? String, let path = op["path"] as? String else { throw Failure(description: "bad operation \(op)") }
+            guard let kind = op["op"] as? String, let path = op["path"] as? String else {
+                throw Failure(description: "bad operation \(op)")
+            }
             let tokens = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
                 .map { $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~") }
             document = try apply(kind, op["value"], tokens[...], to: document)
@@ -77,9 +86,17 @@ enum JSONPatchApplier {
             guard let i = Int(token), i >= 0 else { throw Failure(description: "array index \(token)") }
             if rest.isEmpty {
                 switch kind {
-                case "add": guard i <= array.count, let value else { throw Failure(description: "add at \(i) of \(array.count)") }; array.insert(value, at: i)
-                case "remove": guard i < array.count else { throw Failure(description: "remove \(i) of \(array.count)") }; array.remove(at: i)
-                default: guard i < array.count, let value else { throw Failure(description: "replace \(i) of \(array.count)") }; array[i] = value
+                case "add":
+                    guard i <= array.count, let value else {
+                        throw Failure(description: "add at \(i) of \(array.count)")
+                    }; array.insert(value, at: i)
+                case "remove":
+                    guard i < array.count else { throw Failure(description: "remove \(i) of \(array.count)") };
+                    array.remove(at: i)
+                default:
+                    guard i < array.count, let value else {
+                        throw Failure(description: "replace \(i) of \(array.count)")
+                    }; array[i] = value
                 }
                 return array
             }
@@ -87,12 +104,18 @@ enum JSONPatchApplier {
             array[i] = try apply(kind, value, rest, to: array[i])
             return array
         }
-        guard var object = node as? [String: Any] else { throw Failure(description: "path through a scalar at \(token)") }
+        guard var object = node as? [String: Any] else {
+            throw Failure(description: "path through a scalar at \(token)")
+        }
         if rest.isEmpty {
             switch kind {
             case "add": object[token] = value
-            case "remove": guard object[token] != nil else { throw Failure(description: "remove of absent \(token)") }; object[token] = nil
-            default: guard object[token] != nil else { throw Failure(description: "replace of absent \(token)") }; object[token] = value
+            case "remove":
+                guard object[token] != nil else { throw Failure(description: "remove of absent \(token)") };
+                object[token] = nil
+            default:
+                guard object[token] != nil else { throw Failure(description: "replace of absent \(token)") };
+                object[token] = value
             }
             return object
         }

@@ -5,7 +5,9 @@ import XCTest
 /// past its call fails naming the field, and a value the state cannot hold rolls the reduce back.
 final class StateViewTests: ScratchTestCase {
     func testRawAccessToAViewIsRefusedAndLeavesTheStateWhole() throws {
-        try write("plugins/raw/init.lua", """
+        try write(
+            "plugins/raw/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "raw", initial = { count = 0 }, actions = { raw = {}, rawh = {}, inc = {} }, mutations = { raw = {}, inc = {} },
@@ -23,19 +25,27 @@ final class StateViewTests: ScratchTestCase {
         // Under the sandbox too, whose definition takes its raw functions before the host
         // has made a single view.
         for extra in [[], ["--sandbox"]] {
-            let result = try runJSONL("raw", [#"{"type":"raw"}"#, #"{"type":"inc"}"#, #"{"type":"rawh"}"#, #"{"type":"inc"}"#], extra)
+            let result = try runJSONL(
+                "raw", [#"{"type":"raw"}"#, #"{"type":"inc"}"#, #"{"type":"rawh"}"#, #"{"type":"inc"}"#], extra)
             let messages = jsonlErrors(result.stdout)
             XCTAssertEqual(messages.count, 2, "\(extra): \(result.stdout)")
-            XCTAssertTrue(messages.first?.contains("rawset on count: the state is a view, not a plain table") == true, "\(extra): \(messages)")
-            XCTAssertTrue(messages.last?.contains("rawget on state.count: the state is a view") == true, "\(extra): \(messages)")
-            XCTAssertEqual(jsonlLastState(result.stdout)?["count"] as? Int, 2, "both incs counted, the raw write rolled back \(extra)")
+            XCTAssertTrue(
+                messages.first?.contains("rawset on count: the state is a view, not a plain table") == true,
+                "\(extra): \(messages)")
+            XCTAssertTrue(
+                messages.last?.contains("rawget on state.count: the state is a view") == true, "\(extra): \(messages)")
+            XCTAssertEqual(
+                jsonlLastState(result.stdout)?["count"] as? Int, 2,
+                "both incs counted, the raw write rolled back \(extra)")
         }
     }
 
     /// Under `--sandbox` the refusal of `rawset` on a view pointed at the sandbox's own code
     /// (`[moonflow sandbox]:64`), which wraps rawset, instead of the plugin's line.
     func testARawsetOnAViewUnderTheSandboxNamesThePluginsLine() throws {
-        try write("plugins/raw/init.lua", """
+        try write(
+            "plugins/raw/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "raw", initial = { count = 0 }, actions = { raw = {} }, mutations = { raw = {} },
@@ -58,7 +68,9 @@ final class StateViewTests: ScratchTestCase {
     }
 
     func testAViewKeptPastItsCallFailsNamingTheField() throws {
-        try write("plugins/kept/init.lua", """
+        try write(
+            "plugins/kept/init.lua",
+            """
             local mf = require "moonflow"
             local KEPT, SEEN
             return mf.feature {
@@ -75,16 +87,23 @@ final class StateViewTests: ScratchTestCase {
               end,
             }
             """)
-        let result = try runJSONL("kept", [#"{"type":"keep"}"#, #"{"type":"poke"}"#, #"{"type":"look"}"#, #"{"type":"peek"}"#])
+        let result = try runJSONL(
+            "kept", [#"{"type":"keep"}"#, #"{"type":"poke"}"#, #"{"type":"look"}"#, #"{"type":"peek"}"#])
         let messages = jsonlErrors(result.stdout)
         XCTAssertEqual(messages.count, 2, result.stdout)
-        XCTAssertTrue(messages.first?.contains("count: this view of the state was kept after its reduce call returned") == true, messages.description)
-        XCTAssertTrue(messages.last?.contains("state.count: this view of the state was kept after its handle call returned") == true, messages.description)
+        XCTAssertTrue(
+            messages.first?.contains("count: this view of the state was kept after its reduce call returned") == true,
+            messages.description)
+        XCTAssertTrue(
+            messages.last?.contains("state.count: this view of the state was kept after its handle call returned")
+                == true, messages.description)
         XCTAssertEqual(jsonlLastState(result.stdout)?["count"] as? Int, 0, "nothing written through a kept view")
     }
 
     func testAViewKeptFromOneHandleFailsInTheNextNamingTheField() throws {
-        try write("plugins/later/init.lua", """
+        try write(
+            "plugins/later/init.lua",
+            """
             local mf = require "moonflow"
             local SEEN, ITEMS
             return mf.feature {
@@ -101,19 +120,25 @@ final class StateViewTests: ScratchTestCase {
               reduce = function(s, m) s.count = m.n return s end,
             }
             """)
-        let result = try runJSONL("later", ["keep", "read", "len", "walk", "item", "fresh"].map { #"{"type":"\#($0)"}"# })
+        let result = try runJSONL(
+            "later", ["keep", "read", "len", "walk", "item", "fresh"].map { #"{"type":"\#($0)"}"# })
         let messages = jsonlErrors(result.stdout)
         XCTAssertEqual(messages.count, 4, result.stdout)
         for (message, field) in zip(messages, ["state.count", "state.items", "state", "state.items[1]"]) {
-            XCTAssertTrue(message.contains("\(field): this view of the state was kept after its handle call returned"), "\(field): \(message)")
+            XCTAssertTrue(
+                message.contains("\(field): this view of the state was kept after its handle call returned"),
+                "\(field): \(message)")
         }
-        XCTAssertEqual(jsonlLastState(result.stdout)?["count"] as? Int, 5, "a fresh view in a later call reads as usual")
+        XCTAssertEqual(
+            jsonlLastState(result.stdout)?["count"] as? Int, 5, "a fresh view in a later call reads as usual")
     }
 
     /// A view kept in a global by one reduce read and wrote inside a later one: after the
     /// reducer replaced the state's table, the write landed in the old table, silently.
     func testAViewKeptFromOneReduceFailsInALaterReduceNamingTheField() throws {
-        try write("plugins/later/init.lua", """
+        try write(
+            "plugins/later/init.lua",
+            """
             local mf = require "moonflow"
             local KEPT, ITEMS
             return mf.feature {
@@ -132,23 +157,34 @@ final class StateViewTests: ScratchTestCase {
             }
             """)
         for sandbox in [[], ["--sandbox"]] {
-            let result = try runJSONL("later", [#"{"type":"keep"}"#, #"{"type":"replace"}"#, #"{"type":"poke"}"#,
-                                           #"{"type":"peek"}"#, #"{"type":"touch"}"#], sandbox)
+            let result = try runJSONL(
+                "later",
+                [
+                    #"{"type":"keep"}"#, #"{"type":"replace"}"#, #"{"type":"poke"}"#,
+                    #"{"type":"peek"}"#, #"{"type":"touch"}"#,
+                ], sandbox)
             let messages = jsonlErrors(result.stdout)
             XCTAssertEqual(messages.count, 3, "\(sandbox): \(result.stdout)")
-            XCTAssertTrue(messages.first?.contains("count: this view of the state was kept after its reduce call returned") == true,
-                          "\(sandbox): \(messages)")
+            XCTAssertTrue(
+                messages.first?.contains("count: this view of the state was kept after its reduce call returned")
+                    == true,
+                "\(sandbox): \(messages)")
             for message in messages.dropFirst() {
-                XCTAssertTrue(message.contains("n: this view of the state was kept after its reduce call returned"), "\(sandbox): \(message)")
+                XCTAssertTrue(
+                    message.contains("n: this view of the state was kept after its reduce call returned"),
+                    "\(sandbox): \(message)")
             }
             let state = jsonlLastState(result.stdout)
-            XCTAssertEqual(state?["count"] as? Int, 1, "nothing written through a kept view (\(sandbox)): \(result.stdout)")
+            XCTAssertEqual(
+                state?["count"] as? Int, 1, "nothing written through a kept view (\(sandbox)): \(result.stdout)")
             XCTAssertEqual((state?["items"] as? [String: Any])?["n"] as? Int, 0, "\(sandbox): \(result.stdout)")
         }
     }
 
     func testInfinityIsRefusedLikeNaNWithRollback() throws {
-        try write("plugins/inf/init.lua", """
+        try write(
+            "plugins/inf/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "inf", initial = { x = 1 }, actions = { up = {}, down = {}, ok = {} }, mutations = { set = { x = "number" }, down = {} },
@@ -167,8 +203,10 @@ final class StateViewTests: ScratchTestCase {
         XCTAssertEqual(result.status, 1)
         let messages = jsonlErrors(result.stdout)
         XCTAssertEqual(messages.count, 2, result.stdout)
-        XCTAssertTrue(messages.first?.contains("infinity (math.huge) cannot be copied out of Lua") == true, messages.description)
-        XCTAssertTrue(messages.last?.contains("-infinity (math.huge) cannot be copied out of Lua") == true, messages.description)
+        XCTAssertTrue(
+            messages.first?.contains("infinity (math.huge) cannot be copied out of Lua") == true, messages.description)
+        XCTAssertTrue(
+            messages.last?.contains("-infinity (math.huge) cannot be copied out of Lua") == true, messages.description)
         XCTAssertEqual(jsonlLastState(result.stdout)?["x"] as? Double, 2.5)
         let xs = jsonlEvents(result.stdout).compactMap { ($0["state"] as? [String: Any])?["x"] as? Double }
         XCTAssertEqual(xs, [1, 2.5], "no state holds an infinity")

@@ -7,7 +7,8 @@ final class WatchTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-watch-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch.appendingPathComponent("plugins/counter"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: scratch.appendingPathComponent("plugins/counter"), withIntermediateDirectories: true)
         try write(step: 1)
     }
 
@@ -34,7 +35,8 @@ final class WatchTests: XCTestCase {
     }
 
     func testAFileClosedAfterItsReloadIsNotReloadedAgain() throws {
-        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+        let run = try Session(
+            ["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
         defer { run.kill() }
         try run.waitFor(#""state":{"count":0}"#)
         try write(step: 10)
@@ -45,7 +47,8 @@ final class WatchTests: XCTestCase {
         Thread.sleep(forTimeInterval: 0.5)
         run.send(#"{"type":"add"}"#)
         try run.waitFor(#""state":{"count":10}"#)
-        XCTAssertEqual(run.lines.filter { $0.contains(#""event":"reload""#) }.count, 1, run.lines.joined(separator: "\n"))
+        XCTAssertEqual(
+            run.lines.filter { $0.contains(#""event":"reload""#) }.count, 1, run.lines.joined(separator: "\n"))
     }
 
     func testAStuckCallIsLeftBehindAndTheRebuiltFeatureStillReloadsOnSave() throws {
@@ -66,7 +69,9 @@ final class WatchTests: XCTestCase {
             """
         }
         try blocking(step: 1).write(to: initFile, atomically: false, encoding: .utf8)
-        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-", "--time-limit", "200"], in: scratch)
+        let run = try Session(
+            ["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-", "--time-limit", "200"],
+            in: scratch)
         defer { run.kill() }
         try run.waitFor(#""state":{"count":0}"#)
         run.send(#"{"type":"add"}"#)
@@ -117,7 +122,8 @@ final class WatchTests: XCTestCase {
     }
 
     func testEditsReloadWithTheStateKeptUntilSIGTERM() throws {
-        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+        let run = try Session(
+            ["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
         defer { run.kill() }
         try run.waitFor(#""state":{"count":0}"#)
         run.send(#"{"type":"add"}"#)
@@ -165,7 +171,8 @@ final class WatchTests: XCTestCase {
     /// Saving a spec is not saving the plugin: no reload (before, each spec save reloaded
     /// the plugin, naming the spec file as what changed).
     func testSavingASpecDoesNotReloadThePlugin() throws {
-        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+        let run = try Session(
+            ["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
         defer { run.kill() }
         try run.waitFor(#""state":{"count":0}"#)
         let spec = scratch.appendingPathComponent("plugins/counter/spec")
@@ -185,7 +192,8 @@ final class WatchTests: XCTestCase {
     func testASaveRightAfterTheFirstStateReloads() throws {
         for attempt in 1...3 {
             try write(step: 1)
-            let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+            let run = try Session(
+                ["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
             defer { run.kill() }
             try run.waitFor(#""state":{"count":0}"#)
             try write(step: 2)
@@ -197,7 +205,8 @@ final class WatchTests: XCTestCase {
     }
 
     func testAFileWrittenInTwoChunksReloadsWithoutASpuriousError() throws {
-        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+        let run = try Session(
+            ["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
         defer { run.kill() }
         try run.waitFor(#""state":{"count":0}"#)
         let bytes = Data(source(step: 5).utf8)
@@ -214,7 +223,8 @@ final class WatchTests: XCTestCase {
     }
 
     func testThePluginFolderDeletedAndMadeAgainStillReloads() throws {
-        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+        let run = try Session(
+            ["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
         defer { run.kill() }
         try run.waitFor(#""state":{"count":0}"#)
         let folder = initFile.deletingLastPathComponent()
@@ -233,7 +243,8 @@ final class WatchTests: XCTestCase {
     }
 
     func testSIGINTEndsACleanRunWithZero() throws {
-        let run = try Session(["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
+        let run = try Session(
+            ["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: scratch)
         defer { run.kill() }
         try run.waitFor(#""state":{"count":0}"#)
         run.closeInput()
@@ -243,14 +254,18 @@ final class WatchTests: XCTestCase {
     func testAFinalizerThatLoopsIsStoppedAtTheReloadAndTheRunKeepsServing() throws {
         // Tests/Fixtures/plugins/gc-loop: the dropped object's __gc loops; the collector runs
         // whole cycles at every allocation, and the new file gives the parser work enough to reach it.
-        let fixture = try String(contentsOf: Moonflow.root.appendingPathComponent("Tests/Fixtures/plugins/gc-loop/init.lua"), encoding: .utf8)
+        let fixture = try String(
+            contentsOf: Moonflow.root.appendingPathComponent("Tests/Fixtures/plugins/gc-loop/init.lua"), encoding: .utf8
+        )
         func looping(padding: Int) -> String {
-            fixture.replacingOccurrences(of: "--[[padding]]", with: (0..<padding).map { "\"pad\($0)\"" }.joined(separator: ", "))
+            fixture.replacingOccurrences(
+                of: "--[[padding]]", with: (0..<padding).map { "\"pad\($0)\"" }.joined(separator: ", "))
         }
         let file = scratch.appendingPathComponent("plugins/gc/init.lua")
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try looping(padding: 0).write(to: file, atomically: false, encoding: .utf8)
-        let run = try Session(["run", "plugins/gc", "--watch", "--time-limit", "300", "--format", "jsonl", "--actions", "-"], in: scratch)
+        let run = try Session(
+            ["run", "plugins/gc", "--watch", "--time-limit", "300", "--format", "jsonl", "--actions", "-"], in: scratch)
         defer { run.kill() }
         try run.waitFor(#""state":{"n":0}"#)
         run.send(#"{"type":"drop"}"#)

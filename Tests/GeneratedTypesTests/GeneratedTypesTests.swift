@@ -10,12 +10,15 @@ import XCTest
 /// in through the action enums with `send(case:)`, and outward effects and mutations decode
 /// through their enums.
 final class GeneratedTypesTests: XCTestCase {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// A host on the virtual clock over `plugins/`, with the users' SQLite table in memory.
     private func host() throws -> FeatureHost {
-        try FeatureHost(configuration: .init(searchPaths: [Self.root.appendingPathComponent("plugins").path],
-                                             clock: .virtual, repositoryFiles: SQLiteRepositoryFiles(storage: .inMemory)))
+        try FeatureHost(
+            configuration: .init(
+                searchPaths: [Self.root.appendingPathComponent("plugins").path],
+                clock: .virtual, repositoryFiles: SQLiteRepositoryFiles(storage: .inMemory)))
     }
 
     /// Outward effects and mutations as they come, decoded when read.
@@ -59,10 +62,12 @@ final class GeneratedTypesTests: XCTestCase {
         try counter.send(case: CounterAction.decrement)
         _ = host.runUntilIdle()
         XCTAssertEqual(try counter.decodeState(CounterState.self), CounterState(count: 10))
-        XCTAssertEqual(try events.effects(as: CounterEffect.self), [.milestone(count: 10), .milestone(count: 10)],
-                       "9 + 1 later reaches ten; + 1 - 1 comes back to it")
-        XCTAssertEqual(try events.mutations(as: CounterMutation.self),
-                       [.add(n: 9), .add(n: 1), .add(n: 1), .add(n: -1)])
+        XCTAssertEqual(
+            try events.effects(as: CounterEffect.self), [.milestone(count: 10), .milestone(count: 10)],
+            "9 + 1 later reaches ten; + 1 - 1 comes back to it")
+        XCTAssertEqual(
+            try events.mutations(as: CounterMutation.self),
+            [.add(n: 9), .add(n: 1), .add(n: 1), .add(n: -1)])
         try counter.send(case: CounterAction.reset)
         _ = host.runUntilIdle()
         XCTAssertEqual(try counter.decodeState(CounterState.self).count, 0)
@@ -94,13 +99,15 @@ final class GeneratedTypesTests: XCTestCase {
     }
 
     func testAnActionEncodesAsTheRuntimeReadsIt() throws {
-        XCTAssertEqual(try LuaValueEncoder.actionFromEnumCase(CounterAction.increment(by: 2)), ["type": "increment", "by": 2])
+        XCTAssertEqual(
+            try LuaValueEncoder.actionFromEnumCase(CounterAction.increment(by: 2)), ["type": "increment", "by": 2])
         XCTAssertEqual(try LuaValueEncoder.actionFromEnumCase(CounterAction.increment()), ["type": "increment"])
         XCTAssertEqual(try LuaValueEncoder.actionFromEnumCase(CounterAction.reset), ["type": "reset"])
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        XCTAssertEqual(String(decoding: try encoder.encode(CounterAction.incrementLater(ms: 50)), as: UTF8.self),
-                       #"{"ms":50,"type":"incrementLater"}"#)
+        XCTAssertEqual(
+            String(decoding: try encoder.encode(CounterAction.incrementLater(ms: 50)), as: UTF8.self),
+            #"{"ms":50,"type":"incrementLater"}"#)
     }
 
     func testRecordsDecodeIntoNestedStructsAndAFailureIntoTheOptionalError() throws {
@@ -127,7 +134,9 @@ final class GeneratedTypesTests: XCTestCase {
         search.start()
         try search.send(case: SearchAction.query(text: "ap"))
         _ = host.runUntilIdle()
-        XCTAssertEqual(try search.decodeState(SearchState.self), SearchState(items: ["apple", "apricot", "grape", "papaya"], loading: false, query: "ap"))
+        XCTAssertEqual(
+            try search.decodeState(SearchState.self),
+            SearchState(items: ["apple", "apricot", "grape", "papaya"], loading: false, query: "ap"))
         try search.send(case: SearchAction.query(text: "fail"))
         _ = host.runUntilIdle()
         XCTAssertEqual(try search.decodeState(SearchState.self).error, "search service unavailable")
@@ -157,9 +166,12 @@ final class GeneratedTypesTests: XCTestCase {
         let host = try host()
         let colors = try host.load("colors")
         colors.start()
-        XCTAssertEqual(try colors.decodeState(ColorsState.self), ColorsState(hasMore: true, items: [], loading: false, page: 0))
+        XCTAssertEqual(
+            try colors.decodeState(ColorsState.self), ColorsState(hasMore: true, items: [], loading: false, page: 0))
         XCTAssertThrowsError(try colors.decodeState(HandWritten.self)) { error in
-            guard case DecodingError.keyNotFound(let key, let context) = error else { return XCTFail("not keyNotFound: \(error)") }
+            guard case DecodingError.keyNotFound(let key, let context) = error else {
+                return XCTFail("not keyNotFound: \(error)")
+            }
             XCTAssertEqual(key.stringValue, "hasMroe")
             XCTAssertTrue(context.debugDescription.contains(#"did you mean "hasMore"?"#), context.debugDescription)
         }
@@ -191,10 +203,13 @@ final class GeneratedTypesTests: XCTestCase {
         _ = host.runUntilIdle()
         try user.send(["type": "selectPost", "id": 11])
         _ = host.runUntilIdle()
-        XCTAssertEqual(try user.decodeState(UserState.self),
-                       UserState(bio: "Wrote the first program.", loading: false, name: "Ada Lovelace",
-                                 titles: ["Notes on the Analytical Engine", "On Bernoulli numbers"]))
-        XCTAssertEqual(try events.effects(as: PostsEffect.self), [.openPost(id: 11)], "the compose's `from` is not in the way")
+        XCTAssertEqual(
+            try user.decodeState(UserState.self),
+            UserState(
+                bio: "Wrote the first program.", loading: false, name: "Ada Lovelace",
+                titles: ["Notes on the Analytical Engine", "On Bernoulli numbers"]))
+        XCTAssertEqual(
+            try events.effects(as: PostsEffect.self), [.openPost(id: 11)], "the compose's `from` is not in the way")
         try user.send(["type": "loadProfile", "userId": 7])
         _ = host.runUntilIdle()
         XCTAssertEqual(try user.decodeState(UserState.self).error, "no user 7")
@@ -210,7 +225,9 @@ final class GeneratedTypesTests: XCTestCase {
         }
         _ = host.runUntilIdle()
         var state = try signup.decodeState(SignupState.self)
-        XCTAssertEqual(state.fields.password, SignupState.Fields.Password(problem: "use at least 8 characters", valid: false, value: "short"))
+        XCTAssertEqual(
+            state.fields.password,
+            SignupState.Fields.Password(problem: "use at least 8 characters", valid: false, value: "short"))
         XCTAssertFalse(state.submitEnabled)
         try signup.send(["type": "edit", "field": "password", "value": "long enough"])
         _ = host.runUntilIdle()
@@ -232,7 +249,8 @@ final class GeneratedTypesTests: XCTestCase {
         _ = host.runUntilIdle()
         let state = try users.decodeState(UsersState.self)
         XCTAssertEqual(state.users.map(\.name), ["Ada", "Grace", "Linus"])
-        XCTAssertEqual(state.selected, .table(["id": .integer(2), "name": .string("Grace"), "team": .string("compilers")]))
+        XCTAssertEqual(
+            state.selected, .table(["id": .integer(2), "name": .string("Grace"), "team": .string("compilers")]))
         try users.send(case: UsersAction.disband(team: "compilers"))
         _ = host.runUntilIdle()
         XCTAssertEqual(try users.decodeState(UsersState.self).lastRemoved, 2)

@@ -51,13 +51,18 @@ final class ViewModelPatchTests: XCTestCase {
         try MainActor.assumeIsolated {
             let model = try FeatureViewModel(feature, as: ViewsState.self)
             for n in 1...120 {
-                try feature.send(n % 3 == 0 ? ["type": "title", "text": LuaValue("title \(n)")] : ["type": "qty", "line": 2, "qty": LuaValue(n)])
+                try feature.send(
+                    n % 3 == 0
+                        ? ["type": "title", "text": LuaValue("title \(n)")]
+                        : ["type": "qty", "line": 2, "qty": LuaValue(n)])
             }
             // The main actor takes them on its next turn, which comes from the run loop: all of
             // them at once when the queue has reduced every one before.
             while !feature.isIdle { sched_yield() }
             let deadline = Date().addingTimeInterval(30)
-            while model.view.title != "title 120" && Date() < deadline { RunLoop.main.run(until: Date().addingTimeInterval(0.01)) }
+            while model.view.title != "title 120" && Date() < deadline {
+                RunLoop.main.run(until: Date().addingTimeInterval(0.01))
+            }
             XCTAssertEqual(model.view, try LuaValueDecoder().decode(ViewsState.self, from: feature.state))
             XCTAssertEqual(model.view.title, "title 120")
             XCTAssertEqual(model.wholeDecodes, 0)
@@ -84,9 +89,21 @@ final class ViewModelPatchTests: XCTestCase {
         try MainActor.assumeIsolated {
             let (_, model) = try Self.makeModel()
             let title = Fired(), items = Fired(), view = Fired()
-            withObservationTracking { _ = model.title } onChange: { title.fire() }
-            withObservationTracking { _ = model.items } onChange: { items.fire() }
-            withObservationTracking { _ = model.view } onChange: { view.fire() }
+            withObservationTracking {
+                _ = model.title
+            } onChange: {
+                title.fire()
+            }
+            withObservationTracking {
+                _ = model.items
+            } onChange: {
+                items.fire()
+            }
+            withObservationTracking {
+                _ = model.view
+            } onChange: {
+                view.fire()
+            }
             model.send(["type": "qty", "line": 1, "qty": 7])
             XCTAssertEqual(model.items[0].qty, 7)
             XCTAssertFalse(title.fired, "title was not written")
@@ -96,11 +113,19 @@ final class ViewModelPatchTests: XCTestCase {
             // A two-way field reads its field as `model.title` does.
             let field = model.field(\.title) { ["type": "title", "text": LuaValue($0)] }
             let bound = Fired()
-            withObservationTracking { _ = field.wrappedValue } onChange: { bound.fire() }
+            withObservationTracking {
+                _ = field.wrappedValue
+            } onChange: {
+                bound.fire()
+            }
             model.send(["type": "qty", "line": 1, "qty": 8])
             XCTAssertFalse(bound.fired, "the field's title was not written")
 
-            withObservationTracking { _ = model.title } onChange: { title.fire() }
+            withObservationTracking {
+                _ = model.title
+            } onChange: {
+                title.fire()
+            }
             field.wrappedValue = "groceries"
             XCTAssertTrue(title.fired)
             XCTAssertEqual(model.title, "groceries")
@@ -113,7 +138,11 @@ final class ViewModelPatchTests: XCTestCase {
             let (_, model) = try Self.makeModel()
             model.send(["type": "title", "text": "same"])
             let view = Fired()
-            withObservationTracking { _ = model.view } onChange: { view.fire() }
+            withObservationTracking {
+                _ = model.view
+            } onChange: {
+                view.fire()
+            }
             model.send(["type": "title", "text": "same"])
             XCTAssertFalse(view.fired)
         }

@@ -16,14 +16,15 @@ final class BridgeShortcutTests: XCTestCase {
     func testEveryStringOfALargeReadComesBackExact() throws {
         // Repeated keys (one interned string each) beside 3,000 distinct values: more strings
         // than the read's cache has slots, so slots are taken over many times.
-        let rows = try lua.run(string: """
-            local rows = {}
-            for i = 1, 1000 do
-              rows[i] = { id = i, name = "user" .. i, email = "user" .. i .. "@example.com",
-                          tag = (i % 2 == 0) and "even" or "odd", [("k" .. i % 7)] = "v" .. i }
-            end
-            return rows
-            """, name: "rows")[0]
+        let rows = try lua.run(
+            string: """
+                local rows = {}
+                for i = 1, 1000 do
+                  rows[i] = { id = i, name = "user" .. i, email = "user" .. i .. "@example.com",
+                              tag = (i % 2 == 0) and "even" or "odd", [("k" .. i % 7)] = "v" .. i }
+                end
+                return rows
+                """, name: "rows")[0]
         for i in 1...1000 {
             let row = try XCTUnwrap(rows[i - 1], "row \(i)")
             XCTAssertEqual(row["id"], .integer(Int64(i)))
@@ -46,11 +47,12 @@ final class BridgeShortcutTests: XCTestCase {
 
     func testRefsAndScalarsArriveInOrder() throws {
         let table = try lua.ref(.value(["x": 1]))
-        let describe = try lua.load(string: """
-            local t = { n = select('#', ...) }
-            for i = 1, t.n do local v = select(i, ...) t[i] = type(v) == "table" and "table " .. v.x or tostring(v) end
-            return t
-            """, name: "describe")
+        let describe = try lua.load(
+            string: """
+                local t = { n = select('#', ...) }
+                for i = 1, t.n do local v = select(i, ...) t[i] = type(v) == "table" and "table " .. v.x or tostring(v) end
+                return t
+                """, name: "describe")
         let out = try lua.call(describe, [.ref(table), nil, true, 3, .value(.number(2.5)), .ref(table)])
         let expected = LuaTable(array: ["table 1", "nil", "true", "3", "2.5", "table 1"], hash: ["n": 6])
         XCTAssertEqual(out, [.table(expected)])
@@ -73,7 +75,8 @@ final class BridgeShortcutTests: XCTestCase {
     func testASwiftFunctionMayReturnMoreValuesThanTheMinimumStack() throws {
         try lua.setGlobal("many", .function { _ in (1...100).map { .value(.integer(Int64($0))) } })
         try lua.setGlobal("none", .function { _ in [] })
-        XCTAssertEqual(try lua.run(string: "return select('#', many()), (select(100, many())), select('#', none())", name: "many"),
-                       [100, 100, 0])
+        XCTAssertEqual(
+            try lua.run(string: "return select('#', many()), (select(100, many())), select('#', none())", name: "many"),
+            [100, 100, 0])
     }
 }

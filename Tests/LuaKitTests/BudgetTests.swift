@@ -7,7 +7,9 @@ final class BudgetTests: XCTestCase {
         let limit = 8 << 20
         let lua = try LuaState(memoryLimit: limit)
         lua.resetPeakMemory()
-        XCTAssertThrowsError(try lua.run(string: "local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(64) .. i end", name: "hog.lua")) { error in
+        XCTAssertThrowsError(
+            try lua.run(string: "local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(64) .. i end", name: "hog.lua")
+        ) { error in
             XCTAssertEqual(error as? LuaError, .memory(limit: limit))
         }
         XCTAssertLessThanOrEqual(lua.peakMemory, limit)
@@ -18,11 +20,15 @@ final class BudgetTests: XCTestCase {
     func testTheCollectorIsGenerationalAndShortLivedGarbageStaysUnderTheLimit() throws {
         // A host's state collects as lua5.4 does: what a call makes and drops dies young.
         let lua = try LuaState(memoryLimit: 4 << 20, timeLimitMs: 1000)
-        XCTAssertEqual(try lua.run(string: "return collectgarbage('incremental'), collectgarbage('generational')", name: "mode"),
-                       ["generational", "incremental"])
+        XCTAssertEqual(
+            try lua.run(string: "return collectgarbage('incremental'), collectgarbage('generational')", name: "mode"),
+            ["generational", "incremental"])
         // 200 calls of ~100 KB each that they drop: 20 MB made, under a 4 MB limit.
         for i in 0..<200 {
-            XCTAssertEqual(try lua.run(string: "local t = {} for i = 1, 1000 do t[i] = { i, tostring(i) } end return #t", name: "churn \(i)"), [1000])
+            XCTAssertEqual(
+                try lua.run(
+                    string: "local t = {} for i = 1, 1000 do t[i] = { i, tostring(i) } end return #t",
+                    name: "churn \(i)"), [1000])
         }
     }
 
@@ -32,11 +38,15 @@ final class BudgetTests: XCTestCase {
         XCTAssertEqual(out, [false, "not enough memory"])
     }
 
-    private func assertStopped(_ source: String, limitMs: Int64 = 200, file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertStopped(
+        _ source: String, limitMs: Int64 = 200, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let lua = try LuaState(timeLimitMs: limitMs)
         // Without the stop these never end; how fast they stop belongs in a benchmark, not here.
         XCTAssertThrowsError(try lua.run(string: source, name: "runaway.lua"), file: file, line: line) { error in
-            guard case .timeout(let ms, _) = error as? LuaError else { return XCTFail("\(error)", file: file, line: line) }
+            guard case .timeout(let ms, _) = error as? LuaError else {
+                return XCTFail("\(error)", file: file, line: line)
+            }
             XCTAssertEqual(ms, limitMs, file: file, line: line)
         }
         // The state is usable after the stop, with a fresh budget (a budget of a few ms is for
@@ -58,7 +68,8 @@ final class BudgetTests: XCTestCase {
         let lua = try LuaState(timeLimitMs: 200)
         try lua.run(string: "co = coroutine.create(function() while true do end end)", name: "setup.lua")
         // coroutine.resume catches errors, but a stopped call still fails as a whole.
-        XCTAssertThrowsError(try lua.run(string: "local ok, e = coroutine.resume(co) return ok, e", name: "resume.lua")) { error in
+        XCTAssertThrowsError(try lua.run(string: "local ok, e = coroutine.resume(co) return ok, e", name: "resume.lua"))
+        { error in
             guard case .timeout = error as? LuaError else { return XCTFail("\(error)") }
         }
     }
@@ -77,7 +88,8 @@ final class BudgetTests: XCTestCase {
         let lua = try LuaState(timeLimitMs: 5000)
         XCTAssertEqual(try lua.run(string: "return debug.gethook()", name: "peek.lua"), [.nil])
         let own = "debug.sethook(function() end, 'l') local f, m = debug.gethook() debug.sethook() return type(f), m"
-        XCTAssertEqual(try lua.run(string: own, name: "own.lua"), ["function", "l"], "a script's own hook works as in Lua")
+        XCTAssertEqual(
+            try lua.run(string: own, name: "own.lua"), ["function", "l"], "a script's own hook works as in Lua")
     }
 
     func testDebugSethookCannotRemoveTheLimit() throws {
@@ -107,8 +119,11 @@ final class BudgetTests: XCTestCase {
     func testStringRepOfNothingReturnsAtOnceAndALongOneKeepsTheLimit() throws {
         // Lua's own string.rep copies nothing n times: for math.maxinteger, forever in C.
         let lua = try LuaState(timeLimitMs: 2000)
-        XCTAssertEqual(try lua.run(string: "return #string.rep('', math.maxinteger), #string.rep('', 2^62, ''), ('x'):rep(0)", name: "rep.lua"),
-                       [0, 0, ""])
+        XCTAssertEqual(
+            try lua.run(
+                string: "return #string.rep('', math.maxinteger), #string.rep('', 2^62, ''), ('x'):rep(0)",
+                name: "rep.lua"),
+            [0, 0, ""])
         try assertStopped("while true do string.rep('', math.maxinteger) end")
         // A long result is copied in pieces that look at the deadline between them.
         try assertStopped("return #string.rep('ab', 150 << 20, ',')", limitMs: 1)
@@ -125,8 +140,13 @@ final class BudgetTests: XCTestCase {
 
     func testACoroutineStoppedInOneCallRunsInTheNext() throws {
         let lua = try LuaState(timeLimitMs: 150)
-        try lua.run(string: "co = coroutine.wrap(function() for i = 1, math.huge do if i % 2e7 == 0 then coroutine.yield(i) end end end)", name: "setup.lua")
-        try lua.run(string: "worker = coroutine.create(function(n) while true do n = coroutine.yield(n + 1) end end)", name: "setup.lua")
+        try lua.run(
+            string:
+                "co = coroutine.wrap(function() for i = 1, math.huge do if i % 2e7 == 0 then coroutine.yield(i) end end end)",
+            name: "setup.lua")
+        try lua.run(
+            string: "worker = coroutine.create(function(n) while true do n = coroutine.yield(n + 1) end end)",
+            name: "setup.lua")
         XCTAssertThrowsError(try lua.run(string: "while true do co() end", name: "spin.lua"))
         XCTAssertEqual(try lua.run(string: "return coroutine.resume(worker, 1)", name: "next.lua"), [true, 2])
         XCTAssertEqual(try lua.run(string: "return coroutine.resume(worker, 5)", name: "next.lua"), [true, 6])

@@ -10,7 +10,13 @@ final class CPUTimeLimitTests: XCTestCase {
     /// then returns 1.
     private func waitingCall(_ lua: LuaState, seconds: Double) throws -> [LuaValue] {
         let chunk = try lua.load(string: "local wait = ... wait() return 1", name: "waits.lua")
-        return try lua.call(chunk, [.function { _ in Thread.sleep(forTimeInterval: seconds); return [] }])
+        return try lua.call(
+            chunk,
+            [
+                .function { _ in
+                    Thread.sleep(forTimeInterval: seconds); return []
+                }
+            ])
     }
 
     /// On the wall clock, a call that waited 600 ms under a 300 ms limit was stopped as soon as

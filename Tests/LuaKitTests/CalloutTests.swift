@@ -9,9 +9,15 @@ final class CalloutTests: XCTestCase {
     func testTheCalloutRunsOnceBeforeLuaNextCallsASwiftFunction() throws {
         let lua = try LuaState(timeLimitMs: 1000)
         var order: [String] = []
-        try lua.registerCallout(try lua.ref(.function { _ in order.append("callout"); return [] }))
+        try lua.registerCallout(
+            try lua.ref(
+                .function { _ in
+                    order.append("callout"); return []
+                }))
         let chunk = try lua.load(string: "local f = ... f() f()", name: "calls.lua")
-        let swift: LuaPush = .function { _ in order.append("swift"); return [] }
+        let swift: LuaPush = .function { _ in
+            order.append("swift"); return []
+        }
         try lua.call(chunk, [swift])
         XCTAssertEqual(order, ["swift", "swift"], "not asked for: not run")
         order = []
@@ -23,7 +29,11 @@ final class CalloutTests: XCTestCase {
     func testTheCalloutRunsBeforeTheIOLibraryAndOsExecute() throws {
         let lua = try LuaState(timeLimitMs: 1000)
         var calls = 0
-        try lua.registerCallout(try lua.ref(.function { _ in calls += 1; return [] }))
+        try lua.registerCallout(
+            try lua.ref(
+                .function { _ in
+                    calls += 1; return []
+                }))
         for code in ["os.execute('true')", "io.write('')", "local f = io.open('/dev/null') f:read('a') f:close()"] {
             calls = 0
             lua.wantCallout()

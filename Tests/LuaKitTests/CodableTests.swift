@@ -92,10 +92,11 @@ final class CodableTests: XCTestCase {
 
     /// The dotted path of a decoding error, with indices in brackets.
     private func path(of error: any Error) -> String {
-        let context: DecodingError.Context? = switch error as? DecodingError {
-        case .typeMismatch(_, let c), .valueNotFound(_, let c), .keyNotFound(_, let c), .dataCorrupted(let c): c
-        default: nil
-        }
+        let context: DecodingError.Context? =
+            switch error as? DecodingError {
+            case .typeMismatch(_, let c), .valueNotFound(_, let c), .keyNotFound(_, let c), .dataCorrupted(let c): c
+            default: nil
+            }
         guard let context else { return "not a DecodingError: \(error)" }
         var keys = context.codingPath
         if case .keyNotFound(let key, _) = error as? DecodingError { keys.append(key) }
@@ -104,7 +105,8 @@ final class CodableTests: XCTestCase {
 
     private func message(of error: any Error) -> String {
         switch error as? DecodingError {
-        case .typeMismatch(_, let c), .valueNotFound(_, let c), .keyNotFound(_, let c), .dataCorrupted(let c): c.debugDescription
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .keyNotFound(_, let c), .dataCorrupted(let c):
+            c.debugDescription
         default: "not a DecodingError: \(error)"
         }
     }
@@ -115,7 +117,10 @@ final class CodableTests: XCTestCase {
     /// is (integer and boolean keys kept), and JSON's coders see JSON's values.
     func testALuaValueDecodesAndEncodesAsItself() throws {
         struct View: Codable, Equatable { let title: String; let extra: LuaValue }
-        let state: LuaValue = ["title": "cart", "extra": .table(LuaTable(array: [1, "two"], hash: [.integer(10): true, .boolean(true): "yes"]))]
+        let state: LuaValue = [
+            "title": "cart",
+            "extra": .table(LuaTable(array: [1, "two"], hash: [.integer(10): true, .boolean(true): "yes"])),
+        ]
         let view = try LuaValueDecoder().decode(View.self, from: state)
         XCTAssertEqual(view.extra, state["extra"], "the field is the value itself, every key kept")
         XCTAssertEqual(try LuaValueDecoder().decode(LuaValue.self, from: state), state)
@@ -130,8 +135,11 @@ final class CodableTests: XCTestCase {
         XCTAssertEqual(decoded["items"]?[4], nil, "null is a hole")
         XCTAssertEqual(decoded["n"]?["a"], .integer(1))
         let encoded = try JSONEncoder().encode(decoded["n"]!)
-        XCTAssertEqual(try JSONDecoder().decode(LuaValue.self, from: encoded), decoded["n"], "a round trip through JSON")
-        XCTAssertEqual(String(decoding: try JSONEncoder().encode(LuaValue.table(LuaTable(isJSONArray: true))), as: UTF8.self), "[]")
+        XCTAssertEqual(
+            try JSONDecoder().decode(LuaValue.self, from: encoded), decoded["n"], "a round trip through JSON")
+        XCTAssertEqual(
+            String(decoding: try JSONEncoder().encode(LuaValue.table(LuaTable(isJSONArray: true))), as: UTF8.self), "[]"
+        )
         XCTAssertThrowsError(try JSONEncoder().encode(LuaValue.table(LuaTable(hash: [.boolean(true): 1])))) { error in
             XCTAssertTrue("\(error)".contains("a table key of type boolean"), "\(error)")
         }
@@ -146,15 +154,17 @@ final class CodableTests: XCTestCase {
         var sample = inventory
         // An array with a nil in it is written as a JSON array with null there, and read back as it was.
         XCTAssertTrue(try encoder.encode(sample).json().contains(#""maybe":[1,null,3]"#))
-        XCTAssertEqual(try decoder.decode(Inventory.self, from: LuaValue(json: try encoder.encode(sample).json())), sample)
+        XCTAssertEqual(
+            try decoder.decode(Inventory.self, from: LuaValue(json: try encoder.encode(sample).json())), sample)
         sample.maybe = [1, 2]
         let json = try encoder.encode(sample).json()
         XCTAssertEqual(try decoder.decode(Inventory.self, from: LuaValue(json: json)), sample)
     }
 
     func testNumbersKeepTheirKindAndExactValue() throws {
-        let numbers = Numbers(int: -7, int8: -128, uint64: 42, min: .min, max: .max, beyondDouble: 9_007_199_254_740_993,
-                              double: 0.1, wholeDouble: 1, negativeZero: -0.0, float: 1.5)
+        let numbers = Numbers(
+            int: -7, int8: -128, uint64: 42, min: .min, max: .max, beyondDouble: 9_007_199_254_740_993,
+            double: 0.1, wholeDouble: 1, negativeZero: -0.0, float: 1.5)
         let value = try encoder.encode(numbers)
         XCTAssertEqual(value["int"], .integer(-7))
         XCTAssertEqual(value["min"], .integer(.min))
@@ -232,7 +242,9 @@ final class CodableTests: XCTestCase {
 
     func testTypeMismatchNamesPathAndLuaTypes() throws {
         var value = try encoder.encode(inventory)
-        guard case .table(var root) = value, case .table(var items) = root["items"], case .table(var second) = items.array[1] else {
+        guard case .table(var root) = value, case .table(var items) = root["items"],
+            case .table(var second) = items.array[1]
+        else {
             return XCTFail("unexpected shape \(value)")
         }
         second["title"] = 3
@@ -247,8 +259,10 @@ final class CodableTests: XCTestCase {
     }
 
     func testMissingKeyNamesPath() throws {
-        let value: LuaValue = ["name": "n", "items": [["id": 1, "tags": [], "shape": ["empty": [:]]]],
-                               "counts": [:], "byID": [:], "grid": [], "maybe": [], "mode": "fast", "flags": []]
+        let value: LuaValue = [
+            "name": "n", "items": [["id": 1, "tags": [], "shape": ["empty": [:]]]],
+            "counts": [:], "byID": [:], "grid": [], "maybe": [], "mode": "fast", "flags": [],
+        ]
         XCTAssertThrowsError(try decoder.decode(Inventory.self, from: value)) { error in
             guard case DecodingError.keyNotFound = error else { return XCTFail("\(error)") }
             XCTAssertEqual(path(of: error), ".items[0].title")

@@ -13,18 +13,30 @@ final class DebugEvaluateLimitTests: XCTestCase {
     /// The runaway expressions, each of which runs for ever without the limit.
     private static let runaways: [(what: String, expression: String)] = [
         ("a pcall loop", "(function() while true do pcall(function() while true do end end) end end)()"),
-        ("a nested pcall loop", """
+        (
+            "a nested pcall loop",
+            """
             (function() while true do pcall(function() while true do pcall(function() while true do end end) end end) end end)()
-            """),
-        ("xpcall with a handler that loops", """
+            """
+        ),
+        (
+            "xpcall with a handler that loops",
+            """
             (function() while true do xpcall(function() while true do end end, function() while true do end end) end end)()
-            """),
-        ("a coroutine that loops", "(function() while true do coroutine.wrap(function() while true do end end)() end end)()"),
+            """
+        ),
+        (
+            "a coroutine that loops",
+            "(function() while true do coroutine.wrap(function() while true do end end)() end end)()"
+        ),
         ("a long pattern match", "string.rep('a', 1e6):find('.-.-.-.-b')"),
         // The limit passes while string.rep copies 1 GB in C: it stops there, between pieces.
-        ("a huge string.rep", """
+        (
+            "a huge string.rep",
+            """
             (function() local t = os.clock() while os.clock() - t < 1.95 do end return #string.rep('x', 1e9) end)()
-            """),
+            """
+        ),
     ]
 
     /// The feature: `handle` stops at line 4 (a breakpoint) with `n` and `m` in scope.
@@ -61,14 +73,17 @@ final class DebugEvaluateLimitTests: XCTestCase {
     private func assertStopped(_ seen: Seen, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(seen.results.map(\.what), Self.runaways.map(\.what), file: file, line: line)
         for result in seen.results {
-            XCTAssertTrue(result.error?.contains(Self.stopMessage) == true, "\(result.what): \(result.error ?? "no error")",
-                          file: file, line: line)
-            XCTAssertLessThan(result.seconds, 10, "\(result.what) stopped in \(result.seconds) s", file: file, line: line)
+            XCTAssertTrue(
+                result.error?.contains(Self.stopMessage) == true, "\(result.what): \(result.error ?? "no error")",
+                file: file, line: line)
+            XCTAssertLessThan(
+                result.seconds, 10, "\(result.what) stopped in \(result.seconds) s", file: file, line: line)
             XCTAssertGreaterThan(result.seconds, 1.5, "\(result.what) ran its 2000 ms", file: file, line: line)
         }
         let worst = seen.results.map(\.seconds).max() ?? 0
-        print("DebugEvaluateLimitTests: worst stop \(String(format: "%.3f", worst)) s;",
-              seen.results.map { "\($0.what) \(String(format: "%.3f", $0.seconds))" }.joined(separator: ", "))
+        print(
+            "DebugEvaluateLimitTests: worst stop \(String(format: "%.3f", worst)) s;",
+            seen.results.map { "\($0.what) \(String(format: "%.3f", $0.seconds))" }.joined(separator: ", "))
     }
 
     func testRunawayEvaluationsStopAndTheStoppedFeatureGoesOnAsItWas() throws {
@@ -84,14 +99,16 @@ final class DebugEvaluateLimitTests: XCTestCase {
                     seen.results.append((runaway.what, result.error, result.seconds))
                 }
                 for expression in ["1 + 1", "m.n", "#m.items", "n"] {
-                    seen.texts.append((try? stop.thread.evaluate(expression, level: 0, holder: holder).text) ?? "failed")
+                    seen.texts.append(
+                        (try? stop.thread.evaluate(expression, level: 0, holder: holder).text) ?? "failed")
                 }
                 // The debugger's hook is as it was: a step stops at the next line.
                 return .stepOver
             }
             if seen.stops.count == 3 {
                 // A runaway again, then the feature's own loop: its limit still stops it.
-                seen.texts.append(self.timed { try stop.thread.evaluate(Self.runaways[0].expression, level: 0) }.error ?? "no error")
+                seen.texts.append(
+                    self.timed { try stop.thread.evaluate(Self.runaways[0].expression, level: 0) }.error ?? "no error")
                 seen.resumedAt = Date()
             }
             return .run
@@ -102,7 +119,8 @@ final class DebugEvaluateLimitTests: XCTestCase {
         XCTAssertEqual(try lua.call(chunk, ["plain"]), [42])
         assertStopped(seen)
         XCTAssertEqual(seen.texts, ["2", "41", "3", "41"], "the stopped frame's variables are as they were")
-        XCTAssertEqual(seen.stops.map(\.line), [4, 5], "the breakpoint, then the step: the debugger's hook is as it was")
+        XCTAssertEqual(
+            seen.stops.map(\.line), [4, 5], "the breakpoint, then the step: the debugger's hook is as it was")
         XCTAssertEqual(seen.stops.map(\.reason), [.breakpoint, .step])
 
         // The feature's own limit still stops a runaway handler, after a runaway evaluation.
@@ -131,7 +149,8 @@ final class DebugEvaluateLimitTests: XCTestCase {
         let seen = Seen()
         lua.startDebugging { stop in
             seen.stops.append((stop.reason, stop.line))
-            seen.texts.append(self.timed { try stop.thread.evaluate(Self.runaways[1].expression, level: 0) }.error ?? "no error")
+            seen.texts.append(
+                self.timed { try stop.thread.evaluate(Self.runaways[1].expression, level: 0) }.error ?? "no error")
             seen.texts.append((try? stop.thread.evaluate("1 +", level: 0).text) ?? "failed")
             seen.texts.append((try? stop.thread.evaluate("n * 2", level: 1).text) ?? "failed")
             return .run
@@ -153,23 +172,29 @@ final class DebugEvaluateLimitTests: XCTestCase {
         for limit in [nil, 3000] as [Int64?] {
             let lua = try LuaState(timeLimitMs: limit)
             let seen = Seen()
-            try lua.setGlobal("look", .function { slots in
-                // (With no limit the state keeps Lua's own matcher and string.rep: not stopped in C.)
-                for runaway in Self.runaways.prefix(limit == nil ? 4 : 1) {
-                    let result = self.timed { try slots.evaluate(runaway.expression, level: 1) }
-                    seen.results.append((runaway.what, result.error, result.seconds))
-                }
-                seen.texts.append((try? slots.evaluate("x + 1", level: 1).text) ?? "failed")
-                return []
-            })
-            XCTAssertEqual(try lua.run(string: "local x = 1 look() return x + 1", name: "plugins/look.lua"), [2], "\(limit as Any)")
+            try lua.setGlobal(
+                "look",
+                .function { slots in
+                    // (With no limit the state keeps Lua's own matcher and string.rep: not stopped in C.)
+                    for runaway in Self.runaways.prefix(limit == nil ? 4 : 1) {
+                        let result = self.timed { try slots.evaluate(runaway.expression, level: 1) }
+                        seen.results.append((runaway.what, result.error, result.seconds))
+                    }
+                    seen.texts.append((try? slots.evaluate("x + 1", level: 1).text) ?? "failed")
+                    return []
+                })
+            XCTAssertEqual(
+                try lua.run(string: "local x = 1 look() return x + 1", name: "plugins/look.lua"), [2], "\(limit as Any)"
+            )
             XCTAssertEqual(seen.texts, ["2"])
             for result in seen.results {
-                XCTAssertTrue(result.error?.contains(Self.stopMessage) == true, "\(result.what): \(result.error ?? "no error")")
+                XCTAssertTrue(
+                    result.error?.contains(Self.stopMessage) == true, "\(result.what): \(result.error ?? "no error")")
                 XCTAssertLessThan(result.seconds, 10)
             }
-            print("DebugEvaluateLimitTests: from a Swift function, limit \(limit.map(String.init) ?? "none"):",
-                  seen.results.map { "\($0.what) \(String(format: "%.3f", $0.seconds))" }.joined(separator: ", "))
+            print(
+                "DebugEvaluateLimitTests: from a Swift function, limit \(limit.map(String.init) ?? "none"):",
+                seen.results.map { "\($0.what) \(String(format: "%.3f", $0.seconds))" }.joined(separator: ", "))
             if limit != nil {
                 XCTAssertThrowsError(try lua.run(string: "while true do end", name: "spin.lua")) { error in
                     guard case .timeout? = error as? LuaError else { return XCTFail("\(error)") }
@@ -200,7 +225,9 @@ final class DebugEvaluateLimitTests: XCTestCase {
         }
         lua.setBreakpointLines(path: Self.path, lines: [4])
         XCTAssertEqual(try lua.call(chunk, ["plain"]), [42])
-        XCTAssertEqual(refs.refs, [nil, nil, nil, nil, 1, 2, nil, 1], "unkept: no ref; kept: refs from 1, and from 1 again after the release")
+        XCTAssertEqual(
+            refs.refs, [nil, nil, nil, nil, 1, 2, nil, 1],
+            "unkept: no ref; kept: refs from 1, and from 1 again after the release")
         XCTAssertEqual(try lua.call(length, [.ref(holder)]), [1, false])
         try lua.releaseShown(holder: holder)
         XCTAssertEqual(try lua.call(length, [.ref(holder)]), [0, true], "released between calls")
@@ -214,16 +241,17 @@ final class DebugEvaluateLimitTests: XCTestCase {
     private func growth(hits: Int, release: Bool) throws -> Int {
         let lua = try LuaState(memoryLimit: 64 << 20, timeLimitMs: 10_000)
         let holder = try lua.makeTable([])
-        let chunk = try lua.load(string: """
-            local hits = ...
-            local big = {}
-            for j = 1, 1 << 16 do big[j] = j end
-            for i = 1, hits do
-              local m = table.move(big, 1, #big, 1, {})
-              local seen = #m
-            end
-            return hits
-            """, name: "plugins/big/init.lua")
+        let chunk = try lua.load(
+            string: """
+                local hits = ...
+                local big = {}
+                for j = 1, 1 << 16 do big[j] = j end
+                for i = 1, hits do
+                  local m = table.move(big, 1, #big, 1, {})
+                  local seen = #m
+                end
+                return hits
+                """, name: "plugins/big/init.lua")
         final class Failure: @unchecked Sendable { var error: (any Error)? }
         let failure = Failure()
         var hit = 0
@@ -256,7 +284,9 @@ final class DebugEvaluateLimitTests: XCTestCase {
         let released = try growth(hits: 2000, release: true)
         // Kept, 40 of them already hold 40 MB.
         let kept = try growth(hits: 40, release: false)
-        print("DebugEvaluateLimitTests: growth with release \(released) bytes over 2000 stops; without, \(kept) bytes over 40")
+        print(
+            "DebugEvaluateLimitTests: growth with release \(released) bytes over 2000 stops; without, \(kept) bytes over 40"
+        )
         XCTAssertGreaterThan(kept, 30 << 20)
         XCTAssertLessThan(released, kept / 10)
         XCTAssertLessThan(released, 256 << 10)

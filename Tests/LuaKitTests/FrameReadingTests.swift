@@ -6,21 +6,21 @@ import XCTest
 /// of it running the plugin's metamethods.
 final class FrameReadingTests: XCTestCase {
     private let script = """
-    local shared = { hits = 3 }
-    local function reduce(state, mutation)
-      local doubled = mutation.by * 2
-      local note = "line\\n\\"two\\""
-      local proxy = setmetatable({}, { __index = function() error("a look ran __index") end,
-                                       __tostring = function() error("a look ran __tostring") end })
-      local long = string.rep("x", 300)
-      look()
-      return doubled, shared, note, proxy, long
-    end
-    local function dispatch(action)
-      return (reduce({ count = 1, items = { "a", "b" }, ["odd key"] = true }, action))  -- not a tail call
-    end
-    return (dispatch({ type = "add", by = 21 }))
-    """
+        local shared = { hits = 3 }
+        local function reduce(state, mutation)
+          local doubled = mutation.by * 2
+          local note = "line\\n\\"two\\""
+          local proxy = setmetatable({}, { __index = function() error("a look ran __index") end,
+                                           __tostring = function() error("a look ran __tostring") end })
+          local long = string.rep("x", 300)
+          look()
+          return doubled, shared, note, proxy, long
+        end
+        local function dispatch(action)
+          return (reduce({ count = 1, items = { "a", "b" }, ["odd key"] = true }, action))  -- not a tail call
+        end
+        return (dispatch({ type = "add", by = 21 }))
+        """
 
     /// Runs the script with `look` reading what a debugger would at that point.
     private func look(_ body: @escaping @Sendable (LuaSlots, LuaRef) throws -> Void) throws {
@@ -29,10 +29,12 @@ final class FrameReadingTests: XCTestCase {
         // `look` runs on this thread, inside `run`: the box is read after it returns.
         final class Failure: @unchecked Sendable { var error: (any Error)? }
         let failure = Failure()
-        try lua.setGlobal("look", .function { slots in
-            do { try body(slots, holder) } catch { failure.error = error }
-            return []
-        })
+        try lua.setGlobal(
+            "look",
+            .function { slots in
+                do { try body(slots, holder) } catch { failure.error = error }
+                return []
+            })
         _ = try lua.run(string: script, name: "plugins/counter/init.lua")
         if let error = failure.error { throw error }
     }
@@ -101,21 +103,26 @@ final class FrameReadingTests: XCTestCase {
     func testAnExpressionReadsTheFramesNamesAndChangesNothing() throws {
         try look { slots, holder in
             XCTAssertEqual(try slots.evaluate("doubled + 1", level: 1, holder: holder).text, "43")
-            XCTAssertEqual(try slots.evaluate("state.items[2] .. #state.items", level: 1, holder: holder).text, #""b2""#)
+            XCTAssertEqual(
+                try slots.evaluate("state.items[2] .. #state.items", level: 1, holder: holder).text, #""b2""#)
             XCTAssertEqual(try slots.evaluate("shared.hits * 2", level: 1, holder: holder).text, "6", "an upvalue")
-            XCTAssertEqual(try slots.evaluate("string.upper(mutation.type)", level: 1, holder: holder).text, #""ADD""#, "a global")
+            XCTAssertEqual(
+                try slots.evaluate("string.upper(mutation.type)", level: 1, holder: holder).text, #""ADD""#, "a global")
             XCTAssertEqual(try slots.evaluate("action.by", level: 2, holder: holder).text, "21", "another frame")
 
             let state = try slots.evaluate("state", level: 1, holder: holder)
             XCTAssertEqual(state.text, "table (3 entries)", "the table itself, not a stand-in")
             XCTAssertEqual(try slots.fields(of: try XCTUnwrap(state.ref), holder: holder).count, 3)
 
-            XCTAssertThrowsError(try slots.evaluate("(function() state.count = 9 end)()", level: 1, holder: holder)) { error in
+            XCTAssertThrowsError(try slots.evaluate("(function() state.count = 9 end)()", level: 1, holder: holder)) {
+                error in
                 XCTAssertTrue("\(error)".contains("evaluate cannot change a table (it wrote count)"), "\(error)")
             }
-            XCTAssertThrowsError(try slots.evaluate("(function() table.insert(state.items, 'c') end)()", level: 1, holder: holder))
-            XCTAssertEqual(try slots.evaluate("state.count .. #state.items", level: 1, holder: holder).text, #""12""#,
-                           "the writes were refused")
+            XCTAssertThrowsError(
+                try slots.evaluate("(function() table.insert(state.items, 'c') end)()", level: 1, holder: holder))
+            XCTAssertEqual(
+                try slots.evaluate("state.count .. #state.items", level: 1, holder: holder).text, #""12""#,
+                "the writes were refused")
             XCTAssertThrowsError(try slots.evaluate("doubled +", level: 1, holder: holder)) { error in
                 XCTAssertTrue("\(error)".contains("(evaluate)"), "\(error)")
             }

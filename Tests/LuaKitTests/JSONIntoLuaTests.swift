@@ -90,7 +90,8 @@ final class JSONIntoLuaTests: XCTestCase {
         XCTAssertEqual(json, ok)
         for opener in ["[", #"{"a":"#] {
             let hostile = String(repeating: opener, count: 10_000)
-            XCTAssertThrowsError(try Array(hostile.utf8).withUnsafeBytes { try lua.withJSON($0) { _ in () } }) { error in
+            XCTAssertThrowsError(try Array(hostile.utf8).withUnsafeBytes { try lua.withJSON($0) { _ in () } }) {
+                error in
                 XCTAssertTrue("\(error)".contains("at most 200 levels"), "\(error)")
             }
         }
@@ -108,7 +109,10 @@ final class JSONIntoLuaTests: XCTestCase {
 
     func testAMemoryLimitStopsAHugeDocumentCleanly() throws {
         let lua = try LuaState(memoryLimit: 4 << 20)
-        let huge = "[" + Array(repeating: #"{"id":1,"name":"a fairly long string to take room"}"#, count: 200_000).joined(separator: ",") + "]"
+        let huge =
+            "["
+            + Array(repeating: #"{"id":1,"name":"a fairly long string to take room"}"#, count: 200_000).joined(
+                separator: ",") + "]"
         XCTAssertThrowsError(try Array(huge.utf8).withUnsafeBytes { try lua.withJSON($0) { _ in () } }) { error in
             guard case LuaError.memory = error else { return XCTFail("\(error)") }
         }

@@ -20,8 +20,10 @@ final class JSONObjectWriterTests: XCTestCase {
         line.add("base", inner)
         line.add("changes", [inner, JSONObjectWriter()])
         // The object's own members stay as added; a Lua value's keys are sorted, as `json()` sorts them.
-        XCTAssertEqual(line.text, #"{"event":"state","t":5,"big":-9223372036854775808,"ok":false,"state":{"a":[2.0,"x"],"z":1},"#
-            + #""files":["b.lua","a.lua"],"differs":[3,1],"base":{"z":1,"a":2},"changes":[{"z":1,"a":2},{}]}"#)
+        XCTAssertEqual(
+            line.text,
+            #"{"event":"state","t":5,"big":-9223372036854775808,"ok":false,"state":{"a":[2.0,"x"],"z":1},"#
+                + #""files":["b.lua","a.lua"],"differs":[3,1],"base":{"z":1,"a":2},"changes":[{"z":1,"a":2},{}]}"#)
         XCTAssertEqual(line.bytes, Array(line.text.utf8))
         XCTAssertEqual(try LuaValue(json: line.text)["base"]?["z"], 1)
     }
@@ -42,13 +44,17 @@ final class JSONObjectWriterTests: XCTestCase {
         line.add("state", raw: #"{"zeta": 1, "alpha":[ 1.50 ]}"#)
         line.add("patch", raw: Array(#"[{"op":"replace","path":"/n","value":2}]"#.utf8))
         line.add("none", raw: "null")
-        XCTAssertEqual(line.text, #"{"state":{"zeta": 1, "alpha":[ 1.50 ]},"patch":[{"op":"replace","path":"/n","value":2}],"none":null}"#)
+        XCTAssertEqual(
+            line.text,
+            #"{"state":{"zeta": 1, "alpha":[ 1.50 ]},"patch":[{"op":"replace","path":"/n","value":2}],"none":null}"#)
     }
 
     func testAValueThatIsNotJSONLeavesTheObjectAsItWas() {
         var line = JSONObjectWriter()
         line.add("t", 1)
-        XCTAssertThrowsError(try line.add("state", ["items": LuaValue([LuaValue(1), LuaValue(Double.nan)])], root: "state")) { error in
+        XCTAssertThrowsError(
+            try line.add("state", ["items": LuaValue([LuaValue(1), LuaValue(Double.nan)])], root: "state")
+        ) { error in
             XCTAssertTrue("\(error)".contains("state.items[2]"), "\(error)")
         }
         line.add("ok", true)

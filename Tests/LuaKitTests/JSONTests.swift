@@ -38,8 +38,10 @@ final class JSONTests: XCTestCase {
     }
 
     func testFloatsRoundTripBitForBit() throws {
-        var samples: [Double] = [.pi, .ulpOfOne, .leastNonzeroMagnitude, .leastNormalMagnitude, .greatestFiniteMagnitude,
-                                 -.greatestFiniteMagnitude, 1e16, 1e15, 123_456_789.125, 0.3, 2.0 / 3.0]
+        var samples: [Double] = [
+            .pi, .ulpOfOne, .leastNonzeroMagnitude, .leastNormalMagnitude, .greatestFiniteMagnitude,
+            -.greatestFiniteMagnitude, 1e16, 1e15, 123_456_789.125, 0.3, 2.0 / 3.0,
+        ]
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         while samples.count < 2_000 {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -49,7 +51,9 @@ final class JSONTests: XCTestCase {
         for d in samples {
             let text = try LuaValue.number(d).json()
             XCTAssertTrue(text.contains(".") || text.contains("e"), "\(text) would read back as an integer")
-            guard case .number(let back) = try LuaValue(json: text) else { return XCTFail("\(text) did not parse as a float") }
+            guard case .number(let back) = try LuaValue(json: text) else {
+                return XCTFail("\(text) did not parse as a float")
+            }
             XCTAssertEqual(back.bitPattern, d.bitPattern, text)
         }
     }
@@ -62,7 +66,9 @@ final class JSONTests: XCTestCase {
             XCTAssertTrue(reason.contains("nan"), reason)
         }
         XCTAssertThrowsError(try LuaValue.table(LuaTable(hash: ["a b": .number(-.infinity)])).json()) { error in
-            XCTAssertEqual(error as? LuaError, .conversion(path: #"value["a b"]"#, reason: "-inf cannot be written as JSON (only finite numbers can)"))
+            XCTAssertEqual(
+                error as? LuaError,
+                .conversion(path: #"value["a b"]"#, reason: "-inf cannot be written as JSON (only finite numbers can)"))
         }
         XCTAssertThrowsError(try LuaValue.table(LuaTable(hash: [.boolean(true): 1])).json()) { error in
             guard case LuaError.conversion(let path, _) = error else { return XCTFail("\(error)") }
@@ -81,7 +87,9 @@ final class JSONTests: XCTestCase {
     func testEscapesRoundTrip() throws {
         let text = "quote \" backslash \\ slash / tab \t newline \n cr \r bell \u{07} nul \u{0} del \u{7F} é 😀"
         let json = try LuaValue.string(LuaString(text)).json()
-        XCTAssertEqual(json, #""quote \" backslash \\ slash / tab \t newline \n cr \r bell \u0007 nul \u0000 del "# + "\u{7F} é 😀\"")
+        XCTAssertEqual(
+            json,
+            #""quote \" backslash \\ slash / tab \t newline \n cr \r bell \u0007 nul \u0000 del "# + "\u{7F} é 😀\"")
         XCTAssertEqual(try LuaValue(json: json), .string(LuaString(text)))
     }
 
@@ -133,7 +141,8 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(holes.array, [1])
         XCTAssertEqual(holes.hash, [.integer(3): 3, .integer(4): 4])
         XCTAssertTrue(holes.isJSONArray)
-        XCTAssertEqual(try LuaValue.table(holes).json(), "[1,null,3,4]", "a JSON array with a null is written as one again")
+        XCTAssertEqual(
+            try LuaValue.table(holes).json(), "[1,null,3,4]", "a JSON array with a null is written as one again")
         // And it reads back as it was (the fuzz target jsonl found `[[null,[]],[]]` written as an object).
         for text in ["[[null,[]],[]]", "[null,1]", "[1,null,null,{\"a\":[null,2]}]"] {
             let value = try LuaValue(json: text)
@@ -157,14 +166,17 @@ final class JSONTests: XCTestCase {
         t["b"] = 1
         t["B"] = 2
         t["a"] = 3
-        XCTAssertEqual(try LuaValue.table(t).json(),
-                       #"{"-1":"minus","0":"zero","1":"one","2":"two","2.5":"half","10":"ten","B":2,"a":3,"b":1}"#)
+        XCTAssertEqual(
+            try LuaValue.table(t).json(),
+            #"{"-1":"minus","0":"zero","1":"one","2":"two","2.5":"half","10":"ten","B":2,"a":3,"b":1}"#)
         // Unsorted output holds the same members.
-        XCTAssertEqual(try LuaValue(json: LuaValue.table(t).json(sortedKeys: false)), try LuaValue(json: LuaValue.table(t).json()))
+        XCTAssertEqual(
+            try LuaValue(json: LuaValue.table(t).json(sortedKeys: false)), try LuaValue(json: LuaValue.table(t).json()))
     }
 
     func testDocumentRoundTrip() throws {
-        let text = #"{"event":"state","seq":3,"state":{"items":[{"id":1,"score":0.5,"tags":["a","b"]},{"id":2,"score":-1.25e-10,"tags":[]}],"loading":false,"meta":{},"query":"caf\u00e9"},"t":250}"#
+        let text =
+            #"{"event":"state","seq":3,"state":{"items":[{"id":1,"score":0.5,"tags":["a","b"]},{"id":2,"score":-1.25e-10,"tags":[]}],"loading":false,"meta":{},"query":"caf\u00e9"},"t":250}"#
         let value = try LuaValue(json: text)
         XCTAssertEqual(value["state"]?["items"]?[1]?["score"], .number(-1.25e-10))
         XCTAssertEqual(try value.json(), text.replacingOccurrences(of: #"\u00e9"#, with: "é"))
@@ -182,7 +194,10 @@ final class JSONTests: XCTestCase {
     func testMalformedInputReportsLineAndColumn() {
         let cases: [(String, Int, Int, String)] = [
             (#"{"a": 1 "b": 2}"#, 1, 9, #"line 1, column 9: expected ',' or '}' after an object member, found '"'"#),
-            ("{\n  \"a\": [1,\n    2,,\n]}", 3, 7, "line 3, column 7: expected a JSON value (object, array, string, number, true, false or null), found ','"),
+            (
+                "{\n  \"a\": [1,\n    2,,\n]}", 3, 7,
+                "line 3, column 7: expected a JSON value (object, array, string, number, true, false or null), found ','"
+            ),
             ("[\"é\", x]", 1, 7, "found 'x'"),
             ("", 1, 1, "expected a JSON value, found end of input"),
             ("1 2", 1, 3, "expected end of input after the JSON value, found '2'"),
@@ -218,7 +233,8 @@ final class JSONTests: XCTestCase {
         let ok = String(repeating: "[", count: LuaState.maxDepth) + String(repeating: "]", count: LuaState.maxDepth)
         XCTAssertEqual(try LuaValue(json: ok).json(), ok)
 
-        let tooDeep = String(repeating: "[", count: LuaState.maxDepth + 1) + String(repeating: "]", count: LuaState.maxDepth + 1)
+        let tooDeep =
+            String(repeating: "[", count: LuaState.maxDepth + 1) + String(repeating: "]", count: LuaState.maxDepth + 1)
         XCTAssertThrowsError(try LuaValue(json: tooDeep)) { error in
             XCTAssertEqual((error as? JSONError)?.column, LuaState.maxDepth + 1)
         }

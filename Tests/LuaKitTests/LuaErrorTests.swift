@@ -6,7 +6,9 @@ final class LuaErrorTests: XCTestCase {
         let lua = try LuaState()
         let chunk = try lua.load(string: "local x = 1\nlocal function f() error('boom') end\nf()", name: "demo.lua")
         XCTAssertThrowsError(try lua.call(chunk)) { error in
-            guard case .runtime(let message, let location, let traceback) = error as? LuaError else { return XCTFail("\(error)") }
+            guard case .runtime(let message, let location, let traceback) = error as? LuaError else {
+                return XCTFail("\(error)")
+            }
             XCTAssertEqual(message, "demo.lua:2: boom")
             XCTAssertEqual(location, "demo.lua:2")
             XCTAssertTrue(traceback.contains("demo.lua:3: in main chunk"), traceback)

@@ -37,11 +37,14 @@ final class LuaValueRoundTripTests: XCTestCase {
         var big = LuaTable()
         for i in 0..<20 { big["k\(i)"] = .integer(Int64(i)) }
         let long = LuaValue.string(LuaString(String(repeating: "x", count: 300)))
-        for v: LuaValue in [.table(small), .table(big), .table(LuaTable(hash: ["s": long])),
-                            .table(LuaTable(isJSONArray: true)), .table(LuaTable())] {
+        for v: LuaValue in [
+            .table(small), .table(big), .table(LuaTable(hash: ["s": long])),
+            .table(LuaTable(isJSONArray: true)), .table(LuaTable()),
+        ] {
             XCTAssertEqual(try roundTrip(v), v)
         }
-        let several = try lua.call(identity, [.value(.table(small)), .value(7), .value("seven"), .value(.table(small))])
+        let several = try lua.call(
+            identity, [.value(.table(small)), .value(7), .value("seven"), .value(.table(small))])
         XCTAssertEqual(several, [.table(small), 7, "seven", .table(small)])
     }
 
@@ -101,14 +104,19 @@ final class LuaValueRoundTripTests: XCTestCase {
     func testNestingJustUnderTheLimitComesBackWhole() throws {
         // Deep enough that pushing it grows the Lua stack several times over.
         var v: LuaValue = ["leaf": "here", "n": 1.5]
-        for i in 0..<(LuaState.maxDepth - 2) { v = i % 2 == 0 ? [v, .integer(Int64(i))] : ["next": v, "i": .integer(Int64(i))] }
+        for i in 0..<(LuaState.maxDepth - 2) {
+            v = i % 2 == 0 ? [v, .integer(Int64(i))] : ["next": v, "i": .integer(Int64(i))]
+        }
         XCTAssertEqual(try roundTrip(v), v)
     }
 
     func testCyclesAndFunctionsAreRefusedWithTheirPath() throws {
-        let cycle = try lua.load(string: "local t = { items = { {}, {}, {} } } t.items[3].owner = t return t", name: "cycle.lua")
+        let cycle = try lua.load(
+            string: "local t = { items = { {}, {}, {} } } t.items[3].owner = t return t", name: "cycle.lua")
         XCTAssertThrowsError(try lua.call(cycle)) { error in
-            XCTAssertEqual(error as? LuaError, .conversion(path: "argument #1.items[3].owner", reason: "a cycle: this table contains itself"))
+            XCTAssertEqual(
+                error as? LuaError,
+                .conversion(path: "argument #1.items[3].owner", reason: "a cycle: this table contains itself"))
         }
         let fn = try lua.load(string: "return { items = { {}, {}, { cb = print } } }", name: "fn.lua")
         XCTAssertThrowsError(try lua.call(fn)) { error in

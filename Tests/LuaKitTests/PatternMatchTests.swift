@@ -61,11 +61,16 @@ final class PatternMatchTests: XCTestCase {
         """#
 
     func testMatcherGivesWhatLuasGives() throws {
-        guard let lua54 = ["/usr/bin/lua5.4", "/usr/local/bin/lua5.4"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        guard
+            let lua54 = ["/usr/bin/lua5.4", "/usr/local/bin/lua5.4"].first(where: {
+                FileManager.default.isExecutableFile(atPath: $0)
+            })
+        else {
             throw XCTSkip("lua5.4 is not installed (scripts/setup installs it)")
         }
         let ours = try LuaState(timeLimitMs: 600_000)
-        guard case .string(let mine)? = try ours.run(string: PatternMatchTests.script, name: "patterns.lua").first else {
+        guard case .string(let mine)? = try ours.run(string: PatternMatchTests.script, name: "patterns.lua").first
+        else {
             return XCTFail("the script returns its output")
         }
         let reference = try runLua(lua54, PatternMatchTests.script)

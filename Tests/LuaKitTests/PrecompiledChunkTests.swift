@@ -20,31 +20,47 @@ final class PrecompiledChunkTests: XCTestCase {
     func testCurrentBytecodeIsLoadedInsteadOfTheText() throws {
         let lua = try LuaState()
         let compiled = try blob(headerOf: "return 1", bytecodeOf: "return 2", in: lua)
-        XCTAssertEqual(try result(of: PrecompiledChunk(source: bytes("return 1"), compiled: compiled, name: "chunk"), in: lua), .integer(2))
+        XCTAssertEqual(
+            try result(of: PrecompiledChunk(source: bytes("return 1"), compiled: compiled, name: "chunk"), in: lua),
+            .integer(2))
     }
 
     func testAnEditedTextIsCompiledAndItsOldBytecodeIgnored() throws {
         let lua = try LuaState()
         let compiled = try blob(headerOf: "return 1", bytecodeOf: "return 2", in: lua)
-        XCTAssertEqual(try result(of: PrecompiledChunk(source: bytes("return 3"), compiled: compiled, name: "chunk"), in: lua), .integer(3))
+        XCTAssertEqual(
+            try result(of: PrecompiledChunk(source: bytes("return 3"), compiled: compiled, name: "chunk"), in: lua),
+            .integer(3))
     }
 
     func testBytecodeOfAnotherLuaReleaseOrNoneAtAllFallsBackToTheText() throws {
         let lua = try LuaState()
         var otherRelease = try blob(headerOf: "return 1", bytecodeOf: "return 2", in: lua)
         otherRelease[4] &+= 1
-        XCTAssertEqual(try result(of: PrecompiledChunk(source: bytes("return 1"), compiled: otherRelease, name: "chunk"), in: lua), .integer(1))
-        XCTAssertEqual(try result(of: PrecompiledChunk(source: bytes("return 1"), compiled: [], name: "chunk"), in: lua), .integer(1))
+        XCTAssertEqual(
+            try result(of: PrecompiledChunk(source: bytes("return 1"), compiled: otherRelease, name: "chunk"), in: lua),
+            .integer(1))
+        XCTAssertEqual(
+            try result(of: PrecompiledChunk(source: bytes("return 1"), compiled: [], name: "chunk"), in: lua),
+            .integer(1))
         // A header with nothing after it, or a cut-off dump: the text, not a failure.
         let whole = try lua.precompile(source: bytes("return 1"), name: "chunk")
-        XCTAssertEqual(try result(of: PrecompiledChunk(source: bytes("return 1"), compiled: Array(whole.prefix(16)), name: "chunk"), in: lua), .integer(1))
-        XCTAssertEqual(try result(of: PrecompiledChunk(source: bytes("return 1"), compiled: Array(whole.dropLast(3)), name: "chunk"), in: lua), .integer(1))
+        XCTAssertEqual(
+            try result(
+                of: PrecompiledChunk(source: bytes("return 1"), compiled: Array(whole.prefix(16)), name: "chunk"),
+                in: lua), .integer(1))
+        XCTAssertEqual(
+            try result(
+                of: PrecompiledChunk(source: bytes("return 1"), compiled: Array(whole.dropLast(3)), name: "chunk"),
+                in: lua), .integer(1))
     }
 
     func testErrorsFromBytecodeNameTheSameLinesAsFromText() throws {
         let lua = try LuaState()
         let text = "local x = 1\n\nerror('boom')\n"
-        let chunk = PrecompiledChunk(source: bytes(text), compiled: try lua.precompile(source: bytes(text), name: "host.part"), name: "host.part")
+        let chunk = PrecompiledChunk(
+            source: bytes(text), compiled: try lua.precompile(source: bytes(text), name: "host.part"), name: "host.part"
+        )
         XCTAssertThrowsError(try lua.call(try lua.load(chunk))) { error in
             guard case .runtime(let message, let location, _) = error as? LuaError else { return XCTFail("\(error)") }
             XCTAssertEqual(message, "host.part:3: boom")

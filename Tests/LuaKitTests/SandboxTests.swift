@@ -43,13 +43,16 @@ final class SandboxTests: XCTestCase {
             assertFails("collectgarbage('\(option)')", "collectgarbage(\"\(option)\") is refused in the sandbox")
         }
         XCTAssertEqual(try eval("return collectgarbage('isrunning')"), [true], "still running")
-        XCTAssertEqual(try eval("return type(collectgarbage('count')), type(collectgarbage('step')), collectgarbage()"), ["number", "boolean", 0])
+        XCTAssertEqual(
+            try eval("return type(collectgarbage('count')), type(collectgarbage('step')), collectgarbage()"),
+            ["number", "boolean", 0])
     }
 
     func testBinaryChunksAreRefused() throws {
         assertFails("return load('\\27Lua', 'x', 'b')", "binary chunks are refused")
         XCTAssertEqual(try eval("return load('return 1 + 1')()"), [2], "text chunks load")
-        XCTAssertEqual(try eval("local env = { y = 5 } return load('return y', 'c', 't', env)()"), [5], "with an environment")
+        XCTAssertEqual(
+            try eval("local env = { y = 5 } return load('return y', 'c', 't', env)()"), [5], "with an environment")
     }
 
     func testGcMetamethodsAreRefused() throws {
@@ -68,7 +71,9 @@ final class SandboxTests: XCTestCase {
 
     func testTrustedProfileKeepsEverything() throws {
         let trusted = try LuaState()
-        XCTAssertEqual(try trusted.run(string: "return type(io), type(debug), type(os.execute)", name: "t"), ["table", "table", "function"])
+        XCTAssertEqual(
+            try trusted.run(string: "return type(io), type(debug), type(os.execute)", name: "t"),
+            ["table", "table", "function"])
     }
 
     func testNativeModuleLoadsInATrustedState() throws {

@@ -12,7 +12,7 @@ final class StringKeyTests: XCTestCase {
             LuaString(bytes: [97]), LuaString(bytes: [97, 0]), LuaString(bytes: [97, 0, 0, 0, 0, 0, 0, 0]),
             LuaString(bytes: Array(repeating: 7, count: 8)), LuaString(bytes: Array(repeating: 7, count: 9)),
             LuaString(bytes: Array(repeating: 7, count: 16)), LuaString(bytes: Array(repeating: 7, count: 17)),
-            LuaString(bytes: [0xFF, 0xFE, 0x80]),   // not UTF-8
+            LuaString(bytes: [0xFF, 0xFE, 0x80]),  // not UTF-8
         ]
         var table = LuaTable()
         for (i, k) in keys.enumerated() { table[.string(k)] = .integer(Int64(i)) }
@@ -54,8 +54,8 @@ final class StringKeyTests: XCTestCase {
             for i in 0..<size { state["f\(i)"] = .integer(Int64(i)) }
             for i in 0..<size { XCTAssertEqual(state["f\(i)"], .integer(Int64(i)), "size \(size)") }
             XCTAssertNil(state["f\(size)"], "size \(size)")
-            XCTAssertNil(state["f"], "size \(size)")        // a prefix of every key
-            XCTAssertNil(state["f00"], "size \(size)")      // same length as f10...f39
+            XCTAssertNil(state["f"], "size \(size)")  // a prefix of every key
+            XCTAssertNil(state["f00"], "size \(size)")  // same length as f10...f39
         }
         var named: LuaValue = ["café": 1, "cafe": 2, "1": "one"]
         named["ünïcödé"] = true

@@ -13,43 +13,52 @@ private struct Refused: Error, CustomStringConvertible {
 final class SwiftFunctionTests: XCTestCase {
     func testSwiftFunctionGetsArgumentsAndReturnsValues() throws {
         let lua = try LuaState()
-        try lua.setGlobal("add", .function { args in
-            [.value(.integer(try args.integer(1, function: "add") + args.integer(2, function: "add")))]
-        })
+        try lua.setGlobal(
+            "add",
+            .function { args in
+                [.value(.integer(try args.integer(1, function: "add") + args.integer(2, function: "add")))]
+            })
         XCTAssertEqual(try lua.run(string: "return add(2, 40)", name: "t"), [42])
         XCTAssertThrowsError(try lua.run(string: "return add('x', 1)", name: "t.lua")) { error in
-            XCTAssertEqual((error as? LuaError)?.message, "t.lua:1: bad argument #1 to 'add' (integer expected, got string)")
+            XCTAssertEqual(
+                (error as? LuaError)?.message, "t.lua:1: bad argument #1 to 'add' (integer expected, got string)")
         }
         // A float with an integral value counts as an integer (as in Lua); any other number,
         // a numeric string and a missing argument do not.
         XCTAssertEqual(try lua.run(string: "return add(2.0, 40)", name: "t"), [42])
         XCTAssertThrowsError(try lua.run(string: "return add(1, 2.5)", name: "t.lua")) { error in
-            XCTAssertEqual((error as? LuaError)?.message, "t.lua:1: bad argument #2 to 'add' (integer expected, got number)")
+            XCTAssertEqual(
+                (error as? LuaError)?.message, "t.lua:1: bad argument #2 to 'add' (integer expected, got number)")
         }
         XCTAssertThrowsError(try lua.run(string: "return add(1, '2')", name: "t.lua")) { error in
-            XCTAssertEqual((error as? LuaError)?.message, "t.lua:1: bad argument #2 to 'add' (integer expected, got string)")
+            XCTAssertEqual(
+                (error as? LuaError)?.message, "t.lua:1: bad argument #2 to 'add' (integer expected, got string)")
         }
         XCTAssertThrowsError(try lua.run(string: "return add(1)", name: "t.lua")) { error in
-            XCTAssertEqual((error as? LuaError)?.message, "t.lua:1: bad argument #2 to 'add' (integer expected, got no value)")
+            XCTAssertEqual(
+                (error as? LuaError)?.message, "t.lua:1: bad argument #2 to 'add' (integer expected, got no value)")
         }
     }
 
     func testThrowingFunctionIsCaughtByPcallAndLeaksNothing() throws {
         let lua = try LuaState()
         Tracker.deinits = 0
-        try lua.setGlobal("fail", .function { _ in
-            let held = Tracker()
-            withExtendedLifetime(held) {}
-            throw Refused()
-        })
-        let out = try lua.run(string: """
-            local caught, last = 0, nil
-            for i = 1, 1000 do
-              local ok, err = pcall(function() fail() end)
-              if not ok then caught = caught + 1; last = err end
-            end
-            return caught, last
-            """, name: "loop.lua")
+        try lua.setGlobal(
+            "fail",
+            .function { _ in
+                let held = Tracker()
+                withExtendedLifetime(held) {}
+                throw Refused()
+            })
+        let out = try lua.run(
+            string: """
+                local caught, last = 0, nil
+                for i = 1, 1000 do
+                  local ok, err = pcall(function() fail() end)
+                  if not ok then caught = caught + 1; last = err end
+                end
+                return caught, last
+                """, name: "loop.lua")
         XCTAssertEqual(out[0], 1000)
         XCTAssertEqual(out[1], "loop.lua:3: refused by Swift")
         XCTAssertEqual(Tracker.deinits, 1000)
@@ -61,7 +70,11 @@ final class SwiftFunctionTests: XCTestCase {
             let lua = try LuaState()
             for _ in 0..<100 {
                 let held = Tracker()
-                try lua.setGlobal("f", .function { _ in withExtendedLifetime(held) {}; return [] })
+                try lua.setGlobal(
+                    "f",
+                    .function { _ in
+                        withExtendedLifetime(held) {}; return []
+                    })
             }
             lua.collectGarbage()
             XCTAssertGreaterThanOrEqual(Tracker.deinits, 99, "replaced functions are collected")
@@ -74,10 +87,14 @@ final class SwiftFunctionTests: XCTestCase {
         // The push fails somewhere among the functions (making a closure, or growing the
         // registry for its ref), at a different one for each amount freed.
         try pushIntoFullMemory(releasing: 300, what: "a function") { _ in
-            { (0..<300).map { _ in
-                let held = Tracker()
-                return .function { _ in withExtendedLifetime(held) {}; return [] }
-            } }
+            {
+                (0..<300).map { _ in
+                    let held = Tracker()
+                    return .function { _ in
+                        withExtendedLifetime(held) {}; return []
+                    }
+                }
+            }
         }
     }
 
@@ -88,29 +105,35 @@ final class SwiftFunctionTests: XCTestCase {
         // by it. Each must be released exactly once (twice would crash).
         try pushIntoFullMemory(releasing: 151, what: "an object") { lua in
             let cls = try lua.makeClass("Tracker", methods: [:])
-            _ = try lua.ref(.object(Tracker(), cls))  // makes the class metatable before memory fills; the ref is dropped at once
-            return { (0..<150).flatMap { i -> [LuaPush] in
-                [.object(Tracker(), cls), .value(.string(LuaString("a string of some length, number \(i)")))]
-            } }
+            // makes the class metatable before memory fills; the ref is dropped at once
+            _ = try lua.ref(.object(Tracker(), cls))
+            return {
+                (0..<150).flatMap { i -> [LuaPush] in
+                    [.object(Tracker(), cls), .value(.string(LuaString("a string of some length, number \(i)")))]
+                }
+            }
         }
     }
 
     /// For each amount freed from 0 to 400: fills a state's memory to its last bytes, frees
     /// a little, pushes the values `setUp` (run before the fill) makes, then collects
     /// garbage and checks that `releasing` trackers were released. Some pushes must fail.
-    private func pushIntoFullMemory(releasing expected: Int, what: String,
-                                    _ setUp: (LuaState) throws -> () -> [LuaPush]) throws {
+    private func pushIntoFullMemory(
+        releasing expected: Int, what: String,
+        _ setUp: (LuaState) throws -> () -> [LuaPush]
+    ) throws {
         var failed = 0
         for freed in stride(from: 0, through: 400, by: 4) {
             Tracker.deinits = 0
             let lua = try LuaState(memoryLimit: 1 << 20)
             let sink = try lua.load(string: "return select('#', ...)", name: "sink")
             let make = try setUp(lua)
-            _ = try lua.run(string: """
-                pcall(function() while true do hog = { hog } end end)
-                for _ = 1, \(freed) do hog = hog[1] end
-                collectgarbage()
-                """, name: "fill")
+            _ = try lua.run(
+                string: """
+                    pcall(function() while true do hog = { hog } end end)
+                    for _ = 1, \(freed) do hog = hog[1] end
+                    collectgarbage()
+                    """, name: "fill")
             do {
                 let values = make()
                 do { _ = try lua.call(sink, values) } catch { failed += 1 }
@@ -132,7 +155,12 @@ final class SwiftFunctionTests: XCTestCase {
         let cls = try lua.makeClass("Held", methods: [:])
         let refused: [(String, LuaPush)] = [
             ("a NaN key", .value(.table(LuaTable(hash: [.number(.nan): .integer(1)])))),
-            ("a table nested too deep", .value((0...LuaState.maxDepth).reduce(LuaValue.integer(1)) { inner, _ in .table(LuaTable(array: [inner])) })),
+            (
+                "a table nested too deep",
+                .value(
+                    (0...LuaState.maxDepth).reduce(LuaValue.integer(1)) { inner, _ in .table(LuaTable(array: [inner])) }
+                )
+            ),
             ("a ref from another state", .ref(try other.ref(.value(.table(LuaTable()))))),
         ]
         for (name, bad) in refused {
@@ -142,7 +170,15 @@ final class SwiftFunctionTests: XCTestCase {
                 let held = Held(), inClosure = Held()
                 object = held
                 captured = inClosure
-                XCTAssertThrowsError(try lua.call(sink, [.object(held, cls), .function { _ in withExtendedLifetime(inClosure) {}; return [] }, bad]), name)
+                XCTAssertThrowsError(
+                    try lua.call(
+                        sink,
+                        [
+                            .object(held, cls),
+                            .function { _ in
+                                withExtendedLifetime(inClosure) {}; return []
+                            }, bad,
+                        ]), name)
             }
             lua.collectGarbage()
             XCTAssertNil(object, "\(name): the object is still held after the refused push")
@@ -160,13 +196,15 @@ final class SwiftFunctionTests: XCTestCase {
     func testObjectsWithMethods() throws {
         final class Counter { var n: Int64 = 0 }
         let lua = try LuaState()
-        let cls = try lua.makeClass("Counter", methods: [
-            "inc": { args in
-                guard let c = args.object(1, as: Counter.self) else { throw args.bad(1, "inc", "Counter") }
-                c.n += try args.integer(2, function: "inc")
-                return [.value(.integer(c.n))]
-            },
-        ])
+        let cls = try lua.makeClass(
+            "Counter",
+            methods: [
+                "inc": { args in
+                    guard let c = args.object(1, as: Counter.self) else { throw args.bad(1, "inc", "Counter") }
+                    c.n += try args.integer(2, function: "inc")
+                    return [.value(.integer(c.n))]
+                }
+            ])
         let counter = Counter()
         try lua.setGlobal("c", .object(counter, cls))
         XCTAssertEqual(try lua.run(string: "c:inc(2) return c:inc(3)", name: "t"), [5])
@@ -180,10 +218,12 @@ final class SwiftFunctionTests: XCTestCase {
         try lua.run(string: "function double(x) return x * 2 end", name: "t")
         let double = try lua.ref(global: "double")
         // Unowned: the state holds the function, which must not hold the state.
-        try lua.setGlobal("viaSwift", .function { [unowned lua] args in
-            let v = try args.value(1)
-            return try lua.call(double, [.value(v)]).map { .value($0) }
-        })
+        try lua.setGlobal(
+            "viaSwift",
+            .function { [unowned lua] args in
+                let v = try args.value(1)
+                return try lua.call(double, [.value(v)]).map { .value($0) }
+            })
         XCTAssertEqual(try lua.run(string: "return viaSwift(21)", name: "t"), [42])
         let co = "local co = coroutine.wrap(function(x) return viaSwift(x) end) return co(5)"
         XCTAssertEqual(try lua.run(string: co, name: "t"), [10], "a call from inside a coroutine")

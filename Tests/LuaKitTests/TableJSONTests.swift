@@ -16,7 +16,8 @@ final class TableJSONTests: XCTestCase {
     }
 
     func testInvalidUTF8IsLeftToTheCopyWhichRepairsIt() throws {
-        let (straight, copied, inC) = try both("return { bad = 'caf\\xe9 \\xff\\xfe ok', surrogate = '\\xed\\xa0\\x80', overlong = '\\xc0\\xaf' }")
+        let (straight, copied, inC) = try both(
+            "return { bad = 'caf\\xe9 \\xff\\xfe ok', surrogate = '\\xed\\xa0\\x80', overlong = '\\xc0\\xaf' }")
         XCTAssertFalse(inC)
         XCTAssertEqual(straight, copied)
         XCTAssertTrue(straight.contains("\u{FFFD}"), straight)
@@ -26,7 +27,7 @@ final class TableJSONTests: XCTestCase {
         let chunks = [
             "return { n = 1, f = 0.1, big = math.maxinteger, small = math.mininteger, exact = 9007199254740993 }",
             "return { 1, 2, 3, { a = { b = { 'deep' } } } }",
-            "return { 1, 2, nil, 4 }",                        // a hole: an object with keys 1, 2, 4
+            "return { 1, 2, nil, 4 }",  // a hole: an object with keys 1, 2, 4
             "return { 1, 2, x = 'mixed', [10] = true }",
             "return { [1.5] = 'float key', [-3] = 'negative', [0] = 'zero', b = false }",
             "return { s = 'quote \" backslash \\\\ tab \\t nl \\n ctl \\1 nul \\0 end' }",
@@ -90,7 +91,9 @@ final class TableJSONTests: XCTestCase {
 
     func testNestingIsLimited() throws {
         let lua = try LuaState()
-        let ref = try lua.call(try lua.load(string: "local t = {} for i = 1, 500 do t = { t } end return t", name: "t"), []) { try $0.ref(1) }
+        let ref = try lua.call(
+            try lua.load(string: "local t = {} for i = 1, 500 do t = { t } end return t", name: "t"), []
+        ) { try $0.ref(1) }
         XCTAssertThrowsError(try lua.jsonBytes(of: ref)) { error in
             XCTAssertTrue("\(error)".contains("nested deeper than"), "\(error)")
         }

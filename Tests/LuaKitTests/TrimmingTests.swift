@@ -6,7 +6,8 @@ import XCTest
 final class TrimmingTests: XCTestCase {
     func testTakesSpacesTabsAndLineEndsOffBothEnds() {
         XCTAssertEqual(" \t{\"type\":\"inc\"}\r\n".trimmingWhitespace(), #"{"type":"inc"}"#)
-        XCTAssertEqual("\u{00A0}\u{2003}word\u{2028}".trimmingWhitespace(), "word")  // no-break, em space, line separator
+        // no-break, em space, line separator
+        XCTAssertEqual("\u{00A0}\u{2003}word\u{2028}".trimmingWhitespace(), "word")
         XCTAssertEqual(Substring("  a b  ").trimmingWhitespace(), "a b")  // inner space stays
     }
 

@@ -10,7 +10,9 @@ final class DAPSessionTests: XCTestCase {
 
     func testMessagesSplitAnywhereOrSharingAWriteComeOutWhole() throws {
         let first = try DAPFrameReader.frame(["type": "request", "seq": 1, "command": "initialize"])
-        let second = try DAPFrameReader.frame(["type": "request", "seq": 2, "command": "threads", "arguments": ["é": "☃"]])
+        let second = try DAPFrameReader.frame([
+            "type": "request", "seq": 2, "command": "threads", "arguments": ["é": "☃"],
+        ])
         let stream = first + second
         // Every split point, byte by byte through the header and body of both messages.
         for cut in 1..<stream.count {
@@ -26,7 +28,9 @@ final class DAPSessionTests: XCTestCase {
 
     func testContentTypeIsTakenAndTheLengthsNameIsAnyCase() throws {
         let body = #"{"type":"request","seq":7,"command":"threads"}"#
-        let bytes = Array("content-length: \(body.utf8.count)\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n\(body)".utf8)
+        let bytes = Array(
+            "content-length: \(body.utf8.count)\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n\(body)"
+                .utf8)
         var reader = DAPFrameReader()
         XCTAssertEqual(try reader.take(bytes).first?["seq"]?.intValue, 7)
     }
@@ -38,8 +42,14 @@ final class DAPSessionTests: XCTestCase {
         let cases: [(String, String)] = [
             ("POST / HTTP/1.1\r\n", "an HTTP request, refused"),
             ("GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:9229\r\n\r\n", "an HTTP request, refused"),
-            ("Content-Length: \(body.utf8.count)\r\nOrigin: https://example.com\r\n\r\n\(body)", "\"Origin: https://example.com\" is not a DAP header"),
-            ("Host: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)", "\"Host: 127.0.0.1\" is not a DAP header"),
+            (
+                "Content-Length: \(body.utf8.count)\r\nOrigin: https://example.com\r\n\r\n\(body)",
+                "\"Origin: https://example.com\" is not a DAP header"
+            ),
+            (
+                "Host: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)",
+                "\"Host: 127.0.0.1\" is not a DAP header"
+            ),
             ("Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "two Content-Lengths"),
         ]
         for (text, expected) in cases {
@@ -110,22 +120,30 @@ final class DAPSessionTests: XCTestCase {
 
         XCTAssertEqual(try editor.request("attach")["success"]?.boolValue, true)
         XCTAssertEqual(try editor.next()["event"]?.stringValue, "initialized", "configuration is taken once attached")
-        let placed = try editor.request("setBreakpoints", [
-            "source": ["path": "plugins/counter/init.lua"],
-            "breakpoints": LuaValue([["line": 4], ["line": 9, "condition": "state.count > 2", "hitCondition": ">= 3"],
-                                     ["line": 12, "logMessage": "count is {state.count}"]]),
-        ])
+        let placed = try editor.request(
+            "setBreakpoints",
+            [
+                "source": ["path": "plugins/counter/init.lua"],
+                "breakpoints": LuaValue([
+                    ["line": 4], ["line": 9, "condition": "state.count > 2", "hitCondition": ">= 3"],
+                    ["line": 12, "logMessage": "count is {state.count}"],
+                ]),
+            ])
         XCTAssertEqual(placed["body"]?["breakpoints"]?[0]?["verified"]?.boolValue, true)
         XCTAssertEqual(placed["body"]?["breakpoints"]?[0]?["line"]?.intValue, 5, "moved to the next line with code")
         XCTAssertEqual(placed["body"]?["breakpoints"]?[2]?["verified"]?.boolValue, false)
         XCTAssertEqual(placed["body"]?["breakpoints"]?[2]?["message"]?.stringValue, "no code at or after line 12")
-        XCTAssertEqual(target.breakpoints["plugins/counter/init.lua"], [
-            BreakpointRequest(line: 4),
-            BreakpointRequest(line: 9, condition: "state.count > 2", hitCondition: ">= 3"),
-            BreakpointRequest(line: 12, logMessage: "count is {state.count}"),
-        ])
+        XCTAssertEqual(
+            target.breakpoints["plugins/counter/init.lua"],
+            [
+                BreakpointRequest(line: 4),
+                BreakpointRequest(line: 9, condition: "state.count > 2", hitCondition: ">= 3"),
+                BreakpointRequest(line: 12, logMessage: "count is {state.count}"),
+            ])
 
-        XCTAssertEqual(try editor.request("setExceptionBreakpoints", ["filters": LuaValue(["uncaught"])])["success"]?.boolValue, true)
+        XCTAssertEqual(
+            try editor.request("setExceptionBreakpoints", ["filters": LuaValue(["uncaught"])])["success"]?.boolValue,
+            true)
         XCTAssertEqual(target.filters, [.uncaught])
         XCTAssertFalse(target.configured)
         XCTAssertEqual(try editor.request("configurationDone")["success"]?.boolValue, true)
@@ -149,7 +167,9 @@ final class DAPSessionTests: XCTestCase {
         XCTAssertEqual(unknown["success"]?.boolValue, false)
         XCTAssertEqual(unknown["command"]?.stringValue, "readMemory")
         XCTAssertTrue(unknown["message"]?.stringValue?.contains("readMemory is not supported") == true)
-        XCTAssertEqual(unknown["body"]?["error"]?["format"], unknown["message"], "an ErrorResponse's body.error, as the schema has it")
+        XCTAssertEqual(
+            unknown["body"]?["error"]?["format"], unknown["message"],
+            "an ErrorResponse's body.error, as the schema has it")
         XCTAssertNotNil(unknown["body"]?["error"]?["id"]?.intValue)
 
         let noPath = try editor.request("setBreakpoints", ["source": ["name": "init.lua"]])
@@ -204,9 +224,13 @@ final class DAPSessionTests: XCTestCase {
         mailbox.close()
         XCTAssertEqual(ended.wait(timeout: .now() + 30), .success, "the session ended once the mailbox closed")
         target.waitForDetach()
-        let commands = sent.lock.withLock { sent.messages.compactMap { $0["command"]?.stringValue ?? $0["event"]?.stringValue } }
-        XCTAssertEqual(commands, ["initialize", "attach", "initialized", "threads"], "answered in order, through the mailbox")
-        XCTAssertFalse(mailbox.deliver(["type": "request", "seq": 4, "command": "threads"]), "a closed mailbox takes nothing more")
+        let commands = sent.lock.withLock {
+            sent.messages.compactMap { $0["command"]?.stringValue ?? $0["event"]?.stringValue }
+        }
+        XCTAssertEqual(
+            commands, ["initialize", "attach", "initialized", "threads"], "answered in order, through the mailbox")
+        XCTAssertFalse(
+            mailbox.deliver(["type": "request", "seq": 4, "command": "threads"]), "a closed mailbox takes nothing more")
     }
 
     func testASecondEditorIsTurnedAwayByNameWhileTheFirstIsAttached() throws {
@@ -221,8 +245,10 @@ final class DAPSessionTests: XCTestCase {
         XCTAssertEqual(try second.request("initialize")["success"]?.boolValue, true, "initialize is served to anyone")
         let refused = try second.attach(token: server.access.token)
         XCTAssertEqual(refused["success"]?.boolValue, false, "answered at once, not left waiting")
-        XCTAssertEqual(refused["message"]?.stringValue,
-                       "another editor is attached to the debugger on \(server.address): one at a time; disconnect it, then attach again")
+        XCTAssertEqual(
+            refused["message"]?.stringValue,
+            "another editor is attached to the debugger on \(server.address): one at a time; disconnect it, then attach again"
+        )
         XCTAssertNil(try second.nextOrEnd(), "and the connection closed")
         XCTAssertEqual(try first.request("threads")["success"]?.boolValue, true, "the first goes on")
 
@@ -266,7 +292,9 @@ private final class RecordingTarget: DebugTarget, @unchecked Sendable {
     func setBreakpoints(path: String, _ requested: [BreakpointRequest]) -> [PlacedBreakpoint] {
         lock.withLock { _breakpoints[path] = requested }
         return requested.map { request in
-            if request.line > 10 { return PlacedBreakpoint(line: nil, message: "no code at or after line \(request.line)") }
+            if request.line > 10 {
+                return PlacedBreakpoint(line: nil, message: "no code at or after line \(request.line)")
+            }
             return PlacedBreakpoint(line: request.line == 4 ? 5 : request.line)
         }
     }

@@ -8,16 +8,16 @@ import XCTest
 /// Swift function the script calls (what a breakpoint's hook will call).
 final class DebugControllerTests: XCTestCase {
     private let script = """
-    local shared = { hits = 3 }
-    local function reduce(state, mutation)
-      local doubled = mutation.by * 2 * (shared.hits // 3)
-      stop()
-      state.count = state.count + doubled
-      return state.count
-    end
-    local state = { count = 1, items = { "a", "b" } }
-    return (reduce(state, { type = "add", by = 21 }))
-    """
+        local shared = { hits = 3 }
+        local function reduce(state, mutation)
+          local doubled = mutation.by * 2 * (shared.hits // 3)
+          stop()
+          state.count = state.count + doubled
+          return state.count
+        end
+        local state = { count = 1, items = { "a", "b" } }
+        return (reduce(state, { type = "add", by = 21 }))
+        """
 
     func testAnEditorReadsAStoppedReduceAndLetsItGoOn() throws {
         let (lua, listener, editor) = try stoppable(name: "counter")
@@ -31,7 +31,9 @@ final class DebugControllerTests: XCTestCase {
         let finished = DispatchSemaphore(value: 0)
         let script = self.script
         Thread {
-            do { outcome.values = try lua.run(string: script, name: "plugins/counter/init.lua") } catch { outcome.error = error }
+            do { outcome.values = try lua.run(string: script, name: "plugins/counter/init.lua") } catch {
+                outcome.error = error
+            }
             finished.signal()
         }.start()
 
@@ -43,8 +45,9 @@ final class DebugControllerTests: XCTestCase {
         let frames = try XCTUnwrap(trace["body"]?["stackFrames"])
         XCTAssertEqual(frames[0]?["name"]?.stringValue, "reduce")
         XCTAssertEqual(frames[0]?["line"]?.intValue, 4)
-        XCTAssertEqual(frames[0]?["source"]?["path"]?.stringValue,
-                       FileManager.default.currentDirectoryPath + "/plugins/counter/init.lua", "absolute, as editors open files")
+        XCTAssertEqual(
+            frames[0]?["source"]?["path"]?.stringValue,
+            FileManager.default.currentDirectoryPath + "/plugins/counter/init.lua", "absolute, as editors open files")
         XCTAssertEqual(frames[1]?["line"]?.intValue, 9)
 
         let scopes = try editor.request("scopes", ["frameId": 1])
@@ -61,8 +64,10 @@ final class DebugControllerTests: XCTestCase {
         XCTAssertEqual(fields["body"]?["variables"]?[0]?["value"]?.stringValue, "1")
 
         let upvalues = try XCTUnwrap(scopes["body"]?["scopes"]?[1]?["variablesReference"]?.intValue)
-        XCTAssertEqual(try editor.request("variables", ["variablesReference": LuaValue(upvalues)])["body"]?["variables"]?[0]?["name"]?.stringValue,
-                       "shared")
+        XCTAssertEqual(
+            try editor.request("variables", ["variablesReference": LuaValue(upvalues)])["body"]?["variables"]?[0]?[
+                "name"]?.stringValue,
+            "shared")
 
         let sum = try editor.request("evaluate", ["expression": "state.count + doubled", "frameId": 1])
         XCTAssertEqual(sum["body"]?["result"]?.stringValue, "43")
@@ -122,10 +127,12 @@ final class DebugControllerTests: XCTestCase {
     private func stoppable(name: String = "main") throws -> (LuaState, DAPListener, EditorClient) {
         let lua = try LuaState(profile: .trusted)
         let controller = DebugController(holder: try lua.makeTable([]), name: name)
-        try lua.setGlobal("stop", .function { slots in
-            controller.stop(slots, reason: "breakpoint")
-            return []
-        })
+        try lua.setGlobal(
+            "stop",
+            .function { slots in
+                controller.stop(slots, reason: "breakpoint")
+                return []
+            })
         let listener = try DAPListener(host: "127.0.0.1", port: 0)
         listener.start { connection in
             let session = DAPSession(connection: connection, target: controller)

@@ -34,8 +34,10 @@ final class DebuggerDoorTests: XCTestCase {
 
     /// A breakpoint whose condition would leave a file behind if it ran.
     private var hostileBreakpoint: LuaValue {
-        ["source": ["path": LuaValue(script)],
-         "breakpoints": [["line": 2, "condition": LuaValue("os.execute('touch \(marker)') or true")]]]
+        [
+            "source": ["path": LuaValue(script)],
+            "breakpoints": [["line": 2, "condition": LuaValue("os.execute('touch \(marker)') or true")]],
+        ]
     }
 
     func testNothingButInitializeIsServedBeforeTheTokenAndNothingRuns() throws {
@@ -57,15 +59,19 @@ final class DebuggerDoorTests: XCTestCase {
             XCTAssertEqual(try guess.request("initialize")["success"]?.boolValue, true)
             let attach = try guess.request("attach", token.map { ["token": LuaValue($0)] } ?? [:])
             XCTAssertEqual(attach["success"]?.boolValue, false, "token \(token ?? "none")")
-            XCTAssertTrue(attach["message"]?.stringValue?.contains(token == nil ? "needs the debugger's token" : "wrong token") == true,
-                          "\(attach)")
+            XCTAssertTrue(
+                attach["message"]?.stringValue?.contains(token == nil ? "needs the debugger's token" : "wrong token")
+                    == true,
+                "\(attach)")
             XCTAssertNil(try guess.nextOrEnd(), "closed after a wrong token")
         }
 
         // The state runs the line the breakpoint was asked for: no condition ran.
         XCTAssertEqual(try lua.run(string: source, name: script), [2])
         XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "nothing an unadmitted connection sent ran")
-        XCTAssertTrue(logged.lines.contains { $0.contains("refused a connection: setBreakpoints before attach") }, "\(logged.lines)")
+        XCTAssertTrue(
+            logged.lines.contains { $0.contains("refused a connection: setBreakpoints before attach") },
+            "\(logged.lines)")
 
         // The developer, with the token, is served: the same breakpoint's condition runs.
         let editor = try EditorClient(port: port(server))
@@ -91,8 +97,11 @@ final class DebuggerDoorTests: XCTestCase {
     func testAWebPagesPostIsClosedUnreadAndRunsNothing() throws {
         let (lua, server, logged) = try served()
         defer { server.close() }
-        let body = try LuaValue(["type": "request", "seq": 1, "command": "setBreakpoints", "arguments": hostileBreakpoint]).json()
-        let post = "POST / HTTP/1.1\r\nHost: 127.0.0.1:\(port(server))\r\nOrigin: https://attacker.example\r\n"
+        let body = try LuaValue([
+            "type": "request", "seq": 1, "command": "setBreakpoints", "arguments": hostileBreakpoint,
+        ]).json()
+        let post =
+            "POST / HTTP/1.1\r\nHost: 127.0.0.1:\(port(server))\r\nOrigin: https://attacker.example\r\n"
             + "Content-Type: text/plain;charset=UTF-8\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
         let page = try EditorClient(port: port(server))
         try page.write(Array(post.utf8))
@@ -100,8 +109,11 @@ final class DebuggerDoorTests: XCTestCase {
         XCTAssertEqual(try lua.run(string: source, name: script), [2])
         XCTAssertFalse(FileManager.default.fileExists(atPath: marker))
         let give = Date().addingTimeInterval(30)
-        while !logged.lines.contains(where: { $0.contains("an HTTP request, refused") }), Date() < give { Thread.sleep(forTimeInterval: 0.01) }
-        XCTAssertTrue(logged.lines.contains { $0.contains("\"POST / HTTP/1.1\" is not a DAP header") }, "\(logged.lines)")
+        while !logged.lines.contains(where: { $0.contains("an HTTP request, refused") }), Date() < give {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        XCTAssertTrue(
+            logged.lines.contains { $0.contains("\"POST / HTTP/1.1\" is not a DAP header") }, "\(logged.lines)")
     }
 
     func testTheTokenIsWrittenForItsUserAloneAndTakenAwayOnClose() throws {
@@ -113,9 +125,11 @@ final class DebuggerDoorTests: XCTestCase {
         let attributes = try FileManager.default.attributesOfItem(atPath: file)
         XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o600)
         let folder = try FileManager.default.attributesOfItem(atPath: (file as NSString).deletingLastPathComponent)
-        XCTAssertEqual(((folder[.posixPermissions] as? NSNumber)?.intValue ?? 0) & 0o077, 0, "the folder is the user's alone")
+        XCTAssertEqual(
+            ((folder[.posixPermissions] as? NSNumber)?.intValue ?? 0) & 0o077, 0, "the folder is the user's alone")
         XCTAssertTrue(file.hasSuffix("debug-\(port(server)).token"))
-        XCTAssertTrue(server.announcement.contains("with token \(server.access.token) (in \(file))"), server.announcement)
+        XCTAssertTrue(
+            server.announcement.contains("with token \(server.access.token) (in \(file))"), server.announcement)
         let other = try DebugServer(host: "127.0.0.1", port: 0, name: "other") { _ in }
         XCTAssertNotEqual(other.access.token, server.access.token, "each debugger its own")
         other.close()
@@ -124,7 +138,8 @@ final class DebuggerDoorTests: XCTestCase {
     }
 
     func testAGivenTokenMustBe32HexDigits() throws {
-        XCTAssertThrowsError(try DebugServer(host: "127.0.0.1", port: 0, name: "x", token: "secret") { _ in }) { error in
+        XCTAssertThrowsError(try DebugServer(host: "127.0.0.1", port: 0, name: "x", token: "secret") { _ in }) {
+            error in
             XCTAssertTrue("\(error)".contains("32 hex digits"), "\(error)")
         }
         let fixed = "00112233445566778899aabbccddeeff"
@@ -149,7 +164,8 @@ final class DebuggerDoorTests: XCTestCase {
         var editor = try EditorClient(port: port(server))
         XCTAssertEqual(try editor.request("initialize")["success"]?.boolValue, true)
         var attached = try editor.attach(token: server.access.token)
-        for _ in 0..<100 where attached["success"]?.boolValue != true {  // the early one's slot is freed as its thread ends
+        // the early one's slot is freed as its thread ends
+        for _ in 0..<100 where attached["success"]?.boolValue != true {
             Thread.sleep(forTimeInterval: 0.02)
             editor = try EditorClient(port: port(server))
             _ = try editor.request("initialize")
@@ -165,7 +181,9 @@ final class DebuggerDoorTests: XCTestCase {
         let listener = try DAPListener(host: "127.0.0.1", port: 0, admitTimeout: 0.3)
         defer { listener.close() }
         let target = NothingTarget()
-        listener.start { DAPSession(connection: $0, target: target, access: try? DebugAccess(address: "here", port: 0)).run() }
+        listener.start {
+            DAPSession(connection: $0, target: target, access: try? DebugAccess(address: "here", port: 0)).run()
+        }
         let idle = try RawSocket(port: listener.port)
         XCTAssertTrue(idle.ended(within: 30), "ended once its time to give the token passed")
     }

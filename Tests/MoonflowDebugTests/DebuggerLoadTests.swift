@@ -13,21 +13,21 @@ final class DebuggerLoadTests: XCTestCase {
 
     /// Line 12 is reduce's `return state`: a log point there runs on every action.
     private static let plugin = """
-    local mf = require "moonflow"
-    local rows = {}
-    for i = 1, 2000 do rows[i] = { id = i, name = "row " .. i, tags = { "a", "b", "c" } } end
-    return mf.feature {
-      name = "rows",
-      initial = { count = 0 },
-      actions = { add = {} },
-      mutations = { added = {} },
-      handle = function() return { type = "added" } end,
-      reduce = function(state, m)
-        state.count = state.count + 1
-        return state
-      end,
-    }
-    """
+        local mf = require "moonflow"
+        local rows = {}
+        for i = 1, 2000 do rows[i] = { id = i, name = "row " .. i, tags = { "a", "b", "c" } } end
+        return mf.feature {
+          name = "rows",
+          initial = { count = 0 },
+          actions = { add = {} },
+          mutations = { added = {} },
+          handle = function() return { type = "added" } end,
+          reduce = function(state, m)
+            state.count = state.count + 1
+            return state
+          end,
+        }
+        """
     private static let logLine = 12
 
     private var folder: URL!
@@ -35,7 +35,8 @@ final class DebuggerLoadTests: XCTestCase {
 
     override func setUpWithError() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("mf-load-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("plugins/rows"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("plugins/rows"), withIntermediateDirectories: true)
         try Self.plugin.write(toFile: file, atomically: true, encoding: .utf8)
     }
 
@@ -43,16 +44,25 @@ final class DebuggerLoadTests: XCTestCase {
 
     /// A feature whose host a debugger serves, an admitted editor, and a log point on
     /// reduce's last line printing `message`.
-    private func logged(_ message: String, memoryLimitMB: Int? = 512) throws -> (FeatureHost, RunningFeature, DebugServer, EditorClient) {
-        let host = try FeatureHost(configuration: .init(searchPaths: [folder.appendingPathComponent("plugins").path],
-                                                        timeLimitMs: 1000, memoryLimitMB: memoryLimitMB, clock: .real))
+    private func logged(
+        _ message: String, memoryLimitMB: Int? = 512
+    ) throws -> (FeatureHost, RunningFeature, DebugServer, EditorClient) {
+        let host = try FeatureHost(
+            configuration: .init(
+                searchPaths: [folder.appendingPathComponent("plugins").path],
+                timeLimitMs: 1000, memoryLimitMB: memoryLimitMB, clock: .real))
         let server = try DebugServer(host: "127.0.0.1", port: 0, name: "rows") { _ in }
         XCTAssertTrue(server.controller.serve(host.lua))
-        let editor = try EditorClient(port: Int(server.address.split(separator: ":").last ?? "") ?? 0, receiveBuffer: 64 << 10)
+        let editor = try EditorClient(
+            port: Int(server.address.split(separator: ":").last ?? "") ?? 0, receiveBuffer: 64 << 10)
         _ = try editor.request("initialize")
         try editor.attach(token: server.access.token)
-        let placed = try editor.request("setBreakpoints", ["source": ["path": LuaValue(file)],
-                                                           "breakpoints": [["line": LuaValue(Self.logLine), "logMessage": LuaValue(message)]]])
+        let placed = try editor.request(
+            "setBreakpoints",
+            [
+                "source": ["path": LuaValue(file)],
+                "breakpoints": [["line": LuaValue(Self.logLine), "logMessage": LuaValue(message)]],
+            ])
         XCTAssertEqual(placed["body"]?["breakpoints"]?[0]?["line"]?.intValue, Int64(Self.logLine), "\(placed)")
         _ = try editor.request("configurationDone")
         let feature = try host.load("rows")
@@ -63,7 +73,9 @@ final class DebuggerLoadTests: XCTestCase {
     private func sendAll(_ feature: RunningFeature, _ n: Int, from start: Int = 0) throws {
         for _ in 0..<n { try feature.send(["type": "add"]) }
         let give = Date().addingTimeInterval(300)
-        while feature.state["count"]?.intValue != Int64(start + n), Date() < give { Thread.sleep(forTimeInterval: 0.01) }
+        while feature.state["count"]?.intValue != Int64(start + n), Date() < give {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
         XCTAssertEqual(feature.state["count"]?.intValue, Int64(start + n), "every action reduced")
     }
 
@@ -99,19 +111,29 @@ final class DebuggerLoadTests: XCTestCase {
     func testARunawayEvaluateEndsWithinItsLimitAndTheFeatureGoesOn() throws {
         let (_, feature, server, editor) = try logged("", memoryLimitMB: 64)
         defer { server.close() }
-        XCTAssertEqual(try editor.request("setBreakpoints", ["source": ["path": LuaValue(file)],
-                                                             "breakpoints": [["line": LuaValue(Self.logLine)]]])["success"]?.boolValue, true)
+        XCTAssertEqual(
+            try editor.request(
+                "setBreakpoints",
+                [
+                    "source": ["path": LuaValue(file)],
+                    "breakpoints": [["line": LuaValue(Self.logLine)]],
+                ])["success"]?.boolValue, true)
         try feature.send(["type": "add"])
         _ = try editor.event("stopped")
-        for expression in ["(function() while true do pcall(function() while true do end end) end end)()",
-                           "(function() while true do xpcall(function() while true do end end, function() while true do end end) end end)()",
-                           "string.rep('a', 200000):find('.-.-.-.-b')"] {
+        for expression in [
+            "(function() while true do pcall(function() while true do end end) end end)()",
+            "(function() while true do xpcall(function() while true do end end, function() while true do end end) end end)()",
+            "string.rep('a', 200000):find('.-.-.-.-b')",
+        ] {
             let answer = try editor.request("evaluate", ["expression": LuaValue(expression), "frameId": 1])
             XCTAssertEqual(answer["success"]?.boolValue, false, expression)
-            XCTAssertTrue(answer["message"]?.stringValue?.contains("evaluate ran longer than 2000 ms and was stopped") == true,
-                          "\(expression): \(answer)")
+            XCTAssertTrue(
+                answer["message"]?.stringValue?.contains("evaluate ran longer than 2000 ms and was stopped") == true,
+                "\(expression): \(answer)")
         }
-        XCTAssertEqual(try editor.request("evaluate", ["expression": "state.count", "frameId": 1])["body"]?["result"]?.stringValue, "1")
+        XCTAssertEqual(
+            try editor.request("evaluate", ["expression": "state.count", "frameId": 1])["body"]?["result"]?.stringValue,
+            "1")
         _ = try editor.request("setBreakpoints", ["source": ["path": LuaValue(file)], "breakpoints": []])
         _ = try editor.request("continue", ["threadId": 1])
         try sendAll(feature, 1, from: 1)
@@ -123,17 +145,28 @@ final class DebuggerLoadTests: XCTestCase {
         let (host, feature, server, editor) = try logged("", memoryLimitMB: 64)
         defer { server.close() }
         // A plain breakpoint on the same line (an empty log message stops as one).
-        XCTAssertEqual(try editor.request("setBreakpoints", ["source": ["path": LuaValue(file)],
-                                                             "breakpoints": [["line": LuaValue(Self.logLine)]]])["success"]?.boolValue, true)
+        XCTAssertEqual(
+            try editor.request(
+                "setBreakpoints",
+                [
+                    "source": ["path": LuaValue(file)],
+                    "breakpoints": [["line": LuaValue(Self.logLine)]],
+                ])["success"]?.boolValue, true)
         var sizes: [Int] = []
         for i in 1...300 {
             try feature.send(["type": "add"])
             _ = try editor.event("stopped")
             // A large table made for the look, and the frame's locals: each pinned before.
-            let big = try editor.request("evaluate", ["expression": "(function() local t = {} for k = 1, 2000 do t[k] = {k} end return t end)()", "frameId": 1])
+            let big = try editor.request(
+                "evaluate",
+                [
+                    "expression": "(function() local t = {} for k = 1, 2000 do t[k] = {k} end return t end)()",
+                    "frameId": 1,
+                ])
             XCTAssertGreaterThan(big["body"]?["variablesReference"]?.intValue ?? 0, 0, "a table opens")
             let scopes = try editor.request("scopes", ["frameId": 1])
-            _ = try editor.request("variables", ["variablesReference": scopes["body"]?["scopes"]?[0]?["variablesReference"] ?? 0])
+            _ = try editor.request(
+                "variables", ["variablesReference": scopes["body"]?["scopes"]?[0]?["variablesReference"] ?? 0])
             _ = try editor.request("continue", ["threadId": 1])
             if i == 30 || i == 300 { sizes.append(heap(host)) }
         }
@@ -154,7 +187,9 @@ final class DebuggerLoadTests: XCTestCase {
         var lines = 0, dropped = 0, notices = 0
         while lines + dropped < n {
             let message = try editor.next()
-            guard message["event"]?.stringValue == "output", let text = message["body"]?["output"]?.stringValue else { continue }
+            guard message["event"]?.stringValue == "output", let text = message["body"]?["output"]?.stringValue else {
+                continue
+            }
             if text.contains("log-point output dropped") {
                 XCTAssertTrue(text.contains("the editor did not read them in time"), text)
                 dropped += Int(text.split(separator: " ")[1]) ?? 0

@@ -35,7 +35,9 @@ final class EditorClient {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard status == 0 else {
             close(fd)
@@ -56,7 +58,9 @@ final class EditorClient {
         if let arguments { message["arguments"] = arguments }
         try write(DAPFrameReader.frame(LuaValue(message)))
         while true {
-            guard let next = try nextOrEnd() else { throw DAPListener.Failure(description: "the adapter closed the connection") }
+            guard let next = try nextOrEnd() else {
+                throw DAPListener.Failure(description: "the adapter closed the connection")
+            }
             if next["type"]?.stringValue == "response" {
                 XCTAssertEqual(next["request_seq"]?.intValue, Int64(seq), "answers come in request order")
                 return next
@@ -79,7 +83,9 @@ final class EditorClient {
 
     func next() throws -> LuaValue {
         if !events.isEmpty { return events.removeFirst() }
-        guard let message = try nextOrEnd() else { throw DAPListener.Failure(description: "the adapter closed the connection") }
+        guard let message = try nextOrEnd() else {
+            throw DAPListener.Failure(description: "the adapter closed the connection")
+        }
         return message
     }
 
@@ -90,7 +96,11 @@ final class EditorClient {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n == 0 { return nil }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw DAPListener.Failure(description: errno == EAGAIN ? "no answer in 30 s" : "recv failed: \(String(cString: strerror(errno)))") }
+            guard n > 0 else {
+                throw DAPListener.Failure(
+                    description: errno == EAGAIN
+                        ? "no answer in 30 s" : "recv failed: \(String(cString: strerror(errno)))")
+            }
             ready = try reader.take(chunk[..<n])
             received += ready
         }

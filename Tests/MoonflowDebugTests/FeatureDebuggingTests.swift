@@ -14,39 +14,40 @@ final class FeatureDebuggingTests: XCTestCase {
     }
 
     private static let plugin = """
-    local mf = require "moonflow"
-    local function double(n)
-      local twice = n * 2
-      return twice
-    end
-    return mf.feature {
-      name = "tally",
-      initial = { count = 0 },
-      state = { count = "integer" },
-      actions = { add = { n = "integer" }, fail = {} },
-      mutations = { added = { n = "integer" } },
-      handle = function(action)
-        if action.type == "fail" then
-          local reason = "no " .. "tally"
-          error(reason)
+        local mf = require "moonflow"
+        local function double(n)
+          local twice = n * 2
+          return twice
         end
-        return { type = "added", n = action.n }
-      end,
+        return mf.feature {
+          name = "tally",
+          initial = { count = 0 },
+          state = { count = "integer" },
+          actions = { add = { n = "integer" }, fail = {} },
+          mutations = { added = { n = "integer" } },
+          handle = function(action)
+            if action.type == "fail" then
+              local reason = "no " .. "tally"
+              error(reason)
+            end
+            return { type = "added", n = action.n }
+          end,
 
-      reduce = function(state, m)
-        local n = double(m.n)
-        state.count = state.count + n
-        return state
-      end,
-    }
-    """
+          reduce = function(state, m)
+            local n = double(m.n)
+            state.count = state.count + n
+            return state
+          end,
+        }
+        """
 
     private var folder: URL!
     private var file: String { folder.appendingPathComponent("plugins/tally/init.lua").path }
 
     override func setUpWithError() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("mf-debug-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("plugins/tally"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("plugins/tally"), withIntermediateDirectories: true)
         try Self.plugin.write(toFile: file, atomically: true, encoding: .utf8)
     }
 
@@ -55,9 +56,13 @@ final class FeatureDebuggingTests: XCTestCase {
     /// A host whose state a controller serves, with an editor attached and configured.
     private var controller: DebugController!
 
-    private func debugged(timeLimitMs: Int64 = 1000, initialize: LuaValue = [:]) throws -> (FeatureHost, RunningFeature, EditorClient, DAPListener) {
-        let host = try FeatureHost(configuration: .init(searchPaths: [folder.appendingPathComponent("plugins").path],
-                                                        timeLimitMs: timeLimitMs, clock: .real))
+    private func debugged(
+        timeLimitMs: Int64 = 1000, initialize: LuaValue = [:]
+    ) throws -> (FeatureHost, RunningFeature, EditorClient, DAPListener) {
+        let host = try FeatureHost(
+            configuration: .init(
+                searchPaths: [folder.appendingPathComponent("plugins").path],
+                timeLimitMs: timeLimitMs, clock: .real))
         let controller = DebugController(name: "tally")
         self.controller = controller
         XCTAssertTrue(controller.serve(host.lua))
@@ -76,7 +81,8 @@ final class FeatureDebuggingTests: XCTestCase {
     }
 
     private func setBreakpoints(_ editor: EditorClient, _ breakpoints: [LuaValue], path: String? = nil) throws {
-        let placed = try editor.request("setBreakpoints", ["source": ["path": LuaValue(path ?? file)], "breakpoints": LuaValue(breakpoints)])
+        let placed = try editor.request(
+            "setBreakpoints", ["source": ["path": LuaValue(path ?? file)], "breakpoints": LuaValue(breakpoints)])
         XCTAssertEqual(placed["success"]?.boolValue, true, "\(placed)")
     }
 
@@ -110,7 +116,9 @@ final class FeatureDebuggingTests: XCTestCase {
         let ref = try XCTUnwrap(variable?["variablesReference"])
         let listed = try editor.request("variables", ["variablesReference": ref])
         var out: [String: String] = [:]
-        for entry in Self.items(listed["body"]?["variables"]) { out[entry["name"]?.stringValue ?? "?"] = entry["value"]?.stringValue }
+        for entry in Self.items(listed["body"]?["variables"]) {
+            out[entry["name"]?.stringValue ?? "?"] = entry["value"]?.stringValue
+        }
         return out
     }
 
@@ -126,11 +134,16 @@ final class FeatureDebuggingTests: XCTestCase {
         let frame = try top(editor)
         XCTAssertEqual(frame?["name"]?.stringValue, "reduce")
         XCTAssertEqual(frame?["line"]?.intValue, Int64(Line.reduceFirst))
-        XCTAssertEqual(frame?["source"]?["path"]?.stringValue.map { file.hasSuffix($0) }, true, "\(String(describing: frame))")
+        XCTAssertEqual(
+            frame?["source"]?["path"]?.stringValue.map { file.hasSuffix($0) }, true, "\(String(describing: frame))")
         let variables = try locals(editor)
-        XCTAssertEqual(try fields(editor, variables["m"]), ["type": "\"added\"", "n": "5"], "the mutation, as plain values")
-        XCTAssertEqual(try fields(editor, variables["state"]), ["count": "0"], "the state view, as the plain table it shows")
-        XCTAssertEqual(try editor.request("evaluate", ["expression": "state.count + 1", "frameId": 1])["body"]?["result"]?.stringValue, "1")
+        XCTAssertEqual(
+            try fields(editor, variables["m"]), ["type": "\"added\"", "n": "5"], "the mutation, as plain values")
+        XCTAssertEqual(
+            try fields(editor, variables["state"]), ["count": "0"], "the state view, as the plain table it shows")
+        XCTAssertEqual(
+            try editor.request("evaluate", ["expression": "state.count + 1", "frameId": 1])["body"]?["result"]?
+                .stringValue, "1")
 
         // next steps over double() to the next line of reduce.
         XCTAssertEqual(try editor.request("next", ["threadId": 1])["success"]?.boolValue, true)
@@ -170,8 +183,12 @@ final class FeatureDebuggingTests: XCTestCase {
     func testAConditionalBreakpointStopsOnlyWhenTrueAndALogPointOnlyPrints() throws {
         let (_, feature, editor, listener) = try debugged()
         defer { listener.close() }
-        try setBreakpoints(editor, [["line": LuaValue(Line.reduceFirst), "condition": "m.n > 100"],
-                                    ["line": LuaValue(Line.reduceLast), "logMessage": "count is {state.count}"]])
+        try setBreakpoints(
+            editor,
+            [
+                ["line": LuaValue(Line.reduceFirst), "condition": "m.n > 100"],
+                ["line": LuaValue(Line.reduceLast), "logMessage": "count is {state.count}"],
+            ])
         _ = try editor.request("configurationDone")
         try feature.send(["type": "add", "n": 1])
         waitFor("a false condition does not stop") { count(feature) == 2 }
@@ -187,11 +204,15 @@ final class FeatureDebuggingTests: XCTestCase {
     func testAnExceptionBreakpointStopsAtTheFailingHandlersLine() throws {
         let (_, feature, editor, listener) = try debugged()
         defer { listener.close() }
-        XCTAssertEqual(try editor.request("setExceptionBreakpoints", ["filters": LuaValue(["uncaught"])])["success"]?.boolValue, true)
+        XCTAssertEqual(
+            try editor.request("setExceptionBreakpoints", ["filters": LuaValue(["uncaught"])])["success"]?.boolValue,
+            true)
         _ = try editor.request("configurationDone")
         final class Errors: @unchecked Sendable { let lock = NSLock(); var seen: [String] = [] }
         let errors = Errors()
-        let watching = feature.failures.observe(value: { error in errors.lock.withLock { errors.seen.append(error.message) } })
+        let watching = feature.failures.observe(value: { error in
+            errors.lock.withLock { errors.seen.append(error.message) }
+        })
         defer { _ = watching }
         try feature.send(["type": "fail"])
         let stopped = try editor.event("stopped")
@@ -220,10 +241,13 @@ final class FeatureDebuggingTests: XCTestCase {
             _ = try editor.request(step, ["threadId": 1])
             XCTAssertEqual(try editor.event("stopped")["body"]?["reason"]?.stringValue, "step", step)
             let frame = try top(editor)
-            XCTAssertEqual(frame?["name"]?.stringValue, "reduce", "\(step) from handle's last line: Moonflow's own code between is run through")
+            XCTAssertEqual(
+                frame?["name"]?.stringValue, "reduce",
+                "\(step) from handle's last line: Moonflow's own code between is run through")
             XCTAssertEqual(frame?["line"]?.intValue, Int64(Line.reduceFirst), step)
             // reduce names no global itself; an expression still reaches the plugin's globals.
-            let shown = try editor.request("evaluate", ["expression": "tostring(m.n) .. string.rep('!', 2)", "frameId": 1])
+            let shown = try editor.request(
+                "evaluate", ["expression": "tostring(m.n) .. string.rep('!', 2)", "frameId": 1])
             XCTAssertEqual(shown["body"]?["result"]?.stringValue, "\"5!!\"", "\(shown)")
             _ = try editor.request("continue", ["threadId": 1])
         }
@@ -231,12 +255,18 @@ final class FeatureDebuggingTests: XCTestCase {
     }
 
     func testAnEditorCountingLinesFromZeroWithURIsGetsItsOwnCounting() throws {
-        let (_, feature, editor, listener) = try debugged(initialize: ["linesStartAt1": false, "columnsStartAt1": false,
-                                                                       "pathFormat": "uri"])
+        let (_, feature, editor, listener) = try debugged(initialize: [
+            "linesStartAt1": false, "columnsStartAt1": false,
+            "pathFormat": "uri",
+        ])
         defer { listener.close() }
         let uri = URL(fileURLWithPath: file).absoluteString
-        let placed = try editor.request("setBreakpoints", ["source": ["path": LuaValue(uri)],
-                                                           "breakpoints": [["line": LuaValue(Line.reduceFirst - 1)]]])
+        let placed = try editor.request(
+            "setBreakpoints",
+            [
+                "source": ["path": LuaValue(uri)],
+                "breakpoints": [["line": LuaValue(Line.reduceFirst - 1)]],
+            ])
         XCTAssertEqual(placed["body"]?["breakpoints"]?[0]?["line"]?.intValue, Int64(Line.reduceFirst - 1), "\(placed)")
         _ = try editor.request("configurationDone")
         try feature.send(["type": "add", "n": 2])
@@ -247,7 +277,8 @@ final class FeatureDebuggingTests: XCTestCase {
         XCTAssertEqual(frame?["source"]?["path"]?.stringValue, uri)
         _ = try editor.request("continue", ["threadId": 1])
         waitFor("it went on") { count(feature) == 4 }
-        let notURI = try editor.request("setBreakpoints", ["source": ["path": LuaValue(file)], "breakpoints": [["line": 1]]])
+        let notURI = try editor.request(
+            "setBreakpoints", ["source": ["path": LuaValue(file)], "breakpoints": [["line": 1]]])
         XCTAssertEqual(notURI["success"]?.boolValue, false)
         XCTAssertTrue(notURI["message"]?.stringValue?.contains("file:// URI") == true, "\(notURI)")
     }
@@ -255,33 +286,33 @@ final class FeatureDebuggingTests: XCTestCase {
     /// A plugin that catches its own errors, with `pcall`, `coroutine.resume` and `xpcall`,
     /// and one error it does not catch.
     private static let catching = """
-    local mf = require "moonflow"
-    local function risky(n)
-      if n < 0 then error("negative " .. n) end
-      return n
-    end
-    return mf.feature {
-      name = "tally",
-      initial = { count = 0 },
-      state = { count = "integer" },
-      actions = { add = { n = "integer" }, fail = {} },
-      mutations = { added = { n = "integer" } },
-      handle = function(action)
-        if action.type == "fail" then error("not caught") end
-        local ok, n = pcall(risky, action.n)
-        if not ok then
-          local resumed = coroutine.resume(coroutine.create(risky), action.n)
-          local handled = xpcall(risky, function(e) return e end, action.n)
-          n = (resumed or handled) and -1 or 100
+        local mf = require "moonflow"
+        local function risky(n)
+          if n < 0 then error("negative " .. n) end
+          return n
         end
-        return { type = "added", n = n }
-      end,
-      reduce = function(state, m)
-        state.count = state.count + m.n
-        return state
-      end,
-    }
-    """
+        return mf.feature {
+          name = "tally",
+          initial = { count = 0 },
+          state = { count = "integer" },
+          actions = { add = { n = "integer" }, fail = {} },
+          mutations = { added = { n = "integer" } },
+          handle = function(action)
+            if action.type == "fail" then error("not caught") end
+            local ok, n = pcall(risky, action.n)
+            if not ok then
+              local resumed = coroutine.resume(coroutine.create(risky), action.n)
+              local handled = xpcall(risky, function(e) return e end, action.n)
+              n = (resumed or handled) and -1 or 100
+            end
+            return { type = "added", n = n }
+          end,
+          reduce = function(state, m)
+            state.count = state.count + m.n
+            return state
+          end,
+        }
+        """
 
     private static func line(of text: String, in source: String) -> Int64 {
         Int64(source.components(separatedBy: "\n").firstIndex { $0.contains(text) }! + 1)
@@ -292,23 +323,32 @@ final class FeatureDebuggingTests: XCTestCase {
         let raised = Self.line(of: "error(\"negative", in: Self.catching)
         let (_, feature, editor, listener) = try debugged()
         defer { listener.close() }
-        XCTAssertEqual(try editor.request("setExceptionBreakpoints", ["filters": LuaValue(["uncaught"])])["success"]?.boolValue, true)
+        XCTAssertEqual(
+            try editor.request("setExceptionBreakpoints", ["filters": LuaValue(["uncaught"])])["success"]?.boolValue,
+            true)
         _ = try editor.request("configurationDone")
         try feature.send(["type": "add", "n": -1])
         waitFor("with `uncaught` only, a caught error does not stop") { count(feature) == 100 }
 
         _ = try editor.request("setExceptionBreakpoints", ["filters": LuaValue(["all"])])
         try feature.send(["type": "add", "n": -5])
-        for (catcher, callerLine) in [("pcall", Self.line(of: "pcall(risky", in: Self.catching)),
-                                      ("coroutine.resume", nil), ("xpcall", Self.line(of: "xpcall(risky", in: Self.catching))] {
+        for (catcher, callerLine) in [
+            ("pcall", Self.line(of: "pcall(risky", in: Self.catching)),
+            ("coroutine.resume", nil), ("xpcall", Self.line(of: "xpcall(risky", in: Self.catching)),
+        ] {
             let stopped = try editor.event("stopped")
             XCTAssertEqual(stopped["body"]?["reason"]?.stringValue, "exception", catcher)
-            XCTAssertTrue(stopped["body"]?["description"]?.stringValue?.contains("negative -5") == true, "\(catcher): \(stopped)")
+            XCTAssertTrue(
+                stopped["body"]?["description"]?.stringValue?.contains("negative -5") == true, "\(catcher): \(stopped)")
             let frames = try editor.request("stackTrace", ["threadId": 1])["body"]?["stackFrames"]
-            XCTAssertEqual(frames?[0]?["name"]?.stringValue, "function <init.lua:2>", "\(catcher): called from C, named by its place")
+            XCTAssertEqual(
+                frames?[0]?["name"]?.stringValue, "function <init.lua:2>",
+                "\(catcher): called from C, named by its place")
             XCTAssertEqual(frames?[0]?["line"]?.intValue, raised, catcher)
             XCTAssertEqual(try locals(editor)["n"]?["value"]?.stringValue, "-5", catcher)
-            if let callerLine { XCTAssertEqual(frames?[1]?["line"]?.intValue, callerLine, "\(catcher): the caller's frame") }
+            if let callerLine {
+                XCTAssertEqual(frames?[1]?["line"]?.intValue, callerLine, "\(catcher): the caller's frame")
+            }
             _ = try editor.request("continue", ["threadId": 1])
         }
         waitFor("each catcher still caught its error after continue") { count(feature) == 200 }
@@ -326,7 +366,8 @@ final class FeatureDebuggingTests: XCTestCase {
         defer { listener.close() }
         try setBreakpoints(editor, [["line": LuaValue(Line.reduceSecond)]])
         _ = try editor.request("configurationDone")
-        try (Self.plugin.replacingOccurrences(of: "local n = double(m.n)", with: "local n = double(m.n) + 1")).write(toFile: file, atomically: true, encoding: .utf8)
+        try (Self.plugin.replacingOccurrences(of: "local n = double(m.n)", with: "local n = double(m.n) + 1")).write(
+            toFile: file, atomically: true, encoding: .utf8)
         try host.reload(feature)
         try feature.send(["type": "add", "n": 1])
         _ = try editor.event("stopped")
@@ -340,11 +381,13 @@ final class FeatureDebuggingTests: XCTestCase {
         let (host, feature, editor, listener) = try debugged()
         defer { listener.close() }
         // Line 19 is blank and 20 opens `reduce`: the first line that runs is 21. Past the end: no code.
-        let placed = try editor.request("setBreakpoints", ["source": ["path": LuaValue(file)], "breakpoints": [["line": 19], ["line": 90]]])
+        let placed = try editor.request(
+            "setBreakpoints", ["source": ["path": LuaValue(file)], "breakpoints": [["line": 19], ["line": 90]]])
         XCTAssertEqual(placed["body"]?["breakpoints"]?[0]?["line"]?.intValue, Int64(Line.reduceFirst))
         XCTAssertEqual(placed["body"]?["breakpoints"]?[0]?["verified"]?.boolValue, true)
         XCTAssertEqual(placed["body"]?["breakpoints"]?[1]?["verified"]?.boolValue, false)
-        XCTAssertEqual(placed["body"]?["breakpoints"]?[1]?["message"]?.stringValue, "no code at or after line 90 of init.lua")
+        XCTAssertEqual(
+            placed["body"]?["breakpoints"]?[1]?["message"]?.stringValue, "no code at or after line 90 of init.lua")
         _ = try editor.request("configurationDone")
         try feature.send(["type": "add", "n": 1])
         _ = try editor.event("stopped")
@@ -353,8 +396,10 @@ final class FeatureDebuggingTests: XCTestCase {
         waitFor("it went on") { count(feature) == 2 }
 
         // Two lines more above reduce: asked for line 19 still, it lands on the new first line of reduce.
-        try Self.plugin.replacingOccurrences(of: "  reduce = function(state, m)", with: "  -- reduce:\n  -- doubles\n  reduce = function(state, m)")
-            .write(toFile: file, atomically: true, encoding: .utf8)
+        try Self.plugin.replacingOccurrences(
+            of: "  reduce = function(state, m)", with: "  -- reduce:\n  -- doubles\n  reduce = function(state, m)"
+        )
+        .write(toFile: file, atomically: true, encoding: .utf8)
         try host.reload(feature)
         controller.filesChanged()
         try feature.send(["type": "add", "n": 1])
@@ -381,30 +426,31 @@ final class FeatureDebuggingTests: XCTestCase {
     /// A plugin whose timers leave a trail in the state, in the order they reduce: `timers`
     /// starts three at once, the latest first.
     private static let timed = """
-    local mf = require "moonflow"
-    local function added(n) return { type = "added", n = n } end
-    return mf.feature {
-      name = "tally",
-      initial = { trail = "" },
-      state = { trail = "string" },
-      actions = { timers = {} },
-      mutations = { added = { n = "integer" } },
-      handle = function()
-        return mf.merge(mf.timer(1200, added(100)), mf.timer(900, added(10)), mf.timer(600, added(1)))
-      end,
-      reduce = function(state, m)
-        state.trail = state.trail .. m.n .. ","
-        return state
-      end,
-    }
-    """
+        local mf = require "moonflow"
+        local function added(n) return { type = "added", n = n } end
+        return mf.feature {
+          name = "tally",
+          initial = { trail = "" },
+          state = { trail = "string" },
+          actions = { timers = {} },
+          mutations = { added = { n = "integer" } },
+          handle = function()
+            return mf.merge(mf.timer(1200, added(100)), mf.timer(900, added(10)), mf.timer(600, added(1)))
+          end,
+          reduce = function(state, m)
+            state.trail = state.trail .. m.n .. ","
+            return state
+          end,
+        }
+        """
 
     func testTimersDueWhileStoppedFireAfterContinueInOrder() throws {
         try Self.timed.write(toFile: file, atomically: true, encoding: .utf8)
         let (_, feature, editor, listener) = try debugged()
         defer { listener.close() }
         let trail = { feature.state["trail"]?.stringValue }
-        try setBreakpoints(editor, [["line": LuaValue(Self.line(of: "state.trail ..", in: Self.timed)), "condition": "m.n == 1"]])
+        try setBreakpoints(
+            editor, [["line": LuaValue(Self.line(of: "state.trail ..", in: Self.timed)), "condition": "m.n == 1"]])
         _ = try editor.request("configurationDone")
         try feature.send(["type": "timers"])
         _ = try editor.event("stopped")
@@ -425,11 +471,14 @@ final class FeatureDebuggingTests: XCTestCase {
         try feature.send(["type": "add", "n": 7])
         _ = try editor.event("stopped")
         Thread.sleep(forTimeInterval: 1.6)
-        XCTAssertEqual(try editor.request("evaluate", ["expression": "m.n", "frameId": 1])["body"]?["result"]?.stringValue, "7",
-                       "still stopped, still readable")
+        XCTAssertEqual(
+            try editor.request("evaluate", ["expression": "m.n", "frameId": 1])["body"]?["result"]?.stringValue, "7",
+            "still stopped, still readable")
         let loop = try editor.request("evaluate", ["expression": "(function() while true do end end)()", "frameId": 1])
         XCTAssertEqual(loop["success"]?.boolValue, false)
-        XCTAssertTrue(loop["message"]?.stringValue?.contains("evaluate ran longer than 2000 ms and was stopped") == true, "\(loop)")
+        XCTAssertTrue(
+            loop["message"]?.stringValue?.contains("evaluate ran longer than 2000 ms and was stopped") == true,
+            "\(loop)")
         _ = try editor.request("continue", ["threadId": 1])
         waitFor("the reduce finished after the pause") { count(feature) == 14 }
     }

@@ -15,19 +15,24 @@ final class EventLineTests: XCTestCase {
         cause.add("action", ["type": "add"], root: "cause", otherwise: "{}")
         head.add("cause", cause)
         let mutation = FeatureEvent.mutation(["type": "added", "n": 1], seq: 3)
-        XCTAssertEqual(EventLine.text(mutation, t: 12, head: head, step: "step"),
-                       #"{"seq":7,"cause":{"seq":5,"action":{"type":"add"}},"event":"mutation","t":12,"step":3,"mutation":{"n":1,"type":"added"}}"#)
+        XCTAssertEqual(
+            EventLine.text(mutation, t: 12, head: head, step: "step"),
+            #"{"seq":7,"cause":{"seq":5,"action":{"type":"add"}},"event":"mutation","t":12,"step":3,"mutation":{"n":1,"type":"added"}}"#
+        )
         // The jsonl line of the same event: no head, its count called `seq`.
-        XCTAssertEqual(EventLine.text(mutation, t: 12), #"{"event":"mutation","t":12,"seq":3,"mutation":{"n":1,"type":"added"}}"#)
+        XCTAssertEqual(
+            EventLine.text(mutation, t: 12), #"{"event":"mutation","t":12,"seq":3,"mutation":{"n":1,"type":"added"}}"#)
     }
 
     func testAStateWrittenAlreadyGoesInAsItWas() {
         let event = FeatureEvent.state(["count": 1], seq: 2)
         // Straight from the Lua table, in the table's own order: not parsed, not sorted.
-        XCTAssertEqual(EventLine.text(event, t: 0, from: "cart", state: { .json(Array(#"{"zz":1,"count":1}"#.utf8)) }),
-                       #"{"event":"state","t":0,"seq":2,"from":"cart","state":{"zz":1,"count":1}}"#)
-        XCTAssertEqual(EventLine.text(event, t: 0, state: { .patch(#"[{"op":"replace","path":"/count","value":1}]"#) }),
-                       #"{"event":"state","t":0,"seq":2,"patch":[{"op":"replace","path":"/count","value":1}]}"#)
+        XCTAssertEqual(
+            EventLine.text(event, t: 0, from: "cart", state: { .json(Array(#"{"zz":1,"count":1}"#.utf8)) }),
+            #"{"event":"state","t":0,"seq":2,"from":"cart","state":{"zz":1,"count":1}}"#)
+        XCTAssertEqual(
+            EventLine.text(event, t: 0, state: { .patch(#"[{"op":"replace","path":"/count","value":1}]"#) }),
+            #"{"event":"state","t":0,"seq":2,"patch":[{"op":"replace","path":"/count","value":1}]}"#)
         XCTAssertEqual(EventLine.text(event, t: 0), #"{"event":"state","t":0,"seq":2,"state":{"count":1}}"#)
     }
 
@@ -37,42 +42,61 @@ final class EventLineTests: XCTestCase {
         let line = EventLine.text(.effect(["type": "ratio", "value": .number(.nan)], from: nil), t: 4, head: head)
         XCTAssertTrue(line.hasPrefix(#"{"seq":1,"event":"error","t":4,"message":"#), line)
         XCTAssertTrue(line.contains("effect.value"), line)
-        XCTAssertEqual(EventLine.text(.state(["n": 1], seq: 0), t: 0, state: { throw HostError("the state is gone") }),
-                       #"{"event":"error","t":0,"message":"the state is gone"}"#)
+        XCTAssertEqual(
+            EventLine.text(.state(["n": 1], seq: 0), t: 0, state: { throw HostError("the state is gone") }),
+            #"{"event":"error","t":0,"message":"the state is gone"}"#)
     }
 
     func testNamesFromOutsideAreEscaped() {
         // A child's, an app's or a file's name is data: quoted, control characters escaped.
-        XCTAssertEqual(EventLine.text(.effect(["type": "toast"], from: "a \"b\"\n"), t: 1),
-                       #"{"event":"effect","t":1,"from":"a \"b\"\n","effect":{"type":"toast"}}"#)
-        XCTAssertEqual(EventLine.inspector(url: "http://127.0.0.1:4000/?token=ab", app: "My\u{1B}]0;App", feature: "counter"),
-                       #"{"event":"inspector","t":0,"url":"http://127.0.0.1:4000/?token=ab","app":"My\u001b]0;App","feature":"counter"}"#)
+        XCTAssertEqual(
+            EventLine.text(.effect(["type": "toast"], from: "a \"b\"\n"), t: 1),
+            #"{"event":"effect","t":1,"from":"a \"b\"\n","effect":{"type":"toast"}}"#)
+        XCTAssertEqual(
+            EventLine.inspector(url: "http://127.0.0.1:4000/?token=ab", app: "My\u{1B}]0;App", feature: "counter"),
+            #"{"event":"inspector","t":0,"url":"http://127.0.0.1:4000/?token=ab","app":"My\u001b]0;App","feature":"counter"}"#
+        )
         XCTAssertEqual(EventLine.inspector(url: "http://x/"), #"{"event":"inspector","t":0,"url":"http://x/"}"#)
-        XCTAssertEqual(EventLine.debugger(address: "127.0.0.1:5000", token: "t", tokenFile: "/tmp/a\tb"),
-                       #"{"event":"debugger","t":0,"address":"127.0.0.1:5000","token":"t","tokenFile":"/tmp/a\tb"}"#)
-        XCTAssertEqual(EventLine.serve(url: "ws://h/", plugins: ["plugins", "x\"y"], connect: "c(\"ws://h/\")"),
-                       #"{"event":"serve","t":0,"url":"ws://h/","plugins":["plugins","x\"y"],"connect":"c(\"ws://h/\")"}"#)
+        XCTAssertEqual(
+            EventLine.debugger(address: "127.0.0.1:5000", token: "t", tokenFile: "/tmp/a\tb"),
+            #"{"event":"debugger","t":0,"address":"127.0.0.1:5000","token":"t","tokenFile":"/tmp/a\tb"}"#)
+        XCTAssertEqual(
+            EventLine.serve(url: "ws://h/", plugins: ["plugins", "x\"y"], connect: "c(\"ws://h/\")"),
+            #"{"event":"serve","t":0,"url":"ws://h/","plugins":["plugins","x\"y"],"connect":"c(\"ws://h/\")"}"#)
     }
 
     func testErrorsSplitTheirTracebackAndReloadsNameWhatChanged() {
-        XCTAssertEqual(EventLine.text(.error(message: "init.lua:3: boom\nstack traceback:\n\t[C]: in ?", location: "init.lua:3"), t: 2),
-                       #"{"event":"error","t":2,"message":"init.lua:3: boom","where":"init.lua:3","traceback":"stack traceback:\n\t[C]: in ?"}"#)
+        XCTAssertEqual(
+            EventLine.text(
+                .error(message: "init.lua:3: boom\nstack traceback:\n\t[C]: in ?", location: "init.lua:3"), t: 2),
+            #"{"event":"error","t":2,"message":"init.lua:3: boom","where":"init.lua:3","traceback":"stack traceback:\n\t[C]: in ?"}"#
+        )
         var changes = ReloadChanges(added: ["a"], stale: [], kept: ["load #2"], cancelled: [])
         changes.restarted = true
-        XCTAssertEqual(EventLine.text(.reload(files: ["init.lua"], ms: 3.14, changes: changes), t: 9),
-                       #"{"event":"reload","t":9,"files":["init.lua"],"ms":3.1,"added":["a"],"kept":["load #2"],"restarted":true}"#)
+        XCTAssertEqual(
+            EventLine.text(.reload(files: ["init.lua"], ms: 3.14, changes: changes), t: 9),
+            #"{"event":"reload","t":9,"files":["init.lua"],"ms":3.1,"added":["a"],"kept":["load #2"],"restarted":true}"#
+        )
     }
 
     func testARecordingsLinesAndTimedInput() {
         let run = RunDescription(name: "count\"er", version: 2, path: "plugins/counter", actions: nil, clock: .virtual)
-        XCTAssertEqual(RecordingLine.header(run),
-                       #"{"record":"moonflow-session","format":1,"feature":"count\"er","version":2,"path":"plugins/counter","clock":"virtual","moonflow":"\#(FeatureHost.version)"}"#)
-        XCTAssertEqual(RecordingLine.input(["type": "add", "by": 2], t: 30), #"{"input":{"by":2,"type":"add"},"t":30}"#)
-        XCTAssertEqual(RecordingLine.service("users:getAll", call: 1, values: [["id": 1]], error: "no \"db\"",
-                                             arrived: ServiceDelivery(after: 2, t: 40, order: 0)),
-                       #"{"service":"users:getAll","call":1,"values":[{"id":1}],"error":"no \"db\"","after":2,"t":40,"n":0}"#)
-        XCTAssertEqual(RecordingLine.service("s", call: 3, values: [], error: nil, arrived: nil), #"{"service":"s","call":3,"values":[]}"#)
-        XCTAssertEqual(TimedInput.line(at: 250, send: ["type": "add"], root: "input"), #"{"at":250,"send":{"type":"add"}}"#)
+        XCTAssertEqual(
+            RecordingLine.header(run),
+            #"{"record":"moonflow-session","format":1,"feature":"count\"er","version":2,"path":"plugins/counter","clock":"virtual","moonflow":"\#(FeatureHost.version)"}"#
+        )
+        XCTAssertEqual(
+            RecordingLine.input(["type": "add", "by": 2], t: 30), #"{"input":{"by":2,"type":"add"},"t":30}"#)
+        XCTAssertEqual(
+            RecordingLine.service(
+                "users:getAll", call: 1, values: [["id": 1]], error: "no \"db\"",
+                arrived: ServiceDelivery(after: 2, t: 40, order: 0)),
+            #"{"service":"users:getAll","call":1,"values":[{"id":1}],"error":"no \"db\"","after":2,"t":40,"n":0}"#)
+        XCTAssertEqual(
+            RecordingLine.service("s", call: 3, values: [], error: nil, arrived: nil),
+            #"{"service":"s","call":3,"values":[]}"#)
+        XCTAssertEqual(
+            TimedInput.line(at: 250, send: ["type": "add"], root: "input"), #"{"at":250,"send":{"type":"add"}}"#)
         XCTAssertEqual(TimedInput.line(at: 250, send: #"{"type":"add"}"#), #"{"at":250,"send":{"type":"add"}}"#)
     }
 }

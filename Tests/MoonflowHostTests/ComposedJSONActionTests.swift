@@ -11,20 +11,20 @@ final class ComposedJSONActionTests: XCTestCase {
     /// A shop that routes every action to its one child, `orders`.
     static let plugins: [String: String] = [
         "orders/init.lua": """
-            local mf = require "moonflow"
-            return mf.feature {
-              name = "orders", initial = { log = {} },
-              actions = { add = { n = "integer" } }, mutations = { added = { n = "integer" } },
-              handle = function(a) return { type = "added", n = a.n } end,
-              reduce = function(s, m) s.log[#s.log + 1] = m.n; return s end,
-            }
-            """,
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "orders", initial = { log = {} },
+          actions = { add = { n = "integer" } }, mutations = { added = { n = "integer" } },
+          handle = function(a) return { type = "added", n = a.n } end,
+          reduce = function(s, m) s.log[#s.log + 1] = m.n; return s end,
+        }
+        """,
         "shop/init.lua": """
-            local mf = require "moonflow"
-            return mf.compose { name = "shop", children = { orders = "orders" },
-              route = function(action) return "orders", action end,
-              combine = function(states) return { log = states.orders.log } end }
-            """,
+        local mf = require "moonflow"
+        return mf.compose { name = "shop", children = { orders = "orders" },
+          route = function(action) return "orders", action end,
+          combine = function(states) return { log = states.orders.log } end }
+        """,
     ]
 
     func testACompositionTakesJSON() throws {
@@ -64,10 +64,12 @@ final class ComposedJSONActionTests: XCTestCase {
             returned.signal()
             for _ in 0..<4 { sent.signal() }
         }
-        XCTAssertEqual(returned.wait(timeout: .now() + 5), .success, "send returned while the queue waited for the sender")
+        XCTAssertEqual(
+            returned.wait(timeout: .now() + 5), .success, "send returned while the queue waited for the sender")
         await shop.idle()
         XCTAssertEqual(shop.state["log"], [1, 4])
-        XCTAssertEqual(errors.withLock { $0.count }, 1, "the refused action is an error event: \(errors.withLock { $0 })")
+        XCTAssertEqual(
+            errors.withLock { $0.count }, 1, "the refused action is an error event: \(errors.withLock { $0 })")
         XCTAssertTrue(errors.withLock { $0.first ?? "" }.contains("n"), "\(errors.withLock { $0 })")
     }
 }

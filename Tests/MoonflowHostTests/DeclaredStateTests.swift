@@ -11,11 +11,13 @@ import XCTest
 /// state inferred from `initial` only warns, once per site.
 final class DeclaredStateTests: XCTestCase {
     /// A feed: `handle` and `reduce` take a Lua snippet per action, so each test says what it does.
-    static func feed(state: String? = """
+    static func feed(
+        state: String? = """
         { items = { "list", of = { id = "integer", text = "string" } }, hasMore = "boolean",
           error = "string?", mode = { "enum", "idle", "busy" }, tags = { "map", of = "integer" }, extra = "table?" }
         """, initial: String = #"{ items = {}, hasMore = true, mode = "idle", tags = {} }"#,
-                     handle: String = "return { type = a.type }", reduce: String) -> String {
+        handle: String = "return { type = a.type }", reduce: String
+    ) -> String {
         """
         local mf = require "moonflow"
         return mf.feature {
@@ -42,17 +44,20 @@ final class DeclaredStateTests: XCTestCase {
     }
 
     func testAWrongTypeWrittenInReduceIsRefusedNamingThePathAndRolledBack() throws {
-        let h = try loaded(Self.feed(reduce: """
-            if m.type == "go" then state.items[1] = { id = 1, text = "a" } return state end
-            state.hasMore = false
-            state.items[1].text = 7
-            """))
+        let h = try loaded(
+            Self.feed(
+                reduce: """
+                    if m.type == "go" then state.items[1] = { id = 1, text = "a" } return state end
+                    state.hasMore = false
+                    state.items[1].text = 7
+                    """))
         try h.running.send(["type": "go"])
         try h.running.send(["type": "again"])
         h.settle()
         let errors = h.log.errors.map(\.message)
         XCTAssertEqual(errors.count, 1, "\(errors)")
-        XCTAssertTrue(errors.first?.contains("state.items[1].text must be a string (got integer 7)") == true, "\(errors)")
+        XCTAssertTrue(
+            errors.first?.contains("state.items[1].text must be a string (got integer 7)") == true, "\(errors)")
         // Rolled back: hasMore, written before the bad write in the same reduce, is true still, in Swift and in Lua.
         XCTAssertEqual(h.running.state["hasMore"], .boolean(true))
         XCTAssertEqual(h.running.state["items"]?[0]?["text"], "a")
@@ -70,7 +75,10 @@ final class DeclaredStateTests: XCTestCase {
             ("state.error = math.huge", "state.error: infinity (math.huge) cannot be copied out of Lua"),
             ("state.items[1] = { id = 1, text = \"a\", done = true }", "state.items[1] has no field 'done'"),
             // A table the reducer returns in place of the state is checked whole.
-            (#"do return { items = {}, hasMore = 1, mode = "idle", tags = {} } end"#, "state.hasMore must be a boolean (got integer 1)"),
+            (
+                #"do return { items = {}, hasMore = 1, mode = "idle", tags = {} } end"#,
+                "state.hasMore must be a boolean (got integer 1)"
+            ),
         ]
         for (write, expected) in cases {
             let h = try loaded(Self.feed(reduce: write))
@@ -84,14 +92,16 @@ final class DeclaredStateTests: XCTestCase {
     }
 
     func testWritesThatFitPass_RemovingListItemsAndOptionalFieldsToo() throws {
-        let h = try loaded(Self.feed(reduce: """
-            if m.type == "go" then
-              state.items[1] = { id = 1, text = "a" }; state.items[2] = { id = 2, text = "b" }
-              state.tags.x = 3; state.error = "oops"; state.mode = "busy"; state.extra = { anything = { 1, "x" } }
-            else
-              state.items[2] = nil; state.tags.x = nil; state.error = nil; state.extra.anything = nil
-            end
-            """))
+        let h = try loaded(
+            Self.feed(
+                reduce: """
+                    if m.type == "go" then
+                      state.items[1] = { id = 1, text = "a" }; state.items[2] = { id = 2, text = "b" }
+                      state.tags.x = 3; state.error = "oops"; state.mode = "busy"; state.extra = { anything = { 1, "x" } }
+                    else
+                      state.items[2] = nil; state.tags.x = nil; state.error = nil; state.extra.anything = nil
+                    end
+                    """))
         try h.running.send(["type": "go"])
         try h.running.send(["type": "again"])
         h.settle()
@@ -106,10 +116,14 @@ final class DeclaredStateTests: XCTestCase {
     /// lookup. Values are compared by their bytes: `"\xff"` and `"\xfe"` are two values
     /// (both read as U+FFFD before, "listed twice"). A message names the first ten.
     func testALargeEnumLoadsAndItsValuesAreComparedByBytes() throws {
-        let declaration = #"{ mode = (function() local e = { "enum" } for i = 1, 50000 do e[#e + 1] = "v" .. i end e[#e + 1] = "\xff" e[#e + 1] = "\xfe" return e end)() }"#
-        let h = try loaded(Self.feed(state: declaration, initial: #"{ mode = "v1" }"#, reduce: #"""
-            if m.type == "go" then state.mode = (state.mode == "v1") and "v50000" or "\xfe" else state.mode = "\xfd" end
-            """#))
+        let declaration =
+            #"{ mode = (function() local e = { "enum" } for i = 1, 50000 do e[#e + 1] = "v" .. i end e[#e + 1] = "\xff" e[#e + 1] = "\xfe" return e end)() }"#
+        let h = try loaded(
+            Self.feed(
+                state: declaration, initial: #"{ mode = "v1" }"#,
+                reduce: #"""
+                    if m.type == "go" then state.mode = (state.mode == "v1") and "v50000" or "\xfe" else state.mode = "\xfd" end
+                    """#))
         try h.running.send(["type": "go"])
         h.settle()
         XCTAssertEqual(h.running.state["mode"], "v50000")
@@ -119,11 +133,17 @@ final class DeclaredStateTests: XCTestCase {
         XCTAssertEqual(h.running.state["mode"], .string(LuaString(bytes: [0xFE])))
         let errors = h.log.errors.map(\.message)
         XCTAssertEqual(errors.count, 1, "\(errors)")
-        XCTAssertTrue(errors.first?.contains(#"state.mode must be one of "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10" and 49992 more (got string"#) == true, "\(errors)")
+        XCTAssertTrue(
+            errors.first?.contains(
+                #"state.mode must be one of "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10" and 49992 more (got string"#
+            ) == true, "\(errors)")
     }
 
     func testInitialIsCheckedAtLoad() throws {
-        let h = try Harness(["feed/init.lua": Self.feed(initial: #"{ items = {}, hasMore = "yes", mode = "idle", tags = {} }"#, reduce: "")])
+        let h = try Harness([
+            "feed/init.lua": Self.feed(
+                initial: #"{ items = {}, hasMore = "yes", mode = "idle", tags = {} }"#, reduce: "")
+        ])
         XCTAssertThrowsError(try h.host.load("feed")) { error in
             XCTAssertTrue("\(error)".contains("initial.hasMore must be a boolean (got string \"yes\")"), "\(error)")
         }
@@ -136,8 +156,10 @@ final class DeclaredStateTests: XCTestCase {
             (#"{ items = { "list" } }"#, #"needs the type of its items"#),
             (#"{ mode = { "enum" } }"#, "an enum needs at least one value"),
             // Built in Lua: `types --lua` wrote it back as Lua no parser takes (too many registers).
-            (#"(function() local t = "integer" for _ = 1, 100 do t = { "list", of = t } end return { deep = t } end)()"#,
-             "a type nested more than 64 levels deep (lists, maps and records inside each other); flatten it"),
+            (
+                #"(function() local t = "integer" for _ = 1, 100 do t = { "list", of = t } end return { deep = t } end)()"#,
+                "a type nested more than 64 levels deep (lists, maps and records inside each other); flatten it"
+            ),
         ]
         for (declaration, expected) in bad {
             let h = try Harness(["feed/init.lua": Self.feed(state: declaration, initial: "{}", reduce: "")])
@@ -148,46 +170,59 @@ final class DeclaredStateTests: XCTestCase {
     }
 
     func testATypoReadInHandleFailsAtItsLineWithDidYouMean() throws {
-        let h = try loaded(Self.feed(handle: """
-            if state.hasMroe then return { type = "go" } end
-            """, reduce: ""))
+        let h = try loaded(
+            Self.feed(
+                handle: """
+                    if state.hasMroe then return { type = "go" } end
+                    """, reduce: ""))
         try h.running.send(["type": "go"])
         h.settle()
         let error = h.log.errors.first
         XCTAssertEqual(error?.location, "feed/init.lua:10")
-        XCTAssertTrue(error?.message.contains("state has no field 'hasMroe' (did you mean 'hasMore'?)") == true, "\(String(describing: error))")
+        XCTAssertTrue(
+            error?.message.contains("state has no field 'hasMroe' (did you mean 'hasMore'?)") == true,
+            "\(String(describing: error))")
     }
 
     func testATypoInsideANestedRecordNamesItsPath() throws {
-        let h = try loaded(Self.feed(handle: """
-            if a.type == "go" then return { type = "go" } end
-            local _ = state.items[1].txet
-            """, reduce: #"state.items[1] = { id = 1, text = "a" }"#))
+        let h = try loaded(
+            Self.feed(
+                handle: """
+                    if a.type == "go" then return { type = "go" } end
+                    local _ = state.items[1].txet
+                    """, reduce: #"state.items[1] = { id = 1, text = "a" }"#))
         try h.running.send(["type": "go"])
         try h.running.send(["type": "again"])
         h.settle()
-        XCTAssertTrue(h.log.errors.first?.message.contains("state.items[1] has no field 'txet' (did you mean 'text'?)") == true,
-                      "\(h.log.errors)")
+        XCTAssertTrue(
+            h.log.errors.first?.message.contains("state.items[1] has no field 'txet' (did you mean 'text'?)") == true,
+            "\(h.log.errors)")
     }
 
     func testATypoWrittenOrReadInReduceFailsAtItsLineAndWritesNothing() throws {
-        for (body, line, field) in [("state.hasMroe = false", 13, "hasMroe"), ("state.hasMore = state.hsaMore", 13, "hsaMore")] {
+        for (body, line, field) in [
+            ("state.hasMroe = false", 13, "hasMroe"), ("state.hasMore = state.hsaMore", 13, "hsaMore"),
+        ] {
             let h = try loaded(Self.feed(reduce: body))
             try h.running.send(["type": "go"])
             h.settle()
             let error = h.log.errors.first
             XCTAssertEqual(error?.location, "feed/init.lua:\(line)", body)
-            XCTAssertTrue(error?.message.contains("state has no field '\(field)'") == true, "\(body): \(String(describing: error))")
+            XCTAssertTrue(
+                error?.message.contains("state has no field '\(field)'") == true,
+                "\(body): \(String(describing: error))")
             XCTAssertEqual(h.running.state["hasMore"], .boolean(true))
         }
     }
 
     func testDeclaredOptionalFieldsReadAsNilWithoutComplaint() throws {
-        let h = try loaded(Self.feed(handle: """
-            if state.error == nil and state.extra == nil and state.tags.nothing == nil and state.items[5] == nil then
-              return { type = "go" }
-            end
-            """, reduce: "state.hasMore = false"))
+        let h = try loaded(
+            Self.feed(
+                handle: """
+                    if state.error == nil and state.extra == nil and state.tags.nothing == nil and state.items[5] == nil then
+                      return { type = "go" }
+                    end
+                    """, reduce: "state.hasMore = false"))
         try h.running.send(["type": "go"])
         h.settle()
         XCTAssertEqual(h.log.errors.map(\.message), [])
@@ -195,10 +230,13 @@ final class DeclaredStateTests: XCTestCase {
     }
 
     func testWithoutADeclarationAnUnknownReadWarnsOncePerSiteAndRunsOn() throws {
-        let h = try loaded(Self.feed(state: nil, initial: "{ hasMore = true, n = 0 }", handle: """
-            if state.hasMroe then return end
-            return { type = "go" }
-            """, reduce: "state.n = state.n + 1; state.added = true"))
+        let h = try loaded(
+            Self.feed(
+                state: nil, initial: "{ hasMore = true, n = 0 }",
+                handle: """
+                    if state.hasMroe then return end
+                    return { type = "go" }
+                    """, reduce: "state.n = state.n + 1; state.added = true"))
         for _ in 0..<3 { try h.running.send(["type": "go"]) }
         h.settle()
         XCTAssertEqual(h.log.errors.map(\.message), [])
@@ -206,7 +244,8 @@ final class DeclaredStateTests: XCTestCase {
         let logs = h.log.timedEvents.compactMap { if case .log(let m, let at) = $0.event { (m, at) } else { nil } }
         XCTAssertEqual(logs.count, 1, "\(logs)")
         XCTAssertEqual(logs.first?.1, "feed/init.lua:9")
-        XCTAssertTrue(logs.first?.0.contains("state has no field 'hasMroe' (did you mean 'hasMore'?)") == true, "\(logs)")
+        XCTAssertTrue(
+            logs.first?.0.contains("state has no field 'hasMroe' (did you mean 'hasMore'?)") == true, "\(logs)")
     }
 
     func testAComposesDeclaredStateHoldsWhatCombineMakes() throws {
@@ -229,12 +268,16 @@ final class DeclaredStateTests: XCTestCase {
         good.settle()
         XCTAssertEqual(good.running.state, ["total": 1])
 
-        let bad = try Harness(["feed/init.lua": child, "parent/init.lua": compose(#"{ total = s.feed.n > 0 and "many" or 0 }"#)])
+        let bad = try Harness([
+            "feed/init.lua": child, "parent/init.lua": compose(#"{ total = s.feed.n > 0 and "many" or 0 }"#),
+        ])
         try bad.load("parent")
         try bad.running.send(["type": "go"])
         bad.settle()
         XCTAssertEqual(bad.running.state, ["total": 0], "the misfit is refused: the parent's state stays")
-        XCTAssertTrue(bad.log.errors.contains { $0.message.contains(#"state.total must be an integer (got string "many")"#) }, "\(bad.log.errors)")
+        XCTAssertTrue(
+            bad.log.errors.contains { $0.message.contains(#"state.total must be an integer (got string "many")"#) },
+            "\(bad.log.errors)")
     }
 
     func testAnOutwardEffectMeetsTheDeclaredOutputs() throws {
@@ -261,15 +304,22 @@ final class DeclaredStateTests: XCTestCase {
         let effects = good.log.timedEvents.compactMap { if case .effect(let e, _) = $0.event { e } else { nil } }
         try good.running.send(["type": "go"])
         good.settle()
-        XCTAssertEqual(good.log.timedEvents.compactMap { if case .effect(let e, _) = $0.event { e } else { nil } }.count, effects.count + 1)
+        XCTAssertEqual(
+            good.log.timedEvents.compactMap { if case .effect(let e, _) = $0.event { e } else { nil } }.count,
+            effects.count + 1)
         // An internal effect is not an output: its handler takes it.
         let inside = try loaded(feature(#"{ type = "inside" }"#))
         try inside.running.send(["type": "go"])
         inside.settle()
         XCTAssertEqual(inside.log.errors.map(\.message), [])
 
-        for (effect, expected) in [(#"{ type = "milestoen", count = 1 }"#, "undeclared effect 'milestoen'; declared effects: milestone. Add it to the feature's `outputs` table"),
-                                   (#"{ type = "milestone", count = "x" }"#, "effect 'milestone': field 'count' must be an integer")] {
+        for (effect, expected) in [
+            (
+                #"{ type = "milestoen", count = 1 }"#,
+                "undeclared effect 'milestoen'; declared effects: milestone. Add it to the feature's `outputs` table"
+            ),
+            (#"{ type = "milestone", count = "x" }"#, "effect 'milestone': field 'count' must be an integer"),
+        ] {
             let bad = try loaded(feature(effect))
             try bad.running.send(["type": "go"])
             bad.settle()

@@ -11,7 +11,8 @@ final class DevServerLinkTests: XCTestCase {
         let host = try FeatureHost(configuration: .init(searchPaths: []))
         for text in ["http://127.0.0.1:8377/", "ws://127.0.0.1:8377/?token=abc", "http://127.0.0.1/?token=abc"] {
             XCTAssertThrowsError(try host.connect(devServer: URL(string: text)!, timeout: 1), text) { error in
-                XCTAssertTrue("\(error)".contains("give the URL moonflow serve printed (http://HOST:PORT/?token=…)"), "\(error)")
+                XCTAssertTrue(
+                    "\(error)".contains("give the URL moonflow serve printed (http://HOST:PORT/?token=…)"), "\(error)")
             }
         }
     }
@@ -39,7 +40,8 @@ final class DevServerLinkTests: XCTestCase {
             _ = try await host.connect(devServer: "not a url at all ?token=secret")
             XCTFail("took a text that is no URL")
         } catch {
-            XCTAssertTrue("\(error)".contains("give the URL moonflow serve printed (http://HOST:PORT/?token=…)"), "\(error)")
+            XCTAssertTrue(
+                "\(error)".contains("give the URL moonflow serve printed (http://HOST:PORT/?token=…)"), "\(error)")
             XCTAssertFalse("\(error)".contains("secret"), "\(error)")
         }
     }
@@ -48,7 +50,9 @@ final class DevServerLinkTests: XCTestCase {
         // A port that was free a moment ago: nothing listens there.
         let port = try freePort()
         let host = try FeatureHost(configuration: .init(searchPaths: []))
-        XCTAssertThrowsError(try host.connect(devServer: URL(string: "http://127.0.0.1:\(port)/?token=abc")!, timeout: 0.5)) { error in
+        XCTAssertThrowsError(
+            try host.connect(devServer: URL(string: "http://127.0.0.1:\(port)/?token=abc")!, timeout: 0.5)
+        ) { error in
             let message = "\(error)"
             XCTAssertTrue(message.contains("no dev server at http://127.0.0.1:\(port)/?token=…"), message)
             XCTAssertFalse(message.contains("abc"), "the token stays out of an error's text: \(message)")
@@ -67,7 +71,9 @@ final class DevServerLinkTests: XCTestCase {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw NSError(domain: "bind", code: Int(errno)) }
         return Int(UInt16(bigEndian: address.sin_port))

@@ -10,14 +10,17 @@ import XCTest
 final class EffectAndServiceTests: XCTestCase {
     /// `t:await` of a Swift service inside an `mf.task`.
     func testAwaitOfASwiftService() throws {
-        let h = try Harness(["probe/init.lua": Probe.source("""
-            return mf.task(function(t)
-              local ok, v = t:await(mf.timer(50):flatMap(function() return env.services.double(21) end))
-              t:emit(v)
-              local ok2, err = t:await(env.services.double("x"))
-              t:emit(tostring(ok2) .. " " .. err)
-            end)
-            """)])
+        let h = try Harness([
+            "probe/init.lua": Probe.source(
+                """
+                return mf.task(function(t)
+                  local ok, v = t:await(mf.timer(50):flatMap(function() return env.services.double(21) end))
+                  t:emit(v)
+                  local ok2, err = t:await(env.services.double("x"))
+                  t:emit(tostring(ok2) .. " " .. err)
+                end)
+                """)
+        ])
         h.host.register(service: "double") { args in
             try await Task.sleep(nanoseconds: 2_000_000)
             guard let n = args.first?.intValue else { throw ServiceFailure("double needs an integer") }
@@ -64,19 +67,21 @@ final class EffectAndServiceTests: XCTestCase {
         try h.send(["type": "open", "id": 7])
         try h.send(["type": "ping"], at: 30)
         h.advance(to: 500)
-        XCTAssertEqual(h.log.lines, [
-            #"0 state#0 {"loading":false,"title":""}"#,
-            #"0 action {"id":7,"type":"open"}"#,
-            #"0 mutation#1 {"id":7,"type":"opening"}"#,
-            #"0 state#1 {"loading":true,"title":""}"#,
-            #"30 action {"type":"ping"}"#,
-            #"30 mutation#2 {"type":"pinged"}"#,
-            #"30 state#2 {"loading":true,"title":""}"#,
-            #"30 effect {"type":"beep"}"#,
-            #"100 mutation#3 {"id":7,"title":"T7 (was loading)","type":"loaded"}"#,
-            #"100 state#3 {"loading":false,"title":"T7 (was loading)"}"#,
-            #"100 effect {"title":"T7 (was loading)","type":"notify"}"#,
-        ])
+        XCTAssertEqual(
+            h.log.lines,
+            [
+                #"0 state#0 {"loading":false,"title":""}"#,
+                #"0 action {"id":7,"type":"open"}"#,
+                #"0 mutation#1 {"id":7,"type":"opening"}"#,
+                #"0 state#1 {"loading":true,"title":""}"#,
+                #"30 action {"type":"ping"}"#,
+                #"30 mutation#2 {"type":"pinged"}"#,
+                #"30 state#2 {"loading":true,"title":""}"#,
+                #"30 effect {"type":"beep"}"#,
+                #"100 mutation#3 {"id":7,"title":"T7 (was loading)","type":"loaded"}"#,
+                #"100 state#3 {"loading":false,"title":"T7 (was loading)"}"#,
+                #"100 effect {"title":"T7 (was loading)","type":"notify"}"#,
+            ])
     }
 
     /// `reduce` may return a list of effects: each is routed in order, as if returned alone
@@ -103,20 +108,25 @@ final class EffectAndServiceTests: XCTestCase {
             }
             """
         }
-        let h = try Harness(["many/init.lua": plugin(#"{ { type = "saved", n = state.n }, { type = "fetch" }, { type = "toast", text = "hi" } }"#)])
+        let h = try Harness([
+            "many/init.lua": plugin(
+                #"{ { type = "saved", n = state.n }, { type = "fetch" }, { type = "toast", text = "hi" } }"#)
+        ])
         try h.load("many")
         try h.send(["type": "go"])
         h.advance(to: 50)
-        XCTAssertEqual(h.log.lines, [
-            #"0 state#0 {"n":0}"#,
-            #"0 action {"type":"go"}"#,
-            #"0 mutation#1 {"type":"go"}"#,
-            #"0 state#1 {"n":1}"#,
-            #"0 effect {"n":1,"type":"saved"}"#,
-            #"0 effect {"text":"hi","type":"toast"}"#,
-            #"10 mutation#2 {"type":"fetched"}"#,
-            #"10 state#2 {"n":2}"#,
-        ])
+        XCTAssertEqual(
+            h.log.lines,
+            [
+                #"0 state#0 {"n":0}"#,
+                #"0 action {"type":"go"}"#,
+                #"0 mutation#1 {"type":"go"}"#,
+                #"0 state#1 {"n":1}"#,
+                #"0 effect {"n":1,"type":"saved"}"#,
+                #"0 effect {"text":"hi","type":"toast"}"#,
+                #"10 mutation#2 {"type":"fetched"}"#,
+                #"10 state#2 {"n":2}"#,
+            ])
 
         let empty = try Harness(["many/init.lua": plugin("{}")])
         try empty.load("many")
@@ -126,16 +136,25 @@ final class EffectAndServiceTests: XCTestCase {
         XCTAssertEqual(empty.log.errors.map(\.message), [])
 
         for (effects, expected) in [
-            (#"{ { type = "saved", n = 1 }, { type = "toats", text = "hi" } }"#, "effect 2 of the list reduce returned: undeclared effect 'toats'"),
-            (#"{ { type = "saved", n = 1 }, "saved" }"#, "effect 2 of the list reduce returned must be a table with a string 'type'"),
+            (
+                #"{ { type = "saved", n = 1 }, { type = "toats", text = "hi" } }"#,
+                "effect 2 of the list reduce returned: undeclared effect 'toats'"
+            ),
+            (
+                #"{ { type = "saved", n = 1 }, "saved" }"#,
+                "effect 2 of the list reduce returned must be a table with a string 'type'"
+            ),
         ] {
             let bad = try Harness(["many/init.lua": plugin(effects)])
             try bad.load("many")
             try bad.send(["type": "go"])
             bad.advance(to: 50)
             XCTAssertTrue(bad.log.errors.first?.message.contains(expected) == true, "\(effects): \(bad.log.errors)")
-            XCTAssertFalse(bad.log.lines.contains { $0.contains(" effect {") }, "no effect of a refused list goes out: \(bad.log.lines)")
-            XCTAssertFalse(bad.log.lines.contains { $0.contains(#"{"n":1}"#) }, "the reduce is rolled back: \(bad.log.lines)")
+            XCTAssertFalse(
+                bad.log.lines.contains { $0.contains(" effect {") },
+                "no effect of a refused list goes out: \(bad.log.lines)")
+            XCTAssertFalse(
+                bad.log.lines.contains { $0.contains(#"{"n":1}"#) }, "the reduce is rolled back: \(bad.log.lines)")
         }
     }
 
@@ -146,10 +165,13 @@ final class EffectAndServiceTests: XCTestCase {
     }
 
     func testASwiftServiceReturnsAColdStream() throws {
-        let h = try Harness(["probe/init.lua": Self.servicePlugin("""
-            local call = env.services.add(2, 3)
-            return mf.concat(call, mf.timer(10):flatMap(function() return call end))
-            """)])
+        let h = try Harness([
+            "probe/init.lua": Self.servicePlugin(
+                """
+                local call = env.services.add(2, 3)
+                return mf.concat(call, mf.timer(10):flatMap(function() return call end))
+                """)
+        ])
         let calls = Counter()
         h.host.register(service: "add") { args in
             calls.increment()
@@ -163,9 +185,12 @@ final class EffectAndServiceTests: XCTestCase {
     }
 
     func testAnAsyncServiceResultReentersAtTheVirtualTimeOfTheCall() throws {
-        let h = try Harness(["probe/init.lua": Self.servicePlugin("""
-            return mf.timer(40):flatMap(function() return env.services.slow("a") end)
-            """)])
+        let h = try Harness([
+            "probe/init.lua": Self.servicePlugin(
+                """
+                return mf.timer(40):flatMap(function() return env.services.slow("a") end)
+                """)
+        ])
         h.host.register(service: "slow") { args in
             try await Task.sleep(nanoseconds: 20_000_000)
             return .string(LuaString("slow " + (args.first?.stringValue ?? "?")))
@@ -180,9 +205,12 @@ final class EffectAndServiceTests: XCTestCase {
     struct User: Codable, Sendable { let id: Int; let name: String; let tags: [String] }
 
     func testACodableService() throws {
-        let h = try Harness(["probe/init.lua": Self.servicePlugin("""
-            return env.services.user { id = 3 }:map(function(u) return u.name .. "#" .. u.id .. " " .. table.concat(u.tags, "+") end)
-            """)])
+        let h = try Harness([
+            "probe/init.lua": Self.servicePlugin(
+                """
+                return env.services.user { id = 3 }:map(function(u) return u.name .. "#" .. u.id .. " " .. table.concat(u.tags, "+") end)
+                """)
+        ])
         h.host.register(service: "user") { (request: UserRequest) async throws -> User in
             User(id: request.id, name: "ada", tags: ["x", "y"])
         }
@@ -192,9 +220,12 @@ final class EffectAndServiceTests: XCTestCase {
     }
 
     func testACodableServiceRejectsInputItCannotDecode() throws {
-        let h = try Harness(["probe/init.lua": Self.servicePlugin("""
-            return env.services.user { name = "no id" }:catchError(function(e) return mf.just("failed: " .. tostring(e)) end)
-            """)])
+        let h = try Harness([
+            "probe/init.lua": Self.servicePlugin(
+                """
+                return env.services.user { name = "no id" }:catchError(function(e) return mf.just("failed: " .. tostring(e)) end)
+                """)
+        ])
         h.host.register(service: "user") { (request: UserRequest) async throws -> User in
             User(id: request.id, name: "ada", tags: [])
         }
@@ -206,9 +237,12 @@ final class EffectAndServiceTests: XCTestCase {
     }
 
     func testAFailingServiceIsRecoveredByCatchError() throws {
-        let h = try Harness(["probe/init.lua": Self.servicePlugin("""
-            return env.services.flaky(1):catchError(function(err) return mf.just("recovered from " .. err) end)
-            """)])
+        let h = try Harness([
+            "probe/init.lua": Self.servicePlugin(
+                """
+                return env.services.flaky(1):catchError(function(err) return mf.just("recovered from " .. err) end)
+                """)
+        ])
         h.host.register(service: "flaky") { _ in throw ServiceFailure("server said 503") }
         try h.load()
         try h.send(["type": "go"])
@@ -221,7 +255,8 @@ final class EffectAndServiceTests: XCTestCase {
         try h.load()
         try h.send(["type": "go"])
         XCTAssertEqual(h.log.values, ["0:error:service 'flaky' failed: server said 503"])
-        XCTAssertEqual(h.log.errors.first?.location, "probe/init.lua:10", "where the service was called, from the plugin folder")
+        XCTAssertEqual(
+            h.log.errors.first?.location, "probe/init.lua:10", "where the service was called, from the plugin folder")
     }
 
     func testASwiftServicesErrorReachesSwiftAsItWasThrown() async throws {
@@ -241,18 +276,22 @@ final class EffectAndServiceTests: XCTestCase {
     }
 
     func testLuaServicesFromTheDefinition() throws {
-        let plugin = Self.servicePlugin("""
+        let plugin = Self.servicePlugin(
+            """
             return mf.merge(env.services.greet("bo"), env.services.shadow())
-            """, services: """
-            greet = function(name) return mf.timer(20, "hi " .. name) end,
-            shadow = function() return mf.just("lua wins") end
-            """)
+            """,
+            services: """
+                greet = function(name) return mf.timer(20, "hi " .. name) end,
+                shadow = function() return mf.just("lua wins") end
+                """)
         let h = try Harness(["probe/init.lua": plugin])
         h.host.register(service: "shadow") { _ in "swift" }
         try h.load()
         try h.send(["type": "go"])
         h.advance(to: 100)
-        XCTAssertEqual(h.log.values, ["0:lua wins", "20:hi bo", "20:|"], "a plugin's own service overrides the host's of the same name")
+        XCTAssertEqual(
+            h.log.values, ["0:lua wins", "20:hi bo", "20:|"],
+            "a plugin's own service overrides the host's of the same name")
     }
 }
 

@@ -12,7 +12,9 @@ final class EmbeddingLifetimeTests: XCTestCase {
 
     override func setUpWithError() throws {
         dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("mfembed\(UUID().uuidString.prefix(8))")
-        try write("cart/init.lua", """
+        try write(
+            "cart/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "cart",
@@ -38,7 +40,9 @@ final class EmbeddingLifetimeTests: XCTestCase {
               end,
             }
             """)
-        try write("cart/stock.lua", """
+        try write(
+            "cart/stock.lua",
+            """
             local mf = require "moonflow"
             return mf.interactor {
               name = "stock",
@@ -51,11 +55,14 @@ final class EmbeddingLifetimeTests: XCTestCase {
 
     private func write(_ path: String, _ text: String) throws {
         let full = (dir as NSString).appendingPathComponent(path)
-        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try text.write(toFile: full, atomically: true, encoding: .utf8)
     }
 
-    private func host() throws -> FeatureHost { try FeatureHost(configuration: .init(searchPaths: [dir], clock: .real)) }
+    private func host() throws -> FeatureHost {
+        try FeatureHost(configuration: .init(searchPaths: [dir], clock: .real))
+    }
 
     func testDroppedStreamReadsLeaveNoListenerBehind() async throws {
         let host = try host()
@@ -67,7 +74,8 @@ final class EmbeddingLifetimeTests: XCTestCase {
             _ = cart.effects
             _ = cart.stateChanges
         }
-        XCTAssertLessThanOrEqual(cart.outlet.listenerCount, baseline + 1, "only the one cached stateChanges signal stays")
+        XCTAssertLessThanOrEqual(
+            cart.outlet.listenerCount, baseline + 1, "only the one cached stateChanges signal stays")
         // A consumer whose task is cancelled stops observing too.
         let before = cart.outlet.listenerCount
         let task = Task { for await _ in cart.states {} }
@@ -88,7 +96,7 @@ final class EmbeddingLifetimeTests: XCTestCase {
         await cart.idle()
         cart.dispose()
         var seen: [LuaValue] = []
-        for await state in states { seen.append(state) }   // ends: the feature is disposed
+        for await state in states { seen.append(state) }  // ends: the feature is disposed
         XCTAssertEqual(seen.last?["total"], 2)
         for await _ in effects {}
         XCTAssertTrue(cart.isDisposed)
@@ -97,7 +105,7 @@ final class EmbeddingLifetimeTests: XCTestCase {
         let otherStates = other!.states
         other = nil
         var count = 0
-        for await _ in otherStates { count += 1 }        // ends: the feature was released
+        for await _ in otherStates { count += 1 }  // ends: the feature was released
         XCTAssertEqual(count, 1, "the current state, then the end")
     }
 
@@ -119,7 +127,9 @@ final class EmbeddingLifetimeTests: XCTestCase {
     /// its Swift services called and its logs delivered (before: every later call failed
     /// with "service 'price': the host is gone").
     func testAFeatureKeepsItsHostsServicesAfterTheHostIsReleased() async throws {
-        try write("priced/init.lua", """
+        try write(
+            "priced/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "priced",
@@ -213,17 +223,17 @@ final class FeatureViewModelTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try FileManager.default.createDirectory(atPath: "\(dir)/cart", withIntermediateDirectories: true)
         try """
-            local mf = require "moonflow"
-            return mf.feature {
-              name = "cart", initial = { items = mf.array and mf.array() or {}, total = 0 },
-              actions = { add = { sku = "string", price = "integer" } }, mutations = { added = { sku = "string", price = "integer" } },
-              handle = function(a) return { type = "added", sku = a.sku, price = a.price } end,
-              reduce = function(s, m)
-                if m.price < 0 then error("a price cannot be negative") end
-                s.items[#s.items + 1] = m.sku; s.total = s.total + m.price; return s
-              end,
-            }
-            """.write(toFile: "\(dir)/cart/init.lua", atomically: true, encoding: .utf8)
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "cart", initial = { items = mf.array and mf.array() or {}, total = 0 },
+          actions = { add = { sku = "string", price = "integer" } }, mutations = { added = { sku = "string", price = "integer" } },
+          handle = function(a) return { type = "added", sku = a.sku, price = a.price } end,
+          reduce = function(s, m)
+            if m.price < 0 then error("a price cannot be negative") end
+            s.items[#s.items + 1] = m.sku; s.total = s.total + m.price; return s
+          end,
+        }
+        """.write(toFile: "\(dir)/cart/init.lua", atomically: true, encoding: .utf8)
 
         let host = try FeatureHost(configuration: .init(searchPaths: [dir], clock: .real))
         let model = try await makeCart(host)
@@ -244,7 +254,8 @@ final class FeatureViewModelTests: XCTestCase {
     @MainActor
     func testAfterDisposeDuringAReduceTheViewAndTheStateAgree() async throws {
         struct SlowView: Decodable, Sendable, Equatable { let count: Int }
-        let folder = try PluginFolder(["slow/init.lua": """
+        let folder = try PluginFolder([
+            "slow/init.lua": """
             local mf = require "moonflow"
             return mf.feature {
               name = "slow", initial = { count = 0 },
@@ -257,7 +268,8 @@ final class FeatureViewModelTests: XCTestCase {
                 return s
               end,
             }
-            """])
+            """
+        ])
         let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], clock: .real))
         let slow = try await host.load("slow")
         let model = try FeatureViewModel(slow, as: SlowView.self)
@@ -266,8 +278,9 @@ final class FeatureViewModelTests: XCTestCase {
         try await Task.sleep(nanoseconds: 20_000_000)
         slow.dispose()
         try await until { model.view.count == Int(slow.state["count"]?.intValue ?? -1) && slow.isIdle }
-        try await Task.sleep(nanoseconds: 300_000_000)   // whatever was still to come has come
-        XCTAssertEqual(model.view.count, Int(slow.state["count"]?.intValue ?? -1), "the view and the state agree after dispose")
+        try await Task.sleep(nanoseconds: 300_000_000)  // whatever was still to come has come
+        XCTAssertEqual(
+            model.view.count, Int(slow.state["count"]?.intValue ?? -1), "the view and the state agree after dispose")
         XCTAssertTrue(slow.isDisposed)
     }
 

@@ -43,7 +43,9 @@ final class EmbeddingTests: XCTestCase {
         XCTAssertEqual(try h.feature.decodeState(CounterView.self), CounterView(count: 5, label: "at 5"))
         struct Wrong: Encodable { let type = "increment"; let by = "lots" }
         XCTAssertThrowsError(try h.feature.send(encoding: Wrong())) { error in
-            XCTAssertEqual((error as? FeatureError)?.message, "action 'increment': field 'by' must be an integer (got string \"lots\")")
+            XCTAssertEqual(
+                (error as? FeatureError)?.message,
+                "action 'increment': field 'by' must be an integer (got string \"lots\")")
         }
     }
 
@@ -74,7 +76,8 @@ final class EmbeddingTests: XCTestCase {
         XCTAssertEqual(failure?.location, "counter/init.lua:13")
         XCTAssertEqual(failure?.stage, .reduce)
         XCTAssertEqual(failure?.action, ["type": "crash"])
-        XCTAssertTrue(failure?.traceback?.hasPrefix("stack traceback:") == true, "\(String(describing: failure?.traceback))")
+        XCTAssertTrue(
+            failure?.traceback?.hasPrefix("stack traceback:") == true, "\(String(describing: failure?.traceback))")
         XCTAssertEqual(try h.feature.decodeState(CounterView.self), CounterView(count: 10, label: "at 10"))
     }
 

@@ -39,7 +39,8 @@ final class FeatureErrorTests: XCTestCase {
         return (host, shop, folder)
     }
 
-    private func refusal(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) -> FeatureError? {
+    private func refusal(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) -> FeatureError?
+    {
         do { try body() } catch let error as FeatureError { return error } catch {
             XCTFail("threw \(type(of: error)), not FeatureError: \(error)", file: file, line: line)
             return nil
@@ -103,7 +104,10 @@ final class FeatureErrorTests: XCTestCase {
         host.settle()
         let error = try XCTUnwrap(errors.withLock { $0.first })
         XCTAssertEqual(error.stage, .handle)
-        XCTAssertTrue(error.message.contains("service 'payments' is not registered with the host (registered: audit); register it with host.register(service: \"payments\")"), error.message)
+        XCTAssertTrue(
+            error.message.contains(
+                "service 'payments' is not registered with the host (registered: audit); register it with host.register(service: \"payments\")"
+            ), error.message)
 
         host.register(service: "payments") { args in .string(LuaString("receipt for \(args.first?.intValue ?? 0)")) }
         try shop.send(["type": "pay", "amount": 10])
@@ -116,12 +120,12 @@ final class FeatureErrorTests: XCTestCase {
         // files from that folder.
         let folder = try PluginFolder([
             "loud/init.lua": """
-                local mf = require "moonflow"
-                return mf.feature {
-                  name = "loud", initial = { n = 0 }, actions = { go = {} }, mutations = {},
-                  handle = function() error("no way") end, reduce = function(s) return s end,
-                }
-                """,
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "loud", initial = { n = 0 }, actions = { go = {} }, mutations = {},
+              handle = function() error("no way") end, reduce = function(s) return s end,
+            }
+            """,
             "broken/init.lua": "return mf.feature {",
         ])
         XCTAssertTrue(folder.dir.hasPrefix("/"))
@@ -147,17 +151,19 @@ final class FeatureErrorTests: XCTestCase {
     /// A started feature whose `block` action blocks in C (`os.execute` of a sleep) for
     /// `seconds`, past any time limit; `bump` adds one to `n`.
     private func loadStuck(in host: FeatureHost, sleeping seconds: Int) throws -> RunningFeature {
-        let feature = try host.load(name: "stuck", source: """
-            local mf = require "moonflow"
-            return mf.feature {
-              name = "stuck", initial = { n = 0 }, actions = { block = {}, bump = {} }, mutations = { bump = {} },
-              handle = function(a)
-                if a.type == "block" then os.execute("exec sleep \(seconds) </dev/null >/dev/null 2>&1") end
-                return { type = "bump" }
-              end,
-              reduce = function(s) s.n = s.n + 1 return s end,
-            }
-            """)
+        let feature = try host.load(
+            name: "stuck",
+            source: """
+                local mf = require "moonflow"
+                return mf.feature {
+                  name = "stuck", initial = { n = 0 }, actions = { block = {}, bump = {} }, mutations = { bump = {} },
+                  handle = function(a)
+                    if a.type == "block" then os.execute("exec sleep \(seconds) </dev/null >/dev/null 2>&1") end
+                    return { type = "bump" }
+                  end,
+                  reduce = function(s) s.n = s.n + 1 return s end,
+                }
+                """)
         feature.start()
         return feature
     }
@@ -175,7 +181,9 @@ final class FeatureErrorTests: XCTestCase {
         XCTAssertThrowsError(try feature.send(["type": "bump"])) { error in
             let e = error as? FeatureError
             XCTAssertEqual(e?.stage, .send)
-            XCTAssertTrue(e?.message.contains("feature 'stuck' takes no more actions: its Lua state is stuck") == true, "\(error)")
+            XCTAssertTrue(
+                e?.message.contains("feature 'stuck' takes no more actions: its Lua state is stuck") == true, "\(error)"
+            )
             XCTAssertTrue(e?.message.contains("load the plugin again in a new host") == true, "\(error)")
         }
         XCTAssertThrowsError(try feature.send(json: #"{"type":"bump"}"#)) { error in
@@ -194,12 +202,13 @@ final class FeatureErrorTests: XCTestCase {
         guard let clock = host.testScheduler else { return XCTFail("not on the virtual clock") }
         try feature.send(["type": "bump"])
         try feature.send(["type": "block"])
-        let driver = Thread { clock.advance(by: 0) }   // the drain blocks in `block`'s handle
+        let driver = Thread { clock.advance(by: 0) }  // the drain blocks in `block`'s handle
         driver.start()
         let deadline = Date().addingTimeInterval(7.5)
         while !host.isStuck, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         XCTAssertTrue(host.isStuck)
-        XCTAssertEqual(feature.state, ["n": 1], "the snapshot taken last holds the bump that finished before the stuck call")
+        XCTAssertEqual(
+            feature.state, ["n": 1], "the snapshot taken last holds the bump that finished before the stuck call")
     }
 
     /// On a virtual clock the state has no executor of its own: while another thread drives
@@ -207,23 +216,27 @@ final class FeatureErrorTests: XCTestCase {
     /// last (a consistent, earlier state); once the drain ends the snapshot has everything.
     func testReadingWhileAnotherThreadDrivesAVirtualClockLeavesLuaToThatThread() throws {
         let host = try FeatureHost(configuration: .init(clock: .virtual))
-        let feature = try host.load(name: "busy", source: """
-            local mf = require "moonflow"
-            return mf.feature {
-              name = "busy", initial = { n = 0 }, actions = { bump = {}, slow = {} }, mutations = { bump = {} },
-              handle = function(a)
-                if a.type == "slow" then local x = 0 for i = 1, 4e7 do x = x + i end end
-                return { type = "bump" }
-              end,
-              reduce = function(s) s.n = s.n + 1 return s end,
-            }
-            """)
+        let feature = try host.load(
+            name: "busy",
+            source: """
+                local mf = require "moonflow"
+                return mf.feature {
+                  name = "busy", initial = { n = 0 }, actions = { bump = {}, slow = {} }, mutations = { bump = {} },
+                  handle = function(a)
+                    if a.type == "slow" then local x = 0 for i = 1, 4e7 do x = x + i end end
+                    return { type = "bump" }
+                  end,
+                  reduce = function(s) s.n = s.n + 1 return s end,
+                }
+                """)
         feature.start()
         guard let clock = host.testScheduler else { return XCTFail("not on the virtual clock") }
         try feature.send(["type": "bump"])
         try feature.send(["type": "slow"])
         let done = DispatchSemaphore(value: 0)
-        let driver = Thread { clock.advance(by: 0); done.signal() }
+        let driver = Thread {
+            clock.advance(by: 0); done.signal()
+        }
         driver.start()
         var seen: Set<LuaValue> = []
         while done.wait(timeout: .now()) == .timedOut { seen.insert(feature.state["n"] ?? .nil) }

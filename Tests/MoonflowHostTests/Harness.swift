@@ -28,11 +28,15 @@ final class Harness: VirtualClockHarness {
     let log = EventLog()
     private(set) var feature: (any RunningFeature)!
 
-    init(_ files: [String: String], timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512,
-         profile: LuaState.Profile = .trusted) throws {
+    init(
+        _ files: [String: String], timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512,
+        profile: LuaState.Profile = .trusted
+    ) throws {
         folder = try PluginFolder(files)
-        host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], profile: profile, timeLimitMs: timeLimitMs,
-                                                    memoryLimitMB: memoryLimitMB, clock: .virtual))
+        host = try FeatureHost(
+            configuration: .init(
+                searchPaths: [folder.dir], profile: profile, timeLimitMs: timeLimitMs,
+                memoryLimitMB: memoryLimitMB, clock: .virtual))
     }
 
     var clock: TestScheduler { host.testScheduler! }
@@ -62,12 +66,13 @@ final class Harness: VirtualClockHarness {
     func advance(to target: Int) { host.advance(to: target) }
 }
 
-
 /// Awaits `body`, failing after `seconds` of real time.
 func withTimeout<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await body() }
-        group.addTask { try await Task.sleep(nanoseconds: UInt64(seconds * 1e9)); return nil }
+        group.addTask {
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9)); return nil
+        }
         defer { group.cancelAll() }
         guard let first = try await group.next(), let value = first else {
             throw TimeoutError(seconds: seconds)

@@ -9,7 +9,8 @@ import XCTest
 final class InteractorTests: XCTestCase {
     /// A request may return its response itself; nil is an error naming the request's line.
     func testARequestReturningNilNamesItsFileAndLine() throws {
-        let h = try Harness(["ret/init.lua": """
+        let h = try Harness([
+            "ret/init.lua": """
             local mf = require "moonflow"
             local lookup = mf.interactor {
               name = "lookup",
@@ -31,13 +32,17 @@ final class InteractorTests: XCTestCase {
               end,
               reduce = function(state, m) state.got = m.what return state end,
             }
-            """])
+            """
+        ])
         try h.load("ret")
         try h.send(["type": "find"])
         XCTAssertEqual(h.state, ["got": "3"], "a plain response is the response")
         try h.send(["type": "lost"])
         let error = try XCTUnwrap(h.log.errors.first)
-        XCTAssertTrue(error.message.contains("interactor 'lookup': request 'lost' (ret/init.lua:6) returned nothing; return a stream of the response, or the response itself"), error.message)
+        XCTAssertTrue(
+            error.message.contains(
+                "interactor 'lookup': request 'lost' (ret/init.lua:6) returned nothing; return a stream of the response, or the response itself"
+            ), error.message)
         XCTAssertEqual(error.location, "ret/init.lua:6")
     }
 
@@ -89,8 +94,10 @@ final class InteractorTests: XCTestCase {
     }
 
     private func loaded(_ interactor: String = "require 'list.datasource'") throws -> Harness {
-        let h = try Harness(["list/init.lua": Self.listPlugin(interactor: interactor), "list/datasource.lua": Self.datasource,
-                             "datasource/init.lua": Self.datasource])
+        let h = try Harness([
+            "list/init.lua": Self.listPlugin(interactor: interactor), "list/datasource.lua": Self.datasource,
+            "datasource/init.lua": Self.datasource,
+        ])
         try h.load("list")
         return h
     }
@@ -99,11 +106,13 @@ final class InteractorTests: XCTestCase {
         let h = try loaded()
         try h.send(["type": "page", "n": 2])
         h.advance(to: 500)
-        XCTAssertEqual(Array(h.log.lines.dropFirst()), [
-            #"0 action {"n":2,"type":"page"}"#,
-            #"100 mutation#1 {"items":["r2a","r2b"],"page":2,"type":"page"}"#,
-            #"100 state#1 {"items":["r2a","r2b"],"page":2}"#,
-        ])
+        XCTAssertEqual(
+            Array(h.log.lines.dropFirst()),
+            [
+                #"0 action {"n":2,"type":"page"}"#,
+                #"100 mutation#1 {"items":["r2a","r2b"],"page":2,"type":"page"}"#,
+                #"100 state#1 {"items":["r2a","r2b"],"page":2}"#,
+            ])
     }
 
     func testARequestHandlerMayReturnAPlainValue() throws {
@@ -122,8 +131,13 @@ final class InteractorTests: XCTestCase {
     func testAnUnknownRequestTypeFailsNamingTheHandledTypes() throws {
         let h = try loaded()
         try h.send(["type": "request", "kind": "delete"])
-        XCTAssertEqual(h.state["error"], "interactor 'datasource' has no request 'delete'; it handles: broken, count, paginate")
-        XCTAssertEqual(h.log.logs.map(\.message), ["interactor 'datasource' request 'delete' failed: interactor 'datasource' has no request 'delete'; it handles: broken, count, paginate"])
+        XCTAssertEqual(
+            h.state["error"], "interactor 'datasource' has no request 'delete'; it handles: broken, count, paginate")
+        XCTAssertEqual(
+            h.log.logs.map(\.message),
+            [
+                "interactor 'datasource' request 'delete' failed: interactor 'datasource' has no request 'delete'; it handles: broken, count, paginate"
+            ])
     }
 
     func testAFailingRequestIsLoggedWithItsLocation() throws {
@@ -134,16 +148,25 @@ final class InteractorTests: XCTestCase {
         let logs = h.log.logs
         XCTAssertEqual(logs.count, 1)
         XCTAssertEqual(logs.first?.location, "\(file):9")
-        XCTAssertTrue(logs.first?.message.hasPrefix("interactor 'datasource' request 'broken' failed: \(file):9: database is down") == true, "\(logs)")
+        XCTAssertTrue(
+            logs.first?.message.hasPrefix(
+                "interactor 'datasource' request 'broken' failed: \(file):9: database is down") == true, "\(logs)")
     }
 
     func testAFeatureCannotBeLoadedAsAnInteractorNorTheReverse() throws {
-        let h = try Harness(["datasource/init.lua": Self.datasource, "list/init.lua": Self.listPlugin(interactor: "'list'")])
+        let h = try Harness([
+            "datasource/init.lua": Self.datasource, "list/init.lua": Self.listPlugin(interactor: "'list'"),
+        ])
         XCTAssertThrowsError(try h.host.load("datasource")) { error in
-            XCTAssertEqual(((error as? FeatureError)?.underlying as? HostError)?.message, "\(h.path("datasource/init.lua")) defines an mf.interactor, not a feature: features use it through env.interactors")
+            XCTAssertEqual(
+                ((error as? FeatureError)?.underlying as? HostError)?.message,
+                "\(h.path("datasource/init.lua")) defines an mf.interactor, not a feature: features use it through env.interactors"
+            )
         }
         XCTAssertThrowsError(try h.host.load("list")) { error in
-            XCTAssertEqual(((error as? FeatureError)?.underlying as? HostError)?.message, "interactors.datasource: plugin 'list' is not an mf.interactor")
+            XCTAssertEqual(
+                ((error as? FeatureError)?.underlying as? HostError)?.message,
+                "interactors.datasource: plugin 'list' is not an mf.interactor")
         }
     }
 
@@ -151,8 +174,9 @@ final class InteractorTests: XCTestCase {
 
     func testRequireFindsModulesInThePluginFolder() throws {
         let h = try Harness([
-            "probe/init.lua": Probe.source("return mf.just(util.shout('hi') .. ' ' .. deep.answer)",
-                                           header: "local util = require 'probe.util'\nlocal deep = require 'probe.lib.deep'"),
+            "probe/init.lua": Probe.source(
+                "return mf.just(util.shout('hi') .. ' ' .. deep.answer)",
+                header: "local util = require 'probe.util'\nlocal deep = require 'probe.lib.deep'"),
             "probe/util.lua": "local M = {}\nfunction M.shout(s) return s:upper() .. '!' end\nreturn M",
             "probe/lib/deep.lua": "return { answer = 42 }",
         ])
@@ -162,10 +186,13 @@ final class InteractorTests: XCTestCase {
     }
 
     func testANativeCModuleWorksInAFeature() throws {
-        let h = try Harness(["probe/init.lua": Probe.source("""
-            local decoded = cjson.decode('{"a":[1,2,3],"b":"x"}')
-            return mf.just(cjson.encode({ sum = decoded.a[1] + decoded.a[2] + decoded.a[3], b = decoded.b }))
-            """, header: "local cjson = require 'cjson'")])
+        let h = try Harness([
+            "probe/init.lua": Probe.source(
+                """
+                local decoded = cjson.decode('{"a":[1,2,3],"b":"x"}')
+                return mf.just(cjson.encode({ sum = decoded.a[1] + decoded.a[2] + decoded.a[3], b = decoded.b }))
+                """, header: "local cjson = require 'cjson'")
+        ])
         try h.load()
         try h.send(["type": "go"])
         XCTAssertEqual(h.log.values.count, 2)

@@ -79,8 +79,9 @@ final class LoadTests: XCTestCase {
         let baseline = host.lua.memoryInUse
         try cycle(10_000 / scale)
         let after = host.lua.memoryInUse
-        XCTAssertLessThanOrEqual(Double(after), Double(baseline) * 1.10,
-                                 "Lua memory after 10,000 features: \(after) bytes against a baseline of \(baseline)")
+        XCTAssertLessThanOrEqual(
+            Double(after), Double(baseline) * 1.10,
+            "Lua memory after 10,000 features: \(after) bytes against a baseline of \(baseline)")
     }
 }
 

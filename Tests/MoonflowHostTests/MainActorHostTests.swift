@@ -45,7 +45,8 @@ final class MainActorHostTests: XCTestCase {
     /// keeps it (a Swift service still answers); another thread disposes the feature while
     /// actions flow, and the view model and `state` agree afterwards.
     func testLifetimesHoldOnEveryKindOfMain() throws {
-        try expectOnEveryMain("lifetimes", exitsWith: ["the service answered after the host was let go", "the view and the state agree"])
+        try expectOnEveryMain(
+            "lifetimes", exitsWith: ["the service answered after the host was let go", "the view and the state agree"])
     }
 
     /// A synchronous `load` on a main-actor host from a thread main waits for throws, saying to

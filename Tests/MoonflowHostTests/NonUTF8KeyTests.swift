@@ -33,7 +33,8 @@ final class NonUTF8KeyTests: XCTestCase {
 
     /// An enum value that is not UTF-8 is compared by its bytes: the same bytes fit, others do not.
     func testAnEnumValueThatIsNotUTF8MatchesTheSameBytes() throws {
-        let h = try Harness(["bytes/init.lua": """
+        let h = try Harness([
+            "bytes/init.lua": """
             local mf = require "moonflow"
             return mf.feature {
               name = "bytes", initial = { mode = "a" }, state = { mode = { "enum", "a", "\\xff" } },
@@ -41,7 +42,8 @@ final class NonUTF8KeyTests: XCTestCase {
               handle = function(a) return { type = "go", to = a.to } end,
               reduce = function(s, m) s.mode = m.to == "ff" and "\\xff" or "\\xfe" return s end,
             }
-            """])
+            """
+        ])
         try h.load("bytes")
         try h.send(["type": "go", "to": "ff"])
         h.advance(by: 10)

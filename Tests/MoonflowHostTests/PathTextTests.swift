@@ -51,6 +51,7 @@ final class PathTextTests: XCTestCase {
         try Data().write(to: root.appendingPathComponent("real/.hidden.lua"))
         try fm.createSymbolicLink(atPath: root.appendingPathComponent("link").path, withDestinationPath: "real")
         try fm.createSymbolicLink(atPath: root.appendingPathComponent("real/sub/up").path, withDestinationPath: "..")
-        XCTAssertEqual(FolderWalk.paths(under: root.appendingPathComponent("link").path), ["sub", "sub/a.lua", "sub/up"])
+        XCTAssertEqual(
+            FolderWalk.paths(under: root.appendingPathComponent("link").path), ["sub", "sub/a.lua", "sub/up"])
     }
 }

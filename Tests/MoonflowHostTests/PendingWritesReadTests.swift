@@ -9,8 +9,10 @@ import XCTest
 /// from before.
 final class PendingWritesReadTests: XCTestCase {
     func testAStateReadRightAfterAnEffectHasTheReduceThatSentIt() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let host = try FeatureHost(configuration: .init(searchPaths: [root.appendingPathComponent("plugins").path], clock: .real))
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let host = try FeatureHost(
+            configuration: .init(searchPaths: [root.appendingPathComponent("plugins").path], clock: .real))
         let counter = try await host.load("counter")
         var effects = counter.effects.makeAsyncIterator()
         counter.start()
@@ -22,7 +24,9 @@ final class PendingWritesReadTests: XCTestCase {
             XCTAssertEqual(effect, ["type": "milestone", "count": .integer(Int64(10 * round))])
             let count = counter.state["count"]
             guard count == .integer(Int64(10 * round)) else {
-                return XCTFail("round \(round): the milestone of count \(10 * round) arrived, but the state read after it has count \(count.map { "\($0)" } ?? "nil")")
+                return XCTFail(
+                    "round \(round): the milestone of count \(10 * round) arrived, but the state read after it has count \(count.map { "\($0)" } ?? "nil")"
+                )
             }
         }
     }

@@ -78,7 +78,8 @@ final class PluginSourceTests: XCTestCase {
     }
 
     func testAnAppsOwnSourceIsLookedInByName() throws {
-        let downloads = InMemoryPluginSource(["greeter/init.lua": Self.greeter("hey"), "greeter/words.lua": Self.words], name: "downloads")
+        let downloads = InMemoryPluginSource(
+            ["greeter/init.lua": Self.greeter("hey"), "greeter/words.lua": Self.words], name: "downloads")
         let host = try host(sources: [downloads])
         let greeter = try host.load("greeter")
         greeter.start()
@@ -91,7 +92,8 @@ final class PluginSourceTests: XCTestCase {
 
     func testAModuleOnTheSearchPathsComesBeforeOneInASource() throws {
         let folder = try PluginFolder(["greeter/init.lua": Self.greeter("hi"), "greeter/words.lua": Self.words])
-        let shadow = InMemoryPluginSource(["greeter/words.lua": "return { polite = function(who) return 'shadowed ' .. who end }"], name: "downloads")
+        let shadow = InMemoryPluginSource(
+            ["greeter/words.lua": "return { polite = function(who) return 'shadowed ' .. who end }"], name: "downloads")
         let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], clock: .virtual, sources: [shadow]))
         let greeter = try host.load("greeter")
         greeter.start()
@@ -113,14 +115,17 @@ final class PluginSourceTests: XCTestCase {
         for name in ["/etc/passwd", "a..b", "x y", "../up", "ok.name"] {
             _ = try? host.load(name: "probe\(abs(name.hashValue))", source: "require '\(name)'")
         }
-        XCTAssertEqual(asked.paths.withLock { $0 }.filter { !$0.hasSuffix("init.lua") }, ["ok/name.lua"], "only a dotted name of words reaches a source")
+        XCTAssertEqual(
+            asked.paths.withLock { $0 }.filter { !$0.hasSuffix("init.lua") }, ["ok/name.lua"],
+            "only a dotted name of words reaches a source")
     }
 
     func testASandboxedPluginFromASourceRequiresOnlyItsOwnModules() throws {
         let host = try host(.sandboxed)
         host.memory.set("other/secret.lua", "return { leaked = true }")
         XCTAssertThrowsError(try host.load(name: "nosy", source: "require 'other.secret'")) { error in
-            XCTAssertTrue("\(error)".contains("a sandboxed plugin can require only its own modules ('nosy.NAME')"), "\(error)")
+            XCTAssertTrue(
+                "\(error)".contains("a sandboxed plugin can require only its own modules ('nosy.NAME')"), "\(error)")
         }
     }
 }

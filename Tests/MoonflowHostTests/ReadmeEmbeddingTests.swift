@@ -6,7 +6,8 @@ import XCTest
 /// The embedding example of README.md ("Embedding in Swift"), compiled and run as written.
 final class ReadmeEmbeddingTests: XCTestCase {
     func testReadmeEmbeddingExample() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         _ = FileManager.default.changeCurrentDirectoryPath(root.path)
 
         // --- README.md: Embedding in Swift ---
@@ -14,7 +15,7 @@ final class ReadmeEmbeddingTests: XCTestCase {
 
         let host = try FeatureHost(configuration: .init(searchPaths: ["plugins"], clock: .real))
         let counter = try await host.load("counter")
-        let effects = counter.effects              // outward effects, as an AsyncSequence
+        let effects = counter.effects  // outward effects, as an AsyncSequence
         counter.start()
         try counter.send(["type": "increment", "by": 9])
         try counter.send(["type": "increment"])
@@ -34,18 +35,18 @@ final class ReadmeEmbeddingTests: XCTestCase {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mf-\(UUID())/greeter")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try """
-            local mf = require "moonflow"
-            return mf.feature {
-              name = "greeter",
-              initial = { text = "" },
-              actions = { greet = { who = "string" } },
-              mutations = { greeted = { text = "string" } },
-              handle = function(a, _, env)
-                return env.services.greeting(a.who):map(function(t) return { type = "greeted", text = t } end)
-              end,
-              reduce = function(s, m) s.text = m.text return s end,
-            }
-            """.write(to: dir.appendingPathComponent("init.lua"), atomically: true, encoding: .utf8)
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "greeter",
+          initial = { text = "" },
+          actions = { greet = { who = "string" } },
+          mutations = { greeted = { text = "string" } },
+          handle = function(a, _, env)
+            return env.services.greeting(a.who):map(function(t) return { type = "greeted", text = t } end)
+          end,
+          reduce = function(s, m) s.text = m.text return s end,
+        }
+        """.write(to: dir.appendingPathComponent("init.lua"), atomically: true, encoding: .utf8)
         struct Who: Decodable { let name: String }
         let host = try FeatureHost(configuration: .init(searchPaths: [dir.deletingLastPathComponent().path]))
         host.register(service: "greeting") { (who: String) async throws -> String in

@@ -29,21 +29,21 @@ final class ReleaseTests: XCTestCase {
         let folder = (dir as NSString).appendingPathComponent(name)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try """
-            local mf = require "moonflow"
-            local kept = {}
-            return mf.feature {
-              name = "\(name)",
-              initial = { n = 0 },
-              actions = { go = {} },
-              mutations = { seen = {} },
-              \(extra)
-              handle = function(action, state, env)
-                if #kept == 0 then kept = { \(streams.joined(separator: ", ")) } end
-                return mf.merge(table.unpack(kept)):map(function() return { type = "seen" } end)
-              end,
-              reduce = function(state) state.n = state.n + 1; return state end,
-            }
-            """.write(toFile: (folder as NSString).appendingPathComponent("init.lua"), atomically: true, encoding: .utf8)
+        local mf = require "moonflow"
+        local kept = {}
+        return mf.feature {
+          name = "\(name)",
+          initial = { n = 0 },
+          actions = { go = {} },
+          mutations = { seen = {} },
+          \(extra)
+          handle = function(action, state, env)
+            if #kept == 0 then kept = { \(streams.joined(separator: ", ")) } end
+            return mf.merge(table.unpack(kept)):map(function() return { type = "seen" } end)
+          end,
+          reduce = function(state) state.n = state.n + 1; return state end,
+        }
+        """.write(toFile: (folder as NSString).appendingPathComponent("init.lua"), atomically: true, encoding: .utf8)
     }
 
     private struct Released {
@@ -54,8 +54,10 @@ final class ReleaseTests: XCTestCase {
     }
 
     /// Loads `name` on a host of its own, sends `go`, checks the count, then drops both.
-    private func loadAndRelease(_ name: String, expecting n: Int, configure: (FeatureHost) -> Void = { _ in },
-                                file: StaticString = #filePath, line: UInt = #line) throws -> Released {
+    private func loadAndRelease(
+        _ name: String, expecting n: Int, configure: (FeatureHost) -> Void = { _ in },
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws -> Released {
         var released = Released()
         do {
             let host = try FeatureHost(configuration: .init(searchPaths: [dir], clock: .virtual))
@@ -86,8 +88,8 @@ final class ReleaseTests: XCTestCase {
             let feature = try host.load("pending")
             feature.start()
             try feature.send(["type": "go"])
-            host.advance(by: 10)           // the timer is armed, not due
-            try feature.send(["type": "go"])   // queued: its handling waits for the clock to run
+            host.advance(by: 10)  // the timer is armed, not due
+            try feature.send(["type": "go"])  // queued: its handling waits for the clock to run
             clock = host.testScheduler
             released = Released(host: host, bridge: host.bridge, lua: host.lua, feature: feature)
         }
@@ -96,35 +98,41 @@ final class ReleaseTests: XCTestCase {
     }
 
     func testStreamsMadeByOperatorsThatCallLuaDoNotKeepTheStateAlive() throws {
-        try write("operators", streams: [
-            "mf.just(1):map(function(x) return x end)",
-            "mf.just(1):filter(function() return true end)",
-            "mf.just(1):flatMap(function(x) return mf.just(x) end)",
-            "mf.just(1):flatMapLatest(function(x) return mf.just(x) end)",
-            "mf.just(1):concatMap(function(x) return mf.just(x) end)",
-            "mf.fail('no'):catchError(function() return mf.just(1) end)",
-            "mf.just(1):scan(0, function(a, x) return a + x end)",
-            "mf.just(1):withLatestFrom(mf.just(2), function(x, y) return x + y end)",
-            "mf.just(1):delay(10)",
-            "mf.timer(5, 1)",
-        ])
+        try write(
+            "operators",
+            streams: [
+                "mf.just(1):map(function(x) return x end)",
+                "mf.just(1):filter(function() return true end)",
+                "mf.just(1):flatMap(function(x) return mf.just(x) end)",
+                "mf.just(1):flatMapLatest(function(x) return mf.just(x) end)",
+                "mf.just(1):concatMap(function(x) return mf.just(x) end)",
+                "mf.fail('no'):catchError(function() return mf.just(1) end)",
+                "mf.just(1):scan(0, function(a, x) return a + x end)",
+                "mf.just(1):withLatestFrom(mf.just(2), function(x, y) return x + y end)",
+                "mf.just(1):delay(10)",
+                "mf.timer(5, 1)",
+            ])
         assertFreed(try loadAndRelease("operators", expecting: 10))
     }
 
     func testTasksDoNotKeepTheStateAlive() throws {
-        try write("tasks", streams: [
-            "mf.task(function(t) t:emit(1) end)",
-            "mf.task(function(t) local ok, v = t:await(mf.timer(5, 1)); t:emit(v) end)",
-            // Still waiting when the feature goes: its coroutine is closed then.
-            "mf.task(function(t) t:await(mf.never()) end)",
-        ])
+        try write(
+            "tasks",
+            streams: [
+                "mf.task(function(t) t:emit(1) end)",
+                "mf.task(function(t) local ok, v = t:await(mf.timer(5, 1)); t:emit(v) end)",
+                // Still waiting when the feature goes: its coroutine is closed then.
+                "mf.task(function(t) t:await(mf.never()) end)",
+            ])
         assertFreed(try loadAndRelease("tasks", expecting: 2))
     }
 
     func testInteractorsDoNotKeepTheStateAlive() throws {
-        try write("asks", streams: ["env.interactors.echo:perform { type = 'say', n = 1 }"], extra: """
-            interactors = { echo = mf.interactor { name = "echo", requests = { say = function(r) return mf.just(r.n) end } } },
-            """)
+        try write(
+            "asks", streams: ["env.interactors.echo:perform { type = 'say', n = 1 }"],
+            extra: """
+                interactors = { echo = mf.interactor { name = "echo", requests = { say = function(r) return mf.just(r.n) end } } },
+                """)
         assertFreed(try loadAndRelease("asks", expecting: 1))
     }
 
@@ -145,9 +153,11 @@ final class ReleaseTests: XCTestCase {
     }
 
     func testDeclaredRepositoriesDoNotKeepTheStateAlive() throws {
-        try write("declared", streams: ["env.services.people:get { id = 1 }"], extra: """
-            repositories = { people = { seed = { { id = 1, name = "Ada" } } } },
-            """)
+        try write(
+            "declared", streams: ["env.services.people:get { id = 1 }"],
+            extra: """
+                repositories = { people = { seed = { { id = 1, name = "Ada" } } } },
+                """)
         assertFreed(try loadAndRelease("declared", expecting: 1))
     }
 }

@@ -27,13 +27,16 @@ final class ReloadTests: XCTestCase {
 
     private func write(_ path: String, _ text: String) throws {
         let full = (dir as NSString).appendingPathComponent(path)
-        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try text.write(toFile: full, atomically: true, encoding: .utf8)
     }
 
     /// A counter whose reducer adds `step` times n, with `extra` Lua inside the definition.
-    private func counter(step: Int = 1, version: Int = 1, header: String = "", extra: String = "", reduceBody: String? = nil,
-                         initial: String = "{ count = 0 }") -> String {
+    private func counter(
+        step: Int = 1, version: Int = 1, header: String = "", extra: String = "", reduceBody: String? = nil,
+        initial: String = "{ count = 0 }"
+    ) -> String {
         """
         local mf = require "moonflow"
         \(header)
@@ -89,7 +92,10 @@ final class ReloadTests: XCTestCase {
     }
 
     func testAStateThatNoLongerFitsTheNewDeclarationKeepsTheOldCodeAndSaysTheFix() throws {
-        try write("counter/init.lua", counter(extra: #"state = { count = "integer", label = "string" },"#, initial: #"{ count = 0, label = "" }"#))
+        try write(
+            "counter/init.lua",
+            counter(extra: #"state = { count = "integer", label = "string" },"#, initial: #"{ count = 0, label = "" }"#)
+        )
         let feature = try load()
         try feature.send(["type": "add", "n": 5])
         host.settle()
@@ -104,10 +110,14 @@ final class ReloadTests: XCTestCase {
         host.settle()
         XCTAssertEqual(feature.state, ["count": 6, "label": ""], "the old code keeps running")
         // A migrate that drops it makes the new code fit, and it goes live.
-        try write("counter/init.lua", counter(step: 10, version: 2, extra: """
-            state = { count = "integer" },
-            migrate = function(old) return { count = old.count } end,
-            """))
+        try write(
+            "counter/init.lua",
+            counter(
+                step: 10, version: 2,
+                extra: """
+                    state = { count = "integer" },
+                    migrate = function(old) return { count = old.count } end,
+                    """))
         try host.reload(feature)
         try feature.send(["type": "add", "n": 1])
         host.settle()
@@ -117,7 +127,8 @@ final class ReloadTests: XCTestCase {
     /// `Tests/Fixtures/plugins/gc-loop` with `padding` string constants for the parser.
     private func looping(padding: Int) throws -> String {
         try Fixtures.fixture("plugins/gc-loop/init.lua")
-            .replacingOccurrences(of: "--[[padding]]", with: (0..<padding).map { "\"pad\($0)\"" }.joined(separator: ", "))
+            .replacingOccurrences(
+                of: "--[[padding]]", with: (0..<padding).map { "\"pad\($0)\"" }.joined(separator: ", "))
     }
 
     func testAFinalizerThatLoopsIsStoppedDuringAReloadAndTheFeatureGoesOn() throws {
@@ -132,8 +143,9 @@ final class ReloadTests: XCTestCase {
         let outcome = Locked<String?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            do { try host.reload(feature); outcome.withLock { $0 = "reloaded" } }
-            catch { outcome.withLock { $0 = "\(error)" } }
+            do { try host.reload(feature); outcome.withLock { $0 = "reloaded" } } catch {
+                outcome.withLock { $0 = "\(error)" }
+            }
             done.signal()
         }
         XCTAssertEqual(done.wait(timeout: .now() + 30), .success, "the reload hangs in the finalizer")
@@ -143,8 +155,10 @@ final class ReloadTests: XCTestCase {
         try feature.send(["type": "bump"])
         host.settle()
         let errors = recorded.all.compactMap { if case .error(let m, _) = $0 { m } else { nil } }
-        XCTAssertTrue(result.contains("time limit of 1000 ms exceeded") || errors.contains { $0.contains("time limit of 1000 ms exceeded") },
-                      "the finalizer was stopped under the limit: \(result) \(errors)")
+        XCTAssertTrue(
+            result.contains("time limit of 1000 ms exceeded")
+                || errors.contains { $0.contains("time limit of 1000 ms exceeded") },
+            "the finalizer was stopped under the limit: \(result) \(errors)")
         XCTAssertTrue([["n": 1], ["n": 2]].contains(feature.state), "the feature goes on: \(feature.state)")
     }
 
@@ -158,7 +172,9 @@ final class ReloadTests: XCTestCase {
         defer { token.cancel() }
         try write("counter/init.lua", counter(step: 2) + "\n)")
         XCTAssertThrowsError(try host.reload(feature)) { error in
-            guard let failure = error as? FeatureError, case LuaError.syntax(let file, let line, _)? = failure.underlying as? LuaError else {
+            guard let failure = error as? FeatureError,
+                case LuaError.syntax(let file, let line, _)? = failure.underlying as? LuaError
+            else {
                 return XCTFail("\(error)")
             }
             XCTAssertEqual(failure.stage, .reload)
@@ -183,7 +199,8 @@ final class ReloadTests: XCTestCase {
         XCTAssertThrowsError(try host.reload(feature)) { error in
             XCTAssertTrue("\(error)".contains("counter/init.lua:2: not ready yet"), "\(error)")
         }
-        try write("counter/init.lua", counter(step: 2).replacingOccurrences(of: "name = \"counter\",", with: "name = 7,"))
+        try write(
+            "counter/init.lua", counter(step: 2).replacingOccurrences(of: "name = \"counter\",", with: "name = 7,"))
         XCTAssertThrowsError(try host.reload(feature)) { error in
             XCTAssertTrue("\(error)".contains("field 'name' must be a non-empty string"), "\(error)")
         }
@@ -238,7 +255,8 @@ final class ReloadTests: XCTestCase {
         try feature.send(["type": "later", "ms": 100])
         try feature.send(["type": "work"])
         host.settle()
-        try write("counter/init.lua", counter(step: 1).replacingOccurrences(of: "later = { ms = \"integer\" }, ", with: ""))
+        try write(
+            "counter/init.lua", counter(step: 1).replacingOccurrences(of: "later = { ms = \"integer\" }, ", with: ""))
         let report = try host.reload(feature)
         XCTAssertEqual(report.changes.kept, ["work #2"])
         XCTAssertEqual(report.changes.cancelled, ["later #1"])
@@ -264,8 +282,10 @@ final class ReloadTests: XCTestCase {
         let feature = try load()
         try feature.send(["type": "later", "ms": 100])
         host.settle()
-        try write("counter/init.lua", counter(step: 1, reduceBody: "if m.type == \"note\" then state.count = -1 end")
-            .replacingOccurrences(of: "mutations = { added = { n = \"integer\" }, ", with: "mutations = { "))
+        try write(
+            "counter/init.lua",
+            counter(step: 1, reduceBody: "if m.type == \"note\" then state.count = -1 end")
+                .replacingOccurrences(of: "mutations = { added = { n = \"integer\" }, ", with: "mutations = { "))
         try host.reload(feature)
         host.advance(by: 500)
         let errors = recorded.all.compactMap { if case .error(let message, _) = $0 { message } else { nil } }
@@ -280,7 +300,11 @@ final class ReloadTests: XCTestCase {
     /// the new code's own, not left over: before, each reload called it stale.
     func testADeclaredOptionalFieldMissingFromInitialIsNotStale() throws {
         let declared = counter(step: 1, reduceBody: "state.count = state.count + m.n; state.note = \"set\"")
-            .replacingOccurrences(of: "initial = { count = 0 }", with: "initial = { count = 0 }, state = { count = \"integer\", note = \"string?\", filters = { \"record?\", q = \"string?\" } }")
+            .replacingOccurrences(
+                of: "initial = { count = 0 }",
+                with:
+                    "initial = { count = 0 }, state = { count = \"integer\", note = \"string?\", filters = { \"record?\", q = \"string?\" } }"
+            )
         try write("counter/init.lua", declared)
         let feature = try load()
         try feature.send(["type": "add", "n": 5])
@@ -293,12 +317,19 @@ final class ReloadTests: XCTestCase {
     }
 
     func testKeysTheNewInitialAddsAreFilledInAndLeftOversNamed() throws {
-        try write("counter/init.lua", counter(step: 1).replacingOccurrences(of: "initial = { count = 0 }", with: "initial = { count = 0, old = 1, filters = { q = \"\" } }"))
+        try write(
+            "counter/init.lua",
+            counter(step: 1).replacingOccurrences(
+                of: "initial = { count = 0 }", with: "initial = { count = 0, old = 1, filters = { q = \"\" } }"))
         let feature = try load()
         try feature.send(["type": "add", "n": 5])
         host.settle()
-        try write("counter/init.lua", counter(step: 1, reduceBody: "state.count = state.count + m.n; state.unread = state.unread + 1")
-            .replacingOccurrences(of: "initial = { count = 0 }", with: "initial = { count = 0, unread = 0, filters = { q = \"\", sort = \"name\" } }"))
+        try write(
+            "counter/init.lua",
+            counter(step: 1, reduceBody: "state.count = state.count + m.n; state.unread = state.unread + 1")
+                .replacingOccurrences(
+                    of: "initial = { count = 0 }",
+                    with: "initial = { count = 0, unread = 0, filters = { q = \"\", sort = \"name\" } }"))
         let report = try host.reload(feature)
         XCTAssertEqual(report.changes.added, ["filters.sort", "unread"])
         XCTAssertEqual(report.changes.stale, ["old"])
@@ -315,7 +346,9 @@ final class ReloadTests: XCTestCase {
         try feature.send(["type": "add", "n": 5])
         try feature.send(["type": "later", "ms": 100])
         host.settle()
-        try write("counter/init.lua", counter(step: 1).replacingOccurrences(of: "initial = { count = 0 }", with: "initial = { count = 7 }"))
+        try write(
+            "counter/init.lua",
+            counter(step: 1).replacingOccurrences(of: "initial = { count = 0 }", with: "initial = { count = 7 }"))
         let report = try host.restart(feature)
         XCTAssertEqual(report.changes.cancelled, ["later #2"])
         XCTAssertEqual(feature.state, ["count": 7])
@@ -345,19 +378,29 @@ final class ReloadTests: XCTestCase {
         let feature = try load()
         try feature.send(["type": "add", "n": 4])
         host.settle()
-        try write("counter/init.lua", counter(step: 5, version: 2, extra: "migrate = function(old) error('cannot migrate') end,"))
-        XCTAssertThrowsError(try host.reload(feature)) { XCTAssertTrue("\($0)".contains("counter/init.lua:23: cannot migrate"), "\($0)") }
-        try write("counter/init.lua", counter(step: 5, version: 2, extra: "migrate = function(old) return { count = old.count, f = print } end,"))
+        try write(
+            "counter/init.lua",
+            counter(step: 5, version: 2, extra: "migrate = function(old) error('cannot migrate') end,"))
+        XCTAssertThrowsError(try host.reload(feature)) {
+            XCTAssertTrue("\($0)".contains("counter/init.lua:23: cannot migrate"), "\($0)")
+        }
+        try write(
+            "counter/init.lua",
+            counter(step: 5, version: 2, extra: "migrate = function(old) return { count = old.count, f = print } end,"))
         XCTAssertThrowsError(try host.reload(feature)) { XCTAssertTrue("\($0)".contains("not plain data"), "\($0)") }
         try write("counter/init.lua", counter(step: 5, version: 2))
-        XCTAssertThrowsError(try host.reload(feature)) { XCTAssertTrue("\($0)".contains("has no migrate(old, fromVersion)"), "\($0)") }
+        XCTAssertThrowsError(try host.reload(feature)) {
+            XCTAssertTrue("\($0)".contains("has no migrate(old, fromVersion)"), "\($0)")
+        }
         try feature.send(["type": "add"])
         host.settle()
         XCTAssertEqual(feature.state, ["count": 5], "old reducer, old state")
     }
 
     func testACompositesChildIsReloadedWithItsState() throws {
-        try write("pair/init.lua", """
+        try write(
+            "pair/init.lua",
+            """
             local mf = require "moonflow"
             return mf.compose {
               name = "pair",
@@ -366,7 +409,11 @@ final class ReloadTests: XCTestCase {
               combine = function(states) return { total = states.left.count + states.right.count } end,
             }
             """)
-        try write("pair/right.lua", counter(step: 1).replacingOccurrences(of: "local mf = require \"moonflow\"\n", with: "local mf = require \"moonflow\"\n").replacingOccurrences(of: "return mf.feature", with: "return mf.feature"))
+        try write(
+            "pair/right.lua",
+            counter(step: 1).replacingOccurrences(
+                of: "local mf = require \"moonflow\"\n", with: "local mf = require \"moonflow\"\n"
+            ).replacingOccurrences(of: "return mf.feature", with: "return mf.feature"))
         try write("counter/init.lua", counter(step: 1))
         let root = try host.load("pair")
         root.start()
@@ -385,7 +432,8 @@ final class ReloadTests: XCTestCase {
     }
 
     func testAChildTheNewCompositeDropsHasItsWorkCancelledAndListed() throws {
-        let pair = { (children: String, total: String) in """
+        let pair = { (children: String, total: String) in
+            """
             local mf = require "moonflow"
             return mf.compose {
               name = "pair",
@@ -393,8 +441,11 @@ final class ReloadTests: XCTestCase {
               route = function(action) return action.side, { type = "later", ms = 100 } end,
               combine = function(states) return { total = \(total) } end,
             }
-            """ }
-        try write("pair/init.lua", pair("left = \"counter\", right = require \"pair.right\"", "states.left.count + states.right.count"))
+            """
+        }
+        try write(
+            "pair/init.lua",
+            pair("left = \"counter\", right = require \"pair.right\"", "states.left.count + states.right.count"))
         try write("pair/right.lua", counter(step: 1))
         try write("counter/init.lua", counter(step: 1))
         let root = try host.load("pair")
@@ -420,7 +471,8 @@ final class ReloadTests: XCTestCase {
         for _ in 0..<1000 { try host.reload(feature) }
         host.lua.collectGarbage()
         let after = host.lua.memoryInUse
-        XCTAssertLessThan(Double(after), Double(first) * 1.10, "heap after 1,000 reloads: \(after) bytes, after the first: \(first)")
+        XCTAssertLessThan(
+            Double(after), Double(first) * 1.10, "heap after 1,000 reloads: \(after) bytes, after the first: \(first)")
     }
 }
 
@@ -431,4 +483,3 @@ private final class Recorded: @unchecked Sendable {
     func append(_ event: FeatureEvent) { lock.withLock { events.append(event) } }
     var all: [FeatureEvent] { lock.withLock { events } }
 }
-

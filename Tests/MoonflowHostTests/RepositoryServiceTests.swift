@@ -43,7 +43,8 @@ final class RepositoryServiceTests: XCTestCase {
 
     override func setUpWithError() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("mf-repo-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("probe"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("probe"), withIntermediateDirectories: true)
     }
 
     override func tearDownWithError() throws { try? FileManager.default.removeItem(at: folder) }
@@ -55,7 +56,9 @@ final class RepositoryServiceTests: XCTestCase {
     }
 
     /// Sends one `call` and returns the state after it was reduced.
-    private func call(_ feature: RunningFeature, _ repo: String, _ method: String, _ arg: LuaValue = .nil, query: LuaValue = .nil) async throws -> LuaValue {
+    private func call(
+        _ feature: RunningFeature, _ repo: String, _ method: String, _ arg: LuaValue = .nil, query: LuaValue = .nil
+    ) async throws -> LuaValue {
         let before = feature.state["calls"]?.intValue ?? 0
         let states = feature.states
         var action = LuaTable()
@@ -100,7 +103,9 @@ final class RepositoryServiceTests: XCTestCase {
 
         s = try await call(probe, "people", "put", ["id": 4, "name": "Linus", "team": "kernel"])
         XCTAssertEqual(s["result"], ["id": "4", "name": "Linus", "team": "kernel"])
-        XCTAssertEqual(try users.get(id: "4"), Record(id: "4", fields: ["name": "Linus", "team": "kernel"]), "Lua wrote through to the Swift repository")
+        XCTAssertEqual(
+            try users.get(id: "4"), Record(id: "4", fields: ["name": "Linus", "team": "kernel"]),
+            "Lua wrote through to the Swift repository")
 
         s = try await call(probe, "people", "deleteAll", ["where": ["team": "core"]])
         XCTAssertEqual(s["result"], .integer(2))
@@ -114,7 +119,9 @@ final class RepositoryServiceTests: XCTestCase {
     }
 
     func testSwiftCodableRepository() async throws {
-        let users = InMemoryRepository<User>([User(id: 1, name: "Ada", team: "core"), User(id: 2, name: "Grace", team: "tools")])
+        let users = InMemoryRepository<User>([
+            User(id: 1, name: "Ada", team: "core"), User(id: 2, name: "Grace", team: "tools"),
+        ])
         let host = try FeatureHost(configuration: .init(searchPaths: [folder.path]))
         host.register(repository: users, named: "users", executor: ConcurrentQueueExecutor(label: "test.users"))
         let probe = try load(host)
@@ -123,9 +130,13 @@ final class RepositoryServiceTests: XCTestCase {
         var s = try await call(probe, "users", "get", ["id": 1])
         XCTAssertEqual(s["result"], ["id": 1, "name": "Ada", "team": "core"])
 
-        s = try await call(probe, "users", "putAll", [["id": 3, "name": "Linus", "team": "kernel"]], query: ["where": ["team": "tools"]])
-        XCTAssertEqual(try users.getAll(.all), [User(id: 1, name: "Ada", team: "core"), User(id: 3, name: "Linus", team: "kernel")],
-                       "putAll replacing a query removed Grace and added Linus")
+        s = try await call(
+            probe, "users", "putAll", [["id": 3, "name": "Linus", "team": "kernel"]],
+            query: ["where": ["team": "tools"]])
+        XCTAssertEqual(
+            try users.getAll(.all),
+            [User(id: 1, name: "Ada", team: "core"), User(id: 3, name: "Linus", team: "kernel")],
+            "putAll replacing a query removed Grace and added Linus")
 
         s = try await call(probe, "users", "getAll", ["ids": [3, 1, 7]])
         XCTAssertEqual(names(s), ["Linus", "Ada"])
@@ -155,7 +166,9 @@ final class RepositoryServiceTests: XCTestCase {
             return try inner.put(model)
         }
         func putAll(_ models: [User]) throws -> [User] { try inner.putAll(models) }
-        func putAll(_ models: [User], replacing query: Query) throws -> [User] { try inner.putAll(models, replacing: query) }
+        func putAll(_ models: [User], replacing query: Query) throws -> [User] {
+            try inner.putAll(models, replacing: query)
+        }
         func delete(id: Int) throws -> Bool { try inner.delete(id: id) }
         func deleteAll(ids: [Int]) throws -> Int { try inner.deleteAll(ids: ids) }
         func deleteAll(_ query: Query) throws -> Int { try inner.deleteAll(query) }
@@ -209,19 +222,27 @@ final class RepositoryServiceTests: XCTestCase {
         let probe = try load(host)
         let errors = probe.errors
         probe.start()
-        try probe.send(["type": "call", "repo": "people", "method": "getAll", "arg": ["where": ["team": "core"], "sortBy": "name"]])
+        try probe.send([
+            "type": "call", "repo": "people", "method": "getAll", "arg": ["where": ["team": "core"], "sortBy": "name"],
+        ])
         var message: String?
         for await failure in errors { message = failure.message; break }
-        XCTAssertTrue(message?.contains("people:getAll: unknown query field sortBy; a query takes where, orderBy, descending, limit and offset") ?? false, message ?? "no error")
+        XCTAssertTrue(
+            message?.contains(
+                "people:getAll: unknown query field sortBy; a query takes where, orderBy, descending, limit and offset")
+                ?? false, message ?? "no error")
     }
 
     // MARK: - SQLite repositories
 
-    private static let sqliteThings = "{ things = { sqlite = 'things.db', indexes = { 'team' }, seed = { { id = 1, name = 'one', team = 'a' }, { id = 'b', name = 'bee', team = 'b' } } } }"
+    private static let sqliteThings =
+        "{ things = { sqlite = 'things.db', indexes = { 'team' }, seed = { { id = 1, name = 'one', team = 'a' }, { id = 'b', name = 'bee', team = 'b' } } } }"
 
     /// A host whose declared files are SQLite ones kept as `storage` says (nil: no file store).
     private func host(_ storage: RepositoryStorage?) throws -> FeatureHost {
-        try FeatureHost(configuration: .init(searchPaths: [folder.path], repositoryFiles: storage.map { SQLiteRepositoryFiles(storage: $0) }))
+        try FeatureHost(
+            configuration: .init(
+                searchPaths: [folder.path], repositoryFiles: storage.map { SQLiteRepositoryFiles(storage: $0) }))
     }
 
     func testDeclaredSQLiteRepositoryOutlivesItsHost() async throws {
@@ -230,8 +251,12 @@ final class RepositoryServiceTests: XCTestCase {
             let first = try load(try host(.directory(dir)), declared: Self.sqliteThings)
             first.start()
             var s = try await call(first, "things", "getAll")
-            XCTAssertEqual(s["result"], [["id": 1, "name": "one", "team": "a"], ["id": "b", "name": "bee", "team": "b"]], "seeded when the table was made")
-            s = try await call(first, "things", "put", ["id": 3, "name": "three", "team": "a", "big": .integer(1 << 53 + 1), "half": 0.5, "tags": ["x", "y"]])
+            XCTAssertEqual(
+                s["result"], [["id": 1, "name": "one", "team": "a"], ["id": "b", "name": "bee", "team": "b"]],
+                "seeded when the table was made")
+            s = try await call(
+                first, "things", "put",
+                ["id": 3, "name": "three", "team": "a", "big": .integer(1 << 53 + 1), "half": 0.5, "tags": ["x", "y"]])
             s = try await call(first, "things", "delete", ["id": 1])
             XCTAssertEqual(s["result"], .boolean(true))
         }
@@ -240,8 +265,10 @@ final class RepositoryServiceTests: XCTestCase {
         let second = try load(try host(.directory(dir)), declared: Self.sqliteThings)
         second.start()
         var s = try await call(second, "things", "getAll", ["where": ["team": "a"]])
-        XCTAssertEqual(s["result"], [["id": 3, "name": "three", "team": "a", "big": .integer(1 << 53 + 1), "half": 0.5, "tags": ["x", "y"]]],
-                       "the next host reads what the first wrote, and the seed did not come back")
+        XCTAssertEqual(
+            s["result"],
+            [["id": 3, "name": "three", "team": "a", "big": .integer(1 << 53 + 1), "half": 0.5, "tags": ["x", "y"]]],
+            "the next host reads what the first wrote, and the seed did not come back")
         s = try await call(second, "things", "get", ["id": "b"])
         XCTAssertEqual(s["result"]?["name"], "bee", "a string id stays a string")
     }
@@ -262,8 +289,11 @@ final class RepositoryServiceTests: XCTestCase {
             ("deleteAll", .nil, .nil),
         ]
         var results: [String: [LuaValue]] = [:]
-        let inMemory = "{ things = { seed = { { id = 1, name = 'one', team = 'a' }, { id = 'b', name = 'bee', team = 'b' } } } }"
-        for (kind, storage, declared) in [("in-memory", RepositoryStorage.asDeclared, inMemory), ("sqlite", .inMemory, Self.sqliteThings)] {
+        let inMemory =
+            "{ things = { seed = { { id = 1, name = 'one', team = 'a' }, { id = 'b', name = 'bee', team = 'b' } } } }"
+        for (kind, storage, declared) in [
+            ("in-memory", RepositoryStorage.asDeclared, inMemory), ("sqlite", .inMemory, Self.sqliteThings),
+        ] {
             let probe = try load(try host(storage), declared: declared)
             probe.start()
             for (method, arg, query) in calls {
@@ -273,7 +303,8 @@ final class RepositoryServiceTests: XCTestCase {
         }
         XCTAssertEqual(results["sqlite"], results["in-memory"])
         XCTAssertEqual(results["in-memory"]?[5]["id"], 4, "a float filter finds the float")
-        XCTAssertEqual(results["in-memory"]?[6], .table(LuaTable(array: [], isJSONArray: true)), "an integer filter does not")
+        XCTAssertEqual(
+            results["in-memory"]?[6], .table(LuaTable(array: [], isJSONArray: true)), "an integer filter does not")
         XCTAssertEqual(results["in-memory"]?[9], "things:get found nothing for id 1")
     }
 
@@ -285,7 +316,10 @@ final class RepositoryServiceTests: XCTestCase {
         let probe = try load(try host(.directory(dir.path)), declared: Self.sqliteThings)
         probe.start()
         var s = try await call(probe, "things", "getAll")
-        XCTAssertEqual(s["error"]?.stringValue, "storage failed: \(file): the file is not a SQLite database or is damaged (SQLite error 26: file is not a database); move it away to start empty, or restore it from a backup")
+        XCTAssertEqual(
+            s["error"]?.stringValue,
+            "storage failed: \(file): the file is not a SQLite database or is damaged (SQLite error 26: file is not a database); move it away to start empty, or restore it from a backup"
+        )
 
         try FileManager.default.removeItem(atPath: file)
         s = try await call(probe, "things", "getAll", ["orderBy": "name"])
@@ -299,9 +333,12 @@ final class RepositoryServiceTests: XCTestCase {
         try probe.send(.table(action))
         var message: String?
         for await failure in errors { message = failure.message; break }
-        XCTAssertTrue(message?.contains("infinity (math.huge) cannot be copied out of Lua; use nil, or a finite number") ?? false, message ?? "no error")
+        XCTAssertTrue(
+            message?.contains("infinity (math.huge) cannot be copied out of Lua; use nil, or a finite number") ?? false,
+            message ?? "no error")
         s = try await call(probe, "things", "getAll", ["ids": [7]])
-        XCTAssertEqual(s["result"], .table(LuaTable(array: [], isJSONArray: true)), "nothing of the failed put was kept")
+        XCTAssertEqual(
+            s["result"], .table(LuaTable(array: [], isJSONArray: true)), "nothing of the failed put was kept")
     }
 
     func testDeclaredFilesAreRelativeToThePluginUnlessSwappedForMemory() async throws {
@@ -319,14 +356,16 @@ final class RepositoryServiceTests: XCTestCase {
     }
 
     func testSwiftRegisteredSQLiteRepository() async throws {
-        let users = try SQLiteRepository<Record>(path: folder.appendingPathComponent("users.db").path, table: "users", indexes: ["team"])
+        let users = try SQLiteRepository<Record>(
+            path: folder.appendingPathComponent("users.db").path, table: "users", indexes: ["team"])
         try users.put(Record(id: "1", fields: ["name": "Ada", "team": "core"]))
         let host = try host(.asDeclared)
         host.register(repository: users, named: "people")
         let probe = try load(host)
         probe.start()
         var s = try await call(probe, "people", "put", ["id": 2, "name": "Grace", "team": "core"])
-        s = try await call(probe, "people", "getAll", ["where": ["team": "core"], "orderBy": "name", "descending": true])
+        s = try await call(
+            probe, "people", "getAll", ["where": ["team": "core"], "orderBy": "name", "descending": true])
         XCTAssertEqual(names(s), ["Grace", "Ada"])
         XCTAssertEqual(try users.get(id: "2")?["name"], "Grace", "Lua wrote to the SQLite table")
     }
@@ -334,12 +373,30 @@ final class RepositoryServiceTests: XCTestCase {
     func testBadSQLiteDeclarationsNameTheFieldAndTheFix() throws {
         let host = try host(.inMemory)
         let cases = [
-            ("{ t = { indexes = { 'a' } } }", "probe: repositories.t.indexes needs sqlite = \"t.db\": only SQLite repositories have indexes"),
-            ("{ t = { sqlite = 5 } }", "probe: repositories.t.sqlite must be a file name like \"t.db\" (relative to the plugin folder, or absolute)"),
-            ("{ t = { sqlite = 't.db', indexes = { 1 } } }", "probe: repositories.t.indexes[1] must be a field name (a string without double quotes), like \"team\""),
-            ("{ t = { sqlite = 't.db', indexes = 'a' } }", "probe: repositories.t.indexes must be a list of field names like { \"team\", \"name\" }"),
-            ("{ t = { sqlite = 't.db', index = { 'a' } } }", "probe: repositories.t: unknown field \"index\"; a repository declaration takes seed, sqlite and indexes"),
-            ("{ sqlite_x = { sqlite = 't.db' } }", "repositories.sqlite_x: 'sqlite_x' cannot be a table name (SQLite and GRDB reserve empty names and the prefixes sqlite_ and grdb_); rename the repository"),
+            (
+                "{ t = { indexes = { 'a' } } }",
+                "probe: repositories.t.indexes needs sqlite = \"t.db\": only SQLite repositories have indexes"
+            ),
+            (
+                "{ t = { sqlite = 5 } }",
+                "probe: repositories.t.sqlite must be a file name like \"t.db\" (relative to the plugin folder, or absolute)"
+            ),
+            (
+                "{ t = { sqlite = 't.db', indexes = { 1 } } }",
+                "probe: repositories.t.indexes[1] must be a field name (a string without double quotes), like \"team\""
+            ),
+            (
+                "{ t = { sqlite = 't.db', indexes = 'a' } }",
+                "probe: repositories.t.indexes must be a list of field names like { \"team\", \"name\" }"
+            ),
+            (
+                "{ t = { sqlite = 't.db', index = { 'a' } } }",
+                "probe: repositories.t: unknown field \"index\"; a repository declaration takes seed, sqlite and indexes"
+            ),
+            (
+                "{ sqlite_x = { sqlite = 't.db' } }",
+                "repositories.sqlite_x: 'sqlite_x' cannot be a table name (SQLite and GRDB reserve empty names and the prefixes sqlite_ and grdb_); rename the repository"
+            ),
         ]
         for (declared, message) in cases {
             XCTAssertThrowsError(try load(host, declared: declared), declared) { error in
@@ -352,24 +409,37 @@ final class RepositoryServiceTests: XCTestCase {
         let path = folder.appendingPathComponent("people.db").path
         try SQLiteRepository<Record>(path: path, table: "people").put(Record(id: "1", fields: ["name": "Ada"]))
         let host = try host(.asDeclared)
-        host.register(repository: try SQLiteRepository<Record>(path: path, table: "people", options: .init(readOnly: true)), named: "archive")
-        host.register(repository: try SQLiteRepository<Record>(path: folder.appendingPathComponent("small.db").path, table: "small",
-                                                               options: .init(maximumSize: 64 * 1024)), named: "small")
+        host.register(
+            repository: try SQLiteRepository<Record>(path: path, table: "people", options: .init(readOnly: true)),
+            named: "archive")
+        host.register(
+            repository: try SQLiteRepository<Record>(
+                path: folder.appendingPathComponent("small.db").path, table: "small",
+                options: .init(maximumSize: 64 * 1024)), named: "small")
         let probe = try load(host)
         probe.start()
 
         var s = try await call(probe, "archive", "put", ["id": 2, "name": "Grace"])
-        XCTAssertEqual(s["error"]?.stringValue, "storage failed: \(path): the database is read-only (SQLite error 8: attempt to write a readonly database); make the file and its folder writable, or store it elsewhere")
+        XCTAssertEqual(
+            s["error"]?.stringValue,
+            "storage failed: \(path): the database is read-only (SQLite error 8: attempt to write a readonly database); make the file and its folder writable, or store it elsewhere"
+        )
         s = try await call(probe, "archive", "getAll")
         XCTAssertEqual(names(s), ["Ada"], "reads still work, and the feature went on")
 
-        let big = LuaValue.table(LuaTable(array: (1...400).map { i -> LuaValue in
-            ["id": .integer(Int64(i)), "text": .string(LuaString(String(repeating: "x", count: 1000)))]
-        }, isJSONArray: true))
+        let big = LuaValue.table(
+            LuaTable(
+                array: (1...400).map { i -> LuaValue in
+                    ["id": .integer(Int64(i)), "text": .string(LuaString(String(repeating: "x", count: 1000)))]
+                }, isJSONArray: true))
         s = try await call(probe, "small", "putAll", big)
-        XCTAssertTrue(s["error"]?.stringValue?.hasPrefix("storage failed: \(folder.appendingPathComponent("small.db").path): the disk or the database's size limit is full") ?? false, "\(s)")
+        XCTAssertTrue(
+            s["error"]?.stringValue?.hasPrefix(
+                "storage failed: \(folder.appendingPathComponent("small.db").path): the disk or the database's size limit is full"
+            ) ?? false, "\(s)")
         s = try await call(probe, "small", "getAll")
-        XCTAssertEqual(s["result"], .table(LuaTable(array: [], isJSONArray: true)), "no row of the failed batch was kept")
+        XCTAssertEqual(
+            s["result"], .table(LuaTable(array: [], isJSONArray: true)), "no row of the failed batch was kept")
         s = try await call(probe, "small", "put", ["id": 1, "text": "fits"])
         XCTAssertEqual(s["result"], ["id": "1", "text": "fits"])
     }
@@ -380,11 +450,13 @@ final class RepositoryServiceTests: XCTestCase {
         let host = try host(.asDeclared)
 
         let users = try SQLiteRepository<Record>(path: path, table: "users", indexes: ["team"])
-        host.register(repository: users, named: "users")        // env.services.users in Lua
+        host.register(repository: users, named: "users")  // env.services.users in Lua
 
         struct Post: Codable, Identifiable, Sendable { var id: Int; var user: Int; var title: String }
         let posts = try SQLiteRepository<Post>(path: path, table: "posts", indexes: ["user"])
-        try posts.putAll([Post(id: 1, user: 7, title: "b"), Post(id: 2, user: 8, title: "c"), Post(id: 3, user: 7, title: "a")])
+        try posts.putAll([
+            Post(id: 1, user: 7, title: "b"), Post(id: 2, user: 8, title: "c"), Post(id: 3, user: 7, title: "a"),
+        ])
         let mine = try posts.getAll(Query.where("user", equals: 7).sorted(by: "title"))
         XCTAssertEqual(mine.map(\.id), [3, 1])
 

@@ -39,7 +39,9 @@ final class RunawayScriptTests: XCTestCase {
 
     /// Sends each runaway action, then `bump`, and returns the errors in order and the count
     /// `bump` reached. `drive` runs the work on the executor under test until `done` holds.
-    private static func runAll(_ host: FeatureHost, drive: (_ done: () -> Bool) -> Void) throws -> (errors: [String], n: LuaValue?) {
+    private static func runAll(
+        _ host: FeatureHost, drive: (_ done: () -> Bool) -> Void
+    ) throws -> (errors: [String], n: LuaValue?) {
         let feature = try host.load(name: "runaway", source: Self.runaway)
         let errors = Locked([String]())
         let token = feature.failures.observe(value: { e in errors.withLock { $0.append(e.message) } })
@@ -55,11 +57,15 @@ final class RunawayScriptTests: XCTestCase {
         return (errors.withLock { $0 }, feature.state["n"])
     }
 
-    private func assertStoppedAtTheLimit(_ result: (errors: [String], n: LuaValue?), _ executor: String,
-                                         file: StaticString = #filePath, line: UInt = #line) {
+    private func assertStoppedAtTheLimit(
+        _ result: (errors: [String], n: LuaValue?), _ executor: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertEqual(result.errors.count, 3, "\(executor): \(result.errors)", file: file, line: line)
         for message in result.errors {
-            XCTAssertTrue(message.contains("time limit of \(Self.limitMs) ms exceeded"), "\(executor): \(message)", file: file, line: line)
+            XCTAssertTrue(
+                message.contains("time limit of \(Self.limitMs) ms exceeded"), "\(executor): \(message)", file: file,
+                line: line)
             XCTAssertFalse(message.contains("cannot be interrupted"), "\(executor): \(message)", file: file, line: line)
         }
         XCTAssertEqual(result.n, .integer(1), "\(executor): the host goes on after each loop", file: file, line: line)
@@ -78,7 +84,8 @@ final class RunawayScriptTests: XCTestCase {
 
     func testAMainActorHostStopsALoopOnTheMainThread() throws {
         XCTAssertTrue(Thread.isMainThread)
-        let host = try FeatureHost(configuration: .init(searchPaths: [], timeLimitMs: Self.limitMs, executor: .mainActor))
+        let host = try FeatureHost(
+            configuration: .init(searchPaths: [], timeLimitMs: Self.limitMs, executor: .mainActor))
         let result = try Self.runAll(host) { done in
             let give = Date().addingTimeInterval(20)
             while !done(), Date() < give { RunLoop.main.run(until: Date().addingTimeInterval(0.005)) }
@@ -103,13 +110,16 @@ final class RunawayScriptTests: XCTestCase {
             var all = sigset_t()
             sigfillset(&all)
             pthread_sigmask(SIG_SETMASK, &all, nil)
-            outcome.withLock { $0 = Result {
-                let host = try FeatureHost(configuration: .init(searchPaths: [], timeLimitMs: Self.limitMs, clock: .virtual))
-                return try RunawayScriptTests.runAll(host) { done in
-                    let give = Date().addingTimeInterval(20)
-                    while !done(), Date() < give { host.advance(by: 1) }
+            outcome.withLock {
+                $0 = Result {
+                    let host = try FeatureHost(
+                        configuration: .init(searchPaths: [], timeLimitMs: Self.limitMs, clock: .virtual))
+                    return try RunawayScriptTests.runAll(host) { done in
+                        let give = Date().addingTimeInterval(20)
+                        while !done(), Date() < give { host.advance(by: 1) }
+                    }
                 }
-            } }
+            }
         }
         thread.stackSize = 16 << 20
         thread.start()

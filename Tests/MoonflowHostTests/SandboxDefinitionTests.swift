@@ -11,18 +11,27 @@ import XCTest
 /// same rules in both: each probe answers the same there as here.
 final class SandboxDefinitionTests: XCTestCase {
     private static let probes: [(String, String)] = [
-        ("return tostring(os.execute) .. tostring(os.getenv) .. tostring(io) .. tostring(debug) .. tostring(dofile) .. tostring(loadfile)",
-         "nilnilnilnilnilnil"),
+        (
+            "return tostring(os.execute) .. tostring(os.getenv) .. tostring(io) .. tostring(debug) .. tostring(dofile) .. tostring(loadfile)",
+            "nilnilnilnilnilnil"
+        ),
         ("return type(os.time()) .. type(os.clock())", "numbernumber"),
-        ("return select(2, pcall(load, '\\27Lua', 'x', 'b'))",
-         "load: binary chunks are refused in the sandbox (use mode 't')"),
+        (
+            "return select(2, pcall(load, '\\27Lua', 'x', 'b'))",
+            "load: binary chunks are refused in the sandbox (use mode 't')"
+        ),
         ("return tostring(load('return 1 + 1')())", "2"),
-        ("return select(2, pcall(setmetatable, {}, { __gc = print }))",
-         "setmetatable: __gc metamethods are refused in the sandbox"),
+        (
+            "return select(2, pcall(setmetatable, {}, { __gc = print }))",
+            "setmetatable: __gc metamethods are refused in the sandbox"
+        ),
         ("return tostring(getmetatable(''))", "false"),
         ("return tostring(getmetatable(string))", "false"),
         ("return select(2, pcall(rawset, string, 'rep', print))", "rawset: rep is read-only in the sandbox"),
-        ("return (select(2, pcall(function() math.pi = 3 end)):gsub('^.-:%d+: ', ''))", "attempt to modify read-only table math (field pi)"),
+        (
+            "return (select(2, pcall(function() math.pi = 3 end)):gsub('^.-:%d+: ', ''))",
+            "attempt to modify read-only table math (field pi)"
+        ),
         // pairs walks a read-only table without handing out the table behind it.
         ("local _, t = pairs(string) return tostring(t == string) .. tostring(rawget(t, 'rep'))", "truenil"),
         ("local n = 0 for _ in pairs(table) do n = n + 1 end return tostring(n > 5)", "true"),
@@ -49,14 +58,17 @@ final class SandboxDefinitionTests: XCTestCase {
         let env = try plugins.env(forPluginFile: file)
         let inPlugin = try answers { source in
             try source.write(toFile: file, atomically: true, encoding: .utf8)
-            guard case .string(let s)? = try trusted.call(try trusted.load(file: file, env: env)).first else { return "?" }
+            guard case .string(let s)? = try trusted.call(try trusted.load(file: file, env: env)).first else {
+                return "?"
+            }
             return s.description
         }
 
         XCTAssertEqual(inState, Self.probes.map(\.1), "the sandboxed state")
         XCTAssertEqual(inPlugin, Self.probes.map(\.1), "a sandboxed plugin in a trusted state")
         // The trusted state itself keeps the whole library.
-        XCTAssertEqual(try trusted.run(string: "return type(io), type(getmetatable(''))", name: "t"), ["table", "table"])
+        XCTAssertEqual(
+            try trusted.run(string: "return type(io), type(getmetatable(''))", name: "t"), ["table", "table"])
     }
 
     /// The sandboxed profile takes its raw functions (rawget, rawset, rawlen) before the host
@@ -82,8 +94,10 @@ final class SandboxDefinitionTests: XCTestCase {
             """
         for isolated in [true, false] {
             let folder = try PluginFolder(["probe/init.lua": source])
-            let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], profile: .sandboxed,
-                                                            clock: .virtual, isolatesPlugins: isolated))
+            let host = try FeatureHost(
+                configuration: .init(
+                    searchPaths: [folder.dir], profile: .sandboxed,
+                    clock: .virtual, isolatesPlugins: isolated))
             let log = EventLog()
             let feature = try host.load("probe")
             _ = feature.events.observe { log.append($0, t: 0) }
@@ -94,9 +108,15 @@ final class SandboxDefinitionTests: XCTestCase {
             }
             let messages = log.errors.map(\.message)
             XCTAssertEqual(messages.count, 4, "isolated: \(isolated): \(messages)")
-            XCTAssertTrue(messages.first?.contains("rawset on count: the state is a view, not a plain table") == true, messages.description)
-            XCTAssertTrue(messages.dropFirst().first?.contains("rawget on count: the state is a view") == true, messages.description)
-            XCTAssertTrue(messages.dropFirst(2).first?.contains("rawget on state.count: the state is a view") == true, messages.description)
+            XCTAssertTrue(
+                messages.first?.contains("rawset on count: the state is a view, not a plain table") == true,
+                messages.description)
+            XCTAssertTrue(
+                messages.dropFirst().first?.contains("rawget on count: the state is a view") == true,
+                messages.description)
+            XCTAssertTrue(
+                messages.dropFirst(2).first?.contains("rawget on state.count: the state is a view") == true,
+                messages.description)
             XCTAssertTrue(messages.last?.contains("rawlen on state: the state is a view") == true, messages.description)
             XCTAssertEqual(feature.state, ["count": 1], "only the last inc counted (isolated: \(isolated))")
         }
@@ -132,10 +152,13 @@ final class SandboxDefinitionTests: XCTestCase {
               handle = function() end, reduce = function(s) return s end,
             }
             """
-        let refused = "pairs=refused|next=refused|tablepairs=refused|mf=refused|rawmf=refused|mfpairs=refused|strmt=refused|match=false,just=false,strmt=false"
+        let refused =
+            "pairs=refused|next=refused|tablepairs=refused|mf=refused|rawmf=refused|mfpairs=refused|strmt=refused|match=false,just=false,strmt=false"
         for (profile, isolated) in [(LuaState.Profile.trusted, true), (.sandboxed, true), (.sandboxed, false)] {
             let folder = try PluginFolder(["probe/init.lua": source])
-            let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], profile: profile, clock: .virtual, isolatesPlugins: isolated))
+            let host = try FeatureHost(
+                configuration: .init(
+                    searchPaths: [folder.dir], profile: profile, clock: .virtual, isolatesPlugins: isolated))
             let feature = try host.load("probe")
             XCTAssertEqual(feature.state, ["log": .string(LuaString(refused))], "\(profile), isolated: \(isolated)")
         }
@@ -143,8 +166,9 @@ final class SandboxDefinitionTests: XCTestCase {
 
     func testEachGuardSaysWhoseGlobalsCannotGetAMetatable() throws {
         let state = try LuaState(profile: .sandboxed)
-        XCTAssertEqual(try state.run(string: "return select(2, pcall(setmetatable, _G, {}))", name: "t"),
-                       ["setmetatable: the sandbox's globals cannot get a metatable"])
+        XCTAssertEqual(
+            try state.run(string: "return select(2, pcall(setmetatable, _G, {}))", name: "t"),
+            ["setmetatable: the sandbox's globals cannot get a metatable"])
         let trusted = try LuaState()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-probe-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -152,7 +176,8 @@ final class SandboxDefinitionTests: XCTestCase {
         let file = folder.appendingPathComponent("probe.lua").path
         try "return select(2, pcall(setmetatable, _G, {}))".write(toFile: file, atomically: true, encoding: .utf8)
         let env = try PluginSandbox(lua: trusted).env(forPluginFile: file)
-        XCTAssertEqual(try trusted.call(try trusted.load(file: file, env: env)),
-                       ["setmetatable: a sandboxed plugin's globals cannot get a metatable"])
+        XCTAssertEqual(
+            try trusted.call(try trusted.load(file: file, env: env)),
+            ["setmetatable: a sandboxed plugin's globals cannot get a metatable"])
     }
 }

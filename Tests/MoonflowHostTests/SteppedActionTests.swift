@@ -29,9 +29,11 @@ final class SteppedActionTests: XCTestCase {
     private func harness(_ source: String, timeLimitMs: Int64) throws -> Harness {
         let h = try Harness(["spin/init.lua": source], timeLimitMs: timeLimitMs)
         let started = DispatchTime.now().uptimeNanoseconds
-        try h.host.lua.setGlobal("wallclock", .function { _ in
-            [.value(.number(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6))]
-        })
+        try h.host.lua.setGlobal(
+            "wallclock",
+            .function { _ in
+                [.value(.number(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6))]
+            })
         return h
     }
 

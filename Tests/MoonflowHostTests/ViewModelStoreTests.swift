@@ -11,22 +11,22 @@ import XCTest
 final class ViewModelStoreTests: XCTestCase {
     static let plugins = [
         "composer/init.lua": """
-            local mf = require "moonflow"
-            return mf.feature {
-              name = "composer", initial = { draft = "" },
-              actions = { write = { text = "string" } }, mutations = { draft = { text = "string" } },
-              handle = function(a) return { type = "draft", text = a.text } end,
-              reduce = function(s, m) s.draft = m.text; return s end,
-            }
-            """,
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "composer", initial = { draft = "" },
+          actions = { write = { text = "string" } }, mutations = { draft = { text = "string" } },
+          handle = function(a) return { type = "draft", text = a.text } end,
+          reduce = function(s, m) s.draft = m.text; return s end,
+        }
+        """,
         "chat/init.lua": """
-            local mf = require "moonflow"
-            return mf.compose {
-              name = "chat", children = { composer = "composer" },
-              route = function(action) return "composer", action end,
-              combine = function(states) return { draft = states.composer.draft } end,
-            }
-            """,
+        local mf = require "moonflow"
+        return mf.compose {
+          name = "chat", children = { composer = "composer" },
+          route = function(action) return "composer", action end,
+          combine = function(states) return { draft = states.composer.draft } end,
+        }
+        """,
     ]
 
     struct ComposerView: Decodable, Sendable, Equatable { let draft: String }
@@ -44,19 +44,28 @@ final class ViewModelStoreTests: XCTestCase {
             XCTAssertEqual(composer.view, ComposerView(draft: "hi"), "the child's state, at once on the main actor")
             XCTAssertEqual(model.view, ComposerView(draft: "hi"), "the parent combined it")
             XCTAssertThrowsError(try model.scope("sidebar", as: ComposerView.self)) { error in
-                XCTAssertEqual((error as? FeatureError)?.message, "scope(\"sidebar\"): chat has no child 'sidebar'; its children: composer")
+                XCTAssertEqual(
+                    (error as? FeatureError)?.message,
+                    "scope(\"sidebar\"): chat has no child 'sidebar'; its children: composer")
             }
             XCTAssertThrowsError(try composer.scope("x", as: ComposerView.self)) { error in
-                XCTAssertEqual((error as? FeatureError)?.message, "scope(\"x\"): composer is not an mf.compose; only a composition has children")
+                XCTAssertEqual(
+                    (error as? FeatureError)?.message,
+                    "scope(\"x\"): composer is not an mf.compose; only a composition has children")
             }
             // A view that does not fit is a FeatureError too, naming the place as decodingError
             // does (before: a raw DecodingError from init and from scope).
             struct Wrong: Decodable, Sendable { let draft: Int }
-            for attempt in [{ _ = try FeatureViewModel(chat, as: Wrong.self) }, { _ = try model.scope("composer", as: Wrong.self) }] {
+            for attempt in [
+                { _ = try FeatureViewModel(chat, as: Wrong.self) }, { _ = try model.scope("composer", as: Wrong.self) },
+            ] {
                 XCTAssertThrowsError(try attempt()) { error in
                     let failure = error as? FeatureError
                     XCTAssertEqual(failure?.stage, .view, "\(error)")
-                    XCTAssertTrue(failure?.message.hasPrefix("the state does not decode into Wrong: state.draft: expected an integer (Int), found a string") == true, "\(error)")
+                    XCTAssertTrue(
+                        failure?.message.hasPrefix(
+                            "the state does not decode into Wrong: state.draft: expected an integer (Int), found a string"
+                        ) == true, "\(error)")
                     XCTAssertTrue(failure?.underlying is DecodingError)
                 }
             }
@@ -66,7 +75,8 @@ final class ViewModelStoreTests: XCTestCase {
     func testARestartWithNoActionYetShowsTheNewInitialState() throws {
         let host = try FeatureHost(configuration: .init(searchPaths: [], executor: .mainActor))
         let source = { @Sendable (draft: String) in
-            Self.plugins["composer/init.lua"]!.replacingOccurrences(of: #"initial = { draft = "" }"#, with: #"initial = { draft = "\#(draft)" }"#)
+            Self.plugins["composer/init.lua"]!.replacingOccurrences(
+                of: #"initial = { draft = "" }"#, with: #"initial = { draft = "\#(draft)" }"#)
         }
         let composer = try host.load(name: "composer", source: source("first"))
         composer.start()
@@ -87,12 +97,19 @@ final class ViewModelStoreTests: XCTestCase {
         private let reads = Locked(0)
         var name: String { "changing" }
         var source: String { "changing" }
-        var state: LuaValue { reads.withLock { $0 += 1; return $0 == 1 ? ["draft": "before"] : ["draft": "after"] } }
+        var state: LuaValue {
+            reads.withLock {
+                $0 += 1; return $0 == 1 ? ["draft": "before"] : ["draft": "after"]
+            }
+        }
         var isIdle: Bool { true }
         func start() {}
         func send(_ action: LuaValue) throws {}
         func cancel(actionType: String?) {}
-        var effectSource: String? { get { nil } set {} }
+        var effectSource: String? {
+            get { nil }
+            set {}
+        }
         var eventCause: LuaValue? { nil }
         var inFlight: [FeatureFlight] { [] }
         var eventError: FeatureError? { nil }

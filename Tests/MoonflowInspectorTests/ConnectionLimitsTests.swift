@@ -38,7 +38,9 @@ final class ConnectionLimitsTests: XCTestCase {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { close(fd); throw Failure("connect: errno \(errno)") }
         if !text.isEmpty { _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
@@ -94,7 +96,10 @@ final class ConnectionLimitsTests: XCTestCase {
         let deadline = Date().addingTimeInterval(30)
         var status = 0
         while status != 200 && Date() < deadline {
-            status = (try? RawHTTP.send(["GET /?token=\(server.token) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Connection: close"], port: port).status) ?? 0
+            status =
+                (try? RawHTTP.send(
+                    ["GET /?token=\(server.token) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Connection: close"], port: port
+                ).status) ?? 0
             if status != 200 { Thread.sleep(forTimeInterval: 0.01) }
         }
         XCTAssertEqual(status, 200)
@@ -105,9 +110,13 @@ final class ConnectionLimitsTests: XCTestCase {
         let (server, port) = try server(InspectorServer.ConnectionLimits())
         defer { Task { await server.stop() } }
         let long = String(repeating: "a", count: 20_000)
-        let answer = try RawHTTP.send(["GET /\(long)?token=\(server.token) HTTP/1.1", "Host: 127.0.0.1:\(port)"], port: port)
+        let answer = try RawHTTP.send(
+            ["GET /\(long)?token=\(server.token) HTTP/1.1", "Host: 127.0.0.1:\(port)"], port: port)
         XCTAssertEqual(answer.status, 414, answer.body)
-        XCTAssertEqual(try RawHTTP.send(["GET /?token=\(server.token) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Connection: close"], port: port).status, 200)
+        XCTAssertEqual(
+            try RawHTTP.send(
+                ["GET /?token=\(server.token) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Connection: close"], port: port
+            ).status, 200)
     }
 
     /// `stop` closes the port and the pages on it.
@@ -123,13 +132,16 @@ final class ConnectionLimitsTests: XCTestCase {
     /// A page's dispatch the feature refuses is answered with why and is not an input: the
     /// recording (what `replay` sends again) and the inspector's `rerun` never see it.
     func testARefusedPageDispatchIsNoInputOfTheRecording() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("refused-\(UUID().uuidString).jsonl").path
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("refused-\(UUID().uuidString).jsonl")
+            .path
         defer { try? FileManager.default.removeItem(atPath: file) }
         let recorder = try SessionRecorder(path: file)
         let inspected = try InspectedRun(observers: [recorder])
         defer { inspected.stop() }
         try inspected.waitForFrames(1)
-        let page = try await Page.open(inspected.url.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(of: "/?token=", with: "/ws?token="))
+        let page = try await Page.open(
+            inspected.url.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(
+                of: "/?token=", with: "/ws?token="))
         defer { page.close() }
         _ = try await page.frames(count: 2)
         try await page.send(#"{"cmd":"dispatch","action":{"type":"increment","by":"x"}}"#)
@@ -140,7 +152,9 @@ final class ConnectionLimitsTests: XCTestCase {
         XCTAssertEqual(replies.count, 3, "\(page.all)")
         XCTAssertEqual(replies.map { $0["ok"] }, [false, false, true])
         try inspected.waitForFrames(4)
-        let recorded = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("{\"input\"") }
+        let recorded = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").filter {
+            $0.hasPrefix("{\"input\"")
+        }
         XCTAssertEqual(recorded.count, 1, "\(recorded)")
         XCTAssertTrue(recorded.first?.contains("\"by\":2") ?? false, "\(recorded)")
     }

@@ -21,13 +21,14 @@ final class InspectorBoundsTests: XCTestCase {
     }
 
     private func ws(_ run: InspectedRun) -> String {
-        run.url.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(of: "/?token=", with: "/ws?token=")
+        run.url.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(
+            of: "/?token=", with: "/ws?token=")
     }
 
     /// Sends `count` increments and waits for their frames (action, mutation, state each).
     private func increment(_ run: InspectedRun, _ count: Int) throws {
         for _ in 0..<count { run.feed.send(#"{"type":"increment"}"#) }
-        try run.waitForFrames(1 + 3 * count + count / 10)   // a milestone effect every ten
+        try run.waitForFrames(1 + 3 * count + count / 10)  // a milestone effect every ten
     }
 
     func testALatePageGetsTheWindowAndTheStateItStartsFrom_AndThePatchesLeadToTheLiveState() async throws {
@@ -81,7 +82,8 @@ final class InspectorBoundsTests: XCTestCase {
         XCTAssertEqual(before["event"], "jump", "\(before)")
         let stateSeq = try XCTUnwrap(before["stateSeq"]?.intValue)
         XCTAssertLessThanOrEqual(stateSeq, 300)
-        XCTAssertLessThan(300 - Int(stateSeq), 3 * InspectorHub.snapshotEvery + 10, "one is kept every 64 states (three frames each)")
+        XCTAssertLessThan(
+            300 - Int(stateSeq), 3 * InspectorHub.snapshotEvery + 10, "one is kept every 64 states (three frames each)")
         XCTAssertEqual(before["state"]?["count"], before["step"])
         // The very start is kept still (a megabyte holds every older snapshot of the counter).
         let start = try await jump(0)
@@ -103,7 +105,10 @@ final class InspectorBoundsTests: XCTestCase {
         let refused = try await page.frames(count: got + 1)[got]
         XCTAssertEqual(refused["ok"], false)
         let message = refused["message"]?.stringValue ?? ""
-        XCTAssertTrue(message.contains("frame 0 is older than the inspector keeps (frames \(first) to \(run.hub.frameCount - 1), whole states back to frame "), message)
+        XCTAssertTrue(
+            message.contains(
+                "frame 0 is older than the inspector keeps (frames \(first) to \(run.hub.frameCount - 1), whole states back to frame "
+            ), message)
         XCTAssertTrue(message.contains("--inspect-memory"), message)
     }
 
@@ -122,12 +127,15 @@ final class InspectorBoundsTests: XCTestCase {
         try await page.send(#"{"cmd":"rerun"}"#)
         let reply = try await page.frames(count: got + 1)[got]
         XCTAssertEqual(reply["ok"], false)
-        XCTAssertTrue((reply["message"]?.stringValue ?? "").contains("rerun: this run has sent 3000 actions, more than the inspector keeps to send again"), "\(reply)")
+        XCTAssertTrue(
+            (reply["message"]?.stringValue ?? "").contains(
+                "rerun: this run has sent 3000 actions, more than the inspector keeps to send again"), "\(reply)")
     }
 
     func testAPageThatDoesNotReadIsDroppedOnceItsQueueIsFull_AndTheRunGoesOn() throws {
         // Each state carries 20 KB of text: the queue of 1 MB (and the sockets' buffers) fill long before 1,000 of them are written.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-bounds-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "moonflow-bounds-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let plugin = folder.appendingPathComponent("big.lua")
@@ -145,9 +153,12 @@ final class InspectorBoundsTests: XCTestCase {
         let run = try start(path: plugin.path, .init(frames: 100, bytes: 1 << 20))
         try run.waitForFrames(1)
         let port = URL(string: run.url)!.port!
-        let stalled = try RawHTTP.open(["GET /ws?token=\(run.server.token) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Upgrade: websocket",
-                                                      "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"],
-                                       port: port, receiveBuffer: 4096)
+        let stalled = try RawHTTP.open(
+            [
+                "GET /ws?token=\(run.server.token) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Upgrade: websocket",
+                "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
+            ],
+            port: port, receiveBuffer: 4096)
         defer { close(stalled) }
         var deadline = Date().addingTimeInterval(30)
         while run.hub.pageCount == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }

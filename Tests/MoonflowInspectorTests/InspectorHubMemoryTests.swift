@@ -22,7 +22,9 @@ final class InspectorHubMemoryTests: XCTestCase {
             hub.input(action, t: i)
             if i % 500 == 0 { most = max(most, try MemoryInUse.bytes() - before) }
         }
-        XCTAssertLessThan(most, bytes / 4 + bytes / 8,
-                          "the actions kept for rerun grew \(MemoryInUse.measure) by up to \(most) bytes; their share is \(bytes / 4)")
+        XCTAssertLessThan(
+            most, bytes / 4 + bytes / 8,
+            "the actions kept for rerun grew \(MemoryInUse.measure) by up to \(most) bytes; their share is \(bytes / 4)"
+        )
     }
 }

@@ -23,13 +23,15 @@ final class InspectorTests: XCTestCase {
     override func setUpWithError() throws { inspected = try InspectedRun() }
     override func tearDown() { inspected.stop() }
 
-    private var wsURL: String { url.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(of: "/?token=", with: "/ws?token=") }
+    private var wsURL: String {
+        url.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(of: "/?token=", with: "/ws?token=")
+    }
 
     private func waitForFrames(_ count: Int) throws { try inspected.waitForFrames(count) }
 
     func testALatePageGetsTheSessionAndEveryFrameAndThePatchesRebuildTheLiveState() async throws {
         feed.send(#"{"type":"increment"}"#, #"{"type":"increment","by":4}"#)
-        try waitForFrames(7)   // state 0, then action, mutation, state twice
+        try waitForFrames(7)  // state 0, then action, mutation, state twice
         let page = try await Page.open(wsURL)
         defer { page.close() }
         let frames = try await page.frames(count: 8)
@@ -38,7 +40,9 @@ final class InspectorTests: XCTestCase {
         XCTAssertEqual(frames[0]["actions"]?["increment"]?["by"], "integer?")
         let seqs: [LuaValue] = frames[1...].map { (frame: LuaValue) -> LuaValue in frame["seq"] ?? .nil }
         XCTAssertEqual(seqs, [0, 1, 2, 3, 4, 5, 6])
-        XCTAssertEqual(frames[1...].map { $0["event"]?.stringValue ?? "" }, ["state", "action", "mutation", "state", "action", "mutation", "state"])
+        XCTAssertEqual(
+            frames[1...].map { $0["event"]?.stringValue ?? "" },
+            ["state", "action", "mutation", "state", "action", "mutation", "state"])
         // The whole state once, then patches that lead to the live state.
         let first: LuaValue? = frames[1]["state"]
         var state = try XCTUnwrap(first)
@@ -69,7 +73,9 @@ final class InspectorTests: XCTestCase {
             hub.observe(.mutation(["type": "add", "n": 1], seq: n), t: n, cause: action)
         }
         let frames = try sent.lines.map { try LuaValue(json: $0) }
-        XCTAssertEqual(frames.map { $0["event"]?.stringValue ?? "" }, ["session", "state", "action", "mutation", "action", "mutation"])
+        XCTAssertEqual(
+            frames.map { $0["event"]?.stringValue ?? "" },
+            ["session", "state", "action", "mutation", "action", "mutation"])
         XCTAssertNil(frames[2]["cause"])
         XCTAssertNil(frames[4]["cause"])
         XCTAssertEqual(frames[3]["cause"]?["seq"], 1)
@@ -104,7 +110,10 @@ final class InspectorTests: XCTestCase {
         XCTAssertTrue(refused["message"]?.stringValue?.contains("'by'") ?? false, "\(refused)")
         try await page.send(#"{"cmd":"dispatch","action":{"type":"increment","by":2}}"#)
         let frames = try await page.frames(count: 7)
-        XCTAssertTrue(frames.contains { $0["event"] == "state" && $0["patch"] == [["op": "replace", "path": "/count", "value": 2]] }, "\(frames)")
+        XCTAssertTrue(
+            frames.contains {
+                $0["event"] == "state" && $0["patch"] == [["op": "replace", "path": "/count", "value": 2]]
+            }, "\(frames)")
         XCTAssertTrue(frames.contains { $0["event"] == "reply" && $0["ok"] == true }, "\(frames)")
     }
 
@@ -131,9 +140,11 @@ final class InspectorTests: XCTestCase {
         XCTAssertEqual(frames[14]["event"], "resume")
         XCTAssertEqual(frames[14]["state"], ["count": 3])
         XCTAssertEqual(frames[14]["sent"], 1)
-        XCTAssertTrue(frames[15...].contains { $0["event"] == "action" && $0["action"] == ["type": "reset"] }, "\(frames)")
+        XCTAssertTrue(
+            frames[15...].contains { $0["event"] == "action" && $0["action"] == ["type": "reset"] }, "\(frames)")
         try waitForFrames(13)
-        XCTAssertEqual(hub.frameCount, 13, "jumping re-ran nothing: only the reset's action, mutation and state were added")
+        XCTAssertEqual(
+            hub.frameCount, 13, "jumping re-ran nothing: only the reset's action, mutation and state were added")
     }
 
     func testInflightNamesTheWorkStillRunningAndTheActionThatStartedIt() async throws {
@@ -155,7 +166,7 @@ final class InspectorTests: XCTestCase {
 
     func testRestartStartsOverFromInitialAndCancelsWhatWasInFlight() async throws {
         feed.send(#"{"type":"increment","by":3}"#, #"{"type":"incrementLater","ms":60000}"#)
-        try waitForFrames(5)   // state 0, action, mutation, state, action (its timer waits)
+        try waitForFrames(5)  // state 0, action, mutation, state, action (its timer waits)
         let page = try await Page.open(wsURL)
         defer { page.close() }
         _ = try await page.frames(count: 6)
@@ -171,7 +182,8 @@ final class InspectorTests: XCTestCase {
     }
 
     func testRerunSendsTheActionsToTheCodeAsItIsNowAndNamesTheStepsThatDiffer() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-rerun-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "moonflow-rerun-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let plugin = folder.appendingPathComponent("counter")
@@ -191,7 +203,8 @@ final class InspectorTests: XCTestCase {
 
         let source = plugin.appendingPathComponent("init.lua")
         let code = try String(contentsOf: source, encoding: .utf8)
-        try code.replacingOccurrences(of: "state.count + m.n", with: "state.count + 2 * m.n").write(to: source, atomically: true, encoding: .utf8)
+        try code.replacingOccurrences(of: "state.count + m.n", with: "state.count + 2 * m.n").write(
+            to: source, atomically: true, encoding: .utf8)
         try await page.send(#"{"cmd":"rerun"}"#)
         let changed = try await page.frames(count: 13)[12]
         XCTAssertEqual(changed["differs"], [3, 6, 9])
@@ -207,7 +220,8 @@ final class InspectorTests: XCTestCase {
     /// point it arrived, so unchanged code differs nowhere (before: the rerun's repositories
     /// were fresh in memory, `load` found no draft, and every later step differed).
     func testRerunAnswersRepositoryCallsAsTheRunDid() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-rerun-sqlite-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "moonflow-rerun-sqlite-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let plugin = folder.appendingPathComponent("checkout")
@@ -217,7 +231,9 @@ final class InspectorTests: XCTestCase {
         seed.clock = .virtual
         seed.format = .jsonl
         var seedLines = [#"{"type":"add","sku":"tea","qty":2}"#].makeIterator()
-        _ = FeatureRun(options: seed, input: InputSource(interactive: false, name: "seed") { seedLines.next() }, write: { _ in }).run()
+        _ = FeatureRun(
+            options: seed, input: InputSource(interactive: false, name: "seed") { seedLines.next() }, write: { _ in }
+        ).run()
 
         inspected.stop()
         inspected = try InspectedRun(path: plugin.path)
@@ -226,7 +242,9 @@ final class InspectorTests: XCTestCase {
         let page = try await Page.open(wsURL)
         defer { page.close() }
         let live = try await page.frames(count: 11)
-        XCTAssertTrue(live.contains { $0["event"] == "mutation" && $0["mutation"]?["type"] == "restored" }, "the draft was loaded: \(live)")
+        XCTAssertTrue(
+            live.contains { $0["event"] == "mutation" && $0["mutation"]?["type"] == "restored" },
+            "the draft was loaded: \(live)")
         try await page.send(#"{"cmd":"rerun"}"#)
         let same = try await page.frames(count: 12)[11]
         XCTAssertEqual(same["event"], "rerun")
@@ -238,7 +256,8 @@ final class InspectorTests: XCTestCase {
     /// joins the action that caused it, told apart by its number in the loop (before: both
     /// joined the later one, the last frame of an equal action).
     func testEqualActionsInFlightEachKeepTheirLateMutations() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-equal-causes-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "moonflow-equal-causes-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let plugin = folder.appendingPathComponent("checkout")
@@ -303,13 +322,20 @@ final class InspectorTests: XCTestCase {
         try await page.send(#"{"cmd":"jump","seq":40}"#)
         try await page.send(#"{"cmd":"hello","since":0}"#)
         let frames = try await page.frames(count: 5)
-        XCTAssertTrue(frames[2]["message"]?.stringValue?.hasPrefix("frame 1 from the page is not JSON (") ?? false, "\(frames[2])")
-        XCTAssertEqual(frames[3]["message"], "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq), restart")
+        XCTAssertTrue(
+            frames[2]["message"]?.stringValue?.hasPrefix("frame 1 from the page is not JSON (") ?? false, "\(frames[2])"
+        )
+        XCTAssertEqual(
+            frames[3]["message"],
+            "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq), restart"
+        )
         XCTAssertEqual(frames[4]["message"], "jump: \"seq\" must be the seq of a frame, 0 to 0")
         let large = String(repeating: "x", count: 100_000)
         try await page.send(#"{"cmd":"dispatch","action":{"type":"increment","by":"\#(large)"}}"#)
         let refused = try await page.frames(count: 6)[5]
-        XCTAssertTrue(refused["message"]?.stringValue?.contains("'by'") ?? false, "a large frame is read, and refused by the schema: \(refused)")
+        XCTAssertTrue(
+            refused["message"]?.stringValue?.contains("'by'") ?? false,
+            "a large frame is read, and refused by the schema: \(refused)")
         feed.send(#"{"type":"increment"}"#)
         let more = try await page.frames(count: 7)
         XCTAssertEqual(more[6]["event"], "action", "the session went on after the bad frames")
@@ -331,8 +357,10 @@ final class InspectorTests: XCTestCase {
 
     /// A WebSocket upgrade as a browser sends it, with `Origin` and `Host` as given (nil: none).
     private func upgrade(origin: String?, host: String?, token: String? = nil) throws -> (status: Int, body: String) {
-        var head = ["GET /ws?token=\(token ?? server.token) HTTP/1.1", "Upgrade: websocket", "Connection: Upgrade",
-                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+        var head = [
+            "GET /ws?token=\(token ?? server.token) HTTP/1.1", "Upgrade: websocket", "Connection: Upgrade",
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
+        ]
         if let host { head.append("Host: \(host)") }
         if let origin { head.append("Origin: \(origin)") }
         return try RawHTTP.send(head, port: port)
@@ -348,11 +376,15 @@ final class InspectorTests: XCTestCase {
 
     func testOriginsOtherThanThePagesOwnGet403NamingTheAllowedOnes() throws {
         let allowed = "http://127.0.0.1:\(port), http://localhost:\(port), http://[::1]:\(port)"
-        for origin in ["file://", "null", "chrome-extension://abcdefghijklmnop", "HTTP://EVIL.EXAMPLE:\(port)",
-                       "http://evil.example", "https://127.0.0.1:\(port)", "http://127.0.0.1:\(port + 1)"] {
+        for origin in [
+            "file://", "null", "chrome-extension://abcdefghijklmnop", "HTTP://EVIL.EXAMPLE:\(port)",
+            "http://evil.example", "https://127.0.0.1:\(port)", "http://127.0.0.1:\(port + 1)",
+        ] {
             let refused = try upgrade(origin: origin, host: "127.0.0.1:\(port)")
             XCTAssertEqual(refused.status, 403, origin)
-            XCTAssertTrue(refused.body.contains("only from its own page (origin \(allowed)), not from \(origin)"), "\(origin): \(refused.body)")
+            XCTAssertTrue(
+                refused.body.contains("only from its own page (origin \(allowed)), not from \(origin)"),
+                "\(origin): \(refused.body)")
         }
     }
 
@@ -360,7 +392,10 @@ final class InspectorTests: XCTestCase {
         let evil = "evil.example:\(port)"
         let socket = try upgrade(origin: "http://\(evil)", host: evil)
         XCTAssertEqual(socket.status, 403)
-        XCTAssertTrue(socket.body.contains("answers only requests for 127.0.0.1:\(port), localhost:\(port), [::1]:\(port), not Host \(evil)"), socket.body)
+        XCTAssertTrue(
+            socket.body.contains(
+                "answers only requests for 127.0.0.1:\(port), localhost:\(port), [::1]:\(port), not Host \(evil)"),
+            socket.body)
         let page = try RawHTTP.send(["GET /?token=\(server.token) HTTP/1.1", "Host: \(evil)"], port: port)
         XCTAssertEqual(page.status, 403)
         XCTAssertFalse(page.body.contains("<script>"))
@@ -379,13 +414,21 @@ final class InspectorTests: XCTestCase {
             XCTAssertEqual(page.status, 200, name)
         }
         XCTAssertEqual(try upgrade(origin: "HTTP://127.0.0.1:\(port)", host: "127.0.0.1:\(port)").status, 101)
-        XCTAssertEqual(try upgrade(origin: nil, host: "127.0.0.1:\(port)").status, 101, "a client that is not a browser names no origin")
-        XCTAssertEqual(try upgrade(origin: "ws://127.0.0.1", host: "127.0.0.1:\(port)").status, 101, "or a ws:// one, which no page can send")
+        XCTAssertEqual(
+            try upgrade(origin: nil, host: "127.0.0.1:\(port)").status, 101,
+            "a client that is not a browser names no origin")
+        XCTAssertEqual(
+            try upgrade(origin: "ws://127.0.0.1", host: "127.0.0.1:\(port)").status, 101,
+            "or a ws:// one, which no page can send")
     }
 
     func testThePageServesItsOwnScriptWhichParses() throws {
-        let node = ["/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        guard let node else { throw XCTSkip("node is not installed, so the page's script was not checked; apt-get install nodejs") }
+        let node = ["/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+        guard let node else {
+            throw XCTSkip("node is not installed, so the page's script was not checked; apt-get install nodejs")
+        }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("inspector-\(UUID().uuidString).js")
         try InspectorPage.script.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -396,7 +439,9 @@ final class InspectorTests: XCTestCase {
         process.standardError = errors
         try process.run()
         process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        XCTAssertEqual(
+            process.terminationStatus, 0,
+            String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
         XCTAssertTrue(InspectorPage.html.contains(InspectorPage.script))
     }
 
@@ -406,7 +451,9 @@ final class InspectorTests: XCTestCase {
     }
 }
 
-func XCTAssertThrowsAsync<T>(_ body: @autoclosure () async throws -> T, file: StaticString = #filePath, line: UInt = #line) async {
+func XCTAssertThrowsAsync<T>(
+    _ body: @autoclosure () async throws -> T, file: StaticString = #filePath, line: UInt = #line
+) async {
     do { _ = try await body(); XCTFail("did not throw", file: file, line: line) } catch {}
 }
 
@@ -419,15 +466,19 @@ final class InspectedRun: @unchecked Sendable {
     let feed = Feed()
     private let done = DispatchSemaphore(value: 0)
 
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// - Parameters:
     ///   - path: the plugin (the counter by default).
     ///   - limits: what the inspector keeps.
     ///   - clock: the run's clock; on the virtual one, timed lines (`{"at":MS,"send":…}`) move it.
     ///   - observers: more observers of the run (a recorder).
-    init(path: String = InspectedRun.root.appendingPathComponent("plugins/counter").path, limits: InspectorHub.Limits = .init(),
-         clock: FeatureHost.Clock = .real, observers: [any RunObserver] = []) throws {
+    init(
+        path: String = InspectedRun.root.appendingPathComponent("plugins/counter").path,
+        limits: InspectorHub.Limits = .init(),
+        clock: FeatureHost.Clock = .real, observers: [any RunObserver] = []
+    ) throws {
         // Made as moonflow run --inspect makes them: its refusals name the tool's flags.
         hub = InspectorHub(limits: limits, rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
         server = InspectorServer(hub: hub, shownBy: "that moonflow run --inspect printed")
@@ -439,7 +490,9 @@ final class InspectedRun: @unchecked Sendable {
         options.handAnswers(to: hub)  // as moonflow run --inspect does
         let input = InputSource(interactive: false, name: "test") { [feed] in feed.next() }
         let run = FeatureRun(options: options, input: input, write: { _ in })
-        Thread { [done] in _ = run.run(); done.signal() }.start()
+        Thread { [done] in
+            _ = run.run(); done.signal()
+        }.start()
     }
 
     /// Ends the input and waits for the run to finish.
@@ -464,8 +517,16 @@ final class Feed: @unchecked Sendable {
     private var lines: [String] = []
     private var ended = false
 
-    func send(_ new: String...) { condition.withLock { lines += new; condition.broadcast() } }
-    func end() { condition.withLock { ended = true; condition.broadcast() } }
+    func send(_ new: String...) {
+        condition.withLock {
+            lines += new; condition.broadcast()
+        }
+    }
+    func end() {
+        condition.withLock {
+            ended = true; condition.broadcast()
+        }
+    }
     func next() -> String? {
         condition.withLock {
             while lines.isEmpty && !ended { condition.wait() }

@@ -40,10 +40,14 @@ final class PageInChromiumTests: XCTestCase {
         try await tab.waitUntil(#"document.getElementById("count").textContent"#, equals: "94 events")
         // The 5th increment's state is frame 15: click its row where it is drawn on the screen.
         _ = try await tab.evaluate(#"timelineEl.scrollTop = 15 * 22 - 100; render(); "ok""#)
-        let box = try await tab.evaluate(#"(() => { const r = document.querySelector('.row[data-seq="15"]').getBoundingClientRect(); return [r.x + 20, r.y + r.height / 2]; })()"#)
+        let box = try await tab.evaluate(
+            #"(() => { const r = document.querySelector('.row[data-seq="15"]').getBoundingClientRect(); return [r.x + 20, r.y + r.height / 2]; })()"#
+        )
         guard case .table(let point) = box, point.array.count == 2 else { throw Failure("row 15 is not drawn: \(box)") }
         for type in ["mousePressed", "mouseReleased"] {
-            _ = try await tab.call("Input.dispatchMouseEvent", #"{"type":"\#(type)","x":\#(point.array[0]),"y":\#(point.array[1]),"button":"left","clickCount":1}"#)
+            _ = try await tab.call(
+                "Input.dispatchMouseEvent",
+                #"{"type":"\#(type)","x":\#(point.array[0]),"y":\#(point.array[1]),"button":"left","clickCount":1}"#)
         }
         try await tab.waitUntil(##"document.querySelector("#tree").innerText.includes("count = 5")"##, equals: true)
         let diff = try await tab.evaluate(#"document.getElementById("diff").innerText.trim()"#)
@@ -51,7 +55,9 @@ final class PageInChromiumTests: XCTestCase {
         let selected = try await tab.evaluate(#"document.querySelector(".row.sel").dataset.seq"#)
         XCTAssertEqual(selected, "15")
         // Each increment starts a row of its own: only what it caused is indented under it.
-        let indented = try await tab.evaluate(#"[document.querySelectorAll(".row.k-action.caused").length, document.querySelectorAll(".row.k-mutation.caused").length > 0]"#)
+        let indented = try await tab.evaluate(
+            #"[document.querySelectorAll(".row.k-action.caused").length, document.querySelectorAll(".row.k-mutation.caused").length > 0]"#
+        )
         XCTAssertEqual(indented, [0, true])
 
         if let path = ProcessInfo.processInfo.environment["MOONFLOW_SCREENSHOT"] {
@@ -61,15 +67,21 @@ final class PageInChromiumTests: XCTestCase {
         }
 
         // Toggling the 5th increment off: the counter then ends one lower, so only the last state differs.
-        _ = try await tab.evaluate(#"document.querySelector('.row[data-seq="13"]').click(); document.getElementById("toggle").click(); "ok""#)
-        try await tab.waitUntil(#"document.getElementById("reply").textContent"#, equals: "1 actions off, 1 later steps differ (marked red)")
-        let marked = try await tab.evaluate(#"[document.querySelector(".row.off").dataset.seq, document.getElementById("recomputedTree").innerText.includes("count = 29")]"#)
+        _ = try await tab.evaluate(
+            #"document.querySelector('.row[data-seq="13"]').click(); document.getElementById("toggle").click(); "ok""#)
+        try await tab.waitUntil(
+            #"document.getElementById("reply").textContent"#, equals: "1 actions off, 1 later steps differ (marked red)"
+        )
+        let marked = try await tab.evaluate(
+            #"[document.querySelector(".row.off").dataset.seq, document.getElementById("recomputedTree").innerText.includes("count = 29")]"#
+        )
         XCTAssertEqual(marked, ["13", true])
         XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
 
         // What the page exports is a recording that `moonflow replay` re-runs identically.
         let exported = try await tab.evaluate("recording()")
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-export-\(UUID().uuidString).jsonl")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "moonflow-export-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: file) }
         try XCTUnwrap(exported.stringValue).write(to: file, atomically: true, encoding: .utf8)
         let report = Report()
@@ -82,7 +94,8 @@ final class PageInChromiumTests: XCTestCase {
 
     func testAMarkedStepShowsTheNewStateAndDiffAndTheTimelineFilters() async throws {
         let chromium = try PageInChromiumTests.chromium()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-page-rerun-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "moonflow-page-rerun-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let plugin = folder.appendingPathComponent("counter")
@@ -93,7 +106,8 @@ final class PageInChromiumTests: XCTestCase {
         try inspected.waitForFrames(10)
         let source = plugin.appendingPathComponent("init.lua")
         let code = try String(contentsOf: source, encoding: .utf8)
-        try code.replacingOccurrences(of: "state.count + m.n", with: "state.count + 2 * m.n").write(to: source, atomically: true, encoding: .utf8)
+        try code.replacingOccurrences(of: "state.count + m.n", with: "state.count + 2 * m.n").write(
+            to: source, atomically: true, encoding: .utf8)
 
         let browser = try Chromium(executable: chromium)
         defer { browser.stop() }
@@ -103,7 +117,8 @@ final class PageInChromiumTests: XCTestCase {
         _ = try await tab.call("Page.navigate", #"{"url":"\#(inspected.url)"}"#)
         try await tab.waitUntil(#"document.getElementById("count").textContent"#, equals: "10 events")
         _ = try await tab.evaluate(#"document.getElementById("rerun").click(); "ok""#)
-        try await tab.waitUntil(#"document.getElementById("reply").textContent"#, equals: "3 steps differ now (marked red)")
+        try await tab.waitUntil(
+            #"document.getElementById("reply").textContent"#, equals: "3 steps differ now (marked red)")
         _ = try await tab.evaluate(#"document.querySelector('.row[data-seq="3"]').click(); "ok""#)
         try await tab.waitUntil(#"!document.getElementById("rerunNow").hidden"#, equals: true)
         let diff = try await tab.evaluate(#"document.getElementById("rerunDiff").innerText.trim()"#)
@@ -112,14 +127,21 @@ final class PageInChromiumTests: XCTestCase {
         XCTAssertEqual(now, true)
 
         // The timeline by kind, then by text.
-        _ = try await tab.evaluate(#"(() => { const k = document.getElementById("kind"); k.value = "mutation"; k.onchange(); return "ok"; })()"#)
+        _ = try await tab.evaluate(
+            #"(() => { const k = document.getElementById("kind"); k.value = "mutation"; k.onchange(); return "ok"; })()"#
+        )
         try await tab.waitUntil(#"document.getElementById("count").textContent"#, equals: "3 of 10 events")
-        let kinds = try await tab.evaluate(#"[...document.querySelectorAll(".row")].every(r => r.classList.contains("k-mutation"))"#)
+        let kinds = try await tab.evaluate(
+            #"[...document.querySelectorAll(".row")].every(r => r.classList.contains("k-mutation"))"#)
         XCTAssertEqual(kinds, true)
-        _ = try await tab.evaluate(#"(() => { const k = document.getElementById("kind"); k.value = ""; k.onchange(); const s = document.getElementById("search"); s.value = '"n":1'; s.oninput(); return "ok"; })()"#)
+        _ = try await tab.evaluate(
+            #"(() => { const k = document.getElementById("kind"); k.value = ""; k.onchange(); const s = document.getElementById("search"); s.value = '"n":1'; s.oninput(); return "ok"; })()"#
+        )
         let found = try await tab.evaluate(#"document.getElementById("count").textContent"#)
         XCTAssertEqual(found, "3 of 10 events", "the three mutations hold \"n\":1: \(found)")
-        _ = try await tab.evaluate(#"(() => { const s = document.getElementById("search"); s.value = "no such text"; s.oninput(); return "ok"; })()"#)
+        _ = try await tab.evaluate(
+            #"(() => { const s = document.getElementById("search"); s.value = "no such text"; s.oninput(); return "ok"; })()"#
+        )
         try await tab.waitUntil(#"document.getElementById("count").textContent"#, equals: "0 of 10 events")
         XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
     }
@@ -130,8 +152,9 @@ final class PageInChromiumTests: XCTestCase {
     /// (frames 2 to 4) and before the `reset` sent at 200 ms (frames 7 to 9).
     private func lateTimerRun() throws -> InspectedRun {
         let inspected = try InspectedRun(clock: .virtual)
-        inspected.feed.send(#"{"type":"incrementLater","ms":100}"#, #"{"at":50,"send":{"type":"increment"}}"#,
-                            #"{"at":200,"send":{"type":"reset"}}"#)
+        inspected.feed.send(
+            #"{"type":"incrementLater","ms":100}"#, #"{"at":50,"send":{"type":"increment"}}"#,
+            #"{"at":200,"send":{"type":"reset"}}"#)
         try inspected.waitForFrames(10)
         return inspected
     }
@@ -155,11 +178,16 @@ final class PageInChromiumTests: XCTestCase {
         defer { tab.close() }
 
         // The timer's mutation (5) and state (6) are drawn under incrementLater (1), not under increment (2).
-        let rows = try await tab.evaluate(##"[...document.querySelectorAll("#rows .row")].sort((a, b) => a.offsetTop - b.offsetTop).map(r => r.dataset.seq)"##)
+        let rows = try await tab.evaluate(
+            ##"[...document.querySelectorAll("#rows .row")].sort((a, b) => a.offsetTop - b.offsetTop).map(r => r.dataset.seq)"##
+        )
         XCTAssertEqual(rows, ["0", "1", "5", "6", "2", "3", "4", "7", "8", "9"])
-        let late = try await tab.evaluate(##"[...document.querySelectorAll("#rows .row.late")].map(r => r.dataset.seq)"##)
+        let late = try await tab.evaluate(
+            ##"[...document.querySelectorAll("#rows .row.late")].map(r => r.dataset.seq)"##)
         XCTAssertEqual(late, ["5", "6"])
-        let row = try await tab.evaluate(#"(() => { const r = document.querySelector('.row[data-seq="5"]'); return [r.classList.contains("caused"), r.querySelector(".t").textContent, r.querySelector(".late").textContent]; })()"#)
+        let row = try await tab.evaluate(
+            #"(() => { const r = document.querySelector('.row[data-seq="5"]'); return [r.classList.contains("caused"), r.querySelector(".t").textContent, r.querySelector(".late").textContent]; })()"#
+        )
         XCTAssertEqual(row, [true, "100 ms", "late: after #2 increment"])
         // The increment's own mutation is neither late nor moved.
         let own = try await tab.evaluate(#"document.querySelector('.row[data-seq="3"]').classList.contains("late")"#)
@@ -184,14 +212,19 @@ final class PageInChromiumTests: XCTestCase {
         try await tab.waitUntil(#"document.querySelector(".row.sel").dataset.seq"#, equals: "5")
         let diff = try await tab.evaluate(#"document.getElementById("diff").innerText.trim()"#)
         XCTAssertEqual(diff, "- count = 1\n+ count = 2")
-        let state = try await tab.evaluate(#"[document.getElementById("treeTitle").textContent, document.getElementById("tree").innerText.trim()]"#)
+        let state = try await tab.evaluate(
+            #"[document.getElementById("treeTitle").textContent, document.getElementById("tree").innerText.trim()]"#)
         XCTAssertEqual(state, ["state after this mutation", "state {1}\ncount = 2"])
         // The reset's mutation: from 2 to 0.
         _ = try await tab.evaluate(#"document.querySelector('.row[data-seq="8"]').click(); "ok""#)
-        let reset = try await tab.evaluate(#"[document.getElementById("diff").innerText.trim(), document.getElementById("tree").innerText.includes("count = 0")]"#)
+        let reset = try await tab.evaluate(
+            #"[document.getElementById("diff").innerText.trim(), document.getElementById("tree").innerText.includes("count = 0")]"#
+        )
         XCTAssertEqual(reset, ["- count = 2\n+ count = 0", true])
         // The diff comes before the raw frame in the detail.
-        let first = try await tab.evaluate(#"Boolean(document.getElementById("diff").compareDocumentPosition(document.getElementById("raw")) & Node.DOCUMENT_POSITION_FOLLOWING)"#)
+        let first = try await tab.evaluate(
+            #"Boolean(document.getElementById("diff").compareDocumentPosition(document.getElementById("raw")) & Node.DOCUMENT_POSITION_FOLLOWING)"#
+        )
         XCTAssertEqual(first, true)
         XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
     }
@@ -208,7 +241,9 @@ final class PageInChromiumTests: XCTestCase {
         _ = try await tab.evaluate(#"document.querySelector('.row[data-seq="3"]').click(); "ok""#)
         try await tab.waitUntil(#"document.querySelector(".row.sel").dataset.seq"#, equals: "3")
         // Folded: the frame is there, but not shown until its disclosure is opened.
-        let folded = try await tab.evaluate(#"[document.getElementById("raw").open, document.getElementById("event").checkVisibility(), document.getElementById("event").textContent.includes('"event": "mutation"')]"#)
+        let folded = try await tab.evaluate(
+            #"[document.getElementById("raw").open, document.getElementById("event").checkVisibility(), document.getElementById("event").textContent.includes('"event": "mutation"')]"#
+        )
         XCTAssertEqual(folded, [false, false, true])
         _ = try await tab.evaluate(##"document.querySelector("#raw summary").click(); "ok""##)
         try await tab.waitUntil(#"document.getElementById("event").checkVisibility()"#, equals: true)
@@ -230,7 +265,9 @@ final class PageInChromiumTests: XCTestCase {
         let server = InspectorServer(hub: hub)
         let url = try await server.start()
         let schema = try Schema(kind: "action", declaration: ["touch": ["i": "integer"]])
-        hub.started(RunDescription(name: "big", version: 1, path: "big.lua", actions: schema, clock: .real), dispatch: NoDispatch())
+        hub.started(
+            RunDescription(name: "big", version: 1, path: "big.lua", actions: schema, clock: .real),
+            dispatch: NoDispatch())
         var rows = (1...1000).map { i -> LuaValue in ["id": .integer(Int64(i)), "title": "row \(i)", "done": false] }
         hub.observe(.state(["rows": .table(LuaTable(array: rows))], seq: 0), t: 0, cause: nil)
         for n in 1...3333 {
@@ -280,7 +317,9 @@ final class PageInChromiumTests: XCTestCase {
     static func chromium() throws -> String {
         for path in ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
         where FileManager.default.isExecutableFile(atPath: path) { return path }
-        throw XCTSkip("Chromium is not installed, so the page was not tried in a browser: run scripts/setup (it installs Debian's chromium)")
+        throw XCTSkip(
+            "Chromium is not installed, so the page was not tried in a browser: run scripts/setup (it installs Debian's chromium)"
+        )
     }
 }
 
@@ -292,11 +331,14 @@ final class Chromium: @unchecked Sendable {
     let endpoint: String
 
     init(executable: String) throws {
-        profile = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-chromium-\(UUID().uuidString)")
+        profile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "moonflow-chromium-\(UUID().uuidString)")
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-                             "--remote-debugging-port=0", "--remote-allow-origins=*", "--window-size=1280,800",
-                             "--user-data-dir=\(profile.path)", "about:blank"]
+        process.arguments = [
+            "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+            "--remote-debugging-port=0", "--remote-allow-origins=*", "--window-size=1280,800",
+            "--user-data-dir=\(profile.path)", "about:blank",
+        ]
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
@@ -306,7 +348,9 @@ final class Chromium: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(60)
         while !text.contains("DevTools listening on ws://") {
             let data = errors.fileHandleForReading.availableData
-            if data.isEmpty || Date() > deadline { process.terminate(); throw Failure("chromium did not start its DevTools endpoint: \(text)") }
+            if data.isEmpty || Date() > deadline {
+                process.terminate(); throw Failure("chromium did not start its DevTools endpoint: \(text)")
+            }
             text += String(decoding: data, as: UTF8.self)
         }
         let after = text.components(separatedBy: "DevTools listening on ")[1]
@@ -321,7 +365,9 @@ final class Chromium: @unchecked Sendable {
         let target = try await browser.call("Target.createTarget", #"{"url":"about:blank"}"#)
         guard let id = target["targetId"]?.stringValue else { throw Failure("chromium made no page: \(target)") }
         let attached = try await browser.call("Target.attachToTarget", #"{"targetId":"\#(id)","flatten":true}"#)
-        guard let session = attached["sessionId"]?.stringValue else { throw Failure("chromium did not attach to the page: \(attached)") }
+        guard let session = attached["sessionId"]?.stringValue else {
+            throw Failure("chromium did not attach to the page: \(attached)")
+        }
         browser.session = session
         return browser
     }
@@ -346,7 +392,9 @@ final class DevTools: @unchecked Sendable {
     /// Sends `method` and waits for its result.
     /// - Throws: the protocol's error message.
     func call(_ method: String, _ params: String = "{}") async throws -> LuaValue {
-        let id = lock.withLock { nextID += 1; return nextID }
+        let id = lock.withLock {
+            nextID += 1; return nextID
+        }
         let target = session.map { #","sessionId":"\#($0)""# } ?? ""
         try await page.send(#"{"id":\#(id),"method":"\#(method)","params":\#(params)\#(target)}"#)
         let deadline = Date().addingTimeInterval(60)

@@ -58,18 +58,26 @@ final class StatePatchFramesTests: XCTestCase {
         let frames = FrameList()
         let page = hub.connect { frame in frames.add(frame) }
         var lines = ["{\"type\":\"step\",\"seed\":1}"].makeIterator()
-        _ = FeatureRun(options: options, input: InputSource(interactive: false, name: "test") { lines.next() }, write: { _ in }).run()
+        _ = FeatureRun(
+            options: options, input: InputSource(interactive: false, name: "test") { lines.next() }, write: { _ in }
+        ).run()
         hub.receive(#"{"cmd":"rerun"}"#, from: page)
         let deadline = Date().addingTimeInterval(10)
-        while !frames.all.contains(where: { $0.contains("\"cmd\":\"rerun\"") }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        while !frames.all.contains(where: { $0.contains("\"cmd\":\"rerun\"") }), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
         let reply = try XCTUnwrap(frames.all.first { $0.contains("\"cmd\":\"rerun\"") })
-        XCTAssertTrue(reply.contains("rerun: this inspector was made without a way to run the feature again (InspectorHub(rerun:))"), reply)
+        XCTAssertTrue(
+            reply.contains(
+                "rerun: this inspector was made without a way to run the feature again (InspectorHub(rerun:))"), reply)
         XCTAssertTrue(reply.contains("\"ok\":false"), reply)
     }
 
     /// JSON with sorted keys: an array never equals an object, an absent key never `null`.
     private func canonical(_ v: Any) -> String {
-        (try? String(decoding: JSONSerialization.data(withJSONObject: v, options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)) ?? "\(v)"
+        (try? String(
+            decoding: JSONSerialization.data(withJSONObject: v, options: [.sortedKeys, .fragmentsAllowed]),
+            as: UTF8.self)) ?? "\(v)"
     }
 
     private func json(_ value: LuaValue) -> Any {
@@ -85,13 +93,17 @@ final class StatePatchFramesTests: XCTestCase {
             let tokens = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
                 .map { $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~") }
             func step(_ node: Any, _ rest: ArraySlice<String>) throws -> Any {
-                guard let token = rest.first else { if kind == "remove" { throw Bad(op: op) }; return op["value"] ?? NSNull() }
+                guard let token = rest.first else {
+                    if kind == "remove" { throw Bad(op: op) }; return op["value"] ?? NSNull()
+                }
                 let more = rest.dropFirst()
                 if var array = node as? [Any] {
                     guard let i = Int(token), i >= 0 else { throw Bad(op: op) }
                     if more.isEmpty {
                         switch kind {
-                        case "add": guard i <= array.count else { throw Bad(op: op) }; array.insert(op["value"] ?? NSNull(), at: i)
+                        case "add":
+                            guard i <= array.count else { throw Bad(op: op) };
+                            array.insert(op["value"] ?? NSNull(), at: i)
                         case "remove": guard i < array.count else { throw Bad(op: op) }; array.remove(at: i)
                         default: guard i < array.count else { throw Bad(op: op) }; array[i] = op["value"] ?? NSNull()
                         }
@@ -135,7 +147,8 @@ private final class PrintedStates: @unchecked Sendable {
 
     /// Takes one printed line; keeps it when it is a `state` event with a whole state.
     func add(_ line: String) {
-        guard line.hasPrefix("{\"event\":\"state\""), let event = try? LuaValue(json: line), let state = event["state"] else { return }
+        guard line.hasPrefix("{\"event\":\"state\""), let event = try? LuaValue(json: line), let state = event["state"]
+        else { return }
         lock.withLock { states.append(state) }
     }
 }

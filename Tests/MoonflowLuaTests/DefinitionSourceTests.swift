@@ -38,13 +38,15 @@ final class DefinitionSourceTests: XCTestCase {
 
     func testEachProblemGetsItsKeysLineOrTheCallsAndTheyComeInLineOrder() throws {
         let file = NSTemporaryDirectory() + "/mfdef\(UUID().uuidString.prefix(6)).lua"
-        try "return mf.feature {\n  name = 'x',\n  strategy = {\n    load = 'lastest',\n  },\n}\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "return mf.feature {\n  name = 'x',\n  strategy = {\n    load = 'lastest',\n  },\n}\n".write(
+            toFile: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let located = DefinitionSource.locate([
-            .init(message: "bad strategy", path: ["strategy", "load"]),
-            .init(message: "no handle", path: ["handle"]),
-            .init(message: "bad name", path: ["name"]),
-        ], caller: "\(file):1")
+        let located = DefinitionSource.locate(
+            [
+                .init(message: "bad strategy", path: ["strategy", "load"]),
+                .init(message: "no handle", path: ["handle"]),
+                .init(message: "bad name", path: ["name"]),
+            ], caller: "\(file):1")
         XCTAssertEqual(located, ["\(file):1: no handle", "\(file):2: bad name", "\(file):4: bad strategy"])
     }
 }

@@ -28,26 +28,36 @@ final class DispatchBoundaryTests: XCTestCase {
     func testAFieldInsertedInDispatchLuaFailsTheLoadNamingIt() throws {
         let returned = "return {\n"
         XCTAssertEqual(Self.dispatchText.components(separatedBy: returned).count, 2, "dispatch.lua returns one table")
-        let failure = try XCTUnwrap(loadFailure(dispatch { $0.replacingOccurrences(of: returned, with: returned + "  inserted = function() end,\n") }))
+        let failure = try XCTUnwrap(
+            loadFailure(
+                dispatch { $0.replacingOccurrences(of: returned, with: returned + "  inserted = function() end,\n") }))
         XCTAssertTrue(failure.contains("'inserted'") && failure.contains("Swift does not read"), failure)
     }
 
     func testAValueWithoutANameInDispatchLuaFailsTheLoad() throws {
-        let failure = try XCTUnwrap(loadFailure(dispatch { $0.replacingOccurrences(of: "return {\n", with: "return {\n  function() end,\n") }))
+        let failure = try XCTUnwrap(
+            loadFailure(dispatch { $0.replacingOccurrences(of: "return {\n", with: "return {\n  function() end,\n") }))
         XCTAssertTrue(failure.contains("1 value without a name"), failure)
     }
 
     func testAFieldSwiftReadsThatDispatchLuaLacksFailsTheLoadNamingIt() throws {
-        let failure = try XCTUnwrap(loadFailure(dispatch { $0.replacingOccurrences(of: "  undo = undo, ", with: "  ") }))
+        let failure = try XCTUnwrap(
+            loadFailure(dispatch { $0.replacingOccurrences(of: "  undo = undo, ", with: "  ") }))
         XCTAssertTrue(failure.contains("exports no 'undo'"), failure)
     }
 
     func testAReduceOutcomeRenamedOrRenumberedInLuaFailsTheLoad() throws {
-        let renamed = try XCTUnwrap(loadFailure(dispatch { $0.replacingOccurrences(of: "pending = pending }", with: "waiting = pending }") }))
-        XCTAssertTrue(renamed.contains("reduceOutcomes") && renamed.contains("waiting = 3") && renamed.contains("pending = 3"), renamed)
-        let renumbered = try XCTUnwrap(loadFailure(dispatch {
-            $0.replacingOccurrences(of: "stepStages = { outside = outside,", with: "stepStages = { outside = 7,")
-        }))
+        let renamed = try XCTUnwrap(
+            loadFailure(dispatch { $0.replacingOccurrences(of: "pending = pending }", with: "waiting = pending }") }))
+        XCTAssertTrue(
+            renamed.contains("reduceOutcomes") && renamed.contains("waiting = 3") && renamed.contains("pending = 3"),
+            renamed)
+        let renumbered = try XCTUnwrap(
+            loadFailure(
+                dispatch {
+                    $0.replacingOccurrences(
+                        of: "stepStages = { outside = outside,", with: "stepStages = { outside = 7,")
+                }))
         XCTAssertTrue(renumbered.contains("stepStages") && renumbered.contains("outside = 7"), renumbered)
     }
 
@@ -63,7 +73,9 @@ final class DispatchBoundaryTests: XCTestCase {
         let chunk = try lua.load(string: "return { a = 1, b = 2 }", name: "exports")
         var exports = try lua.call(chunk, []) { try DispatchExports($0, at: 1, in: lua, from: "exports.lua") }
         _ = try exports.take("a")
-        XCTAssertThrowsError(try exports.finish()) { XCTAssertTrue("\($0)".contains("exports.lua exports 'b'"), "\($0)") }
+        XCTAssertThrowsError(try exports.finish()) {
+            XCTAssertTrue("\($0)".contains("exports.lua exports 'b'"), "\($0)")
+        }
         XCTAssertThrowsError(try exports.take("c")) { XCTAssertTrue("\($0)".contains("exports no 'c'"), "\($0)") }
         _ = try exports.take("b")
         XCTAssertNoThrow(try exports.finish())

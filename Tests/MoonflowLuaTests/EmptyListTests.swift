@@ -34,25 +34,33 @@ final class EmptyListTests: XCTestCase {
     }
 
     func testAListEmptiedByRemovalStaysAnArray() throws {
-        XCTAssertEqual(try states([["type": "add", "title": "a"], ["type": "remove"]]), [
-            #"{"items":{},"meta":{},"tags":[]}"#,
-            #"{"items":["a"],"meta":{},"tags":[]}"#,
-            #"{"items":[],"meta":{},"tags":[]}"#,
-        ])
+        XCTAssertEqual(
+            try states([["type": "add", "title": "a"], ["type": "remove"]]),
+            [
+                #"{"items":{},"meta":{},"tags":[]}"#,
+                #"{"items":["a"],"meta":{},"tags":[]}"#,
+                #"{"items":[],"meta":{},"tags":[]}"#,
+            ])
     }
 
     func testAListReplacedByANewEmptyTableStaysAnArray() throws {
-        XCTAssertEqual(try states([["type": "add", "title": "a"], ["type": "clear"]]).last, #"{"items":[],"meta":{},"tags":[]}"#)
+        XCTAssertEqual(
+            try states([["type": "add", "title": "a"], ["type": "clear"]]).last, #"{"items":[],"meta":{},"tags":[]}"#)
     }
 
     func testMfObjectAndMfArraySayWhichExplicitly() throws {
         let out = try states([["type": "add", "title": "a"], ["type": "object"], ["type": "array"]])
-        XCTAssertEqual(Array(out.suffix(2)), [#"{"items":{},"meta":{},"tags":[]}"#, #"{"items":{},"meta":[],"tags":[]}"#])
+        XCTAssertEqual(
+            Array(out.suffix(2)), [#"{"items":{},"meta":{},"tags":[]}"#, #"{"items":{},"meta":[],"tags":[]}"#])
     }
 
     func testMfArrayRefusesATableWithAMetatableOfItsOwn() throws {
         let values = try Probe.run("return mf.just(mf.array(setmetatable({}, {})))")
-        XCTAssertTrue(values.first?.contains("array: the table has a metatable of its own; state tables are plain data") == true, "\(values)")
-        XCTAssertTrue(try Probe.run("return mf.just(mf.array(5))").first?.contains("bad argument #1 to 'array' (table expected, got number)") == true)
+        XCTAssertTrue(
+            values.first?.contains("array: the table has a metatable of its own; state tables are plain data") == true,
+            "\(values)")
+        XCTAssertTrue(
+            try Probe.run("return mf.just(mf.array(5))").first?.contains(
+                "bad argument #1 to 'array' (table expected, got number)") == true)
     }
 }

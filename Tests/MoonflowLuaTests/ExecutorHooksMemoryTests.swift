@@ -26,6 +26,7 @@ final class ExecutorHooksMemoryTests: XCTestCase {
         }
         let grown = try MemoryInUse.bytes() - before
         XCTAssertEqual(ran, 50_000)
-        XCTAssertLessThan(grown, 1 << 20, "50,000 sends grew \(MemoryInUse.measure) by \(grown) bytes (\(grown / 50_000) per send)")
+        XCTAssertLessThan(
+            grown, 1 << 20, "50,000 sends grew \(MemoryInUse.measure) by \(grown) bytes (\(grown / 50_000) per send)")
     }
 }

@@ -22,7 +22,10 @@ final class HostChunksTests: XCTestCase {
             if writing {
                 try Data(current).write(to: Self.sources.appendingPathComponent(file))
             } else {
-                XCTAssertTrue(chunk.compiled == current, "Sources/\(file) is stale (its text changed, or the Lua release did): run scripts/precompile-lua and commit what it writes")
+                XCTAssertTrue(
+                    chunk.compiled == current,
+                    "Sources/\(file) is stale (its text changed, or the Lua release did): run scripts/precompile-lua and commit what it writes"
+                )
             }
         }
     }

@@ -18,7 +18,8 @@ final class KeptMutationTests: XCTestCase {
         #"{ type = "put", x = 1.5, on = true, v = "s" }"#, #"{ type = "put", x = 2, on = false, v = 3 }"#,
         #"{ type = "put", x = 2, on = false, v = 0.5, t = {} }"#, #"{ type = "put", x = 2, on = false, v = {} }"#,
         #"{ type = "add", n = 1.0 }"#, #"{ type = "add", n = "1" }"#, #"{ type = "add" }"#,
-        #"{ type = "add", n = 1, extra = 2 }"#, #"{ type = "add", n = 1, [1] = "x" }"#, #"{ type = "add", n = 1, [true] = 1 }"#,
+        #"{ type = "add", n = 1, extra = 2 }"#, #"{ type = "add", n = 1, [1] = "x" }"#,
+        #"{ type = "add", n = 1, [true] = 1 }"#,
         #"{ type = "nope", n = 1 }"#, #"{ type = 3, n = 1 }"#, #"{ n = 1 }"#, #"{ "add", n = 1 }"#,
         #"{ type = "put", x = 0/0, on = true, v = 1 }"#, #"{ type = "put", x = 1, on = true, v = 0/0 }"#,
         #"{ type = "put", x = 1/0, on = true, v = -1/0 }"#, #"{ type = "put", x = 1, on = 1, v = 1 }"#,
@@ -58,7 +59,9 @@ final class KeptMutationTests: XCTestCase {
         var accepted = 0
         for source in Self.tables {
             let table = try lua.call(try lua.load(string: "return " + source, name: "m"), []) { try $0.ref(1) }
-            let inSwift = try lua.call(try lua.load(string: "return ...", name: "id"), [.ref(table)]) { $0.matches(1, schema.flat) }
+            let inSwift = try lua.call(try lua.load(string: "return ...", name: "id"), [.ref(table)]) {
+                $0.matches(1, schema.flat)
+            }
             let inC = try lua.call(ask, [.ref(flat), .ref(shapes), .ref(table)])
             XCTAssertEqual(inC, [.boolean(inSwift)], source)
             if inSwift { accepted += 1 }
@@ -87,7 +90,7 @@ final class KeptMutationTests: XCTestCase {
         let h = try Harness(["kept/init.lua": Self.plugin])
         try h.load("kept")
         try h.send(["type": "c", "n": 1, "ms": 100])
-        try h.send(["type": "c", "n": 2])      // queued behind the timer, its table kept in Lua
+        try h.send(["type": "c", "n": 2])  // queued behind the timer, its table kept in Lua
         try h.send(["type": "other", "n": 3])  // handled now: its table takes the slot
         h.advance(to: 200)
         XCTAssertEqual(h.state["log"], ["other3", "timer1", "c2"])
@@ -106,7 +109,9 @@ final class KeptMutationTests: XCTestCase {
         XCTAssertEqual(states.last, ["other1", "other2", "other3", "other4", "other5"])
         XCTAssertEqual(states.count, 5)
         XCTAssertEqual(seen.events.filter { $0.kind != .state }.count, 0)
-        XCTAssertEqual(h.log.mutations("n"), ["0:1", "0:2", "0:3", "0:4", "0:5"], "a listener of every event still gets each mutation")
+        XCTAssertEqual(
+            h.log.mutations("n"), ["0:1", "0:2", "0:3", "0:4", "0:5"],
+            "a listener of every event still gets each mutation")
     }
 }
 

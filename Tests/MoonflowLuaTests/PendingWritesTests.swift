@@ -16,7 +16,9 @@ final class PendingWritesTests: XCTestCase {
         let failures = Counter()
         let observation = feature.outlet.add(kinds: .error) { _ in
             failures.n += 1
-            XCTAssertEqual(feature.state.description, try? feature.readStateTable().description, "read after a rollback, mid-drain")
+            XCTAssertEqual(
+                feature.state.description, try? feature.readStateTable().description, "read after a rollback, mid-drain"
+            )
         }
         defer { observation.dispose() }
         var seed = 1
@@ -28,8 +30,11 @@ final class PendingWritesTests: XCTestCase {
                 seed += 1
             }
             h.settle()
-            XCTAssertEqual(feature.state.description, try feature.readStateTable().description, "after seed \(seed - 1)")
-            XCTAssertEqual(String(decoding: try feature.stateJSON(), as: UTF8.self), try feature.state.json(), "JSON after seed \(seed - 1)")
+            XCTAssertEqual(
+                feature.state.description, try feature.readStateTable().description, "after seed \(seed - 1)")
+            XCTAssertEqual(
+                String(decoding: try feature.stateJSON(), as: UTF8.self), try feature.state.json(),
+                "JSON after seed \(seed - 1)")
             batch = batch % 23 + 1
         }
         XCTAssertGreaterThan(failures.n, 10)
@@ -74,27 +79,31 @@ final class PendingWritesTests: XCTestCase {
         // One drain: the good writes wait in Lua, the others are refused in between.
         try set("count", 1)
         try set("count", 2)
-        try set("count", 99, throwing: true)        // written, then refused: count stays 2
-        try set("count", "three")                   // not an integer
-        try set("count", 2.5)                       // not an integer either
-        try set("ratio", 4)                         // an integer is a number
-        try set("ratio", "nan")                     // NaN cannot cross
+        try set("count", 99, throwing: true)  // written, then refused: count stays 2
+        try set("count", "three")  // not an integer
+        try set("count", 2.5)  // not an integer either
+        try set("ratio", 4)  // an integer is a number
+        try set("ratio", "nan")  // NaN cannot cross
         try set("mode", "busy")
-        try set("mode", "sleeping")                 // not one of the enum's names
-        try set("label", true)                      // not a string
+        try set("mode", "sleeping")  // not one of the enum's names
+        try set("label", true)  // not a string
         try set("tags", "y", key: 2)
-        try set("tags", "z", key: "k")              // a list's keys are 1, 2, 3...
+        try set("tags", "z", key: "k")  // a list's keys are 1, 2, 3...
         try set("byName", 7, key: "b")
-        try set("byName", "seven", key: "c")        // a map of integers
+        try set("byName", "seven", key: "c")  // a map of integers
         try set("label", "b")
         h.settle()
-        let expected: LuaValue = ["count": 2, "ratio": 4, "label": "b", "mode": "busy", "tags": ["x", "y"], "byName": ["a": 1, "b": 7]]
+        let expected: LuaValue = [
+            "count": 2, "ratio": 4, "label": "b", "mode": "busy", "tags": ["x", "y"], "byName": ["a": 1, "b": 7],
+        ]
         XCTAssertEqual(feature.state, expected)
         XCTAssertEqual(try feature.readStateTable(), expected)
         XCTAssertEqual(errors.list.count, 8, "\(errors.list)")
         XCTAssertTrue(errors.list.contains { $0.contains("state.count must be an integer") }, "\(errors.list)")
-        XCTAssertTrue(errors.list.contains { $0.contains("state.mode must be one of \"idle\", \"busy\"") }, "\(errors.list)")
-        XCTAssertTrue(errors.list.contains { $0.contains("state.tags is a list: its keys are 1, 2, 3") }, "\(errors.list)")
+        XCTAssertTrue(
+            errors.list.contains { $0.contains("state.mode must be one of \"idle\", \"busy\"") }, "\(errors.list)")
+        XCTAssertTrue(
+            errors.list.contains { $0.contains("state.tags is a list: its keys are 1, 2, 3") }, "\(errors.list)")
         XCTAssertTrue(errors.list.contains { $0.contains("state.byName.c must be an integer") }, "\(errors.list)")
     }
 
@@ -102,7 +111,8 @@ final class PendingWritesTests: XCTestCase {
     /// sees every reduce before it, those whose writes wait in Lua too, and none of the
     /// running one's writes.
     func testAReadDuringAReduceSeesTheReducesBeforeIt() throws {
-        let h = try Harness(["peek/init.lua": """
+        let h = try Harness([
+            "peek/init.lua": """
             local mf = require "moonflow"
             return mf.feature {
               name = "peek", initial = { count = 0 },
@@ -115,10 +125,13 @@ final class PendingWritesTests: XCTestCase {
                 return state
               end,
             }
-            """])
+            """
+        ])
         let feature = try h.load("peek", observing: false)
         let seen = Messages()
-        let observation = feature.outlet.add(kinds: .log) { _ in seen.list.append(feature.state["count"]?.description ?? "nil") }
+        let observation = feature.outlet.add(kinds: .log) { _ in
+            seen.list.append(feature.state["count"]?.description ?? "nil")
+        }
         defer { observation.dispose() }
         try feature.send(["type": "add", "n": 1])
         try feature.send(["type": "add", "n": 2])
@@ -131,7 +144,8 @@ final class PendingWritesTests: XCTestCase {
     /// Writes that waited are in the snapshot once the drain ends, read or not: a state
     /// listener that comes after is told only of what changes from then on.
     func testTheSnapshotTakesWhatWaitedWhenTheDrainEnds() throws {
-        let h = try Harness(["late/init.lua": """
+        let h = try Harness([
+            "late/init.lua": """
             local mf = require "moonflow"
             return mf.feature {
               name = "late", initial = { a = 0, b = 0 },
@@ -139,7 +153,8 @@ final class PendingWritesTests: XCTestCase {
               handle = function(x) return { type = x.type } end,
               reduce = function(state, m) state[m.type] = state[m.type] + 1; return state end,
             }
-            """])
+            """
+        ])
         let feature = try h.load("late", observing: false)
         let delivered = Messages()
         try feature.send(["type": "a"])
@@ -147,7 +162,8 @@ final class PendingWritesTests: XCTestCase {
         h.settle()
         let observation = feature.outlet.add(kinds: .state) { event in
             guard case .state(let state, _) = event, let changes = feature.deliveredChanges else { return }
-            delivered.list.append("\(state["a"]!) \(state["b"]!) " + changes.map { "\($0.path)=\($0.new)" }.joined(separator: ","))
+            delivered.list.append(
+                "\(state["a"]!) \(state["b"]!) " + changes.map { "\($0.path)=\($0.new)" }.joined(separator: ","))
         }
         defer { observation.dispose() }
         try feature.send(["type": "b"])

@@ -48,13 +48,17 @@ final class ReadOnlyStateTests: XCTestCase {
     }
 
     func testAWriteInHandleFailsNamingTheFieldAndLeavesTheState() throws {
-        for (what, field) in [("top", "state.hacked"), ("nested", "state.items[1].title"), ("insert", "state.items[3]")] {
+        for (what, field) in [
+            ("top", "state.hacked"), ("nested", "state.items[1].title"), ("insert", "state.items[3]"),
+        ] {
             let h = try harness()
             let before = h.state
             try h.send(["type": "poke", "what": .string(LuaString(what))])
             XCTAssertEqual(h.log.errors.count, 1, what)
-            XCTAssertTrue(h.log.errors.first?.message.contains("\(field) is read-only here: the state changes only in reduce") == true,
-                          "\(what): \(h.log.errors.first?.message ?? "no error")")
+            XCTAssertTrue(
+                h.log.errors.first?.message.contains("\(field) is read-only here: the state changes only in reduce")
+                    == true,
+                "\(what): \(h.log.errors.first?.message ?? "no error")")
             XCTAssertEqual(h.state, before, "nothing entered the state")
         }
     }
@@ -152,7 +156,9 @@ final class ReadOnlyStateTests: XCTestCase {
         XCTAssertEqual(h.log.errors.count, 0, "\(h.log.errors)")
         try h.send(["type": "keep"])
         try h.send(["type": "use"])
-        XCTAssertTrue(h.log.errors.first?.message.contains("kept after its effect handler call returned") == true, "an effect handler's view names its kind: \(h.log.errors)")
+        XCTAssertTrue(
+            h.log.errors.first?.message.contains("kept after its effect handler call returned") == true,
+            "an effect handler's view names its kind: \(h.log.errors)")
         XCTAssertEqual(h.state["count"], 4)
     }
 

@@ -44,7 +44,10 @@ final class ReturnValueTests: XCTestCase {
         try h.send(["type": "missing"])
         let error = try XCTUnwrap(h.log.errors.first)
         // Raised where the service was called (line 14), naming where it is defined (line 9).
-        XCTAssertTrue(error.message.hasPrefix("\(h.path("ret/init.lua")):14: service 'none' (\(h.path("ret/init.lua")):9) returned nothing; return a stream, or a value (taken as mf.just(value))"), error.message)
+        XCTAssertTrue(
+            error.message.hasPrefix(
+                "\(h.path("ret/init.lua")):14: service 'none' (\(h.path("ret/init.lua")):9) returned nothing; return a stream, or a value (taken as mf.just(value))"
+            ), error.message)
         XCTAssertEqual(error.location, h.path("ret/init.lua") + ":14")
         XCTAssertEqual(h.state, ["got": ""])
     }
@@ -53,7 +56,8 @@ final class ReturnValueTests: XCTestCase {
 /// Errors with no line of their own name the function involved (item: `handle` returning a number).
 final class FunctionLocationTests: XCTestCase {
     func testHandleReturningANumberNamesHandlesLine() throws {
-        let h = try Harness(["num/init.lua": """
+        let h = try Harness([
+            "num/init.lua": """
             local mf = require "moonflow"
             return mf.feature {
               name = "num", initial = {}, actions = { go = {} }, mutations = {},
@@ -62,7 +66,8 @@ final class FunctionLocationTests: XCTestCase {
                 return 42
               end,
             }
-            """])
+            """
+        ])
         try h.load("num")
         try h.send(["type": "go"])
         let error = try XCTUnwrap(h.log.errors.first)

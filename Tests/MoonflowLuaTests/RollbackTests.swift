@@ -56,8 +56,10 @@ final class RollbackTests: XCTestCase {
 
     /// Bumps once, fails with `kind`, then checks the state, what Lua sees, and that the loop goes on.
     @discardableResult
-    private func assertRollsBack(_ kind: String, timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512,
-                                 line: UInt = #line) throws -> (message: String, location: String?) {
+    private func assertRollsBack(
+        _ kind: String, timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512,
+        line: UInt = #line
+    ) throws -> (message: String, location: String?) {
         let h = try Harness(["roll/init.lua": Self.plugin], timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB)
         try h.load("roll")
         try h.send(["type": "bump"])
@@ -70,7 +72,10 @@ final class RollbackTests: XCTestCase {
         XCTAssertEqual(h.state, before, "the snapshot", line: line)
         // The table handle and reduce see is the one from before the failed mutation.
         try h.send(["type": "peek"])
-        XCTAssertEqual(h.log.lines.last, #"0 effect {"handle":"{count=1,items={1=a,2=b1}}","reduce":"{count=1,items={1=a,2=b1}}","type":"dump"}"#, line: line)
+        XCTAssertEqual(
+            h.log.lines.last,
+            #"0 effect {"handle":"{count=1,items={1=a,2=b1}}","reduce":"{count=1,items={1=a,2=b1}}","type":"dump"}"#,
+            line: line)
         try h.send(["type": "bump"])
         XCTAssertEqual(h.state, ["count": 2, "items": ["a", "b1", "b2"]], line: line)
         let error = h.log.errors.first
@@ -79,7 +84,9 @@ final class RollbackTests: XCTestCase {
 
     func testRaisedError() throws {
         let (message, location) = try assertRollsBack("error")
-        XCTAssertTrue(message.hasSuffix("roll/init.lua:12: reducer broke") || message.contains("roll/init.lua:12: reducer broke\n"), message)
+        XCTAssertTrue(
+            message.hasSuffix("roll/init.lua:12: reducer broke")
+                || message.contains("roll/init.lua:12: reducer broke\n"), message)
         XCTAssertTrue(location?.hasSuffix("roll/init.lua:12") == true, "\(location ?? "nil")")
         XCTAssertTrue(message.contains("stack traceback:"), "errors carry a Lua traceback: \(message)")
     }
@@ -94,28 +101,35 @@ final class RollbackTests: XCTestCase {
         // No time limit: under a sanitizer on a busy machine filling 16 MB can take longer than one.
         let (message, location) = try assertRollsBack("memory", timeLimitMs: nil, memoryLimitMB: 16)
         XCTAssertTrue(message.hasPrefix("not enough memory: the script went over its 16 MB budget"), message)
-        XCTAssertTrue(location?.hasSuffix(Self.reduceLine) == true, "names the reducer's file:line: \(location ?? "nil")")
+        XCTAssertTrue(
+            location?.hasSuffix(Self.reduceLine) == true, "names the reducer's file:line: \(location ?? "nil")")
     }
 
     func testNaNABooleanKeyAndAMetatableAreRefusedAndRolledBack() throws {
-        for (kind, text) in [("nan", "state.x: NaN (not a number)"), ("boolKey", "state: a key of type boolean (true)"),
-                             ("metatable", "state.view: a table with a metatable")] {
+        for (kind, text) in [
+            ("nan", "state.x: NaN (not a number)"), ("boolKey", "state: a key of type boolean (true)"),
+            ("metatable", "state.view: a table with a metatable"),
+        ] {
             let (message, location) = try assertRollsBack(kind)
             XCTAssertTrue(message.hasPrefix(text), "\(kind): \(message)")
-            XCTAssertTrue(location?.hasSuffix(Self.reduceLine) == true, "\(kind) names the reducer's file:line: \(location ?? "nil")")
+            XCTAssertTrue(
+                location?.hasSuffix(Self.reduceLine) == true,
+                "\(kind) names the reducer's file:line: \(location ?? "nil")")
         }
     }
 
     func testAFunctionInStateNamesItsPath() throws {
         let (message, location) = try assertRollsBack("function")
         XCTAssertTrue(message.hasPrefix("state.cb: "), message)
-        XCTAssertTrue(location?.hasSuffix(Self.reduceLine) == true, "names the reducer's file:line: \(location ?? "nil")")
+        XCTAssertTrue(
+            location?.hasSuffix(Self.reduceLine) == true, "names the reducer's file:line: \(location ?? "nil")")
     }
 
     func testACycleNamesItsPath() throws {
         let (message, location) = try assertRollsBack("cycle")
         XCTAssertTrue(message.hasPrefix("state.self: "), message)
-        XCTAssertTrue(location?.hasSuffix(Self.reduceLine) == true, "names the reducer's file:line: \(location ?? "nil")")
+        XCTAssertTrue(
+            location?.hasSuffix(Self.reduceLine) == true, "names the reducer's file:line: \(location ?? "nil")")
     }
 
     func testANestedFunctionNamesItsPath() throws {
@@ -131,11 +145,13 @@ final class RollbackTests: XCTestCase {
     func testAReducerThatReturnsNothing() throws {
         let (message, location) = try assertRollsBack("nothing")
         XCTAssertEqual(message, "roll.reduce must return the state table (got no value); end it with `return state`")
-        XCTAssertTrue(location?.hasSuffix(Self.reduceLine) == true, "names the reducer's file:line: \(location ?? "nil")")
+        XCTAssertTrue(
+            location?.hasSuffix(Self.reduceLine) == true, "names the reducer's file:line: \(location ?? "nil")")
     }
 
     func testAnEffectWithoutAType() throws {
         let (message, _) = try assertRollsBack("badEffect")
-        XCTAssertEqual(message, "an effect must be a table with a string 'type', or a list of them (got { kind = \"no type\" })")
+        XCTAssertEqual(
+            message, "an effect must be a table with a string 'type', or a list of them (got { kind = \"no type\" })")
     }
 }

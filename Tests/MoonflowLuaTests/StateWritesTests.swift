@@ -64,9 +64,12 @@ final class StateWritesTests: XCTestCase {
             case .state(let state, let seq) where seq > 0:
                 let fresh = try? feature.readStateTable()
                 // As text: an emptied list stays `[]` in the snapshot, which a fresh read cannot know.
-                XCTAssertEqual(state.description, fresh?.description, "seq \(seq): the snapshot differs from the Lua table")
+                XCTAssertEqual(
+                    state.description, fresh?.description, "seq \(seq): the snapshot differs from the Lua table")
                 // As JSON written straight from the Lua table: the emptied lists' `[]` too.
-                XCTAssertEqual(try? String(decoding: feature.stateJSON(), as: UTF8.self), try? state.json(), "seq \(seq): JSON from Lua")
+                XCTAssertEqual(
+                    try? String(decoding: feature.stateJSON(), as: UTF8.self), try? state.json(),
+                    "seq \(seq): JSON from Lua")
                 guard let changes = feature.deliveredChanges else { return XCTFail("seq \(seq): no changes reported") }
                 // The outermost changes, each written into the previous snapshot, give the new one.
                 let previous = seen.previous
@@ -80,7 +83,9 @@ final class StateWritesTests: XCTestCase {
             case .error:
                 seen.failures += 1
                 XCTAssertEqual(feature.state.description, try? feature.readStateTable().description, "rolled back")
-                XCTAssertEqual(try? String(decoding: feature.stateJSON(), as: UTF8.self), try? feature.state.json(), "rolled back, as JSON")
+                XCTAssertEqual(
+                    try? String(decoding: feature.stateJSON(), as: UTF8.self), try? feature.state.json(),
+                    "rolled back, as JSON")
             default: break
             }
         }
@@ -91,7 +96,8 @@ final class StateWritesTests: XCTestCase {
     }
 
     func testAOneFieldChangeOfALargeStateReportsOnePath() throws {
-        let h = try Harness(["rows/init.lua": """
+        let h = try Harness([
+            "rows/init.lua": """
             local mf = require "moonflow"
             local rows = {}
             for i = 1, 1000 do rows[i] = { id = i, name = "row " .. i } end
@@ -102,10 +108,13 @@ final class StateWritesTests: XCTestCase {
               handle = function(a) return { type = "rename", i = a.i, name = a.name } end,
               reduce = function(state, m) state.rows[m.i].name = m.name; return state end,
             }
-            """])
+            """
+        ])
         let feature = try h.load("rows")
         let seen = Seen(previous: .nil)
-        let observation = feature.outlet.add { event in if case .state = event { seen.changes = feature.deliveredChanges } }
+        let observation = feature.outlet.add { event in
+            if case .state = event { seen.changes = feature.deliveredChanges }
+        }
         defer { observation.dispose() }
         try h.send(["type": "rename", "i": 500, "name": "renamed"])
         XCTAssertEqual(seen.changes, [StateChange(path: ["rows", 500, "name"], old: "row 500", new: "renamed")])
@@ -115,7 +124,8 @@ final class StateWritesTests: XCTestCase {
     }
 
     func testATableInTwoPlacesChangesOnItsOwnAfterwards() throws {
-        let h = try Harness(["alias/init.lua": """
+        let h = try Harness([
+            "alias/init.lua": """
             local mf = require "moonflow"
             return mf.feature {
               name = "alias", initial = { a = { x = 1 } },
@@ -126,7 +136,8 @@ final class StateWritesTests: XCTestCase {
                 return state
               end,
             }
-            """])
+            """
+        ])
         let feature = try h.load("alias")
         try h.send(["type": "copy"])
         try h.send(["type": "bump"])
@@ -149,8 +160,10 @@ private func setting(_ new: LuaValue, at path: ArraySlice<LuaValue>, in value: L
 }
 
 private func canonical(_ value: LuaValue?) -> String? {
-    guard let json = try? value?.json(), let object = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: .fragmentsAllowed),
-          let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]) else { return nil }
+    guard let json = try? value?.json(),
+        let object = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: .fragmentsAllowed),
+        let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
+    else { return nil }
     return String(decoding: data, as: UTF8.self)
 }
 

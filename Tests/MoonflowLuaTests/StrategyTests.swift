@@ -32,16 +32,19 @@ final class StrategyTests: XCTestCase {
     }
 
     func testMergeIsTheDefault() throws {
-        XCTAssertEqual(try run(["type": "m", "id": "a"], ["type": "m", "id": "b"]), ["100:a1", "150:b1", "200:a2", "250:b2"])
+        XCTAssertEqual(
+            try run(["type": "m", "id": "a"], ["type": "m", "id": "b"]), ["100:a1", "150:b1", "200:a2", "250:b2"])
     }
 
     func testLatestCancelsTheEarlierStreamOfTheSameType() throws {
-        XCTAssertEqual(try run(["type": "l", "id": "a"], ["type": "l", "id": "b"]), ["150:b1", "250:b2"],
-                       "b at 50 cancels a before a1 is due")
+        XCTAssertEqual(
+            try run(["type": "l", "id": "a"], ["type": "l", "id": "b"]), ["150:b1", "250:b2"],
+            "b at 50 cancels a before a1 is due")
     }
 
     func testConcatQueuesTheLaterStream() throws {
-        XCTAssertEqual(try run(["type": "c", "id": "a"], ["type": "c", "id": "b"]), ["100:a1", "200:a2", "300:b1", "400:b2"])
+        XCTAssertEqual(
+            try run(["type": "c", "id": "a"], ["type": "c", "id": "b"]), ["100:a1", "200:a2", "300:b1", "400:b2"])
     }
 
     func testExhaustDropsTheLaterActionWhileOneRuns() throws {
@@ -49,8 +52,10 @@ final class StrategyTests: XCTestCase {
     }
 
     func testStrategiesApplyPerActionType() throws {
-        XCTAssertEqual(try run(["type": "l", "id": "a"], ["type": "m", "id": "b"]), ["100:a1", "150:b1", "200:a2", "250:b2"],
-                       "a merge action does not cancel a latest one")
-        XCTAssertEqual(try run(["type": "x", "id": "a"], ["type": "c", "id": "b"]), ["100:a1", "150:b1", "200:a2", "250:b2"])
+        XCTAssertEqual(
+            try run(["type": "l", "id": "a"], ["type": "m", "id": "b"]), ["100:a1", "150:b1", "200:a2", "250:b2"],
+            "a merge action does not cancel a latest one")
+        XCTAssertEqual(
+            try run(["type": "x", "id": "a"], ["type": "c", "id": "b"]), ["100:a1", "150:b1", "200:a2", "250:b2"])
     }
 }

@@ -72,6 +72,7 @@ final class StreamConstructorTests: XCTestCase {
     }
 
     func testConstructorsRejectNonStreams() throws {
-        try Probe.assertFails("return mf.merge(mf.just(1), 2)", "bad argument #2 to 'merge' (stream expected, got number)")
+        try Probe.assertFails(
+            "return mf.merge(mf.just(1), 2)", "bad argument #2 to 'merge' (stream expected, got number)")
     }
 }

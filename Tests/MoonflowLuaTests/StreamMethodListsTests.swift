@@ -21,7 +21,10 @@ final class StreamMethodListsTests: XCTestCase {
     private func names(_ pattern: String, in text: String) throws -> Set<String> {
         let regex = try NSRegularExpression(pattern: pattern, options: [.anchorsMatchLines])
         let range = NSRange(text.startIndex..., in: text)
-        return Set(regex.matches(in: text, range: range).compactMap { Range($0.range(at: 1), in: text).map { String(text[$0]) } })
+        return Set(
+            regex.matches(in: text, range: range).compactMap {
+                Range($0.range(at: 1), in: text).map { String(text[$0]) }
+            })
     }
 
     /// The methods a stream has: the table LuaBridge makes the stream class from.
@@ -34,14 +37,17 @@ final class StreamMethodListsTests: XCTestCase {
 
     /// `function Stream:NAME(...) end` in the annotations.
     private func annotated() throws -> Set<String> {
-        try names(#"^function Stream:([A-Za-z_][A-Za-z0-9_]*)\("#, in: try text("Sources/MoonflowTool/Types/moonflow_meta.lua"))
+        try names(
+            #"^function Stream:([A-Za-z_][A-Za-z0-9_]*)\("#,
+            in: try text("Sources/MoonflowTool/Types/moonflow_meta.lua"))
     }
 
     /// Each `s:NAME(` in the first column of the `| method | does |` table under `## Streams`.
     private func documented() throws -> Set<String> {
         let page = try text("docs/lua-api.md")
         guard let section = page.range(of: "\n## Streams\n"),
-              let header = page.range(of: "\n| method | does |\n", range: section.upperBound..<page.endIndex) else {
+            let header = page.range(of: "\n| method | does |\n", range: section.upperBound..<page.endIndex)
+        else {
             XCTFail("docs/lua-api.md has no `| method | does |` table under `## Streams`")
             return []
         }
@@ -51,14 +57,18 @@ final class StreamMethodListsTests: XCTestCase {
         return try names(#"s:([A-Za-z_][A-Za-z0-9_]*)\("#, in: rows.joined(separator: "\n"))
     }
 
-    private func assertSame(_ a: (String, Set<String>), _ b: (String, Set<String>), file: StaticString = #filePath, line: UInt = #line) {
+    private func assertSame(
+        _ a: (String, Set<String>), _ b: (String, Set<String>), file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertEqual(a.1.subtracting(b.1).sorted(), [], "in \(a.0), not in \(b.0)", file: file, line: line)
         XCTAssertEqual(b.1.subtracting(a.1).sorted(), [], "in \(b.0), not in \(a.0)", file: file, line: line)
     }
 
     func testTheAnnotationsAndTheDocsNameEveryStreamMethodAndNoOther() throws {
         let methods = try implemented()
-        XCTAssertTrue(methods.isSuperset(of: ["map", "flatMap", "retry", "subscribe"]), "the method table as read: \(methods.sorted())")
+        XCTAssertTrue(
+            methods.isSuperset(of: ["map", "flatMap", "retry", "subscribe"]),
+            "the method table as read: \(methods.sorted())")
         let annotations = try annotated()
         let docs = try documented()
         XCTAssertFalse(annotations.isEmpty, "no `function Stream:NAME(` read from moonflow_meta.lua")

@@ -37,7 +37,9 @@ final class Harness: VirtualClockHarness {
         try lua.call(bridge.dispatch.installNext, [])
         try MoonflowModule.install(in: lua, bridge: bridge)
         // `require "NAME.mod"` finds DIR/NAME/mod.lua.
-        try lua.call(try lua.load(string: "package.path = ... .. '/?.lua;' .. package.path", name: "paths"), [.value(.string(LuaString(dir)))])
+        try lua.call(
+            try lua.load(string: "package.path = ... .. '/?.lua;' .. package.path", name: "paths"),
+            [.value(.string(LuaString(dir)))])
     }
 
     /// Full path of a file in the temporary folder.
@@ -49,11 +51,17 @@ final class Harness: VirtualClockHarness {
     @discardableResult
     func load(_ spec: String = "probe", observing: Bool = true) throws -> LuaFeature {
         let file = spec.contains("/") || spec.hasSuffix(".lua") ? path(spec) : path("\(spec)/init.lua")
-        let definition = try lua.call(try lua.load(file: file), []) { try FeatureDefinition.read($0, 1, kind: .feature) }
+        let definition = try lua.call(try lua.load(file: file), []) {
+            try FeatureDefinition.read($0, 1, kind: .feature)
+        }
         let none = try lua.makeTable([])
-        let env = try lua.call(bridge.dispatch.makeEnv, [.ref(definition.table), .ref(none), .ref(none), bridge.serviceResult(definition), .value(.nil)]) { try $0.ref(1) }
-        let f = try LuaFeature(definition: definition, bridge: bridge, env: env, source: file,
-                               context: SchedulerContext(state: clock, output: ImmediateScheduler.shared, work: clock))
+        let env = try lua.call(
+            bridge.dispatch.makeEnv,
+            [.ref(definition.table), .ref(none), .ref(none), bridge.serviceResult(definition), .value(.nil)]
+        ) { try $0.ref(1) }
+        let f = try LuaFeature(
+            definition: definition, bridge: bridge, env: env, source: file,
+            context: SchedulerContext(state: clock, output: ImmediateScheduler.shared, work: clock))
         let recorder = self.recorder
         guard observing else {
             f.start()
@@ -64,11 +72,12 @@ final class Harness: VirtualClockHarness {
         observations.append(f.outlet.add { event in recorder.withLock { $0 }.observer.send(value: event) })
         // In every test: the state as JSON written straight from the Lua table is the
         // snapshot's JSON (`moonflow run --format jsonl` prints the first).
-        observations.append(f.outlet.add(kinds: .state) { [weak f] event in
-            guard let f, case .state(let state, let seq) = event else { return }
-            let fromLua = Result { String(decoding: try f.stateJSON(), as: UTF8.self) }
-            XCTAssertEqual(try? fromLua.get(), try? state.json(), "state#\(seq): JSON from the Lua table")
-        })
+        observations.append(
+            f.outlet.add(kinds: .state) { [weak f] event in
+                guard let f, case .state(let state, let seq) = event else { return }
+                let fromLua = Result { String(decoding: try f.stateJSON(), as: UTF8.self) }
+                XCTAssertEqual(try? fromLua.get(), try? state.json(), "state#\(seq): JSON from the Lua table")
+            })
         f.start()
         feature = f
         settle()
@@ -101,7 +110,9 @@ extension Probe {
     }
 
     /// Runs `body` and checks that it only failed, at 0, with a message containing `expected`.
-    static func assertFails(_ body: String, _ expected: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    static func assertFails(
+        _ body: String, _ expected: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let values = try run(body)
         XCTAssertEqual(values.count, 1, "\(values)", file: file, line: line)
         XCTAssertTrue(values.first?.hasPrefix("0:error:") == true, "\(values)", file: file, line: line)

@@ -7,7 +7,8 @@ import XCTest
 final class TaskTests: XCTestCase {
     func testATaskThatNeverYieldsIsStoppedByTheTimeLimit() throws {
         // A pattern match inside a pcall inside a loop: the stop still ends the task.
-        let values = try Probe.run("""
+        let values = try Probe.run(
+            """
             return mf.task(function(t)
               t:emit("started")
               while true do pcall(string.find, ("a"):rep(1e4), ".-.-.-b") end
@@ -15,15 +16,19 @@ final class TaskTests: XCTestCase {
             """)
         XCTAssertEqual(values.count, 2, "\(values)")
         XCTAssertEqual(values.first, "0:started")
-        XCTAssertTrue(values.last?.hasPrefix("0:error:") == true && values.last?.contains("time limit of 1000 ms exceeded") == true, "\(values)")
+        XCTAssertTrue(
+            values.last?.hasPrefix("0:error:") == true
+                && values.last?.contains("time limit of 1000 ms exceeded") == true, "\(values)")
     }
 
     func testEmitSendsValuesThenTheTaskCompletes() throws {
-        XCTAssertEqual(try Probe.run("return mf.task(function(t) t:emit(1) t:emit('two') end)"), ["0:1", "0:two", "0:|"])
+        XCTAssertEqual(
+            try Probe.run("return mf.task(function(t) t:emit(1) t:emit('two') end)"), ["0:1", "0:two", "0:|"])
     }
 
     func testAwaitOfATimerResumesAtItsTime() throws {
-        let values = try Probe.run("""
+        let values = try Probe.run(
+            """
             return mf.task(function(t)
               t:emit("start")
               local ok, v = t:await(mf.timer(100, "tick"))
@@ -36,9 +41,12 @@ final class TaskTests: XCTestCase {
     }
 
     func testAwaitTakesOnlyTheFirstValueAndStopsTheStream() throws {
-        let h = try Harness(["probe/init.lua": Probe.source("""
-            return mf.task(function(t) local _, v = t:await(mf.interval(10)) t:emit(v) end)
-            """)])
+        let h = try Harness([
+            "probe/init.lua": Probe.source(
+                """
+                return mf.task(function(t) local _, v = t:await(mf.interval(10)) t:emit(v) end)
+                """)
+        ])
         try h.load()
         try h.send(["type": "go"])
         h.advance(to: 100)
@@ -47,7 +55,8 @@ final class TaskTests: XCTestCase {
     }
 
     func testAwaitOfAFailingStreamReturnsFalseAndTheError() throws {
-        let values = try Probe.run("""
+        let values = try Probe.run(
+            """
             return mf.task(function(t)
               local ok, err = t:await(mf.timer(20):flatMap(function() return mf.fail("nope") end))
               t:emit(tostring(ok) .. " " .. err)
@@ -59,13 +68,16 @@ final class TaskTests: XCTestCase {
     }
 
     func testAnErrorInsideATaskFailsItsStreamWithTheLocation() throws {
-        let h = try Harness(["probe/init.lua": Probe.source("""
-            return mf.task(function(t)
-              t:emit(1)
-              t:await(mf.timer(10))
-              error("task broke")
-            end)
-            """)])
+        let h = try Harness([
+            "probe/init.lua": Probe.source(
+                """
+                return mf.task(function(t)
+                  t:emit(1)
+                  t:await(mf.timer(10))
+                  error("task broke")
+                end)
+                """)
+        ])
         try h.load()
         try h.send(["type": "go"])
         h.advance(to: 100)
@@ -75,8 +87,12 @@ final class TaskTests: XCTestCase {
     }
 
     func testATaskMayOnlyYieldThroughAwait() throws {
-        XCTAssertEqual(try Probe.run("return mf.task(function(t) t:emit(1) coroutine.yield() t:emit(2) end)"),
-                       ["0:1", "0:error:mf.task: the task yielded with coroutine.yield; a task may only wait through t:await(stream)"])
+        XCTAssertEqual(
+            try Probe.run("return mf.task(function(t) t:emit(1) coroutine.yield() t:emit(2) end)"),
+            [
+                "0:1",
+                "0:error:mf.task: the task yielded with coroutine.yield; a task may only wait through t:await(stream)",
+            ])
         // The error has no line of its own: it names where the task's function is defined.
         let h = try Harness(["probe/init.lua": Probe.source("return mf.task(function(t) coroutine.yield() end)")])
         try h.load()
@@ -92,15 +108,21 @@ final class TaskTests: XCTestCase {
         try h.send(["type": "search", "q": "a"])
         try h.send(["type": "search", "q": "b"], at: 50)
         try h.send(["type": "report"], at: 400)
-        XCTAssertEqual(h.state, ["lines": ["start a", "start b", "b true done"],
-                                 "report": "closed a,resumed b,closed b"])
+        XCTAssertEqual(
+            h.state,
+            [
+                "lines": ["start a", "start b", "b true done"],
+                "report": "closed a,resumed b,closed b",
+            ])
         let mutations = h.log.lines.filter { $0.contains("mutation") }
-        XCTAssertEqual(mutations, [
-            #"0 mutation#1 {"text":"start a","type":"line"}"#,
-            #"50 mutation#2 {"text":"start b","type":"line"}"#,
-            #"150 mutation#3 {"text":"b true done","type":"line"}"#,
-            #"400 mutation#4 {"text":"closed a,resumed b,closed b","type":"report"}"#,
-        ])
+        XCTAssertEqual(
+            mutations,
+            [
+                #"0 mutation#1 {"text":"start a","type":"line"}"#,
+                #"50 mutation#2 {"text":"start b","type":"line"}"#,
+                #"150 mutation#3 {"text":"b true done","type":"line"}"#,
+                #"400 mutation#4 {"text":"closed a,resumed b,closed b","type":"report"}"#,
+            ])
     }
 
     func testCancellingAllWorkClosesAWaitingTask() throws {

@@ -42,7 +42,9 @@ final class AbandonedStatesTests: XCTestCase {
     func testAStuckLuaStateIsInItsCallUntilTheCallReturns() throws {
         let call = BlockingCall(lua: try LuaState(timeLimitMs: 50))
         let returned = DispatchSemaphore(value: 0)
-        Thread { call.run(); returned.signal() }.start()
+        Thread {
+            call.run(); returned.signal()
+        }.start()
         let giveUp = Date().addingTimeInterval(30)
         while !call.lua.isStuck, Date() < giveUp { _ = returned.wait(timeout: .now() + .milliseconds(20)) }
         XCTAssertTrue(call.lua.isStuck)
@@ -59,7 +61,13 @@ final class AbandonedStatesTests: XCTestCase {
         func run() {
             let gate = self.gate
             guard let chunk = try? lua.load(string: "local wait = ... wait()", name: "blocks.lua") else { return }
-            _ = try? lua.call(chunk, [.function { _ in gate.wait(); return [] }])
+            _ = try? lua.call(
+                chunk,
+                [
+                    .function { _ in
+                        gate.wait(); return []
+                    }
+                ])
         }
     }
 }

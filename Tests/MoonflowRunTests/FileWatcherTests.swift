@@ -37,7 +37,9 @@ final class FileWatcherTests: XCTestCase {
 
     private func watching(_ changes: any FileChanges, files: [String] = [], _ body: (Reports) throws -> Void) throws {
         let reports = Reports()
-        let watcher = FileWatcher(folders: [folder], files: files, changes: changes) { changed, _ in reports.add(changed) }
+        let watcher = FileWatcher(folders: [folder], files: files, changes: changes) { changed, _ in
+            reports.add(changed)
+        }
         try watcher.start()
         defer { watcher.stop() }
         // A polling watch compares against what it saw at start: let a change land after that.

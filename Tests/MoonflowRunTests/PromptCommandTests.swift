@@ -11,7 +11,8 @@ final class PromptCommandTests: XCTestCase {
         let dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("mfprompt\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = (dir as NSString).appendingPathComponent("plugins/tally/init.lua")
-        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         func source(_ step: Int) -> String {
             """
             local mf = require "moonflow"
@@ -28,13 +29,16 @@ final class PromptCommandTests: XCTestCase {
         var options = FeatureRun.Options(path: (dir as NSString).appendingPathComponent("plugins/tally"))
         options.format = .jsonl
         var lines = ["add", ":state", ":help", ":nope"].makeIterator()
-        let run = FeatureRun(options: options, input: InputSource(interactive: true) { lines.next() }, write: { out.append($0) })
+        let run = FeatureRun(
+            options: options, input: InputSource(interactive: true) { lines.next() }, write: { out.append($0) })
         XCTAssertEqual(run.run(), 0, "an unknown command typed at the prompt is reported, not a failure of the session")
         let text = out.all.joined(separator: "\n")
         XCTAssertTrue(text.contains("{\n  \"count\": 1,\n  \"tags\": [\n    \"a\"\n  ]\n}"), text)
         XCTAssertTrue(text.contains("  :reload                load the plugin's code again, keeping the state"), text)
         XCTAssertTrue(text.contains("  add by=integer?"), text)
-        XCTAssertTrue(text.contains("unknown command ':nope'; commands: help, :advance MS, :run, :reload, :restart, :state, :quit"), text)
+        XCTAssertTrue(
+            text.contains(
+                "unknown command ':nope'; commands: help, :advance MS, :run, :reload, :restart, :state, :quit"), text)
 
         // :reload picks up a change made before it.
         try source(1).write(toFile: file, atomically: true, encoding: .utf8)
@@ -55,7 +59,8 @@ final class PromptCommandTests: XCTestCase {
         // :restart starts over from initial with the code as it is now.
         let out3 = Lines()
         var restart = ["add", "add", ":restart", "add", ":state"].makeIterator()
-        let run3 = FeatureRun(options: options, input: InputSource(interactive: true) { restart.next() }, write: { out3.append($0) })
+        let run3 = FeatureRun(
+            options: options, input: InputSource(interactive: true) { restart.next() }, write: { out3.append($0) })
         XCTAssertEqual(run3.run(), 0)
         let text3 = out3.all.joined(separator: "\n")
         XCTAssertTrue(text3.contains("{\n  \"count\": 5,"), "one add of 5 after the restart: \(text3)")

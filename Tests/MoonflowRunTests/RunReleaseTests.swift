@@ -30,13 +30,13 @@ final class RunReleaseTests: XCTestCase {
         let folder = (dir as NSString).appendingPathComponent("ran")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try """
-            local mf = require "moonflow"
-            return mf.feature {
-              name = "ran", initial = { n = 0 }, actions = { go = {} }, mutations = { seen = {} },
-              handle = function() return mf.just(1):map(function() return { type = "seen" } end) end,
-              reduce = function(state) state.n = state.n + 1; return state end,
-            }
-            """.write(toFile: (folder as NSString).appendingPathComponent("init.lua"), atomically: true, encoding: .utf8)
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "ran", initial = { n = 0 }, actions = { go = {} }, mutations = { seen = {} },
+          handle = function() return mf.just(1):map(function() return { type = "seen" } end) end,
+          reduce = function(state) state.n = state.n + 1; return state end,
+        }
+        """.write(toFile: (folder as NSString).appendingPathComponent("init.lua"), atomically: true, encoding: .utf8)
         let observer = KeepsDispatcher()
         weak var run: FeatureRun?
         do {
@@ -44,7 +44,8 @@ final class RunReleaseTests: XCTestCase {
             options.clock = .virtual
             options.observers = [observer]
             var lines = ["{\"type\":\"go\"}"].makeIterator()
-            let made = FeatureRun(options: options, input: InputSource(interactive: false) { lines.next() }, write: { _ in })
+            let made = FeatureRun(
+                options: options, input: InputSource(interactive: false) { lines.next() }, write: { _ in })
             XCTAssertEqual(made.run(), 0)
             run = made
         }

@@ -20,13 +20,17 @@ final class SessionRecorderMemoryTests: XCTestCase {
     /// two objects each (about 10 MB resident), for as long as the run lived.
     func testTheRecorderKeepsNoMemoryPerAction() throws {
         let recorder = SessionRecorder(answersOnly: { _ in })
-        recorder.started(RunDescription(name: "counter", version: 1, path: "plugins/counter", actions: nil, clock: .real, now: { 5 }),
-                         dispatch: NoDispatch())
+        recorder.started(
+            RunDescription(
+                name: "counter", version: 1, path: "plugins/counter", actions: nil, clock: .real, now: { 5 }),
+            dispatch: NoDispatch())
         let action = FeatureEvent.action(["type": "increment"])
         for _ in 0..<1_000 { recorder.observe(action, t: 5, cause: nil) }
         let before = try MemoryInUse.bytes()
         for _ in 0..<100_000 { recorder.observe(action, t: 5, cause: nil) }
         let grown = try MemoryInUse.bytes() - before
-        XCTAssertLessThan(grown, 2 << 20, "100,000 actions grew \(MemoryInUse.measure) by \(grown) bytes (\(grown / 100_000) per action)")
+        XCTAssertLessThan(
+            grown, 2 << 20,
+            "100,000 actions grew \(MemoryInUse.measure) by \(grown) bytes (\(grown / 100_000) per action)")
     }
 }

@@ -22,10 +22,15 @@ final class RepositoryContractTests: XCTestCase {
     ]
 
     /// Each kind, filled with `records` (in this order).
-    private func kinds(_ records: [Record] = people, indexes: [String] = ["team", "age"]) throws -> [(String, any Repository<Record>)] {
-        let file = try SQLiteRepository<Record>(path: folder.appendingPathComponent("\(UUID().uuidString).db").path, table: "people", indexes: indexes)
+    private func kinds(
+        _ records: [Record] = people, indexes: [String] = ["team", "age"]
+    ) throws -> [(String, any Repository<Record>)] {
+        let file = try SQLiteRepository<Record>(
+            path: folder.appendingPathComponent("\(UUID().uuidString).db").path, table: "people", indexes: indexes)
         let memory = try SQLiteRepository<Record>(path: ":memory:", table: "people", indexes: indexes)
-        let kinds: [(String, any Repository<Record>)] = [("in-memory", InMemoryRepository<Record>()), ("sqlite file", file), ("sqlite :memory:", memory)]
+        let kinds: [(String, any Repository<Record>)] = [
+            ("in-memory", InMemoryRepository<Record>()), ("sqlite file", file), ("sqlite :memory:", memory),
+        ]
         for (_, repository) in kinds { try repository.putAll(records) }
         return kinds
     }
@@ -47,13 +52,21 @@ final class RepositoryContractTests: XCTestCase {
         for (kind, repository) in try kinds() {
             let query = Query.where("team", equals: "core").sorted(by: "age", ascending: false).limited(to: 2)
             XCTAssertEqual(ids(try repository.getAll(query)), ["4", "1"], kind)
-            XCTAssertEqual(ids(try repository.getAll(Query.all.sorted(by: "age"))), ["3", "1", "2", "4"], "\(kind): integers and floats order as numbers")
+            XCTAssertEqual(
+                ids(try repository.getAll(Query.all.sorted(by: "age"))), ["3", "1", "2", "4"],
+                "\(kind): integers and floats order as numbers")
             XCTAssertEqual(ids(try repository.getAll(Query.all.limited(to: 2, offset: 1))), ["2", "3"], kind)
             XCTAssertEqual(ids(try repository.getAll(Query(offset: 3))), ["4"], "\(kind): an offset without a limit")
-            XCTAssertEqual(ids(try repository.getAll(.where("team", equals: "core").and("age", equals: 28))), ["3"], kind)
-            XCTAssertEqual(ids(try repository.getAll(ids: ["3", "9", "1", "3"])), ["3", "1", "3"], "\(kind): ids in the order asked, missing ones skipped")
-            XCTAssertEqual(ids(try repository.getAll(Query.all.sorted(by: "team").sorted(by: "name", ascending: false))), ["3", "4", "1", "2"], "\(kind): a second key breaks ties")
-            XCTAssertEqual(ids(try repository.getAll(Query.all.sorted(by: "id", ascending: false))), ["4", "3", "2", "1"], kind)
+            XCTAssertEqual(
+                ids(try repository.getAll(.where("team", equals: "core").and("age", equals: 28))), ["3"], kind)
+            XCTAssertEqual(
+                ids(try repository.getAll(ids: ["3", "9", "1", "3"])), ["3", "1", "3"],
+                "\(kind): ids in the order asked, missing ones skipped")
+            XCTAssertEqual(
+                ids(try repository.getAll(Query.all.sorted(by: "team").sorted(by: "name", ascending: false))),
+                ["3", "4", "1", "2"], "\(kind): a second key breaks ties")
+            XCTAssertEqual(
+                ids(try repository.getAll(Query.all.sorted(by: "id", ascending: false))), ["4", "3", "2", "1"], kind)
             XCTAssertThrowsError(try repository.getAll(Query.all.limited(to: -1)), kind) { error in
                 XCTAssertEqual(error as? RepositoryError, .invalidQuery("limit -1 is negative"), kind)
             }
@@ -81,11 +94,15 @@ final class RepositoryContractTests: XCTestCase {
             XCTAssertEqual(ids(try repository.getAll(.where("v", equals: true))), ["b"], kind)
             XCTAssertEqual(ids(try repository.getAll(.where("v", equals: false))), [], kind)
             XCTAssertEqual(ids(try repository.getAll(.where("v", equals: "1"))), ["s"], kind)
-            XCTAssertEqual(ids(try repository.getAll(.where("v", equals: nil))), ["n", "m"], "\(kind): null matches a null and a missing field")
-            XCTAssertEqual(ids(try repository.getAll(.where("v", equals: [1, "x"]))), ["a"], "\(kind): a list compares whole")
+            XCTAssertEqual(
+                ids(try repository.getAll(.where("v", equals: nil))), ["n", "m"],
+                "\(kind): null matches a null and a missing field")
+            XCTAssertEqual(
+                ids(try repository.getAll(.where("v", equals: [1, "x"]))), ["a"], "\(kind): a list compares whole")
             XCTAssertEqual(ids(try repository.getAll(.where("v", equals: ["k": 1]))), ["o"], kind)
             XCTAssertEqual(ids(try repository.getAll(.where("v", equals: ["k": 1]).and("id", equals: "x"))), [], kind)
-            XCTAssertEqual(ids(try repository.getAll(.where("id", equals: 1))), [], "\(kind): a Record's id is a string")
+            XCTAssertEqual(
+                ids(try repository.getAll(.where("id", equals: 1))), [], "\(kind): a Record's id is a string")
             XCTAssertEqual(ids(try repository.getAll(.where("v", equals: .double(.infinity)))), [], kind)
         }
     }
@@ -110,17 +127,22 @@ final class RepositoryContractTests: XCTestCase {
         for (kind, repository) in try kinds(records, indexes: ["v"]) {
             XCTAssertEqual(ids(try repository.getAll(Query.all.sorted(by: "v"))), expected, kind)
             // Descending reverses the order but keeps ties (null and missing) in insertion order.
-            XCTAssertEqual(ids(try repository.getAll(Query.all.sorted(by: "v", ascending: false))),
-                           ["o2", "o1", "a2", "a1", "s", "s0", "big", "x", "i", "t", "f", "n", "m"], kind)
+            XCTAssertEqual(
+                ids(try repository.getAll(Query.all.sorted(by: "v", ascending: false))),
+                ["o2", "o1", "a2", "a1", "s", "s0", "big", "x", "i", "t", "f", "n", "m"], kind)
         }
     }
 
     func testPutReplacesByIdAndKeepsInsertionOrder() throws {
         for (kind, repository) in try kinds() {
             try repository.put(Record(id: "2", fields: ["name": "Grace Hopper", "team": "tools"]))
-            try repository.putAll([Record(id: "5", fields: ["name": "Edsger"]), Record(id: "1", fields: ["name": "Ada L."])])
+            try repository.putAll([
+                Record(id: "5", fields: ["name": "Edsger"]), Record(id: "1", fields: ["name": "Ada L."]),
+            ])
             XCTAssertEqual(ids(try repository.getAll(.all)), ["1", "2", "3", "4", "5"], kind)
-            XCTAssertEqual(try repository.get(id: "2"), Record(id: "2", fields: ["name": "Grace Hopper", "team": "tools"]), "\(kind): a put replaces every field")
+            XCTAssertEqual(
+                try repository.get(id: "2"), Record(id: "2", fields: ["name": "Grace Hopper", "team": "tools"]),
+                "\(kind): a put replaces every field")
             XCTAssertEqual(try repository.get(id: "1")?["name"], "Ada L.", kind)
         }
     }
@@ -128,7 +150,11 @@ final class RepositoryContractTests: XCTestCase {
     func testPutAllReplacingAQuery() throws {
         for (kind, repository) in try kinds() {
             let core = Query.where("team", equals: "core")
-            try repository.putAll([Record(id: "7", fields: ["team": "core"]), Record(id: "3", fields: ["team": "core", "name": "Linus"])], replacing: core)
+            try repository.putAll(
+                [
+                    Record(id: "7", fields: ["team": "core"]),
+                    Record(id: "3", fields: ["team": "core", "name": "Linus"]),
+                ], replacing: core)
             XCTAssertEqual(ids(try repository.getAll(core)), ["7", "3"], kind)
             XCTAssertEqual(ids(try repository.getAll(.all)), ["2", "7", "3"], kind)
             try repository.put(Record(id: "8", fields: ["team": "tools"]), replacing: .where("team", equals: "tools"))
@@ -151,7 +177,8 @@ final class RepositoryContractTests: XCTestCase {
 
     func testDeleteAllHonoursOrderAndLimit() throws {
         for (kind, repository) in try kinds() {
-            XCTAssertEqual(try repository.deleteAll(Query.all.sorted(by: "age", ascending: false).limited(to: 2)), 2, kind)
+            XCTAssertEqual(
+                try repository.deleteAll(Query.all.sorted(by: "age", ascending: false).limited(to: 2)), 2, kind)
             XCTAssertEqual(ids(try repository.getAll(.all)), ["1", "3"], "\(kind): the two oldest went")
             XCTAssertEqual(try repository.deleteAll(.where("tags", equals: ["x"])), 0, kind)
         }
@@ -164,18 +191,26 @@ final class RepositoryContractTests: XCTestCase {
             var title: String
             var score: Double
         }
-        let posts = [Post(id: 1, user: 7, title: "b", score: 1.5), Post(id: 2, user: 8, title: "a", score: 2),
-                     Post(id: 3, user: 7, title: "a", score: 0.25), Post(id: 1 << 53 + 1, user: 9, title: "big", score: -1)]
+        let posts = [
+            Post(id: 1, user: 7, title: "b", score: 1.5), Post(id: 2, user: 8, title: "a", score: 2),
+            Post(id: 3, user: 7, title: "a", score: 0.25), Post(id: 1 << 53 + 1, user: 9, title: "big", score: -1),
+        ]
         let kinds: [(String, any Repository<Post>)] = [
             ("in-memory", InMemoryRepository<Post>()),
-            ("sqlite file", try SQLiteRepository<Post>(path: folder.appendingPathComponent("posts.db").path, table: "posts", indexes: ["user"])),
+            (
+                "sqlite file",
+                try SQLiteRepository<Post>(
+                    path: folder.appendingPathComponent("posts.db").path, table: "posts", indexes: ["user"])
+            ),
         ]
         for (kind, repository) in kinds {
             try repository.putAll(posts)
-            XCTAssertEqual(try repository.getAll(Query.where("user", equals: 7).sorted(by: "title")).map(\.id), [3, 1], kind)
+            XCTAssertEqual(
+                try repository.getAll(Query.where("user", equals: 7).sorted(by: "title")).map(\.id), [3, 1], kind)
             XCTAssertEqual(try repository.get(id: 2), posts[1], kind)
             XCTAssertEqual(try repository.get(id: 1 << 53 + 1), posts[3], "\(kind): 2^53 + 1 is kept exactly")
-            XCTAssertEqual(try repository.getAll(Query.all.sorted(by: "score")).map(\.id), [1 << 53 + 1, 3, 1, 2], kind)
+            XCTAssertEqual(
+                try repository.getAll(Query.all.sorted(by: "score")).map(\.id), [1 << 53 + 1, 3, 1, 2], kind)
             XCTAssertEqual(try repository.deleteAll(.where("user", equals: 7)), 2, kind)
             XCTAssertEqual(try repository.getAll(.all), [posts[1], posts[3]], kind)
         }
@@ -189,7 +224,8 @@ final class RepositoryContractTests: XCTestCase {
             let getAll = CRUD.getAll(repository, executor: db)
             let deleteAll = CRUD.deleteAll(repository, executor: db)
             try await put.execute(.byID(Record(id: "a", fields: ["kind": "x"])))
-            try await putAll.execute(.byID([Record(id: "b", fields: ["kind": "y"]), Record(id: "c", fields: ["kind": "x"])]))
+            try await putAll.execute(
+                .byID([Record(id: "b", fields: ["kind": "y"]), Record(id: "c", fields: ["kind": "x"])]))
             let xs = try await getAll.execute(.query(.where("kind", equals: "x")))
             XCTAssertEqual(ids(xs), ["a", "c"], kind)
             let gone = try await deleteAll.execute(.query(.where("kind", equals: "x")))
@@ -203,7 +239,8 @@ final class RepositoryContractTests: XCTestCase {
     /// in-memory reference does.
     func testRandomCallsGiveTheSameResultsAsTheReference() throws {
         let reference = InMemoryRepository<Record>()
-        let sqlite = try SQLiteRepository<Record>(path: folder.appendingPathComponent("random.db").path, table: "random", indexes: ["team"])
+        let sqlite = try SQLiteRepository<Record>(
+            path: folder.appendingPathComponent("random.db").path, table: "random", indexes: ["team"])
         var random = SplitMix(seed: 13)
         let teams: [RecordValue] = ["core", "tools", nil, 1, 1.0, true, ["a"]]
         func record() -> Record {
@@ -216,7 +253,9 @@ final class RepositoryContractTests: XCTestCase {
             var q = Query()
             if random.below(2) == 0 { q = q.and("team", equals: teams[random.below(teams.count)]) }
             if random.below(3) == 0 { q = q.and("n", equals: .int(random.below(5))) }
-            for _ in 0..<random.below(3) { q = q.sorted(by: ["team", "n", "score", "id"][random.below(4)], ascending: random.below(2) == 0) }
+            for _ in 0..<random.below(3) {
+                q = q.sorted(by: ["team", "n", "score", "id"][random.below(4)], ascending: random.below(2) == 0)
+            }
             if random.below(3) == 0 { q = q.limited(to: random.below(6), offset: random.below(4)) }
             return q
         }
@@ -224,19 +263,27 @@ final class RepositoryContractTests: XCTestCase {
             let what: String
             switch random.below(8) {
             case 0: let r = record(); what = "put \(r)"; try reference.put(r); try sqlite.put(r)
-            case 1: let rs = (0..<random.below(6)).map { _ in record() }; what = "putAll"; try reference.putAll(rs); try sqlite.putAll(rs)
-            case 2: let rs = [record(), record()], q = query(); what = "putAll replacing \(q)"
+            case 1:
+                let rs = (0..<random.below(6)).map { _ in record() }; what = "putAll"; try reference.putAll(rs);
+                try sqlite.putAll(rs)
+            case 2:
+                let rs = [record(), record()], q = query(); what = "putAll replacing \(q)"
                 try reference.putAll(rs, replacing: q); try sqlite.putAll(rs, replacing: q)
-            case 3: let id = "r\(random.below(30))"; what = "delete \(id)"
+            case 3:
+                let id = "r\(random.below(30))"; what = "delete \(id)"
                 XCTAssertEqual(try reference.delete(id: id), try sqlite.delete(id: id), "step \(step): \(what)")
-            case 4: let q = query(); what = "delete \(q)"
+            case 4:
+                let q = query(); what = "delete \(q)"
                 XCTAssertEqual(try reference.delete(q), try sqlite.delete(q), "step \(step): \(what)")
-            case 5: let q = query(); what = "deleteAll \(q)"
+            case 5:
+                let q = query(); what = "deleteAll \(q)"
                 XCTAssertEqual(try reference.deleteAll(q), try sqlite.deleteAll(q), "step \(step): \(what)")
-            default: let q = query(); what = "getAll \(q)"
+            default:
+                let q = query(); what = "getAll \(q)"
                 XCTAssertEqual(try reference.getAll(q), try sqlite.getAll(q), "step \(step): \(what)")
             }
-            XCTAssertEqual(try reference.getAll(.all), try sqlite.getAll(.all), "step \(step): contents differ after \(what)")
+            XCTAssertEqual(
+                try reference.getAll(.all), try sqlite.getAll(.all), "step \(step): contents differ after \(what)")
         }
     }
 }

@@ -20,8 +20,10 @@ final class SQLiteFaultTests: XCTestCase {
 
     private func path(_ name: String = "test.db") -> String { folder.appendingPathComponent(name).path }
 
-    private func assertStorageError(_ call: @autoclosure () throws -> some Any, contains parts: [String],
-                                    file: StaticString = #filePath, line: UInt = #line) {
+    private func assertStorageError(
+        _ call: @autoclosure () throws -> some Any, contains parts: [String],
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertThrowsError(try call(), file: file, line: line) { error in
             guard case .storage(let why)? = error as? RepositoryError else {
                 return XCTFail("not a storage error: \(error)", file: file, line: line)
@@ -46,8 +48,14 @@ final class SQLiteFaultTests: XCTestCase {
             try db.execute(sql: "INSERT INTO users (id, seq, fields) VALUES ('9', 9, '{}')")
         }
 
-        assertStorageError(try users.put(Record(id: "2")), contains: ["storage failed: ", "locked by another connection", "close the program holding it, or try again"])
-        XCTAssertEqual(try users.getAll(.all).map(\.id), ["1"], "reads run beside the other write (WAL) and do not see it uncommitted")
+        assertStorageError(
+            try users.put(Record(id: "2")),
+            contains: [
+                "storage failed: ", "locked by another connection", "close the program holding it, or try again",
+            ])
+        XCTAssertEqual(
+            try users.getAll(.all).map(\.id), ["1"],
+            "reads run beside the other write (WAL) and do not see it uncommitted")
 
         try other.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
         try users.put(Record(id: "2"))
@@ -58,17 +66,22 @@ final class SQLiteFaultTests: XCTestCase {
         try SQLiteRepository<Record>(path: path(), table: "users").put(Record(id: "1", fields: ["name": "Ada"]))
         let readOnly = try SQLiteRepository<Record>(path: path(), table: "users", options: .init(readOnly: true))
         XCTAssertEqual(try readOnly.get(id: "1")?["name"], "Ada")
-        assertStorageError(try readOnly.put(Record(id: "2")), contains: ["the database is read-only", "make the file and its folder writable"])
+        assertStorageError(
+            try readOnly.put(Record(id: "2")),
+            contains: ["the database is read-only", "make the file and its folder writable"])
         assertStorageError(try readOnly.deleteAll(.all), contains: ["read-only"])
         XCTAssertEqual(try readOnly.getAll(.all).map(\.id), ["1"])
     }
 
     func testAFullDatabaseKeepsNothingOfTheBatchAndTakesSmallerWrites() throws {
-        let users = try SQLiteRepository<Record>(path: path(), table: "users", indexes: ["team"], options: .init(maximumSize: 96 * 1024))
+        let users = try SQLiteRepository<Record>(
+            path: path(), table: "users", indexes: ["team"], options: .init(maximumSize: 96 * 1024))
         try users.put(Record(id: "first", fields: ["team": "core"]))
         let text = String(repeating: "x", count: 1000)
         let batch = (0..<500).map { Record(id: "\($0)", fields: ["team": "core", "text": .string(text)]) }
-        assertStorageError(try users.putAll(batch), contains: ["the disk or the database's size limit is full", "free some space or raise the limit"])
+        assertStorageError(
+            try users.putAll(batch),
+            contains: ["the disk or the database's size limit is full", "free some space or raise the limit"])
         XCTAssertEqual(try users.getAll(.all).map(\.id), ["first"], "no row of the failed batch was kept")
         assertStorageError(try users.putAll(batch, replacing: .all), contains: ["full"])
         XCTAssertEqual(try users.getAll(.all).map(\.id), ["first"], "nor was the replaced row deleted")
@@ -79,10 +92,15 @@ final class SQLiteFaultTests: XCTestCase {
     func testACorruptFileFailsEveryCallUntilItIsMovedAway() throws {
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path()))
         let users = try SQLiteRepository<Record>(path: path(), table: "users")
-        let advice = ["the file is not a SQLite database or is damaged", "move it away to start empty, or restore it from a backup"]
+        let advice = [
+            "the file is not a SQLite database or is damaged",
+            "move it away to start empty, or restore it from a backup",
+        ]
         assertStorageError(try users.get(id: "1"), contains: advice)
         assertStorageError(try users.put(Record(id: "1")), contains: advice)
-        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path())), Data(repeating: 0x5A, count: 8192), "the damaged file was not overwritten")
+        XCTAssertEqual(
+            try Data(contentsOf: URL(fileURLWithPath: path())), Data(repeating: 0x5A, count: 8192),
+            "the damaged file was not overwritten")
 
         try FileManager.default.removeItem(atPath: path())
         try users.put(Record(id: "1"))
@@ -93,8 +111,12 @@ final class SQLiteFaultTests: XCTestCase {
         let users = try SQLiteRepository<Record>(path: path(), table: "users")
         try users.put(Record(id: "ok"))
         let other = try DatabaseQueue(path: path())
-        try other.write { db in try db.execute(sql: "INSERT INTO users (id, seq, fields) VALUES ('bad', 99, '{\"a\": ')") }
-        assertStorageError(try users.getAll(.all), contains: ["the row \"bad\" of users holds fields that are not valid JSON", "fix or delete that row"])
+        try other.write { db in
+            try db.execute(sql: "INSERT INTO users (id, seq, fields) VALUES ('bad', 99, '{\"a\": ')")
+        }
+        assertStorageError(
+            try users.getAll(.all),
+            contains: ["the row \"bad\" of users holds fields that are not valid JSON", "fix or delete that row"])
         XCTAssertEqual(try users.get(id: "ok")?.id, "ok", "other rows still read")
     }
 
@@ -104,7 +126,9 @@ final class SQLiteFaultTests: XCTestCase {
         let target = blocker.appendingPathComponent("sub/users.db").path
         let users = try SQLiteRepository<Record>(path: target, table: "users")
         XCTAssertThrowsError(try users.put(Record(id: "1"))) { error in
-            XCTAssertTrue("\(error)".hasPrefix("storage failed: \(target): cannot make its folder \(blocker.path)/sub"), "\(error)")
+            XCTAssertTrue(
+                "\(error)".hasPrefix("storage failed: \(target): cannot make its folder \(blocker.path)/sub"),
+                "\(error)")
         }
     }
 }

@@ -9,7 +9,8 @@ final class ServePushTests: XCTestCase {
 
     override func setUpWithError() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-push-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("counter"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("counter"), withIntermediateDirectories: true)
         try write("return 1", to: "counter/init.lua")
         try write("return 2", to: "counter/util.lua")
         try write("return 3", to: "counter/old.lua")
@@ -34,7 +35,9 @@ final class ServePushTests: XCTestCase {
         try write("return 4", to: "counter/new.lua")
         try FileManager.default.removeItem(atPath: path("counter/old.lua"))
         pusher.saved([path("counter/new.lua"), path("counter/old.lua"), path("counter/util.lua")])
-        XCTAssertEqual(server.published, ["counter/init.lua": "return 1", "counter/util.lua": "return 20", "counter/new.lua": "return 4"])
+        XCTAssertEqual(
+            server.published,
+            ["counter/init.lua": "return 1", "counter/util.lua": "return 20", "counter/new.lua": "return 4"])
     }
 
     func testAFileTheBurstDoesNotNameIsNotReadAgain() throws {
@@ -44,7 +47,8 @@ final class ServePushTests: XCTestCase {
         try write("return 20", to: "counter/util.lua")
         pusher.saved([path("counter/util.lua")])
         XCTAssertEqual(server.published["counter/util.lua"], "return 20")
-        XCTAssertEqual(server.published["counter/init.lua"], "return 1", "read again though the watcher did not name it")
+        XCTAssertEqual(
+            server.published["counter/init.lua"], "return 1", "read again though the watcher did not name it")
     }
 
     func testAPathOutsideEveryPluginReadsEveryFileAgain() throws {

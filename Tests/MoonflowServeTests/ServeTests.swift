@@ -15,7 +15,8 @@ final class ServeTests: XCTestCase {
 
     override func setUpWithError() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-serve-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("counter"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("counter"), withIntermediateDirectories: true)
         try write(counter(times: 1))
     }
 
@@ -84,7 +85,8 @@ final class ServeTests: XCTestCase {
         defer { server.kill() }
         let announced = try server.waitFor(#""event":"debugger""#)
         let address = try XCTUnwrap(try LuaValue(json: announced)["address"]?.stringValue)
-        let token = try XCTUnwrap(try LuaValue(json: announced)["token"]?.stringValue, "the token editors give, beside the address")
+        let token = try XCTUnwrap(
+            try LuaValue(json: announced)["token"]?.stringValue, "the token editors give, beside the address")
         let port = try XCTUnwrap(address.split(separator: ":").last.flatMap { Int($0) })
         let app = try Child(Built.binary("moonflow-serve-testapp"), [url, "counter"])
         defer { app.kill() }
@@ -92,7 +94,9 @@ final class ServeTests: XCTestCase {
 
         // Another process that reaches the port, without the token: refused, closed, and the app hears nothing.
         let intruder = try DAPConnection.connect(host: "127.0.0.1", port: port, timeout: 30)
-        try intruder.send(["type": "request", "seq": 1, "command": "evaluate", "arguments": ["expression": "os.exit()"]])
+        try intruder.send([
+            "type": "request", "seq": 1, "command": "evaluate", "arguments": ["expression": "os.exit()"],
+        ])
         let refusal = try XCTUnwrap(try intruder.receive())
         XCTAssertEqual(refusal["success"]?.boolValue, false)
         XCTAssertTrue(refusal["message"]?.stringValue?.contains("evaluate before attach") == true, "\(refusal)")
@@ -105,7 +109,9 @@ final class ServeTests: XCTestCase {
         var events: [LuaValue] = []
         func request(_ command: String, _ arguments: LuaValue = LuaValue([String: LuaValue]())) throws -> LuaValue {
             seq += 1
-            try editor.send(["type": "request", "seq": LuaValue(seq), "command": LuaValue(command), "arguments": arguments])
+            try editor.send([
+                "type": "request", "seq": LuaValue(seq), "command": LuaValue(command), "arguments": arguments,
+            ])
             while let message = try editor.receive() {
                 if message["type"]?.stringValue == "response" { return message }
                 events.append(message)
@@ -115,7 +121,9 @@ final class ServeTests: XCTestCase {
         func event(_ name: String) throws -> LuaValue {
             while true {
                 let message = events.isEmpty ? try editor.receive() : events.removeFirst()
-                guard let message else { throw Failure("no \(name) event in 30 s, or the debugger closed the connection") }
+                guard let message else {
+                    throw Failure("no \(name) event in 30 s, or the debugger closed the connection")
+                }
                 if message["event"]?.stringValue == name { return message }
             }
         }
@@ -123,7 +131,9 @@ final class ServeTests: XCTestCase {
         _ = try request("attach", ["token": LuaValue(token)])
         // The editor names the file as it is here; the app has it from the server.
         let file = folder.appendingPathComponent("counter/init.lua").standardizedFileURL.path
-        XCTAssertEqual(try request("setBreakpoints", ["source": ["path": LuaValue(file)], "breakpoints": [["line": 9]]])["success"]?.boolValue, true)
+        XCTAssertEqual(
+            try request("setBreakpoints", ["source": ["path": LuaValue(file)], "breakpoints": [["line": 9]]])[
+                "success"]?.boolValue, true)
         _ = try request("configurationDone")
 
         app.send(#"{"type":"increment","by":3}"#)
@@ -132,7 +142,9 @@ final class ServeTests: XCTestCase {
         XCTAssertEqual(top?["name"]?.stringValue, "reduce")
         XCTAssertEqual(top?["line"]?.intValue, 9)
         XCTAssertEqual(top?["source"]?["path"]?.stringValue, file, "the editor's own path for the served file")
-        XCTAssertEqual(try request("evaluate", ["expression": "state.count + m.n", "frameId": 1])["body"]?["result"]?.stringValue, "3")
+        XCTAssertEqual(
+            try request("evaluate", ["expression": "state.count + m.n", "frameId": 1])["body"]?["result"]?.stringValue,
+            "3")
         _ = try request("continue", ["threadId": 1])
         try app.waitFor(#""value":{"count":3}"#)
 
@@ -177,7 +189,10 @@ final class ServeTests: XCTestCase {
                 guard Date() < deadline else { return XCTFail("the app never answered :link") }
                 Thread.sleep(forTimeInterval: 0.01)
             }
-            if app.lines.last(where: { $0.contains(#""app":"link""#) })?.contains("\"connected\":\(connected)") == true { return }
+            if app.lines.last(where: { $0.contains(#""app":"link""#) })?.contains("\"connected\":\(connected)") == true
+            {
+                return
+            }
             guard Date() < deadline else { return XCTFail("the link never said connected: \(connected)") }
             Thread.sleep(forTimeInterval: 0.05)
         }
@@ -195,7 +210,8 @@ final class ServeTests: XCTestCase {
         app.send(#"{"type":"increment","by":2}"#)
         try app.waitFor(#""value":{"count":2}"#)
 
-        let ws = page.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(of: "/?token=", with: "/ws?token=")
+        let ws = page.replacingOccurrences(of: "http://", with: "ws://").replacingOccurrences(
+            of: "/?token=", with: "/ws?token=")
         let inspector = try await Page.open(ws)
         defer { inspector.close() }
         let frames = try await inspector.frames(count: 5)  // session, state 0, action, mutation, state
@@ -220,10 +236,13 @@ final class ServeTests: XCTestCase {
         let (open, url) = try serve(["--host", "0.0.0.0"])
         defer { open.kill() }
         XCTAssertFalse(url.hasPrefix("http://0.0.0.0:"), "a URL a device can open: \(url)")
-        XCTAssertTrue(open.errors.contains("moonflow: warning: --host 0.0.0.0 is reachable from the network"), open.errors)
-        for (arguments, message) in [(["serve", "/no/such/folder"], "/no/such/folder is not a folder"),
-                                     (["serve", folder.path, "--token", "guess"], "--token must be 32 hex digits"),
-                                     (["serve", folder.appendingPathComponent("counter/init.lua").path], "is not a folder")] {
+        XCTAssertTrue(
+            open.errors.contains("moonflow: warning: --host 0.0.0.0 is reachable from the network"), open.errors)
+        for (arguments, message) in [
+            (["serve", "/no/such/folder"], "/no/such/folder is not a folder"),
+            (["serve", folder.path, "--token", "guess"], "--token must be 32 hex digits"),
+            (["serve", folder.appendingPathComponent("counter/init.lua").path], "is not a folder"),
+        ] {
             let run = try Child(Built.binary("moonflow"), arguments)
             run.waitUntilExit()
             XCTAssertEqual(run.status, 2, arguments.joined(separator: " "))
@@ -235,11 +254,14 @@ final class ServeTests: XCTestCase {
     /// pretty format they reach the terminal escaped, as event data does (before: a name
     /// could clear the screen, set colours or the window title, or break a line).
     func testNamesFromAnAppAreEscapedBeforeTheTerminal() throws {
-        try write(counter(times: 1).replacingOccurrences(of: "name = \"counter\"", with: #"name = "c\27[2J\27]0;owned\7\nx""#))
+        try write(
+            counter(times: 1).replacingOccurrences(of: "name = \"counter\"", with: #"name = "c\27[2J\27]0;owned\7\nx""#)
+        )
         let server = try Child(Built.binary("moonflow"), ["serve", folder.path])
         defer { server.kill() }
         let line = try server.waitFor("?token=")
-        let url = try XCTUnwrap(line.range(of: #"http://[^ ]+token=[0-9a-f]+"#, options: .regularExpression).map { String(line[$0]) })
+        let url = try XCTUnwrap(
+            line.range(of: #"http://[^ ]+token=[0-9a-f]+"#, options: .regularExpression).map { String(line[$0]) })
         // The app runs as a copy whose file name holds an escape sequence: its process name.
         let hostile = folder.appendingPathComponent("app\u{1B}[31m")
         try FileManager.default.copyItem(at: try Built.binary("moonflow-serve-testapp"), to: hostile)
@@ -256,7 +278,8 @@ final class ServeTests: XCTestCase {
     func testWhatTheServerRefuses() throws {
         let secret = folder.appendingPathComponent("secret.lua")
         try write("return 'secret'", to: "secret.lua")
-        try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent("counter/link.lua"), withDestinationURL: secret)
+        try FileManager.default.createSymbolicLink(
+            at: folder.appendingPathComponent("counter/link.lua"), withDestinationURL: secret)
         let (server, url) = try serve()
         defer { server.kill() }
         let address = try XCTUnwrap(URLComponents(string: url))
@@ -277,7 +300,10 @@ final class ServeTests: XCTestCase {
         XCTAssertTrue(try get("/files/counter/link.lua?token=\(token)").body.contains("outside the folder"))
         // A NUL (or any control byte) before `.lua` once made the file system open notes.txt.
         try write("a note that is not served", to: "counter/notes.txt")
-        for path in ["/files/counter/notes.txt%00.lua", "/files/counter/notes.txt%0a.lua", "/files/counter/init.lua%00x.lua", "/files/counter/%ff.lua"] {
+        for path in [
+            "/files/counter/notes.txt%00.lua", "/files/counter/notes.txt%0a.lua", "/files/counter/init.lua%00x.lua",
+            "/files/counter/%ff.lua",
+        ] {
             let refused = try get("\(path)?token=\(token)")
             XCTAssertEqual(refused.status, 403, "\(path): \(refused.body)")
             XCTAssertFalse(refused.body.contains("not served\n") && refused.body.contains("a note"), path)
@@ -285,15 +311,19 @@ final class ServeTests: XCTestCase {
         }
 
         func upgrade(token: String, origin: String?) throws -> (status: Int, body: String) {
-            var head = ["GET /app?token=\(token) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Upgrade: websocket", "Connection: Upgrade",
-                        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+            var head = [
+                "GET /app?token=\(token) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Upgrade: websocket",
+                "Connection: Upgrade",
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
+            ]
             if let origin { head.append("Origin: \(origin)") }
             return try RawHTTP.send(head, port: port)
         }
         XCTAssertEqual(try upgrade(token: wrong, origin: nil).status, 403)
         XCTAssertEqual(try upgrade(token: token, origin: "http://evil.example").status, 403)
         // An app with a wrong token is told why, at once.
-        let app = try Child(Built.binary("moonflow-serve-testapp"), ["http://127.0.0.1:\(port)/?token=\(wrong)", "counter"])
+        let app = try Child(
+            Built.binary("moonflow-serve-testapp"), ["http://127.0.0.1:\(port)/?token=\(wrong)", "counter"])
         app.waitUntilExit()
         XCTAssertEqual(app.status, 1)
         XCTAssertTrue(app.errors.contains("403"), app.errors)
@@ -314,10 +344,13 @@ enum Built {
                 url.deleteLastPathComponent()
             }
         }
-        for folder in folders where FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent(name).path) {
+        for folder in folders
+        where FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent(name).path) {
             return folder.appendingPathComponent(name)
         }
-        throw Failure("\(name) is not built beside the tests (looked in \(folders.map(\.path))); build with swift build --build-tests")
+        throw Failure(
+            "\(name) is not built beside the tests (looked in \(folders.map(\.path))); build with swift build --build-tests"
+        )
     }
 }
 
@@ -336,7 +369,9 @@ final class Child: @unchecked Sendable {
     init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil) throws {
         process.executableURL = executable
         process.arguments = arguments
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         if let directory { process.currentDirectoryURL = directory }
         process.standardInput = input
         process.standardOutput = output
@@ -386,7 +421,9 @@ final class Child: @unchecked Sendable {
             if let line = lines.first(where: { $0.contains(text) }) { return line }
             Thread.sleep(forTimeInterval: 0.01)
         }
-        throw Failure("no line with \(text) within \(Int(timeout)) s; output so far:\n\(lines.joined(separator: "\n"))\nstandard error:\n\(errors)")
+        throw Failure(
+            "no line with \(text) within \(Int(timeout)) s; output so far:\n\(lines.joined(separator: "\n"))\nstandard error:\n\(errors)"
+        )
     }
 
     /// Waits for the process to end and its output to be read to the end.

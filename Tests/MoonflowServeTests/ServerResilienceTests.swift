@@ -10,9 +10,12 @@ final class ServerResilienceTests: XCTestCase {
     private var folder: URL!
 
     override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-serve-resilience-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("counter"), withIntermediateDirectories: true)
-        try write("""
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "moonflow-serve-resilience-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("counter"), withIntermediateDirectories: true)
+        try write(
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "counter",
@@ -45,7 +48,11 @@ final class ServerResilienceTests: XCTestCase {
     private func reply(_ page: Page, _ cmd: String, after count: Int = 0) async throws -> LuaValue {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
-            if let found = page.all.dropFirst(count).first(where: { $0["event"] == "reply" && $0["cmd"]?.stringValue == cmd }) { return found }
+            if let found = page.all.dropFirst(count).first(where: {
+                $0["event"] == "reply" && $0["cmd"]?.stringValue == cmd
+            }) {
+                return found
+            }
             try await Task.sleep(nanoseconds: 5_000_000)
         }
         throw Failure("no reply to \(cmd) within 30 s: \(page.all)")
@@ -55,8 +62,12 @@ final class ServerResilienceTests: XCTestCase {
         let address = try XCTUnwrap(URLComponents(string: url))
         let port = try XCTUnwrap(address.port)
         let path = address.path.isEmpty ? "/" : address.path
-        return try RawHTTP.send(["GET \(path)?\(address.query ?? "") HTTP/1.1", "Host: \(address.host ?? "127.0.0.1"):\(port)", "Connection: close"],
-                                port: port, host: address.host ?? "127.0.0.1")
+        return try RawHTTP.send(
+            [
+                "GET \(path)?\(address.query ?? "") HTTP/1.1", "Host: \(address.host ?? "127.0.0.1"):\(port)",
+                "Connection: close",
+            ],
+            port: port, host: address.host ?? "127.0.0.1")
     }
 
     /// A page's `dispatch` waited for the run's answer on the connection's thread, one
@@ -65,8 +76,10 @@ final class ServerResilienceTests: XCTestCase {
     /// than the pool has threads dispatch: each still answers its next frame, the page itself
     /// is served and a new page connects; once the run goes on, every dispatch is done.
     func testPagesDispatchingWhileTheRunDoesNotAnswerLeaveTheInspectorAnswering() async throws {
-        let run = try Child(Built.binary("moonflow"), ["run", folder.appendingPathComponent("counter").path, "--inspect", "--format", "jsonl", "--actions", "-"],
-                            environment: ["LIBDISPATCH_COOPERATIVE_POOL_STRICT": "1"])
+        let run = try Child(
+            Built.binary("moonflow"),
+            ["run", folder.appendingPathComponent("counter").path, "--inspect", "--format", "jsonl", "--actions", "-"],
+            environment: ["LIBDISPATCH_COOPERATIVE_POOL_STRICT": "1"])
         defer { kill(run.pid, SIGCONT); run.kill() }
         let line = try run.waitFor(#""event":"inspector""#)
         let url = try XCTUnwrap(try LuaValue(json: line)["url"]?.stringValue)
@@ -110,8 +123,9 @@ final class ServerResilienceTests: XCTestCase {
     /// more apps start at once: they get their pages, and once the first goes on, every
     /// dispatch reaches it.
     func testAppsStartingAndPagesDispatchingWhileAnAppDoesNotAnswerLeaveServeAnswering() async throws {
-        let server = try Child(Built.binary("moonflow"), ["serve", folder.path, "--format", "jsonl"],
-                               environment: ["LIBDISPATCH_COOPERATIVE_POOL_STRICT": "1"])
+        let server = try Child(
+            Built.binary("moonflow"), ["serve", folder.path, "--format", "jsonl"],
+            environment: ["LIBDISPATCH_COOPERATIVE_POOL_STRICT": "1"])
         defer { server.kill() }
         let served = try server.waitFor(#""event":"serve""#)
         let url = try XCTUnwrap(try LuaValue(json: served)["url"]?.stringValue)
@@ -168,7 +182,9 @@ final class ServerResilienceTests: XCTestCase {
                 Thread.sleep(forTimeInterval: 0.01)
             }
         }
-        func descriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/fd").count }
+        func descriptors() throws -> Int {
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/fd").count
+        }
         var pages: [String] = []
         var open: [Int] = []
         for run in 1...8 {
@@ -191,7 +207,8 @@ final class ServerResilienceTests: XCTestCase {
     /// 0.0.0.0, which a phone cannot open), and a request naming it in `Host` is answered;
     /// another name still gets 403. The same for `run --inspect 0.0.0.0:0`.
     func testServingEveryAddressPrintsAndTakesTheMachinesOwnAddress() throws {
-        let server = try Child(Built.binary("moonflow"), ["serve", folder.path, "--format", "jsonl", "--host", "0.0.0.0"])
+        let server = try Child(
+            Built.binary("moonflow"), ["serve", folder.path, "--format", "jsonl", "--host", "0.0.0.0"])
         defer { server.kill() }
         let served = try server.waitFor(#""event":"serve""#)
         let url = try XCTUnwrap(try LuaValue(json: served)["url"]?.stringValue)
@@ -201,12 +218,21 @@ final class ServerResilienceTests: XCTestCase {
         XCTAssertNotEqual(host, "0.0.0.0", url)
         let own = MachineAddressesForTests.interfaces().filter { !$0.hasPrefix("127.") && !$0.contains(":") }
         if let first = own.first { XCTAssertEqual(host, first, "the URL names this machine's address") }
-        let files = try RawHTTP.send(["GET /files/counter/init.lua?token=\(token) HTTP/1.1", "Host: \(host):\(port)", "Connection: close"], port: port, host: host)
+        let files = try RawHTTP.send(
+            ["GET /files/counter/init.lua?token=\(token) HTTP/1.1", "Host: \(host):\(port)", "Connection: close"],
+            port: port, host: host)
         XCTAssertEqual(files.status, 200, files.body)
-        let other = try RawHTTP.send(["GET /files/counter/init.lua?token=\(token) HTTP/1.1", "Host: evil.example:\(port)", "Connection: close"], port: port, host: host)
+        let other = try RawHTTP.send(
+            ["GET /files/counter/init.lua?token=\(token) HTTP/1.1", "Host: evil.example:\(port)", "Connection: close"],
+            port: port, host: host)
         XCTAssertEqual(other.status, 403)
 
-        let run = try Child(Built.binary("moonflow"), ["run", folder.appendingPathComponent("counter").path, "--inspect", "0.0.0.0:0", "--format", "jsonl", "--actions", "-"])
+        let run = try Child(
+            Built.binary("moonflow"),
+            [
+                "run", folder.appendingPathComponent("counter").path, "--inspect", "0.0.0.0:0", "--format", "jsonl",
+                "--actions", "-",
+            ])
         defer { run.kill() }
         let line = try run.waitFor(#""event":"inspector""#)
         let page = try XCTUnwrap(try LuaValue(json: line)["url"]?.stringValue)
@@ -220,7 +246,8 @@ final class ServerResilienceTests: XCTestCase {
     /// ever reloaded it. The server's copy comes first now.
     func testAnAppLoadsTheServersCopyNotAFolderOfItsWorkingDirectory() throws {
         try write("return { by = 5 }\n", to: "counter/step.lua")
-        try write("""
+        try write(
+            """
             local mf = require "moonflow"
             local step = require "counter.step"
             return mf.feature {
@@ -232,14 +259,16 @@ final class ServerResilienceTests: XCTestCase {
         // The app's working folder holds a stale copy of the plugin and of its module.
         let stale = folder.appendingPathComponent("app")
         try write("return { by = 1000 }\n", to: "app/counter/step.lua")
-        try write("""
+        try write(
+            """
             local mf = require "moonflow"
             return mf.feature { name = "stale", initial = { count = -1 }, actions = { increment = {} }, mutations = {},
               handle = function() end, reduce = function(s) return s end }
             """, to: "app/counter/init.lua")
         let served = folder.appendingPathComponent("served")
         try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
-        try FileManager.default.moveItem(at: folder.appendingPathComponent("counter"), to: served.appendingPathComponent("counter"))
+        try FileManager.default.moveItem(
+            at: folder.appendingPathComponent("counter"), to: served.appendingPathComponent("counter"))
         let server = try Child(Built.binary("moonflow"), ["serve", served.path, "--format", "jsonl"])
         defer { server.kill() }
         let line = try server.waitFor(#""event":"serve""#)
@@ -268,7 +297,8 @@ enum MachineAddressesForTests {
         while let item = entry {
             defer { entry = item.pointee.ifa_next }
             guard let address = item.pointee.ifa_addr, Int32(address.pointee.sa_family) == AF_INET,
-                  (item.pointee.ifa_flags & UInt32(IFF_UP)) != 0 else { continue }
+                (item.pointee.ifa_flags & UInt32(IFF_UP)) != 0
+            else { continue }
             var buffer = [CChar](repeating: 0, count: 64)
             address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
                 var a = v4.pointee.sin_addr

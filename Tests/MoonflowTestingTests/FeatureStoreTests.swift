@@ -11,7 +11,9 @@ final class FeatureStoreTests: XCTestCase {
 
     override func setUpWithError() throws {
         dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("mfstore\(UUID().uuidString.prefix(8))")
-        try write("counter/init.lua", """
+        try write(
+            "counter/init.lua",
+            """
             local mf = require "moonflow"
             return mf.feature {
               name = "counter",
@@ -37,7 +39,8 @@ final class FeatureStoreTests: XCTestCase {
 
     private func write(_ path: String, _ text: String) throws {
         let full = (dir as NSString).appendingPathComponent(path)
-        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try text.write(toFile: full, atomically: true, encoding: .utf8)
     }
 
@@ -46,7 +49,9 @@ final class FeatureStoreTests: XCTestCase {
     }
 
     private func failure(_ body: () throws -> Void) -> String {
-        do { try body() } catch let f as FeatureStore.Failure { return f.message } catch { return "unexpected \(error)" }
+        do { try body() } catch let f as FeatureStore.Failure { return f.message } catch {
+            return "unexpected \(error)"
+        }
         return "no failure"
     }
 
@@ -64,7 +69,11 @@ final class FeatureStoreTests: XCTestCase {
     func testAWrongChangeShowsTheDiffByPathAndTheCallersLine() throws {
         let s = try store()
         let message = failure { try s.send(["type": "increment", "by": 2]) { $0["count"] = 3 } }
-        XCTAssertTrue(message.contains("FeatureStoreTests.swift:\(#line - 1): State after send(increment) does not match the expected change:"), message)
+        let sendLine = #line - 1
+        XCTAssertTrue(
+            message.contains(
+                "FeatureStoreTests.swift:\(sendLine): State after send(increment) does not match the expected change:"),
+            message)
         XCTAssertTrue(message.hasSuffix("  - count = 3\n  + count = 2"), message)
         XCTAssertFalse(message.contains("log"), "unchanged siblings are elided: \(message)")
     }
@@ -123,7 +132,8 @@ final class FeatureStoreTests: XCTestCase {
     func testASchemaErrorOnSendFailsWithTheSchemaMessage() throws {
         let s = try store()
         let message = failure { try s.send(["type": "increment", "by": "x"]) }
-        XCTAssertTrue(message.contains("send(increment) was refused: action 'increment': field 'by' must be an integer"), message)
+        XCTAssertTrue(
+            message.contains("send(increment) was refused: action 'increment': field 'by' must be an integer"), message)
     }
 
     func testErrorsMustBeAssertedAndTheStateStays() throws {
@@ -140,7 +150,8 @@ final class FeatureStoreTests: XCTestCase {
     func testUnassertedOutwardEffectsFailFinish() throws {
         let s = try store()
         try s.send(["type": "increment", "by": 10]) { $0["count"] = 10 }
-        XCTAssertTrue(failure { try s.finish() }.contains("milestone { count = 10 } (from action increment { by = 10 })"))
+        XCTAssertTrue(
+            failure { try s.finish() }.contains("milestone { count = 10 } (from action increment { by = 10 })"))
     }
 
     func testStartsFromAGivenState() throws {

@@ -5,7 +5,8 @@ import XCTest
 /// The Swift test store example of docs/testing.md, run as written (with the plugins folder found from here).
 final class ReadmeStoreTests: XCTestCase {
     func testReadmeStoreExample() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let plugins = root.appendingPathComponent("plugins").path
 
         // --- docs/testing.md: From Swift: FeatureStore (searchPaths: ["plugins"] there) ---
@@ -18,6 +19,7 @@ final class ReadmeStoreTests: XCTestCase {
         try store.finish()
         // --- end ---
 
-        XCTAssertEqual(store.log.mutations.map(\.cause), [["type": "increment", "by": 9], ["type": "incrementLater", "ms": 50]])
+        XCTAssertEqual(
+            store.log.mutations.map(\.cause), [["type": "increment", "by": 9], ["type": "incrementLater", "ms": 50]])
     }
 }

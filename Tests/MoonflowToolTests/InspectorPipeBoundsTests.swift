@@ -64,23 +64,31 @@ final class InspectorPipeBoundsTests: XCTestCase {
     /// A child that stops reading: the run's events queue up to the bytes given and are then
     /// dropped, said once; replies still go.
     func testEventsForAChildThatDoesNotReadAreDroppedPastTheLimitSayingSo() throws {
-        let fake = try child(#"echo '{"m":"listening","url":"http://127.0.0.1:1/?token=x","authorities":[]}'; exec sleep 120 2>/dev/null"#)
+        let fake = try child(
+            #"echo '{"m":"listening","url":"http://127.0.0.1:1/?token=x","authorities":[]}'; exec sleep 120 2>/dev/null"#
+        )
         let warnings = Locked<[String]>([])
         let limit = 1 << 20
-        let inspector = try InspectorProcess.start(address: "127.0.0.1:0", frames: 10, bytes: limit, binary: fake, startTimeout: 30,
-                                                   warn: { message in warnings.withLock { $0.append(message) } })
+        let inspector = try InspectorProcess.start(
+            address: "127.0.0.1:0", frames: 10, bytes: limit, binary: fake, startTimeout: 30,
+            warn: { message in warnings.withLock { $0.append(message) } })
         let state = LuaValue(["text": LuaValue(String(repeating: "y", count: 1000))])
         for i in 0..<20_000 { inspector.observe(.state(state, seq: i), t: i, cause: nil) }
         XCTAssertLessThanOrEqual(inspector.queuedBytes, limit)
         XCTAssertGreaterThan(inspector.droppedEvents, 0)
         XCTAssertEqual(warnings.withLock { $0 }.count, 1, "said once: \(warnings.withLock { $0 })")
-        XCTAssertTrue(warnings.withLock { $0 }.first?.contains("fell 1 MB behind") ?? false, "\(warnings.withLock { $0 })")
+        XCTAssertTrue(
+            warnings.withLock { $0 }.first?.contains("fell 1 MB behind") ?? false, "\(warnings.withLock { $0 })")
     }
 
     func testAChildThatSaysNothingIsStoppedAtTheStartTimeout() throws {
         let fake = try child("exec sleep 120 2>/dev/null")
-        XCTAssertThrowsError(try InspectorProcess.start(address: "127.0.0.1:0", frames: 10, bytes: 1 << 20, binary: fake, startTimeout: 0.5)) { error in
-            XCTAssertTrue("\(error)".contains("did not say where it serves the page within 0.5 s; it was stopped"), "\(error)")
+        XCTAssertThrowsError(
+            try InspectorProcess.start(
+                address: "127.0.0.1:0", frames: 10, bytes: 1 << 20, binary: fake, startTimeout: 0.5)
+        ) { error in
+            XCTAssertTrue(
+                "\(error)".contains("did not say where it serves the page within 0.5 s; it was stopped"), "\(error)")
         }
     }
 }

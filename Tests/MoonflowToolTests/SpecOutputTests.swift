@@ -8,9 +8,12 @@ import XCTest
 /// How `moonflow test` prints while files run in parallel: in file order,
 /// the first unfinished file's lines at once, a later file's when it is its turn.
 final class SpecOutputTests: XCTestCase {
-    private func result(_ file: String, _ name: String, _ status: SpecRunner.Result.Status = .success) -> SpecRunner.Result {
-        SpecRunner.Result(file: file, describePath: ["d"], name: name, status: status,
-                          message: status == .success ? nil : "a.lua:3: boom\nmore", location: nil, seconds: 0)
+    private func result(
+        _ file: String, _ name: String, _ status: SpecRunner.Result.Status = .success
+    ) -> SpecRunner.Result {
+        SpecRunner.Result(
+            file: file, describePath: ["d"], name: name, status: status,
+            message: status == .success ? nil : "a.lua:3: boom\nmore", location: nil, seconds: 0)
     }
 
     func testTheFirstFilesLinesGoOutAtOnceAndALaterFilesWaitForIt() {
@@ -24,10 +27,12 @@ final class SpecOutputTests: XCTestCase {
         output.add(.printed("hello"), file: 0)
         output.add(.result(result("a", "second", .failure)), file: 0)
         output.add(.fileDone("a", [result("a", "first"), result("a", "second", .failure)], seconds: 0.002), file: 0)
-        XCTAssertEqual(printed.withLock { $0 }, [
-            "  ✓ d first", "hello", "  ✗ d second: a.lua:3: boom", "✗ a  1 passed, 1 failed  (2 ms)",
-            "  ✓ d later", "✓ b  1 passed  (0 ms)",
-        ])
+        XCTAssertEqual(
+            printed.withLock { $0 },
+            [
+                "  ✓ d first", "hello", "  ✗ d second: a.lua:3: boom", "✗ a  1 passed, 1 failed  (2 ms)",
+                "  ✓ d later", "✓ b  1 passed  (0 ms)",
+            ])
     }
 
     /// A printing spec beside a slow one: its output waited in memory (1.9 GB was seen).

@@ -6,9 +6,14 @@ import XCTest
 /// What `moonflow types --swift` and `--luals` make of names and types that Swift or LuaLS
 /// cannot take as they are (the example plugins' files are compiled in GeneratedTypesTests).
 final class TypesGeneratorTests: XCTestCase {
-    private func feature(_ state: SchemaType, actions: [String: [String: Schema.Field]] = [:],
-                         outputs: [String: [String: Schema.Field]]? = nil) -> [FeatureDeclarations] {
-        [FeatureDeclarations(name: "to-do", kind: .feature, state: state, stateIsInferred: false, actions: actions, outputs: outputs)]
+    private func feature(
+        _ state: SchemaType, actions: [String: [String: Schema.Field]] = [:],
+        outputs: [String: [String: Schema.Field]]? = nil
+    ) -> [FeatureDeclarations] {
+        [
+            FeatureDeclarations(
+                name: "to-do", kind: .feature, state: state, stateIsInferred: false, actions: actions, outputs: outputs)
+        ]
     }
 
     func testLuaNamesBecomeSwiftNamesWithTheLuaKeyKept() {
@@ -33,7 +38,8 @@ final class TypesGeneratorTests: XCTestCase {
     func testActionsEncodeTheirLuaNamesAndFields() {
         let swift = SwiftTypesGenerator(
             features: feature(.record([]), actions: ["open-post": ["post_id": .init(type: .integer, optional: true)]]),
-            command: "moonflow types --swift x").source()
+            command: "moonflow types --swift x"
+        ).source()
         XCTAssertTrue(swift.contains("case openPost(postId: Int? = nil)"), swift)
         XCTAssertTrue(swift.contains("try container.encode(\"open-post\", forKey: Key(\"type\"))"), swift)
         XCTAssertTrue(swift.contains("try container.encodeIfPresent(v0, forKey: Key(\"post_id\"))"), swift)
@@ -47,14 +53,18 @@ final class TypesGeneratorTests: XCTestCase {
             .init(name: "mode", type: .optional(.enumeration(["idle", "busy"]))),
             .init(name: "tags", type: .list(.enumeration(["a", "b"]))),
         ])
-        let luals = LuaLSAnnotations(features: feature(state, outputs: ["done": [:]]), command: "moonflow types --luals x").source()
+        let luals = LuaLSAnnotations(
+            features: feature(state, outputs: ["done": [:]]), command: "moonflow types --luals x"
+        ).source()
         XCTAssertTrue(luals.hasPrefix("---@meta\n"), luals)
         XCTAssertTrue(luals.contains("---@field items ToDoState.items.item[]\n"), luals)
         XCTAssertTrue(luals.contains("---@class ToDoState.items.item\n---@field id integer\n"), luals)
         XCTAssertTrue(luals.contains("---@field byName table<string, number>\n"), luals)
         XCTAssertTrue(luals.contains("---@field mode? \"idle\"|\"busy\"\n"), luals)
         XCTAssertTrue(luals.contains("---@field tags (\"a\"|\"b\")[]\n"), luals)
-        XCTAssertTrue(luals.contains("---@class ToDoEffect.done\n---@field type \"done\"\n---@alias ToDoEffect ToDoEffect.done\n"), luals)
+        XCTAssertTrue(
+            luals.contains(
+                "---@class ToDoEffect.done\n---@field type \"done\"\n---@alias ToDoEffect ToDoEffect.done\n"), luals)
     }
 
     /// Names from outside reach generated Swift escaped or mapped to a valid, unique
@@ -63,7 +73,10 @@ final class TypesGeneratorTests: XCTestCase {
     /// or digit (`""`, `"+"`, `"名前"`) is not `_`. Random names, several seeds: the generated
     /// file type-checks with warnings as errors (swiftc -typecheck).
     func testGeneratedSwiftCompilesForRandomNames() throws {
-        let alphabet: [String] = ["a", "B", "z", "_", "-", " ", "0", "9", "\"", "\\", "\\(", ")", "\n", "\t", "\u{1B}", "+", "$", "é", "名", "前", "self", "init", "default", "Type"]
+        let alphabet: [String] = [
+            "a", "B", "z", "_", "-", " ", "0", "9", "\"", "\\", "\\(", ")", "\n", "\t", "\u{1B}", "+", "$", "é", "名",
+            "前", "self", "init", "default", "Type",
+        ]
         var rng = SystemRandomNumberGenerator()
         func name(_ n: Int) -> String { (0..<n).map { _ in alphabet.randomElement(using: &rng)! }.joined() }
         var features: [FeatureDeclarations] = []
@@ -72,17 +85,35 @@ final class TypesGeneratorTests: XCTestCase {
             var seen: Set<String> = []
             for _ in 0..<4 {
                 let n = name(Int.random(in: 0...3, using: &rng))
-                if seen.insert(n).inserted { fields.append(.init(name: n, type: [.scalar(.string), .scalar(.integer), .optional(.scalar(.boolean)), .enumeration([name(2), name(2) + "x"])].randomElement(using: &rng)!)) }
+                if seen.insert(n).inserted {
+                    fields.append(
+                        .init(
+                            name: n,
+                            type: [
+                                .scalar(.string), .scalar(.integer), .optional(.scalar(.boolean)),
+                                .enumeration([name(2), name(2) + "x"]),
+                            ].randomElement(using: &rng)!))
+                }
             }
             var kinds: [String: [String: Schema.Field]] = [:]
-            for _ in 0..<3 { kinds[name(Int.random(in: 0...3, using: &rng))] = [name(2): .init(type: .integer, optional: Bool.random(using: &rng)), "x" + name(1): .init(type: .string, optional: false)] }
+            for _ in 0..<3 {
+                kinds[name(Int.random(in: 0...3, using: &rng))] = [
+                    name(2): .init(type: .integer, optional: Bool.random(using: &rng)),
+                    "x" + name(1): .init(type: .string, optional: false),
+                ]
+            }
             let fixed: [String] = ["", "+", "名前", "a\"b", "a\\(x)", "line\nbreak"]
             kinds[fixed[i % fixed.count]] = [:]
-            features.append(FeatureDeclarations(name: "f\(i)" + name(3), kind: .feature, state: .record(fields), stateIsInferred: false,
-                                                actions: kinds, mutations: kinds, outputs: kinds))
+            features.append(
+                FeatureDeclarations(
+                    name: "f\(i)" + name(3), kind: .feature, state: .record(fields), stateIsInferred: false,
+                    actions: kinds, mutations: kinds, outputs: kinds))
         }
-        features.append(FeatureDeclarations(name: "名前", kind: .feature, state: .record([.init(name: "+", type: .scalar(.string)), .init(name: "", type: .scalar(.integer))]),
-                                            stateIsInferred: false, actions: ["": [:], "+": [:]], mutations: ["\\(x)": [:]], outputs: ["\"": [:]]))
+        features.append(
+            FeatureDeclarations(
+                name: "名前", kind: .feature,
+                state: .record([.init(name: "+", type: .scalar(.string)), .init(name: "", type: .scalar(.integer))]),
+                stateIsInferred: false, actions: ["": [:], "+": [:]], mutations: ["\\(x)": [:]], outputs: ["\"": [:]]))
         let swift = SwiftTypesGenerator(features: features, command: "moonflow types --swift \"odd\npath\"").source()
         try assertTypechecks(swift)
     }
@@ -91,25 +122,44 @@ final class TypesGeneratorTests: XCTestCase {
     /// Swift types nested in the enum, named after the field; a record declared alike under
     /// two cases is one type; a field named `key` does not hide the enum's coding key.
     func testCompositeMessageFieldsGetRealSwiftTypes() throws {
-        let line = SchemaType.record([.init(name: "qty", type: .scalar(.integer)), .init(name: "sku", type: .scalar(.string))])
+        let line = SchemaType.record([
+            .init(name: "qty", type: .scalar(.integer)), .init(name: "sku", type: .scalar(.string)),
+        ])
         let actions: [String: [String: Schema.Field]] = [
-            "set": ["lines": .init(declared: .list(line)), "mode": .init(declared: .optional(.enumeration(["replace", "merge"])))],
-            "add": ["lines": .init(declared: .list(line)), "key": .init(declared: .record([.init(name: "id", type: .scalar(.integer))]))],
+            "set": [
+                "lines": .init(declared: .list(line)),
+                "mode": .init(declared: .optional(.enumeration(["replace", "merge"]))),
+            ],
+            "add": [
+                "lines": .init(declared: .list(line)),
+                "key": .init(declared: .record([.init(name: "id", type: .scalar(.integer))])),
+            ],
             "tag": ["tags": .init(declared: .map(.list(.scalar(.string))))],
         ]
-        let swift = SwiftTypesGenerator(features: [FeatureDeclarations(name: "cart", kind: .feature, state: .record([]), stateIsInferred: false,
-                                                                       actions: actions, mutations: actions, outputs: actions)],
-                                        command: "moonflow types --swift cart").source()
+        let swift = SwiftTypesGenerator(
+            features: [
+                FeatureDeclarations(
+                    name: "cart", kind: .feature, state: .record([]), stateIsInferred: false,
+                    actions: actions, mutations: actions, outputs: actions)
+            ],
+            command: "moonflow types --swift cart"
+        ).source()
         XCTAssertTrue(swift.contains("case set(lines: [LinesItem], mode: Mode? = nil)"), swift)
         XCTAssertTrue(swift.contains("case add(key: Key2, lines: [LinesItem])"), swift)
         XCTAssertTrue(swift.contains("case tag(tags: [String: [String]])"), swift)
         XCTAssertEqual(swift.components(separatedBy: "public struct LinesItem:").count - 1, 3, "one per enum: \(swift)")
         XCTAssertFalse(swift.contains("CartValue"), "no catch-all value type is needed")
         try assertTypechecks(swift)
-        let luals = LuaLSAnnotations(features: [FeatureDeclarations(name: "cart", kind: .feature, state: .record([]), stateIsInferred: false, actions: actions)],
-                                     command: "moonflow types --luals cart").source()
+        let luals = LuaLSAnnotations(
+            features: [
+                FeatureDeclarations(
+                    name: "cart", kind: .feature, state: .record([]), stateIsInferred: false, actions: actions)
+            ],
+            command: "moonflow types --luals cart"
+        ).source()
         XCTAssertTrue(luals.contains("---@field lines CartAction.add.lines.item[]\n"), luals)
-        XCTAssertTrue(luals.contains("---@class CartAction.add.lines.item\n---@field qty integer\n---@field sku string\n"), luals)
+        XCTAssertTrue(
+            luals.contains("---@class CartAction.add.lines.item\n---@field qty integer\n---@field sku string\n"), luals)
         XCTAssertTrue(luals.contains("---@field mode? \"replace\"|\"merge\"\n"), luals)
     }
 
@@ -121,7 +171,8 @@ final class TypesGeneratorTests: XCTestCase {
 
     /// Runs swiftc -typecheck (warnings as errors) on `swift`; its output when it fails.
     private func typecheck(_ swift: String) throws -> (status: Int32, output: String) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-types-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "moonflow-types-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("Generated.swift")
@@ -143,12 +194,16 @@ final class TypesGeneratorTests: XCTestCase {
     /// type is written more than four collections deep, each four levels named by a
     /// `typealias`, and the file compiles.
     func testDeeplyNestedListsAreNamedEveryFourLevels() throws {
-        var deep = SchemaType.scalar(.integer), maps = SchemaType.record([.init(name: "id", type: .scalar(.string))]), optionals = SchemaType.scalar(.string)
+        var deep = SchemaType.scalar(.integer), maps = SchemaType.record([.init(name: "id", type: .scalar(.string))]),
+            optionals = SchemaType.scalar(.string)
         for _ in 0..<30 { deep = .list(deep); maps = .map(maps); optionals = .list(.optional(optionals)) }
         // And an enum of two values that are one Swift string (bytes that are not UTF-8): one case.
         let bytes = SchemaType.enumeration(.init([LuaString(bytes: [0xFF]), LuaString(bytes: [0xFE]), "ok"]))
-        let state = SchemaType.record([.init(name: "bytes", type: bytes), .init(name: "deep", type: deep), .init(name: "maps", type: .optional(maps)),
-                                       .init(name: "opt", type: optionals)])
+        let state = SchemaType.record([
+            .init(name: "bytes", type: bytes), .init(name: "deep", type: deep),
+            .init(name: "maps", type: .optional(maps)),
+            .init(name: "opt", type: optionals),
+        ])
         let swift = SwiftTypesGenerator(features: feature(state), command: "moonflow types --swift x").source()
         for line in swift.split(separator: "\n") {
             var depth = 0, most = 0
@@ -166,13 +221,28 @@ final class TypesGeneratorTests: XCTestCase {
     /// key held a raw line break), and every line `--luals` writes is a comment (a name with
     /// a line break left its comment), also when two names map to one class name.
     func testLuaAndLuaLSOutputStayLuaWhateverTheNames() throws {
-        let odd = ["line\nbreak", "a\"b", "back\\slash", "]]", "--", "\r", "\u{0}x", "tab\there", "é", "end", "a b", "_a20b", ""]
-        let state = SchemaType.record(odd.sorted { LuaValue.keyOrder(.string(LuaString($0)), .string(LuaString($1))) }.map {
-            .init(name: $0, type: .record([.init(name: $0, type: .enumeration(SchemaType.EnumValues(odd.map { LuaString($0) } + [LuaString(bytes: [0xFF, 0x0A])])))]))
-        })
-        let messages = Dictionary(uniqueKeysWithValues: odd.map { ($0, [$0: Schema.Field(type: .string, optional: false)]) })
-        let features = [FeatureDeclarations(name: "odd\nname", kind: .feature, state: state, stateIsInferred: false,
-                                            actions: messages, mutations: messages, outputs: messages, file: "plugins/x\ny/init.lua")]
+        let odd = [
+            "line\nbreak", "a\"b", "back\\slash", "]]", "--", "\r", "\u{0}x", "tab\there", "é", "end", "a b", "_a20b",
+            "",
+        ]
+        let state = SchemaType.record(
+            odd.sorted { LuaValue.keyOrder(.string(LuaString($0)), .string(LuaString($1))) }.map {
+                .init(
+                    name: $0,
+                    type: .record([
+                        .init(
+                            name: $0,
+                            type: .enumeration(
+                                SchemaType.EnumValues(odd.map { LuaString($0) } + [LuaString(bytes: [0xFF, 0x0A])])))
+                    ]))
+            })
+        let messages = Dictionary(
+            uniqueKeysWithValues: odd.map { ($0, [$0: Schema.Field(type: .string, optional: false)]) })
+        let features = [
+            FeatureDeclarations(
+                name: "odd\nname", kind: .feature, state: state, stateIsInferred: false,
+                actions: messages, mutations: messages, outputs: messages, file: "plugins/x\ny/init.lua")
+        ]
         let lua = try LuaState()
         let declaration = LuaStateDeclaration(features: features).source()
         let back = try lua.run(string: "return {\n" + declaration + "}", name: "types.lua")
@@ -185,8 +255,12 @@ final class TypesGeneratorTests: XCTestCase {
         // As deep as a declaration may nest, --lua still loads (100 deep, refused now, did not).
         var deep = SchemaType.scalar(.integer)
         for _ in 0..<(SchemaType.maxDepth - 1) { deep = .list(.optional(deep)) }
-        let deepFeature = [FeatureDeclarations(name: "deep", kind: .feature, state: .record([.init(name: "d", type: deep)]), stateIsInferred: false)]
-        let deepBack = try lua.run(string: "return {\n" + LuaStateDeclaration(features: deepFeature).source() + "}", name: "deep.lua")
+        let deepFeature = [
+            FeatureDeclarations(
+                name: "deep", kind: .feature, state: .record([.init(name: "d", type: deep)]), stateIsInferred: false)
+        ]
+        let deepBack = try lua.run(
+            string: "return {\n" + LuaStateDeclaration(features: deepFeature).source() + "}", name: "deep.lua")
         XCTAssertEqual(try SchemaType.read(deepBack.first?["state"] ?? .nil, at: "state"), deepFeature[0].state)
         XCTAssertTrue(luals.contains("---@class OddNameAction._a20b\n"), luals)
         XCTAssertTrue(luals.contains("---@class OddNameAction._a20b2\n"), luals)
@@ -219,12 +293,17 @@ final class TypesGeneratorTests: XCTestCase {
         XCTAssertEqual(order.order("mutations", "added"), ["qty", "sku"])
         let scalar = { (t: FlatShapes.FieldType) in Schema.Field(type: t, optional: false) }
         let actions: [String: [String: Schema.Field]] = [
-            "add": ["sku": scalar(.string), "price": scalar(.integer), "qty": scalar(.integer), "name": scalar(.string)],
+            "add": [
+                "sku": scalar(.string), "price": scalar(.integer), "qty": scalar(.integer), "name": scalar(.string),
+            ],
             "remove": ["sku": scalar(.string), "all": Schema.Field(type: .boolean, optional: true)],
-            "built": ["b": scalar(.string), "a": scalar(.string)],   // not spelled out in the text
+            "built": ["b": scalar(.string), "a": scalar(.string)],  // not spelled out in the text
         ]
-        let declared = [FeatureDeclarations(name: "shop", kind: .feature, state: .record([]), stateIsInferred: false,
-                                            actions: actions, order: order)]
+        let declared = [
+            FeatureDeclarations(
+                name: "shop", kind: .feature, state: .record([]), stateIsInferred: false,
+                actions: actions, order: order)
+        ]
         let swift = SwiftTypesGenerator(features: declared, command: "moonflow types --swift shop").source()
         XCTAssertTrue(swift.contains("case add(sku: String, price: Int, qty: Int, name: String)"), swift)
         XCTAssertTrue(swift.contains("case remove(sku: String, all: Bool? = nil)"), swift)

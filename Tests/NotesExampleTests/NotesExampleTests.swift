@@ -11,7 +11,9 @@ import XCTest
 final class NotesExampleTests: XCTestCase {
     struct SuggestionsDown: Error {}
 
-    private func app(_ suggest: @escaping @Sendable (String) async throws -> String = { "a note about \($0)" }) throws -> NotesApp {
+    private func app(
+        _ suggest: @escaping @Sendable (String) async throws -> String = { "a note about \($0)" }
+    ) throws -> NotesApp {
         try MainActor.assumeIsolated { try NotesApp(suggest: suggest) }
     }
 
@@ -66,12 +68,16 @@ final class NotesExampleTests: XCTestCase {
             // send: refused before anything runs; the view model never throws, it sets lastError
             app.composer.send(json: #"{"type":"write"}"#)
             XCTAssertEqual(app.composer.lastError?.stage, .send)
-            XCTAssertTrue(app.composer.lastError?.message.contains("text") == true, "\(String(describing: app.composer.lastError))")
+            XCTAssertTrue(
+                app.composer.lastError?.message.contains("text") == true,
+                "\(String(describing: app.composer.lastError))")
             // handle: submitting an empty note
             app.submit()
             XCTAssertEqual(app.composer.lastError?.stage, .handle)
             XCTAssertEqual(app.composer.lastError?.message, "nothing to submit: write a note first")
-            XCTAssertTrue(app.composer.lastError?.location?.hasSuffix("composer/init.lua:15") == true, "\(String(describing: app.composer.lastError?.location))")
+            XCTAssertTrue(
+                app.composer.lastError?.location?.hasSuffix("composer/init.lua:15") == true,
+                "\(String(describing: app.composer.lastError?.location))")
             // reduce: an empty note reaches the list
             app.list.send(.add(text: ""))
             XCTAssertEqual(app.list.lastError?.stage, .reduce)
@@ -95,9 +101,11 @@ final class NotesExampleTests: XCTestCase {
         }
         // load: a plugin that does not parse
         let broken = FileManager.default.temporaryDirectory.appendingPathComponent("notes-broken-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: broken.appendingPathComponent("notes"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: broken.appendingPathComponent("notes"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: broken) }
-        try "return mf.compose {".write(to: broken.appendingPathComponent("notes/init.lua"), atomically: true, encoding: .utf8)
+        try "return mf.compose {".write(
+            to: broken.appendingPathComponent("notes/init.lua"), atomically: true, encoding: .utf8)
         XCTAssertThrowsError(try MainActor.assumeIsolated { try NotesApp(plugins: broken.path) { $0 } }) { error in
             XCTAssertEqual((error as? FeatureError)?.stage, .load)
             XCTAssertTrue((error as? FeatureError)?.location?.hasSuffix("notes/init.lua:1") == true, "\(error)")

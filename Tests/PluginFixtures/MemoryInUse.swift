@@ -22,7 +22,8 @@ public enum MemoryInUse {
         if let heapInUse = sanitizerHeapInUse { return Int(heapInUse()) }
         let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
+            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else {
             throw Unreadable(description: "no VmRSS in /proc/self/status")
         }
         return kilobytes * 1024

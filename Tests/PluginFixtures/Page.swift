@@ -27,8 +27,10 @@ package final class Page: @unchecked Sendable {
         }
         let target = parts.percentEncodedPath + (parts.percentEncodedQuery.map { "?" + $0 } ?? "")
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
-        var head = ["GET \(target) HTTP/1.1", "Host: \(host):\(port)", "Upgrade: websocket", "Connection: Upgrade",
-                    "Sec-WebSocket-Key: \(key)", "Sec-WebSocket-Version: 13"]
+        var head = [
+            "GET \(target) HTTP/1.1", "Host: \(host):\(port)", "Upgrade: websocket", "Connection: Upgrade",
+            "Sec-WebSocket-Key: \(key)", "Sec-WebSocket-Version: 13",
+        ]
         head += headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
         let fd = try RawHTTP.open(head, port: port, host: host)
         var timeout = timeval(tv_sec: 30, tv_usec: 0)
@@ -39,7 +41,8 @@ package final class Page: @unchecked Sendable {
             var byte: UInt8 = 0
             guard read(fd, &byte, 1) == 1 else {
                 Glibc.close(fd)
-                throw Failure("the connection closed before the upgrade's answer: \(String(decoding: response, as: UTF8.self))")
+                throw Failure(
+                    "the connection closed before the upgrade's answer: \(String(decoding: response, as: UTF8.self))")
             }
             response.append(byte)
         }
@@ -52,7 +55,9 @@ package final class Page: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let page = Page(fd: fd)
         page.reader.enter()
-        Thread { page.readFrames(); page.reader.leave() }.start()
+        Thread {
+            page.readFrames(); page.reader.leave()
+        }.start()
         return page
     }
 
@@ -161,5 +166,7 @@ package final class Page: @unchecked Sendable {
 }
 
 private extension Array where Element == UInt8 {
-    func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+    func ends(with suffix: [UInt8]) -> Bool {
+        count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+    }
 }

@@ -17,7 +17,8 @@ public final class PluginFolder: Sendable {
         dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("mf\(UUID().uuidString.prefix(8))")
         for (path, text) in files {
             let full = (dir as NSString).appendingPathComponent(path)
-            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try text.write(toFile: full, atomically: true, encoding: .utf8)
         }
     }
@@ -37,7 +38,8 @@ public enum Fixtures {
     /// The text of `Tests/Fixtures/PATH`.
     public static func fixture(_ path: String) throws -> String {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        return try String(contentsOf: root.appendingPathComponent("Fixtures").appendingPathComponent(path), encoding: .utf8)
+        return try String(
+            contentsOf: root.appendingPathComponent("Fixtures").appendingPathComponent(path), encoding: .utf8)
     }
 }
 

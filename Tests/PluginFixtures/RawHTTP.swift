@@ -9,24 +9,34 @@ package enum RawHTTP {
     /// Connects to loopback's `port` and writes the request.
     /// - Parameter receiveBuffer: the socket's receive buffer in bytes (nil: the system's).
     /// - Returns: the socket, for the caller to read and close.
-    package static func open(_ head: [String], port: Int, host: String = "127.0.0.1", receiveBuffer: Int32? = nil) throws -> Int32 {
+    package static func open(
+        _ head: [String], port: Int, host: String = "127.0.0.1", receiveBuffer: Int32? = nil
+    ) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket: errno \(errno)") }
-        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr(host)
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { close(fd); throw Failure("connect to port \(port): errno \(errno)") }
         let request = Array((head.joined(separator: "\r\n") + "\r\n\r\n").utf8)
-        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { close(fd); throw Failure("write: errno \(errno)") }
+        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else {
+            close(fd); throw Failure("write: errno \(errno)")
+        }
         return fd
     }
 
-    package static func send(_ head: [String], port: Int, host: String = "127.0.0.1") throws -> (status: Int, body: String) {
+    package static func send(
+        _ head: [String], port: Int, host: String = "127.0.0.1"
+    ) throws -> (status: Int, body: String) {
         let fd = try open(head, port: port, host: host)
         defer { close(fd) }
         var timeout = timeval(tv_sec: 30, tv_usec: 0)

@@ -7,7 +7,9 @@ import XCTest
 final class CancellationTests: XCTestCase {
     enum Action: Sendable, Equatable { case load(Int), poll, hang }
 
-    private func makeInteractor(scheduler: TestScheduler, alive: Locked<Int> = Locked(0)) -> Interactor<[Int], Action, Int, Never> {
+    private func makeInteractor(
+        scheduler: TestScheduler, alive: Locked<Int> = Locked(0)
+    ) -> Interactor<[Int], Action, Int, Never> {
         Interactor(
             initial: [],
             handle: { action, _ in
@@ -17,7 +19,9 @@ final class CancellationTests: XCTestCase {
                 case .hang: .stream(tracked(alive))
                 }
             },
-            reduce: { log, n in log.append(n); return nil })
+            reduce: { log, n in
+                log.append(n); return nil
+            })
     }
 
     func testCancelByActionTypeStopsOnlyThatType() {
@@ -40,7 +44,9 @@ final class CancellationTests: XCTestCase {
         let interactor = Interactor<Int, String, Int, String>(
             initial: 0,
             handle: { _, _ in .one(1) },
-            reduce: { total, n in total += n; return n == 1 ? "refresh" : nil },
+            reduce: { total, n in
+                total += n; return n == 1 ? "refresh" : nil
+            },
             effects: { _, _ in .timer(100, 10, on: scheduler) })
         interactor.send("tap")
         XCTAssertEqual(interactor.inFlight.map(\.actionType), ["tap"])

@@ -38,7 +38,7 @@ final class EffectTests: XCTestCase {
                 }
             },
             effects: { effect, state in
-                guard case .load(let id) = effect else { return nil }   // navigate goes out
+                guard case .load(let id) = effect else { return nil }  // navigate goes out
                 effectStates.mutate { $0.append(state) }
                 if failLoads { return .fail(TestError("offline")) }
                 return .timer(100, .fetched("item \(id)"), on: scheduler)

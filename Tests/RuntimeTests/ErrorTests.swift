@@ -18,7 +18,11 @@ final class ErrorTests: XCTestCase {
             handle: { action, _ in
                 switch action {
                 case .add(let n): .one(.add(n))
-                case .failLater: .stream(Producer<Mutation>.timer(50, .add(0), on: scheduler).flatMap(.merge) { _ in .fail(TestError("timeout")) })
+                case .failLater:
+                    .stream(
+                        Producer<Mutation>.timer(50, .add(0), on: scheduler).flatMap(.merge) { _ in
+                            .fail(TestError("timeout"))
+                        })
                 case .failAfterOne: .stream(.concat([.just(.add(100)), .fail(TestError("broken"))]))
                 case .corrupt: .many([.add(1), .corrupt, .add(2)])
                 }
@@ -29,7 +33,7 @@ final class ErrorTests: XCTestCase {
                     state.total += n
                     state.history.append(n)
                 case .corrupt:
-                    state.history.removeAll()   // changes made before the throw must not stick
+                    state.history.removeAll()  // changes made before the throw must not stick
                     state.total = -1
                     throw TestError("corrupt mutation")
                 }

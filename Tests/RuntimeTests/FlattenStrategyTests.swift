@@ -20,7 +20,9 @@ final class FlattenStrategyTests: XCTestCase {
                     return .stream(.timer(delay, id, on: scheduler))
                 }
             },
-            reduce: { loaded, id in loaded.append(id); return nil })
+            reduce: { loaded, id in
+                loaded.append(id); return nil
+            })
     }
 
     func testMergeRunsEveryStreamAndInterleavesByTime() {
@@ -56,7 +58,7 @@ final class FlattenStrategyTests: XCTestCase {
         XCTAssertEqual(interactor.inFlight.map(\.actionID), [1, 2, 3])
         scheduler.advance(by: 200)
         XCTAssertEqual(interactor.state.value, [1])
-        scheduler.advance(by: 100)   // 2 started at 200, fires at 300
+        scheduler.advance(by: 100)  // 2 started at 200, fires at 300
         XCTAssertEqual(interactor.state.value, [1, 2])
         scheduler.advance(by: 10)
         XCTAssertEqual(interactor.state.value, [1, 2, 3])
@@ -81,7 +83,7 @@ final class FlattenStrategyTests: XCTestCase {
         let interactor = makeInteractor(.concurrent(limit: 2), scheduler: scheduler)
         interactor.send(.load(1, after: 100))
         interactor.send(.load(2, after: 300))
-        interactor.send(.load(3, after: 100))   // waits for a slot: starts at 100, fires at 200
+        interactor.send(.load(3, after: 100))  // waits for a slot: starts at 100, fires at 200
         scheduler.advance(by: 200)
         XCTAssertEqual(interactor.state.value, [1, 3])
         scheduler.advance(by: 100)
@@ -95,7 +97,9 @@ final class FlattenStrategyTests: XCTestCase {
             actionType: { _ in "job" },
             strategy: { _ in .concat },
             handle: { n, _ in n < 0 ? .one(n) : .stream(.timer(100, n, on: scheduler)) },
-            reduce: { log, n in log.append(n); return nil })
+            reduce: { log, n in
+                log.append(n); return nil
+            })
         interactor.send(1)
         interactor.send(-1)
         interactor.send(-2)

@@ -76,7 +76,7 @@ final class InteractorLoopTests: XCTestCase {
         let subscription = interactor.state.producer.start(value: { [weak interactor] state in
             guard state.log == ["first-1"] else { return }
             once.value = true
-            interactor?.send(.second)   // re-entrant: must wait for first-2
+            interactor?.send(.second)  // re-entrant: must wait for first-2
         })
         interactor.send(.first)
         XCTAssertTrue(once.value)
@@ -121,11 +121,15 @@ final class InteractorLoopTests: XCTestCase {
         let interactor = Interactor<Int, Int, Int, Never>(
             initial: 0,
             handle: { n, _ in
-                running.mutate { $0 += 1; if $0 > 1 { overlapped.value = true } }
+                running.mutate {
+                    $0 += 1; if $0 > 1 { overlapped.value = true }
+                }
                 defer { running.mutate { $0 -= 1 } }
                 return .one(n)
             },
-            reduce: { count, n in count += n; return nil })
+            reduce: { count, n in
+                count += n; return nil
+            })
         let mutations = Recording(interactor.mutations)
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             for _ in 0..<500 { interactor.send(1) }
@@ -141,7 +145,9 @@ final class InteractorLoopTests: XCTestCase {
         let interactor = Interactor<Int, Int, Int, Never>(
             initial: 0, context: SchedulerContext(state: scheduler),
             handle: { n, _ in .one(n) },
-            reduce: { count, n in count += n; return nil })
+            reduce: { count, n in
+                count += n; return nil
+            })
         let done = expectation(description: "all reduced")
         let subscription = interactor.state.producer.start(value: { if $0 == 100 { done.fulfill() } })
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
@@ -156,7 +162,9 @@ final class InteractorLoopTests: XCTestCase {
         let interactor = Interactor<Int, Int, Int, Never>(
             initial: 0, context: SchedulerContext(output: output),
             handle: { n, _ in .many([n, n]) },
-            reduce: { count, n in count += n; return nil })
+            reduce: { count, n in
+                count += n; return nil
+            })
         let states = Recording(interactor.state.producer)
         interactor.send(1)
         interactor.send(10)
@@ -196,8 +204,12 @@ final class InteractorLoopTests: XCTestCase {
         let interactor = Interactor<Int, Int, Int, Never>(
             initial: 0, context: SchedulerContext(state: clock), actionType: { _ in "n" }, strategy: nil,
             handle: { n, _ in .one(n) },
-            reduce: { count, n in count += n; seen.mutate { $0.append("reduce \(n)") }; return nil },
-            step: { n, count in count += n; seen.mutate { $0.append("step \(n)") }; return .reduced(effect: nil) },
+            reduce: { count, n in
+                count += n; seen.mutate { $0.append("reduce \(n)") }; return nil
+            },
+            step: { n, count in
+                count += n; seen.mutate { $0.append("step \(n)") }; return .reduced(effect: nil)
+            },
             settled: { seen.mutate { $0.append("settled") } })
         for n in 1...3 { interactor.send(n) }
         XCTAssertEqual(seen.value, [], "nothing runs before the clock does")
@@ -217,13 +229,18 @@ final class InteractorLoopTests: XCTestCase {
         let interactor = Interactor<Int, Int, Int, String>(
             initial: 0, context: .immediate, actionType: { _ in "n" }, strategy: nil,
             handle: { n, _ in .one(n) },
-            reduce: { count, n in count += n; return n % 2 == 0 ? "even \(n)" : "handled \(n)" },
-            step: { n, count in count += n; return .reduced(effect: n % 2 == 0 ? "even \(n)" : "handled \(n)") },
+            reduce: { count, n in
+                count += n; return n % 2 == 0 ? "even \(n)" : "handled \(n)"
+            },
+            step: { n, count in
+                count += n; return .reduced(effect: n % 2 == 0 ? "even \(n)" : "handled \(n)")
+            },
             effects: { effect, _ in effect.hasPrefix("handled") ? .empty() : nil },
             outward: { traced in seen.mutate { $0.append("outward \(traced.value) from \(traced.action)") } })
         let subscription = interactor.effects.observe { traced in seen.mutate { $0.append("signal \(traced.value)") } }
         defer { subscription?.dispose() }
         for n in 1...4 { interactor.send(n) }
-        XCTAssertEqual(seen.value, ["outward even 2 from 2", "signal even 2", "outward even 4 from 4", "signal even 4"])
+        XCTAssertEqual(
+            seen.value, ["outward even 2 from 2", "signal even 2", "outward even 4 from 4", "signal even 4"])
     }
 }

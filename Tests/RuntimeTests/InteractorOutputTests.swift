@@ -6,7 +6,11 @@ import XCTest
 /// The ways to read an interactor's state and where its streams start.
 final class InteractorOutputTests: XCTestCase {
     private func makeCounter(context: SchedulerContext = .immediate) -> Interactor<Int, Int, Int, Never> {
-        Interactor(initial: 0, context: context, handle: { n, _ in .one(n) }, reduce: { count, n in count += n; return nil })
+        Interactor(
+            initial: 0, context: context, handle: { n, _ in .one(n) },
+            reduce: { count, n in
+                count += n; return nil
+            })
     }
 
     func testObserveStateSeesEveryChangeUntilDisposed() {
@@ -36,7 +40,9 @@ final class InteractorOutputTests: XCTestCase {
         let interactor = Interactor<[String], String, String, Never>(
             initial: [],
             handle: { text, _ in Producer.timer(10, text.uppercased(), on: scheduler).startWith(text) },
-            reduce: { log, entry in log.append(entry); return nil })
+            reduce: { log, entry in
+                log.append(entry); return nil
+            })
         interactor.send("a")
         XCTAssertEqual(interactor.state.value, ["a"])
         scheduler.advance(by: 10)
@@ -48,7 +54,9 @@ final class InteractorOutputTests: XCTestCase {
         let interactor = Interactor<[Int], Int, Int, Never>(
             initial: [], context: SchedulerContext(work: work),
             handle: { n, _ in n > 0 ? .stream(.just(n)) : .one(n) },
-            reduce: { log, n in log.append(n); return nil })
+            reduce: { log, n in
+                log.append(n); return nil
+            })
         interactor.send(1)
         interactor.send(-1)
         XCTAssertEqual(interactor.state.value, [-1], "the stream waits for the work scheduler; sync mutations do not")

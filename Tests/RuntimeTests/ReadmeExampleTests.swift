@@ -11,18 +11,18 @@ final class ReadmeExampleTests: XCTestCase {
             handle: { action, count in
                 switch action {
                 case .increment: .one(.add(1))
-                case .decrement: count > 0 ? .one(.add(-1)) : .none   // sees the latest state
+                case .decrement: count > 0 ? .one(.add(-1)) : .none  // sees the latest state
                 }
             },
             reduce: { count, mutation in
                 if case .add(let n) = mutation { count += n }
                 return nil
             })
-        counter.state.producer.start(value: { print("count:", $0) })   // count: 0
-        counter.send(.increment)                                       // count: 1
+        counter.state.producer.start(value: { print("count:", $0) })  // count: 0
+        counter.send(.increment)  // count: 1
         // --- end of docs/embedding.md example ---
         counter.send(.decrement)
-        counter.send(.decrement)   // ignored: the handler saw count == 0
+        counter.send(.decrement)  // ignored: the handler saw count == 0
         XCTAssertEqual(counter.state.value, 0)
         counter.send(.increment)
         XCTAssertEqual(counter.currentState, 1)

@@ -36,7 +36,9 @@ final class RepositoryTests: XCTestCase {
     func testPutReplacesByIdAndKeepsInsertionOrder() throws {
         let repository = people()
         try repository.put(Record(id: "2", fields: ["name": "Grace Hopper", "team": "tools"]))
-        try repository.putAll([Record(id: "5", fields: ["name": "Edsger"]), Record(id: "1", fields: ["name": "Ada L."])])
+        try repository.putAll([
+            Record(id: "5", fields: ["name": "Edsger"]), Record(id: "1", fields: ["name": "Ada L."]),
+        ])
         XCTAssertEqual(try repository.getAll(.all).map(\.id), ["1", "2", "3", "4", "5"])
         XCTAssertEqual(try repository.get(id: "2")?["name"], "Grace Hopper")
         XCTAssertEqual(try repository.get(id: "1")?["name"], "Ada L.")
@@ -95,7 +97,8 @@ final class RepositoryTests: XCTestCase {
         let deleteAll = CRUD.deleteAll(repository, executor: db)
 
         try await put.execute(.byID(Record(id: "a", fields: ["kind": "x"])))
-        try await putAll.execute(.byID([Record(id: "b", fields: ["kind": "y"]), Record(id: "c", fields: ["kind": "x"])]))
+        try await putAll.execute(
+            .byID([Record(id: "b", fields: ["kind": "y"]), Record(id: "c", fields: ["kind": "x"])]))
         let byID = try await get.execute(.id("b"))
         let byQuery = try await get.execute(.query(.where("kind", equals: "x")))
         let allX = try await getAll.execute(.query(.where("kind", equals: "x")))

@@ -18,7 +18,9 @@ struct FakeService: Sendable {
     let scheduler: TestScheduler
     var failing = false
     func readProfile(userId: Int) -> Producer<User> {
-        failing ? .timer(100, User(id: 0, name: ""), on: scheduler).flatMap(.merge) { _ in .fail(TestError("profile down")) }
+        failing
+            ? .timer(100, User(id: 0, name: ""), on: scheduler).flatMap(.merge) { _ in .fail(TestError("profile down"))
+            }
             : .timer(100, User(id: userId, name: "User \(userId)"), on: scheduler)
     }
     func readPosts(userId: Int) -> Producer<[Post]> {
@@ -52,7 +54,9 @@ enum Profile {
     }
 
     static func toCommand(_ command: Command) -> ReducerCommand {
-        switch command { case .load: .load }
+        switch command {
+        case .load: .load
+        }
     }
 
     static func toSignalProducer(effect: Effect, userId: Int, service: FakeService) -> Producer<ReducerCommand> {
@@ -166,10 +170,11 @@ final class RecordsReloadTests: XCTestCase {
                 case .reload:
                     // The fed-back state: a reload while loading is ignored.
                     if state.isLoading { return .none }
-                    return .stream(gateway.fetchRecords()
-                        .map { Mutation.records($0) }
-                        .startWith(.loading)
-                        .catchError { .just(.failure("\($0)")) })
+                    return .stream(
+                        gateway.fetchRecords()
+                            .map { Mutation.records($0) }
+                            .startWith(.loading)
+                            .catchError { .just(.failure("\($0)")) })
                 }
             },
             reduce: { state, mutation in
@@ -195,21 +200,23 @@ final class RecordsReloadTests: XCTestCase {
         interactor.send(.reload)
         XCTAssertEqual(interactor.state.value, State(records: [], isLoading: true, error: nil))
         scheduler.advance(by: 100)
-        XCTAssertEqual(interactor.state.value, State(records: [Record(name: "a"), Record(name: "b")], isLoading: false))
+        XCTAssertEqual(
+            interactor.state.value, State(records: [Record(name: "a"), Record(name: "b")], isLoading: false))
     }
 
     func testASecondReloadWhileLoadingIsIgnoredByReadingTheFedBackState() {
         let scheduler = TestScheduler()
-        let gateway = Gateway(scheduler: scheduler, answers: [.success([Record(name: "a")]), .success([Record(name: "b")])])
+        let gateway = Gateway(
+            scheduler: scheduler, answers: [.success([Record(name: "a")]), .success([Record(name: "b")])])
         let interactor = makeInteractor(gateway)
         interactor.send(.reload)
-        interactor.send(.reload)   // `loading` was reduced synchronously, so this one sees isLoading
+        interactor.send(.reload)  // `loading` was reduced synchronously, so this one sees isLoading
         scheduler.advance(by: 50)
         interactor.send(.reload)
         XCTAssertEqual(gateway.calls.value, 1)
         scheduler.advance(by: 50)
         XCTAssertEqual(interactor.state.value.records, [Record(name: "a")])
-        interactor.send(.reload)   // done loading: this one goes through
+        interactor.send(.reload)  // done loading: this one goes through
         scheduler.advance(by: 100)
         XCTAssertEqual(gateway.calls.value, 2)
         XCTAssertEqual(interactor.state.value.records, [Record(name: "b")])
@@ -217,7 +224,8 @@ final class RecordsReloadTests: XCTestCase {
 
     func testAFailedReloadShowsTheFailureAndCanBeRetried() {
         let scheduler = TestScheduler()
-        let gateway = Gateway(scheduler: scheduler, answers: [.failure(TestError("offline")), .success([Record(name: "c")])])
+        let gateway = Gateway(
+            scheduler: scheduler, answers: [.failure(TestError("offline")), .success([Record(name: "c")])])
         let interactor = makeInteractor(gateway)
         interactor.send(.reload)
         scheduler.advance(by: 100)

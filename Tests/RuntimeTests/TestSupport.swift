@@ -24,9 +24,10 @@ final class Recording<Value: Sendable>: @unchecked Sendable {
     init(_ producer: Producer<Value>) {
         let box = self.box
         let ended = self.ended
-        disposable = producer.start(Observer { event in
-            if case .value(let value) = event { box.mutate { $0.append(value) } } else { ended.value = true }
-        })
+        disposable = producer.start(
+            Observer { event in
+                if case .value(let value) = event { box.mutate { $0.append(value) } } else { ended.value = true }
+            })
     }
 
     var values: [Value] { box.value }

@@ -21,7 +21,8 @@ final class MainSchedulerTests: XCTestCase {
             }
             order.withLock { $0.append("outer end") }
         }
-        XCTAssertEqual(order.withLock { $0 }, ["outer start", "outer end", "first nested", "second nested", "nested in nested"])
+        XCTAssertEqual(
+            order.withLock { $0 }, ["outer start", "outer end", "first nested", "second nested", "nested in nested"])
     }
 
     func testFromAnotherThreadAnActionRunsOnTheMainThreadLater() {

@@ -50,7 +50,8 @@ final class PropertyTests: XCTestCase {
         XCTAssertEqual(property.value, 3)
         let recorder = TestRecorder<Int>(scheduler)
         property.producer.start(recorder.observer)
-        XCTAssertEqual(recorder.events, [.value(300, 3), .completed(300)], "the source completed, so changes have ended")
+        XCTAssertEqual(
+            recorder.events, [.value(300, 3), .completed(300)], "the source completed, so changes have ended")
     }
 
     func testMappedPropertyTracksTheSource() {
@@ -70,7 +71,7 @@ final class PropertyTests: XCTestCase {
         })
         XCTAssertEqual(seen.withLock { $0 }, [0, 1, 2, 3])
         XCTAssertEqual(property.value, 3)
-        observation.dispose()   // the observer holds the property it observes
+        observation.dispose()  // the observer holds the property it observes
     }
 
     func testConcurrentModificationsAreAtomic() {
@@ -102,10 +103,12 @@ final class PropertyTests: XCTestCase {
         let secondObservation = Locked<Disposable?>(nil)
         let a = property.changes.start(value: { value in
             first.withLock { $0.append(value) }
-            if value == 1 { property.value = 2 }   // queued: after every observer has seen 1
+            if value == 1 { property.value = 2 }  // queued: after every observer has seen 1
             if value == 2 {
                 // Started mid-delivery: it gets the current value (2) once, not again from the queue.
-                lateObservation.withLock { $0 = property.producer.start(value: { v in late.withLock { $0.append(v) } }) }
+                lateObservation.withLock {
+                    $0 = property.producer.start(value: { v in late.withLock { $0.append(v) } })
+                }
             }
             if value == 3 { secondObservation.withLock { $0 }?.dispose() }  // before it sees 3
         })

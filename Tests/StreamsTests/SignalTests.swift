@@ -48,7 +48,7 @@ final class SignalTests: XCTestCase {
         })
         input.send(value: 1)
         XCTAssertEqual(log.withLock { $0 }, ["begin 1", "end 1", "begin 2", "end 2"])
-        input.sendCompleted()   // the observer holds the input that feeds it
+        input.sendCompleted()  // the observer holds the input that feeds it
     }
 
     func testProducerObservesUntilDisposed() {

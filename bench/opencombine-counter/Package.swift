@@ -7,13 +7,13 @@ import PackageDescription
 let package = Package(
     name: "opencombine-counter",
     dependencies: [
-        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0")
     ],
     targets: [
         .executableTarget(
             name: "opencombine-counter",
             dependencies: [.product(name: "OpenCombine", package: "OpenCombine")]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,7 +13,7 @@ struct EmbeddingExample {
         let plugins = CommandLine.arguments.dropFirst().first ?? "plugins"
         let host = try FeatureHost(configuration: .init(searchPaths: [plugins]))
         let counter = try await host.load("counter")
-        let states = counter.states                 // the current state, then each change
+        let states = counter.states  // the current state, then each change
         counter.start()
         let actions: [LuaValue] = [["type": "increment", "by": 9], ["type": "increment"], ["type": "decrement"]]
         for action in actions { try counter.send(action) }
@@ -21,7 +21,7 @@ struct EmbeddingExample {
         for await state in states {
             print(state)
             if state["count"] == 10 { passedTen = true }
-            if passedTen, state["count"] == 9 { break }   // the decrement: the last action
+            if passedTen, state["count"] == 9 { break }  // the decrement: the last action
         }
     }
 }

@@ -36,7 +36,8 @@ public enum LuaError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String {
         switch self {
         case .runtime(let message, _, _): message
-        case .timeout(let limitMs, _): "time limit of \(limitMs) ms exceeded"  // the shim's words (mf_push_timeout_message)
+        // the shim's words (mf_push_timeout_message)
+        case .timeout(let limitMs, _): "time limit of \(limitMs) ms exceeded"
         default: description
         }
     }

@@ -43,8 +43,9 @@ public struct LuaErrorReport: Sendable, Equatable, CustomStringConvertible {
             self.init(message: text, location: location)
             return
         }
-        self.init(message: String(text[..<r.lowerBound]), location: location,
-                  traceback: String(text[text.index(after: r.lowerBound)...]))
+        self.init(
+            message: String(text[..<r.lowerBound]), location: location,
+            traceback: String(text[text.index(after: r.lowerBound)...]))
     }
 
     /// The message, then the traceback on the lines after it: what Lua's own handler prints.

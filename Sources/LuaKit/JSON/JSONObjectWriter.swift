@@ -91,7 +91,9 @@ package struct JSONObjectWriter: Sendable {
     }
 
     /// `key` and a list of `values`, each written by `element`.
-    private mutating func list<Element>(_ key: String, _ values: [Element], _ element: (inout JSONWriter, Element) -> Void) {
+    private mutating func list<Element>(
+        _ key: String, _ values: [Element], _ element: (inout JSONWriter, Element) -> Void
+    ) {
         self.key(key)
         writer.out.append(UInt8(ascii: "["))
         for (n, value) in values.enumerated() {

@@ -57,8 +57,10 @@ struct JSONReader {
         while true {
             skipSpace()
             guard peek == UInt8(ascii: "\"") else {
-                throw fail(afterComma ? "expected a string key after ',' in an object, found \(found())"
-                                      : "expected a string key or '}', found \(found())")
+                throw fail(
+                    afterComma
+                        ? "expected a string key after ',' in an object, found \(found())"
+                        : "expected a string key or '}', found \(found())")
             }
             let key = LuaValue.string(LuaString(bytes: try string()))
             skipSpace()
@@ -125,7 +127,10 @@ struct JSONReader {
         guard isDigit(i) else { throw fail("expected a digit after '-', found \(found())") }
         if bytes[i] == UInt8(ascii: "0") {
             i += 1
-            if isDigit(i) { throw fail("expected '.', 'e' or the end of the number after a leading 0 (leading zeros are not allowed)") }
+            if isDigit(i) {
+                throw fail(
+                    "expected '.', 'e' or the end of the number after a leading 0 (leading zeros are not allowed)")
+            }
         } else {
             skipDigits()
         }
@@ -149,7 +154,9 @@ struct JSONReader {
         }
         let text = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start..<i]))
         guard let d = JSONReader.finiteDouble(text) else {
-            throw fail("expected a number within the range of a double, found \(String(decoding: text, as: UTF8.self))", at: start)
+            throw fail(
+                "expected a number within the range of a double, found \(String(decoding: text, as: UTF8.self))",
+                at: start)
         }
         return .number(d)
     }
@@ -201,7 +208,8 @@ struct JSONReader {
             case UInt8(ascii: "\\"):
                 try escape(into: &out)
             case 0..<0x20:
-                throw fail("expected a control character in a string to be escaped (\\n, \\t, \\u00XX), found \(found())")
+                throw fail(
+                    "expected a control character in a string to be escaped (\\n, \\t, \\u00XX), found \(found())")
             default:
                 out.append(b)
                 i += 1
@@ -212,15 +220,16 @@ struct JSONReader {
     private mutating func escape(into out: inout [UInt8]) throws(JSONError) {
         i += 1
         guard let c = peek else { throw fail("expected an escape sequence after '\\', found end of input") }
-        let simple: UInt8? = switch c {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): c
-        case UInt8(ascii: "b"): 0x08
-        case UInt8(ascii: "f"): 0x0C
-        case UInt8(ascii: "n"): 0x0A
-        case UInt8(ascii: "r"): 0x0D
-        case UInt8(ascii: "t"): 0x09
-        default: nil
-        }
+        let simple: UInt8? =
+            switch c {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): c
+            case UInt8(ascii: "b"): 0x08
+            case UInt8(ascii: "f"): 0x0C
+            case UInt8(ascii: "n"): 0x0A
+            case UInt8(ascii: "r"): 0x0D
+            case UInt8(ascii: "t"): 0x09
+            default: nil
+            }
         if let simple {
             out.append(simple)
             i += 1
@@ -234,16 +243,21 @@ struct JSONReader {
         var scalar = UInt32(try hex4())
         if (0xD800...0xDBFF).contains(scalar) {
             guard peek == UInt8(ascii: "\\"), i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: "u") else {
-                throw fail("expected a low surrogate (\\uDC00-\\uDFFF) after the high surrogate \\u\(hexString(scalar))")
+                throw fail(
+                    "expected a low surrogate (\\uDC00-\\uDFFF) after the high surrogate \\u\(hexString(scalar))")
             }
             i += 2
             let low = UInt32(try hex4())
             guard (0xDC00...0xDFFF).contains(low) else {
-                throw fail("expected a low surrogate (\\uDC00-\\uDFFF) after the high surrogate \\u\(hexString(scalar)), found \\u\(hexString(low))", at: i - 6)
+                throw fail(
+                    "expected a low surrogate (\\uDC00-\\uDFFF) after the high surrogate \\u\(hexString(scalar)), found \\u\(hexString(low))",
+                    at: i - 6)
             }
             scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
         } else if (0xDC00...0xDFFF).contains(scalar) {
-            throw fail("expected a high surrogate (\\uD800-\\uDBFF) before the low surrogate \\u\(hexString(scalar))", at: escapeStart)
+            throw fail(
+                "expected a high surrogate (\\uD800-\\uDBFF) before the low surrogate \\u\(hexString(scalar))",
+                at: escapeStart)
         }
         out.append(contentsOf: UTF8.encode(Unicode.Scalar(scalar)!)!)
     }
@@ -251,12 +265,13 @@ struct JSONReader {
     private mutating func hex4() throws(JSONError) -> UInt16 {
         var v: UInt16 = 0
         for _ in 0..<4 {
-            let digit: UInt8? = switch peek {
-            case .some(let b) where b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"): b - UInt8(ascii: "0")
-            case .some(let b) where b >= UInt8(ascii: "a") && b <= UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
-            case .some(let b) where b >= UInt8(ascii: "A") && b <= UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
-            default: nil
-            }
+            let digit: UInt8? =
+                switch peek {
+                case .some(let b) where b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"): b - UInt8(ascii: "0")
+                case .some(let b) where b >= UInt8(ascii: "a") && b <= UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
+                case .some(let b) where b >= UInt8(ascii: "A") && b <= UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
+                default: nil
+                }
             guard let digit else { throw fail("expected 4 hex digits after \\u, found \(found())") }
             v = v << 4 | UInt16(digit)
             i += 1

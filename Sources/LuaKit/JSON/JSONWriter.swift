@@ -54,7 +54,9 @@ struct JSONWriter {
         }
         var items = t.array
         items.reserveCapacity(last)
-        for n in (t.array.count + 1)...max(last, t.array.count + 1) where n <= last { items.append(t.hash[.integer(Int64(n))] ?? .nil) }
+        for n in (t.array.count + 1)...max(last, t.array.count + 1) where n <= last {
+            items.append(t.hash[.integer(Int64(n))] ?? .nil)
+        }
         return items
     }
 
@@ -111,9 +113,12 @@ struct JSONWriter {
     mutating func appendInteger(_ n: Int64) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = n.magnitude
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &digits) { buffer in
             var start = buffer.count
             repeat {
@@ -184,8 +189,10 @@ struct JSONWriter {
             case 0x09: append("\\t")
             default:
                 let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                        hex[Int(b >> 4)], hex[Int(b & 0xF)]])
+                out.append(contentsOf: [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                    hex[Int(b >> 4)], hex[Int(b & 0xF)],
+                ])
             }
         }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))

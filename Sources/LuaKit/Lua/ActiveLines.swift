@@ -14,7 +14,8 @@ package enum ActiveLines {
 
     package static func of(file: String) -> Lines {
         guard let source = FileManager.default.contents(atPath: file),
-              let dump = try? bytecode(of: source, name: file) else { return Lines() }
+            let dump = try? bytecode(of: source, name: file)
+        else { return Lines() }
         var reader = Reader(bytes: dump)
         return (try? reader.chunk()) ?? Lines()
     }
@@ -23,12 +24,14 @@ package enum ActiveLines {
     package static func bytecode(of source: Data, name: String) throws -> [UInt8] {
         let lua = try LuaState(profile: .trusted, memoryLimit: 256 << 20, timeLimitMs: 5000)
         defer { lua.close() }
-        let dumper = try lua.load(string: """
-            local source, name = ...
-            local f = load(source, "@" .. name, "t")
-            return f and string.dump(f) or ""
-            """, name: "moonflow.coverage")
-        let result = try lua.call(dumper, [.value(.string(LuaString(bytes: Array(source)))), .value(.string(LuaString(name)))])
+        let dumper = try lua.load(
+            string: """
+                local source, name = ...
+                local f = load(source, "@" .. name, "t")
+                return f and string.dump(f) or ""
+                """, name: "moonflow.coverage")
+        let result = try lua.call(
+            dumper, [.value(.string(LuaString(bytes: Array(source)))), .value(.string(LuaString(name)))])
         guard case .string(let bytes)? = result.first else { return [] }
         return Array(bytes.bytes)
     }
@@ -78,9 +81,9 @@ package enum ActiveLines {
             try string()
             let lineDefined = try size()
             _ = try size()  // lastlinedefined
-            try skip(1)     // numparams
+            try skip(1)  // numparams
             let vararg = try byte() != 0
-            try skip(1)     // maxstacksize
+            try skip(1)  // maxstacksize
             let code = try size()
             // Opcodes (the low 7 bits of each little-endian instruction): a return right after
             // a tail call (`return f(x)`) never runs, so its line is not one that can.
@@ -93,12 +96,12 @@ package enum ActiveLines {
             }
             for _ in 0..<(try size()) {
                 switch try byte() {
-                case 0x03, 0x13: try skip(8)        // integer, float
-                case 0x04, 0x14: try string()       // short, long string
-                default: break                      // nil, false, true
+                case 0x03, 0x13: try skip(8)  // integer, float
+                case 0x04, 0x14: try string()  // short, long string
+                default: break  // nil, false, true
                 }
             }
-            try skip((try size()) * 3)              // upvalues: instack, idx, kind
+            try skip((try size()) * 3)  // upvalues: instack, idx, kind
             for _ in 0..<(try size()) { try function(&out, instruction: instruction) }
             let count = try size()
             var deltas: [Int] = []
@@ -109,14 +112,16 @@ package enum ActiveLines {
                 absolute[pc] = try size()
             }
             for _ in 0..<(try size()) { try string(); _ = try size(); _ = try size() }  // locals
-            for _ in 0..<(try size()) { try string() }                               // upvalue names
+            for _ in 0..<(try size()) { try string() }  // upvalue names
             // ldebug.c's collectvalidlines: a vararg function's first instruction (VARARGPREP) is left out.
             var line = lineDefined
             var active: [Int] = []
             for pc in 0..<count {
                 line = deltas[pc] == -0x80 ? (absolute[pc] ?? line) : line + deltas[pc]
                 if pc == 0 && vararg { continue }
-                let afterTailCall = pc > 0 && pc < opcodes.count && Self.returns.contains(opcodes[pc]) && opcodes[pc - 1] == Self.tailCall
+                let afterTailCall =
+                    pc > 0 && pc < opcodes.count && Self.returns.contains(opcodes[pc])
+                    && opcodes[pc - 1] == Self.tailCall
                 if !afterTailCall { active.append(line) }
             }
             guard let last = active.last else { return }

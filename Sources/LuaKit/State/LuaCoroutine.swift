@@ -31,15 +31,20 @@ package final class LuaCoroutine {
     ///
     /// - Throws: the coroutine's error (`LuaError`, with its traceback), after which it is dead.
     package func resume<R>(_ args: [LuaPush], _ body: (LuaSlots) throws -> R) throws -> (Status, R) {
-        guard !isDead else { throw LuaError.runtime(message: "cannot resume dead coroutine", location: nil, traceback: "") }
-        guard let state = owner else { throw LuaError.runtime(message: "cannot resume a coroutine whose Lua state is gone", location: nil, traceback: "") }
+        guard !isDead else {
+            throw LuaError.runtime(message: "cannot resume dead coroutine", location: nil, traceback: "")
+        }
+        guard let state = owner else {
+            throw LuaError.runtime(
+                message: "cannot resume a coroutine whose Lua state is gone", location: nil, traceback: "")
+        }
         state.enter(); defer { state.leave() }
         let L = state.activeL
         let stack = StackGuard(L)
         try state.push(args, on: L)
         guard mf_checkstack(co, Int32(args.count) + 4) != 0 else { throw LuaError.memory(limit: state.memoryLimit) }
         lua_xmove(L, co, Int32(args.count))
-        stack.keep()   // the arguments moved to `co`: L is at its old top again
+        stack.keep()  // the arguments moved to `co`: L is at its old top again
         started = true
         var nres: Int32 = 0
         let saved = state.currentThread

@@ -227,7 +227,9 @@ extension LuaState {
             try push(results, on: L)
             return Int32(results.count)
         } catch let raise as LuaRaise {
-            do { try push([raise.value], on: L); return swiftRaise } catch { return pushMessage(String(describing: error), L) }
+            do { try push([raise.value], on: L); return swiftRaise } catch {
+                return pushMessage(String(describing: error), L)
+            }
         } catch let error as LuaError {
             switch error {
             case .runtime(let message, _, _): return pushRaw(message, L)

@@ -34,7 +34,8 @@ public final class LuaRef: @unchecked Sendable, Hashable {
     @inline(__always)
     func index(in state: LuaState) throws -> Int64 {
         guard belongs(to: state) else {
-            throw LuaError.conversion(path: "argument", reason: "a value from another Lua state cannot cross into this one")
+            throw LuaError.conversion(
+                path: "argument", reason: "a value from another Lua state cannot cross into this one")
         }
         return Int64(ref)
     }

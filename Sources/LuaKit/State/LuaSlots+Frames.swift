@@ -52,7 +52,8 @@ extension LuaSlots {
                 lineDefined: frame.linedefined >= 0 && what != "C" ? Int(frame.linedefined) : nil,
                 name: frame.name.map { String(cString: $0) }, what: what,
                 isFile: source.hasPrefix("@")
-                    ? !source.hasPrefix("@[moonflow") && !source.contains("/share/lua/") && !source.contains("/lib/lua/")
+                    ? !source.hasPrefix("@[moonflow") && !source.contains("/share/lua/")
+                        && !source.contains("/lib/lua/")
                     : source.hasPrefix("=") && source.hasSuffix(".lua"))
         }
     }
@@ -104,8 +105,10 @@ extension LuaSlots {
         try checkRead(mf_release_shown(L, -1))
     }
 
-    private func evaluated(_ expression: String, holder: LuaRef?,
-                           _ evaluate: (UnsafePointer<CChar>?, Int) -> Int32) throws -> LuaVariable {
+    private func evaluated(
+        _ expression: String, holder: LuaRef?,
+        _ evaluate: (UnsafePointer<CChar>?, Int) -> Int32
+    ) throws -> LuaVariable {
         let bytes = Array(expression.utf8)
         let listed = try bytes.withUnsafeBufferPointer { buffer in
             try listing(holder: holder) {
@@ -125,8 +128,9 @@ extension LuaSlots {
         let entries = try state.read(L, -1, path: "variables")
         guard case .table(let table) = entries else { return [] }
         return table.array.map { entry in
-            LuaVariable(name: entry["name"]?.stringValue ?? "?", text: entry["text"]?.stringValue ?? "?",
-                        type: entry["type"]?.stringValue ?? "?", ref: entry["ref"]?.intValue.map(Int.init))
+            LuaVariable(
+                name: entry["name"]?.stringValue ?? "?", text: entry["text"]?.stringValue ?? "?",
+                type: entry["type"]?.stringValue ?? "?", ref: entry["ref"]?.intValue.map(Int.init))
         }
     }
 

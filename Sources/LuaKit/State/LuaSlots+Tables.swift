@@ -23,8 +23,9 @@ extension LuaSlots {
     /// `slots[i][key]` read raw (nil if the value at `i` is not a table), handed to `body` as slot 1.
     package func field<R>(_ i: Int, _ key: String, _ body: (LuaSlots) throws -> R) throws -> R {
         let stack = StackGuard(L)
-        if mf_type(L, base + Int32(i)) != LUA_TTABLE { lua_pushnil(L) }
-        else {
+        if mf_type(L, base + Int32(i)) != LUA_TTABLE {
+            lua_pushnil(L)
+        } else {
             let status = mf_rawgetfield(L, base + Int32(i), key)
             if status != LUA_OK { throw state.popError(status, L) }
         }
@@ -53,7 +54,7 @@ extension LuaSlots {
     package func forEachField(_ i: Int, _ body: (String, String) throws -> Void) throws {
         let idx = base + Int32(i)
         guard mf_type(L, idx) == LUA_TTABLE else { return }
-        let stack = StackGuard(L)   // drops the key and value left when `body` throws
+        let stack = StackGuard(L)  // drops the key and value left when `body` throws
         _ = stack
         lua_pushnil(L)
         while mf_next(L, idx) != 0 {

@@ -34,11 +34,15 @@ extension LuaState {
     /// again from inside it (through Swift functions) each get the whole budget.
     /// For a driver that runs long on purpose, such as the spec runner running
     /// every test of a file while each handler and reducer stays bounded.
-    package func callWithoutTimeLimit(_ function: LuaRef, _ args: [LuaPush], reading body: (LuaSlots) throws -> Void) throws {
+    package func callWithoutTimeLimit(
+        _ function: LuaRef, _ args: [LuaPush], reading body: (LuaSlots) throws -> Void
+    ) throws {
         try call(function, args, limitMs: 0, reading: body)
     }
 
-    private func call(_ function: LuaRef, _ args: [LuaPush], limitMs: Int64, reading body: (LuaSlots) throws -> Void) throws {
+    private func call(
+        _ function: LuaRef, _ args: [LuaPush], limitMs: Int64, reading body: (LuaSlots) throws -> Void
+    ) throws {
         enter(); defer { leave() }
         let L = activeL
         // The results stay on the stack while `body` reads them; the guard drops them after.

@@ -57,7 +57,9 @@ extension LuaState {
     @discardableResult
     package func setBreakpointLines(path: String, lines: [Int]) -> Bool {
         let lines = lines.map { Int32(clamping: $0) }
-        return whileOpen { lines.withUnsafeBufferPointer { mf_debug_set_lines(L, path, $0.baseAddress, Int32($0.count)) != 0 } } ?? false
+        return whileOpen {
+            lines.withUnsafeBufferPointer { mf_debug_set_lines(L, path, $0.baseAddress, Int32($0.count)) != 0 }
+        } ?? false
     }
 
     /// Stops at the next line of a plugin's file that runs. Any thread; none once closed.

@@ -41,12 +41,15 @@ extension LuaState {
     /// - Parameters:
     ///   - methods: Swift methods by name.
     ///   - luaMethods: methods written in Lua (functions already in the state).
-    public func makeClass(_ name: String, methods: [String: LuaFunction], luaMethods: [String: LuaRef] = [:]) throws -> LuaClass {
+    public func makeClass(
+        _ name: String, methods: [String: LuaFunction], luaMethods: [String: LuaRef] = [:]
+    ) throws -> LuaClass {
         enter(); defer { leave() }
         let L = activeL
-        let stack = StackGuard(L)   // back at its top on success too: the metatable call takes the table
+        let stack = StackGuard(L)  // back at its top on success too: the metatable call takes the table
         try push(.table(LuaTable()), on: L)
-        let entries = methods.map { ($0.key, LuaPush.function($0.value)) } + luaMethods.map { ($0.key, LuaPush.ref($0.value)) }
+        let entries =
+            methods.map { ($0.key, LuaPush.function($0.value)) } + luaMethods.map { ($0.key, LuaPush.ref($0.value)) }
         for (method, fn) in entries.sorted(by: { $0.0 < $1.0 }) {
             try push([.value(.string(LuaString(method))), fn], on: L)
             try check(mf_rawset(L, stack.top + 1), L)

@@ -21,7 +21,9 @@ extension LuaState {
         enter(); defer { leave() }
         let L = activeL
         let stack = StackGuard(L)
-        guard mf_checkstack(L, 2) != 0 else { throw LuaError.conversion(path: root, reason: "no room on the Lua stack") }
+        guard mf_checkstack(L, 2) != 0 else {
+            throw LuaError.conversion(path: root, reason: "no room on the Lua stack")
+        }
         mf_rawgeti_registry(L, lua_Integer(ref.ref))
         if let text = Self.jsonInC(L, at: stack.top + 1) { return text }
         // What the C walk gives up on (rare: invalid UTF-8 to repair, or what JSON cannot

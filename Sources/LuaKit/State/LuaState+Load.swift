@@ -15,7 +15,8 @@ extension LuaState {
     ///   - name: shown in errors as `name:line:`.
     /// - Throws: `LuaError.syntax` with the line, or `.memory`.
     /// - Parameter env: the table the chunk sees as its globals (`_ENV`); nil for the state's globals.
-    public func load(string source: String, name: String, mode: ChunkMode = .text, env: LuaRef? = nil) throws -> LuaRef {
+    public func load(string source: String, name: String, mode: ChunkMode = .text, env: LuaRef? = nil) throws -> LuaRef
+    {
         try load(bytes: Array(source.utf8), chunkName: "=" + name, displayName: name, mode: mode, env: env)
     }
 
@@ -30,7 +31,9 @@ extension LuaState {
         return try load(bytes: Array(data), chunkName: "@" + path, displayName: path, mode: mode, env: env)
     }
 
-    func load(bytes: [UInt8], chunkName: String, displayName: String, mode: ChunkMode, env: LuaRef? = nil) throws -> LuaRef {
+    func load(
+        bytes: [UInt8], chunkName: String, displayName: String, mode: ChunkMode, env: LuaRef? = nil
+    ) throws -> LuaRef {
         enter(); defer { leave() }
         let L = activeL
         let status = bytes.withUnsafeBufferPointer { buf in

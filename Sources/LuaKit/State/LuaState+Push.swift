@@ -13,7 +13,9 @@ public enum LuaPush {
     case function(LuaFunction)
 }
 
-extension LuaPush: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByNilLiteral, ExpressibleByBooleanLiteral {
+extension LuaPush: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByNilLiteral,
+    ExpressibleByBooleanLiteral
+{
     public init(stringLiteral value: String) { self = .value(.string(LuaString(value))) }
     public init(integerLiteral value: Int64) { self = .value(.integer(value)) }
     public init(nilLiteral: ()) { self = .value(.nil) }
@@ -60,7 +62,10 @@ struct PushBuilder {
         case .object(let object, let cls):
             let pointer = Unmanaged.passRetained(object as AnyObject).toOpaque()
             objects.append((ops.count, pointer))
-            ops.append(mf_op(code: Int32(MF_OP_OBJECT.rawValue), a: 0, i: Int64(try cls.metatableRef(in: state)), d: 0, s: nil, len: 0))
+            ops.append(
+                mf_op(
+                    code: Int32(MF_OP_OBJECT.rawValue), a: 0, i: Int64(try cls.metatableRef(in: state)), d: 0, s: nil,
+                    len: 0))
         case .function(let fn):
             // Functions are pushed by a separate protected call; mark the slot.
             let box = Unmanaged.passRetained(FunctionBox(fn, state: state)).toOpaque()
@@ -72,17 +77,22 @@ struct PushBuilder {
     mutating func add(_ value: LuaValue, depth: Int) throws {
         switch value {
         case .nil: ops.append(mf_op(code: Int32(MF_OP_NIL.rawValue), a: 0, i: 0, d: 0, s: nil, len: 0))
-        case .boolean(let b): ops.append(mf_op(code: Int32(MF_OP_BOOL.rawValue), a: 0, i: b ? 1 : 0, d: 0, s: nil, len: 0))
+        case .boolean(let b):
+            ops.append(mf_op(code: Int32(MF_OP_BOOL.rawValue), a: 0, i: b ? 1 : 0, d: 0, s: nil, len: 0))
         case .integer(let i): ops.append(mf_op(code: Int32(MF_OP_INT.rawValue), a: 0, i: i, d: 0, s: nil, len: 0))
         case .number(let d): ops.append(mf_op(code: Int32(MF_OP_NUM.rawValue), a: 0, i: 0, d: d, s: nil, len: 0))
         case .string(let s):
-            ops.append(mf_op(code: Int32(MF_OP_STR.rawValue), a: 0, i: Int64(bytes.count), d: 0, s: nil, len: s.bytes.count))
+            ops.append(
+                mf_op(code: Int32(MF_OP_STR.rawValue), a: 0, i: Int64(bytes.count), d: 0, s: nil, len: s.bytes.count))
             bytes.append(contentsOf: s.bytes)
         case .table(let t):
             guard depth < LuaState.maxDepth else {
                 throw LuaError.conversion(path: "value", reason: "nested deeper than \(LuaState.maxDepth) levels")
             }
-            ops.append(mf_op(code: Int32(MF_OP_TABLE.rawValue), a: Int32(clamping: t.array.count), i: Int64(t.hash.count), d: 0, s: nil, len: 0))
+            ops.append(
+                mf_op(
+                    code: Int32(MF_OP_TABLE.rawValue), a: Int32(clamping: t.array.count), i: Int64(t.hash.count), d: 0,
+                    s: nil, len: 0))
             for (offset, element) in t.array.enumerated() {
                 try add(element, depth: depth + 1)
                 ops.append(mf_op(code: Int32(MF_OP_SETI.rawValue), a: 0, i: Int64(offset + 1), d: 0, s: nil, len: 0))
@@ -214,7 +224,9 @@ extension LuaState {
             var ref: Int32 = 0
             let rs = mf_ref(L, &ref)
             if rs != LUA_OK {
-                for (_, unpushed) in builder.functions[(k + 1)...] { Unmanaged<FunctionBox>.fromOpaque(unpushed).release() }
+                for (_, unpushed) in builder.functions[(k + 1)...] {
+                    Unmanaged<FunctionBox>.fromOpaque(unpushed).release()
+                }
                 builder.releaseObjects(from: 0)
                 throw popError(rs, L)
             }
@@ -231,7 +243,8 @@ extension LuaState {
                     if ops[k].code == Int32(MF_OP_STR.rawValue) {
                         ops[k].s = base.map { $0 + Int(ops[k].i) } ?? UnsafePointer(bitPattern: 1)
                     } else if ops[k].code == Int32(MF_OP_OBJECT.rawValue) {
-                        ops[k].s = UnsafePointer(objects.first { $0.index == k }!.pointer.assumingMemoryBound(to: CChar.self))
+                        ops[k].s = UnsafePointer(
+                            objects.first { $0.index == k }!.pointer.assumingMemoryBound(to: CChar.self))
                     }
                 }
                 return mf_push_ops(L, ops.baseAddress, Int32(ops.count), &pushed, &done)
@@ -241,7 +254,7 @@ extension LuaState {
             // Objects whose op did not finish never reached Lua and are still ours.
             let error = popError(status, L)
             builder.releaseObjects(from: Int(done))
-            throw error   // `stack` puts the top back
+            throw error  // `stack` puts the top back
         }
         stack.keep()
     }
@@ -255,8 +268,10 @@ private struct SmallPush {
     var opCount = 0
     var byteCount = 0
 
-    mutating func append(_ code: mf_opcode, a: Int32 = 0, i: Int64 = 0, d: Double = 0,
-                         s: UnsafePointer<CChar>? = nil, len: Int = 0) -> Bool {
+    mutating func append(
+        _ code: mf_opcode, a: Int32 = 0, i: Int64 = 0, d: Double = 0,
+        s: UnsafePointer<CChar>? = nil, len: Int = 0
+    ) -> Bool {
         guard opCount < ops.count else { return false }
         ops[opCount] = mf_op(code: Int32(code.rawValue), a: a, i: i, d: d, s: s, len: len)
         opCount += 1

@@ -12,13 +12,16 @@ extension LuaState {
     ///   thread, cycle, NaN key or too-deep nesting.
     /// - Parameter refusingMetatables: refuse tables with metatables of their own even
     ///   when the state does not ask for plain data (what JSON is written from).
-    func read(_ L: OpaquePointer, _ idx: Int32, path: @autoclosure () -> String, refusingMetatables: Bool = false) throws -> LuaValue {
+    func read(
+        _ L: OpaquePointer, _ idx: Int32, path: @autoclosure () -> String, refusingMetatables: Bool = false
+    ) throws -> LuaValue {
         var reader = ValueReader(L: L, plainData: plainDataOnly)
         reader.refusesMetatables = refusingMetatables
         do {
             return try reader.value(at: mf_absindex(L, idx), depth: 0)
         } catch {
-            throw LuaError.conversion(path: Path(root: path(), parts: error.keys.reversed()).description, reason: error.reason)
+            throw LuaError.conversion(
+                path: Path(root: path(), parts: error.keys.reversed()).description, reason: error.reason)
         }
     }
 }
@@ -75,8 +78,11 @@ struct ValueReader {
             if mf_isinteger(L, idx) != 0 { return .integer(lua_tointegerx(L, idx, nil)) }
             let d = lua_tonumberx(L, idx, nil)
             if plainData && !d.isFinite {
-                throw ReadFailure(reason: d.isNaN ? "NaN (not a number) cannot be copied out of Lua; use nil, or a number"
-                                  : "\(d < 0 ? "-" : "")infinity (math.huge) cannot be copied out of Lua; use nil, or a finite number")
+                throw ReadFailure(
+                    reason: d.isNaN
+                        ? "NaN (not a number) cannot be copied out of Lua; use nil, or a number"
+                        : "\(d < 0 ? "-" : "")infinity (math.huge) cannot be copied out of Lua; use nil, or a finite number"
+                )
             }
             return .number(d)
         case LUA_TSTRING:
@@ -94,7 +100,8 @@ struct ValueReader {
             return try table(at: idx, depth: depth)
         case let t:
             let name = String(cString: lua_typename(L, t))
-            throw ReadFailure(reason: "a \(name) cannot be copied out of Lua (only nil, booleans, numbers, strings and tables can)")
+            throw ReadFailure(
+                reason: "a \(name) cannot be copied out of Lua (only nil, booleans, numbers, strings and tables can)")
         }
     }
 
@@ -109,7 +116,10 @@ struct ValueReader {
             throw ReadFailure(reason: "a cycle: this table contains itself")
         }
         guard !(plainData || refusesMetatables) || mf_metatable_kind(L, idx) < 3 else {
-            throw ReadFailure(reason: "a table with a metatable cannot be copied out of Lua (it may read other values than it holds); use a plain table")
+            throw ReadFailure(
+                reason:
+                    "a table with a metatable cannot be copied out of Lua (it may read other values than it holds); use a plain table"
+            )
         }
         guard mf_checkstack(L, 4) != 0 else {
             throw ReadFailure(reason: "nested too deeply for the Lua stack")
@@ -122,7 +132,9 @@ struct ValueReader {
     /// Steps `lua_next` past the sequence part's keys (1...n) and reads the next other
     /// key, refusing NaN. Stack effect: key (top + 1) and value (top + 2) on a key;
     /// nothing at the end. The caller pushes the first nil and pops each value.
-    fileprivate mutating func nextKey(of idx: Int32, top: Int32, sequenceCount n: lua_Integer, depth: Int) throws(ReadFailure) -> LuaValue? {
+    fileprivate mutating func nextKey(
+        of idx: Int32, top: Int32, sequenceCount n: lua_Integer, depth: Int
+    ) throws(ReadFailure) -> LuaValue? {
         while mf_next(L, idx) != 0 {
             if n > 0 && mf_isinteger(L, top + 1) != 0 {
                 let k = lua_tointegerx(L, top + 1, nil)
@@ -145,7 +157,10 @@ struct ValueReader {
         case .number(let d) where d.isNaN: throw ReadFailure(reason: "a NaN key")
         case _ where !plainData: return key
         default:
-            throw ReadFailure(reason: "a key of type \(key.typeName == "number" ? "float" : key.typeName) (\(key.description)); keys are strings or integers")
+            throw ReadFailure(
+                reason:
+                    "a key of type \(key.typeName == "number" ? "float" : key.typeName) (\(key.description)); keys are strings or integers"
+            )
         }
     }
 
@@ -226,7 +241,8 @@ extension ValueReader {
             var len = 0
             let p = mf_tostring_raw(L, idx, &len)!
             if case .string(let o) = old, o.bytes.count == len,
-               o.bytes.withUnsafeBytes({ len == 0 || memcmp($0.baseAddress!, p, len) == 0 }) {
+                o.bytes.withUnsafeBytes({ len == 0 || memcmp($0.baseAddress!, p, len) == 0 })
+            {
                 return nil
             }
             return try value(at: idx, depth: depth)
@@ -269,7 +285,9 @@ extension ValueReader {
             if mf_rawgeti(L, idx, n + 1) == LUA_TNIL { mf_pop(L, 1); break }
             do {
                 if Int(n) < old.array.count {
-                    if let v = try refreshed(old.array[Int(n)], at: top + 1, depth: depth + 1) { changedElements.append((Int(n), v)) }
+                    if let v = try refreshed(old.array[Int(n)], at: top + 1, depth: depth + 1) {
+                        changedElements.append((Int(n), v))
+                    }
                 } else {
                     appended.append(try value(at: top + 1, depth: depth + 1))
                 }
@@ -288,7 +306,9 @@ extension ValueReader {
             seen += 1
             do {
                 if let oldValue = old.hash[key] {
-                    if let v = try refreshed(oldValue, at: top + 2, depth: depth + 1) { changedEntries.append((key, v)) }
+                    if let v = try refreshed(oldValue, at: top + 2, depth: depth + 1) {
+                        changedEntries.append((key, v))
+                    }
                 } else {
                     added += 1
                     changedEntries.append((key, try value(at: top + 2, depth: depth + 1)))
@@ -299,7 +319,10 @@ extension ValueReader {
         if seen - added != old.hash.count { return .reread }
         let isJSONArray = n == 0 && seen == 0 ? keepsArray(at: idx, was: old) : mf_is_json_array(L, idx) != 0
         if changedElements.isEmpty && changedEntries.isEmpty && appended.isEmpty && Int(n) == old.array.count
-            && isJSONArray == old.isJSONArray { return .unchanged }
+            && isJSONArray == old.isJSONArray
+        {
+            return .unchanged
+        }
         var table = old
         if Int(n) < table.array.count { table.array.removeSubrange(Int(n)...) }
         for (i, v) in changedElements { table.array[i] = v }
@@ -339,12 +362,15 @@ extension ValueReader {
 extension LuaState {
     /// Like `read`, but compares with `old`, the earlier copy of the same value, and
     /// copies only what changed: unchanged subtrees are shared with `old`.
-    func read(_ L: OpaquePointer, _ idx: Int32, refreshing old: LuaValue, path: @autoclosure () -> String) throws -> LuaValue {
+    func read(
+        _ L: OpaquePointer, _ idx: Int32, refreshing old: LuaValue, path: @autoclosure () -> String
+    ) throws -> LuaValue {
         var reader = ValueReader(L: L, plainData: plainDataOnly)
         do {
             return try reader.refreshed(old, at: mf_absindex(L, idx), depth: 0) ?? old
         } catch {
-            throw LuaError.conversion(path: Path(root: path(), parts: error.keys.reversed()).description, reason: error.reason)
+            throw LuaError.conversion(
+                path: Path(root: path(), parts: error.keys.reversed()).description, reason: error.reason)
         }
     }
 }
@@ -360,7 +386,9 @@ extension LuaSlots {
 
     /// Like `value(_:refreshing:path:)`, and whether the table read is plain: no table
     /// met twice (shared by two places) and no view of the state inside it.
-    package func stateValue(_ i: Int, refreshing old: LuaValue, path: @autoclosure () -> String) throws -> (value: LuaValue, plain: Bool) {
+    package func stateValue(
+        _ i: Int, refreshing old: LuaValue, path: @autoclosure () -> String
+    ) throws -> (value: LuaValue, plain: Bool) {
         guard i >= 1 && i <= count else { return (.nil, true) }
         var reader = ValueReader(L: L, plainData: state.plainDataOnly)
         reader.tracksTables = true
@@ -368,7 +396,8 @@ extension LuaSlots {
             let value = try reader.refreshed(old, at: base + Int32(i), depth: 0) ?? old
             return (value, !reader.sharedTable && !reader.sawView)
         } catch {
-            throw LuaError.conversion(path: LuaState.Path(root: path(), parts: error.keys.reversed()).description, reason: error.reason)
+            throw LuaError.conversion(
+                path: LuaState.Path(root: path(), parts: error.keys.reversed()).description, reason: error.reason)
         }
     }
 }

@@ -33,7 +33,7 @@ extension LuaState {
     public func makeTable(_ fields: [(String, LuaPush)]) throws -> LuaRef {
         enter(); defer { leave() }
         let L = activeL
-        let stack = StackGuard(L)   // back at its top on success too: popRef takes the table
+        let stack = StackGuard(L)  // back at its top on success too: popRef takes the table
         try push(.table(LuaTable()), on: L)
         for (key, value) in fields {
             try push([.value(.string(LuaString(key))), value], on: L)

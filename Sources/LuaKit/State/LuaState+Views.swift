@@ -52,7 +52,9 @@ extension LuaState {
     /// list counting its entries at [0].
     /// A string key read as nil, or written where there is nothing yet, is first shown to
     /// `check(view, key, writing)` (strict access to a declared state).
-    package func installWriteViewAccess(metatable: LuaRef, targets: LuaRef, log: LuaRef, stored: LuaRef, wrap: LuaRef, check checker: LuaRef) throws {
+    package func installWriteViewAccess(
+        metatable: LuaRef, targets: LuaRef, log: LuaRef, stored: LuaRef, wrap: LuaRef, check checker: LuaRef
+    ) throws {
         enter(); defer { leave() }
         let L = activeL
         guard mf_checkstack(L, 9) != 0 else { throw LuaError.memory(limit: memoryLimit) }

@@ -36,7 +36,9 @@ public final class LuaState: @unchecked Sendable {
     /// the debugger's calls from other threads (`whileOpen`): none reaches a freed state.
     private let openLock = NSLock()
     /// Unique among the states of this process (refs carry it, see `LuaRef.belongs`).
-    let serial: UInt64 = LuaState.nextSerial.withLock { $0 += 1; return $0 }
+    let serial: UInt64 = LuaState.nextSerial.withLock {
+        $0 += 1; return $0
+    }
     private static let nextSerial = SerialCounter()
 
     private let pendingUnrefs = PendingUnrefs()
@@ -70,8 +72,10 @@ public final class LuaState: @unchecked Sendable {
     ///   - ignoreEnvironment: the package library ignores `LUA_PATH` and `LUA_CPATH`
     ///     (`package.path` and `package.cpath` keep Lua's defaults), as `lua5.4 -E`.
     /// - Throws: `LuaError.memory` if the libraries do not fit in the budget.
-    public init(profile: Profile = .trusted, memoryLimit: Int? = nil, timeLimitMs: Int64? = nil, standalone: Bool = false,
-                ignoreEnvironment: Bool = false) throws {
+    public init(
+        profile: Profile = .trusted, memoryLimit: Int? = nil, timeLimitMs: Int64? = nil, standalone: Bool = false,
+        ignoreEnvironment: Bool = false
+    ) throws {
         LuaState.installCallbacksOnce
         // Not converted to size_t: a negative count would trap there.
         if let memoryLimit, memoryLimit < 1 { throw LuaError.memory(limit: memoryLimit) }
@@ -79,7 +83,9 @@ public final class LuaState: @unchecked Sendable {
         self.memoryLimit = memoryLimit
         self.timeLimitMs = timeLimitMs.map { min($0, mf_max_time_limit_ms()) }
         self.standalone = standalone
-        guard let budget = mf_budget_new(memoryLimit.map { size_t($0) } ?? 0) else { throw LuaError.memory(limit: memoryLimit) }
+        guard let budget = mf_budget_new(memoryLimit.map { size_t($0) } ?? 0) else {
+            throw LuaError.memory(limit: memoryLimit)
+        }
         self.budget = budget
         guard let L = mf_newstate(budget) else {
             mf_budget_free(budget)
@@ -119,8 +125,11 @@ public final class LuaState: @unchecked Sendable {
     private var sandboxApplier: LuaRef?
     /// Under the sandboxed profile, the function that sets where `require` looks.
     private var sandboxFolderSetter: LuaRef?
-    static let sandbox = PrecompiledChunk(source: PackageResources.sandbox_lua, compiled: PackageResources.sandbox_luac, name: "[moonflow sandbox]")
-    static let textSearcher = PrecompiledChunk(source: PackageResources.text_searcher_lua, compiled: PackageResources.text_searcher_luac, name: "[moonflow searcher]")
+    static let sandbox = PrecompiledChunk(
+        source: PackageResources.sandbox_lua, compiled: PackageResources.sandbox_luac, name: "[moonflow sandbox]")
+    static let textSearcher = PrecompiledChunk(
+        source: PackageResources.text_searcher_lua, compiled: PackageResources.text_searcher_luac,
+        name: "[moonflow searcher]")
     /// LuaKit's own Lua (Lua/*.lua) with the file its bytecode is kept in, under Sources/
     /// (`HostChunks.all` lists these with the rest; `scripts/precompile-lua` writes them).
     package static let shippedChunks: [(file: String, chunk: PrecompiledChunk)] = [
@@ -297,7 +306,9 @@ public final class LuaState: @unchecked Sendable {
             text = "(error object is a \(String(cString: lua_typename(L, mf_type(L, -1)))) value)"
         }
         if mf_budget_take_timeout(budget) != 0 {
-            return .timeout(limitMs: timeLimitMs ?? mf_budget_limit_ms(budget), traceback: LuaErrorReport(parsing: text).traceback ?? "")
+            return .timeout(
+                limitMs: timeLimitMs ?? mf_budget_limit_ms(budget),
+                traceback: LuaErrorReport(parsing: text).traceback ?? "")
         }
         if status == LUA_ERRSYNTAX, let chunk {
             return LuaState.syntaxError(text, chunk: chunk)
@@ -358,5 +369,7 @@ private final class Confinement: @unchecked Sendable {
 private final class SerialCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var value: UInt64 = 0
-    func withLock(_ body: (inout UInt64) -> UInt64) -> UInt64 { lock.lock(); defer { lock.unlock() }; return body(&value) }
+    func withLock(_ body: (inout UInt64) -> UInt64) -> UInt64 {
+        lock.lock(); defer { lock.unlock() }; return body(&value)
+    }
 }

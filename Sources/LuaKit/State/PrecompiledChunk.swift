@@ -29,7 +29,8 @@ package struct PrecompiledChunk: Sendable {
         self.source = source
         self.compiled = compiled
         self.name = name
-        let current = compiled.count > Self.headerSize && compiled.prefix(Self.headerSize).elementsEqual(Self.header(for: source))
+        let current =
+            compiled.count > Self.headerSize && compiled.prefix(Self.headerSize).elementsEqual(Self.header(for: source))
         usableBytecode = current ? Array(compiled.dropFirst(Self.headerSize)) : nil
     }
 
@@ -40,7 +41,8 @@ package struct PrecompiledChunk: Sendable {
     static func header(for source: [UInt8]) -> [UInt8] {
         let release = UInt32(mf_lua_release())
         let hash = fnv1a64(source)
-        return magic + withUnsafeBytes(of: release.littleEndian, Array.init) + withUnsafeBytes(of: hash.littleEndian, Array.init)
+        return magic + withUnsafeBytes(of: release.littleEndian, Array.init)
+            + withUnsafeBytes(of: hash.littleEndian, Array.init)
     }
 
     static func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
@@ -57,10 +59,13 @@ extension LuaState {
     /// - Throws: `LuaError.syntax` from the text, or `.memory`.
     package func load(_ chunk: PrecompiledChunk, env: LuaRef? = nil) throws -> LuaRef {
         if let bytecode = chunk.usableBytecode,
-           let loaded = try? load(bytes: bytecode, chunkName: "=" + chunk.name, displayName: chunk.name, mode: .binary, env: env) {
+            let loaded = try? load(
+                bytes: bytecode, chunkName: "=" + chunk.name, displayName: chunk.name, mode: .binary, env: env)
+        {
             return loaded
         }
-        return try load(bytes: chunk.source, chunkName: "=" + chunk.name, displayName: chunk.name, mode: .text, env: env)
+        return try load(
+            bytes: chunk.source, chunkName: "=" + chunk.name, displayName: chunk.name, mode: .text, env: env)
     }
 
     /// The compiled form of `source` (header and bytecode) that `load(_:)` accepts for it:

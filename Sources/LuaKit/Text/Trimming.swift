@@ -11,7 +11,8 @@ extension Substring {
     ///     Substring("  {\"type\":\"inc\"}\r\n").trimmingWhitespace()   // {"type":"inc"}
     package func trimmingWhitespace() -> String {
         guard let first = firstIndex(where: { !$0.isWhitespace }),
-              let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+            let last = lastIndex(where: { !$0.isWhitespace })
+        else { return "" }
         return String(self[first...last])
     }
 }

@@ -45,7 +45,9 @@ public struct FlatShapes: Sendable {
     /// - Parameter shapes: by name (the value of `type`), the declared fields.
     public init(_ shapes: [String: [String: Field]]) {
         self.shapes = shapes.sorted { $0.key < $1.key }.map { name, fields in
-            let compiled = fields.sorted { $0.key < $1.key }.map { CompiledField(name: Array($0.key.utf8), type: $0.value.type, optional: $0.value.optional) }
+            let compiled = fields.sorted { $0.key < $1.key }.map {
+                CompiledField(name: Array($0.key.utf8), type: $0.value.type, optional: $0.value.optional)
+            }
             return Shape(name: Array(name.utf8), fields: compiled, required: compiled.filter { !$0.optional }.count)
         }
         types = self.shapes.map { .string(LuaString(bytes: $0.name)) }
@@ -63,7 +65,8 @@ public struct FlatShapes: Sendable {
                 let code = Int64(FieldType.allCases.firstIndex(of: field.type)! + 1)
                 fields[.string(LuaString(bytes: field.name))] = .integer(field.optional ? -code : code)
             }
-            byType[.string(LuaString(bytes: shape.name))] = .table(LuaTable(array: [.table(LuaTable(hash: fields)), .integer(Int64(shape.required))]))
+            byType[.string(LuaString(bytes: shape.name))] = .table(
+                LuaTable(array: [.table(LuaTable(hash: fields)), .integer(Int64(shape.required))]))
         }
         return .table(LuaTable(hash: byType))
     }
@@ -85,7 +88,7 @@ extension LuaSlots {
         guard mf_type(L, t) == LUA_TTABLE, mf_metatable_kind(L, t) == 0 else { return .none }
         guard let index = shapeNamed(at: t, in: shapes) else { return .none }
         let shape = shapes.shapes[index]
-        let stack = StackGuard(L)   // drops the key and value an early `return false` leaves
+        let stack = StackGuard(L)  // drops the key and value an early `return false` leaves
         _ = stack
         var required = 0
         lua_pushnil(L)
@@ -95,7 +98,9 @@ extension LuaSlots {
             var len = 0
             let key = UnsafeRawBufferPointer(start: mf_tostring_raw(L, -2, &len), count: len)
             if !key.elementsEqual("type".utf8) {
-                guard let field = shape.fields.first(where: { $0.name.elementsEqual(key) }), holds(field.type) else { return .none }
+                guard let field = shape.fields.first(where: { $0.name.elementsEqual(key) }), holds(field.type) else {
+                    return .none
+                }
                 if !field.optional { required += 1 }
             }
             mf_pop(L, 1)
@@ -107,7 +112,7 @@ extension LuaSlots {
     /// The shape the string at `t.type` names (found by walking the keys: a raw get
     /// by a string key would have to push the key, which may allocate).
     private func shapeNamed(at t: Int32, in shapes: FlatShapes) -> Int? {
-        let stack = StackGuard(L)   // drops the key and value left where the walk stops
+        let stack = StackGuard(L)  // drops the key and value left where the walk stops
         _ = stack
         lua_pushnil(L)
         while mf_next(L, t) != 0 {

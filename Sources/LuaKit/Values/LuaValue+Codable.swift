@@ -18,7 +18,9 @@ extension LuaValue: Codable {
         if let d = try? container.decode(Double.self) { self = .number(d); return }
         if let s = try? container.decode(String.self) { self = .string(LuaString(s)); return }
         if let items = try? container.decode([LuaValue].self) {
-            guard items.contains(where: \.isNil) else { self = .table(LuaTable(array: items, isJSONArray: true)); return }
+            guard items.contains(where: \.isNil) else {
+                self = .table(LuaTable(array: items, isJSONArray: true)); return
+            }
             // A null is a hole: later items keep their places, as Lua would hold them.
             var table = LuaTable(isJSONArray: true)
             for (offset, item) in items.enumerated() where !item.isNil { table[.integer(Int64(offset + 1))] = item }
@@ -31,7 +33,10 @@ extension LuaValue: Codable {
             self = .table(table)
             return
         }
-        throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a value Lua holds: expected nil, a boolean, a number, a string, an array or an object")
+        throw DecodingError.dataCorruptedError(
+            in: container,
+            debugDescription:
+                "not a value Lua holds: expected nil, a boolean, a number, a string, an array or an object")
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -64,8 +69,13 @@ extension LuaValue: Codable {
                 case .string(let s): name = s.description
                 case .integer(let i): name = String(i)
                 default:
-                    throw EncodingError.invalidValue(self, .init(codingPath: encoder.codingPath,
-                                                                 debugDescription: "a table key of type \(key.typeName) (\(key)) has no form outside Lua; use string or integer keys"))
+                    throw EncodingError.invalidValue(
+                        self,
+                        .init(
+                            codingPath: encoder.codingPath,
+                            debugDescription:
+                                "a table key of type \(key.typeName) (\(key)) has no form outside Lua; use string or integer keys"
+                        ))
                 }
                 try c.encode(value, forKey: LuaCodingKey(stringValue: name))
             }

@@ -187,7 +187,9 @@ public struct LuaTable: Sendable, Hashable {
 
     /// Every entry, sequence part first, then the rest sorted for a stable order.
     public var entries: [(key: LuaValue, value: LuaValue)] {
-        var out: [(key: LuaValue, value: LuaValue)] = array.enumerated().map { (.integer(Int64($0.offset + 1)), $0.element) }
+        var out: [(key: LuaValue, value: LuaValue)] = array.enumerated().map {
+            (.integer(Int64($0.offset + 1)), $0.element)
+        }
         out += hash.sorted { LuaValue.keyOrder($0.key, $1.key) }.map { ($0.key, $0.value) }
         return out
     }
@@ -307,7 +309,9 @@ extension LuaValue: CustomStringConvertible {
     /// a terminal: C0 controls and DEL as `\027` (`\n`, `\t`, `\r`), C1 controls (which some
     /// terminals take as ESC sequences: U+009B is CSI) as `\u{9B}`, both as Lua reads them.
     package static func escaped(_ text: String, quote: Bool = false) -> String {
-        guard text.unicodeScalars.contains(where: { isControl($0) || (quote && ($0 == "\"" || $0 == "\\")) }) else { return text }
+        guard text.unicodeScalars.contains(where: { isControl($0) || (quote && ($0 == "\"" || $0 == "\\")) }) else {
+            return text
+        }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -333,7 +337,10 @@ extension LuaValue: CustomStringConvertible {
     package static func visible(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: { isControl($0) && $0 != "\n" && $0 != "\t" }) else { return text }
         return text.split(separator: "\n", omittingEmptySubsequences: false)
-            .map { $0.split(separator: "\t", omittingEmptySubsequences: false).map { escaped(String($0)) }.joined(separator: "\t") }
+            .map {
+                $0.split(separator: "\t", omittingEmptySubsequences: false).map { escaped(String($0)) }.joined(
+                    separator: "\t")
+            }
             .joined(separator: "\n")
     }
 
@@ -350,8 +357,11 @@ extension LuaValue: CustomStringConvertible {
     package static func isIdentifierPublic(_ s: String) -> Bool { isIdentifier(s) }
 
     static func isIdentifier(_ s: String) -> Bool {
-        guard let first = s.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }
-        return s.unicodeScalars.allSatisfy { $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
+        guard let first = s.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic)
+        else { return false }
+        return s.unicodeScalars.allSatisfy {
+            $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)))
+        }
     }
 }
 

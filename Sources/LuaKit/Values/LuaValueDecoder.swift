@@ -53,13 +53,18 @@ private enum LuaDecoding {
     }
 
     /// The error for a value of the wrong Lua type (`valueNotFound` when it is nil).
-    static func mismatch(_ type: Any.Type, expected: String, found value: LuaValue, at codingPath: [any CodingKey]) -> DecodingError {
-        let context = DecodingError.Context(codingPath: codingPath, debugDescription: "expected \(expected), found \(describe(value))")
+    static func mismatch(
+        _ type: Any.Type, expected: String, found value: LuaValue, at codingPath: [any CodingKey]
+    ) -> DecodingError {
+        let context = DecodingError.Context(
+            codingPath: codingPath, debugDescription: "expected \(expected), found \(describe(value))")
         return value.isNil ? .valueNotFound(type, context) : .typeMismatch(type, context)
     }
 
     static func table(_ value: LuaValue, for type: Any.Type, at codingPath: [any CodingKey]) throws -> LuaTable {
-        guard case .table(let t) = value else { throw mismatch(type, expected: "a table", found: value, at: codingPath) }
+        guard case .table(let t) = value else {
+            throw mismatch(type, expected: "a table", found: value, at: codingPath)
+        }
         return t
     }
 
@@ -73,9 +78,11 @@ private enum LuaDecoding {
             // A table with holes keeps later elements in its hash part; keys far
             // beyond its size make it a sparse table rather than a sequence.
             guard case .integer(let n) = key, n >= 1, n <= Int64(2 * t.count + 8) else {
-                throw DecodingError.typeMismatch([Any].self, .init(
-                    codingPath: codingPath,
-                    debugDescription: "expected \(expected), found a table with the key \(key)"))
+                throw DecodingError.typeMismatch(
+                    [Any].self,
+                    .init(
+                        codingPath: codingPath,
+                        debugDescription: "expected \(expected), found a table with the key \(key)"))
             }
             last = max(last, Int(n))
         }
@@ -131,11 +138,17 @@ private enum LuaDecoding {
             let v = lookup(key)
             guard v.isNil else { return v }
             let keys = table.hash.keys.compactMap(\.stringValue).sorted()
-            let hint = Nearest.name(to: key.stringValue, in: keys).map { "; did you mean \"\($0)\"?" }
-                ?? (keys.isEmpty ? "" : "; it has \(keys.prefix(12).joined(separator: ", "))\(keys.count > 12 ? ", ..." : "")")
-            throw DecodingError.keyNotFound(key, .init(
-                codingPath: codingPath,
-                debugDescription: "expected a value for the key \"\(key.stringValue)\", found nil (the table has no such key\(hint))"))
+            let hint =
+                Nearest.name(to: key.stringValue, in: keys).map { "; did you mean \"\($0)\"?" }
+                ?? (keys.isEmpty
+                    ? "" : "; it has \(keys.prefix(12).joined(separator: ", "))\(keys.count > 12 ? ", ..." : "")")
+            throw DecodingError.keyNotFound(
+                key,
+                .init(
+                    codingPath: codingPath,
+                    debugDescription:
+                        "expected a value for the key \"\(key.stringValue)\", found nil (the table has no such key\(hint))"
+                ))
         }
 
         func contains(_ key: Key) -> Bool { !lookup(key).isNil }
@@ -148,7 +161,9 @@ private enum LuaDecoding {
             return try LuaDecoding.decode(type, from: v, at: codingPath + [key])
         }
 
-        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        func nestedContainer<NestedKey: CodingKey>(
+            keyedBy type: NestedKey.Type, forKey key: Key
+        ) throws -> KeyedDecodingContainer<NestedKey> {
             try Decoder(value: try require(key), codingPath: codingPath + [key]).container(keyedBy: type)
         }
 
@@ -183,9 +198,12 @@ private enum LuaDecoding {
         private func next(for type: Any.Type) throws -> (value: LuaValue, path: [any CodingKey]) {
             let path = codingPath + [LuaCodingKey(index: currentIndex)]
             guard !isAtEnd else {
-                throw DecodingError.valueNotFound(type, .init(
-                    codingPath: path,
-                    debugDescription: "expected another element, found the end of the sequence (\(elements.count) elements)"))
+                throw DecodingError.valueNotFound(
+                    type,
+                    .init(
+                        codingPath: path,
+                        debugDescription:
+                            "expected another element, found the end of the sequence (\(elements.count) elements)"))
             }
             return (elements[currentIndex], path)
         }
@@ -203,7 +221,9 @@ private enum LuaDecoding {
             return decoded
         }
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy type: NestedKey.Type
+        ) throws -> KeyedDecodingContainer<NestedKey> {
             let (v, path) = try next(for: [String: Any].self)
             let container = try Decoder(value: v, codingPath: path).container(keyedBy: type)
             currentIndex += 1
@@ -229,12 +249,16 @@ extension LuaDecoding.Decoder: SingleValueDecodingContainer {
     func decodeNil() -> Bool { value.isNil }
 
     func decode(_ type: Bool.Type) throws -> Bool {
-        guard case .boolean(let b) = value else { throw LuaDecoding.mismatch(type, expected: "a boolean", found: value, at: codingPath) }
+        guard case .boolean(let b) = value else {
+            throw LuaDecoding.mismatch(type, expected: "a boolean", found: value, at: codingPath)
+        }
         return b
     }
 
     func decode(_ type: String.Type) throws -> String {
-        guard case .string(let s) = value else { throw LuaDecoding.mismatch(type, expected: "a string", found: value, at: codingPath) }
+        guard case .string(let s) = value else {
+            throw LuaDecoding.mismatch(type, expected: "a string", found: value, at: codingPath)
+        }
         return s.description
     }
 
@@ -250,9 +274,10 @@ extension LuaDecoding.Decoder: SingleValueDecodingContainer {
         let d = try decode(Double.self)
         let f = Float(d)
         guard f.isFinite || !d.isFinite else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: codingPath,
-                debugDescription: "expected a number within Float's range, found \(LuaDecoding.describe(value))"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: codingPath,
+                    debugDescription: "expected a number within Float's range, found \(LuaDecoding.describe(value))"))
         }
         return f
     }
@@ -279,15 +304,19 @@ extension LuaDecoding.Decoder: SingleValueDecodingContainer {
         switch value {
         case .integer(let n): wide = n
         case .number(let d):
-            guard let n = Int64(exactly: d) else { throw LuaDecoding.mismatch(type, expected: expected, found: value, at: codingPath) }
+            guard let n = Int64(exactly: d) else {
+                throw LuaDecoding.mismatch(type, expected: expected, found: value, at: codingPath)
+            }
             wide = n
         default:
             throw LuaDecoding.mismatch(type, expected: expected, found: value, at: codingPath)
         }
         guard let exact = T(exactly: wide) else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: codingPath,
-                debugDescription: "expected \(expected) within \(T.min)...\(T.max), found \(LuaDecoding.describe(value))"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: codingPath,
+                    debugDescription:
+                        "expected \(expected) within \(T.min)...\(T.max), found \(LuaDecoding.describe(value))"))
         }
         return exact
     }

@@ -95,9 +95,11 @@ private enum LuaEncoding {
 
     static func integer(_ v: some FixedWidthInteger, at codingPath: [any CodingKey]) throws -> LuaValue {
         guard let exact = Int64(exactly: v) else {
-            throw EncodingError.invalidValue(v, .init(
-                codingPath: codingPath,
-                debugDescription: "\(v) does not fit in a Lua integer (Int64 holds \(Int64.min)...\(Int64.max))"))
+            throw EncodingError.invalidValue(
+                v,
+                .init(
+                    codingPath: codingPath,
+                    debugDescription: "\(v) does not fit in a Lua integer (Int64 holds \(Int64.min)...\(Int64.max))"))
         }
         return .integer(exact)
     }
@@ -118,7 +120,9 @@ private enum LuaEncoding {
             if case .keyed(let existing) = node {
                 box = existing
             } else {
-                precondition(node == nil, "\(describeCodingPath(codingPath)): asked for a keyed container after encoding something else")
+                precondition(
+                    node == nil,
+                    "\(describeCodingPath(codingPath)): asked for a keyed container after encoding something else")
                 box = KeyedBox()
                 node = .keyed(box)
             }
@@ -130,7 +134,9 @@ private enum LuaEncoding {
             if case .unkeyed(let existing) = node {
                 box = existing
             } else {
-                precondition(node == nil, "\(describeCodingPath(codingPath)): asked for an unkeyed container after encoding something else")
+                precondition(
+                    node == nil,
+                    "\(describeCodingPath(codingPath)): asked for an unkeyed container after encoding something else")
                 box = UnkeyedBox()
                 node = .unkeyed(box)
             }
@@ -150,7 +156,9 @@ private enum LuaEncoding {
             box.members[key.stringValue] = .value(try LuaEncoding.encode(value, at: codingPath + [key]))
         }
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy keyType: NestedKey.Type, forKey key: Key
+        ) -> KeyedEncodingContainer<NestedKey> {
             let nested = KeyedBox()
             box.members[key.stringValue] = .keyed(nested)
             return KeyedEncodingContainer(KeyedContainer<NestedKey>(box: nested, codingPath: codingPath + [key]))
@@ -186,7 +194,9 @@ private enum LuaEncoding {
             box.elements.append(.value(try LuaEncoding.encode(value, at: codingPath + [nextKey])))
         }
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy keyType: NestedKey.Type
+        ) -> KeyedEncodingContainer<NestedKey> {
             let nested = KeyedBox()
             let path = codingPath + [nextKey]
             box.elements.append(.keyed(nested))
@@ -210,7 +220,8 @@ private enum LuaEncoding {
 
 extension LuaEncoding.Encoder: SingleValueEncodingContainer {
     private func set(_ value: LuaValue) {
-        precondition(node == nil, "\(describeCodingPath(codingPath)): encoded a second value into a single-value container")
+        precondition(
+            node == nil, "\(describeCodingPath(codingPath)): encoded a second value into a single-value container")
         node = .value(value)
     }
 

@@ -15,8 +15,12 @@ extension LuaSlots {
     ///   caller then reads the whole state; `snapshot` is as it was before the writes, so
     ///   it can say what the state was (a patch from it is right).
     /// - Throws: `LuaError.conversion` naming the path, for what plain data cannot hold.
-    package func applyStateWrites(_ i: Int, count: Int, root: String, to snapshot: inout LuaValue) throws -> [StateChange]? {
-        guard i >= 1 && i <= self.count, mf_type(L, base + Int32(i)) == LUA_TTABLE, mf_checkstack(L, 4) != 0 else { return nil }
+    package func applyStateWrites(
+        _ i: Int, count: Int, root: String, to snapshot: inout LuaValue
+    ) throws -> [StateChange]? {
+        guard i >= 1 && i <= self.count, mf_type(L, base + Int32(i)) == LUA_TTABLE, mf_checkstack(L, 4) != 0 else {
+            return nil
+        }
         let list = base + Int32(i)
         var reader = ValueReader(L: L, plainData: state.plainDataOnly)
         reader.tracksTables = true
@@ -37,7 +41,8 @@ extension LuaSlots {
                 defer { mf_pop(L, 1) }
                 do { path.append(try reader.key(at: top + 1)) } catch {
                     revert(changes, in: &snapshot)
-                    throw LuaError.conversion(path: LuaState.Path(root: root, parts: path).description, reason: error.reason)
+                    throw LuaError.conversion(
+                        path: LuaState.Path(root: root, parts: path).description, reason: error.reason)
                 }
             }
             mf_rawgeti(L, list, at + keyCount + 1)  // the written table: top + 1
@@ -46,7 +51,8 @@ extension LuaSlots {
             let entry = LuaValue.update(&snapshot, at: path[...]) { old, parentWasArray in
                 let new: LuaValue
                 do throws(ReadFailure) {
-                    new = mf_type(L, top + 2) == LUA_TTABLE
+                    new =
+                        mf_type(L, top + 2) == LUA_TTABLE
                         ? try reader.refreshed(old, at: top + 2, depth: path.count) ?? old
                         : try reader.value(at: top + 2, depth: path.count)
                 } catch { failure = error; return nil }
@@ -56,16 +62,21 @@ extension LuaSlots {
                     lua_pushnil(L)
                     if mf_next(L, top + 1) == 0 { emptiedKind = mf_json_kind(L, top + 1) } else { mf_pop(L, 2) }
                 }
-                return (new, emptiedKind.map { kind in
-                    guard kind == 0 else { return kind == 1 }
-                    // The Lua table says so too, so JSON written straight from it agrees.
-                    if parentWasArray { _ = mf_mark_json_array(L, top + 1) }
-                    return parentWasArray
-                })
+                return (
+                    new,
+                    emptiedKind.map { kind in
+                        guard kind == 0 else { return kind == 1 }
+                        // The Lua table says so too, so JSON written straight from it agrees.
+                        if parentWasArray { _ = mf_mark_json_array(L, top + 1) }
+                        return parentWasArray
+                    }
+                )
             }
             if let failure {
                 revert(changes, in: &snapshot)
-                throw LuaError.conversion(path: LuaState.Path(root: root, parts: path + failure.keys.reversed()).description, reason: failure.reason)
+                throw LuaError.conversion(
+                    path: LuaState.Path(root: root, parts: path + failure.keys.reversed()).description,
+                    reason: failure.reason)
             }
             mf_settop(L, top)
             guard let entry else { revert(changes, in: &snapshot); return nil }
@@ -91,8 +102,10 @@ extension LuaValue {
     ///
     /// - Parameter body: gets the old value and whether its table was an array; nil stops.
     /// - Returns: the old and new values, or nil when the path does not lead through tables or `body` stopped.
-    static func update(_ target: inout LuaValue, at path: ArraySlice<LuaValue>,
-                       _ body: (LuaValue, Bool) -> (LuaValue, Bool?)?) -> (old: LuaValue, new: LuaValue)? {
+    static func update(
+        _ target: inout LuaValue, at path: ArraySlice<LuaValue>,
+        _ body: (LuaValue, Bool) -> (LuaValue, Bool?)?
+    ) -> (old: LuaValue, new: LuaValue)? {
         guard case .table(var table) = target else { return nil }
         target = .nil  // `table` is now the only reference: changed in place
         defer { target = .table(table) }
@@ -102,7 +115,8 @@ extension LuaValue {
             // its value replaced in place; anything else goes through the table's own rules.
             let index = table.hash.index(forKey: key)
             let old = index.map { table.hash.values[$0] } ?? table[key]
-            guard let (new, emptiedArray) = body(old, table.isJSONArray || (!table.array.isEmpty && table.hash.isEmpty)) else { return nil }
+            guard let (new, emptiedArray) = body(old, table.isJSONArray || (!table.array.isEmpty && table.hash.isEmpty))
+            else { return nil }
             if let index, !new.isNil { table.hash.values[index] = new; return (old, new) }
             table[key] = new
             if table.isEmpty, let emptiedArray { table.isJSONArray = emptiedArray }

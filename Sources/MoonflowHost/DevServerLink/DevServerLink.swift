@@ -62,9 +62,11 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
 
     init(url: URL, host featureHost: FeatureHost) throws {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              components.scheme == "http", let host = components.host, let port = components.port,
-              let token = components.queryItems?.first(where: { $0.name == "token" })?.value else {
-            throw HostError("\(DevServerLink.redacted(url)): give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
+            components.scheme == "http", let host = components.host, let port = components.port,
+            let token = components.queryItems?.first(where: { $0.name == "token" })?.value
+        else {
+            throw HostError(
+                "\(DevServerLink.redacted(url)): give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
         }
         self.url = url
         self.host = host
@@ -81,10 +83,12 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
 
     public func pluginNames() -> [String] {
         state.withLock { state in
-            Set(state.files.keys.compactMap { path -> String? in
-                let parts = path.split(separator: "/")
-                return parts.count == 2 && parts[1] == "init.lua" ? String(parts[0]) : nil
-            }).sorted()
+            Set(
+                state.files.keys.compactMap { path -> String? in
+                    let parts = path.split(separator: "/")
+                    return parts.count == 2 && parts[1] == "init.lua" ? String(parts[0]) : nil
+                }
+            ).sorted()
         }
     }
 
@@ -110,7 +114,9 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
         if ready.wait(timeout: .now() + timeout) == .timedOut || state.withLock({ $0.snapshots == 0 }) {
             let why = state.withLock { $0.lastFailure } ?? "no answer"
             disconnect()
-            throw HostError("no dev server at \(DevServerLink.redacted(url)) (\(why)); start it with `moonflow serve plugins` and give the URL it prints")
+            throw HostError(
+                "no dev server at \(DevServerLink.redacted(url)) (\(why)); start it with `moonflow serve plugins` and give the URL it prints"
+            )
         }
     }
 
@@ -125,7 +131,8 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
         var wait = 0.05
         while !state.withLock({ $0.stopped }) {
             do {
-                let socket = try DevSocket.open(host: host, port: port, path: "\(DevServerMessages.appPath)?token=\(token)", timeout: 5)
+                let socket = try DevSocket.open(
+                    host: host, port: port, path: "\(DevServerMessages.appPath)?token=\(token)", timeout: 5)
                 let (sessions, stopped) = state.withLock { s -> ([Session], Bool) in
                     if !s.stopped { s.socket = socket }
                     return (Array(s.sessions.values).sorted { $0.id < $1.id }, s.stopped)
@@ -195,7 +202,9 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
         let features = state.withLock { $0.sessions.values.sorted { $0.id < $1.id }.compactMap(\.feature) }
         for feature in features {
             // A composite's children change on the state executor (a reload adds or drops some).
-            let files = host.perform { host.sourceFiles(of: feature) }.compactMap { host.sourceFile($0) }.filter { $0.0 === self }.map(\.1)
+            let files = host.perform { host.sourceFiles(of: feature) }.compactMap { host.sourceFile($0) }.filter {
+                $0.0 === self
+            }.map(\.1)
             let own = files.compactMap { $0.split(separator: "/").first.map(String.init) }
             guard !plugins.isDisjoint(with: own) else { continue }
             // Paths relative to the plugin's folder, as `--watch` reports them.
@@ -232,28 +241,33 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
     /// Streams `feature`'s events to the server from now on (called on the state executor,
     /// before the feature starts, so the server sees its first state).
     func attach(_ feature: RunningFeature, plugin: String) {
-        let version = (feature as? LuaFeature)?.definition.version ?? (feature as? LuaComposite)?.definition.version ?? 1
+        let version =
+            (feature as? LuaFeature)?.definition.version ?? (feature as? LuaComposite)?.definition.version ?? 1
         let actions = InspectorPipe.declared((feature as? LuaFeature)?.definition.actions)
         let clock = featureHost?.configuration.clock ?? .real
-        let started = InspectorPipe.ToChild.started(name: feature.name, version: version, path: plugin, actions: actions, clock: clock)
+        let started = InspectorPipe.ToChild.started(
+            name: feature.name, version: version, path: plugin, actions: actions, clock: clock)
         let (id, start) = state.withLock { s -> (Int, Date) in
             let id = s.nextSession
             s.nextSession += 1
             let now = Date()
-            s.sessions[id] = Session(id: id, feature: feature, started: now, line: InspectorPipe.line(started, feature: id))
+            s.sessions[id] = Session(
+                id: id, feature: feature, started: now, line: InspectorPipe.line(started, feature: id))
             return (id, now)
         }
         send(started, session: id)
         // Cast once here, not per event: a feature the host made is a bridged one.
-        feature.outlet.add({ [weak self, weak feature = feature as? BridgedFeature] event in
-            guard let self else { return }
-            let t = Int(Date().timeIntervalSince(start) * 1000)
-            // What the app sent, as `moonflow run` reports its input: the recording replays it.
-            if case .action(let action) = event { self.send(.input(action, t: t), session: id) }
-            self.send(.event(event, t: t, cause: feature?.eventCause, causeID: feature?.eventCauseID), session: id)
-        }, onFinish: { [weak self] in
-            _ = self?.state.withLock { $0.sessions.removeValue(forKey: id) }
-        })
+        feature.outlet.add(
+            { [weak self, weak feature = feature as? BridgedFeature] event in
+                guard let self else { return }
+                let t = Int(Date().timeIntervalSince(start) * 1000)
+                // What the app sent, as `moonflow run` reports its input: the recording replays it.
+                if case .action(let action) = event { self.send(.input(action, t: t), session: id) }
+                self.send(.event(event, t: t, cause: feature?.eventCause, causeID: feature?.eventCauseID), session: id)
+            },
+            onFinish: { [weak self] in
+                _ = self?.state.withLock { $0.sessions.removeValue(forKey: id) }
+            })
     }
 
     /// Sends a message that names no feature.
@@ -293,7 +307,8 @@ extension FeatureHost {
     @discardableResult
     public func connect(devServer address: String, timeout: TimeInterval = 10) async throws -> DevServerLink {
         guard let url = URL(string: address.trimmingWhitespace()) else {
-            let shown = address.replacingOccurrences(of: #"([?&]token=)[^&#]*"#, with: "$1…", options: .regularExpression)
+            let shown = address.replacingOccurrences(
+                of: #"([?&]token=)[^&#]*"#, with: "$1…", options: .regularExpression)
             throw HostError("\(shown) is not a URL; give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
         }
         return try await withCheckedThrowingContinuation { continuation in

@@ -75,7 +75,8 @@ final class DevSocket: @unchecked Sendable {
         var key = [UInt8](repeating: 0, count: 16)
         for i in key.indices { key[i] = UInt8.random(in: 0...255) }
         let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        let request = "GET \(path) HTTP/1.1\r\nHost: \(authority)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let request =
+            "GET \(path) HTTP/1.1\r\nHost: \(authority)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(Data(key).base64EncodedString())\r\nSec-WebSocket-Version: 13\r\n\r\n"
         try connection.write(Array(request.utf8))
         var head: [UInt8] = []
@@ -85,17 +86,22 @@ final class DevSocket: @unchecked Sendable {
                 throw Failure(description: "\(authority) closed the connection during the handshake")
             }
             head.append(byte)
-            if head.count > 64 << 10 { throw Failure(description: "\(authority) sent an answer too long to be a handshake") }
+            if head.count > 64 << 10 {
+                throw Failure(description: "\(authority) sent an answer too long to be a handshake")
+            }
         }
         let text = String(decoding: head, as: UTF8.self)
         let status = text.split(separator: "\r\n").first.map(String.init) ?? ""
         guard status.split(separator: " ").dropFirst().first == "101" else {
             // A refusal carries its reason as the body.
-            let length = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            let length =
+                text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                 .flatMap { Int($0.split(separator: ":")[1].trimmingWhitespace()) } ?? 0
-            let body = length > 0 ? String(decoding: (try? connection.readBytes(min(length, 4096))) ?? [], as: UTF8.self) : ""
-            throw Failure(description: "\(authority) refused: \(status)\(body.isEmpty ? "" : ": " + body.trimmingWhitespace())",
-                          refused: true)
+            let body =
+                length > 0 ? String(decoding: (try? connection.readBytes(min(length, 4096))) ?? [], as: UTF8.self) : ""
+            throw Failure(
+                description: "\(authority) refused: \(status)\(body.isEmpty ? "" : ": " + body.trimmingWhitespace())",
+                refused: true)
         }
         connection.setReceiveTimeout(0)
         return connection
@@ -123,7 +129,9 @@ final class DevSocket: @unchecked Sendable {
             frame += [0x80 | 126, UInt8(n >> 8), UInt8(n & 0xFF)]
         } else {
             frame.append(0x80 | 127)
-            for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8((UInt64(n) >> UInt64(shift)) & 0xFF)) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                frame.append(UInt8((UInt64(n) >> UInt64(shift)) & 0xFF))
+            }
         }
         let mask = (0..<4).map { _ in UInt8.random(in: 0...255) }
         frame += mask
@@ -148,7 +156,9 @@ final class DevSocket: @unchecked Sendable {
             }
             let masked = header[1] & 0x80 != 0
             let mask = masked ? ((try? readBytes(4)) ?? []) : []
-            guard length < 256 << 20, var payload = try? readBytes(Int(length)), payload.count == Int(length) else { return nil }
+            guard length < 256 << 20, var payload = try? readBytes(Int(length)), payload.count == Int(length) else {
+                return nil
+            }
             if masked, mask.count == 4 { for i in payload.indices { payload[i] ^= mask[i & 3] } }
             switch opcode {
             case 0x8:  // close
@@ -192,7 +202,9 @@ final class DevSocket: @unchecked Sendable {
             var block = [UInt8](repeating: 0, count: max(4096, count - pending.count))
             let n = block.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { throw Failure(description: "the dev server did not answer in time") }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                throw Failure(description: "the dev server did not answer in time")
+            }
             if n <= 0 { break }
             pending += block[..<n]
         }

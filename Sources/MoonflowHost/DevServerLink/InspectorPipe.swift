@@ -45,7 +45,8 @@ package enum InspectorPipe {
 
     /// What `moonflow` writes to the child.
     package enum ToChild: Sendable, Equatable {
-        case started(name: String, version: Int64, path: String, actions: [String: [String: String]]?, clock: FeatureHost.Clock)
+        case started(
+            name: String, version: Int64, path: String, actions: [String: [String: String]]?, clock: FeatureHost.Clock)
         /// `causeID` tells equal causes apart (the action's number in its loop), when known.
         case event(FeatureEvent, t: Int, cause: LuaValue?, causeID: String? = nil)
         case input(LuaValue, t: Int)
@@ -92,7 +93,9 @@ package enum InspectorPipe {
 
         /// The `FeatureFlight` again: its tag is read back from the summary (`type #3 (tag)`).
         package var featureFlight: FeatureFlight {
-            let own = child.map { summary.hasPrefix("\($0): ") ? String(summary.dropFirst($0.count + 2)) : summary } ?? summary
+            let own =
+                child.map { summary.hasPrefix("\($0): ") ? String(summary.dropFirst($0.count + 2)) : summary }
+                ?? summary
             let head = "\(action["type"]?.stringValue ?? "?") #\(actionID)"
             var tag: String?
             if own.hasPrefix(head + " ("), own.hasSuffix(")") {
@@ -155,7 +158,9 @@ package enum InspectorPipe {
     /// `declared` read back into the schema the inspector's page is built from.
     package static func schema(_ declared: [String: [String: String]]?) -> Schema? {
         declared.flatMap { declared in
-            try? Schema(kind: "action", declaration: LuaValue(declared.mapValues { fields in LuaValue(fields.mapValues { LuaValue($0) }) }))
+            try? Schema(
+                kind: "action",
+                declaration: LuaValue(declared.mapValues { fields in LuaValue(fields.mapValues { LuaValue($0) }) }))
         }
     }
 
@@ -205,15 +210,17 @@ package enum InspectorPipe {
             line.add("ok", message == nil)
             if let message { line.add("message", message) }
             if let flights {
-                line.add("flights", flights.map { f in
-                    var flight = JSONObjectWriter()
-                    flight.add("action", f.action, root: "value", otherwise: "null")
-                    flight.add("what", f.what)
-                    if let child = f.child { flight.add("child", child) }
-                    flight.add("id", f.actionID)
-                    flight.add("summary", f.summary)
-                    return flight
-                })
+                line.add(
+                    "flights",
+                    flights.map { f in
+                        var flight = JSONObjectWriter()
+                        flight.add("action", f.action, root: "value", otherwise: "null")
+                        flight.add("what", f.what)
+                        if let child = f.child { flight.add("child", child) }
+                        flight.add("id", f.actionID)
+                        flight.add("summary", f.summary)
+                        return flight
+                    })
             }
             return line.text
         }
@@ -301,11 +308,14 @@ package enum InspectorPipe {
                 }
                 actions = declared
             }
-            guard let name = o["name"]?.stringValue, let version = o["version"]?.intValue, let path = o["path"]?.stringValue,
-                  let clock = o["clock"]?.stringValue.flatMap(FeatureHost.Clock.init(rawValue:)) else { throw bad(line) }
+            guard let name = o["name"]?.stringValue, let version = o["version"]?.intValue,
+                let path = o["path"]?.stringValue,
+                let clock = o["clock"]?.stringValue.flatMap(FeatureHost.Clock.init(rawValue:))
+            else { throw bad(line) }
             return .started(name: name, version: version, path: path, actions: actions, clock: clock)
         case "event":
-            return .event(try event(o, line), t: try int(o["t"], line), cause: o["cause"], causeID: o["causeID"]?.stringValue)
+            return .event(
+                try event(o, line), t: try int(o["t"], line), cause: o["cause"], causeID: o["causeID"]?.stringValue)
         case "input":
             return .input(o["action"] ?? .nil, t: try int(o["t"], line))
         case "answered":
@@ -316,9 +326,12 @@ package enum InspectorPipe {
             if case .table(let t)? = o["flights"] {
                 flights = try (0..<t.array.count).map { i in
                     let f = t.array[i]
-                    guard let what = f["what"]?.stringValue, let summary = f["summary"]?.stringValue else { throw bad(line) }
-                    return Flight(action: f["action"] ?? .nil, what: what, child: f["child"]?.stringValue,
-                                  actionID: try int(f["id"], line), summary: summary)
+                    guard let what = f["what"]?.stringValue, let summary = f["summary"]?.stringValue else {
+                        throw bad(line)
+                    }
+                    return Flight(
+                        action: f["action"] ?? .nil, what: what, child: f["child"]?.stringValue,
+                        actionID: try int(f["id"], line), summary: summary)
                 }
             }
             return .reply(id: try int(o["id"], line), message: o["message"]?.stringValue, flights: flights)
@@ -359,13 +372,17 @@ package enum InspectorPipe {
         case "error": return .error(message: o["message"]?.stringValue ?? "", location: o["location"]?.stringValue)
         case "log": return .log(message: o["message"]?.stringValue ?? "", location: o["location"]?.stringValue)
         case "reload":
-            let ms: Double = switch o["ms"] {
-            case .number(let d)?: d
-            case .integer(let i)?: Double(i)
-            default: 0
-            }
-            return .reload(files: strings("files"), ms: ms,
-                           changes: ReloadChanges(added: strings("added"), stale: strings("stale"), kept: strings("kept"), cancelled: strings("cancelled")))
+            let ms: Double =
+                switch o["ms"] {
+                case .number(let d)?: d
+                case .integer(let i)?: Double(i)
+                default: 0
+                }
+            return .reload(
+                files: strings("files"), ms: ms,
+                changes: ReloadChanges(
+                    added: strings("added"), stale: strings("stale"), kept: strings("kept"),
+                    cancelled: strings("cancelled")))
         default: throw bad(line)
         }
     }

@@ -28,14 +28,17 @@ extension FeatureHost {
             // `.`, `./` and `plugins/x/` name their init.lua as `init.lua` and `plugins/x/init.lua`.
             let initFile = PathText.join(spec, "init.lua")
             guard fm.fileExists(atPath: initFile) else {
-                throw HostError("\(spec) is a folder without init.lua; a plugin folder needs an init.lua that returns mf.feature{...}")
+                throw HostError(
+                    "\(spec) is a folder without init.lua; a plugin folder needs an init.lua that returns mf.feature{...}"
+                )
             }
             return initFile
         }
         if let (source, path) = sourceFile(spec), (try source.text(at: path)) != nil { return "\(source.name):\(path)" }
         if !spec.contains("/") && !spec.hasSuffix(".lua") {
             for dir in configuration.searchPaths {
-                let initFile = ((dir as NSString).appendingPathComponent(spec) as NSString).appendingPathComponent("init.lua")
+                let initFile = ((dir as NSString).appendingPathComponent(spec) as NSString).appendingPathComponent(
+                    "init.lua")
                 if fm.fileExists(atPath: initFile) { return initFile }
             }
             for source in sources where (try source.text(at: "\(spec)/init.lua")) != nil {
@@ -43,7 +46,9 @@ extension FeatureHost {
             }
             // The sources that hold plugins at all (the host's memory is usually empty).
             let places = configuration.searchPaths + sources.filter { !$0.pluginNames().isEmpty }.map { "\($0.name):" }
-            throw HostError("no plugin named '\(spec)' in \(places.joined(separator: ", ")); expected \(configuration.searchPaths.first ?? "plugins")/\(spec)/init.lua")
+            throw HostError(
+                "no plugin named '\(spec)' in \(places.joined(separator: ", ")); expected \(configuration.searchPaths.first ?? "plugins")/\(spec)/init.lua"
+            )
         }
         throw HostError("\(spec) does not exist; give a plugin folder (with init.lua) or a .lua file")
     }
@@ -71,7 +76,9 @@ extension FeatureHost {
             }
             let definition: FeatureDefinition = try lua.call(chunk, []) { slots in
                 guard slots.count >= 1, slots.isTable(1) else {
-                    throw HostError("\(file) must return a definition (return mf.feature{...}); it returned \(slots.count == 0 ? "nothing" : slots.typeName(1))")
+                    throw HostError(
+                        "\(file) must return a definition (return mf.feature{...}); it returned \(slots.count == 0 ? "nothing" : slots.typeName(1))"
+                    )
                 }
                 do { return try FeatureDefinition.read(slots, 1, kind: nil) } catch let e as DefinitionError {
                     throw HostError("\(file): \(e.message)")
@@ -127,23 +134,42 @@ extension FeatureHost {
         let find: LuaFunction = { [weak self] args in
             guard let self, let name = try args.value(1, path: "module name").stringValue else { return [.value(.nil)] }
             guard FeatureHost.isModuleName(name) else {
-                return [.value(.nil), .value(.string(LuaString("no module '\(name)' in the plugin sources: a module name is words of letters, digits and _ joined by dots")))]
+                return [
+                    .value(.nil),
+                    .value(
+                        .string(
+                            LuaString(
+                                "no module '\(name)' in the plugin sources: a module name is words of letters, digits and _ joined by dots"
+                            ))),
+                ]
             }
             let path = name.replacingOccurrences(of: ".", with: "/") + ".lua"
             for source in self.sources {
-                if let text = try source.text(at: path) { return [.value(.string(LuaString(text))), .value(.string(LuaString("\(source.name):\(path)")))] }
+                if let text = try source.text(at: path) {
+                    return [.value(.string(LuaString(text))), .value(.string(LuaString("\(source.name):\(path)")))]
+                }
             }
-            return [.value(.nil), .value(.string(LuaString("no file '\(path)' in the sources " + self.sources.map(\.name).joined(separator: ", "))))]
+            return [
+                .value(.nil),
+                .value(
+                    .string(
+                        LuaString(
+                            "no file '\(path)' in the sources " + self.sources.map(\.name).joined(separator: ", ")))),
+            ]
         }
         try lua.addModuleSearcher(find)
         // The dev servers' modules come first, before package.path's (which holds `./?.lua`):
         // `require "counter.util"` of the served counter is the server's copy, not a
         // `counter/util.lua` of the app's working folder, which no save would reload.
         let findServed: LuaFunction = { [weak self] args in
-            guard let self, let name = try args.value(1, path: "module name").stringValue, FeatureHost.isModuleName(name) else { return [.value(.nil)] }
+            guard let self, let name = try args.value(1, path: "module name").stringValue,
+                FeatureHost.isModuleName(name)
+            else { return [.value(.nil)] }
             let path = name.replacingOccurrences(of: ".", with: "/") + ".lua"
             for source in self.devServers {
-                if let text = try source.text(at: path) { return [.value(.string(LuaString(text))), .value(.string(LuaString("\(source.name):\(path)")))] }
+                if let text = try source.text(at: path) {
+                    return [.value(.string(LuaString(text))), .value(.string(LuaString("\(source.name):\(path)")))]
+                }
             }
             return [.value(.nil)]
         }
@@ -168,7 +194,8 @@ extension FeatureHost {
     private static func isWordByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"): true
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
+            true
         default: false
         }
     }
@@ -176,9 +203,10 @@ extension FeatureHost {
     /// Whether `name` is words of letters, digits and `_` joined by single dots.
     static func isModuleName(_ name: String) -> Bool {
         let words = name.split(separator: ".", omittingEmptySubsequences: false)
-        return !words.isEmpty && words.allSatisfy { word in
-            !word.isEmpty && word.utf8.allSatisfy(isWordByte)
-        }
+        return !words.isEmpty
+            && words.allSatisfy { word in
+                !word.isEmpty && word.utf8.allSatisfy(isWordByte)
+            }
     }
 
     private func addPackagePath(for file: String) throws {
@@ -210,7 +238,11 @@ extension FeatureHost {
     ///   `.mainActor` host called off the main actor, one that says to await it.
     public func load(_ spec: String, initial: LuaValue? = nil) throws -> RunningFeature {
         if runsOnMainActor, !MainScheduler.isCurrent {
-            throw FeatureError(stage: .load, message: "load(\"\(spec)\") was called off the main actor on a .mainActor host: it would wait for the main thread, which may be waiting for this one; call `try await host.load(\"\(spec)\")` instead, or load on the main actor")
+            throw FeatureError(
+                stage: .load,
+                message:
+                    "load(\"\(spec)\") was called off the main actor on a .mainActor host: it would wait for the main thread, which may be waiting for this one; call `try await host.load(\"\(spec)\")` instead, or load on the main actor"
+            )
         }
         return try loadNow(spec, initial: initial)
     }
@@ -234,7 +266,9 @@ extension FeatureHost {
     /// work runs on the state executor and the caller resumes when it is done.
     public func load(_ spec: String, initial: LuaValue? = nil) async throws -> RunningFeature {
         // On the virtual clock, and on a main-actor host called from the main thread, it is that thread's work.
-        guard let queue, !runsOnMainActor || !MainScheduler.isCurrent else { return try loadNow(spec, initial: initial) }
+        guard let queue, !runsOnMainActor || !MainScheduler.isCurrent else {
+            return try loadNow(spec, initial: initial)
+        }
         // Handed over through a lock: the feature was made on the queue, and the lock gives
         // the caller's thread (and ThreadSanitizer) the ordering the continuation implies.
         let handover = Handover()

@@ -60,7 +60,8 @@ extension FeatureHost {
     ///   `DefinitionError` in `underlying`); the old code and the state are then untouched, and
     ///   the error is also reported on the feature's `errors` (a view model's `lastError`).
     @discardableResult
-    public func reload(_ feature: RunningFeature, changed: [String]? = nil, since: Date = Date()) throws -> ReloadReport {
+    public func reload(_ feature: RunningFeature, changed: [String]? = nil, since: Date = Date()) throws -> ReloadReport
+    {
         try swapCode(of: feature, changed: changed, since: since, restarting: false)
     }
 
@@ -73,7 +74,9 @@ extension FeatureHost {
         try swapCode(of: feature, changed: nil, since: since, restarting: true)
     }
 
-    private func swapCode(of feature: RunningFeature, changed: [String]?, since: Date, restarting: Bool) throws -> ReloadReport {
+    private func swapCode(
+        of feature: RunningFeature, changed: [String]?, since: Date, restarting: Bool
+    ) throws -> ReloadReport {
         do {
             return try swapCodeNow(of: feature, changed: changed, since: since, restarting: restarting)
         } catch {
@@ -85,7 +88,9 @@ extension FeatureHost {
         }
     }
 
-    private func swapCodeNow(of feature: RunningFeature, changed: [String]?, since: Date, restarting: Bool) throws -> ReloadReport {
+    private func swapCodeNow(
+        of feature: RunningFeature, changed: [String]?, since: Date, restarting: Bool
+    ) throws -> ReloadReport {
         try perform {
             let file = feature.source
             guard pluginFileExists(file) else {
@@ -107,7 +112,8 @@ extension FeatureHost {
             try apply(plan, migrations: &migrations, changes: &changes, restarting: restarting)
             changes.restarted = restarting
             let files = changed ?? [(file as NSString).lastPathComponent]
-            let report = ReloadReport(files: files, migrations: migrations, ms: Date().timeIntervalSince(since) * 1000, changes: changes)
+            let report = ReloadReport(
+                files: files, migrations: migrations, ms: Date().timeIntervalSince(since) * 1000, changes: changes)
             feature.outlet.send(.reload(files: report.files, ms: report.ms, changes: changes))
             return report
         }
@@ -136,7 +142,9 @@ extension FeatureHost {
     // MARK: - Plan, then apply
 
     private indirect enum ReloadPlan {
-        case feature(LuaFeature, LuaFeature.Binding, [RequestInteractor], migrated: LuaValue?, ReloadReport.Migration?, ReloadChanges)
+        case feature(
+            LuaFeature, LuaFeature.Binding, [RequestInteractor], migrated: LuaValue?, ReloadReport.Migration?,
+            ReloadChanges)
         case composite(LuaComposite, FeatureDefinition, [(String, Child)])
 
         enum Child {
@@ -146,13 +154,17 @@ extension FeatureHost {
     }
 
     /// Builds everything the swap needs, changing nothing that runs.
-    private func makePlan(for feature: RunningFeature, definition: FeatureDefinition, file: String, restarting: Bool) throws -> ReloadPlan {
+    private func makePlan(
+        for feature: RunningFeature, definition: FeatureDefinition, file: String, restarting: Bool
+    ) throws -> ReloadPlan {
         let outer = pluginSource
         pluginSource = file
         defer { pluginSource = outer }
         if let old = feature as? LuaFeature {
             guard definition.kind == .feature else {
-                throw HostError("\(file) now defines an mf.\(definition.kind.rawValue), not an mf.feature; restart the run to switch kinds (the old code keeps running)")
+                throw HostError(
+                    "\(file) now defines an mf.\(definition.kind.rawValue), not an mf.feature; restart the run to switch kinds (the old code keeps running)"
+                )
             }
             let (env, interactors) = try makeEnv(definition)
             var migrated: LuaValue?
@@ -165,30 +177,45 @@ extension FeatureHost {
                 let (filled, added) = StateShape.filling(old.state, from: definition.initial)
                 if !added.isEmpty { migrated = filled }
                 changes.added = added
-                changes.stale = StateShape.leftOver(filled, from: definition.initial, declared: definition.declaredState)
+                changes.stale = StateShape.leftOver(
+                    filled, from: definition.initial, declared: definition.declaredState)
             } else {
                 guard definition.hasMigrate else {
-                    throw HostError("\(file): version changed from \(oldVersion) to \(definition.version) but the feature has no migrate(old, fromVersion); add one that returns the new state, or keep version = \(oldVersion) (the old code keeps running)")
+                    throw HostError(
+                        "\(file): version changed from \(oldVersion) to \(definition.version) but the feature has no migrate(old, fromVersion); add one that returns the new state, or keep version = \(oldVersion) (the old code keeps running)"
+                    )
                 }
                 migrated = try migrate(old.state, from: oldVersion, with: definition, file: file)
                 migration = .init(feature: definition.name, fromVersion: oldVersion, toVersion: definition.version)
             }
             // The state the new code starts from must fit its declaration, as every later reduce must.
-            if let declared = definition.declaredState, let problem = declared.problem(with: migrated ?? old.state, at: "state") {
-                let fix = migration == nil
+            if let declared = definition.declaredState,
+                let problem = declared.problem(with: migrated ?? old.state, at: "state")
+            {
+                let fix =
+                    migration == nil
                     ? "change the declaration to fit, or raise `version` and add a migrate(old, fromVersion) that returns a state that fits"
                     : "make migrate return a state that fits"
-                throw HostError("\(file): the state the new code would start from does not fit its `state` declaration: \(problem); \(fix) (the old code keeps running)")
+                throw HostError(
+                    "\(file): the state the new code would start from does not fit its `state` declaration: \(problem); \(fix) (the old code keeps running)"
+                )
             }
-            return .feature(old, LuaFeature.Binding(definition: definition, env: env), interactors, migrated: migrated, migration, changes)
+            return .feature(
+                old, LuaFeature.Binding(definition: definition, env: env), interactors, migrated: migrated, migration,
+                changes)
         }
         guard let old = feature as? LuaComposite else { throw HostError("\(file): this feature cannot be reloaded") }
         guard definition.kind == .compose else {
-            throw HostError("\(file) now defines an mf.\(definition.kind.rawValue), not an mf.compose; restart the run to switch kinds (the old code keeps running)")
+            throw HostError(
+                "\(file) now defines an mf.\(definition.kind.rawValue), not an mf.compose; restart the run to switch kinds (the old code keeps running)"
+            )
         }
-        let children = try childDefinitions(definition, source: file).map { name, def, childFile -> (String, ReloadPlan.Child) in
+        let children = try childDefinitions(definition, source: file).map {
+            name, def, childFile -> (String, ReloadPlan.Child) in
             if let existing = old.children.first(where: { $0.name == name })?.feature {
-                return (name, .kept(try makePlan(for: existing, definition: def, file: childFile, restarting: restarting)))
+                return (
+                    name, .kept(try makePlan(for: existing, definition: def, file: childFile, restarting: restarting))
+                )
             }
             return (name, .added(try makeFeature(def, source: childFile)))
         }
@@ -196,23 +223,33 @@ extension FeatureHost {
     }
 
     /// Runs the new `migrate` on a copy of the state; the result must be plain data.
-    private func migrate(_ state: LuaValue, from version: Int64, with definition: FeatureDefinition, file: String) throws -> LuaValue {
+    private func migrate(
+        _ state: LuaValue, from version: Int64, with definition: FeatureDefinition, file: String
+    ) throws -> LuaValue {
         do {
-            return try lua.call(bridge.dispatch.migrate, [.ref(definition.table), .value(state), .value(.integer(version))]) { slots in
+            return try lua.call(
+                bridge.dispatch.migrate, [.ref(definition.table), .value(state), .value(.integer(version))]
+            ) { slots in
                 guard slots.isTable(1) else {
-                    throw HostError("\(file): migrate must return the new state table (got \(slots.typeName(1))) (the old code keeps running)")
+                    throw HostError(
+                        "\(file): migrate must return the new state table (got \(slots.typeName(1))) (the old code keeps running)"
+                    )
                 }
                 return try slots.value(1, path: "migrated state")
             }
         } catch let e as LuaError {
             if case .conversion(let path, let reason) = e {
-                throw HostError("\(file): migrate returned a state that is not plain data: \(path): \(reason) (the old code keeps running)")
+                throw HostError(
+                    "\(file): migrate returned a state that is not plain data: \(path): \(reason) (the old code keeps running)"
+                )
             }
             throw e
         }
     }
 
-    private func apply(_ plan: ReloadPlan, migrations: inout [ReloadReport.Migration], changes: inout ReloadChanges, restarting: Bool) throws {
+    private func apply(
+        _ plan: ReloadPlan, migrations: inout [ReloadReport.Migration], changes: inout ReloadChanges, restarting: Bool
+    ) throws {
         switch plan {
         case .feature(let feature, let binding, let interactors, let migrated, let migration, let shape):
             let (kept, cancelled) = try feature.rebind(binding, migrated: migrated, cancellingAll: restarting)
@@ -253,11 +290,15 @@ extension FeatureHost {
     /// Takes the modules of every plugin in the search paths (`NAME.x`) out of
     /// `package.loaded`; returns them so that a failed reload can put them back.
     private func dropPluginModules() throws -> LuaRef {
-        try lua.call(try lua.load(string: FeatureHost.reloadSource, name: "moonflow.reload"), [pluginNameSet()]) { try $0.ref(1) }
+        try lua.call(try lua.load(string: FeatureHost.reloadSource, name: "moonflow.reload"), [pluginNameSet()]) {
+            try $0.ref(1)
+        }
     }
 
     private func restorePluginModules(_ saved: LuaRef) throws {
-        try lua.call(try lua.load(string: FeatureHost.reloadSource, name: "moonflow.reload"), [pluginNameSet(), .ref(saved)]) { _ in () }
+        try lua.call(
+            try lua.load(string: FeatureHost.reloadSource, name: "moonflow.reload"), [pluginNameSet(), .ref(saved)]
+        ) { _ in () }
     }
 
     /// `Lua/reload.lua`: takes the plugins' modules out of `package.loaded`, or puts them back.
@@ -277,7 +318,9 @@ extension FeatureHost {
         let fm = FileManager.default
         return configuration.searchPaths.flatMap { dir in
             ((try? fm.contentsOfDirectory(atPath: dir)) ?? []).filter {
-                fm.fileExists(atPath: ((dir as NSString).appendingPathComponent($0) as NSString).appendingPathComponent("init.lua"))
+                fm.fileExists(
+                    atPath: ((dir as NSString).appendingPathComponent($0) as NSString).appendingPathComponent(
+                        "init.lua"))
             }
         } + sources.flatMap { $0.pluginNames() }
     }

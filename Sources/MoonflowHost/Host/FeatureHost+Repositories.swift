@@ -18,7 +18,8 @@ extension FeatureHost {
     ///   - executor: Where its CRUD use cases run (a serial queue of its own by default).
     public func register(repository: any Repository<Record>, named name: String, executor: (any Executor)? = nil) {
         let service = RepositoryService(
-            name: name, repository: repository, executor: executor ?? SerialQueueExecutor(label: "moonflow.repository.\(name)"),
+            name: name, repository: repository,
+            executor: executor ?? SerialQueueExecutor(label: "moonflow.repository.\(name)"),
             toLua: { record in
                 var t = LuaTable()
                 for (k, v) in record.fields { t[k] = RepositoryService.luaValue(v) }
@@ -47,7 +48,8 @@ extension FeatureHost {
         repository: any Repository<Model>, named name: String, executor: (any Executor)? = nil
     ) where Model.ID: Codable & Sendable {
         let service = RepositoryService(
-            name: name, repository: repository, executor: executor ?? SerialQueueExecutor(label: "moonflow.repository.\(name)"),
+            name: name, repository: repository,
+            executor: executor ?? SerialQueueExecutor(label: "moonflow.repository.\(name)"),
             toLua: { try LuaValueEncoder().encode($0) },
             fromLua: { try LuaValueDecoder().decode(Model.self, from: $0) },
             id: { try LuaValueDecoder().decode(Model.ID.self, from: RepositoryService.luaValue($0)) })
@@ -72,10 +74,13 @@ extension FeatureHost {
                 let repository = try host.repository(declaration, pluginFolder: folder)
                 let name = declaration.name
                 let service = RepositoryService(
-                    name: name, repository: repository, executor: SerialQueueExecutor(label: "moonflow.repository.\(name)"),
+                    name: name, repository: repository,
+                    executor: SerialQueueExecutor(label: "moonflow.repository.\(name)"),
                     toLua: { $0.lua }, fromLua: { try LuaRecord(lua: $0) },
                     id: { v in
-                        guard v.isIdentity else { throw RepositoryServiceError("\(name): an id is an integer or a string (got \(v))") }
+                        guard v.isIdentity else {
+                            throw RepositoryServiceError("\(name): an id is an integer or a string (got \(v))")
+                        }
                         return v
                     })
                 return (name, .object(service, try classes.luaClass(host)))
@@ -85,22 +90,29 @@ extension FeatureHost {
 
     /// The repository `declaration` gets. A sandboxed plugin's files stay in its data folder:
     /// a declared name with a folder that leaves it is refused.
-    private func repository(_ declaration: RepositoryDeclaration, pluginFolder: String) throws -> any Repository<LuaRecord> {
+    private func repository(
+        _ declaration: RepositoryDeclaration, pluginFolder: String
+    ) throws -> any Repository<LuaRecord> {
         guard let file = declaration.file, let files = configuration.repositoryFiles else {
             return InMemoryRepository<LuaRecord>(declaration.seed)
         }
         if configuration.isolatesPlugins, let reason = RepositoryDeclaration.leavesDataFolder(file) {
-            throw HostError("\(pluginSource ?? pluginFolder): repositories.\(declaration.name).sqlite = \"\(file)\": \(reason); "
-                + "a sandboxed plugin's database files stay in its data folder: name a file like \"\(declaration.name).db\"")
+            throw HostError(
+                "\(pluginSource ?? pluginFolder): repositories.\(declaration.name).sqlite = \"\(file)\": \(reason); "
+                    + "a sandboxed plugin's database files stay in its data folder: name a file like \"\(declaration.name).db\""
+            )
         }
         // Where it really is: a file (or its WAL) that is a link out of the folder would open
         // another app's database.
         if configuration.isolatesPlugins, let locating = files as? any RepositoryFileLocating,
-           let (paths, folder) = locating.location(for: declaration, pluginFolder: pluginFolder) {
+            let (paths, folder) = locating.location(for: declaration, pluginFolder: pluginFolder)
+        {
             for path in paths {
                 if let real = FolderWalk.leadsOutside(path, of: folder) {
-                    throw HostError("\(pluginSource ?? pluginFolder): repositories.\(declaration.name).sqlite = \"\(file)\": \(path) leads "
-                        + "outside the data folder \(folder) (to \(real)); a sandboxed plugin's database files stay in its data folder")
+                    throw HostError(
+                        "\(pluginSource ?? pluginFolder): repositories.\(declaration.name).sqlite = \"\(file)\": \(path) leads "
+                            + "outside the data folder \(folder) (to \(real)); a sandboxed plugin's database files stay in its data folder"
+                    )
                 }
             }
         }

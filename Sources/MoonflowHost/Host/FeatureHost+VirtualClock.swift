@@ -16,7 +16,9 @@ import Foundation
 extension FeatureHost {
     /// The virtual clock's driver (the host must have been made with `clock: .virtual`).
     private var driver: VirtualClockDriver {
-        guard let testScheduler else { preconditionFailure("this FeatureHost runs on the real clock; drive it with send and wait, not advance") }
+        guard let testScheduler else {
+            preconditionFailure("this FeatureHost runs on the real clock; drive it with send and wait, not advance")
+        }
         return VirtualClockDriver(clock: testScheduler, bridge: bridge)
     }
 

@@ -66,10 +66,12 @@ public final class FeatureHost: @unchecked Sendable {
         /// the search paths, in order. The host's own `memory` source comes first.
         public var sources: [any PluginSource]
 
-        public init(searchPaths: [String] = ["plugins"], profile: LuaState.Profile = .trusted,
-                    timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512, clock: Clock = .real,
-                    isolatesPlugins: Bool? = nil, repositoryFiles: (any RepositoryFiles)? = nil,
-                    sources: [any PluginSource] = []) {
+        public init(
+            searchPaths: [String] = ["plugins"], profile: LuaState.Profile = .trusted,
+            timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512, clock: Clock = .real,
+            isolatesPlugins: Bool? = nil, repositoryFiles: (any RepositoryFiles)? = nil,
+            sources: [any PluginSource] = []
+        ) {
             self.searchPaths = searchPaths
             self.profile = profile
             self.timeLimitMs = timeLimitMs
@@ -81,8 +83,10 @@ public final class FeatureHost: @unchecked Sendable {
         }
 
         /// A configuration with its executor named (the package's tests and probes).
-        package init(searchPaths: [String] = ["plugins"], timeLimitMs: Int64? = 1000, clock: Clock = .real,
-                     executor: StateExecutor) {
+        package init(
+            searchPaths: [String] = ["plugins"], timeLimitMs: Int64? = 1000, clock: Clock = .real,
+            executor: StateExecutor
+        ) {
             self.init(searchPaths: searchPaths, timeLimitMs: timeLimitMs, clock: clock)
             self.executor = executor
         }
@@ -170,9 +174,10 @@ public final class FeatureHost: @unchecked Sendable {
             isOnExecutor = { DispatchQueue.getSpecific(key: onQueue) == true }
         }
         let isOnExecutor = self.isOnExecutor
-        let lua = try LuaState(profile: configuration.profile,
-                               memoryLimit: configuration.memoryLimitMB.map(FeatureHost.bytes(megabytes:)),
-                               timeLimitMs: configuration.timeLimitMs)
+        let lua = try LuaState(
+            profile: configuration.profile,
+            memoryLimit: configuration.memoryLimitMB.map(FeatureHost.bytes(megabytes:)),
+            timeLimitMs: configuration.timeLimitMs)
         // Whatever crosses into Swift from a feature is plain data.
         lua.plainDataOnly = true
         self.lua = lua
@@ -220,7 +225,9 @@ public final class FeatureHost: @unchecked Sendable {
         testScheduler = clock
         queue = nil
         isOnExecutor = { true }
-        (services, serviceOrder, serviceObjects) = parent.registry.withLock { (parent.services, parent.serviceOrder, parent.serviceObjects) }
+        (services, serviceOrder, serviceObjects) = parent.registry.withLock {
+            (parent.services, parent.serviceOrder, parent.serviceObjects)
+        }
         interactorClass = parent.interactorClass
         sandbox = parent.sandbox
         memory = parent.memory
@@ -292,10 +299,11 @@ public final class FeatureHost: @unchecked Sendable {
         return try call.result?.get()
     }
 
-
     /// The scheduler context features run with: everything on the state executor,
     /// outputs delivered at once (in loop order) from there.
-    var context: SchedulerContext { SchedulerContext(state: scheduler, output: ImmediateScheduler.shared, work: scheduler) }
+    var context: SchedulerContext {
+        SchedulerContext(state: scheduler, output: ImmediateScheduler.shared, work: scheduler)
+    }
 
     // MARK: - Services
 
@@ -323,14 +331,17 @@ public final class FeatureHost: @unchecked Sendable {
     /// Registers a service that Lua sees as an object with methods
     /// (`env.services.users:getAll{...}`); `make` builds it for each feature
     /// loaded afterwards (nil: this feature does not get it).
-    package func register(serviceObject name: String, _ make: @escaping (FeatureHost, FeatureDefinition) throws -> LuaPush?) {
+    package func register(
+        serviceObject name: String, _ make: @escaping (FeatureHost, FeatureDefinition) throws -> LuaPush?
+    ) {
         register(serviceObjects: { host, definition in try make(host, definition).map { [(name, $0)] } ?? [] })
     }
 
     /// Registers services that are objects with methods, named per feature: `make`
     /// returns every (name, object) the feature gets (the definition's declared
     /// repositories, say). They win over plain services of the same name.
-    package func register(serviceObjects make: @escaping (FeatureHost, FeatureDefinition) throws -> [(String, LuaPush)]) {
+    package func register(serviceObjects make: @escaping (FeatureHost, FeatureDefinition) throws -> [(String, LuaPush)])
+    {
         registry.withLock { serviceObjects.append(make) }
     }
 
@@ -351,7 +362,12 @@ public final class FeatureHost: @unchecked Sendable {
             let location = args.callerLocation
             let call = Producer<LuaValue>(async: { try await service(values) })
             let bridge = self.bridge
-            return [bridge.push(bridge.reenter(call.catchError { .fail(LuaStreamError(service: name, error: $0, location: location)) }, service: name))]
+            return [
+                bridge.push(
+                    bridge.reenter(
+                        call.catchError { .fail(LuaStreamError(service: name, error: $0, location: location)) },
+                        service: name))
+            ]
         }
     }
 
@@ -369,7 +385,10 @@ public final class FeatureHost: @unchecked Sendable {
     private func unregistered(_ name: String) -> LuaArgumentError {
         let names = registry.withLock { serviceOrder.filter { services[$0] != nil } }
         let registered = names.isEmpty ? "none is registered" : "registered: " + names.joined(separator: ", ")
-        return LuaArgumentError(message: "service '\(name)' is not registered with the host (\(registered)); register it with host.register(service: \"\(name)\")")
+        return LuaArgumentError(
+            message:
+                "service '\(name)' is not registered with the host (\(registered)); register it with host.register(service: \"\(name)\")"
+        )
     }
 
 }
@@ -385,7 +404,11 @@ private final class AbandonableCall<R>: @unchecked Sendable {
     init(_ body: @escaping () throws -> R) { self.body = body }
 
     func run() {
-        guard let body = lock.withLock({ let b = self.body; self.body = nil; return b }) else { return }
+        guard
+            let body = lock.withLock({
+                let b = self.body; self.body = nil; return b
+            })
+        else { return }
         let outcome = Result { try body() }
         lock.withLock { result = outcome }
         done.signal()

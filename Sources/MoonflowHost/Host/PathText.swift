@@ -24,8 +24,8 @@ package enum PathText {
             switch part {
             case ".": continue
             case "..":
-                if let last = kept.last, last != ".." { kept.removeLast() }
-                else if !absolute { kept.append(part) }  // above the root is the root
+                // above the root is the root
+                if let last = kept.last, last != ".." { kept.removeLast() } else if !absolute { kept.append(part) }
             default: kept.append(part)
             }
         }
@@ -76,13 +76,17 @@ package enum FolderWalk {
         var seen: Set<String> = []
         func walk(_ dir: String, _ prefix: String) {
             guard let real = realPath(dir), seen.insert(real).inserted else { return }
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter {
+                !$0.hasPrefix(".")
+            }.sorted()
             for name in names {
                 let relative = prefix.isEmpty ? name : prefix + "/" + name
                 out.append(relative)
                 var isFolder: ObjCBool = false
                 let full = PathText.join(dir, name)
-                if FileManager.default.fileExists(atPath: full, isDirectory: &isFolder), isFolder.boolValue { walk(full, relative) }
+                if FileManager.default.fileExists(atPath: full, isDirectory: &isFolder), isFolder.boolValue {
+                    walk(full, relative)
+                }
             }
         }
         walk(folder, "")
@@ -114,8 +118,9 @@ package enum FolderWalk {
         } else if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) {
             // A link to what does not exist yet (opening it would make its target): judged by its target.
             guard links < 40 else { return path + " (a loop of links)" }
-            return leadsOutside(target.hasPrefix("/") ? target : PathText.join(PathText.parent(of: path), target),
-                                of: realFolder, links: links + 1)
+            return leadsOutside(
+                target.hasPrefix("/") ? target : PathText.join(PathText.parent(of: path), target),
+                of: realFolder, links: links + 1)
         } else {
             guard let parent = realPath(PathText.parent(of: path)) else { return nil }
             real = PathText.join(parent, PathText.name(of: path))

@@ -38,7 +38,9 @@ final class PluginSandbox {
             let path = try args.string(1, function: "require")
             if let (prefix, inside) = sources.split(path) {
                 let file = prefix + inside
-                guard let text = try sources.text(file) else { return [.value(.nil), .value(.string(LuaString("no file \(file)")))] }
+                guard let text = try sources.text(file) else {
+                    return [.value(.nil), .value(.string(LuaString("no file \(file)")))]
+                }
                 return [.ref(try lua.load(string: text, name: file, env: try args.ref(2)))]
             }
             // A NUL would end the path early in the file system's eyes.
@@ -48,8 +50,16 @@ final class PluginSandbox {
             // Where it really is: a module that is a link (or in a linked folder) out of the
             // plugin's folder would load a file from anywhere (a `.env` read as globals).
             if case .string(let folder)? = try? args.value(3, path: "folder"),
-               let real = FolderWalk.leadsOutside(path, of: folder.description) {
-                return [.value(.nil), .value(.string(LuaString("\(path) leads outside the plugin's folder \(folder) (to \(real)); a sandboxed plugin loads only its own files")))]
+                let real = FolderWalk.leadsOutside(path, of: folder.description)
+            {
+                return [
+                    .value(.nil),
+                    .value(
+                        .string(
+                            LuaString(
+                                "\(path) leads outside the plugin's folder \(folder) (to \(real)); a sandboxed plugin loads only its own files"
+                            ))),
+                ]
             }
             return [.ref(try lua.load(file: path, env: try args.ref(2)))]
         }
@@ -70,7 +80,9 @@ final class PluginSandbox {
         let root = prefix.isEmpty ? folder : prefix + (folder == "." ? "" : folder)
         let key = prefix + (isInit ? dir : inside)
         if let env = envs[key] { return env }
-        let env = try lua.call(makeEnv, [.value(.string(LuaString(name))), .value(.string(LuaString(root.isEmpty ? "." : root)))]) { try $0.ref(1) }
+        let env = try lua.call(
+            makeEnv, [.value(.string(LuaString(name))), .value(.string(LuaString(root.isEmpty ? "." : root)))]
+        ) { try $0.ref(1) }
         envs[key] = env
         return env
     }

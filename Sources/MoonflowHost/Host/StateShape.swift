@@ -13,7 +13,9 @@ enum StateShape {
     /// `state` with every key of `initial` it lacks added (recursively through
     /// objects present in both), and the dotted paths of those keys.
     static func filling(_ state: LuaValue, from initial: LuaValue, path: String = "") -> (LuaValue, [String]) {
-        guard case .table(var kept) = state, case .table(let fresh) = initial, isObject(kept), isObject(fresh) else { return (state, []) }
+        guard case .table(var kept) = state, case .table(let fresh) = initial, isObject(kept), isObject(fresh) else {
+            return (state, [])
+        }
         var added: [String] = []
         for key in fresh.hash.keys.sorted(by: { label($0) < label($1) }) {
             let name = path + label(key)
@@ -32,8 +34,12 @@ enum StateShape {
     /// The dotted paths of keys `state` holds that `initial` does not (through objects present in both).
     /// A field the declared `state` names (an optional one, often never in `initial`) is not
     /// left over: the new code knows it.
-    static func leftOver(_ state: LuaValue, from initial: LuaValue, declared: SchemaType? = nil, path: String = "") -> [String] {
-        guard case .table(let kept) = state, case .table(let fresh) = initial, isObject(kept), isObject(fresh) else { return [] }
+    static func leftOver(
+        _ state: LuaValue, from initial: LuaValue, declared: SchemaType? = nil, path: String = ""
+    ) -> [String] {
+        guard case .table(let kept) = state, case .table(let fresh) = initial, isObject(kept), isObject(fresh) else {
+            return []
+        }
         return kept.hash.keys.sorted(by: { label($0) < label($1) }).flatMap { key -> [String] in
             let name = path + label(key)
             let field = declared?.field(key: key)

@@ -46,15 +46,20 @@ public struct RepositoryDeclaration: Sendable {
     ///
     /// - Throws: `HostError` naming the field and the fix.
     static func all(in definition: FeatureDefinition, lua: LuaState) throws -> [RepositoryDeclaration] {
-        let declared: LuaValue = try lua.rawGet(definition.table, "repositories") { try $0.value(1, path: "repositories") }
+        let declared: LuaValue = try lua.rawGet(definition.table, "repositories") {
+            try $0.value(1, path: "repositories")
+        }
         guard !declared.isNil else { return [] }
         let what = "\(definition.name): repositories"
         guard case .table(let table) = declared, table.array.isEmpty else {
-            throw HostError("\(what) must be a table of name = { seed = { records... } } or name = { sqlite = \"NAME.db\", ... }")
+            throw HostError(
+                "\(what) must be a table of name = { seed = { records... } } or name = { sqlite = \"NAME.db\", ... }")
         }
         return try table.hash.sorted(by: { "\($0.key)" < "\($1.key)" }).map { key, spec in
             guard let name = key.stringValue, case .table(let fields) = spec, fields.array.isEmpty else {
-                throw HostError("\(what).\(key) must be a table like { seed = { {id = 1, name = \"Ada\"} } } or { sqlite = \"\(key).db\" }")
+                throw HostError(
+                    "\(what).\(key) must be a table like { seed = { {id = 1, name = \"Ada\"} } } or { sqlite = \"\(key).db\" }"
+                )
             }
             return try RepositoryDeclaration(name: name, spec: spec, fields: fields, what: "\(what).\(name)")
         }
@@ -68,14 +73,18 @@ public struct RepositoryDeclaration: Sendable {
         switch spec["sqlite"] {
         case nil: file = nil
         case .string(let declared)? where !declared.description.isEmpty: file = declared.description
-        default: throw HostError("\(what).sqlite must be a file name like \"\(name).db\" (relative to the plugin folder, or absolute)")
+        default:
+            throw HostError(
+                "\(what).sqlite must be a file name like \"\(name).db\" (relative to the plugin folder, or absolute)")
         }
         switch spec["indexes"] {
         case nil: indexes = []
         case .table(let list)? where list.hash.isEmpty:
             indexes = try list.array.enumerated().map { i, v in
                 guard let field = v.stringValue, !field.isEmpty, !field.contains("\"") else {
-                    throw HostError("\(what).indexes[\(i + 1)] must be a field name (a string without double quotes), like \"team\"")
+                    throw HostError(
+                        "\(what).indexes[\(i + 1)] must be a field name (a string without double quotes), like \"team\""
+                    )
                 }
                 return field
             }

@@ -19,10 +19,13 @@ public struct LuaRecord: Identifiable, Sendable, Hashable, Queryable {
     /// A Lua table `{ id = ..., field = value, ... }` as a record.
     public init(lua value: LuaValue) throws {
         guard case .object(var fields) = try RepositoryService.recordValue(value, path: "record") else {
-            throw RepositoryServiceError("a record is a table with an id and named fields, like { id = 1, name = \"Ada\" } (got \(value.typeName))")
+            throw RepositoryServiceError(
+                "a record is a table with an id and named fields, like { id = 1, name = \"Ada\" } (got \(value.typeName))"
+            )
         }
         guard let id = fields.removeValue(forKey: "id"), id.isIdentity else {
-            throw RepositoryServiceError("a record needs an 'id' that is an integer or a string (got \(value["id"]?.typeName ?? "nil"))")
+            throw RepositoryServiceError(
+                "a record needs an 'id' that is an integer or a string (got \(value["id"]?.typeName ?? "nil"))")
         }
         self.init(id: id, fields: fields)
     }

@@ -6,14 +6,22 @@ import Runtime
 extension RepositoryService {
     /// `get`, `getAll`, `put`, `putAll`, `delete`, `deleteAll`, each `(self, argument [, query])`.
     static func methods(_ bridge: LuaBridge) -> [String: LuaFunction] {
-        func method(_ method: String, _ parse: @escaping (RepositoryService, LuaSlots) throws -> Call) -> (String, LuaFunction) {
-            (method, { [unowned bridge] args in
-                guard let service = args.object(1, as: RepositoryService.self) else {
-                    throw LuaArgumentError(message: "bad argument #1 to '\(method)' (repository expected, got \(args.typeName(1))); call it with a colon: env.services.NAME:\(method){...}")
+        func method(
+            _ method: String, _ parse: @escaping (RepositoryService, LuaSlots) throws -> Call
+        ) -> (String, LuaFunction) {
+            (
+                method,
+                { [unowned bridge] args in
+                    guard let service = args.object(1, as: RepositoryService.self) else {
+                        throw LuaArgumentError(
+                            message:
+                                "bad argument #1 to '\(method)' (repository expected, got \(args.typeName(1))); call it with a colon: env.services.NAME:\(method){...}"
+                        )
+                    }
+                    let call = try parse(service, args)
+                    return [bridge.push(bridge.reenter(service.stream(call), service: "\(service.name):\(method)"))]
                 }
-                let call = try parse(service, args)
-                return [bridge.push(bridge.reenter(service.stream(call), service: "\(service.name):\(method)"))]
-            })
+            )
         }
         return Dictionary(uniqueKeysWithValues: [
             method("get") { s, a in .get(try s.target(a, "get", allowAll: false)) },
@@ -38,17 +46,29 @@ extension RepositoryService {
         let value = try args.value(2, path: "argument")
         if value.isNil, allowAll { return .query(.all) }
         guard case .table(let t) = value else {
-            throw LuaArgumentError(message: "\(name):\(method) takes { id = ... }\(allowAll ? ", { ids = {...} }" : "") or a query { where = {...}, orderBy = ..., limit = ... } (got \(value.typeName))")
+            throw LuaArgumentError(
+                message:
+                    "\(name):\(method) takes { id = ... }\(allowAll ? ", { ids = {...} }" : "") or a query { where = {...}, orderBy = ..., limit = ... } (got \(value.typeName))"
+            )
         }
         if let id = value["id"] {
-            guard t.count == 1 else { throw LuaArgumentError(message: "\(name):\(method){ id = ... } takes nothing else; use a query with where = { id = ... } to combine") }
+            guard t.count == 1 else {
+                throw LuaArgumentError(
+                    message:
+                        "\(name):\(method){ id = ... } takes nothing else; use a query with where = { id = ... } to combine"
+                )
+            }
             return .id(try RepositoryService.recordValue(id, path: "id"))
         }
         if let ids = value["ids"] {
             guard allowAll, t.count == 1, case .table(let list) = ids, list.hash.isEmpty else {
-                throw LuaArgumentError(message: "\(name):\(method): 'ids' must be the only field, a list of ids\(allowAll ? "" : "; only getAll and deleteAll take ids")")
+                throw LuaArgumentError(
+                    message:
+                        "\(name):\(method): 'ids' must be the only field, a list of ids\(allowAll ? "" : "; only getAll and deleteAll take ids")"
+                )
             }
-            return .ids(try list.array.enumerated().map { try RepositoryService.recordValue($1, path: "ids[\($0 + 1)]") })
+            return .ids(
+                try list.array.enumerated().map { try RepositoryService.recordValue($1, path: "ids[\($0 + 1)]") })
         }
         return .query(try query(value, method))
     }
@@ -62,17 +82,24 @@ extension RepositoryService {
     /// `{ where = { field = value }, orderBy = "f" | {"f", "g"}, descending = bool, limit = n, offset = n }`.
     func query(_ value: LuaValue, _ method: String) throws -> Query {
         guard case .table(let t) = value, t.array.isEmpty else {
-            throw LuaArgumentError(message: "\(name):\(method): a query is a table { where = {...}, orderBy = ..., descending = ..., limit = ..., offset = ... }")
+            throw LuaArgumentError(
+                message:
+                    "\(name):\(method): a query is a table { where = {...}, orderBy = ..., descending = ..., limit = ..., offset = ... }"
+            )
         }
         func fail(_ why: String) -> LuaArgumentError { LuaArgumentError(message: "\(name):\(method): \(why)") }
         var query = Query()
         for (key, _) in t.hash {
             guard let k = key.stringValue, ["where", "orderBy", "descending", "limit", "offset"].contains(k) else {
-                throw fail("unknown query field \(key.stringValue ?? key.description); a query takes where, orderBy, descending, limit and offset")
+                throw fail(
+                    "unknown query field \(key.stringValue ?? key.description); a query takes where, orderBy, descending, limit and offset"
+                )
             }
         }
         if let filters = value["where"] {
-            guard case .table(let w) = filters, w.array.isEmpty else { throw fail("'where' must be a table of field = value") }
+            guard case .table(let w) = filters, w.array.isEmpty else {
+                throw fail("'where' must be a table of field = value")
+            }
             for (k, v) in w.hash.sorted(by: { "\($0.key)" < "\($1.key)" }) {
                 guard let field = k.stringValue else { throw fail("'where' keys must be field names (got \(k))") }
                 query = query.and(field, equals: try RepositoryService.recordValue(v, path: "where.\(field)"))

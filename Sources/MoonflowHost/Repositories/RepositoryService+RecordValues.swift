@@ -16,11 +16,15 @@ extension RepositoryService {
                 return .array(try t.array.enumerated().map { try recordValue($1, path: "\(path)[\($0 + 1)]") })
             }
             guard t.array.isEmpty else {
-                throw RepositoryServiceError("\(path) mixes a list and named fields; a record field is a value, a list or a table of named fields")
+                throw RepositoryServiceError(
+                    "\(path) mixes a list and named fields; a record field is a value, a list or a table of named fields"
+                )
             }
             var object: [String: RecordValue] = [:]
             for (k, v) in t.hash {
-                guard let key = k.stringValue else { throw RepositoryServiceError("\(path) has a key \(k) that is not a string") }
+                guard let key = k.stringValue else {
+                    throw RepositoryServiceError("\(path) has a key \(k) that is not a string")
+                }
                 object[key] = try recordValue(v, path: "\(path).\(key)")
             }
             return .object(object)

@@ -96,9 +96,13 @@ public final class RepositoryService: @unchecked Sendable {
                 switch target {
                 case .id(let v): found = try await get.execute(.id(try id(v)))
                 case .query(let q): found = try await get.execute(.query(q))
-                case .ids: throw RepositoryServiceError("\(name):get takes { id = ... } or a query, not ids; use getAll{ ids = {...} }")
+                case .ids:
+                    throw RepositoryServiceError(
+                        "\(name):get takes { id = ... } or a query, not ids; use getAll{ ids = {...} }")
                 }
-                guard let found else { throw RepositoryServiceError("\(name):get found nothing for \(target.description)") }
+                guard let found else {
+                    throw RepositoryServiceError("\(name):get found nothing for \(target.description)")
+                }
                 return try toLua(found)
             case .getAll(let target):
                 switch target {
@@ -118,7 +122,9 @@ public final class RepositoryService: @unchecked Sendable {
                 switch target {
                 case .id(let v): return .boolean(try await delete.execute(.id(try id(v))))
                 case .query(let q): return .boolean(try await delete.execute(.query(q)))
-                case .ids: throw RepositoryServiceError("\(name):delete takes { id = ... } or a query, not ids; use deleteAll{ ids = {...} }")
+                case .ids:
+                    throw RepositoryServiceError(
+                        "\(name):delete takes { id = ... } or a query, not ids; use deleteAll{ ids = {...} }")
                 }
             case .deleteAll(let target):
                 switch target {
@@ -145,8 +151,10 @@ public final class RepositoryService: @unchecked Sendable {
                     observer.sendFailed(error)
                 }
             }
-            lifetime.observeEnded { task.cancel(); relay.cancel() }
+            lifetime.observeEnded {
+                task.cancel(); relay.cancel()
+            }
         }
-            .catchError { error in .fail(LuaStreamError(message: String(describing: error))) }
+        .catchError { error in .fail(LuaStreamError(message: String(describing: error))) }
     }
 }

@@ -48,8 +48,10 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
     // literals are made again at every read and write (a type lookup each time); these are
     // made once per model.
     private let registrar = ObservationRegistrar()
-    private let keys = (view: \FeatureViewModel.view, lastError: \FeatureViewModel.lastError,
-                        decodingError: \FeatureViewModel.decodingError)
+    private let keys = (
+        view: \FeatureViewModel.view, lastError: \FeatureViewModel.lastError,
+        decodingError: \FeatureViewModel.decodingError
+    )
     private var _view: View
     private var _lastError: FeatureError?
     private var _decodingError: String?
@@ -93,7 +95,6 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
     /// How many states were decoded whole since `init` (tests check that a change goes in place).
     package private(set) var wholeDecodes = 0
 
-
     /// - Throws: `FeatureError` of stage `.view` when the current state does not decode into
     ///   `View`: its message names the place (`state.items[2].qty`) as `decodingError` does,
     ///   and `underlying` is the `DecodingError`.
@@ -107,7 +108,8 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
         }
         let inbox = self.inbox
         // What the reduce behind a state changed, path by path, read while it is delivered.
-        observation = feature.outlet.add(kinds: [.state, .error]) { [weak self, weak feature, weak single = feature as? LuaFeature] event in
+        observation = feature.outlet.add(kinds: [.state, .error]) {
+            [weak self, weak feature, weak single = feature as? LuaFeature] event in
             // Delivered on the host's state executor, in loop order.
             var error: FeatureError?
             var state: LuaValue?
@@ -202,7 +204,8 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
     ///
     ///     let text = model.field(\.text) { Action.setText(text: $0) }
     ///     text.wrappedValue = "milk"   // sends { type = "setText", text = "milk" }
-    public func field<Value>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> Action) -> ViewField<Value> {
+    public func field<Value>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> Action) -> ViewField<Value>
+    {
         // Read as `model.name` is: observed per field when the view names its fields.
         ViewField(get: { self[dynamicMember: keyPath] }, set: { value in self.send(action(value)) })
     }
@@ -218,19 +221,26 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
         _ child: String, as type: Child.Type = Child.self, actions: ChildAction.Type
     ) throws -> FeatureViewModel<Child, ChildAction> {
         guard let composite = feature as? LuaComposite else {
-            throw FeatureError(stage: .send, message: "scope(\"\(child)\"): \(feature?.name ?? "a preview") is not an mf.compose; only a composition has children")
+            throw FeatureError(
+                stage: .send,
+                message:
+                    "scope(\"\(child)\"): \(feature?.name ?? "a preview") is not an mf.compose; only a composition has children"
+            )
         }
         // Read on the state executor, where a reload changes them.
         let (name, children) = try composite.bridge.perform { (composite.name, composite.children) }
         guard let found = children.first(where: { $0.name == child }) else {
             let names = children.map(\.name).joined(separator: ", ")
-            throw FeatureError(stage: .send, message: "scope(\"\(child)\"): \(name) has no child '\(child)'; its children: \(names)")
+            throw FeatureError(
+                stage: .send, message: "scope(\"\(child)\"): \(name) has no child '\(child)'; its children: \(names)")
         }
         return try FeatureViewModel<Child, ChildAction>(found.feature, as: Child.self, actions: ChildAction.self)
     }
 
     /// `scope(_:as:actions:)` for a child sent dynamic actions (`LuaValue`).
-    public func scope<Child: Decodable & Sendable>(_ child: String, as type: Child.Type = Child.self) throws -> FeatureViewModel<Child, LuaValue> {
+    public func scope<Child: Decodable & Sendable>(
+        _ child: String, as type: Child.Type = Child.self
+    ) throws -> FeatureViewModel<Child, LuaValue> {
         try scope(child, as: type, actions: LuaValue.self)
     }
 
@@ -312,7 +322,11 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
     /// A field of `view`, observed on its own when `View` names it (`model.total`): a body
     /// that reads it is not invalidated by a change elsewhere in the view.
     public subscript<Value>(dynamicMember keyPath: KeyPath<View, Value>) -> Value {
-        if let key = observedKey(keyPath) { registrar.access(self, keyPath: key) } else { registrar.access(self, keyPath: keys.view) }
+        if let key = observedKey(keyPath) {
+            registrar.access(self, keyPath: key)
+        } else {
+            registrar.access(self, keyPath: keys.view)
+        }
         return _view[keyPath: keyPath]
     }
 
@@ -361,7 +375,9 @@ enum ViewPatcher<View> {
     /// `P` is `View`: the closure over `P` is the closure over `View`, and the view is
     /// written in place (no copy of it is made).
     private static func patch<P: PatchableView>(_: P.Type) -> Patch {
-        let patch: (inout P, ArraySlice<LuaValue>, LuaValue) throws -> Bool = { view, path, value in try view.patch(path, to: value) }
+        let patch: (inout P, ArraySlice<LuaValue>, LuaValue) throws -> Bool = { view, path, value in
+            try view.patch(path, to: value)
+        }
         return patch as! Patch
     }
 
@@ -393,10 +409,13 @@ extension FeatureViewModel {
     static func describe(_ error: any Error) -> String {
         guard let error = error as? DecodingError else { return "\(error)" }
         func path(_ keys: [any CodingKey]) -> String {
-            keys.reduce("state") { place, key in key.intValue.map { "\(place)[\($0 + 1)]" } ?? "\(place).\(key.stringValue)" }
+            keys.reduce("state") { place, key in
+                key.intValue.map { "\(place)[\($0 + 1)]" } ?? "\(place).\(key.stringValue)"
+            }
         }
         switch error {
-        case .keyNotFound(let key, let context): return "\(path(context.codingPath + [key])): \(context.debugDescription)"
+        case .keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])): \(context.debugDescription)"
         case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
             return "\(path(context.codingPath)): \(context.debugDescription)"
         @unknown default: return "\(error)"

@@ -16,7 +16,7 @@ extension LuaValueEncoder {
             switch value {
             case .table(let inner):
                 fields = inner
-                // Unlabelled values (`case add(String)`) come as `_0`, `_1`: keep them as they are.
+            // Unlabelled values (`case add(String)`) come as `_0`, `_1`: keep them as they are.
             default:
                 fields = LuaTable()
                 fields["value"] = value

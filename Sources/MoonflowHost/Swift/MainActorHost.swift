@@ -71,7 +71,9 @@ public final class MainActorFeature {
 
     /// Calls `body` on the main actor with every event of `kinds`, in loop order, until the
     /// token is cancelled or released.
-    public func observe(kinds: FeatureEvent.Kinds = .all, _ body: @escaping @MainActor (FeatureEvent) -> Void) -> ObservationToken {
+    public func observe(
+        kinds: FeatureEvent.Kinds = .all, _ body: @escaping @MainActor (FeatureEvent) -> Void
+    ) -> ObservationToken {
         // Delivered on the state executor, which is the main actor's (the main queue, wherever
         // it runs): isolated already, as the main scheduler's mark says.
         let isolated = UncheckedMainActorCall(body)
@@ -90,7 +92,9 @@ public final class MainActorFeature {
     }
 
     /// A view model sent dynamic actions (`LuaValue`).
-    public func model<View: Decodable & Sendable>(as type: View.Type = View.self) throws -> FeatureViewModel<View, LuaValue> {
+    public func model<View: Decodable & Sendable>(
+        as type: View.Type = View.self
+    ) throws -> FeatureViewModel<View, LuaValue> {
         try FeatureViewModel(feature, as: type, actions: LuaValue.self)
     }
 

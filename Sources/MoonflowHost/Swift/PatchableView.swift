@@ -37,7 +37,9 @@ extension PatchableView {
     /// A field that takes only a whole new value (a number, a string, an enum, a `table`, an
     /// optional one of them: nil decodes as nil).
     @inlinable
-    public static func patch<T: Decodable>(_ field: inout T, _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+    public static func patch<T: Decodable>(
+        _ field: inout T, _ path: ArraySlice<LuaValue>, to value: LuaValue
+    ) throws -> Bool {
         guard path.isEmpty else { return false }
         field = try Leaf.decode(T.self, from: value)
         return true
@@ -45,7 +47,9 @@ extension PatchableView {
 
     /// A field that is itself patchable (a nested record).
     @inlinable
-    public static func patch<T: PatchableView>(_ field: inout T, _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+    public static func patch<T: PatchableView>(
+        _ field: inout T, _ path: ArraySlice<LuaValue>, to value: LuaValue
+    ) throws -> Bool {
         guard !path.isEmpty else {
             field = try Leaf.decode(T.self, from: value)
             return true
@@ -55,7 +59,9 @@ extension PatchableView {
 
     /// An optional nested record.
     @inlinable
-    public static func patch<T: PatchableView>(_ field: inout T?, _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+    public static func patch<T: PatchableView>(
+        _ field: inout T?, _ path: ArraySlice<LuaValue>, to value: LuaValue
+    ) throws -> Bool {
         guard !path.isEmpty else {
             field = value.isNil ? nil : try Leaf.decode(T.self, from: value)
             return true
@@ -66,25 +72,33 @@ extension PatchableView {
 
     /// A list: one item set, one appended at the end, the last removed.
     @inlinable
-    public static func patch<T: Decodable>(_ field: inout [T], _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+    public static func patch<T: Decodable>(
+        _ field: inout [T], _ path: ArraySlice<LuaValue>, to value: LuaValue
+    ) throws -> Bool {
         try ListPatch.patch(&field, path, value) { _, _, _ in false }
     }
 
     /// A list of records: also a change inside one item.
     @inlinable
-    public static func patch<T: PatchableView>(_ field: inout [T], _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+    public static func patch<T: PatchableView>(
+        _ field: inout [T], _ path: ArraySlice<LuaValue>, to value: LuaValue
+    ) throws -> Bool {
         try ListPatch.patch(&field, path, value) { item, rest, value in try item.patch(rest, to: value) }
     }
 
     /// A map (string keys): one entry set or removed.
     @inlinable
-    public static func patch<T: Decodable>(_ field: inout [String: T], _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+    public static func patch<T: Decodable>(
+        _ field: inout [String: T], _ path: ArraySlice<LuaValue>, to value: LuaValue
+    ) throws -> Bool {
         try MapPatch.patch(&field, path, value) { _, _, _ in false }
     }
 
     /// A map of records: also a change inside one entry.
     @inlinable
-    public static func patch<T: PatchableView>(_ field: inout [String: T], _ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+    public static func patch<T: PatchableView>(
+        _ field: inout [String: T], _ path: ArraySlice<LuaValue>, to value: LuaValue
+    ) throws -> Bool {
         try MapPatch.patch(&field, path, value) { entry, rest, value in try entry.patch(rest, to: value) }
     }
 }
@@ -95,8 +109,10 @@ extension PatchableView {
 @usableFromInline
 enum ListPatch {
     @usableFromInline
-    static func patch<T: Decodable>(_ list: inout [T], _ path: ArraySlice<LuaValue>, _ value: LuaValue,
-                                    inner: (inout T, ArraySlice<LuaValue>, LuaValue) throws -> Bool) throws -> Bool {
+    static func patch<T: Decodable>(
+        _ list: inout [T], _ path: ArraySlice<LuaValue>, _ value: LuaValue,
+        inner: (inout T, ArraySlice<LuaValue>, LuaValue) throws -> Bool
+    ) throws -> Bool {
         guard let first = path.first else {
             list = try LuaValueDecoder().decode([T].self, from: value)
             return true
@@ -123,8 +139,10 @@ enum ListPatch {
 @usableFromInline
 enum MapPatch {
     @usableFromInline
-    static func patch<T: Decodable>(_ map: inout [String: T], _ path: ArraySlice<LuaValue>, _ value: LuaValue,
-                                    inner: (inout T, ArraySlice<LuaValue>, LuaValue) throws -> Bool) throws -> Bool {
+    static func patch<T: Decodable>(
+        _ map: inout [String: T], _ path: ArraySlice<LuaValue>, _ value: LuaValue,
+        inner: (inout T, ArraySlice<LuaValue>, LuaValue) throws -> Bool
+    ) throws -> Bool {
         guard let first = path.first else {
             map = try LuaValueDecoder().decode([String: T].self, from: value)
             return true
@@ -153,7 +171,8 @@ enum Leaf {
     static func decode<T: Decodable>(_ type: T.Type, from value: LuaValue) throws -> T {
         switch value {
         case .integer(let n): if let v = Int(n) as? T { return v }
-        case .string(let s): if T.self == String.self || T.self == String?.self, let v = s.description as? T { return v }
+        case .string(let s):
+            if T.self == String.self || T.self == String?.self, let v = s.description as? T { return v }
         case .boolean(let b): if let v = b as? T { return v }
         case .number(let d): if let v = d as? T { return v }
         default: break

@@ -40,12 +40,16 @@ extension RunningFeature {
 
     /// The state after every reduced mutation (not the current one). Made once per feature.
     package var stateChanges: Signal<LuaValue> {
-        outlet.derived("stateChanges") { signal(kinds: .state) { event, _ in if case .state(let s, let seq) = event, seq > 0 { s } else { nil } } }
+        outlet.derived("stateChanges") {
+            signal(kinds: .state) { event, _ in if case .state(let s, let seq) = event, seq > 0 { s } else { nil } }
+        }
     }
 
     /// Outward effects: those no internal handler took. Made once per feature.
     package var outwardEffects: Signal<LuaValue> {
-        outlet.derived("outwardEffects") { signal(kinds: .effect) { event, _ in if case .effect(let e, _) = event { e } else { nil } } }
+        outlet.derived("outwardEffects") {
+            signal(kinds: .effect) { event, _ in if case .effect(let e, _) = event { e } else { nil } }
+        }
     }
 
     /// Errors with their stage, action, `file:line`, traceback and Swift error. Made once per feature.
@@ -62,7 +66,9 @@ extension RunningFeature {
     /// that lands while the stream starts may show twice, never not at all).
     public var states: AsyncStream<LuaValue> {
         let current = state
-        return stream(first: current, kinds: .state) { event, _ in if case .state(let s, let seq) = event, seq > 0 { s } else { nil } }
+        return stream(first: current, kinds: .state) { event, _ in
+            if case .state(let s, let seq) = event, seq > 0 { s } else { nil }
+        }
     }
 
     /// Outward effects as an `AsyncSequence`.
@@ -81,7 +87,9 @@ extension RunningFeature {
     /// Calls `body` with every event of `kinds` (all by default) until the token is
     /// cancelled or released. Asking for fewer kinds costs less: without a mutation
     /// observer, a mutation `handle` returned is never copied out of Lua.
-    public func observe(kinds: FeatureEvent.Kinds = .all, _ body: @escaping @Sendable (FeatureEvent) -> Void) -> ObservationToken {
+    public func observe(
+        kinds: FeatureEvent.Kinds = .all, _ body: @escaping @Sendable (FeatureEvent) -> Void
+    ) -> ObservationToken {
         ObservationToken(outlet.add(kinds: kinds, body))
     }
 
@@ -97,13 +105,17 @@ extension RunningFeature {
 
     /// A stream of the events `transform` keeps, starting with `first`; it ends
     /// when the feature does, and stops observing when its consumer goes away.
-    private func stream<T: Sendable>(first: T? = nil, kinds: FeatureEvent.Kinds,
-                                     _ transform: @escaping @Sendable (FeatureEvent, (any RunningFeature)?) -> T?) -> AsyncStream<T> {
+    private func stream<T: Sendable>(
+        first: T? = nil, kinds: FeatureEvent.Kinds,
+        _ transform: @escaping @Sendable (FeatureEvent, (any RunningFeature)?) -> T?
+    ) -> AsyncStream<T> {
         AsyncStream { continuation in
             if let first { continuation.yield(first) }
-            let token = outlet.add(kinds: kinds, { [weak self] event in
-                if let value = transform(event, self) { continuation.yield(value) }
-            }, onFinish: { continuation.finish() })
+            let token = outlet.add(
+                kinds: kinds,
+                { [weak self] event in
+                    if let value = transform(event, self) { continuation.yield(value) }
+                }, onFinish: { continuation.finish() })
             continuation.onTermination = { _ in token.dispose() }
         }
     }
@@ -111,12 +123,16 @@ extension RunningFeature {
 
 extension RunningFeature {
     /// A signal of the events of `kinds` that `transform` keeps; it completes when the feature ends.
-    fileprivate func signal<T: Sendable>(kinds: FeatureEvent.Kinds,
-                                         _ transform: @escaping @Sendable (FeatureEvent, (any RunningFeature)?) -> T?) -> Signal<T> {
+    fileprivate func signal<T: Sendable>(
+        kinds: FeatureEvent.Kinds,
+        _ transform: @escaping @Sendable (FeatureEvent, (any RunningFeature)?) -> T?
+    ) -> Signal<T> {
         let (output, input) = Signal<T>.pipe()
-        outlet.add(kinds: kinds, { [weak self] event in
-            if let value = transform(event, self) { input.send(value: value) }
-        }, onFinish: { input.sendCompleted() })
+        outlet.add(
+            kinds: kinds,
+            { [weak self] event in
+                if let value = transform(event, self) { input.send(value: value) }
+            }, onFinish: { input.sendCompleted() })
         return output
     }
 }

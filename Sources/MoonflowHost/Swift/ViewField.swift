@@ -28,7 +28,8 @@ extension FeatureViewModel {
     /// A SwiftUI binding to `keyPath` of `view` whose writes send `action(newValue)`:
     ///
     ///     TextField("Note", text: model.binding(\.note) { .setNote(text: $0) })
-    public func binding<Value>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> Action) -> Binding<Value> {
+    public func binding<Value>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> Action) -> Binding<Value>
+    {
         let field = field(keyPath, action)
         return Binding(get: { field.wrappedValue }, set: { field.wrappedValue = $0 })
     }

@@ -76,11 +76,14 @@ package final class LuaBridge: @unchecked Sendable {
         dispatch = try LuaDispatch(lua)
         streamClass = try lua.makeClass("moonflow.stream", methods: LuaStreamMethods.table(self))
         let awaitMethod = try lua.call(try lua.load(HostChunks.taskAwait), []) { try $0.ref(1) }
-        taskClass = try lua.makeClass("moonflow.task", methods: LuaTaskMethods.table(self), luaMethods: ["await": awaitMethod])
-        try lua.registerCallout(try lua.ref(.function { [weak self] _ in
-            self?.finishWaitingWrites()
-            return []
-        }))
+        taskClass = try lua.makeClass(
+            "moonflow.task", methods: LuaTaskMethods.table(self), luaMethods: ["await": awaitMethod])
+        try lua.registerCallout(
+            try lua.ref(
+                .function { [weak self] _ in
+                    self?.finishWaitingWrites()
+                    return []
+                }))
     }
 
     /// Features whose writes wait in Lua (`LuaFeature`'s pending writes), taken into their
@@ -127,7 +130,9 @@ package final class LuaBridge: @unchecked Sendable {
     ///   - what: the function, for messages ("the flatMap function").
     ///   - location: where it is defined, named in the error when it returns something else.
     /// - Throws: `LuaStreamError` when it returns nil or a plain value, saying what to return.
-    package func callStream(_ fn: LuaRef, _ args: [LuaPush], what: String, location: String?) throws -> Producer<LuaValue> {
+    package func callStream(
+        _ fn: LuaRef, _ args: [LuaPush], what: String, location: String?
+    ) throws -> Producer<LuaValue> {
         try lua.call(fn, args) { slots in
             let got: String
             switch slots.returned(1) {
@@ -136,7 +141,10 @@ package final class LuaBridge: @unchecked Sendable {
             case .plain: got = slots.typeName(1)
             }
             let at = location.map { " (\($0))" } ?? ""
-            throw LuaStreamError(message: "\(what)\(at) must return a stream (got \(got)); return mf.just(value) for one value, mf.empty() for none", location: location)
+            throw LuaStreamError(
+                message:
+                    "\(what)\(at) must return a stream (got \(got)); return mf.just(value) for one value, mf.empty() for none",
+                location: location)
         }
     }
 
@@ -151,7 +159,14 @@ package final class LuaBridge: @unchecked Sendable {
                 return [self.push(producer)]
             case .nothing(let described):
                 let at = definition.locations["services.\(name)"].map { " (\($0))" } ?? ""
-                return [.value(.nil), .value(.string(LuaString("service '\(name)'\(at) returned \(described); return a stream, or a value (taken as mf.just(value))")))]
+                return [
+                    .value(.nil),
+                    .value(
+                        .string(
+                            LuaString(
+                                "service '\(name)'\(at) returned \(described); return a stream, or a value (taken as mf.just(value))"
+                            ))),
+                ]
             case .plain:
                 return [self.push(.just(try args.value(2, path: "services.\(name) result")))]
             }
@@ -177,9 +192,10 @@ package final class LuaBridge: @unchecked Sendable {
     /// `error` with every location root left out of its message, location and traceback.
     package func relative(_ error: FeatureError) -> FeatureError {
         guard !locationRoots.isEmpty else { return error }
-        return FeatureError(stage: error.stage, action: error.action, message: relative(error.message),
-                            location: error.location.map(relative), traceback: error.traceback.map(relative),
-                            service: error.service, underlying: error.underlying)
+        return FeatureError(
+            stage: error.stage, action: error.action, message: relative(error.message),
+            location: error.location.map(relative), traceback: error.traceback.map(relative),
+            service: error.service, underlying: error.underlying)
     }
 
     /// Records service calls, or answers them from a recording (`--record`, `replay`).
@@ -221,23 +237,24 @@ package final class LuaBridge: @unchecked Sendable {
             let order = (scheduler as? TestScheduler).flatMap { self?.reentryOrder(for: $0) }
             let ticket = order?.ticket()
             let opened = Once()
-            lifetime += producer.start(Observer { [weak self] event in
-                let deliver: @Sendable () -> Void = {
-                    observer.send(event)
-                    if event.isTerminating { finish() }
-                }
-                let enter: @Sendable () -> Void = { [weak self] in
-                    if let self, self.hold(scheduler, deliver) { return }
-                    scheduler.schedule(deliver)
-                    pending.poke()
-                }
-                if let order, let ticket {
-                    order.pass(ticket, opening: opened.claim(), enter)
-                    pending.poke()
-                } else {
-                    enter()
-                }
-            })
+            lifetime += producer.start(
+                Observer { [weak self] event in
+                    let deliver: @Sendable () -> Void = {
+                        observer.send(event)
+                        if event.isTerminating { finish() }
+                    }
+                    let enter: @Sendable () -> Void = { [weak self] in
+                        if let self, self.hold(scheduler, deliver) { return }
+                        scheduler.schedule(deliver)
+                        pending.poke()
+                    }
+                    if let order, let ticket {
+                        order.pass(ticket, opening: opened.claim(), enter)
+                        pending.poke()
+                    } else {
+                        enter()
+                    }
+                })
             _ = lifetime.observeEnded {
                 // Ended without a word (cancelled): later calls need not wait for it.
                 if let order, let ticket, opened.claim() { order.pass(ticket, opening: true, nil) }

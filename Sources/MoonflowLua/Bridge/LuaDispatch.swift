@@ -61,17 +61,22 @@ package final class LuaDispatch: @unchecked Sendable {
     /// (The Lua is `HostChunks.dispatch`, loaded from its bytecode; a test hands another.)
     package init(_ lua: LuaState, chunk: PrecompiledChunk = HostChunks.dispatch) throws {
         let (getMetatable, setMetatable) = try lua.rawMetatableFunctions()
-        let arguments: [LuaPush] = [.ref(getMetatable), .ref(setMetatable), .value(.table(LuaTable(isJSONArray: true))), .ref(try lua.rearmFunction()),
-                                    .ref(try lua.flatCheckFunction()), .ref(try lua.paramsFunction()), .ref(try lua.fitsFunction())]
+        let arguments: [LuaPush] = [
+            .ref(getMetatable), .ref(setMetatable), .value(.table(LuaTable(isJSONArray: true))),
+            .ref(try lua.rearmFunction()),
+            .ref(try lua.flatCheckFunction()), .ref(try lua.paramsFunction()), .ref(try lua.fitsFunction()),
+        ]
         var exports = try lua.call(try lua.load(chunk), arguments) { slots in
             try DispatchExports(slots, at: 1, in: lua, from: "dispatch.lua")
         }
         let writeViews = try exports.take("writeViews"), writeTargets = try exports.take("writeTargets")
-        try lua.registerViews(.readOnly, metatable: try exports.take("readOnlyViews"), targets: try exports.take("readOnlyTargets"))
+        try lua.registerViews(
+            .readOnly, metatable: try exports.take("readOnlyViews"), targets: try exports.take("readOnlyTargets"))
         try lua.registerViews(.write, metatable: writeViews, targets: writeTargets)
-        try lua.installWriteViewAccess(metatable: writeViews, targets: writeTargets, log: try exports.take("writeLog"),
-                                       stored: try exports.take("writeStored"), wrap: try exports.take("writeWrap"),
-                                       check: try exports.take("writeCheck"))
+        try lua.installWriteViewAccess(
+            metatable: writeViews, targets: writeTargets, log: try exports.take("writeLog"),
+            stored: try exports.take("writeStored"), wrap: try exports.take("writeWrap"),
+            check: try exports.take("writeCheck"))
         try lua.installViewClose(metatable: try exports.take("readOnlyClose"), count: try exports.take("readOnlyCount"))
         try lua.registerViewRefuser(try exports.take("refuseRaw"))
         handle = try exports.take("handle")
@@ -141,7 +146,9 @@ package struct DispatchExports {
         }
         let unnamed = slots.nonStringKeyCount(index)
         guard unnamed == 0 else {
-            throw DispatchBoundaryError("\(chunk) returns \(unnamed) value\(unnamed == 1 ? "" : "s") without a name: give each field a name Swift reads")
+            throw DispatchBoundaryError(
+                "\(chunk) returns \(unnamed) value\(unnamed == 1 ? "" : "s") without a name: give each field a name Swift reads"
+            )
         }
         var names: [String] = []
         try slots.forEachField(index) { name, _ in names.append(name) }
@@ -159,7 +166,8 @@ package struct DispatchExports {
     }
 
     /// Checks that the table at `name` maps exactly the case names of `Codes` to their raw values.
-    package mutating func codes<Codes: CaseIterable & RawRepresentable>(_ name: String, as _: Codes.Type) throws where Codes.RawValue == Int {
+    package mutating func codes<Codes: CaseIterable & RawRepresentable>(_ name: String, as _: Codes.Type) throws
+    where Codes.RawValue == Int {
         let ref = try take(name)
         let swift = Dictionary(uniqueKeysWithValues: Codes.allCases.map { (String(describing: $0), $0.rawValue) })
         var lua: [String: Int] = [:]
@@ -173,14 +181,18 @@ package struct DispatchExports {
             func text(_ codes: [String: Int]) -> String {
                 codes.sorted { $0.value < $1.value }.map { "\($0.key) = \($0.value)" }.joined(separator: ", ")
             }
-            throw DispatchBoundaryError("\(chunk)'s \(name) { \(text(lua)) } are not Swift's \(Codes.self) { \(text(swift)) }: give both the same names and numbers")
+            throw DispatchBoundaryError(
+                "\(chunk)'s \(name) { \(text(lua)) } are not Swift's \(Codes.self) { \(text(swift)) }: give both the same names and numbers"
+            )
         }
     }
 
     /// Throws if the table holds a field no `take` asked for.
     package func finish() throws {
         guard fields.isEmpty else {
-            throw DispatchBoundaryError("\(chunk) exports \(fields.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")), which Swift does not read: read each by name in LuaDispatch, or remove it")
+            throw DispatchBoundaryError(
+                "\(chunk) exports \(fields.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")), which Swift does not read: read each by name in LuaDispatch, or remove it"
+            )
         }
     }
 }

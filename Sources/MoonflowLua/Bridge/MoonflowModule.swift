@@ -28,21 +28,30 @@ package enum MoonflowModule {
             // `mf.array([t])` and `mf.object([t])` (Lua/markers.lua) mark a table (a new one
             // without `t`) to encode as `[]` or `{}` when it is empty, whatever it was before.
             // An empty JSON array pushed to Lua carries the array metatable: mf.array uses it.
-            let (array, object) = try bridge.lua.call(try bridge.lua.load(HostChunks.markers),
-                                                      [.value(.table(LuaTable(isJSONArray: true))), .ref(bridge.dispatch.mark), .ref(bridge.dispatch.viewTarget)]) { (try $0.ref(1), try $0.ref(2)) }
+            let (array, object) = try bridge.lua.call(
+                try bridge.lua.load(HostChunks.markers),
+                [
+                    .value(.table(LuaTable(isJSONArray: true))), .ref(bridge.dispatch.mark),
+                    .ref(bridge.dispatch.viewTarget),
+                ]
+            ) { (try $0.ref(1), try $0.ref(2)) }
             fields += [("array", .ref(array)), ("object", .ref(object))]
             for kind in [FeatureDefinition.Kind.feature, .compose, .interactor] {
-                fields.append((kind.rawValue, .function { args in
-                    do {
-                        _ = try FeatureDefinition.read(args, 1, kind: kind)
-                    } catch let e as DefinitionError {
-                        // Each problem at the line of its key in the caller's file.
-                        let located = DefinitionSource.locate(e.problems, caller: args.callerLocation)
-                        throw LuaRaise(.value(.string(LuaString(located.joined(separator: "\n")))))
-                    }
-                    try args.rawSet(1, "__moonflow", .string(LuaString(kind.rawValue)))
-                    return [.ref(try args.ref(1))]
-                }))
+                fields.append(
+                    (
+                        kind.rawValue,
+                        .function { args in
+                            do {
+                                _ = try FeatureDefinition.read(args, 1, kind: kind)
+                            } catch let e as DefinitionError {
+                                // Each problem at the line of its key in the caller's file.
+                                let located = DefinitionSource.locate(e.problems, caller: args.callerLocation)
+                                throw LuaRaise(.value(.string(LuaString(located.joined(separator: "\n")))))
+                            }
+                            try args.rawSet(1, "__moonflow", .string(LuaString(kind.rawValue)))
+                            return [.ref(try args.ref(1))]
+                        }
+                    ))
             }
             return [.ref(try bridge.lua.makeTable(fields))]
         }

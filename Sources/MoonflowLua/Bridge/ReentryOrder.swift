@@ -24,7 +24,11 @@ final class ReentryOrder: @unchecked Sendable {
     private let state = Locked(State())
 
     /// A place in line for a call starting now.
-    func ticket() -> Int { state.withLock { s in defer { s.next += 1 }; return s.next } }
+    func ticket() -> Int {
+        state.withLock { s in
+            defer { s.next += 1 }; return s.next
+        }
+    }
 
     /// Parks `deliver` (an event of call `ticket`) now if every earlier call has
     /// answered, else when they have; `opening` marks the call as answered (its
@@ -50,7 +54,9 @@ final class ReentryOrder: @unchecked Sendable {
 
     /// Runs what is parked, in call order.
     func release() {
-        let parked: [@Sendable () -> Void] = state.withLock { s in defer { s.parked = [] }; return s.parked }
+        let parked: [@Sendable () -> Void] = state.withLock { s in
+            defer { s.parked = [] }; return s.parked
+        }
         for deliver in parked { deliver() }
     }
 }

@@ -27,21 +27,40 @@ package final class RequestInteractor: @unchecked Sendable {
         let stream: Producer<LuaValue>
         // A malformed or unknown request is a failure like any other: logged below.
         if bridge == nil {
-            stream = .fail(LuaStreamError(message: "interactor '\(name)': its Lua state is gone (the host was released)", location: caller))
+            stream = .fail(
+                LuaStreamError(
+                    message: "interactor '\(name)': its Lua state is gone (the host was released)", location: caller))
         } else if request["type"]?.stringValue == nil {
-            stream = .fail(LuaStreamError(message: "interactor '\(name)': a request needs a string 'type'; it handles: \(definition.requests.joined(separator: ", "))", location: caller))
+            stream = .fail(
+                LuaStreamError(
+                    message:
+                        "interactor '\(name)': a request needs a string 'type'; it handles: \(definition.requests.joined(separator: ", "))",
+                    location: caller))
         } else if !definition.requests.contains(type) {
-            stream = .fail(LuaStreamError(message: "interactor '\(name)' has no request '\(type)'; it handles: \(definition.requests.joined(separator: ", "))", location: caller))
+            stream = .fail(
+                LuaStreamError(
+                    message:
+                        "interactor '\(name)' has no request '\(type)'; it handles: \(definition.requests.joined(separator: ", "))",
+                    location: caller))
         } else {
             do {
                 let bridge = try self.bridge.alive()
-                stream = try bridge.lua.call(bridge.dispatch.request, [.ref(definition.table), .value(.string(LuaString(type))), .value(request), env.map { .ref($0) } ?? .value(.nil)]) { slots in
+                stream = try bridge.lua.call(
+                    bridge.dispatch.request,
+                    [
+                        .ref(definition.table), .value(.string(LuaString(type))), .value(request),
+                        env.map { .ref($0) } ?? .value(.nil),
+                    ]
+                ) { slots in
                     switch slots.returned(1) {
                     case .stream(let producer):
                         return producer
                     case .nothing(let described):
                         let at = definition.locations["requests.\(type)"]
-                        throw LuaStreamError(message: "interactor '\(name)': request '\(type)'\(at.map { " (\($0))" } ?? "") returned \(described); return a stream of the response, or the response itself", location: at)
+                        throw LuaStreamError(
+                            message:
+                                "interactor '\(name)': request '\(type)'\(at.map { " (\($0))" } ?? "") returned \(described); return a stream of the response, or the response itself",
+                            location: at)
                     case .plain:
                         return .just(try slots.value(1, path: "response"))
                     }
@@ -58,9 +77,15 @@ package final class RequestInteractor: @unchecked Sendable {
     }
 
     package static func methods(_ bridge: LuaBridge) -> [String: LuaFunction] {
-        ["perform": { [unowned bridge] args in
-            guard let interactor = args.object(1, as: RequestInteractor.self) else { throw args.bad(1, "perform", "interactor") }
-            return [bridge.push(interactor.perform(try args.value(2, path: "request"), caller: args.callerLocation))]
-        }]
+        [
+            "perform": { [unowned bridge] args in
+                guard let interactor = args.object(1, as: RequestInteractor.self) else {
+                    throw args.bad(1, "perform", "interactor")
+                }
+                return [
+                    bridge.push(interactor.perform(try args.value(2, path: "request"), caller: args.callerLocation))
+                ]
+            }
+        ]
     }
 }

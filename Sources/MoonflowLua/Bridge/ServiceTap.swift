@@ -109,7 +109,9 @@ package final class ReplayGate: @unchecked Sendable {
     }
 
     /// `deliver` at `delivery`'s point; disposing the result drops it.
-    func hold(_ delivery: ServiceDelivery, on scheduler: any Scheduler, _ deliver: @escaping @Sendable () -> Void) -> Disposable {
+    func hold(
+        _ delivery: ServiceDelivery, on scheduler: any Scheduler, _ deliver: @escaping @Sendable () -> Void
+    ) -> Disposable {
         let held = Held(delivery: delivery, scheduler: scheduler, deliver: deliver, cancel: SerialDisposable())
         let now = lock.withLock {
             if released || delivery.after <= handled { return true }
@@ -160,7 +162,10 @@ public final class ServiceTap: @unchecked Sendable {
 
     /// Answers calls from `answers`, each at the point `deliveries` names for it (calls
     /// without one answer at once), through `gate`.
-    package init(answering answers: [String: [Int: ServiceOutcome]], deliveries: [String: [Int: ServiceDelivery]], gate: ReplayGate) {
+    package init(
+        answering answers: [String: [Int: ServiceOutcome]], deliveries: [String: [Int: ServiceDelivery]],
+        gate: ReplayGate
+    ) {
         recorder = nil
         self.answers = answers
         self.deliveries = deliveries
@@ -184,7 +189,11 @@ public final class ServiceTap: @unchecked Sendable {
     func answer(_ service: String, on scheduler: any Scheduler) -> Producer<LuaValue> {
         let call = nextCall(service)
         guard let outcome = answers?[service]?[call] else {
-            return .fail(LuaStreamError(message: "the recording has no answer for call \(call) of service '\(service)': the feature calls it more often than when it was recorded; record the session again"))
+            return .fail(
+                LuaStreamError(
+                    message:
+                        "the recording has no answer for call \(call) of service '\(service)': the feature calls it more often than when it was recorded; record the session again"
+                ))
         }
         let values = Producer<LuaValue>.from(outcome.values)
         let answer = outcome.error.map { Producer.concat([values, .fail(LuaStreamError(message: $0))]) } ?? values
@@ -205,16 +214,20 @@ public final class ServiceTap: @unchecked Sendable {
         let first = Once()
         let arrived = self.arrived
         return Producer { observer, lifetime in
-            lifetime += producer.start(Observer { event in
-                if case .interrupted = event {} else if first.claim() { arrived?(service, call) }
-                switch event {
-                case .value(let v): collected.withLock { $0.append(v) }
-                case .completed: recorder(service, call, ServiceOutcome(values: collected.withLock { $0 }))
-                case .failed(let e): recorder(service, call, ServiceOutcome(values: collected.withLock { $0 }, error: LuaStreamError(e).description))
-                case .interrupted: break
-                }
-                observer.send(event)
-            })
+            lifetime += producer.start(
+                Observer { event in
+                    if case .interrupted = event {} else if first.claim() { arrived?(service, call) }
+                    switch event {
+                    case .value(let v): collected.withLock { $0.append(v) }
+                    case .completed: recorder(service, call, ServiceOutcome(values: collected.withLock { $0 }))
+                    case .failed(let e):
+                        recorder(
+                            service, call,
+                            ServiceOutcome(values: collected.withLock { $0 }, error: LuaStreamError(e).description))
+                    case .interrupted: break
+                    }
+                    observer.send(event)
+                })
         }
     }
 }

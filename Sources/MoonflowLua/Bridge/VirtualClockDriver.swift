@@ -34,7 +34,8 @@ package struct VirtualClockDriver {
         clock.advance(by: 0)
         while pending.inFlight(on: clock) > 0 && !lua.testDeadlinePassed {
             pending.wait(timeout: timeout) {
-                bridge.hasArrivedReentries(on: clock) || clock.hasDueWork || pending.inFlight(on: clock) == 0 || lua.testDeadlinePassed
+                bridge.hasArrivedReentries(on: clock) || clock.hasDueWork || pending.inFlight(on: clock) == 0
+                    || lua.testDeadlinePassed
             }
             bridge.releaseReentries(on: clock)
             clock.advance(by: 0)

@@ -19,10 +19,10 @@ enum DefinitionSource {
         // The definition's opening brace.
         while let token = scanner.next() { if token.text == "{" { break } }
         var found: [[String]: Int] = [:]
-        var path: [String] = []          // the keys of the tables around this point
-        var lastKey: String?             // the key whose value is being read at this level
-        var pending: [Token] = []        // the last tokens, to recognise `name =` and `["name"] =`
-        var blocks = 0                   // inside a function body: nothing is a key
+        var path: [String] = []  // the keys of the tables around this point
+        var lastKey: String?  // the key whose value is being read at this level
+        var pending: [Token] = []  // the last tokens, to recognise `name =` and `["name"] =`
+        var blocks = 0  // inside a function body: nothing is a key
         while let token = scanner.next() {
             if blocks > 0 {
                 switch token.text {
@@ -46,9 +46,14 @@ enum DefinitionSource {
                 lastKey = nil
             case "=":
                 var key: String?
-                if let name = pending.last, name.isName { key = name.text }
-                else if pending.count >= 3, pending[pending.count - 1].text == "]", pending[pending.count - 3].text == "[",
-                        let quoted = pending[pending.count - 2].stringValue { key = quoted }
+                if let name = pending.last, name.isName {
+                    key = name.text
+                } else if pending.count >= 3, pending[pending.count - 1].text == "]",
+                    pending[pending.count - 3].text == "[",
+                    let quoted = pending[pending.count - 2].stringValue
+                {
+                    key = quoted
+                }
                 if let key {
                     lastKey = key
                     let full = path + [key]
@@ -66,11 +71,14 @@ enum DefinitionSource {
     /// Each problem as `file:line: message`, at the line of the longest part of
     /// its path found in the file (else the line of the call, `caller`), in line order.
     static func locate(_ problems: [DefinitionError.Problem], caller: String?) -> [String] {
-        guard let caller, let colon = caller.lastIndex(of: ":"), let callLine = Int(caller[caller.index(after: colon)...]) else {
+        guard let caller, let colon = caller.lastIndex(of: ":"),
+            let callLine = Int(caller[caller.index(after: colon)...])
+        else {
             return problems.map(\.message)
         }
         let file = String(caller[..<colon])
-        let lines = (try? String(contentsOfFile: file, encoding: .utf8)).map { keyLines(in: $0, fromLine: callLine) } ?? [:]
+        let lines =
+            (try? String(contentsOfFile: file, encoding: .utf8)).map { keyLines(in: $0, fromLine: callLine) } ?? [:]
         let located = problems.map { problem -> (line: Int, text: String) in
             var path = problem.path
             while !path.isEmpty, lines[path] == nil { path.removeLast() }
@@ -78,7 +86,8 @@ enum DefinitionSource {
             return (line, "\(file):\(line): \(problem.message)")
         }
         // In the file's order, as an editor lists them.
-        return located.enumerated().sorted { ($0.element.line, $0.offset) < ($1.element.line, $1.offset) }.map(\.element.text)
+        return located.enumerated().sorted { ($0.element.line, $0.offset) < ($1.element.line, $1.offset) }.map(
+            \.element.text)
     }
 
     struct Token {
@@ -91,8 +100,10 @@ enum DefinitionSource {
             guard !isString, let first = text.unicodeScalars.first else { return false }
             return (first == "_" || first.isLetterOrMark) && !Token.keywords.contains(text)
         }
-        static let keywords: Set<String> = ["and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto",
-                                            "if", "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while"]
+        static let keywords: Set<String> = [
+            "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto",
+            "if", "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+        ]
     }
 
     /// Lua tokens, enough to find keys: names, strings, punctuation; numbers as names' neighbours.
@@ -121,7 +132,10 @@ enum DefinitionSource {
             let close = [UInt8(ascii: "]")] + Array(repeating: UInt8(ascii: "="), count: level) + [UInt8(ascii: "]")]
             while at < bytes.count {
                 if bytes[at] == 10 { line += 1 }
-                if bytes[at] == close[0], at + close.count <= bytes.count, Array(bytes[at..<at + close.count]) == close { at += close.count; return }
+                if bytes[at] == close[0], at + close.count <= bytes.count, Array(bytes[at..<at + close.count]) == close
+                {
+                    at += close.count; return
+                }
                 at += 1
             }
         }
@@ -133,7 +147,11 @@ enum DefinitionSource {
                 if c == 32 || c == 9 || c == 13 { at += 1; continue }
                 if c == UInt8(ascii: "-"), at + 1 < bytes.count, bytes[at + 1] == UInt8(ascii: "-") {
                     at += 2
-                    if let level = longBracket(at) { skipLong(level: level) } else { while at < bytes.count, bytes[at] != 10 { at += 1 } }
+                    if let level = longBracket(at) {
+                        skipLong(level: level)
+                    } else {
+                        while at < bytes.count, bytes[at] != 10 { at += 1 }
+                    }
                     continue
                 }
                 let start = line
@@ -152,21 +170,31 @@ enum DefinitionSource {
                 if let level = longBracket(at) {
                     let from = at + level + 2
                     skipLong(level: level)
-                    var token = Token(text: String(decoding: bytes[min(from, bytes.count)..<max(from, at - level - 2)], as: UTF8.self), line: start)
+                    var token = Token(
+                        text: String(
+                            decoding: bytes[min(from, bytes.count)..<max(from, at - level - 2)], as: UTF8.self),
+                        line: start)
                     token.isString = true
                     return token
                 }
-                if c == UInt8(ascii: "_") || (c | 0x20 >= UInt8(ascii: "a") && c | 0x20 <= UInt8(ascii: "z")) || (c >= 48 && c <= 57) {
+                if c == UInt8(ascii: "_") || (c | 0x20 >= UInt8(ascii: "a") && c | 0x20 <= UInt8(ascii: "z"))
+                    || (c >= 48 && c <= 57)
+                {
                     let from = at
-                    while at < bytes.count, bytes[at] == UInt8(ascii: "_") || (bytes[at] | 0x20 >= UInt8(ascii: "a") && bytes[at] | 0x20 <= UInt8(ascii: "z"))
-                            || (bytes[at] >= 48 && bytes[at] <= 57) || bytes[at] == UInt8(ascii: ".") && (c >= 48 && c <= 57) { at += 1 }
+                    while at < bytes.count,
+                        bytes[at] == UInt8(ascii: "_")
+                            || (bytes[at] | 0x20 >= UInt8(ascii: "a") && bytes[at] | 0x20 <= UInt8(ascii: "z"))
+                            || (bytes[at] >= 48 && bytes[at] <= 57)
+                            || bytes[at] == UInt8(ascii: ".") && (c >= 48 && c <= 57)
+                    { at += 1 }
                     return Token(text: String(decoding: bytes[from..<at], as: UTF8.self), line: start)
                 }
                 if c == UInt8(ascii: "="), at + 1 < bytes.count, bytes[at + 1] == UInt8(ascii: "=") {
                     at += 2
                     return Token(text: "==", line: start)
                 }
-                for op in ["~=", "<=", ">=", "::", "..."] where at + op.utf8.count <= bytes.count && Array(bytes[at..<at + op.utf8.count]) == Array(op.utf8) {
+                for op in ["~=", "<=", ">=", "::", "..."]
+                where at + op.utf8.count <= bytes.count && Array(bytes[at..<at + op.utf8.count]) == Array(op.utf8) {
                     at += op.utf8.count
                     return Token(text: op, line: start)
                 }
@@ -184,7 +212,8 @@ extension Unicode.Scalar {
     fileprivate var isLetterOrMark: Bool {
         switch properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-             .nonspacingMark, .spacingMark, .enclosingMark: true
+            .nonspacingMark, .spacingMark, .enclosingMark:
+            true
         default: false
         }
     }

@@ -50,11 +50,17 @@ package struct FeatureDefinition: @unchecked Sendable {
 
         let marked = try value("__moonflow").stringValue.flatMap(Kind.init(rawValue:))
         let kind: Kind
-        if let expected { kind = expected }
-        else if let marked { kind = marked }
-        else if try type("children") == "table" { kind = .compose }
-        else if try type("requests") == "table" { kind = .interactor }
-        else { kind = .feature }
+        if let expected {
+            kind = expected
+        } else if let marked {
+            kind = marked
+        } else if try type("children") == "table" {
+            kind = .compose
+        } else if try type("requests") == "table" {
+            kind = .interactor
+        } else {
+            kind = .feature
+        }
         let what = "mf.\(kind.rawValue)"
 
         // Every independent problem is collected, so `moonflow check` lists them all at once.
@@ -67,7 +73,8 @@ package struct FeatureDefinition: @unchecked Sendable {
         }
         let name: String = try attempt("?") {
             guard case .string(let name) = try value("name"), !name.bytes.isEmpty else {
-                throw DefinitionError("\(what): field 'name' must be a non-empty string (got \(try type("name")))", at: ["name"])
+                throw DefinitionError(
+                    "\(what): field 'name' must be a non-empty string (got \(try type("name")))", at: ["name"])
             }
             return name.description
         }
@@ -76,14 +83,17 @@ package struct FeatureDefinition: @unchecked Sendable {
             switch try value("version") {
             case .nil: return 1
             case .integer(let v): return v
-            default: throw DefinitionError("\(label): field 'version' must be an integer (got \(try type("version")))", at: ["version"])
+            default:
+                throw DefinitionError(
+                    "\(label): field 'version' must be an integer (got \(try type("version")))", at: ["version"])
             }
         }
         try attempt(()) {
             var unknown: [String] = []
             try slots.forEachField(i) { key, _ in if !kind.fields.contains(key) { unknown.append(key) } }
             for key in unknown.sorted() {
-                let hint = FeatureDefinition.closest(to: key, in: kind.fields).map { "; did you mean `\($0)`?" }
+                let hint =
+                    FeatureDefinition.closest(to: key, in: kind.fields).map { "; did you mean `\($0)`?" }
                     ?? "; \(what) takes \(kind.fields.filter { !$0.hasPrefix("__") }.joined(separator: ", "))"
                 problems.append(.init(message: "\(label): unknown field '\(key)'\(hint)", path: [key]))
             }
@@ -91,14 +101,20 @@ package struct FeatureDefinition: @unchecked Sendable {
         var locations: [String: String] = [:]
         func requireFunction(_ key: String) throws {
             try field(key) { s in
-                guard s.typeName(1) == "function" else { throw DefinitionError("\(label): field '\(key)' must be a function (got \(s.typeName(1)))", at: [key]) }
+                guard s.typeName(1) == "function" else {
+                    throw DefinitionError(
+                        "\(label): field '\(key)' must be a function (got \(s.typeName(1)))", at: [key])
+                }
                 locations[key] = s.definitionLocation(1)
             }
         }
         func optionalFunction(_ key: String) throws -> Bool {
             try field(key) { s in
                 if s.isNil(1) { return false }
-                guard s.typeName(1) == "function" else { throw DefinitionError("\(label): field '\(key)' must be a function when given (got \(s.typeName(1)))", at: [key]) }
+                guard s.typeName(1) == "function" else {
+                    throw DefinitionError(
+                        "\(label): field '\(key)' must be a function when given (got \(s.typeName(1)))", at: [key])
+                }
                 locations[key] = s.definitionLocation(1)
                 return true
             }
@@ -106,11 +122,15 @@ package struct FeatureDefinition: @unchecked Sendable {
         func functionTable(_ key: String) throws -> [String] {
             try field(key) { s in
                 if s.isNil(1) { return [] }
-                guard s.isTable(1) else { throw DefinitionError("\(label): field '\(key)' must be a table of functions (got \(s.typeName(1)))", at: [key]) }
+                guard s.isTable(1) else {
+                    throw DefinitionError(
+                        "\(label): field '\(key)' must be a table of functions (got \(s.typeName(1)))", at: [key])
+                }
                 var names: [String] = []
                 try s.forEachField(1) { k, valueType in
                     guard valueType == "function" else {
-                        throw DefinitionError("\(label): \(key).\(k) must be a function (got \(valueType))", at: [key, k])
+                        throw DefinitionError(
+                            "\(label): \(key).\(k) must be a function (got \(valueType))", at: [key, k])
                     }
                     names.append(k)
                 }
@@ -118,16 +138,20 @@ package struct FeatureDefinition: @unchecked Sendable {
                 return names.sorted()
             }
         }
-        func finish(initial: LuaValue = .nil, declaredState: SchemaType? = nil, actions: Schema? = nil, mutations: Schema? = nil, outputs: Schema? = nil,
-                    strategies: [String: FlattenStrategy] = [:], effectHandlers: [String] = [],
-                    requests: [String] = [], hasMigrate: Bool = false) throws -> FeatureDefinition {
+        func finish(
+            initial: LuaValue = .nil, declaredState: SchemaType? = nil, actions: Schema? = nil,
+            mutations: Schema? = nil, outputs: Schema? = nil,
+            strategies: [String: FlattenStrategy] = [:], effectHandlers: [String] = [],
+            requests: [String] = [], hasMigrate: Bool = false
+        ) throws -> FeatureDefinition {
             if !problems.isEmpty { throw DefinitionError(problems: problems) }
-            return FeatureDefinition(kind: kind, name: name, version: version, initial: initial, declaredState: declaredState,
-                                     actions: try actions ?? Schema(kind: "action", declaration: .table(LuaTable())),
-                                     mutations: try mutations ?? Schema(kind: "mutation", declaration: .table(LuaTable())),
-                                     outputs: outputs,
-                                     strategies: strategies, effectHandlers: Set(effectHandlers), requests: requests,
-                                     hasMigrate: hasMigrate, locations: locations, table: try slots.ref(i))
+            return FeatureDefinition(
+                kind: kind, name: name, version: version, initial: initial, declaredState: declaredState,
+                actions: try actions ?? Schema(kind: "action", declaration: .table(LuaTable())),
+                mutations: try mutations ?? Schema(kind: "mutation", declaration: .table(LuaTable())),
+                outputs: outputs,
+                strategies: strategies, effectHandlers: Set(effectHandlers), requests: requests,
+                hasMigrate: hasMigrate, locations: locations, table: try slots.ref(i))
         }
 
         // The declared state: a record in the schema language; `initial`, when there is one, must fit it.
@@ -139,14 +163,20 @@ package struct FeatureDefinition: @unchecked Sendable {
                 }
                 if declaration.isNil { return nil }
                 guard case .table(let t) = declaration, t.array.isEmpty else {
-                    throw DefinitionError("\(label): field 'state' must be a table declaring each field of the state, e.g. { count = \"integer\", items = { \"list\", of = \"string\" } } (got \(declaration.typeName))", at: ["state"])
+                    throw DefinitionError(
+                        "\(label): field 'state' must be a table declaring each field of the state, e.g. { count = \"integer\", items = { \"list\", of = \"string\" } } (got \(declaration.typeName))",
+                        at: ["state"])
                 }
                 let type: SchemaType
-                do { type = try SchemaType.read(declaration, at: "state") } catch let error as SchemaType.DeclarationProblem {
+                do { type = try SchemaType.read(declaration, at: "state") } catch let error
+                    as SchemaType.DeclarationProblem
+                {
                     throw DefinitionError("\(label): \(error.message)", at: ["state"] + error.path)
                 }
                 if case .table = initial, let problem = type.problem(with: initial, at: "initial") {
-                    throw DefinitionError("\(label): \(problem), as `state` declares it; change `initial` or the declaration", at: ["initial"])
+                    throw DefinitionError(
+                        "\(label): \(problem), as `state` declares it; change `initial` or the declaration",
+                        at: ["initial"])
                 }
                 return type
             }
@@ -156,7 +186,9 @@ package struct FeatureDefinition: @unchecked Sendable {
         case .interactor:
             let requests = try attempt([]) { () throws -> [String] in
                 guard try type("requests") == "table" else {
-                    throw DefinitionError("\(label): field 'requests' must be a table of request handlers (got \(try type("requests")))", at: ["requests"])
+                    throw DefinitionError(
+                        "\(label): field 'requests' must be a table of request handlers (got \(try type("requests")))",
+                        at: ["requests"])
                 }
                 return try functionTable("requests")
             }
@@ -165,7 +197,9 @@ package struct FeatureDefinition: @unchecked Sendable {
         case .compose:
             try attempt(()) {
                 guard try type("children") == "table" else {
-                    throw DefinitionError("\(label): field 'children' must be a table of child names to plugins or features", at: ["children"])
+                    throw DefinitionError(
+                        "\(label): field 'children' must be a table of child names to plugins or features",
+                        at: ["children"])
                 }
             }
             try attempt(()) { try requireFunction("route") }
@@ -178,10 +212,13 @@ package struct FeatureDefinition: @unchecked Sendable {
             let initial: LuaValue = try attempt(.nil) {
                 let initial: LuaValue
                 do { initial = try value("initial") } catch let e as LuaError {
-                    throw DefinitionError("\(label): field 'initial' cannot be state: \(e.description)", at: ["initial"])
+                    throw DefinitionError(
+                        "\(label): field 'initial' cannot be state: \(e.description)", at: ["initial"])
                 }
                 guard case .table = initial else {
-                    throw DefinitionError("\(label): field 'initial' must be a table, the first state (got \(initial.typeName))", at: ["initial"])
+                    throw DefinitionError(
+                        "\(label): field 'initial' must be a table, the first state (got \(initial.typeName))",
+                        at: ["initial"])
                 }
                 return initial
             }
@@ -190,19 +227,24 @@ package struct FeatureDefinition: @unchecked Sendable {
                 try attempt(nil) {
                     let t = try type(key)
                     guard t == "table" else {
-                        throw DefinitionError("\(label): field '\(key)' must be a table declaring each \(kind) and its fields, e.g. { query = { text = \"string\" } } (got \(t))", at: [key])
+                        throw DefinitionError(
+                            "\(label): field '\(key)' must be a table declaring each \(kind) and its fields, e.g. { query = { text = \"string\" } } (got \(t))",
+                            at: [key])
                     }
                     let declaration = try value(key)
                     let found = Schema.read(kind: kind, declaration: declaration).problems
                     guard found.isEmpty else {
-                        throw DefinitionError(problems: found.map { .init(message: "\(label): \($0.message)", path: [key] + $0.path) })
+                        throw DefinitionError(
+                            problems: found.map { .init(message: "\(label): \($0.message)", path: [key] + $0.path) })
                     }
                     return try Schema(kind: kind, declaration: declaration)
                 }
             }
             let actions = try schema("actions", "action")
             // The declared action names, whatever problems their fields have.
-            let declaredActions: [String]? = (try? value("actions"))?.tableValue.map { t in t.hash.keys.compactMap(\.stringValue).sorted() }
+            let declaredActions: [String]? = (try? value("actions"))?.tableValue.map { t in
+                t.hash.keys.compactMap(\.stringValue).sorted()
+            }
             let mutations = try schema("mutations", "mutation")
             let outputs = try type("outputs") == "nil" ? nil : try schema("outputs", "effect")
             try attempt(()) { try requireFunction("handle") }
@@ -219,26 +261,45 @@ package struct FeatureDefinition: @unchecked Sendable {
                 case .table(let t):
                     for (k, v) in t.entries.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
                         let at = ["strategy", k.stringValue ?? ""]
-                        guard case .string(let action) = k, case .string(let s) = v, let strategy = FlattenStrategy(name: s.description) else {
-                            let hint = v.stringValue.flatMap { FeatureDefinition.closest(to: $0, in: FlattenStrategy.names) }.map { "; did you mean \"\($0)\"?" } ?? ""
-                            problems.append(.init(message: "\(label): strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\(k)] = \(v))\(hint)", path: at))
+                        guard case .string(let action) = k, case .string(let s) = v,
+                            let strategy = FlattenStrategy(name: s.description)
+                        else {
+                            let hint =
+                                v.stringValue.flatMap { FeatureDefinition.closest(to: $0, in: FlattenStrategy.names) }
+                                .map { "; did you mean \"\($0)\"?" } ?? ""
+                            problems.append(
+                                .init(
+                                    message:
+                                        "\(label): strategy entries are action = \"merge\" | \"latest\" | \"concat\" | \"exhaust\" (got [\(k)] = \(v))\(hint)",
+                                    path: at))
                             continue
                         }
                         // Against the names `actions` declares, even when their fields have problems.
                         if let declared = declaredActions, !declared.contains(action.description) {
-                            let hint = FeatureDefinition.closest(to: action.description, in: declared).map { "did you mean '\($0)'? " } ?? ""
-                            problems.append(.init(message: "\(label): strategy names undeclared action '\(action)'; \(hint)declared actions: \(declared.joined(separator: ", "))", path: at))
+                            let hint =
+                                FeatureDefinition.closest(to: action.description, in: declared).map {
+                                    "did you mean '\($0)'? "
+                                } ?? ""
+                            problems.append(
+                                .init(
+                                    message:
+                                        "\(label): strategy names undeclared action '\(action)'; \(hint)declared actions: \(declared.joined(separator: ", "))",
+                                    path: at))
                             continue
                         }
                         strategies[action.description] = strategy
                     }
                 case let other:
-                    throw DefinitionError("\(label): field 'strategy' must be a table of action = strategy (got \(other.typeName))", at: ["strategy"])
+                    throw DefinitionError(
+                        "\(label): field 'strategy' must be a table of action = strategy (got \(other.typeName))",
+                        at: ["strategy"])
                 }
                 return strategies
             }
-            return try finish(initial: initial, declaredState: declaredState, actions: actions ?? empty, mutations: mutations, outputs: outputs,
-                              strategies: strategies, effectHandlers: effectHandlers, hasMigrate: hasMigrate)
+            return try finish(
+                initial: initial, declaredState: declaredState, actions: actions ?? empty, mutations: mutations,
+                outputs: outputs,
+                strategies: strategies, effectHandlers: effectHandlers, hasMigrate: hasMigrate)
         }
     }
 
@@ -252,9 +313,13 @@ extension FeatureDefinition.Kind {
     /// The top-level fields each kind of definition takes (anything else is reported).
     var fields: [String] {
         switch self {
-        case .feature: ["name", "version", "initial", "state", "actions", "mutations", "outputs", "handle", "reduce", "effects",
-                        "strategy", "services", "interactors", "repositories", "migrate", "invariants", "__moonflow"]
-        case .compose: ["name", "version", "state", "children", "route", "combine", "mapEffect", "invariants", "__moonflow"]
+        case .feature:
+            [
+                "name", "version", "initial", "state", "actions", "mutations", "outputs", "handle", "reduce", "effects",
+                "strategy", "services", "interactors", "repositories", "migrate", "invariants", "__moonflow",
+            ]
+        case .compose:
+            ["name", "version", "state", "children", "route", "combine", "mapEffect", "invariants", "__moonflow"]
         case .interactor: ["name", "version", "requests", "services", "interactors", "repositories", "__moonflow"]
         }
     }

@@ -78,20 +78,36 @@ public struct Schema: Sendable {
     /// The shapes `declaration` declares and every problem with it, each at its
     /// path (what `moonflow check` lists all at once); the shapes hold only the
     /// entries without problems.
-    public static func read(kind: String, declaration: LuaValue) -> (shapes: [String: [String: Field]], problems: [Problem]) {
+    public static func read(
+        kind: String, declaration: LuaValue
+    ) -> (shapes: [String: [String: Field]], problems: [Problem]) {
         guard case .table(let t) = declaration else {
-            return ([:], [Problem(message: "\(kind)s must be a table of names to field declarations (got \(declaration.typeName))", path: [])])
+            return (
+                [:],
+                [
+                    Problem(
+                        message:
+                            "\(kind)s must be a table of names to field declarations (got \(declaration.typeName))",
+                        path: [])
+                ]
+            )
         }
         var shapes: [String: [String: Field]] = [:]
         var problems: [Problem] = []
         for (key, value) in t.entries.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
             guard case .string(let name) = key else {
-                problems.append(Problem(message: "\(kind)s: every key must be \(Schema.withArticle(kind)) name (got \(key))", path: []))
+                problems.append(
+                    Problem(
+                        message: "\(kind)s: every key must be \(Schema.withArticle(kind)) name (got \(key))", path: []))
                 continue
             }
             let at = [name.description]
             guard case .table(let fields) = value else {
-                problems.append(Problem(message: "\(kind) '\(name)': declare its fields as a table, e.g. { text = \"string\" } or {} (got \(value.typeName))", path: at))
+                problems.append(
+                    Problem(
+                        message:
+                            "\(kind) '\(name)': declare its fields as a table, e.g. { text = \"string\" } or {} (got \(value.typeName))",
+                        path: at))
                 continue
             }
             var shape: [String: Field] = [:]
@@ -100,7 +116,9 @@ public struct Schema: Sendable {
                 // A list, map, enum or record, in the language `state` is declared in.
                 if case .string(let fname) = fk, case .table = fv, fname.description != "type" {
                     do {
-                        shape[fname.description] = Field(declared: try SchemaType.read(fv, at: "\(kind) '\(name)'.\(fname)", path: at + [fname.description]))
+                        shape[fname.description] = Field(
+                            declared: try SchemaType.read(
+                                fv, at: "\(kind) '\(name)'.\(fname)", path: at + [fname.description]))
                     } catch {
                         problems.append(Problem(message: error.message, path: error.path))
                         fine = false
@@ -108,7 +126,11 @@ public struct Schema: Sendable {
                     continue
                 }
                 guard case .string(let fname) = fk, case .string(let ftype) = fv else {
-                    problems.append(Problem(message: "\(kind) '\(name)': fields are declared as name = \"type\" or a composite type such as { \"list\", of = \"string\" } (got [\(fk)] = \(fv))", path: at + [fk.stringValue ?? ""]))
+                    problems.append(
+                        Problem(
+                            message:
+                                "\(kind) '\(name)': fields are declared as name = \"type\" or a composite type such as { \"list\", of = \"string\" } (got [\(fk)] = \(fv))",
+                            path: at + [fk.stringValue ?? ""]))
                     fine = false
                     continue
                 }
@@ -116,13 +138,21 @@ public struct Schema: Sendable {
                 let optional = typeName.hasSuffix("?")
                 if optional { typeName.removeLast() }
                 guard let type = FieldType(rawValue: typeName) else {
-                    let hint = Schema.typeSuggestion(typeName).map { "did you mean \"\($0)\(optional ? "?" : "")\"? " } ?? ""
-                    problems.append(Problem(message: "\(kind) '\(name)': field '\(fname)' has unknown type \"\(ftype)\" (\(hint)use string, integer, number, boolean, table or any, with ? for optional)", path: at + [fname.description]))
+                    let hint =
+                        Schema.typeSuggestion(typeName).map { "did you mean \"\($0)\(optional ? "?" : "")\"? " } ?? ""
+                    problems.append(
+                        Problem(
+                            message:
+                                "\(kind) '\(name)': field '\(fname)' has unknown type \"\(ftype)\" (\(hint)use string, integer, number, boolean, table or any, with ? for optional)",
+                            path: at + [fname.description]))
                     fine = false
                     continue
                 }
                 if fname.description == "type" {
-                    problems.append(Problem(message: "\(kind) '\(name)': 'type' is reserved for the \(kind)'s name", path: at + ["type"]))
+                    problems.append(
+                        Problem(
+                            message: "\(kind) '\(name)': 'type' is reserved for the \(kind)'s name", path: at + ["type"]
+                        ))
                     fine = false
                     continue
                 }
@@ -136,9 +166,11 @@ public struct Schema: Sendable {
     /// The field type meant by a name that is not one: another language's name for
     /// it (`int`, `bool`, `str`, `float`, `list`) or a typo (`tabel`).
     static func typeSuggestion(_ name: String) -> String? {
-        let aliases = ["int": "integer", "i64": "integer", "long": "integer", "bool": "boolean", "str": "string",
-                       "text": "string", "float": "number", "double": "number", "real": "number",
-                       "list": "table", "array": "table", "object": "table", "dict": "table", "map": "table"]
+        let aliases = [
+            "int": "integer", "i64": "integer", "long": "integer", "bool": "boolean", "str": "string",
+            "text": "string", "float": "number", "double": "number", "real": "number",
+            "list": "table", "array": "table", "object": "table", "dict": "table", "map": "table",
+        ]
         if let alias = aliases[name.lowercased()] { return alias }
         return FeatureDefinition.closest(to: name, in: FieldType.allCases.map(\.rawValue))
     }
@@ -163,9 +195,12 @@ public struct Schema: Sendable {
 
     private mutating func compile() {
         for (name, shape) in shapes {
-            let fields = shape.sorted { $0.key < $1.key }.map { (key: LuaValue.string(LuaString($0.key)), name: $0.key, field: $0.value) }
-            compiled[LuaString(name)] = Compiled(fields: fields, allowed: Set(fields.map(\.key) + [Schema.typeKey]),
-                                                 allOptional: fields.allSatisfy(\.field.optional))
+            let fields = shape.sorted { $0.key < $1.key }.map {
+                (key: LuaValue.string(LuaString($0.key)), name: $0.key, field: $0.value)
+            }
+            compiled[LuaString(name)] = Compiled(
+                fields: fields, allowed: Set(fields.map(\.key) + [Schema.typeKey]),
+                allOptional: fields.allSatisfy(\.field.optional))
         }
         flat = FlatShapes(shapes.mapValues { $0.mapValues(\.flat) })
     }
@@ -177,14 +212,19 @@ public struct Schema: Sendable {
     @discardableResult
     public func validate(_ value: LuaValue) throws -> LuaString {
         guard case .table(let t) = value else {
-            throw SchemaError("\(Schema.withArticle(kind)) must be a table with a string 'type' (got \(value.typeName))")
+            throw SchemaError(
+                "\(Schema.withArticle(kind)) must be a table with a string 'type' (got \(value.typeName))")
         }
         guard case .string(let typeString) = t[Schema.typeKey] else {
-            throw SchemaError("\(Schema.withArticle(kind)) needs a string field 'type' naming it (got \(t["type"].typeName)); declared: \(names.joined(separator: ", "))")
+            throw SchemaError(
+                "\(Schema.withArticle(kind)) needs a string field 'type' naming it (got \(t["type"].typeName)); declared: \(names.joined(separator: ", "))"
+            )
         }
         guard let shape = compiled[typeString] else {
             let name = typeString.description
-            throw SchemaError("undeclared \(kind) '\(name)'; declared \(kind)s: \(names.joined(separator: ", ")). Add it to the feature's `\(kind == "effect" ? "outputs" : "\(kind)s")` table")
+            throw SchemaError(
+                "undeclared \(kind) '\(name)'; declared \(kind)s: \(names.joined(separator: ", ")). Add it to the feature's `\(kind == "effect" ? "outputs" : "\(kind)s")` table"
+            )
         }
         if shape.allOptional && t.hash.count == 1 && t.array.isEmpty { return typeString }
         var name: String { typeString.description }  // only messages need it decoded
@@ -198,12 +238,15 @@ public struct Schema: Sendable {
                 continue
             }
             if let composite = field.composite {
-                if let problem = composite.problem(with: v, at: fieldName, declaredIn: "\(kind) '\(name)'") { problems.append(problem) }
+                if let problem = composite.problem(with: v, at: fieldName, declaredIn: "\(kind) '\(name)'") {
+                    problems.append(problem)
+                }
                 present += 1
                 continue
             }
             guard Schema.matches(v, field.type) else {
-                problems.append("field '\(fieldName)' must be \(article(field.type)) \(field.type.rawValue) (got \(describe(v)))")
+                problems.append(
+                    "field '\(fieldName)' must be \(article(field.type)) \(field.type.rawValue) (got \(describe(v)))")
                 present += 1
                 continue
             }
@@ -219,7 +262,9 @@ public struct Schema: Sendable {
             undeclared.append(k.description)
         }
         if !undeclared.isEmpty {
-            let declared = shape.fields.isEmpty ? "it declares no fields" : "declared fields: \(shape.fields.map(\.name).joined(separator: ", "))"
+            let declared =
+                shape.fields.isEmpty
+                ? "it declares no fields" : "declared fields: \(shape.fields.map(\.name).joined(separator: ", "))"
             let which = undeclared.sorted().map { "'\($0)'" }.joined(separator: ", ")
             problems.append("undeclared field\(undeclared.count == 1 ? "" : "s") \(which); \(declared)")
         }
@@ -238,7 +283,9 @@ public struct Schema: Sendable {
     }
 
     /// "an action", "a mutation".
-    package static func withArticle(_ kind: String) -> String { "aeiou".contains(kind.first ?? "x") ? "an \(kind)" : "a \(kind)" }
+    package static func withArticle(_ kind: String) -> String {
+        "aeiou".contains(kind.first ?? "x") ? "an \(kind)" : "a \(kind)"
+    }
 
     private func article(_ t: FieldType) -> String { t == .integer || t == .any ? "an" : "a" }
 

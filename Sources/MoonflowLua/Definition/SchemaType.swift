@@ -25,10 +25,14 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
         public let type: SchemaType
         /// `name` as the Lua string a key is compared with (made once).
         let key: LuaValue
-        public init(name: String, type: SchemaType) { self.name = name; self.type = type; key = .string(LuaString(name)) }
+        public init(name: String, type: SchemaType) {
+            self.name = name; self.type = type; key = .string(LuaString(name))
+        }
         /// A field keyed by the Lua string as declared, bytes and all (`name` is its text, for
         /// messages): a key that is not UTF-8 (`"\xff"`) matches the same key in a value.
-        package init(key: LuaString, type: SchemaType) { name = key.description; self.type = type; self.key = .string(key) }
+        package init(key: LuaString, type: SchemaType) {
+            name = key.description; self.type = type; self.key = .string(key)
+        }
     }
 
     /// An enum's strings in the order declared, with a set that answers whether a string is
@@ -83,7 +87,9 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
     package func luaSource(indent: Int?) -> String {
         func q(_ s: String) -> String { SchemaType.luaQuoted(LuaString(s)) }
         func key(_ s: String) -> String {
-            let identifier = s.first.map { $0 == "_" || $0.isLetter } == true && s.allSatisfy { $0 == "_" || $0.isLetter || $0.isNumber } && s.allSatisfy(\.isASCII)
+            let identifier =
+                s.first.map { $0 == "_" || $0.isLetter } == true
+                && s.allSatisfy { $0 == "_" || $0.isLetter || $0.isNumber } && s.allSatisfy(\.isASCII)
             return identifier && !SchemaType.luaKeywords.contains(s) ? s : "[\(q(s))]"
         }
         let optional = isOptional ? "?" : ""
@@ -91,13 +97,15 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
         case .scalar(let t): return q(t.rawValue + optional)
         case .list(let of): return "{ \(q("list" + optional)), of = \(of.luaSource(indent: indent)) }"
         case .map(let of): return "{ \(q("map" + optional)), of = \(of.luaSource(indent: indent)) }"
-        case .enumeration(let values): return "{ \(([q("enum" + optional)] + values.strings.map(SchemaType.luaQuoted)).joined(separator: ", ")) }"
+        case .enumeration(let values):
+            return "{ \(([q("enum" + optional)] + values.strings.map(SchemaType.luaQuoted)).joined(separator: ", ")) }"
         case .record(let fields):
             let head = isOptional ? [q("record?")] : []
             let inner = fields.map { "\(key($0.name)) = \($0.type.luaSource(indent: indent.map { $0 + 2 }))" }
             if let indent, fields.count > 1 {
                 let pad = String(repeating: " ", count: indent + 2)
-                return "{\n" + (head + inner).map { pad + $0 + ",\n" }.joined() + String(repeating: " ", count: indent) + "}"
+                return "{\n" + (head + inner).map { pad + $0 + ",\n" }.joined() + String(repeating: " ", count: indent)
+                    + "}"
             }
             let all = head + inner
             return all.isEmpty ? "{}" : "{ \(all.joined(separator: ", ")) }"
@@ -115,7 +123,8 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
             case UInt8(ascii: "\\"): bytes += Array("\\\\".utf8)
             case UInt8(ascii: "\""): bytes += Array("\\\"".utf8)
             case UInt8(ascii: "\n"): bytes += Array("\\n".utf8)
-            case _ where b < 0x20 || b == 0x7F || (b >= 0x80 && !utf8): bytes += [UInt8(ascii: "\\"), 0x30 + b / 100, 0x30 + b / 10 % 10, 0x30 + b % 10]
+            case _ where b < 0x20 || b == 0x7F || (b >= 0x80 && !utf8):
+                bytes += [UInt8(ascii: "\\"), 0x30 + b / 100, 0x30 + b / 10 % 10, 0x30 + b % 10]
             default: bytes.append(b)
             }
         }
@@ -125,8 +134,10 @@ public indirect enum SchemaType: Sendable, Equatable, CustomStringConvertible {
     /// How deep types may nest in a declaration.
     package static let maxDepth = 64
 
-    static let luaKeywords: Set<String> = ["and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
-                                           "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while"]
+    static let luaKeywords: Set<String> = [
+        "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
+        "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+    ]
 }
 
 // MARK: - Reading a declaration
@@ -143,14 +154,18 @@ extension SchemaType {
     ///
     /// - Parameter at: where the declaration is, for messages (`state.items`).
     /// - Throws: `DeclarationProblem` naming the place and the fix.
-    package static func read(_ declaration: LuaValue, at place: String, path: [String] = []) throws(DeclarationProblem) -> SchemaType {
+    package static func read(
+        _ declaration: LuaValue, at place: String, path: [String] = []
+    ) throws(DeclarationProblem) -> SchemaType {
         func problem(_ message: String, _ extra: [String] = []) -> DeclarationProblem {
             DeclarationProblem(message: "\(place): \(message)", path: path + extra)
         }
         // What `moonflow types --lua` writes must load as Lua, whose parser takes about 120
         // nested table constructors; and every check walks the levels.
         guard path.count <= maxDepth else {
-            throw problem("a type nested more than \(maxDepth) levels deep (lists, maps and records inside each other); flatten it")
+            throw problem(
+                "a type nested more than \(maxDepth) levels deep (lists, maps and records inside each other); flatten it"
+            )
         }
         switch declaration {
         case .string(let s):
@@ -159,56 +174,80 @@ extension SchemaType {
             if optional { name.removeLast() }
             if let t = FlatShapes.FieldType(rawValue: name) { return optional ? .optional(.scalar(t)) : .scalar(t) }
             if ["list", "map", "enum", "record"].contains(name) {
-                throw problem("\"\(s)\" needs a table: { \"\(s)\", \(name == "enum" ? "\"a\", \"b\"" : name == "record" ? "id = \"integer\"" : "of = \"string\"") }")
+                throw problem(
+                    "\"\(s)\" needs a table: { \"\(s)\", \(name == "enum" ? "\"a\", \"b\"" : name == "record" ? "id = \"integer\"" : "of = \"string\"") }"
+                )
             }
             let hint = Schema.typeSuggestion(name).map { "did you mean \"\($0)\(optional ? "?" : "")\"? " } ?? ""
-            throw problem("unknown type \"\(s)\" (\(hint)use string, integer, number, boolean, table or any, with ? for optional; or a table: { \"list\", of = T }, { \"map\", of = T }, { \"enum\", \"a\", \"b\" }, a record { name = T })")
+            throw problem(
+                "unknown type \"\(s)\" (\(hint)use string, integer, number, boolean, table or any, with ? for optional; or a table: { \"list\", of = T }, { \"map\", of = T }, { \"enum\", \"a\", \"b\" }, a record { name = T })"
+            )
         case .table(let t):
             var kind = "record", optional = false
             if case .string(let head)? = t.array.first {
                 kind = head.description
                 if kind.hasSuffix("?") { optional = true; kind.removeLast() }
             } else if let first = t.array.first {
-                throw problem("a composite type starts with its kind, \"list\", \"map\", \"enum\" or \"record\" (got \(first))")
+                throw problem(
+                    "a composite type starts with its kind, \"list\", \"map\", \"enum\" or \"record\" (got \(first))")
             }
             let result: SchemaType
             switch kind {
             case "list", "map":
                 guard t.array.count == 1 else { throw problem("{ \"\(kind)\", of = T } takes no other items") }
-                guard let of = t.hash[.string("of")] else { throw problem("{ \"\(kind)\" } needs the type of its items: { \"\(kind)\", of = \"string\" }") }
+                guard let of = t.hash[.string("of")] else {
+                    throw problem("{ \"\(kind)\" } needs the type of its items: { \"\(kind)\", of = \"string\" }")
+                }
                 if let extra = t.hash.keys.first(where: { $0 != .string("of") }) {
                     throw problem("{ \"\(kind)\", of = T } takes only `of` (got \(extra))")
                 }
                 let element = try read(of, at: place + (kind == "list" ? "[]" : "{}"), path: path + ["of"])
                 result = kind == "list" ? .list(element) : .map(element)
             case "enum":
-                guard t.hash.isEmpty else { throw problem("an enum lists its strings only: { \"enum\", \"idle\", \"busy\" }") }
+                guard t.hash.isEmpty else {
+                    throw problem("an enum lists its strings only: { \"enum\", \"idle\", \"busy\" }")
+                }
                 // Each value looked up in a set: declaring n values costs n hashes, not n² comparisons.
                 var names: [LuaString] = [], seen: Set<LuaString> = []
                 names.reserveCapacity(t.array.count - 1)
                 for v in t.array.dropFirst() {
                     guard case .string(let s) = v else { throw problem("an enum's values are strings (got \(v))") }
-                    guard seen.insert(s).inserted else { throw problem("enum value \"\(LuaValue.escaped(s.description, quote: true))\" is listed twice") }
+                    guard seen.insert(s).inserted else {
+                        throw problem("enum value \"\(LuaValue.escaped(s.description, quote: true))\" is listed twice")
+                    }
                     names.append(s)
                 }
-                guard !names.isEmpty else { throw problem("an enum needs at least one value: { \"enum\", \"idle\", \"busy\" }") }
+                guard !names.isEmpty else {
+                    throw problem("an enum needs at least one value: { \"enum\", \"idle\", \"busy\" }")
+                }
                 result = .enumeration(EnumValues(names))
             case "record":
-                guard t.array.count <= 1 else { throw problem("a record's fields are named: { id = \"integer\" } (got list items)") }
+                guard t.array.count <= 1 else {
+                    throw problem("a record's fields are named: { id = \"integer\" } (got list items)")
+                }
                 var fields: [RecordField] = []
                 for (k, v) in t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }) {
-                    guard case .string(let name) = k else { throw problem("a record's fields are named by strings (got [\(k)])") }
+                    guard case .string(let name) = k else {
+                        throw problem("a record's fields are named by strings (got [\(k)])")
+                    }
                     let fieldPlace = place == "" ? name.description : "\(place).\(name)"
-                    fields.append(RecordField(key: name, type: try read(v, at: fieldPlace, path: path + [name.description])))
+                    fields.append(
+                        RecordField(key: name, type: try read(v, at: fieldPlace, path: path + [name.description])))
                 }
                 result = .record(fields)
             default:
-                let hint = FeatureDefinition.closest(to: kind, in: ["list", "map", "enum", "record"]).map { "did you mean \"\($0)\"? " } ?? ""
-                throw problem("unknown composite type \"\(kind)\" (\(hint)use \"list\", \"map\", \"enum\" or \"record\")")
+                let hint =
+                    FeatureDefinition.closest(to: kind, in: ["list", "map", "enum", "record"]).map {
+                        "did you mean \"\($0)\"? "
+                    } ?? ""
+                throw problem(
+                    "unknown composite type \"\(kind)\" (\(hint)use \"list\", \"map\", \"enum\" or \"record\")")
             }
             return optional ? .optional(result) : result
         default:
-            throw problem("a type is a string (\"integer\") or a table ({ \"list\", of = \"string\" }) (got \(declaration.typeName))")
+            throw problem(
+                "a type is a string (\"integer\") or a table ({ \"list\", of = \"string\" }) (got \(declaration.typeName))"
+            )
         }
     }
 }
@@ -220,44 +259,64 @@ extension SchemaType {
     /// `place` names the value (`state.items[2].text`); it is made only for a misfit.
     /// `declaredIn` names where a record's fields are declared, for a key it lacks (the
     /// feature's `state`, or an action's entry).
-    package func problem(with value: LuaValue, at place: @autoclosure () -> String, declaredIn: String = "state") -> String? {
+    package func problem(
+        with value: LuaValue, at place: @autoclosure () -> String, declaredIn: String = "state"
+    ) -> String? {
         if value.isNil {
             return isOptional || self == .scalar(.any) ? nil : "\(place()) is missing (\(self.kind))"
         }
         switch required {
         case .scalar(let t):
-            return Schema.matches(value, t) && value.isFinite ? nil : "\(place()) must be \(self.kindWithArticle) (got \(SchemaType.describe(value)))"
+            return Schema.matches(value, t) && value.isFinite
+                ? nil : "\(place()) must be \(self.kindWithArticle) (got \(SchemaType.describe(value)))"
         case .enumeration(let names):
             guard case .string(let s) = value, names.contains(s) else {
                 return "\(place()) must be one of \(names.listed) (got \(SchemaType.describe(value)))"
             }
             return nil
         case .list(let of):
-            guard case .table(let t) = value else { return "\(place()) must be a list (got \(SchemaType.describe(value)))" }
-            if let k = t.hash.keys.min(by: LuaValue.keyOrder) { return "\(place()) must be a list, with items 1 to n only (got key \(k))" }
+            guard case .table(let t) = value else {
+                return "\(place()) must be a list (got \(SchemaType.describe(value)))"
+            }
+            if let k = t.hash.keys.min(by: LuaValue.keyOrder) {
+                return "\(place()) must be a list, with items 1 to n only (got key \(k))"
+            }
             for (i, item) in t.array.enumerated() {
                 if let p = of.problem(with: item, at: "\(place())[\(i + 1)]", declaredIn: declaredIn) { return p }
             }
             return nil
         case .map(let of):
-            guard case .table(let t) = value else { return "\(place()) must be a map (got \(SchemaType.describe(value)))" }
+            guard case .table(let t) = value else {
+                return "\(place()) must be a map (got \(SchemaType.describe(value)))"
+            }
             for (i, item) in t.array.enumerated() {
                 if let p = of.problem(with: item, at: "\(place())[\(i + 1)]", declaredIn: declaredIn) { return p }
             }
             for (k, v) in t.hash {
-                guard case .string(let key) = k else { return "\(place()) must be a map with string keys (got key \(k))" }
-                if let p = of.problem(with: v, at: SchemaType.child(place(), key.description), declaredIn: declaredIn) { return p }
+                guard case .string(let key) = k else {
+                    return "\(place()) must be a map with string keys (got key \(k))"
+                }
+                if let p = of.problem(with: v, at: SchemaType.child(place(), key.description), declaredIn: declaredIn) {
+                    return p
+                }
             }
             return nil
         case .record(let fields):
-            guard case .table(let t) = value else { return "\(place()) must be a record (got \(SchemaType.describe(value)))" }
+            guard case .table(let t) = value else {
+                return "\(place()) must be a record (got \(SchemaType.describe(value)))"
+            }
             if !t.array.isEmpty { return "\(place()) must be a record of named fields (got list items)" }
             if t.hash.count > fields.count || t.hash.keys.contains(where: { k in !fields.contains { $0.key == k } }),
-               let k = t.hash.keys.filter({ k in !fields.contains { $0.key == k } }).min(by: LuaValue.keyOrder) {
-                return SchemaType.noField(k.stringValue ?? k.description, in: place(), fields: fields.map(\.name), declaredIn: declaredIn)
+                let k = t.hash.keys.filter({ k in !fields.contains { $0.key == k } }).min(by: LuaValue.keyOrder)
+            {
+                return SchemaType.noField(
+                    k.stringValue ?? k.description, in: place(), fields: fields.map(\.name), declaredIn: declaredIn)
             }
             for f in fields {
-                if let p = f.type.problem(with: t[f.key], at: SchemaType.child(place(), f.name), declaredIn: declaredIn) { return p }
+                if let p = f.type.problem(with: t[f.key], at: SchemaType.child(place(), f.name), declaredIn: declaredIn)
+                {
+                    return p
+                }
             }
             return nil
         case .optional: fatalError("unreachable: required is never optional")
@@ -308,14 +367,17 @@ extension SchemaType {
             switch type.required {
             case .scalar(.table), .scalar(.any): return nil
             case .list(let of):
-                guard case .integer = key else { return "\(place(depth)) is a list: its keys are 1, 2, 3... (got \(key))" }
+                guard case .integer = key else {
+                    return "\(place(depth)) is a list: its keys are 1, 2, 3... (got \(key))"
+                }
                 type = of; inCollection = true
             case .map(let of):
                 guard case .string = key else { return "\(place(depth)) is a map: its keys are strings (got \(key))" }
                 type = of; inCollection = true
             case .record(let fields):
                 guard let f = fields.first(where: { $0.key == key }) else {
-                    return SchemaType.noField(key.stringValue ?? key.description, in: place(depth), fields: fields.map(\.name))
+                    return SchemaType.noField(
+                        key.stringValue ?? key.description, in: place(depth), fields: fields.map(\.name))
                 }
                 type = f.type
             default:
@@ -328,7 +390,9 @@ extension SchemaType {
 
     /// "state has no field 'hasMroe' (did you mean 'hasMore'?); declare it ...": for a key a
     /// record does not declare (a strict read or write, the state check after a reduce).
-    package static func noField(_ key: String, in place: String, fields: [String], declaredIn: String = "state") -> String {
+    package static func noField(
+        _ key: String, in place: String, fields: [String], declaredIn: String = "state"
+    ) -> String {
         let home = declaredIn == "state" ? "the feature's `state`" : declaredIn
         return "\(place) has no field '\(key)' (\(fieldHint(key, fields: fields))); declare it in \(home)"
     }
@@ -341,7 +405,8 @@ extension SchemaType {
 
     /// `state.items`, `state["a b"]`, `state.items[3]`.
     static func child(_ place: String, _ key: String) -> String {
-        let identifier = key.first.map { $0 == "_" || ($0.isASCII && $0.isLetter) } == true
+        let identifier =
+            key.first.map { $0 == "_" || ($0.isASCII && $0.isLetter) } == true
             && key.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
         return identifier ? "\(place).\(key)" : "\(place)[\"\(key)\"]"
     }
@@ -439,11 +504,14 @@ extension SchemaType {
             if t.isEmpty { return .scalar(.table) }
             if t.hash.isEmpty { return .list(inferred(from: t.array[0]).widened(by: t.array.dropFirst())) }
             if !t.array.isEmpty { return .scalar(.table) }
-            guard t.hash.keys.allSatisfy({ if case .string = $0 { true } else { false } }) else { return .scalar(.table) }
-            return .record(t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }).compactMap {
-                guard case .string(let key) = $0.key else { return nil }
-                return RecordField(key: key, type: inferred(from: $0.value))
-            })
+            guard t.hash.keys.allSatisfy({ if case .string = $0 { true } else { false } }) else {
+                return .scalar(.table)
+            }
+            return .record(
+                t.hash.sorted(by: { LuaValue.keyOrder($0.key, $1.key) }).compactMap {
+                    guard case .string(let key) = $0.key else { return nil }
+                    return RecordField(key: key, type: inferred(from: $0.value))
+                })
         }
     }
 
@@ -453,9 +521,13 @@ extension SchemaType {
         var t = self
         for v in others where t.problem(with: v, at: "") != nil {
             let u = SchemaType.inferred(from: v)
-            if (t == .scalar(.integer) && u == .scalar(.number)) || (t == .scalar(.number) && u == .scalar(.integer)) { t = .scalar(.number) }
-            else if case .table = v { t = .scalar(.table) }
-            else { t = .scalar(.any) }
+            if (t == .scalar(.integer) && u == .scalar(.number)) || (t == .scalar(.number) && u == .scalar(.integer)) {
+                t = .scalar(.number)
+            } else if case .table = v {
+                t = .scalar(.table)
+            } else {
+                t = .scalar(.any)
+            }
         }
         return t
     }

@@ -60,7 +60,9 @@ public final class EventOutlet: @unchecked Sendable {
     ///   wants only states lets the feature skip copying each mutation out of Lua.
     /// - Returns: a disposable that removes the listener (`onFinish` is then not called).
     @discardableResult
-    public func add(kinds: FeatureEvent.Kinds = .all, _ listener: @escaping Listener, onFinish: (@Sendable () -> Void)? = nil) -> Disposable {
+    public func add(
+        kinds: FeatureEvent.Kinds = .all, _ listener: @escaping Listener, onFinish: (@Sendable () -> Void)? = nil
+    ) -> Disposable {
         let id: Int? = changingListeners { g in
             if g.finished { return nil }
             let id = g.nextID
@@ -85,12 +87,13 @@ public final class EventOutlet: @unchecked Sendable {
 
     /// The events as a hot signal (made on first use; completed when the outlet finishes).
     public var signal: Signal<FeatureEvent> {
-        let (made, isFinished): ((signal: Signal<FeatureEvent>, input: Observer<FeatureEvent>), Bool?) = guarded.withLock { g in
-            if let s = g.lazySignal { return (s, nil) }
-            let (output, input) = Signal<FeatureEvent>.pipe()
-            g.lazySignal = (output, input)
-            return ((output, input), g.finished)
-        }
+        let (made, isFinished): ((signal: Signal<FeatureEvent>, input: Observer<FeatureEvent>), Bool?) =
+            guarded.withLock { g in
+                if let s = g.lazySignal { return (s, nil) }
+                let (output, input) = Signal<FeatureEvent>.pipe()
+                g.lazySignal = (output, input)
+                return ((output, input), g.finished)
+            }
         // Made just now: fed from here on (or completed at once).
         if let isFinished {
             let input = made.input
@@ -124,7 +127,9 @@ public final class EventOutlet: @unchecked Sendable {
     /// Sends the event `make` builds, of `kind`, building it only when some listener
     /// wants that kind: an unheard event (a state no one observes) costs no copy.
     package func send(_ kind: FeatureEvent.Kinds, _ make: @autoclosure () -> FeatureEvent) {
-        guard wants(kind), let current = guarded.withLock({ $0.wanted.contains(kind) ? $0.listeners : nil }) else { return }
+        guard wants(kind), let current = guarded.withLock({ $0.wanted.contains(kind) ? $0.listeners : nil }) else {
+            return
+        }
         let event = make()
         for entry in current where entry.kinds.contains(kind) { entry.listener(event) }
     }

@@ -24,7 +24,7 @@ package enum FeatureAction: Sendable {
     var typeKey: LuaValue? {
         switch self {
         case .value(.table(let t)): t[LuaFeature.typeKey]
-        case .value: .none   // not `nil`: beside the `LuaValue`s of the other cases it would be `LuaValue.nil`
+        case .value: .none  // not `nil`: beside the `LuaValue`s of the other cases it would be `LuaValue.nil`
         case .table(let t): t.type
         }
     }
@@ -68,7 +68,9 @@ package final class LuaTableAction: @unchecked Sendable {
         bridge.performQuietly {
             if copy == nil {
                 // A table the handler made unreadable (a function stored into it) still names its type.
-                copy = (try? bridge.lua.value(of: table, path: "action")) ?? .table(LuaTable(hash: [LuaFeature.typeKey: type]))
+                copy =
+                    (try? bridge.lua.value(of: table, path: "action"))
+                    ?? .table(LuaTable(hash: [LuaFeature.typeKey: type]))
             }
             value = copy ?? .nil
         }

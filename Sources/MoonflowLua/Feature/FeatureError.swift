@@ -43,8 +43,10 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
     /// What a Swift service threw, to match by type.
     public let underlying: (any Error)?
 
-    package init(stage: Stage, action: LuaValue? = nil, message: String, location: String? = nil,
-                traceback: String? = nil, service: String? = nil, underlying: (any Error)? = nil) {
+    package init(
+        stage: Stage, action: LuaValue? = nil, message: String, location: String? = nil,
+        traceback: String? = nil, service: String? = nil, underlying: (any Error)? = nil
+    ) {
         self.stage = stage
         self.action = action
         self.message = message
@@ -69,7 +71,11 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
     /// the thread stuck in it, and the feature must be loaded again in a new host.
     package static func stuck(feature name: String?, action: LuaValue? = nil) -> FeatureError {
         let who = name.map { "feature '\($0)'" } ?? "the feature"
-        return FeatureError(stage: .send, action: action, message: "\(who) takes no more actions: its Lua state is stuck in a call that ran on past its time limit in code that cannot be interrupted (a blocking C or Swift function, such as os.execute or a service that never returns); load the plugin again in a new host (moonflow run and moonflow test do it by themselves)")
+        return FeatureError(
+            stage: .send, action: action,
+            message:
+                "\(who) takes no more actions: its Lua state is stuck in a call that ran on past its time limit in code that cannot be interrupted (a blocking C or Swift function, such as os.execute or a service that never returns); load the plugin again in a new host (moonflow run and moonflow test do it by themselves)"
+        )
     }
 
     /// `error` (a Lua error, a definition's, the host's) as one of `stage`: its message,
@@ -77,7 +83,9 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
     package init(stage: Stage, wrapping error: any Error, fallback: String? = nil) {
         if let e = error as? FeatureError, e.stage == stage { self = e; return }
         let parts = FeatureError.from(error, stage: stage, action: nil, fallback: fallback)
-        self.init(stage: stage, message: parts.message, location: parts.location, traceback: parts.traceback, underlying: error)
+        self.init(
+            stage: stage, message: parts.message, location: parts.location, traceback: parts.traceback,
+            underlying: error)
     }
 
     /// Builds one from any error the loop caught, splitting the message, the
@@ -90,7 +98,8 @@ public struct FeatureError: Error, Sendable, CustomStringConvertible {
         if let location, message.hasPrefix(location + ": ") { message.removeFirst(location.count + 2) }
         let streamError = error as? LuaStreamError
         let service = streamError?.service
-        return FeatureError(stage: service != nil ? .service : stage, action: action, message: message, location: location,
-                            traceback: traceback, service: service, underlying: streamError?.underlying)
+        return FeatureError(
+            stage: service != nil ? .service : stage, action: action, message: message, location: location,
+            traceback: traceback, service: service, underlying: streamError?.underlying)
     }
 }

@@ -41,7 +41,9 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
     /// are called, on the state executor.
     package private(set) var sourceOfCurrentEvent: String?
 
-    package init(definition: FeatureDefinition, bridge: LuaBridge, children: [(String, RunningFeature)], source: String) throws {
+    package init(
+        definition: FeatureDefinition, bridge: LuaBridge, children: [(String, RunningFeature)], source: String
+    ) throws {
         self.definition = definition
         self.bridge = bridge
         self.source = source
@@ -110,7 +112,6 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
     /// Routes queued from other threads and not yet run (`send`).
     private let queuedRoutes = Locked(0)
 
-
     package func start() {
         bridge.performQuietly { outlet.send(.state(state, seq: 0)) }
     }
@@ -125,7 +126,9 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
     ///   such a refusal is an `.error` event instead; a disposed or stuck feature throws.
     package func send(_ action: LuaValue) throws {
         guard !isDisposed else {
-            throw FeatureError(stage: .send, action: action, message: "feature '\(name)' was disposed; it takes no more actions (load it again)")
+            throw FeatureError(
+                stage: .send, action: action,
+                message: "feature '\(name)' was disposed; it takes no more actions (load it again)")
         }
         guard !bridge.lua.isStuck else { throw FeatureError.stuck(feature: name, action: action) }
         // `route` is Lua: it runs on the state executor whichever thread sends. From another
@@ -137,7 +140,9 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
                 guard let self else { return }
                 defer { self.queuedRoutes.withLock { $0 -= 1 } }
                 guard !self.isDisposed, !self.bridge.lua.isStuck else { return }
-                do { try self.route(action) } catch { self.report(FeatureError(refused: error, action: action), stage: .send) }
+                do { try self.route(action) } catch {
+                    self.report(FeatureError(refused: error, action: action), stage: .send)
+                }
             }
             return
         }
@@ -148,16 +153,26 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         let type = action["type"]?.stringValue ?? action.description
         let at = definition.locations["route"] ?? source
         // `route` returns pairs: `child, action [, child, action ...]`; nil drops the action.
-        let pairs: [(String, LuaValue)] = try bridge.lua.call(bridge.dispatch.route, [.ref(definition.table), .value(action), .value(state)]) { slots in
+        let pairs: [(String, LuaValue)] = try bridge.lua.call(
+            bridge.dispatch.route, [.ref(definition.table), .value(action), .value(state)]
+        ) { slots in
             if slots.isNil(1) && slots.count <= 2 { return [] }
             var pairs: [(String, LuaValue)] = []
             var i = 1
             while i <= slots.count {
                 guard let name = try slots.value(i, path: "child name").stringValue else {
                     let which = i == 1 ? "" : " (value \(i))"
-                    throw LuaStreamError(message: "\(name).route must return a child name (a string) and the child's action, or several such pairs, or nil to drop the action (got \(slots.typeName(i))\(which))", location: at)
+                    throw LuaStreamError(
+                        message:
+                            "\(name).route must return a child name (a string) and the child's action, or several such pairs, or nil to drop the action (got \(slots.typeName(i))\(which))",
+                        location: at)
                 }
-                pairs.append((name, i + 1 > slots.count || slots.isNil(i + 1) ? action : try slots.value(i + 1, path: "child action")))
+                pairs.append(
+                    (
+                        name,
+                        i + 1 > slots.count || slots.isNil(i + 1)
+                            ? action : try slots.value(i + 1, path: "child action")
+                    ))
                 i += 2
             }
             return pairs
@@ -169,7 +184,10 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         // Every child is checked before any gets its action: an unknown one sends nothing.
         let targets = try pairs.map { childName, childAction -> (String, RunningFeature, LuaValue) in
             guard let child = children.first(where: { $0.name == childName })?.feature else {
-                throw LuaStreamError(message: "\(name): route sends action '\(type)' to unknown child '\(childName)'; children: \(children.map(\.name).joined(separator: ", "))", location: at)
+                throw LuaStreamError(
+                    message:
+                        "\(name): route sends action '\(type)' to unknown child '\(childName)'; children: \(children.map(\.name).joined(separator: ", "))",
+                    location: at)
             }
             return (childName, child, childAction)
         }
@@ -232,7 +250,10 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
                 return
             }
             do {
-                let mapped = try bridge.lua.call(bridge.dispatch.mapEffect, [.ref(definition.table), .value(.string(LuaString(childName))), .value(e)]) {
+                let mapped = try bridge.lua.call(
+                    bridge.dispatch.mapEffect,
+                    [.ref(definition.table), .value(.string(LuaString(childName))), .value(e)]
+                ) {
                     try $0.value(1, path: "effect")
                 }
                 if !mapped.isNil { outlet.send(.effect(mapped, from: effectSource ?? childName)) }
@@ -254,19 +275,25 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         outlet.send(.error(message: bridge.relative(message), location: location.map(bridge.relative)))
     }
 
-    private static func combine(_ definition: FeatureDefinition, _ children: [(name: String, feature: RunningFeature)],
-                                bridge: LuaBridge, source: String) throws -> LuaValue {
+    private static func combine(
+        _ definition: FeatureDefinition, _ children: [(name: String, feature: RunningFeature)],
+        bridge: LuaBridge, source: String
+    ) throws -> LuaValue {
         var states = LuaTable()
         for child in children { states[child.name] = child.feature.state }
         return try bridge.lua.call(bridge.dispatch.combine, [.ref(definition.table), .value(.table(states))]) { slots in
             guard slots.isTable(1) else {
-                throw LuaStreamError(message: "\(definition.name).combine must return the parent's state table (got \(slots.typeName(1)))", location: source)
+                throw LuaStreamError(
+                    message:
+                        "\(definition.name).combine must return the parent's state table (got \(slots.typeName(1)))",
+                    location: source)
             }
             let combined = try slots.value(1, path: "state")
             // A declared state holds what combine makes too: a misfit is refused (nothing changes).
             if let problem = definition.declaredState?.problem(with: combined, at: "state") {
-                throw LuaStreamError(message: "\(definition.name).combine: \(problem), as the compose's `state` declares it",
-                                     location: definition.locations["combine"] ?? source)
+                throw LuaStreamError(
+                    message: "\(definition.name).combine: \(problem), as the compose's `state` declares it",
+                    location: definition.locations["combine"] ?? source)
             }
             return combined
         }

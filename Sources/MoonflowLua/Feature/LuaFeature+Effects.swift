@@ -9,7 +9,10 @@ extension LuaFeature {
     /// actions meet `actions`. Throws naming the item that does not fit.
     func checkedEffects(_ value: LuaValue) throws -> LuaValue? {
         guard case .table(let table) = value else {
-            throw LuaStreamError(message: "an effect must be a table with a string 'type', or a list of them (got \(value.typeName) \(value))", location: location("reduce"))
+            throw LuaStreamError(
+                message:
+                    "an effect must be a table with a string 'type', or a list of them (got \(value.typeName) \(value))",
+                location: location("reduce"))
         }
         if table["type"].isNil, table.hash.isEmpty {
             // A list: `{}` is no effect, `{ e }` is e.
@@ -28,7 +31,9 @@ extension LuaFeature {
         let which = index.map { "effect \($0) of the list reduce returned" } ?? "an effect"
         guard case .string(let type) = effect["type"] ?? .nil else {
             let hint = index == nil ? ", or a list of them" : ""
-            throw LuaStreamError(message: "\(which) must be a table with a string 'type'\(hint) (got \(effect))", location: location("reduce"))
+            throw LuaStreamError(
+                message: "\(which) must be a table with a string 'type'\(hint) (got \(effect))",
+                location: location("reduce"))
         }
         if let outputs = binding.definition.outputs, !binding.definition.effectHandlers.contains(type.description) {
             do {

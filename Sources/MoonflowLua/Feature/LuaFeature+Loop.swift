@@ -20,8 +20,10 @@ extension LuaFeature {
     /// A handler's or effect handler's result: nothing, a mutation, or a stream of checked mutations.
     /// A mutation table the in-place check vouches for stays in Lua (`keep`); any other
     /// is copied out and validated in full.
-    func mutations(from key: String, _ slots: LuaSlots, what: String,
-                           keep: ((LuaSlots) -> FeatureMutation?)? = nil) throws -> Handled<FeatureMutation> {
+    func mutations(
+        from key: String, _ slots: LuaSlots, what: String,
+        keep: ((LuaSlots) -> FeatureMutation?)? = nil
+    ) throws -> Handled<FeatureMutation> {
         switch slots.returned(1) {
         case .nothing:
             return .none
@@ -33,7 +35,9 @@ extension LuaFeature {
         case .plain:
             break
         }
-        throw LuaStreamError(message: "\(what) must return nothing, a mutation table or a stream (got \(slots.typeName(1)))", location: location(key))
+        throw LuaStreamError(
+            message: "\(what) must return nothing, a mutation table or a stream (got \(slots.typeName(1)))",
+            location: location(key))
     }
 
     /// Keeps the table at slot 1 in `keptTable` when the in-place check vouches for it.
@@ -55,7 +59,9 @@ extension LuaFeature {
         if binding.reportsActionsInHandle { report(action) }
         releaseKeptSlot()
         do {
-            return try bridge.lua.call(dispatch.handle, [.ref(definition.table), action.pushed, .ref(stateTable), .ref(env)]) { slots in
+            return try bridge.lua.call(
+                dispatch.handle, [.ref(definition.table), action.pushed, .ref(stateTable), .ref(env)]
+            ) { slots in
                 try mutations(from: "handle", slots, what: "\(definition.name).handle", keep: keep)
             }
         } catch {
@@ -80,10 +86,13 @@ extension LuaFeature {
         case .kept(let kept):
             if let v = kept.value { return (.value(v), v) }
             guard kept === pendingKept else {
-                throw LuaStreamError(message: "internal: a kept mutation was lost before reduce", location: location("handle"))
+                throw LuaStreamError(
+                    message: "internal: a kept mutation was lost before reduce", location: location("handle"))
             }
             pendingKept = nil
-            return (.ref(keptTable), outlet.wants(.mutation) ? try bridge.lua.value(of: keptTable, path: "mutation") : nil)
+            return (
+                .ref(keptTable), outlet.wants(.mutation) ? try bridge.lua.value(of: keptTable, path: "mutation") : nil
+            )
         }
     }
 
@@ -92,7 +101,9 @@ extension LuaFeature {
         let (pushed, value): (LuaPush, LuaValue?)
         do { (pushed, value) = try pushing(mutation) } catch { throw LocatedError(error, at: location("reduce")) }
         do {
-            let (changes, effect) = try bridge.lua.call(dispatch.reduce, [.ref(definition.table), .ref(stateTable), pushed, lazy]) { slots in
+            let (changes, effect) = try bridge.lua.call(
+                dispatch.reduce, [.ref(definition.table), .ref(stateTable), pushed, lazy]
+            ) { slots in
                 try reduced(slots)
             }
             deliver(changes, mutation: value)
@@ -123,7 +134,9 @@ extension LuaFeature {
         let outcome: StepOutcome
         do {
             defer { stepping = false }
-            outcome = try bridge.lua.call(dispatch.step, [.ref(definition.table), action.pushed, .ref(stateTable), .ref(env), lazy]) { slots in
+            outcome = try bridge.lua.call(
+                dispatch.step, [.ref(definition.table), action.pushed, .ref(stateTable), .ref(env), lazy]
+            ) { slots in
                 guard slots.count > 1 else {
                     return .handled(try mutations(from: "handle", slots, what: "\(definition.name).handle", keep: keep))
                 }
@@ -133,7 +146,10 @@ extension LuaFeature {
                 return .reduced(changes: changes, effect: effect, mutation: mutation)
             }
         } catch {
-            if readingReduce || bridge.lua.exchangeCounter(dispatch.stepStage, at: 1, with: StepStage.outside.rawValue) == StepStage.reducing.rawValue {
+            if readingReduce
+                || bridge.lua.exchangeCounter(dispatch.stepStage, at: 1, with: StepStage.outside.rawValue)
+                    == StepStage.reducing.rawValue
+            {
                 rollBack()
                 return .failed(LocatedError(error, at: location("reduce")))
             }
@@ -152,7 +168,10 @@ extension LuaFeature {
         guard let type = effect["type"]?.stringValue, definition.effectHandlers.contains(type) else { return nil }
         let key = "effects.\(type)"
         do {
-            let handled = try bridge.lua.call(dispatch.effect, [.ref(definition.table), .value(.string(LuaString(type))), .value(effect), .ref(stateTable), .ref(env)]) { slots in
+            let handled = try bridge.lua.call(
+                dispatch.effect,
+                [.ref(definition.table), .value(.string(LuaString(type))), .value(effect), .ref(stateTable), .ref(env)]
+            ) { slots in
                 try mutations(from: key, slots, what: key)
             }
             switch handled {

@@ -30,9 +30,13 @@ extension LuaFeature {
         guard !isDisposed else {
             // Any thread may send: the name is read under the lock a reload's rebind takes.
             let name = bindingLock.withLock { _ in _binding.definition.name }
-            throw FeatureError(stage: .send, action: action, message: "feature '\(name)' was disposed; it takes no more actions (load it again)")
+            throw FeatureError(
+                stage: .send, action: action,
+                message: "feature '\(name)' was disposed; it takes no more actions (load it again)")
         }
-        guard !bridge.lua.isStuck else { throw FeatureError.stuck(feature: bindingLock.withLock { _ in _binding.definition.name }, action: action) }
+        guard !bridge.lua.isStuck else {
+            throw FeatureError.stuck(feature: bindingLock.withLock { _ in _binding.definition.name }, action: action)
+        }
         do { try body() } catch { throw FeatureError(refused: error, action: action) }
     }
 
@@ -72,7 +76,8 @@ extension LuaFeature {
                 }
                 let value = try slots.value(1, path: "action")
                 let type = try actions.validate(value)
-                return .table(LuaTableAction(type: .string(type), table: try slots.ref(1), bridge: bridge, value: value))
+                return .table(
+                    LuaTableAction(type: .string(type), table: try slots.ref(1), bridge: bridge, value: value))
             }
         }
         interactor.send(action)
@@ -91,12 +96,16 @@ extension LuaFeature {
         interactor.inFlight.map { flight in
             switch flight.kind {
             case .handler:
-                FeatureFlight(action: flight.action.value, what: "the stream handle returned", actionID: flight.actionID)
+                FeatureFlight(
+                    action: flight.action.value, what: "the stream handle returned", actionID: flight.actionID)
             case .effect(let e):
-                FeatureFlight(action: flight.action.value, what: "the handler of effect '\(e["type"]?.stringValue ?? "?")'",
-                              actionID: flight.actionID, tag: "effect \(e["type"]?.stringValue ?? "?")")
+                FeatureFlight(
+                    action: flight.action.value, what: "the handler of effect '\(e["type"]?.stringValue ?? "?")'",
+                    actionID: flight.actionID, tag: "effect \(e["type"]?.stringValue ?? "?")")
             case .queued:
-                FeatureFlight(action: flight.action.value, what: "a queued (concat) handling", actionID: flight.actionID, tag: "queued")
+                FeatureFlight(
+                    action: flight.action.value, what: "a queued (concat) handling", actionID: flight.actionID,
+                    tag: "queued")
             }
         }
     }

@@ -13,7 +13,10 @@ extension LuaFeature {
     /// when something does not fit.
     func reduced(_ slots: LuaSlots) throws -> (changes: [StateChange]?, effect: LuaValue?) {
         guard slots.isTable(1) else {
-            throw LuaStreamError(message: "\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`", location: location("reduce"))
+            throw LuaStreamError(
+                message:
+                    "\(definition.name).reduce must return the state table (got \(slots.typeName(1))); end it with `return state`",
+                location: location("reduce"))
         }
         var effect: LuaValue? = nil
         if slots.count >= 2 && !slots.isNil(2) {
@@ -21,7 +24,10 @@ extension LuaFeature {
         }
         let code = try slots.integer(3)
         guard let outcome = ReduceOutcome(rawValue: Int(code)) else {
-            throw LuaStreamError(message: "internal: dispatch.lua's reduce returned the outcome \(code), which ReduceOutcome does not name", location: location("reduce"))
+            throw LuaStreamError(
+                message:
+                    "internal: dispatch.lua's reduce returned the outcome \(code), which ReduceOutcome does not name",
+                location: location("reduce"))
         }
         if outcome == .pending {
             hasPending = true
@@ -55,7 +61,9 @@ extension LuaFeature {
         // and make the Lua table anew from the copy unless it is a plain new table.
         let previous = snapshot
         let (whole, plain) = try slots.stateValue(1, refreshing: previous, path: "state")
-        if let problem = binding.definition.declaredState?.problem(with: whole, at: "state") { throw StateTypeError(problem: problem) }
+        if let problem = binding.definition.declaredState?.problem(with: whole, at: "state") {
+            throw StateTypeError(problem: problem)
+        }
         stateTable = outcome == .anotherTable && plain ? try slots.ref(1) : try bridge.lua.ref(.value(whole))
         snapshot = whole
         hasPending = false
@@ -106,7 +114,9 @@ extension LuaFeature {
                 reducing = (try? slots.value(3)) == .boolean(true)
                 guard !owesWholeRead else { return }
                 let count = Int(try slots.integer(2))
-                changes = try snapshotStore.withLock { snapshot in try slots.applyStateWrites(1, count: count, root: "state", to: &snapshot) }
+                changes = try snapshotStore.withLock { snapshot in
+                    try slots.applyStateWrites(1, count: count, root: "state", to: &snapshot)
+                }
             }
         } catch {}
         if let changes {

@@ -109,12 +109,16 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
 
     /// - Parameter initial: the state to start from instead of the definition's `initial`
     ///   (a test store's `opts.state`).
-    package init(definition: FeatureDefinition, bridge: LuaBridge, env: LuaRef, source: String, context: SchedulerContext,
-                 initial: LuaValue? = nil) throws {
+    package init(
+        definition: FeatureDefinition, bridge: LuaBridge, env: LuaRef, source: String, context: SchedulerContext,
+        initial: LuaValue? = nil
+    ) throws {
         // A state given in place of `initial` (a test store's) must fit the declaration as `initial` does.
         if let initial, let problem = definition.declaredState?.problem(with: initial, at: "state") {
-            throw LuaStreamError(message: "the state given to start \(definition.name) from does not fit its `state` declaration: \(problem)",
-                                 location: source)
+            throw LuaStreamError(
+                message:
+                    "the state given to start \(definition.name) from does not fit its `state` declaration: \(problem)",
+                location: source)
         }
         let initial = initial ?? definition.initial
         self._binding = Binding(definition: definition, env: env)
@@ -145,7 +149,9 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
                 // A listener that reads `state` from another thread on an effect sees the reduce
                 // that returned it: the writes waiting in Lua are taken first.
                 _ = self.takePending()
-                self.delivering(cause: traced.action, id: traced.actionID) { self.outlet.send(.effect, .effect(traced.value, from: self.effectSource)) }
+                self.delivering(cause: traced.action, id: traced.actionID) {
+                    self.outlet.send(.effect, .effect(traced.value, from: self.effectSource))
+                }
             },
             // Only checkedEffects makes a list of effects: a single effect always has its `type`.
             split: { effect in
@@ -156,12 +162,15 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
         try registerShape(of: definition)
         disposables += interactor.errors.observe { [weak self] failure in
             guard let self else { return }
-            let stage: FeatureError.Stage = switch failure.stage {
-            case .handle: .handle
-            case .reduce: .reduce
-            case .effect: .effect
+            let stage: FeatureError.Stage =
+                switch failure.stage {
+                case .handle: .handle
+                case .reduce: .reduce
+                case .effect: .effect
+                }
+            self.delivering(cause: failure.action, id: failure.actionID) {
+                self.report(failure.error, stage: stage, action: failure.action.value)
             }
-            self.delivering(cause: failure.action, id: failure.actionID) { self.report(failure.error, stage: stage, action: failure.action.value) }
         }
     }
 
@@ -195,7 +204,9 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
     /// - Returns: the work kept and cancelled (`search #3`).
     /// - Throws: when `migrated` cannot become a Lua table (nothing changes then).
     @discardableResult
-    package func rebind(_ binding: Binding, migrated: LuaValue?, cancellingAll: Bool = false) throws -> (kept: [String], cancelled: [String]) {
+    package func rebind(
+        _ binding: Binding, migrated: LuaValue?, cancellingAll: Bool = false
+    ) throws -> (kept: [String], cancelled: [String]) {
         let table = try migrated.map { try bridge.lua.ref(.value($0)) }
         let declared = cancellingAll ? [] : Set(binding.definition.actions.names)
         var kept: [String] = [], cancelled: [String] = []
@@ -203,7 +214,9 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
             let name = "\(flight.actionType) #\(flight.actionID)"
             if declared.contains(flight.actionType) { kept.append(name) } else { cancelled.append(name) }
         }
-        for type in Set(interactor.inFlight.map(\.actionType)) where !declared.contains(type) { interactor.cancel(actionType: type) }
+        for type in Set(interactor.inFlight.map(\.actionType)) where !declared.contains(type) {
+            interactor.cancel(actionType: type)
+        }
         try registerShape(of: binding.definition)
         bindingLock.withLock { shared in
             _binding = binding
@@ -242,15 +255,20 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
             let fields = try (3 < slots.count ? Array(4...slots.count) : []).map { try slots.string($0) }
             if strict { return [.value(.string(LuaString(SchemaType.noField(key, in: place, fields: fields))))] }
             guard let self else { return [] }
-            let warning = "\(place) has no field '\(key)' (\(SchemaType.fieldHint(key, fields: fields))): `initial` lacks it, so it reads nil; declare the feature's `state` (`moonflow types --lua` prints one) to make this an error"
+            let warning =
+                "\(place) has no field '\(key)' (\(SchemaType.fieldHint(key, fields: fields))): `initial` lacks it, so it reads nil; declare the feature's `state` (`moonflow types --lua` prints one) to make this an error"
             let site = slots.callerLocation(level: Int(try slots.integer(3)))
             if self.warnedSites.insert(site ?? warning).inserted {
                 self.log(self.bridge.relative(warning), location: site.map(self.bridge.relative))
             }
             return []
         }
-        try bridge.lua.call(dispatch.setShape, [.ref(definition.table), .value(shape), .value(.boolean(strict)), .function(report)]) { _ in () }
-        try bridge.lua.call(dispatch.setMutationShapes, [.ref(definition.table), .value(definition.mutations.flat.luaTable)]) { _ in () }
+        try bridge.lua.call(
+            dispatch.setShape, [.ref(definition.table), .value(shape), .value(.boolean(strict)), .function(report)]
+        ) { _ in () }
+        try bridge.lua.call(
+            dispatch.setMutationShapes, [.ref(definition.table), .value(definition.mutations.flat.luaTable)]
+        ) { _ in () }
     }
 
     deinit {

@@ -13,7 +13,9 @@ final class LuaStream {
 /// alive after everyone else let go of them. Once the bridge is gone the call fails.
 extension Optional where Wrapped == LuaBridge {
     func alive() throws -> LuaBridge {
-        guard let self else { throw LuaStreamError(message: "the Lua state of this stream is gone (its host was released)") }
+        guard let self else {
+            throw LuaStreamError(message: "the Lua state of this stream is gone (its host was released)")
+        }
         return self
     }
 }
@@ -25,32 +27,58 @@ enum LuaStreamConstructors {
             ("just", { [unowned bridge] args in [bridge.push(.just(try args.value(1)))] }),
             ("empty", { [unowned bridge] _ in [bridge.push(.empty())] }),
             ("never", { [unowned bridge] _ in [bridge.push(.never())] }),
-            ("fail", { [unowned bridge] args in
-                [bridge.push(.fail(LuaStreamError(try args.value(1), location: args.callerLocation)))]
-            }),
-            ("from", { [unowned bridge] args in
-                guard let t = try args.value(1).tableValue else { throw args.bad(1, "from", "table") }
-                return [bridge.push(.from(t.array))]
-            }),
+            (
+                "fail",
+                { [unowned bridge] args in
+                    [bridge.push(.fail(LuaStreamError(try args.value(1), location: args.callerLocation)))]
+                }
+            ),
+            (
+                "from",
+                { [unowned bridge] args in
+                    guard let t = try args.value(1).tableValue else { throw args.bad(1, "from", "table") }
+                    return [bridge.push(.from(t.array))]
+                }
+            ),
             ("concat", { [unowned bridge] args in [bridge.push(.concat(try streams(bridge, args, "concat")))] }),
             ("merge", { [unowned bridge] args in [bridge.push(.merge(try streams(bridge, args, "merge")))] }),
-            ("combineLatest", { [unowned bridge] args in
-                let combined = Producer.combineLatest(try streams(bridge, args, "combineLatest"))
-                return [bridge.push(combined.map { .table(LuaTable(array: $0, isJSONArray: true)) })]
-            }),
-            ("timer", { [unowned bridge] args in
-                let ms = try args.integer(1, function: "timer")
-                let value = args.count >= 2 ? try args.value(2) : .integer(0)
-                return [bridge.push(.timer(Int(ms), value, on: bridge.scheduler))]
-            }),
-            ("interval", { [unowned bridge] args in
-                let ms = try args.integer(1, function: "interval")
-                guard ms > 0 else { throw LuaArgumentError(message: "bad argument #1 to 'interval' (period must be positive)") }
-                return [bridge.push(Producer<Int>.interval(Int(ms), on: bridge.scheduler).map { .integer(Int64($0)) })]
-            }),
-            ("task", { [unowned bridge] args in
-                [bridge.push(LuaTaskRunner.producer(bridge, try args.function(1, function: "task"), location: args.definitionLocation(1)))]
-            }),
+            (
+                "combineLatest",
+                { [unowned bridge] args in
+                    let combined = Producer.combineLatest(try streams(bridge, args, "combineLatest"))
+                    return [bridge.push(combined.map { .table(LuaTable(array: $0, isJSONArray: true)) })]
+                }
+            ),
+            (
+                "timer",
+                { [unowned bridge] args in
+                    let ms = try args.integer(1, function: "timer")
+                    let value = args.count >= 2 ? try args.value(2) : .integer(0)
+                    return [bridge.push(.timer(Int(ms), value, on: bridge.scheduler))]
+                }
+            ),
+            (
+                "interval",
+                { [unowned bridge] args in
+                    let ms = try args.integer(1, function: "interval")
+                    guard ms > 0 else {
+                        throw LuaArgumentError(message: "bad argument #1 to 'interval' (period must be positive)")
+                    }
+                    return [
+                        bridge.push(Producer<Int>.interval(Int(ms), on: bridge.scheduler).map { .integer(Int64($0)) })
+                    ]
+                }
+            ),
+            (
+                "task",
+                { [unowned bridge] args in
+                    [
+                        bridge.push(
+                            LuaTaskRunner.producer(
+                                bridge, try args.function(1, function: "task"), location: args.definitionLocation(1)))
+                    ]
+                }
+            ),
         ]
     }
 
@@ -62,7 +90,9 @@ enum LuaStreamConstructors {
 /// The stream methods (`s:map(f)`, ...).
 enum LuaStreamMethods {
     static func table(_ bridge: LuaBridge) -> [String: LuaFunction] {
-        func method(_ name: String, _ body: @escaping (LuaBridge, Producer<LuaValue>, LuaSlots) throws -> Producer<LuaValue>) -> (String, LuaFunction) {
+        func method(
+            _ name: String, _ body: @escaping (LuaBridge, Producer<LuaValue>, LuaSlots) throws -> Producer<LuaValue>
+        ) -> (String, LuaFunction) {
             (name, { [unowned bridge] args in [bridge.push(try body(bridge, try bridge.stream(args, 1, name), args))] })
         }
         let methods: [(String, LuaFunction)] = [
@@ -78,17 +108,23 @@ enum LuaStreamMethods {
                 let fn = try args.function(2, function: "flatMap")
                 let at = args.definitionLocation(2)
                 let strategy = try LuaStreamMethods.strategy(args, 3, "flatMap")
-                return s.flatMap(strategy) { [weak b] in try b.alive().callStream(fn, [.value($0)], what: "the flatMap function", location: at) }
+                return s.flatMap(strategy) { [weak b] in
+                    try b.alive().callStream(fn, [.value($0)], what: "the flatMap function", location: at)
+                }
             },
             method("flatMapLatest") { b, s, args in
                 let fn = try args.function(2, function: "flatMapLatest")
                 let at = args.definitionLocation(2)
-                return s.flatMap(.latest) { [weak b] in try b.alive().callStream(fn, [.value($0)], what: "the flatMapLatest function", location: at) }
+                return s.flatMap(.latest) { [weak b] in
+                    try b.alive().callStream(fn, [.value($0)], what: "the flatMapLatest function", location: at)
+                }
             },
             method("concatMap") { b, s, args in
                 let fn = try args.function(2, function: "concatMap")
                 let at = args.definitionLocation(2)
-                return s.flatMap(.concat) { [weak b] in try b.alive().callStream(fn, [.value($0)], what: "the concatMap function", location: at) }
+                return s.flatMap(.concat) { [weak b] in
+                    try b.alive().callStream(fn, [.value($0)], what: "the concatMap function", location: at)
+                }
             },
             method("startWith") { _, s, args in
                 s.startWith(contentsOf: try (2...max(args.count, 2)).prefix(args.count - 1).map { try args.value($0) })
@@ -97,7 +133,8 @@ enum LuaStreamMethods {
                 let fn = try args.function(2, function: "catchError")
                 let at = args.definitionLocation(2)
                 return s.catchError { [weak b] error in
-                    try b.alive().callStream(fn, [.value(LuaStreamError(error).value)], what: "the catchError function", location: at)
+                    try b.alive().callStream(
+                        fn, [.value(LuaStreamError(error).value)], what: "the catchError function", location: at)
                 }
             },
             method("scan") { b, s, args in
@@ -115,11 +152,17 @@ enum LuaStreamMethods {
             method("take") { _, s, args in s.take(Int(try args.integer(2, function: "take"))) },
             method("takeUntil") { b, s, args in s.takeUntil(try b.stream(args, 2, "takeUntil")) },
             method("delay") { b, s, args in s.delay(Int(try args.integer(2, function: "delay")), on: b.scheduler) },
-            method("debounce") { b, s, args in s.debounce(Int(try args.integer(2, function: "debounce")), on: b.scheduler) },
-            method("throttle") { b, s, args in s.throttle(Int(try args.integer(2, function: "throttle")), latest: true, on: b.scheduler) },
+            method("debounce") { b, s, args in
+                s.debounce(Int(try args.integer(2, function: "debounce")), on: b.scheduler)
+            },
+            method("throttle") { b, s, args in
+                s.throttle(Int(try args.integer(2, function: "throttle")), latest: true, on: b.scheduler)
+            },
             method("timeout") { b, s, args in
                 let ms = try args.integer(2, function: "timeout")
-                guard ms >= 0 else { throw LuaArgumentError(message: "bad argument #2 to 'timeout' (ms must not be negative, got \(ms))") }
+                guard ms >= 0 else {
+                    throw LuaArgumentError(message: "bad argument #2 to 'timeout' (ms must not be negative, got \(ms))")
+                }
                 guard !args.isNil(3) else { return s.timeout(Int(ms), on: b.scheduler) }
                 return s.timeout(Int(ms), other: try b.stream(args, 3, "timeout"), on: b.scheduler)
             },
@@ -132,17 +175,23 @@ enum LuaStreamMethods {
             let onError = args.isFunction(3) ? try args.ref(3) : nil
             let onCompleted = args.isFunction(4) ? try args.ref(4) : nil
             // Weak: the subscription may outlive the bridge (a timer on the host's queue).
-            let disposable = s.start(Observer { [weak bridge] event in
-                guard let bridge else { return }
-                // Errors inside observers are reported, never thrown into the stream.
-                switch event {
-                case .value(let v): if let f = onValue { _ = try? bridge.lua.call(f, [.value(v)]) }
-                case .failed(let e): if let f = onError { _ = try? bridge.lua.call(f, [.value(LuaStreamError(e).value)]) }
-                case .completed: if let f = onCompleted { _ = try? bridge.lua.call(f) }
-                case .interrupted: break
+            let disposable = s.start(
+                Observer { [weak bridge] event in
+                    guard let bridge else { return }
+                    // Errors inside observers are reported, never thrown into the stream.
+                    switch event {
+                    case .value(let v): if let f = onValue { _ = try? bridge.lua.call(f, [.value(v)]) }
+                    case .failed(let e):
+                        if let f = onError { _ = try? bridge.lua.call(f, [.value(LuaStreamError(e).value)]) }
+                    case .completed: if let f = onCompleted { _ = try? bridge.lua.call(f) }
+                    case .interrupted: break
+                    }
+                })
+            return [
+                .function { _ in
+                    disposable.dispose(); return []
                 }
-            })
-            return [.function { _ in disposable.dispose(); return [] }]
+            ]
         }
         return table
     }
@@ -151,30 +200,42 @@ enum LuaStreamMethods {
     /// here, a function's result on each retry (a bad one fails the stream, naming the function).
     static func retry(_ bridge: LuaBridge, _ s: Producer<LuaValue>, _ args: LuaSlots) throws -> Producer<LuaValue> {
         let n = try args.integer(2, function: "retry")
-        guard n >= 0 else { throw LuaArgumentError(message: "bad argument #2 to 'retry' (count of retries must not be negative, got \(n))") }
+        guard n >= 0 else {
+            throw LuaArgumentError(
+                message: "bad argument #2 to 'retry' (count of retries must not be negative, got \(n))")
+        }
         guard !args.isNil(3) else { return s.retry(Int(n)) }
         guard args.isTable(3) else { throw args.bad(3, "retry", "table") }
         try args.forEachField(3) { key, _ in
-            guard key == "backoff" else { throw LuaArgumentError(message: "bad argument #3 to 'retry' (unknown option '\(key)'; the only one is backoff)") }
+            guard key == "backoff" else {
+                throw LuaArgumentError(
+                    message: "bad argument #3 to 'retry' (unknown option '\(key)'; the only one is backoff)")
+            }
         }
         return try args.field(3, "backoff") { field in
             if field.isNil(1) { return s.retry(Int(n)) }
             if field.isFunction(1) {
                 let fn = try field.ref(1)
                 let at = field.definitionLocation(1)
-                return s.retry(Int(n), backoff: { [weak bridge] retry in
-                    let result = try bridge.alive().call1(fn, [.integer(Int64(retry))])
-                    guard let ms = Self.milliseconds(result) else {
-                        let place = at.map { " (\($0))" } ?? ""
-                        throw LuaStreamError(
-                            message: "the retry backoff function\(place) must return a non-negative integer (ms), got \(Self.described(result))",
-                            location: at)
-                    }
-                    return ms
-                }, on: bridge.scheduler)
+                return s.retry(
+                    Int(n),
+                    backoff: { [weak bridge] retry in
+                        let result = try bridge.alive().call1(fn, [.integer(Int64(retry))])
+                        guard let ms = Self.milliseconds(result) else {
+                            let place = at.map { " (\($0))" } ?? ""
+                            throw LuaStreamError(
+                                message:
+                                    "the retry backoff function\(place) must return a non-negative integer (ms), got \(Self.described(result))",
+                                location: at)
+                        }
+                        return ms
+                    }, on: bridge.scheduler)
             }
             func bad(_ got: String) -> LuaArgumentError {
-                LuaArgumentError(message: "bad argument #3 to 'retry' (field 'backoff' must be a non-negative integer or a function, got \(got))")
+                LuaArgumentError(
+                    message:
+                        "bad argument #3 to 'retry' (field 'backoff' must be a non-negative integer or a function, got \(got))"
+                )
             }
             guard field.typeName(1) == "number" else { throw bad(field.typeName(1)) }
             let value = try field.value(1)
@@ -206,7 +267,10 @@ enum LuaStreamMethods {
         guard !args.isNil(i) else { return .merge }
         let name = try args.string(i, function: function)
         guard let s = FlattenStrategy(name: name) else {
-            throw LuaArgumentError(message: "bad argument #\(i) to '\(function)' (unknown strategy '\(name)'; use merge, latest, concat or exhaust)")
+            throw LuaArgumentError(
+                message:
+                    "bad argument #\(i) to '\(function)' (unknown strategy '\(name)'; use merge, latest, concat or exhaust)"
+            )
         }
         return s
     }

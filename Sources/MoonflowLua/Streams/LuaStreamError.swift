@@ -38,7 +38,9 @@ public struct LuaStreamError: Error, Sendable, CustomStringConvertible {
     /// A Swift service's failure: the message names the service; the error is kept as thrown.
     public init(service: String, error: any Error, location: String? = nil) {
         if let e = error as? LuaStreamError { self = e; return }
-        self.init(.string(LuaString("service '\(service)' failed: \(error)")), location: location, service: service, underlying: error)
+        self.init(
+            .string(LuaString("service '\(service)' failed: \(error)")), location: location, service: service,
+            underlying: error)
     }
 
     public var description: String {

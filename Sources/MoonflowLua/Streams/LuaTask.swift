@@ -69,7 +69,10 @@ final class LuaTaskRunner: @unchecked Sendable {
                 done = true
                 coroutine.close()
                 self.coroutine = nil
-                observer.sendFailed(LuaStreamError("mf.task: the task yielded with coroutine.yield; a task may only wait through t:await(stream)", location: location))
+                observer.sendFailed(
+                    LuaStreamError(
+                        "mf.task: the task yielded with coroutine.yield; a task may only wait through t:await(stream)",
+                        location: location))
                 return
             }
             awaiting = nil
@@ -81,18 +84,21 @@ final class LuaTaskRunner: @unchecked Sendable {
         let delivered = Once()
         let serial = SerialDisposable()
         waitDisposable = serial
-        serial.inner = stream.take(1).start(Observer { [self] event in
-            switch event {
-            case .value(let v):
-                if delivered.claim() { step([.value(true), .value(v)]) }
-            case .failed(let e):
-                if delivered.claim() { step([.value(false), .value(LuaStreamError(e).value)]) }
-            case .completed:
-                if delivered.claim() { step([.value(false), .value("the awaited stream completed without a value")]) }
-            case .interrupted:
-                break
-            }
-        })
+        serial.inner = stream.take(1).start(
+            Observer { [self] event in
+                switch event {
+                case .value(let v):
+                    if delivered.claim() { step([.value(true), .value(v)]) }
+                case .failed(let e):
+                    if delivered.claim() { step([.value(false), .value(LuaStreamError(e).value)]) }
+                case .completed:
+                    if delivered.claim() {
+                        step([.value(false), .value("the awaited stream completed without a value")])
+                    }
+                case .interrupted:
+                    break
+                }
+            })
     }
 
     func cancel() {

@@ -23,8 +23,11 @@ extension FeatureRun {
                     let clock = host.testScheduler?.now ?? latestTimedLine
                     if at < clock {
                         // Sent at once, as late as it is: say so rather than reorder the input.
-                        emit(.log(message: "\"at\":\(at) is before the run's clock (\(clock) ms), so the action is sent now; timed lines go in time order",
-                                  location: "\(input.name):\(n)"))
+                        emit(
+                            .log(
+                                message:
+                                    "\"at\":\(at) is before the run's clock (\(clock) ms), so the action is sent now; timed lines go in time order",
+                                location: "\(input.name):\(n)"))
                     }
                     latestTimedLine = max(latestTimedLine, at)
                 }

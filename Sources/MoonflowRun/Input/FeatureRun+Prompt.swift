@@ -13,7 +13,9 @@ extension FeatureRun {
             write?(helpText)
         case .advance(let ms):
             guard let test = host.testScheduler else {
-                write?(":advance moves the virtual clock, and this run is on the real clock, where time passes by itself; start the run with --clock virtual to move time by hand")
+                write?(
+                    ":advance moves the virtual clock, and this run is on the real clock, where time passes by itself; start the run with --clock virtual to move time by hand"
+                )
                 return
             }
             let target = test.now.saturatingAdd(ms)
@@ -48,18 +50,24 @@ extension FeatureRun {
 
     /// `help`: the commands and the declared actions with their fields.
     var helpText: String {
-        var lines = ["commands:",
-                     "  ACTION key=value ...   send an action (a bare value fills its only field; quote text with spaces)",
-                     "  {\"type\":...}           send an action as JSON",
-                     "  help                   this list"]
+        var lines = [
+            "commands:",
+            "  ACTION key=value ...   send an action (a bare value fills its only field; quote text with spaces)",
+            "  {\"type\":...}           send an action as JSON",
+            "  help                   this list",
+        ]
         if options.clock == .virtual {
-            lines += ["  :advance MS            move the virtual clock on by MS",
-                      "  :run                   run the virtual clock until the feature is idle"]
+            lines += [
+                "  :advance MS            move the virtual clock on by MS",
+                "  :run                   run the virtual clock until the feature is idle",
+            ]
         }
-        lines += ["  :reload                load the plugin's code again, keeping the state",
-                  "  :restart               load it again and start over from its initial state",
-                  "  :state                 print the whole state",
-                  "  :quit or Ctrl-D        end the input (Tab completes, Up recalls earlier lines)"]
+        lines += [
+            "  :reload                load the plugin's code again, keeping the state",
+            "  :restart               load it again and start over from its initial state",
+            "  :state                 print the whole state",
+            "  :quit or Ctrl-D        end the input (Tab completes, Up recalls earlier lines)",
+        ]
         if let actions = actionSchema {
             lines.append("actions:")
             for name in actions.names {
@@ -76,10 +84,12 @@ extension FeatureRun {
 
     /// The prompt's first line: what runs, on which clock, how to get help.
     var banner: String {
-        let clock = options.clock == .virtual
+        let clock =
+            options.clock == .virtual
             ? "the virtual clock (it moves only with :advance MS and :run)"
             : "the real clock"
-        return "moonflow: \(LuaValue.escaped(feature.name)) on \(clock); type help for the actions and commands, :quit or Ctrl-D to end"
+        return
+            "moonflow: \(LuaValue.escaped(feature.name)) on \(clock); type help for the actions and commands, :quit or Ctrl-D to end"
     }
 
     /// Tells the prompt what Tab completes.
@@ -89,7 +99,8 @@ extension FeatureRun {
         if let schema = actionSchema {
             for (name, fields) in schema.shapes { actions[name] = fields.keys.sorted() }
         }
-        let commands = (options.clock == .virtual ? ["help", ":advance", ":run"] : ["help"]) + [":reload", ":state", ":quit"]
+        let commands =
+            (options.clock == .virtual ? ["help", ":advance", ":run"] : ["help"]) + [":reload", ":state", ":quit"]
         reader.setCompletions(actions: actions, commands: commands)
     }
 
@@ -102,7 +113,9 @@ extension FeatureRun {
 
     /// A value as indented JSON, integers exact.
     static func pretty(_ value: LuaValue, indent: String = "") -> String {
-        guard case .table(let t) = value, !t.isEmpty else { return (try? value.json(sortedKeys: true)) ?? value.description }
+        guard case .table(let t) = value, !t.isEmpty else {
+            return (try? value.json(sortedKeys: true)) ?? value.description
+        }
         let inner = indent + "  "
         if t.hash.isEmpty {
             return "[\n" + t.array.map { inner + pretty($0, indent: inner) }.joined(separator: ",\n") + "\n\(indent)]"
@@ -111,7 +124,9 @@ extension FeatureRun {
         for (i, v) in t.array.enumerated() { entries.append((.integer(Int64(i + 1)), v)) }
         let rendered = entries.map { key, v -> (String, String) in
             let k = key.stringValue ?? key.description
-            return (k, "\(inner)\((try? LuaValue.string(LuaString(k)).json()) ?? "\"\(k)\""): \(pretty(v, indent: inner))")
+            return (
+                k, "\(inner)\((try? LuaValue.string(LuaString(k)).json()) ?? "\"\(k)\""): \(pretty(v, indent: inner))"
+            )
         }.sorted { $0.0 < $1.0 }.map(\.1)
         return "{\n" + rendered.joined(separator: ",\n") + "\n\(indent)}"
     }

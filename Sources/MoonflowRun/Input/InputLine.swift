@@ -27,7 +27,9 @@ package enum InputLine: Equatable, Sendable {
     ///   - shorthand: whether `name key=value` and prompt commands are accepted (the prompt).
     ///   - actions: the declared actions, to type shorthand values and fill an only field.
     /// - Throws: `InputError` saying what is wrong with the line and how to write it.
-    package static func parse(_ line: String, shorthand: Bool = false, actions: Schema? = nil) throws(InputError) -> InputLine? {
+    package static func parse(
+        _ line: String, shorthand: Bool = false, actions: Schema? = nil
+    ) throws(InputError) -> InputLine? {
         var text = Substring(line)
         while text.first == "\u{FEFF}" { text = text.dropFirst() }  // a byte order mark from an editor
         let trimmed = text.trimmingWhitespace()
@@ -46,7 +48,9 @@ package enum InputLine: Equatable, Sendable {
         guard case .table = value else { throw InputError("not a JSON object: \(expected)") }
         if let send = value["send"], value["type"] == nil {
             guard case .integer(let at)? = value["at"], at >= 0 else {
-                throw InputError(#"a timed line needs "at": a whole number of milliseconds, 0 or more, as in {"at":250,"send":{...}}"#)
+                throw InputError(
+                    #"a timed line needs "at": a whole number of milliseconds, 0 or more, as in {"at":250,"send":{...}}"#
+                )
             }
             guard case .table = send else {
                 throw InputError(#""send" must be the action to send, as in {"at":250,"send":{"type":"inc"}}"#)
@@ -54,7 +58,8 @@ package enum InputLine: Equatable, Sendable {
             return .action(send, at: Int(at))
         }
         if value["at"] != nil && value["type"] == nil {
-            throw InputError(#"a line with "at" needs "send": the action to send then, as in {"at":250,"send":{"type":"inc"}}"#)
+            throw InputError(
+                #"a line with "at" needs "send": the action to send then, as in {"at":250,"send":{"type":"inc"}}"#)
         }
         return .action(value, at: nil)
     }
@@ -96,7 +101,9 @@ package enum PromptCommand: Equatable, Sendable {
             }
             return .advance(ms: ms)
         default:
-            throw InputError("unknown command '\(line)'; commands: help, :advance MS, :run, :reload, :restart, :state, :quit (or Ctrl-D)")
+            throw InputError(
+                "unknown command '\(line)'; commands: help, :advance MS, :run, :reload, :restart, :state, :quit (or Ctrl-D)"
+            )
         }
     }
 }
@@ -131,11 +138,16 @@ enum Shorthand {
             } else if !word.quoted, let field = fields?[word.text], field.type == .boolean || field.type == .any {
                 t[word.text] = true
             } else if let fields, fields.count == 1, let (key, field) = fields.first {
-                guard t[key].isNil else { throw InputError("'\(word.text)': '\(name)' has one field, '\(key)', and it is given already") }
+                guard t[key].isNil else {
+                    throw InputError("'\(word.text)': '\(name)' has one field, '\(key)', and it is given already")
+                }
                 t[key] = typed(word.text, quoted: word.quoted, declared: field.type)
             } else if let fields {
                 let list = fields.keys.sorted()
-                let hint = list.isEmpty ? "'\(name)' declares no fields" : "write it as FIELD=VALUE; '\(name)' has fields \(list.joined(separator: ", "))"
+                let hint =
+                    list.isEmpty
+                    ? "'\(name)' declares no fields"
+                    : "write it as FIELD=VALUE; '\(name)' has fields \(list.joined(separator: ", "))"
                 throw InputError("'\(word.text)': a bare value fills an action's only field; \(hint)")
             } else {
                 throw InputError("'\(word.text)': write it as FIELD=VALUE")

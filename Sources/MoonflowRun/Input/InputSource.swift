@@ -18,7 +18,8 @@ package final class InputSource: @unchecked Sendable {
     package init(file path: String) throws {
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
-            throw HostError("cannot read actions file \(path): it is a folder; give a JSON Lines file, or - for standard input")
+            throw HostError(
+                "cannot read actions file \(path): it is a folder; give a JSON Lines file, or - for standard input")
         }
         guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
             throw HostError("cannot read actions file \(path): it does not exist or is not readable")

@@ -16,36 +16,51 @@ package enum HostOwnedProcess {
     ///   - command: named in the `os.exit` error (`run`, `test`).
     ///   - write: gets each print's or write's text (one trailing newline dropped from a
     ///     write) and the caller's `file:line`.
-    package static func install(in lua: LuaState, command: String,
-                               write: @escaping (String, String?) -> Void) throws {
+    package static func install(
+        in lua: LuaState, command: String,
+        write: @escaping (String, String?) -> Void
+    ) throws {
         // As Lua's print shows values: strings bare, everything else as `description`, tab-separated.
-        try lua.setGlobal("print", .function { args in
-            let text = (0..<args.count).map { i in (try? args.value(i + 1)).map(printed) ?? "<\(args.typeName(i + 1))>" }
-            write(text.joined(separator: "\t"), args.callerLocation)
-            return []
-        })
+        try lua.setGlobal(
+            "print",
+            .function { args in
+                let text = (0..<args.count).map { i in
+                    (try? args.value(i + 1)).map(printed) ?? "<\(args.typeName(i + 1))>"
+                }
+                write(text.joined(separator: "\t"), args.callerLocation)
+                return []
+            })
         let exit: LuaFunction = { _ in
-            throw LuaArgumentError(message: "os.exit is not available under moonflow \(command): the host owns the process. "
-                + "Return from the handler or raise an error with error(...) instead")
+            throw LuaArgumentError(
+                message: "os.exit is not available under moonflow \(command): the host owns the process. "
+                    + "Return from the handler or raise an error with error(...) instead")
         }
         let os = try lua.ref(global: "os")
         if os.isTable { try lua.rawSet(os, "exit", .function(exit)) }
         let io = try lua.ref(global: "io")
         guard io.isTable else { return }  // the sandboxed profile has no io
-        try lua.rawSet(io, "write", .function { args in
-            write(try text(of: args, from: 1), args.callerLocation)
-            return []
-        })
-        let stdout = try lua.makeTable([
-            ("write", .function { args in
-                write(try text(of: args, from: 2), args.callerLocation)
+        try lua.rawSet(
+            io, "write",
+            .function { args in
+                write(try text(of: args, from: 1), args.callerLocation)
                 return []
-            }),
+            })
+        let stdout = try lua.makeTable([
+            (
+                "write",
+                .function { args in
+                    write(try text(of: args, from: 2), args.callerLocation)
+                    return []
+                }
+            ),
             ("flush", .function { _ in [] }),
             ("setvbuf", .function { _ in [.value(true)] }),
-            ("close", .function { _ in
-                throw LuaArgumentError(message: "io.stdout belongs to moonflow \(command) and cannot be closed")
-            }),
+            (
+                "close",
+                .function { _ in
+                    throw LuaArgumentError(message: "io.stdout belongs to moonflow \(command) and cannot be closed")
+                }
+            ),
         ])
         try lua.rawSet(io, "stdout", .ref(stdout))
     }

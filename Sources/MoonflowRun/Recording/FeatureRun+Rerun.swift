@@ -27,7 +27,9 @@ extension FeatureRun {
                 return Int(clamping: t)
             }
             for line in answers {
-                guard let value = try? LuaValue(json: line), let answer = SessionRecorder.serviceAnswer(value) else { continue }
+                guard let value = try? LuaValue(json: line), let answer = SessionRecorder.serviceAnswer(value) else {
+                    continue
+                }
                 services[answer.service, default: [:]][answer.call] = answer.outcome
                 if var delivery = answer.delivery {
                     // No later than the input after the action it followed: it came before that one.
@@ -73,6 +75,8 @@ package final class ActionsHandled: RunObserver, @unchecked Sendable {
     let gate: ReplayGate
     package init(gate: ReplayGate) { self.gate = gate }
     package func started(_ run: RunDescription, dispatch: any RunDispatcher) {}
-    package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) { if case .action = event { gate.actionHandled() } }
+    package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {
+        if case .action = event { gate.actionHandled() }
+    }
     package func input(_ action: LuaValue, t: Int) {}
 }

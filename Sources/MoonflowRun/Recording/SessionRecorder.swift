@@ -54,7 +54,9 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     /// - Throws: `HostError` naming the file when it cannot be written.
     package init(path: String, pluginPath: String? = nil) throws {
         self.pluginPath = pluginPath
-        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+            let handle = FileHandle(forWritingAtPath: path)
+        else {
             throw HostError("cannot write the recording \(path): check that its folder exists and is writable")
         }
         self.handle = handle
@@ -81,7 +83,9 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
         guard handle != nil else { return }
         var described = run
         if let pluginPath {
-            described = RunDescription(name: run.name, version: run.version, path: pluginPath, actions: run.actions, clock: run.clock, now: run.now)
+            described = RunDescription(
+                name: run.name, version: run.version, path: pluginPath, actions: run.actions, clock: run.clock,
+                now: run.now)
         }
         write(SessionRecorder.header(described))
     }
@@ -116,21 +120,30 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
         return tap
     }
 
-    static func serviceLine(_ service: String, call: Int, _ outcome: ServiceOutcome, arrived: ServiceDelivery? = nil) -> String {
+    static func serviceLine(
+        _ service: String, call: Int, _ outcome: ServiceOutcome, arrived: ServiceDelivery? = nil
+    ) -> String {
         RecordingLine.service(service, call: call, values: outcome.values, error: outcome.error, arrived: arrived)
     }
 
     /// A `service` line read back: the call's outcome, and where its answer arrived when
     /// the line says. Nil when it is not a whole service line.
-    package static func serviceAnswer(_ value: LuaValue) -> (service: String, call: Int, outcome: ServiceOutcome, delivery: ServiceDelivery?)? {
-        guard let service = value["service"]?.stringValue, case .integer(let call)? = value["call"], case .table(let values)? = value["values"] else { return nil }
+    package static func serviceAnswer(
+        _ value: LuaValue
+    ) -> (service: String, call: Int, outcome: ServiceOutcome, delivery: ServiceDelivery?)? {
+        guard let service = value["service"]?.stringValue, case .integer(let call)? = value["call"],
+            case .table(let values)? = value["values"]
+        else { return nil }
         var delivery: ServiceDelivery?
         if case .integer(let after)? = value["after"], case .integer(let t)? = value["t"], after >= 0, t >= 0 {
             var order: Int?
             if case .integer(let n)? = value["n"], n >= 0 { order = Int(clamping: n) }
             delivery = ServiceDelivery(after: Int(clamping: after), t: Int(clamping: t), order: order)
         }
-        return (service, Int(clamping: call), ServiceOutcome(values: values.array, error: value["error"]?.stringValue), delivery)
+        return (
+            service, Int(clamping: call), ServiceOutcome(values: values.array, error: value["error"]?.stringValue),
+            delivery
+        )
     }
 
     private func write(_ line: String) {

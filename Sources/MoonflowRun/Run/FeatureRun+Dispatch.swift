@@ -44,7 +44,8 @@ extension FeatureRun {
         func dispatch(_ action: LuaValue) throws {
             guard let run else { throw HostError("the run is over: nothing takes actions any more") }
             guard run.options.clock == .real else {
-                throw HostError("sending from elsewhere needs the real clock: the virtual one moves only with the input")
+                throw HostError(
+                    "sending from elsewhere needs the real clock: the virtual one moves only with the input")
             }
             try run.dispatch(action)
         }
@@ -55,7 +56,8 @@ extension FeatureRun {
         func restart() throws {
             guard let run else { throw HostError("the run is over: there is nothing to restart") }
             guard run.options.clock == .real else {
-                throw HostError("restarting from elsewhere needs the real clock: the virtual one moves only with the input")
+                throw HostError(
+                    "restarting from elsewhere needs the real clock: the virtual one moves only with the input")
             }
             try run.host.restart(run.feature)
         }

@@ -8,7 +8,9 @@ import MoonflowLua
 extension FeatureRun {
     func emit(_ event: FeatureEvent, asInput: Bool = false, generation from: Int? = nil) {
         var event = event
-        if case .error(let message, let location) = event { event = .error(message: FlagHints.add(to: message), location: location) }
+        if case .error(let message, let location) = event {
+            event = .error(message: FlagHints.add(to: message), location: location)
+        }
         lock.lock(); defer { lock.unlock() }
         if let from, from != generation { return }  // a stuck state's, left behind
         if case .error = event, !(asInput && input.isInteractive) { failed = true }

@@ -9,7 +9,9 @@ import Streams
 extension FeatureRun {
     func runReal() {
         while let line = input.next() {
-            let lineNumber = lock.withLock { linesRead += 1; return linesRead }
+            let lineNumber = lock.withLock {
+                linesRead += 1; return linesRead
+            }
             guard let (at, action) = parse(line, lineNumber) else { continue }
             if let at {
                 if let until = options.untilMs, at > until { waitIdle(until: until); return }
@@ -60,8 +62,11 @@ extension FeatureRun {
             if idle { return }
             if let announceAt, !announced, Date() > announceAt {
                 announced = true
-                let end = until.map { "until the clock reaches \($0) ms" } ?? "until it finishes; Ctrl-C stops the run, --until MS ends it at MS"
-                FileHandle.standardError.write(Data("moonflow: input ended; waiting for work in flight (\(inFlightSummary)) \(end)\n".utf8))
+                let end =
+                    until.map { "until the clock reaches \($0) ms" }
+                    ?? "until it finishes; Ctrl-C stops the run, --until MS ends it at MS"
+                FileHandle.standardError.write(
+                    Data("moonflow: input ended; waiting for work in flight (\(inFlightSummary)) \(end)\n".utf8))
             }
             Thread.sleep(forTimeInterval: 0.002)
         }

@@ -13,7 +13,9 @@ extension FeatureRun {
         let test = host.testScheduler!
         host.settle()
         while isCurrent(generation), let line = input.next() {
-            let lineNumber = lock.withLock { linesRead += 1; return linesRead }
+            let lineNumber = lock.withLock {
+                linesRead += 1; return linesRead
+            }
             guard let (at, action) = parse(line, lineNumber) else { continue }
             if let at {
                 if let until = options.untilMs, at > until { host.advance(to: until); return }
@@ -34,7 +36,10 @@ extension FeatureRun {
         if let until = options.untilMs {
             host.advance(to: until)
         } else {
-            FileHandle.standardError.write(Data("moonflow: the run ends at \(now) ms with work in flight that nothing scheduled will finish (\(inFlightSummary)); pass --until MS to run the clock on to MS\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "moonflow: the run ends at \(now) ms with work in flight that nothing scheduled will finish (\(inFlightSummary)); pass --until MS to run the clock on to MS\n"
+                        .utf8))
         }
     }
 }

@@ -129,9 +129,11 @@ package final class FeatureRun: @unchecked Sendable {
             prepareReader()
         }
         if !options.observers.isEmpty {
-            let version = (feature as? LuaFeature)?.definition.version ?? (feature as? LuaComposite)?.definition.version ?? 1
-            let description = RunDescription(name: feature.name, version: version, path: options.path,
-                                             actions: actionSchema, clock: options.clock, now: { [weak self] in self?.now ?? 0 })
+            let version =
+                (feature as? LuaFeature)?.definition.version ?? (feature as? LuaComposite)?.definition.version ?? 1
+            let description = RunDescription(
+                name: feature.name, version: version, path: options.path,
+                actions: actionSchema, clock: options.clock, now: { [weak self] in self?.now ?? 0 })
             for observer in options.observers { observer.started(description, dispatch: Dispatcher(run: self)) }
         }
         observation = host.perform { feature.outlet.add { [weak self] event in self?.emit(event, generation: 0) } }
@@ -152,10 +154,11 @@ package final class FeatureRun: @unchecked Sendable {
 
     /// A host as the options ask for, its events (logs) tagged with `generation`.
     func makeHost(generation: Int) throws -> FeatureHost {
-        let host = try FeatureHost(configuration: .init(
-            searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
-            timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock,
-            repositoryFiles: options.repositoryStorage.map { SQLiteRepositoryFiles(storage: $0) }))
+        let host = try FeatureHost(
+            configuration: .init(
+                searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
+                timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock,
+                repositoryFiles: options.repositoryStorage.map { SQLiteRepositoryFiles(storage: $0) }))
         host.bridge.serviceTap = options.serviceTap
         // The tool names files as they were given on its command line.
         host.bridge.locationRoots = []

@@ -47,24 +47,34 @@ extension FeatureRun {
         if isCurrent(generation) { reportStoppedAtUntil() }
     }
 
-
     /// Leaves the stuck host behind and loads the plugin again in a new one, with the state
     /// the feature last had. Returns the new host, or nil when that failed too (the run ends).
     func rebuildStuck() -> FeatureHost? {
         let (stuckHost, stuckFeature, oldObservation) = bindingLock.withLock { (_host!, _feature!, observation) }
         let kept = stuckFeature.state
         let clock = stuckHost.testScheduler?.now
-        let generation = lock.withLock { self.generation += 1; return self.generation }
+        let generation = lock.withLock {
+            self.generation += 1; return self.generation
+        }
         // Kept until the stuck call returns: freeing the state would touch it under that call.
         let stuckLua = stuckHost.lua
-        let room = AbandonedStates.shared.keep([stuckHost, stuckFeature as AnyObject] + (oldObservation.map { [$0 as AnyObject] } ?? []),
-                                               while: { stuckLua.isInCall })
+        let room = AbandonedStates.shared.keep(
+            [stuckHost, stuckFeature as AnyObject] + (oldObservation.map { [$0 as AnyObject] } ?? []),
+            while: { stuckLua.isInCall })
         let limit = options.timeLimitMs.map { "its time limit of \($0) ms" } ?? "its time limit"
         guard room else {
-            emit(.error(message: "a call of \(stuckFeature.name) ran on past \(limit) in code that cannot be interrupted (a blocking C or Swift function such as os.execute or io.read), and \(AbandonedStates.shared.limit) Lua states stuck so are left behind now, the most a run keeps (each holds its memory until its call returns): the run ends", location: nil))
+            emit(
+                .error(
+                    message:
+                        "a call of \(stuckFeature.name) ran on past \(limit) in code that cannot be interrupted (a blocking C or Swift function such as os.execute or io.read), and \(AbandonedStates.shared.limit) Lua states stuck so are left behind now, the most a run keeps (each holds its memory until its call returns): the run ends",
+                    location: nil))
             return nil
         }
-        emit(.error(message: "a call of \(stuckFeature.name) ran on past \(limit) in code that cannot be interrupted (a blocking C or Swift function such as os.execute or io.read): its Lua state is left behind (freed once the call returns), and the feature is loaded again from \(options.path) with its last state", location: nil))
+        emit(
+            .error(
+                message:
+                    "a call of \(stuckFeature.name) ran on past \(limit) in code that cannot be interrupted (a blocking C or Swift function such as os.execute or io.read): its Lua state is left behind (freed once the call returns), and the feature is loaded again from \(options.path) with its last state",
+                location: nil))
         // Loading runs the plugin's code, which may block as well: on a thread of its own.
         let outcome = Locked<Result<(FeatureHost, RunningFeature), any Error>?>(nil)
         let building = Locked<FeatureHost?>(nil)
@@ -84,16 +94,24 @@ extension FeatureRun {
                 let stuckLua = stuck.lua
                 AbandonedStates.shared.keep([stuck], while: { stuckLua.isInCall })
             }
-            emit(.error(message: "loading \(options.path) again got stuck as well (its code blocks as it loads); the run ends", location: nil))
+            emit(
+                .error(
+                    message:
+                        "loading \(options.path) again got stuck as well (its code blocks as it loads); the run ends",
+                    location: nil))
             return nil
         }
         let host: FeatureHost, feature: RunningFeature
         do { (host, feature) = try outcome.withLock { $0 }!.get() } catch {
             let (message, location) = LuaErrorReport.describe(error, fallback: nil)
-            emit(.error(message: "loading \(options.path) again failed, and the run ends: \(message)", location: location))
+            emit(
+                .error(
+                    message: "loading \(options.path) again failed, and the run ends: \(message)", location: location))
             return nil
         }
-        let listener = host.perform { feature.outlet.add { [weak self] event in self?.emit(event, generation: generation) } }
+        let listener = host.perform {
+            feature.outlet.add { [weak self] event in self?.emit(event, generation: generation) }
+        }
         bindingLock.withLock {
             _host = host
             _feature = feature
@@ -112,6 +130,8 @@ extension FeatureRun {
     /// run that stopped early does not look finished.
     func reportStoppedAtUntil() {
         guard let until = options.untilMs, !options.watch, !isIdle else { return }
-        FileHandle.standardError.write(Data("moonflow: --until \(until) ended the run at \(now) ms with work in flight: \(inFlightSummary)\n".utf8))
+        FileHandle.standardError.write(
+            Data("moonflow: --until \(until) ended the run at \(now) ms with work in flight: \(inFlightSummary)\n".utf8)
+        )
     }
 }

@@ -10,7 +10,9 @@ import MoonflowLua
 extension FeatureRun {
     /// The plugin's folder (for `plugins/NAME/init.lua`) or the lone file.
     var pluginFolder: String? {
-        guard let source = feature?.source, PathText.normalized(source).split(separator: "/").last == "init.lua" else { return nil }
+        guard let source = feature?.source, PathText.normalized(source).split(separator: "/").last == "init.lua" else {
+            return nil
+        }
         return PathText.parent(of: source)
     }
 
@@ -23,7 +25,9 @@ extension FeatureRun {
         try watcher.start()
         self.watcher = watcher
         if watcher.polls {
-            emit(.log(message: "watching by polling every 250 ms (no native file watch on this platform)", location: nil))
+            emit(
+                .log(message: "watching by polling every 250 ms (no native file watch on this platform)", location: nil)
+            )
         }
     }
 
@@ -42,10 +46,14 @@ extension FeatureRun {
         let changed = changed.filter { !SpecFiles.isSpec($0, in: pluginFolder) || loaded.contains($0) }
         if changed.isEmpty { return }
         func stamps() -> [String: String] {
-            Dictionary(uniqueKeysWithValues: changed.compactMap { path in PollingFileChanges.stamp(of: path).map { (path, $0) } })
+            Dictionary(
+                uniqueKeysWithValues: changed.compactMap { path in PollingFileChanges.stamp(of: path).map { (path, $0) }
+                })
         }
         let seen = stamps()
-        if !seen.isEmpty, seen.count == changed.count, seen.allSatisfy({ reloadedStamps[$0.key] == $0.value }) { return }
+        if !seen.isEmpty, seen.count == changed.count, seen.allSatisfy({ reloadedStamps[$0.key] == $0.value }) {
+            return
+        }
         guard let failure = attemptReload(changed: changed, noticed: noticed) else {
             reloadedStamps.merge(seen) { $1 }
             return
@@ -74,7 +82,10 @@ extension FeatureRun {
         }
         if !FileManager.default.fileExists(atPath: feature.source) {
             // Deleted, perhaps to be written again at once: the next save reloads.
-            emit(.log(message: "\(feature.source) was removed; the old code keeps running until it is back", location: nil))
+            emit(
+                .log(
+                    message: "\(feature.source) was removed; the old code keeps running until it is back", location: nil
+                ))
             return nil
         }
         do {

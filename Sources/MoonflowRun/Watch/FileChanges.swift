@@ -77,7 +77,8 @@ package final class PollingFileChanges: FileChanges, @unchecked Sendable {
     /// folder or a file that is not there. Two writes within one second differ by it.
     package static func stamp(of path: String) -> String? {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              attributes[.type] as? FileAttributeType != .typeDirectory else { return nil }
+            attributes[.type] as? FileAttributeType != .typeDirectory
+        else { return nil }
         let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
         return "\(modified) \(attributes[.size] ?? "")"
     }

@@ -12,7 +12,8 @@ import MoonflowLua
 /// is the folder that holds it, so a root deleted and made again is watched
 /// anew; loose files are watched through their folder.
 package final class InotifyFileChanges: FileChanges, @unchecked Sendable {
-    private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB)
+    private static let mask = UInt32(
+        IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB)
 
     private let lock = NSLock()
     private var fd: Int32 = -1
@@ -24,7 +25,9 @@ package final class InotifyFileChanges: FileChanges, @unchecked Sendable {
 
     package func start(roots: @escaping FileWatcher.Roots) throws {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw HostError("cannot watch files: inotify_init1 failed (\(String(cString: strerror(errno))))") }
+        guard fd >= 0 else {
+            throw HostError("cannot watch files: inotify_init1 failed (\(String(cString: strerror(errno))))")
+        }
         lock.withLock {
             self.fd = fd
             self.roots = roots
@@ -86,7 +89,9 @@ package final class InotifyFileChanges: FileChanges, @unchecked Sendable {
             for sub in FolderWalk.paths(under: root) {
                 let full = PathText.join(root, sub)
                 var isDir: ObjCBool = false
-                if FileManager.default.fileExists(atPath: full, isDirectory: &isDir), isDir.boolValue { dirs.append(full) }
+                if FileManager.default.fileExists(atPath: full, isDirectory: &isDir), isDir.boolValue {
+                    dirs.append(full)
+                }
             }
         }
         for file in files { dirs.append(PathText.parent(of: file)) }
@@ -95,7 +100,9 @@ package final class InotifyFileChanges: FileChanges, @unchecked Sendable {
             for dir in Set(dirs) where !watches.values.contains(dir) {
                 let wd = inotify_add_watch(fd, dir.isEmpty ? "." : dir, Self.mask)
                 guard wd >= 0 else {
-                    throw HostError("cannot watch \(dir): \(String(cString: strerror(errno))) (raise fs.inotify.max_user_watches if it says no space)")
+                    throw HostError(
+                        "cannot watch \(dir): \(String(cString: strerror(errno))) (raise fs.inotify.max_user_watches if it says no space)"
+                    )
                 }
                 watches[wd] = dir
             }

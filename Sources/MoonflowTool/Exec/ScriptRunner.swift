@@ -45,7 +45,10 @@ package struct ScriptRunner: Sendable {
     /// - Returns: the exit status (0 success, 1 error or a bad option).
     package func run() -> Int32 {
         if let bad = commandLine.badOption {
-            writeError(StandaloneCommandLine.usage(badOption: bad, name: programName, command: programName == "moonflow" ? "moonflow exec" : programName))
+            writeError(
+                StandaloneCommandLine.usage(
+                    badOption: bad, name: programName,
+                    command: programName == "moonflow" ? "moonflow exec" : programName))
             return 1
         }
         if commandLine.printsVersion { LuaState.printVersion() }
@@ -54,8 +57,10 @@ package struct ScriptRunner: Sendable {
         let clock = RealTimeScheduler()
         let bridge: LuaBridge
         do {
-            lua = try LuaState(profile: profile, memoryLimit: memoryLimitMB.map(FeatureHost.bytes(megabytes:)), timeLimitMs: timeLimitMs,
-                               standalone: true, ignoreEnvironment: commandLine.ignoresEnvironment)
+            lua = try LuaState(
+                profile: profile, memoryLimit: memoryLimitMB.map(FeatureHost.bytes(megabytes:)),
+                timeLimitMs: timeLimitMs,
+                standalone: true, ignoreEnvironment: commandLine.ignoresEnvironment)
             // The whole module, on real time driven from this thread: timers and
             // services started by the script run after the main chunk returns.
             bridge = try LuaBridge(lua: lua, scheduler: clock)
@@ -65,7 +70,8 @@ package struct ScriptRunner: Sendable {
             try lua.setGlobal("arg", .value(.table(arg)))
             // A sandboxed script requires only modules beside it (beside the current folder without one).
             let file = commandLine.script.map { commandLine.words[$0] } ?? "-"
-            try lua.setSandboxModuleFolder(commandLine.scriptIsStandardInput || commandLine.script == nil ? "." : PathText.parent(of: file))
+            try lua.setSandboxModuleFolder(
+                commandLine.scriptIsStandardInput || commandLine.script == nil ? "." : PathText.parent(of: file))
         } catch {
             writeError("\(programName): \(FlagHints.add(to: "\(error)"))\n")
             return 1
@@ -86,7 +92,9 @@ package struct ScriptRunner: Sendable {
         }
         guard ended else {
             let limit = timeLimitMs.map { " of \($0) ms" } ?? ""
-            writeError("\(programName): a call ran on past the time limit\(limit) in code that cannot be interrupted (a blocking C or Swift function, such as os.execute or io.read); the program ends without waiting for it\n")
+            writeError(
+                "\(programName): a call ran on past the time limit\(limit) in code that cannot be interrupted (a blocking C or Swift function, such as os.execute or io.read); the program ends without waiting for it\n"
+            )
             return 1
         }
         return status.withLock { $0 }
@@ -128,7 +136,8 @@ package struct ScriptRunner: Sendable {
 
     /// `LUA_INIT_5_4`, else `LUA_INIT`: `@FILE` runs that file, anything else runs as code.
     private func runInit(_ lua: LuaState) -> String? {
-        let (variable, value) = environment["LUA_INIT_5_4"].map { ("LUA_INIT_5_4", $0) }
+        let (variable, value) =
+            environment["LUA_INIT_5_4"].map { ("LUA_INIT_5_4", $0) }
             ?? environment["LUA_INIT"].map { ("LUA_INIT", $0) } ?? ("", "")
         guard !variable.isEmpty else { return nil }
         if value.hasPrefix("@") { return lua.runAsMain(.file(String(value.dropFirst()))) }

@@ -111,7 +111,8 @@ package struct StandaloneCommandLine: Sendable, Equatable {
     /// `command` in lua5.4's place (`moonflow`, `moonflow exec`).
     package static func usage(badOption: String, name: String, command: String) -> String {
         let bytes = Array(badOption.utf8)
-        let what = bytes.count > 1 && (bytes[1] == UInt8(ascii: "e") || bytes[1] == UInt8(ascii: "l"))
+        let what =
+            bytes.count > 1 && (bytes[1] == UInt8(ascii: "e") || bytes[1] == UInt8(ascii: "l"))
             ? "'\(badOption)' needs argument" : "unrecognized option '\(badOption)'"
         return """
             \(name): \(what)

@@ -46,7 +46,9 @@ package final class InspectorProcess: RunObserver, @unchecked Sendable {
     /// Where `moonflow-inspector` is: in the folder of the running binary.
     package static var executable: URL {
         let proc = URL(fileURLWithPath: "/proc/self/exe")
-        let own = FileManager.default.fileExists(atPath: proc.path) ? proc.resolvingSymlinksInPath()
+        let own =
+            FileManager.default.fileExists(atPath: proc.path)
+            ? proc.resolvingSymlinksInPath()
             : (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])).resolvingSymlinksInPath()
         return own.deletingLastPathComponent().appendingPathComponent(InspectorPipe.executableName)
     }
@@ -61,10 +63,15 @@ package final class InspectorProcess: RunObserver, @unchecked Sendable {
     ///   - warn: where to say the child fell behind (standard error by default).
     /// - Throws: `Failure`: the child is missing, cannot listen at `address`, says nothing
     ///   within `startTimeout`, or a stop signal came first.
-    package static func start(address: String, frames: Int, bytes: Int, binary: URL = executable, startTimeout: TimeInterval = 30,
-                              warn: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }) throws -> InspectorProcess {
+    package static func start(
+        address: String, frames: Int, bytes: Int, binary: URL = executable, startTimeout: TimeInterval = 30,
+        warn: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    ) throws -> InspectorProcess {
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            throw Failure(description: "needs \(InspectorPipe.executableName) beside moonflow, and \(binary.path) is missing; install the two files together")
+            throw Failure(
+                description:
+                    "needs \(InspectorPipe.executableName) beside moonflow, and \(binary.path) is missing; install the two files together"
+            )
         }
         let process = Process()
         process.executableURL = binary
@@ -84,15 +91,17 @@ package final class InspectorProcess: RunObserver, @unchecked Sendable {
         case .timedOut:
             kill(process.processIdentifier, SIGKILL)  // it may hold SIGTERM, as this thread does
             let seconds = startTimeout.rounded() == startTimeout ? "\(Int(startTimeout))" : "\(startTimeout)"
-            throw Failure(description: "\(binary.path) did not say where it serves the page within \(seconds) s; it was stopped")
+            throw Failure(
+                description: "\(binary.path) did not say where it serves the page within \(seconds) s; it was stopped")
         case .signal(let name):
             kill(process.processIdentifier, SIGKILL)  // it may hold SIGTERM, as this thread does
             throw Failure(description: "stopped by \(name) while \(binary.path) was starting")
         }
         switch try? InspectorPipe.toParent(first) {
         case .listening(let url, let authorities)?:
-            return InspectorProcess(process: process, toChild: input.fileHandleForWriting, fromChild: reader,
-                                    url: url, authorities: authorities, queueLimit: bytes, warn: warn)
+            return InspectorProcess(
+                process: process, toChild: input.fileHandleForWriting, fromChild: reader,
+                url: url, authorities: authorities, queueLimit: bytes, warn: warn)
         case .failed(let message)?:
             throw Failure(description: message)
         default:
@@ -100,8 +109,10 @@ package final class InspectorProcess: RunObserver, @unchecked Sendable {
         }
     }
 
-    private init(process: Process, toChild: FileHandle, fromChild: ChildLines, url: String, authorities: [String],
-                 queueLimit: Int, warn: @escaping @Sendable (String) -> Void) {
+    private init(
+        process: Process, toChild: FileHandle, fromChild: ChildLines, url: String, authorities: [String],
+        queueLimit: Int, warn: @escaping @Sendable (String) -> Void
+    ) {
         self.process = process
         self.toChildHandle = toChild
         self.fromChild = fromChild
@@ -127,7 +138,10 @@ package final class InspectorProcess: RunObserver, @unchecked Sendable {
 
     package func started(_ run: RunDescription, dispatch: any RunDispatcher) {
         lock.withLock { dispatcher = dispatch }
-        send(.started(name: run.name, version: run.version, path: run.path, actions: InspectorPipe.declared(run.actions), clock: run.clock))
+        send(
+            .started(
+                name: run.name, version: run.version, path: run.path, actions: InspectorPipe.declared(run.actions),
+                clock: run.clock))
     }
 
     package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {
@@ -170,7 +184,9 @@ package final class InspectorProcess: RunObserver, @unchecked Sendable {
             return false
         }
         if first {
-            warn("moonflow: --inspect: the inspector fell \(queueLimit >> 20 > 0 ? "\(queueLimit >> 20) MB" : "\(queueLimit) bytes") behind (a page that does not keep up, a machine too busy); the run's events are dropped until it catches up, and the page is told how many")
+            warn(
+                "moonflow: --inspect: the inspector fell \(queueLimit >> 20 > 0 ? "\(queueLimit >> 20) MB" : "\(queueLimit) bytes") behind (a page that does not keep up, a machine too busy); the run's events are dropped until it catches up, and the page is told how many"
+            )
         }
     }
 
@@ -186,7 +202,11 @@ package final class InspectorProcess: RunObserver, @unchecked Sendable {
                 defer { queued = []; queuedSize = 0 }
                 // Caught up after dropping: the page hears how many it missed, after what was queued.
                 if dropped > 0 {
-                    let note = InspectorPipe.line(.event(.log(message: "moonflow run dropped \(dropped) events here: the inspector fell behind", location: nil), t: 0, cause: nil))
+                    let note = InspectorPipe.line(
+                        .event(
+                            .log(
+                                message: "moonflow run dropped \(dropped) events here: the inspector fell behind",
+                                location: nil), t: 0, cause: nil))
                     dropped = 0
                     return queued + [note + "\n"]
                 }
@@ -199,7 +219,9 @@ package final class InspectorProcess: RunObserver, @unchecked Sendable {
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 {
                     // The child is gone: what it would have shown goes nowhere; the run goes on.
-                    lock.withLock { gone = true; queued = []; queuedSize = 0 }
+                    lock.withLock {
+                        gone = true; queued = []; queuedSize = 0
+                    }
                     return
                 }
                 done += n

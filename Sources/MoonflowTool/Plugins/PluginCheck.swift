@@ -42,7 +42,10 @@ package struct PluginCheck: Sendable {
             report.lintNote = why
         case .checked(let findings):
             // A file that does not parse is a problem already when loading it found it so.
-            let named = Set(findings.map(\.file).filter { file in report.problems.contains { $0.hasPrefix(LuaValue.escaped(file) + ":") } })
+            let named = Set(
+                findings.map(\.file).filter { file in
+                    report.problems.contains { $0.hasPrefix(LuaValue.escaped(file) + ":") }
+                })
             report.problems += findings.filter { $0.isError && !named.contains($0.file) }.map(\.text)
             report.warnings = findings.filter { !$0.isError }.map(\.text)
         }
@@ -53,8 +56,10 @@ package struct PluginCheck: Sendable {
     /// `resolved` gets the plugin's file, when there is one.
     package func problems(resolved: inout String?) -> [String] {
         do {
-            let host = try FeatureHost(configuration: .init(searchPaths: FeatureRun.searchPaths(for: path), profile: profile,
-                                                            timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB, clock: .virtual))
+            let host = try FeatureHost(
+                configuration: .init(
+                    searchPaths: FeatureRun.searchPaths(for: path), profile: profile,
+                    timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB, clock: .virtual))
             host.bridge.locationRoots = []  // the tool names files as they were given
             resolved = try host.resolve(path)
             // The host owns the process here too: a plugin's top level cannot end the check early.
@@ -66,8 +71,11 @@ package struct PluginCheck: Sendable {
             // Building the feature checks its interactors and environment too; an interactor
             // (used by features through env.interactors) is checked by building its environment.
             do {
-                if definition.kind == .interactor { _ = try host.perform { try host.makeEnv(definition) } }
-                else { _ = try host.perform { try host.makeFeature(definition, source: file) } }
+                if definition.kind == .interactor {
+                    _ = try host.perform { try host.makeEnv(definition) }
+                } else {
+                    _ = try host.perform { try host.makeFeature(definition, source: file) }
+                }
             } catch {
                 problems += PluginCheck.describe(error)
             }

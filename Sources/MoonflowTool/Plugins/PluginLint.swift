@@ -67,8 +67,9 @@ package struct PluginLint: Sendable {
 
         /// Both sets of files, each file once.
         package func adding(_ other: Files) -> Files {
-            Files(plugin: plugin + other.plugin.filter { !plugin.contains($0) },
-                  spec: spec + other.spec.filter { !spec.contains($0) })
+            Files(
+                plugin: plugin + other.plugin.filter { !plugin.contains($0) },
+                spec: spec + other.spec.filter { !spec.contains($0) })
         }
     }
 
@@ -105,17 +106,20 @@ package struct PluginLint: Sendable {
     // MARK: - Running luacheck
 
     /// What `check` and `test` say when there is no luacheck to run.
-    static let notInstalled = "luacheck is not installed, so undefined globals, unused variables, shadowing and unreachable code "
+    static let notInstalled =
+        "luacheck is not installed, so undefined globals, unused variables, shadowing and unreachable code "
         + "were not checked; install Debian's lua-check (scripts/setup installs it)"
 
     /// Runs luacheck on `files`; `.checked` with every finding, sorted by file, line and column.
     package func run(_ files: Files) -> Outcome {
         guard !files.isEmpty else { return .checked([]) }
         guard let luacheck = PluginLint.executable() else { return .unavailable(PluginLint.notInstalled) }
-        let config = FileManager.default.temporaryDirectory.appendingPathComponent("moonflow-luacheck-\(UUID().uuidString).lua")
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "moonflow-luacheck-\(UUID().uuidString).lua")
         defer { try? FileManager.default.removeItem(at: config) }
         do {
-            try configuration(for: files.plugin.first ?? files.spec[0]).write(to: config, atomically: true, encoding: .utf8)
+            try configuration(for: files.plugin.first ?? files.spec[0]).write(
+                to: config, atomically: true, encoding: .utf8)
         } catch {
             return .unavailable("the globals for luacheck could not be read: \(error)")
         }
@@ -124,13 +128,15 @@ package struct PluginLint: Sendable {
         for (group, std) in [(files.plugin, nil), (files.spec, "moonflow_spec+busted")] where !group.isEmpty {
             let arguments = common + (std.map { ["--std", $0] } ?? []) + ["--"] + group
             switch PluginLint.launch(luacheck, arguments) {
-            case .failure(let error): return .unavailable("luacheck (\(luacheck)) could not run: \(error.localizedDescription)")
+            case .failure(let error):
+                return .unavailable("luacheck (\(luacheck)) could not run: \(error.localizedDescription)")
             case .success(let (status, output)):
                 let lines = output.split(separator: "\n").map(String.init)
                 let parsed = lines.compactMap(PluginLint.finding)
                 // 0: clean, 1: warnings, 2: errors (a file that does not parse); more: luacheck itself failed.
                 guard status <= 2, parsed.count == lines.count else {
-                    return .unavailable("luacheck failed (exit status \(status)): \(LuaValue.visible(output.trimmingWhitespace()))")
+                    return .unavailable(
+                        "luacheck failed (exit status \(status)): \(LuaValue.visible(output.trimmingWhitespace()))")
                 }
                 findings += parsed
             }
@@ -141,13 +147,17 @@ package struct PluginLint: Sendable {
     /// The configuration luacheck gets: the globals tables of a host made as the command makes
     /// its own (`Plugins/lint_config.lua` lists them).
     func configuration(for pluginFile: String) throws -> String {
-        let host = try FeatureHost(configuration: .init(searchPaths: [], profile: .trusted, timeLimitMs: 1000,
-                                                        memoryLimitMB: 64, clock: .virtual, isolatesPlugins: sandboxed))
+        let host = try FeatureHost(
+            configuration: .init(
+                searchPaths: [], profile: .trusted, timeLimitMs: 1000,
+                memoryLimitMB: 64, clock: .virtual, isolatesPlugins: sandboxed))
         let pluginGlobals = try host.pluginGlobals(forFile: pluginFile)
         return try host.perform {
             let chunk = try host.lua.load(string: PluginLint.configSource, name: "moonflow lint_config")
             let specGlobals = try host.lua.ref(global: "_G")
-            return try host.lua.call(chunk, [.ref(pluginGlobals), .ref(specGlobals)]) { try $0.string(1, function: "lint_config") }
+            return try host.lua.call(chunk, [.ref(pluginGlobals), .ref(specGlobals)]) {
+                try $0.string(1, function: "lint_config")
+            }
         }
     }
 
@@ -157,8 +167,10 @@ package struct PluginLint: Sendable {
     /// writes it with `--codes`; nil for any other line.
     static func finding(_ line: String) -> Finding? {
         guard let match = line.wholeMatch(of: /(.+):(\d+):(\d+): \(([EW]\d+)\) (.*)/),
-              let number = Int(match.2), let column = Int(match.3) else { return nil }
-        return Finding(file: String(match.1), line: number, column: column, code: String(match.4), message: String(match.5))
+            let number = Int(match.2), let column = Int(match.3)
+        else { return nil }
+        return Finding(
+            file: String(match.1), line: number, column: column, code: String(match.4), message: String(match.5))
     }
 
     /// `luacheck` on PATH.

@@ -30,15 +30,21 @@ package struct PluginScaffold: Sendable {
     /// - Throws: `Refusal` for a name that cannot be a plugin name or a folder that exists.
     package func write() throws -> [String] {
         guard name.range(of: #"^[A-Za-z][A-Za-z0-9_]*$"#, options: .regularExpression) != nil else {
-            throw Refusal(message: "'\(name)' cannot be a plugin name: use a letter, then letters, digits or underscores (it is also the module prefix in require \"NAME.mod\")", isUsage: true)
+            throw Refusal(
+                message:
+                    "'\(name)' cannot be a plugin name: use a letter, then letters, digits or underscores (it is also the module prefix in require \"NAME.mod\")",
+                isUsage: true)
         }
         let fm = FileManager.default
         let dir = (pluginsFolder as NSString).appendingPathComponent(name)
         guard !fm.fileExists(atPath: dir) else {
-            throw Refusal(message: "\(dir) already exists; nothing was written (pick another name or remove it first)", isUsage: false)
+            throw Refusal(
+                message: "\(dir) already exists; nothing was written (pick another name or remove it first)",
+                isUsage: false)
         }
         let initFile = (dir as NSString).appendingPathComponent("init.lua")
-        let specFile = ((dir as NSString).appendingPathComponent("spec") as NSString).appendingPathComponent("\(name)_spec.lua")
+        let specFile = ((dir as NSString).appendingPathComponent("spec") as NSString).appendingPathComponent(
+            "\(name)_spec.lua")
         do {
             try fm.createDirectory(atPath: PathText.parent(of: specFile), withIntermediateDirectories: true)
             try feature.write(toFile: initFile, atomically: true, encoding: .utf8)

@@ -111,7 +111,8 @@ package struct SessionReplay {
                 return 2
             }
         }
-        let output = PrintedEvents(comparing: update ? nil : RecordedEvents(file: file, recording: recording), plugin: plugin)
+        let output = PrintedEvents(
+            comparing: update ? nil : RecordedEvents(file: file, recording: recording), plugin: plugin)
         // Input lines as timed run input, read from the file as the run asks for them ("" for
         // every other line, so an input's line number is its line in the recording).
         let reader = RecordingLines(path: file)
@@ -123,14 +124,19 @@ package struct SessionReplay {
             }
             defer { number += 1 }
             guard number < recording.lines.count, recording.lines[number] == .input,
-                  let value = try? LuaValue(jsonBytes: line), case .integer(let t)? = value["t"], let action = value["input"] else { return "" }
+                let value = try? LuaValue(jsonBytes: line), case .integer(let t)? = value["t"],
+                let action = value["input"]
+            else { return "" }
             return TimedInput.line(at: Int(clamping: t), send: action, root: "input")
         }
         _ = FeatureRun(options: options, input: input, write: output.add).run()
 
         if let updated {
             if rename(updated, file) != 0 {
-                FileHandle.standardError.write(Data("moonflow replay: cannot write \(file) (\(String(cString: strerror(errno)))); the new recording is in \(updated)\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "moonflow replay: cannot write \(file) (\(String(cString: strerror(errno)))); the new recording is in \(updated)\n"
+                            .utf8))
                 return 2
             }
             write("replay \(file): rewritten (\(recording.inputs) inputs, \(output.states) states)")
@@ -154,13 +160,17 @@ package struct SessionReplay {
 
     /// The report on a recorded event (at `line`, the `index`th, the `statesSeen`th state when
     /// one) that differs from the event the run gives in its place, or nil when they are the same.
-    static func difference(file: String, recorded event: LuaValue, line: Int, statesSeen: Int, now current: LuaValue) -> [String]? {
+    static func difference(
+        file: String, recorded event: LuaValue, line: Int, statesSeen: Int, now current: LuaValue
+    ) -> [String]? {
         let kind = event["event"]?.stringValue ?? "?"
         let currentKind = current["event"]?.stringValue ?? "?"
         if kind != currentKind {
-            return ["replay \(file): line \(line) recorded \(Schema.withArticle(kind)) event where the run now gives \(Schema.withArticle(currentKind)) event (- recorded, + now):",
-                    "- \(kind) = \(StateDiff.render(Self.compared(event)))",
-                    "+ \(currentKind) = \(StateDiff.render(Self.compared(current)))"]
+            return [
+                "replay \(file): line \(line) recorded \(Schema.withArticle(kind)) event where the run now gives \(Schema.withArticle(currentKind)) event (- recorded, + now):",
+                "- \(kind) = \(StateDiff.render(Self.compared(event)))",
+                "+ \(currentKind) = \(StateDiff.render(Self.compared(current)))",
+            ]
         }
         if kind == "state" {
             let (a, b) = (event["state"] ?? .nil, current["state"] ?? .nil)
@@ -173,7 +183,9 @@ package struct SessionReplay {
         let (a, b) = (Self.compared(event), Self.compared(current))
         if !StateDiff.same(a, b, numbersByType: true) {
             return ["replay \(file): the \(kind) event at line \(line) differs (- recorded, + now):"]
-                + StateDiff.lines(expected: a, actual: b, numbersByType: true).map { $0.replacingOccurrences(of: " state = ", with: " \(kind) = ") }
+                + StateDiff.lines(expected: a, actual: b, numbersByType: true).map {
+                    $0.replacingOccurrences(of: " state = ", with: " \(kind) = ")
+                }
         }
         return nil
     }
@@ -192,7 +204,8 @@ package struct SessionReplay {
             switch value {
             case .string(let s):
                 let text = s.description
-                return text.contains(prefix) ? .string(LuaString(text.replacingOccurrences(of: prefix, with: ""))) : value
+                return text.contains(prefix)
+                    ? .string(LuaString(text.replacingOccurrences(of: prefix, with: ""))) : value
             case .table(var t):
                 t.array = t.array.map(relative)
                 for (k, v) in t.hash { t.hash[k] = relative(v) }
@@ -217,16 +230,22 @@ package struct SessionReplay {
         let inFolder = path.hasPrefix("/") ? path : root + "/" + path
         let resolved = (inFolder as NSString).standardizingPath
         let components = path.split(separator: "/")
-        let leaves = BadRecording(description: "\(file):1: the recording's plugin path \(StateDiff.render(.string(LuaString(path)))) leaves the plugins folder (\(given)); a replay runs only plugins inside it: give the folder that holds the plugin with --plugins DIR")
+        let leaves = BadRecording(
+            description:
+                "\(file):1: the recording's plugin path \(StateDiff.render(.string(LuaString(path)))) leaves the plugins folder (\(given)); a replay runs only plugins inside it: give the folder that holds the plugin with --plugins DIR"
+        )
         guard !path.contains("\0"), !path.hasPrefix("~"), !components.contains(".."),
-              resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/") else { throw leaves }
+            resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/")
+        else { throw leaves }
         // And where it really is: a symbolic link inside the folder may point out of it (the
         // plugin's folder, one on the way to it, or its init.lua).
         func staysInside(_ place: String) -> Bool {
             guard let realRoot = FolderWalk.realPath(root) else { return false }
             var files = [place]
             var isFolder: ObjCBool = false
-            if fm.fileExists(atPath: place, isDirectory: &isFolder), isFolder.boolValue { files.append(place + "/init.lua") }
+            if fm.fileExists(atPath: place, isDirectory: &isFolder), isFolder.boolValue {
+                files.append(place + "/init.lua")
+            }
             return files.allSatisfy { file in
                 guard let real = FolderWalk.realPath(file) else { return !fm.fileExists(atPath: file) }
                 return real == realRoot || real.hasPrefix(realRoot == "/" ? "/" : realRoot + "/")
@@ -242,33 +261,52 @@ package struct SessionReplay {
             guard staysInside(prefix + "plugins/" + path) else { throw leaves }
             return PluginPlace(path: prefix.isEmpty ? path : prefix + "plugins/" + path, prefix: prefix)
         }
-        throw BadRecording(description: "\(file) was recorded with the plugin \(path), which is not in \(given); give the folder the recording was made in with --plugins DIR")
+        throw BadRecording(
+            description:
+                "\(file) was recorded with the plugin \(path), which is not in \(given); give the folder the recording was made in with --plugins DIR"
+        )
     }
 
     /// Reads the recording.
     /// - Throws: `BadRecording` naming the file, the line and what a recording looks like.
     func read() throws -> Recording {
         guard let reader = RecordingLines(path: file) else {
-            throw BadRecording(description: "cannot read \(file): it does not exist or is not readable; make one with moonflow run PATH --record \(file)")
+            throw BadRecording(
+                description:
+                    "cannot read \(file): it does not exist or is not readable; make one with moonflow run PATH --record \(file)"
+            )
         }
         var recording = Recording()
         var n = 0
         while let line = reader.next() {
             n += 1
-            if line.allSatisfy({ $0 == 0x20 || (0x09...0x0D).contains($0) }) { recording.lines.append(.other); continue }
+            if line.allSatisfy({ $0 == 0x20 || (0x09...0x0D).contains($0) }) {
+                recording.lines.append(.other); continue
+            }
             let value: LuaValue
             do { value = try LuaValue(jsonBytes: line) } catch {
-                throw BadRecording(description: "\(file):\(n): not JSON (\(error)); a recording is JSON Lines written by moonflow run --record")
+                throw BadRecording(
+                    description:
+                        "\(file):\(n): not JSON (\(error)); a recording is JSON Lines written by moonflow run --record")
             }
             if n == 1 {
                 guard value["record"]?.stringValue == SessionRecorder.kind, let path = value["path"]?.stringValue else {
-                    throw BadRecording(description: "\(file):1: not a moonflow recording (the first line must be the {\"record\":\"\(SessionRecorder.kind)\",...} header); make one with moonflow run PATH --record \(file)")
+                    throw BadRecording(
+                        description:
+                            "\(file):1: not a moonflow recording (the first line must be the {\"record\":\"\(SessionRecorder.kind)\",...} header); make one with moonflow run PATH --record \(file)"
+                    )
                 }
                 if let format = value["format"], format != .integer(Int64(SessionRecorder.format)) {
-                    throw BadRecording(description: "\(file):1: recording format \(format) is not \(SessionRecorder.format), the one this moonflow reads; record the session again")
+                    throw BadRecording(
+                        description:
+                            "\(file):1: recording format \(format) is not \(SessionRecorder.format), the one this moonflow reads; record the session again"
+                    )
                 }
                 guard !path.isEmpty else {
-                    throw BadRecording(description: "\(file):1: the header's \"path\" is empty; it names the plugin the session ran (\"plugins/counter\"): record the session again, or write the plugin's path there")
+                    throw BadRecording(
+                        description:
+                            "\(file):1: the header's \"path\" is empty; it names the plugin the session ran (\"plugins/counter\"): record the session again, or write the plugin's path there"
+                    )
                 }
                 recording.path = path
                 recording.feature = value["feature"]?.stringValue ?? "?"
@@ -278,7 +316,8 @@ package struct SessionReplay {
             }
             if value["input"] != nil {
                 guard case .integer(let t)? = value["t"], t >= 0 else {
-                    throw BadRecording(description: "\(file):\(n): an input line needs its time \"t\" in ms (an integer, 0 or more)")
+                    throw BadRecording(
+                        description: "\(file):\(n): an input line needs its time \"t\" in ms (an integer, 0 or more)")
                 }
                 recording.inputTimes.append(Int(clamping: t))
                 recording.inputs += 1
@@ -287,10 +326,13 @@ package struct SessionReplay {
             }
             if value["service"]?.stringValue != nil {
                 guard let answer = SessionRecorder.serviceAnswer(value) else {
-                    throw BadRecording(description: "\(file):\(n): a service line needs \"call\" (an integer) and \"values\" (a list)")
+                    throw BadRecording(
+                        description: "\(file):\(n): a service line needs \"call\" (an integer) and \"values\" (a list)")
                 }
                 recording.services[answer.service, default: [:]][answer.call] = answer.outcome
-                if let delivery = answer.delivery { recording.deliveries[answer.service, default: [:]][answer.call] = delivery }
+                if let delivery = answer.delivery {
+                    recording.deliveries[answer.service, default: [:]][answer.call] = delivery
+                }
                 recording.lines.append(.other)
                 continue
             }
@@ -298,7 +340,10 @@ package struct SessionReplay {
             switch value["event"]?.stringValue {
             case "state":
                 guard value["state"] != nil else {
-                    throw BadRecording(description: "\(file):\(n): a state event without a whole \"state\"; recordings keep whole states (record without --state patch)")
+                    throw BadRecording(
+                        description:
+                            "\(file):\(n): a state event without a whole \"state\"; recordings keep whole states (record without --state patch)"
+                    )
                 }
             case "mutation":
                 if value["mutation"] != nil { kind = .mutation }
@@ -311,7 +356,9 @@ package struct SessionReplay {
             recording.events += 1
         }
         if let error = reader.error {
-            throw BadRecording(description: "cannot read \(file) to its end (\(error)); make one with moonflow run PATH --record \(file)")
+            throw BadRecording(
+                description:
+                    "cannot read \(file) to its end (\(error)); make one with moonflow run PATH --record \(file)")
         }
         // No later than the input after the action each answer followed: it came before that one.
         for (service, calls) in recording.deliveries {
@@ -320,22 +367,28 @@ package struct SessionReplay {
             }
         }
         guard !recording.path.isEmpty else {
-            throw BadRecording(description: "\(file) is empty; make a recording with moonflow run PATH --record \(file)")
+            throw BadRecording(
+                description: "\(file) is empty; make a recording with moonflow run PATH --record \(file)")
         }
         return recording
     }
 
     /// Recorded actions and mutations the feature's current schemas refuse, one line each.
     func validate(_ recording: Recording, path: String) -> [String] {
-        guard let host = try? FeatureHost(configuration: .init(searchPaths: FeatureRun.searchPaths(for: path),
-                                                               profile: profile, timeLimitMs: timeLimitMs,
-                                                               memoryLimitMB: memoryLimitMB, clock: .virtual)),
-              (try? HostOwnedProcess.install(in: host.lua, command: "replay") { _, _ in }) != nil,
-              let (definition, _) = try? host.loadDefinition(path), definition.kind == .feature
+        guard
+            let host = try? FeatureHost(
+                configuration: .init(
+                    searchPaths: FeatureRun.searchPaths(for: path),
+                    profile: profile, timeLimitMs: timeLimitMs,
+                    memoryLimitMB: memoryLimitMB, clock: .virtual)),
+            (try? HostOwnedProcess.install(in: host.lua, command: "replay") { _, _ in }) != nil,
+            let (definition, _) = try? host.loadDefinition(path), definition.kind == .feature
         else { return [] }  // the run itself reports a plugin that does not load
         var out: [String] = []
         if definition.version != recording.version {
-            out.append("\(file):1: recorded with \(recording.feature) version \(recording.version), the code is now version \(definition.version)")
+            out.append(
+                "\(file):1: recorded with \(recording.feature) version \(recording.version), the code is now version \(definition.version)"
+            )
         }
         // Actions first, then mutations, each in file order (as the report always named them).
         for kind in [Recording.Line.input, .mutation] {
@@ -343,11 +396,19 @@ package struct SessionReplay {
             var n = 0
             while let line = reader.next() {
                 n += 1
-                guard n <= recording.lines.count, recording.lines[n - 1] == kind, let value = try? LuaValue(jsonBytes: line) else { continue }
+                guard n <= recording.lines.count, recording.lines[n - 1] == kind,
+                    let value = try? LuaValue(jsonBytes: line)
+                else { continue }
                 do {
-                    if kind == .input { _ = try definition.actions.validate(value["input"] ?? .nil) } else { _ = try definition.mutations.validate(value["mutation"] ?? .nil) }
+                    if kind == .input {
+                        _ = try definition.actions.validate(value["input"] ?? .nil)
+                    } else {
+                        _ = try definition.mutations.validate(value["mutation"] ?? .nil)
+                    }
                 } catch {
-                    out.append("\(file):\(n): the recorded \(kind == .input ? "action" : "mutation") no longer validates: \(error)")
+                    out.append(
+                        "\(file):\(n): the recorded \(kind == .input ? "action" : "mutation") no longer validates: \(error)"
+                    )
                 }
             }
         }
@@ -377,13 +438,17 @@ private final class PrintedEvents: @unchecked Sendable {
 
     func add(_ line: String) {
         // An event line (`EventLine`) is an object with a string `event`; a reload's is not compared.
-        guard let event = try? LuaValue(json: line), let kind = EventLine.kind(of: event), kind != "reload" else { return }
+        guard let event = try? LuaValue(json: line), let kind = EventLine.kind(of: event), kind != "reload" else {
+            return
+        }
         lock.withLock {
             count += 1
             if kind == "state" { stateCount += 1 }
             guard let recorded, found == nil, extra == nil else { return }
             guard let (line, expected) = recorded.next() else { extra = plugin.relative(event); return }
-            found = SessionReplay.difference(file: recorded.file, recorded: expected, line: line, statesSeen: statesSeen, now: plugin.relative(event))
+            found = SessionReplay.difference(
+                file: recorded.file, recorded: expected, line: line, statesSeen: statesSeen, now: plugin.relative(event)
+            )
             if expected["event"]?.stringValue == "state" { statesSeen += 1 }
         }
     }
@@ -395,13 +460,17 @@ private final class PrintedEvents: @unchecked Sendable {
             if let found { return found }
             if count < recorded.total, let (line, event) = recorded.next() {
                 let kind = event["event"]?.stringValue ?? "?"
-                return ["replay \(file): the recording has \(recorded.total) events, the run now \(count): the \(kind) event at line \(line) never came",
-                        "- \(kind) = \(StateDiff.render(SessionReplay.compared(event)))"]
+                return [
+                    "replay \(file): the recording has \(recorded.total) events, the run now \(count): the \(kind) event at line \(line) never came",
+                    "- \(kind) = \(StateDiff.render(SessionReplay.compared(event)))",
+                ]
             }
             guard let extra else { return nil }
             let kind = extra["event"]?.stringValue ?? "?"
-            return ["replay \(file): the run now gives \(count) events, the recording \(recorded.total); the first new one:",
-                    "+ \(kind) = \(StateDiff.render(SessionReplay.compared(extra)))"]
+            return [
+                "replay \(file): the run now gives \(count) events, the recording \(recorded.total); the first new one:",
+                "+ \(kind) = \(StateDiff.render(SessionReplay.compared(extra)))",
+            ]
         }
     }
 }
@@ -457,7 +526,8 @@ final class RecordingLines: @unchecked Sendable {
         while true {
             let newline: Int? = buffer.withUnsafeBufferPointer { b in
                 guard searched < b.count, let base = b.baseAddress,
-                      let found = memchr(base + searched, 0x0A, b.count - searched) else { return nil }
+                    let found = memchr(base + searched, 0x0A, b.count - searched)
+                else { return nil }
                 return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
             }
             if let newline {

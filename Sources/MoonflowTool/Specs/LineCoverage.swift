@@ -38,7 +38,8 @@ package final class LineCoverage: @unchecked Sendable {
     func files() -> [String] {
         var all = Set(counts.withLock { Array($0.keys) })
         for plugin in plugins {
-            for path in FolderWalk.paths(under: plugin) where path.hasSuffix(".lua") && !path.hasPrefix("spec/") && !path.contains("/spec/") {
+            for path in FolderWalk.paths(under: plugin)
+            where path.hasSuffix(".lua") && !path.hasPrefix("spec/") && !path.contains("/spec/") {
                 all.insert(PathText.join(plugin, path))
             }
         }
@@ -67,7 +68,11 @@ package final class LineCoverage: @unchecked Sendable {
 
     /// The table `moonflow test` prints: a line per file and the total.
     package func report(_ files: [File]) -> [String] {
-        guard !files.isEmpty else { return ["coverage: no plugin Lua file under \(plugins.map { LuaValue.escaped($0) }.joined(separator: ", "))"] }
+        guard !files.isEmpty else {
+            return [
+                "coverage: no plugin Lua file under \(plugins.map { LuaValue.escaped($0) }.joined(separator: ", "))"
+            ]
+        }
         // A name's control characters escaped (`\027`): the plugin chose its files' names.
         let names = files.map { LuaValue.escaped($0.path) }
         let width = max(names.map(\.count).max() ?? 0, 5)

@@ -48,8 +48,12 @@ final class SpecOutput: Sendable {
     private let write: @Sendable (String) -> Void
     private let memoryBudget: Int
 
-    init(files: Int, tap: Bool, filtering: Bool = false, memoryBudget: Int = 8 << 20, write: @escaping @Sendable (String) -> Void) {
-        state = Locked(State(waiting: Array(repeating: Waiting(), count: files), done: Array(repeating: false, count: files)))
+    init(
+        files: Int, tap: Bool, filtering: Bool = false, memoryBudget: Int = 8 << 20,
+        write: @escaping @Sendable (String) -> Void
+    ) {
+        state = Locked(
+            State(waiting: Array(repeating: Waiting(), count: files), done: Array(repeating: false, count: files)))
         self.tap = tap
         self.filtering = filtering
         self.memoryBudget = memoryBudget
@@ -121,7 +125,9 @@ final class SpecOutput: Sendable {
             var parts = ["\(passed) passed"]
             if failed > 0 { parts.append("\(failed) failed") }
             if skipped > 0 { parts.append("\(skipped) skipped") }
-            write("\(failed > 0 ? "✗" : "✓") \(LuaValue.escaped(file))  \(parts.joined(separator: ", "))  (\(Int(seconds * 1000)) ms)")
+            write(
+                "\(failed > 0 ? "✗" : "✓") \(LuaValue.escaped(file))  \(parts.joined(separator: ", "))  (\(Int(seconds * 1000)) ms)"
+            )
         }
     }
 
@@ -132,7 +138,8 @@ final class SpecOutput: Sendable {
         switch r.status {
         case .success: return "  ✓ \(name)"
         case .pending: return "  - \(name) (skipped)"
-        case .failure, .error: return "  ✗ \(name): \(LuaValue.escaped(EventLog.firstLine(r.message ?? "(no message)")))"
+        case .failure, .error:
+            return "  ✗ \(name): \(LuaValue.escaped(EventLog.firstLine(r.message ?? "(no message)")))"
         }
     }
 
@@ -140,7 +147,10 @@ final class SpecOutput: Sendable {
         let name = Self.tapDescription(r.fullName)
         switch r.status {
         case .success: return ["ok \(number) - \(name)"]
-        case .pending: return ["ok \(number) - \(name) # SKIP \(r.message.map { Self.yamlPrintable(JUnitReport.firstLine($0)) } ?? "pending")"]
+        case .pending:
+            return [
+                "ok \(number) - \(name) # SKIP \(r.message.map { Self.yamlPrintable(JUnitReport.firstLine($0)) } ?? "pending")"
+            ]
         case .failure, .error:
             var lines = ["not ok \(number) - \(name)", "  ---", "  severity: \(r.status == .error ? "error" : "fail")"]
             if let location = r.location { lines.append("  at: \(Self.yamlPrintable(location))") }
@@ -160,7 +170,11 @@ final class SpecOutput: Sendable {
         for c in text.unicodeScalars {
             if c == "\n" && afterCR { afterCR = false; continue }
             afterCR = c == "\r"
-            if c == "\n" || c == "\r" { lines.append(String(line)); line = String.UnicodeScalarView() } else { line.append(c) }
+            if c == "\n" || c == "\r" {
+                lines.append(String(line)); line = String.UnicodeScalarView()
+            } else {
+                line.append(c)
+            }
         }
         lines.append(String(line))
         return lines
@@ -174,7 +188,9 @@ final class SpecOutput: Sendable {
         for c in line.unicodeScalars {
             let control = (c.value < 0x20 && c != "\t") || ((0x7F...0x9F).contains(c.value) && c.value != 0x85)
             if control || c.value == 0xFFFE || c.value == 0xFFFF {
-                out += c.value > 0xFF ? "\\u{\(String(c.value, radix: 16, uppercase: true))}"
+                out +=
+                    c.value > 0xFF
+                    ? "\\u{\(String(c.value, radix: 16, uppercase: true))}"
                     : "\\x" + (c.value < 0x10 ? "0" : "") + String(c.value, radix: 16, uppercase: true)
             } else {
                 out.unicodeScalars.append(c)
@@ -254,7 +270,9 @@ private struct SpillFile: Sendable {
         }
     }
 
-    private static func length(_ n: Int) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: UInt64(n) >> (8 * UInt64($0))) } }
+    private static func length(_ n: Int) -> [UInt8] {
+        (0..<8).reversed().map { UInt8(truncatingIfNeeded: UInt64(n) >> (8 * UInt64($0))) }
+    }
 
     private func readExactly(_ n: Int) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: n)
@@ -292,7 +310,8 @@ extension SpecRunner {
         package init(parsing text: String) throws {
             let parts = text.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1, i >= 1, i <= n else {
-                throw UsageError(description: "--shard \(text): give I/N with 1 ≤ I ≤ N (the 2nd of 4 CI machines runs --shard 2/4)")
+                throw UsageError(
+                    description: "--shard \(text): give I/N with 1 ≤ I ≤ N (the 2nd of 4 CI machines runs --shard 2/4)")
             }
             index = i
             count = n

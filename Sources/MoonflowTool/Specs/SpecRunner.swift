@@ -82,7 +82,10 @@ package struct SpecRunner: Sendable {
     package let options: Options
     private let write: @Sendable (String) -> Void
 
-    package init(options: Options, write: @escaping @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }) {
+    package init(
+        options: Options,
+        write: @escaping @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
+    ) {
         self.options = options
         self.write = write
     }
@@ -109,7 +112,8 @@ package struct SpecRunner: Sendable {
         for path in options.paths {
             var isDir: ObjCBool = false
             guard fm.fileExists(atPath: path, isDirectory: &isDir) else {
-                throw UsageError(description: "\(path) does not exist; give spec files (*_spec.lua) or folders that hold them")
+                throw UsageError(
+                    description: "\(path) does not exist; give spec files (*_spec.lua) or folders that hold them")
             }
             if !isDir.boolValue { files.append(path); continue }
             let base = path.hasSuffix("/") ? String(path.dropLast()) : path
@@ -132,7 +136,10 @@ package struct SpecRunner: Sendable {
             let dir = path.hasSuffix("/") ? String(path.dropLast()) : path
             if isPlugin(dir) { return dir }
             if !dir.contains("/"), isPlugin("plugins/\(dir)") { return "plugins/\(dir)" }
-            throw UsageError(description: "\(path) is not a plugin (a folder with an init.lua, or a name in ./plugins); --explore takes plugins")
+            throw UsageError(
+                description:
+                    "\(path) is not a plugin (a folder with an init.lua, or a name in ./plugins); --explore takes plugins"
+            )
         }
     }
 
@@ -171,7 +178,10 @@ package struct SpecRunner: Sendable {
                 write("0 passed, 0 failed")
                 return 0
             }
-            let where_ = options.paths.isEmpty ? "plugins/*/spec/*_spec.lua under \(FileManager.default.currentDirectoryPath)" : "*_spec.lua in \(options.paths.joined(separator: ", "))"
+            let where_ =
+                options.paths.isEmpty
+                ? "plugins/*/spec/*_spec.lua under \(FileManager.default.currentDirectoryPath)"
+                : "*_spec.lua in \(options.paths.joined(separator: ", "))"
             write("no specs found: looked for \(where_); `moonflow new NAME` makes a plugin with a spec")
             write("0 passed, 0 failed")
             return 1
@@ -179,9 +189,12 @@ package struct SpecRunner: Sendable {
         if options.tap { write("TAP version 13") }
         // luacheck on the plugins under test, once for all their spec files; printed with the summary.
         let lint = PluginLint(sandboxed: options.profile == .sandboxed)
-            .run(files.reduce(PluginLint.Files()) {
-                $0.adding(options.exploring ? PluginLint.files(ofPlugin: PathText.join($1, "init.lua")) : PluginLint.files(ofSpec: $1))
-            })
+            .run(
+                files.reduce(PluginLint.Files()) {
+                    $0.adding(
+                        options.exploring
+                            ? PluginLint.files(ofPlugin: PathText.join($1, "init.lua")) : PluginLint.files(ofSpec: $1))
+                })
         let output = SpecOutput(files: files.count, tap: options.tap, filtering: options.filter != nil, write: write)
         let coverage = options.coveragePath.map { _ in LineCoverage(plugins: coveredPlugins(files)) }
         let results = runAll(files, output: output, coverage: coverage)
@@ -192,7 +205,8 @@ package struct SpecRunner: Sendable {
         var failedTotal = failed
         if let junit = options.junitPath {
             do { try JUnitReport(results: all).xml().write(toFile: junit, atomically: true, encoding: .utf8) } catch {
-                FileHandle.standardError.write(Data("moonflow test: cannot write --junit \(junit): \(error.localizedDescription)\n".utf8))
+                FileHandle.standardError.write(
+                    Data("moonflow test: cannot write --junit \(junit): \(error.localizedDescription)\n".utf8))
                 failedTotal += 1
             }
         }
@@ -200,15 +214,18 @@ package struct SpecRunner: Sendable {
             let covered = coverage.collect()
             for line in coverage.report(covered) { options.tap ? write("# " + line) : write(line) }
             do {
-                try FileManager.default.createDirectory(atPath: PathText.parent(of: path), withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    atPath: PathText.parent(of: path), withIntermediateDirectories: true)
                 try LineCoverage.lcov(covered).write(toFile: path, atomically: true, encoding: .utf8)
                 options.tap ? write("# wrote \(path)") : write("wrote \(path) (lcov)")
                 for file in covered where !LineCoverage.lcovCanName(file.path) {
-                    let line = "left out of \(path): \(LuaValue.escaped(file.path)) (lcov's format cannot hold a control character in a name: rename the file)"
+                    let line =
+                        "left out of \(path): \(LuaValue.escaped(file.path)) (lcov's format cannot hold a control character in a name: rename the file)"
                     options.tap ? write("# " + line) : write(line)
                 }
             } catch {
-                FileHandle.standardError.write(Data("moonflow test: cannot write \(path): \(error.localizedDescription)\n".utf8))
+                FileHandle.standardError.write(
+                    Data("moonflow test: cannot write \(path): \(error.localizedDescription)\n".utf8))
                 failedTotal += 1
             }
         }
@@ -224,7 +241,9 @@ package struct SpecRunner: Sendable {
         }
         // A filter that selects nothing is a mistake (a typo, a renamed test), not a pass.
         if let filter = options.filter, all.isEmpty {
-            write("no test matched --filter \(StateDiff.render(.string(LuaString(filter)))) in \(files.count) spec file\(files.count == 1 ? "" : "s"); it matches a test's full name (describe names, then it), as plain text")
+            write(
+                "no test matched --filter \(StateDiff.render(.string(LuaString(filter)))) in \(files.count) spec file\(files.count == 1 ? "" : "s"); it matches a test's full name (describe names, then it), as plain text"
+            )
             return 1
         }
         return failedTotal == 0 ? 0 : 1
@@ -248,7 +267,9 @@ package struct SpecRunner: Sendable {
         let next = Locked(0)
         let work: @Sendable () -> Void = {
             while true {
-                let index: Int = next.withLock { n in defer { n += 1 }; return n }
+                let index: Int = next.withLock { n in
+                    defer { n += 1 }; return n
+                }
                 guard index < files.count else { return }
                 let started = Date()
                 let results = runFile(files[index], coverage: coverage) { output.add($0, file: index) }
@@ -263,7 +284,9 @@ package struct SpecRunner: Sendable {
             for _ in 0..<jobs {
                 group.enter()
                 // A thread of its own with a large stack: a Lua state may run deep (as on the main thread).
-                let thread = Thread { work(); group.leave() }
+                let thread = Thread {
+                    work(); group.leave()
+                }
                 thread.stackSize = 8 << 20
                 thread.start()
             }
@@ -279,20 +302,29 @@ package struct SpecRunner: Sendable {
     /// A test stuck in code no time limit reaches (a blocking C or Swift function: the
     /// watchdog's last resort, `FeatureHost.isStuck`) fails, its Lua state is left behind,
     /// and the tests after it run in a fresh state.
-    package func runFile(_ file: String, coverage: LineCoverage? = nil, report: @escaping @Sendable (SpecEvent) -> Void = { _ in }) -> [Result] {
+    package func runFile(
+        _ file: String, coverage: LineCoverage? = nil, report: @escaping @Sendable (SpecEvent) -> Void = { _ in }
+    ) -> [Result] {
         let reported = Locked([Result]())
-        let keep: @Sendable (Result) -> Void = { r in reported.withLock { $0.append(r) }; report(.result(r)) }
+        let keep: @Sendable (Result) -> Void = { r in
+            reported.withLock { $0.append(r) }; report(.result(r))
+        }
         var skip = 0
         while let stuck = runOnce(file, skipping: skip, coverage: coverage, keep: keep, report: report) {
             let limit = options.timeLimitMs.map { "\($0) ms" } ?? "its limit"
             let goesOn = stuck.ordinal != nil && !stuck.capped
-            let message = "stuck in a call that ran on past the time limit (\(limit)) in code that cannot be interrupted "
+            let message =
+                "stuck in a call that ran on past the time limit (\(limit)) in code that cannot be interrupted "
                 + "(a blocking C or Swift function, such as os.execute or a service that never returns); its Lua state "
                 + "was left behind" + (goesOn ? ", and the tests after it run in a fresh one" : "")
-                + (stuck.capped ? ", and \(AbandonedStates.shared.limit) Lua states stuck so are left behind now, the most a run keeps "
-                    + "(each holds its memory until its call returns): the tests after it in this file do not run" : "")
-            keep(Result(file: file, describePath: stuck.path, name: stuck.name, status: .error,
-                        message: message, location: stuck.location ?? file, seconds: stuck.seconds))
+                + (stuck.capped
+                    ? ", and \(AbandonedStates.shared.limit) Lua states stuck so are left behind now, the most a run keeps "
+                        + "(each holds its memory until its call returns): the tests after it in this file do not run"
+                    : "")
+            keep(
+                Result(
+                    file: file, describePath: stuck.path, name: stuck.name, status: .error,
+                    message: message, location: stuck.location ?? file, seconds: stuck.seconds))
             guard let ordinal = stuck.ordinal, !stuck.capped else { break }  // outside a test: the file cannot go on
             skip = ordinal
         }
@@ -312,8 +344,10 @@ package struct SpecRunner: Sendable {
 
     /// Runs `file`'s tests after the first `skip` in a fresh Lua state, on a thread of
     /// its own; returns the test that got stuck, or nil when the file ran to its end.
-    private func runOnce(_ file: String, skipping skip: Int, coverage: LineCoverage?, keep: @escaping @Sendable (Result) -> Void,
-                         report: @escaping @Sendable (SpecEvent) -> Void) -> StuckTest? {
+    private func runOnce(
+        _ file: String, skipping skip: Int, coverage: LineCoverage?, keep: @escaping @Sendable (Result) -> Void,
+        report: @escaping @Sendable (SpecEvent) -> Void
+    ) -> StuckTest? {
         // Once the state is left behind, whatever it reports later is not this run's.
         let abandoned = Locked(false)
         let current = Locked(StuckTest(ordinal: nil, name: "(loading \(file))", path: [], seconds: 0, location: nil))
@@ -327,16 +361,22 @@ package struct SpecRunner: Sendable {
         let printed: @Sendable ([String]) -> Void = { lines in
             guard !abandoned.withLock({ $0 }) else { return }
             for text in lines {
-                if tap { FileHandle.standardError.write(Data(("# " + text + "\n").utf8)) } else { report(.printed(text)) }
+                if tap {
+                    FileHandle.standardError.write(Data(("# " + text + "\n").utf8))
+                } else {
+                    report(.printed(text))
+                }
             }
         }
         let stdout = SpecStdout()
         do {
-            host = try FeatureHost(configuration: .init(
-                searchPaths: options.exploring ? [PathText.parent(of: file), "plugins"] : SpecRunner.searchPaths(for: file), profile: .trusted,
-                timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: .virtual,
-                // No file store: declared SQLite repositories are fresh in-memory ones, so specs start from the seed.
-                isolatesPlugins: options.profile == .sandboxed), switchableClock: true)
+            host = try FeatureHost(
+                configuration: .init(
+                    searchPaths: options.exploring
+                        ? [PathText.parent(of: file), "plugins"] : SpecRunner.searchPaths(for: file), profile: .trusted,
+                    timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: .virtual,
+                    // No file store: declared SQLite repositories are fresh in-memory ones, so specs start from the seed.
+                    isolatesPlugins: options.profile == .sandboxed), switchableClock: true)
             host.bridge.locationRoots = []  // the tool names files as it found them
             if coverage != nil { host.lua.startCoverage() }
             options.prepareHost?(host)
@@ -347,14 +387,19 @@ package struct SpecRunner: Sendable {
             }
             try host.lua.setGlobal("arg", .value(.table(SpecRunner.argTable(options.arg))))
             driver = try host.lua.load(string: SpecRunner.driverSource, name: "moonflow.spec")
-            let arm: LuaPush = options.testTimeLimitMs.map { _ in (try? host.lua.testDeadline()).map(LuaPush.ref) ?? .value(.nil) } ?? .value(.nil)
+            let arm: LuaPush =
+                options.testTimeLimitMs.map { _ in (try? host.lua.testDeadline()).map(LuaPush.ref) ?? .value(.nil) }
+                ?? .value(.nil)
             let onResult: LuaPush = .function { args in
                 guard !abandoned.withLock({ $0 }) else { return [] }
                 let row = try args.value(1, path: "result")
                 if case .integer(let ordinal) = row["started"] ?? .nil {
                     let path = (row["path"]?.tableValue?.array ?? []).map { $0.stringValue ?? $0.description }
-                    current.withLock { $0 = StuckTest(ordinal: Int(ordinal), name: row["name"]?.stringValue ?? "", path: path, seconds: 0,
-                                                       location: row["where"]?.stringValue) }
+                    current.withLock {
+                        $0 = StuckTest(
+                            ordinal: Int(ordinal), name: row["name"]?.stringValue ?? "", path: path, seconds: 0,
+                            location: row["where"]?.stringValue)
+                    }
                     started.withLock { $0 = Date() }
                 } else {
                     if let stdout { printed(stdout.take(endingLine: true)) }
@@ -364,7 +409,8 @@ package struct SpecRunner: Sendable {
             }
             arguments = [
                 .value(.string(LuaString(file))), .value(options.filter.map { .string(LuaString($0)) } ?? .nil),
-                onResult, arm, .value(options.testTimeLimitMs.map { .integer($0) } ?? .nil), .value(.integer(Int64(skip))),
+                onResult, arm, .value(options.testTimeLimitMs.map { .integer($0) } ?? .nil),
+                .value(.integer(Int64(skip))),
                 .value(options.exploring ? .string(LuaString(SpecRunner.exploreSpec(file))) : .nil),
                 .value(stdout.map { .string(LuaString($0.path)) } ?? .nil),
             ]
@@ -410,7 +456,9 @@ package struct SpecRunner: Sendable {
     private static let processArg: [String] = {
         let words = CommandLine.arguments
         let proc = URL(fileURLWithPath: "/proc/self/exe")
-        let own = FileManager.default.fileExists(atPath: proc.path) ? proc.resolvingSymlinksInPath().path
+        let own =
+            FileManager.default.fileExists(atPath: proc.path)
+            ? proc.resolvingSymlinksInPath().path
             : URL(fileURLWithPath: words.first ?? "moonflow").resolvingSymlinksInPath().path
         return [own] + (words.count > 1 && words[1] == "test" ? Array(words[2...]) : [])
     }()
@@ -421,8 +469,10 @@ package struct SpecRunner: Sendable {
     /// An error outside any test (the file does not load, the host cannot be made) as a result.
     private func fail(_ file: String, _ error: any Error, keep: (Result) -> Void) {
         let (message, location) = LuaErrorReport.describe(error, fallback: file)
-        keep(Result(file: file, describePath: [], name: "(loading \(file))", status: .error,
-                    message: FlagHints.add(to: message), location: location, seconds: 0))
+        keep(
+            Result(
+                file: file, describePath: [], name: "(loading \(file))", status: .error,
+                message: FlagHints.add(to: message), location: location, seconds: 0))
     }
 
     /// `plugins/NAME/spec/x_spec.lua` finds plugins by name in `plugins/` (the folder that holds NAME), then in `./plugins`.
@@ -437,16 +487,18 @@ package struct SpecRunner: Sendable {
         let specDir = PathText.parent(of: file)
         let pluginDir = PathText.parent(of: specDir)
         guard PathText.name(of: specDir) == "spec",
-              FileManager.default.fileExists(atPath: PathText.join(pluginDir, "init.lua")) else { return nil }
+            FileManager.default.fileExists(atPath: PathText.join(pluginDir, "init.lua"))
+        else { return nil }
         return pluginDir
     }
 
     private static func result(_ row: LuaValue, file: String) -> Result {
         let path = row["path"]?.tableValue?.array.compactMap(\.stringValue) ?? []
-        return Result(file: file, describePath: path, name: row["name"]?.stringValue ?? "?",
-                      status: Result.Status(rawValue: row["status"]?.stringValue ?? "error") ?? .error,
-                      message: row["message"]?.stringValue.map(FlagHints.add(to:)), location: row["where"]?.stringValue,
-                      seconds: row["duration"]?.doubleValue ?? 0)
+        return Result(
+            file: file, describePath: path, name: row["name"]?.stringValue ?? "?",
+            status: Result.Status(rawValue: row["status"]?.stringValue ?? "error") ?? .error,
+            message: row["message"]?.stringValue.map(FlagHints.add(to:)), location: row["where"]?.stringValue,
+            seconds: row["duration"]?.doubleValue ?? 0)
     }
 
     // MARK: - Reports
@@ -473,7 +525,9 @@ package struct SpecRunner: Sendable {
         write("")
         write("\(r.status == .error ? "ERROR" : "FAIL") \(LuaValue.escaped(r.fullName))")
         let message = r.message ?? "(no message)"
-        for line in message.split(separator: "\n", omittingEmptySubsequences: false) { write("  \(LuaValue.visible(String(line)))") }
+        for line in message.split(separator: "\n", omittingEmptySubsequences: false) {
+            write("  \(LuaValue.visible(String(line)))")
+        }
         if let location = r.location, !message.hasPrefix(location) { write("  at \(LuaValue.escaped(location))") }
         return lines
     }
@@ -500,17 +554,20 @@ struct JUnitReport {
         for file in files {
             let rs = results.filter { $0.file == file }
             let skipped = rs.filter { $0.status == .pending }.count
-            out += "  <testsuite name=\"\(Self.escape(file))\" file=\"\(Self.escape(file))\" \(counts(rs)) skipped=\"\(skipped)\">\n"
+            out +=
+                "  <testsuite name=\"\(Self.escape(file))\" file=\"\(Self.escape(file))\" \(counts(rs)) skipped=\"\(skipped)\">\n"
             for r in rs {
                 let classname = r.describePath.isEmpty ? file : r.describePath.joined(separator: " ")
-                out += "    <testcase classname=\"\(Self.escape(classname))\" name=\"\(Self.escape(r.name))\" time=\"\(Self.seconds(r.seconds))\""
+                out +=
+                    "    <testcase classname=\"\(Self.escape(classname))\" name=\"\(Self.escape(r.name))\" time=\"\(Self.seconds(r.seconds))\""
                 switch r.status {
                 case .success: out += "/>\n"
                 case .pending: out += ">\n      <skipped/>\n    </testcase>\n"
                 case .failure, .error:
                     let tag = r.status == .error ? "error" : "failure"
                     let message = r.message ?? ""
-                    out += ">\n      <\(tag) message=\"\(Self.escape(Self.firstLine(message)))\" type=\"\(tag)\">"
+                    out +=
+                        ">\n      <\(tag) message=\"\(Self.escape(Self.firstLine(message)))\" type=\"\(tag)\">"
                         + "\(Self.escape(message, inAttribute: false))</\(tag)>\n    </testcase>\n"
                 }
             }

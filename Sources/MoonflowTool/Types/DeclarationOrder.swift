@@ -28,12 +28,15 @@ package struct DeclarationOrder: Sendable {
         let tokens = LuaTokens(source).all
         var i = 0
         while i + 2 < tokens.count {
-            if case .name(let table) = tokens[i], Self.tables.contains(table), tokens[i + 1] == .equals, tokens[i + 2] == .open {
+            if case .name(let table) = tokens[i], Self.tables.contains(table), tokens[i + 1] == .equals,
+                tokens[i + 2] == .open
+            {
                 var at = i + 3
                 let messages = Self.entries(tokens, from: &at) { (_: String, at: inout Int) -> [String]? in
                     guard tokens.indices.contains(at), tokens[at] == .open else { return nil }
                     var inner = at + 1
-                    let names = Self.entries(tokens, from: &inner) { (_: String, _: inout Int) -> Bool? in nil }.map(\.key)
+                    let names = Self.entries(tokens, from: &inner) { (_: String, _: inout Int) -> Bool? in nil }.map(
+                        \.key)
                     at = inner
                     return names
                 }
@@ -53,8 +56,10 @@ package struct DeclarationOrder: Sendable {
     /// The `KEY = value` entries of a table constructor whose `{` was just passed, in order,
     /// up to its `}` (`at` ends past it). `value` is called with `at` on the value's first
     /// token and may read it (moving `at` past what it read); other values are skipped.
-    private static func entries<V>(_ tokens: [LuaTokens.Token], from at: inout Int,
-                                   value: (String, inout Int) -> V?) -> [(key: String, value: V?)] {
+    private static func entries<V>(
+        _ tokens: [LuaTokens.Token], from at: inout Int,
+        value: (String, inout Int) -> V?
+    ) -> [(key: String, value: V?)] {
         var out: [(key: String, value: V?)] = []
         var depth = 0
         while at < tokens.count {
@@ -63,8 +68,11 @@ package struct DeclarationOrder: Sendable {
                 if token == .close { at += 1; return out }
                 var key: String?
                 var next = at
-                if case .name(let name) = token { key = name; next = at + 1 }
-                else if token == .openBracket, at + 2 < tokens.count, case .string(let s) = tokens[at + 1], tokens[at + 2] == .closeBracket {
+                if case .name(let name) = token {
+                    key = name; next = at + 1
+                } else if token == .openBracket, at + 2 < tokens.count, case .string(let s) = tokens[at + 1],
+                    tokens[at + 2] == .closeBracket
+                {
                     key = s; next = at + 3
                 }
                 if let key, next < tokens.count, tokens[next] == .equals {
@@ -161,7 +169,11 @@ struct LuaTokens {
             case UInt8(ascii: "="):
                 // `==`, `<=`, `>=`, `~=` are comparisons, not an entry's `=`.
                 if i + 1 < s.count, s[i + 1] == UInt8(ascii: "=") { out.append(.other); i += 2; continue }
-                if let last = out.last, last == .other, i > 0, [UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "~")].contains(s[i - 1]) { i += 1; continue }
+                if let last = out.last, last == .other, i > 0,
+                    [UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "~")].contains(s[i - 1])
+                {
+                    i += 1; continue
+                }
                 out.append(.equals)
             case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): break
             default:

@@ -26,9 +26,11 @@ package struct FeatureDeclarations: Sendable {
     /// The order its source writes each message's fields in (read from `file`).
     package let order: DeclarationOrder
 
-    package init(name: String, kind: Kind, state: SchemaType, stateIsInferred: Bool,
-                 actions: [String: [String: Schema.Field]] = [:], mutations: [String: [String: Schema.Field]] = [:],
-                 outputs: [String: [String: Schema.Field]]? = nil, file: String = "", order: DeclarationOrder? = nil) {
+    package init(
+        name: String, kind: Kind, state: SchemaType, stateIsInferred: Bool,
+        actions: [String: [String: Schema.Field]] = [:], mutations: [String: [String: Schema.Field]] = [:],
+        outputs: [String: [String: Schema.Field]]? = nil, file: String = "", order: DeclarationOrder? = nil
+    ) {
         self.name = name; self.kind = kind; self.state = state; self.stateIsInferred = stateIsInferred
         self.actions = actions; self.mutations = mutations; self.outputs = outputs; self.file = file
         self.order = order ?? (file.isEmpty ? DeclarationOrder() : DeclarationOrder.read(file: file))
@@ -46,8 +48,10 @@ package struct FeatureDeclarations: Sendable {
     /// - Throws: `LoadError` with the problem and its fix.
     package static func load(_ path: String) throws -> [FeatureDeclarations] {
         do {
-            let host = try FeatureHost(configuration: .init(searchPaths: FeatureRun.searchPaths(for: path),
-                                                            timeLimitMs: 1000, memoryLimitMB: 512, clock: .virtual))
+            let host = try FeatureHost(
+                configuration: .init(
+                    searchPaths: FeatureRun.searchPaths(for: path),
+                    timeLimitMs: 1000, memoryLimitMB: 512, clock: .virtual))
             host.bridge.locationRoots = []
             let (definition, file) = try host.loadDefinition(path)
             var found: [FeatureDeclarations] = []
@@ -60,19 +64,24 @@ package struct FeatureDeclarations: Sendable {
                 let file = found.isEmpty ? given : at.flatMap { $0.hasPrefix("...") ? nil : $0 } ?? given
                 switch definition.kind {
                 case .interactor:
-                    throw LoadError(description: "\(file) is an mf.interactor, which has no state or actions to type; give a plugin that returns mf.feature or mf.compose")
+                    throw LoadError(
+                        description:
+                            "\(file) is an mf.interactor, which has no state or actions to type; give a plugin that returns mf.feature or mf.compose"
+                    )
                 case .feature:
                     guard seen.insert(definition.name).inserted else { return }
-                    found.append(FeatureDeclarations(
-                        name: definition.name, kind: .feature, state: definition.stateType,
-                        stateIsInferred: definition.declaredState == nil,
-                        actions: definition.actions.shapes, mutations: definition.mutations.shapes,
-                        outputs: definition.outputs?.shapes, file: file))
+                    found.append(
+                        FeatureDeclarations(
+                            name: definition.name, kind: .feature, state: definition.stateType,
+                            stateIsInferred: definition.declaredState == nil,
+                            actions: definition.actions.shapes, mutations: definition.mutations.shapes,
+                            outputs: definition.outputs?.shapes, file: file))
                 case .compose:
                     guard seen.insert(definition.name).inserted else { return }
-                    found.append(FeatureDeclarations(
-                        name: definition.name, kind: .compose, state: definition.declaredState ?? .scalar(.table),
-                        stateIsInferred: definition.declaredState == nil, file: file))
+                    found.append(
+                        FeatureDeclarations(
+                            name: definition.name, kind: .compose, state: definition.declaredState ?? .scalar(.table),
+                            stateIsInferred: definition.declaredState == nil, file: file))
                     let children = try host.perform { try host.childDefinitions(definition, source: file) }
                     for (_, child, childFile) in children { try add(child, file: childFile) }
                 }

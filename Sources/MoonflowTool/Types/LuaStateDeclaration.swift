@@ -17,10 +17,12 @@ package struct LuaStateDeclaration: Sendable {
             if !feature.stateIsInferred {
                 comment = "  -- The state \(where_) declares."
             } else if feature.kind == .compose {
-                comment = "  -- \(where_) declares no state: describe what its `combine` returns, e.g.\n  -- state = { count = \"integer\" },"
+                comment =
+                    "  -- \(where_) declares no state: describe what its `combine` returns, e.g.\n  -- state = { count = \"integer\" },"
                 return comment + "\n"
             } else {
-                comment = "  -- Inferred from `initial` of \(where_), which declares no state: add the fields\n"
+                comment =
+                    "  -- Inferred from `initial` of \(where_), which declares no state: add the fields\n"
                     + "  -- its reducer sets later (with ? when they may be nil), and narrow any \"table\"."
             }
             return comment + "\n  state = " + feature.state.luaSource(indent: 2) + ",\n"

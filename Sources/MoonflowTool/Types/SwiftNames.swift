@@ -29,7 +29,8 @@ enum SwiftNames {
     /// `is_loading` → `IsLoading`; `hasMore` → `HasMore`.
     static func pascal(_ name: String) -> String {
         let parts = words(name)
-        let joined = (parts.isEmpty ? fallbackWords(name) : parts).map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+        let joined = (parts.isEmpty ? fallbackWords(name) : parts).map { $0.prefix(1).uppercased() + $0.dropFirst() }
+            .joined()
         return safeStart(joined)
     }
 
@@ -39,7 +40,8 @@ enum SwiftNames {
         let found = words(name)
         let parts = found.isEmpty ? fallbackWords(name) : found
         let first = parts[0]
-        let head = first.allSatisfy(\.isUppercase) ? first.lowercased() : first.prefix(1).lowercased() + first.dropFirst()
+        let head =
+            first.allSatisfy(\.isUppercase) ? first.lowercased() : first.prefix(1).lowercased() + first.dropFirst()
         return member(safeStart(head + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()))
     }
 
@@ -86,7 +88,11 @@ enum SwiftNames {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += "\\u{\(String(scalar.value, radix: 16))}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
             }
         }
         return out
@@ -100,7 +106,8 @@ enum SwiftNames {
     /// `empty`, or `u` and the hex of each scalar (`u2B`, `u540Du524D`), so it compiles and
     /// two such names stay apart.
     private static func fallbackWords(_ name: String) -> [String] {
-        name.isEmpty ? ["empty"] : ["u" + name.unicodeScalars.map { String($0.value, radix: 16, uppercase: true) }.joined()]
+        name.isEmpty
+            ? ["empty"] : ["u" + name.unicodeScalars.map { String($0.value, radix: 16, uppercase: true) }.joined()]
     }
 
     /// Words Swift reserves in declarations, expressions and statements, and the ones that
@@ -108,7 +115,8 @@ enum SwiftNames {
     static let keywords: Set<String> = [
         "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import", "init", "inout",
         "internal", "let", "open", "operator", "private", "precedencegroup", "protocol", "public", "rethrows", "static",
-        "struct", "subscript", "typealias", "var", "break", "case", "catch", "continue", "default", "defer", "do", "else",
+        "struct", "subscript", "typealias", "var", "break", "case", "catch", "continue", "default", "defer", "do",
+        "else",
         "fallthrough", "for", "guard", "if", "in", "repeat", "return", "throw", "switch", "where", "while", "Any", "as",
         "await", "false", "is", "nil", "self", "Self", "super", "throws", "true", "try", "Type", "Protocol",
     ]

@@ -33,15 +33,21 @@ package struct SwiftTypesGenerator: Sendable {
             out.state(feature, name: prefix + "State")
             if !feature.actions.isEmpty {
                 out.blank()
-                out.messages(feature.actions, name: prefix + "Action", of: feature.name, kind: .action, order: feature.order.fields["actions"] ?? [:])
+                out.messages(
+                    feature.actions, name: prefix + "Action", of: feature.name, kind: .action,
+                    order: feature.order.fields["actions"] ?? [:])
             }
             if !feature.mutations.isEmpty {
                 out.blank()
-                out.messages(feature.mutations, name: prefix + "Mutation", of: feature.name, kind: .mutation, order: feature.order.fields["mutations"] ?? [:])
+                out.messages(
+                    feature.mutations, name: prefix + "Mutation", of: feature.name, kind: .mutation,
+                    order: feature.order.fields["mutations"] ?? [:])
             }
             if let outputs = feature.outputs, !outputs.isEmpty {
                 out.blank()
-                out.messages(outputs, name: prefix + "Effect", of: feature.name, kind: .effect, order: feature.order.fields["outputs"] ?? [:])
+                out.messages(
+                    outputs, name: prefix + "Effect", of: feature.name, kind: .effect,
+                    order: feature.order.fields["outputs"] ?? [:])
             }
         }
         if out.needsValue {
@@ -73,10 +79,13 @@ private struct SwiftCode {
 
     mutating func state(_ feature: FeatureDeclarations, name: String) {
         guard case .record(let fields) = feature.state.required else {
-            line("// `\(SwiftNames.comment(feature.name))` declares no state record (\(SwiftNames.comment(feature.state.description))); declare `state = { ... }` to type it.")
+            line(
+                "// `\(SwiftNames.comment(feature.name))` declares no state record (\(SwiftNames.comment(feature.state.description))); declare `state = { ... }` to type it."
+            )
             return
         }
-        let origin = feature.stateIsInferred
+        let origin =
+            feature.stateIsInferred
             ? "inferred from its `initial` (it declares no `state`; declare one to type the fields it sets later)"
             : "as its `state` declares it"
         line("/// The state of `\(SwiftNames.comment(feature.name))`, \(origin).")
@@ -95,16 +104,20 @@ private struct SwiftCode {
             for field in fields {
                 var property = SwiftNames.camel(field.name)
                 var n = 2
-                while names.contains(SwiftNames.bare(property)) { property = SwiftNames.escaped(SwiftNames.bare(SwiftNames.camel(field.name)) + "\(n)"); n += 1 }
+                while names.contains(SwiftNames.bare(property)) {
+                    property = SwiftNames.escaped(SwiftNames.bare(SwiftNames.camel(field.name)) + "\(n)"); n += 1
+                }
                 names.insert(SwiftNames.bare(property))
-                let type = code.swiftType(field.type, suggested: SwiftNames.pascal(field.name), nested: &nested, taken: &taken)
+                let type = code.swiftType(
+                    field.type, suggested: SwiftNames.pascal(field.name), nested: &nested, taken: &taken)
                 properties.append((field.name, property, type, type.hasSuffix("?")))
             }
             for p in properties {
                 code.line("public var \(p.swift): \(p.type)")
             }
             if !properties.isEmpty { code.blank() }
-            let parameters = properties.map { "\($0.swift): \($0.type)\($0.optional ? " = nil" : "")" }.joined(separator: ", ")
+            let parameters = properties.map { "\($0.swift): \($0.type)\($0.optional ? " = nil" : "")" }.joined(
+                separator: ", ")
             if properties.isEmpty {
                 code.line("public init() {}")
             } else {
@@ -118,7 +131,9 @@ private struct SwiftCode {
                 code.line("enum CodingKeys: String, CodingKey {")
                 code.nest { c in
                     for p in properties {
-                        c.line(SwiftNames.bare(p.swift) == p.lua ? "case \(p.swift)" : "case \(p.swift) = \(SwiftNames.literal(p.lua))")
+                        c.line(
+                            SwiftNames.bare(p.swift) == p.lua
+                                ? "case \(p.swift)" : "case \(p.swift) = \(SwiftNames.literal(p.lua))")
                     }
                 }
                 code.line("}")
@@ -134,7 +149,8 @@ private struct SwiftCode {
         for n in nested {
             blank()
             switch n {
-            case .record(let name, let fields): record(name: name, fields: fields, qualified: parent.map { "\($0).\(name)" })
+            case .record(let name, let fields):
+                record(name: name, fields: fields, qualified: parent.map { "\($0).\(name)" })
             case .enumeration(let name, let values): stringEnum(name: name, values: values)
             case .alias(let name, let type): line("public typealias \(name) = \(type)")
             }
@@ -150,9 +166,11 @@ private struct SwiftCode {
 
     /// Types Swift code inside a state struct relies on: a nested type by one of these
     /// names would hide them.
-    private static let shadowed: Set<String> = ["String", "Int", "Double", "Bool", "Array", "Dictionary", "Optional",
-                                                "Codable", "Decodable", "Encodable", "Equatable", "Sendable", "CodingKeys",
-                                                "CodingKey", "Error", "Never", "Void", "Any", "Self", "Type"]
+    private static let shadowed: Set<String> = [
+        "String", "Int", "Double", "Bool", "Array", "Dictionary", "Optional",
+        "Codable", "Decodable", "Encodable", "Equatable", "Sendable", "CodingKeys",
+        "CodingKey", "Error", "Never", "Void", "Any", "Self", "Type",
+    ]
 
     private func unique(_ suggested: String, _ taken: inout Set<String>) -> String {
         var name = SwiftCode.shadowed.contains(suggested) || suggested == valueType ? suggested + "Field" : suggested
@@ -169,8 +187,10 @@ private struct SwiftCode {
     /// (`public typealias DeepLevel4 = [[[[Int]]]]`): the type checker's time grows about
     /// twofold with each level of `[[...]]` written in one piece (30 lists deep took over two
     /// minutes), and is flat when each piece is short.
-    private mutating func swiftType(_ type: SchemaType, suggested: String, nested: inout [Nested], taken: inout Set<String>,
-                                    level: Int = 0, base: String? = nil) -> String {
+    private mutating func swiftType(
+        _ type: SchemaType, suggested: String, nested: inout [Nested], taken: inout Set<String>,
+        level: Int = 0, base: String? = nil
+    ) -> String {
         switch type {
         case .optional(let inner):
             let t = swiftType(inner, suggested: suggested, nested: &nested, taken: &taken, level: level, base: base)
@@ -178,11 +198,16 @@ private struct SwiftCode {
         case .scalar(let scalar):
             return scalarType(scalar)
         case .list(let of):
-            let inner = swiftType(of, suggested: suggested + "Item", nested: &nested, taken: &taken, level: level + 1, base: base ?? suggested)
+            let inner = swiftType(
+                of, suggested: suggested + "Item", nested: &nested, taken: &taken, level: level + 1,
+                base: base ?? suggested)
             return named("[" + inner + "]", type, level: level, base: base ?? suggested, nested: &nested, taken: &taken)
         case .map(let of):
-            let inner = swiftType(of, suggested: suggested + "Value", nested: &nested, taken: &taken, level: level + 1, base: base ?? suggested)
-            return named("[String: " + inner + "]", type, level: level, base: base ?? suggested, nested: &nested, taken: &taken)
+            let inner = swiftType(
+                of, suggested: suggested + "Value", nested: &nested, taken: &taken, level: level + 1,
+                base: base ?? suggested)
+            return named(
+                "[String: " + inner + "]", type, level: level, base: base ?? suggested, nested: &nested, taken: &taken)
         case .enumeration(let values):
             let name = unique(suggested, &taken)
             nested.append(.enumeration(name, values.names))
@@ -199,10 +224,15 @@ private struct SwiftCode {
     /// `text`, the Swift type of the collection `type` at `level` below a field, or a type
     /// alias for it when it is the `aliasEvery`th collection level from the bottom and more
     /// levels lie above it.
-    private func named(_ text: String, _ type: SchemaType, level: Int, base: String,
-                       nested: inout [Nested], taken: inout Set<String>) -> String {
+    private func named(
+        _ text: String, _ type: SchemaType, level: Int, base: String,
+        nested: inout [Nested], taken: inout Set<String>
+    ) -> String {
         func depth(_ t: SchemaType) -> Int {
-            switch t.required { case .list(let of), .map(let of): 1 + depth(of); default: 0 }
+            switch t.required {
+            case .list(let of), .map(let of): 1 + depth(of);
+            default: 0
+            }
         }
         guard level > 0, depth(type) % SwiftCode.aliasEvery == 0 else { return text }
         let name = unique(base + "Level\(level)", &taken)
@@ -230,7 +260,9 @@ private struct SwiftCode {
             for value in values where raw.insert(value).inserted {
                 var c = SwiftNames.camel(value)
                 var n = 2
-                while used.contains(SwiftNames.bare(c)) { c = SwiftNames.escaped(SwiftNames.bare(SwiftNames.camel(value)) + "\(n)"); n += 1 }
+                while used.contains(SwiftNames.bare(c)) {
+                    c = SwiftNames.escaped(SwiftNames.bare(SwiftNames.camel(value)) + "\(n)"); n += 1
+                }
                 used.insert(SwiftNames.bare(c))
                 code.line(SwiftNames.bare(c) == value ? "case \(c)" : "case \(c) = \(SwiftNames.literal(value))")
             }
@@ -242,16 +274,26 @@ private struct SwiftCode {
 
     enum MessageKind {
         case action, mutation, effect
-        var word: String { switch self { case .action: "action"; case .mutation: "mutation"; case .effect: "effect" } }
+        var word: String {
+            switch self {
+            case .action: "action";
+            case .mutation: "mutation";
+            case .effect: "effect"
+            }
+        }
     }
 
     /// An enum with a case per declared name: an action encodes as `{"type": name, ...fields}`,
     /// a mutation or an effect decodes from one.
     /// - Parameter order: each message's fields in the order the source writes them; a field
     ///   not there (or a message without an order) comes after, sorted.
-    mutating func messages(_ shapes: [String: [String: Schema.Field]], name: String, of feature: String, kind: MessageKind,
-                           order: [String: [String]] = [:]) {
-        struct Case { let lua: String; let swift: String; let fields: [(lua: String, label: String, type: String, optional: Bool)] }
+    mutating func messages(
+        _ shapes: [String: [String: Schema.Field]], name: String, of feature: String, kind: MessageKind,
+        order: [String: [String]] = [:]
+    ) {
+        struct Case {
+            let lua: String; let swift: String; let fields: [(lua: String, label: String, type: String, optional: Bool)]
+        }
         var cases: [Case] = []
         var used: Set<String> = []
         // Records and enums inside fields become types nested in the enum, named after the
@@ -262,15 +304,20 @@ private struct SwiftCode {
         for lua in shapes.keys.sorted() {
             var c = SwiftNames.camel(lua)
             var n = 2
-            while used.contains(SwiftNames.bare(c)) { c = SwiftNames.escaped(SwiftNames.bare(SwiftNames.camel(lua)) + "\(n)"); n += 1 }
+            while used.contains(SwiftNames.bare(c)) {
+                c = SwiftNames.escaped(SwiftNames.bare(SwiftNames.camel(lua)) + "\(n)"); n += 1
+            }
             used.insert(SwiftNames.bare(c))
             var labels: Set<String> = []
             let written = order[lua] ?? []
             let rank = { (field: String) in written.firstIndex(of: field) ?? Int.max }
-            let fields = shapes[lua]!.sorted { (rank($0.key), $0.key) < (rank($1.key), $1.key) }.map { field, declared -> (lua: String, label: String, type: String, optional: Bool) in
+            let fields = shapes[lua]!.sorted { (rank($0.key), $0.key) < (rank($1.key), $1.key) }.map {
+                field, declared -> (lua: String, label: String, type: String, optional: Bool) in
                 var label = SwiftNames.label(field)
                 var k = 2
-                while labels.contains(SwiftNames.bare(label)) { label = SwiftNames.label(SwiftNames.bare(SwiftNames.camel(field)) + "\(k)"); k += 1 }
+                while labels.contains(SwiftNames.bare(label)) {
+                    label = SwiftNames.label(SwiftNames.bare(SwiftNames.camel(field)) + "\(k)"); k += 1
+                }
                 labels.insert(SwiftNames.bare(label))
                 var type: String
                 let suggested = SwiftNames.pascal(field)
@@ -293,17 +340,22 @@ private struct SwiftCode {
         let conformance = kind == .action ? "Encodable" : "Decodable"
         switch kind {
         case .action:
-            line("/// The actions `\(SwiftNames.comment(feature))` declares; `send(case:)` sends one as `{ type = \"name\", field = value }`.")
+            line(
+                "/// The actions `\(SwiftNames.comment(feature))` declares; `send(case:)` sends one as `{ type = \"name\", field = value }`."
+            )
         case .mutation:
             line("/// The mutations `\(SwiftNames.comment(feature))` declares, decoded by their `type`.")
         case .effect:
-            line("/// The outward effects `\(SwiftNames.comment(feature))` declares (`outputs`), decoded by their `type`.")
+            line(
+                "/// The outward effects `\(SwiftNames.comment(feature))` declares (`outputs`), decoded by their `type`."
+            )
         }
         line("public enum \(name): \(conformance), Equatable, Sendable {")
         nest { code in
             for c in cases {
                 if c.fields.isEmpty { code.line("case \(c.swift)"); continue }
-                let params = c.fields.map { "\($0.label): \($0.type)\($0.optional && kind == .action ? " = nil" : "")" }.joined(separator: ", ")
+                let params = c.fields.map { "\($0.label): \($0.type)\($0.optional && kind == .action ? " = nil" : "")" }
+                    .joined(separator: ", ")
                 code.line("case \(c.swift)(\(params))")
             }
             code.blank()
@@ -314,11 +366,15 @@ private struct SwiftCode {
                     e.line("switch self {")
                     for c in cases {
                         let bindings = c.fields.indices.map { "let v\($0)" }.joined(separator: ", ")
-                        e.line("case .\(SwiftNames.bare(c.swift) == c.swift ? c.swift : c.swift)\(c.fields.isEmpty ? "" : "(\(bindings))"):")
+                        e.line(
+                            "case .\(SwiftNames.bare(c.swift) == c.swift ? c.swift : c.swift)\(c.fields.isEmpty ? "" : "(\(bindings))"):"
+                        )
                         e.nest { b in
                             b.line("try container.encode(\(SwiftNames.literal(c.lua)), forKey: Key(\"type\"))")
                             for (i, f) in c.fields.enumerated() {
-                                b.line("try container.\(f.optional ? "encodeIfPresent" : "encode")(v\(i), forKey: Key(\(SwiftNames.literal(f.lua))))")
+                                b.line(
+                                    "try container.\(f.optional ? "encodeIfPresent" : "encode")(v\(i), forKey: Key(\(SwiftNames.literal(f.lua))))"
+                                )
                             }
                         }
                     }
@@ -338,7 +394,8 @@ private struct SwiftCode {
                             let args = c.fields.map { f -> String in
                                 let base = f.optional ? String(f.type.dropLast()) : f.type
                                 let call = f.optional ? "decodeIfPresent" : "decode"
-                                return "\(f.label): try container.\(call)(\(base).self, forKey: Key(\(SwiftNames.literal(f.lua))))"
+                                return
+                                    "\(f.label): try container.\(call)(\(base).self, forKey: Key(\(SwiftNames.literal(f.lua))))"
                             }
                             b.line("self = .\(c.swift)(\(args.joined(separator: ", ")))")
                         }
@@ -348,7 +405,9 @@ private struct SwiftCode {
                     d.nest { b in
                         b.line("throw DecodingError.dataCorruptedError(forKey: Key(\"type\"), in: container,")
                         // Names go in escaped: a `"` or `\(` in one cannot end the literal or interpolate.
-                        b.line("    debugDescription: \"undeclared \(kind.word) \\\"\\(type)\\\" of \(SwiftNames.literalContent(feature)); declared: \(SwiftNames.literalContent(declared))\")")
+                        b.line(
+                            "    debugDescription: \"undeclared \(kind.word) \\\"\\(type)\\\" of \(SwiftNames.literalContent(feature)); declared: \(SwiftNames.literalContent(declared))\")"
+                        )
                     }
                     d.line("}")
                 }
@@ -390,7 +449,9 @@ private struct SwiftCode {
                     if record.properties.isEmpty { b.line("return false"); return }
                     b.line("switch path.first?.stringValue {")
                     for p in record.properties {
-                        b.line("case \(SwiftNames.literal(p.lua)): return try Self.patch(&self.\(p.swift), path.dropFirst(), to: value)")
+                        b.line(
+                            "case \(SwiftNames.literal(p.lua)): return try Self.patch(&self.\(p.swift), path.dropFirst(), to: value)"
+                        )
                     }
                     b.line("default: return false")
                     b.line("}")
@@ -437,7 +498,9 @@ private struct SwiftCode {
                 d.line("else if let v = try? container.decode(String.self) { self = .string(v) }")
                 d.line("else if let v = try? container.decode([\(v)].self) { self = .list(v) }")
                 d.line("else if let v = try? container.decode([String: \(v)].self) { self = .table(v) }")
-                d.line("else { throw DecodingError.dataCorruptedError(in: container, debugDescription: \"not a boolean, number, string, list or table of them\") }")
+                d.line(
+                    "else { throw DecodingError.dataCorruptedError(in: container, debugDescription: \"not a boolean, number, string, list or table of them\") }"
+                )
             }
             c.line("}")
             c.blank()

@@ -17,9 +17,10 @@ extension Interactor {
 /// - Returns: The values, in order, unbounded buffer.
 func makeAsyncStream<Value: Sendable>(_ producer: Producer<Value>) -> AsyncStream<Value> {
     let (stream, continuation) = AsyncStream<Value>.makeStream()
-    let disposable = producer.start(Observer { event in
-        if case .value(let value) = event { continuation.yield(value) } else { continuation.finish() }
-    })
+    let disposable = producer.start(
+        Observer { event in
+            if case .value(let value) = event { continuation.yield(value) } else { continuation.finish() }
+        })
     continuation.onTermination = { _ in disposable.dispose() }
     return stream
 }

@@ -37,7 +37,9 @@ extension InteractorLoop {
             // `.concat` and `.concurrent(limit:)`: handle now, start when a slot of this type is free.
             let handled = handle(origin.action, current)
             let queued: Bool = shared.withLock { shared in
-                guard shared.handlers(ofType: type) >= limit || !(shared.waiting[type]?.isEmpty ?? true) else { return false }
+                guard shared.handlers(ofType: type) >= limit || !(shared.waiting[type]?.isEmpty ?? true) else {
+                    return false
+                }
                 shared.waiting[type, default: FIFO()].push(Waiting(handled: handled, origin: origin, limit: limit))
                 return true
             }
@@ -62,7 +64,8 @@ extension InteractorLoop {
     private func startWaiting(type: String) {
         while let waiting: Waiting = shared.withLock({ shared in
             guard let first = shared.waiting[type]?.elements.first,
-                shared.handlers(ofType: type) < first.limit else { return nil }
+                shared.handlers(ofType: type) < first.limit
+            else { return nil }
             return shared.waiting[type]?.pop()
         }) {
             apply(waiting.handled, waiting.origin, type: type)
@@ -131,7 +134,8 @@ extension InteractorLoop {
                 case .handler: kind = .handler
                 case .effect(let effect): kind = .effect(effect)
                 }
-                return Owner.InFlight(action: flight.origin.action, actionID: flight.origin.id, actionType: flight.type, kind: kind)
+                return Owner.InFlight(
+                    action: flight.origin.action, actionID: flight.origin.id, actionType: flight.type, kind: kind)
             }
             let queued = shared.waiting.flatMap { type, waiting in
                 waiting.elements.map {

@@ -15,7 +15,8 @@ import Streams
 /// **Threading**: `current`, `taps` and `owner` are confined to the drainer; the `draining` flag,
 /// set and cleared under `shared`'s lock, hands them from one drainer to the next.
 @usableFromInline
-final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable, Effect: Sendable>: @unchecked Sendable {
+final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable, Effect: Sendable>: @unchecked Sendable
+{
     @usableFromInline typealias Owner = Interactor<State, Action, Mutation, Effect>
     @usableFromInline typealias Traced = Owner.Traced
     @usableFromInline typealias Failure = Owner.Failure
@@ -337,7 +338,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         while let arrival = shared.arrivals.pop() {
             switch arrival {
             case .value(let mutation, let id):
-                guard let flight = shared.flights[id] else { continue }   // cancelled
+                guard let flight = shared.flights[id] else { continue }  // cancelled
                 return .value(mutation, flight.origin)
             case .ended(let id, let error):
                 guard let flight = shared.flights.removeValue(forKey: id) else { continue }
@@ -351,7 +352,9 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     func process(_ origin: Origin) {
         confined.pointee.owner.check()
         confined.pointee.working = origin.id
-        if let tap = taps.actions { emit(tap, Traced(value: origin.action, action: origin.action, actionID: origin.id)) }
+        if let tap = taps.actions {
+            emit(tap, Traced(value: origin.action, action: origin.action, actionID: origin.id))
+        }
         if let strategy, case let chosen = strategy(origin.action), chosen != .merge {
             process(origin, strategy: chosen)
         } else if let step, taps.mutations == nil {
@@ -453,7 +456,9 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
 
     @usableFromInline
     func fail(_ error: any Error, _ origin: Origin, _ stage: Failure.Stage) {
-        if let tap = taps.errors { emit(tap, Failure(error: error, action: origin.action, actionID: origin.id, stage: stage)) }
+        if let tap = taps.errors {
+            emit(tap, Failure(error: error, action: origin.action, actionID: origin.id, stage: stage))
+        }
     }
 
     @usableFromInline
@@ -537,7 +542,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
             shared.taps = adding(shared.taps, input)
             return (output, nil)
         }
-        input?.sendCompleted()   // asked for after disposal: already over
+        input?.sendCompleted()  // asked for after disposal: already over
         return made
     }
 }

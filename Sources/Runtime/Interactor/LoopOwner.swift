@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 
-
 /// Which thread is running the loop, checked in debug builds only.
 @usableFromInline
 struct LoopOwner {
@@ -33,7 +32,10 @@ struct LoopOwner {
     @inlinable @inline(__always)
     func check() {
         #if DEBUG
-        if let thread { precondition(pthread_equal(thread, pthread_self()) != 0, "Interactor: loop state touched off the loop's thread") }
+        if let thread {
+            precondition(
+                pthread_equal(thread, pthread_self()) != 0, "Interactor: loop state touched off the loop's thread")
+        }
         #endif
     }
 }

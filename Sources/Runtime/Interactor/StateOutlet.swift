@@ -63,12 +63,13 @@ final class StateOutlet<State: Sendable>: @unchecked Sendable {
 
     /// The property, created with the latest published state on first use.
     var property: Property<State> {
-        Property(shared.withLock { shared in
-            if let property = shared.receivers.property { return property }
-            let property = MutableProperty(shared.value)
-            shared.receivers = Receivers(observers: shared.receivers.observers, property: property)
-            return property
-        })
+        Property(
+            shared.withLock { shared in
+                if let property = shared.receivers.property { return property }
+                let property = MutableProperty(shared.value)
+                shared.receivers = Receivers(observers: shared.receivers.observers, property: property)
+                return property
+            })
     }
 
     func observe(_ body: @escaping @Sendable (State) -> Void) -> Disposable {

@@ -34,14 +34,15 @@ extension Producer {
     /// ```
     public var values: AsyncThrowingStream<Value, any Error> {
         AsyncThrowingStream { continuation in
-            let subscription = start(Observer { event in
-                switch event {
-                case .value(let value): continuation.yield(value)
-                case .failed(let error): continuation.finish(throwing: error)
-                case .completed: continuation.finish()
-                case .interrupted: continuation.finish(throwing: CancellationError())
-                }
-            })
+            let subscription = start(
+                Observer { event in
+                    switch event {
+                    case .value(let value): continuation.yield(value)
+                    case .failed(let error): continuation.finish(throwing: error)
+                    case .completed: continuation.finish()
+                    case .interrupted: continuation.finish(throwing: CancellationError())
+                    }
+                })
             continuation.onTermination = { _ in subscription.dispose() }
         }
     }

@@ -45,12 +45,13 @@ public final class Property<Value: Sendable>: Sendable {
     public init(initial: Value, then producer: Producer<Value>) {
         let storage = PropertyStorage(initial)
         self.storage = storage
-        subscription = producer.start(Observer { event in
-            switch event {
-            case .value(let value): storage.set(value)
-            case .failed, .completed, .interrupted: storage.complete()
-            }
-        })
+        subscription = producer.start(
+            Observer { event in
+                switch event {
+                case .value(let value): storage.set(value)
+                case .failed, .completed, .interrupted: storage.complete()
+                }
+            })
     }
 
     deinit {
@@ -90,12 +91,13 @@ public final class Property<Value: Sendable>: Sendable {
     private init(producer: Producer<Value>) {
         let storage = PropertyStorage<Value>(nil)
         self.storage = storage
-        subscription = producer.start(Observer { event in
-            switch event {
-            case .value(let value): storage.set(value)
-            case .failed, .completed, .interrupted: storage.complete()
-            }
-        })
+        subscription = producer.start(
+            Observer { event in
+                switch event {
+                case .value(let value): storage.set(value)
+                case .failed, .completed, .interrupted: storage.complete()
+                }
+            })
         precondition(storage.hasValue, "the producer of a derived property must send its current value at once")
     }
 }

@@ -33,19 +33,20 @@ public final class Signal<Value: Sendable>: Sendable {
     private init() {
         let state = Locked(State())
         self.state = state
-        serializer = Serializer(Observer { event in
-            let subscribers: [Subscriber] = state.withLock { state in
-                let subscribers = state.subscribers
-                if event.isTerminating {
-                    state.terminal = event
-                    state.subscribers = []
+        serializer = Serializer(
+            Observer { event in
+                let subscribers: [Subscriber] = state.withLock { state in
+                    let subscribers = state.subscribers
+                    if event.isTerminating {
+                        state.terminal = event
+                        state.subscribers = []
+                    }
+                    return subscribers
                 }
-                return subscribers
-            }
-            for subscriber in subscribers where !subscriber.disposable.isDisposed {
-                subscriber.observer.send(event)
-            }
-        })
+                for subscriber in subscribers where !subscriber.disposable.isDisposed {
+                    subscriber.observer.send(event)
+                }
+            })
     }
 
     /// Creates a signal and the observer that feeds it.

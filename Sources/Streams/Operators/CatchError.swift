@@ -7,12 +7,13 @@ enum CatchError {
         _ source: Producer<Value>, _ handler: @escaping @Sendable (any Error) throws -> Producer<Value>,
         _ observer: Observer<Value>, _ lifetime: Lifetime
     ) {
-        lifetime += source.start(Observer { event in
-            guard case .failed(let error) = event else { return observer.send(event) }
-            let replacement: Producer<Value>
-            do { replacement = try handler(error) } catch { return observer.sendFailed(error) }
-            replacement.run(observer, in: lifetime)
-        })
+        lifetime += source.start(
+            Observer { event in
+                guard case .failed(let error) = event else { return observer.send(event) }
+                let replacement: Producer<Value>
+                do { replacement = try handler(error) } catch { return observer.sendFailed(error) }
+                replacement.run(observer, in: lifetime)
+            })
     }
 }
 

@@ -18,7 +18,8 @@ final class CombineLatest<Value: Sendable>: Sendable {
 
     init(count: Int, _ observer: Observer<[Value]>) {
         self.count = count
-        state = Locked(State(latest: Array(repeating: nil, count: count), isDone: Array(repeating: false, count: count)))
+        state = Locked(
+            State(latest: Array(repeating: nil, count: count), isDone: Array(repeating: false, count: count)))
         downstream = Serializer(observer)
     }
 
@@ -26,14 +27,15 @@ final class CombineLatest<Value: Sendable>: Sendable {
         guard !sources.isEmpty else { return downstream.sendCompleted() }
         for (index, source) in sources.enumerated() {
             if lifetime.hasEnded { return }
-            lifetime += source.start(Observer { [self] event in
-                switch event {
-                case .value(let value): receive(value, at: index)
-                case .completed: complete(index)
-                case .failed(let error): downstream.sendFailed(error)
-                case .interrupted: downstream.sendInterrupted()
-                }
-            })
+            lifetime += source.start(
+                Observer { [self] event in
+                    switch event {
+                    case .value(let value): receive(value, at: index)
+                    case .completed: complete(index)
+                    case .failed(let error): downstream.sendFailed(error)
+                    case .interrupted: downstream.sendInterrupted()
+                    }
+                })
         }
     }
 

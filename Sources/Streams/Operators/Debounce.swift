@@ -14,38 +14,39 @@ enum Debounce {
         let state = Locked(State<Value>())
         let timer = SerialDisposable()
         lifetime += timer
-        source.run(Observer { event in
-            switch event {
-            case .value(let value):
-                let generation = state.withLock { state in
-                    state.pending = value
-                    state.generation += 1
-                    return state.generation
-                }
-                timer.inner = scheduler.schedule(after: dueMs) {
-                    let due: Value? = state.withLock { state in
-                        guard state.generation == generation else { return nil }
+        source.run(
+            Observer { event in
+                switch event {
+                case .value(let value):
+                    let generation = state.withLock { state in
+                        state.pending = value
+                        state.generation += 1
+                        return state.generation
+                    }
+                    timer.inner = scheduler.schedule(after: dueMs) {
+                        let due: Value? = state.withLock { state in
+                            guard state.generation == generation else { return nil }
+                            defer { state.pending = nil }
+                            return state.pending
+                        }
+                        if let due { downstream.send(value: due) }
+                    }
+                case .completed:
+                    let pending: Value? = state.withLock { state in
+                        state.generation += 1
                         defer { state.pending = nil }
                         return state.pending
                     }
-                    if let due { downstream.send(value: due) }
+                    if let pending { downstream.send(value: pending) }
+                    downstream.sendCompleted()
+                case .failed, .interrupted:
+                    state.withLock { state in
+                        state.generation += 1
+                        state.pending = nil
+                    }
+                    downstream.send(event)
                 }
-            case .completed:
-                let pending: Value? = state.withLock { state in
-                    state.generation += 1
-                    defer { state.pending = nil }
-                    return state.pending
-                }
-                if let pending { downstream.send(value: pending) }
-                downstream.sendCompleted()
-            case .failed, .interrupted:
-                state.withLock { state in
-                    state.generation += 1
-                    state.pending = nil
-                }
-                downstream.send(event)
-            }
-        }, in: lifetime)
+            }, in: lifetime)
     }
 }
 

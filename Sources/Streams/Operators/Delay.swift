@@ -9,20 +9,21 @@ enum Delay {
         _ observer: Observer<Value>, _ lifetime: Lifetime
     ) {
         let downstream = Serializer(observer)
-        lifetime += source.start(Observer { event in
-            switch event {
-            case .value, .completed:
-                // Each pending event is tied to the lifetime until it fires.
-                let pending = SerialDisposable()
-                guard let token = lifetime.add(pending) else { return }
-                pending.inner = scheduler.schedule(after: delayMs) {
-                    lifetime.remove(token)
+        lifetime += source.start(
+            Observer { event in
+                switch event {
+                case .value, .completed:
+                    // Each pending event is tied to the lifetime until it fires.
+                    let pending = SerialDisposable()
+                    guard let token = lifetime.add(pending) else { return }
+                    pending.inner = scheduler.schedule(after: delayMs) {
+                        lifetime.remove(token)
+                        downstream.send(event)
+                    }
+                case .failed, .interrupted:
                     downstream.send(event)
                 }
-            case .failed, .interrupted:
-                downstream.send(event)
-            }
-        })
+            })
     }
 }
 

@@ -40,22 +40,23 @@ final class FlatMap<Value: Sendable, Inner: Sendable>: Sendable {
 
     func run(_ outer: Producer<Value>) {
         lifetime += latestInner
-        lifetime += outer.start(Observer { [self] event in
-            switch event {
-            case .value(let value):
-                do { receive(try transform(value)) } catch { downstream.sendFailed(error) }
-            case .failed(let error):
-                downstream.sendFailed(error)
-            case .interrupted:
-                downstream.sendInterrupted()
-            case .completed:
-                let isDone = state.withLock { state in
-                    state.outerCompleted = true
-                    return state.active == 0
+        lifetime += outer.start(
+            Observer { [self] event in
+                switch event {
+                case .value(let value):
+                    do { receive(try transform(value)) } catch { downstream.sendFailed(error) }
+                case .failed(let error):
+                    downstream.sendFailed(error)
+                case .interrupted:
+                    downstream.sendInterrupted()
+                case .completed:
+                    let isDone = state.withLock { state in
+                        state.outerCompleted = true
+                        return state.active == 0
+                    }
+                    if isDone { downstream.sendCompleted() }
                 }
-                if isDone { downstream.sendCompleted() }
-            }
-        })
+            })
     }
 
     private func receive(_ inner: Producer<Inner>) {
@@ -78,12 +79,13 @@ final class FlatMap<Value: Sendable, Inner: Sendable>: Sendable {
             }
             latestInner.inner = nil
             if lifetime.hasEnded { return }
-            latestInner.inner = inner.start(innerObserver { [self] in
-                state.withLock { state in
-                    if state.generation == generation { state.active = 0 }
-                    return state.outerCompleted && state.active == 0
-                }
-            })
+            latestInner.inner = inner.start(
+                innerObserver { [self] in
+                    state.withLock { state in
+                        if state.generation == generation { state.active = 0 }
+                        return state.outerCompleted && state.active == 0
+                    }
+                })
         case .exhaust:
             let isBusy = state.withLock { state in
                 defer { state.active = 1 }
@@ -135,12 +137,13 @@ final class FlatMap<Value: Sendable, Inner: Sendable>: Sendable {
         let holder = SerialDisposable()
         guard let token = lifetime.add(holder) else { return }
         let lifetime = self.lifetime
-        holder.inner = inner.start(innerObserver { [self] in
-            lifetime.remove(token)
-            let isDone = completed()
-            drain()
-            return isDone
-        })
+        holder.inner = inner.start(
+            innerObserver { [self] in
+                lifetime.remove(token)
+                let isDone = completed()
+                drain()
+                return isDone
+            })
     }
 
     /// Forwards an inner's events; on completion, asks `completed` whether the whole result is done.
@@ -199,7 +202,8 @@ extension Producer {
     ///
     /// - Parameter strategy: How inners combine.
     /// - Returns: A producer of the inners' values.
-    public func flatten<Inner: Sendable>(_ strategy: FlattenStrategy) -> Producer<Inner> where Value == Producer<Inner> {
+    public func flatten<Inner: Sendable>(_ strategy: FlattenStrategy) -> Producer<Inner>
+    where Value == Producer<Inner> {
         flatMap(strategy) { $0 }
     }
 }

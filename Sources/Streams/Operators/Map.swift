@@ -34,7 +34,9 @@ extension Producer {
     /// - Parameter transform: Applied to each value; if it throws, the stream fails with the error.
     /// - Returns: A producer of the transformed values.
     @inlinable
-    public func map<NewValue: Sendable>(_ transform: @escaping @Sendable (Value) throws -> NewValue) -> Producer<NewValue> {
+    public func map<NewValue: Sendable>(
+        _ transform: @escaping @Sendable (Value) throws -> NewValue
+    ) -> Producer<NewValue> {
         lift(Map(transform: transform).observer)
     }
 }

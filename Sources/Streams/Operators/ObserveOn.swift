@@ -31,14 +31,15 @@ enum ObserveOn {
             }
         }
 
-        source.run(Observer { event in
-            let needsScheduling = buffer.withLock { buffer in
-                buffer.events.append(event)
-                defer { buffer.isScheduled = true }
-                return !buffer.isScheduled
-            }
-            if needsScheduling { pending.inner = scheduler.schedule(drain) }
-        }, in: lifetime)
+        source.run(
+            Observer { event in
+                let needsScheduling = buffer.withLock { buffer in
+                    buffer.events.append(event)
+                    defer { buffer.isScheduled = true }
+                    return !buffer.isScheduled
+                }
+                if needsScheduling { pending.inner = scheduler.schedule(drain) }
+            }, in: lifetime)
     }
 }
 

@@ -43,19 +43,20 @@ enum Retry {
                     return false
                 }
                 guard goes else { return }
-                attempt.inner = source.start(Observer { event in
-                    guard case .failed(let error) = event else { return downstream.send(event) }
-                    let retry: Int? = state.withLock { state in
-                        guard state.retries < retries else { return nil }
-                        state.retries += 1
-                        return state.retries
-                    }
-                    guard let retry else { return downstream.sendFailed(error) }
-                    guard let backoff, let scheduler else { return resubscribe() }
-                    let delayMs: Int
-                    do { delayMs = try backoff(retry) } catch { return downstream.sendFailed(error) }
-                    wait.inner = scheduler.schedule(after: delayMs) { resubscribe() }
-                })
+                attempt.inner = source.start(
+                    Observer { event in
+                        guard case .failed(let error) = event else { return downstream.send(event) }
+                        let retry: Int? = state.withLock { state in
+                            guard state.retries < retries else { return nil }
+                            state.retries += 1
+                            return state.retries
+                        }
+                        guard let retry else { return downstream.sendFailed(error) }
+                        guard let backoff, let scheduler else { return resubscribe() }
+                        let delayMs: Int
+                        do { delayMs = try backoff(retry) } catch { return downstream.sendFailed(error) }
+                        wait.inner = scheduler.schedule(after: delayMs) { resubscribe() }
+                    })
             }
         }
 

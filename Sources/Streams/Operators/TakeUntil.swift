@@ -7,14 +7,15 @@ enum TakeUntil {
         _ source: Producer<Value>, _ trigger: Producer<Trigger>, _ observer: Observer<Value>, _ lifetime: Lifetime
     ) {
         let downstream = Serializer(observer)
-        lifetime += trigger.start(Observer { event in
-            switch event {
-            case .value: downstream.sendCompleted()
-            case .failed(let error): downstream.sendFailed(error)
-            case .interrupted: downstream.sendInterrupted()
-            case .completed: break
-            }
-        })
+        lifetime += trigger.start(
+            Observer { event in
+                switch event {
+                case .value: downstream.sendCompleted()
+                case .failed(let error): downstream.sendFailed(error)
+                case .interrupted: downstream.sendInterrupted()
+                case .completed: break
+                }
+            })
         if lifetime.hasEnded { return }
         source.run(downstream.observer, in: lifetime)
     }

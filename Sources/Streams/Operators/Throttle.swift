@@ -36,38 +36,39 @@ enum Throttle {
             if isCompleted { downstream.sendCompleted() }
         }
 
-        lifetime += source.start(Observer { event in
-            switch event {
-            case .value(let value):
-                let now = scheduler.now
-                let action: Action = state.withLock { state in
-                    let remaining = state.lastSent.map { windowMs - (now - $0) } ?? 0
-                    if remaining <= 0 {
-                        state.held = nil
-                        state.lastSent = now
-                        return .send
+        lifetime += source.start(
+            Observer { event in
+                switch event {
+                case .value(let value):
+                    let now = scheduler.now
+                    let action: Action = state.withLock { state in
+                        let remaining = state.lastSent.map { windowMs - (now - $0) } ?? 0
+                        if remaining <= 0 {
+                            state.held = nil
+                            state.lastSent = now
+                            return .send
+                        }
+                        guard latest else { return .none }
+                        let isScheduled = state.held != nil
+                        state.held = value
+                        return isScheduled ? .none : .schedule(afterMs: remaining)
                     }
-                    guard latest else { return .none }
-                    let isScheduled = state.held != nil
-                    state.held = value
-                    return isScheduled ? .none : .schedule(afterMs: remaining)
+                    switch action {
+                    case .send: downstream.send(value: value)
+                    case .schedule(let remaining): timer.inner = scheduler.schedule(after: remaining, flush)
+                    case .none: break
+                    }
+                case .completed:
+                    let isHolding = state.withLock { state in
+                        state.isCompleted = true
+                        return state.held != nil
+                    }
+                    if !isHolding { downstream.sendCompleted() }
+                case .failed, .interrupted:
+                    state.withLock { $0.held = nil }
+                    downstream.send(event)
                 }
-                switch action {
-                case .send: downstream.send(value: value)
-                case .schedule(let remaining): timer.inner = scheduler.schedule(after: remaining, flush)
-                case .none: break
-                }
-            case .completed:
-                let isHolding = state.withLock { state in
-                    state.isCompleted = true
-                    return state.held != nil
-                }
-                if !isHolding { downstream.sendCompleted() }
-            case .failed, .interrupted:
-                state.withLock { $0.held = nil }
-                downstream.send(event)
-            }
-        })
+            })
     }
 }
 

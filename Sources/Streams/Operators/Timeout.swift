@@ -42,28 +42,29 @@ enum Timeout {
         }
 
         arm(0)
-        upstream.inner = source.start(Observer { event in
-            switch event {
-            case .value(let value):
-                let generation: Int? = state.withLock { state in
-                    guard !state.isTimedOut, !state.isTerminated else { return nil }
-                    state.generation += 1
-                    return state.generation
+        upstream.inner = source.start(
+            Observer { event in
+                switch event {
+                case .value(let value):
+                    let generation: Int? = state.withLock { state in
+                        guard !state.isTimedOut, !state.isTerminated else { return nil }
+                        state.generation += 1
+                        return state.generation
+                    }
+                    guard let generation else { return }
+                    downstream.send(value: value)
+                    arm(generation)
+                case .completed, .failed, .interrupted:
+                    let isLive = state.withLock { state in
+                        guard !state.isTimedOut, !state.isTerminated else { return false }
+                        state.isTerminated = true
+                        return true
+                    }
+                    guard isLive else { return }
+                    timer.dispose()
+                    downstream.send(event)
                 }
-                guard let generation else { return }
-                downstream.send(value: value)
-                arm(generation)
-            case .completed, .failed, .interrupted:
-                let isLive = state.withLock { state in
-                    guard !state.isTimedOut, !state.isTerminated else { return false }
-                    state.isTerminated = true
-                    return true
-                }
-                guard isLive else { return }
-                timer.dispose()
-                downstream.send(event)
-            }
-        })
+            })
     }
 }
 

@@ -12,24 +12,26 @@ enum WithLatestFrom {
     ) {
         let downstream = Serializer(observer)
         let latest = Locked<Other?>(nil)
-        lifetime += other.start(Observer { event in
-            switch event {
-            case .value(let value): latest.withLock { $0 = value }
-            case .failed(let error): downstream.sendFailed(error)
-            case .interrupted: downstream.sendInterrupted()
-            case .completed: break
-            }
-        })
-        source.run(Observer { event in
-            switch event {
-            case .value(let value):
-                guard let other = latest.withLock({ $0 }) else { return }
-                do { downstream.send(value: try combine(value, other)) } catch { downstream.sendFailed(error) }
-            case .failed(let error): downstream.sendFailed(error)
-            case .completed: downstream.sendCompleted()
-            case .interrupted: downstream.sendInterrupted()
-            }
-        }, in: lifetime)
+        lifetime += other.start(
+            Observer { event in
+                switch event {
+                case .value(let value): latest.withLock { $0 = value }
+                case .failed(let error): downstream.sendFailed(error)
+                case .interrupted: downstream.sendInterrupted()
+                case .completed: break
+                }
+            })
+        source.run(
+            Observer { event in
+                switch event {
+                case .value(let value):
+                    guard let other = latest.withLock({ $0 }) else { return }
+                    do { downstream.send(value: try combine(value, other)) } catch { downstream.sendFailed(error) }
+                case .failed(let error): downstream.sendFailed(error)
+                case .completed: downstream.sendCompleted()
+                case .interrupted: downstream.sendInterrupted()
+                }
+            }, in: lifetime)
     }
 }
 

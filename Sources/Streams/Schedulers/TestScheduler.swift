@@ -181,7 +181,7 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
                     nextSequence += 1
                     enqueue(next)
                 } else {
-                    first.job.action = nil   // runs once: its disposable must not keep it
+                    first.job.action = nil  // runs once: its disposable must not keep it
                 }
                 return action
             }

@@ -29,59 +29,74 @@ final class CombineLatestMarbleTests: XCTestCase {
     }
 
     func testNeverEmpty() {
-        check([.value(150, 1)], [.value(150, 1), .completed(210)],
-              events: [], firstSubscriptions: [Sub(200, 1000)], secondSubscriptions: [Sub(200, 210)])
+        check(
+            [.value(150, 1)], [.value(150, 1), .completed(210)],
+            events: [], firstSubscriptions: [Sub(200, 1000)], secondSubscriptions: [Sub(200, 210)])
     }
 
     func testEmptyReturnCompletesWhenNothingCanBeEmitted() {
-        check([.value(150, 1), .completed(210)], [.value(150, 1), .value(215, 2), .completed(220)],
-              events: [.completed(215)], firstSubscriptions: [Sub(200, 210)], secondSubscriptions: [Sub(200, 215)])
+        check(
+            [.value(150, 1), .completed(210)], [.value(150, 1), .value(215, 2), .completed(220)],
+            events: [.completed(215)], firstSubscriptions: [Sub(200, 210)], secondSubscriptions: [Sub(200, 215)])
     }
 
     func testReturnEmpty() {
-        check([.value(150, 1), .value(215, 2), .completed(220)], [.value(150, 1), .completed(210)],
-              events: [.completed(215)], firstSubscriptions: [Sub(200, 215)], secondSubscriptions: [Sub(200, 210)])
+        check(
+            [.value(150, 1), .value(215, 2), .completed(220)], [.value(150, 1), .completed(210)],
+            events: [.completed(215)], firstSubscriptions: [Sub(200, 215)], secondSubscriptions: [Sub(200, 210)])
     }
 
     func testNeverReturn() {
-        check([.value(150, 1), .value(215, 2), .completed(220)], [.value(150, 1)],
-              events: [], firstSubscriptions: [Sub(200, 220)], secondSubscriptions: [Sub(200, 1000)])
+        check(
+            [.value(150, 1), .value(215, 2), .completed(220)], [.value(150, 1)],
+            events: [], firstSubscriptions: [Sub(200, 220)], secondSubscriptions: [Sub(200, 1000)])
     }
 
     func testReturnReturn1() {
-        check([.value(150, 1), .value(215, 2), .completed(230)], [.value(150, 1), .value(220, 3), .completed(240)],
-              events: [.value(220, 2 + 3), .completed(240)],
-              firstSubscriptions: [Sub(200, 230)], secondSubscriptions: [Sub(200, 240)])
+        check(
+            [.value(150, 1), .value(215, 2), .completed(230)], [.value(150, 1), .value(220, 3), .completed(240)],
+            events: [.value(220, 2 + 3), .completed(240)],
+            firstSubscriptions: [Sub(200, 230)], secondSubscriptions: [Sub(200, 240)])
     }
 
     func testReturnReturn2() {
-        check([.value(150, 1), .value(220, 3), .completed(240)], [.value(150, 1), .value(215, 2), .completed(230)],
-              events: [.value(220, 2 + 3), .completed(240)],
-              firstSubscriptions: [Sub(200, 240)], secondSubscriptions: [Sub(200, 230)])
+        check(
+            [.value(150, 1), .value(220, 3), .completed(240)], [.value(150, 1), .value(215, 2), .completed(230)],
+            events: [.value(220, 2 + 3), .completed(240)],
+            firstSubscriptions: [Sub(200, 240)], secondSubscriptions: [Sub(200, 230)])
     }
 
     func testEmptyError() {
-        check([.value(150, 1), .completed(230)], [.value(150, 1), .failed(220, testError)],
-              events: [.failed(220, testError)], firstSubscriptions: [Sub(200, 220)], secondSubscriptions: [Sub(200, 220)])
+        check(
+            [.value(150, 1), .completed(230)], [.value(150, 1), .failed(220, testError)],
+            events: [.failed(220, testError)], firstSubscriptions: [Sub(200, 220)], secondSubscriptions: [Sub(200, 220)]
+        )
     }
 
     func testReturnThrow() {
-        check([.value(150, 1), .value(210, 2), .completed(230)], [.value(150, 1), .failed(220, testError)],
-              events: [.failed(220, testError)], firstSubscriptions: [Sub(200, 220)], secondSubscriptions: [Sub(200, 220)])
+        check(
+            [.value(150, 1), .value(210, 2), .completed(230)], [.value(150, 1), .failed(220, testError)],
+            events: [.failed(220, testError)], firstSubscriptions: [Sub(200, 220)], secondSubscriptions: [Sub(200, 220)]
+        )
     }
 
     func testThrowThrowTakesTheFirstError() {
-        check([.value(150, 1), .failed(220, testError1)], [.value(150, 1), .failed(230, testError2)],
-              events: [.failed(220, testError1)], firstSubscriptions: [Sub(200, 220)], secondSubscriptions: [Sub(200, 220)])
-        check([.value(150, 1), .failed(230, testError1)], [.value(150, 1), .failed(220, testError2)],
-              events: [.failed(220, testError2)], firstSubscriptions: [Sub(200, 220)], secondSubscriptions: [Sub(200, 220)])
+        check(
+            [.value(150, 1), .failed(220, testError1)], [.value(150, 1), .failed(230, testError2)],
+            events: [.failed(220, testError1)], firstSubscriptions: [Sub(200, 220)],
+            secondSubscriptions: [Sub(200, 220)])
+        check(
+            [.value(150, 1), .failed(230, testError1)], [.value(150, 1), .failed(220, testError2)],
+            events: [.failed(220, testError2)], firstSubscriptions: [Sub(200, 220)],
+            secondSubscriptions: [Sub(200, 220)])
     }
 
     func testInterleavedValues() {
-        check([.value(150, 1), .value(215, 2), .value(225, 4), .completed(230)],
-              [.value(150, 1), .value(220, 3), .value(230, 5), .completed(240)],
-              events: [.value(220, 2 + 3), .value(225, 4 + 3), .value(230, 4 + 5), .completed(240)],
-              firstSubscriptions: [Sub(200, 230)], secondSubscriptions: [Sub(200, 240)])
+        check(
+            [.value(150, 1), .value(215, 2), .value(225, 4), .completed(230)],
+            [.value(150, 1), .value(220, 3), .value(230, 5), .completed(240)],
+            events: [.value(220, 2 + 3), .value(225, 4 + 3), .value(230, 4 + 5), .completed(240)],
+            firstSubscriptions: [Sub(200, 230)], secondSubscriptions: [Sub(200, 240)])
     }
 
     func testArrayFormKeepsSourceOrderAndEmptyArrayCompletes() {

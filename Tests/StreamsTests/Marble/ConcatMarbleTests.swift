@@ -8,12 +8,16 @@ final class ConcatMarbleTests: XCTestCase {
         let scheduler = TestScheduler()
         let xs1 = scheduler.createColdProducer([.value(10, 1), .value(20, 2), .value(30, 3), .completed(40)])
         let xs2 = scheduler.createColdProducer([.value(10, 4), .value(20, 5), .completed(30)])
-        let xs3 = scheduler.createColdProducer([.value(10, 6), .value(20, 7), .value(30, 8), .value(40, 9), .completed(50)])
-        let res = scheduler.start { Producer.concat([xs1.producer, xs2.producer, xs3.producer]) }
-        XCTAssertEqual(res.events, [
-            .value(210, 1), .value(220, 2), .value(230, 3), .value(250, 4), .value(260, 5), .value(280, 6),
-            .value(290, 7), .value(300, 8), .value(310, 9), .completed(320),
+        let xs3 = scheduler.createColdProducer([
+            .value(10, 6), .value(20, 7), .value(30, 8), .value(40, 9), .completed(50),
         ])
+        let res = scheduler.start { Producer.concat([xs1.producer, xs2.producer, xs3.producer]) }
+        XCTAssertEqual(
+            res.events,
+            [
+                .value(210, 1), .value(220, 2), .value(230, 3), .value(250, 4), .value(260, 5), .value(280, 6),
+                .value(290, 7), .value(300, 8), .value(310, 9), .completed(320),
+            ])
         XCTAssertEqual(xs1.subscriptions, [Sub(200, 240)])
         XCTAssertEqual(xs2.subscriptions, [Sub(240, 270)])
         XCTAssertEqual(xs3.subscriptions, [Sub(270, 320)])
@@ -98,10 +102,12 @@ final class ConcatMarbleTests: XCTestCase {
             .value(320, 7), .value(330, 8), .completed(340),
         ])
         let res = scheduler.start { Producer.concat([xs1.producer, xs2.producer, xs3.producer, xs2.producer]) }
-        XCTAssertEqual(res.events, [
-            .value(210, 2), .value(220, 3), .value(280, 4), .value(290, 5), .value(300, 6), .value(320, 7),
-            .value(330, 8), .value(390, 4), .value(400, 5), .value(410, 6), .completed(420),
-        ])
+        XCTAssertEqual(
+            res.events,
+            [
+                .value(210, 2), .value(220, 3), .value(280, 4), .value(290, 5), .value(300, 6), .value(320, 7),
+                .value(330, 8), .value(390, 4), .value(400, 5), .value(410, 6), .completed(420),
+            ])
         XCTAssertEqual(xs1.subscriptions, [Sub(200, 230)])
         XCTAssertEqual(xs2.subscriptions, [Sub(230, 310), Sub(340, 420)])
         XCTAssertEqual(xs3.subscriptions, [Sub(310, 340)])
@@ -115,7 +121,9 @@ final class ConcatMarbleTests: XCTestCase {
 
     func testLongConcatOfSynchronousProducersDoesNotGrowTheStack() {
         let count = Locked(0)
-        Producer.concat(Array(repeating: Producer.just(1), count: 50_000)).start(value: { _ in count.withLock { $0 += 1 } })
+        Producer.concat(Array(repeating: Producer.just(1), count: 50_000)).start(value: { _ in
+            count.withLock { $0 += 1 }
+        })
         XCTAssertEqual(count.withLock { $0 }, 50_000)
     }
 

@@ -11,7 +11,9 @@ final class MergeMarbleTests: XCTestCase {
             .value(10, 101), .value(20, 102), .value(110, 103), .value(120, 104), .value(210, 105), .value(220, 106),
             .completed(230),
         ])
-        let ys2 = scheduler.createColdProducer([.value(10, 201), .value(20, 202), .value(30, 203), .value(40, 204), .completed(50)])
+        let ys2 = scheduler.createColdProducer([
+            .value(10, 201), .value(20, 202), .value(30, 203), .value(40, 204), .completed(50),
+        ])
         let ys3 = scheduler.createColdProducer([
             .value(10, 301), .value(20, 302), .value(30, 303), .value(40, 304), .value(120, 305), .completed(150),
         ])
@@ -19,11 +21,15 @@ final class MergeMarbleTests: XCTestCase {
             .value(300, ys1.producer), .value(400, ys2.producer), .value(500, ys3.producer), .completed(600),
         ])
         let res = scheduler.start { xs.producer.flatten(.merge) }
-        XCTAssertEqual(res.events, [
-            .value(310, 101), .value(320, 102), .value(410, 103), .value(410, 201), .value(420, 104), .value(420, 202),
-            .value(430, 203), .value(440, 204), .value(510, 105), .value(510, 301), .value(520, 106), .value(520, 302),
-            .value(530, 303), .value(540, 304), .value(620, 305), .completed(650),
-        ])
+        XCTAssertEqual(
+            res.events,
+            [
+                .value(310, 101), .value(320, 102), .value(410, 103), .value(410, 201), .value(420, 104),
+                .value(420, 202),
+                .value(430, 203), .value(440, 204), .value(510, 105), .value(510, 301), .value(520, 106),
+                .value(520, 302),
+                .value(530, 303), .value(540, 304), .value(620, 305), .completed(650),
+            ])
         XCTAssertEqual(xs.subscriptions, [Sub(200, 600)])
         XCTAssertEqual(ys1.subscriptions, [Sub(300, 530)])
         XCTAssertEqual(ys2.subscriptions, [Sub(400, 450)])
@@ -33,16 +39,23 @@ final class MergeMarbleTests: XCTestCase {
     func testDataNotOverlapped() {
         let scheduler = TestScheduler()
         let ys1 = scheduler.createColdProducer([.value(10, 101), .value(20, 102), .completed(230)])
-        let ys2 = scheduler.createColdProducer([.value(10, 201), .value(20, 202), .value(30, 203), .value(40, 204), .completed(50)])
-        let ys3 = scheduler.createColdProducer([.value(10, 301), .value(20, 302), .value(30, 303), .value(40, 304), .completed(50)])
+        let ys2 = scheduler.createColdProducer([
+            .value(10, 201), .value(20, 202), .value(30, 203), .value(40, 204), .completed(50),
+        ])
+        let ys3 = scheduler.createColdProducer([
+            .value(10, 301), .value(20, 302), .value(30, 303), .value(40, 304), .completed(50),
+        ])
         let xs = scheduler.createHotProducer([
             .value(300, ys1.producer), .value(400, ys2.producer), .value(500, ys3.producer), .completed(600),
         ])
         let res = scheduler.start { xs.producer.flatMap(.merge) { $0 } }
-        XCTAssertEqual(res.events, [
-            .value(310, 101), .value(320, 102), .value(410, 201), .value(420, 202), .value(430, 203), .value(440, 204),
-            .value(510, 301), .value(520, 302), .value(530, 303), .value(540, 304), .completed(600),
-        ])
+        XCTAssertEqual(
+            res.events,
+            [
+                .value(310, 101), .value(320, 102), .value(410, 201), .value(420, 202), .value(430, 203),
+                .value(440, 204),
+                .value(510, 301), .value(520, 302), .value(530, 303), .value(540, 304), .completed(600),
+            ])
         XCTAssertEqual(xs.subscriptions, [Sub(200, 600)])
         XCTAssertEqual(ys1.subscriptions, [Sub(300, 530)])
         XCTAssertEqual(ys2.subscriptions, [Sub(400, 450)])
@@ -58,15 +71,20 @@ final class MergeMarbleTests: XCTestCase {
         let ys2 = scheduler.createColdProducer([
             .value(10, 201), .value(20, 202), .value(30, 203), .value(40, 204), .failed(50, testError1),
         ])
-        let ys3 = scheduler.createColdProducer([.value(10, 301), .value(20, 302), .value(30, 303), .value(40, 304), .completed(150)])
+        let ys3 = scheduler.createColdProducer([
+            .value(10, 301), .value(20, 302), .value(30, 303), .value(40, 304), .completed(150),
+        ])
         let xs = scheduler.createHotProducer([
             .value(300, ys1.producer), .value(400, ys2.producer), .value(500, ys3.producer), .completed(600),
         ])
         let res = scheduler.start { xs.producer.flatten(.merge) }
-        XCTAssertEqual(res.events, [
-            .value(310, 101), .value(320, 102), .value(410, 103), .value(410, 201), .value(420, 104), .value(420, 202),
-            .value(430, 203), .value(440, 204), .failed(450, testError1),
-        ])
+        XCTAssertEqual(
+            res.events,
+            [
+                .value(310, 101), .value(320, 102), .value(410, 103), .value(410, 201), .value(420, 104),
+                .value(420, 202),
+                .value(430, 203), .value(440, 204), .failed(450, testError1),
+            ])
         XCTAssertEqual(xs.subscriptions, [Sub(200, 450)])
         XCTAssertEqual(ys1.subscriptions, [Sub(300, 450)])
         XCTAssertEqual(ys2.subscriptions, [Sub(400, 450)])
@@ -79,13 +97,20 @@ final class MergeMarbleTests: XCTestCase {
             .value(10, 101), .value(20, 102), .value(110, 103), .value(120, 104), .value(210, 105), .value(220, 106),
             .completed(230),
         ])
-        let ys2 = scheduler.createColdProducer([.value(10, 201), .value(20, 202), .value(30, 203), .value(40, 204), .completed(50)])
-        let xs = scheduler.createHotProducer([.value(300, ys1.producer), .value(400, ys2.producer), .failed(500, testError1)])
-        let res = scheduler.start { xs.producer.flatten(.merge) }
-        XCTAssertEqual(res.events, [
-            .value(310, 101), .value(320, 102), .value(410, 103), .value(410, 201), .value(420, 104), .value(420, 202),
-            .value(430, 203), .value(440, 204), .failed(500, testError1),
+        let ys2 = scheduler.createColdProducer([
+            .value(10, 201), .value(20, 202), .value(30, 203), .value(40, 204), .completed(50),
         ])
+        let xs = scheduler.createHotProducer([
+            .value(300, ys1.producer), .value(400, ys2.producer), .failed(500, testError1),
+        ])
+        let res = scheduler.start { xs.producer.flatten(.merge) }
+        XCTAssertEqual(
+            res.events,
+            [
+                .value(310, 101), .value(320, 102), .value(410, 103), .value(410, 201), .value(420, 104),
+                .value(420, 202),
+                .value(430, 203), .value(440, 204), .failed(500, testError1),
+            ])
         XCTAssertEqual(xs.subscriptions, [Sub(200, 500)])
         XCTAssertEqual(ys1.subscriptions, [Sub(300, 500)])
         XCTAssertEqual(ys2.subscriptions, [Sub(400, 450)])
@@ -116,10 +141,12 @@ final class MergeMarbleTests: XCTestCase {
         let scheduler = TestScheduler()
         let c = concurrentCase(scheduler, ys2End: 200, ys4At: 320, outerEnd: 400)
         let res = scheduler.start { c.xs.producer.flatten(.concurrent(limit: 2)) }
-        XCTAssertEqual(res.events, [
-            .value(260, 1), .value(280, 4), .value(310, 2), .value(330, 3), .value(330, 5), .value(360, 6),
-            .value(440, 7), .value(460, 8), .value(670, 9), .value(700, 10), .completed(760),
-        ])
+        XCTAssertEqual(
+            res.events,
+            [
+                .value(260, 1), .value(280, 4), .value(310, 2), .value(330, 3), .value(330, 5), .value(360, 6),
+                .value(440, 7), .value(460, 8), .value(670, 9), .value(700, 10), .completed(760),
+            ])
         XCTAssertEqual(c.xs.subscriptions, [Sub(200, 400)])
         XCTAssertEqual(c.ys[0].subscriptions, [Sub(210, 350)])
         XCTAssertEqual(c.ys[1].subscriptions, [Sub(260, 460)])
@@ -131,10 +158,12 @@ final class MergeMarbleTests: XCTestCase {
         let scheduler = TestScheduler()
         let c = concurrentCase(scheduler, ys2End: 300, ys4At: 320, outerEnd: 400)
         let res = scheduler.start { c.xs.producer.flatten(.concurrent(limit: 2)) }
-        XCTAssertEqual(res.events, [
-            .value(260, 1), .value(280, 4), .value(310, 2), .value(330, 3), .value(330, 5), .value(360, 6),
-            .value(440, 7), .value(460, 8), .value(690, 9), .value(720, 10), .completed(780),
-        ])
+        XCTAssertEqual(
+            res.events,
+            [
+                .value(260, 1), .value(280, 4), .value(310, 2), .value(330, 3), .value(330, 5), .value(360, 6),
+                .value(440, 7), .value(460, 8), .value(690, 9), .value(720, 10), .completed(780),
+            ])
         XCTAssertEqual(c.xs.subscriptions, [Sub(200, 400)])
         XCTAssertEqual(c.ys[0].subscriptions, [Sub(210, 350)])
         XCTAssertEqual(c.ys[1].subscriptions, [Sub(260, 560)])
@@ -146,10 +175,12 @@ final class MergeMarbleTests: XCTestCase {
         let scheduler = TestScheduler()
         let c = concurrentCase(scheduler, ys2End: 300, ys4At: 420, outerEnd: 450)
         let res = scheduler.start { c.xs.producer.flatten(.concurrent(limit: 3)) }
-        XCTAssertEqual(res.events, [
-            .value(260, 1), .value(280, 4), .value(280, 6), .value(310, 2), .value(330, 3), .value(330, 5),
-            .value(360, 7), .value(380, 8), .value(630, 9), .value(660, 10), .completed(720),
-        ])
+        XCTAssertEqual(
+            res.events,
+            [
+                .value(260, 1), .value(280, 4), .value(280, 6), .value(310, 2), .value(330, 3), .value(330, 5),
+                .value(360, 7), .value(380, 8), .value(630, 9), .value(660, 10), .completed(720),
+            ])
         XCTAssertEqual(c.xs.subscriptions, [Sub(200, 450)])
         XCTAssertEqual(c.ys[0].subscriptions, [Sub(210, 350)])
         XCTAssertEqual(c.ys[1].subscriptions, [Sub(260, 560)])

@@ -35,8 +35,9 @@ final class RetryMarbleTests: XCTestCase {
         let scheduler = TestScheduler()
         let xs = Attempts(scheduler, succeedsOn: 2)
         let res = scheduler.start { xs.producer.retry(1) }
-        XCTAssertEqual(res.events, [.value(210, 1), .value(230, 2), .completed(240)],
-                       "the value of the failed attempt stays sent")
+        XCTAssertEqual(
+            res.events, [.value(210, 1), .value(230, 2), .completed(240)],
+            "the value of the failed attempt stays sent")
         XCTAssertEqual(xs.subscriptions, [Sub(200, 220), Sub(220, 240)])
     }
 
@@ -76,10 +77,12 @@ final class RetryMarbleTests: XCTestCase {
         let xs = Attempts(scheduler, succeedsOn: 3)
         let asked = Locked<[Int]>([])
         let res = scheduler.start {
-            xs.producer.retry(5, backoff: { retry in
-                asked.withLock { $0.append(retry) }
-                return retry * 100
-            }, on: scheduler)
+            xs.producer.retry(
+                5,
+                backoff: { retry in
+                    asked.withLock { $0.append(retry) }
+                    return retry * 100
+                }, on: scheduler)
         }
         XCTAssertEqual(res.events, [.value(210, 1), .value(330, 2), .value(550, 3), .completed(560)])
         XCTAssertEqual(xs.subscriptions, [Sub(200, 220), Sub(320, 340), Sub(540, 560)])
@@ -125,8 +128,9 @@ final class RetryMarbleTests: XCTestCase {
         }
         let values = Locked<[Int]>([])
         let failure = Locked<(any Error)?>(nil)
-        source.retry(100_000).start(value: { v in values.withLock { $0.append(v) } },
-                                    failed: { e in failure.withLock { $0 = e } })
+        source.retry(100_000).start(
+            value: { v in values.withLock { $0.append(v) } },
+            failed: { e in failure.withLock { $0 = e } })
         XCTAssertEqual(values.withLock { $0.count }, 100_001)
         XCTAssertEqual(failure.withLock { $0 } as? TestError, TestError(id: 100_001))
     }

@@ -44,10 +44,12 @@ final class ScanMarbleTests: XCTestCase {
             .value(150, 1), .value(210, 2), .value(220, 3), .value(230, 4), .value(240, 5), .completed(250),
         ])
         let res = scheduler.start { xs.producer.scan(self.seed, +) }
-        XCTAssertEqual(res.events, [
-            .value(210, seed + 2), .value(220, seed + 2 + 3), .value(230, seed + 2 + 3 + 4),
-            .value(240, seed + 2 + 3 + 4 + 5), .completed(250),
-        ])
+        XCTAssertEqual(
+            res.events,
+            [
+                .value(210, seed + 2), .value(220, seed + 2 + 3), .value(230, seed + 2 + 3 + 4),
+                .value(240, seed + 2 + 3 + 4 + 5), .completed(250),
+            ])
         XCTAssertEqual(xs.subscriptions, [Sub(200, 250)])
     }
 

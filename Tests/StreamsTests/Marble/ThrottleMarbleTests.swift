@@ -6,7 +6,8 @@ import XCTest
 final class ThrottleMarbleTests: XCTestCase {
     private func values(_ scheduler: TestScheduler, end: Recorded<Int>?) -> TestableProducer<Int> {
         var events: [Recorded<Int>] = [
-            .value(150, 1), .value(210, 2), .value(250, 3), .value(310, 4), .value(350, 5), .value(410, 6), .value(450, 7),
+            .value(150, 1), .value(210, 2), .value(250, 3), .value(310, 4), .value(350, 5), .value(410, 6),
+            .value(450, 7),
         ]
         if let end { events.append(end) }
         return scheduler.createHotProducer(events)

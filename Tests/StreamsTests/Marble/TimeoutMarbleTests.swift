@@ -26,8 +26,9 @@ final class TimeoutMarbleTests: XCTestCase {
         let scheduler = TestScheduler()
         let xs = scheduler.createHotProducer([.value(240, 1), .value(280, 2), .value(320, 3), .value(400, 4)])
         let res = scheduler.start { xs.producer.timeout(50, on: scheduler) }
-        XCTAssertEqual(res.events, [.value(240, 1), .value(280, 2), .value(320, 3), .failed(370, TimeoutError(ms: 50))],
-                       "each gap is under 50 ms, the whole is not; the gap after 320 is 80 ms")
+        XCTAssertEqual(
+            res.events, [.value(240, 1), .value(280, 2), .value(320, 3), .failed(370, TimeoutError(ms: 50))],
+            "each gap is under 50 ms, the whole is not; the gap after 320 is 80 ms")
         XCTAssertEqual(xs.subscriptions, [Sub(200, 370)])
     }
 

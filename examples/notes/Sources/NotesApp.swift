@@ -30,8 +30,10 @@ public final class NotesApp {
     /// - Parameters:
     ///   - plugins: the folder that holds `notes`, `composer` and `list`.
     ///   - suggest: the Swift service behind "suggest": a note for the current search.
-    public init(plugins: String = NotesApp.bundledPlugins,
-                suggest: @escaping @Sendable (String) async throws -> String) throws {
+    public init(
+        plugins: String = NotesApp.bundledPlugins,
+        suggest: @escaping @Sendable (String) async throws -> String
+    ) throws {
         host = try MainActorHost(configuration: .init(searchPaths: [plugins]))
         host.host.register(service: "suggest") { (query: String) in try await suggest(query) }
         feature = try host.load("notes")
@@ -42,7 +44,8 @@ public final class NotesApp {
         // actor this runs before the `send` that submitted returns (the callback is main-actor isolated).
         submitted = feature.observe(kinds: .effect) { [weak feature] event in
             guard case .effect(let value, _) = event,
-                  case .submitted(let text)? = try? LuaValueDecoder().decode(ComposerEffect.self, from: value) else { return }
+                case .submitted(let text)? = try? LuaValueDecoder().decode(ComposerEffect.self, from: value)
+            else { return }
             try? feature?.send(case: ListAction.add(text: text))
         }
         feature.start()
@@ -83,7 +86,8 @@ public struct NotesScreen: View {
 
 /// The same screen's parts with no Lua at all, for previews.
 public struct NotesPreview: View {
-    let list = FeatureViewModel(preview: ListState(notes: ["milk", "mint"], query: "mi", shown: ["milk", "mint"]), actions: ListAction.self)
+    let list = FeatureViewModel(
+        preview: ListState(notes: ["milk", "mint"], query: "mi", shown: ["milk", "mint"]), actions: ListAction.self)
     public init() {}
     public var body: some View { List(list.view.shown, id: \.self) { Text($0) } }
 }

@@ -24,7 +24,7 @@ final class Counter {
         let effects = self.effects
         actions
             .flatMap { action -> AnyPublisher<Mutation, Never> in
-                Counter.handle(action, state.value)   // state feedback: the latest state
+                Counter.handle(action, state.value)  // state feedback: the latest state
             }
             .scan(State()) { current, mutation in
                 var next = current
