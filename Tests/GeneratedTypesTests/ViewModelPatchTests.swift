@@ -11,7 +11,7 @@ import XCTest
 /// on the main thread, not as main-actor methods: each body runs `MainActor.assumeIsolated`.
 final class ViewModelPatchTests: XCTestCase {
     @MainActor
-    private static func makeModel() throws -> (MainActorFeature, FeatureViewModel<ViewsState, LuaValue>) {
+    private static func makeModel() throws -> (MainActorFeature, MainActorViewModel<ViewsState, LuaValue>) {
         let plugins = GeneratedTypesTests.root.appendingPathComponent("Tests/Fixtures/plugins").path
         let host = try MainActorHost(configuration: .init(searchPaths: [plugins], clock: .real))
         let feature = try host.load("views")

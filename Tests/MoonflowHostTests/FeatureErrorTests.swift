@@ -77,13 +77,15 @@ final class FeatureErrorTests: XCTestCase {
     }
 
     func testAViewFieldThatSendsARefusedActionSetsLastError() throws {
-        let (host, shop, _) = try loaded()
         try MainActor.assumeIsolated {
+            // Fields are a main-actor host's: there a write reads back at once.
+            let host = try MainActorHost()
+            let shop = try host.load(name: "shop", source: Self.shop)
+            shop.start()
             struct ShopView: Decodable, Sendable { let note: String }
-            let model = try FeatureViewModel(shop, as: ShopView.self, actions: Action.self)
+            let model = try shop.model(as: ShopView.self, actions: Action.self)
             let note = model.field(\.note) { .note(text: $0) }
             note.wrappedValue = "gift wrap"
-            host.settle()
             XCTAssertEqual(note.wrappedValue, "gift wrap")
             XCTAssertNil(model.lastError)
             let amount = model.field(\.note) { .pay(amount: $0) }

@@ -126,7 +126,7 @@ final class ViewModelStoreTests: XCTestCase {
 
     func testAPreviewRunsNoLuaAndRecordsWhatItIsSent() throws {
         MainActor.assumeIsolated {
-            let model = FeatureViewModel(preview: ComposerView(draft: "preview"), actions: ComposerAction.self)
+            let model = MainActorViewModel(preview: ComposerView(draft: "preview"), actions: ComposerAction.self)
             let draft = model.field(\.draft) { .write(text: $0) }
             draft.wrappedValue = "typed"
             XCTAssertEqual(model.view, ComposerView(draft: "preview"), "a preview's view stays as given")

@@ -21,6 +21,10 @@ import Streams
 /// `Action` is the generated enum (sent as `{ type = "case", ...fields }`), or `LuaValue`
 /// for a dynamic view (`FeatureViewModel(feature, as: View.self)` makes that one).
 ///
+/// A `MainActorHost`'s feature makes a `MainActorViewModel` (`cart.model(as:actions:)`), this
+/// class with two-way fields besides (`field`, `binding`): only there does a field read back
+/// at once what was written.
+///
 /// It observes the feature for as long as it lives (or until `stop()`). On a host whose
 /// executor is `.mainActor`, a state is applied as it is delivered, so `view` is the new state
 /// when `send` returns. On a `.queue` host states reach the main actor on a later turn; those
@@ -43,7 +47,7 @@ import Streams
 /// observes the whole view too.
 @MainActor
 @dynamicMemberLookup
-public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodable & Sendable>: Observable {
+public class FeatureViewModel<View: Decodable & Sendable, Action: Encodable & Sendable>: Observable {
     // Observable by hand rather than with the macro: in a generic class the macro's key path
     // literals are made again at every read and write (a type lookup each time); these are
     // made once per model.
@@ -197,19 +201,6 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
         do { try feature.send(json: json) } catch { lastError = FeatureError(refused: error) }
     }
 
-    /// A two-way field: reads `keyPath` of `view`, and writing sends the action `action` makes
-    /// of the new value. A refused action sets `lastError` (a setter cannot throw). SwiftUI's
-    /// `binding(_:_:)` wraps it; on a `.mainActor` host the field reads back what was written
-    /// at once.
-    ///
-    ///     let text = model.field(\.text) { Action.setText(text: $0) }
-    ///     text.wrappedValue = "milk"   // sends { type = "setText", text = "milk" }
-    public func field<Value>(_ keyPath: KeyPath<View, Value>, _ action: @escaping (Value) -> Action) -> ViewField<Value>
-    {
-        // Read as `model.name` is: observed per field when the view names its fields.
-        ViewField(get: { self[dynamicMember: keyPath] }, set: { value in self.send(action(value)) })
-    }
-
     /// The model of one child of an `mf.compose`: its own state decoded into `Child`, and
     /// actions sent to it directly (past the parent's `route`).
     ///
@@ -220,6 +211,11 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
     public func scope<Child: Decodable & Sendable, ChildAction: Encodable & Sendable>(
         _ child: String, as type: Child.Type = Child.self, actions: ChildAction.Type
     ) throws -> FeatureViewModel<Child, ChildAction> {
+        try FeatureViewModel<Child, ChildAction>(childFeature(child), as: Child.self, actions: ChildAction.self)
+    }
+
+    /// The feature of the composition's child `child`, which `scope` makes a model of.
+    func childFeature(_ child: String) throws -> RunningFeature {
         guard let composite = feature as? LuaComposite else {
             throw FeatureError(
                 stage: .send,
@@ -234,7 +230,7 @@ public final class FeatureViewModel<View: Decodable & Sendable, Action: Encodabl
             throw FeatureError(
                 stage: .send, message: "scope(\"\(child)\"): \(name) has no child '\(child)'; its children: \(names)")
         }
-        return try FeatureViewModel<Child, ChildAction>(found.feature, as: Child.self, actions: ChildAction.self)
+        return found.feature
     }
 
     /// `scope(_:as:actions:)` for a child sent dynamic actions (`LuaValue`).

@@ -83,19 +83,20 @@ public final class MainActorFeature {
         }
     }
 
-    /// A view model of this feature: its state decoded into `View`, kept current.
+    /// A view model of this feature: its state decoded into `View`, kept current, with
+    /// two-way fields.
     /// - Throws: `FeatureError` of stage `.view` when the state does not decode into `View`.
     public func model<View: Decodable & Sendable, Action: Encodable & Sendable>(
         as type: View.Type = View.self, actions: Action.Type
-    ) throws -> FeatureViewModel<View, Action> {
-        try FeatureViewModel(feature, as: type, actions: actions)
+    ) throws -> MainActorViewModel<View, Action> {
+        try MainActorViewModel(mainActor: feature, as: type, actions: actions)
     }
 
     /// A view model sent dynamic actions (`LuaValue`).
     public func model<View: Decodable & Sendable>(
         as type: View.Type = View.self
-    ) throws -> FeatureViewModel<View, LuaValue> {
-        try FeatureViewModel(feature, as: type, actions: LuaValue.self)
+    ) throws -> MainActorViewModel<View, LuaValue> {
+        try MainActorViewModel(mainActor: feature, as: type, actions: LuaValue.self)
     }
 
     /// Waits until nothing is queued, running or in flight (Swift services included).

@@ -1,10 +1,10 @@
 /// One two-way field of a view model: what a text field or a toggle binds to. Reading gives
-/// the view's value; writing sends an action (`FeatureViewModel.field`). SwiftUI's `Binding`
-/// is made from one by `FeatureViewModel.binding`.
+/// the view's value; writing sends an action (`MainActorViewModel.field`). SwiftUI's `Binding`
+/// is made from one by `MainActorViewModel.binding`.
 ///
 ///     let name = model.field(\.name) { Action.rename(name: $0) }
 ///     name.wrappedValue = "Ada"    // sends { type = "rename", name = "Ada" }
-///     name.wrappedValue            // "Ada" at once on a `.mainActor` host
+///     name.wrappedValue            // "Ada" at once: the model's Lua runs on the main actor
 @MainActor
 public struct ViewField<Value> {
     private let get: @MainActor () -> Value
@@ -24,7 +24,7 @@ public struct ViewField<Value> {
 #if canImport(SwiftUI)
 import SwiftUI
 
-extension FeatureViewModel {
+extension MainActorViewModel {
     /// A SwiftUI binding to `keyPath` of `view` whose writes send `action(newValue)`:
     ///
     ///     TextField("Note", text: model.binding(\.note) { .setNote(text: $0) })

@@ -17,9 +17,9 @@ public final class NotesApp {
 
     public let host: MainActorHost
     public let feature: MainActorFeature
-    public let notes: FeatureViewModel<NotesState, LuaValue>
-    public let composer: FeatureViewModel<ComposerState, ComposerAction>
-    public let list: FeatureViewModel<ListState, ListAction>
+    public let notes: MainActorViewModel<NotesState, LuaValue>
+    public let composer: MainActorViewModel<ComposerState, ComposerAction>
+    public let list: MainActorViewModel<ListState, ListAction>
     private var submitted: ObservationToken?
 
     /// The plugins this example ships (`examples/notes/plugins`, copied into the module's bundle).
