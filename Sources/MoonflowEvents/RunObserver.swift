@@ -48,7 +48,7 @@ public struct RunDescription: Sendable {
     public let version: Int64
     /// PATH as given to `moonflow run`.
     public let path: String
-    /// The declared actions (nil under `mf.compose`, whose `route` decides).
+    /// The declared actions (nil under an `mf.compose` that declares none: its `route` decides).
     public let actions: Schema?
     public let clock: FeatureHost.Clock
     /// The run's clock now, in ms (virtual time on the virtual clock).

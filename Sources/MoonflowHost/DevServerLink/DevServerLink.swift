@@ -243,7 +243,7 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
     func attach(_ feature: RunningFeature, plugin: String) {
         let version =
             (feature as? LuaFeature)?.definition.version ?? (feature as? LuaComposite)?.definition.version ?? 1
-        let actions = InspectorPipe.declared((feature as? LuaFeature)?.definition.actions)
+        let actions = InspectorPipe.declared(feature.declaredActions)
         let clock = featureHost?.configuration.clock ?? .real
         let started = InspectorPipe.ToChild.started(
             name: feature.name, version: version, path: plugin, actions: actions, clock: clock)

@@ -150,7 +150,7 @@ package enum InspectorPipe {
     }
 
     /// A feature's declared actions as the `started` message carries them (type names, `?`
-    /// for optional fields); nil under `mf.compose`.
+    /// for optional fields); nil under an `mf.compose` that declares none.
     package static func declared(_ schema: Schema?) -> [String: [String: String]]? {
         schema.map { $0.shapes.mapValues { $0.mapValues { $0.type.rawValue + ($0.optional ? "?" : "") } } }
     }

@@ -18,6 +18,9 @@ package struct FeatureDefinition: @unchecked Sendable {
     /// record `initial` suggests (`SchemaType.inferred`), whose unknown reads only warn.
     package var stateType: SchemaType { declaredState ?? SchemaType.inferred(from: initial) }
     package let actions: Schema
+    /// Whether `actions` is declared: always for a feature; for an `mf.compose`, when it
+    /// gives `actions` (then each action is checked against them before `route`).
+    package let declaresActions: Bool
     package let mutations: Schema
     /// The declared outward effects (`outputs`: the effects that go out to the host, by
     /// name, with their fields), or nil when the feature declares none.
@@ -148,6 +151,7 @@ package struct FeatureDefinition: @unchecked Sendable {
             return FeatureDefinition(
                 kind: kind, name: name, version: version, initial: initial, declaredState: declaredState,
                 actions: try actions ?? Schema(kind: "action", declaration: .table(LuaTable())),
+                declaresActions: kind == .feature || actions != nil,
                 mutations: try mutations ?? Schema(kind: "mutation", declaration: .table(LuaTable())),
                 outputs: outputs,
                 strategies: strategies, effectHandlers: Set(effectHandlers), requests: requests,
@@ -182,6 +186,24 @@ package struct FeatureDefinition: @unchecked Sendable {
             }
         }
 
+        // A table declaring each action (mutation, effect) and its fields.
+        func schema(_ key: String, _ kind: String) throws -> Schema? {
+            try attempt(nil) {
+                let t = try type(key)
+                guard t == "table" else {
+                    throw DefinitionError(
+                        "\(label): field '\(key)' must be a table declaring each \(kind) and its fields, e.g. { query = { text = \"string\" } } (got \(t))",
+                        at: [key])
+                }
+                let declaration = try value(key)
+                let found = Schema.read(kind: kind, declaration: declaration).problems
+                guard found.isEmpty else {
+                    throw DefinitionError(
+                        problems: found.map { .init(message: "\(label): \($0.message)", path: [key] + $0.path) })
+                }
+                return try Schema(kind: kind, declaration: declaration)
+            }
+        }
         switch kind {
         case .interactor:
             let requests = try attempt([]) { () throws -> [String] in
@@ -206,7 +228,9 @@ package struct FeatureDefinition: @unchecked Sendable {
             try attempt(()) { try requireFunction("combine") }
             _ = try attempt(false) { try optionalFunction("mapEffect") }
             _ = try attempt([]) { try functionTable("invariants") }
-            return try finish(declaredState: try readState(initial: .nil))
+            // Optional here, in the form a feature declares them: checked before `route`.
+            let actions = try type("actions") == "nil" ? nil : try schema("actions", "action")
+            return try finish(declaredState: try readState(initial: .nil), actions: actions)
         case .feature:
             let empty = try Schema(kind: "action", declaration: .table(LuaTable()))
             let initial: LuaValue = try attempt(.nil) {
@@ -223,23 +247,6 @@ package struct FeatureDefinition: @unchecked Sendable {
                 return initial
             }
             let declaredState = try readState(initial: initial)
-            func schema(_ key: String, _ kind: String) throws -> Schema? {
-                try attempt(nil) {
-                    let t = try type(key)
-                    guard t == "table" else {
-                        throw DefinitionError(
-                            "\(label): field '\(key)' must be a table declaring each \(kind) and its fields, e.g. { query = { text = \"string\" } } (got \(t))",
-                            at: [key])
-                    }
-                    let declaration = try value(key)
-                    let found = Schema.read(kind: kind, declaration: declaration).problems
-                    guard found.isEmpty else {
-                        throw DefinitionError(
-                            problems: found.map { .init(message: "\(label): \($0.message)", path: [key] + $0.path) })
-                    }
-                    return try Schema(kind: kind, declaration: declaration)
-                }
-            }
             let actions = try schema("actions", "action")
             // The declared action names, whatever problems their fields have.
             let declaredActions: [String]? = (try? value("actions"))?.tableValue.map { t in
@@ -319,7 +326,10 @@ extension FeatureDefinition.Kind {
                 "strategy", "services", "interactors", "repositories", "migrate", "invariants", "__moonflow",
             ]
         case .compose:
-            ["name", "version", "state", "children", "route", "combine", "mapEffect", "invariants", "__moonflow"]
+            [
+                "name", "version", "state", "actions", "children", "route", "combine", "mapEffect", "invariants",
+                "__moonflow",
+            ]
         case .interactor: ["name", "version", "requests", "services", "interactors", "repositories", "__moonflow"]
         }
     }

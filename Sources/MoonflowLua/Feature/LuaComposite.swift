@@ -2,10 +2,11 @@ import Foundation
 import LuaKit
 import Streams
 
-/// `mf.compose{ name, children, route, combine [, mapEffect] }`: a parent over
+/// `mf.compose{ name, children, route, combine [, actions, mapEffect] }`: a parent over
 /// named child features (the seeds' UserInteractor over Profile and Posts, and
 /// VIPER(RS)'s reducer folding child states into the form's state).
 ///
+/// - `actions`, when declared (as a feature declares them), checks each action before `route`.
 /// - `route(action, state)` returns `childName, childAction` (the parent's
 ///   current state is there to decide with), or several such pairs to send
 ///   one action to several children in order, or nil to drop it (a `log`
@@ -30,6 +31,8 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
     private var _state: LuaValue = .nil
     private var subscriptions: [Disposable] = []
     private var hasMapEffect: Bool
+    /// The declared `actions` `send` checks on any thread (nil: none declared, `route` decides).
+    private let declaredActions: Locked<Schema?>
     private var _effectSource: String?
     /// Tag put on outward effects instead of the child's name (set by an enclosing composition); any thread.
     package var effectSource: String? {
@@ -49,6 +52,7 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         self.source = source
         self.children = children.sorted { $0.0 < $1.0 }.map { (name: $0.0, feature: $0.1) }
         hasMapEffect = try bridge.lua.rawGet(definition.table, "mapEffect") { $0.isFunction(1) }
+        declaredActions = Locked(definition.declaresActions ? definition.actions : nil)
         _state = try LuaComposite.combine(definition, self.children, bridge: bridge, source: source)
         subscribeChildren()
     }
@@ -71,6 +75,7 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         self.definition = definition
         self.children = sorted
         hasMapEffect = mapEffect
+        declaredActions.withLock { $0 = definition.declaresActions ? definition.actions : nil }
         subscribeChildren()
         let changed = combined != state
         lock.lock(); _state = combined; lock.unlock()
@@ -131,6 +136,7 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
                 message: "feature '\(name)' was disposed; it takes no more actions (load it again)")
         }
         guard !bridge.lua.isStuck else { throw FeatureError.stuck(feature: name, action: action) }
+        try check(action)
         // `route` is Lua: it runs on the state executor whichever thread sends. From another
         // thread it is queued there, not waited for (the executor may be waiting for this
         // thread): what `route` or a child then refuses is an `.error` event of stage `.send`.
@@ -147,6 +153,14 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
             return
         }
         do { try route(action) } catch { throw FeatureError(refused: error, action: action) }
+    }
+
+    /// Checks `action` against the declared `actions`, if any, on any thread.
+    /// - Throws: `FeatureError` of stage `.send` naming the declared actions; nothing is routed.
+    package func check(_ action: LuaValue) throws {
+        do { _ = try declaredActions.withLock { try $0?.validate(action) } } catch {
+            throw FeatureError(refused: error, action: action)
+        }
     }
 
     private func route(_ action: LuaValue) throws {

@@ -101,6 +101,13 @@ public struct FeatureFlight: Sendable, Equatable {
 }
 
 extension RunningFeature {
+    /// The actions the feature declares (an `mf.compose` may declare none: nil, `route` decides).
+    package var declaredActions: Schema? {
+        if let feature = self as? LuaFeature { return feature.definition.actions }
+        guard let composite = self as? LuaComposite, composite.definition.declaresActions else { return nil }
+        return composite.definition.actions
+    }
+
     /// Every event as a hot signal (made on first use).
     package var events: Signal<FeatureEvent> { outlet.signal }
 

@@ -39,8 +39,8 @@ extension FeatureRun {
         }
     }
 
-    /// The declared actions (nil under `mf.compose`, whose `route` decides).
-    var actionSchema: Schema? { (feature as? LuaFeature)?.definition.actions }
+    /// The declared actions (nil under an `mf.compose` that declares none: its `route` decides).
+    var actionSchema: Schema? { feature.declaredActions }
 
     func send(_ action: LuaValue, line: Int) {
         do {
