@@ -117,7 +117,7 @@ final class GeneratedTypesTests: XCTestCase {
         try records.send(case: RecordsAction.reload())
         _ = host.runUntilIdle()
         let loaded = try records.decodeState(RecordsState.self)
-        XCTAssertEqual(loaded.records.first, RecordsState.RecordsItem(done: false, id: 1, title: "Buy milk"))
+        XCTAssertEqual(loaded.records.first, RecordsState.RecordsItem(id: 1, title: "Buy milk", done: false))
         XCTAssertEqual(loaded.records.count, 3)
         XCTAssertFalse(loaded.isLoading)
         XCTAssertNil(loaded.error)
@@ -136,7 +136,7 @@ final class GeneratedTypesTests: XCTestCase {
         _ = host.runUntilIdle()
         XCTAssertEqual(
             try search.decodeState(SearchState.self),
-            SearchState(items: ["apple", "apricot", "grape", "papaya"], loading: false, query: "ap"))
+            SearchState(query: "ap", items: ["apple", "apricot", "grape", "papaya"], loading: false))
         try search.send(case: SearchAction.query(text: "fail"))
         _ = host.runUntilIdle()
         XCTAssertEqual(try search.decodeState(SearchState.self).error, "search service unavailable")
@@ -167,7 +167,7 @@ final class GeneratedTypesTests: XCTestCase {
         let colors = try host.load("colors")
         colors.start()
         XCTAssertEqual(
-            try colors.decodeState(ColorsState.self), ColorsState(hasMore: true, items: [], loading: false, page: 0))
+            try colors.decodeState(ColorsState.self), ColorsState(page: 0, items: [], hasMore: true, loading: false))
         XCTAssertThrowsError(try colors.decodeState(HandWritten.self)) { error in
             guard case DecodingError.keyNotFound(let key, let context) = error else {
                 return XCTFail("not keyNotFound: \(error)")
@@ -197,7 +197,7 @@ final class GeneratedTypesTests: XCTestCase {
         let user = try host.load("user")
         let events = Events(user)
         user.start()
-        XCTAssertEqual(try user.decodeState(UserState.self), UserState(bio: "", loading: false, name: "", titles: []))
+        XCTAssertEqual(try user.decodeState(UserState.self), UserState(name: "", bio: "", titles: [], loading: false))
         try user.send(["type": "loadProfile", "userId": 1])
         try user.send(["type": "loadPosts", "userId": 1])
         _ = host.runUntilIdle()
@@ -206,8 +206,8 @@ final class GeneratedTypesTests: XCTestCase {
         XCTAssertEqual(
             try user.decodeState(UserState.self),
             UserState(
-                bio: "Wrote the first program.", loading: false, name: "Ada Lovelace",
-                titles: ["Notes on the Analytical Engine", "On Bernoulli numbers"]))
+                name: "Ada Lovelace", bio: "Wrote the first program.",
+                titles: ["Notes on the Analytical Engine", "On Bernoulli numbers"], loading: false))
         XCTAssertEqual(
             try events.effects(as: PostsEffect.self), [.openPost(id: 11)], "the compose's `from` is not in the way")
         try user.send(["type": "loadProfile", "userId": 7])
@@ -227,7 +227,7 @@ final class GeneratedTypesTests: XCTestCase {
         var state = try signup.decodeState(SignupState.self)
         XCTAssertEqual(
             state.fields.password,
-            SignupState.Fields.Password(problem: "use at least 8 characters", valid: false, value: "short"))
+            SignupState.Fields.Password(value: "short", valid: false, problem: "use at least 8 characters"))
         XCTAssertFalse(state.submitEnabled)
         try signup.send(["type": "edit", "field": "password", "value": "long enough"])
         _ = host.runUntilIdle()

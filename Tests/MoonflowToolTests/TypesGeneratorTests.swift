@@ -309,4 +309,62 @@ final class TypesGeneratorTests: XCTestCase {
         XCTAssertTrue(swift.contains("case remove(sku: String, all: Bool? = nil)"), swift)
         XCTAssertTrue(swift.contains("case built(a: String, b: String)"), swift)
     }
+
+    /// A plugin written to a temporary folder and read as `moonflow types` reads it.
+    private func declarations(_ source: String) throws -> [FeatureDeclarations] {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("types-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("shop.lua")
+        try source.write(to: file, atomically: true, encoding: .utf8)
+        return try FeatureDeclarations.load(file.path)
+    }
+
+    /// A record's initialiser takes its fields in the order the source writes them, as a case's
+    /// labels do (`LinesItem(sku:qty:price:name:)`, not `LinesItem(name:price:qty:sku:)`): the
+    /// state's, a record nested in it, one named by a local (`of = LINE`), an optional one, and
+    /// one in an action. In a file of several features each reads its own table's order.
+    func testRecordInitialisersFollowTheOrderTheSourceWritesFieldsIn() throws {
+        let source = """
+            local mf = require "moonflow"
+            local LINE = { sku = "string", qty = "integer", price = "integer", name = "string" }
+            local other = mf.feature {  -- not the one returned: its own order is its own
+              name = "other", initial = { total = "x" }, state = { total = "string" },
+              actions = { add = { qty = "integer", sku = "string" } }, mutations = {},
+              handle = function() end, reduce = function(s) return s end,
+            }
+            return mf.feature {
+              name = "shop",
+              initial = { lines = mf.array(), total = 0, owner = { name = "", age = 0, address = { city = "" } } },
+              state = {
+                lines = { "list", of = LINE },
+                total = "integer",
+                owner = { name = "string", age = "integer", address = { zip = "string?", city = "string" } },
+                best = { "record?", qty = "integer", name = "string" },
+              },
+              actions = { add = { sku = "string", qty = "integer" }, pick = { best = { qty = "integer", name = "string", at = "integer" } } },
+              mutations = {},
+              handle = function(a) if a.qty == 0 then local total = 1 return nil end end,
+              reduce = function(s) return s end,
+            }
+            """
+        let declared = try declarations(source)
+        XCTAssertEqual(declared.first?.order.order(["state"]), ["lines", "total", "owner", "best"])
+        XCTAssertEqual(declared.first?.order.order(["state", "lines", "of"]), ["sku", "qty", "price", "name"])
+        XCTAssertEqual(DeclarationOrder(source: source, feature: "other").order("actions", "add"), ["qty", "sku"])
+        let swift = SwiftTypesGenerator(features: declared, command: "moonflow types --swift shop.lua").source()
+        XCTAssertTrue(
+            swift.contains("public init(lines: [LinesItem], total: Int, owner: Owner, best: Best? = nil) {"), swift)
+        XCTAssertTrue(swift.contains("public init(sku: String, qty: Int, price: Int, name: String) {"), swift)
+        XCTAssertTrue(swift.contains("public init(name: String, age: Int, address: Address) {"), swift)
+        XCTAssertTrue(swift.contains("public init(zip: String? = nil, city: String) {"), swift)
+        XCTAssertTrue(swift.contains("public init(qty: Int, name: String) {"), swift)
+        XCTAssertTrue(swift.contains("case add(sku: String, qty: Int)"), swift)
+        XCTAssertTrue(swift.contains("public init(qty: Int, name: String, at: Int) {"), swift)
+        // The properties, their coding and their patching follow the same order.
+        let properties = ["lines", "total", "owner", "best"].map {
+            swift.range(of: "    public var \($0): ")!.lowerBound
+        }
+        XCTAssertEqual(properties, properties.sorted(), swift)
+    }
 }

@@ -114,7 +114,7 @@ final class NotesExampleTests: XCTestCase {
 
     func testAPreviewNeedsNoLua() {
         MainActor.assumeIsolated {
-            let preview = FeatureViewModel(preview: NotesState(count: 2, draft: "", shown: ["milk", "mint"]))
+            let preview = FeatureViewModel(preview: NotesState(draft: "", shown: ["milk", "mint"], count: 2))
             XCTAssertEqual(preview.view.shown, ["milk", "mint"])
             preview.send(["type": "submit"])
             XCTAssertEqual(preview.sentInPreview, [["type": "submit"]])

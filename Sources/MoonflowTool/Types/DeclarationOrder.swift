@@ -1,93 +1,164 @@
 import Foundation
 
-/// The order a plugin's source writes each message's fields in: `actions = { add = { sku =
-/// "string", qty = "integer" } }` gives `add: [sku, qty]`. A Lua table keeps no order, so the
-/// loaded declarations cannot say it; `moonflow types --swift` reads it from the text, so that a
-/// generated case is `.add(sku:qty:)` as written, not `.add(qty:sku:)` as sorted (which breaks
-/// call sites when a field is added).
+/// The order a plugin's source writes each declaration's keys in: `actions = { add = { sku =
+/// "string", qty = "integer" } }` gives `add: [sku, qty]`, and `state = { items = { "list", of
+/// = { name = "string", price = "integer" } } }` gives the record's `[name, price]`. A Lua table
+/// keeps no order, so the loaded declarations cannot say it; `moonflow types --swift` reads it
+/// from the text, so that a generated case is `.add(sku:qty:)` and a record's initialiser
+/// `ItemsItem(name:price:)` as written, not sorted (which breaks call sites when a field is
+/// added).
 ///
-/// It reads table constructors only: `actions = { NAME = { FIELD = ..., ... }, ... }` (keys
-/// as names or `["string"]`), after skipping comments and strings. A message built another way
-/// (in a loop, from a local defined elsewhere) has no order here, and its fields stay sorted.
+/// It reads table constructors only: the feature's `state`, `actions`, `mutations` and
+/// `outputs` (keys as names or `["string"]`, values as constructors, or a name a `NAME = { ...
+/// }` at the file's top level gives), after skipping comments and strings. In a file of
+/// several features, the one whose `name = "..."` is asked for. A declaration built another
+/// way (in a loop, from a call) has no order here, and its keys stay sorted.
 package struct DeclarationOrder: Sendable {
-    /// For `actions`, `mutations` and `outputs`: each message's fields in the order written.
-    package private(set) var fields: [String: [String: [String]]] = [:]
+    /// Each declaration's keys in the order written, by its path from the feature:
+    /// `["actions", "add"]`, `["state"]`, `["state", "items", "of"]`.
+    private var keys: [[String]: [String]] = [:]
 
     /// The tables whose messages are read.
     static let tables: Set<String> = ["actions", "mutations", "outputs"]
+    /// What the feature's own table declares: the messages' tables and the state.
+    static let declarations = tables.union(["state"])
 
     /// Reads `file`; an unreadable file gives no order.
-    package static func read(file: String) -> DeclarationOrder {
+    package static func read(file: String, feature: String? = nil) -> DeclarationOrder {
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return DeclarationOrder() }
-        return DeclarationOrder(source: text)
+        return DeclarationOrder(source: text, feature: feature)
     }
 
     package init() {}
 
-    package init(source: String) {
-        let tokens = LuaTokens(source).all
-        var i = 0
-        while i + 2 < tokens.count {
-            if case .name(let table) = tokens[i], Self.tables.contains(table), tokens[i + 1] == .equals,
-                tokens[i + 2] == .open
+    /// - Parameter feature: the `name` of the feature to read, when the text holds several (the
+    ///   first with declarations otherwise, or when none has that name).
+    package init(source: String, feature: String? = nil) {
+        var reader = TableReader(tokens: LuaTokens(source).all)
+        reader.readChunk()
+        let declares = { (t: TableReader.Table) in
+            Self.declarations.contains { t.children[$0] != nil || t.names[$0] != nil }
+        }
+        let candidates = reader.all.filter(declares)
+        guard
+            let table = candidates.first(where: { feature != nil && $0.strings["name"] == feature })
+                ?? candidates.first
+        else { return }
+        for name in Self.declarations {
+            if let declared = reader.child(table, name) { record(declared, at: [name], reader, depth: 0) }
+        }
+    }
+
+    private mutating func record(_ table: TableReader.Table, at path: [String], _ reader: TableReader, depth: Int) {
+        // A table that names itself (`local t = { a = t }`) ends here.
+        guard depth < 64, keys[path] == nil else { return }
+        keys[path] = table.keys
+        for key in table.keys {
+            if let child = reader.child(table, key) { record(child, at: path + [key], reader, depth: depth + 1) }
+        }
+    }
+
+    /// The keys of the declaration at `path` in the order written, if the source says it:
+    /// `order(["actions", "add"])`, `order(["state", "items", "of"])`.
+    package func order(_ path: [String]) -> [String]? { keys[path] }
+
+    /// The fields of `message` in `table` in the order written, if the source says it.
+    package func order(_ table: String, _ message: String) -> [String]? { keys[[table, message]] }
+
+    /// `names` in the order the declaration at `path` writes them; a name it does not write
+    /// (or every name, when the source does not say) comes after, sorted.
+    package func sorted(_ names: [String], at path: [String]) -> [String] {
+        let written = keys[path] ?? []
+        let rank = { (name: String) in written.firstIndex(of: name) ?? Int.max }
+        return names.sorted { (rank($0), $0) < (rank($1), $1) }
+    }
+}
+
+/// Every table constructor of a chunk, each with its keys in order and its values that are
+/// constructors, strings or names.
+private struct TableReader {
+    final class Table {
+        var keys: [String] = []
+        var children: [String: Table] = [:]
+        var strings: [String: String] = [:]
+        /// Keys whose value is a name (`actions = actions`).
+        var names: [String: String] = [:]
+    }
+
+    let tokens: [LuaTokens.Token]
+    /// Every constructor, in the order it opens.
+    var all: [Table] = []
+    /// What `NAME = { ... }` at the chunk's top level assigns (the first of each name).
+    var assigned: [String: Table] = [:]
+
+    init(tokens: [LuaTokens.Token]) { self.tokens = tokens }
+
+    /// `key`'s value in `table` when it is a constructor, written there or named.
+    func child(_ table: Table, _ key: String) -> Table? {
+        table.children[key] ?? table.names[key].flatMap { assigned[$0] }
+    }
+
+    mutating func readChunk() {
+        var at = 0
+        while at < tokens.count {
+            if case .name(let name) = tokens[at], at + 2 < tokens.count, tokens[at + 1] == .equals,
+                tokens[at + 2] == .open
             {
-                var at = i + 3
-                let messages = Self.entries(tokens, from: &at) { (_: String, at: inout Int) -> [String]? in
-                    guard tokens.indices.contains(at), tokens[at] == .open else { return nil }
-                    var inner = at + 1
-                    let names = Self.entries(tokens, from: &inner) { (_: String, _: inout Int) -> Bool? in nil }.map(
-                        \.key)
-                    at = inner
-                    return names
-                }
-                for (message, names) in messages where fields[table]?[message] == nil {
-                    if let names { fields[table, default: [:]][message] = names }
-                }
-                i = at
+                at += 3
+                let table = read(&at)
+                if assigned[name] == nil { assigned[name] = table }
+            } else if tokens[at] == .open {
+                at += 1
+                _ = read(&at)
             } else {
-                i += 1
+                at += 1
             }
         }
     }
 
-    /// The fields of `message` in `table` in the order written, if the source says it.
-    package func order(_ table: String, _ message: String) -> [String]? { fields[table]?[message] }
-
-    /// The `KEY = value` entries of a table constructor whose `{` was just passed, in order,
-    /// up to its `}` (`at` ends past it). `value` is called with `at` on the value's first
-    /// token and may read it (moving `at` past what it read); other values are skipped.
-    private static func entries<V>(
-        _ tokens: [LuaTokens.Token], from at: inout Int,
-        value: (String, inout Int) -> V?
-    ) -> [(key: String, value: V?)] {
-        var out: [(key: String, value: V?)] = []
-        var depth = 0
+    /// The constructor whose `{` was just passed, up to its `}` (`at` ends past it).
+    private mutating func read(_ at: inout Int) -> Table {
+        let table = Table()
+        all.append(table)
         while at < tokens.count {
             let token = tokens[at]
-            if depth == 0 {
-                if token == .close { at += 1; return out }
-                var key: String?
-                var next = at
-                if case .name(let name) = token {
-                    key = name; next = at + 1
-                } else if token == .openBracket, at + 2 < tokens.count, case .string(let s) = tokens[at + 1],
-                    tokens[at + 2] == .closeBracket
-                {
-                    key = s; next = at + 3
-                }
-                if let key, next < tokens.count, tokens[next] == .equals {
-                    var valueAt = next + 1
-                    let read = value(key, &valueAt)
-                    out.append((key, read))
-                    if read != nil { at = valueAt; continue }
-                    at = next + 1
-                    continue
-                }
+            if token == .close { at += 1; return table }
+            var key: String?
+            if case .name(let name) = token, at + 1 < tokens.count, tokens[at + 1] == .equals {
+                key = name; at += 2
+            } else if token == .openBracket, at + 3 < tokens.count, case .string(let s) = tokens[at + 1],
+                tokens[at + 2] == .closeBracket, tokens[at + 3] == .equals
+            {
+                key = s; at += 4
             }
-            if token == .open { depth += 1 } else if token == .close { depth -= 1 }
-            at += 1
+            guard let key else {
+                if token == .open {
+                    at += 1
+                    _ = read(&at)
+                } else {
+                    at += 1
+                }
+                continue
+            }
+            // A key written again further on (a local in a function's body) keeps its first place.
+            let first = !table.keys.contains(key)
+            if first { table.keys.append(key) }
+            guard at < tokens.count else { break }
+            switch tokens[at] {
+            case .open:
+                at += 1
+                let child = read(&at)
+                if first { table.children[key] = child }
+            case .string(let s):
+                if first { table.strings[key] = s }
+                at += 1
+            case .name(let name):
+                if first { table.names[key] = name }
+                at += 1
+            default: break
+            }
         }
-        return out
+        return table
     }
 }
 

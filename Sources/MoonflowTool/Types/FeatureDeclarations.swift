@@ -23,7 +23,7 @@ package struct FeatureDeclarations: Sendable {
     package let outputs: [String: [String: Schema.Field]]?
     /// The file the definition came from.
     package let file: String
-    /// The order its source writes each message's fields in (read from `file`).
+    /// The order its source writes each declaration's keys in (read from `file`).
     package let order: DeclarationOrder
 
     package init(
@@ -33,7 +33,7 @@ package struct FeatureDeclarations: Sendable {
     ) {
         self.name = name; self.kind = kind; self.state = state; self.stateIsInferred = stateIsInferred
         self.actions = actions; self.mutations = mutations; self.outputs = outputs; self.file = file
-        self.order = order ?? (file.isEmpty ? DeclarationOrder() : DeclarationOrder.read(file: file))
+        self.order = order ?? (file.isEmpty ? DeclarationOrder() : DeclarationOrder.read(file: file, feature: name))
     }
 
     /// A usage problem: the plugin cannot be read, or is not a feature.

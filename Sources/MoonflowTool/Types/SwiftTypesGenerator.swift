@@ -29,25 +29,20 @@ package struct SwiftTypesGenerator: Sendable {
             var n = 2
             while prefixes.contains(prefix) { prefix = SwiftNames.pascal(feature.name) + "\(n)"; n += 1 }
             prefixes.insert(prefix)
+            out.order = feature.order
             out.blank()
             out.state(feature, name: prefix + "State")
             if !feature.actions.isEmpty {
                 out.blank()
-                out.messages(
-                    feature.actions, name: prefix + "Action", of: feature.name, kind: .action,
-                    order: feature.order.fields["actions"] ?? [:])
+                out.messages(feature.actions, name: prefix + "Action", of: feature.name, kind: .action)
             }
             if !feature.mutations.isEmpty {
                 out.blank()
-                out.messages(
-                    feature.mutations, name: prefix + "Mutation", of: feature.name, kind: .mutation,
-                    order: feature.order.fields["mutations"] ?? [:])
+                out.messages(feature.mutations, name: prefix + "Mutation", of: feature.name, kind: .mutation)
             }
             if let outputs = feature.outputs, !outputs.isEmpty {
                 out.blank()
-                out.messages(
-                    outputs, name: prefix + "Effect", of: feature.name, kind: .effect,
-                    order: feature.order.fields["outputs"] ?? [:])
+                out.messages(outputs, name: prefix + "Effect", of: feature.name, kind: .effect)
             }
         }
         if out.needsValue {
@@ -64,6 +59,9 @@ private struct SwiftCode {
     let valueType: String
     var text = ""
     var needsValue = false
+    /// The order the feature being written declares its keys in: a record's fields and a
+    /// message's follow it.
+    var order = DeclarationOrder()
     private var depth = 0
     /// The state's records written so far (their full Swift names and fields), which a view
     /// model keeps current field by field (`PatchableView`).
@@ -89,12 +87,22 @@ private struct SwiftCode {
             ? "inferred from its `initial` (it declares no `state`; declare one to type the fields it sets later)"
             : "as its `state` declares it"
         line("/// The state of `\(SwiftNames.comment(feature.name))`, \(origin).")
-        record(name: name, fields: fields, qualified: name)
+        record(name: name, fields: fields, at: ["state"], qualified: name)
     }
 
-    /// A struct for a record, with its nested types inside it.
-    /// - Parameter qualified: the struct's full name when it is part of a state (nil in a message).
-    private mutating func record(name: String, fields: [SchemaType.RecordField], qualified: String? = nil) {
+    /// A struct for a record, with its nested types inside it: its properties, and its
+    /// initialiser's parameters, in the order the source declares the fields.
+    /// - Parameters:
+    ///   - path: where the record is declared (`["state", "items", "of"]`), for that order.
+    ///   - qualified: the struct's full name when it is part of a state (nil in a message).
+    private mutating func record(
+        name: String, fields declared: [SchemaType.RecordField], at path: [String], qualified: String? = nil
+    ) {
+        let rank = Dictionary(order.sorted(declared.map(\.name), at: path).enumerated().map { ($1, $0) }) { a, _ in a }
+        let fields = declared.enumerated().sorted {
+            (rank[$0.element.name]!, $0.offset) < (rank[$1.element.name]!, $1.offset)
+        }
+        .map(\.element)
         line("public struct \(name): Codable, Equatable, Sendable {")
         nest { code in
             var nested: [Nested] = []
@@ -109,7 +117,8 @@ private struct SwiftCode {
                 }
                 names.insert(SwiftNames.bare(property))
                 let type = code.swiftType(
-                    field.type, suggested: SwiftNames.pascal(field.name), nested: &nested, taken: &taken)
+                    field.type, suggested: SwiftNames.pascal(field.name), at: path + [field.name], nested: &nested,
+                    taken: &taken)
                 properties.append((field.name, property, type, type.hasSuffix("?")))
             }
             for p in properties {
@@ -149,8 +158,8 @@ private struct SwiftCode {
         for n in nested {
             blank()
             switch n {
-            case .record(let name, let fields):
-                record(name: name, fields: fields, qualified: parent.map { "\($0).\(name)" })
+            case .record(let name, let fields, let path):
+                record(name: name, fields: fields, at: path, qualified: parent.map { "\($0).\(name)" })
             case .enumeration(let name, let values): stringEnum(name: name, values: values)
             case .alias(let name, let type): line("public typealias \(name) = \(type)")
             }
@@ -158,7 +167,8 @@ private struct SwiftCode {
     }
 
     private enum Nested {
-        case record(String, [SchemaType.RecordField])
+        /// A record's name, fields, and where it is declared.
+        case record(String, [SchemaType.RecordField], [String])
         case enumeration(String, [String])
         /// A name for a collection type written out level by level (`swiftType`).
         case alias(String, String)
@@ -187,25 +197,28 @@ private struct SwiftCode {
     /// (`public typealias DeepLevel4 = [[[[Int]]]]`): the type checker's time grows about
     /// twofold with each level of `[[...]]` written in one piece (30 lists deep took over two
     /// minutes), and is flat when each piece is short.
+    /// - Parameter path: where `type` is declared (`["state", "items"]`); a list's or a map's
+    ///   items are at `of` below it.
     private mutating func swiftType(
-        _ type: SchemaType, suggested: String, nested: inout [Nested], taken: inout Set<String>,
+        _ type: SchemaType, suggested: String, at path: [String], nested: inout [Nested], taken: inout Set<String>,
         level: Int = 0, base: String? = nil
     ) -> String {
         switch type {
         case .optional(let inner):
-            let t = swiftType(inner, suggested: suggested, nested: &nested, taken: &taken, level: level, base: base)
+            let t = swiftType(
+                inner, suggested: suggested, at: path, nested: &nested, taken: &taken, level: level, base: base)
             return t.hasSuffix("?") ? t : t + "?"
         case .scalar(let scalar):
             return scalarType(scalar)
         case .list(let of):
             let inner = swiftType(
-                of, suggested: suggested + "Item", nested: &nested, taken: &taken, level: level + 1,
-                base: base ?? suggested)
+                of, suggested: suggested + "Item", at: path + ["of"], nested: &nested, taken: &taken,
+                level: level + 1, base: base ?? suggested)
             return named("[" + inner + "]", type, level: level, base: base ?? suggested, nested: &nested, taken: &taken)
         case .map(let of):
             let inner = swiftType(
-                of, suggested: suggested + "Value", nested: &nested, taken: &taken, level: level + 1,
-                base: base ?? suggested)
+                of, suggested: suggested + "Value", at: path + ["of"], nested: &nested, taken: &taken,
+                level: level + 1, base: base ?? suggested)
             return named(
                 "[String: " + inner + "]", type, level: level, base: base ?? suggested, nested: &nested, taken: &taken)
         case .enumeration(let values):
@@ -214,7 +227,7 @@ private struct SwiftCode {
             return name
         case .record(let fields):
             let name = unique(suggested, &taken)
-            nested.append(.record(name, fields))
+            nested.append(.record(name, fields, path))
             return name
         }
     }
@@ -284,13 +297,12 @@ private struct SwiftCode {
     }
 
     /// An enum with a case per declared name: an action encodes as `{"type": name, ...fields}`,
-    /// a mutation or an effect decodes from one.
-    /// - Parameter order: each message's fields in the order the source writes them; a field
-    ///   not there (or a message without an order) comes after, sorted.
+    /// a mutation or an effect decodes from one. A case's fields come in the order the source
+    /// writes them (`order`); a field not there (or a message without an order) comes after, sorted.
     mutating func messages(
-        _ shapes: [String: [String: Schema.Field]], name: String, of feature: String, kind: MessageKind,
-        order: [String: [String]] = [:]
+        _ shapes: [String: [String: Schema.Field]], name: String, of feature: String, kind: MessageKind
     ) {
+        let table = kind == .action ? "actions" : kind == .mutation ? "mutations" : "outputs"
         struct Case {
             let lua: String; let swift: String; let fields: [(lua: String, label: String, type: String, optional: Bool)]
         }
@@ -309,10 +321,10 @@ private struct SwiftCode {
             }
             used.insert(SwiftNames.bare(c))
             var labels: Set<String> = []
-            let written = order[lua] ?? []
-            let rank = { (field: String) in written.firstIndex(of: field) ?? Int.max }
-            let fields = shapes[lua]!.sorted { (rank($0.key), $0.key) < (rank($1.key), $1.key) }.map {
-                field, declared -> (lua: String, label: String, type: String, optional: Bool) in
+            let declaredFields = shapes[lua]!
+            let fields = order.sorted(Array(declaredFields.keys), at: [table, lua]).map {
+                field -> (lua: String, label: String, type: String, optional: Bool) in
+                let declared = declaredFields[field]!
                 var label = SwiftNames.label(field)
                 var k = 2
                 while labels.contains(SwiftNames.bare(label)) {
@@ -325,7 +337,8 @@ private struct SwiftCode {
                     if let same = made.first(where: { $0.suggested == suggested && $0.type == composite }) {
                         type = same.swift
                     } else {
-                        type = swiftType(composite, suggested: suggested, nested: &nested, taken: &taken)
+                        type = swiftType(
+                            composite, suggested: suggested, at: [table, lua, field], nested: &nested, taken: &taken)
                         made.append((suggested, composite, type))
                     }
                 } else {

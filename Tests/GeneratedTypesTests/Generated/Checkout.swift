@@ -4,35 +4,35 @@
 
 /// The state of `checkout`, as its `state` declares it.
 public struct CheckoutState: Codable, Equatable, Sendable {
-    public var banner: String?
-    public var checking: Bool
-    public var discount: Int
     public var lines: [LinesItem]
     public var promo: String
-    public var receipt: String?
-    public var status: Status
+    public var discount: Int
+    public var checking: Bool
     public var total: Int
+    public var status: Status
+    public var banner: String?
+    public var receipt: String?
 
-    public init(banner: String? = nil, checking: Bool, discount: Int, lines: [LinesItem], promo: String, receipt: String? = nil, status: Status, total: Int) {
-        self.banner = banner
-        self.checking = checking
-        self.discount = discount
+    public init(lines: [LinesItem], promo: String, discount: Int, checking: Bool, total: Int, status: Status, banner: String? = nil, receipt: String? = nil) {
         self.lines = lines
         self.promo = promo
-        self.receipt = receipt
-        self.status = status
+        self.discount = discount
+        self.checking = checking
         self.total = total
+        self.status = status
+        self.banner = banner
+        self.receipt = receipt
     }
 
     public struct LinesItem: Codable, Equatable, Sendable {
-        public var price: Int
-        public var qty: Int
         public var sku: String
+        public var qty: Int
+        public var price: Int
 
-        public init(price: Int, qty: Int, sku: String) {
-            self.price = price
-            self.qty = qty
+        public init(sku: String, qty: Int, price: Int) {
             self.sku = sku
+            self.qty = qty
+            self.price = price
         }
     }
 
@@ -136,14 +136,14 @@ public enum CheckoutMutation: Decodable, Equatable, Sendable {
     }
 
     public struct LinesItem: Codable, Equatable, Sendable {
-        public var price: Int
-        public var qty: Int
         public var sku: String
+        public var qty: Int
+        public var price: Int
 
-        public init(price: Int, qty: Int, sku: String) {
-            self.price = price
-            self.qty = qty
+        public init(sku: String, qty: Int, price: Int) {
             self.sku = sku
+            self.qty = qty
+            self.price = price
         }
     }
 }
@@ -180,28 +180,28 @@ import MoonflowHost
 extension CheckoutState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "banner": return try Self.patch(&self.banner, path.dropFirst(), to: value)
-        case "checking": return try Self.patch(&self.checking, path.dropFirst(), to: value)
-        case "discount": return try Self.patch(&self.discount, path.dropFirst(), to: value)
         case "lines": return try Self.patch(&self.lines, path.dropFirst(), to: value)
         case "promo": return try Self.patch(&self.promo, path.dropFirst(), to: value)
-        case "receipt": return try Self.patch(&self.receipt, path.dropFirst(), to: value)
-        case "status": return try Self.patch(&self.status, path.dropFirst(), to: value)
+        case "discount": return try Self.patch(&self.discount, path.dropFirst(), to: value)
+        case "checking": return try Self.patch(&self.checking, path.dropFirst(), to: value)
         case "total": return try Self.patch(&self.total, path.dropFirst(), to: value)
+        case "status": return try Self.patch(&self.status, path.dropFirst(), to: value)
+        case "banner": return try Self.patch(&self.banner, path.dropFirst(), to: value)
+        case "receipt": return try Self.patch(&self.receipt, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.banner: return "banner"
-        case \Self.checking: return "checking"
-        case \Self.discount: return "discount"
         case \Self.lines: return "lines"
         case \Self.promo: return "promo"
-        case \Self.receipt: return "receipt"
-        case \Self.status: return "status"
+        case \Self.discount: return "discount"
+        case \Self.checking: return "checking"
         case \Self.total: return "total"
+        case \Self.status: return "status"
+        case \Self.banner: return "banner"
+        case \Self.receipt: return "receipt"
         default: return nil
         }
     }
@@ -210,18 +210,18 @@ extension CheckoutState: PatchableView {
 extension CheckoutState.LinesItem: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "price": return try Self.patch(&self.price, path.dropFirst(), to: value)
-        case "qty": return try Self.patch(&self.qty, path.dropFirst(), to: value)
         case "sku": return try Self.patch(&self.sku, path.dropFirst(), to: value)
+        case "qty": return try Self.patch(&self.qty, path.dropFirst(), to: value)
+        case "price": return try Self.patch(&self.price, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.price: return "price"
-        case \Self.qty: return "qty"
         case \Self.sku: return "sku"
+        case \Self.qty: return "qty"
+        case \Self.price: return "price"
         default: return nil
         }
     }

@@ -4,18 +4,18 @@
 
 /// The state of `colors`, as its `state` declares it.
 public struct ColorsState: Codable, Equatable, Sendable {
-    public var error: String?
-    public var hasMore: Bool
-    public var items: [String]
-    public var loading: Bool
     public var page: Int
+    public var items: [String]
+    public var hasMore: Bool
+    public var loading: Bool
+    public var error: String?
 
-    public init(error: String? = nil, hasMore: Bool, items: [String], loading: Bool, page: Int) {
-        self.error = error
-        self.hasMore = hasMore
-        self.items = items
-        self.loading = loading
+    public init(page: Int, items: [String], hasMore: Bool, loading: Bool, error: String? = nil) {
         self.page = page
+        self.items = items
+        self.hasMore = hasMore
+        self.loading = loading
+        self.error = error
     }
 }
 
@@ -121,22 +121,22 @@ import MoonflowHost
 extension ColorsState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
-        case "hasMore": return try Self.patch(&self.hasMore, path.dropFirst(), to: value)
-        case "items": return try Self.patch(&self.items, path.dropFirst(), to: value)
-        case "loading": return try Self.patch(&self.loading, path.dropFirst(), to: value)
         case "page": return try Self.patch(&self.page, path.dropFirst(), to: value)
+        case "items": return try Self.patch(&self.items, path.dropFirst(), to: value)
+        case "hasMore": return try Self.patch(&self.hasMore, path.dropFirst(), to: value)
+        case "loading": return try Self.patch(&self.loading, path.dropFirst(), to: value)
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.error: return "error"
-        case \Self.hasMore: return "hasMore"
-        case \Self.items: return "items"
-        case \Self.loading: return "loading"
         case \Self.page: return "page"
+        case \Self.items: return "items"
+        case \Self.hasMore: return "hasMore"
+        case \Self.loading: return "loading"
+        case \Self.error: return "error"
         default: return nil
         }
     }

@@ -4,25 +4,25 @@
 
 /// The state of `records`, as its `state` declares it.
 public struct RecordsState: Codable, Equatable, Sendable {
-    public var error: String?
-    public var isLoading: Bool
     public var records: [RecordsItem]
+    public var isLoading: Bool
+    public var error: String?
 
-    public init(error: String? = nil, isLoading: Bool, records: [RecordsItem]) {
-        self.error = error
-        self.isLoading = isLoading
+    public init(records: [RecordsItem], isLoading: Bool, error: String? = nil) {
         self.records = records
+        self.isLoading = isLoading
+        self.error = error
     }
 
     public struct RecordsItem: Codable, Equatable, Sendable {
-        public var done: Bool
         public var id: Int
         public var title: String
+        public var done: Bool
 
-        public init(done: Bool, id: Int, title: String) {
-            self.done = done
+        public init(id: Int, title: String, done: Bool) {
             self.id = id
             self.title = title
+            self.done = done
         }
     }
 }
@@ -120,18 +120,18 @@ import MoonflowHost
 extension RecordsState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
-        case "isLoading": return try Self.patch(&self.isLoading, path.dropFirst(), to: value)
         case "records": return try Self.patch(&self.records, path.dropFirst(), to: value)
+        case "isLoading": return try Self.patch(&self.isLoading, path.dropFirst(), to: value)
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.error: return "error"
-        case \Self.isLoading: return "isLoading"
         case \Self.records: return "records"
+        case \Self.isLoading: return "isLoading"
+        case \Self.error: return "error"
         default: return nil
         }
     }
@@ -140,18 +140,18 @@ extension RecordsState: PatchableView {
 extension RecordsState.RecordsItem: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "done": return try Self.patch(&self.done, path.dropFirst(), to: value)
         case "id": return try Self.patch(&self.id, path.dropFirst(), to: value)
         case "title": return try Self.patch(&self.title, path.dropFirst(), to: value)
+        case "done": return try Self.patch(&self.done, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.done: return "done"
         case \Self.id: return "id"
         case \Self.title: return "title"
+        case \Self.done: return "done"
         default: return nil
         }
     }

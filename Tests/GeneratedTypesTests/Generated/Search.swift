@@ -4,16 +4,16 @@
 
 /// The state of `search`, as its `state` declares it.
 public struct SearchState: Codable, Equatable, Sendable {
-    public var error: String?
+    public var query: String
     public var items: [String]
     public var loading: Bool
-    public var query: String
+    public var error: String?
 
-    public init(error: String? = nil, items: [String], loading: Bool, query: String) {
-        self.error = error
+    public init(query: String, items: [String], loading: Bool, error: String? = nil) {
+        self.query = query
         self.items = items
         self.loading = loading
-        self.query = query
+        self.error = error
     }
 }
 
@@ -113,20 +113,20 @@ import MoonflowHost
 extension SearchState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
+        case "query": return try Self.patch(&self.query, path.dropFirst(), to: value)
         case "items": return try Self.patch(&self.items, path.dropFirst(), to: value)
         case "loading": return try Self.patch(&self.loading, path.dropFirst(), to: value)
-        case "query": return try Self.patch(&self.query, path.dropFirst(), to: value)
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.error: return "error"
+        case \Self.query: return "query"
         case \Self.items: return "items"
         case \Self.loading: return "loading"
-        case \Self.query: return "query"
+        case \Self.error: return "error"
         default: return nil
         }
     }

@@ -5,63 +5,63 @@
 /// The state of `signup`, as its `state` declares it.
 public struct SignupState: Codable, Equatable, Sendable {
     public var fields: Fields
-    public var refusals: Int
+    public var valid: Bool
     public var submitEnabled: Bool
     public var submitted: Bool
-    public var valid: Bool
+    public var refusals: Int
 
-    public init(fields: Fields, refusals: Int, submitEnabled: Bool, submitted: Bool, valid: Bool) {
+    public init(fields: Fields, valid: Bool, submitEnabled: Bool, submitted: Bool, refusals: Int) {
         self.fields = fields
-        self.refusals = refusals
+        self.valid = valid
         self.submitEnabled = submitEnabled
         self.submitted = submitted
-        self.valid = valid
+        self.refusals = refusals
     }
 
     public struct Fields: Codable, Equatable, Sendable {
-        public var email: Email
         public var name: Name
+        public var email: Email
         public var password: Password
 
-        public init(email: Email, name: Name, password: Password) {
-            self.email = email
+        public init(name: Name, email: Email, password: Password) {
             self.name = name
+            self.email = email
             self.password = password
         }
 
-        public struct Email: Codable, Equatable, Sendable {
-            public var problem: String?
-            public var valid: Bool
+        public struct Name: Codable, Equatable, Sendable {
             public var value: String
+            public var valid: Bool
+            public var problem: String?
 
-            public init(problem: String? = nil, valid: Bool, value: String) {
-                self.problem = problem
-                self.valid = valid
+            public init(value: String, valid: Bool, problem: String? = nil) {
                 self.value = value
+                self.valid = valid
+                self.problem = problem
             }
         }
 
-        public struct Name: Codable, Equatable, Sendable {
-            public var problem: String?
-            public var valid: Bool
+        public struct Email: Codable, Equatable, Sendable {
             public var value: String
+            public var valid: Bool
+            public var problem: String?
 
-            public init(problem: String? = nil, valid: Bool, value: String) {
-                self.problem = problem
-                self.valid = valid
+            public init(value: String, valid: Bool, problem: String? = nil) {
                 self.value = value
+                self.valid = valid
+                self.problem = problem
             }
         }
 
         public struct Password: Codable, Equatable, Sendable {
-            public var problem: String?
-            public var valid: Bool
             public var value: String
+            public var valid: Bool
+            public var problem: String?
 
-            public init(problem: String? = nil, valid: Bool, value: String) {
-                self.problem = problem
-                self.valid = valid
+            public init(value: String, valid: Bool, problem: String? = nil) {
                 self.value = value
+                self.valid = valid
+                self.problem = problem
             }
         }
     }
@@ -69,16 +69,16 @@ public struct SignupState: Codable, Equatable, Sendable {
 
 /// The state of `email`, as its `state` declares it.
 public struct EmailState: Codable, Equatable, Sendable {
-    public var problem: String?
-    public var touched: Bool
-    public var valid: Bool
     public var value: String
+    public var valid: Bool
+    public var touched: Bool
+    public var problem: String?
 
-    public init(problem: String? = nil, touched: Bool, valid: Bool, value: String) {
-        self.problem = problem
-        self.touched = touched
-        self.valid = valid
+    public init(value: String, valid: Bool, touched: Bool, problem: String? = nil) {
         self.value = value
+        self.valid = valid
+        self.touched = touched
+        self.problem = problem
     }
 }
 
@@ -131,12 +131,12 @@ public enum EmailMutation: Decodable, Equatable, Sendable {
 
 /// The state of `form`, as its `state` declares it.
 public struct FormState: Codable, Equatable, Sendable {
-    public var refusals: Int
     public var submitted: Bool
+    public var refusals: Int
 
-    public init(refusals: Int, submitted: Bool) {
-        self.refusals = refusals
+    public init(submitted: Bool, refusals: Int) {
         self.submitted = submitted
+        self.refusals = refusals
     }
 }
 
@@ -219,16 +219,16 @@ public enum FormEffect: Decodable, Equatable, Sendable {
 
 /// The state of `name`, as its `state` declares it.
 public struct NameState: Codable, Equatable, Sendable {
-    public var problem: String?
-    public var touched: Bool
-    public var valid: Bool
     public var value: String
+    public var valid: Bool
+    public var touched: Bool
+    public var problem: String?
 
-    public init(problem: String? = nil, touched: Bool, valid: Bool, value: String) {
-        self.problem = problem
-        self.touched = touched
-        self.valid = valid
+    public init(value: String, valid: Bool, touched: Bool, problem: String? = nil) {
         self.value = value
+        self.valid = valid
+        self.touched = touched
+        self.problem = problem
     }
 }
 
@@ -281,16 +281,16 @@ public enum NameMutation: Decodable, Equatable, Sendable {
 
 /// The state of `password`, as its `state` declares it.
 public struct PasswordState: Codable, Equatable, Sendable {
-    public var problem: String?
-    public var touched: Bool
-    public var valid: Bool
     public var value: String
+    public var valid: Bool
+    public var touched: Bool
+    public var problem: String?
 
-    public init(problem: String? = nil, touched: Bool, valid: Bool, value: String) {
-        self.problem = problem
-        self.touched = touched
-        self.valid = valid
+    public init(value: String, valid: Bool, touched: Bool, problem: String? = nil) {
         self.value = value
+        self.valid = valid
+        self.touched = touched
+        self.problem = problem
     }
 }
 
@@ -349,10 +349,10 @@ extension SignupState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
         case "fields": return try Self.patch(&self.fields, path.dropFirst(), to: value)
-        case "refusals": return try Self.patch(&self.refusals, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
         case "submitEnabled": return try Self.patch(&self.submitEnabled, path.dropFirst(), to: value)
         case "submitted": return try Self.patch(&self.submitted, path.dropFirst(), to: value)
-        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "refusals": return try Self.patch(&self.refusals, path.dropFirst(), to: value)
         default: return false
         }
     }
@@ -360,10 +360,10 @@ extension SignupState: PatchableView {
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
         case \Self.fields: return "fields"
-        case \Self.refusals: return "refusals"
+        case \Self.valid: return "valid"
         case \Self.submitEnabled: return "submitEnabled"
         case \Self.submitted: return "submitted"
-        case \Self.valid: return "valid"
+        case \Self.refusals: return "refusals"
         default: return nil
         }
     }
@@ -372,8 +372,8 @@ extension SignupState: PatchableView {
 extension SignupState.Fields: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "email": return try Self.patch(&self.email, path.dropFirst(), to: value)
         case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
+        case "email": return try Self.patch(&self.email, path.dropFirst(), to: value)
         case "password": return try Self.patch(&self.password, path.dropFirst(), to: value)
         default: return false
         }
@@ -381,29 +381,9 @@ extension SignupState.Fields: PatchableView {
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.email: return "email"
         case \Self.name: return "name"
+        case \Self.email: return "email"
         case \Self.password: return "password"
-        default: return nil
-        }
-    }
-}
-
-extension SignupState.Fields.Email: PatchableView {
-    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
-        switch path.first?.stringValue {
-        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
-        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
-        case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
-        default: return false
-        }
-    }
-
-    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
-        switch keyPath {
-        case \Self.problem: return "problem"
-        case \Self.valid: return "valid"
-        case \Self.value: return "value"
         default: return nil
         }
     }
@@ -412,18 +392,38 @@ extension SignupState.Fields.Email: PatchableView {
 extension SignupState.Fields.Name: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
-        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
         case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.problem: return "problem"
-        case \Self.valid: return "valid"
         case \Self.value: return "value"
+        case \Self.valid: return "valid"
+        case \Self.problem: return "problem"
+        default: return nil
+        }
+    }
+}
+
+extension SignupState.Fields.Email: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.value: return "value"
+        case \Self.valid: return "valid"
+        case \Self.problem: return "problem"
         default: return nil
         }
     }
@@ -432,18 +432,18 @@ extension SignupState.Fields.Name: PatchableView {
 extension SignupState.Fields.Password: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
-        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
         case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.problem: return "problem"
-        case \Self.valid: return "valid"
         case \Self.value: return "value"
+        case \Self.valid: return "valid"
+        case \Self.problem: return "problem"
         default: return nil
         }
     }
@@ -452,20 +452,20 @@ extension SignupState.Fields.Password: PatchableView {
 extension EmailState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
-        case "touched": return try Self.patch(&self.touched, path.dropFirst(), to: value)
-        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
         case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "touched": return try Self.patch(&self.touched, path.dropFirst(), to: value)
+        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.problem: return "problem"
-        case \Self.touched: return "touched"
-        case \Self.valid: return "valid"
         case \Self.value: return "value"
+        case \Self.valid: return "valid"
+        case \Self.touched: return "touched"
+        case \Self.problem: return "problem"
         default: return nil
         }
     }
@@ -474,16 +474,16 @@ extension EmailState: PatchableView {
 extension FormState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "refusals": return try Self.patch(&self.refusals, path.dropFirst(), to: value)
         case "submitted": return try Self.patch(&self.submitted, path.dropFirst(), to: value)
+        case "refusals": return try Self.patch(&self.refusals, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.refusals: return "refusals"
         case \Self.submitted: return "submitted"
+        case \Self.refusals: return "refusals"
         default: return nil
         }
     }
@@ -492,20 +492,20 @@ extension FormState: PatchableView {
 extension NameState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
-        case "touched": return try Self.patch(&self.touched, path.dropFirst(), to: value)
-        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
         case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "touched": return try Self.patch(&self.touched, path.dropFirst(), to: value)
+        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.problem: return "problem"
-        case \Self.touched: return "touched"
-        case \Self.valid: return "valid"
         case \Self.value: return "value"
+        case \Self.valid: return "valid"
+        case \Self.touched: return "touched"
+        case \Self.problem: return "problem"
         default: return nil
         }
     }
@@ -514,20 +514,20 @@ extension NameState: PatchableView {
 extension PasswordState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
-        case "touched": return try Self.patch(&self.touched, path.dropFirst(), to: value)
-        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
         case "value": return try Self.patch(&self.value, path.dropFirst(), to: value)
+        case "valid": return try Self.patch(&self.valid, path.dropFirst(), to: value)
+        case "touched": return try Self.patch(&self.touched, path.dropFirst(), to: value)
+        case "problem": return try Self.patch(&self.problem, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.problem: return "problem"
-        case \Self.touched: return "touched"
-        case \Self.valid: return "valid"
         case \Self.value: return "value"
+        case \Self.valid: return "valid"
+        case \Self.touched: return "touched"
+        case \Self.problem: return "problem"
         default: return nil
         }
     }

@@ -4,33 +4,40 @@
 
 /// The state of `user`, as its `state` declares it.
 public struct UserState: Codable, Equatable, Sendable {
-    public var bio: String
-    public var error: String?
-    public var loading: Bool
     public var name: String
+    public var bio: String
     public var titles: [String]
+    public var loading: Bool
+    public var error: String?
 
-    public init(bio: String, error: String? = nil, loading: Bool, name: String, titles: [String]) {
-        self.bio = bio
-        self.error = error
-        self.loading = loading
+    public init(name: String, bio: String, titles: [String], loading: Bool, error: String? = nil) {
         self.name = name
+        self.bio = bio
         self.titles = titles
+        self.loading = loading
+        self.error = error
     }
 }
 
 /// The state of `posts`, as its `state` declares it.
 public struct PostsState: Codable, Equatable, Sendable {
-    public var error: String?
+    public var status: Status
     public var items: [ItemsItem]
     public var selected: Int?
-    public var status: Status
+    public var error: String?
 
-    public init(error: String? = nil, items: [ItemsItem], selected: Int? = nil, status: Status) {
-        self.error = error
+    public init(status: Status, items: [ItemsItem], selected: Int? = nil, error: String? = nil) {
+        self.status = status
         self.items = items
         self.selected = selected
-        self.status = status
+        self.error = error
+    }
+
+    public enum Status: String, Codable, Equatable, Sendable, CaseIterable {
+        case initialized
+        case loading
+        case loaded
+        case failed
     }
 
     public struct ItemsItem: Codable, Equatable, Sendable {
@@ -41,13 +48,6 @@ public struct PostsState: Codable, Equatable, Sendable {
             self.id = id
             self.title = title
         }
-    }
-
-    public enum Status: String, Codable, Equatable, Sendable, CaseIterable {
-        case initialized
-        case loading
-        case loaded
-        case failed
     }
 }
 
@@ -138,16 +138,16 @@ public enum PostsEffect: Decodable, Equatable, Sendable {
 
 /// The state of `profile`, as its `state` declares it.
 public struct ProfileState: Codable, Equatable, Sendable {
+    public var status: Status
+    public var name: String?
     public var bio: String?
     public var error: String?
-    public var name: String?
-    public var status: Status
 
-    public init(bio: String? = nil, error: String? = nil, name: String? = nil, status: Status) {
+    public init(status: Status, name: String? = nil, bio: String? = nil, error: String? = nil) {
+        self.status = status
+        self.name = name
         self.bio = bio
         self.error = error
-        self.name = name
-        self.status = status
     }
 
     public enum Status: String, Codable, Equatable, Sendable, CaseIterable {
@@ -251,22 +251,22 @@ import MoonflowHost
 extension UserState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "bio": return try Self.patch(&self.bio, path.dropFirst(), to: value)
-        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
-        case "loading": return try Self.patch(&self.loading, path.dropFirst(), to: value)
         case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
+        case "bio": return try Self.patch(&self.bio, path.dropFirst(), to: value)
         case "titles": return try Self.patch(&self.titles, path.dropFirst(), to: value)
+        case "loading": return try Self.patch(&self.loading, path.dropFirst(), to: value)
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.bio: return "bio"
-        case \Self.error: return "error"
-        case \Self.loading: return "loading"
         case \Self.name: return "name"
+        case \Self.bio: return "bio"
         case \Self.titles: return "titles"
+        case \Self.loading: return "loading"
+        case \Self.error: return "error"
         default: return nil
         }
     }
@@ -275,20 +275,20 @@ extension UserState: PatchableView {
 extension PostsState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
+        case "status": return try Self.patch(&self.status, path.dropFirst(), to: value)
         case "items": return try Self.patch(&self.items, path.dropFirst(), to: value)
         case "selected": return try Self.patch(&self.selected, path.dropFirst(), to: value)
-        case "status": return try Self.patch(&self.status, path.dropFirst(), to: value)
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.error: return "error"
+        case \Self.status: return "status"
         case \Self.items: return "items"
         case \Self.selected: return "selected"
-        case \Self.status: return "status"
+        case \Self.error: return "error"
         default: return nil
         }
     }
@@ -315,20 +315,20 @@ extension PostsState.ItemsItem: PatchableView {
 extension ProfileState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
+        case "status": return try Self.patch(&self.status, path.dropFirst(), to: value)
+        case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
         case "bio": return try Self.patch(&self.bio, path.dropFirst(), to: value)
         case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
-        case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
-        case "status": return try Self.patch(&self.status, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
+        case \Self.status: return "status"
+        case \Self.name: return "name"
         case \Self.bio: return "bio"
         case \Self.error: return "error"
-        case \Self.name: return "name"
-        case \Self.status: return "status"
         default: return nil
         }
     }

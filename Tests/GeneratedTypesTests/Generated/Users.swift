@@ -4,16 +4,16 @@
 
 /// The state of `users`, as its `state` declares it.
 public struct UsersState: Codable, Equatable, Sendable {
-    public var error: String?
-    public var lastRemoved: Int?
-    public var selected: UsersValue?
     public var users: [UsersItem]
+    public var selected: UsersValue?
+    public var lastRemoved: Int?
+    public var error: String?
 
-    public init(error: String? = nil, lastRemoved: Int? = nil, selected: UsersValue? = nil, users: [UsersItem]) {
-        self.error = error
-        self.lastRemoved = lastRemoved
-        self.selected = selected
+    public init(users: [UsersItem], selected: UsersValue? = nil, lastRemoved: Int? = nil, error: String? = nil) {
         self.users = users
+        self.selected = selected
+        self.lastRemoved = lastRemoved
+        self.error = error
     }
 
     public struct UsersItem: Codable, Equatable, Sendable {
@@ -151,20 +151,20 @@ import MoonflowHost
 extension UsersState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
-        case "lastRemoved": return try Self.patch(&self.lastRemoved, path.dropFirst(), to: value)
-        case "selected": return try Self.patch(&self.selected, path.dropFirst(), to: value)
         case "users": return try Self.patch(&self.users, path.dropFirst(), to: value)
+        case "selected": return try Self.patch(&self.selected, path.dropFirst(), to: value)
+        case "lastRemoved": return try Self.patch(&self.lastRemoved, path.dropFirst(), to: value)
+        case "error": return try Self.patch(&self.error, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.error: return "error"
-        case \Self.lastRemoved: return "lastRemoved"
-        case \Self.selected: return "selected"
         case \Self.users: return "users"
+        case \Self.selected: return "selected"
+        case \Self.lastRemoved: return "lastRemoved"
+        case \Self.error: return "error"
         default: return nil
         }
     }

@@ -4,50 +4,26 @@
 
 /// The state of `views`, as its `state` declares it.
 public struct ViewsState: Codable, Equatable, Sendable {
-    public var best: Best?
-    public var count: Int
-    public var items: [ItemsItem]
-    public var mode: Mode
-    public var note: String?
-    public var owner: Owner
-    public var scores: [String: Int]
-    public var tags: [String]
     public var title: String
+    public var count: Int
+    public var note: String?
+    public var mode: Mode
+    public var tags: [String]
+    public var items: [ItemsItem]
+    public var scores: [String: Int]
+    public var owner: Owner
+    public var best: Best?
 
-    public init(best: Best? = nil, count: Int, items: [ItemsItem], mode: Mode, note: String? = nil, owner: Owner, scores: [String: Int], tags: [String], title: String) {
-        self.best = best
-        self.count = count
-        self.items = items
-        self.mode = mode
-        self.note = note
-        self.owner = owner
-        self.scores = scores
-        self.tags = tags
+    public init(title: String, count: Int, note: String? = nil, mode: Mode, tags: [String], items: [ItemsItem], scores: [String: Int], owner: Owner, best: Best? = nil) {
         self.title = title
-    }
-
-    public struct Best: Codable, Equatable, Sendable {
-        public var name: String
-        public var qty: Int
-
-        public init(name: String, qty: Int) {
-            self.name = name
-            self.qty = qty
-        }
-    }
-
-    public struct ItemsItem: Codable, Equatable, Sendable {
-        public var done: Bool
-        public var marks: [Int]
-        public var name: String
-        public var qty: Int
-
-        public init(done: Bool, marks: [Int], name: String, qty: Int) {
-            self.done = done
-            self.marks = marks
-            self.name = name
-            self.qty = qty
-        }
+        self.count = count
+        self.note = note
+        self.mode = mode
+        self.tags = tags
+        self.items = items
+        self.scores = scores
+        self.owner = owner
+        self.best = best
     }
 
     public enum Mode: String, Codable, Equatable, Sendable, CaseIterable {
@@ -55,15 +31,29 @@ public struct ViewsState: Codable, Equatable, Sendable {
         case busy
     }
 
-    public struct Owner: Codable, Equatable, Sendable {
-        public var address: Address
-        public var age: Int
+    public struct ItemsItem: Codable, Equatable, Sendable {
         public var name: String
+        public var qty: Int
+        public var done: Bool
+        public var marks: [Int]
 
-        public init(address: Address, age: Int, name: String) {
-            self.address = address
-            self.age = age
+        public init(name: String, qty: Int, done: Bool, marks: [Int]) {
             self.name = name
+            self.qty = qty
+            self.done = done
+            self.marks = marks
+        }
+    }
+
+    public struct Owner: Codable, Equatable, Sendable {
+        public var name: String
+        public var age: Int
+        public var address: Address
+
+        public init(name: String, age: Int, address: Address) {
+            self.name = name
+            self.age = age
+            self.address = address
         }
 
         public struct Address: Codable, Equatable, Sendable {
@@ -74,6 +64,16 @@ public struct ViewsState: Codable, Equatable, Sendable {
                 self.city = city
                 self.zip = zip
             }
+        }
+    }
+
+    public struct Best: Codable, Equatable, Sendable {
+        public var name: String
+        public var qty: Int
+
+        public init(name: String, qty: Int) {
+            self.name = name
+            self.qty = qty
         }
     }
 }
@@ -147,48 +147,30 @@ import MoonflowHost
 extension ViewsState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "best": return try Self.patch(&self.best, path.dropFirst(), to: value)
-        case "count": return try Self.patch(&self.count, path.dropFirst(), to: value)
-        case "items": return try Self.patch(&self.items, path.dropFirst(), to: value)
-        case "mode": return try Self.patch(&self.mode, path.dropFirst(), to: value)
-        case "note": return try Self.patch(&self.note, path.dropFirst(), to: value)
-        case "owner": return try Self.patch(&self.owner, path.dropFirst(), to: value)
-        case "scores": return try Self.patch(&self.scores, path.dropFirst(), to: value)
-        case "tags": return try Self.patch(&self.tags, path.dropFirst(), to: value)
         case "title": return try Self.patch(&self.title, path.dropFirst(), to: value)
+        case "count": return try Self.patch(&self.count, path.dropFirst(), to: value)
+        case "note": return try Self.patch(&self.note, path.dropFirst(), to: value)
+        case "mode": return try Self.patch(&self.mode, path.dropFirst(), to: value)
+        case "tags": return try Self.patch(&self.tags, path.dropFirst(), to: value)
+        case "items": return try Self.patch(&self.items, path.dropFirst(), to: value)
+        case "scores": return try Self.patch(&self.scores, path.dropFirst(), to: value)
+        case "owner": return try Self.patch(&self.owner, path.dropFirst(), to: value)
+        case "best": return try Self.patch(&self.best, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.best: return "best"
-        case \Self.count: return "count"
-        case \Self.items: return "items"
-        case \Self.mode: return "mode"
-        case \Self.note: return "note"
-        case \Self.owner: return "owner"
-        case \Self.scores: return "scores"
-        case \Self.tags: return "tags"
         case \Self.title: return "title"
-        default: return nil
-        }
-    }
-}
-
-extension ViewsState.Best: PatchableView {
-    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
-        switch path.first?.stringValue {
-        case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
-        case "qty": return try Self.patch(&self.qty, path.dropFirst(), to: value)
-        default: return false
-        }
-    }
-
-    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
-        switch keyPath {
-        case \Self.name: return "name"
-        case \Self.qty: return "qty"
+        case \Self.count: return "count"
+        case \Self.note: return "note"
+        case \Self.mode: return "mode"
+        case \Self.tags: return "tags"
+        case \Self.items: return "items"
+        case \Self.scores: return "scores"
+        case \Self.owner: return "owner"
+        case \Self.best: return "best"
         default: return nil
         }
     }
@@ -197,20 +179,20 @@ extension ViewsState.Best: PatchableView {
 extension ViewsState.ItemsItem: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "done": return try Self.patch(&self.done, path.dropFirst(), to: value)
-        case "marks": return try Self.patch(&self.marks, path.dropFirst(), to: value)
         case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
         case "qty": return try Self.patch(&self.qty, path.dropFirst(), to: value)
+        case "done": return try Self.patch(&self.done, path.dropFirst(), to: value)
+        case "marks": return try Self.patch(&self.marks, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.done: return "done"
-        case \Self.marks: return "marks"
         case \Self.name: return "name"
         case \Self.qty: return "qty"
+        case \Self.done: return "done"
+        case \Self.marks: return "marks"
         default: return nil
         }
     }
@@ -219,18 +201,18 @@ extension ViewsState.ItemsItem: PatchableView {
 extension ViewsState.Owner: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "address": return try Self.patch(&self.address, path.dropFirst(), to: value)
-        case "age": return try Self.patch(&self.age, path.dropFirst(), to: value)
         case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
+        case "age": return try Self.patch(&self.age, path.dropFirst(), to: value)
+        case "address": return try Self.patch(&self.address, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.address: return "address"
-        case \Self.age: return "age"
         case \Self.name: return "name"
+        case \Self.age: return "age"
+        case \Self.address: return "address"
         default: return nil
         }
     }
@@ -249,6 +231,24 @@ extension ViewsState.Owner.Address: PatchableView {
         switch keyPath {
         case \Self.city: return "city"
         case \Self.zip: return "zip"
+        default: return nil
+        }
+    }
+}
+
+extension ViewsState.Best: PatchableView {
+    public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
+        case "qty": return try Self.patch(&self.qty, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+
+    public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
+        switch keyPath {
+        case \Self.name: return "name"
+        case \Self.qty: return "qty"
         default: return nil
         }
     }

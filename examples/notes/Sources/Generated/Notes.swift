@@ -4,14 +4,14 @@
 
 /// The state of `notes`, as its `state` declares it.
 public struct NotesState: Codable, Equatable, Sendable {
-    public var count: Int
     public var draft: String
     public var shown: [String]
+    public var count: Int
 
-    public init(count: Int, draft: String, shown: [String]) {
-        self.count = count
+    public init(draft: String, shown: [String], count: Int) {
         self.draft = draft
         self.shown = shown
+        self.count = count
     }
 }
 
@@ -179,18 +179,18 @@ import MoonflowHost
 extension NotesState: PatchableView {
     public mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
         switch path.first?.stringValue {
-        case "count": return try Self.patch(&self.count, path.dropFirst(), to: value)
         case "draft": return try Self.patch(&self.draft, path.dropFirst(), to: value)
         case "shown": return try Self.patch(&self.shown, path.dropFirst(), to: value)
+        case "count": return try Self.patch(&self.count, path.dropFirst(), to: value)
         default: return false
         }
     }
 
     public static func field(of keyPath: PartialKeyPath<Self>) -> String? {
         switch keyPath {
-        case \Self.count: return "count"
         case \Self.draft: return "draft"
         case \Self.shown: return "shown"
+        case \Self.count: return "count"
         default: return nil
         }
     }
