@@ -367,4 +367,35 @@ final class TypesGeneratorTests: XCTestCase {
         }
         XCTAssertEqual(properties, properties.sorted(), swift)
     }
+
+    /// A message's record of the same shape as one of the state's is typed with the state's
+    /// struct (`case restored(lines: [CartState.LinesItem])`), so an app moves one value between
+    /// them without copying it field by field; a record of another shape keeps a type of its own.
+    func testAMessageRecordShapedAsTheStatesIsTheStatesType() throws {
+        let source = """
+            local mf = require "moonflow"
+            local LINE = { sku = "string", qty = "integer" }
+            return mf.feature {
+              name = "cart",
+              initial = { lines = mf.array() },
+              state = { lines = { "list", of = LINE }, best = { "record?", sku = "string", qty = "integer" } },
+              actions = { restore = { lines = { "list", of = LINE } }, pick = { line = { qty = "integer", sku = "string" } },
+                          note = { line = { sku = "string" } } },
+              mutations = { restored = { lines = { "list", of = LINE } }, picked = { line = LINE } },
+              handle = function() end, reduce = function(s) return s end,
+            }
+            """
+        let swift = SwiftTypesGenerator(features: try declarations(source), command: "moonflow types --swift cart.lua")
+            .source()
+        XCTAssertTrue(swift.contains("case restored(lines: [CartState.LinesItem])"), swift)
+        XCTAssertTrue(swift.contains("case picked(line: CartState.LinesItem)"), swift)
+        XCTAssertTrue(swift.contains("case restore(lines: [CartState.LinesItem])"), swift)
+        XCTAssertTrue(swift.contains("case pick(line: CartState.LinesItem)"), swift)
+        XCTAssertTrue(swift.contains("case note(line: Line)"), swift)
+        XCTAssertEqual(swift.components(separatedBy: "struct LinesItem:").count - 1, 1, swift)
+        XCTAssertTrue(
+            swift.contains(
+                "self = .restored(lines: try container.decode([CartState.LinesItem].self, forKey: Key(\"lines\")))"),
+            swift)
+    }
 }

@@ -30,6 +30,7 @@ package struct SwiftTypesGenerator: Sendable {
             while prefixes.contains(prefix) { prefix = SwiftNames.pascal(feature.name) + "\(n)"; n += 1 }
             prefixes.insert(prefix)
             out.order = feature.order
+            out.stateRecords = []
             out.blank()
             out.state(feature, name: prefix + "State")
             if !feature.actions.isEmpty {
@@ -62,6 +63,12 @@ private struct SwiftCode {
     /// The order the feature being written declares its keys in: a record's fields and a
     /// message's follow it.
     var order = DeclarationOrder()
+    /// The records of the feature's state written so far, by shape: a message's record of the
+    /// same shape is typed with the state's struct, not a second one (`CartState.ItemsItem`
+    /// in a mutation that loads the items).
+    var stateRecords: [(type: SchemaType, name: String)] = []
+    /// While a message enum is written: its records take the state's struct of their shape.
+    private var reusesStateRecords = false
     private var depth = 0
     /// The state's records written so far (their full Swift names and fields), which a view
     /// model keeps current field by field (`PatchableView`).
@@ -134,7 +141,10 @@ private struct SwiftCode {
                 code.nest { c in for p in properties { c.line("self.\(p.swift) = \(p.swift)") } }
                 code.line("}")
             }
-            if let qualified { code.records.append((qualified, properties.map { ($0.lua, $0.swift) })) }
+            if let qualified {
+                code.records.append((qualified, properties.map { ($0.lua, $0.swift) }))
+                code.stateRecords.append((.record(declared), qualified))
+            }
             if properties.contains(where: { SwiftNames.bare($0.swift) != $0.lua }) {
                 code.blank()
                 code.line("enum CodingKeys: String, CodingKey {")
@@ -226,6 +236,7 @@ private struct SwiftCode {
             nested.append(.enumeration(name, values.names))
             return name
         case .record(let fields):
+            if reusesStateRecords, let same = stateRecords.first(where: { $0.type == type }) { return same.name }
             let name = unique(suggested, &taken)
             nested.append(.record(name, fields, path))
             return name
@@ -303,6 +314,8 @@ private struct SwiftCode {
         _ shapes: [String: [String: Schema.Field]], name: String, of feature: String, kind: MessageKind
     ) {
         let table = kind == .action ? "actions" : kind == .mutation ? "mutations" : "outputs"
+        reusesStateRecords = true
+        defer { reusesStateRecords = false }
         struct Case {
             let lua: String; let swift: String; let fields: [(lua: String, label: String, type: String, optional: Bool)]
         }

@@ -94,7 +94,7 @@ public enum CheckoutMutation: Decodable, Equatable, Sendable {
     case paid(receipt: String)
     case paying
     case promoFailed(message: String)
-    case restored(lines: [LinesItem])
+    case restored(lines: [CheckoutState.LinesItem])
     case typed(code: String)
 
     public init(from decoder: any Decoder) throws {
@@ -118,7 +118,7 @@ public enum CheckoutMutation: Decodable, Equatable, Sendable {
         case "promoFailed":
             self = .promoFailed(message: try container.decode(String.self, forKey: Key("message")))
         case "restored":
-            self = .restored(lines: try container.decode([LinesItem].self, forKey: Key("lines")))
+            self = .restored(lines: try container.decode([CheckoutState.LinesItem].self, forKey: Key("lines")))
         case "typed":
             self = .typed(code: try container.decode(String.self, forKey: Key("code")))
         default:
@@ -133,18 +133,6 @@ public enum CheckoutMutation: Decodable, Equatable, Sendable {
         init(_ name: String) { stringValue = name }
         init?(stringValue: String) { self.stringValue = stringValue }
         init?(intValue: Int) { nil }
-    }
-
-    public struct LinesItem: Codable, Equatable, Sendable {
-        public var sku: String
-        public var qty: Int
-        public var price: Int
-
-        public init(sku: String, qty: Int, price: Int) {
-            self.sku = sku
-            self.qty = qty
-            self.price = price
-        }
     }
 }
 
