@@ -1,6 +1,5 @@
 import Foundation
-import LuaKit
-import MoonflowHost
+import MoonflowHost  // alone: LuaValue, and decoding an effect by its type, come with it
 
 /// A notes screen written in Lua (`plugins/notes`: an `mf.compose` of a composer and a list)
 /// and driven from Swift as a SwiftUI app drives it: a `MainActorHost`, a view model
@@ -44,7 +43,7 @@ public final class NotesApp {
         // actor this runs before the `send` that submitted returns (the callback is main-actor isolated).
         submitted = feature.observe(kinds: .effect) { [weak feature] event in
             guard case .effect(let value, _) = event,
-                case .submitted(let text)? = try? LuaValueDecoder().decode(ComposerEffect.self, from: value)
+                case .submitted(let text)? = try? value.decode(as: ComposerEffect.self)
             else { return }
             try? feature?.send(case: ListAction.add(text: text))
         }
