@@ -192,6 +192,33 @@ final class ReloadTests: XCTestCase {
         XCTAssertEqual(feature.state, ["count": 9])
     }
 
+    /// A view model's `lastError` shows a failed reload until a reload succeeds (the next save
+    /// through `moonflow serve`, which reloads as `reload` does); an error of another stage
+    /// stays through a reload.
+    func testAReloadThatSucceedsClearsTheFailedReloadsErrorInAViewModel() throws {
+        try write("counter/init.lua", counter(step: 1))
+        let feature = try load()
+        let host = self.host!
+        let file = (dir as NSString).appendingPathComponent("counter/init.lua")
+        let (broken, fixed) = (counter(step: 2) + "\n)", counter(step: 2))
+        // On the virtual clock the events come on this thread, the main one: the model takes
+        // each as it is delivered.
+        try MainActor.assumeIsolated {
+            let model = try FeatureViewModel(feature, as: LuaValue.self)
+            try broken.write(toFile: file, atomically: true, encoding: .utf8)
+            XCTAssertThrowsError(try host.reload(feature))
+            XCTAssertEqual(model.lastError?.stage, .reload)
+            try fixed.write(toFile: file, atomically: true, encoding: .utf8)
+            try host.reload(feature)
+            XCTAssertNil(model.lastError, "the save that fixed it cleared it")
+
+            model.send(["type": "undeclared"])
+            XCTAssertEqual(model.lastError?.stage, .send)
+            try host.reload(feature)
+            XCTAssertEqual(model.lastError?.stage, .send, "a refused action is not a reload's to clear")
+        }
+    }
+
     func testAnErrorRaisedByTheNewTopLevelKeepsTheOldCode() throws {
         try write("counter/init.lua", counter(step: 1))
         let feature = try load()

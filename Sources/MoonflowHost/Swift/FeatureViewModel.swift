@@ -65,7 +65,8 @@ public class FeatureViewModel<View: Decodable & Sendable, Action: Encodable & Se
         get { registrar.access(self, keyPath: keys.view); return _view }
         set { registrar.withMutation(of: self, keyPath: keys.view) { _view = newValue } }
     }
-    /// The last error the feature reported (cleared by `clearError()`).
+    /// The last error the feature reported (cleared by `clearError()`; one of a failed reload
+    /// also by the next reload that succeeds, the save that fixed it through `moonflow serve`).
     public private(set) var lastError: FeatureError? {
         get { registrar.access(self, keyPath: keys.lastError); return _lastError }
         set { registrar.withMutation(of: self, keyPath: keys.lastError) { _lastError = newValue } }
@@ -112,12 +113,13 @@ public class FeatureViewModel<View: Decodable & Sendable, Action: Encodable & Se
         }
         let inbox = self.inbox
         // What the reduce behind a state changed, path by path, read while it is delivered.
-        observation = feature.outlet.add(kinds: [.state, .error]) {
+        observation = feature.outlet.add(kinds: [.state, .error, .reload]) {
             [weak self, weak feature, weak single = feature as? LuaFeature] event in
             // Delivered on the host's state executor, in loop order.
             var error: FeatureError?
             var state: LuaValue?
             var changes: [StateChange]?
+            var reloaded = false
             switch event {
             // Every state, seq 0 too: a restart, or a reload's migrate, delivers its state
             // with the seq it had (the one from `start()` decodes equal and changes nothing).
@@ -126,12 +128,14 @@ public class FeatureViewModel<View: Decodable & Sendable, Action: Encodable & Se
                 changes = single?.deliveredChanges
             case .error(let message, let location):
                 error = feature?.eventError ?? FeatureError(stage: .handle, message: message, location: location)
+            case .reload: reloaded = true
             default: return
             }
             if MainScheduler.isCurrent {
                 MainActor.assumeIsolated {
                     guard let self else { return }
                     self.takeInbox()
+                    if reloaded { self.clearReloadError() }
                     if let state { self.apply(state, changes: changes) }
                     if let error { self.lastError = error }
                 }
@@ -148,6 +152,11 @@ public class FeatureViewModel<View: Decodable & Sendable, Action: Encodable & Se
                     }
                 }
                 if let error { inbox.errors.append(error) }
+                if reloaded {
+                    // The reload's own failures before it are fixed; what came after it stays.
+                    inbox.errors.removeAll { $0.stage == .reload }
+                    inbox.reloaded = true
+                }
                 defer { inbox.hopScheduled = true }
                 return !inbox.hopScheduled
             }
@@ -250,10 +259,11 @@ public class FeatureViewModel<View: Decodable & Sendable, Action: Encodable & Se
 
     /// Applies what arrived off the main thread: the latest state, then the errors in order.
     private func takeInbox() {
-        let (state, changes, errors) = inbox.withLock { inbox in
+        let (state, changes, errors, reloaded) = inbox.withLock { inbox in
             defer { inbox = ViewModelInbox() }
-            return (inbox.state, inbox.changes, inbox.errors)
+            return (inbox.state, inbox.changes, inbox.errors, inbox.reloaded)
         }
+        if reloaded { clearReloadError() }
         if let state { apply(state, changes: changes) }
         if let last = errors.last { lastError = last }
     }
@@ -311,6 +321,11 @@ public class FeatureViewModel<View: Decodable & Sendable, Action: Encodable & Se
         return true
     }
 
+    /// A reload succeeded: a failed reload's error is no longer true (another stage's stays).
+    private func clearReloadError() {
+        if _lastError?.stage == .reload { lastError = nil }
+    }
+
     private func clearDecodingError() {
         if _decodingError != nil { decodingError = nil }
     }
@@ -350,6 +365,8 @@ private struct ViewModelInbox {
     /// them (the whole state is decoded then).
     var changes: [StateChange]? = []
     var errors: [FeatureError] = []
+    /// A reload succeeded since the last hop.
+    var reloaded = false
     var hopScheduled = false
 }
 
