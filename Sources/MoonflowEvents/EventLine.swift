@@ -9,6 +9,7 @@ import MoonflowLua
 ///
 ///     {"event":"state","t":T,"seq":N[,"from":CHILD],"state":{...}}   or "patch":[...]
 ///     {"event":"action","t":T,"action":{...}}
+///     {"event":"action","t":T,"to":CHILD,"react":{"from":CHILD,"effect":{...}},"action":{...}}
 ///     {"event":"mutation","t":T,"seq":N[,"from":CHILD],"mutation":{...}}
 ///     {"event":"effect","t":T[,"from":CHILD],"effect":{...}}
 ///     {"event":"error"|"log","t":T,"message":M[,"where":W][,"traceback":TB]}
@@ -74,6 +75,16 @@ package enum EventLine {
         case .action(let a):
             line.add("event", "action")
             line.add("t", t)
+            try line.add("action", a, root: "action")
+        case .reaction(let a, let to, let from, let effect):
+            // An `mf.compose`'s `react`: the action went to child `to`, for child `from`'s effect.
+            line.add("event", "action")
+            line.add("t", t)
+            line.add("to", to)
+            var cause = JSONObjectWriter()
+            cause.add("from", from)
+            try cause.add("effect", effect, root: "effect")
+            line.add("react", cause)
             try line.add("action", a, root: "action")
         case .mutation(let m, let seq):
             line.add("event", "mutation")

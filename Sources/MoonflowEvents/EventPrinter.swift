@@ -105,6 +105,11 @@ public final class EventPrinter: @unchecked Sendable {
             }.joined(separator: "\n")
         case .action(let a):
             return "\(time)  \(paint("→ " + EventPrinter.typeName(a), "1;34"))\(EventPrinter.fields(a, after: " "))"
+        case .reaction(let a, let to, let from, let e):
+            // Under the step whose effect it reacts to, as that step's mutations are.
+            let why = " (react to effect \(EventPrinter.typeName(e)) from \(LuaValue.escaped(from)))"
+            return
+                "\(time)    \(paint("→ " + EventPrinter.typeName(a), "1;34")) to \(LuaValue.escaped(to))\(EventPrinter.fields(a, after: " "))\(why)"
         case .mutation(let m, _):
             let source = child.map { " from \(LuaValue.escaped($0))" } ?? ""
             return

@@ -190,6 +190,12 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
             case .state(let state, let step):
                 frame = stateFrame(state, step: step, seq: seq, t: t, head: head)
             default:
+                // A composite's reaction is an action frame too (what it causes joins it), under
+                // the action behind the effect it reacts to (its `cause`); it is no input.
+                if case .reaction(let action, _, _, _) = event {
+                    actionFrames.append((action, seq, Date(), nil))
+                    if actionFrames.count > 4096 { actionFrames.removeFirst(2048) }
+                }
                 if case .action(let action) = event {
                     actionFrames.append((action, seq, Date(), causeID))
                     // The oldest input not yet handled that is this action.

@@ -24,6 +24,20 @@ final class EventLineTests: XCTestCase {
             EventLine.text(mutation, t: 12), #"{"event":"mutation","t":12,"seq":3,"mutation":{"n":1,"type":"added"}}"#)
     }
 
+    /// An `mf.compose`'s `react`: an action line naming the child it went to and the effect
+    /// (and its child) behind it.
+    func testAReactionIsAnActionLineWithTheEffectBehindIt() {
+        let event = FeatureEvent.reaction(
+            ["type": "clear"], to: "cart", from: "payment", effect: ["type": "receipt", "id": "r1"])
+        XCTAssertEqual(
+            EventLine.text(event, t: 300),
+            #"{"event":"action","t":300,"to":"cart","react":{"from":"payment","effect":{"id":"r1","type":"receipt"}},"action":{"type":"clear"}}"#
+        )
+        XCTAssertEqual(
+            EventPrinter(format: .pretty).render(event, t: 300),
+            "   300 ms    → clear to cart (react to effect receipt from payment)")
+    }
+
     func testAStateWrittenAlreadyGoesInAsItWas() {
         let event = FeatureEvent.state(["count": 1], seq: 2)
         // Straight from the Lua table, in the table's own order: not parsed, not sorted.

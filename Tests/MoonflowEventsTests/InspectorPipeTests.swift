@@ -24,6 +24,10 @@ final class InspectorPipeTests: XCTestCase {
             .event(.effect(["type": "toast"], from: "child"), t: 6, cause: action),
             .event(.effect(["type": "toast"], from: nil), t: 6, cause: nil),
             .event(
+                .reaction(["type": "clear"], to: "cart", from: "payment", effect: ["type": "receipt", "id": "r1"]),
+                t: 6,
+                cause: action),
+            .event(
                 .error(message: "init.lua:3: boom\nstack traceback:\n\t[C]: in ?", location: "init.lua:3"), t: 7,
                 cause: action),
             .event(.log(message: "hello", location: nil), t: 8, cause: nil),

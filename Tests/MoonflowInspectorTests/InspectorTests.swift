@@ -82,6 +82,29 @@ final class InspectorTests: XCTestCase {
         XCTAssertEqual(frames[5]["cause"]?["seq"], 3)
     }
 
+    /// A composite's reaction is an action frame under the action behind the effect it reacts
+    /// to, and what its action causes links to it.
+    func testAReactionFrameLinksToItsCauseAndWhatItCausesToIt() throws {
+        let hub = InspectorHub()
+        let sent = PageInChromiumTests.Report()
+        _ = hub.connect { sent.add($0) }
+        let pay: LuaValue = ["type": "pay"]
+        let clear: LuaValue = ["type": "clear"]
+        hub.observe(.state(["n": 1], seq: 0), t: 0, cause: nil)
+        hub.observe(.action(pay), t: 0, cause: pay)
+        hub.observe(.mutation(["type": "paid"], seq: 1), t: 100, cause: pay)
+        hub.observe(.reaction(clear, to: "cart", from: "payment", effect: ["type": "receipt"]), t: 100, cause: pay)
+        hub.observe(.mutation(["type": "cleared"], seq: 2), t: 100, cause: clear)
+        let frames = try sent.lines.map { try LuaValue(json: $0) }
+        XCTAssertEqual(
+            frames.map { $0["event"]?.stringValue ?? "" },
+            ["session", "state", "action", "mutation", "action", "mutation"])
+        XCTAssertEqual(frames[4]["cause"]?["seq"], 1, "the reaction sits under pay")
+        XCTAssertEqual(frames[4]["to"], "cart")
+        XCTAssertEqual(frames[4]["react"]?["from"], "payment")
+        XCTAssertEqual(frames[5]["cause"]?["seq"], 3, "cleared sits under the reaction")
+    }
+
     func testHelloSinceResendsOnlyTheFramesAfterIt_AndAnUnknownSeqResyncsEverything() async throws {
         feed.send(#"{"type":"increment"}"#)
         try waitForFrames(4)

@@ -268,6 +268,11 @@ package enum InspectorPipe {
         }
         switch event {
         case .action(let a): kind("action", value: a)
+        case .reaction(let a, let to, let from, let e):
+            kind("reaction", value: a)
+            line.add("to", to)
+            line.add("from", from)
+            line.add("effect", e, root: "effect", otherwise: "null")
         case .mutation(let m, let seq): kind("mutation", value: m); line.add("seq", seq)
         case .state(let s, let seq): kind("state", value: s); line.add("seq", seq)
         case .effect(let e, let from):
@@ -366,6 +371,9 @@ package enum InspectorPipe {
         }
         switch o["kind"]?.stringValue {
         case "action": return .action(o["value"] ?? .nil)
+        case "reaction":
+            guard let to = o["to"]?.stringValue, let from = o["from"]?.stringValue else { throw bad(line) }
+            return .reaction(o["value"] ?? .nil, to: to, from: from, effect: o["effect"] ?? .nil)
         case "mutation": return .mutation(o["value"] ?? .nil, seq: try int(o["seq"], line))
         case "state": return .state(o["value"] ?? .nil, seq: try int(o["seq"], line))
         case "effect": return .effect(o["value"] ?? .nil, from: o["from"]?.stringValue)

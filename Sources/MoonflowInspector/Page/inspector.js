@@ -14,6 +14,7 @@ const off = new Set();      // action frames toggled off
 const order = [];           // the held frames' seqs in the order their rows are drawn
 const groupEnd = new Map(); // an action frame's seq -> the seq of the last row of its group
 const late = new Map();     // a caused frame that arrived after a later action -> that action's seq
+const parentOf = new Map(); // a composite's reaction (an action frame with a cause) -> its cause's seq
 let lastAction = -1;        // the seq of the latest action frame held
 const rowsEl = document.getElementById("rows"), timelineEl = document.getElementById("timeline");
 const ROW = 22;
@@ -96,20 +97,30 @@ function lateText(seq) { return late.has(seq) ? "late: after " + actionName(late
 
 // Puts a new frame's row in `order`: an action starts a group; what it caused joins the end
 // of its group (marked late when a later action came first); anything else goes last.
+// A composite's reaction (an action with a cause) does both: it joins its cause's group and
+// starts one of its own inside it.
 function place(f) {
-  if (f.event === "action") { lastAction = f.seq; groupEnd.set(f.seq, f.seq); order.push(f.seq); return; }
   const cause = f.cause ? f.cause.seq : undefined;
-  if (cause === undefined || !groupEnd.has(cause)) { order.push(f.seq); return; }
-  if (lastAction > cause) late.set(f.seq, lastAction);
+  const joins = cause !== undefined && groupEnd.has(cause);
+  if (f.event === "action") {
+    groupEnd.set(f.seq, f.seq);
+    if (!joins) { lastAction = f.seq; order.push(f.seq); return; }
+    parentOf.set(f.seq, cause);
+  }
+  if (!joins) { order.push(f.seq); return; }
+  if (lastAction > cause && f.event !== "action") late.set(f.seq, lastAction);
   const end = groupEnd.get(cause);
-  groupEnd.set(cause, f.seq);
+  // The group and every group around it that ended where it did end here now.
+  for (let g = cause; g !== undefined && groupEnd.get(g) === end; g = parentOf.get(g)) groupEnd.set(g, f.seq);
+  if (f.event === "action") groupEnd.set(f.seq, f.seq);
   if (order[order.length - 1] === end) { order.push(f.seq); return; }
   order.splice(order.lastIndexOf(end) + 1, 0, f.seq);
 }
 
 function summary(f) {
   switch (f.event) {
-    case "action": return "→ " + f.action.type + " " + fieldsText(f.action);
+    case "action": return "→ " + f.action.type + " " + fieldsText(f.action)
+      + (f.to ? " to " + f.to + (f.react ? " (react to effect " + f.react.effect.type + " from " + f.react.from + ")" : "") : "");
     case "mutation": return "• " + f.mutation.type + " " + fieldsText(f.mutation) + (f.from ? " from " + f.from : "");
     case "state": return f.state !== undefined ? "state (whole)" : "state: " + (f.patch || []).map(op => luaPath(op.path)).join(", ");
     case "effect": return "⇒ effect " + f.effect.type + " " + fieldsText(f.effect);
@@ -139,7 +150,7 @@ function addFrame(f) {
     const n = Math.max(1, Math.floor(keep / 10));
     baseState = stateAt[n - 1]; events.splice(0, n); stateAt.splice(0, n); base += n;
     const kept = order.filter(seq => seq >= base); order.length = 0; order.push(...kept);
-    for (const m of [groupEnd, late]) for (const seq of [...m.keys()]) if (seq < base) m.delete(seq);
+    for (const m of [groupEnd, late, parentOf]) for (const seq of [...m.keys()]) if (seq < base) m.delete(seq);
   }
   events.push(f);
   place(f);
@@ -332,7 +343,7 @@ function connect() {
         // Start over when the page holds frames this run never sent, or the server's window starts past them.
         if (session === null || f.last < base + events.length - 1 || (f.first || 0) > base + events.length) {
           events.length = 0; stateAt.length = 0; document.getElementById("errors").innerHTML = "";
-          order.length = 0; groupEnd.clear(); late.clear(); lastAction = -1;
+          order.length = 0; groupEnd.clear(); late.clear(); parentOf.clear(); lastAction = -1;
           base = f.first || 0; baseState = f.base ? f.base.state : undefined;
         }
         session = f;

@@ -29,6 +29,11 @@ package final class LuaDispatch: @unchecked Sendable {
     package let route: LuaRef
     package let combine: LuaRef
     package let mapEffect: LuaRef
+    /// `react(def, childName, effect, state)`: an `mf.compose`'s `react`, with `true` where it
+    /// returned `mf.out`.
+    package let react: LuaRef
+    /// `mf.out`.
+    package let out: LuaRef
     package let identity: LuaRef
     /// Makes the global `next` see through views (feature hosts call it once). rawget,
     /// rawset and rawlen refuse views in every state already (the refuser is registered here).
@@ -91,6 +96,8 @@ package final class LuaDispatch: @unchecked Sendable {
         route = try exports.take("route")
         combine = try exports.take("combine")
         mapEffect = try exports.take("mapEffect")
+        react = try exports.take("react")
+        out = try exports.take("out")
         identity = try exports.take("identity")
         installNext = try exports.take("installNext")
         setShape = try exports.take("setShape")

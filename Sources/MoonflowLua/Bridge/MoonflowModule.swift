@@ -36,6 +36,8 @@ package enum MoonflowModule {
                 ]
             ) { (try $0.ref(1), try $0.ref(2)) }
             fields += [("array", .ref(array)), ("object", .ref(object))]
+            // `mf.out`: what an `mf.compose`'s `react` returns to pass a child's effect out.
+            fields.append(("out", .ref(bridge.dispatch.out)))
             for kind in [FeatureDefinition.Kind.feature, .compose, .interactor] {
                 fields.append(
                     (

@@ -227,6 +227,7 @@ package struct FeatureDefinition: @unchecked Sendable {
             try attempt(()) { try requireFunction("route") }
             try attempt(()) { try requireFunction("combine") }
             _ = try attempt(false) { try optionalFunction("mapEffect") }
+            _ = try attempt(false) { try optionalFunction("react") }
             _ = try attempt([]) { try functionTable("invariants") }
             // Optional here, in the form a feature declares them: checked before `route`.
             let actions = try type("actions") == "nil" ? nil : try schema("actions", "action")
@@ -327,8 +328,8 @@ extension FeatureDefinition.Kind {
             ]
         case .compose:
             [
-                "name", "version", "state", "actions", "children", "route", "combine", "mapEffect", "invariants",
-                "__moonflow",
+                "name", "version", "state", "actions", "children", "route", "combine", "mapEffect", "react",
+                "invariants", "__moonflow",
             ]
         case .interactor: ["name", "version", "requests", "services", "interactors", "repositories", "__moonflow"]
         }

@@ -11,6 +11,9 @@ public enum FeatureEvent: Sendable, Equatable {
     case state(LuaValue, seq: Int)
     /// An effect no internal handler took: it goes out to the host.
     case effect(LuaValue, from: String?)
+    /// An `mf.compose`'s `react` sent `action` to child `to`, reacting to `effect` of child
+    /// `from`; the child's mutations it causes follow.
+    case reaction(LuaValue, to: String, from: String, effect: LuaValue)
     /// Something failed; the state is as it was before.
     case error(message: String, location: String?)
     /// A log line (an interactor's error, with its source location).
@@ -75,7 +78,7 @@ extension FeatureEvent {
     /// The kind of this event.
     public var kind: Kinds {
         switch self {
-        case .action: .action
+        case .action, .reaction: .action
         case .mutation: .mutation
         case .state: .state
         case .effect: .effect
@@ -94,6 +97,8 @@ extension FeatureEvent {
         switch self {
         case .state(let s, let seq): "\(t) state#\(seq) \(Self.sortedJSON(s))"
         case .action(let a): "\(t) action \(Self.sortedJSON(a))"
+        case .reaction(let a, let to, let from, let e):
+            "\(t) action(\(to)) \(Self.sortedJSON(a)) react(\(from)) \(Self.sortedJSON(e))"
         case .mutation(let m, let seq): "\(t) mutation#\(seq) \(Self.sortedJSON(m))"
         case .effect(let e, let from): "\(t) effect\(from.map { "(\($0))" } ?? "") \(Self.sortedJSON(e))"
         case .error(let m, _): "\(t) error \(Self.firstLine(m))"

@@ -15,6 +15,9 @@ import Streams
 ///   states (a table by child name) into the parent's state.
 /// - Child effects go out unchanged with the child's name as their source,
 ///   unless `mapEffect(childName, effect)` returns a replacement (or nil to drop it).
+/// - `react(childName, effect, state)` may turn a child's effect into actions for children
+///   and say whether it goes out (`mf.out`), as pairs in order; they run once the child's
+///   step is over and `route` has sent all it returned (`Reaction`).
 ///
 /// **Threading:** like `LuaFeature`, driven on the host's state executor.
 package final class LuaComposite: BridgedFeature, @unchecked Sendable {
@@ -31,6 +34,7 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
     private var _state: LuaValue = .nil
     private var subscriptions: [Disposable] = []
     private var hasMapEffect: Bool
+    private var hasReact: Bool
     /// The declared `actions` `send` checks on any thread (nil: none declared, `route` decides).
     private let declaredActions: Locked<Schema?>
     private var _effectSource: String?
@@ -52,6 +56,7 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         self.source = source
         self.children = children.sorted { $0.0 < $1.0 }.map { (name: $0.0, feature: $0.1) }
         hasMapEffect = try bridge.lua.rawGet(definition.table, "mapEffect") { $0.isFunction(1) }
+        hasReact = try bridge.lua.rawGet(definition.table, "react") { $0.isFunction(1) }
         declaredActions = Locked(definition.declaresActions ? definition.actions : nil)
         _state = try LuaComposite.combine(definition, self.children, bridge: bridge, source: source)
         subscribeChildren()
@@ -61,6 +66,16 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         subscriptions.forEach { $0.dispose() }
         subscriptions = children.map { childName, child in
             child.outlet.add { [weak self] event in self?.childEvent(childName, event) }
+        }
+        // Reactions wait for the end of a child's step: its drain running out of work.
+        for child in children {
+            let id = ObjectIdentifier(child.feature)
+            let settled: () -> Void = { [weak self] in self?.childSettled(id) }
+            if let feature = child.feature as? LuaFeature {
+                feature.afterSettled = settled
+            } else if let composite = child.feature as? LuaComposite {
+                composite.afterSettled = settled
+            }
         }
     }
 
@@ -72,9 +87,11 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         let sorted = children.sorted { $0.0 < $1.0 }.map { (name: $0.0, feature: $0.1) }
         let combined = try LuaComposite.combine(definition, sorted, bridge: bridge, source: source)
         let mapEffect = try bridge.lua.rawGet(definition.table, "mapEffect") { $0.isFunction(1) }
+        let react = try bridge.lua.rawGet(definition.table, "react") { $0.isFunction(1) }
         self.definition = definition
         self.children = sorted
         hasMapEffect = mapEffect
+        hasReact = react
         declaredActions.withLock { $0 = definition.declaresActions ? definition.actions : nil }
         subscribeChildren()
         let changed = combined != state
@@ -146,13 +163,27 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
                 guard let self else { return }
                 defer { self.queuedRoutes.withLock { $0 -= 1 } }
                 guard !self.isDisposed, !self.bridge.lua.isStuck else { return }
-                do { try self.route(action) } catch {
+                do { try self.routeAndReact(action) } catch {
                     self.report(FeatureError(refused: error, action: action), stage: .send)
                 }
             }
             return
         }
-        do { try route(action) } catch { throw FeatureError(refused: error, action: action) }
+        do { try routeAndReact(action) } catch { throw FeatureError(refused: error, action: action) }
+    }
+
+    /// Routes `action`, then runs the reactions its children's steps left waiting (even when a
+    /// child refused it: what the others did stands).
+    private func routeAndReact(_ action: LuaValue) throws {
+        reactionsInARow = 0
+        defer {
+            runReactions()
+            if isQuiet { afterSettled?() }
+        }
+        let wasBusy = busy
+        busy = true
+        defer { busy = wasBusy }
+        try route(action)
     }
 
     /// Checks `action` against the declared `actions`, if any, on any thread.
@@ -222,7 +253,11 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
     /// The child whose event is being forwarded right now.
     private var deliveringChild: RunningFeature?
 
-    package var eventCause: LuaValue? { deliveringChild?.eventCause }
+    /// A child's event: the child's action behind it; a reaction's: the action behind the effect.
+    package var eventCause: LuaValue? {
+        if let child = deliveringChild { return child.eventCause }
+        return deliveringReaction?.cause
+    }
     /// None: the composition's own action event has no loop number to match its children's.
     package var eventCauseID: String? { nil }
 
@@ -259,24 +294,212 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
                 report(error, stage: .reduce)
             }
         case .effect(let e, _):
-            guard hasMapEffect else {
-                outlet.send(.effect(e, from: effectSource ?? childName))
-                return
+            if hasReact, let reaction = react(to: e, from: childName) {
+                waiting.append(reaction)
+            } else if !waiting.isEmpty {
+                // Behind the reactions waiting: effects go out in the order they came.
+                waiting.append(Reaction(from: childName, effect: e, cause: eventCause, steps: [.out(e)]))
+            } else {
+                passOut(e, from: childName)
             }
-            do {
-                let mapped = try bridge.lua.call(
-                    bridge.dispatch.mapEffect,
-                    [.ref(definition.table), .value(.string(LuaString(childName))), .value(e)]
-                ) {
-                    try $0.value(1, path: "effect")
-                }
-                if !mapped.isNil { outlet.send(.effect(mapped, from: effectSource ?? childName)) }
-            } catch {
-                report(error, stage: .effect)
-            }
-        case .error, .log, .reload:
+        case .reaction, .error, .log, .reload:
             outlet.send(event)
         }
+    }
+
+    /// Sends `effect` of child `childName` out, through `mapEffect` when there is one.
+    private func passOut(_ effect: LuaValue, from childName: String) {
+        guard hasMapEffect else {
+            outlet.send(.effect(effect, from: effectSource ?? childName))
+            return
+        }
+        do {
+            let mapped = try bridge.lua.call(
+                bridge.dispatch.mapEffect,
+                [.ref(definition.table), .value(.string(LuaString(childName))), .value(effect)]
+            ) {
+                try $0.value(1, path: "effect")
+            }
+            if !mapped.isNil { outlet.send(.effect(mapped, from: effectSource ?? childName)) }
+        } catch {
+            report(error, stage: .effect)
+        }
+    }
+
+    // MARK: - Reactions (`react`)
+
+    /// What `react` returned for one child effect, checked, waiting for the child's step to end.
+    private struct Reaction {
+        enum Step {
+            /// The action to the child `to` (the child's `actions` took it when checked).
+            case send(LuaValue, to: String, child: RunningFeature)
+            /// The effect (or the one `react` gave instead) goes out.
+            case out(LuaValue)
+        }
+        /// The child whose effect it is, the effect, and the action behind it.
+        let from: String
+        let effect: LuaValue
+        let cause: LuaValue?
+        let steps: [Step]
+    }
+
+    /// How many reaction actions may follow each other without an action from outside.
+    static let reactionLimit = 1000
+    private var waiting: [Reaction] = []
+    /// The reaction being run and the index of its next step.
+    private var runningReaction: (reaction: Reaction, next: Int)?
+    /// The child whose step the running reaction waits for: the child that was sent its action
+    /// (its drain may run later, on a state executor that schedules drains).
+    private var awaitedChild: ObjectIdentifier?
+    private var reactionsInARow = 0
+    /// Routing or running reactions: a child's step that ends meanwhile leaves its reactions
+    /// for that to run.
+    private var busy = false
+    /// The reaction whose action or effect is being delivered (`eventCause`: the effect's action).
+    private var deliveringReaction: Reaction?
+    /// Called once this composition's work at hand is over (set by an enclosing composition,
+    /// whose reactions wait for it); on the state executor.
+    package var afterSettled: (() -> Void)?
+    /// No reaction runs or waits.
+    private var isQuiet: Bool { runningReaction == nil && waiting.isEmpty && awaitedChild == nil }
+
+    /// A child's drain ran out of work: the reaction that waited for its step goes on, and the
+    /// reactions its effects left run, unless the composition is routing or reacting already
+    /// (then they run when that is over).
+    private func childSettled(_ child: ObjectIdentifier) {
+        if awaitedChild == child { awaitedChild = nil }
+        guard !busy else { return }
+        runReactions()
+        if isQuiet { afterSettled?() }
+    }
+
+    /// Calls `react` for a child's effect and checks what it returns: nil when it returns
+    /// nothing (the effect goes on as without `react`) or when that is refused (an `.error`
+    /// event says why, and nothing of it happens: the effect does not go out either).
+    private func react(to effect: LuaValue, from childName: String) -> Reaction? {
+        let at = definition.locations["react"] ?? source
+        let what = "\(name).react: effect '\(effect["type"]?.stringValue ?? "?")' from child '\(childName)'"
+        func refuse(_ message: String) -> LuaStreamError {
+            LuaStreamError(message: "\(what) \(message)", location: at)
+        }
+        do {
+            // Pairs of `target, value`: a child's name and its action, or `true` (mf.out) and the
+            // effect to send out (nil: this one).
+            let pairs: [(LuaValue, LuaValue)] = try bridge.lua.call(
+                bridge.dispatch.react,
+                [.ref(definition.table), .value(.string(LuaString(childName))), .value(effect), .value(state)]
+            ) { slots in
+                if slots.count == 0 || (slots.isNil(1) && slots.count <= 2) { return [] }
+                var pairs: [(LuaValue, LuaValue)] = []
+                var i = 1
+                while i <= slots.count {
+                    let target = try slots.value(i, path: "react target")
+                    let value = i + 1 > slots.count ? LuaValue.nil : try slots.value(i + 1, path: "react value")
+                    pairs.append((target, value))
+                    i += 2
+                }
+                return pairs
+            }
+            guard !pairs.isEmpty else { return nil }
+            var steps: [Reaction.Step] = []
+            for (target, value) in pairs {
+                if case .boolean(true) = target {
+                    steps.append(.out(value.isNil ? effect : value))
+                    continue
+                }
+                guard let childTo = target.stringValue else {
+                    throw refuse(
+                        "returned \(target.typeName) where a child's name or mf.out goes; return pairs: \"cart\", { type = \"clear\" }, and mf.out to pass the effect out"
+                    )
+                }
+                guard let child = children.first(where: { $0.name == childTo })?.feature else {
+                    throw refuse(
+                        "sends an action to unknown child '\(childTo)'; children: \(children.map(\.name).joined(separator: ", "))"
+                    )
+                }
+                guard case .table = value else {
+                    throw refuse(
+                        "gives child '\(childTo)' \(value.typeName) where its action goes, e.g. \"\(childTo)\", { type = \"...\" }"
+                    )
+                }
+                do {
+                    if let feature = child as? LuaFeature {
+                        try feature.check(value)
+                    } else if let composite = child as? LuaComposite {
+                        try composite.check(value)
+                    }
+                } catch {
+                    let (message, _) = LuaErrorReport.describe(error, fallback: nil)
+                    throw refuse(
+                        "sends child '\(childTo)' action '\(value["type"]?.stringValue ?? "?")', which it refuses: \(message); change what react returns or what '\(childTo)' declares"
+                    )
+                }
+                steps.append(.send(value, to: childTo, child: child))
+            }
+            return Reaction(from: childName, effect: effect, cause: eventCause, steps: steps)
+        } catch {
+            report(error, stage: .effect)
+            // Refused: nothing of it happens. Waiting for nothing, so it is not passed out either.
+            return Reaction(from: childName, effect: effect, cause: eventCause, steps: [])
+        }
+    }
+
+    /// Runs the reactions waiting, in order, and those their actions' effects add, until none
+    /// is left (or `reactionLimit` actions in a row, a cycle: an error says so). After each
+    /// action it waits for that child's step to end (`awaitedChild`), so the pairs after it, an
+    /// `mf.out` say, come after what the action did on every state executor.
+    private func runReactions() {
+        guard !busy, awaitedChild == nil else { return }
+        busy = true
+        defer { busy = false }
+        while true {
+            if runningReaction == nil {
+                guard !waiting.isEmpty else { break }
+                runningReaction = (waiting.removeFirst(), 0)
+            }
+            guard let (reaction, i) = runningReaction, i < reaction.steps.count else {
+                runningReaction = nil
+                continue
+            }
+            runningReaction = (reaction, i + 1)
+            deliveringReaction = reaction
+            defer { deliveringReaction = nil }
+            switch reaction.steps[i] {
+            case .out(let effect):
+                passOut(effect, from: reaction.from)
+            case .send(let action, let to, let child):
+                reactionsInARow += 1
+                let about =
+                    "action '\(action["type"]?.stringValue ?? "?")' to child '\(to)' (reacting to effect '\(reaction.effect["type"]?.stringValue ?? "?")' from child '\(reaction.from)')"
+                guard reactionsInARow <= Self.reactionLimit else {
+                    runningReaction = nil
+                    waiting.removeAll()
+                    reactionsInARow = 0
+                    report(
+                        LuaStreamError(
+                            message:
+                                "\(name).react sent \(Self.reactionLimit) actions in a row without an action from outside, the last \(about): children whose effects react on each other in a cycle; the rest were dropped",
+                            location: definition.locations["react"] ?? source),
+                        stage: .effect)
+                    return
+                }
+                outlet.send(.reaction(action, to: to, from: reaction.from, effect: reaction.effect))
+                awaitedChild = ObjectIdentifier(child)
+                do { try child.send(action) } catch {
+                    awaitedChild = nil
+                    let (message, _) = LuaErrorReport.describe(error, fallback: nil)
+                    report(
+                        LuaStreamError(
+                            message: "\(name).react: \(about): \(message)",
+                            location: definition.locations["react"] ?? source),
+                        stage: .effect)
+                }
+                // Its step runs later (a drain the executor schedules): go on when it ends.
+                if awaitedChild != nil, !child.isDisposed { return }
+                awaitedChild = nil
+            }
+        }
+        reactionsInARow = 0
     }
 
     /// Reports an error that happened outside the loop (a failed reload) as an `.error` event.

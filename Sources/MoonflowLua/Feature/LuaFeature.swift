@@ -80,6 +80,9 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
     package private(set) var interactor: Interactor<Int, FeatureAction, FeatureMutation, LuaValue>!
     private var disposables = CompositeDisposable()
     private var tracesActions = false
+    /// Called each time the loop runs out of work, on the state executor (set by the
+    /// `mf.compose` this feature is a child of, whose `react` waits for the step to end).
+    package var afterSettled: (() -> Void)?
     /// The host that made it, kept alive while the feature lives (`BridgedFeature.owner`); set
     /// once before the feature is handed out, never read.
     package var owner: AnyObject?
@@ -143,7 +146,10 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
             reduce: { [weak self] _, mutation in try self?.reduce(mutation) },
             step: { [weak self] action, _ in self?.step(action) ?? .handled(.none) },
             effects: { [weak self] effect, _ in self?.effect(effect) },
-            settled: { [weak self] in self?.takePending() },
+            settled: { [weak self] in
+                _ = self?.takePending()
+                self?.afterSettled?()
+            },
             outward: { [weak self] traced in
                 guard let self, self.outlet.wants(.effect) else { return }
                 // A listener that reads `state` from another thread on an effect sees the reduce

@@ -17,6 +17,19 @@ local paths = setmetatable({}, { __mode = "k" })     -- view -> `state.items[2]`
 local calls = setmetatable({}, { __mode = "k" })     -- view -> the call it was made in
 local RO = { __metatable = "a read-only view of the state" }
 
+-- `mf.out`, which an `mf.compose`'s `react` returns where a child's name would go to pass the
+-- effect out; `outs` hands Swift `true` in its place (every odd value of react's results).
+local OUT = setmetatable({}, { __metatable = "mf.out", __tostring = function() return "mf.out" end })
+local function outs(...)
+  local n = select("#", ...)
+  if n == 0 then return end
+  local r = { ... }
+  for i = 1, n, 2 do
+    if r[i] == OUT then r[i] = true end
+  end
+  return unpack(r, 1, n)
+end
+
 -- How a reduce's writes reach Swift, the third value `reduce` returns; exported as
 -- `reduceOutcomes`, whose names and numbers Swift's ReduceOutcome must have: `inPlace`,
 -- the state's own table written in place (the writes follow); `twoPlaces`, a table of it now
@@ -520,6 +533,8 @@ return {
   route = function(def, action, state) return def.route(action, state) end,
   combine = function(def, states) return def.combine(states) end,
   mapEffect = function(def, childName, effect) return def.mapEffect(childName, effect) end,
+  react = function(def, childName, effect, state) return outs(def.react(childName, effect, state)) end,
+  out = OUT,
   identity = function(...) return ... end,
   setShape = setShape,
   step = function(def, action, state, env, lazy)
