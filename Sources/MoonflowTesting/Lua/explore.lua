@@ -601,10 +601,10 @@ function T.explore(target, opts)
   local actions = opts.actions or def.actions
   if type(actions) ~= "table" or next(actions) == nil then
     if opts.skipUndeclared then
-      print(("explore %s: skipped: it declares no actions (an mf.compose routes actions it does not declare); explore it from a spec with T.explore(%q, { actions = ... })"):format(describeTarget(target), describeTarget(target)))
+      print(("explore %s: skipped: it declares no actions (an mf.compose without `actions` routes what it is sent); explore it from a spec with T.explore(%q, { actions = ... })"):format(describeTarget(target), describeTarget(target)))
       return nil
     end
-    raise(("T.explore: %s declares no actions to draw from (an mf.compose routes actions it does not declare): give them as opts.actions = { name = { field = \"type\" } }"):format(describeTarget(target)), 2)
+    raise(("T.explore: %s declares no actions to draw from (an mf.compose without `actions` routes what it is sent): give them as opts.actions = { name = { field = \"type\" } }"):format(describeTarget(target)), 2)
   end
   if opts.invariants ~= nil and type(opts.invariants) ~= "table" then raise("T.explore: opts.invariants must be a table of name = function(state)", 2) end
   local faults = opts.faults

@@ -144,7 +144,7 @@ package struct SpecRunner: Sendable {
     }
 
     /// The spec `--explore` runs for `plugin` (a folder): one test exploring it with its own
-    /// actions, invariants and services; an `mf.compose`, which declares no actions, is skipped
+    /// actions, invariants and services; an `mf.compose` that declares no actions is skipped
     /// with a line saying so.
     static func exploreSpec(_ plugin: String) -> String {
         let name = StateDiff.render(.string(LuaString(plugin)))

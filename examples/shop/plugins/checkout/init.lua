@@ -16,6 +16,16 @@ return mf.compose {
   },
   children = { cart = "cart", address = "address", payment = "payment" },
 
+  -- Checked after every step of `T.explore` (spec/explore_spec.lua).
+  invariants = {
+    totalIsTheLinesSum = function(s)
+      local sum = 0
+      for _, line in ipairs(s.lines) do sum = sum + line.price * line.qty end
+      return s.total == sum
+    end,
+    paidMeansAReceipt = function(s) return s.payment ~= "paid" or s.receipt ~= nil end,
+  },
+
   -- What the screen sends, checked before `route` as a feature's actions are.
   actions = {
     add = { sku = "string", name = "string", price = "integer" },
