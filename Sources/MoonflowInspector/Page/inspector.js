@@ -108,7 +108,7 @@ function place(f) {
     parentOf.set(f.seq, cause);
   }
   if (!joins) { order.push(f.seq); return; }
-  if (lastAction > cause && f.event !== "action") late.set(f.seq, lastAction);
+  if (lastAction > cause) late.set(f.seq, lastAction);
   const end = groupEnd.get(cause);
   // The group and every group around it that ended where it did end here now.
   for (let g = cause; g !== undefined && groupEnd.get(g) === end; g = parentOf.get(g)) groupEnd.set(g, f.seq);
