@@ -28,7 +28,10 @@ import Streams
 ///   mutations until one matches, and `finish` ignores what was left over.
 ///
 /// Failures are thrown as `FeatureStore.Failure`, whose message starts with
-/// the test's `file:line`. **Threading:** use a store from one thread.
+/// the test's `file:line`. **Threading:** use a store from one thread. Its steps
+/// block that thread while Swift services run, which suits XCTest's synchronous
+/// tests; in an async test (Swift Testing's run them in parallel on the cooperative
+/// pool the services need) use `TypedFeatureStore`, whose steps suspend instead.
 public final class FeatureStore: @unchecked Sendable {
     /// An assertion that did not hold.
     public struct Failure: Error, CustomStringConvertible, Sendable {
@@ -75,6 +78,9 @@ public final class FeatureStore: @unchecked Sendable {
     private var reported: [(message: String, location: String?, traceback: String?)] = []
     private var subscription: Disposable?
     private var finished = false
+    /// Set while an async step runs (`TypedFeatureStore`): it has waited for the services
+    /// already, without blocking, so `settle()` only runs what is due and never waits.
+    private var settledAhead = false
     /// What `T.explore` reads after each step (`FeatureStore+Explore.swift`); nil until it asks.
     package var exploreLog: ExploreLog?
 
@@ -89,11 +95,24 @@ public final class FeatureStore: @unchecked Sendable {
         state: LuaValue? = nil, exhaustive: Bool = true,
         timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512
     ) throws {
+        try self.init(
+            plugin, searchPaths: searchPaths,
+            services: services.sorted(by: { $0.key < $1.key }).map { ServiceStub.service($0.key, $0.value) },
+            state: state, exhaustive: exhaustive, timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB)
+    }
+
+    /// Loads `plugin` with `services` stubbed in Swift: `.stub("products") { (page: Int) in ... }`
+    /// decodes the argument and encodes the answer (`ServiceStub`).
+    public convenience init(
+        _ plugin: String, searchPaths: [String] = ["plugins"], services: [ServiceStub],
+        state: LuaValue? = nil, exhaustive: Bool = true,
+        timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512
+    ) throws {
         let host = try FeatureHost(
             configuration: .init(
                 searchPaths: searchPaths, timeLimitMs: timeLimitMs,
                 memoryLimitMB: memoryLimitMB, clock: .virtual))
-        for (name, service) in services.sorted(by: { $0.key < $1.key }) { host.register(service: name, service) }
+        for service in services { service.register(on: host) }
         try self.init(host: host, feature: host.load(plugin, initial: state), exhaustive: exhaustive)
     }
 
@@ -168,10 +187,16 @@ public final class FeatureStore: @unchecked Sendable {
         try located(file, line) { try checkFinish() }
     }
 
+    /// How many mutations, outward effects and errors arrived that are not asserted yet, as
+    /// they stand (nothing runs): an async step waits for services when its kind has none.
+    package var unassertedCounts: (mutations: Int, effects: Int, errors: Int) {
+        (received.count, outward.count, failures.count)
+    }
+
     /// The mutations and outward effects that arrived and are not asserted yet, after letting
     /// work due now run: what a typed `receive` picks from (`TypedFeatureStore`).
     package func unasserted() -> (mutations: [LuaValue], effects: [LuaValue]) {
-        if received.isEmpty || outward.isEmpty { running { host.settle() } }
+        if received.isEmpty || outward.isEmpty { settle() }
         return (received.map(\.mutation), outward.map(\.effect))
     }
 
@@ -244,7 +269,7 @@ public final class FeatureStore: @unchecked Sendable {
         let what = "receive(\(Self.typeName(mutation)))"
         try checkUsable(what)
         let errorsBefore = reported.count
-        if received.isEmpty { running { host.settle() } }
+        if received.isEmpty { settle() }
         guard !received.isEmpty else {
             throw Failure(
                 """
@@ -299,7 +324,7 @@ public final class FeatureStore: @unchecked Sendable {
     package func checkEffect(_ effect: LuaValue, from: String? = nil) throws {
         let what = "receiveEffect(\(Self.typeName(effect)))"
         try checkUsable(what)
-        if outward.isEmpty { running { host.settle() } }
+        if outward.isEmpty { settle() }
         guard !outward.isEmpty else {
             throw Failure(
                 "\(what): expected outward effect \(Self.describe(effect)), but none went out.\(inFlightHint())")
@@ -334,7 +359,7 @@ public final class FeatureStore: @unchecked Sendable {
     package func checkError(_ text: String) throws {
         let what = "receiveError(\(StateDiff.render(.string(LuaString(text)))))"
         try checkUsable(what)
-        if failures.isEmpty { running { host.settle() } }
+        if failures.isEmpty { settle() }
         guard !failures.isEmpty else { throw Failure("\(what): expected an error, but the feature reported none") }
         let next = failures.removeFirst()
         guard text.isEmpty || next.message.contains(text) else {
@@ -346,7 +371,7 @@ public final class FeatureStore: @unchecked Sendable {
 
     package func checkFinish() throws {
         try checkUsable("finish()")
-        running { host.settle() }
+        settle()
         var problems: [String] = []
         if exhaustive {
             if !received.isEmpty {
@@ -397,7 +422,7 @@ public final class FeatureStore: @unchecked Sendable {
     /// Forgets the mutations and outward effects not yet asserted; the last
     /// asserted state becomes the current one.
     public func skipReceived() {
-        running { host.settle() }
+        settle()
         received.removeAll()
         outward.removeAll()
         lastAsserted = feature.state
@@ -412,6 +437,25 @@ public final class FeatureStore: @unchecked Sendable {
     }
 
     // MARK: - Internals
+
+    /// Runs what is due now and waits (blocking this thread, in real time) for the services in
+    /// flight; in `withoutWaiting`, only runs what is due (an async step has waited already).
+    private func settle() {
+        guard settledAhead else { return running { host.settle() } }
+        running {
+            host.bridge.releaseReentries(on: clock)
+            clock.advance(by: 0)
+        }
+    }
+
+    /// Runs `body`, a synchronous step an async caller has settled for, with `settle()` never
+    /// waiting: a service still in flight (past the async wait's timeout) must not block.
+    package func withoutWaiting<R>(_ body: () throws -> R) rethrows -> R {
+        let outer = settledAhead
+        settledAhead = true
+        defer { settledAhead = outer }
+        return try body()
+    }
 
     private func checkUsable(_ what: String) throws {
         if finished { throw Failure("\(what) after finish(): the store has stopped; make a new one with T.store") }

@@ -75,27 +75,31 @@ final class GeneratedTypesTests: XCTestCase {
 
     /// A Swift test in the generated types, with TestStore's exhaustive semantics: typed
     /// sends, the expected change made to the state struct, mutations and effects as enums.
-    func testATypedStoreAssertsInTheGeneratedTypes() throws {
+    func testATypedStoreAssertsInTheGeneratedTypes() async throws {
         let plugins = Self.root.appendingPathComponent("plugins").path
         let store = try TypedFeatureStore<CounterState, CounterAction>("counter", searchPaths: [plugins])
-        try store.send(.increment(by: 9)) { $0.count = 9 }
-        try store.send(.incrementLater(ms: 50))
-        store.advance(by: 50)
-        try store.receive(CounterMutation.add(n: 1)) { $0.count = 10 }
-        try store.receiveEffect(CounterEffect.milestone(count: 10))
+        try await store.send(.increment(by: 9)) { $0.count = 9 }
+        try await store.send(.incrementLater(ms: 50))
+        await store.advance(by: 50)
+        try await store.receive(CounterMutation.add(n: 1)) { $0.count = 10 }
+        try await store.receiveEffect(CounterEffect.milestone(count: 10))
         XCTAssertEqual(try store.state, CounterState(count: 10))
-        try store.finish()
+        try await store.finish()
 
         // A wrong expected change fails at its line, naming the field; a wrong mutation names both.
         let failing = try TypedFeatureStore<CounterState, CounterAction>("counter", searchPaths: [plugins])
-        XCTAssertThrowsError(try failing.send(.increment(by: 2)) { $0.count = 3 }) { error in
-            XCTAssertTrue("\(error)".contains("GeneratedTypesTests.swift:") && "\(error)".contains("count"), "\(error)")
-        }
-        try failing.send(.incrementLater(ms: 10))
-        failing.advance(by: 10)
-        XCTAssertThrowsError(try failing.receive(CounterMutation.set(value: 1))) { error in
-            XCTAssertTrue("\(error)".contains("receive(set(value: 1))") && "\(error)".contains("add"), "\(error)")
-        }
+        var error = await failure { try await failing.send(.increment(by: 2)) { $0.count = 3 } }
+        XCTAssertTrue(error.contains("GeneratedTypesTests.swift:\(#line - 1):") && error.contains("count"), error)
+        try await failing.send(.incrementLater(ms: 10))
+        await failing.advance(by: 10)
+        error = await failure { try await failing.receive(CounterMutation.set(value: 1)) }
+        XCTAssertTrue(error.contains("receive(set(value: 1))") && error.contains("add"), error)
+    }
+
+    /// What a step threw, as text ("no failure" when it did not).
+    private func failure(_ body: () async throws -> Void) async -> String {
+        do { try await body() } catch { return "\(error)" }
+        return "no failure"
     }
 
     func testAnActionEncodesAsTheRuntimeReadsIt() throws {

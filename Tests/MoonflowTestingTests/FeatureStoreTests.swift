@@ -180,6 +180,30 @@ final class FeatureStoreTests: XCTestCase {
         XCTAssertEqual(s.state["count"], 0)
     }
 
+    /// A blocking store takes typed service stubs too, and waits for the answer.
+    func testTheBlockingStoreTakesTypedServiceStubs() throws {
+        try write(
+            "doubler/init.lua",
+            """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "doubler",
+              initial = { n = 0 },
+              actions = { double = { n = "integer" } },
+              mutations = { set = { n = "integer" } },
+              handle = function(action, state, env)
+                return env.services.double(action.n):map(function(n) return { type = "set", n = n } end)
+              end,
+              reduce = function(state, m) state.n = m.n; return state end,
+            }
+            """)
+        let s = try FeatureStore(
+            "doubler", searchPaths: [dir], services: [.stub("double") { (n: Int) async throws -> Int in 2 * n }])
+        try s.send(["type": "double", "n": 21])
+        try s.receive(["type": "set", "n": 42]) { $0["n"] = 42 }
+        try s.finish()
+    }
+
     func testStoresKeepClocksOfTheirOwn() throws {
         let a = try store(), b = try store()
         try a.send(["type": "later", "ms": 100])
