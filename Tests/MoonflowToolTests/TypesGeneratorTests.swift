@@ -398,4 +398,57 @@ final class TypesGeneratorTests: XCTestCase {
                 "self = .restored(lines: try container.decode([CartState.LinesItem].self, forKey: Key(\"lines\")))"),
             swift)
     }
+
+    /// An `mf.compose` that declares `actions` gets an `Action` enum as a feature does
+    /// (`send(case: ShopAction.pay(amount: 5))`, not `send(["type": "pay"])`), its cases'
+    /// labels in the source's order; its children's types follow as before. One that declares
+    /// none gets no enum.
+    func testACompositeThatDeclaresActionsGetsAnActionEnum() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("types-\(UUID().uuidString)")
+        addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+        func write(_ path: String, _ text: String) throws {
+            let file = dir.appendingPathComponent(path)
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try text.write(to: file, atomically: true, encoding: .utf8)
+        }
+        try write(
+            "cart/init.lua",
+            """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "cart", initial = { count = 0 }, state = { count = "integer" },
+              actions = { add = { sku = "string" } }, mutations = { added = { sku = "string" } },
+              handle = function(a) return { type = "added", sku = a.sku } end,
+              reduce = function(s) s.count = s.count + 1; return s end,
+            }
+            """)
+        let compose = { (actions: String) in
+            """
+            local mf = require "moonflow"
+            return mf.compose { name = "shop", children = { cart = "cart" },
+              \(actions)
+              route = function(action) return "cart", action end,
+              combine = function(states) return { count = states.cart.count } end }
+            """
+        }
+        try write(
+            "shop/init.lua",
+            compose("actions = { pay = { amount = \"integer\", note = \"string?\" }, add = { sku = \"string\" } },"))
+        let declared = try FeatureDeclarations.load(dir.appendingPathComponent("shop").path)
+        XCTAssertEqual(declared.map(\.name), ["shop", "cart"])
+        let swift = SwiftTypesGenerator(features: declared, command: "moonflow types --swift shop").source()
+        XCTAssertTrue(swift.contains("public enum ShopAction: Encodable, Equatable, Sendable {"), swift)
+        XCTAssertTrue(swift.contains("case pay(amount: Int, note: String? = nil)"), swift)
+        XCTAssertTrue(swift.contains("case add(sku: String)"), swift)
+        XCTAssertTrue(swift.contains("try container.encode(\"pay\", forKey: Key(\"type\"))"), swift)
+        XCTAssertTrue(swift.contains("public enum CartAction: Encodable"), swift)
+        XCTAssertFalse(swift.contains("ShopMutation"), swift)
+
+        try write("shop/init.lua", compose(""))
+        let undeclared = try FeatureDeclarations.load(dir.appendingPathComponent("shop").path)
+        XCTAssertFalse(
+            SwiftTypesGenerator(features: undeclared, command: "moonflow types --swift shop").source()
+                .contains("ShopAction"))
+    }
 }

@@ -16,7 +16,8 @@ package struct FeatureDeclarations: Sendable {
     package let state: SchemaType
     /// True when the feature declares no `state` and `state` is what `initial` suggests.
     package let stateIsInferred: Bool
-    /// Declared actions and mutations by name, each with its fields (empty for a compose).
+    /// Declared actions and mutations by name, each with its fields (a compose's mutations are
+    /// empty, and its actions too unless it declares them).
     package let actions: [String: [String: Schema.Field]]
     package let mutations: [String: [String: Schema.Field]]
     /// Declared outward effects, or nil when the feature declares no `outputs`.
@@ -78,10 +79,12 @@ package struct FeatureDeclarations: Sendable {
                             outputs: definition.outputs?.shapes, file: file))
                 case .compose:
                     guard seen.insert(definition.name).inserted else { return }
+                    // Its declared actions (optional for a compose) get an enum as a feature's do.
                     found.append(
                         FeatureDeclarations(
                             name: definition.name, kind: .compose, state: definition.declaredState ?? .scalar(.table),
-                            stateIsInferred: definition.declaredState == nil, file: file))
+                            stateIsInferred: definition.declaredState == nil,
+                            actions: definition.declaresActions ? definition.actions.shapes : [:], file: file))
                     let children = try host.perform { try host.childDefinitions(definition, source: file) }
                     for (_, child, childFile) in children { try add(child, file: childFile) }
                 }
