@@ -1,12 +1,17 @@
 // What the watchdog needs from the operating system, in one file: the clock
 // deadlines are measured on, a thread's CPU clock (what a call's time is counted on),
 // a wait on a condition variable until a time on that clock, and the signal that
-// interrupts a thread running Lua. Linux has each
+// interrupts a thread running Lua; and the size of the C heap, which the benches and tests
+// that watch a long run's memory read. Linux has each
 // directly; other POSIX systems (Darwin) get the portable forms below, which
 // scripts/check-portable builds and runs on Linux too. Calls no other file.
 #include "internal.h"
 #include <signal.h>
 #include <time.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <malloc.h>
+#define MF_MALLINFO2 1
+#endif
 
 #if defined(__linux__) && !defined(MF_PORTABLE_PLATFORM)
 #define MF_LINUX 1
@@ -70,5 +75,15 @@ int mf_platform_stop_signal(void) {
 #else
   // No real-time signals: SIGUSR2, which an app that embeds Moonflow must leave to it.
   return SIGUSR2;
+#endif
+}
+
+int64_t mf_heap_in_use(void) {
+#if MF_MALLINFO2
+  // What malloc has handed out and not had back: its arenas' blocks and the mapped ones.
+  struct mallinfo2 info = mallinfo2();
+  return (int64_t)(info.uordblks + info.hblkhd);
+#else
+  return -1;
 #endif
 }

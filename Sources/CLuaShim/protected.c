@@ -156,6 +156,18 @@ int mf_ref(lua_State *L, int *outRef) {
 
 void mf_unref(lua_State *L, int ref) { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
 
+int64_t mf_registry_refs(lua_State *L) {
+  // luaL_unref chains freed slots through integers: every other value is held.
+  if (!lua_checkstack(L, 2)) return -1;
+  int64_t n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, LUA_REGISTRYINDEX) != 0) {
+    if (lua_type(L, -1) != LUA_TNUMBER) n++;
+    lua_pop(L, 1);
+  }
+  return n;
+}
+
 static int gc_k(lua_State *L) { lua_gc(L, LUA_GCCOLLECT, 0); return 0; }
 int mf_gc_collect(lua_State *L, int64_t limit_ms) {
   MF_NEED_ROOM(L, 1, 0);

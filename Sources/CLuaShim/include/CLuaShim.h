@@ -117,6 +117,8 @@ static inline int64_t mf_backstop_ms(int64_t limit_ms) {
 int mf_raise_timeout(lua_State *L);
 /// CLOCK_MONOTONIC now, in nanoseconds. No Lua state.
 int64_t mf_now_ns(void);
+/// Bytes of the C heap in use now (glibc's mallinfo2); -1 where the C library does not say.
+int64_t mf_heap_in_use(void);
 /// The longest time limit accepted, in ms (one day); longer limits saturate to it.
 #define MF_MAX_TIME_LIMIT_MS ((int64_t)86400000)
 static inline int64_t mf_max_time_limit_ms(void) { return MF_MAX_TIME_LIMIT_MS; }
@@ -237,6 +239,8 @@ void mf_close_state(lua_State *L, int64_t limit_ms);
 int mf_ref(lua_State *L, int *outRef);
 /// Frees a registry slot. Stack: [-0, +0].
 void mf_unref(lua_State *L, int ref);
+/// How many values the registry holds (freed ref slots left out); -1 when the stack cannot grow.
+int64_t mf_registry_refs(lua_State *L);
 /// Full garbage collection, protected, with its finalizers under the time limit
 /// (`limit_ms`, 0 for none). Stack: [-0, +0]; error: [-0, +1].
 int mf_gc_collect(lua_State *L, int64_t limit_ms);

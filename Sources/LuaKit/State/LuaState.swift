@@ -243,6 +243,21 @@ public final class LuaState: @unchecked Sendable {
     /// Calls made meanwhile with their own time limit keep it.
     package func testDeadline() throws -> LuaRef { try lightFunctionRef(mf_push_test_deadline) }
 
+    /// How many values the registry holds (`LuaRef`s, named metatables, the globals), freed
+    /// slots left out: what a host's tests and benches watch for references never released.
+    package var registryEntries: Int {
+        enter(); defer { leave() }
+        return Int(mf_registry_refs(L))
+    }
+
+    /// Bytes of the process's C heap in use now (malloc's, where the C library says: glibc's
+    /// `mallinfo2`), nil elsewhere: for the benches and tests that bound what a long-lived
+    /// host keeps. Not the Lua state's own (`memoryInUse`), which is part of it.
+    package static var cHeapInUse: Int? {
+        let bytes = mf_heap_in_use()
+        return bytes < 0 ? nil : Int(bytes)
+    }
+
     /// The most bytes the state has held at once.
     public var peakMemory: Int { mf_budget_peak(budget) }
     /// Forgets the peak (the next reading starts from the current use).

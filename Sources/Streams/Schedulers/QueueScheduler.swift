@@ -69,13 +69,19 @@ public final class QueueScheduler: Scheduler {
         }
     }
 
+    /// A disposed timer is gone at once, not at its deadline: its action and what that holds (a
+    /// disposed feature's stream, and through it the feature), and the dispatch timer itself,
+    /// are freed when it is cancelled, however far off the deadline is.
     @discardableResult
     public func schedule(after delayMs: Int, _ action: @escaping @Sendable () -> Void) -> Disposable {
-        let disposable = AnyDisposable()
-        queue.asyncAfter(deadline: .now() + .milliseconds(max(0, delayMs))) {
-            if !disposable.isDisposed { action() }
+        let held = HeldAction(action)
+        let timer = OneShotTimer(queue: queue, deadline: .now() + .milliseconds(max(0, delayMs))) {
+            held.take()?()
         }
-        return disposable
+        return AnyDisposable {
+            held.drop()
+            timer.cancel()
+        }
     }
 
     @discardableResult
@@ -88,27 +94,97 @@ public final class QueueScheduler: Scheduler {
     }
 }
 
+/// An action a timer runs once, unless it is dropped first; dropping it releases it then.
+private final class HeldAction: Sendable {
+    /// In a struct: a closure that is itself a `Locked`'s state (or an optional of one) is
+    /// re-wrapped in a conversion thunk at each `withLock` (LuaBridge's `ExecutorHooks` say so).
+    private struct Slot {
+        var action: (@Sendable () -> Void)?
+    }
+    private let slot: Locked<Slot>
+
+    init(_ action: @escaping @Sendable () -> Void) { slot = Locked(Slot(action: action)) }
+
+    /// The action, once: a timer that fires takes it (nil when it was dropped).
+    func take() -> (@Sendable () -> Void)? {
+        slot.withLock { slot in
+            defer { slot.action = nil }
+            return slot.action
+        }
+    }
+
+    /// The action, for each run of a repetition; nil once dropped.
+    var current: (@Sendable () -> Void)? { slot.withLock { $0.action } }
+
+    func drop() { _ = take() }
+}
+
+/// A dispatch timer that runs its handler once at `deadline`, on `queue`; `cancel` frees it and
+/// the handler at once (`asyncAfter`'s timer would stay until its deadline).
+private final class OneShotTimer: @unchecked Sendable {
+    private let source: DispatchSourceTimer
+
+    init(queue: DispatchQueue, deadline: DispatchTime, _ handler: @escaping @Sendable () -> Void) {
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        self.source = source
+        // The handler holds the source until it runs or is cancelled: cancelling releases both.
+        source.setEventHandler {
+            source.cancel()
+            handler()
+        }
+        source.schedule(deadline: deadline)
+        source.activate()
+    }
+
+    func cancel() { source.cancel() }
+}
+
 /// One repeating action: each run is scheduled from the first deadline plus a whole number of
-/// periods, so the schedule does not drift with the time the actions take.
+/// periods, so the schedule does not drift with the time the actions take. Disposing of it
+/// lets go of the action and cancels the timer of the next run at once.
 private final class Repetition: Sendable {
     let queue: DispatchQueue
     let first: DispatchTime
     let interval: Int
-    let action: @Sendable () -> Void
-    let disposable = AnyDisposable()
+    private let action: HeldAction
+    /// The timer of the next run; nil once disposed.
+    private let next = Locked(NextRun())
+    let disposable: AnyDisposable
+
+    private struct NextRun {
+        var timer: OneShotTimer?
+        var stopped = false
+    }
 
     init(queue: DispatchQueue, first: DispatchTime, interval: Int, action: @escaping @Sendable () -> Void) {
         self.queue = queue
         self.first = first
         self.interval = interval
-        self.action = action
+        let held = HeldAction(action)
+        self.action = held
+        let next = self.next
+        disposable = AnyDisposable {
+            held.drop()
+            let timer = next.withLock { next in
+                next.stopped = true
+                defer { next.timer = nil }
+                return next.timer
+            }
+            timer?.cancel()
+        }
     }
 
     func arm(tick: Int) {
-        queue.asyncAfter(deadline: first + .milliseconds(tick * interval)) { [self] in
-            guard !disposable.isDisposed else { return }
+        let timer = OneShotTimer(queue: queue, deadline: first + .milliseconds(tick * interval)) { [self] in
+            guard let action = action.current else { return }
             action()
             arm(tick: tick + 1)
         }
+        let armed = next.withLock { next in
+            guard !next.stopped else { return false }
+            next.timer = timer
+            return true
+        }
+        if !armed { timer.cancel() }
     }
 }
