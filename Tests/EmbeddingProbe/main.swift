@@ -307,7 +307,7 @@ case "async", "async-sync-load":
             let loadNow: () throws -> RunningFeature = { try host.load("field") }
             let field = awaitsLoad ? try await host.load("field") : try loadNow()
             for ch in typed { try field.send(["type": "type", "ch": LuaValue(String(ch))]) }
-            await field.idle()
+            try await field.idle()
             finish(field.state["text"])
         } catch {
             print("error: \(error)")

@@ -66,7 +66,7 @@ final class ComposedJSONActionTests: XCTestCase {
         }
         XCTAssertEqual(
             returned.wait(timeout: .now() + 5), .success, "send returned while the queue waited for the sender")
-        await shop.idle()
+        try await shop.idle()
         XCTAssertEqual(shop.state["log"], [1, 4])
         XCTAssertEqual(
             errors.withLock { $0.count }, 1, "the refused action is an error event: \(errors.withLock { $0 })")

@@ -93,7 +93,7 @@ final class EmbeddingLifetimeTests: XCTestCase {
         let states = cart.states
         let effects = cart.effects
         try cart.send(["type": "add", "sku": "A", "quantity": 2])
-        await cart.idle()
+        try await cart.idle()
         cart.dispose()
         var seen: [LuaValue] = []
         for await state in states { seen.append(state) }  // ends: the feature is disposed
@@ -118,7 +118,7 @@ final class EmbeddingLifetimeTests: XCTestCase {
         events.observe(value: { if case .log(let message, _) = $0 { logged.add(message) } })
         host = nil
         try cart.send(["type": "check", "sku": "A"])
-        await cart.idle()
+        try await cart.idle()
         try await Task.sleep(nanoseconds: 20_000_000)
         XCTAssertTrue(logged.all.contains { $0.contains("no stock data for A") }, "\(logged.all)")
     }
@@ -151,7 +151,7 @@ final class EmbeddingLifetimeTests: XCTestCase {
         let errors = Logged()
         priced.events.observe(value: { if case .error(let message, _) = $0 { errors.add(message) } })
         try priced.send(["type": "ask", "sku": "tea"])
-        await priced.idle()
+        try await priced.idle()
         XCTAssertEqual(errors.all, [])
         XCTAssertEqual(priced.state["price"], .integer(300))
     }
@@ -184,10 +184,10 @@ final class EmbeddingLifetimeTests: XCTestCase {
         let sku = "B-2", quantity = 3
         try cart.send(case: CartAction.add(sku: sku, quantity: quantity))
         try cart.send(["type": "add", "sku": "\(sku)", "quantity": LuaValue(quantity)])
-        await cart.idle()
+        try await cart.idle()
         XCTAssertEqual(cart.state, ["items": ["B-2", "B-2"], "total": 6])
         try cart.send(case: CartAction.clear)
-        await cart.idle()
+        try await cart.idle()
         XCTAssertEqual(cart.state["total"], 0)
         XCTAssertThrowsError(try cart.send(case: Unknown.remove(id: 1))) { error in
             XCTAssertTrue("\(error)".contains("undeclared action 'remove'"), "\(error)")

@@ -94,6 +94,50 @@ final class ExecutorTests: XCTestCase {
         let blocking: () throws -> Int = { try failing.execute(()) }
         XCTAssertThrowsError(try blocking())
     }
+
+    /// Five pieces of work that block, on a pool of four threads: four run at once (more than
+    /// the cooperative pool has threads on 2 cores), never five.
+    func testAThreadPoolRunsUpToItsCountAtOnceOnThreadsOfItsOwn() async throws {
+        let pool = ThreadPoolExecutor(label: "test.pool", threads: 4)
+        let running = Locked(0)
+        let most = Locked(0)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<5 {
+                group.addTask {
+                    try await pool.submit {
+                        let now = running.withLock { count -> Int in
+                            count += 1
+                            return count
+                        }
+                        most.mutate { $0 = max($0, now) }
+                        Thread.sleep(forTimeInterval: 0.3)
+                        running.mutate { $0 -= 1 }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        XCTAssertEqual(most.value, 4)
+    }
+
+    /// A task cancelled while its work waits for the executor ends at once with
+    /// `CancellationError`, and the work never runs. It used to wait for its turn and run.
+    func testSubmittedWorkCancelledBeforeItsTurnNeverRuns() async throws {
+        let pool = ThreadPoolExecutor(label: "test.cancel", threads: 1)
+        let busy = Task { try await pool.submit { Thread.sleep(forTimeInterval: 1.5) } }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let ran = Locked(false)
+        let waiting = Task { try await pool.submit { ran.mutate { $0 = true } } }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        let cancelled = Date()
+        waiting.cancel()
+        let outcome = try await withTimeout(seconds: 10) { await Result { try await waiting.value } }
+        XCTAssertLessThan(Date().timeIntervalSince(cancelled), 1, "the wait ended when its task was cancelled")
+        XCTAssertThrowsError(try outcome.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        try await busy.value
+        _ = try await pool.submit { 0 }
+        XCTAssertFalse(ran.value, "cancelled work ran")
+    }
 }
 
 /// Fails instead of hanging when `body` does not finish in time (a deadlock shows as a failure).

@@ -298,7 +298,8 @@ extension FeatureHost {
     ///
     /// The caller's task waits without holding a thread: the link is made on a thread of its
     /// own. Nothing listening there (no server started, a wrong port) or a wrong token fails
-    /// at once; a server that accepts but sends nothing fails after `timeout`.
+    /// at once; a server that accepts but sends nothing fails after `timeout`; a cancelled
+    /// task's wait ends at once (`CancellationError`) and the link is let go.
     /// - Parameters:
     ///   - address: the URL `moonflow serve` printed, token included.
     ///   - timeout: how long to wait for the server's files once connected.
@@ -311,12 +312,25 @@ extension FeatureHost {
                 of: #"([?&]token=)[^&#]*"#, with: "$1…", options: .regularExpression)
             throw HostError("\(shown) is not a URL; give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
         }
-        return try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { [self] in
-                continuation.resume(with: Result { try connect(devServer: url, timeout: timeout) })
+        try Task.checkCancellation()
+        let source = try DevServerLink(url: url, host: self)
+        // Cancelled, the wait ends at once and the link is let go, whenever the server answers.
+        let wait = CancellableWait<DevServerLink>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard wait.begin(continuation) else { return }
+                let thread = Thread { [self] in
+                    let linked = Result { try source.start(timeout: timeout) }
+                    guard let continuation = wait.take() else { return source.disconnect() }
+                    if case .success = linked { addDevServer(source) }
+                    continuation.resume(with: linked.map { source })
+                }
+                thread.name = "moonflow dev server connect"
+                thread.start()
             }
-            thread.name = "moonflow dev server connect"
-            thread.start()
+        } onCancel: {
+            wait.cancel()
+            source.disconnect()
         }
     }
 

@@ -264,21 +264,29 @@ extension FeatureHost {
 
     /// Loads a plugin without blocking the caller (the main actor, say): the
     /// work runs on the state executor and the caller resumes when it is done.
+    /// - Throws: as `load(_:initial:)`, or `CancellationError` as soon as the awaiting task is
+    ///   cancelled while the load waits its turn on the executor (then it never loads).
     public func load(_ spec: String, initial: LuaValue? = nil) async throws -> RunningFeature {
         // On the virtual clock, and on a main-actor host called from the main thread, it is that thread's work.
         guard let queue, !runsOnMainActor || !MainScheduler.isCurrent else {
             return try loadNow(spec, initial: initial)
         }
-        // Handed over through a lock: the feature was made on the queue, and the lock gives
+        try Task.checkCancellation()
+        // Resumed through a lock: the feature was made on the queue, and the lock gives
         // the caller's thread (and ThreadSanitizer) the ordering the continuation implies.
-        let handover = Handover()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async {
-                handover.put(Result { try self.loadNow(spec, initial: initial) })
-                continuation.resume()
+        let wait = CancellableWait<RunningFeature>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard wait.begin(continuation) else { return }
+                queue.async {
+                    guard wait.start() else { return }
+                    let loaded = Result { try self.loadNow(spec, initial: initial) }
+                    wait.take()?.resume(with: loaded)
+                }
             }
+        } onCancel: {
+            wait.cancel()
         }
-        return try handover.take()
     }
 
     /// Makes a feature from a definition table already in Lua (`mf.feature{...}`
@@ -293,12 +301,4 @@ extension FeatureHost {
             return try makeFeature(definition, source: source, initial: initial)
         }
     }
-}
-
-/// A loaded feature passed from the state queue to an async caller under a lock.
-private final class Handover: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<RunningFeature, any Error>?
-    func put(_ r: Result<RunningFeature, any Error>) { lock.withLock { result = r } }
-    func take() throws -> RunningFeature { try lock.withLock { result! }.get() }
 }

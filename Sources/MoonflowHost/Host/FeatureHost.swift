@@ -360,8 +360,11 @@ public final class FeatureHost: @unchecked Sendable {
             guard let service = self.registry.withLock({ self.services[name] }) else { throw self.unregistered(name) }
             let values = try args.values()
             let location = args.callerLocation
-            let call = Producer<LuaValue>(async: { try await service(values) })
             let bridge = self.bridge
+            // Marked, so that `idle()` awaited inside it throws instead of waiting for itself.
+            let call = Producer<LuaValue>(async: {
+                try await ServiceCall.serving(name, through: bridge) { try await service(values) }
+            })
             return [
                 bridge.push(
                     bridge.reenter(

@@ -100,7 +100,9 @@ public final class MainActorFeature {
     }
 
     /// Waits until nothing is queued, running or in flight (Swift services included).
-    public func idle() async { await feature.idle() }
+    /// - Throws: as `RunningFeature.idle()`: `CancellationError` as soon as the awaiting task is
+    ///   cancelled, `FeatureError` when awaited inside a Swift service call on this host.
+    public func idle() async throws { try await feature.idle() }
 
     /// Stops the feature: cancels what is in flight and ends its events. Idempotent.
     public func dispose() { feature.dispose() }

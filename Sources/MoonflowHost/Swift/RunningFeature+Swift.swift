@@ -95,11 +95,22 @@ extension RunningFeature {
 
     /// Waits (real time) until nothing is queued, running or in flight, Swift
     /// services included: for hosts on the real clock (on the virtual clock, use
-    /// `host.runUntilIdle()`).
-    public func idle() async {
-        let pending = (self as? any BridgedFeature)?.bridge.pending
-        while !(isIdle && (pending?.inFlight ?? 0) == 0) && !isDisposed {
-            try? await Task.sleep(nanoseconds: 500_000)
+    /// `host.runUntilIdle()`). It returns at once for a disposed feature.
+    ///
+    ///     try feature.send(["type": "load"])
+    ///     try await feature.idle()          // the load's service answered and was reduced
+    ///
+    /// - Throws: `CancellationError` as soon as the awaiting task is cancelled;
+    ///   `FeatureError` of stage `.service` when awaited inside a Swift service call on this
+    ///   feature's host (it would wait for that call, its own caller, for ever: send an action
+    ///   instead), and the stuck error when the host's Lua state is stuck (`isStuck`: queued work
+    ///   never runs).
+    public func idle() async throws {
+        if let reentrant = reentrantIdle() { throw reentrant }
+        let bridge = (self as? any BridgedFeature)?.bridge
+        while !(isIdle && (bridge?.pending.inFlight ?? 0) == 0) && !isDisposed {
+            if bridge?.lua.isStuck == true { throw FeatureError.stuck(feature: name) }
+            try await Task.sleep(nanoseconds: 500_000)
         }
     }
 

@@ -36,17 +36,70 @@ extension Executor {
     ///     let user = try await SerialQueueExecutor(label: "db").submit { try repository.get(id: 1) }
     ///
     /// Unlike `perform`, this never runs inline on a queue executor: a suspended caller does not
-    /// block the queue, so there is nothing to deadlock on.
+    /// block the queue, so there is nothing to deadlock on. A task cancelled while its work waits
+    /// its turn ends at once and the work never runs; work that has started runs to its end.
     /// - Parameter work: The synchronous work.
     /// - Returns: What `work` returns.
     /// - Throws: What `work` throws, or `CancellationError` if the task was cancelled before it ran.
     public func submit<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try Task.checkCancellation()
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            enqueue { [self] in
-                continuation.resume(with: Result { try ExecutorContext.entering(self, work) })
+        let submitted = SubmittedWork<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                guard submitted.wait(with: continuation) else { return }
+                enqueue { [self] in
+                    guard submitted.start() else { return }
+                    submitted.finish(Result { try ExecutorContext.entering(self, work) })
+                }
             }
+        } onCancel: {
+            submitted.cancel()
         }
+    }
+}
+
+/// One `submit`'s work and its waiter: cancelled before it starts, the waiter resumes at once and
+/// the work is skipped when its turn comes.
+private final class SubmittedWork<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var started = false
+    private var cancelled = false
+
+    /// Keeps the waiter; false (the waiter resumed) when the task was cancelled already.
+    func wait(with continuation: CheckedContinuation<T, any Error>) -> Bool {
+        let goesOn = lock.withLock {
+            if cancelled { return false }
+            self.continuation = continuation
+            return true
+        }
+        if !goesOn { continuation.resume(throwing: CancellationError()) }
+        return goesOn
+    }
+
+    /// Whether the work may run: false when it was cancelled first.
+    func start() -> Bool {
+        lock.withLock {
+            if cancelled { return false }
+            started = true
+            return true
+        }
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        lock.withLock { () -> CheckedContinuation<T, any Error>? in
+            defer { continuation = nil }
+            return continuation
+        }?.resume(with: result)
+    }
+
+    func cancel() {
+        lock.withLock { () -> CheckedContinuation<T, any Error>? in
+            if started { return nil }
+            cancelled = true
+            defer { continuation = nil }
+            return continuation
+        }?.resume(throwing: CancellationError())
     }
 }
 
