@@ -10,6 +10,7 @@ func benchSuites() -> [(name: String, run: () -> Void)] {
         ("growth", growthBench),
         ("print", printBench),
         ("scale", scaleBench),
+        ("cycles", cycleBench),
         ("repository", repositoryBench),
         ("viewmodel", viewModelBench),
         ("inspector", inspectorBench),
