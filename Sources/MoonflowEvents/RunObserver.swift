@@ -27,6 +27,9 @@ public protocol RunObserver: AnyObject, Sendable {
     func answered(_ line: String)
     /// `observe` with `causeID`, which tells equal actions apart (see the default).
     func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?, causeID: String?)
+    /// `observe` with `causeID` and, under an `mf.compose`, the child a mutation or state
+    /// event came from (`from`: what the printed jsonl line says; see the default).
+    func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?, causeID: String?, from child: String?)
 }
 
 extension RunObserver {
@@ -38,6 +41,12 @@ extension RunObserver {
     /// What a run calls; observers that group events by their action (the inspector) take it.
     public func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?, causeID: String?) {
         observe(event, t: t, cause: cause)
+    }
+
+    /// `observe` with `causeID`, and the child an event came from: what a run calls. Observers
+    /// that write events as the run prints them (a recording) take it; the rest ignore it.
+    public func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?, causeID: String?, from child: String?) {
+        observe(event, t: t, cause: cause, causeID: causeID)
     }
 }
 

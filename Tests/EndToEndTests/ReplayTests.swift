@@ -39,6 +39,30 @@ final class ReplayTests: XCTestCase {
         try source.replacingOccurrences(of: from, with: to).write(to: file, atomically: true, encoding: .utf8)
     }
 
+    func testACompositesRecordingReplaysWithTheChildEachEventCameFrom() throws {
+        try FileManager.default.copyItem(
+            at: Moonflow.root.appendingPathComponent("plugins/user"),
+            to: scratch.appendingPathComponent("plugins/user"))
+        try """
+        {"type":"loadProfile","userId":1}
+        {"type":"loadPosts","userId":1}
+        """.write(to: scratch.appendingPathComponent("user.jsonl"), atomically: true, encoding: .utf8)
+        let recorded = try Moonflow.run(
+            [
+                "run", "plugins/user", "--clock", "virtual", "--actions", "user.jsonl", "--format", "jsonl",
+                "--record", "user-session.jsonl",
+            ], in: scratch)
+        XCTAssertEqual(recorded.status, 0, recorded.stderr)
+        let session = try String(contentsOf: scratch.appendingPathComponent("user-session.jsonl"), encoding: .utf8)
+        // The recording says what the run printed: which child each mutation came from.
+        XCTAssertTrue(recorded.stdout.contains(#""seq":1,"from":"profile","mutation""#), recorded.stdout)
+        XCTAssertTrue(session.contains(#""seq":1,"from":"profile","mutation""#), session)
+        XCTAssertTrue(session.contains(#""from":"posts","mutation":{"items""#), session)
+        let replay = try Moonflow.run(["replay", "user-session.jsonl"], in: scratch)
+        XCTAssertEqual(replay.status, 0, replay.stdout)
+        XCTAssertTrue(replay.stdout.contains("identical"), replay.stdout)
+    }
+
     func testServicesAnswerFromTheRecordingNotAgain() throws {
         try FileManager.default.copyItem(
             at: Moonflow.root.appendingPathComponent("plugins/users"),

@@ -91,9 +91,15 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     }
 
     package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {
+        observe(event, t: t, cause: cause, causeID: nil, from: nil)
+    }
+
+    /// The line the run printed for `event`, with the child it came from under an
+    /// `mf.compose` (`"from"`), which replay compares like the rest.
+    package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?, causeID: String?, from child: String?) {
         if case .action = event { place.withLock { $0.actions += 1 } }
         guard handle != nil else { return }
-        write(lock.withLock { printer.render(event, t: t) })
+        write(lock.withLock { printer.render(event, t: t, from: child) })
     }
 
     package func input(_ action: LuaValue, t: Int) {

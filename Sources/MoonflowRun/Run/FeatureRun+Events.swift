@@ -37,7 +37,9 @@ extension FeatureRun {
             let bridged = feature as? BridgedFeature
             let cause = bridged?.eventCause
             let causeID = bridged?.eventCauseID
-            for observer in options.observers { observer.observe(event, t: now, cause: cause, causeID: causeID) }
+            for observer in options.observers {
+                observer.observe(event, t: now, cause: cause, causeID: causeID, from: from)
+            }
         }
     }
 
