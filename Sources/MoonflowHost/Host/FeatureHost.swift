@@ -362,8 +362,11 @@ public final class FeatureHost: @unchecked Sendable {
             let location = args.callerLocation
             let bridge = self.bridge
             // Marked, so that `idle()` awaited inside it throws instead of waiting for itself.
-            let call = Producer<LuaValue>(async: {
-                try await ServiceCall.serving(name, through: bridge) { try await service(values) }
+            // The stream lives in the Lua state the bridge owns: held weakly, or the state
+            // would keep itself alive through its own service calls (ReleaseTests).
+            let call = Producer<LuaValue>(async: { [weak bridge] in
+                guard let bridge else { throw CancellationError() }
+                return try await ServiceCall.serving(name, through: bridge) { try await service(values) }
             })
             return [
                 bridge.push(
