@@ -2,8 +2,10 @@
 import PackageDescription
 
 // Modules by who uses them; docs/architecture.md draws the graph and says why.
-// An app that embeds Moonflow links MoonflowHost (and, for declared repositories in files,
-// MoonflowSQLite); tests link MoonflowTesting; only the `moonflow` tool links MoonflowTool,
+// An app that embeds Moonflow links MoonflowHost (and, as it chooses, MoonflowHostTools for
+// every event, the virtual clock, plugin sources, reloads and the dev server;
+// MoonflowRepositories for Swift repositories; MoonflowSQLite for declared repositories in
+// files); tests link MoonflowTesting; only the `moonflow` tool links MoonflowTool,
 // ArgumentParser and the prompt's shim (which loads libedit when the prompt opens); both
 // executables link MoonflowRun, the run of a feature; only `moonflow-inspector`, the child
 // `moonflow run --inspect` starts and `moonflow serve` becomes, links MoonflowInspector and
@@ -29,6 +31,8 @@ let package = Package(
         .library(name: "Runtime", targets: ["Runtime"]),
         .library(name: "MoonflowLua", targets: ["MoonflowLua"]),
         .library(name: "MoonflowHost", targets: ["MoonflowHost"]),
+        .library(name: "MoonflowHostTools", targets: ["MoonflowHostTools"]),
+        .library(name: "MoonflowRepositories", targets: ["MoonflowRepositories"]),
         .library(name: "MoonflowTesting", targets: ["MoonflowTesting"]),
         .library(name: "MoonflowSQLite", targets: ["MoonflowSQLite"]),
         .library(name: "MoonflowEvents", targets: ["MoonflowEvents"]),
@@ -79,26 +83,35 @@ let package = Package(
                 resources: [.embedInCode("Lua/dispatch.lua"), .embedInCode("Lua/markers.lua"), .embedInCode("Lua/task_await.lua"),
                             .embedInCode("Lua/compiled/dispatch.luac"), .embedInCode("Lua/compiled/markers.luac"),
                             .embedInCode("Lua/compiled/task_await.luac")]),
+        // Repositories as Lua services: what every host serves plugins' declared repositories
+        // with (apps name these types through MoonflowRepositories, which re-exports them).
+        .target(name: "LuaRepositories", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams"]),
         // What an app embeds: the feature host, its plugins, sandbox and services.
-        .target(name: "MoonflowHost", dependencies: ["MoonflowLua", "LuaKit", "Runtime", "Streams", "MoonflowDebug"],
+        .target(name: "MoonflowHost", dependencies: ["LuaRepositories", "MoonflowLua", "LuaKit", "Runtime", "Streams", "MoonflowDebug"],
                 resources: [.embedInCode("Lua/plugin_sandbox.lua"), .embedInCode("Lua/package_root.lua"),
                             .embedInCode("Lua/reload.lua"), .embedInCode("Lua/loaded_files.lua")]),
+        // What tools, tests and debug builds drive a host with beyond an app's everyday surface:
+        // every event (observe), the virtual clock, plugin sources, reloading from Swift.
+        .target(name: "MoonflowHostTools", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "Streams"]),
+        // Swift repositories registered as Lua services, and the store of plugins' declared
+        // ones (`repositoryFiles`), with LuaRepositories' types: what an app with repositories imports.
+        .target(name: "MoonflowRepositories", dependencies: ["MoonflowHost", "LuaRepositories", "LuaKit", "Runtime"]),
         // SQLite repositories, and the file store for plugins' declared ones (opt-in for apps).
         // GRDB links Debian's libsqlite3 (scripts/setup installs libsqlite3-dev).
-        .target(name: "MoonflowSQLite", dependencies: ["MoonflowHost", "Runtime", .product(name: "GRDB", package: "GRDB.swift", condition: sqlite)]),
+        .target(name: "MoonflowSQLite", dependencies: ["LuaRepositories", "MoonflowHost", "Runtime", .product(name: "GRDB", package: "GRDB.swift", condition: sqlite)]),
         // The test store for apps: Swift `FeatureStore`, Lua `moonflow.test`, and MoonflowEvents' `StateDiff` re-exported.
-        .target(name: "MoonflowTesting", dependencies: ["MoonflowEvents", "MoonflowHost", "MoonflowLua", "LuaKit", "Streams"],
+        .target(name: "MoonflowTesting", dependencies: ["MoonflowEvents", "MoonflowHost", "MoonflowHostTools", "MoonflowLua", "LuaKit", "Streams"],
                 resources: [.embedInCode("Lua/moonflow_test.lua"), .embedInCode("Lua/preload.lua"), .embedInCode("Lua/explore.lua"), .embedInCode("Lua/generators.lua")]),
         // A run's events as JSON lines and text: what `moonflow run` prints, recordings keep and the inspector sends;
         // and `StateDiff`, the diff by path the test store prints, replay reports and the inspector shows.
-        .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit"]),
+        .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowHostTools", "MoonflowLua", "LuaKit"]),
         // The debugger: the Debug Adapter Protocol an editor speaks, for the run to drive.
         .target(name: "MoonflowDebug", dependencies: ["LuaKit"]),
         // The run of a feature, which both executables link: its clocks, its input and prompt
         // commands, the stuck-state rebuild, --watch's reloads, --record, and the inspector's rerun.
-        .target(name: "MoonflowRun", dependencies: ["MoonflowEvents", "MoonflowSQLite", "MoonflowHost", "MoonflowLua", "LuaKit", "Streams"]),
+        .target(name: "MoonflowRun", dependencies: ["MoonflowEvents", "MoonflowSQLite", "MoonflowHost", "MoonflowHostTools", "MoonflowRepositories", "MoonflowLua", "LuaKit", "Streams"]),
         // The command-line tool's other work: replay, check, new, exec, types, the spec runner, --inspect's child.
-        .target(name: "MoonflowTool", dependencies: ["MoonflowRun", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowSQLite", "MoonflowLua", "LuaKit", "Runtime", "Streams"],
+        .target(name: "MoonflowTool", dependencies: ["MoonflowRun", "MoonflowHost", "MoonflowHostTools", "MoonflowEvents", "MoonflowTesting", "MoonflowSQLite", "MoonflowLua", "LuaKit", "Runtime", "Streams"],
                 resources: [.embedInCode("Specs/spec_driver.lua"), .embedInCode("Plugins/lint_config.lua"),
                             .embedInCode("Types/moonflow_meta.lua")]),
         // The `--inspect` server and its page: a library an app may link in debug builds.
@@ -142,6 +155,7 @@ let package = Package(
                 "MoonflowTool",
                 "MoonflowRun",
                 "MoonflowHost",
+                "MoonflowHostTools",
                 "MoonflowEvents",
                 "MoonflowSQLite",
                 "MoonflowTesting",
@@ -163,16 +177,18 @@ let package = Package(
         // An app's view of Moonflow: MoonflowHost alone (scripts/check-example checks what it links).
         .executableTarget(name: "embedding-example", dependencies: ["MoonflowHost"], path: "examples/embedding"),
         // A notes screen in Lua driven as a SwiftUI app drives it (a main-actor host, scopes, fields).
-        .target(name: "NotesExample", dependencies: ["MoonflowHost", "LuaKit"], path: "examples/notes",
+        .target(name: "NotesExample", dependencies: ["MoonflowHost", "MoonflowHostTools", "LuaKit"], path: "examples/notes",
                 resources: [.copy("plugins")]),
-        // An app for `moonflow serve`'s end-to-end tests (MoonflowServeTests runs it): MoonflowHost alone.
-        .executableTarget(name: "moonflow-serve-testapp", dependencies: ["MoonflowHost"], path: "Tests/ServeTestApp"),
-        // An app's main (a plain one and an `async` one) driving a main-actor host, for EndToEndTests.
-        .executableTarget(name: "moonflow-embedding-probe", dependencies: ["MoonflowHost", "LuaKit"], path: "Tests/EmbeddingProbe"),
+        // An app for `moonflow serve`'s end-to-end tests (MoonflowServeTests runs it): MoonflowHost,
+        // and MoonflowHostTools for the dev server link and its events.
+        .executableTarget(name: "moonflow-serve-testapp", dependencies: ["MoonflowHost", "MoonflowHostTools"], path: "Tests/ServeTestApp"),
+        // An app's main (a plain one and an `async` one) driving a main-actor host, for EndToEndTests
+        // (MoonflowHostTools: its observers).
+        .executableTarget(name: "moonflow-embedding-probe", dependencies: ["MoonflowHost", "MoonflowHostTools", "LuaKit"], path: "Tests/EmbeddingProbe"),
         // Benchmarks: a program that prints figures (scripts/bench builds it in release).
         .executableTarget(
             name: "moonflow-bench",
-            dependencies: ["Runtime", "Streams", "LuaKit", "MoonflowLua", "MoonflowHost", "MoonflowSQLite", "MoonflowDebug"]
+            dependencies: ["Runtime", "Streams", "LuaKit", "MoonflowLua", "MoonflowHost", "MoonflowHostTools", "MoonflowSQLite", "MoonflowDebug"]
         ),
         .testTarget(name: "LuaKitTests", dependencies: ["LuaKit"]),
         .testTarget(name: "StreamsTests", dependencies: ["Streams", "StreamsTesting"]),
@@ -184,16 +200,16 @@ let package = Package(
         // serve's tests share, for the test targets above and below.
         .target(name: "PluginFixtures", dependencies: ["MoonflowLua", "LuaKit", "Streams", "StreamsTesting"], path: "Tests/PluginFixtures"),
         // The host's own tests, and the host with MoonflowSQLite's file store for declared repositories.
-        .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "MoonflowLua", "LuaKit", "MoonflowTesting", "MoonflowSQLite", "StreamsTesting", "PluginFixtures", "Runtime", "Streams"]),
-        .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "MoonflowLua", "LuaKit"]),
-        .testTarget(name: "MoonflowEventsTests", dependencies: ["MoonflowEvents", "MoonflowHost", "MoonflowLua", "LuaKit"]),
-        .testTarget(name: "MoonflowDebugTests", dependencies: ["MoonflowDebug", "LuaKit", "MoonflowHost"]),
+        .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "MoonflowHostTools", "MoonflowRepositories", "MoonflowLua", "LuaKit", "MoonflowTesting", "MoonflowSQLite", "StreamsTesting", "PluginFixtures", "Runtime", "Streams"]),
+        .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "MoonflowHostTools", "MoonflowLua", "LuaKit"]),
+        .testTarget(name: "MoonflowEventsTests", dependencies: ["MoonflowEvents", "MoonflowHost", "MoonflowHostTools", "MoonflowLua", "LuaKit"]),
+        .testTarget(name: "MoonflowDebugTests", dependencies: ["MoonflowDebug", "LuaKit", "MoonflowHost", "MoonflowHostTools"]),
         .testTarget(name: "MoonflowRunTests", dependencies: ["MoonflowRun", "MoonflowHost", "MoonflowEvents", "MoonflowLua", "LuaKit", "PluginFixtures"]),
         .testTarget(name: "MoonflowToolTests", dependencies: ["MoonflowTool", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowLua", "LuaKit", "Streams"]),
         .testTarget(name: "NotesExampleTests", dependencies: ["NotesExample", "MoonflowHost", "LuaKit"]),
         // The Swift types `moonflow types --swift` generates for the example plugins (Generated/,
         // checked in; scripts/types writes them), compiled and run against the plugins themselves.
-        .testTarget(name: "GeneratedTypesTests", dependencies: ["MoonflowHost", "MoonflowSQLite", "MoonflowTesting", "LuaKit"]),
+        .testTarget(name: "GeneratedTypesTests", dependencies: ["MoonflowHost", "MoonflowHostTools", "MoonflowRepositories", "MoonflowSQLite", "MoonflowTesting", "LuaKit"]),
         .testTarget(name: "MoonflowSQLiteTests", dependencies: ["MoonflowSQLite", "Runtime", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "EndToEndTests", dependencies: []),
         .testTarget(
@@ -204,6 +220,7 @@ let package = Package(
                 "MoonflowTool",
                 "MoonflowEvents",
                 "MoonflowHost",
+                "MoonflowHostTools",
                 "MoonflowLua",
                 "MoonflowTesting",
                 "LuaKit",

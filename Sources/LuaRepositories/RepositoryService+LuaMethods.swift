@@ -5,7 +5,7 @@ import Runtime
 /// The methods Lua calls on a repository service, and the parsing of their arguments.
 extension RepositoryService {
     /// `get`, `getAll`, `put`, `putAll`, `delete`, `deleteAll`, each `(self, argument [, query])`.
-    static func methods(_ bridge: LuaBridge) -> [String: LuaFunction] {
+    package static func methods(_ bridge: LuaBridge) -> [String: LuaFunction] {
         func method(
             _ method: String, _ parse: @escaping (RepositoryService, LuaSlots) throws -> Call
         ) -> (String, LuaFunction) {

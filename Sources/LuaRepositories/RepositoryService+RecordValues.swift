@@ -32,7 +32,7 @@ extension RepositoryService {
     }
 
     /// A record field value as a Lua value.
-    static func luaValue(_ value: RecordValue) -> LuaValue {
+    package static func luaValue(_ value: RecordValue) -> LuaValue {
         switch value {
         case .null: return .nil
         case .bool(let b): return .boolean(b)

@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 
 /// One event of a run as a JSON object: the line `moonflow run --format jsonl` and `moonflow

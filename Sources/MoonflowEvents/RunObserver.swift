@@ -1,5 +1,6 @@
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 
 /// Something that watches a `moonflow run` beside its printed output: the

@@ -1,6 +1,8 @@
+import Foundation
+import LuaKit
+import MoonflowHost
 import MoonflowLua
 import Streams
-import Foundation
 
 /// Driving a host on the virtual clock (`clock: .virtual`): what
 /// `moonflow run --clock virtual`, the test store and Swift tests share.
@@ -14,6 +16,10 @@ import Foundation
 /// Time jumps from one scheduled event to the next; async Swift services run on
 /// real threads, and the clock does not move while one is in flight.
 extension FeatureHost {
+    /// Which clock a host runs on: `.real` time, or the `.virtual` clock `advance(by:)` and
+    /// `runUntilIdle()` move.
+    public typealias Clock = FeatureClock
+
     /// The virtual clock's driver (the host must have been made with `clock: .virtual`).
     private var driver: VirtualClockDriver {
         guard let testScheduler else {
@@ -40,4 +46,40 @@ extension FeatureHost {
     /// - Returns: true when it stopped at `until` with work still scheduled.
     @discardableResult
     public func runUntilIdle(until: Int? = nil) -> Bool { driver.runUntilIdle(until: until) }
+}
+
+extension FeatureHost.Configuration {
+    /// The clock the host runs on: `.real` (the default) or `.virtual`, moved by hand.
+    public var clock: FeatureHost.Clock {
+        get { virtualClock ? .virtual : .real }
+        set { virtualClock = newValue == .virtual }
+    }
+
+    /// A configuration that names its clock, and any of MoonflowHost's settings and
+    /// `sources`.
+    public init(
+        searchPaths: [String] = ["plugins"], profile: LuaState.Profile = .trusted,
+        timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512, clock: FeatureHost.Clock,
+        isolatesPlugins: Bool? = nil,
+        sources: [any PluginSource] = []
+    ) {
+        self.init(
+            searchPaths: searchPaths, profile: profile, timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB,
+            isolatesPlugins: isolatesPlugins)
+        self.clock = clock
+        self.sources = sources
+    }
+
+    /// A configuration with plugin `sources`, and any of MoonflowHost's settings.
+    public init(
+        searchPaths: [String] = ["plugins"], profile: LuaState.Profile = .trusted,
+        timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512,
+        isolatesPlugins: Bool? = nil,
+        sources: [any PluginSource]
+    ) {
+        self.init(
+            searchPaths: searchPaths, profile: profile, timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB,
+            isolatesPlugins: isolatesPlugins)
+        self.sources = sources
+    }
 }

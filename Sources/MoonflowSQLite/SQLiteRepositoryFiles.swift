@@ -1,4 +1,5 @@
 import Foundation
+import LuaRepositories
 import MoonflowHost
 import Runtime
 

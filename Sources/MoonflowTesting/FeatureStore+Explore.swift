@@ -1,5 +1,6 @@
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 import Streams
 

@@ -1,5 +1,6 @@
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 
 /// The Swift test store, in the feature's generated Swift types (`moonflow types --swift

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowDebug
 import MoonflowHost
+import MoonflowHostTools
 
 // What the debugger's hook costs per action of plugins/counter (virtual clock, sends in
 // batches of 1,000, a state listener, the default budgets): with no debugger (no hook set,

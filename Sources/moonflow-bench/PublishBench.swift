@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 
 // Publishing a 1,000-row state to a Swift

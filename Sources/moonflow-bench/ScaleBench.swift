@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 
 // Scale: 10,000 counter features live in one host (virtual clock), as an app with

@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 
 // From `send` on the main actor to a `FeatureViewModel` showing the new state, on a

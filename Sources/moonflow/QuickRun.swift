@@ -1,4 +1,5 @@
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowEvents
 
 /// `moonflow run` parsed without ArgumentParser, whose reflection of the commands' properties

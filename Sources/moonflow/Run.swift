@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MoonflowEvents
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowSQLite
 
 struct Run: ParsableCommand {

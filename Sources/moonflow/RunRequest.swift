@@ -3,6 +3,7 @@ import Foundation
 import MoonflowDebug
 import MoonflowEvents
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowRun
 import MoonflowSQLite
 import MoonflowTool

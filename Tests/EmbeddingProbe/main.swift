@@ -1,5 +1,6 @@
 import Foundation
 import MoonflowHost
+import MoonflowHostTools
 
 // An app's main, as the embedding tests run it: a main-actor host (`executor: .mainActor`)
 // with a text field whose `type` action appends a character. It types "hello, moonflow" one

@@ -1,6 +1,8 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
+import MoonflowRepositories
 import MoonflowTesting
 import MoonflowSQLite
 import XCTest
@@ -15,10 +17,10 @@ final class GeneratedTypesTests: XCTestCase {
 
     /// A host on the virtual clock over `plugins/`, with the users' SQLite table in memory.
     private func host() throws -> FeatureHost {
-        try FeatureHost(
-            configuration: .init(
-                searchPaths: [Self.root.appendingPathComponent("plugins").path],
-                clock: .virtual, repositoryFiles: SQLiteRepositoryFiles(storage: .inMemory)))
+        var configuration = FeatureHost.Configuration(
+            searchPaths: [Self.root.appendingPathComponent("plugins").path], clock: .virtual)
+        configuration.repositoryFiles = SQLiteRepositoryFiles(storage: .inMemory)
+        return try FeatureHost(configuration: configuration)
     }
 
     /// Outward effects and mutations as they come, decoded when read.

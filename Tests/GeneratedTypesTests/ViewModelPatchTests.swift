@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
 import Observation
 import XCTest
 
@@ -45,7 +46,7 @@ final class ViewModelPatchTests: XCTestCase {
     /// of all of them go into the view, in order, and none is decoded whole.
     func testChangesQueuedForTheMainActorArePatchedInOrder() throws {
         let plugins = GeneratedTypesTests.root.appendingPathComponent("Tests/Fixtures/plugins").path
-        let host = try FeatureHost(configuration: .init(searchPaths: [plugins], clock: .real, executor: .queue))
+        let host = try FeatureHost(configuration: .init(searchPaths: [plugins], executor: .queue))
         let feature = try host.load("views")
         feature.start()
         try MainActor.assumeIsolated {

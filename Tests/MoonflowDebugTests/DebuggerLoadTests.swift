@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 @testable import MoonflowDebug
 import MoonflowHost
+import MoonflowHostTools
 import XCTest
 
 /// The debugger under ordinary editor use over many actions: a log point on every action,

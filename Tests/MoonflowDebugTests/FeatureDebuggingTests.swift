@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 @testable import MoonflowDebug
 import MoonflowHost
+import MoonflowHostTools
 import XCTest
 
 /// An editor debugging a real feature over a socket: a plugin file on disk, a host on the

@@ -1,6 +1,7 @@
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 import XCTest
 

@@ -4,6 +4,7 @@ import MoonflowLua
 import PluginFixtures
 import Streams
 import MoonflowHost
+import MoonflowHostTools
 import XCTest
 
 /// A feature the host composed with `mf.compose` takes JSON actions as its children do.

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import PluginFixtures
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 import XCTest
 

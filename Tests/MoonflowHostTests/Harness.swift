@@ -2,6 +2,7 @@ import Foundation
 import PluginFixtures
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 import MoonflowTesting
 import StreamsTesting

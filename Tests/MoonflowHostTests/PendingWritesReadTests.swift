@@ -1,4 +1,5 @@
 import MoonflowHost
+import MoonflowHostTools
 import LuaKit
 import MoonflowLua
 import XCTest

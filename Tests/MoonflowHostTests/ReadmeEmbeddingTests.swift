@@ -13,7 +13,7 @@ final class ReadmeEmbeddingTests: XCTestCase {
         // --- README.md: Embedding in Swift ---
         struct CounterView: Decodable { let count: Int }
 
-        let host = try FeatureHost(configuration: .init(searchPaths: ["plugins"], clock: .real))
+        let host = try FeatureHost(configuration: .init(searchPaths: ["plugins"]))
         let counter = try await host.load("counter")
         let effects = counter.effects  // outward effects, as an AsyncSequence
         counter.start()

@@ -1,7 +1,9 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
+import MoonflowRepositories
 import Runtime
 import XCTest
 

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowHost
 import MoonflowLua
+import MoonflowRepositories
 import MoonflowSQLite
 import Runtime
 import XCTest
@@ -240,9 +241,9 @@ final class RepositoryServiceTests: XCTestCase {
 
     /// A host whose declared files are SQLite ones kept as `storage` says (nil: no file store).
     private func host(_ storage: RepositoryStorage?) throws -> FeatureHost {
-        try FeatureHost(
-            configuration: .init(
-                searchPaths: [folder.path], repositoryFiles: storage.map { SQLiteRepositoryFiles(storage: $0) }))
+        var configuration = FeatureHost.Configuration(searchPaths: [folder.path])
+        configuration.repositoryFiles = storage.map { SQLiteRepositoryFiles(storage: $0) }
+        return try FeatureHost(configuration: configuration)
     }
 
     func testDeclaredSQLiteRepositoryOutlivesItsHost() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 import Streams
 import XCTest
@@ -32,7 +33,7 @@ final class TimeoutRetryRealClockTests: XCTestCase {
         """
 
     func testATimeoutThenARetryOnARealClockQueueHost() throws {
-        let host = try FeatureHost(configuration: .init(searchPaths: [], clock: .real, executor: .queue))
+        let host = try FeatureHost(configuration: .init(searchPaths: [], executor: .queue))
         XCTAssertNil(host.testScheduler)
         let feature = try host.load(name: "payment", source: Self.payment)
         feature.start()

@@ -6,6 +6,7 @@ import FoundationNetworking
 #endif
 import LuaKit
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 import MoonflowInspector
 import PluginFixtures

@@ -7,6 +7,7 @@ import FoundationNetworking
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowInspector
 import MoonflowLua
 import MoonflowTesting

@@ -1,8 +1,9 @@
 import Foundation
 import MoonflowHost
+import MoonflowHostTools
 
 // An app as `moonflow serve`'s end-to-end tests drive it: a host that loads one plugin from
-// the dev server (`host.connect(devServer:)`, MoonflowHost alone), takes JSON actions on its
+// the dev server (`host.connect(devServer:)`; MoonflowHost, and MoonflowHostTools for its events), takes JSON actions on its
 // standard input, and prints what the app sees on its standard output, one JSON object per
 // line: `{"app":"event",...}` for each of the feature's events (InspectorPipe's encoding),
 // `{"app":"error","message":...}` for each error on the feature's `errors`.

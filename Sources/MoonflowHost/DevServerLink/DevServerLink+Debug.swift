@@ -9,7 +9,7 @@ import MoonflowDebug
 /// breakpoints go and a stopped feature goes on. Nothing is hooked until an editor's first
 /// message comes. Files served are named `dev:PLUGIN/PATH`; the server turns them into the
 /// editor's paths and back.
-extension DevServerLink {
+extension DevServerConnection {
     func relayDebug(_ message: DevServerMessages.Message) {
         if message.m == "dap-end" {
             debugging.withLock { $0?.mailbox }?.close()

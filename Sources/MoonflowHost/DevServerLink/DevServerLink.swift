@@ -22,11 +22,11 @@ import Streams
 ///
 /// **Threading:** a thread of its own reads the server's messages and reloads; the
 /// features' events are sent from a serial queue. Every method may be called from any thread.
-public final class DevServerLink: PluginSource, @unchecked Sendable {
+package final class DevServerConnection: PluginTexts, @unchecked Sendable {
     /// `dev`: messages name a served file `dev:counter/init.lua`.
-    public let name = "dev"
+    package let name = "dev"
     /// The server's URL, as `moonflow serve` printed it.
-    public let url: URL
+    package let url: URL
 
     private let host: String
     private let port: Int
@@ -66,7 +66,7 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
             let token = components.queryItems?.first(where: { $0.name == "token" })?.value
         else {
             throw HostError(
-                "\(DevServerLink.redacted(url)): give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
+                "\(DevServerConnection.redacted(url)): give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
         }
         self.url = url
         self.host = host
@@ -77,11 +77,11 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
 
     deinit { disconnect() }
 
-    // MARK: - PluginSource
+    // MARK: - Plugin texts
 
-    public func text(at path: String) throws -> String? { state.withLock { $0.files[path] } }
+    package func text(at path: String) throws -> String? { state.withLock { $0.files[path] } }
 
-    public func pluginNames() -> [String] {
+    package func pluginNames() -> [String] {
         state.withLock { state in
             Set(
                 state.files.keys.compactMap { path -> String? in
@@ -95,10 +95,10 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
     // MARK: - The link
 
     /// Whether the server is connected now.
-    public var isConnected: Bool { state.withLock { $0.socket != nil } }
+    package var isConnected: Bool { state.withLock { $0.socket != nil } }
 
     /// Stops talking to the server for good; the features keep their code.
-    public func disconnect() {
+    package func disconnect() {
         let socket = state.withLock { s -> DevSocket? in
             s.stopped = true
             return s.socket
@@ -115,7 +115,7 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
             let why = state.withLock { $0.lastFailure } ?? "no answer"
             disconnect()
             throw HostError(
-                "no dev server at \(DevServerLink.redacted(url)) (\(why)); start it with `moonflow serve plugins` and give the URL it prints"
+                "no dev server at \(DevServerConnection.redacted(url)) (\(why)); start it with `moonflow serve plugins` and give the URL it prints"
             )
         }
     }
@@ -211,7 +211,7 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
             let names = changed.filter { path in own.contains { path.hasPrefix($0 + "/") } }
                 .map { String($0.drop { $0 != "/" }.dropFirst()) }
             // A failure is reported on the feature's `errors` (and so to the server); the old code runs on.
-            _ = try? host.reload(feature, changed: names, since: noticed)
+            _ = try? host.swapCode(of: feature, changed: names, since: noticed, restarting: false)
         }
     }
 
@@ -226,7 +226,7 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
         case "restart":
             do {
                 guard let host = featureHost else { throw HostError("the app's host is gone") }
-                try host.restart(feature)
+                _ = try host.swapCode(of: feature, changed: nil, since: Date(), restarting: true)
             } catch { failure = "\(error)" }
         case "inflight":
             flights = (featureHost?.perform { feature.inFlight } ?? []).map(InspectorPipe.Flight.init)
@@ -244,7 +244,7 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
         let version =
             (feature as? LuaFeature)?.definition.version ?? (feature as? LuaComposite)?.definition.version ?? 1
         let actions = InspectorPipe.declared(feature.declaredActions)
-        let clock = featureHost?.configuration.clock ?? .real
+        let clock: FeatureClock = featureHost?.configuration.virtualClock == true ? .virtual : .real
         let started = InspectorPipe.ToChild.started(
             name: feature.name, version: version, path: plugin, actions: actions, clock: clock)
         let (id, start) = state.withLock { s -> (Int, Date) in
@@ -288,34 +288,21 @@ public final class DevServerLink: PluginSource, @unchecked Sendable {
 }
 
 extension FeatureHost {
-    /// Loads plugins from `moonflow serve` (an app's debug builds): plugins the server holds
-    /// are found before the search paths, every save reloads the features loaded from them
-    /// with their state kept, and their events show in the terminal that runs the server.
-    ///
-    ///     let host = try FeatureHost(configuration: .init(searchPaths: []))
-    ///     try await host.connect(devServer: "http://127.0.0.1:8377/?token=…")   // what serve printed
-    ///     let counter = try await host.load("counter")
-    ///
-    /// The caller's task waits without holding a thread: the link is made on a thread of its
-    /// own. Nothing listening there (no server started, a wrong port) or a wrong token fails
-    /// at once; a server that accepts but sends nothing fails after `timeout`; a cancelled
-    /// task's wait ends at once (`CancellationError`) and the link is let go.
-    /// - Parameters:
-    ///   - address: the URL `moonflow serve` printed, token included.
-    ///   - timeout: how long to wait for the server's files once connected.
-    /// - Returns: the link, which is also the plugin source its files are found in (`disconnect()` ends it).
-    /// - Throws: `HostError` naming the address (its token left out) and the fix.
-    @discardableResult
-    public func connect(devServer address: String, timeout: TimeInterval = 10) async throws -> DevServerLink {
+    /// MoonflowHostTools' `connect(devServer:timeout:)`: the caller's task waits without holding
+    /// a thread (the link is made on a thread of its own); a cancelled task's wait ends at once
+    /// (`CancellationError`) and the link is let go.
+    package func connectLink(devServer address: String, timeout: TimeInterval = 10) async throws
+        -> DevServerConnection
+    {
         guard let url = URL(string: address.trimmingWhitespace()) else {
             let shown = address.replacingOccurrences(
                 of: #"([?&]token=)[^&#]*"#, with: "$1…", options: .regularExpression)
             throw HostError("\(shown) is not a URL; give the URL moonflow serve printed (http://HOST:PORT/?token=…)")
         }
         try Task.checkCancellation()
-        let source = try DevServerLink(url: url, host: self)
+        let source = try DevServerConnection(url: url, host: self)
         // Cancelled, the wait ends at once and the link is let go, whenever the server answers.
-        let wait = CancellableWait<DevServerLink>()
+        let wait = CancellableWait<DevServerConnection>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard wait.begin(continuation) else { return }
@@ -337,8 +324,8 @@ extension FeatureHost {
     /// `connect(devServer:)` on the caller's thread, which it blocks until the server answers
     /// (the serve test app's plain main, the bench).
     @discardableResult
-    package func connect(devServer url: URL, timeout: TimeInterval = 10) throws -> DevServerLink {
-        let source = try DevServerLink(url: url, host: self)
+    package func connect(devServer url: URL, timeout: TimeInterval = 10) throws -> DevServerConnection {
+        let source = try DevServerConnection(url: url, host: self)
         try source.start(timeout: timeout)
         addDevServer(source)
         return source

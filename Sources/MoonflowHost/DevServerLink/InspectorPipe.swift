@@ -46,7 +46,7 @@ package enum InspectorPipe {
     /// What `moonflow` writes to the child.
     package enum ToChild: Sendable, Equatable {
         case started(
-            name: String, version: Int64, path: String, actions: [String: [String: String]]?, clock: FeatureHost.Clock)
+            name: String, version: Int64, path: String, actions: [String: [String: String]]?, clock: FeatureClock)
         /// `causeID` tells equal causes apart (the action's number in its loop), when known.
         case event(FeatureEvent, t: Int, cause: LuaValue?, causeID: String? = nil)
         case input(LuaValue, t: Int)
@@ -315,7 +315,7 @@ package enum InspectorPipe {
             }
             guard let name = o["name"]?.stringValue, let version = o["version"]?.intValue,
                 let path = o["path"]?.stringValue,
-                let clock = o["clock"]?.stringValue.flatMap(FeatureHost.Clock.init(rawValue:))
+                let clock = o["clock"]?.stringValue.flatMap(FeatureClock.init(rawValue:))
             else { throw bad(line) }
             return .started(name: name, version: version, path: path, actions: actions, clock: clock)
         case "event":

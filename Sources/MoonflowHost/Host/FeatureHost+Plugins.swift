@@ -8,7 +8,7 @@ import Streams
 extension FeatureHost {
     /// Where a plugin named or pathed `spec` lives: a folder with `init.lua`, a
     /// `.lua` file, or a plugin name found in the search paths.
-    public func resolve(_ spec: String) throws -> String {
+    package func resolve(_ spec: String) throws -> String {
         // On the state executor: plugin sources are asked only there.
         try perform { try resolveOnExecutor(spec) }
     }
@@ -98,20 +98,17 @@ extension FeatureHost {
         }
     }
 
-    /// Loads a plugin given as text, kept in the host's `memory` source under `name`: for
-    /// tests and previews. `require "NAME.mod"` finds what `memory.set("NAME/mod.lua", ...)`
-    /// put there; `memory.set("NAME/init.lua", ...)` then `reload` changes the code.
-    ///
-    ///     let greeter = try host.load(name: "greeter", source: "return require('moonflow').feature{...}")
-    public func load(name: String, source text: String, initial: LuaValue? = nil) throws -> RunningFeature {
-        memory.set("\(name)/init.lua", text)
-        return try load("\(memory.name):\(name)/init.lua", initial: initial)
+    /// Loads a plugin given as text, kept in the host's memory under `name`
+    /// (`MoonflowHostTools`' `load(name:source:)`).
+    package func load(text: String, named name: String, initial: LuaValue? = nil) throws -> RunningFeature {
+        memoryTexts.set("\(name)/init.lua", text)
+        return try load("\(memoryTexts.name):\(name)/init.lua", initial: initial)
     }
 
     /// The source and relative path of a file named `SOURCE:PATH` (`memory:cart/init.lua`;
     /// `memory:/cart/util.lua` too, as a sandboxed plugin's `require` builds it); nil for a
     /// file on disk.
-    func sourceFile(_ file: String) -> (any PluginSource, String)? {
+    func sourceFile(_ file: String) -> (any PluginTexts, String)? {
         guard let colon = file.firstIndex(of: ":") else { return nil }
         let name = file[..<colon]
         guard let source = sources.first(where: { $0.name == name }) else { return nil }
@@ -252,7 +249,7 @@ extension FeatureHost {
             let (definition, file) = try loadDefinition(spec)
             return try perform {
                 let feature = try makeFeature(definition, source: file, initial: initial)
-                if let (source, path) = sourceFile(file), let server = source as? DevServerLink {
+                if let (source, path) = sourceFile(file), let server = source as? DevServerConnection {
                     server.attach(feature, plugin: String(path.prefix { $0 != "/" }))
                 }
                 return feature

@@ -2,79 +2,12 @@ import Foundation
 import LuaKit
 import MoonflowLua
 
-/// What a reload did.
-public struct ReloadReport: Sendable, Equatable {
-    /// A feature whose state went through `migrate`.
-    public struct Migration: Sendable, Equatable {
-        public let feature: String
-        public let fromVersion: Int64
-        public let toVersion: Int64
-
-        public init(feature: String, fromVersion: Int64, toVersion: Int64) {
-            self.feature = feature
-            self.fromVersion = fromVersion
-            self.toVersion = toVersion
-        }
-    }
-
-    /// The changed files, relative to the plugin folder (`init.lua`, `mod.lua`).
-    public let files: [String]
-    public let migrations: [Migration]
-    /// From the change being noticed (or `reload` being called) to the new code running.
-    public let ms: Double
-    /// State keys filled in or left over, work kept or cancelled.
-    public let changes: ReloadChanges
-}
-
-/// Live reload: new code is loaded and validated beside the old,
-/// then swapped in whole, keeping the state.
-///
-///     let counter = try host.load("counter")
-///     // ... edit plugins/counter/init.lua ...
-///     let report = try host.reload(counter)   // throws, and the old code keeps running, if the new code is bad
-///
-/// - The plugin's own modules (`require "NAME.mod"`, for every plugin in the
-///   search paths) leave `package.loaded` first, so the new code gets fresh
-///   ones; if anything fails they are put back and nothing changes.
-/// - Validation is what `moonflow check` does: the chunk loads and runs, the
-///   definition is valid, its interactors and children can be made.
-/// - Work in flight (streams, timers, intervals, `mf.task`) keeps running and
-///   its mutations meet the new reducer; only work started by an action type
-///   the new code no longer declares is cancelled. The definition, `env`,
-///   services and interactors are replaced; the state is kept (children's
-///   states by child name), or passed through the new `migrate(old,
-///   fromVersion)` when `version` changed. Without a `migrate`, keys the new
-///   `initial` has and the state lacks are filled in (through tables present
-///   in both). A state event follows when the state changed; the `reload`
-///   event lists the keys added, the keys `initial` no longer has, and the
-///   work kept and cancelled.
-/// - `restart` is a hot restart: the new code with a fresh state from its
-///   `initial`, everything in flight cancelled.
+/// Live reload: swapping a feature's code while it runs (MoonflowHostTools' `reload` and
+/// `restart` say what it keeps).
 extension FeatureHost {
-    /// Reloads the plugin `feature` was loaded from.
-    ///
-    /// - Parameters:
-    ///   - changed: the files that changed, for the report (default: the plugin's main file).
-    ///   - since: when the change was noticed (default: now).
-    /// - Throws: `FeatureError` of stage `.reload` (the `LuaError`, `HostError` or
-    ///   `DefinitionError` in `underlying`); the old code and the state are then untouched, and
-    ///   the error is also reported on the feature's `errors` (a view model's `lastError`).
-    @discardableResult
-    public func reload(_ feature: RunningFeature, changed: [String]? = nil, since: Date = Date()) throws -> ReloadReport
-    {
-        try swapCode(of: feature, changed: changed, since: since, restarting: false)
-    }
-
-    /// A hot restart: loads the plugin's code again (as `reload` does) and starts
-    /// over from the new `initial`, cancelling everything in flight.
-    /// - Throws: as `reload`; the old code and the state are then untouched, and the error is
-    ///   also reported on the feature's `errors`.
-    @discardableResult
-    public func restart(_ feature: RunningFeature, since: Date = Date()) throws -> ReloadReport {
-        try swapCode(of: feature, changed: nil, since: since, restarting: true)
-    }
-
-    private func swapCode(
+    /// Loads `feature`'s plugin again and swaps it in (MoonflowHostTools' `reload` and
+    /// `restart`, and a dev server's saves).
+    package func swapCode(
         of feature: RunningFeature, changed: [String]?, since: Date, restarting: Bool
     ) throws -> ReloadReport {
         do {

@@ -1,63 +1,15 @@
 import Foundation
 import LuaKit
+import LuaRepositories
 import MoonflowLua
 import Runtime
 
-/// Repositories as Lua services: Swift ones a program registers, and those a plugin declares.
+/// Repositories as Lua services: Swift ones a program registers (MoonflowRepositories), and
+/// those a plugin declares.
 extension FeatureHost {
-    /// Exposes a Swift repository of `Record`s to every feature loaded afterwards as `env.services.NAME`.
-    ///
-    ///     let users = InMemoryRepository<Record>([Record(id: "1", fields: ["name": "Ada"])])
-    ///     host.register(repository: users, named: "users")
-    ///     // Lua: env.services.users:get{ id = "1" }   -- an integer id 1 finds "1" too
-    ///
-    /// A record's `id` reaches Lua as a string; its fields as Lua values.
-    /// - Parameters:
-    ///   - repository: The store; every feature shares it.
-    ///   - name: The service name in Lua.
-    ///   - executor: Where its CRUD use cases run (a serial queue of its own by default).
-    public func register(repository: any Repository<Record>, named name: String, executor: (any Executor)? = nil) {
-        let service = RepositoryService(
-            name: name, repository: repository,
-            executor: executor ?? SerialQueueExecutor(label: "moonflow.repository.\(name)"),
-            toLua: { record in
-                var t = LuaTable()
-                for (k, v) in record.fields { t[k] = RepositoryService.luaValue(v) }
-                t["id"] = .string(LuaString(record.id))
-                return .table(t)
-            },
-            fromLua: { value in
-                let row = try LuaRecord(lua: value)
-                return Record(id: try Self.recordID(row.id), fields: row.fields)
-            },
-            id: Self.recordID)
-        register(repositoryService: service)
-    }
-
-    /// Exposes a Swift repository of `Codable` models as `env.services.NAME`; models
-    /// cross as Lua tables through `LuaValueEncoder`/`LuaValueDecoder`.
-    ///
-    ///     struct User: Codable, Identifiable, Queryable, Sendable { var id: Int; var name: String }
-    ///     host.register(repository: InMemoryRepository<User>(), named: "users")
-    ///
-    /// - Parameters:
-    ///   - repository: The store; every feature shares it.
-    ///   - name: The service name in Lua.
-    ///   - executor: Where its CRUD use cases run (a serial queue of its own by default).
-    public func register<Model: Codable & Identifiable & Sendable>(
-        repository: any Repository<Model>, named name: String, executor: (any Executor)? = nil
-    ) where Model.ID: Codable & Sendable {
-        let service = RepositoryService(
-            name: name, repository: repository,
-            executor: executor ?? SerialQueueExecutor(label: "moonflow.repository.\(name)"),
-            toLua: { try LuaValueEncoder().encode($0) },
-            fromLua: { try LuaValueDecoder().decode(Model.self, from: $0) },
-            id: { try LuaValueDecoder().decode(Model.ID.self, from: RepositoryService.luaValue($0)) })
-        register(repositoryService: service)
-    }
-
-    /// Exposes an already built `RepositoryService` under its name to every feature loaded afterwards.
-    public func register(repositoryService service: RepositoryService) {
+    /// Exposes a repository service under its name to every feature loaded afterwards
+    /// (MoonflowRepositories' `register(repository:named:)` and `register(repositoryService:)`).
+    package func registerRepository(_ service: RepositoryService) {
         let classes = RepositoryClassCache(on: self)
         register(serviceObject: service.name) { host, _ in .object(service, try classes.luaClass(host)) }
     }
@@ -65,7 +17,7 @@ extension FeatureHost {
     /// Makes `repositories = { NAME = { seed = {...} } }` in a feature definition give that
     /// feature a repository per NAME as `env.services.NAME` (it wins over a host service of the
     /// same name): a fresh, seeded in-memory one, or with `sqlite = "FILE.db"` (and `indexes`)
-    /// the one `configuration.repositoryFiles` keeps for it, if the host has that.
+    /// the one `configuration.declaredRepositoryFiles` keeps for it, if the host has that.
     func registerDeclaredRepositories() {
         let classes = RepositoryClassCache(on: self)
         register(serviceObjects: { host, definition in
@@ -93,7 +45,7 @@ extension FeatureHost {
     private func repository(
         _ declaration: RepositoryDeclaration, pluginFolder: String
     ) throws -> any Repository<LuaRecord> {
-        guard let file = declaration.file, let files = configuration.repositoryFiles else {
+        guard let file = declaration.file, let files = configuration.declaredRepositoryFiles else {
             return InMemoryRepository<LuaRecord>(declaration.seed)
         }
         if configuration.isolatesPlugins, let reason = RepositoryDeclaration.leavesDataFolder(file) {
@@ -126,7 +78,7 @@ extension FeatureHost {
     }
 
     /// A `Record` id from a Lua id: strings as they are, integers in decimal.
-    static func recordID(_ value: RecordValue) throws -> String {
+    package static func recordID(_ value: RecordValue) throws -> String {
         switch value {
         case .string(let s): return s
         case .int(let i): return String(i)

@@ -1,5 +1,6 @@
 import Foundation
 import LuaKit
+import LuaRepositories
 import MoonflowLua
 import Runtime
 import Streams
@@ -24,8 +25,6 @@ public typealias LuaService = @Sendable (_ arguments: [LuaValue]) async throws -
 /// thread on the virtual clock (then the host must be driven from one thread). `send`, `state` and the output
 /// streams may be used from any thread.
 public final class FeatureHost: @unchecked Sendable {
-    public enum Clock: String, Sendable, CaseIterable { case real, virtual }
-
     /// Where a host on the real clock runs its Lua code and delivers its events.
     package enum StateExecutor: String, Sendable, CaseIterable {
         /// A private serial queue: `send` queues the action and returns. For servers and tools.
@@ -39,9 +38,6 @@ public final class FeatureHost: @unchecked Sendable {
         case mainActor
     }
 
-    /// Moonflow's version (`mf.version` in Lua, `moonflow --version`).
-    public static var version: String { MoonflowModule.version }
-
     public struct Configuration: Sendable {
         /// Folders that hold plugin folders (`plugins/NAME/init.lua`).
         public var searchPaths: [String]
@@ -50,72 +46,68 @@ public final class FeatureHost: @unchecked Sendable {
         public var timeLimitMs: Int64?
         /// For the whole Lua state; nil for none.
         public var memoryLimitMB: Int?
-        public var clock: Clock
+        /// Whether Lua runs on the virtual clock (`MoonflowHostTools`' `clock`): time moves only
+        /// when the driver moves it.
+        package var virtualClock = false
         /// Whether each plugin gets globals of its own with the sandbox's limits
         /// (`PluginSandbox`); on by default under the sandboxed profile. The spec
         /// runner turns it on in a trusted state: busted keeps the whole library.
         public var isolatesPlugins: Bool
         /// Keeps the repositories plugins declare with a file (`sqlite = "NAME.db"`); nil:
-        /// every declared repository is a fresh in-memory one, seeded.
-        public var repositoryFiles: (any RepositoryFiles)?
+        /// every declared repository is a fresh in-memory one, seeded (MoonflowRepositories'
+        /// `repositoryFiles`).
+        package var declaredRepositoryFiles: (any RepositoryFiles)?
         /// Where Lua runs on the real clock: a private queue (default) or the main thread
         /// (what `MainActorHost` asks for: an app reaches the main actor through its type). On
         /// the virtual clock Lua runs on the thread that drives the clock, whatever this says.
         package var executor: StateExecutor = .queue
         /// Plugins that are not in a folder (text in memory, an app's store), looked in after
-        /// the search paths, in order. The host's own `memory` source comes first.
-        public var sources: [any PluginSource]
+        /// the search paths, in order (`MoonflowHostTools`' `sources`). The host's own `memory`
+        /// source comes first.
+        package var pluginTexts: [any PluginTexts] = []
 
         public init(
             searchPaths: [String] = ["plugins"], profile: LuaState.Profile = .trusted,
-            timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512, clock: Clock = .real,
-            isolatesPlugins: Bool? = nil, repositoryFiles: (any RepositoryFiles)? = nil,
-            sources: [any PluginSource] = []
+            timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512, isolatesPlugins: Bool? = nil
         ) {
             self.searchPaths = searchPaths
             self.profile = profile
             self.timeLimitMs = timeLimitMs
             self.memoryLimitMB = memoryLimitMB
-            self.clock = clock
             self.isolatesPlugins = isolatesPlugins ?? (profile == .sandboxed)
-            self.repositoryFiles = repositoryFiles
-            self.sources = sources
         }
 
         /// A configuration with its executor named (the package's tests and probes).
-        package init(
-            searchPaths: [String] = ["plugins"], timeLimitMs: Int64? = 1000, clock: Clock = .real,
-            executor: StateExecutor
-        ) {
-            self.init(searchPaths: searchPaths, timeLimitMs: timeLimitMs, clock: clock)
+        package init(searchPaths: [String] = ["plugins"], timeLimitMs: Int64? = 1000, executor: StateExecutor) {
+            self.init(searchPaths: searchPaths, timeLimitMs: timeLimitMs)
             self.executor = executor
         }
     }
 
     public let configuration: Configuration
     /// Plugins held as text by the host itself: `load(name:source:)` puts them here, and
-    /// `memory.set` changes them for `reload`.
-    public let memory: InMemoryPluginSource
+    /// `memory.set` changes them for `reload` (`MoonflowHostTools`' `memory`).
+    package let memoryTexts: MemoryTexts
     /// Every source of plugins besides the search paths: connected dev servers, `memory`, then
     /// the configured ones.
-    var sources: [any PluginSource] { devServers + [memory] + configuration.sources }
+    var sources: [any PluginTexts] { devServers + [memoryTexts] + configuration.pluginTexts }
     /// The dev servers `connect(devServer:)` connected, whose plugins come before the search paths'.
-    var devServers: [DevServerLink] { registry.withLock { _devServers } }
-    private var _devServers: [DevServerLink] = []
+    var devServers: [DevServerConnection] { registry.withLock { _devServers } }
+    private var _devServers: [DevServerConnection] = []
 
-    func addDevServer(_ source: DevServerLink) {
+    func addDevServer(_ source: DevServerConnection) {
         registry.withLock { _devServers.append(source) }
     }
     package let lua: LuaState
     package let bridge: LuaBridge
     /// The state executor's scheduler (timers of Lua streams run on it).
     package let scheduler: any Scheduler
-    /// The virtual clock, when `clock == .virtual`.
+    /// The virtual clock, when `configuration.virtualClock`.
     package let testScheduler: TestScheduler?
     let queue: DispatchQueue?
     /// Whether Lua runs on the main actor (`executor: .mainActor` on the real clock). Asked of
     /// the configuration: on Linux each `DispatchQueue.main` is a new wrapper, never `===`.
-    var runsOnMainActor: Bool { configuration.clock == .real && configuration.executor == .mainActor }
+    var runsOnMainActor: Bool { !configuration.virtualClock && configuration.executor == .mainActor }
     private let onQueue = DispatchSpecificKey<Bool>()
     /// Whether the calling thread is the state executor's (its queue, or the main thread).
     private let isOnExecutor: @Sendable () -> Bool
@@ -148,24 +140,23 @@ public final class FeatureHost: @unchecked Sendable {
     /// (`router`), so hosts made with `init(sharing:clock:)` each run on a clock of their own.
     package init(configuration: Configuration, switchableClock: Bool) throws {
         self.configuration = configuration
-        memory = InMemoryPluginSource()
-        switch configuration.clock {
-        case .virtual:
+        memoryTexts = MemoryTexts()
+        if configuration.virtualClock {
             let test = TestScheduler()
             testScheduler = test
             scheduler = test
             queue = nil
-        case .real where configuration.executor == .mainActor:
+        } else if configuration.executor == .mainActor {
             queue = .main
             scheduler = MainScheduler.shared
             testScheduler = nil
-        case .real:
+        } else {
             let q = DispatchQueue(label: "moonflow.host")
             queue = q
             scheduler = QueueScheduler(queue: q)
             testScheduler = nil
         }
-        let onMain = configuration.clock == .real && configuration.executor == .mainActor
+        let onMain = !configuration.virtualClock && configuration.executor == .mainActor
         if !onMain { queue?.setSpecific(key: onQueue, value: true) }
         let onQueue = self.onQueue
         if onMain {
@@ -230,7 +221,7 @@ public final class FeatureHost: @unchecked Sendable {
         }
         interactorClass = parent.interactorClass
         sandbox = parent.sandbox
-        memory = parent.memory
+        memoryTexts = parent.memoryTexts
         _log = parent.log
     }
 

@@ -1,6 +1,6 @@
 /// A host-level problem (a missing plugin, a file that returns no definition).
 public struct HostError: Error, Sendable, CustomStringConvertible {
     public let message: String
-    public init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
     public var description: String { message }
 }

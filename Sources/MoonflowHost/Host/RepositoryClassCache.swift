@@ -1,4 +1,5 @@
 import LuaKit
+import LuaRepositories
 import MoonflowLua
 import Runtime
 

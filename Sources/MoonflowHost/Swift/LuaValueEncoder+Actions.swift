@@ -3,7 +3,7 @@ import LuaKit
 extension LuaValueEncoder {
     /// `{"add": {"sku": "A"}}` (Swift's synthesized form of an enum case) as
     /// `{ type = "add", sku = "A" }`; a table that already has `type` is kept.
-    public static func actionFromEnumCase<A: Encodable>(_ action: A) throws -> LuaValue {
+    package static func actionFromEnumCase<A: Encodable>(_ action: A) throws -> LuaValue {
         let encoded = try LuaValueEncoder().encode(action)
         switch encoded {
         case .string(let name):

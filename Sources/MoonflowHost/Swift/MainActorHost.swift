@@ -37,11 +37,6 @@ public final class MainActorHost {
     public func load(_ spec: String, initial: LuaValue? = nil) throws -> MainActorFeature {
         MainActorFeature(try host.load(spec, initial: initial))
     }
-
-    /// Loads a plugin given as text (kept in `host.memory` under `name`, for `reload`).
-    public func load(name: String, source: String, initial: LuaValue? = nil) throws -> MainActorFeature {
-        MainActorFeature(try host.load(name: name, source: source, initial: initial))
-    }
 }
 
 /// A feature of a `MainActorHost`: everything here runs on the main actor, and the
@@ -51,7 +46,7 @@ public final class MainActorFeature {
     /// The feature underneath, for what another thread does with it (its `send` queues).
     public nonisolated let feature: RunningFeature
 
-    init(_ feature: RunningFeature) { self.feature = feature }
+    package init(_ feature: RunningFeature) { self.feature = feature }
 
     /// The current state: every reduce so far.
     public var state: LuaValue { feature.state }
@@ -68,20 +63,6 @@ public final class MainActorFeature {
 
     /// Sends an action given as JSON text, parsed straight into Lua.
     public func send(json: String) throws { try feature.send(json: json) }
-
-    /// Calls `body` on the main actor with every event of `kinds`, in loop order, until the
-    /// token is cancelled or released.
-    public func observe(
-        kinds: FeatureEvent.Kinds = .all, _ body: @escaping @MainActor (FeatureEvent) -> Void
-    ) -> ObservationToken {
-        // Delivered on the state executor, which is the main actor's (the main queue, wherever
-        // it runs): isolated already, as the main scheduler's mark says.
-        let isolated = UncheckedMainActorCall(body)
-        return feature.observe(kinds: kinds) { event in
-            precondition(MainScheduler.isCurrent, "a main-actor host's event arrived off the main actor")
-            MainActor.assumeIsolated { isolated.body(event) }
-        }
-    }
 
     /// A view model of this feature: its state decoded into `View`, kept current, with
     /// two-way fields.
@@ -106,11 +87,4 @@ public final class MainActorFeature {
 
     /// Stops the feature: cancels what is in flight and ends its events. Idempotent.
     public func dispose() { feature.dispose() }
-}
-
-/// A main-actor closure carried through a `@Sendable` one that is only ever called on the
-/// main actor (checked where it is called).
-private struct UncheckedMainActorCall: @unchecked Sendable {
-    let body: @MainActor (FeatureEvent) -> Void
-    init(_ body: @escaping @MainActor (FeatureEvent) -> Void) { self.body = body }
 }

@@ -84,15 +84,6 @@ extension RunningFeature {
         }
     }
 
-    /// Calls `body` with every event of `kinds` (all by default) until the token is
-    /// cancelled or released. Asking for fewer kinds costs less: without a mutation
-    /// observer, a mutation `handle` returned is never copied out of Lua.
-    public func observe(
-        kinds: FeatureEvent.Kinds = .all, _ body: @escaping @Sendable (FeatureEvent) -> Void
-    ) -> ObservationToken {
-        ObservationToken(outlet.add(kinds: kinds, body))
-    }
-
     /// Waits (real time) until nothing is queued, running or in flight, Swift
     /// services included: for hosts on the real clock (on the virtual clock, use
     /// `host.runUntilIdle()`). It returns at once for a disposed feature.

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 
 /// The prompt: its commands, `help`, the banner, what Tab completes.

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 
 /// What the run prints and tells its observers: each event of the feature, and the input's own errors.

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 
 /// The input on the virtual clock: time moves only with the `at` of the lines (and `:advance`).

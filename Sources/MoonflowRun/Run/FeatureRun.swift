@@ -2,7 +2,9 @@ import Foundation
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
+import MoonflowRepositories
 import MoonflowSQLite
 import Streams
 
@@ -154,11 +156,11 @@ package final class FeatureRun: @unchecked Sendable {
 
     /// A host as the options ask for, its events (logs) tagged with `generation`.
     func makeHost(generation: Int) throws -> FeatureHost {
-        let host = try FeatureHost(
-            configuration: .init(
-                searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
-                timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock,
-                repositoryFiles: options.repositoryStorage.map { SQLiteRepositoryFiles(storage: $0) }))
+        var configuration = FeatureHost.Configuration(
+            searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
+            timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock)
+        configuration.repositoryFiles = options.repositoryStorage.map { SQLiteRepositoryFiles(storage: $0) }
+        let host = try FeatureHost(configuration: configuration)
         host.bridge.serviceTap = options.serviceTap
         // The tool names files as they were given on its command line.
         host.bridge.locationRoots = []

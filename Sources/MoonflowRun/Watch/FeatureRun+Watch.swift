@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 
 /// `moonflow run --watch`: reload on every save, as the prompt's `:reload` does, with the

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MoonflowHost
+import MoonflowHostTools
 import LuaKit
 import MoonflowLua
 import Streams

@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import MoonflowEvents
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 
 /// `moonflow run --inspect`'s side of the inspector: starts `moonflow-inspector` beside

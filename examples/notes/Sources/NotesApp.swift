@@ -1,5 +1,6 @@
 import Foundation
-import MoonflowHost  // alone: LuaValue, and decoding an effect by its type, come with it
+import MoonflowHost  // LuaValue, and decoding an effect by its type, come with it
+import MoonflowHostTools  // observe: the composer's effect reaches the list before `send` returns
 
 /// A notes screen written in Lua (`plugins/notes`: an `mf.compose` of a composer and a list)
 /// and driven from Swift as a SwiftUI app drives it: a `MainActorHost`, a view model
