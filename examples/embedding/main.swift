@@ -1,7 +1,10 @@
 // A Swift program that embeds Moonflow the way an app does: it links MoonflowHost
 // alone, loads the counter plugin, sends it actions and prints its states as they
 // change. scripts/check-example builds it and checks that it links no SQLite, NIO,
-// Hummingbird or ArgumentParser and none of the command-line tool's code.
+// Hummingbird or ArgumentParser and none of the command-line tool's code. What tests
+// and tools use more (every event, the virtual clock, plugin sources, reloading, the
+// dev server) is `import MoonflowHostTools`; Swift repositories `import
+// MoonflowRepositories` (docs/embedding.md, "Public types by product").
 //
 //     swift run embedding-example            # from the repository's root: plugins/counter
 //     swift run embedding-example PLUGINS    # another folder of plugins
