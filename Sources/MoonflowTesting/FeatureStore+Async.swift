@@ -1,5 +1,6 @@
 import Foundation
 import MoonflowHost
+import MoonflowHostTools
 import MoonflowLua
 import Streams
 
