@@ -1,5 +1,4 @@
 import Foundation
-import LuaKit
 import MoonflowHost
 
 /// A host's link to `moonflow serve`, which `connect(devServer:)` makes (docs/embedding.md,
