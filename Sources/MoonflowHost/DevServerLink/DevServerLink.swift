@@ -291,7 +291,8 @@ extension FeatureHost {
     /// MoonflowHostTools' `connect(devServer:timeout:)`: the caller's task waits without holding
     /// a thread (the link is made on a thread of its own); a cancelled task's wait ends at once
     /// (`CancellationError`) and the link is let go.
-    package func connectLink(devServer address: String, timeout: TimeInterval = 10) async throws -> DevServerConnection {
+    package func connectLink(devServer address: String, timeout: TimeInterval = 10) async throws -> DevServerConnection
+    {
         guard let url = URL(string: address.trimmingWhitespace()) else {
             let shown = address.replacingOccurrences(
                 of: #"([?&]token=)[^&#]*"#, with: "$1…", options: .regularExpression)
