@@ -179,6 +179,10 @@ let package = Package(
         // A notes screen in Lua driven as a SwiftUI app drives it (a main-actor host, scopes, fields).
         .target(name: "NotesExample", dependencies: ["MoonflowHost", "MoonflowHostTools", "LuaKit"], path: "examples/notes",
                 resources: [.copy("plugins")]),
+        // A checkout composed in Lua (cart, address, payment) whose cart clears on the receipt in
+        // Lua; the app brings the payment provider as a Swift service.
+        .target(name: "ShopExample", dependencies: ["MoonflowHost", "MoonflowHostTools"], path: "examples/shop",
+                resources: [.copy("plugins")]),
         // An app for `moonflow serve`'s end-to-end tests (MoonflowServeTests runs it): MoonflowHost,
         // and MoonflowHostTools for the dev server link and its events.
         .executableTarget(name: "moonflow-serve-testapp", dependencies: ["MoonflowHost", "MoonflowHostTools"], path: "Tests/ServeTestApp"),
@@ -207,6 +211,8 @@ let package = Package(
         .testTarget(name: "MoonflowRunTests", dependencies: ["MoonflowRun", "MoonflowHost", "MoonflowEvents", "MoonflowLua", "LuaKit", "PluginFixtures"]),
         .testTarget(name: "MoonflowToolTests", dependencies: ["MoonflowTool", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowLua", "LuaKit", "Streams"]),
         .testTarget(name: "NotesExampleTests", dependencies: ["NotesExample", "MoonflowHost", "LuaKit"]),
+        // The checkout example under Swift Testing's parallel run, with the async test store.
+        .testTarget(name: "ShopExampleTests", dependencies: ["ShopExample", "MoonflowHost", "MoonflowTesting"]),
         // The Swift types `moonflow types --swift` generates for the example plugins (Generated/,
         // checked in; scripts/types writes them), compiled and run against the plugins themselves.
         .testTarget(name: "GeneratedTypesTests", dependencies: ["MoonflowHost", "MoonflowHostTools", "MoonflowRepositories", "MoonflowSQLite", "MoonflowTesting", "LuaKit"]),

@@ -13,6 +13,7 @@ return mf.compose {
     address = "string",
     payment = { "enum", "idle", "paying", "paid" },
     receipt = "string?",
+    declined = "string?",
   },
   children = { cart = "cart", address = "address", payment = "payment" },
 
@@ -24,6 +25,7 @@ return mf.compose {
       return s.total == sum
     end,
     paidMeansAReceipt = function(s) return s.payment ~= "paid" or s.receipt ~= nil end,
+    declinedMeansUnpaid = function(s) return s.declined == nil or s.payment == "idle" end,
   },
 
   -- What the screen sends, checked before `route` as a feature's actions are.
@@ -61,6 +63,7 @@ return mf.compose {
       address = a.name == "" and "" or ("%s, %s, %s"):format(a.name, a.street, a.city),
       payment = s.payment.status,
       receipt = s.payment.receipt,
+      declined = s.payment.error,
     }
   end,
 }

@@ -1,13 +1,21 @@
 -- checkout: cart, address and payment composed; the payment's receipt clears the cart
 -- (checkout's `react`). Run: moonflow test examples/shop/plugins/checkout/spec
 local T = require "moonflow.test"
+local mf = require "moonflow"
+
+-- The app's payment provider (a Swift service), stubbed: it answers after 300 ms.
+local function checkout()
+  return T.store("checkout", {
+    services = { charge = function(amount) return mf.timer(300, { id = "r-" .. amount, amount = amount }) end },
+  })
+end
 
 local PEN = { type = "add", sku = "pen", name = "Pen", price = 150 }
 local PEN_LINE = { sku = "pen", name = "Pen", price = 150, qty = 1 }
 
 describe("checkout", function()
   it("adds lines and totals them", function()
-    local store = T.store("checkout")
+    local store = checkout()
     store:send(PEN, function(s) s.lines, s.total = { PEN_LINE }, 150 end)
     store:send(PEN, function(s) s.lines[1].qty, s.total = 2, 300 end)
     store:send({ type = "setQty", sku = "pen", qty = 0 }, function(s) s.lines, s.total = {}, 0 end)
@@ -15,7 +23,7 @@ describe("checkout", function()
   end)
 
   it("clears the cart when the payment's receipt comes, then sends the receipt out", function()
-    local store = T.store("checkout")
+    local store = checkout()
     store:send(PEN, function(s) s.lines, s.total = { PEN_LINE }, 150 end)
     store:send({ type = "setAddress", name = "Ada", street = "1 Engine Row", city = "London" }, function(s)
       s.address = "Ada, 1 Engine Row, London"
@@ -43,8 +51,17 @@ describe("checkout", function()
     store:finish()
   end)
 
+  it("keeps the cart when the charge fails, and says why", function()
+    local store = T.store("checkout", {
+      services = { charge = function() return mf.fail("card declined") end },
+    })
+    store:send(PEN, function(s) s.lines, s.total = { PEN_LINE }, 150 end)
+    store:send({ type = "pay" }, function(s) s.declined = "card declined" end)
+    store:finish()
+  end)
+
   it("refuses an action it does not declare, naming those it does", function()
-    local store = T.store("checkout")
+    local store = checkout()
     store:sendRefused({ type = "clear" }, "declared actions: add, pay, remove, setAddress, setQty")
     store:finish()
   end)
