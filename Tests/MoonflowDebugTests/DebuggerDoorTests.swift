@@ -150,13 +150,16 @@ final class DebuggerDoorTests: XCTestCase {
 
     /// Connections that never give the token neither hold the editor's slot nor pile up:
     /// past `maxWaiting` the oldest is ended, so the developer's editor still gets in.
-    func testAThousandIdleConnectionsLeaveTheEditorAbleToAttach() throws {
+    func testAFloodOfIdleConnectionsLeavesTheEditorAbleToAttach() throws {
         let (_, server, _) = try served()
         defer { server.close() }
         // An editor that has begun (sent initialize) is not the one a flood ends.
         let early = try EditorClient(port: port(server))
         XCTAssertEqual(try early.request("initialize")["success"]?.boolValue, true)
-        let idle = try (0..<1000).map { _ in try RawSocket(port: port(server)) }
+        // 200 idle connections, 25 times the most held at once (DAPListener.maxWaiting). With
+        // 1,000, opening them under ThreadSanitizer on a loaded box outlasted the early
+        // editor's 10 s to give the token, which ended it by that other rule.
+        let idle = try (0..<200).map { _ in try RawSocket(port: port(server)) }
         XCTAssertEqual(try early.attach(token: server.access.token)["success"]?.boolValue, true)
         XCTAssertEqual(try early.request("disconnect")["success"]?.boolValue, true)
         XCTAssertNil(try early.nextOrEnd())
@@ -174,7 +177,7 @@ final class DebuggerDoorTests: XCTestCase {
         XCTAssertEqual(attached["success"]?.boolValue, true, "\(attached)")
         XCTAssertEqual(try editor.request("threads")["body"]?["threads"]?[0]?["name"]?.stringValue, "door")
         XCTAssertTrue(idle[0].ended(within: 30), "the oldest idle connection was ended")
-        XCTAssertFalse(idle[999].ended(within: 0.2), "the newest waits, within the bound")
+        XCTAssertFalse(idle[199].ended(within: 0.2), "the newest waits, within the bound")
     }
 
     func testAConnectionThatDoesNotGiveTheTokenInTimeIsEnded() throws {
