@@ -747,6 +747,27 @@ static int test_arm(lua_State *L) {
 
 void mf_push_test_deadline(lua_State *L) { lua_pushcfunction(L, test_arm); }
 
+int64_t mf_test_time_left_ms(lua_State *L) {
+  mf_budget *b = mf_budget_of(L);
+  pthread_mutex_lock(&wd_lock);
+  int64_t left = -1;
+  if (b->test_deadline_ns != 0 && test_here == b) {
+    // Counted as the watchdog counts it (test_expired): the thread's CPU time when it has a
+    // clock, else the wall time since the test began; the backstop bounds both.
+    int64_t now = mf_now_ns(), limit = b->test_limit_ms * 1000000;
+    int64_t used = now - (b->test_deadline_ns - limit);
+    if (b->test_cpu_ok) {
+      int64_t cpu = mf_platform_cpu_ns(b->test_cpu_clock);
+      if (cpu >= 0) used = cpu - b->test_cpu_start_ns;
+    }
+    left = limit - used;
+    if (b->test_backstop_ns - now < left) left = b->test_backstop_ns - now;
+    left = left < 0 ? 0 : left / 1000000;
+  }
+  pthread_mutex_unlock(&wd_lock);
+  return left;
+}
+
 int mf_test_deadline_passed(lua_State *L) {
   mf_budget *b = mf_budget_of(L);
   return b->test_deadline_ns != 0 && __atomic_load_n(&b->test_timed_out, __ATOMIC_ACQUIRE);

@@ -32,10 +32,18 @@ public enum TestModule {
         package var seed: Int64?
         package var runs: Int?
         package var length: Int?
-        package init(seed: Int64? = nil, runs: Int? = nil, length: Int? = nil) {
+        /// The exploration's own budget (`--steps`, `--seconds`): steps over its runs and its
+        /// shrinking, and seconds of wall time.
+        package var steps: Int?
+        package var seconds: Double?
+        package init(
+            seed: Int64? = nil, runs: Int? = nil, length: Int? = nil, steps: Int? = nil, seconds: Double? = nil
+        ) {
             self.seed = seed
             self.runs = runs
             self.length = length
+            self.steps = steps
+            self.seconds = seconds
         }
     }
 
@@ -67,12 +75,26 @@ public enum TestModule {
                     guard let host else { return [.value(.nil), .value("the test host is gone")] }
                     return step {
                         let storeHost = FeatureHost(sharing: host, clock: TestScheduler())
-                        if !args.isNil(2) { storeHost.serviceOverrides = try args.ref(2) }
+                        if args.isTable(2) { storeHost.serviceOverrides = try args.ref(2) }
                         let initial: LuaValue? = args.isNil(3) ? Optional.none : try args.value(3, path: "opts.state")
                         let exhaustive = args.isNil(4) ? true : (try args.value(4)).isTruthy
                         let feature: RunningFeature
                         do {
                             feature = try host.router!.with(storeHost.testScheduler!) {
+                                // A plugin compiled by `compile` (the explorer's runs): a fresh
+                                // definition, its services replaced by what arg 2 makes of it.
+                                if args.isFunction(1) {
+                                    let wrap = args.isFunction(2) ? try args.ref(2) : nil
+                                    return try storeHost.load(
+                                        compiled: try args.ref(1), file: try args.string(5), initial: initial,
+                                        overrides: wrap.map { wrap in
+                                            { definition in
+                                                try host.lua.call(wrap, [.ref(definition)]) {
+                                                    $0.isTable(1) ? try $0.ref(1) : nil
+                                                }
+                                            }
+                                        })
+                                }
                                 if args.isTable(1) {
                                     let source = args.isNil(5) ? "spec" : try args.string(5)
                                     return try storeHost.load(table: try args.ref(1), source: source, initial: initial)
@@ -100,6 +122,23 @@ public enum TestModule {
                             host.keepAlive(store)
                         }
                         return [.object(handle, storeClass)]
+                    }
+                }
+            ),
+            (
+                // A plugin's init.lua compiled once (`FeatureHost.compilePlugin`), and its file:
+                // `new` runs it for a fresh definition per store.
+                "compile",
+                .function { [weak host] args in
+                    guard let host else { return [.value(.nil), .value("the test host is gone")] }
+                    return step {
+                        do {
+                            let (chunk, file) = try host.compilePlugin(try args.string(1))
+                            return [.ref(chunk), .value(.string(LuaString(file)))]
+                        } catch {
+                            let (message, location) = LuaErrorReport.describe(error, fallback: nil)
+                            throw FeatureStore.Failure("T.explore: \(location.map { "\($0): " } ?? "")\(message)")
+                        }
                     }
                 }
             ),
@@ -240,8 +279,18 @@ public enum TestModule {
                     t["seed"] = defaults.seed.map { .integer($0) } ?? .nil
                     t["runs"] = defaults.runs.map { .integer(Int64($0)) } ?? .nil
                     t["length"] = defaults.length.map { .integer(Int64($0)) } ?? .nil
+                    t["steps"] = defaults.steps.map { .integer(Int64($0)) } ?? .nil
+                    t["seconds"] = defaults.seconds.map { .number($0) } ?? .nil
                     return [.value(.table(t))]
                 }
+            ),
+            // What the explorer's budgets read: the wall clock in seconds, and the milliseconds
+            // left before the test's own deadline stops it (nil: no deadline), so it stops first
+            // and still prints what it found.
+            ("clock", .function { _ in [.value(.number(Double(DispatchTime.now().uptimeNanoseconds) / 1e9))] }),
+            (
+                "testTimeLeft",
+                .function { [weak host] _ in [.value(host?.lua.testTimeLeftMs.map { .integer($0) } ?? .nil)] }
             ),
             ("freshSeed", .function { _ in [.value(.integer(Int64.random(in: 1...999_999_999)))] }),
             // A value as the JSON `moonflow run` reads: the same writer, keys sorted.

@@ -15,7 +15,8 @@ struct Test: ParsableCommand {
             (under --tap, as a closing `#` comment); exit 0 only when nothing failed.
 
             --time-limit bounds each handler and reducer call (default 1000 ms); each test \
-            as a whole, its waits for services included, gets ten times that (10 s).
+            as a whole, its waits for services included, gets ten times that (10 s), plus \
+            --seconds when an exploration's time budget is given.
             """
     )
 
@@ -73,6 +74,20 @@ struct Test: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "Steps per exploration, over all its runs and its shrinking: it stops there and reports what it found.",
+            valueName: "N"))
+    var steps: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds per exploration (wall time), its own budget beside --time-limit: it stops there and reports what it found.",
+            valueName: "S"))
+    var seconds: Double?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Serve a debugger for editors (the Debug Adapter Protocol) at [HOST:]PORT: breakpoints stop in the plugins' code and in the specs. One spec file runs at a time. See docs/debugging.md.",
             valueName: "[HOST:]PORT"))
     var debug: String?
@@ -96,6 +111,10 @@ struct Test: ParsableCommand {
         if let shard { _ = try parsedShard(shard) }
         if let runs, runs < 1 { throw ValidationError("--runs \(runs): give 1 or more runs") }
         if let length, length < 1 { throw ValidationError("--length \(length): give 1 or more steps") }
+        if let steps, steps < 1 { throw ValidationError("--steps \(steps): give 1 or more steps") }
+        if let seconds, !(seconds > 0 && seconds <= 86400) {
+            throw ValidationError("--seconds \(seconds): give more than 0 and at most 86400 (a day)")
+        }
         if let debug {
             do { _ = try InspectorPipe.address(debug) } catch { throw ValidationError("--debug \(error)") }
             if let jobs, jobs > 1 { throw ValidationError("--debug runs one spec file at a time; drop --jobs \(jobs)") }
@@ -128,7 +147,7 @@ struct Test: ParsableCommand {
             let server = try DebugServer.start(debug, name: "moonflow test", wait: debugWait)
             options.prepareHost = server.prepare
         }
-        options.setExplore(seed: seed, runs: runs, length: length)
+        options.setExplore(seed: seed, runs: runs, length: length, steps: steps, seconds: seconds)
         let status = SpecRunner(options: options).run()
         if status != 0 { throw ExitCode(status) }
     }

@@ -76,6 +76,9 @@ int mf_install_watchdog(lua_State *L);
 /// closes; calls armed with their own limit meanwhile run under that limit.
 /// Cannot raise. Stack: [-0, +1].
 void mf_push_test_deadline(lua_State *L);
+/// Milliseconds left of the test deadline armed on this thread (as the watchdog counts them),
+/// or -1 when no test deadline is armed here. Raises nothing. Stack: [-0, +0].
+int64_t mf_test_time_left_ms(lua_State *L);
 /// Whether the test deadline armed on L has passed (for Swift waits to stop).
 int mf_test_deadline_passed(lua_State *L);
 /// Nonzero once the running call of this state passed its deadline. Stack: [-0, +0].

@@ -243,6 +243,14 @@ public final class LuaState: @unchecked Sendable {
     /// Calls made meanwhile with their own time limit keep it.
     package func testDeadline() throws -> LuaRef { try lightFunctionRef(mf_push_test_deadline) }
 
+    /// Milliseconds left before the test deadline armed on this thread (`testDeadline`) stops
+    /// the test, counted as the watchdog counts them; nil when none is armed here.
+    package var testTimeLeftMs: Int64? {
+        if closed { return nil }
+        let left = mf_test_time_left_ms(L)
+        return left < 0 ? nil : left
+    }
+
     /// How many values the registry holds (`LuaRef`s, named metatables, the globals), freed
     /// slots left out: what a host's tests and benches watch for references never released.
     package var registryEntries: Int {

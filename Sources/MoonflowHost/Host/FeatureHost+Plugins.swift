@@ -63,18 +63,33 @@ extension FeatureHost {
     /// - Returns: the definition and the file it came from.
     /// - Throws: `LuaError` (syntax, runtime), `DefinitionError` or `HostError`.
     package func loadDefinition(_ spec: String) throws -> (FeatureDefinition, String) {
+        let (chunk, file) = try compilePlugin(spec)
+        return (try definition(calling: chunk, file: file), file)
+    }
+
+    /// A plugin's `init.lua` compiled, not run: each call of the chunk returns a new definition,
+    /// whose functions (`handle`, `reduce`, its Lua services) share nothing with an earlier
+    /// call's (`definition(calling:file:)`). The explorer compiles once and calls it per run.
+    ///
+    /// - Returns: the chunk and the file it came from.
+    /// - Throws: `LuaError` (syntax) or `HostError` (no such plugin).
+    package func compilePlugin(_ spec: String) throws -> (chunk: LuaRef, file: String) {
         let file = try resolve(spec)
         return try perform {
             let env = try sandbox.map { try $0.env(forPluginFile: file) }
-            let chunk: LuaRef
             if let (source, path) = sourceFile(file) {
                 guard let text = try source.text(at: path) else { throw HostError("\(file) is gone from its source") }
-                chunk = try lua.load(string: text, name: file, env: env)
-            } else {
-                try addPackagePath(for: file)
-                chunk = try lua.load(file: file, env: env)
+                return (try lua.load(string: text, name: file, env: env), file)
             }
-            let definition: FeatureDefinition = try lua.call(chunk, []) { slots in
+            try addPackagePath(for: file)
+            return (try lua.load(file: file, env: env), file)
+        }
+    }
+
+    /// Runs a compiled plugin (`compilePlugin`) and reads the definition it returns.
+    package func definition(calling chunk: LuaRef, file: String) throws -> FeatureDefinition {
+        try perform {
+            try lua.call(chunk, []) { slots in
                 guard slots.count >= 1, slots.isTable(1) else {
                     throw HostError(
                         "\(file) must return a definition (return mf.feature{...}); it returned \(slots.count == 0 ? "nothing" : slots.typeName(1))"
@@ -84,7 +99,6 @@ extension FeatureHost {
                     throw HostError("\(file): \(e.message)")
                 }
             }
-            return (definition, file)
         }
     }
 
@@ -283,6 +297,23 @@ extension FeatureHost {
             }
         } onCancel: {
             wait.cancel()
+        }
+    }
+
+    /// Makes a feature from a fresh run of a compiled plugin (`compilePlugin`): a new definition
+    /// each time, as a load by name makes, without reading and compiling the file again.
+    /// `overrides`, given the new definition's table, returns the services that replace the
+    /// plugin's own (`serviceOverrides`), or nil for none: the explorer wraps that very load's
+    /// services, so nothing of one run's services reaches the next.
+    package func load(
+        compiled chunk: LuaRef, file: String, initial: LuaValue? = nil, overrides: ((LuaRef) throws -> LuaRef?)? = nil
+    ) throws -> RunningFeature {
+        do {
+            let definition = try definition(calling: chunk, file: file)
+            if let overrides { serviceOverrides = try overrides(definition.table) }
+            return try perform { try makeFeature(definition, source: file, initial: initial) }
+        } catch {
+            throw bridge.relative(FeatureError(stage: .load, wrapping: error))
         }
     }
 

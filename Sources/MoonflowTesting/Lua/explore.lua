@@ -38,6 +38,16 @@ local function show(v, depth)
   if t == "number" then
     if v == math.maxinteger then return "math.maxinteger" end
     if v == math.mininteger then return "math.mininteger" end
+    if math.type(v) == "float" then
+      -- As Lua reads it back: the same float (tostring keeps 14 digits), still a float.
+      if v ~= v then return "(0/0)" end
+      if v == math.huge then return "math.huge" end
+      if v == -math.huge then return "-math.huge" end
+      local s = tostring(v)
+      if tonumber(s) ~= v then s = ("%.17g"):format(v) end
+      if not s:find("[%.eEn]") then s = s .. ".0" end
+      return s
+    end
     return tostring(v)
   end
   if t ~= "table" then return tostring(v) end
@@ -129,9 +139,26 @@ end
 -- `services = T.faults("search", { [1] = "fail", [2] = 250 }, stubs)`: the plugin's own Lua
 -- services and the stubs, with call 1 failing and call 2 answering 250 ms late (the calls
 -- counted over all of them, in order): what a shrunk exploration prints to reproduce it.
+-- T.store given it wraps the services of its own load instead (`storeServices`), as the explorer
+-- wraps each run's: services that share state with `handle` see the same state there.
+local FAULTS = setmetatable({}, { __mode = "k" })
+
 function T.faults(target, plan, stubs)
   if type(plan) ~= "table" then raise("T.faults(pluginOrFeature, plan [, stubs]): plan is a table of call number = \"fail\" or a delay in ms", 2) end
-  return (faulty(definitionOf(target), stubs, copy(plan)))
+  local services = faulty(definitionOf(target), stubs, copy(plan))
+  FAULTS[services] = { target = target, plan = copy(plan), stubs = stubs }
+  return services
+end
+
+-- What T.store passes to core.new for `services` made by T.faults for this same plugin: the
+-- plugin compiled, and a function that wraps the services of the definition it loads. Nil for
+-- any other services.
+local function storeServices(target, services)
+  local f = FAULTS[services]
+  if not f or f.target ~= target or type(target) ~= "string" then return nil end
+  local chunk, file = core.compile(target)
+  if not chunk then raise(file, 3) end
+  return chunk, file, function(def) return (faulty(def, f.stubs, copy(f.plan))) end
 end
 
 -- MARK: - What a run reached
@@ -253,9 +280,19 @@ local function execute(ctx, run, trace, reach)
       return false
     end
   end
-  local stubs = ctx.stubs
-  if ctx.faults then stubs = faulty(ctx.def, ctx.userStubs, plan, drawFault) end
-  local h, err = core.new(ctx.target, stubs, ctx.state, false, ctx.source, true)
+  -- A plugin is compiled once and run for each store: every run, and every run of the shrinker,
+  -- gets a definition of its own, its Lua services too (wrapped as that load's own).
+  local stubs, target, source = ctx.stubs, ctx.target, ctx.source
+  if ctx.chunk then target, source = ctx.chunk, ctx.file end
+  if ctx.faults then
+    if ctx.chunk then
+      stubs = function(def) return (faulty(def, ctx.userStubs, plan, drawFault)) end
+    else
+      stubs = faulty(ctx.def, ctx.userStubs, plan, drawFault)
+    end
+  end
+  local started = core.clock()
+  local h, err = core.new(target, stubs, ctx.state, false, source, true)
   if not h then raise(err, 4) end
   core.explore(h, ctx.keepStates)
   local traced = trace and {} or nil
@@ -292,7 +329,7 @@ local function execute(ctx, run, trace, reach)
   while not failure do
     local step
     if run.rng then
-      if i >= run.length then break end
+      if i >= run.length or (ctx.stepBudget and ctx.stepsUsed >= ctx.stepBudget) then break end
       step = ctx.draw(run.rng, h)
       steps[#steps + 1] = step
     else
@@ -300,6 +337,7 @@ local function execute(ctx, run, trace, reach)
       if not step then break end
     end
     i = i + 1
+    ctx.stepsUsed = ctx.stepsUsed + 1
     if step.send then
       if reach then reach.seen.action[step.send.type] = true end
       local ok, refusal = core.exploreSend(h, step.send)
@@ -332,6 +370,8 @@ local function execute(ctx, run, trace, reach)
     end
   end
   core.exploreStop(h)
+  local took = core.clock() - started
+  if took > ctx.longest then ctx.longest = took end
   return failure, traced
 end
 
@@ -392,6 +432,30 @@ local function drawer(ctx)
   end
 end
 
+-- MARK: - Budgets
+
+-- Why the exploration must stop now, or nil: its budget of steps or seconds is spent, or the
+-- test's deadline is near (what is left would not cover the run to print and a margin).
+-- Checked before each run, of the search and of the shrinker; the reason is kept.
+local function budgetCheck(ctx)
+  local reason
+  return function()
+    if reason then return reason end
+    if ctx.stepBudget and ctx.stepsUsed >= ctx.stepBudget then
+      reason, ctx.stopKind = ("its budget of %d steps"):format(ctx.stepBudget), "steps"
+    elseif ctx.deadline and core.clock() >= ctx.deadline then
+      reason, ctx.stopKind = ("its budget of %s s"):format(tostring(ctx.seconds)), "seconds"
+    else
+      local left = core.testTimeLeft()
+      -- Three times the longest run so far, and a tenth of a second, for the run that prints.
+      if left and left < 100 + 3000 * ctx.longest then
+        reason, ctx.stopKind = "the test's time limit (give --time-limit more, or the exploration a budget of its own)", "test"
+      end
+    end
+    return reason
+  end
+end
+
 -- MARK: - Shrinking
 
 local function fails(ctx, run, key)
@@ -405,6 +469,13 @@ local function withSteps(run, steps) return { steps = steps, plan = run.plan } e
 local function shrink(ctx, run, failure)
   local key = failure.key
   local budget = ctx.shrinkBudget
+  -- The shrinker's own limit on runs, and the exploration's budget (`stopped`, which also
+  -- says why): what is left when either ends is the best shrink so far.
+  local function more()
+    if ctx.executions >= budget then return false end
+    if ctx.stopped() then ctx.shrinkCut = true; return false end
+    return true
+  end
   local best = run
   -- Nothing after the failing step matters.
   if failure.step and failure.step <= #run.steps then
@@ -414,13 +485,13 @@ local function shrink(ctx, run, failure)
     if f then best, failure = withSteps(run, cut), f end
   end
   local progress = true
-  while progress and ctx.executions < budget do
+  while progress and more() do
     progress = false
     -- Fewer steps: chunks of halving size, then one at a time.
     local size = math.max(1, #best.steps // 2)
-    while size >= 1 and ctx.executions < budget do
+    while size >= 1 and more() do
       local i = 1
-      while i <= #best.steps and ctx.executions < budget do
+      while i <= #best.steps and more() do
         local steps = {}
         for j, s in ipairs(best.steps) do if j < i or j >= i + size then steps[#steps + 1] = s end end
         local f = #steps < #best.steps and fails(ctx, withSteps(best, steps), key)
@@ -431,7 +502,7 @@ local function shrink(ctx, run, failure)
     -- Adjacent advances as one.
     for i = #best.steps - 1, 1, -1 do
       local a, b = best.steps[i], best.steps[i + 1]
-      if a and b and a.advance and b.advance and ctx.executions < budget then
+      if a and b and a.advance and b.advance and more() then
         local steps = copy(best.steps)
         steps[i] = { advance = a.advance + b.advance }
         table.remove(steps, i + 1)
@@ -442,7 +513,7 @@ local function shrink(ctx, run, failure)
     -- Simpler values and shorter waits, a step at a time.
     for i = 1, #best.steps do
       local improved = true
-      while improved and ctx.executions < budget do
+      while improved and more() do
         improved = false
         local s = best.steps[i]
         local options = {}
@@ -458,7 +529,7 @@ local function shrink(ctx, run, failure)
           end
         end
         for _, o in ipairs(options) do
-          if ctx.executions >= budget then break end
+          if not more() then break end
           local steps = copy(best.steps)
           steps[i] = o
           local f = fails(ctx, withSteps(best, steps), key)
@@ -469,14 +540,14 @@ local function shrink(ctx, run, failure)
     -- Fewer faults, earlier calls (so the steps before can go), then shorter delays.
     for _, n in ipairs(sortedKeys(best.plan)) do
       local fault = best.plan[n]
-      if fault and ctx.executions < budget then
+      if fault and more() then
         local plan = copy(best.plan)
         plan[n] = false
         local f = fails(ctx, { steps = best.steps, plan = plan }, key)
         local moved
         if not f then
           for _, m in ipairs(towards(n, 1)) do
-            if not best.plan[m] and ctx.executions < budget then
+            if not best.plan[m] and more() then
               local earlier = copy(best.plan)
               earlier[n], earlier[m] = nil, fault
               f = fails(ctx, { steps = best.steps, plan = earlier }, key)
@@ -544,8 +615,14 @@ local function specText(ctx, run, failure, traced)
       line(("  store:send(%s)"):format(show(s.send)))
     else
       line(("  store:advance(%d)"):format(s.advance))
+      -- What arrived, as comments: the store is not exhaustive, so the run needs no receive,
+      -- and a whole payload pinned there (a time, an id, a message) could fail before the check.
       for _, e in ipairs(byStep[i] or {}) do
-        if e.kind == "mutation" then line(("  store:receive(%s)"):format(show(e.value))) end
+        if e.kind == "mutation" then
+          local shown = show(e.value)
+          if #shown > 100 then shown = shown:sub(1, 96) .. " ..." end
+          line(("  -- received %s"):format(shown))
+        end
       end
     end
     if i ~= failure.step then after(byStep[i]) end
@@ -570,7 +647,7 @@ end
 local OPTIONS = {
   runs = true, length = true, seed = true, weights = true, gen = true, services = true, state = true,
   invariants = true, allowErrors = true, allowInFlight = true, actions = true, faults = true,
-  raise = true, shrink = true, quiet = true, skipUndeclared = true, firstRun = true,
+  raise = true, shrink = true, quiet = true, skipUndeclared = true, firstRun = true, steps = true, seconds = true,
 }
 
 local function describeTarget(target)
@@ -620,8 +697,13 @@ function T.explore(target, opts)
     weights = opts.weights or {}, gen = opts.gen or {}, state = opts.state, userStubs = userStubs,
     invariants = type(def.invariants) == "table" and def.invariants or nil, extraInvariants = opts.invariants,
     allowErrors = opts.allowErrors, allowInFlight = opts.allowInFlight, executions = 0,
-    shrinkBudget = opts.shrink == false and 0 or 2000,
+    shrinkBudget = opts.shrink == false and 0 or 2000, stepsUsed = 0, longest = 0,
   }
+  if type(target) == "string" then
+    local chunk, file = core.compile(target)
+    if not chunk then raise(file, 2) end
+    ctx.chunk, ctx.file = chunk, file
+  end
   local _, wrapsAny = faulty(def, userStubs, {})
   ctx.faults = wrapsAny and faults or nil
   if not ctx.faults and userStubs then
@@ -635,6 +717,16 @@ function T.explore(target, opts)
   local runs = defaults.runs or opts.runs or 100
   local length = defaults.length or opts.length or 50
   local seed = defaults.seed or opts.seed or core.freshSeed()
+  local stepBudget, seconds = defaults.steps or opts.steps, defaults.seconds or opts.seconds
+  if stepBudget ~= nil and (math.type(stepBudget) ~= "integer" or stepBudget < 1) then
+    raise(("T.explore: opts.steps, the budget of steps over all runs, must be a whole number of 1 or more (got %s)"):format(tostring(stepBudget)), 2)
+  end
+  if seconds ~= nil and (type(seconds) ~= "number" or seconds ~= seconds or seconds <= 0) then
+    raise(("T.explore: opts.seconds, the budget of time, must be a number of seconds above 0 (got %s)"):format(tostring(seconds)), 2)
+  end
+  ctx.stepBudget, ctx.seconds = stepBudget, seconds
+  if seconds then ctx.deadline = core.clock() + seconds end
+  ctx.stopped = budgetCheck(ctx)
   if math.type(runs) ~= "integer" or runs < 1 or math.type(length) ~= "integer" or length < 1 then
     raise("T.explore: opts.runs and opts.length must be whole numbers of 1 or more", 2)
   end
@@ -648,7 +740,10 @@ function T.explore(target, opts)
   end
   local failure, found, foundRun
   local ran = 0
+  local stoppedSearch
   for n = first, first + runs - 1 do
+    stoppedSearch = ctx.stopped()
+    if stoppedSearch then break end
     -- Wraps for large seeds, as a hash may: the same seed and run always draw the same run.
     local run = { steps = {}, plan = {}, rng = Random(seed * 1000003 + n), length = length }
     ran = ran + 1
@@ -656,15 +751,19 @@ function T.explore(target, opts)
     if f then failure, found, foundRun = f, { steps = run.steps, plan = run.plan }, n; break end
   end
   local reached, never = reachLines(reach)
-  local seconds = os.clock() - started
+  local took = os.clock() - started
   local report = {
     name = ctx.name, seed = seed, runs = ran, length = length,
-    reached = reached, never = never, seconds = seconds,
+    reached = reached, never = never, seconds = took, steps = ctx.stepsUsed, stopped = stoppedSearch and ctx.stopKind,
   }
   local head = ("explore %s: seed %d, %d runs × %d steps"):format(ctx.name, seed, runs, length)
   if not failure then
-    if not opts.quiet then
-      print(("%s: every check held (%.2f s)"):format(head, seconds))
+    -- Cut short by the test's limit, it says so even when quiet: fewer runs ran than asked.
+    if stoppedSearch and (not opts.quiet or ctx.stopKind == "test") then
+      print(("%s: every check held in the %d runs (%d steps) that ran before %s stopped it (%.2f s)"):format(
+        head, ran, ctx.stepsUsed, stoppedSearch, took))
+    elseif not opts.quiet then
+      print(("%s: every check held (%.2f s)"):format(head, took))
       print("  reached: " .. table.concat(reached, "; "))
       if #never > 0 then print("  never reached: " .. table.concat(never, ", ")) end
     end
@@ -676,12 +775,16 @@ function T.explore(target, opts)
   local final, traced = execute(ctx, { steps = best.steps, plan = copy(best.plan) }, true)
   final = final or shrunkFailure
   local spec = specText(ctx, best, final, traced)
+  -- A shrink the budget or the test's limit cut short is printed as it stands: the best so far.
+  local cut = ctx.shrinkCut and ctx.stopped()
   report.failure = {
     check = final.check, message = final.message, steps = best.steps, plan = best.plan,
-    run = foundRun, shrunkFrom = original, spec = spec,
+    run = foundRun, shrunkFrom = original, spec = spec, shrinkStopped = cut and ctx.stopKind,
   }
-  local text = ("%s: run %d failed: %s\n  %s\nshrunk from %d steps to %d (%d runs of the shrinker); to reproduce, paste:\n%s\nor run again with --seed %d"):format(
-    head, foundRun, final.check, final.message:gsub("\n", "\n  "), original, #best.steps, ctx.executions, spec, seed)
+  local shrinkRuns = ("%d runs of the shrinker"):format(ctx.executions)
+  if cut then shrinkRuns = ("%s, stopped by %s: the best shrink so far"):format(shrinkRuns, cut) end
+  local text = ("%s: run %d failed: %s\n  %s\nshrunk from %d steps to %d (%s); to reproduce, paste:\n%s\nor run again with --seed %d"):format(
+    head, foundRun, final.check, final.message:gsub("\n", "\n  "), original, #best.steps, shrinkRuns, spec, seed)
   -- Without service faults the run is plain input: `moonflow run --record` keeps it as a
   -- recording that `moonflow replay` re-runs.
   local faulted = false
@@ -696,4 +799,4 @@ function T.explore(target, opts)
   raise(text, 2)
 end
 
-return { broken = broken }
+return { broken = broken, storeServices = storeServices }

@@ -41,7 +41,7 @@ package struct SpecRunner: Sendable {
         /// `.sandboxed`: the plugins under test run with the sandbox's limits and
         /// globals of their own; busted and the specs keep the whole library.
         package var profile: LuaState.Profile = .trusted
-        /// `--seed`, `--runs`, `--length`: every `T.explore` of the run takes them.
+        /// `--seed`, `--runs`, `--length`, `--steps`, `--seconds`: every `T.explore` of the run takes them.
         package var explore = TestModule.ExploreDefaults()
         /// `--explore`: `paths` are plugins (names in `./plugins` or folders; none: every plugin
         /// there), each explored with its declared actions and invariants instead of running specs.
@@ -56,8 +56,16 @@ package struct SpecRunner: Sendable {
         /// its arguments. Nil: this process's, the `moonflow` binary and the words after `test`.
         package var arg: [String]?
         package init(paths: [String] = []) { self.paths = paths }
-        package mutating func setExplore(seed: Int64?, runs: Int?, length: Int?) {
-            explore = TestModule.ExploreDefaults(seed: seed, runs: runs, length: length)
+        /// Sets every exploration's numbers. A time budget (`seconds`) is the exploration's own:
+        /// each test's limit (`testTimeLimitMs`, from `--time-limit`) grows by it, so the budget
+        /// is not cut short by the limit of a test that did not ask for it.
+        package mutating func setExplore(
+            seed: Int64?, runs: Int?, length: Int?, steps: Int? = nil, seconds: Double? = nil
+        ) {
+            explore = TestModule.ExploreDefaults(seed: seed, runs: runs, length: length, steps: steps, seconds: seconds)
+            if let seconds, let limit = testTimeLimitMs {
+                testTimeLimitMs = limit + Int64((seconds * 1000).rounded(.up))
+            }
         }
     }
 
