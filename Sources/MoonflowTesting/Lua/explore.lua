@@ -545,7 +545,11 @@ local function specText(ctx, run, failure, traced)
     else
       line(("  store:advance(%d)"):format(s.advance))
       for _, e in ipairs(byStep[i] or {}) do
-        if e.kind == "mutation" then line(("  store:receive(%s)"):format(show(e.value))) end
+        -- By type: the store is not exhaustive, and the payload is not what the run is about.
+        if e.kind == "mutation" then
+          local name = type(e.value) == "table" and e.value.type
+          line(("  store:receive(%s)"):format(show(type(name) == "string" and name or e.value)))
+        end
       end
     end
     if i ~= failure.step then after(byStep[i]) end
