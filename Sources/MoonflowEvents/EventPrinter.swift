@@ -24,6 +24,9 @@ public final class EventPrinter: @unchecked Sendable {
     private var lastState: LuaValue?
     /// The feature's declared `state`, for state patches (set when the feature loads or reloads).
     package var declaredState: SchemaType?
+    /// pretty: the columns a line with a payload (an action's, a mutation's, an effect's fields,
+    /// a state, a change) is folded to, each further piece indented (`TextWrap`).
+    package var width = 100
 
     public init(format: OutputFormat, color: Bool = false, statePatches: Bool = false) {
         self.format = format
@@ -48,7 +51,14 @@ public final class EventPrinter: @unchecked Sendable {
         switch format {
         case .jsonl: return jsonl(event, t: t, from: from, changes: changes, stateJSON: stateJSON)
         case .pretty:
-            let text = pretty(event, t: t, from: from, changes: changes)
+            var text = pretty(event, t: t, from: from, changes: changes)
+            switch event {
+            case .state, .action, .reaction, .mutation, .effect:
+                text = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+                    TextWrap.fold(String($0), width: width, indent: EventPrinter.continuation)
+                }.joined(separator: "\n")
+            default: break
+            }
             guard asInput, case .error = event else { return text }
             // "    ✗ error" under an action becomes "  ✗ error" beside the actions.
             return text.replacingOccurrences(
@@ -124,12 +134,18 @@ public final class EventPrinter: @unchecked Sendable {
             let first = EventPrinter.visible(report.message)
             let place = location.map { "\($0): " } ?? ""
             var text = "\(time)    \(paint("✗ error", "1;31")) \(first.hasPrefix(place) ? first : place + first)"
+            // The plugin's frames only: Moonflow's own Lua and its C functions are no place to look.
             if let traceback = report.traceback {
-                text +=
-                    "\n"
-                    + traceback.split(separator: "\n").map { line in
-                        "             " + EventPrinter.visible(String(line.drop(while: { $0 == "\t" })))
-                    }.joined(separator: "\n")
+                let frames = traceback.split(separator: "\n").dropFirst().map {
+                    String($0.drop(while: { $0 == "\t" }))
+                }.filter { !EventPrinter.isOwnFrame($0) }
+                if !frames.isEmpty {
+                    text +=
+                        "\n"
+                        + ([String(traceback.prefix { $0 != "\n" })] + frames).map { line in
+                            EventPrinter.continuation + EventPrinter.visible(line)
+                        }.joined(separator: "\n")
+                }
             }
             return text
         case .log(let message, let location):
@@ -146,6 +162,21 @@ public final class EventPrinter: @unchecked Sendable {
             }
             return text
         }
+    }
+
+    /// Where a line's further pieces start: under the event's text, past its time.
+    static let continuation = String(repeating: " ", count: 13)
+
+    /// A traceback's frame in Moonflow rather than the plugin: a C function (`[C]: in ?`,
+    /// the host's Swift functions among them), the host's compiled-in Lua (chunks named
+    /// `moonflow`, `moonflow.task`, ...), or Lua's `(...tail calls...)`.
+    static func isOwnFrame(_ frame: String) -> Bool {
+        if frame.hasPrefix("[C]") || frame.hasPrefix("(...tail calls...)") || frame.hasPrefix("...") { return true }
+        // The chunk's name is what comes before `:LINE:`; a plugin's own is a path.
+        guard let colon = frame.firstIndex(of: ":") else { return false }
+        let chunk = frame[..<colon]
+        guard chunk == "moonflow" || chunk.hasPrefix("moonflow.") || chunk.hasPrefix("moonflow ") else { return false }
+        return !chunk.contains("/") && !chunk.hasSuffix(".lua")
     }
 
     /// The `type` of an action, mutation or effect, control characters escaped.

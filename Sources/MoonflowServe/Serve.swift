@@ -44,6 +44,9 @@ package enum Serve {
     }
 
     package static func main(_ raw: [String]) -> Never {
+        // Held before any thread starts, taken at the end: SIGINT and SIGTERM end the server
+        // with status 0, as they end `moonflow run --watch`, even in a script's background.
+        FeatureRun.holdStopSignals()
         guard let arguments = Arguments(raw), let address = try? InspectorPipe.address(arguments.address) else {
             fail(
                 "moonflow serve starts this program beside itself; run that instead (moonflow serve --help)", status: 2)
@@ -102,10 +105,10 @@ package enum Serve {
             pusher.saved(changed)
         }
         do { try watcher.start() } catch { fail("moonflow: serve: cannot watch the folders: \(error)", status: 1) }
-        while true {
-            Thread.sleep(forTimeInterval: 3600)
-            withExtendedLifetime(relay) {}  // the relay serves editors as long as the server runs
-        }
+        // The relay serves editors as long as the server runs.
+        withExtendedLifetime(relay) { FeatureRun.waitForStopSignal() }
+        watcher.stop()
+        exit(0)
     }
 
     static func fail(_ message: String, status: Int32) -> Never {

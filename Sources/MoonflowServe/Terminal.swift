@@ -62,7 +62,9 @@ final class Terminal: @unchecked Sendable {
     }
 
     func observer(app: String, feature: String) -> any RunObserver {
-        Printer(terminal: self, printer: EventPrinter(format: format, color: color))
+        let printer = EventPrinter(format: format, color: color)
+        printer.width = TextWrap.width(of: STDOUT_FILENO)
+        return Printer(terminal: self, printer: printer)
     }
 
     /// One feature's events, printed as they come.

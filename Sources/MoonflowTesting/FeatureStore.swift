@@ -265,34 +265,38 @@ public final class FeatureStore: @unchecked Sendable {
         return step
     }
 
-    /// Takes the next received mutation, which must equal `mutation`.
-    package func beginReceive(_ mutation: LuaValue) throws -> Step {
+    /// Takes the next received mutation, which must equal `mutation`; with `partial`, only
+    /// the fields `mutation` gives are compared (`store:receive("loaded")` gives the type alone).
+    package func beginReceive(_ mutation: LuaValue, partial: Bool = false) throws -> Step {
         let what = "receive(\(Self.typeName(mutation)))"
         try checkUsable(what)
         let errorsBefore = reported.count
         if received.isEmpty { settle() }
+        let wanted = partial ? Self.describePartial(mutation) : Self.describe(mutation)
         guard !received.isEmpty else {
             throw Failure(
                 """
-                \(what): expected mutation \(Self.describe(mutation)), but no mutation arrived.\(inFlightHint())
+                \(what): expected mutation \(wanted), but no mutation arrived.\(inFlightHint())
                 """)
         }
+        // What a mutation is compared as: only the fields `mutation` gives, when partial.
+        func compared(_ m: LuaValue) -> LuaValue { partial ? Self.project(m, onto: mutation) : m }
         let next: Received
         if exhaustive {
             next = received.removeFirst()
-            if !StateDiff.same(next.mutation, mutation) {
+            if !StateDiff.same(compared(next.mutation), mutation) {
                 lastAsserted = next.after
                 throw Failure(
                     """
-                    \(what): the next mutation does not match (expected -, received +):
-                    \(indent(StateDiff.lines(expected: mutation, actual: next.mutation, root: "mutation")))
+                    \(what): the next mutation does not match\(partial ? " in the fields given" : "") (expected -, received +):
+                    \(indent(StateDiff.lines(expected: mutation, actual: compared(next.mutation), root: "mutation")))
                     """)
             }
         } else {
-            guard let index = received.firstIndex(where: { StateDiff.same($0.mutation, mutation) }) else {
+            guard let index = received.firstIndex(where: { StateDiff.same(compared($0.mutation), mutation) }) else {
                 throw Failure(
                     """
-                    \(what): no received mutation matches \(Self.describe(mutation)); received:
+                    \(what): no received mutation matches \(wanted); received:
                     \(received.map { "  - \(Self.describe($0.mutation))" }.joined(separator: "\n"))
                     """)
             }
@@ -557,6 +561,23 @@ public final class FeatureStore: @unchecked Sendable {
         guard case .table(var t) = v, let type = v["type"]?.stringValue else { return StateDiff.render(v) }
         t[.string("type")] = .nil
         return t.isEmpty ? type : "\(type) \(StateDiff.render(.table(t)))"
+    }
+
+    /// `loaded (its fields not compared)`, `loaded { page = 2 } (other fields not compared)`: a
+    /// mutation matched by type or by some of its fields.
+    static func describePartial(_ v: LuaValue) -> String {
+        guard case .table(var t) = v, let type = v["type"]?.stringValue else { return describe(v) }
+        t[.string("type")] = .nil
+        return t.isEmpty
+            ? "\(type) (its fields not compared)" : "\(type) \(StateDiff.render(.table(t))) (other fields not compared)"
+    }
+
+    /// `actual` with only the keys `expected` has (a partial receive's comparison).
+    static func project(_ actual: LuaValue, onto expected: LuaValue) -> LuaValue {
+        guard case .table(let want) = expected, case .table(let have) = actual else { return actual }
+        var out = LuaTable()
+        for (key, _) in want.entries { out[key] = have[key] }
+        return .table(out)
     }
 
     private static func from(_ cause: LuaValue?) -> String {

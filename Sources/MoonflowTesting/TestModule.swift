@@ -76,6 +76,8 @@ public enum TestModule {
                     return step {
                         let storeHost = FeatureHost(sharing: host, clock: TestScheduler())
                         if args.isTable(2) { storeHost.serviceOverrides = try args.ref(2) }
+                        // `opts.state` fills in from `initial`: a spec gives only the fields it is about.
+                        storeHost.mergesInitialState = true
                         let initial: LuaValue? = args.isNil(3) ? Optional.none : try args.value(3, path: "opts.state")
                         let exhaustive = args.isNil(4) ? true : (try args.value(4)).isTruthy
                         let feature: RunningFeature
@@ -155,7 +157,8 @@ public enum TestModule {
                 .function { args in
                     let s = try store(args)
                     let mutation = try args.value(2, path: "mutation")
-                    return step { [.value(true), .value(try s.beginReceive(mutation).base)] }
+                    let partial = args.isNil(3) ? false : (try args.value(3)).isTruthy
+                    return step { [.value(true), .value(try s.beginReceive(mutation, partial: partial).base)] }
                 }
             ),
             (

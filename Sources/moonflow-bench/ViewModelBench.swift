@@ -171,7 +171,7 @@ private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
     if wanted("form, 2 fields") {
         let form = try host.load(name: "form", source: formSource)
         form.start()
-        let formModel = try form.model(as: FormView.self)
+        let formModel = try form.model(as: FormView.self, actions: LuaValue.self)
         let names = (0..<64).map { "name \($0)" }
         rows.append(
             (
@@ -188,7 +188,7 @@ private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
     if wanted("counter") {
         let counter = try host.load("counter")
         counter.start()
-        let counterModel = try counter.model(as: CounterView.self)
+        let counterModel = try counter.model(as: CounterView.self, actions: LuaValue.self)
         rows.append(
             (
                 "counter",
@@ -219,7 +219,7 @@ private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
     for lines in [5, 50, 500] where wanted("cart, \(lines) lines") {
         let cart = try host.load(name: "cart\(lines)", source: cartSource(lines: lines))
         cart.start()
-        let model = try cart.model(as: CartView.self)
+        let model = try cart.model(as: CartView.self, actions: LuaValue.self)
         rows.append(
             (
                 "cart, \(lines) lines",
@@ -256,7 +256,7 @@ private func measureViewModels(sends: Int) throws -> [(String, [Double])] {
     guard wanted("cart, 500 lines, not a PatchableView") else { return rows }
     let cart = try host.load(name: "plaincart", source: cartSource(lines: 500))
     cart.start()
-    let plain = try cart.model(as: PlainCartView.self)
+    let plain = try cart.model(as: PlainCartView.self, actions: LuaValue.self)
     rows.append(
         (
             "cart, 500 lines, not a PatchableView",

@@ -197,7 +197,7 @@ func typedBurst() throws {
     let field = try host.load("field")
     var seen = 0
     let token = field.observe(kinds: .state) { _ in seen += 1 }  // main-actor state, no lock
-    let model = try field.model(as: FieldView.self)
+    let model = try field.model(as: FieldView.self, actions: LuaValue.self)
     field.start()
     for ch in typed {
         try field.send(["type": "type", "ch": LuaValue(String(ch))])
@@ -217,7 +217,7 @@ func lifetimes() throws {
     var host: MainActorHost? = try MainActorHost(configuration: .init(searchPaths: [try folder()]))
     host?.host.register(service: "echo") { args in args.first ?? .nil }
     guard let field = try host?.load("field") else { exit(1) }
-    let model = try field.model(as: FieldView.self)
+    let model = try field.model(as: FieldView.self, actions: LuaValue.self)
     field.start()
     host = nil  // the app lets the host go: the feature keeps what it uses
     model.send(["type": "echo", "text": "kept"])

@@ -75,12 +75,19 @@ final class CoverageTests: ScratchTestCase {
         let util = try XCTUnwrap(
             lcov.components(separatedBy: "end_of_record\n").first { $0.contains("SF:plugins/gauge/util.lua") })
         // Every line that can run, those never run with 0: the function no spec called too
-        // (lines 3, 5, 7 and 10 are the main chunk's, which makes the functions).
+        // (lines 3, 5, 7 and 10 are the main chunk's, which makes the functions). Each
+        // function by the name its line gives, with how often it ran, for genhtml's table.
         XCTAssertEqual(
             util,
             """
             TN:
             SF:plugins/gauge/util.lua
+            FN:3,M.bump
+            FN:7,M.unused
+            FNDA:1,M.bump
+            FNDA:0,M.unused
+            FNF:2
+            FNH:1
             DA:1,1
             DA:3,1
             DA:4,1
@@ -100,6 +107,8 @@ final class CoverageTests: ScratchTestCase {
         // line hook back (line 15 is the tick's mutation, run after the stop).
         XCTAssertTrue(main.contains("DA:15,1\n"), main)
         XCTAssertTrue(main.contains("DA:13,0\n"), "the never-sent action's line: \(main)")
+        XCTAssertTrue(main.contains("FN:9,handle\nFN:17,reduce\n"), main)
+        XCTAssertTrue(main.contains("FNDA:1,reduce\n"), main)
         XCTAssertFalse(lcov.contains("spec"), "spec files are not counted: \(lcov)")
         XCTAssertTrue(lcov.hasSuffix("end_of_record\n"), lcov)
     }

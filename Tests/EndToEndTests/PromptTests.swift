@@ -205,8 +205,12 @@ final class PromptTests: XCTestCase {
     }
 
     func testATypoAtThePromptIsNotAFailureButInPipedInputItIs() throws {
-        let out = try type(["incremnt", "increment"], ["plugins/counter", "--clock", "virtual"])
+        let out = try type(
+            ["incremnt", "increment", "incrementlater ms=5"], ["plugins/counter", "--clock", "virtual"])
         XCTAssertTrue(out.contains("undeclared action 'incremnt'"), out)
+        // The declared action nearest the typo is named.
+        XCTAssertTrue(out.contains("did you mean 'increment'?"), out)
+        XCTAssertTrue(out.contains("did you mean 'incrementLater'?"), out)
         XCTAssertEqual(lastStatus, 0, "a typo at the prompt: \(out)")
         let piped = try Moonflow.run(
             ["run", "plugins/counter", "--clock", "virtual"], input: "{\"type\":\"incremnt\"}\n")

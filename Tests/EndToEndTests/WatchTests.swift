@@ -103,7 +103,26 @@ final class WatchTests: XCTestCase {
         let serve = try onAWorkerThread { try Session(["serve", "plugins", "--format", "jsonl"], in: folder) }
         defer { serve.kill() }
         try serve.waitFor(#""event":"serve""#)
-        XCTAssertEqual(try serve.terminate(), SIGTERM, "ended by the signal")
+        XCTAssertEqual(try serve.terminate(), 0, "stopped, as the run is")
+    }
+
+    /// A script that starts `moonflow` in its background leaves SIGINT ignored (a shell sets
+    /// SIG_IGN for a background job, and the program inherits it): `serve` ends on it as a
+    /// watching run does, with status 0. Before, `serve` took the default action, which an
+    /// ignored signal never gets: it ran on after the script's Ctrl-C.
+    func testSIGINTEndsRunAndServeStartedWithSIGINTIgnored() throws {
+        let folder: URL = scratch
+        let run = try Session(
+            ["run", "plugins/counter", "--watch", "--format", "jsonl", "--actions", "-"], in: folder,
+            ignoringSIGINT: true)
+        defer { run.kill() }
+        try run.waitFor(#""state":{"count":0}"#)
+        XCTAssertEqual(try run.interrupt(), 0)
+
+        let serve = try Session(["serve", "plugins", "--format", "jsonl"], in: folder, ignoringSIGINT: true)
+        defer { serve.kill() }
+        try serve.waitFor(#""event":"serve""#)
+        XCTAssertEqual(try serve.interrupt(), 0, "stopped by SIGINT")
     }
 
     /// Runs `body` on a GCD worker thread (which blocks every signal it can), not this one.
@@ -294,9 +313,16 @@ final class Session: @unchecked Sendable {
     private var buffer = ""
     private var _lines: [String] = []
 
-    init(_ arguments: [String], in directory: URL) throws {
-        process.executableURL = try Moonflow.binary()
-        process.arguments = arguments
+    /// - Parameter ignoringSIGINT: started with SIGINT ignored, as a script's background job is
+    ///   (through sh, which then becomes `moonflow`).
+    init(_ arguments: [String], in directory: URL, ignoringSIGINT: Bool = false) throws {
+        if ignoringSIGINT {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "trap '' INT; exec \"$@\"", "sh", try Moonflow.binary().path] + arguments
+        } else {
+            process.executableURL = try Moonflow.binary()
+            process.arguments = arguments
+        }
         process.currentDirectoryURL = directory
         process.standardInput = input
         process.standardOutput = output

@@ -189,7 +189,7 @@ final class GeneratedTypesTests: XCTestCase {
         struct HandWritten: Decodable, Sendable { let page: Int; let error: Int? }  // error is a string
         let host = try host()
         let colors = try host.load("colors")
-        let model = try FeatureViewModel(colors, as: HandWritten.self)
+        let model = try FeatureViewModel(colors, as: HandWritten.self, actions: LuaValue.self)
         colors.start()
         try colors.send(case: ColorsAction.page(n: 9))
         _ = host.runUntilIdle()

@@ -17,7 +17,7 @@ final class ViewModelPatchTests: XCTestCase {
         let host = try MainActorHost(configuration: .init(searchPaths: [plugins], clock: .real))
         let feature = try host.load("views")
         feature.start()
-        return (feature, try feature.model(as: ViewsState.self))
+        return (feature, try feature.model(as: ViewsState.self, actions: LuaValue.self))
     }
 
     /// After every step of random programs (set, insert, remove of fields, list items, map
@@ -50,7 +50,7 @@ final class ViewModelPatchTests: XCTestCase {
         let feature = try host.load("views")
         feature.start()
         try MainActor.assumeIsolated {
-            let model = try FeatureViewModel(feature, as: ViewsState.self)
+            let model = try FeatureViewModel(feature, as: ViewsState.self, actions: LuaValue.self)
             for n in 1...120 {
                 try feature.send(
                     n % 3 == 0

@@ -212,7 +212,7 @@ struct CartView: Decodable, Sendable, Equatable { let items: [String]; let total
 func makeCart(_ host: FeatureHost) async throws -> FeatureViewModel<CartView, LuaValue> {
     let cart = try await host.load("cart")
     cart.start()
-    return try FeatureViewModel(cart, as: CartView.self)
+    return try FeatureViewModel(cart, as: CartView.self, actions: LuaValue.self)
 }
 // --- end ---
 
@@ -273,7 +273,7 @@ final class FeatureViewModelTests: XCTestCase {
         ])
         let host = try FeatureHost(configuration: .init(searchPaths: [folder.dir], clock: .real))
         let slow = try await host.load("slow")
-        let model = try FeatureViewModel(slow, as: SlowView.self)
+        let model = try FeatureViewModel(slow, as: SlowView.self, actions: LuaValue.self)
         slow.start()
         model.send(["type": "bump"])
         try await Task.sleep(nanoseconds: 20_000_000)

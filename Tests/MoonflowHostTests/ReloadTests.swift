@@ -205,7 +205,7 @@ final class ReloadTests: XCTestCase {
         // On the virtual clock the events come on this thread, the main one: the model takes
         // each as it is delivered.
         try MainActor.assumeIsolated {
-            let model = try FeatureViewModel(feature, as: LuaValue.self)
+            let model = try FeatureViewModel(feature, as: LuaValue.self, actions: LuaValue.self)
             try broken.write(toFile: file, atomically: true, encoding: .utf8)
             XCTAssertThrowsError(try host.reload(feature))
             XCTAssertEqual(model.lastError?.stage, .reload)

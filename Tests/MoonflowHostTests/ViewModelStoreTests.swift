@@ -39,17 +39,17 @@ final class ViewModelStoreTests: XCTestCase {
         let chat = try host.load("chat")
         chat.start()
         try MainActor.assumeIsolated {
-            let model = try FeatureViewModel(chat, as: ComposerView.self)
+            let model = try FeatureViewModel(chat, as: ComposerView.self, actions: LuaValue.self)
             let composer = try model.scope("composer", as: ComposerView.self, actions: ComposerAction.self)
             composer.send(.write(text: "hi"))
             XCTAssertEqual(composer.view, ComposerView(draft: "hi"), "the child's state, at once on the main actor")
             XCTAssertEqual(model.view, ComposerView(draft: "hi"), "the parent combined it")
-            XCTAssertThrowsError(try model.scope("sidebar", as: ComposerView.self)) { error in
+            XCTAssertThrowsError(try model.scope("sidebar", as: ComposerView.self, actions: LuaValue.self)) { error in
                 XCTAssertEqual(
                     (error as? FeatureError)?.message,
                     "scope(\"sidebar\"): chat has no child 'sidebar'; its children: composer")
             }
-            XCTAssertThrowsError(try composer.scope("x", as: ComposerView.self)) { error in
+            XCTAssertThrowsError(try composer.scope("x", as: ComposerView.self, actions: LuaValue.self)) { error in
                 XCTAssertEqual(
                     (error as? FeatureError)?.message,
                     "scope(\"x\"): composer is not an mf.compose; only a composition has children")
@@ -58,7 +58,8 @@ final class ViewModelStoreTests: XCTestCase {
             // does (before: a raw DecodingError from init and from scope).
             struct Wrong: Decodable, Sendable { let draft: Int }
             for attempt in [
-                { _ = try FeatureViewModel(chat, as: Wrong.self) }, { _ = try model.scope("composer", as: Wrong.self) },
+                { _ = try FeatureViewModel(chat, as: Wrong.self, actions: LuaValue.self) },
+                { _ = try model.scope("composer", as: Wrong.self, actions: LuaValue.self) },
             ] {
                 XCTAssertThrowsError(try attempt()) { error in
                     let failure = error as? FeatureError
@@ -82,7 +83,7 @@ final class ViewModelStoreTests: XCTestCase {
         let composer = try host.load(name: "composer", source: source("first"))
         composer.start()
         try MainActor.assumeIsolated {
-            let model = try FeatureViewModel(composer, as: ComposerView.self)
+            let model = try FeatureViewModel(composer, as: ComposerView.self, actions: LuaValue.self)
             XCTAssertEqual(model.view, ComposerView(draft: "first"))
             // No mutation was reduced yet: the restarted state comes with the seq the first had.
             host.memory.set("composer/init.lua", source("second"))
@@ -120,7 +121,7 @@ final class ViewModelStoreTests: XCTestCase {
 
     func testAStateDeliveredWhileTheModelIsMadeIsNotMissed() throws {
         try MainActor.assumeIsolated {
-            let model = try FeatureViewModel(ChangingFeature(), as: ComposerView.self)
+            let model = try FeatureViewModel(ChangingFeature(), as: ComposerView.self, actions: LuaValue.self)
             XCTAssertEqual(model.view, ComposerView(draft: "after"))
         }
     }

@@ -126,6 +126,15 @@ final class PageInChromiumTests: XCTestCase {
         XCTAssertEqual(diff, "- count = 1\n+ count = 2")
         let now = try await tab.evaluate(#"document.getElementById("rerunTree").innerText.includes("count = 2")"#)
         XCTAssertEqual(now, true)
+        // The mutation of a marked step shows it too (its state frame is the one marked):
+        // before, selecting it hid the re-run's diff.
+        _ = try await tab.evaluate(#"document.querySelector('.row[data-seq="5"]').click(); "ok""#)
+        try await tab.waitUntil(
+            ##"document.getElementById("title").textContent.startsWith("#5 mutation")"##, equals: true)
+        let hidden = try await tab.evaluate(#"document.getElementById("rerunNow").hidden"#)
+        XCTAssertEqual(hidden, false)
+        let mutationDiff = try await tab.evaluate(#"document.getElementById("rerunDiff").innerText.trim()"#)
+        XCTAssertEqual(mutationDiff, "- count = 2\n+ count = 4")
 
         // The timeline by kind, then by text.
         _ = try await tab.evaluate(

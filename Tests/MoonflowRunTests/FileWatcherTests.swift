@@ -106,4 +106,40 @@ final class FileWatcherTests: XCTestCase {
         XCTAssertTrue(watcher.polls)
         #endif
     }
+    #if canImport(Glibc)
+    /// A watch stopped while its thread still waits, and a new one started at once (as a run
+    /// does when it rebuilds a stuck feature): the new watch gets the save. The old wait used
+    /// to poll the closed descriptor's number, which the new watch had been given, and read
+    /// the new watch's events itself (a save a rebuilt `--watch` run then never reloaded).
+    func testANewWatchStartedAsTheOldOneStopsGetsTheSave() throws {
+        let roots: FileWatcher.Roots = { [folder] in ([folder], []) }
+        let old = InotifyFileChanges()
+        try old.start(roots: roots)
+        let oldWaitEnded = DispatchSemaphore(value: 0)
+        let oldSaw = ResultBox()
+        Thread.detachNewThread {
+            oldSaw.set(old.next(timeoutMs: 300))
+            oldWaitEnded.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.05)  // the old wait is polling
+        old.stop()
+        let new = InotifyFileChanges()
+        try new.start(roots: roots)
+        defer { new.stop() }
+        try "return 2".write(toFile: folder + "/init.lua", atomically: false, encoding: .utf8)
+        XCTAssertEqual(oldWaitEnded.wait(timeout: .now() + 5), .success)
+        var seen: [String] = []
+        let end = Date().addingTimeInterval(5)
+        while Date() < end, !seen.contains(folder + "/init.lua") { seen += new.next(timeoutMs: 100) }
+        XCTAssertTrue(seen.contains(folder + "/init.lua"), "the new watch saw \(seen)")
+        XCTAssertEqual(oldSaw.value, [], "a stopped watch reports nothing (it read the new watch's events)")
+    }
+
+    private final class ResultBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var paths: [String] = []
+        func set(_ value: [String]) { lock.withLock { paths = value } }
+        var value: [String] { lock.withLock { paths } }
+    }
+    #endif
 }

@@ -67,6 +67,27 @@ final class TypesGeneratorTests: XCTestCase {
                 "---@class ToDoEffect.done\n---@field type \"done\"\n---@alias ToDoEffect ToDoEffect.done\n"), luals)
     }
 
+    /// A record of the state is written once, not again after the actions: LuaLS took the
+    /// second `---@class` of the same name as a duplicate definition.
+    func testLuaLSWritesEachRecordClassOnce() {
+        let state = SchemaType.record([
+            .init(name: "items", type: .list(.record([.init(name: "id", type: .scalar(.integer))]))),
+            .init(name: "owner", type: .record([.init(name: "name", type: .scalar(.string))])),
+        ])
+        let luals = LuaLSAnnotations(
+            features: feature(state, actions: ["add": ["item": .init(type: .integer, optional: false)]]),
+            command: "moonflow types --luals x"
+        ).source()
+        let classes = luals.split(separator: "\n").filter { $0.hasPrefix("---@class ") }
+        XCTAssertEqual(
+            classes,
+            [
+                "---@class ToDoState", "---@class ToDoState.items.item", "---@class ToDoState.owner",
+                "---@class ToDoAction.add",
+            ],
+            luals)
+    }
+
     /// Names from outside reach generated Swift escaped or mapped to a valid, unique
     /// identifier: a `"` or `\(` in a mutation name cannot end a literal or interpolate,
     /// a newline in a feature name cannot leave its comment, and a name with no ASCII letter

@@ -114,7 +114,8 @@ final class NotesExampleTests: XCTestCase {
 
     func testAPreviewNeedsNoLua() {
         MainActor.assumeIsolated {
-            let preview = FeatureViewModel(preview: NotesState(draft: "", shown: ["milk", "mint"], count: 2))
+            let preview = FeatureViewModel(
+                preview: NotesState(draft: "", shown: ["milk", "mint"], count: 2), actions: LuaValue.self)
             XCTAssertEqual(preview.view.shown, ["milk", "mint"])
             preview.send(["type": "submit"])
             XCTAssertEqual(preview.sentInPreview, [["type": "submit"]])

@@ -38,11 +38,6 @@
 ---@field code string
 ---@alias CheckoutAction CheckoutAction.add|CheckoutAction.dismiss|CheckoutAction.drop|CheckoutAction.load|CheckoutAction.pay|CheckoutAction.promo
 
----@class CheckoutState.lines.item
----@field price integer
----@field qty integer
----@field sku string
-
 ---@class CheckoutMutation.checked
 ---@field type "checked"
 ---@field code string

@@ -272,10 +272,12 @@ local Store = {}
 ---@param change? fun(state: table)
 function Store:send(action, change) end
 
----Takes a mutation that came later; `change` as in `send`.
----@param mutation moonflow.Message
+---Takes a mutation that came later; `change` as in `send`. Given a type (`"loaded"`), the
+---next mutation of that type, comparing only the fields of `fields` when given.
+---@param mutation moonflow.Message|string
+---@param fields? table|fun(state: table)
 ---@param change? fun(state: table)
-function Store:receive(mutation, change) end
+function Store:receive(mutation, fields, change) end
 
 ---A send the feature must refuse with an error containing `text`.
 ---@param action moonflow.Message

@@ -19,11 +19,6 @@
 ---@field fail? boolean
 ---@alias RecordsAction RecordsAction.reload
 
----@class RecordsState.records.item
----@field done boolean
----@field id integer
----@field title string
-
 ---@class RecordsMutation.failure
 ---@field type "failure"
 ---@field message string

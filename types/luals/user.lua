@@ -30,10 +30,6 @@
 ---@field id integer
 ---@alias PostsAction PostsAction.load|PostsAction.select
 
----@class PostsState.items.item
----@field id integer
----@field title string
-
 ---@class PostsMutation.failed
 ---@field type "failed"
 ---@field message string

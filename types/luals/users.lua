@@ -40,11 +40,6 @@
 ---@field team string
 ---@alias UsersAction UsersAction.add|UsersAction.disband|UsersAction.load|UsersAction.remove|UsersAction.rename|UsersAction.select|UsersAction.team
 
----@class UsersState.users.item
----@field id integer
----@field name string
----@field team string
-
 ---@class UsersMutation.failure
 ---@field type "failure"
 ---@field message string

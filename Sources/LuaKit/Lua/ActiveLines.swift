@@ -10,6 +10,14 @@ package enum ActiveLines {
         package var lines = Set<Int>()
         /// Lines that hold only a function's closing return (its `end`).
         package var closingOnly = Set<Int>()
+        /// Each function of the file but its main chunk, in line order: where it is defined,
+        /// and its first line that can run (what coverage counts its calls by).
+        package var functions: [Function] = []
+    }
+
+    package struct Function: Sendable, Equatable {
+        package let line: Int
+        package let first: Int
     }
 
     package static func of(file: String) -> Lines {
@@ -74,6 +82,7 @@ package enum ActiveLines {
             try skip(2 + 8 + 8 + 1)
             var lines = Lines()
             try function(&lines, instruction: instruction)
+            lines.functions.sort { ($0.line, $0.first) < ($1.line, $1.first) }
             return lines
         }
 
@@ -125,6 +134,9 @@ package enum ActiveLines {
                 if !afterTailCall { active.append(line) }
             }
             guard let last = active.last else { return }
+            if lineDefined > 0, let first = active.first {
+                out.functions.append(Function(line: lineDefined, first: first))
+            }
             // The implicit return every function ends with, on its `end`: alone on that line, it
             // runs only when the function falls off its end.
             if active.dropLast().contains(last) {

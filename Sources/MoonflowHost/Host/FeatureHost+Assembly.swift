@@ -14,8 +14,9 @@ extension FeatureHost {
         switch definition.kind {
         case .feature:
             let (env, interactors) = try makeEnv(definition)
+            let start = mergesInitialState ? initial.map { Self.merged($0, over: definition.initial) } : initial
             let feature = try LuaFeature(
-                definition: definition, bridge: bridge, env: env, source: source, context: context, initial: initial)
+                definition: definition, bridge: bridge, env: env, source: source, context: context, initial: start)
             attachLogs(of: interactors, to: feature)
             // Its services, logs and plugin sources are the host's: a live feature keeps it.
             feature.owner = self
@@ -30,6 +31,15 @@ extension FeatureHost {
             throw HostError(
                 "\(source) defines an mf.interactor, not a feature: features use it through env.interactors")
         }
+    }
+
+    /// `given` over `initial`, one level deep: each top-level field `given` has replaces
+    /// `initial`'s (a table whole, not merged), the others stay; a state that is not a table
+    /// replaces `initial` whole.
+    package static func merged(_ given: LuaValue, over initial: LuaValue) -> LuaValue {
+        guard case .table(let fields) = given, case .table(var out) = initial else { return given }
+        for (key, value) in fields.entries { out[key] = value }
+        return .table(out)
     }
 
     /// The children of an `mf.compose`: plugin names (found in the search paths) or definitions.

@@ -255,6 +255,11 @@ public final class FeatureHost: @unchecked Sendable {
     /// table of functions, applied last when a feature's `env` is made.
     package var serviceOverrides: LuaRef?
 
+    /// Whether a state given to start a feature from fills in from its definition's `initial`
+    /// (a test store's `opts.state`): the given top-level fields replace `initial`'s, the others
+    /// come from it (a shallow merge, `FeatureHost.merged`). Off: the given state replaces `initial`.
+    package var mergesInitialState = false
+
     /// `value` bound to this host's state executor: its queue on the real clock (checked in debug
     /// builds); on the virtual clock the one thread that drives the host, which is not checked.
     func stateBound<Value>(_ value: Value) -> ExecutorBound<Value> {

@@ -242,13 +242,6 @@ public class FeatureViewModel<View: Decodable & Sendable, Action: Encodable & Se
         return found.feature
     }
 
-    /// `scope(_:as:actions:)` for a child sent dynamic actions (`LuaValue`).
-    public func scope<Child: Decodable & Sendable>(
-        _ child: String, as type: Child.Type = Child.self
-    ) throws -> FeatureViewModel<Child, LuaValue> {
-        try scope(child, as: type, actions: LuaValue.self)
-    }
-
     public func clearError() { lastError = nil }
 
     /// Stops observing (the feature itself keeps running).
@@ -396,18 +389,6 @@ enum ViewPatcher<View> {
 
     private static func names<P: PatchableView>(_: P.Type) -> FieldName {
         { keyPath in (keyPath as? PartialKeyPath<P>).flatMap { P.field(of: $0) } }
-    }
-}
-
-extension FeatureViewModel where Action == LuaValue {
-    /// A view model sent dynamic actions (`LuaValue`): `model.send(["type": "add"])`.
-    public convenience init(_ feature: RunningFeature, as type: View.Type = View.self) throws {
-        try self.init(feature, as: type, actions: LuaValue.self)
-    }
-
-    /// A preview sent dynamic actions.
-    public convenience init(preview view: View) {
-        self.init(preview: view, actions: LuaValue.self)
     }
 }
 

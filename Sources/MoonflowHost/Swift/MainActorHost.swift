@@ -73,13 +73,6 @@ public final class MainActorFeature {
         try MainActorViewModel(mainActor: feature, as: type, actions: actions)
     }
 
-    /// A view model sent dynamic actions (`LuaValue`).
-    public func model<View: Decodable & Sendable>(
-        as type: View.Type = View.self
-    ) throws -> MainActorViewModel<View, LuaValue> {
-        try MainActorViewModel(mainActor: feature, as: type, actions: LuaValue.self)
-    }
-
     /// Waits until nothing is queued, running or in flight (Swift services included).
     /// - Throws: as `RunningFeature.idle()`: `CancellationError` as soon as the awaiting task is
     ///   cancelled, `FeatureError` when awaited inside a Swift service call on this host.

@@ -44,11 +44,4 @@ public final class MainActorViewModel<View: Decodable & Sendable, Action: Encoda
         try MainActorViewModel<Child, ChildAction>(
             mainActor: childFeature(child), as: Child.self, actions: ChildAction.self)
     }
-
-    /// `scope(_:as:actions:)` for a child sent dynamic actions (`LuaValue`).
-    public override func scope<Child: Decodable & Sendable>(
-        _ child: String, as type: Child.Type = Child.self
-    ) throws -> MainActorViewModel<Child, LuaValue> {
-        try scope(child, as: type, actions: LuaValue.self)
-    }
 }

@@ -258,8 +258,10 @@ function select(seq) {
   document.getElementById("treeTitle").textContent = f.event === "mutation" && after ? "state after this mutation" : "state at this step";
   const el = document.getElementById("tree"); el.replaceChildren();
   const t = tree(stateAt[(f.event === "mutation" && after ? after.seq : seq) - base], "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t);
-  // A step the re-run marked: the recorded state beside the one the code gives now.
-  const now = rerunNow.get(seq), section = document.getElementById("rerunNow");
+  // A step the re-run marked: the recorded state beside the one the code gives now (a
+  // mutation's is its state frame's, which the re-run compares).
+  const now = rerunNow.get(seq) || (f.event === "mutation" && after ? rerunNow.get(after.seq) : undefined);
+  const section = document.getElementById("rerunNow");
   section.hidden = !now;
   if (now) {
     const pre = document.getElementById("rerunDiff"); pre.innerHTML = "";

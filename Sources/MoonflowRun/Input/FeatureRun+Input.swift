@@ -46,7 +46,19 @@ extension FeatureRun {
         do {
             try dispatch(action)
         } catch {
-            inputError(String(describing: error), line: line)
+            inputError(Self.suggesting(String(describing: error), for: action, in: actionSchema), line: line)
         }
+    }
+
+    /// `message` about an undeclared action, with the declared one its type is nearest to:
+    /// "undeclared action 'markread'; did you mean 'markRead'? declared actions: …" (a typo at
+    /// the prompt, or in an input line). Any other message is returned as it is.
+    static func suggesting(_ message: String, for action: LuaValue, in schema: Schema?) -> String {
+        guard let schema, let type = action["type"]?.stringValue, schema.shapes[type] == nil,
+            let near = Nearest.name(to: type, in: schema.names)
+        else { return message }
+        let undeclared = "undeclared action '\(type)'; "
+        guard let range = message.range(of: undeclared) else { return message }
+        return message.replacingCharacters(in: range, with: undeclared + "did you mean '\(near)'? ")
     }
 }

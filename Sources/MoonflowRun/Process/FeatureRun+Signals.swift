@@ -43,6 +43,16 @@ extension FeatureRun {
         waiter.start()
     }
 
+    /// Waits in the calling thread until SIGINT or SIGTERM arrives, held first with
+    /// `holdStopSignals`: `moonflow serve` ends on them as a watching run does. A signal held
+    /// is taken here whatever its disposition, so SIGINT ends it even where it is ignored (a
+    /// script's background job: the shell sets SIG_IGN, and the program inherits it).
+    package static func waitForStopSignal() {
+        var signals = stopSignals
+        var received: Int32 = 0
+        while sigwait(&signals, &received) != 0 {}
+    }
+
     /// Ctrl-C, SIGINT or SIGTERM: stop watching and end the process (0, or 1 after an error).
     func finishWatching() {
         watcher?.stop()

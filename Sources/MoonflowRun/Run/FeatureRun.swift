@@ -71,6 +71,7 @@ package final class FeatureRun: @unchecked Sendable {
         self.input = input
         self.write = write
         self.printer = EventPrinter(format: options.format, color: options.color, statePatches: options.statePatches)
+        printer.width = TextWrap.width(of: STDOUT_FILENO)
     }
 
     package static let stdout: @Sendable (String) -> Void = { line in

@@ -17,6 +17,12 @@ package final class InotifyFileChanges: FileChanges, @unchecked Sendable {
 
     private let lock = NSLock()
     private var fd: Int32 = -1
+    /// A `next` is waiting on `fd`: `stop` leaves the closing to it. Closed at once, the
+    /// number could be reused by the next watch's inotify (a rebuilt feature's) while this
+    /// wait still polls and reads it, and this watch would swallow that one's events (a
+    /// save the new watch never reloads).
+    private var polling = false
+    private var stopped = false
     private var roots: FileWatcher.Roots?
     private var watches: [Int32: String] = [:]
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -39,17 +45,32 @@ package final class InotifyFileChanges: FileChanges, @unchecked Sendable {
 
     package func stop() {
         lock.withLock {
-            if fd >= 0 { close(fd); fd = -1 }
+            stopped = true
+            if !polling { closeLocked() }
         }
     }
 
+    private func closeLocked() {
+        if fd >= 0 { close(fd); fd = -1 }
+    }
+
     package func next(timeoutMs: Int) -> [String] {
-        let fd = lock.withLock { self.fd }
+        let fd = lock.withLock { () -> Int32 in
+            if stopped || self.fd < 0 { return -1 }
+            polling = true
+            return self.fd
+        }
         guard fd >= 0 else { return [] }
+        defer {
+            lock.withLock {
+                polling = false
+                if stopped { closeLocked() }
+            }
+        }
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard poll(&pfd, 1, Int32(clamping: timeoutMs)) > 0 else { return [] }
         let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { return [] }
+        guard n > 0, !lock.withLock({ stopped }) else { return [] }  // a stopped watch reports nothing
         var changed: [String] = []
         var offset = 0
         while offset + MemoryLayout<inotify_event>.size <= n {

@@ -128,7 +128,30 @@ local function step(self, method, what, value, example, change)
 end
 
 function Store:send(action, change) return step(self, "send", "action", action, '{ type = "increment" }', change) end
-function Store:receive(mutation, change) return step(self, "receive", "mutation", mutation, '{ type = "add", n = 1 }', change) end
+-- `store:receive("loaded" [, fields] [, change])`: the mutation matched by its type, and by
+-- the fields given (a partial table: the others are not compared).
+local function receiveByType(self, name, fields, change)
+  local h = handle(self, "receive")
+  if type(fields) == "function" and change == nil then fields, change = nil, fields end
+  if fields ~= nil and type(fields) ~= "table" then
+    raise(("store:receive(type [, fields] [, change]): fields must be a table of the fields to compare, like { n = 1 } (got %s)"):format(type(fields)), 2)
+  end
+  checkChange(change, "receive")
+  local pattern = {}
+  for k, v in pairs(fields or {}) do pattern[k] = v end
+  if pattern.type ~= nil and pattern.type ~= name then
+    raise(("store:receive(%q, fields): fields.type is %s; leave it out (the first argument is the type)"):format(name, tostring(pattern.type)), 2)
+  end
+  pattern.type = name
+  local ok, base = core.receive(h, pattern, true)
+  complete(h, ok, base, change)
+end
+
+function Store:receive(mutation, fields, change)
+  if type(mutation) == "string" then return receiveByType(self, mutation, fields, change) end
+  -- A whole mutation: the second argument is the change.
+  return step(self, "receive", "mutation", mutation, '{ type = "add", n = 1 } (or its type, "add")', fields)
+end
 
 -- A send the feature must refuse (an undeclared action, a field of the wrong type):
 -- its error contains `text`, and nothing happens to the state.

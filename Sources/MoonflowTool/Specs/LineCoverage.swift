@@ -46,10 +46,12 @@ package final class LineCoverage: @unchecked Sendable {
         return all.sorted()
     }
 
-    /// One file's lines: each line that can run, with its count (0: never ran).
+    /// One file's lines: each line that can run, with its count (0: never ran); and its
+    /// functions, each with where it is defined and how often it ran.
     package struct File {
         package let path: String
         package let lines: [(line: Int, hits: Int)]
+        package var functions: [(line: Int, name: String, hits: Int)] = []
         package var found: Int { lines.count }
         package var hit: Int { lines.filter { $0.hits > 0 }.count }
     }
@@ -62,8 +64,41 @@ package final class LineCoverage: @unchecked Sendable {
             // A function's closing `end` runs only when it falls off its end: counted if it did.
             executable.lines.formUnion(executable.closingOnly.filter { hits[$0] != nil })
             executable.lines.formUnion(hits.keys)
-            return File(path: path, lines: executable.lines.sorted().map { ($0, hits[$0] ?? 0) })
+            let names = Self.functionNames(executable.functions, in: path)
+            return File(
+                path: path, lines: executable.lines.sorted().map { ($0, hits[$0] ?? 0) },
+                functions: zip(executable.functions, names).map { ($0.line, $1, hits[$0.first] ?? 0) })
         }
+    }
+
+    /// A name for each function, as its line in the source names it (`function M.load(`,
+    /// `local function check(`, `reduce = function(`); `function` for one with none. A name
+    /// given again in the file gets its line after it (`function (line 12)`): lcov keys
+    /// functions by name.
+    static func functionNames(_ functions: [ActiveLines.Function], in path: String) -> [String] {
+        let source = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
+        var used = Set<String>()
+        var named = Set<Int>()
+        return functions.map { f in
+            var name = "function"
+            // The first function of a line takes the name the line gives.
+            if f.line <= lines.count, named.insert(f.line).inserted, let found = declaredName(String(lines[f.line - 1]))
+            {
+                name = found
+            }
+            if !used.insert(name).inserted { name += " (line \(f.line))" }
+            used.insert(name)
+            return name
+        }
+    }
+
+    /// The name a line gives the function it defines: `M.load` of `function M.load(`, `check`
+    /// of `local function check(`, `reduce` of `reduce = function(`.
+    static func declaredName(_ line: String) -> String? {
+        if let m = line.firstMatch(of: #/function\s+([A-Za-z_][A-Za-z0-9_.:]*)\s*\(/#) { return String(m.1) }
+        if let m = line.firstMatch(of: #/([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*function\s*\(/#) { return String(m.1) }
+        return nil
     }
 
     /// The table `moonflow test` prints: a line per file and the total.
@@ -87,12 +122,17 @@ package final class LineCoverage: @unchecked Sendable {
         return lines
     }
 
-    /// lcov's tracefile: a record per file (`SF:`), `DA:line,count` per line that can run,
-    /// `LF:`/`LH:` the lines found and hit. A file `lcovCanName` refuses has no record.
+    /// lcov's tracefile: a record per file (`SF:`), `FN:line,name` per function and
+    /// `FNDA:count,name` how often it ran (its first line's count), `FNF:`/`FNH:` the functions
+    /// found and hit, `DA:line,count` per line that can run, `LF:`/`LH:` the lines found and
+    /// hit. A file `lcovCanName` refuses has no record.
     package static func lcov(_ files: [File]) -> String {
         var out = ""
         for file in files where lcovCanName(file.path) {
             out += "TN:\nSF:\(file.path)\n"
+            for f in file.functions { out += "FN:\(f.line),\(f.name)\n" }
+            for f in file.functions { out += "FNDA:\(f.hits),\(f.name)\n" }
+            out += "FNF:\(file.functions.count)\nFNH:\(file.functions.filter { $0.hits > 0 }.count)\n"
             for (line, hits) in file.lines { out += "DA:\(line),\(hits)\n" }
             out += "LF:\(file.found)\nLH:\(file.hit)\nend_of_record\n"
         }

@@ -43,6 +43,8 @@ package struct LuaLSAnnotations: Sendable {
                     lines.append("")
                     lines += record(name, type, pending: &classes, used: &used)
                 }
+                // Written: the actions' records below start from an empty queue (each class once).
+                classes.removeAll()
             } else {
                 lines.append(
                     "---@alias \(stateName) \(luaType(feature.state, suggested: stateName, pending: &classes, used: &used))"

@@ -37,7 +37,7 @@ public final class NotesApp {
         host = try MainActorHost(configuration: .init(searchPaths: [plugins]))
         host.host.register(service: "suggest") { (query: String) in try await suggest(query) }
         feature = try host.load("notes")
-        notes = try feature.model(as: NotesState.self)
+        notes = try feature.model(as: NotesState.self, actions: LuaValue.self)
         composer = try notes.scope("composer", as: ComposerState.self, actions: ComposerAction.self)
         list = try notes.scope("list", as: ListState.self, actions: ListAction.self)
         // A submitted note goes out of the composer as an effect; the list takes it. On the main
