@@ -113,6 +113,31 @@ final class CoverageTests: ScratchTestCase {
         XCTAssertTrue(lcov.hasSuffix("end_of_record\n"), lcov)
     }
 
+    /// The tracefile as Debian's `genhtml` (lcov 1.16, which scripts/setup installs) reads it:
+    /// a report with a line and a function table for each plugin file, the function named.
+    func testGenhtmlReadsTheTracefileWithItsFunctions() throws {
+        let genhtml = URL(fileURLWithPath: "/usr/bin/genhtml")
+        guard FileManager.default.isExecutableFile(atPath: genhtml.path) else {
+            return XCTFail("genhtml is missing: scripts/setup installs Debian's lcov")
+        }
+        let result = try Moonflow.run(["test", "--coverage", "--time-limit", "100"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        let html = try Moonflow.run(
+            executable: genhtml, ["--output-directory", "html", "coverage/lcov.info"], in: scratch)
+        XCTAssertEqual(html.status, 0, html.stdout + html.stderr)
+        XCTAssertNotNil(
+            html.stdout.range(
+                of: #"functions\.\.: [0-9.]+% \([1-9][0-9]* of [1-9][0-9]* functions\)"#, options: .regularExpression),
+            html.stdout)
+        // genhtml names the page from the path past the files' common prefix.
+        let pages = FileManager.default.enumerator(atPath: scratch.appendingPathComponent("html").path)
+        let page = try XCTUnwrap(
+            (pages?.allObjects as? [String])?.first { $0.hasSuffix("util.lua.func.html") }, "no function page")
+        let functions = try String(
+            contentsOf: scratch.appendingPathComponent("html").appendingPathComponent(page), encoding: .utf8)
+        XCTAssertTrue(functions.contains("M.bump") && functions.contains("M.unused"), functions)
+    }
+
     func testWithoutTheFlagNoHookIsSetAndNoFileWritten() throws {
         try write(
             "plugins/gauge/spec/hook_spec.lua",
