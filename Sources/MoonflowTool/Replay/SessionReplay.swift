@@ -50,6 +50,9 @@ package struct SessionReplay {
         /// Recorded on the virtual clock: every event's `t` is part of what the code did, so a
         /// replay compares it (on the real clock it is wall-clock jitter, left out).
         var virtualClock = false
+        /// Its events include `internal`, `call` and `invariant` ones (the header's `effects`);
+        /// the replay of an older recording (or `serve`'s) leaves those out of what it compares.
+        var effectEvents = false
         var inputs = 0
         /// What each service call answered when recorded, by service and call number.
         var services: [String: [Int: ServiceOutcome]] = [:]
@@ -117,7 +120,7 @@ package struct SessionReplay {
         }
         let output = PrintedEvents(
             comparing: update ? nil : RecordedEvents(file: file, recording: recording), plugin: plugin,
-            timed: recording.virtualClock)
+            timed: recording.virtualClock, effectEvents: recording.effectEvents)
         // Input lines as timed run input, read from the file as the run asks for them ("" for
         // every other line, so an input's line number is its line in the recording).
         let reader = RecordingLines(path: file)
@@ -332,6 +335,7 @@ package struct SessionReplay {
                 recording.path = path
                 recording.feature = value["feature"]?.stringValue ?? "?"
                 recording.virtualClock = value["clock"]?.stringValue == FeatureHost.Clock.virtual.rawValue
+                recording.effectEvents = value["effects"] == .boolean(true)
                 if case .integer(let v)? = value["version"] { recording.version = v }
                 recording.lines.append(.other)
                 continue
@@ -346,7 +350,8 @@ package struct SessionReplay {
                 recording.lines.append(.input)
                 continue
             }
-            if value["service"]?.stringValue != nil {
+            // (A `call` event names its service too: it is an event.)
+            if value["event"] == nil, value["service"]?.stringValue != nil {
                 guard let answer = SessionRecorder.serviceAnswer(value) else {
                     throw BadRecording(
                         description: "\(file):\(n): a service line needs \"call\" (an integer) and \"values\" (a list)")
@@ -359,6 +364,12 @@ package struct SessionReplay {
                 continue
             }
             var kind = Recording.Line.event
+            if !recording.effectEvents, let event = value["event"]?.stringValue,
+                PrintedEvents.effectKinds.contains(event)
+            {
+                recording.lines.append(.other)  // a run that did not report them all: not compared
+                continue
+            }
             switch value["event"]?.stringValue {
             case "state":
                 guard value["state"] != nil else {
@@ -452,12 +463,18 @@ private final class PrintedEvents: @unchecked Sendable {
     private var stateCount = 0
     /// Compare each event's `t` too (a virtual-clock recording).
     private let timed: Bool
+    /// Compare `internal`, `call` and `invariant` events (a recording made since they were events).
+    private let effectEvents: Bool
 
-    init(comparing recorded: RecordedEvents?, plugin: SessionReplay.PluginPlace, timed: Bool) {
+    init(comparing recorded: RecordedEvents?, plugin: SessionReplay.PluginPlace, timed: Bool, effectEvents: Bool) {
         self.recorded = recorded
         self.plugin = plugin
         self.timed = timed
+        self.effectEvents = effectEvents
     }
+
+    /// The kinds an older recording has none of.
+    static let effectKinds: Set<String> = ["internal", "call", "invariant"]
 
     var states: Int { lock.withLock { stateCount } }
 
@@ -466,6 +483,7 @@ private final class PrintedEvents: @unchecked Sendable {
         guard let event = try? LuaValue(json: line), let kind = EventLine.kind(of: event), kind != "reload" else {
             return
         }
+        if !effectEvents && recorded != nil && Self.effectKinds.contains(kind) { return }
         lock.withLock {
             count += 1
             if kind == "state" { stateCount += 1 }
