@@ -13,6 +13,9 @@ import MoonflowLua
 ///     {"event":"action","t":T,"to":CHILD,"react":{"from":CHILD,"effect":{...}},"action":{...}}
 ///     {"event":"mutation","t":T,"seq":N[,"from":CHILD],"mutation":{...}}
 ///     {"event":"effect","t":T[,"from":CHILD],"effect":{...}}
+///     {"event":"internal","t":T[,"from":CHILD],"effect":{...}}
+///     {"event":"call","t":T,"service":"drafts:put","call":N}
+///     {"event":"invariant","t":T,"seq":N,"invariant":NAME[,"reason":R][,"action":{...}]}
 ///     {"event":"error"|"log","t":T,"message":M[,"where":W][,"traceback":TB]}
 ///     {"event":"reload","t":T,"files":[...],"ms":1.5[,"added":[...],...][,"restarted":true]}
 ///
@@ -98,6 +101,23 @@ package enum EventLine {
             line.add("t", t)
             if let from { line.add("from", from) }
             try line.add("effect", e, root: "effect")
+        case .internalEffect(let e, let from):
+            line.add("event", "internal")
+            line.add("t", t)
+            if let from { line.add("from", from) }
+            try line.add("effect", e, root: "effect")
+        case .call(let service, let call):
+            line.add("event", "call")
+            line.add("t", t)
+            line.add("service", service)
+            line.add("call", call)
+        case .invariant(let name, let seq, let action, let reason):
+            line.add("event", "invariant")
+            line.add("t", t)
+            line.add(step, seq)
+            line.add("invariant", name)
+            if let reason { line.add("reason", reason) }
+            if let action { try line.add("action", action, root: "action") }
         case .error(let message, let location), .log(let message, let location):
             let report = LuaErrorReport(parsing: message)
             line.add("event", { if case .error = event { "error" } else { "log" } }())
@@ -171,7 +191,7 @@ package enum EventLine {
 /// The lines of a recording (`moonflow run --record`) besides its events, which are
 /// `EventLine`s with whole states:
 ///
-///     {"record":"moonflow-session","format":1,"feature":N,"version":V,"path":P,"clock":C,"moonflow":"0.1.0"}
+///     {"record":"moonflow-session","format":1,"feature":N,"version":V,"path":P,"clock":C,"moonflow":"0.1.0","effects":true}
 ///     {"input":{...},"t":T}
 ///     {"service":"users:getAll","call":1,"values":[...][,"error":E][,"after":A,"t":T[,"n":N]]}
 package enum RecordingLine {
@@ -181,7 +201,9 @@ package enum RecordingLine {
     package static let format = 1
 
     /// The first line: the feature, its state-shape version and how it ran.
-    package static func header(_ run: RunDescription) -> String {
+    /// - Parameter effects: the run reports `internal`, `call` and `invariant` events (as
+    ///   `moonflow run` does; `serve`'s apps report none of the last two).
+    package static func header(_ run: RunDescription, effects: Bool = true) -> String {
         var line = JSONObjectWriter()
         line.add("record", kind)
         line.add("format", format)
@@ -190,6 +212,9 @@ package enum RecordingLine {
         line.add("path", run.path)
         line.add("clock", run.clock.rawValue)
         line.add("moonflow", FeatureHost.version)
+        // Its events include `internal`, `call` and `invariant` ones: a replay compares them
+        // (a recording without this was made before they were events, and leaves them out).
+        if effects { line.add("effects", true) }
         return line.text
     }
 

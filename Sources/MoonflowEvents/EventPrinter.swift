@@ -128,6 +128,18 @@ public final class EventPrinter: @unchecked Sendable {
             let source = from.map { " from \(LuaValue.escaped($0))" } ?? ""
             return
                 "\(time)    \(paint("⇒ effect " + EventPrinter.typeName(e), "33"))\(source)\(EventPrinter.fields(e, after: " "))"
+        case .internalEffect(let e, let from):
+            // Under the step that returned it; its handler's calls and mutations follow.
+            let source = from.map { " from \(LuaValue.escaped($0))" } ?? ""
+            return
+                "\(time)    \(paint("⇢ internal effect " + EventPrinter.typeName(e), "33"))\(source)\(EventPrinter.fields(e, after: " "))"
+        case .call(let service, let call):
+            return "\(time)      \(paint("↗ call " + LuaValue.escaped(service), "36")) #\(call)"
+        case .invariant(let name, let seq, let action, let reason):
+            let after = action.map { " after " + EventPrinter.typeName($0) } ?? ""
+            let why = reason.map { ": " + EventPrinter.visible($0) } ?? ""
+            return
+                "\(time)    \(paint("✗ invariant " + LuaValue.escaped(name), "1;31")) broken at step \(seq)\(after)\(why)"
         case .error(let message, let location):
             // Split first, then escape: a traceback's lines start with a tab, which is layout, not data.
             let report = LuaErrorReport(parsing: message)

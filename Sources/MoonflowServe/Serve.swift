@@ -54,7 +54,9 @@ package enum Serve {
         let terminal = Terminal(format: arguments.format, color: arguments.color)
         let recorder = Locked<SessionRecorder?>(nil)
         if let path = arguments.record {
-            do { let made = try SessionRecorder(path: path); recorder.withLock { $0 = made } } catch {
+            do {
+                let made = try SessionRecorder(path: path, effectEvents: false); recorder.withLock { $0 = made }
+            } catch {
                 fail("moonflow: --record \(error)", status: 1)
             }
         }

@@ -9,9 +9,10 @@ struct Replay: ParsableCommand {
         discussion: """
             The inputs are sent at their recorded times on the virtual clock. \
             The first event that differs from the recording (a state, action, \
-            mutation, effect, error or log; numbers by value and type) is \
-            printed as a diff (- recorded, + now). The recorded plugin path is \
-            resolved inside --plugins DIR (default: the recording's folder) and \
+            mutation, effect, internal effect, call, invariant, error or log; \
+            numbers by value and type; on a virtual-clock recording its time \
+            too) is printed as a diff (- recorded, + now). The recorded plugin \
+            path is resolved inside --plugins DIR (default: the recording's folder) and \
             runs sandboxed unless --trusted is given. Exit status: 0 identical, \
             1 an event differs or a recorded action or mutation no longer \
             validates, 2 the recording cannot be read.

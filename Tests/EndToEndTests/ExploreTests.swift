@@ -82,7 +82,10 @@ final class ExploreTests: ScratchTestCase {
         let recorded = try Moonflow.run(
             ["run", "plugins/player", "--clock", "virtual", "--record", "run.jsonl"], in: scratch,
             input: inputs.joined(separator: "\n") + "\n")
-        XCTAssertEqual(recorded.status, 0, recorded.stdout + recorded.stderr)
+        // The run checks the invariant too: it names it and the step, and exits 1.
+        XCTAssertEqual(recorded.status, 1, recorded.stdout + recorded.stderr)
+        XCTAssertTrue(
+            recorded.stdout.contains("✗ invariant neverBroken broken at step 3 after stop"), recorded.stdout)
         let recording = try String(contentsOf: scratch.appendingPathComponent("run.jsonl"), encoding: .utf8)
         XCTAssertTrue(recording.contains(#""state":{"mode":"broken","position":0,"volume":5}"#), recording)
         let replayed = try Moonflow.run(["replay", "run.jsonl"], in: scratch)

@@ -48,7 +48,7 @@ final class MessagesTests: ScratchTestCase {
         XCTAssertEqual(wrong.status, 2, wrong.stdout)
         XCTAssertEqual(
             wrong.stderr,
-            "moonflow replay: app/session.jsonl was recorded with the plugin plugins/chat, which is not in --plugins empty; give the folder the recording was made in with --plugins DIR\n"
+            "moonflow replay: app/session.jsonl was recorded with the plugin plugins/chat, which is not in --plugins empty; give the folder `moonflow run` ran in with --plugins DIR\n"
         )
         XCTAssertFalse(wrong.stdout.contains("never came"), wrong.stdout)
     }

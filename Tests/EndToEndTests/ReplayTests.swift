@@ -160,7 +160,8 @@ final class ReplayTests: XCTestCase {
         let replay = try Moonflow.run(["replay", "old.jsonl"], in: scratch)
         XCTAssertTrue(
             replay.stdout.hasPrefix(
-                "replay old.jsonl: line 6 recorded an action event where the run now gives a mutation event"),
+                // (Line 7: `load`'s action, and its `call` event, come first.)
+                "replay old.jsonl: line 7 recorded an action event where the run now gives a mutation event"),
             replay.stdout)
     }
 
@@ -204,6 +205,39 @@ final class ReplayTests: XCTestCase {
             }
         }
         XCTAssertEqual(identical, 20)
+    }
+
+    /// On the virtual clock when an event comes is what the code did: a debounce cut from 300
+    /// to 200 ms gives the same events 100 ms sooner, and a replay says so (it said
+    /// "identical" before).
+    func testAVirtualClockReplaySeesADebounceThatChangedItsTime() throws {
+        try FileManager.default.copyItem(
+            at: Moonflow.root.appendingPathComponent("plugins/checkout"),
+            to: scratch.appendingPathComponent("plugins/checkout"))
+        let recorded = try Moonflow.run(
+            [
+                "run", "plugins/checkout", "--db", ":memory:", "--clock", "virtual", "--actions", "-",
+                "--format", "jsonl", "--record", "promo.jsonl",
+            ], in: scratch, input: #"{"type":"promo","code":"SPRING"}"# + "\n")
+        XCTAssertEqual(recorded.status, 0, recorded.stderr)
+        let same = try Moonflow.run(["replay", "promo.jsonl"], in: scratch)
+        XCTAssertEqual(same.stdout, "replay promo.jsonl: identical (1 inputs, 4 states)\n", same.stderr)
+
+        let file = scratch.appendingPathComponent("plugins/checkout/init.lua")
+        let source = try String(contentsOf: file, encoding: .utf8)
+        XCTAssertTrue(source.contains("local DEBOUNCE_MS = 300"))
+        try source.replacingOccurrences(of: "local DEBOUNCE_MS = 300", with: "local DEBOUNCE_MS = 200")
+            .write(to: file, atomically: true, encoding: .utf8)
+        let replay = try Moonflow.run(["replay", "promo.jsonl"], in: scratch)
+        XCTAssertEqual(replay.status, 1, replay.stdout + replay.stderr)
+        let lines = replay.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 4, replay.stdout)
+        XCTAssertTrue(
+            lines.first?.hasPrefix("replay promo.jsonl: the mutation event at line ") ?? false, replay.stdout)
+        XCTAssertTrue(
+            lines.first?.hasSuffix(" came at 200 ms on the virtual clock, recorded at 300 ms (- recorded, + now):")
+                ?? false, replay.stdout)
+        XCTAssertEqual(Array(lines.dropFirst().prefix(2)), ["- t = 300", "+ t = 200"])
     }
 
     func testAChangeInARealClockSessionStandsOutAloneAsAStateDiff() throws {

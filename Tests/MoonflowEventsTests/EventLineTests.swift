@@ -39,6 +39,29 @@ final class EventLineTests: XCTestCase {
             "   300 ms    → clear to cart (react to effect receipt from payment)")
     }
 
+    /// An internal effect, the service call its handler made, and a broken invariant: each a
+    /// line of its own in jsonl and in pretty output, the call under the effect that made it.
+    func testInternalEffectsCallsAndBrokenInvariantsAreLinesOfTheirOwn() {
+        let effect = FeatureEvent.internalEffect(["type": "saveDraft"], from: nil)
+        let call = FeatureEvent.call(service: "drafts:put", call: 2)
+        let invariant = FeatureEvent.invariant(
+            name: "totalAddsUp", seq: 3, action: ["type": "add", "sku": "tea"], reason: "300 ~= 0")
+        XCTAssertEqual(EventLine.text(effect, t: 0), #"{"event":"internal","t":0,"effect":{"type":"saveDraft"}}"#)
+        XCTAssertEqual(EventLine.text(call, t: 0), #"{"event":"call","t":0,"service":"drafts:put","call":2}"#)
+        XCTAssertEqual(
+            EventLine.text(invariant, t: 5),
+            #"{"event":"invariant","t":5,"seq":3,"invariant":"totalAddsUp","reason":"300 ~= 0","action":{"sku":"tea","type":"add"}}"#
+        )
+        XCTAssertEqual(
+            EventLine.text(.internalEffect(["type": "save"], from: "cart"), t: 0),
+            #"{"event":"internal","t":0,"from":"cart","effect":{"type":"save"}}"#)
+        let pretty = EventPrinter(format: .pretty)
+        XCTAssertEqual(pretty.render(effect, t: 0), "     0 ms    ⇢ internal effect saveDraft")
+        XCTAssertEqual(pretty.render(call, t: 0), "     0 ms      ↗ call drafts:put #2")
+        XCTAssertEqual(
+            pretty.render(invariant, t: 5), "     5 ms    ✗ invariant totalAddsUp broken at step 3 after add: 300 ~= 0")
+    }
+
     func testAStateWrittenAlreadyGoesInAsItWas() {
         let event = FeatureEvent.state(["count": 1], seq: 2)
         // Straight from the Lua table, in the table's own order: not parsed, not sorted.
@@ -98,7 +121,7 @@ final class EventLineTests: XCTestCase {
         let run = RunDescription(name: "count\"er", version: 2, path: "plugins/counter", actions: nil, clock: .virtual)
         XCTAssertEqual(
             RecordingLine.header(run),
-            #"{"record":"moonflow-session","format":1,"feature":"count\"er","version":2,"path":"plugins/counter","clock":"virtual","moonflow":"\#(FeatureHost.version)"}"#
+            #"{"record":"moonflow-session","format":1,"feature":"count\"er","version":2,"path":"plugins/counter","clock":"virtual","moonflow":"\#(FeatureHost.version)","effects":true}"#
         )
         XCTAssertEqual(
             RecordingLine.input(["type": "add", "by": 2], t: 30), #"{"input":{"by":2,"type":"add"},"t":30}"#)

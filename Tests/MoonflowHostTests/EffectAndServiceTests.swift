@@ -75,6 +75,8 @@ final class EffectAndServiceTests: XCTestCase {
                 #"0 action {"id":7,"type":"open"}"#,
                 #"0 mutation#1 {"id":7,"type":"opening"}"#,
                 #"0 state#1 {"loading":true,"title":""}"#,
+                // The handled effect stays inside, and is seen: what its handler sends follows it.
+                #"0 internal {"id":7,"type":"fetch"}"#,
                 #"30 action {"type":"ping"}"#,
                 #"30 mutation#2 {"type":"pinged"}"#,
                 #"30 state#2 {"loading":true,"title":""}"#,
@@ -124,6 +126,7 @@ final class EffectAndServiceTests: XCTestCase {
                 #"0 mutation#1 {"type":"go"}"#,
                 #"0 state#1 {"n":1}"#,
                 #"0 effect {"n":1,"type":"saved"}"#,
+                #"0 internal {"type":"fetch"}"#,
                 #"0 effect {"text":"hi","type":"toast"}"#,
                 #"10 mutation#2 {"type":"fetched"}"#,
                 #"10 state#2 {"n":2}"#,

@@ -262,18 +262,63 @@ final class InspectorTests: XCTestCase {
         inspected.stop()
         inspected = try InspectedRun(path: plugin.path)
         feed.send(#"{"type":"load"}"#, #"{"type":"add","sku":"jam"}"#, #"{"type":"drop","sku":"tea"}"#)
-        try waitForFrames(10)
+        // state 0; load and its call; add and drop, each with its mutation, state, internal
+        // `saveDraft` and its call; the late `restored` and its state.
+        try waitForFrames(15)
         let page = try await Page.open(wsURL)
         defer { page.close() }
-        let live = try await page.frames(count: 11)
+        let live = try await page.frames(count: 16)
         XCTAssertTrue(
             live.contains { $0["event"] == "mutation" && $0["mutation"]?["type"] == "restored" },
             "the draft was loaded: \(live)")
         try await page.send(#"{"cmd":"rerun"}"#)
-        let same = try await page.frames(count: 12)[11]
+        let same = try await page.frames(count: 17)[16]
         XCTAssertEqual(same["event"], "rerun")
         XCTAssertEqual(same["differs"], LuaValue.table(LuaTable(isJSONArray: true)), "\(same)")
         XCTAssertEqual(same["states"], 4)
+    }
+
+    /// The timeline shows the internal effect `saveDraft` and its `drafts:put` under the
+    /// action behind them (before, neither was a frame), and a broken invariant as a frame
+    /// naming it and its step.
+    func testInternalEffectsCallsAndBrokenInvariantsAreFramesUnderTheirAction() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "moonflow-inspect-effects-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plugin = folder.appendingPathComponent("checkout")
+        try FileManager.default.copyItem(at: InspectedRun.root.appendingPathComponent("plugins/checkout"), to: plugin)
+        // A reducer that forgets the total once a second line is added: `totalAddsUp` breaks.
+        let file = plugin.appendingPathComponent("init.lua")
+        let source = try String(contentsOf: file, encoding: .utf8)
+        let total = "    state.total = total(state.lines, state.discount)\n"
+        XCTAssertTrue(source.contains(total))
+        try source.replacingOccurrences(
+            of: total, with: "    if #state.lines < 2 then state.total = total(state.lines, state.discount) end\n"
+        ).write(to: file, atomically: true, encoding: .utf8)
+        inspected.stop()
+        inspected = try InspectedRun(path: plugin.path)
+        feed.send(#"{"type":"add","sku":"tea"}"#, #"{"type":"add","sku":"jam"}"#)
+        // state 0; add: action, mutation, state, internal, call; add again, and the invariant.
+        try waitForFrames(12)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        let frames = try await page.frames(count: 13)
+        XCTAssertEqual(
+            frames[1...].map { $0["event"]?.stringValue ?? "" },
+            [
+                "state", "action", "mutation", "state", "internal", "call",
+                "action", "mutation", "state", "invariant", "internal", "call",
+            ], "\(frames)")
+        XCTAssertEqual(frames[5]["effect"], ["type": "saveDraft"])
+        XCTAssertEqual(frames[5]["cause"]?["seq"], 1)
+        XCTAssertEqual(frames[6]["service"], "drafts:put")
+        XCTAssertEqual(frames[6]["call"], 1)
+        XCTAssertEqual(frames[6]["cause"]?["seq"], 1)
+        XCTAssertEqual(frames[10]["invariant"], "totalAddsUp")
+        XCTAssertEqual(frames[10]["step"], 2)
+        XCTAssertEqual(frames[10]["cause"]?["seq"], 6)
+        XCTAssertEqual(frames[12]["call"], 2)
     }
 
     /// Two equal actions in flight (`load` twice, each reading SQLite): each late mutation
@@ -289,10 +334,10 @@ final class InspectorTests: XCTestCase {
         inspected.stop()
         inspected = try InspectedRun(path: plugin.path)
         feed.send(#"{"type":"load"}"#, #"{"type":"load"}"#)
-        try waitForFrames(7)
+        try waitForFrames(9)  // state 0; each load, its call, its late mutation and state
         let page = try await Page.open(wsURL)
         defer { page.close() }
-        let frames = try await page.frames(count: 8)
+        let frames = try await page.frames(count: 10)
         let loads = frames.filter { $0["event"] == "action" }.compactMap { $0["seq"] }
         let causes = frames.filter { $0["event"] == "mutation" }.compactMap { $0["cause"]?["seq"] }
         XCTAssertEqual(loads.count, 2, "\(frames)")

@@ -278,6 +278,19 @@ package enum InspectorPipe {
         case .effect(let e, let from):
             kind("effect", value: e)
             if let from { line.add("from", from) }
+        case .internalEffect(let e, let from):
+            kind("internal", value: e)
+            if let from { line.add("from", from) }
+        case .call(let service, let call):
+            line.add("kind", "call")
+            line.add("service", service)
+            line.add("call", call)
+        case .invariant(let name, let seq, let action, let reason):
+            line.add("kind", "invariant")
+            line.add("name", name)
+            line.add("seq", seq)
+            if let action { line.add("action", action, root: "action", otherwise: "null") }
+            if let reason { line.add("reason", reason) }
         case .error(let message, let location), .log(let message, let location):
             line.add("kind", { if case .error = event { "error" } else { "log" } }())
             line.add("message", message)
@@ -377,6 +390,14 @@ package enum InspectorPipe {
         case "mutation": return .mutation(o["value"] ?? .nil, seq: try int(o["seq"], line))
         case "state": return .state(o["value"] ?? .nil, seq: try int(o["seq"], line))
         case "effect": return .effect(o["value"] ?? .nil, from: o["from"]?.stringValue)
+        case "internal": return .internalEffect(o["value"] ?? .nil, from: o["from"]?.stringValue)
+        case "call":
+            guard let service = o["service"]?.stringValue else { throw bad(line) }
+            return .call(service: service, call: try int(o["call"], line))
+        case "invariant":
+            guard let name = o["name"]?.stringValue else { throw bad(line) }
+            return .invariant(
+                name: name, seq: try int(o["seq"], line), action: o["action"], reason: o["reason"]?.stringValue)
         case "error": return .error(message: o["message"]?.stringValue ?? "", location: o["location"]?.stringValue)
         case "log": return .log(message: o["message"]?.stringValue ?? "", location: o["location"]?.stringValue)
         case "reload":

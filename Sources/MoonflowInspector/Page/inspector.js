@@ -124,6 +124,9 @@ function summary(f) {
     case "mutation": return "• " + f.mutation.type + " " + fieldsText(f.mutation) + (f.from ? " from " + f.from : "");
     case "state": return f.state !== undefined ? "state (whole)" : "state: " + (f.patch || []).map(op => luaPath(op.path)).join(", ");
     case "effect": return "⇒ effect " + f.effect.type + " " + fieldsText(f.effect);
+    case "internal": return "⇢ internal effect " + f.effect.type + " " + fieldsText(f.effect) + (f.from ? " from " + f.from : "");
+    case "call": return "↗ call " + f.service + " #" + f.call;
+    case "invariant": return "✗ invariant " + f.invariant + " broken at step " + f.step + (f.action ? " after " + f.action.type : "") + (f.reason ? ": " + f.reason : "");
     case "error": return "✗ " + (f.where ? f.where + ": " : "") + f.message;
     case "log": return "log " + (f.where ? f.where + ": " : "") + f.message;
     case "reload": return "↻ reloaded " + (f.files || []).join(", ") + " (" + f.ms + " ms)"
@@ -158,9 +161,9 @@ function addFrame(f) {
   if (f.event === "state") stateAt.push(f.state !== undefined ? f.state : applyPatch(before, f.patch || []));
   else stateAt.push(before);
   if (f.event === "reload") document.getElementById("rerun").classList.add("hint");
-  if (f.event === "error") {
+  if (f.event === "error" || f.event === "invariant") {
     const div = document.createElement("div");
-    div.textContent = "#" + f.seq + " " + (f.where ? f.where + ": " : "") + f.message;
+    div.textContent = "#" + f.seq + " " + (f.event === "invariant" ? summary(f) : (f.where ? f.where + ": " : "") + f.message);
     div.onclick = () => select(f.seq);
     document.getElementById("errors").appendChild(div);
   }
@@ -313,7 +316,7 @@ document.getElementById("resume").onclick = () => { send({ cmd: "resume" }); };
 // Export as a recording (`moonflow run --record`), so `moonflow replay FILE` can re-run it.
 function recording() {
   const lines = [JSON.stringify({ record: "moonflow-session", format: 1, feature: session && session.feature, version: session && session.version,
-                                  path: session && session.path, clock: session && session.clock, moonflow: "inspector" })];
+                                  path: session && session.path, clock: session && session.clock, moonflow: "inspector", effects: true })];
   for (const f of events) {
     if (f.event === "action") lines.push(JSON.stringify({ input: f.action, t: f.t }));
     const e = Object.assign({}, f); delete e.seq; delete e.cause;

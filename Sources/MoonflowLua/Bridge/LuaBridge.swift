@@ -205,9 +205,19 @@ package final class LuaBridge: @unchecked Sendable {
     }
     private let tapBox = Locked<ServiceTap?>(nil)
 
+    /// Told of every Swift service or repository call as the feature makes it (on the state
+    /// executor, inside the Lua code that called): `moonflow run` reports each as a `call`
+    /// event. Set before features load.
+    package var callMade: (@Sendable (_ service: String) -> Void)? {
+        get { callBox.withLock { $0 } }
+        set { callBox.withLock { $0 = newValue } }
+    }
+    private let callBox = Locked<(@Sendable (String) -> Void)?>(nil)
+
     /// A Swift service's call (`service` names it: `search`, `users:getAll`),
     /// through the tap when there is one, re-entering the state executor.
     package func reenter(_ producer: Producer<LuaValue>, service: String) -> Producer<LuaValue> {
+        callMade?(service)
         guard let tap = serviceTap else { return reenter(producer) }
         // A recording sees the call where it reaches the feature (after re-entry), so where
         // its answer arrived in the run is the executor's order; a replay's answer re-enters

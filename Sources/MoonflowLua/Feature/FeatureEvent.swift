@@ -11,6 +11,17 @@ public enum FeatureEvent: Sendable, Equatable {
     case state(LuaValue, seq: Int)
     /// An effect no internal handler took: it goes out to the host.
     case effect(LuaValue, from: String?)
+    /// An effect the feature's own `effects` handler took (`saveDraft`): it stays inside,
+    /// and the calls and mutations its handler makes follow it. `from`: the `mf.compose` child.
+    case internalEffect(LuaValue, from: String?)
+    /// A call of a Swift service or repository method (`drafts:put`): the `call`th of that
+    /// service in the run, made by what was being handled when it was made (the action's
+    /// `handle`, an internal effect's handler, a stream's operator). Reported by `moonflow run`.
+    case call(service: String, call: Int)
+    /// A declared invariant that held (or had not been checked) does not hold for the state
+    /// of step `seq`, reached by `action`; `reason` is what the invariant returned beside
+    /// `false`, or what it raised. Reported by `moonflow run` once each time it breaks.
+    case invariant(name: String, seq: Int, action: LuaValue?, reason: String?)
     /// An `mf.compose`'s `react` sent `action` to child `to`, reacting to `effect` of child
     /// `from`; the child's mutations it causes follow.
     case reaction(LuaValue, to: String, from: String, effect: LuaValue)
@@ -81,8 +92,8 @@ extension FeatureEvent {
         case .action, .reaction: .action
         case .mutation: .mutation
         case .state: .state
-        case .effect: .effect
-        case .error: .error
+        case .effect, .internalEffect, .call: .effect
+        case .error, .invariant: .error
         case .log: .log
         case .reload: .reload
         }
@@ -101,6 +112,11 @@ extension FeatureEvent {
             "\(t) action(\(to)) \(Self.sortedJSON(a)) react(\(from)) \(Self.sortedJSON(e))"
         case .mutation(let m, let seq): "\(t) mutation#\(seq) \(Self.sortedJSON(m))"
         case .effect(let e, let from): "\(t) effect\(from.map { "(\($0))" } ?? "") \(Self.sortedJSON(e))"
+        case .internalEffect(let e, let from):
+            "\(t) internal\(from.map { "(\($0))" } ?? "") \(Self.sortedJSON(e))"
+        case .call(let service, let call): "\(t) call \(service)#\(call)"
+        case .invariant(let name, let seq, _, let reason):
+            "\(t) invariant \(name)@\(seq)\(reason.map { " " + Self.firstLine($0) } ?? "")"
         case .error(let m, _): "\(t) error \(Self.firstLine(m))"
         case .log(let m, _): "\(t) log \(Self.firstLine(m))"
         case .reload: "\(t) reload"

@@ -302,7 +302,9 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
             } else {
                 passOut(e, from: childName)
             }
-        case .reaction, .error, .log, .reload:
+        case .internalEffect(let e, _):
+            outlet.send(.internalEffect(e, from: childName))
+        case .reaction, .error, .log, .reload, .call, .invariant:
             outlet.send(event)
         }
     }

@@ -167,6 +167,8 @@ extension LuaFeature {
     func effect(_ effect: LuaValue) -> Producer<FeatureMutation>? {
         guard let type = effect["type"]?.stringValue, definition.effectHandlers.contains(type) else { return nil }
         let key = "effects.\(type)"
+        // Seen before its handler runs: the calls and mutations it makes come after it.
+        outlet.send(.effect, .internalEffect(effect, from: nil))
         do {
             let handled = try bridge.lua.call(
                 dispatch.effect,

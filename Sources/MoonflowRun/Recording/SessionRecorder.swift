@@ -51,10 +51,17 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     /// recorded one, however `--plugins` was given).
     private let pluginPath: String?
 
+    /// Whether the recorded run reports `call` and `invariant` events (the header says so, and
+    /// a replay compares them and `internal` ones only then).
+    private let effectEvents: Bool
+
     /// Creates (or truncates) `path`.
+    /// - Parameter effectEvents: false for a run that reports no `call` and `invariant`
+    ///   events (`serve`'s apps).
     /// - Throws: `HostError` naming the file when it cannot be written.
-    package init(path: String, pluginPath: String? = nil) throws {
+    package init(path: String, pluginPath: String? = nil, effectEvents: Bool = true) throws {
         self.pluginPath = pluginPath
+        self.effectEvents = effectEvents
         guard FileManager.default.createFile(atPath: path, contents: nil),
             let handle = FileHandle(forWritingAtPath: path)
         else {
@@ -68,13 +75,16 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     package init(answersOnly answered: @escaping @Sendable (String) -> Void) {
         pluginPath = nil
         handle = nil
+        effectEvents = true
         alsoAnswer = answered
     }
 
     deinit { try? handle?.close() }
 
     /// The header line for a run of `run`.
-    package static func header(_ run: RunDescription) -> String { RecordingLine.header(run) }
+    package static func header(_ run: RunDescription, effects: Bool = true) -> String {
+        RecordingLine.header(run, effects: effects)
+    }
 
     /// An `input` line.
     package static func inputLine(_ action: LuaValue, t: Int) -> String { RecordingLine.input(action, t: t) }
@@ -88,7 +98,7 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
                 name: run.name, version: run.version, path: pluginPath, actions: run.actions, clock: run.clock,
                 now: run.now)
         }
-        write(SessionRecorder.header(described))
+        write(SessionRecorder.header(described, effects: effectEvents))
     }
 
     package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {

@@ -31,6 +31,7 @@ extension FeatureRun {
             if options.statePatches { printer.declaredState = single.definition.declaredState }
         }
         write?(printer.render(event, t: now, from: from, changes: changes, stateJSON: stateJSON, asInput: asInput))
+        if case .invariant = event { failed = true }
         // A bad input line is the input's, not the feature's: a recording or the inspector
         // that kept it would expect it again where nothing was sent.
         if !options.observers.isEmpty && !asInput {
@@ -42,6 +43,15 @@ extension FeatureRun {
                 observer.observe(event, t: now, cause: cause, causeID: causeID, from: from)
             }
         }
+    }
+
+    /// A service or repository call the feature made: a `call` event with its number.
+    func called(_ service: String, generation: Int) {
+        let call: Int = lock.withLock {
+            callCounts[service, default: 0] += 1
+            return callCounts[service]!
+        }
+        emit(.call(service: service, call: call), generation: generation)
     }
 
     /// A bad input line. At the prompt a typo is not a failure of the session (its exit

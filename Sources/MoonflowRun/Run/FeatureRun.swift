@@ -112,6 +112,13 @@ package final class FeatureRun: @unchecked Sendable {
 
     /// The latest `at` of the timed lines read so far.
     var latestTimedLine = 0
+    /// Calls made so far, by service (`drafts:put`), under `lock`: each `call` event's number.
+    var callCounts: [String: Int] = [:]
+    /// The declared invariants that do not hold now, under `lock`: each is reported when it
+    /// breaks, not again at every state until it has held once more.
+    var brokenInvariants: Set<String> = []
+    /// The checker `checkInvariants` calls, loaded once per Lua state (by the state's identity).
+    var invariantChecker: (state: ObjectIdentifier, function: LuaRef)?
 
     /// Runs to the end of input and of all work (or `untilMs`).
     /// - Returns: 0 when nothing failed, 1 after a script error or a bad input line.
@@ -139,7 +146,7 @@ package final class FeatureRun: @unchecked Sendable {
                 actions: actionSchema, clock: options.clock, now: { [weak self] in self?.now ?? 0 })
             for observer in options.observers { observer.started(description, dispatch: Dispatcher(run: self)) }
         }
-        observation = host.perform { feature.outlet.add { [weak self] event in self?.emit(event, generation: 0) } }
+        observation = host.perform { feature.outlet.add { [weak self] event in self?.heard(event, generation: 0) } }
         // Armed before the first state is printed: a save right after it is seen.
         if options.watch {
             do { try startWatching() } catch {
@@ -163,6 +170,8 @@ package final class FeatureRun: @unchecked Sendable {
         configuration.repositoryFiles = options.repositoryStorage.map { SQLiteRepositoryFiles(storage: $0) }
         let host = try FeatureHost(configuration: configuration)
         host.bridge.serviceTap = options.serviceTap
+        // Every service and repository call is an event, under what made it.
+        host.bridge.callMade = { [weak self] service in self?.called(service, generation: generation) }
         // The tool names files as they were given on its command line.
         host.bridge.locationRoots = []
         // A failed reload is reported by the watch itself, once the files have settled.

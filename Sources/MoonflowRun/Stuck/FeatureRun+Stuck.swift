@@ -111,7 +111,7 @@ extension FeatureRun {
             return nil
         }
         let listener = host.perform {
-            feature.outlet.add { [weak self] event in self?.emit(event, generation: generation) }
+            feature.outlet.add { [weak self] event in self?.heard(event, generation: generation) }
         }
         bindingLock.withLock {
             _host = host

@@ -47,6 +47,12 @@ package struct SessionReplay {
         var path = ""
         var feature = ""
         var version: Int64 = 1
+        /// Recorded on the virtual clock: every event's `t` is part of what the code did, so a
+        /// replay compares it (on the real clock it is wall-clock jitter, left out).
+        var virtualClock = false
+        /// Its events include `internal`, `call` and `invariant` ones (the header's `effects`);
+        /// the replay of an older recording (or `serve`'s) leaves those out of what it compares.
+        var effectEvents = false
         var inputs = 0
         /// What each service call answered when recorded, by service and call number.
         var services: [String: [Int: ServiceOutcome]] = [:]
@@ -113,7 +119,8 @@ package struct SessionReplay {
             }
         }
         let output = PrintedEvents(
-            comparing: update ? nil : RecordedEvents(file: file, recording: recording), plugin: plugin)
+            comparing: update ? nil : RecordedEvents(file: file, recording: recording), plugin: plugin,
+            timed: recording.virtualClock, effectEvents: recording.effectEvents)
         // Input lines as timed run input, read from the file as the run asks for them ("" for
         // every other line, so an input's line number is its line in the recording).
         let reader = RecordingLines(path: file)
@@ -161,7 +168,23 @@ package struct SessionReplay {
 
     /// The report on a recorded event (at `line`, the `index`th, the `statesSeen`th state when
     /// one) that differs from the event the run gives in its place, or nil when they are the same.
+    /// `timed` (a virtual-clock recording): an event that came at another `t` differs too.
     static func difference(
+        file: String, recorded event: LuaValue, line: Int, statesSeen: Int, now current: LuaValue, timed: Bool = false
+    ) -> [String]? {
+        let content = contentDifference(file: file, recorded: event, line: line, statesSeen: statesSeen, now: current)
+        guard content == nil, timed, let was = event["t"], let now = current["t"], was != now else { return content }
+        let kind = event["event"]?.stringValue ?? "?"
+        let which = kind == "state" ? "state \(statesSeen)" : "the \(kind) event"
+        return [
+            "replay \(file): \(which) at line \(line) came at \(now) ms on the virtual clock, recorded at \(was) ms (- recorded, + now):",
+            "- t = \(was)",
+            "+ t = \(now)",
+        ]
+    }
+
+    /// `difference` leaving out when the event came.
+    private static func contentDifference(
         file: String, recorded event: LuaValue, line: Int, statesSeen: Int, now current: LuaValue
     ) -> [String]? {
         let kind = event["event"]?.stringValue ?? "?"
@@ -264,7 +287,7 @@ package struct SessionReplay {
         }
         throw BadRecording(
             description:
-                "\(file) was recorded with the plugin \(path), which is not in \(given); give the folder the recording was made in with --plugins DIR"
+                "\(file) was recorded with the plugin \(path), which is not in \(given); give the folder `moonflow run` ran in with --plugins DIR"
         )
     }
 
@@ -311,6 +334,8 @@ package struct SessionReplay {
                 }
                 recording.path = path
                 recording.feature = value["feature"]?.stringValue ?? "?"
+                recording.virtualClock = value["clock"]?.stringValue == FeatureHost.Clock.virtual.rawValue
+                recording.effectEvents = value["effects"] == .boolean(true)
                 if case .integer(let v)? = value["version"] { recording.version = v }
                 recording.lines.append(.other)
                 continue
@@ -325,7 +350,8 @@ package struct SessionReplay {
                 recording.lines.append(.input)
                 continue
             }
-            if value["service"]?.stringValue != nil {
+            // (A `call` event names its service too: it is an event.)
+            if value["event"] == nil, value["service"]?.stringValue != nil {
                 guard let answer = SessionRecorder.serviceAnswer(value) else {
                     throw BadRecording(
                         description: "\(file):\(n): a service line needs \"call\" (an integer) and \"values\" (a list)")
@@ -338,6 +364,12 @@ package struct SessionReplay {
                 continue
             }
             var kind = Recording.Line.event
+            if !recording.effectEvents, let event = value["event"]?.stringValue,
+                PrintedEvents.effectKinds.contains(event)
+            {
+                recording.lines.append(.other)  // a run that did not report them all: not compared
+                continue
+            }
             switch value["event"]?.stringValue {
             case "state":
                 guard value["state"] != nil else {
@@ -429,11 +461,20 @@ private final class PrintedEvents: @unchecked Sendable {
     /// The first event past the recorded ones.
     private var extra: LuaValue?
     private var stateCount = 0
+    /// Compare each event's `t` too (a virtual-clock recording).
+    private let timed: Bool
+    /// Compare `internal`, `call` and `invariant` events (a recording made since they were events).
+    private let effectEvents: Bool
 
-    init(comparing recorded: RecordedEvents?, plugin: SessionReplay.PluginPlace) {
+    init(comparing recorded: RecordedEvents?, plugin: SessionReplay.PluginPlace, timed: Bool, effectEvents: Bool) {
         self.recorded = recorded
         self.plugin = plugin
+        self.timed = timed
+        self.effectEvents = effectEvents
     }
+
+    /// The kinds an older recording has none of.
+    static let effectKinds: Set<String> = ["internal", "call", "invariant"]
 
     var states: Int { lock.withLock { stateCount } }
 
@@ -442,14 +483,16 @@ private final class PrintedEvents: @unchecked Sendable {
         guard let event = try? LuaValue(json: line), let kind = EventLine.kind(of: event), kind != "reload" else {
             return
         }
+        if !effectEvents && recorded != nil && Self.effectKinds.contains(kind) { return }
         lock.withLock {
             count += 1
             if kind == "state" { stateCount += 1 }
             guard let recorded, found == nil, extra == nil else { return }
             guard let (line, expected) = recorded.next() else { extra = plugin.relative(event); return }
             found = SessionReplay.difference(
-                file: recorded.file, recorded: expected, line: line, statesSeen: statesSeen, now: plugin.relative(event)
-            )
+                file: recorded.file, recorded: expected, line: line, statesSeen: statesSeen,
+                now: plugin.relative(event),
+                timed: timed)
             if expected["event"]?.stringValue == "state" { statesSeen += 1 }
         }
     }
