@@ -13,6 +13,7 @@ import MoonflowLua
 ///     {"event":"action","t":T,"to":CHILD,"react":{"from":CHILD,"effect":{...}},"action":{...}}
 ///     {"event":"mutation","t":T,"seq":N[,"from":CHILD],"mutation":{...}}
 ///     {"event":"effect","t":T[,"from":CHILD],"effect":{...}}
+///     {"event":"cancelled","t":T[,"from":CHILD],"id":ID[,"by":{...}]}
 ///     {"event":"error"|"log","t":T,"message":M[,"where":W][,"traceback":TB]}
 ///     {"event":"reload","t":T,"files":[...],"ms":1.5[,"added":[...],...][,"restarted":true]}
 ///
@@ -98,6 +99,14 @@ package enum EventLine {
             line.add("t", t)
             if let from { line.add("from", from) }
             try line.add("effect", e, root: "effect")
+        case .cancelled(let id, let cause, let from):
+            // `env.cancel(id)` stopped the streams marked with `id`; `by` is the action that did
+            // (not `cause`: an inspector frame's head has a `cause` of its own).
+            line.add("event", "cancelled")
+            line.add("t", t)
+            if let from { line.add("from", from) }
+            line.add("id", id)
+            if let cause { try line.add("by", cause, root: "by") }
         case .error(let message, let location), .log(let message, let location):
             let report = LuaErrorReport(parsing: message)
             line.add("event", { if case .error = event { "error" } else { "log" } }())

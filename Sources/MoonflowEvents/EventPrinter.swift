@@ -118,6 +118,10 @@ public final class EventPrinter: @unchecked Sendable {
             let source = from.map { " from \(LuaValue.escaped($0))" } ?? ""
             return
                 "\(time)    \(paint("⇒ effect " + EventPrinter.typeName(e), "33"))\(source)\(EventPrinter.fields(e, after: " "))"
+        case .cancelled(let id, let cause, let from):
+            let source = from.map { " in \(LuaValue.escaped($0))" } ?? ""
+            let why = cause.map { " (by \(EventPrinter.typeName($0)))" } ?? ""
+            return "\(time)    \(paint("✕ cancelled " + LuaValue.escaped(id), "33"))\(source)\(why)"
         case .error(let message, let location):
             // Split first, then escape: a traceback's lines start with a tab, which is layout, not data.
             let report = LuaErrorReport(parsing: message)

@@ -278,6 +278,12 @@ package enum InspectorPipe {
         case .effect(let e, let from):
             kind("effect", value: e)
             if let from { line.add("from", from) }
+        case .cancelled(let id, let cause, let from):
+            line.add("kind", "cancelled")
+            line.add("id", id)
+            // "by", not "cause": the message's own `cause` is its frame's (the inspector's link).
+            if let cause { line.add("by", cause, root: "by", otherwise: "null") }
+            if let from { line.add("from", from) }
         case .error(let message, let location), .log(let message, let location):
             line.add("kind", { if case .error = event { "error" } else { "log" } }())
             line.add("message", message)
@@ -377,6 +383,9 @@ package enum InspectorPipe {
         case "mutation": return .mutation(o["value"] ?? .nil, seq: try int(o["seq"], line))
         case "state": return .state(o["value"] ?? .nil, seq: try int(o["seq"], line))
         case "effect": return .effect(o["value"] ?? .nil, from: o["from"]?.stringValue)
+        case "cancelled":
+            guard let id = o["id"]?.stringValue else { throw bad(line) }
+            return .cancelled(id: id, cause: o["by"], from: o["from"]?.stringValue)
         case "error": return .error(message: o["message"]?.stringValue ?? "", location: o["location"]?.stringValue)
         case "log": return .log(message: o["message"]?.stringValue ?? "", location: o["location"]?.stringValue)
         case "reload":

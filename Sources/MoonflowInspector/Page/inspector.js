@@ -124,6 +124,7 @@ function summary(f) {
     case "mutation": return "• " + f.mutation.type + " " + fieldsText(f.mutation) + (f.from ? " from " + f.from : "");
     case "state": return f.state !== undefined ? "state (whole)" : "state: " + (f.patch || []).map(op => luaPath(op.path)).join(", ");
     case "effect": return "⇒ effect " + f.effect.type + " " + fieldsText(f.effect);
+    case "cancelled": return "✕ cancelled " + f.id + (f.from ? " in " + f.from : "") + (f.by ? " (by " + f.by.type + ")" : "");
     case "error": return "✗ " + (f.where ? f.where + ": " : "") + f.message;
     case "log": return "log " + (f.where ? f.where + ": " : "") + f.message;
     case "reload": return "↻ reloaded " + (f.files || []).join(", ") + " (" + f.ms + " ms)"

@@ -271,6 +271,11 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         }
     }
 
+    /// Each child's live ids, as `child: id` (ids are per feature: a child's are its own).
+    package var liveCancellableIDs: [String] {
+        children.flatMap { child in child.feature.liveCancellableIDs.map { "\(child.name): \($0)" } }
+    }
+
     private func childEvent(_ childName: String, _ event: FeatureEvent) {
         deliveringChild = children.first { $0.name == childName }?.feature
         defer { deliveringChild = nil }
@@ -302,7 +307,7 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
             } else {
                 passOut(e, from: childName)
             }
-        case .reaction, .error, .log, .reload:
+        case .reaction, .cancelled, .error, .log, .reload:
             outlet.send(event)
         }
     }
