@@ -84,6 +84,46 @@ final class CancellableIDTests: XCTestCase {
         XCTAssertEqual(s.state["page"], 1)
     }
 
+    func testASwiftServicesAnswerInFlightNeverArrives() throws {
+        try write(
+            "pages/init.lua",
+            """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "pages",
+              initial = { page = 0 },
+              actions = { more = {}, refresh = {} },
+              mutations = { loaded = { page = "integer" } },
+              handle = function(action, state, env)
+                if action.type == "more" then
+                  return env.cancellable("more", env.services.page(state.page + 1)
+                    :map(function(n) return { type = "loaded", page = n } end))
+                end
+                return mf.concat(env.cancel("more"), env.services.page(1)
+                  :map(function(n) return { type = "loaded", page = n } end))
+              end,
+              reduce = function(state, m) state.page = m.page; return state end,
+            }
+            """)
+        let gate = Gate()
+        let s = try FeatureStore(
+            "pages", searchPaths: [dir],
+            services: [
+                .stub("page") { (n: Int) async throws -> Int in
+                    if n == 2 { await gate.wait() }
+                    return n
+                }
+            ])
+        try s.send(["type": "more"])
+        try s.receive(["type": "loaded", "page": 1]) { $0["page"] = 1 }
+        try s.send(["type": "more"])  // page 2's answer waits in the service
+        try s.send(["type": "refresh"])
+        gate.open()
+        try s.receive(["type": "loaded", "page": 1])
+        try s.finish()
+        XCTAssertEqual(s.state["page"], 1, "page 2 was answered after the refresh cancelled it")
+    }
+
     func testOneHandlerCancelsSeveralIdsAcrossActionTypes() throws {
         let s = try FeatureStore("feed", searchPaths: [dir])
         try s.send(["type": "tick"])
@@ -134,5 +174,34 @@ final class CancellableIDTests: XCTestCase {
         let message = failure { try s.finish() }
         XCTAssertTrue(message.contains("1 stream was still in flight"), message)
         XCTAssertTrue(message.contains("Cancellable ids still live: left: more"), message)
+    }
+}
+
+/// Holds a service's answer until the test opens it.
+private final class Gate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if isOpen {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                waiters.append(continuation)
+                lock.unlock()
+            }
+        }
+    }
+
+    func open() {
+        lock.lock()
+        isOpen = true
+        let waiting = waiters
+        waiters = []
+        lock.unlock()
+        waiting.forEach { $0.resume() }
     }
 }
