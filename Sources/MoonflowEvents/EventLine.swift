@@ -16,6 +16,7 @@ import MoonflowLua
 ///     {"event":"internal","t":T[,"from":CHILD],"effect":{...}}
 ///     {"event":"call","t":T,"service":"drafts:put","call":N}
 ///     {"event":"invariant","t":T,"seq":N,"invariant":NAME[,"reason":R][,"action":{...}]}
+///     {"event":"cancelled","t":T[,"from":CHILD],"id":ID[,"by":{...}]}
 ///     {"event":"error"|"log","t":T,"message":M[,"where":W][,"traceback":TB]}
 ///     {"event":"reload","t":T,"files":[...],"ms":1.5[,"added":[...],...][,"restarted":true]}
 ///
@@ -118,6 +119,14 @@ package enum EventLine {
             line.add("invariant", name)
             if let reason { line.add("reason", reason) }
             if let action { try line.add("action", action, root: "action") }
+        case .cancelled(let id, let cause, let from):
+            // `env.cancel(id)` stopped the streams marked with `id`; `by` is the action that did
+            // (not `cause`: an inspector frame's head has a `cause` of its own).
+            line.add("event", "cancelled")
+            line.add("t", t)
+            if let from { line.add("from", from) }
+            line.add("id", id)
+            if let cause { try line.add("by", cause, root: "by") }
         case .error(let message, let location), .log(let message, let location):
             let report = LuaErrorReport(parsing: message)
             line.add("event", { if case .error = event { "error" } else { "log" } }())

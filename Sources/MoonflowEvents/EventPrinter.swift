@@ -140,6 +140,10 @@ public final class EventPrinter: @unchecked Sendable {
             let why = reason.map { ": " + EventPrinter.visible($0) } ?? ""
             return
                 "\(time)    \(paint("✗ invariant " + LuaValue.escaped(name), "1;31")) broken at step \(seq)\(after)\(why)"
+        case .cancelled(let id, let cause, let from):
+            let source = from.map { " in \(LuaValue.escaped($0))" } ?? ""
+            let why = cause.map { " (by \(EventPrinter.typeName($0)))" } ?? ""
+            return "\(time)    \(paint("✕ cancelled " + LuaValue.escaped(id), "33"))\(source)\(why)"
         case .error(let message, let location):
             // Split first, then escape: a traceback's lines start with a tab, which is layout, not data.
             let report = LuaErrorReport(parsing: message)

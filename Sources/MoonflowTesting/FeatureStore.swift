@@ -400,6 +400,7 @@ public final class FeatureStore: @unchecked Sendable {
                         + flights.map {
                             "  - \($0.what)\($0.child.map { " in child '\($0)'" } ?? ""), started by action \(Self.describe($0.action))"
                         }.joined(separator: "\n")
+                        + liveIDsLine()
                         + "\n  Move the clock with store:advance(ms) until they finish, or call store:skipInFlight().")
             }
         }
@@ -539,6 +540,14 @@ public final class FeatureStore: @unchecked Sendable {
                 || frame.hasPrefix("moonflow.spec:") || frame.contains("/busted/")
                 || frame.hasPrefix("(...tail calls...)") || frame.hasPrefix("..."))
         }.map { $0.replacingOccurrences(of: "\t", with: "  ") }
+    }
+
+    /// The `env.cancellable` ids still live, as a line for `finish`'s message ("" when none).
+    private func liveIDsLine() -> String {
+        let ids = feature.liveCancellableIDs
+        guard !ids.isEmpty else { return "" }
+        return
+            "\n  Cancellable ids still live: \(ids.joined(separator: ", ")) (a handler returning env.cancel(id) stops one)."
     }
 
     private func inFlightHint() -> String {

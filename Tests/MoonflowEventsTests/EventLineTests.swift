@@ -62,6 +62,20 @@ final class EventLineTests: XCTestCase {
             pretty.render(invariant, t: 5), "     5 ms    ✗ invariant totalAddsUp broken at step 3 after add: 300 ~= 0")
     }
 
+    /// `env.cancel(id)` stopped streams: the id, the child under `mf.compose`, and the action
+    /// that cancelled them.
+    func testACancelledLineNamesTheIdAndTheActionThatCancelled() {
+        let event = FeatureEvent.cancelled(id: "more", cause: ["type": "refresh"], from: "feed")
+        XCTAssertEqual(
+            EventLine.text(event, t: 50),
+            #"{"event":"cancelled","t":50,"from":"feed","id":"more","by":{"type":"refresh"}}"#)
+        XCTAssertEqual(
+            EventPrinter(format: .pretty).render(event, t: 50), "    50 ms    ✕ cancelled more in feed (by refresh)")
+        XCTAssertEqual(
+            EventLine.text(.cancelled(id: "more", cause: nil, from: nil), t: 50),
+            #"{"event":"cancelled","t":50,"id":"more"}"#)
+    }
+
     func testAStateWrittenAlreadyGoesInAsItWas() {
         let event = FeatureEvent.state(["count": 1], seq: 2)
         // Straight from the Lua table, in the table's own order: not parsed, not sorted.

@@ -24,6 +24,8 @@ final class InspectorPipeTests: XCTestCase {
             .event(.mutation(["type": "add", "n": 2], seq: 2), t: 6, cause: action, causeID: "3"),
             .event(.effect(["type": "toast"], from: "child"), t: 6, cause: action),
             .event(.effect(["type": "toast"], from: nil), t: 6, cause: nil),
+            .event(.cancelled(id: "more", cause: ["type": "refresh"], from: "feed"), t: 6, cause: action),
+            .event(.cancelled(id: "more", cause: nil, from: nil), t: 6, cause: nil),
             .event(
                 .reaction(["type": "clear"], to: "cart", from: "payment", effect: ["type": "receipt", "id": "r1"]),
                 t: 6,

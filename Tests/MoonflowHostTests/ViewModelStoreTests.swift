@@ -114,6 +114,7 @@ final class ViewModelStoreTests: XCTestCase {
         }
         var eventCause: LuaValue? { nil }
         var inFlight: [FeatureFlight] { [] }
+        var liveCancellableIDs: [String] { [] }
         var eventError: FeatureError? { nil }
         func dispose() {}
         var isDisposed: Bool { false }

@@ -24,6 +24,8 @@
 ---@class moonflow.Env
 ---@field services table<string, any> Lua and Swift services, and repositories, by name
 ---@field interactors table<string, moonflow.Interactor> request interactors, by name
+---@field cancellable fun(id: string, stream: moonflow.Stream): moonflow.Stream `stream`, stopped by `env.cancel(id)` while it runs
+---@field cancel fun(id: string, ...: string): moonflow.Stream when started, stops the feature's running streams marked with these ids
 
 ---A request interactor as a feature sees it (`env.interactors.NAME`).
 ---@class moonflow.Interactor

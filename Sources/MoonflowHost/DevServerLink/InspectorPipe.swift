@@ -291,6 +291,12 @@ package enum InspectorPipe {
             line.add("seq", seq)
             if let action { line.add("action", action, root: "action", otherwise: "null") }
             if let reason { line.add("reason", reason) }
+        case .cancelled(let id, let cause, let from):
+            line.add("kind", "cancelled")
+            line.add("id", id)
+            // "by", not "cause": the message's own `cause` is its frame's (the inspector's link).
+            if let cause { line.add("by", cause, root: "by", otherwise: "null") }
+            if let from { line.add("from", from) }
         case .error(let message, let location), .log(let message, let location):
             line.add("kind", { if case .error = event { "error" } else { "log" } }())
             line.add("message", message)
@@ -398,6 +404,9 @@ package enum InspectorPipe {
             guard let name = o["name"]?.stringValue else { throw bad(line) }
             return .invariant(
                 name: name, seq: try int(o["seq"], line), action: o["action"], reason: o["reason"]?.stringValue)
+        case "cancelled":
+            guard let id = o["id"]?.stringValue else { throw bad(line) }
+            return .cancelled(id: id, cause: o["by"], from: o["from"]?.stringValue)
         case "error": return .error(message: o["message"]?.stringValue ?? "", location: o["location"]?.stringValue)
         case "log": return .log(message: o["message"]?.stringValue ?? "", location: o["location"]?.stringValue)
         case "reload":

@@ -127,6 +127,7 @@ function summary(f) {
     case "internal": return "⇢ internal effect " + f.effect.type + " " + fieldsText(f.effect) + (f.from ? " from " + f.from : "");
     case "call": return "↗ call " + f.service + " #" + f.call;
     case "invariant": return "✗ invariant " + f.invariant + " broken at step " + f.step + (f.action ? " after " + f.action.type : "") + (f.reason ? ": " + f.reason : "");
+    case "cancelled": return "✕ cancelled " + f.id + (f.from ? " in " + f.from : "") + (f.by ? " (by " + f.by.type + ")" : "");
     case "error": return "✗ " + (f.where ? f.where + ": " : "") + f.message;
     case "log": return "log " + (f.where ? f.where + ": " : "") + f.message;
     case "reload": return "↻ reloaded " + (f.files || []).join(", ") + " (" + f.ms + " ms)"

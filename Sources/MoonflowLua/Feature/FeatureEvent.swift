@@ -25,6 +25,10 @@ public enum FeatureEvent: Sendable, Equatable {
     /// An `mf.compose`'s `react` sent `action` to child `to`, reacting to `effect` of child
     /// `from`; the child's mutations it causes follow.
     case reaction(LuaValue, to: String, from: String, effect: LuaValue)
+    /// `env.cancel(id)` stopped the running streams a handler marked `env.cancellable(id, ...)`:
+    /// what they would still have sent never arrives. `cause` is the action whose handler (or
+    /// effect handler) cancelled them; `from` is the child under `mf.compose`.
+    case cancelled(id: String, cause: LuaValue?, from: String?)
     /// Something failed; the state is as it was before.
     case error(message: String, location: String?)
     /// A log line (an interactor's error, with its source location).
@@ -83,7 +87,8 @@ extension FeatureEvent {
         public static let error = Kinds(rawValue: 1 << 4)
         public static let log = Kinds(rawValue: 1 << 5)
         public static let reload = Kinds(rawValue: 1 << 6)
-        public static let all = Kinds(rawValue: 0x7f)
+        public static let cancelled = Kinds(rawValue: 1 << 7)
+        public static let all = Kinds(rawValue: 0xff)
     }
 
     /// The kind of this event.
@@ -93,6 +98,7 @@ extension FeatureEvent {
         case .mutation: .mutation
         case .state: .state
         case .effect, .internalEffect, .call: .effect
+        case .cancelled: .cancelled
         case .error, .invariant: .error
         case .log: .log
         case .reload: .reload
@@ -117,6 +123,8 @@ extension FeatureEvent {
         case .call(let service, let call): "\(t) call \(service)#\(call)"
         case .invariant(let name, let seq, _, let reason):
             "\(t) invariant \(name)@\(seq)\(reason.map { " " + Self.firstLine($0) } ?? "")"
+        case .cancelled(let id, let cause, let from):
+            "\(t) cancelled\(from.map { "(\($0))" } ?? "") \(id)\(cause.map { " by \(Self.sortedJSON($0))" } ?? "")"
         case .error(let m, _): "\(t) error \(Self.firstLine(m))"
         case .log(let m, _): "\(t) log \(Self.firstLine(m))"
         case .reload: "\(t) reload"

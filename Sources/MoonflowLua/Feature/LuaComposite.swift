@@ -271,6 +271,11 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
         }
     }
 
+    /// Each child's live ids, as `child: id` (ids are per feature: a child's are its own).
+    package var liveCancellableIDs: [String] {
+        children.flatMap { child in child.feature.liveCancellableIDs.map { "\(child.name): \($0)" } }
+    }
+
     private func childEvent(_ childName: String, _ event: FeatureEvent) {
         deliveringChild = children.first { $0.name == childName }?.feature
         defer { deliveringChild = nil }
@@ -304,7 +309,7 @@ package final class LuaComposite: BridgedFeature, @unchecked Sendable {
             }
         case .internalEffect(let e, _):
             outlet.send(.internalEffect(e, from: childName))
-        case .reaction, .error, .log, .reload, .call, .invariant:
+        case .reaction, .cancelled, .error, .log, .reload, .call, .invariant:
             outlet.send(event)
         }
     }

@@ -58,6 +58,8 @@ extension LuaFeature {
     func handle(_ action: FeatureAction) -> Handled<FeatureMutation> {
         if binding.reportsActionsInHandle { report(action) }
         releaseKeptSlot()
+        handling = (action, interactor.actionIDAtWork)
+        defer { handling = nil }
         do {
             return try bridge.lua.call(
                 dispatch.handle, [.ref(definition.table), action.pushed, .ref(stateTable), .ref(env)]
@@ -130,6 +132,8 @@ extension LuaFeature {
         if binding.reportsActionsInHandle { report(action) }
         releaseKeptSlot()
         var readingReduce = false
+        handling = (action, interactor.actionIDAtWork)
+        defer { handling = nil }
         stepping = true
         let outcome: StepOutcome
         do {

@@ -109,6 +109,10 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
     /// the snapshot is read whole next time (it does not happen: no write moved a table).
     var owesWholeRead = false
     var deliveringChanges: [StateChange]?
+    /// The running `env.cancellable` streams, by id (LuaFeature+Cancellation).
+    let cancellables = Cancellables()
+    /// The action whose `handle` runs now, with its number (a `cancel` stream's cause).
+    var handling: (action: FeatureAction, id: Int)?
 
     /// - Parameter initial: the state to start from instead of the definition's `initial`
     ///   (a test store's `opts.state`).
@@ -166,6 +170,7 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
             })
         traceActionsIfNeeded()
         try registerShape(of: definition)
+        try installCancellation(in: env)
         disposables += interactor.errors.observe { [weak self] failure in
             guard let self else { return }
             let stage: FeatureError.Stage =
@@ -224,6 +229,7 @@ package final class LuaFeature: WritesWaitingInLua, @unchecked Sendable {
             interactor.cancel(actionType: type)
         }
         try registerShape(of: binding.definition)
+        if binding.env != _binding.env { try installCancellation(in: binding.env) }
         bindingLock.withLock { shared in
             _binding = binding
             shared.actions = binding.definition.actions

@@ -48,6 +48,8 @@ package protocol FeatureInternals: RunningFeature {
     var eventCause: LuaValue? { get }
     /// Work still running, each with the action that started it.
     var inFlight: [FeatureFlight] { get }
+    /// The ids of `env.cancellable` streams still running, sorted (a child's as `child: id`).
+    var liveCancellableIDs: [String] { get }
     /// The structured error behind the `.error` event being delivered right now
     /// (stage, action, traceback, the Swift error); valid inside an `outlet` listener.
     var eventError: FeatureError? { get }
@@ -70,6 +72,7 @@ extension RunningFeature {
     }
     package var eventCause: LuaValue? { internals.eventCause }
     package var inFlight: [FeatureFlight] { internals.inFlight }
+    package var liveCancellableIDs: [String] { internals.liveCancellableIDs }
     package var eventError: FeatureError? { internals.eventError }
 }
 
