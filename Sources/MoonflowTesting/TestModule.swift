@@ -68,6 +68,14 @@ public enum TestModule {
                     return step {
                         let storeHost = FeatureHost(sharing: host, clock: TestScheduler())
                         if !args.isNil(2) { storeHost.serviceOverrides = try args.ref(2) }
+                        if !args.isNil(7) { storeHost.envOverrides = try args.ref(7) }
+                        // Each store draws from the start of its seed's sequence: opts.seed, else
+                        // `moonflow test --seed`, else the default.
+                        let seed: Int64 =
+                            args.isNil(8)
+                            ? (defaults.seed ?? FeatureInputs.defaultSeed)
+                            : (try args.value(8, path: "opts.seed")).intValue ?? FeatureInputs.defaultSeed
+                        try FeatureInputs.reseed(host.bridge, seed: seed)
                         let initial: LuaValue? = args.isNil(3) ? Optional.none : try args.value(3, path: "opts.state")
                         let exhaustive = args.isNil(4) ? true : (try args.value(4)).isTruthy
                         let feature: RunningFeature

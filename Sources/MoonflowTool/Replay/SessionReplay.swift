@@ -58,6 +58,9 @@ package struct SessionReplay {
         var lines: [Line] = []
         /// How many recorded events (states too) there are.
         var events = 0
+        /// The run's seed and the values of time its plugins read (`read` lines), by kind in order.
+        var seed: Int64?
+        var reads: [String: [LuaValue]] = [:]
 
         enum Line: UInt8 { case other, input, event, mutation }
     }
@@ -96,6 +99,11 @@ package struct SessionReplay {
         // the run where its answer arrived (after the same action, at its time, before the next
         // input), so answers that came late on the real clock come as late now; --update calls
         // them again.
+        // The plugins draw from the recorded seed and read the recorded times, in order, then the
+        // virtual clock's; --update records them again.
+        options.seed = recording.seed
+        options.readsFeed = RecordedReads(recording.reads).next
+        options.recordsReads = !recording.reads.isEmpty
         let gate = ReplayGate(deliveries: recording.deliveries.values.flatMap(\.values))
         if !update {
             options.serviceTap = ServiceTap(answering: recording.services, deliveries: recording.deliveries, gate: gate)
@@ -311,6 +319,15 @@ package struct SessionReplay {
                 }
                 recording.path = path
                 recording.feature = value["feature"]?.stringValue ?? "?"
+                if let seed = value["seed"] {
+                    guard case .integer(let seed) = seed else {
+                        throw BadRecording(
+                            description:
+                                "\(file):1: the header's \"seed\" is \(seed), not an integer; it is the seed the run's random numbers came from: record the session again"
+                        )
+                    }
+                    recording.seed = seed
+                }
                 if case .integer(let v)? = value["version"] { recording.version = v }
                 recording.lines.append(.other)
                 continue
@@ -323,6 +340,11 @@ package struct SessionReplay {
                 recording.inputTimes.append(Int(clamping: t))
                 recording.inputs += 1
                 recording.lines.append(.input)
+                continue
+            }
+            if let kind = value["read"]?.stringValue {
+                recording.reads[kind, default: []].append(value["value"] ?? .nil)
+                recording.lines.append(.other)
                 continue
             }
             if value["service"]?.stringValue != nil {
@@ -473,6 +495,19 @@ private final class PrintedEvents: @unchecked Sendable {
                 "+ \(kind) = \(StateDiff.render(SessionReplay.compared(extra)))",
             ]
         }
+    }
+}
+
+/// The values of time a recording holds (`read` lines), handed back in order by kind; nil
+/// once a kind's run out (the plugin reads more now: the virtual clock answers).
+private final class RecordedReads: @unchecked Sendable {
+    private let lock = NSLock()
+    private var reads: [String: ArraySlice<LuaValue>]
+
+    init(_ reads: [String: [LuaValue]]) { self.reads = reads.mapValues { $0[...] } }
+
+    func next(_ kind: String) -> LuaValue? {
+        lock.withLock { reads[kind]?.popFirst() }
     }
 }
 
