@@ -200,19 +200,21 @@ package enum EventLine {
 /// The lines of a recording (`moonflow run --record`) besides its events, which are
 /// `EventLine`s with whole states:
 ///
-///     {"record":"moonflow-session","format":1,"feature":N,"version":V,"path":P,"clock":C,"moonflow":"0.1.0","effects":true}
+///     {"record":"moonflow-session","format":1,"feature":N,"version":V,"path":P,"clock":C,"moonflow":"0.1.0","effects":true[,"seed":S]}
 ///     {"input":{...},"t":T}
 ///     {"service":"users:getAll","call":1,"values":[...][,"error":E][,"after":A,"t":T[,"n":N]]}
+///     {"read":"time","value":1767225600}
 package enum RecordingLine {
     /// The header's `record` value: what `replay` looks for on the first line.
     package static let kind = "moonflow-session"
     /// The header's `format`: bumped when the layout of a recording changes.
     package static let format = 1
 
-    /// The first line: the feature, its state-shape version and how it ran.
+    /// The first line: the feature, its state-shape version and how it ran (with the seed of
+    /// its random numbers when the replay needs it: `FeatureInputs`).
     /// - Parameter effects: the run reports `internal`, `call` and `invariant` events (as
     ///   `moonflow run` does; `serve`'s apps report none of the last two).
-    package static func header(_ run: RunDescription, effects: Bool = true) -> String {
+    package static func header(_ run: RunDescription, effects: Bool = true, seed: Int64? = nil) -> String {
         var line = JSONObjectWriter()
         line.add("record", kind)
         line.add("format", format)
@@ -224,6 +226,7 @@ package enum RecordingLine {
         // Its events include `internal`, `call` and `invariant` ones: a replay compares them
         // (a recording without this was made before they were events, and leaves them out).
         if effects { line.add("effects", true) }
+        if let seed { line.add("seed", seed) }
         return line.text
     }
 
@@ -232,6 +235,15 @@ package enum RecordingLine {
         var line = JSONObjectWriter()
         line.add("input", action, root: "action", otherwise: "{}")
         line.add("t", t)
+        return line.text
+    }
+
+    /// A value of time the plugins read on the real clock (`FeatureInputs`): `kind` is `time`,
+    /// `clock` or `now`; replay hands each kind's back in order.
+    package static func read(_ kind: String, value: LuaValue) -> String {
+        var line = JSONObjectWriter()
+        line.add("read", kind)
+        line.add("value", value, root: "value", otherwise: "null")
         return line.text
     }
 

@@ -78,6 +78,14 @@ public enum TestModule {
                         if args.isTable(2) { storeHost.serviceOverrides = try args.ref(2) }
                         // `opts.state` fills in from `initial`: a spec gives only the fields it is about.
                         storeHost.mergesInitialState = true
+                        if !args.isNil(7) { storeHost.envOverrides = try args.ref(7) }
+                        // Each store draws from the start of its seed's sequence: opts.seed, else
+                        // `moonflow test --seed`, else the default.
+                        let seed: Int64 =
+                            args.isNil(8)
+                            ? (defaults.seed ?? FeatureInputs.defaultSeed)
+                            : (try args.value(8, path: "opts.seed")).intValue ?? FeatureInputs.defaultSeed
+                        try FeatureInputs.reseed(host.bridge, seed: seed)
                         let initial: LuaValue? = args.isNil(3) ? Optional.none : try args.value(3, path: "opts.state")
                         let exhaustive = args.isNil(4) ? true : (try args.value(4)).isTruthy
                         let feature: RunningFeature

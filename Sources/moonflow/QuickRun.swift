@@ -46,6 +46,7 @@ extension RunRequest {
             case "--inspect-frames": guard let v = Int(value) else { return nil }; run.inspectFrames = v
             case "--inspect-memory": guard let v = Int(value) else { return nil }; run.inspectMemory = v
             case "--record": run.record = value
+            case "--seed": guard let v = Int64(value) else { return nil }; run.seed = v
             case "--time-limit": guard let v = Int64(value) else { return nil }; run.timeLimit = v
             case "--memory-limit": guard let v = Int(value) else { return nil }; run.memoryLimit = v
             default: return nil

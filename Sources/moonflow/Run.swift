@@ -47,6 +47,13 @@ struct Run: ParsableCommand {
 
     @Option(
         name: .long,
+        help: ArgumentHelp(
+            "The seed of the plugins' random numbers (math.random, env.random, env.uuid); default: 0 on the virtual clock, a fresh one on the real clock.",
+            valueName: "N"))
+    var seed: Int64?
+
+    @Option(
+        name: .long,
         help: "jsonl state events: full (the whole state each time) or patch (a JSON Patch against the previous state)."
     )
     var state: StateOutput = .full
@@ -126,7 +133,7 @@ struct Run: ParsableCommand {
             path: path, actions: actions, format: format, clock: clock, until: until, watch: watch,
             state: state, db: db, color: color, inspect: inspect, inspectFrames: inspectFrames,
             inspectMemory: inspectMemory, record: record, timeLimit: limits.timeLimit,
-            memoryLimit: limits.memoryLimit, sandbox: limits.sandbox, debug: debug, debugWait: debugWait)
+            memoryLimit: limits.memoryLimit, sandbox: limits.sandbox, debug: debug, debugWait: debugWait, seed: seed)
     }
 
     // `limits` validates itself (an option group).

@@ -30,6 +30,7 @@ struct RunRequest {
     var sandbox = false
     var debug: String? = nil
     var debugWait = false
+    var seed: Int64? = nil
 
     func validate() throws {
         if let record {
@@ -86,6 +87,7 @@ struct RunRequest {
         var options = FeatureRun.Options(path: path)
         options.format = format
         options.clock = clock
+        options.seed = seed
         options.untilMs = until
         options.timeLimitMs = timeLimit ?? LimitOptions.defaultTimeLimitMs
         options.memoryLimitMB = memoryLimit ?? LimitOptions.defaultMemoryLimitMB

@@ -59,7 +59,7 @@ struct Test: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The seed of every exploration (T.explore in specs, and --explore): repeats the runs a failure printed.",
+            "The seed of every virtual-clock run: each test store's random numbers (unless its opts.seed) and every exploration (T.explore in specs, and --explore), which repeats the runs a failure printed.",
             valueName: "N"))
     var seed: Int64?
 

@@ -105,6 +105,7 @@ extension FeatureHost {
             [
                 .ref(definition.table), .ref(try servicesTable(for: definition)), .ref(interactors),
                 bridge.serviceResult(definition), overrides, .function(lateService),
+                envOverrides.map { .ref($0) } ?? .value(.nil),
             ]
         ) { try $0.ref(1) }
         return (env, made)

@@ -65,6 +65,9 @@ public final class FeatureHost: @unchecked Sendable {
         /// the search paths, in order (`MoonflowHostTools`' `sources`). The host's own `memory`
         /// source comes first.
         package var pluginTexts: [any PluginTexts] = []
+        /// The seed of the plugins' random numbers (`math.random`, `env.random`, `env.uuid`);
+        /// nil: `FeatureInputs.defaultSeed` on the virtual clock, a fresh one on the real clock.
+        package var seed: Int64?
 
         public init(
             searchPaths: [String] = ["plugins"], profile: LuaState.Profile = .trusted,
@@ -191,7 +194,7 @@ public final class FeatureHost: @unchecked Sendable {
         }
         interactorClass = try lua.makeClass("moonflow.interactor", methods: RequestInteractor.methods(bridge))
         try MoonflowModule.install(in: lua, bridge: bridge)
-        sandbox = configuration.isolatesPlugins ? try PluginSandbox(lua: lua) : nil
+        sandbox = configuration.isolatesPlugins ? try PluginSandbox(lua: lua, inputs: bridge.dispatch.inputs) : nil
         try installSourceSearcher()
         if let sandbox {
             sandbox.sources.split = { [weak self] file in self?.sourceFile(file).map { ("\($0.0.name):", $0.1) } }
@@ -202,6 +205,9 @@ public final class FeatureHost: @unchecked Sendable {
         }
         try setSearchPaths(configuration.searchPaths)
         registerDeclaredRepositories()
+        seed =
+            configuration.seed ?? (configuration.virtualClock ? FeatureInputs.defaultSeed : FeatureInputs.freshSeed())
+        try startInputs()
     }
 
     /// A host on `parent`'s Lua state, bridge and services, driven by `clock`:
@@ -223,6 +229,25 @@ public final class FeatureHost: @unchecked Sendable {
         sandbox = parent.sandbox
         memoryTexts = parent.memoryTexts
         _log = parent.log
+        seed = parent.seed
+    }
+
+    /// The seed the plugins' random numbers started from (`Configuration.seed`, or the one drawn).
+    package private(set) var seed: Int64 = FeatureInputs.defaultSeed
+
+    /// Starts the plugins' time and random numbers (`FeatureInputs`) on this host's clock from
+    /// `seed` (the host's own when nil), with the taps a recorded run or a replay gives. A
+    /// trusted state's own globals get the controlled `os` functions (its plugins', and a spec's
+    /// inline features'); isolated plugins get them in their own globals (`PluginSandbox`).
+    package func startInputs(
+        seed: Int64? = nil, record: (@Sendable (String, LuaValue) -> Void)? = nil,
+        feed: (@Sendable (String) -> LuaValue?)? = nil
+    ) throws {
+        if let seed { self.seed = seed }
+        try FeatureInputs.start(
+            bridge, virtual: configuration.virtualClock, seed: self.seed,
+            installGlobals: configuration.profile == .trusted, record: record,
+            feed: feed)
     }
 
     /// `megabytes` in bytes, saturating: a shift would wrap a huge count into a small, a
@@ -254,6 +279,9 @@ public final class FeatureHost: @unchecked Sendable {
     /// Services that replace any of the same name (a test store's stubs): a Lua
     /// table of functions, applied last when a feature's `env` is made.
     package var serviceOverrides: LuaRef?
+    /// What replaces `env.now`, `env.uuid` or `env.random` (a test store's `env` stubs): a Lua
+    /// table of functions by those names, applied when a feature's `env` is made.
+    package var envOverrides: LuaRef?
 
     /// Whether a state given to start a feature from fills in from its definition's `initial`
     /// (a test store's `opts.state`): the given top-level fields replace `initial`'s, the others

@@ -4,7 +4,8 @@ import LuaKit
 /// Globals of its own for each sandboxed plugin, made from the sandbox's one
 /// definition (LuaKit's `Lua/sandbox.lua`): the safe part of the standard
 /// library (string, table, math, utf8, coroutine read-only; `os` reduced to
-/// clock, date, difftime and time; no io, debug, dofile, loadfile or native
+/// clock, date, difftime and time, which with `math.randomseed` are the host's controlled
+/// ones (`FeatureInputs`); no io, debug, dofile, loadfile or native
 /// modules), `load` for text only, and a `require` that finds only the
 /// plugin's own modules (`require "NAME.mod"` is `NAME/mod.lua`) and what
 /// the host preloads (`moonflow`). One plugin cannot change another's
@@ -30,7 +31,9 @@ final class PluginSandbox {
         var text: (String) throws -> String? = { _ in nil }
     }
 
-    init(lua: LuaState) throws {
+    /// `inputs` is dispatch.lua's (`FeatureInputs`): each plugin's `os` and `math` take the
+    /// controlled time and seed from it (none: Lua's own).
+    init(lua: LuaState, inputs: LuaRef? = nil) throws {
         self.lua = lua
         let sources = self.sources
         let loadModule: LuaFunction = { [weak lua] args in
@@ -64,7 +67,11 @@ final class PluginSandbox {
             return [.ref(try lua.load(file: path, env: try args.ref(2)))]
         }
         let chunk = try lua.load(string: PluginSandbox.source, name: "moonflow sandbox")
-        makeEnv = try lua.call(chunk, [.ref(try lua.sandboxDefinition()), .function(loadModule)]) { try $0.ref(1) }
+        makeEnv = try lua.call(
+            chunk, [.ref(try lua.sandboxDefinition()), .function(loadModule), inputs.map { .ref($0) } ?? .value(.nil)]
+        ) {
+            try $0.ref(1)
+        }
     }
 
     /// The globals for the plugin that `file` belongs to (`plugins/NAME/init.lua`

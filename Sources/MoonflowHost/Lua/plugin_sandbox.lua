@@ -1,7 +1,8 @@
 -- Each sandboxed plugin's globals (PluginSandbox.swift runs this once per Lua
 -- state): the sandbox's globals (LuaKit's sandbox.lua, the one definition of what
--- a sandboxed script may reach) plus a require confined to the plugin's folder.
-local sandbox, loadModule = ...
+-- a sandboxed script may reach) plus a require confined to the plugin's folder, with
+-- the host's controlled time and seed in `os` and `math` (dispatch.lua's `inputs`).
+local sandbox, loadModule, inputs = ...
 -- Taken now and called as locals, never through a table a plugin can reach.
 local require0, preload, error0, type = require, package.preload, error, type
 local match, find, sub, gsub, format = string.match, string.find, string.sub, string.gsub, string.format
@@ -11,6 +12,10 @@ return function(pluginName, root)
   -- The host's print as the plugin loads (hosts route print into their events
   -- before loading), itself, so a log event's `where` is the plugin's line.
   local env = globals("a sandboxed plugin's globals")
+  if inputs then
+    env.os = freeze("os", inputs.library("os", env.os))
+    env.math = freeze("math", inputs.library("math", env.math))
+  end
   local loaded = {}
   env.require = function(name)
     if type(name) ~= "string" then

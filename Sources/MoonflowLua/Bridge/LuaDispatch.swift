@@ -54,6 +54,8 @@ package final class LuaDispatch: @unchecked Sendable {
     /// declared state takes, kept in Lua) as the list and count `applyStateWrites` reads;
     /// none are pending after (a reload that gives the state another table drops them so).
     package let takePending: LuaRef
+    /// A feature's time and random numbers (`FeatureInputs`): `start`, `reseed`, `library`.
+    package let inputs: LuaRef
 
     /// `handle` and effect handlers get a read-only view of the state (
     /// outside `reduce` the state is read-only): reading goes through to the state
@@ -105,6 +107,7 @@ package final class LuaDispatch: @unchecked Sendable {
         stepStage = try exports.take("stepStage")
         setMutationShapes = try exports.take("setMutationShapes")
         takePending = try exports.take("takePending")
+        inputs = try exports.take("inputs")
         try exports.codes("reduceOutcomes", as: ReduceOutcome.self)
         try exports.codes("stepStages", as: StepStage.self)
         try exports.finish()

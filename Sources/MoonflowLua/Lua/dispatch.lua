@@ -10,7 +10,7 @@ local rawgetmetatable, rawsetmetatable, emptyArray, rearm, flat, params, fits = 
 local pairs, rawnext, type, error, tostring, setmetatable = pairs, next, type, error, tostring, setmetatable
 local rawget, rawset, rawlen, select = rawget, rawset, rawlen, select
 local match, format, sort = string.match, string.format, table.sort
-local unpack = table.unpack
+local unpack, withInputs = table.unpack, nil  -- withInputs(env, stubs): `inputs` (last below) fills an env
 local targets = setmetatable({}, { __mode = "k" })   -- view -> the table it shows
 local views = setmetatable({}, { __mode = "k" })     -- table -> its view in the running call
 local paths = setmetatable({}, { __mode = "k" })     -- view -> `state.items[2]` (nil: `state`)
@@ -509,7 +509,7 @@ return {
     return def.effects[kind](effect, rootView(state, shapeOf[def]), env)
   end,
   request = function(def, kind, request, env) return def.requests[kind](request, env) end,
-  makeEnv = function(def, swiftServices, interactors, asStream, overrides, late)
+  makeEnv = function(def, swiftServices, interactors, asStream, overrides, late, envOverrides)
     -- A name the feature was loaded without asks `late` (a service registered since).
     local services = late and setmetatable({}, { __index = late }) or {}
     for k, v in pairs(swiftServices) do services[k] = v end
@@ -527,7 +527,7 @@ return {
         services[k] = type(v) == "function" and function(...) return v(owned(...)) end or v
       end
     end
-    return { services = services, interactors = interactors }
+    return withInputs({ services = services, interactors = interactors }, envOverrides)
   end,
   migrate = function(def, old, from) return def.migrate(old, from) end,
   route = function(def, action, state) return def.route(action, state) end,
@@ -554,4 +554,93 @@ return {
   stepStage = stage, setMutationShapes = setMutationShapes, takePending = takePending,
   reduceOutcomes = { inPlace = inPlace, twoPlaces = twoPlaces, anotherTable = anotherTable, pending = pending },
   stepStages = { outside = outside, handling = handling, reducing = reducing },
+  -- A feature's inputs, time and random numbers (FeatureInputs.swift starts them per host):
+  -- the plain `os.time()`, `os.date(fmt)` and `os.clock()` a feature host installs, and
+  -- `env.now()`, `env.uuid()` and `env.random(...)`. On the virtual clock time follows the
+  -- clock (`clockMs`, ms since its start) from EPOCH, 2026-01-01T00:00:00Z, and random numbers
+  -- come from Lua's own generator seeded with the run's seed; on the real clock time is read
+  -- live and, under `--record`, every value goes to `record(kind, value)` (the seed is recorded
+  -- by Swift, in the header). A replay's `feed(kind)` hands back the recorded values first. An explicit time
+  -- (`os.time(table)`, `os.date(fmt, t)`) is Lua's, as ever. Called through a table, not a
+  -- local, so a bad argument still names `time` or `date`.
+  -- (Last in this table, so that the lines of the code above, which tracebacks name, stay put.)
+  inputs = (function()
+    local lib = { time = os.time, date = os.date, clock = os.clock, random = math.random, randomseed = math.randomseed }
+    local EPOCH <const> = 1767225600
+    local inputs = { virtual = false }
+    local function read(kind, liveValue, virtual)
+      local feed, v = inputs.feed, nil
+      if feed then v = feed(kind) end
+      if v == nil then
+        if inputs.virtual then v = virtual() else v = liveValue() end
+      end
+      local record = inputs.record
+      if record then record(kind, v) end
+      return v
+    end
+    local function liveTime() return (lib.time()) end
+    local function virtualTime() return EPOCH + inputs.clockMs() // 1000 end
+    local function liveClock() return (lib.clock()) end
+    local function virtualClock() return inputs.clockMs() / 1000 end
+    local function liveNow() return inputs.wallMs() end
+    local function virtualNow() return EPOCH * 1000 + inputs.clockMs() end
+    local controlled = {
+      time = function(t)
+        if t ~= nil then return (lib.time(t)) end
+        return read("time", liveTime, virtualTime)
+      end,
+      clock = function() return read("clock", liveClock, virtualClock) end,
+      -- No argument: a seed drawn from the run's generator, so a replay draws the same one.
+      randomseed = function(...)
+        if select("#", ...) == 0 then return lib.randomseed(lib.random(0)) end
+        return lib.randomseed(...)
+      end,
+    }
+    controlled.date = function(fmt, t)
+      if t == nil then t = controlled.time() end
+      return (lib.date(fmt, t))
+    end
+    local function uuid()
+      local r = lib.random
+      local a, b, c, d = r(0, 0xffffffff), r(0, 0xffffffff), r(0, 0xffffffff), r(0, 0xffffffff)
+      b = (b & 0xffff0fff) | 0x4000          -- version 4
+      c = (c & 0x3fffffff) | 0x80000000      -- the RFC 4122 variant
+      return format("%08x-%04x-%04x-%04x-%04x%08x", a, b >> 16, b & 0xffff, c >> 16, c & 0xffff, d)
+    end
+    -- What every feature's `env` offers unless a test store's `env` stubs it.
+    local envInputs = {
+      now = function() return read("now", liveNow, virtualNow) end,
+      uuid = uuid,
+      random = function(...) return lib.random(...) end,
+    }
+    withInputs = function(env, stubs)
+      for k, v in pairs(envInputs) do env[k] = v end
+      if stubs then
+        for k, v in pairs(stubs) do env[k] = v end
+      end
+      return env
+    end
+    -- Swift's `FeatureInputs.start`: the clock, the seed and the taps; `globals` (a trusted
+    -- state's own, whose plugins share them) get the controlled functions.
+    function inputs.start(virtual, seed, clockMs, wallMs, record, feed, globals)
+      inputs.virtual, inputs.clockMs, inputs.wallMs, inputs.record, inputs.feed = virtual, clockMs, wallMs, record, feed
+      lib.randomseed(seed)
+      if globals then
+        local os, math = globals.os, globals.math
+        os.time, os.date, os.clock, math.randomseed = controlled.time, controlled.date, controlled.clock, controlled.randomseed
+      end
+    end
+    function inputs.reseed(seed) lib.randomseed(seed) end
+    -- A sandboxed plugin's `os` and `math` (plugin_sandbox.lua): its own tables of the
+    -- controlled functions over the library's others.
+    function inputs.library(name, base)
+      local t = {}
+      for k, v in pairs(base) do t[k] = v end
+      for k in pairs(t) do
+        if controlled[k] ~= nil and (name == "os" or k == "randomseed") then t[k] = controlled[k] end
+      end
+      return t
+    end
+    return inputs
+  end)(),
 }

@@ -18,7 +18,8 @@ import Streams
 /// `input` lines are every action sent (and accepted), with its time on the run's clock;
 /// `service` lines what each call of a Swift service or repository answered and where
 /// in the run the answer arrived (`after` the run's Nth action event, at `t` ms), so
-/// replay answers each call at that point; the other lines are the run's jsonl events
+/// replay answers each call at that point; `read` lines the time and seed the plugins read
+/// (`FeatureInputs`: on the real clock), which replay hands back; the other lines are the run's jsonl events
 /// with whole states. `RecordingLine` and `EventLine` (MoonflowEvents) write them.
 package final class SessionRecorder: RunObserver, @unchecked Sendable {
     /// The header's `record` value: what `replay` looks for on the first line.
@@ -89,6 +90,29 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
     /// An `input` line.
     package static func inputLine(_ action: LuaValue, t: Int) -> String { RecordingLine.input(action, t: t) }
 
+    /// `read` lines that came before the header (the plugin read the time as it loaded).
+    private var readsBeforeHeader: [String]? = []
+
+    /// The seed of the run's random numbers, for the header (`FeatureInputs`); set before the run starts.
+    package var seed: Int64? {
+        get { lock.withLock { _seed } }
+        set { lock.withLock { _seed = newValue } }
+    }
+    private var _seed: Int64?
+
+    /// A value of time the plugins read (`FeatureInputs`), as a `read` line.
+    package func read(_ kind: String, _ value: LuaValue) {
+        guard handle != nil else { return }
+        let line = RecordingLine.read(kind, value: value)
+        lock.withLock {
+            if readsBeforeHeader != nil {
+                readsBeforeHeader?.append(line)
+            } else {
+                handle?.write(Data((line + "\n").utf8))
+            }
+        }
+    }
+
     package func started(_ run: RunDescription, dispatch: any RunDispatcher) {
         place.withLock { $0.now = run.now }
         guard handle != nil else { return }
@@ -98,7 +122,11 @@ package final class SessionRecorder: RunObserver, @unchecked Sendable {
                 name: run.name, version: run.version, path: pluginPath, actions: run.actions, clock: run.clock,
                 now: run.now)
         }
-        write(SessionRecorder.header(described, effects: effectEvents))
+        let header = RecordingLine.header(described, effects: effectEvents, seed: seed)
+        lock.withLock {
+            for line in [header] + (readsBeforeHeader ?? []) { handle?.write(Data((line + "\n").utf8)) }
+            readsBeforeHeader = nil
+        }
     }
 
     package func observe(_ event: FeatureEvent, t: Int, cause: LuaValue?) {

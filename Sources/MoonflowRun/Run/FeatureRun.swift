@@ -51,6 +51,14 @@ package final class FeatureRun: @unchecked Sendable {
         /// Called after each reload that took (`--watch`, `:reload`): the debugger places its
         /// breakpoints again in the new text.
         package var reloaded: (@Sendable () -> Void)?
+        /// The seed of the plugins' random numbers (`--seed`); nil: `FeatureInputs.defaultSeed`
+        /// on the virtual clock, a fresh one (recorded under `--record`) on the real clock.
+        package var seed: Int64?
+        /// Whether a `--record` recorder gets every value of time the plugins read, whatever the
+        /// clock (`replay --update` of a recording that holds them); on the real clock it always does.
+        package var recordsReads = false
+        /// The values of time a recording holds, handed back in order by kind (`replay`).
+        package var readsFeed: (@Sendable (String) -> LuaValue?)?
         package init(path: String) { self.path = path }
     }
 
@@ -168,10 +176,12 @@ package final class FeatureRun: @unchecked Sendable {
             searchPaths: FeatureRun.searchPaths(for: options.path), profile: options.profile,
             timeLimitMs: options.timeLimitMs, memoryLimitMB: options.memoryLimitMB, clock: options.clock)
         configuration.repositoryFiles = options.repositoryStorage.map { SQLiteRepositoryFiles(storage: $0) }
+        configuration.seed = options.seed
         let host = try FeatureHost(configuration: configuration)
         host.bridge.serviceTap = options.serviceTap
         // Every service and repository call is an event, under what made it.
         host.bridge.callMade = { [weak self] service in self?.called(service, generation: generation) }
+        try startInputs(of: host, generation: generation)
         // The tool names files as they were given on its command line.
         host.bridge.locationRoots = []
         // A failed reload is reported by the watch itself, once the files have settled.
@@ -183,6 +193,23 @@ package final class FeatureRun: @unchecked Sendable {
         }
         options.prepareHost?(host, generation)
         return host
+    }
+
+    /// Time and random numbers as the run's inputs (`FeatureInputs`): under `--record` the seed
+    /// (in the header, unless the virtual clock's default) and, on the real clock, every value of
+    /// time read go to the recording; a replay hands the recorded values back.
+    private func startInputs(of host: FeatureHost, generation: Int) throws {
+        let recorder = options.observers.lazy.compactMap { $0 as? SessionRecorder }.first
+        let records = recorder != nil && (options.clock == .real || options.recordsReads)
+        if let recorder, generation == 0, records || host.seed != FeatureInputs.defaultSeed {
+            recorder.seed = host.seed
+        }
+        guard records || options.readsFeed != nil else { return }
+        var record: (@Sendable (String, LuaValue) -> Void)?
+        if records, let recorder {
+            record = { [weak recorder] kind, value in recorder?.read(kind, value) }
+        }
+        try host.startInputs(record: record, feed: options.readsFeed)
     }
 
     /// Plugins beside PATH are found by name (`mf.compose` children, interactors).

@@ -220,7 +220,9 @@ end
 function Store:skipReceived() core.skipReceived(handle(self, "skipReceived")) end
 function Store:skipInFlight() core.skipInFlight(handle(self, "skipInFlight")) end
 
-local options = { services = true, state = true, exhaustive = true }
+local options = { services = true, state = true, exhaustive = true, env = true, seed = true }
+-- The dependencies a feature's `env` offers that a store may stub (opts.env).
+local dependencies = { now = true, uuid = true, random = true }
 
 function T.store(target, opts)
   if type(target) ~= "string" and type(target) ~= "table" then
@@ -232,7 +234,7 @@ function T.store(target, opts)
   opts = opts or {}
   for k in pairs(opts) do
     if not options[k] then
-      raise(("T.store: unknown option '%s'; the options are services, state and exhaustive"):format(tostring(k)), 2)
+      raise(("T.store: unknown option '%s'; the options are services, state, exhaustive, env and seed"):format(tostring(k)), 2)
     end
   end
   local stubs, compiled, file
@@ -247,12 +249,31 @@ function T.store(target, opts)
       for name, fn in pairs(opts.services) do stubs[name] = stub(name, fn) end
     end
   end
+  local env
+  if opts.env ~= nil then
+    if type(opts.env) ~= "table" then
+      raise(("T.store: opts.env must be a table of functions by name: now, uuid or random (got %s)"):format(type(opts.env)), 2)
+    end
+    env = {}
+    for name, fn in pairs(opts.env) do
+      if not dependencies[name] then
+        raise(("T.store: opts.env.%s is not a dependency of env; stub now, uuid or random"):format(tostring(name)), 2)
+      end
+      if not callable(fn) then
+        raise(("T.store: opts.env.%s must be a function (got %s)"):format(name, type(fn)), 2)
+      end
+      env[name] = fn
+    end
+  end
+  if opts.seed ~= nil and math.type(opts.seed) ~= "integer" then
+    raise(("T.store: opts.seed must be a whole number (got %s)"):format(tostring(opts.seed)), 2)
+  end
   local source = file
   if type(target) == "table" and debug and debug.getinfo then
     local info = debug.getinfo(2, "Sl")
     if info then source = info.short_src .. ":" .. tostring(info.currentline) end
   end
-  local h, err = core.new(compiled or target, stubs, opts.state, opts.exhaustive ~= false, source)
+  local h, err = core.new(compiled or target, stubs, opts.state, opts.exhaustive ~= false, source, nil, env, opts.seed)
   if not h then raise(err, 2) end
   return setmetatable({ [HANDLE] = h }, StoreMeta)
 end

@@ -64,6 +64,9 @@ package struct SessionReplay {
         var lines: [Line] = []
         /// How many recorded events (states too) there are.
         var events = 0
+        /// The run's seed and the values of time its plugins read (`read` lines), by kind in order.
+        var seed: Int64?
+        var reads: [String: [LuaValue]] = [:]
 
         enum Line: UInt8 { case other, input, event, mutation }
     }
@@ -102,6 +105,11 @@ package struct SessionReplay {
         // the run where its answer arrived (after the same action, at its time, before the next
         // input), so answers that came late on the real clock come as late now; --update calls
         // them again.
+        // The plugins draw from the recorded seed and read the recorded times, in order, then the
+        // virtual clock's; --update records them again.
+        options.seed = recording.seed
+        options.readsFeed = RecordedReads(recording.reads).next
+        options.recordsReads = !recording.reads.isEmpty
         let gate = ReplayGate(deliveries: recording.deliveries.values.flatMap(\.values))
         if !update {
             options.serviceTap = ServiceTap(answering: recording.services, deliveries: recording.deliveries, gate: gate)
@@ -336,6 +344,15 @@ package struct SessionReplay {
                 recording.feature = value["feature"]?.stringValue ?? "?"
                 recording.virtualClock = value["clock"]?.stringValue == FeatureHost.Clock.virtual.rawValue
                 recording.effectEvents = value["effects"] == .boolean(true)
+                if let seed = value["seed"] {
+                    guard case .integer(let seed) = seed else {
+                        throw BadRecording(
+                            description:
+                                "\(file):1: the header's \"seed\" is \(seed), not an integer; it is the seed the run's random numbers came from: record the session again"
+                        )
+                    }
+                    recording.seed = seed
+                }
                 if case .integer(let v)? = value["version"] { recording.version = v }
                 recording.lines.append(.other)
                 continue
@@ -348,6 +365,11 @@ package struct SessionReplay {
                 recording.inputTimes.append(Int(clamping: t))
                 recording.inputs += 1
                 recording.lines.append(.input)
+                continue
+            }
+            if let kind = value["read"]?.stringValue {
+                recording.reads[kind, default: []].append(value["value"] ?? .nil)
+                recording.lines.append(.other)
                 continue
             }
             // (A `call` event names its service too: it is an event.)
@@ -364,10 +386,11 @@ package struct SessionReplay {
                 continue
             }
             var kind = Recording.Line.event
-            if !recording.effectEvents, let event = value["event"]?.stringValue,
-                PrintedEvents.effectKinds.contains(event)
+            if let event = value["event"]?.stringValue,
+                PrintedEvents.compares(event, effectEvents: recording.effectEvents, timed: recording.virtualClock)
+                    == false
             {
-                recording.lines.append(.other)  // a run that did not report them all: not compared
+                recording.lines.append(.other)  // a kind this recording's replay does not compare
                 continue
             }
             switch value["event"]?.stringValue {
@@ -476,6 +499,15 @@ private final class PrintedEvents: @unchecked Sendable {
     /// The kinds an older recording has none of.
     static let effectKinds: Set<String> = ["internal", "call", "invariant"]
 
+    /// Whether a replay compares events of `kind`: not the kinds an older recording has none
+    /// of, and on the real clock not `call`s, whose place among the events is where a call
+    /// made after an answer (a `concat`'s next call) fell against other answers arriving: the
+    /// answers themselves are placed and compared, the calls' order is the clock's jitter.
+    static func compares(_ kind: String, effectEvents: Bool, timed: Bool) -> Bool {
+        if !effectEvents && effectKinds.contains(kind) { return false }
+        return timed || kind != "call"
+    }
+
     var states: Int { lock.withLock { stateCount } }
 
     func add(_ line: String) {
@@ -483,7 +515,7 @@ private final class PrintedEvents: @unchecked Sendable {
         guard let event = try? LuaValue(json: line), let kind = EventLine.kind(of: event), kind != "reload" else {
             return
         }
-        if !effectEvents && recorded != nil && Self.effectKinds.contains(kind) { return }
+        if recorded != nil && !Self.compares(kind, effectEvents: effectEvents, timed: timed) { return }
         lock.withLock {
             count += 1
             if kind == "state" { stateCount += 1 }
@@ -516,6 +548,19 @@ private final class PrintedEvents: @unchecked Sendable {
                 "+ \(kind) = \(StateDiff.render(SessionReplay.compared(extra)))",
             ]
         }
+    }
+}
+
+/// The values of time a recording holds (`read` lines), handed back in order by kind; nil
+/// once a kind's run out (the plugin reads more now: the virtual clock answers).
+private final class RecordedReads: @unchecked Sendable {
+    private let lock = NSLock()
+    private var reads: [String: ArraySlice<LuaValue>]
+
+    init(_ reads: [String: [LuaValue]]) { self.reads = reads.mapValues { $0[...] } }
+
+    func next(_ kind: String) -> LuaValue? {
+        lock.withLock { reads[kind]?.popFirst() }
     }
 }
 
