@@ -20,11 +20,6 @@
 ---@field type "pick"
 ---@alias StampsAction StampsAction.add|StampsAction.pick
 
----@class StampsState.notes.item
----@field at integer
----@field id string
----@field text string
-
 ---@class StampsMutation.added
 ---@field type "added"
 ---@field at integer
