@@ -1,5 +1,6 @@
 import Foundation
 import LuaKit
+import Streams
 
 /// Time and random numbers as a feature's inputs: what the plain `os.time()`, `os.date(fmt)`,
 /// `os.clock()` and `math.random` give a feature host's plugins, and `env.now()`,
@@ -39,7 +40,12 @@ package enum FeatureInputs {
         let lua = bridge.lua
         let scheduler = bridge.scheduler
         let start = try lua.rawGet(bridge.dispatch.inputs, "start") { try $0.ref(1) }
-        let clockMs: LuaPush = .function { _ in [.value(.integer(Int64(scheduler.now)))] }
+        // A host whose clock is switched per test store (a spec's): its own code around the
+        // stores (a spec's busy wait on `os.clock()`) reads the live clock; a store's, its clock.
+        let clockMs: LuaPush = .function { _ in
+            if let router = scheduler as? SwitchableScheduler, !router.isSwitched { return [.value(.nil)] }
+            return [.value(.integer(Int64(scheduler.now)))]
+        }
         let wallMs: LuaPush = .function { _ in [.value(.integer(Int64(Date().timeIntervalSince1970 * 1000)))] }
         let recorder: LuaPush =
             record.map { record in

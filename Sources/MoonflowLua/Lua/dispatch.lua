@@ -571,19 +571,19 @@ return {
     local function read(kind, liveValue, virtual)
       local feed, v = inputs.feed, nil
       if feed then v = feed(kind) end
-      if v == nil then
-        if inputs.virtual then v = virtual() else v = liveValue() end
-      end
+      -- The virtual clock's value, or nil where none runs (a spec's own code around its stores).
+      if v == nil and inputs.virtual then v = virtual() end
+      if v == nil then v = liveValue() end
       local record = inputs.record
       if record then record(kind, v) end
       return v
     end
     local function liveTime() return (lib.time()) end
-    local function virtualTime() return EPOCH + inputs.clockMs() // 1000 end
+    local function virtualTime() local ms = inputs.clockMs(); return ms and EPOCH + ms // 1000 end
     local function liveClock() return (lib.clock()) end
-    local function virtualClock() return inputs.clockMs() / 1000 end
+    local function virtualClock() local ms = inputs.clockMs(); return ms and ms / 1000 end
     local function liveNow() return inputs.wallMs() end
-    local function virtualNow() return EPOCH * 1000 + inputs.clockMs() end
+    local function virtualNow() local ms = inputs.clockMs(); return ms and EPOCH * 1000 + ms end
     local controlled = {
       time = function(t)
         if t ~= nil then return (lib.time(t)) end

@@ -15,6 +15,7 @@ import Foundation
 public final class SwitchableScheduler: Scheduler, @unchecked Sendable {
     private let lock = NSLock()
     private var _target: any Scheduler
+    private var switched = 0
 
     public init(target: any Scheduler) { _target = target }
 
@@ -26,11 +27,23 @@ public final class SwitchableScheduler: Scheduler, @unchecked Sendable {
 
     /// Runs `body` with `target` set to `scheduler`, then restores the previous target.
     public func with<R>(_ scheduler: any Scheduler, _ body: () throws -> R) rethrows -> R {
-        let previous = target
+        let previous = lock.withLock {
+            switched += 1
+            return _target
+        }
         target = scheduler
-        defer { target = previous }
+        defer {
+            lock.withLock {
+                _target = previous
+                switched -= 1
+            }
+        }
         return try body()
     }
+
+    /// Whether a `with` is under way: code runs for a store on its clock, not for the host's
+    /// own code around the stores (a spec's).
+    package var isSwitched: Bool { lock.withLock { switched > 0 } }
 
     public var now: Int { target.now }
 
