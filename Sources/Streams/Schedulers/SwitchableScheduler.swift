@@ -29,9 +29,9 @@ public final class SwitchableScheduler: Scheduler, @unchecked Sendable {
     public func with<R>(_ scheduler: any Scheduler, _ body: () throws -> R) rethrows -> R {
         let previous = lock.withLock {
             switched += 1
+            defer { _target = scheduler }
             return _target
         }
-        target = scheduler
         defer {
             lock.withLock {
                 _target = previous
