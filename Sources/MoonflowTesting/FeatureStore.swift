@@ -91,29 +91,33 @@ public final class FeatureStore: @unchecked Sendable {
     /// - Parameters:
     ///   - services: Swift services by name (they replace any of the same name).
     ///   - state: a state to start from instead of the definition's `initial`.
+    ///   - env: what `env.now()`, `env.uuid()` and `env.random(...)` return, and the seed.
     public convenience init(
         _ plugin: String, searchPaths: [String] = ["plugins"], services: [String: LuaService] = [:],
-        state: LuaValue? = nil, exhaustive: Bool = true,
+        state: LuaValue? = nil, exhaustive: Bool = true, env: EnvStub = EnvStub(),
         timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512
     ) throws {
         try self.init(
             plugin, searchPaths: searchPaths,
             services: services.sorted(by: { $0.key < $1.key }).map { ServiceStub.service($0.key, $0.value) },
-            state: state, exhaustive: exhaustive, timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB)
+            state: state, exhaustive: exhaustive, env: env, timeLimitMs: timeLimitMs, memoryLimitMB: memoryLimitMB)
     }
 
     /// Loads `plugin` with `services` stubbed in Swift: `.stub("products") { (page: Int) in ... }`
-    /// decodes the argument and encodes the answer (`ServiceStub`).
+    /// decodes the argument and encodes the answer (`ServiceStub`); `env` stubs the feature's
+    /// `env.now()`, `env.uuid()` and `env.random(...)` and sets its seed (`EnvStub`).
     public convenience init(
         _ plugin: String, searchPaths: [String] = ["plugins"], services: [ServiceStub],
-        state: LuaValue? = nil, exhaustive: Bool = true,
+        state: LuaValue? = nil, exhaustive: Bool = true, env: EnvStub = EnvStub(),
         timeLimitMs: Int64? = 1000, memoryLimitMB: Int? = 512
     ) throws {
-        let host = try FeatureHost(
-            configuration: .init(
-                searchPaths: searchPaths, timeLimitMs: timeLimitMs,
-                memoryLimitMB: memoryLimitMB, clock: .virtual))
+        var configuration = FeatureHost.Configuration(
+            searchPaths: searchPaths, timeLimitMs: timeLimitMs,
+            memoryLimitMB: memoryLimitMB, clock: .virtual)
+        configuration.seed = env.seed
+        let host = try FeatureHost(configuration: configuration)
         for service in services { service.register(on: host) }
+        try env.install(on: host)
         try self.init(host: host, feature: host.load(plugin, initial: state), exhaustive: exhaustive)
     }
 

@@ -36,14 +36,15 @@ public final class TypedFeatureStore<State: Codable & Sendable, Action: Encodabl
     public var timeout: Duration = .seconds(30)
 
     /// Loads `plugin` on a host of its own, as `FeatureStore.init` does, with `services`
-    /// stubbed in Swift (`.stub("products") { (page: Int) async throws -> [Product] in ... }`).
+    /// stubbed in Swift (`.stub("products") { (page: Int) async throws -> [Product] in ... }`)
+    /// and `env.now()`, `env.uuid()`, `env.random(...)` and the seed by `env` (`EnvStub`).
     public init(
         _ plugin: String, searchPaths: [String] = ["plugins"], services: [ServiceStub] = [],
-        state: State? = nil, exhaustive: Bool = true
+        state: State? = nil, exhaustive: Bool = true, env: EnvStub = EnvStub()
     ) throws {
         store = try FeatureStore(
             plugin, searchPaths: searchPaths, services: services,
-            state: try state.map { try LuaValueEncoder().encode($0) }, exhaustive: exhaustive)
+            state: try state.map { try LuaValueEncoder().encode($0) }, exhaustive: exhaustive, env: env)
     }
 
     /// Wraps a store already made.
