@@ -86,6 +86,49 @@ final class EffectEventsTests: ScratchTestCase {
             pretty.stdout)
     }
 
+    /// Two counters composed, whose composite keeps them within one of each other.
+    private let pair = """
+        local mf = require "moonflow"
+        local function counter(name)
+          return mf.feature {
+            name = name,
+            initial = { n = 0 },
+            actions = { inc = {} },
+            mutations = { add = {} },
+            handle = function() return { type = "add" } end,
+            reduce = function(s) s.n = s.n + 1 return s end,
+          }
+        end
+        return mf.compose {
+          name = "pair",
+          children = { left = counter("left"), right = counter("right") },
+          actions = { left = {}, right = {} },
+          invariants = {
+            balanced = function(s)
+              if math.abs(s.left - s.right) > 1 then return false, ("%d against %d"):format(s.left, s.right) end
+            end,
+          },
+          route = function(action) return action.type, { type = "inc" } end,
+          combine = function(s) return { left = s.left.n, right = s.right.n } end,
+        }
+        """
+
+    /// Before, a composite's own invariants went unchecked in a run: `pair` reached 2 against
+    /// 0 and exited 0.
+    func testACompositesOwnInvariantIsCheckedOverItsCombinedState() throws {
+        try write("plugins/pair/init.lua", pair)
+        let actions = ["left", "left", "right", "right"].map { #"{"type":"\#($0)"}"# }
+        let result = try runJSONL("pair", actions)
+        XCTAssertEqual(result.status, 1, "a broken invariant fails the run: \(result.stderr)")
+        let broken = jsonlEvents(result.stdout).filter { $0["event"] as? String == "invariant" }
+        XCTAssertEqual(broken.map { $0["invariant"] as? String }, ["balanced"], result.stdout)
+        XCTAssertEqual(broken.first?["reason"] as? String, "2 against 0")
+        // The action behind the state, as the child that changed got it (`left` routed as `inc`).
+        XCTAssertEqual((broken.first?["action"] as? [String: Any])?["type"] as? String, "inc")
+        XCTAssertEqual(broken.first?["seq"] as? Int, 2, result.stdout)
+        XCTAssertEqual(jsonlLastState(result.stdout)?["right"] as? Int, 2, "the run went on to its last action")
+    }
+
     /// A recording keeps the new events and a replay compares them; one made before they were
     /// events (no `effects` in its header) still replays identical.
     func testRecordingsKeepTheNewEventsAndOlderOnesStillReplay() throws {

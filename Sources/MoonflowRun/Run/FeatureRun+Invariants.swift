@@ -9,18 +9,23 @@ import MoonflowLua
 /// the run goes on (the host keeps running and reports), and its exit status is 1.
 extension FeatureRun {
     /// What the run's listener on the feature does with each event: prints it and tells the
-    /// observers, then checks the invariants after a state.
+    /// observers, then checks the invariants after a state: a feature's, or an `mf.compose`'s
+    /// own over the state its `combine` made (as the explorer checks them).
     func heard(_ event: FeatureEvent, generation: Int) {
         emit(event, generation: generation)
-        guard case .state(let state, let seq) = event, isCurrent(generation), let single = feature as? LuaFeature
-        else { return }
-        checkInvariants(of: single, state: state, seq: seq, generation: generation)
+        guard case .state(let state, let seq) = event, isCurrent(generation) else { return }
+        if let single = feature as? LuaFeature {
+            checkInvariants(of: single, single.definition, state: state, seq: seq, generation: generation)
+        } else if let composite = feature as? LuaComposite {
+            checkInvariants(of: composite, composite.definition, state: state, seq: seq, generation: generation)
+        }
     }
 
-    /// Each invariant of `feature`'s definition that does not hold for `state`: reported when
-    /// it breaks (held before, or this is the first state), not again until it has held.
-    private func checkInvariants(of feature: LuaFeature, state: LuaValue, seq: Int, generation: Int) {
-        let definition = feature.definition
+    /// Each invariant of `definition` (`feature`'s) that does not hold for `state`: reported
+    /// when it breaks (held before, or this is the first state), not again until it has held.
+    private func checkInvariants(
+        of feature: some BridgedFeature, _ definition: FeatureDefinition, state: LuaValue, seq: Int, generation: Int
+    ) {
         // Their places are known for every declared one (`invariants.NAME`); none, no call.
         guard definition.locations.keys.contains(where: { $0.hasPrefix("invariants.") }),
             let checker = checker(for: feature.bridge.lua)
