@@ -370,8 +370,9 @@ public enum TestModule {
         let chunk = try lua.load(string: luaSource, name: "moonflow.test")
         let explorer = try lua.load(string: exploreSource, name: "moonflow.explore")
         let generators = try lua.load(string: generatorsSource, name: "moonflow.generators")
+        let guide = try lua.load(string: guideSource, name: "moonflow.guide")
         let install = try lua.load(string: preloadSource, name: "moonflow.test")
-        try lua.call(install, [.ref(chunk), .ref(coreTable), .ref(explorer), .ref(generators)]) { _ in () }
+        try lua.call(install, [.ref(chunk), .ref(coreTable), .ref(explorer), .ref(generators), .ref(guide)]) { _ in () }
     }
 
     /// What a store's userdata holds: the store, weakly. The store owns a feature, and so the
@@ -390,6 +391,8 @@ public enum TestModule {
     static let exploreSource = String(decoding: PackageResources.explore_lua, as: UTF8.self)
     /// `T.gen`'s generators and the seeded random source (`Lua/generators.lua`), handed to explore.lua.
     static let generatorsSource = String(decoding: PackageResources.generators_lua, as: UTF8.self)
+    /// Guided exploration's corpus and mutations (`Lua/guide.lua`), handed to explore.lua.
+    static let guideSource = String(decoding: PackageResources.guide_lua, as: UTF8.self)
     /// Registers the module in `package.preload` with `core` (`Lua/preload.lua`).
     static let preloadSource = String(decoding: PackageResources.preload_lua, as: UTF8.self)
 }
