@@ -248,6 +248,16 @@ public enum TestModule {
                 }
             ),
             ("exploreTake", .function { args in [.value(try store(args).exploreTake())] }),
+            // Guided exploration's new lines: counting starts (and what was seen is forgotten)
+            // at each exploration; each take is the lines of plugin files run for the first time since.
+            (
+                "exploreLinesStart",
+                .function { [weak host] _ in [.value(.boolean(host?.lua.startFreshLines() ?? false))] }
+            ),
+            (
+                "exploreLinesTake",
+                .function { [weak host] _ in [.value(.integer(Int64(host?.lua.takeFreshLines() ?? 0)))] }
+            ),
             (
                 "exploreNextDue",
                 .function { args in [.value(try store(args).exploreNextDue.map { .integer(Int64($0)) } ?? .nil)] }

@@ -156,6 +156,42 @@ final class ExploreGuidedTests: ScratchTestCase {
         XCTAssertTrue(uniform.stdout.contains("corpus of 0 (guided = false: every run uniform)"), uniform.stdout)
     }
 
+    func testALineOfThePluginRunForTheFirstTimeCountsAsNew() throws {
+        try write(
+            "plugins/lines/init.lua",
+            """
+            local mf = require "moonflow"
+            local zeros = 0
+            return mf.feature {
+              name = "lines", initial = { n = 0 }, state = { n = "integer" },
+              actions = { set = { n = "integer" } }, mutations = { set = {} },
+              handle = function(action)
+                if action.n == 0 then
+                  zeros = zeros + 1
+                end
+                return { type = "set" }
+              end,
+              reduce = function(state) return state end,
+            }
+            """)
+        try write(
+            "plugins/lines/spec/lines_spec.lua",
+            """
+            local T = require "moonflow.test"
+            it("counts the line only a zero runs", function()
+              local ones = T.explore("lines", { seed = 1, runs = 5, quiet = true, gen = { set = { n = T.gen.constant(1) } } })
+              local zeros = T.explore("lines", { seed = 1, runs = 5, quiet = true, gen = { set = { n = T.gen.constant(0) } } })
+              assert.equal(ones.lines + 1, zeros.lines)
+              -- Only the first run reached anything: every later run runs the same lines.
+              assert.equal(1, zeros.newRuns)
+              assert.is_nil(T.explore("lines", { seed = 1, runs = 5, quiet = true, guided = false }).lines)
+            end)
+            """)
+        let result = try Moonflow.run(["test", "plugins/lines/spec"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("1 passed, 0 failed"), result.stdout)
+    }
+
     func testAnActionNamesAnIdTheStateHolds() throws {
         try write("plugins/shelf/init.lua", Self.shelf)
         try write(

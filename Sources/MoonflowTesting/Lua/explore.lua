@@ -337,6 +337,7 @@ local function execute(ctx, run, trace, reach)
 
   local initial = core.state(h)
   if reach then reach.state(initial) end
+  if reach and ctx.lines then reach.novelty.lines(core.exploreLinesTake()) end
   local msg, key = broken(ctx.invariants, ctx.extraInvariants, initial)
   if msg then failure = { key = key, check = key, message = msg .. "\n  (the first state, before any action)", step = 0 } end
 
@@ -371,6 +372,7 @@ local function execute(ctx, run, trace, reach)
     end
     failure = check(i)
     if failure then failure.step = i end
+    if reach and ctx.lines then reach.novelty.lines(core.exploreLinesTake()) end
   end
   -- The run is over: the clock goes past every timer, then nothing may be left in flight.
   if not failure then
@@ -762,6 +764,9 @@ function T.explore(target, opts)
     raise(("T.explore: opts.guided must be a boolean, true (runs that reach something new are built on) or false (every run drawn uniformly) (got %s)"):format(type(guided)), 2)
   end
   ctx.guided = guided
+  -- Guided, the lines of the plugin's files each step ran for the first time count as new
+  -- (a line hook in C that counts each line once per exploration).
+  ctx.lines = guided and core.exploreLinesStart() or nil
   ctx.guide = Guide {
     seed = seed, first = opts.firstRun or 1, length = length, guided = guided, stateDecl = def.state,
     actions = actions, given = ctx.gen, actionGens = ctx.actionGens,
@@ -791,7 +796,7 @@ function T.explore(target, opts)
   local took = os.clock() - started
   local report = {
     name = ctx.name, seed = seed, runs = ran, length = length, guided = ctx.guided,
-    newRuns = ctx.guide.newRuns, corpus = #ctx.guide.corpus,
+    newRuns = ctx.guide.newRuns, corpus = #ctx.guide.corpus, lines = ctx.lines and reach.novelty.linesReached or nil,
     reached = reached, never = never, seconds = took, steps = ctx.stepsUsed, stopped = stoppedSearch and ctx.stopKind,
   }
   local head = ("explore %s: seed %d, %d runs × %d steps"):format(ctx.name, seed, runs, length)

@@ -4,8 +4,8 @@
 -- two functions it returns: `Novelty`, what counts as new, and `Guide`, what run comes next.
 --
 -- As coverage-guided fuzzers do for programs, for app features: a run that reached something
--- no run before it did (a value of a declared enum, an action/mutation pair, a shape of the
--- state, an action, mutation or output type) is kept; later runs are mostly kept runs changed
+-- no run before it did (a line of the plugin's own Lua, a value of a declared enum, an
+-- action/mutation pair, a shape of the state, an action, mutation or output type) is kept; later runs are mostly kept runs changed
 -- a little (cut and drawn on, spliced, a stretch repeated, a value moved toward a boundary, a
 -- fault moved), with uniform runs mixed in. Every choice is drawn from the run's number and
 -- the seed, and nothing depends on the order of `pairs`: the same seed gives the same runs.
@@ -108,7 +108,7 @@ local function Novelty(stateDecl, enums)
   for i in ipairs(enums) do seenEnum[i] = {} end
   -- `major`: what a feature's logic decides (an enum's value, a type, an action/mutation
   -- pair) rather than a value's shape; a run that reached one is favoured as a parent.
-  local n = { fresh = 0, major = 0, step = 0, lastAction = "" }
+  local n = { fresh = 0, major = 0, step = 0, lastAction = "", linesReached = 0 }
   local function new(major)
     n.fresh = n.fresh + 1
     if major then
@@ -136,6 +136,14 @@ local function Novelty(stateDecl, enums)
       if p.combo then combo = combo * 7 + code + 1 end
     end
     if not seenCombo[combo] then seenCombo[combo] = true; new() end
+  end
+  -- `count` lines of the plugin's own files ran for the first time.
+  function n.lines(count)
+    if count > 0 then
+      n.linesReached = n.linesReached + count
+      new(true)
+      n.fresh = n.fresh + count - 1
+    end
   end
   function n.sent(t)
     n.lastAction = t
