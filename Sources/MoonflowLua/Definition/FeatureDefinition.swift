@@ -172,7 +172,11 @@ package struct FeatureDefinition: @unchecked Sendable {
                         at: ["state"])
                 }
                 let type: SchemaType
-                do { type = try SchemaType.read(declaration, at: "state") } catch let error
+                do {
+                    type = try DeclarationCache.state(declaration) { () throws(SchemaType.DeclarationProblem) in
+                        try SchemaType.read(declaration, at: "state")
+                    }
+                } catch let error
                     as SchemaType.DeclarationProblem
                 {
                     throw DefinitionError("\(label): \(error.message)", at: ["state"] + error.path)
@@ -196,12 +200,14 @@ package struct FeatureDefinition: @unchecked Sendable {
                         at: [key])
                 }
                 let declaration = try value(key)
-                let found = Schema.read(kind: kind, declaration: declaration).problems
-                guard found.isEmpty else {
-                    throw DefinitionError(
-                        problems: found.map { .init(message: "\(label): \($0.message)", path: [key] + $0.path) })
+                return try DeclarationCache.schema(kind: kind, declaration: declaration) {
+                    let found = Schema.read(kind: kind, declaration: declaration).problems
+                    guard found.isEmpty else {
+                        throw DefinitionError(
+                            problems: found.map { .init(message: "\(label): \($0.message)", path: [key] + $0.path) })
+                    }
+                    return try Schema(kind: kind, declaration: declaration)
                 }
-                return try Schema(kind: kind, declaration: declaration)
             }
         }
         switch kind {

@@ -76,18 +76,24 @@ end
 -- The first invariant of `own` (the definition's) or `extra` (the spec's) that does not hold
 -- for `state`, as a message (and its key); nil when all hold. One holds unless it returns
 -- false (with an optional message) or raises.
-local function broken(own, extra, state)
-  for _, set in ipairs { { own, "" }, { extra, "the spec's " } } do
-    local list = set[1]
-    for _, name in ipairs(sortedKeys(list)) do
-      local ok, result, why = pcall(list[name], copy(state))
-      if not ok or result == false then
-        local reason = not ok and (": it raised " .. tostring(result)) or (why and (": " .. tostring(why)) or "")
-        return ("%sinvariant '%s' does not hold%s\n  state = %s"):format(set[2], tostring(name), reason, show(state)),
-          "invariant " .. tostring(name)
-      end
+-- `names`: the list's keys in that order, when the caller sorted them once (the explorer does,
+-- per exploration); else sorted here.
+local function brokenIn(list, names, whose, state)
+  for i = 1, #names do
+    local name = names[i]
+    local ok, result, why = pcall(list[name], copy(state))
+    if not ok or result == false then
+      local reason = not ok and (": it raised " .. tostring(result)) or (why and (": " .. tostring(why)) or "")
+      return ("%sinvariant '%s' does not hold%s\n  state = %s"):format(whose, tostring(name), reason, show(state)),
+        "invariant " .. tostring(name)
     end
   end
+end
+
+local function broken(own, extra, state, ownNames, extraNames)
+  local msg, key = brokenIn(own, ownNames or sortedKeys(own), "", state)
+  if msg then return msg, key end
+  return brokenIn(extra, extraNames or sortedKeys(extra), "the spec's ", state)
 end
 
 
@@ -328,7 +334,7 @@ local function execute(ctx, run, trace, reach)
       if e.kind == "error" then e.allowed = true end
       if e.state ~= nil then
         if reach then reach.state(e.state) end
-        local msg, key = broken(ctx.invariants, ctx.extraInvariants, e.state)
+        local msg, key = broken(ctx.invariants, ctx.extraInvariants, e.state, ctx.ownNames, ctx.extraNames)
         if msg then return { key = key, check = key, message = msg, spec = ctx.extraInvariants and ctx.extraInvariants[key:sub(11)] ~= nil } end
       end
     end
@@ -338,7 +344,7 @@ local function execute(ctx, run, trace, reach)
   local initial = core.state(h)
   if reach then reach.state(initial) end
   if reach and ctx.lines then reach.novelty.lines(core.exploreLinesTake()) end
-  local msg, key = broken(ctx.invariants, ctx.extraInvariants, initial)
+  local msg, key = broken(ctx.invariants, ctx.extraInvariants, initial, ctx.ownNames, ctx.extraNames)
   if msg then failure = { key = key, check = key, message = msg .. "\n  (the first state, before any action)", step = 0 } end
 
   local steps = run.steps
@@ -735,6 +741,7 @@ function T.explore(target, opts)
     ctx.stubs = {}
     for name, fn in pairs(userStubs) do ctx.stubs[name] = support.stub(name, fn) end
   end
+  ctx.ownNames, ctx.extraNames = sortedKeys(ctx.invariants), sortedKeys(ctx.extraInvariants)
   local enums = type(def.state) == "table" and enumFields(def.state) or {}
   ctx.keepStates = ctx.invariants ~= nil or ctx.extraInvariants ~= nil or #enums > 0 or type(def.state) == "table"
   ctx.draw = drawer(ctx)

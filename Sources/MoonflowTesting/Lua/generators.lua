@@ -207,7 +207,10 @@ local function copy(t)
   if type(t) ~= "table" then return t end
   local mark = getmetatable(t)
   local out = mark == "moonflow.array" and mf.array() or mark == "moonflow.object" and mf.object() or {}
-  for k, v in pairs(t) do out[k] = copy(v) end
+  for k, v in pairs(t) do
+    if type(v) == "table" then v = copy(v) end
+    out[k] = v
+  end
   return out
 end
 
