@@ -646,6 +646,7 @@ local OPTIONS = {
   runs = true, length = true, seed = true, weights = true, gen = true, services = true, state = true,
   invariants = true, allowErrors = true, allowInFlight = true, actions = true, faults = true,
   raise = true, shrink = true, quiet = true, skipUndeclared = true, firstRun = true, steps = true, seconds = true,
+  guided = true,
 }
 
 local function describeTarget(target)
@@ -729,6 +730,14 @@ function T.explore(target, opts)
     raise("T.explore: opts.runs and opts.length must be whole numbers of 1 or more", 2)
   end
   if math.type(seed) ~= "integer" then raise(("T.explore: opts.seed must be a whole number (got %s)"):format(tostring(seed)), 2) end
+  -- Guided (the default): runs that reach something new are kept and built on; false draws
+  -- every run uniformly.
+  local guided = opts.guided
+  if guided == nil then guided = true end
+  if type(guided) ~= "boolean" then
+    raise(("T.explore: opts.guided must be a boolean, true (runs that reach something new are built on) or false (every run drawn uniformly) (got %s)"):format(type(guided)), 2)
+  end
+  ctx.guided = guided
   local first = opts.firstRun or 1
   if math.type(first) ~= "integer" or first < 1 then raise("T.explore: opts.firstRun must be a whole number of 1 or more", 2) end
   -- The last run's number, first + runs - 1, must not wrap (a loop to a wrapped bound runs nothing).
@@ -751,7 +760,7 @@ function T.explore(target, opts)
   local reached, never = reachLines(reach)
   local took = os.clock() - started
   local report = {
-    name = ctx.name, seed = seed, runs = ran, length = length,
+    name = ctx.name, seed = seed, runs = ran, length = length, guided = ctx.guided,
     reached = reached, never = never, seconds = took, steps = ctx.stepsUsed, stopped = stoppedSearch and ctx.stopKind,
   }
   local head = ("explore %s: seed %d, %d runs × %d steps"):format(ctx.name, seed, runs, length)
