@@ -1,6 +1,6 @@
 -- bundle (hard: a narrow value with a service fault): a cart line with tiered prices. `qty`
 -- sets the quantity (0 to 20), `member` turns the member price on or off, `note` types a note
--- for the order, `clear` empties the line. The `quote` service (a fake backend, 100 ms)
+-- for the order, `gift` asks for gift wrapping, `clear` empties the line. The `quote` service (a fake backend, 100 ms)
 -- prices the line; when it fails, the screen prices the line itself (`localPrice`).
 -- Tiers: 300 cents each; members pay 250 from 7 up (a bundle), 200 from 13 up.
 -- The bug: the fallback starts the members' bundle at `qty > 7`, so a member's quantity of
@@ -25,13 +25,14 @@ end
 
 return mf.feature {
   name = "bundle",
-  initial = { qty = 0, member = false, total = 0, pricing = false, note = "" },
-  state = { qty = "integer", member = "boolean", total = "integer", pricing = "boolean", note = "string", message = "string?" },
-  actions = { qty = { n = "integer" }, member = { on = "boolean" }, note = { text = "string" }, clear = {} },
+  initial = { qty = 0, member = false, total = 0, pricing = false, note = "", gift = false },
+  state = { qty = "integer", member = "boolean", total = "integer", pricing = "boolean", note = "string", gift = "boolean", message = "string?" },
+  actions = { qty = { n = "integer" }, member = { on = "boolean" }, note = { text = "string" }, gift = { wrap = "boolean" }, clear = {} },
   mutations = {
     changed = { qty = "integer", member = "boolean" },
     priced = { qty = "integer", member = "boolean", total = "integer" },
     noted = { text = "string" },
+    wrapped = { wrap = "boolean" },
     refused = { message = "string" },
   },
   strategy = { qty = "latest", member = "latest", clear = "latest" },
@@ -53,6 +54,8 @@ return mf.feature {
       qty = 0
     elseif action.type == "note" then
       return { type = "noted", text = action.text }
+    elseif action.type == "gift" then
+      return { type = "wrapped", wrap = action.wrap }
     end
     return env.services.quote(qty, member)
       :map(function(total) return { type = "priced", qty = qty, member = member, total = total } end)
@@ -69,6 +72,8 @@ return mf.feature {
       if m.qty == state.qty and m.member == state.member then state.total, state.pricing = m.total, false end
     elseif m.type == "noted" then
       state.note = m.text
+    elseif m.type == "wrapped" then
+      state.gift = m.wrap
     elseif m.type == "refused" then
       state.message = m.message
     end
