@@ -1,7 +1,4 @@
 import Foundation
-import LuaKit
-import MoonflowHost
-import Streams
 
 // The explorer (`T.explore`), measured two ways:
 // - the seeded-bug corpus (bench/explore: screens with one bug each and their fixes), explored
@@ -9,8 +6,9 @@ import Streams
 //   default): the (bug, seed) pairs found, the median seconds to find and shrunk length, and
 //   the false positives on the fixed variants (any failure there);
 // - its throughput on plugins/checkout and plugins/counter, 1,000 runs × 50 steps, in steps/s,
-//   beside what an action of the same feature costs through `FeatureHost` without the
-//   explorer, so the explorer's own cost per step shows.
+//   beside what an action of the same plugin costs without the explorer, sent through a store
+//   of the same host (actions drawn as the explorer draws them), so the explorer's own cost per
+//   step shows.
 // The explorations run in the release `moonflow test` (bench/explore/harness.lua prints a
 // line per exploration). Times are CPU seconds of the process (Lua's `os.clock`, C's `clock`):
 // on a shared machine they move less than wall time, and both sides are read the same way.
@@ -104,22 +102,25 @@ func exploreBench() {
     exploreThroughput(modes: guided ? ["random", "guided"] : ["random"])
 }
 
-/// Explorer steps/s on checkout and counter beside `FeatureHost`'s cost per action.
+/// Explorer steps/s on checkout and counter beside a store's cost per action without it.
 private func exploreThroughput(modes: [String]) {
     guard let lines = attempt("bench/explore/harness.lua throughput", { try runHarness("throughput") }) else { return }
     let budget = lines.first { $0.first == "budget" }
     let repeats = budget.flatMap { $0.count > 3 ? Int($0[3]) : nil } ?? 5
     print(
         "explorer throughput: \(budget.map { "\($0[1]) runs × \($0[2]) steps" } ?? "?"), median of \(repeats) "
-            + "(seeds 1...\(repeats)); send alone: FeatureHost on the virtual clock, the same feature, "
-            + "median of 5; CPU time")
-    let actions = BenchEnvironment.scaled(100_000)
-    let sendAlone: [String: Double?] = [
-        "checkout": attempt("checkout send") {
-            try featureCPUPerAction("checkout", actions: actions, mix: checkoutMix)
-        },
-        "counter": attempt("counter send") { try featureCPUPerAction("counter", actions: actions, mix: counterMix) },
-    ]
+            + "(seeds 1...\(repeats)); send alone: the same plugin sent actions drawn as the explorer draws them "
+            + "through a store (T.store, the host the explorer drives), median of \(repeats); CPU time")
+    // µs per action of each plugin sent its random mix through a store, without the explorer.
+    var sendAlone: [String: Double] = [:]
+    for plugin in ["checkout", "counter"] {
+        let costs = lines.compactMap { f -> Double? in
+            guard f.count == 5, f[0] == "send", f[1] == plugin, let n = Double(f[3]), let s = Double(f[4]), n > 0
+            else { return nil }
+            return s * 1e6 / n
+        }
+        sendAlone[plugin] = median(costs)
+    }
     for plugin in ["checkout", "counter"] {
         for mode in modes {
             let rs = lines.filter { $0.count == 7 && $0[0] == "throughput" && $0[1] == plugin && $0[2] == mode }
@@ -134,7 +135,7 @@ private func exploreThroughput(modes: [String]) {
             }
             let perStep = 1e6 / rate
             var line = String(format: "  %@ (%@): explorer %.0f steps/s = %.1f µs/step", plugin, mode, rate, perStep)
-            if let send = sendAlone[plugin] ?? nil {
+            if let send = sendAlone[plugin] {
                 line += String(format: "; send alone %.1f µs/action; explorer's own %.1f µs/step", send, perStep - send)
             }
             if !failed.isEmpty { line += "  (failed: \(Set(failed).sorted().joined(separator: ", ")))" }
@@ -168,68 +169,6 @@ private func runHarness(_ kind: String) throws -> [[String]] {
         let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
         return fields.first == "explore-bench" ? Array(fields.dropFirst()) : nil
     }
-}
-
-/// A step of a mix: an action to send, or virtual milliseconds to move the clock by.
-private enum MixStep {
-    case send(LuaValue)
-    case advance(Int)
-}
-
-/// The actions checkout's explorer draws most (its spec's kinds), with the clock moved past its
-/// timers (debounce, promo check, gateway) now and then.
-private let checkoutMix: [MixStep] = [
-    .send(["type": "add", "sku": "tea"]), .send(["type": "add", "sku": "cake", "qty": 2]),
-    .send(["type": "promo", "code": "SPRING"]), .advance(500), .send(["type": "add", "sku": "bread"]),
-    .send(["type": "pay", "card": "visa"]), .advance(250), .send(["type": "dismiss"]),
-    .send(["type": "drop", "sku": "tea"]), .send(["type": "promo", "code": ""]),
-    .send(["type": "pay", "card": "declined"]), .advance(250), .send(["type": "drop", "sku": "cake"]),
-]
-
-private let counterMix: [MixStep] = [
-    .send(["type": "increment"]), .send(["type": "increment", "by": 5]), .send(["type": "decrement"]),
-    .send(["type": "incrementLater", "ms": 10]), .advance(10), .send(["type": "reset"]),
-]
-
-/// CPU µs per action of `plugin` through `FeatureHost` on the virtual clock, cycling `mix`, one
-/// state listener (as the explorer keeps one), median of 5 runs of `actions` actions, each run
-/// on a fresh load.
-private func featureCPUPerAction(_ plugin: String, actions: Int, mix: [MixStep]) throws -> Double {
-    let configuration = FeatureHost.Configuration(searchPaths: [BenchEnvironment.path("plugins")], clock: .virtual)
-    var samples: [Double] = []
-    for _ in 0..<5 {
-        let host = try FeatureHost(configuration: configuration)
-        guard let clock = host.testScheduler else { throw BenchError("the host is not on the virtual clock") }
-        let feature = try host.load(plugin)
-        let sink = CountSink()
-        let observation = feature.outlet.add(kinds: .state) { _ in sink.count += 1 }
-        feature.start()
-        var sent = 0
-        var index = 0
-        let start = cpuNanos()
-        while sent < actions {
-            switch mix[index % mix.count] {
-            case .send(let action):
-                try feature.send(action)
-                clock.advance(by: 0)
-                sent += 1
-            case .advance(let ms): clock.advance(by: ms)
-            }
-            index += 1
-        }
-        let end = cpuNanos()
-        observation.dispose()
-        guard sink.count > 0 else { throw BenchError("\(plugin): the listener saw no state") }
-        samples.append(Double(end - start) / 1000 / Double(actions))
-    }
-    return median(samples) ?? 0
-}
-
-/// The process's CPU time in ns (what Lua's `os.clock` reads, at a finer grain).
-private func cpuNanos() -> UInt64 {
-    var t = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
-    return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
 }
 
 /// The median of `values`, nil when there are none.

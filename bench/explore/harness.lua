@@ -8,8 +8,10 @@
 --   explore-bench <TAB> result <TAB> screen grade variant mode seed outcome seconds runs shrunk check
 -- outcome: `found` (the seeded check failed), `other` (another check failed), `none`.
 -- MOONFLOW_EXPLORE_BENCH=throughput: plugins/checkout and plugins/counter explored for 1,000
--- runs x 50 steps, several times:
+-- runs x 50 steps, several times, and the same plugins sent a fixed mix of their actions
+-- through a store (T.store, not exhaustive: the host the explorer drives) without the explorer:
 --   explore-bench <TAB> throughput <TAB> plugin mode repetition steps seconds failed
+--   explore-bench <TAB> send <TAB> plugin repetition actions seconds
 -- MOONFLOW_BENCH_SCALE=N divides the runs; MOONFLOW_EXPLORE_SEEDS (10) and
 -- MOONFLOW_EXPLORE_REPEAT (5) set the seeds and repetitions; MOONFLOW_EXPLORE_ONLY=a,b
 -- explores those screens alone.
@@ -88,6 +90,69 @@ if kind == "corpus" then
 elseif kind == "throughput" then
   local runs = math.max(1, 1000 // scale)
   emit("budget", runs, 50, repeats)
+  -- The same plugins without the explorer: actions drawn as the explorer draws them (a
+  -- declared action, its fields from T.gen's generators for their types), the clock moved by
+  -- 1 ms to 1 s at a fifth of the steps, sent through a store. Drawn before the clock starts.
+  local G = T.gen
+  local draws = {
+    checkout = {
+      load = {}, dismiss = {}, drop = { sku = G.string() }, promo = { code = G.string() }, pay = { card = G.string() },
+      add = { sku = G.string(), qty = G.optional(G.integer()) },
+    },
+    counter = { increment = { by = G.optional(G.integer()) }, decrement = {}, reset = {}, incrementLater = { ms = G.integer() } },
+  }
+  -- splitmix64, as the explorer's own source: the same mix on every machine.
+  local function source(seed)
+    local r, x = {}, seed
+    function r.next()
+      x = x + 0x9E3779B97F4A7C15
+      local z = x
+      z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
+      z = (z ~ (z >> 27)) * 0x94D049BB133111EB
+      return z ~ (z >> 31)
+    end
+    function r.below(n) return (r.next() >> 1) % n end
+    function r.int(lo, hi)
+      local span = hi - lo
+      if span < 0 then return r.next() end
+      if span == math.maxinteger then return lo + (r.next() >> 1) end
+      return lo + r.below(span + 1)
+    end
+    function r.chance(p) return (r.next() >> 11) * (1.0 / 9007199254740992.0) < p end
+    function r.pick(list) return list[r.below(#list) + 1] end
+    return r
+  end
+  local function mix(plugin, seed, actions)
+    local r, names, out, sent = source(seed), {}, {}, 0
+    for name in pairs(draws[plugin]) do names[#names + 1] = name end
+    table.sort(names)
+    while sent < actions do
+      if r.chance(0.2) then
+        out[#out + 1] = r.pick { 1, 10, 100, 1000 }
+      else
+        local name = r.pick(names)
+        local action = G.record(draws[plugin][name]).draw(r)
+        action.type = name
+        out[#out + 1] = action
+        sent = sent + 1
+      end
+    end
+    return out
+  end
+  local actions = math.max(1, 20000 // scale)
+  for _, plugin in ipairs { "checkout", "counter" } do
+    for rep = 1, repeats do
+      it(("%s send %d"):format(plugin, rep), function()
+        local steps = mix(plugin, rep, actions)
+        local store = T.store(root .. "/plugins/" .. plugin, { exhaustive = false })
+        local started = os.clock()
+        for _, step in ipairs(steps) do
+          if type(step) == "number" then store:advance(step) else store:send(step) end
+        end
+        emit("send", plugin, rep, actions, ("%.6f"):format(os.clock() - started))
+      end)
+    end
+  end
   for _, plugin in ipairs { "checkout", "counter" } do
     for _, mode in ipairs(modes) do
       if mode == "random" or guidedKnown then
