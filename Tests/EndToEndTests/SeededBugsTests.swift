@@ -47,4 +47,26 @@ final class SeededBugsTests: XCTestCase {
                 result.stdout)
         }
     }
+
+    /// What `scripts/bench explore` reads: a line per exploration, random and guided, of the
+    /// screen and of its fix (here the pager, 10 runs, seed 1).
+    func testTheBenchHarnessPrintsALinePerExploration() throws {
+        let result = try Moonflow.run(
+            ["test", "--time-limit", "60000", "bench/explore/harness.lua"], timeout: 120,
+            environment: [
+                "MOONFLOW_BENCH_SCALE": "10", "MOONFLOW_EXPLORE_SEEDS": "1", "MOONFLOW_EXPLORE_ONLY": "pager",
+            ])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        var lines: [[String]] = []
+        for line in result.stdout.split(separator: "\n") {
+            let fields: [String] = line.split(separator: "\t").map { String($0) }
+            if fields.count == 12 && fields[0] == "explore-bench" && fields[1] == "result" { lines.append(fields) }
+        }
+        // explore-bench, result, screen, grade, variant, mode, seed, outcome, seconds, runs, shrunk, check
+        let random = lines.filter { $0[5] == "random" }
+        XCTAssertEqual(
+            random.map { "\($0[2]) \($0[4]) \($0[7])" }, ["pager bug found", "pager fixed none"], result.stdout)
+        XCTAssertEqual(random.first?.last, "invariant pageInRange", result.stdout)
+        XCTAssertEqual(lines.filter { $0[4] == "fixed" && $0[7] != "none" }.count, 0, result.stdout)
+    }
 }
