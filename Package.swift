@@ -101,7 +101,7 @@ let package = Package(
         .target(name: "MoonflowSQLite", dependencies: ["LuaRepositories", "MoonflowHost", "Runtime", .product(name: "GRDB", package: "GRDB.swift", condition: sqlite)]),
         // The test store for apps: Swift `FeatureStore`, Lua `moonflow.test`, and MoonflowEvents' `StateDiff` re-exported.
         .target(name: "MoonflowTesting", dependencies: ["MoonflowEvents", "MoonflowHost", "MoonflowHostTools", "MoonflowLua", "LuaKit", "Streams"],
-                resources: [.embedInCode("Lua/moonflow_test.lua"), .embedInCode("Lua/preload.lua"), .embedInCode("Lua/explore.lua"), .embedInCode("Lua/generators.lua")]),
+                resources: [.embedInCode("Lua/moonflow_test.lua"), .embedInCode("Lua/preload.lua"), .embedInCode("Lua/explore.lua"), .embedInCode("Lua/generators.lua"), .embedInCode("Lua/guide.lua")]),
         // A run's events as JSON lines and text: what `moonflow run` prints, recordings keep and the inspector sends;
         // and `StateDiff`, the diff by path the test store prints, replay reports and the inspector shows.
         .target(name: "MoonflowEvents", dependencies: ["MoonflowHost", "MoonflowHostTools", "MoonflowLua", "LuaKit"]),

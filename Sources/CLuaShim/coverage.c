@@ -1,5 +1,6 @@
 // Line coverage for `moonflow test --coverage`: a line hook that counts, per chunk name
-// (a plugin's `@file`), how often each line ran. Nothing is set, and nothing runs, while a
+// (a plugin's `@file`), how often each line ran; and, for guided exploration, how many
+// lines ran for the first time since it started noting them (mf_cover_fresh_start). Nothing is set, and nothing runs, while a
 // state does not cover. Which hook a state has between the watchdog's stops is chosen in
 // debughook.c (mf_rest_hook): this one, or the debugger's, which counts lines through
 // mf_cover_line when both run. Calls no other file.
@@ -13,12 +14,15 @@ typedef struct mf_cover_file {
   const char *key;    // the source string last seen for it (a chunk's protos share one)
   uint32_t *hits;     // by line; hits[0] unused
   int cap;
+  uint8_t *seen;      // by line, the explorer's: run since mf_cover_fresh_start (cap long)
   struct mf_cover_file *next;
 } mf_cover_file;
 
 typedef struct mf_cover {
   mf_cover_file *files, *last;
   int count;
+  int fresh_on;       // the explorer counts lines no run reached before (mf_cover_fresh_start)
+  int fresh;          // how many since mf_cover_fresh_take
 } mf_cover;
 
 static mf_cover_file *find(mf_cover *c, const char *source, size_t srclen) {
@@ -61,10 +65,37 @@ void mf_cover_line(lua_State *L, lua_Debug *ar) {
     uint32_t *grown = realloc(f->hits, (size_t)cap * sizeof *grown);
     if (!grown) return;
     memset(grown + f->cap, 0, (size_t)(cap - f->cap) * sizeof *grown);
+    uint8_t *seen = realloc(f->seen, (size_t)cap);
+    if (!seen) { f->hits = grown; return; }
+    memset(seen + f->cap, 0, (size_t)(cap - f->cap));
     f->hits = grown;
+    f->seen = seen;
     f->cap = cap;
   }
   f->hits[line]++;
+  if (c->fresh_on && !f->seen[line]) {
+    f->seen[line] = 1;
+    c->fresh++;
+  }
+}
+
+int mf_cover_fresh_start(lua_State *L) {
+  if (!mf_cover_start(L)) return 0;
+  mf_cover *c = mf_budget_of(L)->cover;
+  for (mf_cover_file *f = c->files; f; f = f->next) {
+    if (f->seen) memset(f->seen, 0, (size_t)f->cap);
+  }
+  c->fresh_on = 1;
+  c->fresh = 0;
+  return 1;
+}
+
+int mf_cover_fresh_take(lua_State *L) {
+  mf_cover *c = mf_budget_of(L)->cover;
+  if (!c) return 0;
+  int n = c->fresh;
+  c->fresh = 0;
+  return n;
 }
 
 int mf_cover_start(lua_State *L) {
@@ -99,6 +130,7 @@ void mf_cover_free(mf_budget *b) {
     next = f->next;
     free(f->name);
     free(f->hits);
+    free(f->seen);
     free(f);
   }
   free(c);

@@ -248,6 +248,16 @@ public enum TestModule {
                 }
             ),
             ("exploreTake", .function { args in [.value(try store(args).exploreTake())] }),
+            // Guided exploration's new lines: counting starts (and what was seen is forgotten)
+            // at each exploration; each take is the lines of plugin files run for the first time since.
+            (
+                "exploreLinesStart",
+                .function { [weak host] _ in [.value(.boolean(host?.lua.startFreshLines() ?? false))] }
+            ),
+            (
+                "exploreLinesTake",
+                .function { [weak host] _ in [.value(.integer(Int64(host?.lua.takeFreshLines() ?? 0)))] }
+            ),
             (
                 "exploreNextDue",
                 .function { args in [.value(try store(args).exploreNextDue.map { .integer(Int64($0)) } ?? .nil)] }
@@ -370,8 +380,9 @@ public enum TestModule {
         let chunk = try lua.load(string: luaSource, name: "moonflow.test")
         let explorer = try lua.load(string: exploreSource, name: "moonflow.explore")
         let generators = try lua.load(string: generatorsSource, name: "moonflow.generators")
+        let guide = try lua.load(string: guideSource, name: "moonflow.guide")
         let install = try lua.load(string: preloadSource, name: "moonflow.test")
-        try lua.call(install, [.ref(chunk), .ref(coreTable), .ref(explorer), .ref(generators)]) { _ in () }
+        try lua.call(install, [.ref(chunk), .ref(coreTable), .ref(explorer), .ref(generators), .ref(guide)]) { _ in () }
     }
 
     /// What a store's userdata holds: the store, weakly. The store owns a feature, and so the
@@ -390,6 +401,8 @@ public enum TestModule {
     static let exploreSource = String(decoding: PackageResources.explore_lua, as: UTF8.self)
     /// `T.gen`'s generators and the seeded random source (`Lua/generators.lua`), handed to explore.lua.
     static let generatorsSource = String(decoding: PackageResources.generators_lua, as: UTF8.self)
+    /// Guided exploration's corpus and mutations (`Lua/guide.lua`), handed to explore.lua.
+    static let guideSource = String(decoding: PackageResources.guide_lua, as: UTF8.self)
     /// Registers the module in `package.preload` with `core` (`Lua/preload.lua`).
     static let preloadSource = String(decoding: PackageResources.preload_lua, as: UTF8.self)
 }

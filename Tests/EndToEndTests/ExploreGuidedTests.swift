@@ -1,9 +1,220 @@
 import Foundation
 import XCTest
 
-/// Guided exploration: `T.explore`'s `guided` option (true by default; false draws every run
-/// uniformly), on the built binary.
+/// Guided exploration (guide.lua): runs that reach something new are kept and built on, values
+/// for actions are drawn from the state; `guided = false` draws every run uniformly. On the
+/// built binary, with fixed seeds.
 final class ExploreGuidedTests: ScratchTestCase {
+    /// A wizard whose bug needs seven `next`s in a row: any edit sends it back to the first step.
+    static let wizard = """
+        local mf = require "moonflow"
+        -- A sign-up wizard: `next` moves one step on; any edit sends it back to the first step.
+        -- Its bug: the eighth step confirms without a price.
+        return mf.feature {
+          name = "wizard",
+          initial = { step = "s1", confirmed = false, price = 0 },
+          state = {
+            step = { "enum", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8" },
+            confirmed = "boolean", name = "string?", age = "integer?", price = "integer?",
+          },
+          actions = { next = {}, cancel = {}, rename = { name = "string" }, setAge = { age = "integer" }, help = {} },
+          mutations = { moved = { to = "string" }, named = { name = "string" }, aged = { age = "integer" } },
+          invariants = {
+            confirmedHasPrice = function(s) return not s.confirmed or s.price ~= nil end,
+          },
+          handle = function(action, state)
+            if action.type == "next" then
+              local k = tonumber(state.step:sub(2))
+              if k < 8 then return { type = "moved", to = "s" .. (k + 1) } end
+            elseif action.type == "cancel" then return { type = "moved", to = "s1" }
+            elseif action.type == "rename" then return { type = "named", name = action.name }
+            elseif action.type == "setAge" then return { type = "aged", age = action.age }
+            end
+          end,
+          reduce = function(state, m)
+            if m.type == "moved" then
+              state.step = m.to
+              if m.to == "s8" then state.confirmed, state.price = true, nil end
+            elseif m.type == "named" then state.name, state.step = m.name, "s1"
+            elseif m.type == "aged" then state.age, state.step = m.age, "s1" end
+            return state
+          end,
+        }
+        """
+
+    /// A shelf whose bug needs `remove` to name an id the feature handed out.
+    static let shelf = """
+        local mf = require "moonflow"
+        -- A shelf of items named by ids the feature hands out; its bug: removing an item that is
+        -- there forgets to lower the count.
+        return mf.feature {
+          name = "shelf",
+          initial = { items = {}, count = 0, next = 1 },
+          state = { items = { "list", of = { "record", id = "string", label = "string" } }, count = "integer", next = "integer" },
+          actions = { add = { label = "string" }, remove = { id = "string" } },
+          mutations = { added = { id = "string", label = "string" }, removed = { id = "string" } },
+          invariants = {
+            countMatches = function(s) return s.count == #s.items, ("count %d, %d items"):format(s.count, #s.items) end,
+          },
+          handle = function(action, state)
+            if action.type == "add" then return { type = "added", id = "item" .. state.next, label = action.label } end
+            for _, item in ipairs(state.items) do
+              if item.id == action.id then return { type = "removed", id = action.id } end
+            end
+          end,
+          reduce = function(state, m)
+            if m.type == "added" then
+              state.items[#state.items + 1] = { id = m.id, label = m.label }
+              state.count, state.next = state.count + 1, state.next + 1
+            elseif m.type == "removed" then
+              for i, item in ipairs(state.items) do
+                if item.id == m.id then table.remove(state.items, i); break end
+              end
+            end
+            return state
+          end,
+        }
+        """
+
+    func testALongSpecificPathIsFoundGuidedAndNotUniformly() throws {
+        try write("plugins/wizard/init.lua", Self.wizard)
+        try write(
+            "plugins/wizard/spec/path_spec.lua",
+            """
+            local T = require "moonflow.test"
+            it("guided", function()
+              local report = T.explore("wizard", { seed = 1, raise = false, quiet = true })
+              assert.truthy(report.failure, "guided exploration finds the eighth step")
+              assert.equal("invariant confirmedHasPrice", report.failure.check)
+              print(("guided found it in run %d, %d runs reached something new"):format(report.failure.run, report.newRuns))
+            end)
+            it("uniform", function()
+              local report = T.explore("wizard", { seed = 1, guided = false, raise = false, quiet = true })
+              assert.falsy(report.failure, "uniform runs do not reach the eighth step with this seed")
+              assert.equal(0, report.corpus)
+            end)
+            """)
+        let result = try Moonflow.run(["test", "plugins/wizard/spec"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("2 passed, 0 failed"), result.stdout)
+    }
+
+    func testTheSameSeedDrawsTheSameGuidedRuns() throws {
+        try write("plugins/wizard/init.lua", Self.wizard)
+        try write(
+            "plugins/wizard/spec/again_spec.lua",
+            """
+            local T = require "moonflow.test"
+            it("twice", function()
+              local a = T.explore("wizard", { seed = 4, raise = false, quiet = true, shrink = false })
+              local b = T.explore("wizard", { seed = 4, raise = false, quiet = true, shrink = false })
+              assert.truthy(a.failure)
+              assert.equal(a.failure.run, b.failure.run)
+              assert.same(a.failure.steps, b.failure.steps)
+              assert.equal(a.newRuns, b.newRuns)
+              assert.equal(a.corpus, b.corpus)
+              print("run " .. a.failure.run .. ", " .. #a.failure.steps .. " steps")
+            end)
+            """)
+        let first = try Moonflow.run(["test", "plugins/wizard/spec"], in: scratch)
+        let second = try Moonflow.run(["test", "plugins/wizard/spec"], in: scratch)
+        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+        // Across processes too (Lua's string hashes are seeded per state): the same run, the same steps.
+        let line = { (out: String) in
+            out.components(separatedBy: "\n").first { $0.contains("steps") && $0.contains("run ") }
+        }
+        XCTAssertNotNil(line(first.stdout), first.stdout)
+        XCTAssertEqual(line(first.stdout), line(second.stdout))
+    }
+
+    func testThePassingReportSaysHowManyRunsReachedSomethingNew() throws {
+        try write(
+            "plugins/wizard/init.lua",
+            Self.wizard.replacingOccurrences(of: "state.price = true, nil", with: "state.price = true, 1"))
+        let guided = try Moonflow.run(["test", "--explore", "wizard", "--seed", "2", "--runs", "30"], in: scratch)
+        XCTAssertEqual(guided.status, 0, guided.stdout + guided.stderr)
+        let line = try XCTUnwrap(
+            guided.stdout.components(separatedBy: "\n").first { $0.contains("runs reached something new, corpus of") },
+            guided.stdout)
+        // Guided: every run that reached something new is kept.
+        let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        XCTAssertEqual(numbers.count, 2, line)
+        XCTAssertGreaterThan(numbers[0], 0, line)
+        XCTAssertEqual(numbers[0], numbers[1], line)
+        try write(
+            "plugins/wizard/spec/report_spec.lua",
+            """
+            local T = require "moonflow.test"
+            it("counts without keeping", function()
+              local report = T.explore("wizard", { seed = 2, runs = 30, guided = false })
+              assert.is_true(report.newRuns > 0)
+              assert.equal(0, report.corpus)
+            end)
+            """)
+        let uniform = try Moonflow.run(["test", "plugins/wizard/spec"], in: scratch)
+        XCTAssertEqual(uniform.status, 0, uniform.stdout + uniform.stderr)
+        XCTAssertTrue(uniform.stdout.contains("corpus of 0 (guided = false: every run uniform)"), uniform.stdout)
+    }
+
+    func testALineOfThePluginRunForTheFirstTimeCountsAsNew() throws {
+        try write(
+            "plugins/lines/init.lua",
+            """
+            local mf = require "moonflow"
+            local zeros = 0
+            return mf.feature {
+              name = "lines", initial = { n = 0 }, state = { n = "integer" },
+              actions = { set = { n = "integer" } }, mutations = { set = {} },
+              handle = function(action)
+                if action.n == 0 then
+                  zeros = zeros + 1
+                end
+                return { type = "set" }
+              end,
+              reduce = function(state) return state end,
+            }
+            """)
+        try write(
+            "plugins/lines/spec/lines_spec.lua",
+            """
+            local T = require "moonflow.test"
+            it("counts the line only a zero runs", function()
+              local ones = T.explore("lines", { seed = 1, runs = 5, quiet = true, gen = { set = { n = T.gen.constant(1) } } })
+              local zeros = T.explore("lines", { seed = 1, runs = 5, quiet = true, gen = { set = { n = T.gen.constant(0) } } })
+              assert.equal(ones.lines + 1, zeros.lines)
+              -- Only the first run reached anything: every later run runs the same lines.
+              assert.equal(1, zeros.newRuns)
+              assert.is_nil(T.explore("lines", { seed = 1, runs = 5, quiet = true, guided = false }).lines)
+            end)
+            """)
+        let result = try Moonflow.run(["test", "plugins/lines/spec"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("1 passed, 0 failed"), result.stdout)
+    }
+
+    func testAnActionNamesAnIdTheStateHolds() throws {
+        try write("plugins/shelf/init.lua", Self.shelf)
+        try write(
+            "plugins/shelf/spec/ids_spec.lua",
+            """
+            local T = require "moonflow.test"
+            it("guided", function()
+              local report = T.explore("shelf", { seed = 1, raise = false, quiet = true })
+              assert.truthy(report.failure, "a remove names an item that is there")
+              local last = report.failure.steps[#report.failure.steps].send
+              assert.equal("remove", last.type)
+              assert.truthy(last.id:match("^item%d+$"), last.id)
+            end)
+            it("uniform", function()
+              local report = T.explore("shelf", { seed = 1, guided = false, raise = false, quiet = true })
+              assert.falsy(report.failure, "a drawn string never names an item")
+            end)
+            """)
+        let result = try Moonflow.run(["test", "plugins/shelf/spec"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("2 passed, 0 failed"), result.stdout)
+    }
+
     func testGuidedIsABooleanOptionThatDefaultsToTrue() throws {
         try write("plugins/player/init.lua", ExploreTests.player)
         try write(

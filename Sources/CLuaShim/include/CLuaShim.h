@@ -100,6 +100,13 @@ int mf_budget_busy(const mf_budget *b);
 int mf_cover_start(lua_State *L);
 /// How many files have counts.
 int mf_cover_count(lua_State *L);
+/// The explorer's count of new lines (guided exploration): from now on, each line of a file's
+/// chunk run for the first time since this call counts once (coverage starts if it had not,
+/// and its counts go on). Returns 0 when out of memory. Raises nothing. Then mf_rest_hook.
+int mf_cover_fresh_start(lua_State *L);
+/// The lines counted as new since the last call (or mf_cover_fresh_start), and starts again
+/// from 0. Raises nothing.
+int mf_cover_fresh_take(lua_State *L);
 /// Sets the hook a state keeps between the watchdog's stops (debughook.c): the debugger's
 /// when one serves the state, else coverage's when it counts, else none. After
 /// mf_cover_start. On the state's thread.

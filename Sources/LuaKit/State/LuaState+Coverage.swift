@@ -12,6 +12,19 @@ extension LuaState {
         return true
     }
 
+    /// Starts counting the lines of file chunks run for the first time from now on (guided
+    /// exploration's new lines), with coverage's hook; line counts go on as they were.
+    /// - Returns: false when the counts cannot be allocated.
+    @discardableResult
+    package func startFreshLines() -> Bool {
+        guard mf_cover_fresh_start(L) != 0 else { return false }
+        mf_rest_hook(L)
+        return true
+    }
+
+    /// How many lines ran for the first time since the last call (or `startFreshLines`).
+    package func takeFreshLines() -> Int { Int(mf_cover_fresh_take(L)) }
+
     /// The lines run so far, by chunk name (without '@'): each line's count. On the state's
     /// thread, between calls.
     package func coveredLines() -> [String: [Int: Int]] {

@@ -6,14 +6,20 @@
 -- faults by call number. Runs are drawn from the feature's declared `actions` with a seeded
 -- generator, executed on a fresh store each, checked after every step, and a failing one is
 -- shrunk by executing smaller runs until none fails the same way.
-local T, core, support, generators = ...
+local T, core, support, generators, guidance = ...
 local mf = require "moonflow"
 local raise, asStream, callable = support.raise, support.asStream, support.callable
 -- T.gen's generators, the seeded random source and the deep copy (generators.lua).
 local shared = generators(support)
-local G, Random, isGen, towards, copy, fromSchema =
-  shared.G, shared.Random, shared.isGen, shared.towards, shared.copy, shared.fromSchema
+local G, isGen, towards, copy, fromSchema =
+  shared.G, shared.isGen, shared.towards, shared.copy, shared.fromSchema
 T.gen = G
+-- What counts as new, and the corpus of runs that reached it (guide.lua).
+local Novelty, Guide
+do
+  local g = guidance(shared)
+  Novelty, Guide = g.Novelty, g.Guide
+end
 
 -- MARK: - Invariants
 
@@ -204,7 +210,8 @@ local function enumFields(decl)
   return found
 end
 
-local function Reach(def, actions, enums)
+-- `novelty` (guide.lua's) hears what each run does, to say what it reached first.
+local function Reach(def, actions, enums, novelty)
   local declared = { action = sortedKeys(actions), mutation = {}, effect = {} }
   if def then
     declared.mutation = sortedKeys(def.mutations)
@@ -213,11 +220,20 @@ local function Reach(def, actions, enums)
   local seen = { action = {}, mutation = {}, effect = {} }
   local enumSeen = {}
   for i in ipairs(enums) do enumSeen[i] = {} end
-  local reach = { declared = declared, seen = seen, enums = enums, enumSeen = enumSeen }
+  local reach = { declared = declared, seen = seen, enums = enums, enumSeen = enumSeen, novelty = novelty }
   function reach.state(s)
     for i, e in ipairs(enums) do
       for _, v in ipairs(e.get(s, {})) do enumSeen[i][v] = true end
     end
+    novelty.state(s)
+  end
+  function reach.sent(t)
+    seen.action[t] = true
+    novelty.sent(t)
+  end
+  function reach.event(kind, t)
+    if seen[kind] then seen[kind][t] = true end
+    novelty.event(kind, t)
   end
   return reach
 end
@@ -303,7 +319,7 @@ local function execute(ctx, run, trace, reach)
     if traced then traced[#traced + 1] = { at = where, events = events } end
     for _, e in ipairs(events) do
       local t = type(e.value) == "table" and e.value.type or nil
-      if reach and t and reach.seen[e.kind] then reach.seen[e.kind][t] = true end
+      if reach and t then reach.event(e.kind, t) end
       if e.kind == "error" and not allowed(ctx.allowErrors, e.cause, e.message) then
         return { key = "error", check = "no error", message = ("an error%s: %s%s"):format(
           e.cause and (" after action " .. e.cause) or "", e.message, e.where and (" (" .. e.where .. ")") or ""),
@@ -321,6 +337,7 @@ local function execute(ctx, run, trace, reach)
 
   local initial = core.state(h)
   if reach then reach.state(initial) end
+  if reach and ctx.lines then reach.novelty.lines(core.exploreLinesTake()) end
   local msg, key = broken(ctx.invariants, ctx.extraInvariants, initial)
   if msg then failure = { key = key, check = key, message = msg .. "\n  (the first state, before any action)", step = 0 } end
 
@@ -329,17 +346,22 @@ local function execute(ctx, run, trace, reach)
   while not failure do
     local step
     if run.rng then
+      -- A run built from the corpus (guide.lua) starts with its steps given, then draws on.
       if i >= run.length or (ctx.stepBudget and ctx.stepsUsed >= ctx.stepBudget) then break end
-      step = ctx.draw(run.rng, h)
-      steps[#steps + 1] = step
+      step = steps[i + 1]
+      if not step then
+        step = ctx.draw(run.rng, h, run.guided and reach and reach.novelty.lastState)
+        steps[#steps + 1] = step
+      end
     else
       step = steps[i + 1]
       if not step then break end
     end
     i = i + 1
     ctx.stepsUsed = ctx.stepsUsed + 1
+    if reach then reach.novelty.step = i end
     if step.send then
-      if reach then reach.seen.action[step.send.type] = true end
+      if reach then reach.sent(step.send.type) end
       local ok, refusal = core.exploreSend(h, step.send)
       if not ok then
         core.exploreStop(h)
@@ -350,6 +372,7 @@ local function execute(ctx, run, trace, reach)
     end
     failure = check(i)
     if failure then failure.step = i end
+    if reach and ctx.lines then reach.novelty.lines(core.exploreLinesTake()) end
   end
   -- The run is over: the clock goes past every timer, then nothing may be left in flight.
   if not failure then
@@ -403,7 +426,9 @@ local function drawer(ctx)
     gens[a.name] = G.record(fields)
   end
   ctx.actionGens = gens
-  return function(r, h)
+  -- `state`: the run's latest state, in a run built from the corpus, whose values an
+  -- action's fields may take (guide.lua's `fill`).
+  return function(r, h, state)
     local due = core.exploreNextDue(h)
     local p = due and 0.35 or 0.1
     if r.chance(p) then
@@ -428,6 +453,7 @@ local function drawer(ctx)
     end
     local action = gens[pick.name].draw(r)
     action.type = pick.name
+    if state ~= nil then ctx.guide.fill(r, action, state) end
     return { send = action }
   end
 end
@@ -710,9 +736,9 @@ function T.explore(target, opts)
     for name, fn in pairs(userStubs) do ctx.stubs[name] = support.stub(name, fn) end
   end
   local enums = type(def.state) == "table" and enumFields(def.state) or {}
-  ctx.keepStates = ctx.invariants ~= nil or ctx.extraInvariants ~= nil or #enums > 0
+  ctx.keepStates = ctx.invariants ~= nil or ctx.extraInvariants ~= nil or #enums > 0 or type(def.state) == "table"
   ctx.draw = drawer(ctx)
-  local reach = Reach(def, actions, enums)
+  local reach = Reach(def, actions, enums, Novelty(def.state, enums))
   local runs = defaults.runs or opts.runs or 100
   local length = defaults.length or opts.length or 50
   local seed = defaults.seed or opts.seed or core.freshSeed()
@@ -738,6 +764,13 @@ function T.explore(target, opts)
     raise(("T.explore: opts.guided must be a boolean, true (runs that reach something new are built on) or false (every run drawn uniformly) (got %s)"):format(type(guided)), 2)
   end
   ctx.guided = guided
+  -- Guided, the lines of the plugin's files each step ran for the first time count as new
+  -- (a line hook in C that counts each line once per exploration).
+  ctx.lines = guided and core.exploreLinesStart() or nil
+  ctx.guide = Guide {
+    seed = seed, first = opts.firstRun or 1, length = length, guided = guided, stateDecl = def.state,
+    actions = actions, given = ctx.gen, actionGens = ctx.actionGens,
+  }
   local first = opts.firstRun or 1
   if math.type(first) ~= "integer" or first < 1 then raise("T.explore: opts.firstRun must be a whole number of 1 or more", 2) end
   -- The last run's number, first + runs - 1, must not wrap (a loop to a wrapped bound runs nothing).
@@ -752,15 +785,18 @@ function T.explore(target, opts)
     stoppedSearch = ctx.stopped()
     if stoppedSearch then break end
     -- Wraps for large seeds, as a hash may: the same seed and run always draw the same run.
-    local run = { steps = {}, plan = {}, rng = Random(seed * 1000003 + n), length = length }
+    local run = ctx.guide.run(n)
     ran = ran + 1
+    reach.novelty.begin()
     local f = execute(ctx, run, false, reach)
     if f then failure, found, foundRun = f, { steps = run.steps, plan = run.plan }, n; break end
+    ctx.guide.ran(run, reach.novelty)
   end
   local reached, never = reachLines(reach)
   local took = os.clock() - started
   local report = {
     name = ctx.name, seed = seed, runs = ran, length = length, guided = ctx.guided,
+    newRuns = ctx.guide.newRuns, corpus = #ctx.guide.corpus, lines = ctx.lines and reach.novelty.linesReached or nil,
     reached = reached, never = never, seconds = took, steps = ctx.stepsUsed, stopped = stoppedSearch and ctx.stopKind,
   }
   local head = ("explore %s: seed %d, %d runs × %d steps"):format(ctx.name, seed, runs, length)
@@ -771,6 +807,8 @@ function T.explore(target, opts)
         head, ran, ctx.stepsUsed, stoppedSearch, took))
     elseif not opts.quiet then
       print(("%s: every check held (%.2f s)"):format(head, took))
+      print(("  %d runs reached something new, corpus of %d%s"):format(
+        ctx.guide.newRuns, #ctx.guide.corpus, ctx.guided and "" or " (guided = false: every run uniform)"))
       print("  reached: " .. table.concat(reached, "; "))
       if #never > 0 then print("  never reached: " .. table.concat(never, ", ")) end
     end

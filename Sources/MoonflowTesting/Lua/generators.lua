@@ -35,11 +35,15 @@ end
 
 -- MARK: - Generators: draw a value, and name simpler ones for the shrinker
 
+-- `near(v)`: values a step from v toward the generator's boundaries (integers ±1 and the
+-- bounds, a string shortened, an enum's other values), which guided exploration (guide.lua)
+-- tries in place of v; as `shrink`, an optional's come boxed. Without one, the simpler values.
 local Gen = {}
 Gen.__index = Gen
 Gen.__name = "moonflow.gen"
-local function gen(draw, shrink, describe)
-  return setmetatable({ draw = draw, shrink = shrink or function() return {} end, describe = describe }, Gen)
+local function gen(draw, shrink, describe, near)
+  shrink = shrink or function() return {} end
+  return setmetatable({ draw = draw, shrink = shrink, describe = describe, near = near or shrink }, Gen)
 end
 local function isGen(v) return getmetatable(v) == Gen end
 
@@ -81,7 +85,15 @@ function G.integer(o)
   return gen(function(r)
     if r.chance(0.25) then return r.pick(edges) end
     return r.int(smallLo, smallHi)
-  end, function(v) return towards(v, target) end)
+  end, function(v) return towards(v, target) end, nil, function(v)
+    if math.type(v) ~= "integer" then return { target } end
+    local out = {}
+    if v > lo then out[#out + 1] = v - 1 end
+    if v < hi then out[#out + 1] = v + 1 end
+    if lo ~= v and lo ~= v - 1 then out[#out + 1] = lo end
+    if hi ~= v and hi ~= v + 1 then out[#out + 1] = hi end
+    return out
+  end)
 end
 
 function G.number(o)
@@ -94,6 +106,9 @@ function G.number(o)
   end, function(v)
     if math.type(v) == "float" then return { clamp(0, lo, hi), math.floor(v) } end
     return ints.shrink(v)
+  end, nil, function(v)
+    if math.type(v) == "float" then return { clamp(0, lo, hi), clamp(math.floor(v), lo, hi) } end
+    return ints.near(v)
   end)
 end
 
@@ -119,11 +134,22 @@ function G.string(o)
       if utf8.len(half) and half ~= out[1] then out[#out + 1] = half end
     end
     return out
+  end, nil, function(v)
+    local out = {}
+    if #v > min then
+      local last = utf8.offset(v, -1)
+      local shorter = last and v:sub(1, last - 1)
+      if shorter and #shorter >= min then out[#out + 1] = shorter end
+      local half = v:sub(1, math.max(min, #v // 2))
+      if utf8.len(half) and half ~= shorter then out[#out + 1] = half end
+    end
+    return out
   end)
 end
 
 function G.boolean()
-  return gen(function(r) return r.chance(0.5) end, function(v) return v and { false } or {} end)
+  return gen(function(r) return r.chance(0.5) end, function(v) return v and { false } or {} end, nil,
+    function(v) return { not v } end)
 end
 
 function G.constant(v) return gen(function() return v end) end
@@ -142,6 +168,12 @@ function G.oneOf(values)
       if not isGen(c) then out[#out + 1] = c end
     end
     return out
+  end, nil, function(v)
+    local out = {}
+    for _, c in ipairs(values) do
+      if c ~= v and not isGen(c) then out[#out + 1] = c end
+    end
+    return out
   end)
 end
 
@@ -152,12 +184,18 @@ function G.optional(g, p)
     local list = { { none = true } }
     for _, c in ipairs(g.shrink(v)) do list[#list + 1] = { value = c } end
     return list, true
+  end, nil, function(v)
+    if v == nil then return {} end
+    local list = { { none = true } }
+    for _, c in ipairs(g.near(v)) do list[#list + 1] = { value = c } end
+    return list, true
   end)
 end
 
 -- Candidates of an optional come boxed ({ none = true } or { value = v }): nil is a value.
-local function candidates(g, v)
-  local list, boxed = g.shrink(v)
+local function candidates(g, v, near)
+  local list, boxed
+  if near then list, boxed = g.near(v) else list, boxed = g.shrink(v) end
   if boxed then return list end
   local out = {}
   for i, c in ipairs(list) do out[i] = { value = c } end
@@ -212,6 +250,16 @@ function G.record(fields)
     local out = {}
     for _, k in ipairs(names) do
       for _, c in ipairs(candidates(fields[k], v[k])) do
+        local t = copy(v)
+        t[k] = c.value
+        out[#out + 1] = t
+      end
+    end
+    return out
+  end, nil, function(v)
+    local out = {}
+    for _, k in ipairs(names) do
+      for _, c in ipairs(candidates(fields[k], v[k], true)) do
         local t = copy(v)
         t[k] = c.value
         out[#out + 1] = t

@@ -1,8 +1,8 @@
 -- `require "moonflow.test"`: the Lua side of the test store (TestModule.swift gives it
 -- `core`, the Swift half): argument checks, stubs, and failures raised at the spec's line.
 -- `explorer` (explore.lua) adds T.explore, T.gen and T.faults, with `generators`
--- (generators.lua), T.gen's.
-local core, explorer, generators = ...
+-- (generators.lua), T.gen's, and `guide` (guide.lua), guided exploration's corpus.
+local core, explorer, generators, guide = ...
 local mf = require "moonflow"
 local T = {}
 
@@ -278,7 +278,7 @@ function T.store(target, opts)
   return setmetatable({ [HANDLE] = h }, StoreMeta)
 end
 
-explorer = explorer(T, core, { raise = raise, stub = stub, asStream = asStream, callable = callable }, generators)
+explorer = explorer(T, core, { raise = raise, stub = stub, asStream = asStream, callable = callable }, generators, guide)
 
 -- `T.load(...)` for `T.store(...)` fails at its line naming the function meant, not
 -- as "attempt to call a nil value (field 'load')".

@@ -1,0 +1,392 @@
+-- moonflow.guide: guided exploration, the corpus of runs that reached something new and the
+-- mutations that build new runs from it. explore.lua runs this chunk (TestModule.swift loads
+-- it and hands it over with explore.lua) with what generators.lua returns, and takes the
+-- two functions it returns: `Novelty`, what counts as new, and `Guide`, what run comes next.
+--
+-- As coverage-guided fuzzers do for programs, for app features: a run that reached something
+-- no run before it did (a line of the plugin's own Lua, a value of a declared enum, an
+-- action/mutation pair, a shape of the state, an action, mutation or output type) is kept; later runs are mostly kept runs changed
+-- a little (cut and drawn on, spliced, a stretch repeated, a value moved toward a boundary, a
+-- fault moved), with uniform runs mixed in. Every choice is drawn from the run's number and
+-- the seed, and nothing depends on the order of `pairs`: the same seed gives the same runs.
+local shared = ...
+local Random, isGen, copy = shared.Random, shared.isGen, shared.copy
+
+-- Runs numbered below this (from the first) are uniform: the corpus starts from them.
+local WARMUP = 10
+-- Of the runs after those, this share is uniform; the rest are built from the corpus.
+local UNIFORM = 0.25
+-- Of the runs built from the corpus, this share takes the newest kept run (the frontier);
+-- the rest take any kept run.
+local NEWEST = 0.7
+-- A value drawn for an action field that matches values in the state is one of them this often.
+local FROM_STATE = 0.5
+
+local function sortedKeys(t)
+  local out = {}
+  for k in pairs(t) do out[#out + 1] = k end
+  table.sort(out, function(a, b) return tostring(a) < tostring(b) end)
+  return out
+end
+
+-- MARK: - What counts as new
+
+-- A number's bucket: itself from -2 to 16, else its sign and power of two (so 7 and 8 differ,
+-- 1000 and 1010 do not).
+local function numberBucket(v)
+  if v ~= v then return 100 end
+  if v >= -2 and v <= 16 then return math.tointeger(v) or (v < 0 and 40 or 41) end
+  local b, m = 20, math.abs(v)
+  while m >= 32 and b < 39 do m, b = m / 2, b + 1 end
+  return v < 0 and -b or b
+end
+
+local function lengthBucket(n)
+  if n <= 1 then return n end
+  if n < 8 then return 2 end
+  return 3
+end
+
+-- The probes of a declared state's shape: one per field outside lists and maps (records
+-- nested in records included), each turning the field's value into a small code.
+local function shapeProbes(decl)
+  local probes = {}
+  local function add(path, get, code, combo)
+    probes[#probes + 1] = { path = path, get = get, code = code, combo = combo }
+  end
+  local function field(d, path, get)
+    local optional, base = false, "record"
+    if type(d) == "string" then
+      optional, base = d:sub(-1) == "?", d:gsub("%?$", "")
+    elseif type(d) == "table" and not isGen(d) and type(d[1]) == "string" then
+      optional, base = d[1]:sub(-1) == "?", d[1]:gsub("%?$", "")
+    elseif type(d) ~= "table" or isGen(d) then
+      return
+    end
+    if optional then add(path .. "?", get, function(v) return v == nil and 0 or 1 end, true) end
+    if base == "integer" or base == "number" then
+      add(path, get, function(v) return type(v) == "number" and numberBucket(v) or -100 end)
+    elseif base == "boolean" then
+      add(path, get, function(v) return v == true and 1 or 0 end)
+    elseif base == "string" then
+      add(path, get, function(v) return v == "" and 0 or 1 end)
+    elseif base == "list" then
+      add(path .. "#", get, function(v) return type(v) == "table" and lengthBucket(#v) or -1 end, true)
+    elseif base == "map" then
+      add(path .. "#", get, function(v)
+        if type(v) ~= "table" then return -1 end
+        local n = 0
+        for _ in pairs(v) do n = n + 1; if n >= 8 then break end end
+        return lengthBucket(n)
+      end, true)
+    elseif base == "record" then
+      for _, k in ipairs(sortedKeys(d)) do
+        if type(k) == "string" then
+          field(d[k], path .. "." .. k, function(s)
+            local parent = get(s)
+            return type(parent) == "table" and parent[k] or nil
+          end)
+        end
+      end
+    end
+  end
+  if type(decl) == "table" then
+    for _, k in ipairs(sortedKeys(decl)) do
+      if type(k) == "string" then field(decl[k], k, function(s) return type(s) == "table" and s[k] or nil end) end
+    end
+  end
+  return probes
+end
+
+-- What the runs so far reached, and how much of it the current run reached first.
+-- `state(s)`, `sent(type)` and `event(kind, type)` take what a run does; `fresh` counts what
+-- it reached first, `freshAt` the first step that did (`step`, set by the run).
+local function Novelty(stateDecl, enums)
+  local probes = shapeProbes(stateDecl)
+  local seenProbe, seenCombo, seenEnum, seenType, seenPair = {}, {}, {}, {}, {}
+  for i in ipairs(probes) do seenProbe[i] = {} end
+  for i in ipairs(enums) do seenEnum[i] = {} end
+  -- `major`: what a feature's logic decides (an enum's value, a type, an action/mutation
+  -- pair) rather than a value's shape; a run that reached one is favoured as a parent.
+  local n = { fresh = 0, major = 0, step = 0, lastAction = "", linesReached = 0 }
+  local function new(major)
+    n.fresh = n.fresh + 1
+    if major then
+      n.major = n.major + 1
+      n.majorAt = n.majorAt or n.step
+    end
+    if not n.freshAt then n.freshAt = n.step end
+  end
+  function n.begin()
+    n.fresh, n.major, n.freshAt, n.majorAt, n.step, n.lastAction = 0, 0, nil, nil, 0, ""
+  end
+  function n.state(s)
+    n.lastState = s
+    for i, e in ipairs(enums) do
+      local seen = seenEnum[i]
+      for _, v in ipairs(e.get(s, {})) do
+        if not seen[v] then seen[v] = true; new(true) end
+      end
+    end
+    local combo = 0
+    for i, p in ipairs(probes) do
+      local code = p.code(p.get(s))
+      local seen = seenProbe[i]
+      if not seen[code] then seen[code] = true; new() end
+      if p.combo then combo = combo * 7 + code + 1 end
+    end
+    if not seenCombo[combo] then seenCombo[combo] = true; new() end
+  end
+  -- `count` lines of the plugin's own files ran for the first time.
+  function n.lines(count)
+    if count > 0 then
+      n.linesReached = n.linesReached + count
+      new(true)
+      n.fresh = n.fresh + count - 1
+    end
+  end
+  function n.sent(t)
+    n.lastAction = t
+    local key = "action " .. t
+    if not seenType[key] then seenType[key] = true; new(true) end
+  end
+  function n.event(kind, t)
+    local byKind = seenType[kind]
+    if not byKind then byKind = {}; seenType[kind] = byKind end
+    if not byKind[t] then byKind[t] = true; new(true) end
+    if kind == "mutation" then
+      local pairsOf = seenPair[n.lastAction]
+      if not pairsOf then pairsOf = {}; seenPair[n.lastAction] = pairsOf end
+      if not pairsOf[t] then pairsOf[t] = true; new(true) end
+    end
+  end
+  return n
+end
+
+-- MARK: - Values from the state
+
+-- Where a declared state keeps values an action may name: lists of records (their fields,
+-- by name) and maps (their keys). Each: { get = function(s) -> the list or map, map = bool }.
+local function pools(decl)
+  local found = {}
+  local function walk(d, get)
+    if type(d) ~= "table" or isGen(d) then return end
+    local head = type(d[1]) == "string" and d[1]:gsub("%?$", "") or nil
+    if head == "list" or head == "map" then
+      found[#found + 1] = { get = get, map = head == "map" }
+      return
+    end
+    if head and head ~= "record" then return end
+    for _, k in ipairs(sortedKeys(d)) do
+      if type(k) == "string" then
+        walk(d[k], function(s)
+          local parent = get(s)
+          return type(parent) == "table" and parent[k] or nil
+        end)
+      end
+    end
+  end
+  walk(decl, function(s) return s end)
+  return found
+end
+
+-- The values in `state` an action field named `name` of Lua type `kind` ("integer",
+-- "number", "string") may take: the same-named field of list items, else their `id`s and the
+-- keys of maps. In a stable order.
+local function stateValues(where, state, name, kind)
+  local same, ids = {}, {}
+  local function fits(v)
+    if kind == "integer" then return math.type(v) == "integer" end
+    if kind == "number" then return type(v) == "number" end
+    return type(v) == kind
+  end
+  for _, p in ipairs(where) do
+    local t = p.get(state)
+    if type(t) == "table" then
+      if p.map then
+        for _, k in ipairs(sortedKeys(t)) do if fits(k) then ids[#ids + 1] = k end end
+      else
+        for _, item in ipairs(t) do
+          if type(item) == "table" then
+            if fits(item[name]) then same[#same + 1] = item[name] end
+            if name ~= "id" and fits(item.id) then ids[#ids + 1] = item.id end
+          end
+        end
+      end
+    end
+  end
+  return #same > 0 and same or ids
+end
+
+-- MARK: - The guide
+
+-- `Guide(ctx, o)`: o.seed, o.first (the first run's number), o.length, o.guided, o.stateDecl,
+-- o.enums, o.actions (the declared actions), o.given (opts.gen). `guide.run(n)` is run n to
+-- execute; `guide.ran(run, novelty)` keeps it when it reached something new.
+local function Guide(o)
+  local g = { corpus = {}, favoured = {}, newRuns = 0 }
+  local where = pools(o.stateDecl)
+  -- The fields of each action whose values may come from the state.
+  local fromState = {}
+  for _, name in ipairs(sortedKeys(o.actions)) do
+    local decl, given, fields = o.actions[name], (o.given or {})[name] or {}, {}
+    if type(decl) == "table" then
+      for _, k in ipairs(sortedKeys(decl)) do
+        local t = decl[k]
+        local base = type(t) == "string" and t:gsub("%?$", "") or nil
+        if given[k] == nil and (base == "integer" or base == "number" or base == "string") then
+          fields[#fields + 1] = { name = k, kind = base }
+        end
+      end
+    end
+    if #fields > 0 then fromState[name] = fields end
+  end
+
+  -- Called by the drawer for an action just drawn in a run built from the corpus: fields
+  -- that match values in the latest state take one of them, often.
+  function g.fill(r, action, state)
+    local fields = fromState[action.type]
+    if not fields or #where == 0 or state == nil then return end
+    for _, f in ipairs(fields) do
+      if r.chance(FROM_STATE) then
+        local values = stateValues(where, state, f.name, f.kind)
+        if #values > 0 then action[f.name] = r.pick(values) end
+      end
+    end
+  end
+
+  -- MARK: Mutations (each returns new steps and plan, or nil when it does not apply)
+
+  local function cut(r, parent)
+    -- Keep the steps up to somewhere at or after the first that reached something new, and
+    -- draw on from there.
+    local n = #parent.steps
+    local from = math.min(math.max(0, parent.freshAt or 0), n)
+    local keep = from < n and r.int(from, n - 1) or n
+    local steps = {}
+    for i = 1, keep do steps[i] = parent.steps[i] end
+    return steps, parent.plan
+  end
+
+  local function splice(r, parent)
+    if #g.corpus < 2 then return nil end
+    local other = g.corpus[r.below(#g.corpus) + 1]
+    local a, b = r.int(1, #parent.steps), r.int(1, #other.steps)
+    local steps = {}
+    for i = 1, a do steps[#steps + 1] = parent.steps[i] end
+    for i = b, #other.steps do
+      if #steps >= o.length then break end
+      steps[#steps + 1] = other.steps[i]
+    end
+    return steps, parent.plan
+  end
+
+  local function repeatStretch(r, parent)
+    local n = #parent.steps
+    if n == 0 then return nil end
+    -- Half the time the stretch ends at the step that reached something new (one more of
+    -- what got there may get further: an increment, a wizard's next step).
+    local i, j
+    local at = parent.freshAt or 0
+    if at >= 1 and at <= n and r.chance(0.5) then
+      j = at
+      i = math.max(1, j - r.below(3))
+    else
+      i = r.int(1, n)
+      j = math.min(n, i + r.below(8))
+    end
+    local times = r.int(1, 4)
+    local steps = {}
+    for k = 1, j do steps[#steps + 1] = parent.steps[k] end
+    for _ = 1, times do for k = i, j do steps[#steps + 1] = parent.steps[k] end end
+    for k = j + 1, n do steps[#steps + 1] = parent.steps[k] end
+    while #steps > o.length do steps[#steps] = nil end
+    return steps, parent.plan
+  end
+
+  local function nudge(r, parent)
+    local sends = {}
+    for i, s in ipairs(parent.steps) do if s.send then sends[#sends + 1] = i end end
+    if #sends == 0 then return nil end
+    local at = r.pick(sends)
+    local s = parent.steps[at].send
+    local gen = o.actionGens and o.actionGens[s.type]
+    if not gen or not gen.near then return nil end
+    local fields = copy(s)
+    fields.type = nil
+    local options = gen.near(fields)
+    if #options == 0 then return nil end
+    local changed = r.pick(options)
+    changed.type = s.type
+    local steps = {}
+    for i, step in ipairs(parent.steps) do steps[i] = step end
+    steps[at] = { send = changed }
+    -- What came after may not fit the changed state: keep it with even odds, else draw on.
+    if r.chance(0.5) then for i = at + 1, #steps do steps[i] = nil end end
+    return steps, parent.plan
+  end
+
+  local function moveFault(r, parent)
+    local calls, faults = 0, {}
+    for _, n in ipairs(sortedKeys(parent.plan)) do
+      if math.type(n) == "integer" then
+        calls = math.max(calls, n)
+        if parent.plan[n] then faults[#faults + 1] = n end
+      end
+    end
+    if #faults == 0 then return nil end
+    local from = r.pick(faults)
+    local to = r.chance(0.5) and from + r.pick { -1, 1 } or r.int(1, calls + 1)
+    if to < 1 or to == from then to = from + 1 end
+    local plan = copy(parent.plan)
+    plan[to], plan[from] = plan[from], plan[to] or false
+    return parent.steps, plan
+  end
+
+  local MUTATIONS = {
+    { f = cut, w = 45 }, { f = repeatStretch, w = 20 }, { f = splice, w = 10 }, { f = nudge, w = 15 },
+    { f = moveFault, w = 10 },
+  }
+
+  -- Run n: uniform (as with guided = false: the same steps from the same seed), or built
+  -- from the corpus; the chooser's own source keeps the uniform runs' draws as they were.
+  function g.run(n)
+    local rngSeed = o.seed * 1000003 + n
+    local run = { steps = {}, plan = {}, rng = Random(rngSeed), length = o.length }
+    if not o.guided or n - o.first < WARMUP or #g.corpus == 0 then return run end
+    local c = Random(rngSeed ~ 0x5851F42D4C957F2D)
+    if c.chance(UNIFORM) then return run end
+    local parent = c.chance(NEWEST) and (g.favoured[#g.favoured] or g.corpus[#g.corpus])
+      or g.corpus[c.below(#g.corpus) + 1]
+    local steps, plan
+    for _ = 1, 4 do
+      local at, pick = c.below(100), MUTATIONS[#MUTATIONS]
+      for _, m in ipairs(MUTATIONS) do
+        if at < m.w then pick = m; break end
+        at = at - m.w
+      end
+      steps, plan = pick.f(c, parent)
+      if steps then break end
+    end
+    if not steps then steps, plan = cut(c, parent) end
+    local own = {}
+    for i, s in ipairs(steps) do own[i] = s end
+    run.steps, run.plan, run.guided = own, copy(plan), true
+    return run
+  end
+
+  -- After run `run` executed (and passed): kept when it reached something new.
+  function g.ran(run, novelty)
+    if novelty.fresh == 0 then return end
+    g.newRuns = g.newRuns + 1
+    if o.guided then
+      local kept = { steps = run.steps, plan = run.plan, freshAt = novelty.majorAt or novelty.freshAt }
+      g.corpus[#g.corpus + 1] = kept
+      if novelty.major > 0 then g.favoured[#g.favoured + 1] = kept end
+    end
+  end
+
+  return g
+end
+
+return { Novelty = Novelty, Guide = Guide }
