@@ -16,5 +16,6 @@ func benchSuites() -> [(name: String, run: () -> Void)] {
         ("inspector", inspectorBench),
         ("serve", serveBench),
         ("debug", debugBench),
+        ("explore", exploreBench),
     ]
 }

@@ -1,0 +1,26 @@
+-- signin's bug by hand: the steps that break `sentOnlyAnEmail` on the buggy screen hold on the fix.
+local T = require "moonflow.test"
+local here = debug.getinfo(1, "S").source:match("^@(.+)/spec/[^/]+$")
+
+local function steps(screen)
+  local store = T.store(screen, { exhaustive = false })
+  store:send({ type = "email", value = "ann" })
+  store:send({ type = "password", value = "secret" })
+  store:send({ type = "submit" })
+  store:checkInvariants()
+  store:advance(100)
+  store:checkInvariants()
+end
+
+describe("signin", function()
+  it("breaks sentOnlyAnEmail: an email without an @ is sent", function()
+    local ok, err = pcall(steps, here)
+    assert.is_false(ok, "the buggy screen held its invariants")
+    assert.truthy(tostring(err):find("invariant 'sentOnlyAnEmail' does not hold", 1, true), tostring(err))
+  end)
+
+  it("holds once fixed, through the same steps and an exploration", function()
+    steps(here .. "/fixed")
+    T.explore(here .. "/fixed", { seed = 1, runs = 20, quiet = true })
+  end)
+end)
