@@ -10,41 +10,87 @@ import MoonflowLua
 // feature: after 10,000 cycles the time a cycle takes, the C heap and the Lua heap are what
 // they were after 100. Once on the virtual clock (the host driven by `settle`), once on the
 // real clock (a queue host, each cycle waiting for the effect).
+//
+// The C heap is malloc's count of blocks in use (glibc's `mallinfo2`), which takes in two
+// caches that fill over the first cycles and are not the host's: libdispatch keeps the
+// continuations a thread frees (a Swift service's task is enqueued on one thread and freed on
+// another), up to its limit per thread, about 115 KB by 1,000 cycles; and glibc's per-thread
+// caches of freed blocks (tcache) are counted in use, and keep filling slowly, as do the
+// arenas of the threads a real-clock host's work runs on. So the figures are also taken after
+// 1,000 cycles, and the C heap once more from a child run with one arena and no thread caches
+// (`GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.arena_max=1`): close to what the
+// process keeps allocated, as heaptrack counts it (docs/performance.md, "A long-lived host").
+
+/// Set in the child run that measures the C heap with one arena and no thread caches: the clock it runs.
+private let childVariable = "MOONFLOW_BENCH_CYCLES_CHILD"
 
 func cycleBench() {
     let total = BenchEnvironment.scaled(10_000)
-    let early = min(100, total)
-    for clock in [FeatureHost.Clock.virtual, .real] {
+    let marks = [100, 1_000, total].filter { $0 <= total }.reduce(into: [Int]()) {
+        if !$0.contains($1) { $0.append($1) }
+    }
+    let child = BenchEnvironment.variables[childVariable]
+    for clock in [FeatureHost.Clock.virtual, .real] where child == nil || child == clock.rawValue {
         guard let run = attempt("cycles (\(clock.rawValue) clock)", { try CycleRun(clock: clock, cycles: total) })
         else {
             continue
         }
-        let result: (early: CycleFigures, late: CycleFigures)? = attempt("cycles") {
-            try run.cycles(early)
-            let first = run.figures(window: early)
-            try run.cycles(total - early)
-            return (first, run.figures(window: early))
+        let figures: [CycleFigures]? = attempt("cycles") {
+            var done = 0
+            return try marks.map { mark in
+                try run.cycles(mark - done)
+                done = mark
+                return run.figures(window: min(100, marks[0]))
+            }
         }
-        guard let result else { continue }
+        guard let figures else { continue }
+        if child != nil {
+            // What the parent reads: the C heap at each mark, in KB.
+            print("c-heap " + figures.map { String(format: "%.1f", $0.heapKB) }.joined(separator: " "))
+            continue
+        }
         print(
             "load, three actions (a service each, a timer left running), dispose, on one host, \(clock.rawValue) clock")
-        printComparison(early: early, total: total, result.early, result.late)
+        printComparison(marks: marks, figures, cachesOff: cHeapWithoutThreadCaches(clock: clock, marks: marks.count))
     }
 }
 
-private func printComparison(early: Int, total: Int, _ a: CycleFigures, _ b: CycleFigures) {
+/// The C heap at each mark from a child run of this suite on `clock` with one glibc arena and
+/// no thread caches, nil where that cannot be run (no glibc, no figure).
+private func cHeapWithoutThreadCaches(clock: FeatureHost.Clock, marks: Int) -> [Double]? {
+    guard LuaState.cHeapInUse != nil else { return nil }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.arguments = ["cycles"]
+    var environment = ProcessInfo.processInfo.environment
+    environment["GLIBC_TUNABLES"] = "glibc.malloc.tcache_count=0:glibc.malloc.arena_max=1"
+    environment[childVariable] = clock.rawValue
+    process.environment = environment
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    guard (try? process.run()) != nil else { return nil }
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("c-heap ") }) else { return nil }
+    let values = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+    return values.count == marks ? values : nil
+}
+
+private func printComparison(marks: [Int], _ figures: [CycleFigures], cachesOff: [Double]?) {
     func pad(_ text: String, _ width: Int) -> String {
         text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0)
     }
-    print("  \(pad("", 40))  \(pad("after \(early) cycles", 20))\(pad("after \(total) cycles", 20))ratio")
-    func line(_ label: String, _ x: Double, _ y: Double, _ unit: String, decimals: Int = 1) {
-        let fx = String(format: "%.\(decimals)f", x) + " " + unit, fy = String(format: "%.\(decimals)f", y) + " " + unit
-        print("  \(pad(label, 40))  \(pad(fx, 20))\(pad(fy, 20))\(ratio(y, x))")
+    let header = marks.map { pad("after \($0) cycles", 20) }.joined()
+    print("  \(pad("", 44))  \(header)ratio (last / first)")
+    func line(_ label: String, _ values: [Double], _ unit: String, decimals: Int = 1) {
+        let cells = values.map { pad(String(format: "%.\(decimals)f", $0) + " " + unit, 20) }.joined()
+        print("  \(pad(label, 44))  \(cells)\(ratio(values.last, values.first))")
     }
-    line("time per cycle (median of the last \(a.window))", a.cycleMs, b.cycleMs, "ms", decimals: 3)
-    line("C heap in use (malloc's)", a.heapKB, b.heapKB, "KB")
-    line("Lua heap after a full collection", a.luaKB, b.luaKB, "KB")
-    line("Lua registry entries", Double(a.registry), Double(b.registry), "", decimals: 0)
+    line("time per cycle (median of the last \(figures[0].window))", figures.map(\.cycleMs), "ms", decimals: 3)
+    line("C heap in use (malloc's)", figures.map(\.heapKB), "KB")
+    if let cachesOff { line("C heap, one arena, no thread caches", cachesOff, "KB") }
+    line("Lua heap after a full collection", figures.map(\.luaKB), "KB")
+    line("Lua registry entries", figures.map { Double($0.registry) }, "", decimals: 0)
 }
 
 /// What a run measured at one point: the median cycle time of the last `window` cycles, the

@@ -35,6 +35,132 @@ func viewModelBench() {
         "  cart 500 lines / cart 5 lines (medians)       \(ratio(medians["cart, 500 lines"], medians["cart, 5 lines"]))"
     )
     print("  targets: cart 500 lines median <= 10 µs, p99 <= 50 µs; 500 / 5 lines <= 1.5x; counter median <= 5 µs")
+    stateKeptBench()
+}
+
+// What a big state costs to keep: a cart grown to 5,000 lines by `add` actions (the shop app's),
+// its Lua table (the Lua heap it added), what the host keeps of it in Swift besides (the C heap
+// it added, less the Lua heap's share), and the view model's decoded view; the whole against
+// the Lua table alone.
+private func stateKeptBench() {
+    guard wanted("state kept") else { return }
+    let lines = BenchEnvironment.scaled(5_000)
+    let box = KeptBox()
+    Task { @MainActor in box.result = Result { try measureStateKept(lines: lines) } }
+    while box.result == nil { RunLoop.main.run(until: Date().addingTimeInterval(0.005)) }
+    guard case .success(let kept)? = box.result else {
+        if case .failure(let error)? = box.result { print("  state kept: \(error)") }
+        return
+    }
+    func kb(_ bytes: Int) -> String { String(format: "%.1f KB", Double(bytes) / 1024) }
+    print("a cart of \(lines) lines added by actions, then a view model of it (heaps after a full collection)")
+    print("  the same lines in a plain Lua table              \(kb(kept.plain))")
+    print("  the feature's Lua heap (its state, and beside it) \(kb(kept.lua))")
+    print("  kept in Swift by the host (C heap - Lua heap)     \(kb(kept.swift))")
+    print("  the view model's view (C heap)                    \(kb(kept.view))")
+    let total = kept.lua + kept.swift + kept.view
+    print("  all of it / the plain table                       \(ratio(Double(total), Double(kept.plain)))")
+    print("  target: at most 1.5x")
+}
+
+private struct StateKept {
+    let plain: Int
+    let lua: Int
+    let swift: Int
+    let view: Int
+}
+
+private final class KeptBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _result: Result<StateKept, any Error>?
+    var result: Result<StateKept, any Error>? {
+        get { lock.withLock { _result } }
+        set { lock.withLock { _result = newValue } }
+    }
+}
+
+private let growingCartSource = """
+    local mf = require "moonflow"
+    return mf.feature {
+      name = "bigcart",
+      initial = { lines = mf.array() },
+      state = { lines = { "list", of = { sku = "string", name = "string", price = "integer", qty = "integer" } } },
+      actions = { add = { sku = "string", name = "string", price = "integer" } },
+      mutations = { added = { sku = "string", name = "string", price = "integer" } },
+      handle = function(a) return { type = "added", sku = a.sku, name = a.name, price = a.price } end,
+      reduce = function(state, m)
+        state.lines[#state.lines + 1] = { sku = m.sku, name = m.name, price = m.price, qty = 1 }
+        return state
+      end,
+    }
+    """
+
+private struct GrowingCartView: Decodable, Sendable, PatchableView {
+    var lines: [Line]
+    mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+        switch path.first?.stringValue {
+        case "lines": return try Self.patch(&self.lines, path.dropFirst(), to: value)
+        default: return false
+        }
+    }
+    struct Line: Decodable, Sendable, PatchableView {
+        var sku: String
+        var name: String
+        var price: Int
+        var qty: Int
+        mutating func patch(_ path: ArraySlice<LuaValue>, to value: LuaValue) throws -> Bool {
+            switch path.first?.stringValue {
+            case "sku": return try Self.patch(&self.sku, path.dropFirst(), to: value)
+            case "name": return try Self.patch(&self.name, path.dropFirst(), to: value)
+            case "price": return try Self.patch(&self.price, path.dropFirst(), to: value)
+            case "qty": return try Self.patch(&self.qty, path.dropFirst(), to: value)
+            default: return false
+            }
+        }
+    }
+}
+
+@MainActor
+private func measureStateKept(lines: Int) throws -> StateKept {
+    let host = try MainActorHost(configuration: .init(searchPaths: [], clock: .real))
+    let lua = host.host.lua
+    // On the main actor, this host's state executor.
+    func heaps() -> (c: Int, lua: Int) {
+        lua.collectGarbage()
+        return (LuaState.cHeapInUse ?? 0, lua.memoryInUse)
+    }
+    // The same lines as a plain Lua table, for the state's own size (before the cart holds
+    // its strings, which Lua would share).
+    _ = try lua.run(
+        string: """
+            local lines = {}
+            for i = 1, \(lines) do
+              lines[i] = { sku = "sku-" .. i, name = "product number " .. i, price = 100 + i, qty = 1 }
+            end
+            BENCH_PLAIN_CART = { lines = lines }
+            """, name: "=bench")
+    let plainHeaps = heaps()
+    _ = try lua.run(string: "BENCH_PLAIN_CART = nil", name: "=bench")
+    let plain = plainHeaps.lua - heaps().lua
+    let cart = try host.load(name: "bigcart", source: growingCartSource)
+    cart.start()
+    let empty = heaps()
+    for i in 1...lines {
+        try cart.send([
+            "type": "add", "sku": .string(LuaString("sku-\(i)")), "name": .string(LuaString("product number \(i)")),
+            "price": LuaValue(100 + i),
+        ])
+    }
+    let grown = heaps()
+    let model = try cart.model(as: GrowingCartView.self, actions: LuaValue.self)
+    precondition(model.view.lines.count == lines, "the view does not show every line")
+    let viewed = heaps()
+    let kept = StateKept(
+        plain: plain, lua: grown.lua - empty.lua, swift: (grown.c - empty.c) - (grown.lua - empty.lua),
+        view: viewed.c - grown.c)
+    model.stop()
+    cart.dispose()
+    return kept
 }
 
 private final class ResultBox: @unchecked Sendable {

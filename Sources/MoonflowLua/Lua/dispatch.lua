@@ -228,7 +228,8 @@ end
 -- Write views: what `reduce` gets. Reads go through to the state (nested tables as
 -- views too); writes go to the state and are logged, for an exact rollback (`undo`)
 -- and so that the snapshot copies only what changed. Each view knows its place (the
--- parent view and key it was last reached through); a table in two places at once
+-- parent view and key it was last reached through); `reduce` lets the views go once 256
+-- have been made, so the state's tables keep at most that many. A table in two places at once
 -- (`state.b = state.a`) makes the reduce report "shared", and Swift then re-reads the
 -- whole state and rebuilds the table, so each place changes on its own afterwards.
 local wtargets = setmetatable({}, { __mode = "k" })  -- view -> the table it shows
@@ -242,8 +243,9 @@ local W = { __metatable = "the state, as reduce sees it" }
 local log = {}     -- parent view, key, old value: per write
 -- The reduce a view was last handed out in (reached through the state, or the root):
 -- log[-1] is the running reduce's number (false between reduces), log[-2] this table.
--- A view kept from an earlier reduce fails in a later one until reached again.
+-- A view kept from an earlier reduce fails in a later one until reached again (while it is kept).
 local wstamp = setmetatable({}, { __mode = "k" })
+local storedBefore = setmetatable({}, { __mode = "k" })  -- table a reduce stored -> true
 local wepoch = 0
 log[-2] = wstamp
 local stored = {}  -- table stored, parent view, key: per write of a table
@@ -258,9 +260,11 @@ local function attached(v)
   end
   return true
 end
+local nviews, keptViews = 0, 256  -- views made since `reduce` last let them go, and how many it keeps
 local function wview(t, p, k)
   local v = wviews[t]
   if v == nil then
+    nviews = nviews + 1
     v = setmetatable({}, W)
     wviews[t], wtargets[v], wparent[v], wkey[v], wshape[v] = v, t, p, k, childShape(wshape[p], k)
     wstamp[v] = wepoch
@@ -329,7 +333,14 @@ local function finish(...)
   for i = 1, nstored, 3 do
     local u, p, k = stored[i], stored[i + 1], stored[i + 2]
     -- Still there: it has this place now (shared when its old place holds it too).
-    if rawget(wtargets[p], k) == u then wview(u, p, k) end
+    if rawget(wtargets[p], k) == u then
+      -- Stored by an earlier reduce, and not reached through the state in this one: held
+      -- from outside (an upvalue), its view and old place gone with that reduce's views, so
+      -- its old place may hold it still: read whole, as a table in two places is.
+      if wviews[u] == nil and storedBefore[u] then shared = true end
+      wview(u, p, k)
+      storedBefore[u] = true
+    end
   end
   if shared then root, npending = nil, 0; return s, e, twoPlaces end
   local n, keys = before, pathkeys
@@ -406,6 +417,16 @@ local function reduce(def, state, m, lazy)
   log[0], stored[0], nchanges, nmarked, shared, rescue = 0, 0, npending, 0, false, -1
   noverwritten = 0
   local v = wviews[state]  -- the root's view, as wview(state, nil, nil) finds it, without the call
+  -- Once reduces have made `keptViews` views, they go, the root's excepted: kept, every table
+  -- a reduce ever reached or stored would keep its view and five weak entries for as long as
+  -- it is in the state (a list of 5,000 records twice its own size in Lua). Until then a table
+  -- reached again reuses its view, as a reduce that reads one line of a list each time does.
+  -- A view the plugin kept is stale until reached again; a table stored again is known by
+  -- `storedBefore` once its view is gone.
+  if nviews > keptViews then
+    wviews, nviews = setmetatable({}, { __mode = "k" }), 0
+    if v ~= nil then wviews[state] = v end
+  end
   if v == nil or wparent[v] ~= nil then v = wview(state, nil, nil) end
   wshape[v] = shapeOf[def]
   lazyNow = lazy
