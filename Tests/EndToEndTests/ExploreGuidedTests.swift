@@ -215,6 +215,80 @@ final class ExploreGuidedTests: ScratchTestCase {
         XCTAssertTrue(result.stdout.contains("2 passed, 0 failed"), result.stdout)
     }
 
+    /// Free shipping from 500 units, but the code says `> 500`: a uniform draw (edge cases and
+    /// -10 to 100) never orders exactly 500.
+    static let pallet = """
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "pallet",
+          initial = { units = 0, shipping = 0 },
+          state = { units = "integer", shipping = "integer" },
+          actions = { order = { units = "integer" }, clear = {} },
+          mutations = { ordered = { units = "integer", shipping = "integer" }, cleared = {} },
+          invariants = {
+            freeFromFiveHundred = function(s) return s.units < 500 or s.shipping == 0, s.units end,
+          },
+          handle = function(action)
+            if action.type == "clear" then return { type = "cleared" } end
+            if action.units < 0 then return nil end
+            return { type = "ordered", units = action.units, shipping = action.units > 500 and 0 or 900 }
+          end,
+          reduce = function(state, m)
+            if m.type == "cleared" then state.units, state.shipping = 0, 0
+            else state.units, state.shipping = m.units, m.shipping end
+            return state
+          end,
+        }
+        """
+
+    /// Before, guided runs drew whole numbers as uniform ones do and missed 500 as they did.
+    func testANumberTheCodeComparesWithIsDrawn() throws {
+        try write("plugins/pallet/init.lua", Self.pallet)
+        try write(
+            "plugins/pallet/spec/dictionary_spec.lua",
+            """
+            local T = require "moonflow.test"
+            it("guided", function()
+              local report = T.explore("pallet", { seed = 1, raise = false, quiet = true })
+              assert.truthy(report.failure, "guided exploration orders the 500 the code compares with")
+              assert.equal("invariant freeFromFiveHundred", report.failure.check)
+              assert.equal(500, report.failure.steps[#report.failure.steps].send.units)
+            end)
+            it("uniform", function()
+              local report = T.explore("pallet", { seed = 1, guided = false, raise = false, quiet = true })
+              assert.falsy(report.failure, "a uniform draw never orders exactly 500")
+            end)
+            """)
+        let result = try Moonflow.run(["test", "plugins/pallet/spec"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("2 passed, 0 failed"), result.stdout)
+    }
+
+    /// The seeded-bug corpus's payment (bench/explore): charged twice only when the charge,
+    /// made after six specific steps, answers 3 s late. A kept run that reached the review
+    /// gets a fault planted at one of its calls; before, a guided run kept its parent's calls
+    /// answering as they had, and seed 1 missed it (as uniform runs do).
+    func testAFaultIsPlantedAtACallAKeptRunMade() throws {
+        let payment = Moonflow.root.appendingPathComponent("bench/explore/payment").path
+        try write(
+            "spec/fault_spec.lua",
+            """
+            local T = require "moonflow.test"
+            it("guided", function()
+              local report = T.explore(\(String(reflecting: payment)), { seed = 1, raise = false, quiet = true })
+              assert.truthy(report.failure, "guided exploration charges twice")
+              assert.equal("invariant chargedOnce", report.failure.check)
+            end)
+            it("uniform", function()
+              local report = T.explore(\(String(reflecting: payment)), { seed = 1, guided = false, raise = false, quiet = true })
+              assert.falsy(report.failure, "uniform runs miss it with this seed")
+            end)
+            """)
+        let result = try Moonflow.run(["test", "spec"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("2 passed, 0 failed"), result.stdout)
+    }
+
     func testGuidedIsABooleanOptionThatDefaultsToTrue() throws {
         try write("plugins/player/init.lua", ExploreTests.player)
         try write(

@@ -681,6 +681,13 @@ local OPTIONS = {
   guided = true,
 }
 
+-- The file a feature given as a table was written in (its `handle`'s), when it is one.
+local function sourceFile(def)
+  local handle = type(def) == "table" and rawget(def, "handle")
+  local info = type(handle) == "function" and debug and debug.getinfo and debug.getinfo(handle, "S")
+  return info and info.source:match("^@(.+)$") or nil
+end
+
 local function describeTarget(target)
   if type(target) == "string" then return target end
   return type(target) == "table" and tostring(rawget(target, "name") or "feature") or "?"
@@ -776,7 +783,8 @@ function T.explore(target, opts)
   ctx.lines = guided and core.exploreLinesStart() or nil
   ctx.guide = Guide {
     seed = seed, first = opts.firstRun or 1, length = length, guided = guided, stateDecl = def.state,
-    actions = actions, given = ctx.gen, actionGens = ctx.actionGens,
+    actions = actions, given = ctx.gen, actionGens = ctx.actionGens, faults = ctx.faults, delays = DELAYS,
+    source = ctx.file or sourceFile(def),
   }
   local first = opts.firstRun or 1
   if math.type(first) ~= "integer" or first < 1 then raise("T.explore: opts.firstRun must be a whole number of 1 or more", 2) end

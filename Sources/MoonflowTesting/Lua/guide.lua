@@ -21,6 +21,8 @@ local UNIFORM = 0.25
 local NEWEST = 0.7
 -- A value drawn for an action field that matches values in the state is one of them this often.
 local FROM_STATE = 0.5
+-- Otherwise a whole-number field takes a number written in the plugin's code this often.
+local FROM_CODE = 0.3
 
 local function sortedKeys(t)
   local out = {}
@@ -242,15 +244,50 @@ local function Guide(o)
     if #fields > 0 then fromState[name] = fields end
   end
 
+  -- The whole numbers written in the plugin's own file, each with its neighbours: the
+  -- values its code compares against (a tier from 7, a capacity of 8), which a uniform draw
+  -- from -10 to 100 rarely hits (fuzzers' dictionaries, made from the code).
+  local dictionary = {}
+  do
+    local text
+    if type(o.source) == "string" and io and io.open then
+      local f = io.open(o.source, "r")
+      if f then text = f:read("a"); f:close() end
+    end
+    -- The numbers the code compares with (`qty >= 7`, `20 < n`) and names as constants
+    -- (`local CAPACITY = 8`); when there are none, every number written in it.
+    text = text or ""
+    local seen = {}
+    local function add(literal)
+      local v = math.tointeger(tonumber(literal))
+      if v and v <= 1000000000 then
+        for _, c in ipairs { v - 1, v, v + 1 } do
+          if not seen[c] then seen[c] = true; dictionary[#dictionary + 1] = c end
+        end
+      end
+    end
+    for _, op in ipairs { "[<>]=?", "[=~]=" } do
+      for literal in text:gmatch(op .. "%s*%-?(%d+)%f[^%w_.]") do add(literal) end
+      for literal in text:gmatch("%f[%w_.](%d+)%s*" .. op) do add(literal) end
+    end
+    for literal in text:gmatch("local%s+[%u_][%u%d_]*%s*<?c?o?n?s?t?>?%s*=%s*(%d+)%f[^%w_.]") do add(literal) end
+    if #dictionary == 0 then
+      for literal in text:gmatch("%f[%w_.]%d+%f[^%w_.]") do add(literal) end
+    end
+    table.sort(dictionary)
+  end
+
   -- Called by the drawer for an action just drawn in a run built from the corpus: fields
-  -- that match values in the latest state take one of them, often.
+  -- that match values in the latest state take one of them, often; whole-number fields
+  -- otherwise take a number of the plugin's own code, now and then.
   function g.fill(r, action, state)
     local fields = fromState[action.type]
-    if not fields or #where == 0 or state == nil then return end
+    if not fields then return end
     for _, f in ipairs(fields) do
-      if r.chance(FROM_STATE) then
-        local values = stateValues(where, state, f.name, f.kind)
-        if #values > 0 then action[f.name] = r.pick(values) end
+      local values = (#where > 0 and state ~= nil and r.chance(FROM_STATE)) and stateValues(where, state, f.name, f.kind) or {}
+      if #values > 0 then action[f.name] = r.pick(values)
+      elseif f.kind == "integer" and #dictionary > 0 and r.chance(FROM_CODE) then
+        action[f.name] = r.pick(dictionary)
       end
     end
   end
@@ -309,6 +346,14 @@ local function Guide(o)
     for i, s in ipairs(parent.steps) do if s.send then sends[#sends + 1] = i end end
     if #sends == 0 then return nil end
     local at = r.pick(sends)
+    -- Half the time the last send at or before the step that reached something new: the value
+    -- that got there, one off (a quantity of 8 that reached a tier's line tries 7).
+    local fresh = parent.freshAt or 0
+    if fresh >= 1 and r.chance(0.5) then
+      for k = #sends, 1, -1 do
+        if sends[k] <= fresh then at = sends[k]; break end
+      end
+    end
     local s = parent.steps[at].send
     local gen = o.actionGens and o.actionGens[s.type]
     if not gen or not gen.near then return nil end
@@ -343,9 +388,27 @@ local function Guide(o)
     return parent.steps, plan
   end
 
+  -- A fault planted at one of the calls the kept run made (which answered as usual there): a
+  -- failure, or an answer late by one of the explorer's delays. The kept run's other calls
+  -- keep their answers, so what reached something new is reached again, this time with the fault.
+  local function plantFault(r, parent)
+    if not o.faults or (o.faults.fail <= 0 and o.faults.late <= 0) then return nil end
+    local calls = {}
+    for _, n in ipairs(sortedKeys(parent.plan)) do
+      if math.type(n) == "integer" and not parent.plan[n] then calls[#calls + 1] = n end
+    end
+    if #calls == 0 then return nil end
+    -- The latest call half the time (what the newest steps called), else any.
+    local n = r.chance(0.5) and calls[#calls] or r.pick(calls)
+    local plan = copy(parent.plan)
+    if r.chance(o.faults.fail / (o.faults.fail + o.faults.late)) then plan[n] = "fail"
+    else plan[n] = r.pick(o.delays) end
+    return parent.steps, plan
+  end
+
   local MUTATIONS = {
-    { f = cut, w = 45 }, { f = repeatStretch, w = 20 }, { f = splice, w = 10 }, { f = nudge, w = 15 },
-    { f = moveFault, w = 10 },
+    { f = cut, w = 30 }, { f = repeatStretch, w = 20 }, { f = splice, w = 10 }, { f = nudge, w = 25 },
+    { f = moveFault, w = 5 }, { f = plantFault, w = 10 },
   }
 
   -- Run n: uniform (as with guided = false: the same steps from the same seed), or built
