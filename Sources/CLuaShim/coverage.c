@@ -1,9 +1,9 @@
 // Line coverage for `moonflow test --coverage`: a line hook that counts, per chunk name
 // (a plugin's `@file`), how often each line ran; and, for guided exploration, how many
-// lines ran for the first time since it started noting them (mf_cover_fresh_start). Nothing is set, and nothing runs, while a
-// state does not cover. Which hook a state has between the watchdog's stops is chosen in
-// debughook.c (mf_rest_hook): this one, or the debugger's, which counts lines through
-// mf_cover_line when both run. Calls no other file.
+// lines ran for the first time since it started noting them (mf_cover_fresh_start).
+// Nothing is set, and nothing runs, while a state does not cover. Which hook a state has
+// between the watchdog's stops is chosen in debughook.c (mf_rest_hook): this one, or the
+// debugger's, which counts lines through mf_cover_line when both run. Calls no other file.
 #include "internal.h"
 #include <stdlib.h>
 #include <string.h>

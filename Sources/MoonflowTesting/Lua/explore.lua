@@ -9,10 +9,10 @@
 local T, core, support, generators, guidance = ...
 local mf = require "moonflow"
 local raise, asStream, callable = support.raise, support.asStream, support.callable
--- T.gen's generators, the seeded random source and the deep copy (generators.lua).
+-- T.gen's generators, the seeded random source, the deep copy and keys in order (generators.lua).
 local shared = generators(support)
-local G, isGen, towards, copy, fromSchema =
-  shared.G, shared.isGen, shared.towards, shared.copy, shared.fromSchema
+local G, isGen, towards, copy, fromSchema, sortedKeys =
+  shared.G, shared.isGen, shared.towards, shared.copy, shared.fromSchema, shared.sortedKeys
 T.gen = G
 -- What counts as new, and the corpus of runs that reached it (guide.lua).
 local Novelty, Guide
@@ -22,13 +22,6 @@ do
 end
 
 -- MARK: - Invariants
-
-local function sortedKeys(t)
-  local out = {}
-  if type(t) == "table" then for k in pairs(t) do out[#out + 1] = k end end
-  table.sort(out, function(a, b) return tostring(a) < tostring(b) end)
-  return out
-end
 
 -- A value as Lua source (a spec line can hold it): sorted keys, strings quoted.
 local function show(v, depth)

@@ -202,6 +202,15 @@ local function candidates(g, v, near)
   return out
 end
 
+-- A table's keys in a fixed order (by their text; none for a non-table): what the explorer
+-- and guide.lua walk, so a seed draws the same runs whatever order `pairs` takes.
+local function sortedKeys(t)
+  local out = {}
+  if type(t) == "table" then for k in pairs(t) do out[#out + 1] = k end end
+  table.sort(out, function(a, b) return tostring(a) < tostring(b) end)
+  return out
+end
+
 -- A deep copy; a list or object marked with mf.array / mf.object keeps its mark.
 local function copy(t)
   if type(t) ~= "table" then return t end
@@ -324,4 +333,4 @@ setmetatable(G, { __index = function(_, k)
   error(("T.gen has no '%s'; it has %s"):format(tostring(k), table.concat(names, ", ")), 2)
 end })
 
-return { G = G, Random = Random, isGen = isGen, towards = towards, copy = copy, fromSchema = fromSchema }
+return { G = G, Random = Random, isGen = isGen, towards = towards, copy = copy, fromSchema = fromSchema, sortedKeys = sortedKeys }

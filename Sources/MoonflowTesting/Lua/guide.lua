@@ -10,7 +10,7 @@
 -- fault moved), with uniform runs mixed in. Every choice is drawn from the run's number and
 -- the seed, and nothing depends on the order of `pairs`: the same seed gives the same runs.
 local shared = ...
-local Random, isGen, copy = shared.Random, shared.isGen, shared.copy
+local Random, isGen, copy, sortedKeys = shared.Random, shared.isGen, shared.copy, shared.sortedKeys
 
 -- Runs numbered below this (from the first) are uniform: the corpus starts from them.
 local WARMUP = 10
@@ -23,13 +23,6 @@ local NEWEST = 0.7
 local FROM_STATE = 0.5
 -- Otherwise a whole-number field takes a number written in the plugin's code this often.
 local FROM_CODE = 0.3
-
-local function sortedKeys(t)
-  local out = {}
-  for k in pairs(t) do out[#out + 1] = k end
-  table.sort(out, function(a, b) return tostring(a) < tostring(b) end)
-  return out
-end
 
 -- MARK: - What counts as new
 
