@@ -88,4 +88,24 @@ public protocol RunDispatcher: Sendable {
     /// A hot restart: the plugin's code again and a fresh state from its `initial`,
     /// work in flight cancelled; the run reports it as a `reload` event, or an error.
     func restart() throws
+    /// Opens a past step in the debugger: `inputLines` (`{"at":T,"send":{...}}`, the run's
+    /// actions up to that step's) sent again on the virtual clock in a host of its own, each
+    /// service or repository call answered by `answers` (the run's `service` lines) as the
+    /// run's was, stopped at the `handle` of the action at `action` (from 0) for the editor
+    /// attached to the run's debugger.
+    /// - Throws: why it cannot: no debugger (`--debug`), no editor attached, a run that is over.
+    func openInDebugger(inputLines: [String], answers: [String], action: Int) throws
+}
+
+extension RunDispatcher {
+    public func openInDebugger(inputLines: [String], answers: [String], action: Int) throws {
+        throw HostError.noDebugger
+    }
+}
+
+extension HostError {
+    /// Why a run without a debugger cannot open a step in one, and the two ways that can.
+    package static let noDebugger = HostError(
+        "this run has no debugger to open a step in; run it with `moonflow run --inspect --debug PORT`, or export the recording and run `moonflow replay FILE --debug PORT`"
+    )
 }

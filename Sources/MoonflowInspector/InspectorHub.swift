@@ -382,6 +382,7 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
     /// the server's threads, which every other request and page needs).
     public func receive(_ text: String, from id: Int) {
         var toDispatch: [LuaValue] = []
+        var toDebug: DebugStep?
         var command = "?"
         let reply: String? = lock.withLock {
             guard pages[id] != nil else { return nil }
@@ -451,6 +452,12 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
                 return jump.text
             case "inflight", "rerun", "restart":
                 return nil
+            case "debug":
+                switch debugStep(message["seq"]) {
+                case .success(let step): toDebug = step
+                case .failure(let refused): return refused.reply
+                }
+                return nil
             case "toggle":
                 if let dropped = tooManyInputs(command) { return dropped }
                 guard let seq = message["seq"].flatMap(InspectorHub.integer),
@@ -480,17 +487,35 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
             let off = command == "toggle" ? lock.withLock { pages[id]?.off ?? [] } : []
             DispatchQueue.global().async { [self, command] in send(rerunFrame(command, skipping: off), to: id) }
         }
-        guard command == "inflight" || command == "restart" || !toDispatch.isEmpty,
+        guard command == "inflight" || command == "restart" || !toDispatch.isEmpty || toDebug != nil,
             let waits = lock.withLock({ pages[id]?.waits })
         else { return }
         // The feature's events come back through `observe`, and the answers through `send`.
-        let (asked, actions) = (command, toDispatch)
-        waits.async { [self] in answer(asked, dispatching: actions, to: id) }
+        let (asked, actions, debugging) = (command, toDispatch, toDebug)
+        waits.async { [self] in answer(asked, dispatching: actions, debugging: debugging, to: id) }
     }
 
     /// What a page's command needs the run for: on the page's own queue, outside the lock.
-    private func answer(_ command: String, dispatching toDispatch: [LuaValue], to id: Int) {
+    private func answer(
+        _ command: String, dispatching toDispatch: [LuaValue], debugging step: DebugStep? = nil, to id: Int
+    ) {
         if command == "inflight" { send(inFlightFrame(), to: id) }
+        if let step {
+            do {
+                guard let dispatcher = lock.withLock({ dispatcher }) else {
+                    throw HostError("the feature has not loaded yet; send again once the session frame arrived")
+                }
+                try dispatcher.openInDebugger(inputLines: step.lines, answers: step.answers, action: step.action)
+                var reply = frame("reply")
+                reply.add("cmd", "debug")
+                reply.add("ok", true)
+                reply.add("seq", step.seq)
+                reply.add("action", step.action)
+                send(reply.text, to: id)
+            } catch {
+                send(failure(command, "debug: \(error)"), to: id)
+            }
+        }
         if command == "restart" {
             // The `reload` event and the fresh state come back as frames; the reply says it was done.
             do {
@@ -516,7 +541,50 @@ public final class InspectorHub: RunObserver, @unchecked Sendable {
         }
     }
 
-    static let commands = "hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq), restart"
+    static let commands =
+        "hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq), restart, debug (seq)"
+
+    /// What `debug` asks the run for: the input lines up to and including the action of the
+    /// frame asked about (`action`, its place among them from 0, frame `seq`), and every
+    /// service answer so far, so a host of its own can run them again exactly and stop there.
+    private struct DebugStep: Sendable {
+        let seq: Int
+        let action: Int
+        let lines: [String]
+        let answers: [String]
+    }
+
+    /// The `DebugStep` of frame `seq` (an action frame, or one an action caused: its `cause`),
+    /// or the refusal naming what to send. Under the lock.
+    private func debugStep(_ seq: LuaValue?) -> Result<DebugStep, Refused> {
+        let last = first + frames.count - 1
+        guard let seq = seq.flatMap(InspectorHub.integer), seq >= first, seq <= last else {
+            return .failure(
+                Refused(
+                    reply: failure(
+                        "debug",
+                        "debug: \"seq\" must be the seq of a frame the inspector keeps, \(first) to \(last)")))
+        }
+        if let dropped = tooManyInputs("debug") { return .failure(Refused(reply: dropped)) }
+        // Up the causes to the action that was sent (a composite's reaction is caused in turn).
+        var at = seq
+        for _ in 0..<8 {
+            if let k = inputs.firstIndex(where: { $0.frame == at }) {
+                return .success(
+                    DebugStep(seq: at, action: k, lines: inputs[...k].map(\.line), answers: Array(answers)))
+            }
+            guard at >= first, let frame = try? LuaValue(json: frames[at - first]),
+                let cause = frame["cause"]?["seq"].flatMap(InspectorHub.integer), cause < at
+            else { break }
+            at = cause
+        }
+        return .failure(
+            Refused(
+                reply: failure(
+                    "debug",
+                    "debug: frame \(seq) is no action the run was sent, nor caused by one still kept; pick an action (or what it caused) in the timeline"
+                )))
+    }
 
     /// `{"event":"rerun","states":N,"differs":[SEQ,...],"state":{...}}`: every recorded action
     /// but those of the action frames in `skipping`, sent again at its time to the plugin's

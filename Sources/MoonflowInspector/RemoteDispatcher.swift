@@ -5,7 +5,7 @@ import MoonflowHost
 import MoonflowLua
 
 /// A run in another process as a hub sees it: each call sends a command (`InspectorPipe`'s
-/// `dispatch`, `restart`, `inflight`) and waits for its `reply`, which whoever reads the other
+/// `dispatch`, `restart`, `inflight`, `debug`) and waits for its `reply`, which whoever reads the other
 /// side hands to `answer`. `moonflow-inspector` talks so to `moonflow run` over its pipes, and
 /// `moonflow serve` to an app's host over its WebSocket.
 ///
@@ -78,5 +78,10 @@ package final class RemoteDispatcher: RunDispatcher, @unchecked Sendable {
 
     package func restart() throws {
         if let message = try ask({ .restart(id: $0) }).message { throw Failed(description: message) }
+    }
+
+    package func openInDebugger(inputLines: [String], answers: [String], action: Int) throws {
+        let asked = try ask { .debug(id: $0, inputs: inputLines, answers: answers, action: action) }
+        if let message = asked.message { throw Failed(description: message) }
     }
 }

@@ -76,6 +76,9 @@ final class InspectorPipeTests: XCTestCase {
             .dispatch(id: 1, action: ["type": "increment", "by": 2]),
             .restart(id: 2),
             .inFlight(id: 3),
+            .debug(
+                id: 4, inputs: [#"{"at":0,"send":{"type":"increment"}}"#, #"{"at":5,"send":{"type":"reset"}}"#],
+                answers: [#"{"service":"clock","call":1,"values":[5]}"#], action: 1),
         ]
         for message in messages {
             XCTAssertEqual(try InspectorPipe.toParent(InspectorPipe.line(message)), message)

@@ -10,6 +10,7 @@ import MoonflowHostTools
 import MoonflowLua
 import MoonflowInspector
 import PluginFixtures
+import Streams
 import XCTest
 
 /// The inspector's server and protocol, driven by a WebSocket client as a page
@@ -366,6 +367,53 @@ final class InspectorTests: XCTestCase {
         XCTAssertEqual(hub.frameCount, 10, "toggling touched nothing of the live run")
     }
 
+    func testDebugHandsTheRunTheActionsUpToTheStepsActionAndItsPlace() async throws {
+        inspected.stop()
+        let asked = Locked<[([String], [String], Int)]>([])
+        inspected = try InspectedRun(openInDebugger: { lines, answers, action in
+            asked.withLock { $0.append((lines, answers, action)) }
+        })
+        feed.send(#"{"type":"increment"}"#, #"{"type":"increment","by":5}"#, #"{"type":"increment"}"#)
+        try waitForFrames(10)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        let frames = try await page.frames(count: 11)
+        // The second increment's mutation: the debugger stops at that action's handle.
+        let mutation = try XCTUnwrap(frames.first { $0["event"] == "mutation" && $0["mutation"]?["n"] == 5 })
+        let action = try XCTUnwrap(mutation["cause"]?["seq"]?.intValue)
+        try await page.send(#"{"cmd":"debug","seq":\#(mutation["seq"]!)}"#)
+        let reply = try await page.frames(count: 12)[11]
+        XCTAssertEqual(reply["ok"], true, "\(reply)")
+        XCTAssertEqual(reply["seq"], .integer(action))
+        XCTAssertEqual(reply["action"], 1, "the second action sent")
+        let (lines, _, index) = try XCTUnwrap(asked.withLock { $0.first })
+        XCTAssertEqual(index, 1)
+        XCTAssertEqual(lines.count, 2, "the actions up to the step's, not those after: \(lines)")
+        XCTAssertEqual(try LuaValue(json: lines[1])["send"], ["type": "increment", "by": 5])
+        try await page.send(#"{"cmd":"debug","seq":0}"#)
+        let refused = try await page.frames(count: 13)[12]
+        XCTAssertEqual(refused["ok"], false)
+        XCTAssertTrue(
+            refused["message"]?.stringValue?.hasPrefix("debug: frame 0 is no action the run was sent") ?? false,
+            "the first state has no action: \(refused)")
+        XCTAssertEqual(hub.frameCount, 10, "opening a step in the debugger touched nothing of the live run")
+    }
+
+    func testDebugWithoutADebuggerSaysHowToGetOne() async throws {
+        feed.send(#"{"type":"increment"}"#)
+        try waitForFrames(4)
+        let page = try await Page.open(wsURL)
+        defer { page.close() }
+        _ = try await page.frames(count: 5)
+        try await page.send(#"{"cmd":"debug","seq":1}"#)
+        let refused = try await page.frames(count: 6)[5]
+        XCTAssertEqual(refused["ok"], false)
+        XCTAssertEqual(refused["message"]?.stringValue, "debug: \(HostError.noDebugger)")
+        try await page.send(#"{"cmd":"debug","seq":99}"#)
+        let outside = try await page.frames(count: 7)[6]
+        XCTAssertEqual(outside["message"], "debug: \"seq\" must be the seq of a frame the inspector keeps, 0 to 3")
+    }
+
     func testAHelloSinceTheLargestIntegerResyncsInsteadOfOverflowing() async throws {
         feed.send(#"{"type":"increment"}"#)
         try waitForFrames(4)
@@ -396,7 +444,7 @@ final class InspectorTests: XCTestCase {
         )
         XCTAssertEqual(
             frames[3]["message"],
-            "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq), restart"
+            "unknown cmd \"fly\"; the commands are hello (since), dispatch (action), jump (seq), resume, inflight, rerun, toggle (seq), restart, debug (seq)"
         )
         XCTAssertEqual(frames[4]["message"], "jump: \"seq\" must be the seq of a frame, 0 to 0")
         let large = String(repeating: "x", count: 100_000)
@@ -546,7 +594,8 @@ final class InspectedRun: @unchecked Sendable {
     init(
         path: String = InspectedRun.root.appendingPathComponent("plugins/counter").path,
         limits: InspectorHub.Limits = .init(),
-        clock: FeatureHost.Clock = .real, observers: [any RunObserver] = []
+        clock: FeatureHost.Clock = .real, observers: [any RunObserver] = [],
+        openInDebugger: (@Sendable ([String], [String], Int) throws -> Void)? = nil
     ) throws {
         // Made as moonflow run --inspect makes them: its refusals name the tool's flags.
         hub = InspectorHub(limits: limits, rerun: FeatureRun.rerun, advice: { FlagHints.add(to: $0) })
@@ -557,6 +606,7 @@ final class InspectedRun: @unchecked Sendable {
         options.clock = clock
         options.observers = [hub] + observers
         options.handAnswers(to: hub)  // as moonflow run --inspect does
+        options.openInDebugger = openInDebugger
         let input = InputSource(interactive: false, name: "test") { [feed] in feed.next() }
         let run = FeatureRun(options: options, input: input, write: { _ in })
         Thread { [done] in

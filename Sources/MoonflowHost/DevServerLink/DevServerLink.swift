@@ -215,7 +215,7 @@ package final class DevServerConnection: PluginTexts, @unchecked Sendable {
         }
     }
 
-    /// Answers the server's `dispatch`, `restart` or `inflight` for one feature.
+    /// Answers the server's `dispatch`, `restart`, `inflight` or `debug` for one feature.
     private func answer(_ message: DevServerMessages.Message, feature: RunningFeature, session: Int) {
         guard let id = message.object["id"]?.intValue.map(Int.init) else { return }
         var failure: String?
@@ -230,6 +230,10 @@ package final class DevServerConnection: PluginTexts, @unchecked Sendable {
             } catch { failure = "\(error)" }
         case "inflight":
             flights = (featureHost?.perform { feature.inFlight } ?? []).map(InspectorPipe.Flight.init)
+        case "debug":
+            // An app's features run on its real clock: a past step cannot be run again exactly here.
+            failure =
+                "an app's step opens in the debugger from a recording: export it from the inspector and run `moonflow replay FILE --debug PORT`"
         default:
             return
         }

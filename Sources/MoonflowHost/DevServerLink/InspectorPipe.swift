@@ -16,7 +16,7 @@ import MoonflowLua
 ///     {"m":"event","t":5,"cause":{…},            {"m":"dispatch","id":1,"action":{"type":"increment"}}
 ///      "kind":"mutation","value":{…},"seq":1}    {"m":"restart","id":2}
 ///     {"m":"input","t":5,"action":{…}}           {"m":"inflight","id":3}
-///     {"m":"reply","id":1,"ok":true}
+///     {"m":"reply","id":1,"ok":true}           {"m":"debug","id":4,"action":1,"inputs":[…],"answers":[…]}
 ///     {"m":"reply","id":3,"ok":true,"flights":[{"action":{…},"what":…,"id":4,"summary":…}]}
 ///
 /// - **The child's first line** says whether it serves the page: `listening` with the
@@ -28,7 +28,8 @@ import MoonflowLua
 ///   command, in the same stream, so a reply comes after the `input` of the action it
 ///   dispatched (the order the inspector's hub saw in one process).
 /// - **Child to parent:** the page's commands that need the run: `dispatch` an action,
-///   `restart`, and `inflight` (the work in flight). Each has an `id`; the parent answers
+///   `restart`, `inflight` (the work in flight) and `debug` (open a past step in the
+///   debugger: the input lines up to its action, the service answers). Each has an `id`; the parent answers
 ///   each with a `reply` of that `id`: `ok`, `message` (the error's text) when it failed,
 ///   and `flights` for `inflight`. The child's caller waits for it, as it waited for the
 ///   run's own `RunDispatcher` in one process.
@@ -64,6 +65,9 @@ package enum InspectorPipe {
         case dispatch(id: Int, action: LuaValue)
         case restart(id: Int)
         case inFlight(id: Int)
+        /// Open a past step in the debugger (`RunDispatcher.openInDebugger`): the input lines
+        /// up to that step's action, the service answers, and the action's place from 0.
+        case debug(id: Int, inputs: [String], answers: [String], action: Int)
     }
 
     /// Work in flight as it crosses: the action that started it, its number, what it
@@ -250,6 +254,13 @@ package enum InspectorPipe {
             var line = head("inflight", feature)
             line.add("id", id)
             return line.text
+        case let .debug(id, inputs, answers, action):
+            var line = head("debug", feature)
+            line.add("id", id)
+            line.add("action", action)
+            line.add("inputs", inputs)
+            line.add("answers", answers)
+            return line.text
         }
     }
 
@@ -378,6 +389,13 @@ package enum InspectorPipe {
             return .restart(id: try int(o["id"], line))
         case "inflight":
             return .inFlight(id: try int(o["id"], line))
+        case "debug":
+            guard case .table(let inputs)? = o["inputs"], case .table(let answers)? = o["answers"] else {
+                throw bad(line)
+            }
+            return .debug(
+                id: try int(o["id"], line), inputs: inputs.array.compactMap(\.stringValue),
+                answers: answers.array.compactMap(\.stringValue), action: try int(o["action"], line))
         default:
             throw bad(line)
         }

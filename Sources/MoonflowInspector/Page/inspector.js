@@ -259,6 +259,8 @@ function select(seq) {
   const toggle = document.getElementById("toggle");
   toggle.hidden = f.event !== "action";
   toggle.textContent = off.has(seq) ? "toggle this action on" : "toggle this action off";
+  // An action, or what one caused: the debugger stops at that action's handle.
+  document.getElementById("debug").hidden = !(f.event === "action" || f.cause);
   document.getElementById("treeTitle").textContent = f.event === "mutation" && after ? "state after this mutation" : "state at this step";
   const el = document.getElementById("tree"); el.replaceChildren();
   const t = tree(stateAt[(f.event === "mutation" && after ? after.seq : seq) - base], "state"); if (t.tagName === "DETAILS") t.open = true; el.appendChild(t);
@@ -313,6 +315,7 @@ document.getElementById("dispatch").onsubmit = e => {
 document.getElementById("rerun").onclick = () => { document.getElementById("reply").textContent = "re-running…"; send({ cmd: "rerun" }); };
 document.getElementById("restart").onclick = () => send({ cmd: "restart" });
 document.getElementById("toggle").onclick = () => { document.getElementById("reply").textContent = "recomputing…"; send({ cmd: "toggle", seq: selected }); };
+document.getElementById("debug").onclick = () => { document.getElementById("reply").textContent = "opening in the debugger…"; send({ cmd: "debug", seq: selected }); };
 document.getElementById("resume").onclick = () => { send({ cmd: "resume" }); };
 // Export as a recording (`moonflow run --record`), so `moonflow replay FILE` can re-run it.
 function recording() {
@@ -355,7 +358,10 @@ function connect() {
         session = f;
         document.getElementById("feature").textContent = (f.feature || "") + " v" + (f.version || "?") + " (" + (f.path || "") + ")";
         setupDispatcher(); break;
-      case "reply": document.getElementById("reply").textContent = f.ok ? (f.queued ? "queued " + f.queued : "sent") : f.message; break;
+      case "reply":
+        document.getElementById("reply").textContent = !f.ok ? f.message
+          : f.cmd === "debug" ? "stopped at " + actionName(f.seq) + "'s handle in the debugger" : f.queued ? "queued " + f.queued : "sent";
+        break;
       case "jump": break;
       case "toggle": {
         off.clear(); for (const seq of f.off) off.add(seq);

@@ -62,5 +62,10 @@ extension FeatureRun {
             }
             try run.host.restart(run.feature)
         }
+        func openInDebugger(inputLines: [String], answers: [String], action: Int) throws {
+            guard let run else { throw HostError("the run is over: there is nothing to debug") }
+            guard let open = run.options.openInDebugger else { throw HostError.noDebugger }
+            try open(inputLines, answers, action)
+        }
     }
 }

@@ -51,6 +51,10 @@ package final class FeatureRun: @unchecked Sendable {
         /// Called after each reload that took (`--watch`, `:reload`): the debugger places its
         /// breakpoints again in the new text.
         package var reloaded: (@Sendable () -> Void)?
+        /// Opens a past step in the debugger (`--inspect` with `--debug`): the inspector's
+        /// `debug` (see `RunDispatcher.openInDebugger`); nil: refused, saying how to debug one.
+        package var openInDebugger:
+            (@Sendable (_ inputLines: [String], _ answers: [String], _ action: Int) throws -> Void)?
         /// The seed of the plugins' random numbers (`--seed`); nil: `FeatureInputs.defaultSeed`
         /// on the virtual clock, a fresh one (recorded under `--record`) on the real clock.
         package var seed: Int64?

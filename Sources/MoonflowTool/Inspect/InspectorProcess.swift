@@ -258,6 +258,13 @@ package final class InspectorProcess: RunObserver, @unchecked Sendable {
             send(.reply(id: id, message: message, flights: nil))
         case .inFlight(let id):
             send(.reply(id: id, message: nil, flights: (dispatcher?.inFlight ?? []).map(InspectorPipe.Flight.init)))
+        case .debug(let id, let inputs, let answers, let action):
+            var message: String?
+            do {
+                guard let dispatcher else { throw HostError(notLoaded) }
+                try dispatcher.openInDebugger(inputLines: inputs, answers: answers, action: action)
+            } catch { message = "\(error)" }
+            send(.reply(id: id, message: message, flights: nil))
         case .listening, .failed:
             break
         }
