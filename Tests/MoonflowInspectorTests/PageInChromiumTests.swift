@@ -77,6 +77,11 @@ final class PageInChromiumTests: XCTestCase {
             #"[document.querySelector(".row.off").dataset.seq, document.getElementById("recomputedTree").innerText.includes("count = 29")]"#
         )
         XCTAssertEqual(marked, ["13", true])
+        // A step opens in the debugger from its button; this run has none, and the page says how to get one.
+        _ = try await tab.evaluate(
+            #"document.querySelector('.row[data-seq="13"]').click(); document.getElementById("debug").click(); "ok""#)
+        try await tab.waitUntil(
+            #"document.getElementById("reply").textContent"#, equals: LuaValue("debug: \(HostError.noDebugger)"))
         XCTAssertEqual(tab.consoleErrors, [], "the page logged errors")
 
         // What the page exports is a recording that `moonflow replay` re-runs identically.
