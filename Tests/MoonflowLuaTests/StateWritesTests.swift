@@ -181,6 +181,43 @@ final class StateWritesTests: XCTestCase {
         XCTAssertEqual(try? feature.readStateTable()["b"], ["x": 1])
     }
 
+    /// A table the plugin holds, stored again after the views were let go, where the reduces in
+    /// between wrote nothing that makes the state be read whole (`touch` only reads, making
+    /// more views than are kept): no view is left to say that it had a place before `alias`
+    /// stored it again, so only `storedBefore` (dispatch.lua) tells that it is in two places
+    /// then. Without it `bump` wrote `x` through `state.a` into the one table both places held:
+    /// `b` read `x = 2` in Lua and `x = 1` in the snapshot.
+    func testATableHeldOutsideIsReadWholeWhenStoredAgainAfterItsViewWent() throws {
+        let h = try Harness([
+            "held/init.lua": """
+            local mf = require "moonflow"
+            local box = { x = 1 }
+            local many = {}
+            for i = 1, 300 do many[i] = { i = i } end
+            return mf.feature {
+              name = "held", initial = { many = many },
+              actions = { put = {}, touch = {}, alias = {}, bump = {} },
+              mutations = { put = {}, touch = {}, alias = {}, bump = {} },
+              handle = function(a) return { type = a.type } end,
+              reduce = function(state, m)
+                if m.type == "put" then state.a = box
+                elseif m.type == "touch" then
+                  for i = 1, #state.many do local _ = state.many[i].i end
+                elseif m.type == "alias" then state.b = box
+                else state.a.x = state.a.x + 1 end
+                return state
+              end,
+            }
+            """
+        ])
+        let feature = try h.load("held")
+        for type in ["put", "touch", "alias", "touch", "bump"] { try h.send(["type": .string(LuaString(type))]) }
+        XCTAssertEqual(try? feature.readStateTable()["b"], ["x": 1], "b changed with a in Lua")
+        XCTAssertEqual(try? feature.readStateTable()["a"], ["x": 2])
+        XCTAssertEqual(feature.state["a"], ["x": 2])
+        XCTAssertEqual(feature.state["b"], ["x": 1])
+    }
+
     /// Write views are let go once reduces have made 256: records added one per reduce cost the
     /// Lua heap little more than the same records in a plain table. Each record used to keep its
     /// view and five weak entries for as long as it was in the state: 2,000 of them took 776 KB,
