@@ -181,6 +181,43 @@ final class StateWritesTests: XCTestCase {
         XCTAssertEqual(try? feature.readStateTable()["b"], ["x": 1])
     }
 
+    /// A table the plugin holds, stored again after the views were let go, where the reduces in
+    /// between wrote nothing that makes the state be read whole (`touch` only reads, making
+    /// more views than are kept): no view is left to say that it had a place before `alias`
+    /// stored it again, so only `storedBefore` (dispatch.lua) tells that it is in two places
+    /// then. Without it `bump` wrote `x` through `state.a` into the one table both places held:
+    /// `b` read `x = 2` in Lua and `x = 1` in the snapshot.
+    func testATableHeldOutsideIsReadWholeWhenStoredAgainAfterItsViewWent() throws {
+        let h = try Harness([
+            "held/init.lua": """
+            local mf = require "moonflow"
+            local box = { x = 1 }
+            local many = {}
+            for i = 1, 300 do many[i] = { i = i } end
+            return mf.feature {
+              name = "held", initial = { many = many },
+              actions = { put = {}, touch = {}, alias = {}, bump = {} },
+              mutations = { put = {}, touch = {}, alias = {}, bump = {} },
+              handle = function(a) return { type = a.type } end,
+              reduce = function(state, m)
+                if m.type == "put" then state.a = box
+                elseif m.type == "touch" then
+                  for i = 1, #state.many do local _ = state.many[i].i end
+                elseif m.type == "alias" then state.b = box
+                else state.a.x = state.a.x + 1 end
+                return state
+              end,
+            }
+            """
+        ])
+        let feature = try h.load("held")
+        for type in ["put", "touch", "alias", "touch", "bump"] { try h.send(["type": .string(LuaString(type))]) }
+        XCTAssertEqual(try? feature.readStateTable()["b"], ["x": 1], "b changed with a in Lua")
+        XCTAssertEqual(try? feature.readStateTable()["a"], ["x": 2])
+        XCTAssertEqual(feature.state["a"], ["x": 2])
+        XCTAssertEqual(feature.state["b"], ["x": 1])
+    }
+
     /// Write views are let go once reduces have made 256: records added one per reduce cost the
     /// Lua heap little more than the same records in a plain table. Each record used to keep its
     /// view and five weak entries for as long as it was in the state: 2,000 of them took 776 KB,
@@ -223,6 +260,33 @@ final class StateWritesTests: XCTestCase {
         XCTAssertLessThan(
             Double(grown), 1.75 * Double(plain), "\(count) records: \(grown) B of Lua heap, \(plain) B as a plain table"
         )
+    }
+
+    /// The snapshot's records share their keys: each record added by a reduce of its own is
+    /// read in a read of its own, and every one copied its keys (four arrays of bytes, 192
+    /// bytes a line of the 5,000-line cart's 4.3 MB snapshot); now one copy of each key serves
+    /// them all (`SharedKeys`), in the state read whole too.
+    func testRecordsAddedOnePerReduceShareTheirKeysInTheSnapshot() throws {
+        let h = try Harness([
+            "lines/init.lua": """
+            local mf = require "moonflow"
+            return mf.feature {
+              name = "lines", initial = { lines = mf.array() },
+              actions = { add = { sku = "string" } }, mutations = { added = { sku = "string" } },
+              handle = function(a) return { type = "added", sku = a.sku } end,
+              reduce = function(state, m)
+                state.lines[#state.lines + 1] = { sku = m.sku, qty = 1, price = 100 }
+                return state
+              end,
+            }
+            """
+        ])
+        try h.load("lines")
+        for i in 1...500 { try h.send(["type": "add", "sku": .string(LuaString("sku-\(i)"))]) }
+        XCTAssertEqual(h.feature.state["lines"]?.tableValue?.array.count, 500)
+        // `lines`, `sku`, `qty`, `price`: one storage each.
+        XCTAssertEqual(SharedKeys.storageCount(in: h.feature.state), 4, "key copies in the snapshot")
+        XCTAssertEqual(SharedKeys.storageCount(in: try h.feature.readStateTable()), 4, "key copies in a whole read")
     }
 }
 

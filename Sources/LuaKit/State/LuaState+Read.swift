@@ -17,6 +17,7 @@ extension LuaState {
     ) throws -> LuaValue {
         var reader = ValueReader(L: L, plainData: plainDataOnly)
         reader.refusesMetatables = refusingMetatables
+        reader.sharedKeys = sharedKeys
         do {
             return try reader.value(at: mf_absindex(L, idx), depth: 0)
         } catch {
@@ -47,6 +48,8 @@ struct ValueReader {
     /// Strings copied in this read, by address: the same key in every row of a list is one
     /// interned Lua string, copied once and shared (`LuaString` is copy-on-write).
     private var strings = StringCache()
+    /// The keys kept across reads of the state read (`SharedKeys`); nil: this read's own only.
+    var sharedKeys: SharedKeys?
 
     /// Stands for the key of an entry in a path while the key itself is read.
     private static let keyMarker = LuaValue.string(LuaString("(key)"))
@@ -148,6 +151,11 @@ struct ValueReader {
     /// The key at absolute index `idx`, refusing NaN and, for plain data, keys other than
     /// strings and integers. Stack effect: none.
     mutating func key(at idx: Int32, depth: Int = 1) throws(ReadFailure) -> LuaValue {
+        if let sharedKeys, mf_type(L, idx) == LUA_TSTRING {
+            var len = 0
+            let p = mf_tostring_raw(L, idx, &len)!
+            if let shared = sharedKeys.key(at: UnsafeRawPointer(p), count: len) { return .string(shared) }
+        }
         let key: LuaValue
         do { key = try value(at: idx, depth: depth) } catch {
             throw error.under(ValueReader.keyMarker)
@@ -366,6 +374,7 @@ extension LuaState {
         _ L: OpaquePointer, _ idx: Int32, refreshing old: LuaValue, path: @autoclosure () -> String
     ) throws -> LuaValue {
         var reader = ValueReader(L: L, plainData: plainDataOnly)
+        reader.sharedKeys = sharedKeys
         do {
             return try reader.refreshed(old, at: mf_absindex(L, idx), depth: 0) ?? old
         } catch {
@@ -392,6 +401,7 @@ extension LuaSlots {
         guard i >= 1 && i <= count else { return (.nil, true) }
         var reader = ValueReader(L: L, plainData: state.plainDataOnly)
         reader.tracksTables = true
+        reader.sharedKeys = state.sharedKeys
         do {
             let value = try reader.refreshed(old, at: base + Int32(i), depth: 0) ?? old
             return (value, !reader.sharedTable && !reader.sawView)

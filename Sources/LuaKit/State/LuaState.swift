@@ -230,6 +230,8 @@ public final class LuaState: @unchecked Sendable {
     /// their own are refused with their path. Off by default (a Lua value may be any
     /// of these); a feature host turns it on, so none of them enters a state.
     package var plainDataOnly = false
+    /// The keys copied out of this state, shared by every copy (`SharedKeys`).
+    let sharedKeys = SharedKeys()
     /// Whether the deadline of the test running now (`testDeadline()`) has
     /// passed: a wait in Swift stops, so the test can fail instead of hanging.
     package var testDeadlinePassed: Bool { !closed && mf_test_deadline_passed(L) != 0 }

@@ -24,6 +24,7 @@ extension LuaSlots {
         let list = base + Int32(i)
         var reader = ValueReader(L: L, plainData: state.plainDataOnly)
         reader.tracksTables = true
+        reader.sharedKeys = state.sharedKeys
         var changes: [StateChange] = []
         var at: lua_Integer = 1
         let end = lua_Integer(count)
