@@ -320,6 +320,31 @@ final class ExploreGuidedTests: ScratchTestCase {
         XCTAssertTrue(result.stdout.contains("2 passed, 0 failed"), result.stdout)
     }
 
+    /// `moonflow test --no-guided`: every exploration of the run uniform, as `guided = false`,
+    /// over a spec's own `guided = true` too.
+    func testNoGuidedOnTheCommandLineDrawsEveryRunUniformly() throws {
+        try write("plugins/wizard/init.lua", Self.wizard)
+        let guided = try Moonflow.run(["test", "--explore", "wizard", "--seed", "1"], in: scratch)
+        XCTAssertEqual(guided.status, 1, guided.stdout + guided.stderr)
+        XCTAssertTrue(guided.stdout.contains("failed: invariant confirmedHasPrice"), guided.stdout)
+        let uniform = try Moonflow.run(["test", "--explore", "wizard", "--seed", "1", "--no-guided"], in: scratch)
+        XCTAssertEqual(uniform.status, 0, uniform.stdout + uniform.stderr)
+        XCTAssertTrue(uniform.stdout.contains("(guided = false: every run uniform)"), uniform.stdout)
+        try write(
+            "plugins/wizard/spec/uniform_spec.lua",
+            """
+            local T = require "moonflow.test"
+            it("uniform", function()
+              local report = T.explore("wizard", { seed = 1, guided = true, raise = false, quiet = true })
+              assert.equal(false, report.guided)
+              assert.equal(0, report.corpus)
+            end)
+            """)
+        let spec = try Moonflow.run(["test", "plugins/wizard/spec", "--no-guided"], in: scratch)
+        XCTAssertEqual(spec.status, 0, spec.stdout + spec.stderr)
+        XCTAssertTrue(spec.stdout.contains("1 passed, 0 failed"), spec.stdout)
+    }
+
     func testGuidedIsABooleanOptionThatDefaultsToTrue() throws {
         try write("plugins/player/init.lua", ExploreTests.player)
         try write(

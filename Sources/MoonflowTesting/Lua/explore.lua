@@ -787,6 +787,8 @@ function T.explore(target, opts)
   if type(guided) ~= "boolean" then
     raise(("T.explore: opts.guided must be a boolean, true (runs that reach something new are built on) or false (every run drawn uniformly) (got %s)"):format(type(guided)), 2)
   end
+  -- `moonflow test --no-guided` (defaults.guided = false) overrides the spec's option.
+  if defaults.guided ~= nil then guided = defaults.guided end
   ctx.guided = guided
   -- Guided, the lines of the plugin's files each step ran for the first time count as new
   -- (a line hook in C that counts each line once per exploration).
