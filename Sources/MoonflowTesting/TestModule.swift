@@ -36,14 +36,18 @@ public enum TestModule {
         /// shrinking, and seconds of wall time.
         package var steps: Int?
         package var seconds: Double?
+        /// `--no-guided`: false, every run drawn uniformly (as `guided = false`); nil: the spec's.
+        package var guided: Bool?
         package init(
-            seed: Int64? = nil, runs: Int? = nil, length: Int? = nil, steps: Int? = nil, seconds: Double? = nil
+            seed: Int64? = nil, runs: Int? = nil, length: Int? = nil, steps: Int? = nil, seconds: Double? = nil,
+            guided: Bool? = nil
         ) {
             self.seed = seed
             self.runs = runs
             self.length = length
             self.steps = steps
             self.seconds = seconds
+            self.guided = guided
         }
     }
 
@@ -302,6 +306,7 @@ public enum TestModule {
                     t["length"] = defaults.length.map { .integer(Int64($0)) } ?? .nil
                     t["steps"] = defaults.steps.map { .integer(Int64($0)) } ?? .nil
                     t["seconds"] = defaults.seconds.map { .number($0) } ?? .nil
+                    t["guided"] = defaults.guided.map { .boolean($0) } ?? .nil
                     return [.value(.table(t))]
                 }
             ),

@@ -85,6 +85,13 @@ struct Test: ParsableCommand {
             valueName: "S"))
     var seconds: Double?
 
+    @Flag(
+        name: .customLong("no-guided"),
+        help:
+            "Draw every run of every exploration uniformly (as T.explore's guided = false): no corpus of runs that reached something new, no numbers from the code."
+    )
+    var noGuided = false
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -147,7 +154,8 @@ struct Test: ParsableCommand {
             let server = try DebugServer.start(debug, name: "moonflow test", wait: debugWait)
             options.prepareHost = server.prepare
         }
-        options.setExplore(seed: seed, runs: runs, length: length, steps: steps, seconds: seconds)
+        options.setExplore(
+            seed: seed, runs: runs, length: length, steps: steps, seconds: seconds, guided: noGuided ? false : nil)
         let status = SpecRunner(options: options).run()
         if status != 0 { throw ExitCode(status) }
     }

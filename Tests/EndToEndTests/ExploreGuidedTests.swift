@@ -289,6 +289,62 @@ final class ExploreGuidedTests: ScratchTestCase {
         XCTAssertTrue(result.stdout.contains("2 passed, 0 failed"), result.stdout)
     }
 
+    /// The seeded-bug corpus's bundle (bench/explore): a member's quantity of exactly 7 priced
+    /// while the quote service fails. A guided run gives a quantity a number of the code and
+    /// fails the call that step makes, at once; before, the 7 and the failure had to be drawn
+    /// together by chance, and seed 2 missed it (as uniform runs do).
+    func testANumberOfTheCodeMeetsAFaultAtItsOwnCall() throws {
+        let bundle = Moonflow.root.appendingPathComponent("bench/explore/bundle").path
+        try write(
+            "spec/code_fault_spec.lua",
+            """
+            local T = require "moonflow.test"
+            it("guided", function()
+              local report = T.explore(\(String(reflecting: bundle)), { seed = 2, raise = false, quiet = true })
+              assert.truthy(report.failure, "guided exploration prices a member's 7 while the service fails")
+              assert.equal("invariant pricedByTier", report.failure.check)
+              local last = report.failure.steps[#report.failure.steps].send
+              assert.equal("qty", last.type)
+              assert.equal(7, last.n)
+              local failed = false
+              for _, f in pairs(report.failure.plan) do failed = failed or f == "fail" end
+              assert.is_true(failed, "the shrunk run keeps a failing call")
+            end)
+            it("uniform", function()
+              local report = T.explore(\(String(reflecting: bundle)), { seed = 2, guided = false, raise = false, quiet = true })
+              assert.falsy(report.failure, "uniform runs miss it with this seed")
+            end)
+            """)
+        let result = try Moonflow.run(["test", "spec"], in: scratch)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("2 passed, 0 failed"), result.stdout)
+    }
+
+    /// `moonflow test --no-guided`: every exploration of the run uniform, as `guided = false`,
+    /// over a spec's own `guided = true` too.
+    func testNoGuidedOnTheCommandLineDrawsEveryRunUniformly() throws {
+        try write("plugins/wizard/init.lua", Self.wizard)
+        let guided = try Moonflow.run(["test", "--explore", "wizard", "--seed", "1"], in: scratch)
+        XCTAssertEqual(guided.status, 1, guided.stdout + guided.stderr)
+        XCTAssertTrue(guided.stdout.contains("failed: invariant confirmedHasPrice"), guided.stdout)
+        let uniform = try Moonflow.run(["test", "--explore", "wizard", "--seed", "1", "--no-guided"], in: scratch)
+        XCTAssertEqual(uniform.status, 0, uniform.stdout + uniform.stderr)
+        XCTAssertTrue(uniform.stdout.contains("(guided = false: every run uniform)"), uniform.stdout)
+        try write(
+            "plugins/wizard/spec/uniform_spec.lua",
+            """
+            local T = require "moonflow.test"
+            it("uniform", function()
+              local report = T.explore("wizard", { seed = 1, guided = true, raise = false, quiet = true })
+              assert.equal(false, report.guided)
+              assert.equal(0, report.corpus)
+            end)
+            """)
+        let spec = try Moonflow.run(["test", "plugins/wizard/spec", "--no-guided"], in: scratch)
+        XCTAssertEqual(spec.status, 0, spec.stdout + spec.stderr)
+        XCTAssertTrue(spec.stdout.contains("1 passed, 0 failed"), spec.stdout)
+    }
+
     func testGuidedIsABooleanOptionThatDefaultsToTrue() throws {
         try write("plugins/player/init.lua", ExploreTests.player)
         try write(

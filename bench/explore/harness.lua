@@ -37,18 +37,9 @@ local function emit(...)
   print(table.concat(parts, "\t"))
 end
 
--- Whether T.explore takes `guided` (the option is new with issue 62's guided runs): without it
--- every exploration is random, and the guided column is left empty.
-local guidedKnown = true
-do
-  local ok, err = pcall(T.explore, here .. "/pager/fixed", { guided = false, runs = 1, length = 1, quiet = true, raise = false })
-  if not ok then
-    if tostring(err):find("unknown option 'guided'", 1, true) then guidedKnown = false else error(err, 0) end
-  end
-end
 local modes = { "random", "guided" }
 local function options(mode, opts)
-  if guidedKnown then opts.guided = mode == "guided" end
+  opts.guided = mode == "guided"
   return opts
 end
 
@@ -66,22 +57,20 @@ end
 local kind = os.getenv("MOONFLOW_EXPLORE_BENCH") or "corpus"
 
 if kind == "corpus" then
-  emit("mode", "guided", guidedKnown and "available" or "unavailable")
+  emit("mode", "guided", "available")
   local runs = math.max(1, 100 // scale)
   emit("budget", runs, 50, seeds)
   for _, screen in ipairs(corpus) do
     if next(only) == nil or only[screen.name] then
       for _, mode in ipairs(modes) do
-        if mode == "random" or guidedKnown then
-          for _, variant in ipairs { "bug", "fixed" } do
-            local target = here .. "/" .. screen.name .. (variant == "fixed" and "/fixed" or "")
-            for seed = 1, seeds do
-              it(("%s %s %s seed %d"):format(screen.name, variant, mode, seed), function()
-                local outcome, seconds, ran, shrunk, check = explore(target, mode, seed, runs, screen.check)
-                emit("result", screen.name, screen.grade, variant, mode, seed, outcome,
-                  ("%.6f"):format(seconds), ran, shrunk, check)
-              end)
-            end
+        for _, variant in ipairs { "bug", "fixed" } do
+          local target = here .. "/" .. screen.name .. (variant == "fixed" and "/fixed" or "")
+          for seed = 1, seeds do
+            it(("%s %s %s seed %d"):format(screen.name, variant, mode, seed), function()
+              local outcome, seconds, ran, shrunk, check = explore(target, mode, seed, runs, screen.check)
+              emit("result", screen.name, screen.grade, variant, mode, seed, outcome,
+                ("%.6f"):format(seconds), ran, shrunk, check)
+            end)
           end
         end
       end
@@ -155,15 +144,13 @@ elseif kind == "throughput" then
   end
   for _, plugin in ipairs { "checkout", "counter" } do
     for _, mode in ipairs(modes) do
-      if mode == "random" or guidedKnown then
-        for rep = 1, repeats do
-          it(("%s %s %d"):format(plugin, mode, rep), function()
-            local started = os.clock()
-            local report = T.explore(root .. "/plugins/" .. plugin, options(mode, { seed = rep, runs = runs, length = 50, quiet = true, raise = false }))
-            emit("throughput", plugin, mode, rep, report.steps, ("%.6f"):format(os.clock() - started),
-              report.failure and report.failure.check or "-")
-          end)
-        end
+      for rep = 1, repeats do
+        it(("%s %s %d"):format(plugin, mode, rep), function()
+          local started = os.clock()
+          local report = T.explore(root .. "/plugins/" .. plugin, options(mode, { seed = rep, runs = runs, length = 50, quiet = true, raise = false }))
+          emit("throughput", plugin, mode, rep, report.steps, ("%.6f"):format(os.clock() - started),
+            report.failure and report.failure.check or "-")
+        end)
       end
     end
   end

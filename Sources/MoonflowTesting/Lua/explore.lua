@@ -96,13 +96,15 @@ local DELAYS = { 1, 10, 100, 250, 500, 1000, 3000 }
 
 -- Wraps each service (a stub, or the feature's own Lua service) so that call n answers as
 -- `plan[n]` says: "fail", a delay in ms, or (absent) as it would. With `draw`, a call the plan
--- does not name draws its answer and writes it into the plan.
-local function faulty(def, stubs, plan, draw)
+-- does not name draws its answer and writes it into the plan; with `made`, each call is told
+-- to it (`made(n)`) as it is made.
+local function faulty(def, stubs, plan, draw, made)
   local count = 0
   local function wrap(name, fn)
     return function(...)
       count = count + 1
       local n = count
+      if made then made(n) end
       local fault = plan[n]
       if fault == nil and draw then fault = draw(name); plan[n] = fault or false end
       if fault == "fail" then
@@ -284,14 +286,24 @@ local FAR = 86400000  -- a day: a step's advance goes no further
 -- `run.plan` the faults by call number; with `run.rng` a call the plan lacks draws one.
 local function execute(ctx, run, trace, reach)
   local plan = run.plan
-  local drawFault
+  local drawFault, made
+  -- The step being executed, and (in a guided exploration's search) which step made each call.
+  local current, at = nil, 0
+  if run.rng and ctx.guided then
+    local calls = {}
+    run.calls = calls
+    made = function(n) calls[n] = at end
+  end
   if run.rng and ctx.faults then
     local r, f = run.rng, ctx.faults
     drawFault = function()
       local x = r.next() >> 11
       local p = x * (1.0 / 9007199254740992.0)
-      if p < f.fail then return "fail" end
-      if p < f.fail + f.late then return r.pick(DELAYS) end
+      -- A call of a step whose value came from the plugin's code: its own odds (guide.lua).
+      local fail, late = f.fail, f.late
+      if current and ctx.guide.fromCode[current] then fail, late = ctx.guide.codeFaults(f) end
+      if p < fail then return "fail" end
+      if p < fail + late then return r.pick(DELAYS) end
       return false
     end
   end
@@ -301,9 +313,9 @@ local function execute(ctx, run, trace, reach)
   if ctx.chunk then target, source = ctx.chunk, ctx.file end
   if ctx.faults then
     if ctx.chunk then
-      stubs = function(def) return (faulty(def, ctx.userStubs, plan, drawFault)) end
+      stubs = function(def) return (faulty(def, ctx.userStubs, plan, drawFault, made)) end
     else
-      stubs = faulty(ctx.def, ctx.userStubs, plan, drawFault)
+      stubs = faulty(ctx.def, ctx.userStubs, plan, drawFault, made)
     end
   end
   local started = core.clock()
@@ -357,6 +369,7 @@ local function execute(ctx, run, trace, reach)
       if not step then break end
     end
     i = i + 1
+    current, at = step, i
     ctx.stepsUsed = ctx.stepsUsed + 1
     if reach then reach.novelty.step = i end
     if step.send then
@@ -374,6 +387,7 @@ local function execute(ctx, run, trace, reach)
     if reach and ctx.lines then reach.novelty.lines(core.exploreLinesTake()) end
   end
   -- The run is over: the clock goes past every timer, then nothing may be left in flight.
+  current, at = nil, i + 1
   if not failure then
     for _ = 1, SETTLE_ROUNDS do
       core.exploreSettle(h)  -- answers of services and repositories that work off the clock
@@ -452,8 +466,11 @@ local function drawer(ctx)
     end
     local action = gens[pick.name].draw(r)
     action.type = pick.name
-    if state ~= nil then ctx.guide.fill(r, action, state) end
-    return { send = action }
+    local step = { send = action }
+    -- A field given a number of the plugin's code marks the step (guide.lua's `fromCode`): its
+    -- calls draw their faults at the guide's odds, and mutations plant faults there.
+    if state ~= nil and ctx.guide.fill(r, action, state) then ctx.guide.fromCode[step] = true end
+    return step
   end
 end
 
@@ -770,6 +787,8 @@ function T.explore(target, opts)
   if type(guided) ~= "boolean" then
     raise(("T.explore: opts.guided must be a boolean, true (runs that reach something new are built on) or false (every run drawn uniformly) (got %s)"):format(type(guided)), 2)
   end
+  -- `moonflow test --no-guided` (defaults.guided = false) overrides the spec's option.
+  if defaults.guided ~= nil then guided = defaults.guided end
   ctx.guided = guided
   -- Guided, the lines of the plugin's files each step ran for the first time count as new
   -- (a line hook in C that counts each line once per exploration).

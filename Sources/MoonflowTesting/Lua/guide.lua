@@ -7,8 +7,10 @@
 -- no run before it did (a line of the plugin's own Lua, a value of a declared enum, an
 -- action/mutation pair, a shape of the state, an action, mutation or output type) is kept; later runs are mostly kept runs changed
 -- a little (cut and drawn on, spliced, a stretch repeated, a value moved toward a boundary, a
--- fault moved), with uniform runs mixed in. Every choice is drawn from the run's number and
--- the seed, and nothing depends on the order of `pairs`: the same seed gives the same runs.
+-- fault moved or planted, a number of the code given together with a fault at its call),
+-- each change weighted by how often it reached something new, with uniform runs mixed in.
+-- Every choice is drawn from the run's number and the seed, and nothing depends on the order
+-- of `pairs`: the same seed gives the same runs.
 local shared = ...
 local Random, isGen, copy, sortedKeys = shared.Random, shared.isGen, shared.copy, shared.sortedKeys
 
@@ -23,6 +25,12 @@ local NEWEST = 0.7
 local FROM_STATE = 0.5
 -- Otherwise a whole-number field takes a number written in the plugin's code this often.
 local FROM_CODE = 0.3
+-- A call made by a step whose value came from the plugin's code fails this often (when the
+-- exploration's faults fail calls at all): a boundary value is worth trying on the path
+-- that handles a failure too, where the code may compare with it differently.
+local CODE_FAIL = 0.4
+-- A mutation's weight never falls below this share of its own (see `weight`).
+local SCHEDULE_FLOOR = 0.2
 
 -- MARK: - What counts as new
 
@@ -103,7 +111,8 @@ local function Novelty(stateDecl, enums)
   for i in ipairs(enums) do seenEnum[i] = {} end
   -- `major`: what a feature's logic decides (an enum's value, a type, an action/mutation
   -- pair) rather than a value's shape; a run that reached one is favoured as a parent.
-  local n = { fresh = 0, major = 0, step = 0, lastAction = "", linesReached = 0 }
+  -- `newAt`: the steps of the run that reached something new, in order.
+  local n = { fresh = 0, major = 0, step = 0, lastAction = "", linesReached = 0, newAt = {} }
   local function new(major)
     n.fresh = n.fresh + 1
     if major then
@@ -111,9 +120,10 @@ local function Novelty(stateDecl, enums)
       n.majorAt = n.majorAt or n.step
     end
     if not n.freshAt then n.freshAt = n.step end
+    if n.newAt[#n.newAt] ~= n.step then n.newAt[#n.newAt + 1] = n.step end
   end
   function n.begin()
-    n.fresh, n.major, n.freshAt, n.majorAt, n.step, n.lastAction = 0, 0, nil, nil, 0, ""
+    n.fresh, n.major, n.freshAt, n.majorAt, n.step, n.lastAction, n.newAt = 0, 0, nil, nil, 0, "", {}
   end
   function n.state(s)
     n.lastState = s
@@ -219,7 +229,9 @@ end
 -- o.enums, o.actions (the declared actions), o.given (opts.gen). `guide.run(n)` is run n to
 -- execute; `guide.ran(run, novelty)` keeps it when it reached something new.
 local function Guide(o)
-  local g = { corpus = {}, favoured = {}, newRuns = 0 }
+  -- `fromCode`: the steps whose action took a number of the plugin's code (weak: a step is
+  -- known by its table, which kept runs share).
+  local g = { corpus = {}, favoured = {}, newRuns = 0, fromCode = setmetatable({}, { __mode = "k" }) }
   local where = pools(o.stateDecl)
   -- The fields of each action whose values may come from the state.
   local fromState = {}
@@ -236,10 +248,22 @@ local function Guide(o)
     end
     if #fields > 0 then fromState[name] = fields end
   end
+  -- The whole-number fields of each action a number of the code may go to.
+  local wholeFields = {}
+  for name, fields in pairs(fromState) do
+    for _, f in ipairs(fields) do
+      if f.kind == "integer" then
+        wholeFields[name] = wholeFields[name] or {}
+        table.insert(wholeFields[name], f.name)
+      end
+    end
+  end
 
   -- The whole numbers written in the plugin's own file, each with its neighbours: the
   -- values its code compares against (a tier from 7, a capacity of 8), which a uniform draw
-  -- from -10 to 100 rarely hits (fuzzers' dictionaries, made from the code).
+  -- from -10 to 100 rarely hits (fuzzers' dictionaries, made from the code). A number is in
+  -- the list once for each place that writes it, twice over its neighbours: one the code
+  -- compares with in two places is drawn twice as often.
   local dictionary = {}
   do
     local text
@@ -250,13 +274,10 @@ local function Guide(o)
     -- The numbers the code compares with (`qty >= 7`, `20 < n`) and names as constants
     -- (`local CAPACITY = 8`); when there are none, every number written in it.
     text = text or ""
-    local seen = {}
     local function add(literal)
       local v = math.tointeger(tonumber(literal))
       if v and v <= 1000000000 then
-        for _, c in ipairs { v - 1, v, v + 1 } do
-          if not seen[c] then seen[c] = true; dictionary[#dictionary + 1] = c end
-        end
+        for _, c in ipairs { v - 1, v, v, v + 1 } do dictionary[#dictionary + 1] = c end
       end
     end
     for _, op in ipairs { "[<>]=?", "[=~]=" } do
@@ -272,17 +293,28 @@ local function Guide(o)
 
   -- Called by the drawer for an action just drawn in a run built from the corpus: fields
   -- that match values in the latest state take one of them, often; whole-number fields
-  -- otherwise take a number of the plugin's own code, now and then.
+  -- otherwise take a number of the plugin's own code, now and then. True when one did.
   function g.fill(r, action, state)
     local fields = fromState[action.type]
-    if not fields then return end
+    if not fields then return false end
+    local coded = false
     for _, f in ipairs(fields) do
       local values = (#where > 0 and state ~= nil and r.chance(FROM_STATE)) and stateValues(where, state, f.name, f.kind) or {}
       if #values > 0 then action[f.name] = r.pick(values)
       elseif f.kind == "integer" and #dictionary > 0 and r.chance(FROM_CODE) then
         action[f.name] = r.pick(dictionary)
+        coded = true
       end
     end
+    return coded
+  end
+
+  -- The odds of a failure and of a late answer for a call that a step with a number of the
+  -- code makes (`faults`: the exploration's own): failures more often, when there are any.
+  function g.codeFaults(faults)
+    if faults.fail <= 0 then return faults.fail, faults.late end
+    local fail = math.max(faults.fail, CODE_FAIL)
+    return fail, math.min(faults.late, 1 - fail)
   end
 
   -- MARK: Mutations (each returns new steps and plan, or nil when it does not apply)
@@ -399,10 +431,112 @@ local function Guide(o)
     return parent.steps, plan
   end
 
+  -- The calls each step of a kept run made, by step: { [step] = { call numbers } }.
+  local function callsByStep(parent)
+    local by = {}
+    for _, n in ipairs(sortedKeys(parent.calls or {})) do
+      local at = parent.calls[n]
+      if math.type(n) == "integer" and at >= 1 and at <= #parent.steps then
+        by[at] = by[at] or {}
+        table.insert(by[at], n)
+      end
+    end
+    return by
+  end
+
+  local function aFault(r)
+    if r.chance(math.max(0.5, o.faults.fail / (o.faults.fail + o.faults.late))) and o.faults.fail > 0 then return "fail" end
+    if o.faults.late > 0 then return r.pick(o.delays) end
+    return "fail"
+  end
+
+  -- A fault at the calls of a step that reached something new or took a number of the code:
+  -- what got somewhere new (a quantity at a tier) tried again with its call failing.
+  local function faultAtStep(r, parent)
+    if not o.faults or (o.faults.fail <= 0 and o.faults.late <= 0) then return nil end
+    local by, candidates = callsByStep(parent), {}
+    local marked = {}
+    for _, at in ipairs(parent.newAt or {}) do marked[at] = true end
+    for at, step in ipairs(parent.steps) do
+      if g.fromCode[step] then marked[at] = true end
+    end
+    for _, at in ipairs(sortedKeys(marked)) do
+      local calls = by[at]
+      if calls then
+        for _, n in ipairs(calls) do
+          if not parent.plan[n] then candidates[#candidates + 1] = n end
+        end
+      end
+    end
+    if #candidates == 0 then return nil end
+    local plan = copy(parent.plan)
+    plan[r.pick(candidates)] = aFault(r)
+    return parent.steps, plan
+  end
+
+  -- The converse, at once: whole-number steps (stacked: one to four of them) take a number of
+  -- the code, and the call each makes meets a fault. A step whose old value made no call (a
+  -- quantity refused) gets its call inserted in the plan, the later calls numbered on after it.
+  local function codeWithFault(r, parent)
+    if #dictionary == 0 or not o.faults or (o.faults.fail <= 0 and o.faults.late <= 0) then return nil end
+    local candidates = {}
+    for at, step in ipairs(parent.steps) do
+      if step.send and wholeFields[step.send.type] then candidates[#candidates + 1] = at end
+    end
+    if #candidates == 0 then return nil end
+    local chosen = {}
+    for _ = 1, r.int(1, 4) do chosen[r.pick(candidates)] = true end
+    local by = callsByStep(parent)
+    local steps, plan = {}, copy(parent.plan)
+    for i, step in ipairs(parent.steps) do steps[i] = step end
+    local order = sortedKeys(chosen)
+    -- From the last: a call inserted for a step leaves the numbers of the calls before it.
+    for k = #order, 1, -1 do
+      local at = order[k]
+      local send = copy(parent.steps[at].send)
+      send[r.pick(wholeFields[send.type])] = r.pick(dictionary)
+      steps[at] = { send = send }
+      g.fromCode[steps[at]] = true
+      local own = by[at]
+      if own then
+        plan[own[1]] = aFault(r)
+      else
+        local before = 0
+        for n, made in pairs(parent.calls or {}) do
+          if made < at and n > before then before = n end
+        end
+        local shifted = {}
+        for n, f in pairs(plan) do
+          if math.type(n) == "integer" and n > before then shifted[n + 1] = f else shifted[n] = f end
+        end
+        shifted[before + 1] = aFault(r)
+        plan = shifted
+      end
+    end
+    return steps, plan
+  end
+
   local MUTATIONS = {
     { f = cut, w = 30 }, { f = repeatStretch, w = 20 }, { f = splice, w = 10 }, { f = nudge, w = 25 },
-    { f = moveFault, w = 5 }, { f = plantFault, w = 10 },
+    { f = moveFault, w = 5, faults = true }, { f = plantFault, w = 10, faults = true },
+    { f = faultAtStep, w = 10, faults = true }, { f = codeWithFault, w = 15, faults = true },
   }
+  -- Those that plant faults only where the exploration has faults to plant.
+  local withFaults = o.faults ~= nil and (o.faults.fail > 0 or o.faults.late > 0)
+  do
+    local applicable = {}
+    for _, m in ipairs(MUTATIONS) do
+      if withFaults or not m.faults then applicable[#applicable + 1] = m end
+    end
+    MUTATIONS = applicable
+  end
+  -- How often each mutation was used and how often its run reached something new: a
+  -- mutation's weight follows its share of successes (as fuzzers' schedulers weight theirs),
+  -- never below a fifth of where it started.
+  for _, m in ipairs(MUTATIONS) do m.used, m.won = 0, 0 end
+  local function weight(m)
+    return m.w * math.max(SCHEDULE_FLOOR, 2 * (m.won + 1) / (m.used + 2))
+  end
 
   -- Run n: uniform (as with guided = false: the same steps from the same seed), or built
   -- from the corpus; the chooser's own source keeps the uniform runs' draws as they were.
@@ -415,28 +549,42 @@ local function Guide(o)
     local parent = c.chance(NEWEST) and (g.favoured[#g.favoured] or g.corpus[#g.corpus])
       or g.corpus[c.below(#g.corpus) + 1]
     local steps, plan
+    local total, used = 0, nil
+    for _, m in ipairs(MUTATIONS) do total = total + weight(m) end
     for _ = 1, 4 do
-      local at, pick = c.below(100), MUTATIONS[#MUTATIONS]
+      local at, pick = (c.next() >> 11) * (1.0 / 9007199254740992.0) * total, MUTATIONS[#MUTATIONS]
       for _, m in ipairs(MUTATIONS) do
-        if at < m.w then pick = m; break end
-        at = at - m.w
+        local w = weight(m)
+        if at < w then pick = m; break end
+        at = at - w
       end
       steps, plan = pick.f(c, parent)
-      if steps then break end
+      if steps then used = pick; break end
     end
-    if not steps then steps, plan = cut(c, parent) end
+    if not steps then
+      steps, plan = cut(c, parent)
+      used = MUTATIONS[1]
+    end
     local own = {}
     for i, s in ipairs(steps) do own[i] = s end
-    run.steps, run.plan, run.guided = own, copy(plan), true
+    run.steps, run.plan, run.guided, run.mutation = own, copy(plan), true, used
     return run
   end
 
   -- After run `run` executed (and passed): kept when it reached something new.
   function g.ran(run, novelty)
+    local m = run.mutation
+    if m then
+      m.used = m.used + 1
+      if novelty.fresh > 0 then m.won = m.won + 1 end
+    end
     if novelty.fresh == 0 then return end
     g.newRuns = g.newRuns + 1
     if o.guided then
-      local kept = { steps = run.steps, plan = run.plan, freshAt = novelty.majorAt or novelty.freshAt }
+      local kept = {
+        steps = run.steps, plan = run.plan, calls = run.calls, newAt = novelty.newAt,
+        freshAt = novelty.majorAt or novelty.freshAt,
+      }
       g.corpus[#g.corpus + 1] = kept
       if novelty.major > 0 then g.favoured[#g.favoured + 1] = kept end
     end

@@ -41,7 +41,7 @@ package struct SpecRunner: Sendable {
         /// `.sandboxed`: the plugins under test run with the sandbox's limits and
         /// globals of their own; busted and the specs keep the whole library.
         package var profile: LuaState.Profile = .trusted
-        /// `--seed`, `--runs`, `--length`, `--steps`, `--seconds`: every `T.explore` of the run takes them.
+        /// `--seed`, `--runs`, `--length`, `--steps`, `--seconds`, `--no-guided`: every `T.explore` of the run takes them.
         package var explore = TestModule.ExploreDefaults()
         /// `--explore`: `paths` are plugins (names in `./plugins` or folders; none: every plugin
         /// there), each explored with its declared actions and invariants instead of running specs.
@@ -60,9 +60,10 @@ package struct SpecRunner: Sendable {
         /// each test's limit (`testTimeLimitMs`, from `--time-limit`) grows by it, so the budget
         /// is not cut short by the limit of a test that did not ask for it.
         package mutating func setExplore(
-            seed: Int64?, runs: Int?, length: Int?, steps: Int? = nil, seconds: Double? = nil
+            seed: Int64?, runs: Int?, length: Int?, steps: Int? = nil, seconds: Double? = nil, guided: Bool? = nil
         ) {
-            explore = TestModule.ExploreDefaults(seed: seed, runs: runs, length: length, steps: steps, seconds: seconds)
+            explore = TestModule.ExploreDefaults(
+                seed: seed, runs: runs, length: length, steps: steps, seconds: seconds, guided: guided)
             if let seconds, let limit = testTimeLimitMs {
                 testTimeLimitMs = limit + Int64((seconds * 1000).rounded(.up))
             }
