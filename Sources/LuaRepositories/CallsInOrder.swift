@@ -5,24 +5,40 @@ import Foundation
 /// saves after every change and then loads reads its last save, however busy the machine.
 ///
 ///     let calls = CallsInOrder()
-///     let saved = calls.enqueue { try await save(draft) }   // made first, runs first
-///     let loaded = calls.enqueue { try await load() }       // sees the save
+///     calls.enqueue({ try await save(draft) }, then: { saved in ... })   // made first, runs first
+///     calls.enqueue({ try await load() }, then: { loaded in ... })      // sees the save
+///
+/// One task per call, which waits its turn, runs the call and hands its result on: no task
+/// to relay the result, none to mark the end of the call (a repository call's cost on the
+/// virtual clock is mostly its tasks).
 final class CallsInOrder: @unchecked Sendable {
     private let lock = NSLock()
     /// Ends when the call made last has ended.
     private var last: Task<Void, Never>?
 
-    /// Queues `operation` behind every call made before it; its task gives the result. A
-    /// call cancelled while it waits for its turn does not run.
-    func enqueue<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> Task<T, any Error> {
+    /// Queues `operation` behind every call made before it; `deliver` gets its result on the
+    /// call's task, before the next call starts. A call cancelled while it waits for its turn
+    /// does not run (`deliver` gets the `CancellationError`).
+    /// - Returns: The call's task: cancelling it cancels the call.
+    @discardableResult
+    func enqueue<T: Sendable>(
+        _ operation: @escaping @Sendable () async throws -> T,
+        then deliver: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) -> Task<Void, Never> {
         lock.withLock {
             let previous = last
-            let task = Task<T, any Error> {
+            let task = Task {
                 await previous?.value
-                try Task.checkCancellation()
-                return try await operation()
+                let result: Result<T, any Error>
+                do {
+                    try Task.checkCancellation()
+                    result = .success(try await operation())
+                } catch {
+                    result = .failure(error)
+                }
+                deliver(result)
             }
-            last = Task { _ = try? await task.value }
+            last = task
             return task
         }
     }

@@ -142,18 +142,16 @@ public final class RepositoryService: @unchecked Sendable {
     func stream(_ call: Call) -> Producer<LuaValue> {
         let run = self.run, calls = self.calls
         return Producer { observer, lifetime in
-            let task = calls.enqueue { try await run(call) }
-            let relay = Task {
-                do {
-                    observer.send(value: try await task.value)
+            let task = calls.enqueue({ try await run(call) }) { result in
+                switch result {
+                case .success(let value):
+                    observer.send(value: value)
                     observer.sendCompleted()
-                } catch {
+                case .failure(let error):
                     observer.sendFailed(error)
                 }
             }
-            lifetime.observeEnded {
-                task.cancel(); relay.cancel()
-            }
+            lifetime.observeEnded { task.cancel() }
         }
         .catchError { error in .fail(LuaStreamError(message: String(describing: error))) }
     }

@@ -15,33 +15,44 @@ package final class ExploreLog {
 
     init(keepStates: Bool) { self.keepStates = keepStates }
 
+    /// The rows' keys and kinds, made once: a `LuaString` is an allocation each time it is made.
+    private enum Key {
+        static let kind: LuaValue = "kind", cause: LuaValue = "cause", value: LuaValue = "value"
+        static let state: LuaValue = "state", from: LuaValue = "from", message: LuaValue = "message"
+        static let place: LuaValue = "where"
+        static let mutation: LuaValue = "mutation", effect: LuaValue = "effect", error: LuaValue = "error"
+    }
+
     func record(_ event: FeatureEvent, cause: LuaValue?) {
-        func row(_ kind: String, _ fields: [(String, LuaValue)]) -> LuaValue {
-            var t = LuaTable()
-            t["kind"] = .string(LuaString(kind))
-            if let type = cause?["type"] { t["cause"] = type }
-            for (k, v) in fields { t[.string(LuaString(k))] = v }
-            return .table(t)
+        // A field whose value is nil is left out, as assigning nil to a Lua table does.
+        func row(_ kind: LuaValue, _ fields: KeyValuePairs<LuaValue, LuaValue>) -> LuaValue {
+            var hash: [LuaValue: LuaValue] = [:]
+            hash.reserveCapacity(fields.count + 2)
+            hash[Key.kind] = kind
+            if let type = cause?["type"], !type.isNil { hash[Key.cause] = type }
+            for (k, v) in fields where !v.isNil { hash[k] = v }
+            return .table(LuaTable(hash: hash))
         }
         switch event {
         case .mutation(let m, _):
             pendingMutation = (m, cause)
-            if !keepStates { events.append(row("mutation", [("value", m)])) }
+            if !keepStates { events.append(row(Key.mutation, [Key.value: m])) }
         case .state(let s, let seq) where seq > 0:
             if keepStates, let (m, _) = pendingMutation {
-                events.append(row("mutation", [("value", m), ("state", s)]))
+                events.append(row(Key.mutation, [Key.value: m, Key.state: s]))
             }
             pendingMutation = nil
         case .effect(let e, let from):
-            events.append(row("effect", [("value", e), ("from", from.map { .string(LuaString($0)) } ?? .nil)]))
+            events.append(row(Key.effect, [Key.value: e, Key.from: from.map { .string(LuaString($0)) } ?? .nil]))
         case .error(let message, let location):
             events.append(
                 row(
-                    "error",
+                    Key.error,
                     [
-                        ("message", .string(LuaString(message))),
-                        ("where", location.map { .string(LuaString($0)) } ?? .nil),
-                    ]))
+                        Key.message: .string(LuaString(message)),
+                        Key.place: location.map { .string(LuaString($0)) } ?? .nil,
+                    ]
+                ))
         default:
             break
         }

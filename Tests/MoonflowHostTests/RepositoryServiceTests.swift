@@ -201,6 +201,57 @@ final class RepositoryServiceTests: XCTestCase {
         XCTAssertEqual(s["result"]?["name"]?.stringValue, "fast", "the last put made is the one kept")
     }
 
+    /// A repository whose put of a user named "held" waits until the test opens its gate,
+    /// and which notes the names it stored.
+    struct HeldPuts: Repository {
+        let inner = InMemoryRepository<User>([])
+        let gate = DispatchSemaphore(value: 0)
+        let log = SlowPuts.Log()
+        func get(id: Int) throws -> User? { try inner.get(id: id) }
+        func getAll(ids: [Int]) throws -> [User] { try inner.getAll(ids: ids) }
+        func getAll(_ query: Query) throws -> [User] { try inner.getAll(query) }
+        func put(_ model: User) throws -> User {
+            if model.name == "held" { gate.wait() }
+            defer { log.add(model.name) }
+            return try inner.put(model)
+        }
+        func putAll(_ models: [User]) throws -> [User] { try inner.putAll(models) }
+        func putAll(_ models: [User], replacing query: Query) throws -> [User] {
+            try inner.putAll(models, replacing: query)
+        }
+        func delete(id: Int) throws -> Bool { try inner.delete(id: id) }
+        func deleteAll(ids: [Int]) throws -> Int { try inner.deleteAll(ids: ids) }
+        func deleteAll(_ query: Query) throws -> Int { try inner.deleteAll(query) }
+    }
+
+    /// A call whose stream is cancelled while it waits for the call made before it never
+    /// runs: cancelling a save that has not started yet leaves the repository as it was.
+    func testACallCancelledWhileWaitingItsTurnNeverRuns() async throws {
+        let users = HeldPuts()
+        let host = try FeatureHost(configuration: .init(searchPaths: [folder.path]))
+        host.register(repository: users, named: "users", executor: ConcurrentQueueExecutor(label: "test.users"))
+        let feature = try load(host)
+        feature.start()
+        for name in ["held", "cancelled"] {
+            var action = LuaTable()
+            action["type"] = "call"
+            action["repo"] = "users"
+            action["method"] = "put"
+            action["arg"] = ["id": name == "held" ? 1 : 2, "name": .string(LuaString(name)), "team": "core"]
+            try feature.send(.table(action))
+        }
+        // Both streams started: the first call holds the repository, the second waits its turn.
+        let deadline = Date().addingTimeInterval(30)
+        while feature.inFlight.count < 2 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        XCTAssertEqual(feature.inFlight.count, 2, "both calls in flight")
+        feature.cancel(actionType: "call")
+        users.gate.signal()
+        // Made after both, so it runs after both have ended (run or skipped).
+        let s = try await call(feature, "users", "getAll", ["ids": [1, 2]])
+        XCTAssertFalse(names(s).contains("cancelled"), "the call cancelled while waiting stored nothing")
+        XCTAssertFalse(users.log.ended.contains("cancelled"), "the call cancelled while waiting did not run")
+    }
+
     func testDeclaredRepositoryIsSeededPerFeatureAndKeepsIdTypes() async throws {
         let host = try FeatureHost(configuration: .init(searchPaths: [folder.path]))
         let declared = "{ things = { seed = { { id = 1, name = 'one' }, { id = 'b', name = 'bee' } } } }"

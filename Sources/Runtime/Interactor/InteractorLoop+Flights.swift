@@ -19,18 +19,34 @@ extension InteractorLoop {
         @usableFromInline let kind: FlightKind
         @usableFromInline let disposable: SerialDisposable
         @inlinable var isHandler: Bool { if case .handler = kind { true } else { false } }
+
+        @inlinable
+        init(origin: Origin, type: String, kind: FlightKind, disposable: SerialDisposable) {
+            self.origin = origin
+            self.type = type
+            self.kind = kind
+            self.disposable = disposable
+        }
     }
 
     /// A `concat` handling waiting for a free slot of its type.
     @usableFromInline
     struct Waiting {
-        let handled: Handled<Mutation>
-        let origin: Origin
-        let limit: Int
+        @usableFromInline let handled: Handled<Mutation>
+        @usableFromInline let origin: Origin
+        @usableFromInline let limit: Int
+
+        @inlinable
+        init(handled: Handled<Mutation>, origin: Origin, limit: Int) {
+            self.handled = handled
+            self.origin = origin
+            self.limit = limit
+        }
     }
 
     /// The strategies other than `.merge`, which need the action's type and the flight table.
-    @usableFromInline
+    /// Inlinable, as `process(_:)` is: the streams it starts are drained specialized.
+    @inlinable
     func process(_ origin: Origin, strategy: FlattenStrategy) {
         let type = actionType(origin.action)
         if let limit = strategy.concurrencyLimit {
@@ -72,7 +88,9 @@ extension InteractorLoop {
         }
     }
 
-    @usableFromInline
+    /// Inlinable, as is what it calls when the stream sends (`arrive`, `startDraining`), so
+    /// that the arrivals of a caller's streams are drained specialized for its types too.
+    @inlinable
     func startFlight(_ producer: Producer<Mutation>, _ origin: Origin, type: String, kind: FlightKind) {
         let disposable = SerialDisposable()
         let id: Int? = shared.withLock { shared in

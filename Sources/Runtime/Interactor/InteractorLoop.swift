@@ -10,7 +10,9 @@ import Streams
 ///
 /// The synchronous path (`send` -> `process` -> `reduceStep` -> `next`) is `@inlinable` so that
 /// callers in other modules (the benchmark, the Lua bridge) specialize it for their types instead
-/// of paying for generic metadata lookups on every action.
+/// of paying for generic metadata lookups on every action; so are the effects' way out (`route`,
+/// `emit`) and the start of a stream (`startFlight`), whose observer drains the mutations the
+/// stream sends later: a loop's work is drained specialized whichever way it arrives.
 ///
 /// **Threading**: `current`, `taps` and `owner` are confined to the drainer; the `draining` flag,
 /// set and cleared under `shared`'s lock, hands them from one drainer to the next.
@@ -60,9 +62,9 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         @usableFromInline var draining = false
         @usableFromInline var disposed = false
         @usableFromInline var nextActionID = 0
-        var nextFlightID = 0
+        @usableFromInline var nextFlightID = 0
         @usableFromInline var flights: [Int: Flight] = [:]
-        var waiting: [String: FIFO<Waiting>] = [:]
+        @usableFromInline var waiting: [String: FIFO<Waiting>] = [:]
         @usableFromInline var taps: Taps
         var signals = Signals()
         /// The last drain handed to the state scheduler (it may have run already).
@@ -70,6 +72,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
 
         init(taps: Taps) { self.taps = taps }
 
+        @usableFromInline
         func handlers(ofType type: String) -> Int {
             flights.values.reduce(0) { $0 + ($1.isHandler && $1.type == type ? 1 : 0) }
         }
@@ -107,7 +110,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     /// Called with every effect no handler takes, on the output scheduler, before the
     /// `effects` signal gets it: an owner that forwards effects to listeners of its own
     /// (a Lua feature's outlet) skips the signal's machinery.
-    let outward: (@Sendable (Traced<Effect>) -> Void)?
+    @usableFromInline let outward: (@Sendable (Traced<Effect>) -> Void)?
     /// Splits an effect that stands for several (a Lua `reduce` that returned a list) into
     /// them, each routed in order as if returned alone; nil for a plain effect.
     @usableFromInline let split: (@Sendable (Effect) -> [Effect]?)?
@@ -117,7 +120,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
     /// draining the loop lets them run, then goes on (`Work.yield`). Nil: drain to the end.
     @usableFromInline let slice: (nanoseconds: UInt64, later: any SlicedScheduler)?
     @usableFromInline let outputIsImmediate: Bool
-    let workIsImmediate: Bool
+    @usableFromInline let workIsImmediate: Bool
     @usableFromInline let outlet: StateOutlet<State>
     @usableFromInline let shared: Locked<Shared>
 
@@ -430,7 +433,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
 
     /// Gives an effect (each of a list, in order) to the effect handler; a stream it returns
     /// is started, else the effect goes out.
-    @usableFromInline
+    @inlinable
     func route(_ effect: Effect, _ origin: Origin, state: State) {
         if let split, let effects = split(effect) {
             for effect in effects { routeOne(effect, origin, state: state) }
@@ -439,7 +442,7 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         routeOne(effect, origin, state: state)
     }
 
-    @usableFromInline
+    @inlinable
     func routeOne(_ effect: Effect, _ origin: Origin, state: State) {
         if let producer = effectHandler(effect, state) {
             startFlight(producer, origin, type: actionType(origin.action), kind: .effect(effect))
@@ -454,14 +457,14 @@ final class InteractorLoop<State: Sendable, Action: Sendable, Mutation: Sendable
         if let tap { emit(tap, traced) }
     }
 
-    @usableFromInline
+    @inlinable
     func fail(_ error: any Error, _ origin: Origin, _ stage: Failure.Stage) {
         if let tap = taps.errors {
             emit(tap, Failure(error: error, action: origin.action, actionID: origin.id, stage: stage))
         }
     }
 
-    @usableFromInline
+    @inlinable
     func emit<Value>(_ observer: Observer<Value>, _ value: Value) {
         if outputIsImmediate {
             observer.send(value: value)
