@@ -59,6 +59,9 @@ package final class FeatureRun: @unchecked Sendable {
         package var recordsReads = false
         /// The values of time a recording holds, handed back in order by kind (`replay`).
         package var readsFeed: (@Sendable (String) -> LuaValue?)?
+        /// Whether the run can be repeated from its load (`travel()`): a virtual-clock run under
+        /// the debugger keeps every input line it reads.
+        package var repeatable = false
         package init(path: String) { self.path = path }
     }
 
@@ -125,6 +128,8 @@ package final class FeatureRun: @unchecked Sendable {
     /// The declared invariants that do not hold now, under `lock`: each is reported when it
     /// breaks, not again at every state until it has held once more.
     var brokenInvariants: Set<String> = []
+    /// Going back (`FeatureRun+Travel`): the input lines kept, and what a re-run prints.
+    var travelState = TravelState()
     /// The checker `checkInvariants` calls, loaded once per Lua state (by the state's identity).
     var invariantChecker: (state: ObjectIdentifier, function: LuaRef)?
 

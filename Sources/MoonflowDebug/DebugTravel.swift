@@ -1,0 +1,92 @@
+import Foundation
+import LuaKit
+
+/// Going back in a run (`stepBack`, `reverseContinue`), as the debugger keeps it. A run that
+/// can be repeated exactly (the virtual clock, with its input kept) counts every line event
+/// of the plugins' files (`LuaState.countLines`): a stop is at a count. Going back abandons
+/// the stopped thread (`LuaResume.travel`: its stack unwinds to the host's call, and the run
+/// leaves that state behind) and runs the feature again from its load, in a new state, with
+/// the same inputs, its hook counting and stopping nowhere, in two passes: the first runs to
+/// the count it left (the mark), noting where to go (the last line at the stopped depth or
+/// outer, or the last breakpoint hit that stopped), the second to that count, where it stops.
+/// A re-run from the load is exact: every local, upvalue and module-level value is as it was.
+package struct DebugTravel: Sendable {
+    /// What the editor asked.
+    package enum Kind: Sendable {
+        /// To the line before: the last line run at the stopped frame's depth or outer.
+        case stepBack
+        /// To the last breakpoint hit before that stopped (or the run's first line).
+        case reverseContinue
+    }
+
+    /// Where a thread stopped: its line events counted, and its stack's depth.
+    struct Position: Sendable, Equatable {
+        let count: Int64
+        let depth: Int
+    }
+
+    /// A way back under way: the pass to the mark, then the one to the target.
+    struct Journey: Sendable {
+        let kind: Kind
+        /// Where the run stopped when the editor asked (the first pass's mark); 0 once passed.
+        var mark: Int64
+        let depth: Int
+        /// Where the second pass stops; 0 during the first.
+        var seekTo: Int64 = 0
+        /// The `stopped` reason at the end.
+        var reason: String { kind == .stepBack ? "step" : seekTo == 1 && noHit ? "entry" : "breakpoint" }
+        var noHit = false
+    }
+
+    /// Why the editor cannot go back from here.
+    package struct Refusal: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// Abandons the run and repeats it (the run's driver); nil: the run cannot be repeated.
+    var rerun: (@Sendable () -> Void)?
+    /// Said instead of `notRepeatable` when the run gave its own reason.
+    var refusal: String?
+    var stopped: Position?
+    var journey: Journey?
+    /// The last breakpoint hit that stopped before the mark, during the first pass.
+    private var lastHit: Int64 = 0
+
+    /// Why a run on the real clock cannot go back, and what to do instead.
+    package static let notRepeatable =
+        "needs a run Moonflow can repeat exactly: run on the virtual clock (moonflow run PATH --clock virtual --actions FILE --debug PORT), or record this run (moonflow run PATH --record FILE) and debug the recording (moonflow replay FILE --debug PORT)"
+
+    mutating func start(_ kind: Kind) throws(Refusal) {
+        let name = kind == .stepBack ? "stepBack" : "reverseContinue"
+        guard rerun != nil else { throw Refusal(description: "\(name) \(refusal ?? Self.notRepeatable)") }
+        guard let stopped, stopped.count > 0 else {
+            throw Refusal(
+                description: "\(name) needs a stop at a line of a plugin's file; this stop has none to go back from")
+        }
+        guard stopped.count > 1 else {
+            throw Refusal(
+                description: "\(name): the run is at its first line (line event 1); there is nothing before it")
+        }
+        journey = Journey(kind: kind, mark: stopped.count, depth: stopped.depth)
+        lastHit = 0
+    }
+
+    /// A breakpoint hit that would have stopped, at `count`, on the first pass.
+    mutating func hit(_ count: Int64, id: Int?) {
+        guard let journey, journey.mark > 0, count < journey.mark else { return }
+        lastHit = count
+    }
+
+    /// The first pass reached its mark: `found` is the last line before it at the depth or outer.
+    mutating func marked(found: Int64) {
+        guard var journey else { return }
+        switch journey.kind {
+        case .stepBack: journey.seekTo = found > 0 ? found : journey.mark - 1
+        case .reverseContinue:
+            journey.seekTo = lastHit > 0 ? lastHit : 1
+            journey.noHit = lastHit == 0
+        }
+        journey.mark = 0
+        self.journey = journey
+    }
+}
