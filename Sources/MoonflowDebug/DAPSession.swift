@@ -35,7 +35,7 @@ extension DebugTarget {
     package func reverse(_ kind: DebugTravel.Kind) -> Result<Void, DebugTravel.Refusal>? {
         .failure(
             DebugTravel.Refusal(
-                description: "\(kind == .stepBack ? "stepBack" : "reverseContinue") \(DebugTravel.notRepeatable)"))
+                description: "\(kind.request) \(DebugTravel.notRepeatable)"))
     }
 }
 

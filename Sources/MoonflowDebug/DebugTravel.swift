@@ -12,11 +12,22 @@ import LuaKit
 /// A re-run from the load is exact: every local, upvalue and module-level value is as it was.
 package struct DebugTravel: Sendable {
     /// What the editor asked.
-    package enum Kind: Sendable {
+    package enum Kind: Sendable, Equatable {
         /// To the line before: the last line run at the stopped frame's depth or outer.
         case stepBack
         /// To the last breakpoint hit before that stopped (or the run's first line).
         case reverseContinue
+        /// To the start of the run's `n`th action (from 1, in input order): the first line of
+        /// a plugin's file it runs (its `handle`), with the state as it was before it.
+        case action(Int)
+
+        var request: String {
+            switch self {
+            case .stepBack: "stepBack"
+            case .reverseContinue: "reverseContinue"
+            case .action(let n): "opening action \(n)"
+            }
+        }
     }
 
     /// Where a thread stopped: its line events counted, and its stack's depth.
@@ -34,7 +45,18 @@ package struct DebugTravel: Sendable {
         /// Where the second pass stops; 0 during the first.
         var seekTo: Int64 = 0
         /// The `stopped` reason at the end.
-        var reason: String { kind == .stepBack ? "step" : seekTo == 1 && noHit ? "entry" : "breakpoint" }
+        var reason: String {
+            switch kind {
+            case .stepBack: "step"
+            case .reverseContinue: seekTo == 1 && noHit ? "entry" : "breakpoint"
+            case .action: "goto"
+            }
+        }
+        /// The action a re-run stops at the start of (`Kind.action`).
+        var action: Int? {
+            if case .action(let n) = kind { return n }
+            return nil
+        }
         var noHit = false
     }
 
@@ -49,6 +71,8 @@ package struct DebugTravel: Sendable {
     var refusal: String?
     var stopped: Position?
     var journey: Journey?
+    /// The action a journey opens is being sent: its pause is the stop.
+    var actionReached = false
     /// The last breakpoint hit that stopped before the mark, during the first pass.
     private var lastHit: Int64 = 0
 
@@ -57,8 +81,14 @@ package struct DebugTravel: Sendable {
         "needs a run Moonflow can repeat exactly: run on the virtual clock (moonflow run PATH --clock virtual --actions FILE --debug PORT), or record this run (moonflow run PATH --record FILE) and debug the recording (moonflow replay FILE --debug PORT)"
 
     mutating func start(_ kind: Kind) throws(Refusal) {
-        let name = kind == .stepBack ? "stepBack" : "reverseContinue"
+        let name = kind.request
         guard rerun != nil else { throw Refusal(description: "\(name) \(refusal ?? Self.notRepeatable)") }
+        if case .action(let n) = kind {
+            guard n >= 1 else { throw Refusal(description: "\(name): actions count from 1") }
+            journey = Journey(kind: kind, mark: 0, depth: 0)
+            actionReached = false
+            return
+        }
         guard let stopped, stopped.count > 0 else {
             throw Refusal(
                 description: "\(name) needs a stop at a line of a plugin's file; this stop has none to go back from")
@@ -69,6 +99,7 @@ package struct DebugTravel: Sendable {
         }
         journey = Journey(kind: kind, mark: stopped.count, depth: stopped.depth)
         lastHit = 0
+        actionReached = false
     }
 
     /// A breakpoint hit that would have stopped, at `count`, on the first pass.
@@ -85,6 +116,7 @@ package struct DebugTravel: Sendable {
         case .reverseContinue:
             journey.seekTo = lastHit > 0 ? lastHit : 1
             journey.noHit = lastHit == 0
+        case .action: return
         }
         journey.mark = 0
         self.journey = journey

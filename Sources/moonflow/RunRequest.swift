@@ -158,6 +158,7 @@ struct RunRequest {
             options.reloaded = { server.server.controller.filesChanged() }
             // On the virtual clock the run can be repeated from its load: the debugger can go back.
             options.repeatable = options.clock == .virtual && options.serviceTap == nil && !watch
+            if options.repeatable { options.actionStarting = { server.server.controller.actionStarting($0) } }
             debugger = server
         }
         // At the prompt, what the run prints goes above the line being typed.

@@ -50,6 +50,7 @@ extension FeatureRun {
         let generation = lock.withLock {
             travelState.pending = false
             travelState.emitted = 0
+            travelState.actionsSent = 0
             callCounts = [:]
             brokenInvariants = []
             linesRead = 0
@@ -91,4 +92,6 @@ struct TravelState {
     var printed = 0
     /// `travel()` was called: the input's thread runs the plugin again.
     var pending = false
+    /// Actions sent by the current generation (under the run's lock).
+    var actionsSent = 0
 }
