@@ -208,7 +208,10 @@ static void debug_hook(lua_State *L, lua_Debug *ar) {
   if (!d) return;
   if (d->abandoned) {
     if (lua_gethookcount(L) != 1) set_mask(L, 1);  // a coroutine that kept the hook it had
-    raise_travel(L);
+    // At an instruction of Lua code only: a C function called as the stack unwinds (a test's
+    // deadline guard, a view's closer: their __close) must run, as under the watchdog's stop.
+    if (ar->event == LUA_HOOKCOUNT || ar->event == LUA_HOOKLINE) raise_travel(L);
+    return;
   }
   if (d->evaluating) return;
   switch (ar->event) {
