@@ -157,6 +157,55 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertEqual(travelled, plain, "the same events as a run that never went back")
     }
 
+    /// The same in a spec under `moonflow test --debug`: the file runs again from its start, and
+    /// its results are reported once.
+    func testGoingBackInASpecComesBackExactlyAndReportsEachResultOnce() throws {
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("ledger/spec"), withIntermediateDirectories: true)
+        try """
+        local T = require "moonflow.test"
+        describe("ledger", function()
+          it("adds each amount times how many came before it and this one", function()
+            local store = T.store("ledger")
+            store:send({ type = "add", n = 5 }, function(s) s.total = 5 end)
+            store:send({ type = "add", n = 7 }, function(s) s.total = 19 end)
+            store:finish()
+          end)
+        end)
+        """.write(
+            toFile: folder.appendingPathComponent("ledger/spec/ledger_spec.lua").path, atomically: true,
+            encoding: .utf8)
+        let (process, output, _, editor) = try started(
+            ["test", "ledger/spec/ledger_spec.lua", "--debug", "127.0.0.1:0", "--debug-wait"])
+        defer { if process.isRunning { process.terminate() } }
+        try attach(editor, breakpoints: [Line.before])
+        _ = try stopped(editor)
+        _ = try editor.request("continue", ["threadId": 1])
+        _ = try stopped(editor)
+        XCTAssertEqual(try value(editor, "m.n"), "7")
+
+        let back = try editor.request("reverseContinue", ["threadId": 1])
+        XCTAssertEqual(back["success"] as? Bool, true, "\(back)")
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "breakpoint")
+        XCTAssertEqual(try value(editor, "m.n"), "5")
+        XCTAssertEqual(try value(editor, "seen"), "1")
+        _ = try editor.request("next", ["threadId": 1])
+        _ = try stopped(editor)
+        XCTAssertEqual(try line(editor), Line.total)
+        _ = try editor.request("stepBack", ["threadId": 1])
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "step")
+        XCTAssertEqual(try line(editor), Line.before)
+        XCTAssertEqual(try value(editor, "state.total"), "0")
+
+        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
+        _ = try editor.request("continue", ["threadId": 1])
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, printed)
+        XCTAssertTrue(printed.contains("1 passed, 0 failed"), printed)
+        XCTAssertEqual(printed.components(separatedBy: "adds each amount").count, 2, "the result once: \(printed)")
+    }
+
     /// On the real clock the run cannot be repeated: the requests are refused with how to get one that can.
     func testGoingBackOnTheRealClockIsRefusedWithHowToRecordAndReplay() throws {
         let (process, _, _, editor) = try started(
