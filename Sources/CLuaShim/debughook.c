@@ -42,6 +42,14 @@ typedef struct mf_debug {
   void *ctx;
   char *cwd;                // the working directory at the start, for chunk names with `..`
   int evaluating;           // evaluations under way (mf_debug_evaluating): no stop inside one
+  // Going back (mf_debug_count_lines, mf_debug_seek): on the Lua thread only.
+  int counting;             // every line of a plugin's file is taken and counted
+  long long lines;          // the line events of plugins' files counted since counting began
+  long long seek;           // at this count, stop (MF_STOP_ARRIVED); 0: none
+  long long mark;           // at this count, ask the debugger where to go (MF_STOP_MARK); 0: none
+  int mark_depth;           // before the mark: the last count at this depth or outer is `found`
+  long long found;
+  int abandoned;            // the debugger left this state for a re-run: every hook raises
 } mf_debug;
 
 static mf_debug *debug_of(lua_State *L) { return (mf_debug *)mf_budget_of(L)->debug; }
@@ -122,6 +130,7 @@ static int has_breakpoint(mf_debug *d, const char *source, size_t srclen, int fi
 /// breakpoint in it, or a step or pause under way.
 static int wants_lines(mf_debug *d, lua_Debug *ar) {
   if (d->step || __atomic_load_n(&d->pause, __ATOMIC_RELAXED)) return 1;
+  if (d->counting && visible(ar->source, ar->srclen)) return 1;
   if (!__atomic_load_n(&d->any, __ATOMIC_ACQUIRE) || !visible(ar->source, ar->srclen)) return 0;
   int first = ar->linedefined, last = ar->lastlinedefined;
   if (first <= 0) { first = 0; last = INT_MAX; }  // a main chunk: all of it
@@ -136,7 +145,20 @@ static void debug_hook(lua_State *L, lua_Debug *ar);
 static void set_mask(lua_State *L, int lines) {
   int mask = LUA_MASKCALL | LUA_MASKRET;
   if (lines || mf_budget_of(L)->cover) mask |= LUA_MASKLINE;
+  mf_debug *d = debug_of(L);
+  if (d && d->abandoned) {  // an instruction of any code raises the travel error
+    lua_sethook(L, debug_hook, mask | LUA_MASKCOUNT, 1);
+    return;
+  }
   if (lua_gethook(L) != debug_hook || lua_gethookmask(L) != mask) lua_sethook(L, debug_hook, mask, 0);
+}
+
+/// The error that takes an abandoned state's calls back to the host: raised from this hook
+/// at every instruction, so no pcall of a plugin's keeps it (the next instruction after one
+/// raises it again) and the protected call the host made returns it as its status.
+static int raise_travel(lua_State *L) {
+  lua_pushliteral(L, MF_TRAVEL_ERROR);
+  return lua_error(L);
 }
 
 /// How deep L's stack is now.
@@ -152,6 +174,12 @@ static int depth(lua_State *L) {
 static void stop_here(lua_State *L, mf_debug *d, int reason, int line, const char *message) {
   int next = d->stop(d->ctx, L, reason, line, message);
   if (next == MF_NOT_STOPPED) return;
+  if (next == MF_RESUME_TRAVEL) {  // the hook raises from its next event on (debug_hook)
+    d->abandoned = 1;
+    d->step = 0;
+    set_mask(L, 1);
+    return;
+  }
   d->step = next;
   d->step_thread = L;
   d->step_depth = next == MF_RESUME_RUN ? 0 : depth(L);
@@ -177,7 +205,15 @@ static int on_breakpoint_line(mf_debug *d, lua_Debug *ar) {
 
 static void debug_hook(lua_State *L, lua_Debug *ar) {
   mf_debug *d = debug_of(L);
-  if (!d || d->evaluating) return;
+  if (!d) return;
+  if (d->abandoned) {
+    if (lua_gethookcount(L) != 1) set_mask(L, 1);  // a coroutine that kept the hook it had
+    // At an instruction of Lua code only: a C function called as the stack unwinds (a test's
+    // deadline guard, a view's closer: their __close) must run, as under the watchdog's stop.
+    if (ar->event == LUA_HOOKCOUNT || ar->event == LUA_HOOKLINE) raise_travel(L);
+    return;
+  }
+  if (d->evaluating) return;
   switch (ar->event) {
     case LUA_HOOKCALL:
     case LUA_HOOKTAILCALL:
@@ -201,6 +237,24 @@ static void debug_hook(lua_State *L, lua_Debug *ar) {
   if (mf_budget_of(L)->cover) mf_cover_line(L, ar);
   if (!lua_getinfo(L, "S", ar) || !visible(ar->source, ar->srclen)) return;
   int line = ar->currentline;
+  if (d->counting) {
+    long long n = ++d->lines;
+    if (d->mark && n < d->mark && depth(L) <= d->mark_depth) d->found = n;
+    if (n == d->mark || n == d->seek) {
+      int reason = n == d->mark ? MF_STOP_MARK : MF_STOP_ARRIVED;
+      d->mark = d->seek = 0;
+      __atomic_store_n(&d->pause, 0, __ATOMIC_RELAXED);
+      stop_here(L, d, reason, line, NULL);
+      if (d->abandoned) raise_travel(L);
+      if (lua_getinfo(L, "S", ar)) set_mask(L, wants_lines(d, ar));
+      return;
+    }
+    if (d->mark || d->seek) {  // on the way to a point before: only breakpoints are weighed (none stops)
+      if (on_breakpoint_line(d, ar)) stop_here(L, d, MF_STOP_BREAKPOINT, line, NULL);
+      if (d->abandoned) raise_travel(L);
+      return;
+    }
+  }
   if (__atomic_exchange_n(&d->pause, 0, __ATOMIC_RELAXED)) {
     stop_here(L, d, MF_STOP_PAUSE, line, NULL);
   } else if (d->step && step_ends(d, L, depth(L))) {
@@ -212,6 +266,7 @@ static void debug_hook(lua_State *L, lua_Debug *ar) {
   } else {
     return;
   }
+  if (d->abandoned) raise_travel(L);
   if (lua_getinfo(L, "S", ar)) set_mask(L, wants_lines(d, ar));
 }
 
@@ -350,6 +405,33 @@ void mf_debug_caught(lua_State *L, int level, int which, int call_depth) {
   // Caught by code not the plugin's: only a plugin's frame inside the call (above the
   // catching call's own, which is at level depth - call_depth) is where the error is its.
   stop_at_error(L, d, level, which == MF_ERRORS_UNCAUGHT && call_depth > 0 ? depth(L) - call_depth : INT_MAX);
+}
+
+void mf_debug_count_lines(lua_State *L, int on) {
+  mf_debug *d = debug_of(L);
+  if (!d) return;
+  d->counting = on;
+  mf_rest_hook(L);
+}
+
+long long mf_debug_position(lua_State *L, int *stack_depth) {
+  mf_debug *d = debug_of(L);
+  if (stack_depth) *stack_depth = depth(L);
+  return d ? d->lines : 0;
+}
+
+void mf_debug_seek(lua_State *L, long long to, long long mark, int mark_depth) {
+  mf_debug *d = debug_of(L);
+  if (!d) return;
+  d->seek = to;
+  d->mark = mark;
+  d->mark_depth = mark_depth;
+  d->found = 0;
+}
+
+long long mf_debug_found(lua_State *L) {
+  mf_debug *d = debug_of(L);
+  return d ? d->found : 0;
 }
 
 void mf_debug_evaluating(lua_State *L, int on) {

@@ -25,6 +25,18 @@ package protocol DebugTarget: AnyObject, Sendable {
     func resume(_ mode: LuaResume) -> Bool
     /// Stops the run at the next line of a plugin's file it runs.
     func pause()
+    /// Goes back from the stop (`stepBack`, `reverseContinue`); nil when nothing is stopped,
+    /// a failure saying why the run cannot go back.
+    func reverse(_ kind: DebugTravel.Kind) -> Result<Void, DebugTravel.Refusal>?
+}
+
+extension DebugTarget {
+    /// A target that cannot go back says so, and how to get a run that can.
+    package func reverse(_ kind: DebugTravel.Kind) -> Result<Void, DebugTravel.Refusal>? {
+        .failure(
+            DebugTravel.Refusal(
+                description: "\(kind.request) \(DebugTravel.notRepeatable)"))
+    }
 }
 
 package struct DebugThread: Equatable, Sendable {
@@ -300,6 +312,12 @@ package final class DAPSession: @unchecked Sendable {
             let mode: LuaResume = command == "next" ? .stepOver : command == "stepIn" ? .stepIn : .stepOut
             guard target.resume(mode) else { return notStopped(request) }
             respond(to: request)
+        case "stepBack", "reverseContinue":
+            guard let gone = target.reverse(command == "stepBack" ? .stepBack : .reverseContinue) else {
+                return notStopped(request)
+            }
+            if case .failure(let refusal) = gone { throw Refusal(refusal.description) }
+            respond(to: request)
         case "pause":
             target.pause()
             respond(to: request)
@@ -378,6 +396,7 @@ package final class DAPSession: @unchecked Sendable {
         "supportsHitConditionalBreakpoints": true,
         "supportsLogPoints": true,
         "supportsDelayedStackTraceLoading": true,
+        "supportsStepBack": true,
         "exceptionBreakpointFilters": LuaValue([
             ["filter": "all", "label": "Any error, caught or not", "default": false],
             ["filter": "uncaught", "label": "Errors no handler catches", "default": false],

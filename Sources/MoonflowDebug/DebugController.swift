@@ -57,6 +57,9 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     private let threadName: String
     /// Where log points print when no editor is there to show them.
     private let log: @Sendable (String) -> Void
+    /// Going back (`DebugTravel`): how the run is repeated, where the stopped thread is, and
+    /// the journey under way.
+    private var travel = DebugTravel()
 
     /// Where scope references start: below are tables in `holder`, from here a frame's
     /// locals (even) or upvalues (odd).
@@ -95,6 +98,18 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
         }
         for (path, requested) in files { lua.setBreakpointLines(path: path, lines: requested.map(\.line)) }
         Self.apply(errors, to: lua)
+        let (repeatable, journey) = lock.withLock { () -> (Bool, DebugTravel.Journey?) in
+            guard travel.rerun != nil else { return (false, nil) }
+            // A re-run counts the breakpoints' hits again from the load, as the first run did.
+            if travel.journey != nil { hits = [:] }
+            return (true, travel.journey)
+        }
+        if repeatable {
+            lua.countLines(true)
+            if let journey, journey.action == nil {
+                lua.seek(to: journey.seekTo, mark: journey.mark, depth: journey.depth)
+            }
+        }
         return true
     }
 
@@ -210,7 +225,26 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
                 return activeHolder
             }) != nil
         else { return nil }
+        let journey = lock.withLock { travel.journey }
+        if let journey, journey.action != nil {
+            // Opening an action: its pause (`actionStarting`) is the stop; before it nothing stops.
+            guard stop.reason == .pause, lock.withLock({ travel.actionReached }) else { return nil }
+            lock.withLock {
+                travel.journey = nil
+                travel.actionReached = false
+            }
+            return self.stop(thread, reason: journey.reason, at: stop)
+        }
+        if let journey {
+            switch stop.reason {
+            case .mark: return markReached(stop, journey)
+            case .arrived: return arrived(stop, thread, journey)
+            case .breakpoint: break  // weighed and counted, as the first run did; nothing stops
+            default: return nil
+            }
+        }
         switch stop.reason {
+        case .mark, .arrived: return nil
         case .breakpoint:
             guard let top = thread.shown.first,
                 let (file, request) = breakpoint(at: top.source, line: stop.line)
@@ -225,16 +259,60 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
                 return hits["\(file):\(request.line)"]!
             }
             if let hitCondition = request.hitCondition, !Self.hitMatches(hitCondition, count) { return nil }
+            if journey != nil {
+                // On the way back: a hit that would stop is where reverseContinue may go.
+                if request.logMessage?.isEmpty != false { lock.withLock { travel.hit(stop.count, id: request.id) } }
+                return nil
+            }
             if let message = request.logMessage, !message.isEmpty {  // an empty one stops, as the protocol says
                 let line = interpolated(message, on: thread)
                 output(line + "\n")
                 return nil
             }
-            return self.stop(thread, reason: "breakpoint", breakpoint: request.id)
-        case .step: return self.stop(thread, reason: "step")
-        case .pause: return self.stop(thread, reason: "pause")
-        case .error(let message): return self.stop(thread, reason: "exception", description: message)
+            return self.stop(thread, reason: "breakpoint", breakpoint: request.id, at: stop)
+        case .step: return self.stop(thread, reason: "step", at: stop)
+        case .pause: return self.stop(thread, reason: "pause", at: stop)
+        case .error(let message): return self.stop(thread, reason: "exception", description: message, at: stop)
         }
+    }
+
+    /// The re-run reached the point the editor went back from: where it goes is now known
+    /// (the line before, or the last breakpoint hit before), and the run is repeated once more
+    /// to stop there.
+    private func markReached(_ stop: LuaStop, _ journey: DebugTravel.Journey) -> LuaResume? {
+        let found = stop.thread.state.foundBeforeMark
+        let rerun: (@Sendable () -> Void)? = lock.withLock {
+            travel.marked(found: found)
+            return travel.rerun
+        }
+        rerun?()
+        return .travel
+    }
+
+    /// The re-run is where the editor went back to: a stop as any other, with the hit of a
+    /// breakpoint on the line counted as the first run counted it.
+    private func arrived(_ stop: LuaStop, _ thread: HookedThread, _ journey: DebugTravel.Journey) -> LuaResume? {
+        lock.withLock { travel.journey = nil }
+        var id: Int?
+        if let top = thread.shown.first, let (file, request) = breakpoint(at: top.source, line: stop.line),
+            request.logMessage?.isEmpty != false
+        {
+            let holds =
+                request.condition.map { condition in
+                    condition.isEmpty
+                        || (try? thread.evaluate(condition, level: 1)).map { $0.type != "nil" && $0.text != "false" }
+                            == true
+                } ?? true
+            if holds {
+                lock.withLock { hits["\(file):\(request.line)", default: 0] += 1 }
+                id = request.id
+            }
+        }
+        if journey.reason == "breakpoint", id == nil {
+            return self.stop(thread, reason: "step", at: stop)
+        }
+        return self.stop(
+            thread, reason: journey.reason, breakpoint: journey.reason == "breakpoint" ? id : nil, at: stop)
     }
 
     /// The breakpoint at `line` of the chunk named `source` (relative or absolute), by file.
@@ -296,12 +374,14 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// the editor's reads here until it says continue or step, or goes away.
     @discardableResult
     package func stop(
-        _ thread: any StoppedThread, reason: String, description: String? = nil, breakpoint: Int? = nil
+        _ thread: any StoppedThread, reason: String, description: String? = nil, breakpoint: Int? = nil,
+        at position: LuaStop? = nil
     ) -> LuaResume {
         let session: DAPSession? = lock.withLock {
             guard attached else { return nil }
             pending = []
             resumed = nil
+            travel.stopped = position.map { DebugTravel.Position(count: $0.count, depth: $0.depth) }
             return self.session
         }
         guard let session else { return .run }
@@ -325,8 +405,69 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
         // What the editor opened is kept while it is stopped, and let go as it goes on: a
         // breakpoint hit a hundred thousand times keeps nothing from the hits before.
         if let holder { try? thread.releaseShown(holder: holder) }
+        let rerun = lock.withLock {
+            travel.stopped = nil
+            return next == .travel ? travel.rerun : nil
+        }
         session.send(event: "continued", body: ["threadId": LuaValue(threadID), "allThreadsContinued": true])
+        rerun?()
         return next
+    }
+
+    // MARK: Going back
+
+    /// Makes going back possible: `rerun` abandons the run (called on the stopped Lua thread,
+    /// before the error that unwinds it is raised) and runs it again from its load with the same
+    /// inputs, each Lua state it makes served here (`serve(_:)`). Before any state is served.
+    package func repeats(by rerun: @escaping @Sendable () -> Void) {
+        lock.withLock { travel.rerun = rerun }
+    }
+
+    /// Why this run cannot go back (the refusal of `stepBack` and `reverseContinue`), instead
+    /// of the default (`DebugTravel.notRepeatable`).
+    package func cannotRepeat(because why: String) {
+        lock.withLock { travel.refusal = why }
+    }
+
+    /// The run's driver is about to send its `index`th action (from 1, in input order), on the
+    /// Lua state's thread: a re-run opening that action (`open(action:)`) stops at the first
+    /// line of a plugin's file it runs.
+    package func actionStarting(_ index: Int) {
+        let opens = lock.withLock { () -> Bool in
+            guard travel.journey?.action == index else { return false }
+            travel.actionReached = true
+            return true
+        }
+        if opens { pause() }
+    }
+
+    /// Stops the run at the start of its `index`th action (from 1, in input order): at the first
+    /// line of a plugin's file it runs (its `handle`), with the state as it was before it, as an
+    /// inspector's step is opened in the editor. The run is repeated from its load (as going back
+    /// is) up to there; it must be stopped in the debugger now (nil when it is not), and be one
+    /// that can be repeated (a failure saying why not, otherwise). The editor then gets a
+    /// `stopped` event with reason `goto`.
+    ///
+    ///     controller.open(action: 3)   // while stopped: the run stops at action 3's handle
+    package func open(action index: Int) -> Result<Void, DebugTravel.Refusal>? {
+        reverse(.action(index))
+    }
+
+    /// Goes back from the stop: to the line before (`stepBack`: the last line run at this
+    /// depth or outer), or to the last breakpoint hit before (`reverseContinue`). Nil when
+    /// nothing is stopped; a failure naming why it cannot.
+    package func reverse(_ kind: DebugTravel.Kind) -> Result<Void, DebugTravel.Refusal>? {
+        lock.withLock { () -> Result<Void, DebugTravel.Refusal>? in
+            guard pending != nil, resumed == nil else { return nil }
+            do throws(DebugTravel.Refusal) {
+                try travel.start(kind)
+            } catch {
+                return .failure(error)
+            }
+            resumed = .travel
+            lock.broadcast()
+            return .success(())
+        }
     }
 
     /// Lets a stopped thread go on: run, or step in, over or out.

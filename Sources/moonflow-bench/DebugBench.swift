@@ -11,16 +11,22 @@ import MoonflowHostTools
 // in counter's `invariants`, which a plain run never calls): the hook then takes calls and
 // returns only. The three run in turn, round after round, so the machine's load falls on
 // each alike; the median of every round's runs. Issue 51's targets: the first as (c) of the
-// feature suite, the others at most 2x it.
+// feature suite, the others at most 2x it. A fourth run is a debugger on a run that can go back
+// (`DebugController.repeats(by:)`, as `moonflow run --clock virtual --debug` serves it): the hook
+// counts every line of the plugin's file, and no reverse request is made; beside the second, the
+// same run with counting off (what a virtual-clock run under the debugger cost before).
 
 func debugBench() {
     let actions = BenchEnvironment.scaled(200_000)
     let rounds = 5
     print(
-        "counter feature under a debugger, \(actions) actions per run, \(rounds) rounds of the three in turn, ns per action"
+        "counter feature under a debugger, \(actions) actions per run, \(rounds) rounds of the four in turn, ns per action"
     )
     var samples: [String: [Double]] = [:]
-    let modes = ["no debugger", "debugger, no breakpoint", "debugger, breakpoints elsewhere"]
+    let modes = [
+        "no debugger", "debugger, no breakpoint", "debugger, breakpoints elsewhere",
+        "debugger, counting lines to go back",
+    ]
     for _ in 0..<rounds {
         for (index, mode) in modes.enumerated() {
             guard let ns = attempt(mode, { try debuggedCounter(actions: actions, mode: index) }) else { return }
@@ -36,14 +42,17 @@ func debugBench() {
     for mode in modes.dropFirst() {
         print(ratioRow("\(mode) / none (target <= 2x)", median(mode), plain))
     }
+    print(ratioRow("counting lines / not counting (no reverse request)", median(modes[3]), median(modes[1])))
 }
 
 /// ns per action of plugins/counter; `mode` 0: no debugger, 1: served, no breakpoint, 2: served
-/// with breakpoints outside the functions that run.
+/// with breakpoints outside the functions that run, 3: served as a run that can go back (every
+/// line of the plugin's file counted), no breakpoint.
 private func debuggedCounter(actions: Int, mode: Int) throws -> Double {
     let host = try FeatureHost(configuration: .init(searchPaths: [BenchEnvironment.path("plugins")], clock: .virtual))
     guard let clock = host.testScheduler else { throw BenchError("the host is not on the virtual clock") }
     let controller = DebugController(name: "bench")
+    if mode == 3 { controller.repeats {} }
     if mode > 0 { guard controller.serve(host.lua) else { throw BenchError("the debugger could not serve the state") } }
     if mode == 2 {
         _ = controller.setBreakpoints(

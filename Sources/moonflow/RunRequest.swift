@@ -151,15 +151,27 @@ struct RunRequest {
                 : "     0 ms  inspector \(url)"
             FeatureRun.stdout(line)
         }
+        var debugger: DebugHandle?
         if let debug {
             let server = try DebugServer.start(debug, name: PathText.normalized(path), wait: debugWait)
             options.prepareHost = { host, _ in server.prepare(host) }
             options.reloaded = { server.server.controller.filesChanged() }
+            // On the virtual clock the run can be repeated from its load: the debugger can go back.
+            options.repeatable = options.clock == .virtual && options.serviceTap == nil && !watch
+            if options.repeatable { options.actionStarting = { server.server.controller.actionStarting($0) } }
+            debugger = server
         }
         // At the prompt, what the run prints goes above the line being typed.
         var write = FeatureRun.stdout
         if prompt != nil { write = EditLinePrompt.printAbove }
-        let status = FeatureRun(options: options, input: input, write: write).run()
+        let run = FeatureRun(options: options, input: input, write: write)
+        if let debugger, options.repeatable {
+            debugger.server.controller.repeats { [weak run] in run?.travel() }
+        } else if let debugger, options.clock == .virtual {
+            debugger.server.controller.cannotRepeat(
+                because: "cannot go back in a run with --watch or --record; run without them to go back")
+        }
+        let status = run.run()
         if status != 0 { throw ExitCode(status) }
     }
 }

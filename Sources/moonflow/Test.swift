@@ -153,6 +153,10 @@ struct Test: ParsableCommand {
             options.jobs = 1
             let server = try DebugServer.start(debug, name: "moonflow test", wait: debugWait)
             options.prepareHost = server.prepare
+            // Specs run on the virtual clock: the debugger can go back by running the file again.
+            let travel = SpecTravel()
+            options.travel = travel
+            server.server.controller.repeats { travel.request() }
         }
         options.setExplore(
             seed: seed, runs: runs, length: length, steps: steps, seconds: seconds, guided: noGuided ? false : nil)

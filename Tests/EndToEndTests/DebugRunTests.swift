@@ -228,7 +228,7 @@ extension DebugRunTests {
 
 /// An editor's end of the Debug Adapter Protocol: requests in order, each `Content-Length`
 /// framed, over a TCP socket to 127.0.0.1.
-private final class DAPClient {
+final class DAPClient {
     private let fd: Int32
     private var buffer = [UInt8]()
     private var events: [[String: Any]] = []

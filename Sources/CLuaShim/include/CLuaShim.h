@@ -479,9 +479,21 @@ int mf_preload(lua_State *L, const char *name);
 /// One frame of a thread's stack, as lua_getinfo("Sln") gives it; the strings belong
 /// to the frame (copy them before the thread runs on).
 /// What a stopped thread does next, as the debugger's stop function returns it.
-enum { MF_NOT_STOPPED = -1, MF_RESUME_RUN = 0, MF_RESUME_IN = 1, MF_RESUME_OVER = 2, MF_RESUME_OUT = 3 };
-/// Why a thread stopped.
-enum { MF_STOP_BREAKPOINT = 1, MF_STOP_STEP = 2, MF_STOP_PAUSE = 3, MF_STOP_EXCEPTION = 4 };
+/// MF_RESUME_TRAVEL: the debugger goes back by running the feature again in a new state; this
+/// one is abandoned: its hook raises MF_TRAVEL_ERROR at every instruction from then on, so
+/// the thread's stack unwinds (no pcall of a plugin's keeps the error) to the protected call
+/// the host made, which returns it, and any later call of the state fails at once.
+enum {
+  MF_NOT_STOPPED = -1, MF_RESUME_RUN = 0, MF_RESUME_IN = 1, MF_RESUME_OVER = 2, MF_RESUME_OUT = 3,
+  MF_RESUME_TRAVEL = 4
+};
+#define MF_TRAVEL_ERROR "moonflow: the debugger went back in time; this run is abandoned"
+/// Why a thread stopped. MF_STOP_MARK: the count mf_debug_seek named as its mark (the debugger
+/// picks where to go back to); MF_STOP_ARRIVED: the count it named to stop at.
+enum {
+  MF_STOP_BREAKPOINT = 1, MF_STOP_STEP = 2, MF_STOP_PAUSE = 3, MF_STOP_EXCEPTION = 4, MF_STOP_MARK = 5,
+  MF_STOP_ARRIVED = 6
+};
 /// The host's stop (debughook.c calls it on the stopped Lua thread `L`, inside a hook, at
 /// `line`; `message` is an error's, for MF_STOP_EXCEPTION): returns an MF_RESUME_* once the
 /// debugger lets the thread go, or MF_NOT_STOPPED when it did not stop (a false condition,
@@ -499,6 +511,18 @@ int mf_debug_set_lines(lua_State *L, const char *path, const int *lines, int cou
 void mf_debug_end(lua_State *L);
 /// Stops at the next line of a plugin's file run. Any thread.
 void mf_debug_pause(lua_State *L);
+/// Going back (debughook.c): with `on`, every line event of a plugin's file is taken and
+/// counted (the position a re-run of the same inputs reaches again). On the state's thread.
+void mf_debug_count_lines(lua_State *L, int on);
+/// The line events counted so far, and (into `stack_depth`, when given) how deep L's stack is.
+/// On the stopped thread.
+long long mf_debug_position(lua_State *L, int *stack_depth);
+/// On the way to a point of a re-run: at count `to` (0: none) stop with MF_STOP_ARRIVED; at
+/// count `mark` (0: none) stop with MF_STOP_MARK, mf_debug_found then naming the last count
+/// before it at stack depth `mark_depth` or outer. Until either, breakpoints are still given to
+/// the stop function (to weigh and count) and nothing else stops. On the state's thread.
+void mf_debug_seek(lua_State *L, long long to, long long mark, int mark_depth);
+long long mf_debug_found(lua_State *L);
 /// Which errors stop a served state: MF_ERRORS_UNCAUGHT, those no handler catches (the run
 /// reports them), MF_ERRORS_CAUGHT, those a plugin's own pcall, xpcall or coroutine.resume
 /// catches; either stops at the failing line, before the stack unwinds. Any thread.

@@ -10,11 +10,19 @@ package enum LuaStopReason: Equatable, Sendable {
     case pause
     /// An error no handler catches, before the stack unwinds: its message.
     case error(String)
+    /// The count `seek(to:mark:depth:)` named as its mark: the debugger picks where to go back to.
+    case mark
+    /// The count `seek(to:mark:depth:)` named to stop at.
+    case arrived
 }
 
 /// What a stopped thread does when the debugger lets it go.
 package enum LuaResume: Int32, Sendable {
     case run = 0, stepIn = 1, stepOver = 2, stepOut = 3
+    /// The debugger goes back by running the feature again in a new state: this one is
+    /// abandoned, its stack unwound by an error no plugin's pcall keeps (`LuaState.travelError`)
+    /// to the call the host made, and any later call of it fails at once.
+    case travel = 4
 }
 
 /// A Lua thread stopped in the debugger's hook. `thread` reads it as a Swift function's
@@ -25,6 +33,10 @@ package struct LuaStop {
     /// The line it stopped at.
     package let line: Int
     package let thread: LuaSlots
+    /// The line events of plugins' files counted up to this one (0 unless counting is on:
+    /// `countLines(_:)`), and how deep the thread's stack is: where a re-run comes back to.
+    package let count: Int64
+    package let depth: Int
 }
 
 /// The stop function a state keeps while a debugger serves it.
@@ -62,6 +74,24 @@ extension LuaState {
         } ?? false
     }
 
+    /// Whether every line of a plugin's file is counted (`LuaStop.count`), for going back: a
+    /// re-run of the same inputs in a fresh state reaches the same counts at the same lines.
+    /// On the state's thread (or the stopped one).
+    package func countLines(_ on: Bool) { _ = whileOpen { mf_debug_count_lines(L, on ? 1 : 0) } }
+
+    /// On the way to a point of a re-run: stop (`.arrived`) at line event `to`; at line event
+    /// `mark`, stop with `.mark`, `foundBeforeMark` then naming the last line event before it
+    /// whose stack was `depth` deep or less. 0: none. On the state's thread (or the stopped one).
+    package func seek(to: Int64, mark: Int64 = 0, depth: Int = 0) {
+        _ = whileOpen { mf_debug_seek(L, to, mark, Int32(clamping: depth)) }
+    }
+
+    /// See `seek(to:mark:depth:)`: 0 when no line event before the mark was that shallow.
+    package var foundBeforeMark: Int64 { whileOpen { mf_debug_found(L) } ?? 0 }
+
+    /// The text of the error that unwinds an abandoned state (`LuaResume.travel`).
+    package static let travelError = MF_TRAVEL_ERROR
+
     /// Stops at the next line of a plugin's file that runs. Any thread; none once closed.
     package func pauseForDebugger() { _ = whileOpen { mf_debug_pause(L) } }
 
@@ -97,10 +127,16 @@ private let debugStop: mf_debug_stop_fn = { ctx, L, reason, line, message in
     case Int(MF_STOP_STEP): why = .step
     case Int(MF_STOP_PAUSE): why = .pause
     case Int(MF_STOP_EXCEPTION): why = .error(message.map { String(cString: $0) } ?? "error")
+    case Int(MF_STOP_MARK): why = .mark
+    case Int(MF_STOP_ARRIVED): why = .arrived
     default: why = .breakpoint
     }
     mf_budget_hold(L)
     defer { mf_budget_release(L) }
-    let stop = LuaStop(reason: why, line: Int(line), thread: LuaSlots(state: box.state, L: L, base: 0, count: 0))
+    var depth: Int32 = 0
+    let count = mf_debug_position(L, &depth)
+    let stop = LuaStop(
+        reason: why, line: Int(line), thread: LuaSlots(state: box.state, L: L, base: 0, count: 0), count: count,
+        depth: Int(depth))
     return box.onStop(stop)?.rawValue ?? Int32(MF_NOT_STOPPED)
 }

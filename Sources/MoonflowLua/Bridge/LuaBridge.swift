@@ -226,6 +226,7 @@ package final class LuaBridge: @unchecked Sendable {
         // run's clock, held until its action has been handled (`ReplayGate`): not work in
         // flight that a virtual clock would wait for in real time, nor kept in call order.
         if tap.placesAnswers { return tap.answer(service, on: scheduler.resolved) }
+        if let known = tap.remembered(service) { return reenter(known) }
         if tap.answersCalls { return reenter(tap.answer(service, on: scheduler.resolved)) }
         return tap.recorded(reenter(producer), service: service)
     }

@@ -172,6 +172,29 @@ public final class ServiceTap: @unchecked Sendable {
         self.gate = gate
     }
 
+    /// Hands every call's outcome to `memory`, and answers a call `memory` holds the outcome of
+    /// (by service and call number) from it instead of calling: a run that goes back in the
+    /// debugger runs its plugin again from the load, and each call it made before is answered
+    /// as it was then, not made a second time.
+    package init(remembering memory: CallMemory) {
+        self.memory = memory
+        recorder = { service, call, outcome in memory.keep(service, call, outcome) }
+        answers = nil
+        gate = nil
+    }
+
+    private var memory: CallMemory?
+
+    /// The outcome of the next call of `service` when the memory holds it (the call counted).
+    func remembered(_ service: String) -> Producer<LuaValue>? {
+        guard let memory, let outcome = memory.outcome(service, lock.withLock { (calls[service] ?? 0) + 1 }) else {
+            return nil
+        }
+        _ = nextCall(service)
+        let values = Producer<LuaValue>.from(outcome.values)
+        return outcome.error.map { Producer.concat([values, .fail(LuaStreamError(message: $0))]) } ?? values
+    }
+
     /// Whether this tap answers from a recording (it calls nothing).
     var answersCalls: Bool { answers != nil }
     /// Whether its answers come at the points the recording names (through a gate).
@@ -212,22 +235,51 @@ public final class ServiceTap: @unchecked Sendable {
         guard let recorder else { return producer }
         let collected = Locked([LuaValue]())
         let first = Once()
+        let ended = Once()
         let arrived = self.arrived
+        let remembers = memory != nil
         return Producer { observer, lifetime in
             lifetime += producer.start(
                 Observer { event in
                     if case .interrupted = event {} else if first.claim() { arrived?(service, call) }
                     switch event {
                     case .value(let v): collected.withLock { $0.append(v) }
-                    case .completed: recorder(service, call, ServiceOutcome(values: collected.withLock { $0 }))
+                    case .completed:
+                        if ended.claim() { recorder(service, call, ServiceOutcome(values: collected.withLock { $0 })) }
                     case .failed(let e):
-                        recorder(
-                            service, call,
-                            ServiceOutcome(values: collected.withLock { $0 }, error: LuaStreamError(e).description))
+                        if ended.claim() {
+                            recorder(
+                                service, call,
+                                ServiceOutcome(values: collected.withLock { $0 }, error: LuaStreamError(e).description))
+                        }
                     case .interrupted: break
                     }
                     observer.send(event)
                 })
+            // A call the feature stopped listening to (a task's `await` takes its first value)
+            // is remembered with the values it gave: a re-run gets them, and its call is not made.
+            if remembers {
+                _ = lifetime.observeEnded {
+                    if ended.claim() { recorder(service, call, ServiceOutcome(values: collected.withLock { $0 })) }
+                }
+            }
         }
+    }
+}
+
+/// The outcomes of a run's service and repository calls, by service and call number, kept
+/// across the re-runs of a run that goes back in the debugger (`ServiceTap(remembering:)`).
+package final class CallMemory: @unchecked Sendable {
+    private let lock = NSLock()
+    private var outcomes: [String: [Int: ServiceOutcome]] = [:]
+
+    package init() {}
+
+    func keep(_ service: String, _ call: Int, _ outcome: ServiceOutcome) {
+        lock.withLock { outcomes[service, default: [:]][call] = outcome }
+    }
+
+    func outcome(_ service: String, _ call: Int) -> ServiceOutcome? {
+        lock.withLock { outcomes[service]?[call] }
     }
 }

@@ -26,6 +26,12 @@ extension FeatureRun {
                     let t = now
                     lock.withLock { for observer in options.observers { observer.input(action, t: t) } }
                 }
+                if let starting = options.actionStarting {
+                    starting(
+                        lock.withLock {
+                            travelState.actionsSent += 1; return travelState.actionsSent
+                        })
+                }
                 try feature.send(action)
                 return true
             }

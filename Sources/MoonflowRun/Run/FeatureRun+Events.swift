@@ -14,6 +14,7 @@ extension FeatureRun {
         }
         lock.lock(); defer { lock.unlock() }
         if let from, from != generation { return }  // a stuck state's, left behind
+        if !printsAgain() { return }  // printed before the debugger went back
         if case .error = event, !(asInput && input.isInteractive) { failed = true }
         // Mutation and state events come only from the feature's own delivery, on the state
         // executor, where the composite's source is set; input errors come from this thread.

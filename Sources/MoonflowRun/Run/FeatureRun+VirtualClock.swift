@@ -13,7 +13,7 @@ extension FeatureRun {
         let host = self.host!
         let test = host.testScheduler!
         host.settle()
-        while isCurrent(generation), let line = input.next() {
+        while isCurrent(generation), let line = nextInputLine() {
             let lineNumber = lock.withLock {
                 linesRead += 1; return linesRead
             }

@@ -63,6 +63,12 @@ package final class FeatureRun: @unchecked Sendable {
         package var recordsReads = false
         /// The values of time a recording holds, handed back in order by kind (`replay`).
         package var readsFeed: (@Sendable (String) -> LuaValue?)?
+        /// Whether the run can be repeated from its load (`travel()`): a virtual-clock run under
+        /// the debugger keeps every input line it reads.
+        package var repeatable = false
+        /// Told the number of each action (from 1, in input order, again from 1 in a re-run) as
+        /// it is sent, on the state's thread: the debugger opens an action there (`--debug`).
+        package var actionStarting: (@Sendable (Int) -> Void)?
         package init(path: String) { self.path = path }
     }
 
@@ -129,6 +135,11 @@ package final class FeatureRun: @unchecked Sendable {
     /// The declared invariants that do not hold now, under `lock`: each is reported when it
     /// breaks, not again at every state until it has held once more.
     var brokenInvariants: Set<String> = []
+    /// Going back (`FeatureRun+Travel`): the input lines kept, and what a re-run prints.
+    var travelState = TravelState()
+    /// Every service and repository call's outcome so far, when the run can go back: a re-run
+    /// is answered from it, and makes no call twice.
+    let travelCalls = CallMemory()
     /// The checker `checkInvariants` calls, loaded once per Lua state (by the state's identity).
     var invariantChecker: (state: ObjectIdentifier, function: LuaRef)?
 
@@ -183,6 +194,10 @@ package final class FeatureRun: @unchecked Sendable {
         configuration.seed = options.seed
         let host = try FeatureHost(configuration: configuration)
         host.bridge.serviceTap = options.serviceTap
+        // A run that can go back answers a re-run's calls from those made before (FeatureRun+Travel).
+        if options.repeatable, options.serviceTap == nil {
+            host.bridge.serviceTap = ServiceTap(remembering: travelCalls)
+        }
         // Every service and repository call is an event, under what made it.
         host.bridge.callMade = { [weak self] service in self?.called(service, generation: generation) }
         try startInputs(of: host, generation: generation)

@@ -41,8 +41,16 @@ extension FeatureRun {
 
     /// The input, to its end, on the clock the options name.
     func feedInput(generation: Int) {
+        var generation = generation
         switch options.clock {
-        case .virtual: runVirtual(generation: generation)
+        case .virtual:
+            runVirtual(generation: generation)
+            // The debugger went back: the plugin runs again from its load (FeatureRun+Travel).
+            while travelPending {
+                guard let next = rerunFromLoad() else { return }
+                generation = next
+                runVirtual(generation: generation)
+            }
         case .real: runReal()
         }
         if isCurrent(generation) { reportStoppedAtUntil() }

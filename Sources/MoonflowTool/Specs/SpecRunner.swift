@@ -52,6 +52,9 @@ package struct SpecRunner: Sendable {
         /// Called with each spec file's host before the file loads, on the thread that runs it:
         /// `--debug` serves its Lua state (and `--debug-wait` waits there for the editor).
         package var prepareHost: (@Sendable (FeatureHost) -> Void)?
+        /// Set under `--debug`: the debugger can go back in a spec file (`SpecTravel`), which
+        /// then runs again from its start.
+        package var travel: SpecTravel?
         /// The spec's global `arg`, from index 0, as busted's runner gives it: the runner, then
         /// its arguments. Nil: this process's, the `moonflow` binary and the words after `test`.
         package var arg: [String]?
@@ -316,9 +319,29 @@ package struct SpecRunner: Sendable {
         _ file: String, coverage: LineCoverage? = nil, report: @escaping @Sendable (SpecEvent) -> Void = { _ in }
     ) -> [Result] {
         let reported = Locked([Result]())
+        let travel = options.travel
+        // Under the debugger, what a re-run repeats is not reported again (`SpecTravel`).
         let keep: @Sendable (Result) -> Void = { r in
+            guard travel?.reports() != false else { return }
             reported.withLock { $0.append(r) }; report(.result(r))
         }
+        let shown: @Sendable (SpecEvent) -> Void = { event in
+            if case .printed = event, travel?.reports() == false { return }
+            report(event)
+        }
+        // The debugger went back: the file runs again from its start.
+        repeat {
+            travel?.begin()
+            runStuckPast(file, coverage: coverage, keep: keep, report: shown)
+        } while travel?.pending == true
+        return reported.withLock { $0 }
+    }
+
+    /// Runs `file`, and past each test stuck in code no time limit reaches, in a fresh state.
+    private func runStuckPast(
+        _ file: String, coverage: LineCoverage?, keep: @escaping @Sendable (Result) -> Void,
+        report: @escaping @Sendable (SpecEvent) -> Void
+    ) {
         var skip = 0
         while let stuck = runOnce(file, skipping: skip, coverage: coverage, keep: keep, report: report) {
             let limit = options.timeLimitMs.map { "\($0) ms" } ?? "its limit"
@@ -338,7 +361,6 @@ package struct SpecRunner: Sendable {
             guard let ordinal = stuck.ordinal, !stuck.capped else { break }  // outside a test: the file cannot go on
             skip = ordinal
         }
-        return reported.withLock { $0 }
     }
 
     /// The test a stuck state was running (nil ordinal: none, the file's own code).
@@ -369,7 +391,7 @@ package struct SpecRunner: Sendable {
         // --jobs); under TAP, which owns standard output, to standard error as TAP comments.
         let tap = options.tap
         let printed: @Sendable ([String]) -> Void = { lines in
-            guard !abandoned.withLock({ $0 }) else { return }
+            guard !abandoned.withLock({ $0 }), options.travel?.pending != true else { return }
             for text in lines {
                 if tap {
                     FileHandle.standardError.write(Data(("# " + text + "\n").utf8))
@@ -401,7 +423,7 @@ package struct SpecRunner: Sendable {
                 options.testTimeLimitMs.map { _ in (try? host.lua.testDeadline()).map(LuaPush.ref) ?? .value(.nil) }
                 ?? .value(.nil)
             let onResult: LuaPush = .function { args in
-                guard !abandoned.withLock({ $0 }) else { return [] }
+                guard !abandoned.withLock({ $0 }), options.travel?.pending != true else { return [] }
                 let row = try args.value(1, path: "result")
                 if case .integer(let ordinal) = row["started"] ?? .nil {
                     let path = (row["path"]?.tableValue?.array ?? []).map { $0.stringValue ?? $0.description }
@@ -435,7 +457,7 @@ package struct SpecRunner: Sendable {
             do { try host.lua.callWithoutTimeLimit(driver, arguments) { _ in } } catch {
                 // What the spec wrote comes before the error that ended its file.
                 if let stdout { printed(stdout.take(endingLine: true)) }
-                if !abandoned.withLock({ $0 }) { fail(file, error, keep: keep) }
+                if !abandoned.withLock({ $0 }), options.travel?.pending != true { fail(file, error, keep: keep) }
             }
             if let stdout { printed(stdout.take(endingLine: true)) }
             coverage?.add(host.lua.coveredLines())
@@ -640,4 +662,44 @@ extension SpecRunner {
     /// it ends: `{ name, path = { describe names }, status, message, where, duration }`.
     /// With `arm` (LuaState.testDeadline) each `it` runs under `testLimit` ms.
     static let driverSource = String(decoding: PackageResources.spec_driver_lua, as: UTF8.self)
+}
+
+/// Going back in a spec file under `moonflow test --debug`: the debugger abandons the spec's
+/// Lua state (`DebugController.repeats(by:)` calls `request()` on the stopped thread) and the
+/// runner runs the file again from its start, on the virtual clock as every spec runs; what
+/// the re-run reports up to what the file had reported (results, printed lines) is not
+/// reported again.
+package final class SpecTravel: @unchecked Sendable {
+    private let lock = NSLock()
+    private var wanted = false
+    private var given = 0
+    private var shown = 0
+
+    package init() {}
+
+    /// The debugger goes back: the file runs again once its state has unwound.
+    package func request() {
+        lock.withLock {
+            wanted = true
+            shown = max(shown, given)
+        }
+    }
+
+    var pending: Bool { lock.withLock { wanted } }
+
+    /// A run of the file starts (again).
+    func begin() {
+        lock.withLock {
+            wanted = false
+            given = 0
+        }
+    }
+
+    /// Whether the next result or printed line is reported: not one a run before reported.
+    func reports() -> Bool {
+        lock.withLock {
+            given += 1
+            return given > shown
+        }
+    }
 }

@@ -9,8 +9,8 @@ consumers Moonflow did not write:
 - go-dap's typed decoder (`dap.ReadProtocolMessage`, the small Go program in
   decode/), fed the frames byte for byte as they came off the socket;
 
-and that the response to every next, stepIn, stepOut and continue comes before
-the `stopped` event that follows it. scripts/check-dap builds the decoder,
+and that the response to every next, stepIn, stepBack, stepOut, reverseContinue
+and continue comes before the `stopped` event that follows it. scripts/check-dap builds the decoder,
 fetches the schema and runs this; see docs/debugging.md ("Testing it").
 
 Debian's /usr/bin/python3 runs it: python3-jsonschema is installed there.
@@ -41,7 +41,9 @@ READ_TIMEOUT = 10  # seconds for any one message; a session that waits longer is
 # the log point has printed (an `output` event); disconnect ends the session at the last stop.
 # The two lengths disconnect at different points of the run: a lost disconnect response
 # showed at one and not the other.
-PLAN = ("next", "stepIn", "stepOut", "continue")
+# The runs are on the virtual clock, so stepBack and reverseContinue go back (a re-run of the
+# plugin) and their responses and `stopped` events are checked as the others'.
+PLAN = ("next", "stepIn", "stepBack", "stepOut", "reverseContinue", "continue")
 LONG_PLAN = PLAN + ("continue", "continue")
 
 

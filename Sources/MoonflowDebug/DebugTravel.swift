@@ -1,0 +1,124 @@
+import Foundation
+import LuaKit
+
+/// Going back in a run (`stepBack`, `reverseContinue`), as the debugger keeps it. A run that
+/// can be repeated exactly (the virtual clock, with its input kept) counts every line event
+/// of the plugins' files (`LuaState.countLines`): a stop is at a count. Going back abandons
+/// the stopped thread (`LuaResume.travel`: its stack unwinds to the host's call, and the run
+/// leaves that state behind) and runs the feature again from its load, in a new state, with
+/// the same inputs, its hook counting and stopping nowhere, in two passes: the first runs to
+/// the count it left (the mark), noting where to go (the last line at the stopped depth or
+/// outer, or the last breakpoint hit that stopped), the second to that count, where it stops.
+/// A re-run from the load is exact: every local, upvalue and module-level value is as it was.
+package struct DebugTravel: Sendable {
+    /// What the editor asked.
+    package enum Kind: Sendable, Equatable {
+        /// To the line before: the last line run at the stopped frame's depth or outer.
+        case stepBack
+        /// To the last breakpoint hit before that stopped (or the run's first line).
+        case reverseContinue
+        /// To the start of the run's `n`th action (from 1, in input order): the first line of
+        /// a plugin's file it runs (its `handle`), with the state as it was before it.
+        case action(Int)
+
+        var request: String {
+            switch self {
+            case .stepBack: "stepBack"
+            case .reverseContinue: "reverseContinue"
+            case .action(let n): "opening action \(n)"
+            }
+        }
+    }
+
+    /// Where a thread stopped: its line events counted, and its stack's depth.
+    struct Position: Sendable, Equatable {
+        let count: Int64
+        let depth: Int
+    }
+
+    /// A way back under way: the pass to the mark, then the one to the target.
+    struct Journey: Sendable {
+        let kind: Kind
+        /// Where the run stopped when the editor asked (the first pass's mark); 0 once passed.
+        var mark: Int64
+        let depth: Int
+        /// Where the second pass stops; 0 during the first.
+        var seekTo: Int64 = 0
+        /// The `stopped` reason at the end.
+        var reason: String {
+            switch kind {
+            case .stepBack: "step"
+            case .reverseContinue: seekTo == 1 && noHit ? "entry" : "breakpoint"
+            case .action: "goto"
+            }
+        }
+        /// The action a re-run stops at the start of (`Kind.action`).
+        var action: Int? {
+            if case .action(let n) = kind { return n }
+            return nil
+        }
+        var noHit = false
+    }
+
+    /// Why the editor cannot go back from here.
+    package struct Refusal: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// Abandons the run and repeats it (the run's driver); nil: the run cannot be repeated.
+    var rerun: (@Sendable () -> Void)?
+    /// Said instead of `notRepeatable` when the run gave its own reason.
+    var refusal: String?
+    var stopped: Position?
+    var journey: Journey?
+    /// The action a journey opens is being sent: its pause is the stop.
+    var actionReached = false
+    /// The last breakpoint hit that stopped before the mark, during the first pass.
+    private var lastHit: Int64 = 0
+
+    /// Why a run on the real clock cannot go back, and what to do instead.
+    package static let notRepeatable =
+        "needs a run Moonflow can repeat exactly, which the real clock is not: run the actions on the virtual clock (moonflow run PATH --clock virtual --actions FILE --debug PORT), or a spec (moonflow test SPEC --debug PORT); a real-clock run recorded with moonflow run PATH --record FILE is repeated by moonflow replay FILE, which has no --debug yet"
+
+    mutating func start(_ kind: Kind) throws(Refusal) {
+        let name = kind.request
+        guard rerun != nil else { throw Refusal(description: "\(name) \(refusal ?? Self.notRepeatable)") }
+        if case .action(let n) = kind {
+            guard n >= 1 else { throw Refusal(description: "\(name): actions count from 1") }
+            journey = Journey(kind: kind, mark: 0, depth: 0)
+            actionReached = false
+            return
+        }
+        guard let stopped, stopped.count > 0 else {
+            throw Refusal(
+                description: "\(name) needs a stop at a line of a plugin's file; this stop has none to go back from")
+        }
+        guard stopped.count > 1 else {
+            throw Refusal(
+                description: "\(name): the run is at its first line (line event 1); there is nothing before it")
+        }
+        journey = Journey(kind: kind, mark: stopped.count, depth: stopped.depth)
+        lastHit = 0
+        actionReached = false
+    }
+
+    /// A breakpoint hit that would have stopped, at `count`, on the first pass.
+    mutating func hit(_ count: Int64, id: Int?) {
+        guard let journey, journey.mark > 0, count < journey.mark else { return }
+        lastHit = count
+    }
+
+    /// The first pass reached its mark: `found` is the last line before it at the depth or outer.
+    mutating func marked(found: Int64) {
+        guard var journey else { return }
+        switch journey.kind {
+        case .stepBack: journey.seekTo = found > 0 ? found : journey.mark - 1
+        case .reverseContinue:
+            journey.seekTo = lastHit > 0 ? lastHit : 1
+            journey.noHit = lastHit == 0
+        case .action: return
+        }
+        journey.mark = 0
+        self.journey = journey
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+import XCTest
+
+/// Going back in a run under the debugger (`stepBack`, `reverseContinue`), as a user does it:
+/// `moonflow run --clock virtual --actions FILE --debug`, an editor over a real socket.
+final class DebugTravelTests: XCTestCase {
+    /// A reducer whose result depends on a module-level counter: going back is exact only if
+    /// that counter is as it was then too.
+    private static let plugin = """
+        local mf = require "moonflow"
+        local seen = 0
+        return mf.feature {
+          name = "ledger",
+          initial = { total = 0 },
+          state = { total = "integer" },
+          actions = { add = { n = "integer" } },
+          mutations = { added = { n = "integer" } },
+          handle = function(action)
+            return { type = "added", n = action.n }
+          end,
+          reduce = function(state, m)
+            seen = seen + 1
+            local before = state.total
+            state.total = before + m.n * seen
+            return state
+          end,
+        }
+        """
+    private enum Line { static let seen = 13, before = 14, total = 15 }
+
+    private var folder: URL!
+    private var file: String { folder.appendingPathComponent("ledger/init.lua").path }
+    private var actions: String { folder.appendingPathComponent("actions.jsonl").path }
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("mf-travel-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("ledger"), withIntermediateDirectories: true)
+        try Self.plugin.write(toFile: file, atomically: true, encoding: .utf8)
+        try #"{"type":"add","n":5}\#n{"type":"add","n":7}\#n{"type":"add","n":1}\#n"#.write(
+            toFile: actions, atomically: true, encoding: .utf8)
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: folder) }
+
+    /// `moonflow ARGS` in the test's folder, once it said where its debugger listens.
+    private func started(_ arguments: [String]) throws -> (Process, Pipe, Pipe, DAPClient) {
+        let process = Process()
+        process.executableURL = try Moonflow.binary()
+        process.arguments = arguments
+        process.currentDirectoryURL = folder
+        let output = Pipe(), errors = Pipe()
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        var announced = Data()
+        while !announced.contains(UInt8(ascii: "\n")) {
+            let more = errors.fileHandleForReading.availableData
+            guard !more.isEmpty else { break }
+            announced.append(more)
+        }
+        let line = String(decoding: announced, as: UTF8.self)
+        let port = try XCTUnwrap(
+            line.split(separator: ":").dropFirst(2).first.flatMap { Int($0.prefix { $0.isNumber }) }, line)
+        let token = try XCTUnwrap(line.firstMatch(of: /with token ([0-9a-f]{32})/), line)
+        return (process, output, errors, try DAPClient(port: port, token: String(token.1)))
+    }
+
+    private func printed(by arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = try Moonflow.binary()
+        process.arguments = arguments
+        process.currentDirectoryURL = folder
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text
+    }
+
+    private func attach(_ editor: DAPClient, breakpoints lines: [Int]) throws {
+        let capabilities = try editor.request("initialize")["body"] as? [String: Any]
+        XCTAssertEqual(capabilities?["supportsStepBack"] as? Bool, true)
+        _ = try editor.request("attach", ["token": editor.token])
+        _ = try editor.request(
+            "setBreakpoints", ["source": ["path": file], "breakpoints": lines.map { ["line": $0] }])
+        _ = try editor.request("configurationDone")
+    }
+
+    /// Where the editor is stopped: the top frame's line, and an expression's value there.
+    private func line(_ editor: DAPClient) throws -> Int? {
+        let trace = try editor.request("stackTrace", ["threadId": 1])
+        let frames = (trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]]
+        return frames?.first?["line"] as? Int
+    }
+
+    private func value(_ editor: DAPClient, _ expression: String) throws -> String? {
+        let answer = try editor.request("evaluate", ["expression": expression, "frameId": 1])
+        return (answer["body"] as? [String: Any])?["result"] as? String
+    }
+
+    private func stopped(_ editor: DAPClient) throws -> [String: Any] {
+        (try editor.event("stopped")["body"] as? [String: Any]) ?? [:]
+    }
+
+    /// The issue's "done when": stopped in `reduce` on the second action, `reverseContinue`
+    /// stops at the first action's hit with every value as it was (the module-level counter
+    /// too); `next` then `stepBack` come back to the line before; and the run ends with the
+    /// output of a run that never went back.
+    func testReverseContinueAndStepBackComeBackExactlyAndTheOutputIsUnchanged() throws {
+        let run = ["run", "ledger", "--clock", "virtual", "--actions", "actions.jsonl", "--format", "jsonl"]
+        let plain = try printed(by: run)
+        XCTAssertTrue(plain.contains(#""total":22"#), plain)  // 5*1 + 7*2 + 1*3
+
+        let (process, output, _, editor) = try started(run + ["--debug", "127.0.0.1:0", "--debug-wait"])
+        defer { if process.isRunning { process.terminate() } }
+        try attach(editor, breakpoints: [Line.before])
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "breakpoint")
+        XCTAssertEqual(try value(editor, "m.n"), "5")
+        _ = try editor.request("continue", ["threadId": 1])
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "breakpoint")
+        XCTAssertEqual(try value(editor, "m.n"), "7")
+        XCTAssertEqual(try value(editor, "seen"), "2")
+
+        let back = try editor.request("reverseContinue", ["threadId": 1])
+        XCTAssertEqual(back["success"] as? Bool, true, "\(back)")
+        let hit = try stopped(editor)
+        XCTAssertEqual(hit["reason"] as? String, "breakpoint", "\(hit)")
+        XCTAssertNotNil(hit["hitBreakpointIds"])
+        XCTAssertEqual(try line(editor), Line.before)
+        XCTAssertEqual(try value(editor, "m.n"), "5", "the first action's hit")
+        XCTAssertEqual(try value(editor, "seen"), "1", "the module-level counter as it was then")
+        XCTAssertEqual(try value(editor, "state.total"), "0")
+
+        _ = try editor.request("next", ["threadId": 1])
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "step")
+        XCTAssertEqual(try line(editor), Line.total)
+        XCTAssertEqual(try value(editor, "before"), "0")
+        _ = try editor.request("stepBack", ["threadId": 1])
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "step")
+        XCTAssertEqual(try line(editor), Line.before, "the line before")
+        XCTAssertEqual(try value(editor, "seen"), "1")
+
+        // Forward again: the second action's hit comes again, then the run ends as it would have.
+        _ = try editor.request("continue", ["threadId": 1])
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "breakpoint")
+        XCTAssertEqual(try value(editor, "m.n"), "7")
+        XCTAssertEqual(try value(editor, "seen"), "2")
+        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
+        _ = try editor.request("continue", ["threadId": 1])
+        let travelled = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertEqual(travelled, plain, "the same events as a run that never went back")
+    }
+
+    /// The same in a spec under `moonflow test --debug`: the file runs again from its start, and
+    /// its results are reported once.
+    func testGoingBackInASpecComesBackExactlyAndReportsEachResultOnce() throws {
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("ledger/spec"), withIntermediateDirectories: true)
+        try """
+        local T = require "moonflow.test"
+        describe("ledger", function()
+          it("adds each amount times how many came before it and this one", function()
+            local store = T.store("ledger")
+            store:send({ type = "add", n = 5 }, function(s) s.total = 5 end)
+            store:send({ type = "add", n = 7 }, function(s) s.total = 19 end)
+            store:finish()
+          end)
+        end)
+        """.write(
+            toFile: folder.appendingPathComponent("ledger/spec/ledger_spec.lua").path, atomically: true,
+            encoding: .utf8)
+        let (process, output, _, editor) = try started(
+            ["test", "ledger/spec/ledger_spec.lua", "--debug", "127.0.0.1:0", "--debug-wait"])
+        defer { if process.isRunning { process.terminate() } }
+        try attach(editor, breakpoints: [Line.before])
+        _ = try stopped(editor)
+        _ = try editor.request("continue", ["threadId": 1])
+        _ = try stopped(editor)
+        XCTAssertEqual(try value(editor, "m.n"), "7")
+
+        let back = try editor.request("reverseContinue", ["threadId": 1])
+        XCTAssertEqual(back["success"] as? Bool, true, "\(back)")
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "breakpoint")
+        XCTAssertEqual(try value(editor, "m.n"), "5")
+        XCTAssertEqual(try value(editor, "seen"), "1")
+        _ = try editor.request("next", ["threadId": 1])
+        _ = try stopped(editor)
+        XCTAssertEqual(try line(editor), Line.total)
+        _ = try editor.request("stepBack", ["threadId": 1])
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "step")
+        XCTAssertEqual(try line(editor), Line.before)
+        XCTAssertEqual(try value(editor, "state.total"), "0")
+
+        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
+        _ = try editor.request("continue", ["threadId": 1])
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, printed)
+        XCTAssertTrue(printed.contains("1 passed, 0 failed"), printed)
+        XCTAssertEqual(printed.components(separatedBy: "adds each amount").count, 2, "the result once: \(printed)")
+    }
+
+    /// On the real clock the run cannot be repeated: the requests are refused with how to get one that can.
+    func testGoingBackOnTheRealClockIsRefusedWithHowToRecordAndReplay() throws {
+        let (process, _, _, editor) = try started(
+            ["run", "ledger", "--actions", "actions.jsonl", "--debug", "127.0.0.1:0", "--debug-wait"])
+        defer { if process.isRunning { process.terminate() } }
+        try attach(editor, breakpoints: [Line.before])
+        _ = try stopped(editor)
+        for command in ["stepBack", "reverseContinue"] {
+            let refused = try editor.request(command, ["threadId": 1])
+            XCTAssertEqual(refused["success"] as? Bool, false)
+            let message = refused["message"] as? String ?? ""
+            XCTAssertTrue(message.hasPrefix(command), message)
+            XCTAssertTrue(message.contains("--clock virtual"), message)
+            XCTAssertTrue(message.contains("--record"), message)
+            XCTAssertTrue(message.contains("moonflow replay"), message)
+        }
+        _ = try editor.request("disconnect")
+        process.waitUntilExit()
+    }
+}
