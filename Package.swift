@@ -109,7 +109,7 @@ let package = Package(
         .target(name: "MoonflowDebug", dependencies: ["LuaKit"]),
         // The run of a feature, which both executables link: its clocks, its input and prompt
         // commands, the stuck-state rebuild, --watch's reloads, --record, and the inspector's rerun.
-        .target(name: "MoonflowRun", dependencies: ["MoonflowEvents", "MoonflowSQLite", "MoonflowHost", "MoonflowHostTools", "MoonflowRepositories", "MoonflowLua", "LuaKit", "Streams"]),
+        .target(name: "MoonflowRun", dependencies: ["MoonflowDebug", "MoonflowEvents", "MoonflowSQLite", "MoonflowHost", "MoonflowHostTools", "MoonflowRepositories", "MoonflowLua", "LuaKit", "Streams"]),
         // The command-line tool's other work: replay, check, new, exec, types, the spec runner, --inspect's child.
         .target(name: "MoonflowTool", dependencies: ["MoonflowRun", "MoonflowHost", "MoonflowHostTools", "MoonflowEvents", "MoonflowTesting", "MoonflowSQLite", "MoonflowLua", "LuaKit", "Runtime", "Streams"],
                 resources: [.embedInCode("Specs/spec_driver.lua"), .embedInCode("Plugins/lint_config.lua"),
@@ -207,7 +207,7 @@ let package = Package(
         .testTarget(name: "MoonflowHostTests", dependencies: ["MoonflowHost", "MoonflowHostTools", "MoonflowRepositories", "MoonflowLua", "LuaKit", "MoonflowTesting", "MoonflowSQLite", "StreamsTesting", "PluginFixtures", "Runtime", "Streams"]),
         .testTarget(name: "MoonflowTestingTests", dependencies: ["MoonflowTesting", "MoonflowHost", "MoonflowHostTools", "MoonflowLua", "LuaKit"]),
         .testTarget(name: "MoonflowEventsTests", dependencies: ["MoonflowEvents", "MoonflowHost", "MoonflowHostTools", "MoonflowLua", "LuaKit"]),
-        .testTarget(name: "MoonflowDebugTests", dependencies: ["MoonflowDebug", "LuaKit", "MoonflowHost", "MoonflowHostTools"]),
+        .testTarget(name: "MoonflowDebugTests", dependencies: ["MoonflowDebug", "LuaKit", "MoonflowHost", "MoonflowHostTools", "MoonflowRun", "MoonflowInspector", "PluginFixtures"]),
         .testTarget(name: "MoonflowRunTests", dependencies: ["MoonflowRun", "MoonflowHost", "MoonflowEvents", "MoonflowLua", "LuaKit", "PluginFixtures"]),
         .testTarget(name: "MoonflowToolTests", dependencies: ["MoonflowTool", "MoonflowHost", "MoonflowEvents", "MoonflowTesting", "MoonflowLua", "LuaKit", "Streams"]),
         .testTarget(name: "NotesExampleTests", dependencies: ["NotesExample", "MoonflowHost", "LuaKit"]),

@@ -46,6 +46,11 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     private var lastID = 0
     private var configured = false
     private var attached = true
+    /// Copies opened at a step (`open(copy:at:)`) not stopped yet: what their stop says.
+    private var openings: [ObjectIdentifier: String] = [:]
+    /// Held by a thread while it is stopped: a second thread that reaches a stop (the live run
+    /// while a copy of it is stopped) waits until the first goes on, as the editor follows one.
+    private let stopping = NSRecursiveLock()
     /// Reads waiting to run on the stopped thread; nil while nothing is stopped.
     private var pending: [(any StoppedThread) -> Void]?
     private var resumed: LuaResume?
@@ -271,7 +276,12 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             }
             return self.stop(thread, reason: "breakpoint", breakpoint: request.id, at: stop)
         case .step: return self.stop(thread, reason: "step", at: stop)
-        case .pause: return self.stop(thread, reason: "pause", at: stop)
+        case .pause:
+            // A copy opened at a step (`open(copy:at:)`) stops there as the editor asked for it.
+            if let label = lock.withLock({ openings.removeValue(forKey: ObjectIdentifier(stop.thread.state)) }) {
+                return self.stop(thread, reason: "goto", description: label, at: stop)
+            }
+            return self.stop(thread, reason: "pause", at: stop)
         case .error(let message): return self.stop(thread, reason: "exception", description: message, at: stop)
         }
     }
@@ -377,6 +387,8 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
         _ thread: any StoppedThread, reason: String, description: String? = nil, breakpoint: Int? = nil,
         at position: LuaStop? = nil
     ) -> LuaResume {
+        stopping.lock()
+        defer { stopping.unlock() }
         let session: DAPSession? = lock.withLock {
             guard attached else { return nil }
             pending = []
@@ -439,6 +451,19 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             return true
         }
         if opens { pause() }
+    }
+
+    /// Whether an editor is attached, to stop for.
+    package var hasEditor: Bool { lock.withLock { attached && session != nil } }
+
+    /// Serves `lua`, a copy of the run made to show a past step (the inspector's "open in the
+    /// debugger", `FeatureRun.openStep`), and stops it at the next line of a plugin's file it
+    /// runs, telling the editor `label` with the `goto` reason. On the copy's Lua thread,
+    /// between calls, as its action is about to be sent.
+    package func open(copy lua: LuaState, at label: String) {
+        guard serve(lua) else { return }
+        lock.withLock { openings[ObjectIdentifier(lua)] = label }
+        lua.pauseForDebugger()
     }
 
     /// Stops the run at the start of its `index`th action (from 1, in input order): at the first

@@ -106,6 +106,6 @@ extension RunDispatcher {
 extension HostError {
     /// Why a run without a debugger cannot open a step in one, and the two ways that can.
     package static let noDebugger = HostError(
-        "this run has no debugger to open a step in; run it with `moonflow run --inspect --debug PORT`, or export the recording and run `moonflow replay FILE --debug PORT`"
+        "this run has no debugger to open a step in; run it with `moonflow run PATH --inspect --debug PORT` and attach an editor"
     )
 }

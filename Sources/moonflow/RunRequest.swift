@@ -159,6 +159,10 @@ struct RunRequest {
             // On the virtual clock the run can be repeated from its load: the debugger can go back.
             options.repeatable = options.clock == .virtual && options.serviceTap == nil && !watch
             if options.repeatable { options.actionStarting = { server.server.controller.actionStarting($0) } }
+            // The inspector's "open in the debugger": a past step, in a copy run again to it.
+            if inspect != nil {
+                options.openInDebugger = server.server.opensSteps(of: options.path, seed: options.seed)
+            }
             debugger = server
         }
         // At the prompt, what the run prints goes above the line being typed.

@@ -10,7 +10,6 @@ import MoonflowHostTools
 import MoonflowLua
 import MoonflowInspector
 import PluginFixtures
-import Streams
 import XCTest
 
 /// The inspector's server and protocol, driven by a WebSocket client as a page
@@ -369,9 +368,9 @@ final class InspectorTests: XCTestCase {
 
     func testDebugHandsTheRunTheActionsUpToTheStepsActionAndItsPlace() async throws {
         inspected.stop()
-        let asked = Locked<[([String], [String], Int)]>([])
+        let asked = Asked()
         inspected = try InspectedRun(openInDebugger: { lines, answers, action in
-            asked.withLock { $0.append((lines, answers, action)) }
+            asked.lock.withLock { asked.calls.append((lines, answers, action)) }
         })
         feed.send(#"{"type":"increment"}"#, #"{"type":"increment","by":5}"#, #"{"type":"increment"}"#)
         try waitForFrames(10)
@@ -386,7 +385,7 @@ final class InspectorTests: XCTestCase {
         XCTAssertEqual(reply["ok"], true, "\(reply)")
         XCTAssertEqual(reply["seq"], .integer(action))
         XCTAssertEqual(reply["action"], 1, "the second action sent")
-        let (lines, _, index) = try XCTUnwrap(asked.withLock { $0.first })
+        let (lines, _, index) = try XCTUnwrap(asked.lock.withLock { asked.calls.first })
         XCTAssertEqual(index, 1)
         XCTAssertEqual(lines.count, 2, "the actions up to the step's, not those after: \(lines)")
         XCTAssertEqual(try LuaValue(json: lines[1])["send"], ["type": "increment", "by": 5])
@@ -628,6 +627,12 @@ final class InspectedRun: @unchecked Sendable {
             Thread.sleep(forTimeInterval: 0.005)
         }
     }
+}
+
+/// What the run was asked to open in the debugger.
+private final class Asked: @unchecked Sendable {
+    let lock = NSLock()
+    var calls: [([String], [String], Int)] = []
 }
 
 /// Input lines handed over one at a time from the test, as a person would type them.

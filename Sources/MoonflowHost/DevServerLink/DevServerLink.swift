@@ -233,7 +233,7 @@ package final class DevServerConnection: PluginTexts, @unchecked Sendable {
         case "debug":
             // An app's features run on its real clock: a past step cannot be run again exactly here.
             failure =
-                "an app's step opens in the debugger from a recording: export it from the inspector and run `moonflow replay FILE --debug PORT`"
+                "an app's features under `moonflow serve` cannot be run again to a step; open the plugin's steps in the debugger with `moonflow run PATH --inspect --debug PORT`"
         default:
             return
         }

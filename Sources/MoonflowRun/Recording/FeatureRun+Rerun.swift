@@ -16,6 +16,18 @@ extension FeatureRun {
     /// in memory. The states are taken from the feature's outlet as it delivers them
     /// (`StatesSeen`); the run prints nothing.
     @Sendable package static func rerun(path: String, inputLines: [String], answers: [String]) -> [LuaValue] {
+        var (options, input) = again(path: path, inputLines: inputLines, answers: answers)
+        let states = StatesSeen()
+        options.observers.append(states)
+        _ = FeatureRun(options: options, input: input, write: nil).run()
+        return states.all
+    }
+
+    /// The options and input of a run of the feature at `path` again on these input lines, on
+    /// the virtual clock, printing nothing: each service or repository call answered by
+    /// `answers` (the run's `service` lines) as it was, at the point its answer arrived; with
+    /// none the calls run again, declared repositories fresh in memory.
+    static func again(path: String, inputLines: [String], answers: [String]) -> (Options, InputSource) {
         var options = FeatureRun.Options(path: path)
         options.clock = .virtual
         options.repositoryStorage = nil
@@ -43,8 +55,6 @@ extension FeatureRun {
             options.observers.append(ActionsHandled(gate: replayGate))
             gate = replayGate
         }
-        let states = StatesSeen()
-        options.observers.append(states)
         var lines = inputLines.makeIterator()
         let input = InputSource(interactive: false, name: "rerun") {
             guard let line = lines.next() else {
@@ -53,8 +63,7 @@ extension FeatureRun {
             }
             return line
         }
-        _ = FeatureRun(options: options, input: input, write: nil).run()
-        return states.all
+        return (options, input)
     }
 }
 
