@@ -30,7 +30,8 @@ final class OpenStepTests: XCTestCase {
         options.handAnswers(to: hub)
         options.prepareHost = { host, _ in debugger.controller.serve(host.lua) }
         options.openInDebugger = debugger.opensSteps(of: Self.counter, seed: nil)
-        let more = Lines([#"{"type":"increment"}"#, #"{"type":"increment","by":5}"#, #"{"type":"increment"}"#])
+        let more = Feed()
+        more.send(#"{"type":"increment"}"#, #"{"type":"increment","by":5}"#, #"{"type":"increment"}"#)
         let run = FeatureRun(
             options: options, input: InputSource(interactive: false, name: "test") { more.next() }, write: { _ in })
         let finished = DispatchSemaphore(value: 0)
@@ -94,31 +95,5 @@ final class OpenStepTests: XCTestCase {
         let live = try await page.frames(count: 16)
         XCTAssertEqual(live.last?["patch"]?[0]?["value"], 17, "the live count: 1 + 5 + 1 + 10, \(live.suffix(3))")
         await server.stop()
-    }
-}
-
-/// Input lines handed over from the test, then held open until `end()`.
-private final class Lines: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var lines: [String]
-    private var ended = false
-
-    init(_ lines: [String]) { self.lines = lines }
-
-    func send(_ line: String) {
-        condition.withLock {
-            lines.append(line); condition.broadcast()
-        }
-    }
-    func end() {
-        condition.withLock {
-            ended = true; condition.broadcast()
-        }
-    }
-    func next() -> String? {
-        condition.withLock {
-            while lines.isEmpty && !ended { condition.wait() }
-            return lines.isEmpty ? nil : lines.removeFirst()
-        }
     }
 }

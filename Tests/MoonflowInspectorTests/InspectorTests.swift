@@ -634,27 +634,3 @@ private final class Asked: @unchecked Sendable {
     let lock = NSLock()
     var calls: [([String], [String], Int)] = []
 }
-
-/// Input lines handed over one at a time from the test, as a person would type them.
-final class Feed: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var lines: [String] = []
-    private var ended = false
-
-    func send(_ new: String...) {
-        condition.withLock {
-            lines += new; condition.broadcast()
-        }
-    }
-    func end() {
-        condition.withLock {
-            ended = true; condition.broadcast()
-        }
-    }
-    func next() -> String? {
-        condition.withLock {
-            while lines.isEmpty && !ended { condition.wait() }
-            return lines.isEmpty ? nil : lines.removeFirst()
-        }
-    }
-}

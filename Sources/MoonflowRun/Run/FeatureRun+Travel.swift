@@ -62,14 +62,7 @@ extension FeatureRun {
         do {
             let host = try makeHost(generation: generation)
             let feature = try host.load(options.path)
-            let listener = host.perform {
-                feature.outlet.add { [weak self] event in self?.heard(event, generation: generation) }
-            }
-            bindingLock.withLock {
-                _host = host
-                _feature = feature
-                observation = listener
-            }
+            adopt(host, feature, generation: generation)
             host.perform { feature.start() }
         } catch {
             let (message, location) = LuaErrorReport.describe(error, fallback: nil)
@@ -80,6 +73,19 @@ extension FeatureRun {
     }
 
     var travelPending: Bool { lock.withLock { travelState.pending } }
+
+    /// Makes `host` and `feature` the ones the run drives from now on (a generation after a
+    /// stuck state or a way back), their events heard as that generation's.
+    func adopt(_ host: FeatureHost, _ feature: RunningFeature, generation: Int) {
+        let listener = host.perform {
+            feature.outlet.add { [weak self] event in self?.heard(event, generation: generation) }
+        }
+        bindingLock.withLock {
+            _host = host
+            _feature = feature
+            observation = listener
+        }
+    }
 }
 
 /// What `moonflow run` keeps to go back (`FeatureRun.travel()`).

@@ -118,14 +118,7 @@ extension FeatureRun {
                     message: "loading \(options.path) again failed, and the run ends: \(message)", location: location))
             return nil
         }
-        let listener = host.perform {
-            feature.outlet.add { [weak self] event in self?.heard(event, generation: generation) }
-        }
-        bindingLock.withLock {
-            _host = host
-            _feature = feature
-            observation = listener
-        }
+        adopt(host, feature, generation: generation)
         if watcher != nil {
             // The old watcher's thread may be waiting on the stuck state (a reload): a new one watches.
             watcher?.stop()
