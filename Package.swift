@@ -111,7 +111,7 @@ let package = Package(
         // commands, the stuck-state rebuild, --watch's reloads, --record, and the inspector's rerun.
         .target(name: "MoonflowRun", dependencies: ["MoonflowDebug", "MoonflowEvents", "MoonflowSQLite", "MoonflowHost", "MoonflowHostTools", "MoonflowRepositories", "MoonflowLua", "LuaKit", "Streams"]),
         // The command-line tool's other work: replay, check, new, exec, types, the spec runner, --inspect's child.
-        .target(name: "MoonflowTool", dependencies: ["MoonflowRun", "MoonflowHost", "MoonflowHostTools", "MoonflowEvents", "MoonflowTesting", "MoonflowSQLite", "MoonflowLua", "LuaKit", "Runtime", "Streams"],
+        .target(name: "MoonflowTool", dependencies: ["MoonflowDebug", "MoonflowRun", "MoonflowHost", "MoonflowHostTools", "MoonflowEvents", "MoonflowTesting", "MoonflowSQLite", "MoonflowLua", "LuaKit", "Runtime", "Streams"],
                 resources: [.embedInCode("Specs/spec_driver.lua"), .embedInCode("Plugins/lint_config.lua"),
                             .embedInCode("Types/moonflow_meta.lua")]),
         // The `--inspect` server and its page: a library an app may link in debug builds.

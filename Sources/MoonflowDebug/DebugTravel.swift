@@ -78,7 +78,7 @@ package struct DebugTravel: Sendable {
 
     /// Why a run on the real clock cannot go back, and what to do instead.
     package static let notRepeatable =
-        "needs a run Moonflow can repeat exactly, which the real clock is not: run the actions on the virtual clock (moonflow run PATH --clock virtual --actions FILE --debug PORT), or a spec (moonflow test SPEC --debug PORT); a real-clock run recorded with moonflow run PATH --record FILE is repeated by moonflow replay FILE, which has no --debug yet"
+        "needs a run Moonflow can repeat exactly, which the real clock is not: run the actions on the virtual clock (moonflow run PATH --clock virtual --actions FILE --debug PORT), or a spec (moonflow test SPEC --debug PORT); or record it (moonflow run PATH --record FILE) and debug its replay (moonflow replay FILE --debug PORT)"
 
     mutating func start(_ kind: Kind) throws(Refusal) {
         let name = kind.request

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import MoonflowDebug
+import MoonflowHost
 import MoonflowTool
 
 struct Replay: ParsableCommand {
@@ -37,7 +39,25 @@ struct Replay: ParsableCommand {
 
     @OptionGroup var limits: LimitOptions
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve a debugger for editors (the Debug Adapter Protocol) at [HOST:]PORT: breakpoints, steps and going back (stepBack, reverseContinue) in the replayed run. See docs/debugging.md.",
+            valueName: "[HOST:]PORT"))
+    var debug: String?
+
+    @Flag(
+        name: .long,
+        help: "With --debug: wait for the editor to attach and send its breakpoints before the plugin loads.")
+    var debugWait = false
+
     func validate() throws {
+        if let debug {
+            do { _ = try InspectorPipe.address(debug) } catch { throw ValidationError("--debug \(error)") }
+            if update { throw ValidationError("--debug replays to compare; drop --update to debug the replay") }
+        } else if debugWait {
+            throw ValidationError("--debug-wait waits for an editor to attach to the debugger; add --debug [HOST:]PORT")
+        }
         if trusted && limits.sandbox {
             throw ValidationError(
                 "--trusted and --sandbox contradict each other; a replay is sandboxed unless --trusted is given")
@@ -51,6 +71,11 @@ struct Replay: ParsableCommand {
         replay.memoryLimitMB = limits.memoryLimit ?? LimitOptions.defaultMemoryLimitMB
         replay.profile = trusted ? .trusted : .sandboxed
         replay.pluginsFolder = plugins
+        if let debug {
+            let handle = try DebugServer.start(debug, name: file, wait: debugWait)
+            replay.debugger = handle.server
+            replay.debugWait = handle.wait
+        }
         let status = replay.run()
         if status != 0 { throw ExitCode(status) }
     }

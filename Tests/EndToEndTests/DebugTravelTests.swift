@@ -206,6 +206,89 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertEqual(printed.components(separatedBy: "adds each amount").count, 2, "the result once: \(printed)")
     }
 
+    /// The same in `moonflow replay --debug` of a run recorded on the real clock: the replay goes
+    /// back exactly, and still finds every event as recorded.
+    func testGoingBackInAReplayComesBackExactlyAndTheReplayIsStillIdentical() throws {
+        let recording = folder.appendingPathComponent("ledger.jsonl").path
+        _ = try printed(by: ["run", "ledger", "--actions", "actions.jsonl", "--record", recording])
+        let (process, output, _, editor) = try started(
+            ["replay", recording, "--debug", "127.0.0.1:0", "--debug-wait"])
+        defer { if process.isRunning { process.terminate() } }
+        try attach(editor, breakpoints: [Line.before])
+        _ = try stopped(editor)
+        _ = try editor.request("continue", ["threadId": 1])
+        _ = try stopped(editor)
+        XCTAssertEqual(try value(editor, "m.n"), "7")
+        XCTAssertEqual(try value(editor, "seen"), "2")
+
+        let back = try editor.request("reverseContinue", ["threadId": 1])
+        XCTAssertEqual(back["success"] as? Bool, true, "\(back)")
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "breakpoint")
+        XCTAssertEqual(try value(editor, "m.n"), "5", "the first action's hit")
+        XCTAssertEqual(try value(editor, "seen"), "1")
+        _ = try editor.request("next", ["threadId": 1])
+        _ = try stopped(editor)
+        XCTAssertEqual(try line(editor), Line.total)
+        _ = try editor.request("stepBack", ["threadId": 1])
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "step")
+        XCTAssertEqual(try line(editor), Line.before, "the line before")
+        XCTAssertEqual(try value(editor, "state.total"), "0")
+
+        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
+        _ = try editor.request("continue", ["threadId": 1])
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, printed)
+        XCTAssertEqual(printed, "replay \(recording): identical (3 inputs, 4 states)\n")
+    }
+
+    /// A replay whose repository calls are answered from the recording: going back answers them
+    /// again from the start of the recording, each after its own action, and the replay stays identical.
+    func testGoingBackInAReplayAnswersTheRepositoryFromTheRecordingAgain() throws {
+        let users = folder.appendingPathComponent("users")
+        try FileManager.default.copyItem(at: Moonflow.root.appendingPathComponent("plugins/users"), to: users)
+        let source = users.appendingPathComponent("init.lua").path
+        let listed =
+            try XCTUnwrap(
+                try String(contentsOfFile: source, encoding: .utf8).components(separatedBy: "\n").firstIndex {
+                    $0.contains("state.users, state.error = m.users, nil")
+                }) + 1
+        let recording = folder.appendingPathComponent("users.jsonl").path
+        let actions = Moonflow.root.appendingPathComponent("plugins/users/golden/crud_by_id.in.jsonl").path
+        _ = try printed(by: ["run", "users", "--actions", actions, "--record", recording])
+        let (process, output, _, editor) = try started(["replay", recording, "--debug", "127.0.0.1:0", "--debug-wait"])
+        defer { if process.isRunning { process.terminate() } }
+        let capabilities = try editor.request("initialize")["body"] as? [String: Any]
+        XCTAssertEqual(capabilities?["supportsStepBack"] as? Bool, true)
+        _ = try editor.request("attach", ["token": editor.token])
+        _ = try editor.request("setBreakpoints", ["source": ["path": source], "breakpoints": [["line": listed]]])
+        _ = try editor.request("configurationDone")
+        // Each list the repository answered, as the breakpoint saw it (the order the answers
+        // came in on the real clock is the recording's).
+        let shown =
+            "table.concat((function() local t = {} for _, u in ipairs(m.users) do t[#t + 1] = u.name end return t end)(), ',')"
+        var lists: [String?] = []
+        for _ in 0..<3 {
+            _ = try stopped(editor)
+            lists.append(try value(editor, shown))
+            _ = try editor.request("continue", ["threadId": 1])
+        }
+        _ = try stopped(editor)
+        XCTAssertEqual(lists.count, 3)
+        XCTAssertTrue(lists.contains { $0?.contains("Barbara") ?? false }, "the add's answer: \(lists)")
+        let back = try editor.request("reverseContinue", ["threadId": 1])
+        XCTAssertEqual(back["success"] as? Bool, true, "\(back)")
+        _ = try stopped(editor)
+        XCTAssertEqual(try value(editor, shown), lists[2], "the third answer again, from the recording")
+        XCTAssertEqual(try value(editor, "m.type"), "\"list\"")
+        _ = try editor.request("setBreakpoints", ["source": ["path": source], "breakpoints": [[String: Any]]()])
+        _ = try editor.request("continue", ["threadId": 1])
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, printed)
+        XCTAssertTrue(printed.hasPrefix("replay \(recording): identical"), printed)
+    }
+
     /// On the real clock the run cannot be repeated: the requests are refused with how to get one that can.
     func testGoingBackOnTheRealClockIsRefusedWithHowToRecordAndReplay() throws {
         let (process, _, _, editor) = try started(

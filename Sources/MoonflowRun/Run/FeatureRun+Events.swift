@@ -14,6 +14,8 @@ extension FeatureRun {
         }
         lock.lock(); defer { lock.unlock() }
         if let from, from != generation { return }  // a stuck state's, left behind
+        // A replay's recorded answers wait for their action, printed again or not.
+        if case .action = event { replayGate?.actionHandled() }
         if !printsAgain() { return }  // printed before the debugger went back
         if case .error = event, !(asInput && input.isInteractive) { failed = true }
         // Mutation and state events come only from the feature's own delivery, on the state

@@ -69,6 +69,10 @@ package final class FeatureRun: @unchecked Sendable {
         /// Told the number of each action (from 1, in input order, again from 1 in a re-run) as
         /// it is sent, on the state's thread: the debugger opens an action there (`--debug`).
         package var actionStarting: (@Sendable (Int) -> Void)?
+        /// A replay that can go back (`moonflow replay --debug`): what answers its calls and
+        /// reads from the recording, made anew for each of its hosts (each keeps how far the run
+        /// got); takes the place of `serviceTap` and `readsFeed`.
+        package var replayAnswers: (@Sendable () -> ReplayAnswers)?
         package init(path: String) { self.path = path }
     }
 
@@ -140,6 +144,9 @@ package final class FeatureRun: @unchecked Sendable {
     /// Every service and repository call's outcome so far, when the run can go back: a re-run
     /// is answered from it, and makes no call twice.
     let travelCalls = CallMemory()
+    /// The gate of the current host's `replayAnswers`, told of each action the run handles
+    /// (also those a re-run does not print again). Under `lock`.
+    var replayGate: ReplayGate?
     /// The checker `checkInvariants` calls, loaded once per Lua state (by the state's identity).
     var invariantChecker: (state: ObjectIdentifier, function: LuaRef)?
 
@@ -194,13 +201,20 @@ package final class FeatureRun: @unchecked Sendable {
         configuration.seed = options.seed
         let host = try FeatureHost(configuration: configuration)
         host.bridge.serviceTap = options.serviceTap
-        // A run that can go back answers a re-run's calls from those made before (FeatureRun+Travel).
-        if options.repeatable, options.serviceTap == nil {
+        var readsFeed = options.readsFeed
+        if let fresh = options.replayAnswers {
+            // A replay's host answers from the recording as from its start.
+            let answers = fresh()
+            host.bridge.serviceTap = answers.tap
+            readsFeed = answers.reads
+            lock.withLock { replayGate = answers.gate }
+        } else if options.repeatable, options.serviceTap == nil {
+            // A run that can go back answers a re-run's calls from those made before (FeatureRun+Travel).
             host.bridge.serviceTap = ServiceTap(remembering: travelCalls)
         }
         // Every service and repository call is an event, under what made it.
         host.bridge.callMade = { [weak self] service in self?.called(service, generation: generation) }
-        try startInputs(of: host, generation: generation)
+        try startInputs(of: host, generation: generation, feed: readsFeed)
         // The tool names files as they were given on its command line.
         host.bridge.locationRoots = []
         // A failed reload is reported by the watch itself, once the files have settled.
@@ -217,18 +231,18 @@ package final class FeatureRun: @unchecked Sendable {
     /// Time and random numbers as the run's inputs (`FeatureInputs`): under `--record` the seed
     /// (in the header, unless the virtual clock's default) and, on the real clock, every value of
     /// time read go to the recording; a replay hands the recorded values back.
-    private func startInputs(of host: FeatureHost, generation: Int) throws {
+    private func startInputs(of host: FeatureHost, generation: Int, feed: (@Sendable (String) -> LuaValue?)?) throws {
         let recorder = options.observers.lazy.compactMap { $0 as? SessionRecorder }.first
         let records = recorder != nil && (options.clock == .real || options.recordsReads)
         if let recorder, generation == 0, records || host.seed != FeatureInputs.defaultSeed {
             recorder.seed = host.seed
         }
-        guard records || options.readsFeed != nil else { return }
+        guard records || feed != nil else { return }
         var record: (@Sendable (String, LuaValue) -> Void)?
         if records, let recorder {
             record = { [weak recorder] kind, value in recorder?.read(kind, value) }
         }
-        try host.startInputs(record: record, feed: options.readsFeed)
+        try host.startInputs(record: record, feed: feed)
     }
 
     /// Plugins beside PATH are found by name (`mf.compose` children, interactors).

@@ -1,11 +1,13 @@
 import Foundation
 import LuaKit
+import MoonflowDebug
 import MoonflowEvents
 import MoonflowHost
 import MoonflowHostTools
 import MoonflowLua
 import MoonflowRun
 import MoonflowTesting
+import Streams
 
 /// `moonflow replay FILE [--update]`: re-runs a `--record`ed session on the
 /// virtual clock and compares every event with the recording.
@@ -36,6 +38,11 @@ package struct SessionReplay {
     package var pluginsFolder: String?
     /// Where the report goes (standard output by default).
     package var write: @Sendable (String) -> Void = FeatureRun.stdout
+    /// The debugger that serves the replay (`--debug`): breakpoints, steps, and going back
+    /// (a replay can be repeated exactly); `debugWait` holds the load until the editor has
+    /// sent its breakpoints.
+    package var debugger: DebugServer?
+    package var debugWait = false
 
     package init(file: String) { self.file = file }
 
@@ -111,7 +118,25 @@ package struct SessionReplay {
         options.readsFeed = RecordedReads(recording.reads).next
         options.recordsReads = !recording.reads.isEmpty
         let gate = ReplayGate(deliveries: recording.deliveries.values.flatMap(\.values))
-        if !update {
+        // The gate the input's end lets go of: under the debugger, the current host's.
+        let current = Locked<ReplayGate>(gate)
+        if let debugger, !update {
+            // Each host the run loads (a way back loads it again) answers as from the start.
+            options.readsFeed = nil
+            options.replayAnswers = {
+                let fresh = ReplayGate(deliveries: recording.deliveries.values.flatMap(\.values))
+                current.withLock { $0 = fresh }
+                return ReplayAnswers(
+                    tap: ServiceTap(answering: recording.services, deliveries: recording.deliveries, gate: fresh),
+                    gate: fresh, reads: RecordedReads(recording.reads).next)
+            }
+            options.repeatable = true
+            options.actionStarting = { debugger.controller.actionStarting($0) }
+            options.prepareHost = { [debugWait] host, _ in
+                debugger.controller.serve(host.lua)
+                if debugWait { debugger.controller.waitForConfiguration() }
+            }
+        } else if !update {
             options.serviceTap = ServiceTap(answering: recording.services, deliveries: recording.deliveries, gate: gate)
             options.observers.append(ActionsHandled(gate: gate))
         }
@@ -135,7 +160,7 @@ package struct SessionReplay {
         var number = 0
         let input = InputSource(interactive: false, name: file) {
             guard let line = reader?.next() else {
-                gate.releaseAll()  // no action comes any more: what still waits for one answers now
+                current.withLock { $0 }.releaseAll()  // no action comes any more: what still waits for one answers now
                 return nil
             }
             defer { number += 1 }
@@ -145,7 +170,9 @@ package struct SessionReplay {
             else { return "" }
             return TimedInput.line(at: Int(clamping: t), send: action, root: "input")
         }
-        _ = FeatureRun(options: options, input: input, write: output.add).run()
+        let run = FeatureRun(options: options, input: input, write: output.add)
+        if let debugger, options.repeatable { debugger.controller.repeats { [weak run] in run?.travel() } }
+        _ = run.run()
 
         if let updated {
             if rename(updated, file) != 0 {
