@@ -32,6 +32,16 @@ extension DebugServer {
     }
 }
 
+/// `--debug` and `--debug-wait` as given to `run`, `test` or `replay`: an address that
+/// parses, and no `--debug-wait` without `--debug`.
+func validateDebugOptions(_ debug: String?, wait: Bool) throws {
+    if let debug {
+        do { _ = try InspectorPipe.address(debug) } catch { throw ValidationError("--debug \(error)") }
+    } else if wait {
+        throw ValidationError("--debug-wait waits for an editor to attach to the debugger; add --debug [HOST:]PORT")
+    }
+}
+
 /// What a command holds of its debugger: the server, and whether the first state waits.
 struct DebugHandle: Sendable {
     let server: DebugServer

@@ -52,11 +52,9 @@ struct Replay: ParsableCommand {
     var debugWait = false
 
     func validate() throws {
-        if let debug {
-            do { _ = try InspectorPipe.address(debug) } catch { throw ValidationError("--debug \(error)") }
-            if update { throw ValidationError("--debug replays to compare; drop --update to debug the replay") }
-        } else if debugWait {
-            throw ValidationError("--debug-wait waits for an editor to attach to the debugger; add --debug [HOST:]PORT")
+        try validateDebugOptions(debug, wait: debugWait)
+        if debug != nil, update {
+            throw ValidationError("--debug replays to compare; drop --update to debug the replay")
         }
         if trusted && limits.sandbox {
             throw ValidationError(

@@ -58,11 +58,7 @@ struct RunRequest {
             throw ValidationError(
                 "--inspect-memory must be a number of megabytes from 1 to 1048576 (got \(inspectMemory))")
         }
-        if let debug {
-            do { _ = try InspectorPipe.address(debug) } catch { throw ValidationError("--debug \(error)") }
-        } else if debugWait {
-            throw ValidationError("--debug-wait waits for an editor to attach to the debugger; add --debug [HOST:]PORT")
-        }
+        try validateDebugOptions(debug, wait: debugWait)
         if let until, until < 0 {
             throw ValidationError("--until must be a number of milliseconds, 0 or more (got \(until))")
         }

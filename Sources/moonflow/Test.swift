@@ -122,11 +122,9 @@ struct Test: ParsableCommand {
         if let seconds, !(seconds > 0 && seconds <= 86400) {
             throw ValidationError("--seconds \(seconds): give more than 0 and at most 86400 (a day)")
         }
-        if let debug {
-            do { _ = try InspectorPipe.address(debug) } catch { throw ValidationError("--debug \(error)") }
-            if let jobs, jobs > 1 { throw ValidationError("--debug runs one spec file at a time; drop --jobs \(jobs)") }
-        } else if debugWait {
-            throw ValidationError("--debug-wait waits for an editor to attach to the debugger; add --debug [HOST:]PORT")
+        try validateDebugOptions(debug, wait: debugWait)
+        if debug != nil, let jobs, jobs > 1 {
+            throw ValidationError("--debug runs one spec file at a time; drop --jobs \(jobs)")
         }
     }
 
