@@ -48,6 +48,8 @@ typedef struct mf_debug {
   long long seek;           // at this count, stop (MF_STOP_ARRIVED); 0: none
   long long mark;           // at this count, ask the debugger where to go (MF_STOP_MARK); 0: none
   int mark_depth;           // before the mark: the last count at this depth or outer is `found`
+  int mark_entry;           // instead: `found` is the first count of the last call entered at mark_depth
+  lua_State *entered;       // that call, entered on this thread and not yet at its first line
   long long found;
   int abandoned;            // the debugger left this state for a re-run: every hook raises
 } mf_debug;
@@ -217,9 +219,11 @@ static void debug_hook(lua_State *L, lua_Debug *ar) {
   switch (ar->event) {
     case LUA_HOOKCALL:
     case LUA_HOOKTAILCALL:
+      if (d->mark_entry && d->mark) d->entered = depth(L) == d->mark_depth ? L : NULL;
       if (lua_getinfo(L, "S", ar)) set_mask(L, wants_lines(d, ar));
       return;
     case LUA_HOOKRET: {
+      if (d->mark_entry && d->entered == L && depth(L) == d->mark_depth) d->entered = NULL;
       lua_Debug caller;  // the frame returned to
       int known = lua_getstack(L, 1, &caller) && lua_getinfo(L, "S", &caller);
       if ((d->step == MF_RESUME_OVER || d->step == MF_RESUME_OUT) && L == d->step_thread &&
@@ -239,7 +243,14 @@ static void debug_hook(lua_State *L, lua_Debug *ar) {
   int line = ar->currentline;
   if (d->counting) {
     long long n = ++d->lines;
-    if (d->mark && n < d->mark && depth(L) <= d->mark_depth) d->found = n;
+    if (d->mark && n < d->mark) {
+      if (!d->mark_entry) {
+        if (depth(L) <= d->mark_depth) d->found = n;
+      } else if (d->entered == L && depth(L) == d->mark_depth) {
+        d->found = n;  // the first line of the call: where restarting that frame goes
+        d->entered = NULL;
+      }
+    }
     if (n == d->mark || n == d->seek) {
       int reason = n == d->mark ? MF_STOP_MARK : MF_STOP_ARRIVED;
       d->mark = d->seek = 0;
@@ -420,12 +431,14 @@ long long mf_debug_position(lua_State *L, int *stack_depth) {
   return d ? d->lines : 0;
 }
 
-void mf_debug_seek(lua_State *L, long long to, long long mark, int mark_depth) {
+void mf_debug_seek(lua_State *L, long long to, long long mark, int mark_depth, int entry) {
   mf_debug *d = debug_of(L);
   if (!d) return;
   d->seek = to;
   d->mark = mark;
   d->mark_depth = mark_depth;
+  d->mark_entry = entry;
+  d->entered = NULL;
   d->found = 0;
 }
 

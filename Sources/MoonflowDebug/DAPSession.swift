@@ -28,9 +28,13 @@ package protocol DebugTarget: AnyObject, Sendable {
     /// Goes back from the stop (`stepBack`, `reverseContinue`); nil when nothing is stopped,
     /// a failure saying why the run cannot go back.
     func reverse(_ kind: DebugTravel.Kind) -> Result<Void, DebugTravel.Refusal>?
+    /// Whether the run can go back (and so restart a frame).
+    var canGoBack: Bool { get }
 }
 
 extension DebugTarget {
+    package var canGoBack: Bool { false }
+
     /// A target that cannot go back says so, and how to get a run that can.
     package func reverse(_ kind: DebugTravel.Kind) -> Result<Void, DebugTravel.Refusal>? {
         .failure(
@@ -262,10 +266,12 @@ package final class DAPSession: @unchecked Sendable {
             let levels = try Self.integer(arguments, "levels", in: 0...Int(Int32.max), "stackTrace") ?? 0
             guard let frames = target.stackTrace() else { return notStopped(request) }
             let page = try frames.get().enumerated().dropFirst(start).prefix(levels > 0 ? levels : Int(Int32.max))
+            let restarts = LuaValue.boolean(target.canGoBack)
             let shown = page.map { index, frame -> LuaValue in
                 var entry: [String: LuaValue] = [
                     "id": LuaValue(index + 1), "name": LuaValue(Self.frameName(frame)),
                     "line": LuaValue((frame.line ?? 1) + firstLine - 1), "column": LuaValue(firstColumn),
+                    "canRestart": restarts,
                 ]
                 // Absolute, as an editor opens files: a chunk named relative to where the run started.
                 let file = URL(fileURLWithPath: frame.source).standardizedFileURL
@@ -316,6 +322,12 @@ package final class DAPSession: @unchecked Sendable {
             guard let gone = target.reverse(command == "stepBack" ? .stepBack : .reverseContinue) else {
                 return notStopped(request)
             }
+            if case .failure(let refusal) = gone { throw Refusal(refusal.description) }
+            respond(to: request)
+        case "restartFrame":
+            let frame = try Self.integer(
+                arguments, "frameId", in: Self.frameIDs, "restartFrame", fix: "from stackTrace")!
+            guard let gone = target.reverse(.restartFrame(frame)) else { return notStopped(request) }
             if case .failure(let refusal) = gone { throw Refusal(refusal.description) }
             respond(to: request)
         case "pause":
@@ -397,6 +409,7 @@ package final class DAPSession: @unchecked Sendable {
         "supportsLogPoints": true,
         "supportsDelayedStackTraceLoading": true,
         "supportsStepBack": true,
+        "supportsRestartFrame": true,
         "exceptionBreakpointFilters": LuaValue([
             ["filter": "all", "label": "Any error, caught or not", "default": false],
             ["filter": "uncaught", "label": "Errors no handler catches", "default": false],

@@ -112,7 +112,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
         if repeatable {
             lua.countLines(true)
             if let journey, journey.action == nil {
-                lua.seek(to: journey.seekTo, mark: journey.mark, depth: journey.depth)
+                lua.seek(to: journey.seekTo, mark: journey.mark, depth: journey.depth, entry: journey.seeksEntry)
             }
         }
         return true
@@ -393,7 +393,11 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             guard attached else { return nil }
             pending = []
             resumed = nil
-            travel.stopped = position.map { DebugTravel.Position(count: $0.count, depth: $0.depth) }
+            travel.stopped = position.map { stop in
+                let levels = (thread as? HookedThread)?.levels ?? []
+                return DebugTravel.Position(
+                    count: stop.count, depth: stop.depth, frameDepths: levels.map { stop.depth - $0 })
+            }
             return self.session
         }
         guard let session else { return .run }
@@ -434,6 +438,9 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     package func repeats(by rerun: @escaping @Sendable () -> Void) {
         lock.withLock { travel.rerun = rerun }
     }
+
+    /// Whether the run can go back: the editor's frames say they can be restarted.
+    package var canGoBack: Bool { lock.withLock { travel.rerun != nil } }
 
     /// Why this run cannot go back (the refusal of `stepBack` and `reverseContinue`), instead
     /// of the default (`DebugTravel.notRepeatable`).

@@ -17,6 +17,10 @@ package struct DebugTravel: Sendable {
         case stepBack
         /// To the last breakpoint hit before that stopped (or the run's first line).
         case reverseContinue
+        /// To the start of the `n`th frame the editor shows (from 1, the innermost): the first
+        /// line of that call (a handler's, `reduce`'s, any function of a plugin's file), with
+        /// its arguments, upvalues and the state as they were when it was called.
+        case restartFrame(Int)
         /// To the start of the run's `n`th action (from 1, in input order): the first line of
         /// a plugin's file it runs (its `handle`), with the state as it was before it.
         case action(Int)
@@ -25,15 +29,18 @@ package struct DebugTravel: Sendable {
             switch self {
             case .stepBack: "stepBack"
             case .reverseContinue: "reverseContinue"
+            case .restartFrame(let n): "restartFrame (frame \(n))"
             case .action(let n): "opening action \(n)"
             }
         }
     }
 
-    /// Where a thread stopped: its line events counted, and its stack's depth.
+    /// Where a thread stopped: its line events counted, its stack's depth, and how deep each
+    /// frame the editor shows is (innermost first).
     struct Position: Sendable, Equatable {
         let count: Int64
         let depth: Int
+        var frameDepths: [Int] = []
     }
 
     /// A way back under way: the pass to the mark, then the one to the target.
@@ -49,8 +56,14 @@ package struct DebugTravel: Sendable {
             switch kind {
             case .stepBack: "step"
             case .reverseContinue: seekTo == 1 && noHit ? "entry" : "breakpoint"
+            case .restartFrame: "restart"
             case .action: "goto"
             }
+        }
+        /// The first pass looks for the start of the frame `depth` deep (`restartFrame`).
+        var seeksEntry: Bool {
+            if case .restartFrame = kind { return true }
+            return false
         }
         /// The action a re-run stops at the start of (`Kind.action`).
         var action: Int? {
@@ -93,11 +106,20 @@ package struct DebugTravel: Sendable {
             throw Refusal(
                 description: "\(name) needs a stop at a line of a plugin's file; this stop has none to go back from")
         }
-        guard stopped.count > 1 else {
+        var depth = stopped.depth
+        if case .restartFrame(let frame) = kind {
+            guard (1...stopped.frameDepths.count).contains(frame) else {
+                throw Refusal(
+                    description:
+                        "\(name): the stopped stack shows frames 1 to \(stopped.frameDepths.count); take a frameId from stackTrace"
+                )
+            }
+            depth = stopped.frameDepths[frame - 1]
+        } else if stopped.count <= 1 {
             throw Refusal(
                 description: "\(name): the run is at its first line (line event 1); there is nothing before it")
         }
-        journey = Journey(kind: kind, mark: stopped.count, depth: stopped.depth)
+        journey = Journey(kind: kind, mark: stopped.count, depth: depth)
         lastHit = 0
         actionReached = false
     }
@@ -108,11 +130,13 @@ package struct DebugTravel: Sendable {
         lastHit = count
     }
 
-    /// The first pass reached its mark: `found` is the last line before it at the depth or outer.
+    /// The first pass reached its mark: `found` is the last line before it at the depth or
+    /// outer (or, restarting a frame, that frame's first line).
     mutating func marked(found: Int64) {
         guard var journey else { return }
         switch journey.kind {
         case .stepBack: journey.seekTo = found > 0 ? found : journey.mark - 1
+        case .restartFrame: journey.seekTo = found > 0 ? found : journey.mark
         case .reverseContinue:
             journey.seekTo = lastHit > 0 ? lastHit : 1
             journey.noHit = lastHit == 0

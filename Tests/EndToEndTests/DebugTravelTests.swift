@@ -157,6 +157,98 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertEqual(travelled, plain, "the same events as a run that never went back")
     }
 
+    /// `restartFrame` on `reduce`, stopped on its last line in the second action: the run stops
+    /// at the frame's first line with the reason `restart`, its argument, the state and the
+    /// module-level counter as they were when it was called; going on, the output is unchanged.
+    func testRestartingReduceStopsAtItsFirstLineWithEverythingAsWhenItWasCalled() throws {
+        let run = ["run", "ledger", "--clock", "virtual", "--actions", "actions.jsonl", "--format", "jsonl"]
+        let plain = try printed(by: run)
+        let (process, output, _, editor) = try started(run + ["--debug", "127.0.0.1:0", "--debug-wait"])
+        defer { if process.isRunning { process.terminate() } }
+        try attach(editor, breakpoints: [Line.total])
+        _ = try stopped(editor)
+        _ = try editor.request("continue", ["threadId": 1])
+        _ = try stopped(editor)
+        XCTAssertEqual(try value(editor, "m.n"), "7")
+        XCTAssertEqual(try value(editor, "seen"), "2")
+        let trace = try editor.request("stackTrace", ["threadId": 1])
+        let frames = (trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]] ?? []
+        XCTAssertEqual(frames.first?["canRestart"] as? Bool, true, "\(frames)")
+
+        let restarted = try editor.request("restartFrame", ["frameId": 1])
+        XCTAssertEqual(restarted["success"] as? Bool, true, "\(restarted)")
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "restart")
+        XCTAssertEqual(try line(editor), Line.seen, "reduce's first line")
+        XCTAssertEqual(try value(editor, "m.n"), "7", "the second action's mutation")
+        XCTAssertEqual(try value(editor, "seen"), "1", "the counter before this call added to it")
+        XCTAssertEqual(try value(editor, "state.total"), "5")
+
+        let far = try editor.request("restartFrame", ["frameId": 40])
+        XCTAssertEqual(far["success"] as? Bool, false)
+        XCTAssertTrue((far["message"] as? String ?? "").contains("frames 1 to"), "\(far)")
+
+        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
+        _ = try editor.request("continue", ["threadId": 1])
+        let travelled = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertEqual(travelled, plain, "the same events as a run that never went back")
+    }
+
+    /// Restarting an outer frame: stopped in a helper that `reduce` called in a loop, frame 2
+    /// (`reduce`) starts again from its first line, not the helper's last call.
+    func testRestartingAnOuterFrameGoesToItsStartNotToTheInnerCall() throws {
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("nested"), withIntermediateDirectories: true)
+        let nested = folder.appendingPathComponent("nested/init.lua").path
+        try """
+        local mf = require "moonflow"
+        local function double(x)
+          return x * 2
+        end
+        return mf.feature {
+          name = "nested",
+          initial = { total = 0 },
+          state = { total = "integer" },
+          actions = { add = { n = "integer" } },
+          mutations = { added = { n = "integer" } },
+          handle = function(action) return { type = "added", n = action.n } end,
+          reduce = function(state, m)
+            local sum = state.total
+            for _ = 1, 3 do sum = sum + double(m.n) end
+            state.total = sum
+            return state
+          end,
+        }
+        """.write(toFile: nested, atomically: true, encoding: .utf8)
+        let (process, _, _, editor) = try started(
+            [
+                "run", "nested", "--clock", "virtual", "--actions", "actions.jsonl", "--debug", "127.0.0.1:0",
+                "--debug-wait",
+            ])
+        defer { if process.isRunning { process.terminate() } }
+        _ = try editor.request("initialize")
+        _ = try editor.request("attach", ["token": editor.token])
+        _ = try editor.request(
+            "setBreakpoints",
+            ["source": ["path": nested], "breakpoints": [["line": 3, "hitCondition": "== 6"]]])
+        _ = try editor.request("configurationDone")
+        _ = try stopped(editor)  // the third call of double in the second action
+        XCTAssertEqual(try value(editor, "x"), "7")
+        let inReduce = try editor.request("evaluate", ["expression": "sum", "frameId": 2])
+        XCTAssertEqual((inReduce["body"] as? [String: Any])?["result"] as? String, "58", "30 + 2 * 7*2 so far")
+
+        let restarted = try editor.request("restartFrame", ["frameId": 2])
+        XCTAssertEqual(restarted["success"] as? Bool, true, "\(restarted)")
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "restart")
+        XCTAssertEqual(try line(editor), 13, "reduce's first line")
+        XCTAssertEqual(try value(editor, "m.n"), "7")
+        XCTAssertEqual(try value(editor, "state.total"), "30", "the first action's total, before this call")
+        XCTAssertEqual(try value(editor, "sum"), "nil", "not yet assigned")
+        _ = try editor.request("disconnect")
+        process.waitUntilExit()
+    }
+
     /// The same in a spec under `moonflow test --debug`: the file runs again from its start, and
     /// its results are reported once.
     func testGoingBackInASpecComesBackExactlyAndReportsEachResultOnce() throws {
@@ -296,8 +388,12 @@ final class DebugTravelTests: XCTestCase {
         defer { if process.isRunning { process.terminate() } }
         try attach(editor, breakpoints: [Line.before])
         _ = try stopped(editor)
-        for command in ["stepBack", "reverseContinue"] {
-            let refused = try editor.request(command, ["threadId": 1])
+        let trace = try editor.request("stackTrace", ["threadId": 1])
+        let frames = (trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]] ?? []
+        XCTAssertFalse(frames.isEmpty)
+        XCTAssertTrue(frames.allSatisfy { $0["canRestart"] as? Bool == false }, "\(frames)")
+        for command in ["stepBack", "reverseContinue", "restartFrame"] {
+            let refused = try editor.request(command, ["threadId": 1, "frameId": 1])
             XCTAssertEqual(refused["success"] as? Bool, false)
             let message = refused["message"] as? String ?? ""
             XCTAssertTrue(message.hasPrefix(command), message)

@@ -519,9 +519,11 @@ void mf_debug_count_lines(lua_State *L, int on);
 long long mf_debug_position(lua_State *L, int *stack_depth);
 /// On the way to a point of a re-run: at count `to` (0: none) stop with MF_STOP_ARRIVED; at
 /// count `mark` (0: none) stop with MF_STOP_MARK, mf_debug_found then naming the last count
-/// before it at stack depth `mark_depth` or outer. Until either, breakpoints are still given to
-/// the stop function (to weigh and count) and nothing else stops. On the state's thread.
-void mf_debug_seek(lua_State *L, long long to, long long mark, int mark_depth);
+/// before it at stack depth `mark_depth` or outer; with `entry`, the first count of the last
+/// call entered at depth `mark_depth` (the start of the frame there at the mark: restarting
+/// it). Until either, breakpoints are still given to the stop function (to weigh and count)
+/// and nothing else stops. On the state's thread.
+void mf_debug_seek(lua_State *L, long long to, long long mark, int mark_depth, int entry);
 long long mf_debug_found(lua_State *L);
 /// Which errors stop a served state: MF_ERRORS_UNCAUGHT, those no handler catches (the run
 /// reports them), MF_ERRORS_CAUGHT, those a plugin's own pcall, xpcall or coroutine.resume

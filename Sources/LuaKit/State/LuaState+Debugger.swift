@@ -81,12 +81,14 @@ extension LuaState {
 
     /// On the way to a point of a re-run: stop (`.arrived`) at line event `to`; at line event
     /// `mark`, stop with `.mark`, `foundBeforeMark` then naming the last line event before it
-    /// whose stack was `depth` deep or less. 0: none. On the state's thread (or the stopped one).
-    package func seek(to: Int64, mark: Int64 = 0, depth: Int = 0) {
-        _ = whileOpen { mf_debug_seek(L, to, mark, Int32(clamping: depth)) }
+    /// whose stack was `depth` deep or less; with `entry`, the first line event of the last
+    /// call entered `depth` deep (the start of the frame that is there at the mark). 0: none.
+    /// On the state's thread (or the stopped one).
+    package func seek(to: Int64, mark: Int64 = 0, depth: Int = 0, entry: Bool = false) {
+        _ = whileOpen { mf_debug_seek(L, to, mark, Int32(clamping: depth), entry ? 1 : 0) }
     }
 
-    /// See `seek(to:mark:depth:)`: 0 when no line event before the mark was that shallow.
+    /// See `seek(to:mark:depth:entry:)`: 0 when no line event before the mark was that shallow.
     package var foundBeforeMark: Int64 { whileOpen { mf_debug_found(L) } ?? 0 }
 
     /// The text of the error that unwinds an abandoned state (`LuaResume.travel`).

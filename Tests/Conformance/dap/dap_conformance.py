@@ -9,8 +9,8 @@ consumers Moonflow did not write:
 - go-dap's typed decoder (`dap.ReadProtocolMessage`, the small Go program in
   decode/), fed the frames byte for byte as they came off the socket;
 
-and that the response to every next, stepIn, stepBack, stepOut, reverseContinue
-and continue comes before the `stopped` event that follows it. scripts/check-dap builds the decoder,
+and that the response to every next, stepIn, restartFrame, stepBack, stepOut,
+reverseContinue and continue comes before the `stopped` event that follows it. scripts/check-dap builds the decoder,
 fetches the schema and runs this; see docs/debugging.md ("Testing it").
 
 Debian's /usr/bin/python3 runs it: python3-jsonschema is installed there.
@@ -41,9 +41,9 @@ READ_TIMEOUT = 10  # seconds for any one message; a session that waits longer is
 # the log point has printed (an `output` event); disconnect ends the session at the last stop.
 # The two lengths disconnect at different points of the run: a lost disconnect response
 # showed at one and not the other.
-# The runs are on the virtual clock, so stepBack and reverseContinue go back (a re-run of the
-# plugin) and their responses and `stopped` events are checked as the others'.
-PLAN = ("next", "stepIn", "stepBack", "stepOut", "reverseContinue", "continue")
+# The runs are on the virtual clock, so restartFrame, stepBack and reverseContinue go back (a
+# re-run of the plugin) and their responses and `stopped` events are checked as the others'.
+PLAN = ("next", "stepIn", "restartFrame", "stepBack", "stepOut", "reverseContinue", "continue")
 LONG_PLAN = PLAN + ("continue", "continue")
 
 
@@ -227,7 +227,8 @@ class Session:
         self.inspect(first, full=True)
         self.ok("setExceptionBreakpoints", {"filters": ["uncaught"]})
         for command in LONG_PLAN if self.number % 2 == 0 else PLAN:
-            self.ok(command, {"threadId": self.thread}, resume=True)
+            arguments = {"frameId": 1} if command == "restartFrame" else {"threadId": self.thread}
+            self.ok(command, arguments, resume=True)
             stopped = self.wait_event("stopped")
             if stopped is None:
                 self.ended_early = command  # the run ended: nothing to disconnect from
