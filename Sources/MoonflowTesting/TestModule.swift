@@ -38,6 +38,9 @@ public enum TestModule {
         package var seconds: Double?
         /// `--no-guided`: false, every run drawn uniformly (as `guided = false`); nil: the spec's.
         package var guided: Bool?
+        /// Under the debugger, what explorations read from the wall clock and chance, kept so a
+        /// spec file run again from its start (going back) explores exactly as it did.
+        package var decisions: ExploreDecisions?
         package init(
             seed: Int64? = nil, runs: Int? = nil, length: Int? = nil, steps: Int? = nil, seconds: Double? = nil,
             guided: Bool? = nil
@@ -54,6 +57,8 @@ public enum TestModule {
     /// Registers `moonflow.test` with the command line's exploration settings.
     package static func install(in host: FeatureHost, explore defaults: ExploreDefaults) throws {
         let lua = host.lua
+        let decisions = defaults.decisions
+        @Sendable func kept(_ read: () -> LuaValue) -> LuaValue { decisions?.take(read) ?? read() }
         let storeClass = try lua.makeClass("moonflow.teststore", methods: [:])
         func store(_ args: LuaSlots) throws -> FeatureStore {
             guard let handle = args.object(1, as: StoreHandle.self) else {
@@ -313,12 +318,18 @@ public enum TestModule {
             // What the explorer's budgets read: the wall clock in seconds, and the milliseconds
             // left before the test's own deadline stops it (nil: no deadline), so it stops first
             // and still prints what it found.
-            ("clock", .function { _ in [.value(.number(Double(DispatchTime.now().uptimeNanoseconds) / 1e9))] }),
+            // Under the debugger each is kept as read, and read again so when the file runs again.
+            (
+                "clock",
+                .function { _ in
+                    [.value(kept { .number(Double(DispatchTime.now().uptimeNanoseconds) / 1e9) })]
+                }
+            ),
             (
                 "testTimeLeft",
-                .function { [weak host] _ in [.value(host?.lua.testTimeLeftMs.map { .integer($0) } ?? .nil)] }
+                .function { [weak host] _ in [.value(kept { host?.lua.testTimeLeftMs.map { .integer($0) } ?? .nil })] }
             ),
-            ("freshSeed", .function { _ in [.value(.integer(Int64.random(in: 1...999_999_999)))] }),
+            ("freshSeed", .function { _ in [.value(kept { .integer(Int64.random(in: 1...999_999_999)) })] }),
             // A value as the JSON `moonflow run` reads: the same writer, keys sorted.
             ("json", .function { args in [.value(.string(LuaString(try args.value(1).json())))] }),
             (

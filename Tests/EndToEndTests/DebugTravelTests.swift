@@ -298,6 +298,97 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertEqual(printed.components(separatedBy: "adds each amount").count, 2, "the result once: \(printed)")
     }
 
+    /// Going back in the first of two spec files: the second file's results are all reported
+    /// (the first's re-run hid as many results as it had reported, of every file after it too).
+    func testGoingBackInOneSpecFileReportsEveryResultOfTheNext() throws {
+        let specs = folder.appendingPathComponent("ledger/spec")
+        try FileManager.default.createDirectory(at: specs, withIntermediateDirectories: true)
+        try """
+        local T = require "moonflow.test"
+        describe("ledger", function()
+          it("adds", function()
+            local store = T.store("ledger")
+            store:send({ type = "add", n = 5 }, function(s) s.total = 5 end)
+            store:send({ type = "add", n = 7 }, function(s) s.total = 19 end)
+            store:finish()
+          end)
+        end)
+        """.write(toFile: specs.appendingPathComponent("a_spec.lua").path, atomically: true, encoding: .utf8)
+        try """
+        describe("more", function()
+          it("one", function() assert.equal(2, 1 + 1) end)
+          it("two", function() assert.equal(4, 2 + 2) end)
+        end)
+        """.write(toFile: specs.appendingPathComponent("b_spec.lua").path, atomically: true, encoding: .utf8)
+        let (process, output, _, editor) = try started(
+            ["test", "ledger/spec", "--debug", "127.0.0.1:0", "--debug-wait"])
+        defer { if process.isRunning { process.terminate() } }
+        try attach(editor, breakpoints: [Line.before])
+        _ = try stopped(editor)
+        _ = try editor.request("continue", ["threadId": 1])
+        _ = try stopped(editor)
+        let back = try editor.request("reverseContinue", ["threadId": 1])
+        XCTAssertEqual(back["success"] as? Bool, true, "\(back)")
+        _ = try stopped(editor)
+        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
+        _ = try editor.request("continue", ["threadId": 1])
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, printed)
+        XCTAssertTrue(printed.contains("3 passed, 0 failed"), printed)
+        XCTAssertTrue(printed.contains("more one") && printed.contains("more two"), printed)
+    }
+
+    /// An exploration with no seed of its own draws one, and its budget reads the wall clock:
+    /// going back in it runs the file again with the same seed and the same readings, so the
+    /// run stepped back into is the one the editor was in.
+    func testGoingBackInAnExplorationWithAFreshSeedComesBackToTheSameRun() throws {
+        let counter = folder.appendingPathComponent("counter")
+        try FileManager.default.copyItem(at: Moonflow.root.appendingPathComponent("plugins/counter"), to: counter)
+        try FileManager.default.removeItem(at: counter.appendingPathComponent("spec"))
+        try FileManager.default.createDirectory(
+            at: counter.appendingPathComponent("spec"), withIntermediateDirectories: true)
+        try """
+        local T = require "moonflow.test"
+        describe("counter", function()
+          it("explores from a seed of its own", function()
+            T.explore("counter", { runs = 4, length = 20, seconds = 60, quiet = true })
+          end)
+        end)
+        """.write(
+            toFile: counter.appendingPathComponent("spec/explore_spec.lua").path, atomically: true, encoding: .utf8)
+        let source = counter.appendingPathComponent("init.lua").path
+        let added =
+            try XCTUnwrap(
+                try String(contentsOfFile: source, encoding: .utf8).components(separatedBy: "\n").firstIndex {
+                    $0.contains("state.count = state.count + m.n")
+                }) + 1
+        let (process, output, _, editor) = try started(
+            ["test", "counter/spec/explore_spec.lua", "--debug", "127.0.0.1:0", "--debug-wait"])
+        defer { if process.isRunning { process.terminate() } }
+        _ = try editor.request("initialize")
+        _ = try editor.request("attach", ["token": editor.token])
+        _ = try editor.request(
+            "setBreakpoints", ["source": ["path": source], "breakpoints": [["line": added, "hitCondition": "== 30"]]])
+        _ = try editor.request("configurationDone")
+        _ = try stopped(editor)
+        let seen = try value(editor, "m.n .. ' ' .. state.count")
+        XCTAssertNotNil(seen)
+        _ = try editor.request("next", ["threadId": 1])
+        _ = try stopped(editor)
+        let back = try editor.request("stepBack", ["threadId": 1])
+        XCTAssertEqual(back["success"] as? Bool, true, "\(back)")
+        XCTAssertEqual(try stopped(editor)["reason"] as? String, "step")
+        XCTAssertEqual(try line(editor), added)
+        XCTAssertEqual(try value(editor, "m.n .. ' ' .. state.count"), seen, "the same run, at the same step")
+        _ = try editor.request("setBreakpoints", ["source": ["path": source], "breakpoints": [[String: Any]]()])
+        _ = try editor.request("continue", ["threadId": 1])
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, printed)
+        XCTAssertTrue(printed.contains("1 passed, 0 failed"), printed)
+    }
+
     /// The same in `moonflow replay --debug` of a run recorded on the real clock: the replay goes
     /// back exactly, and still finds every event as recorded.
     func testGoingBackInAReplayComesBackExactlyAndTheReplayIsStillIdentical() throws {

@@ -330,6 +330,7 @@ package struct SpecRunner: Sendable {
             report(event)
         }
         // The debugger went back: the file runs again from its start.
+        travel?.startFile()
         repeat {
             travel?.begin()
             runStuckPast(file, coverage: coverage, keep: keep, report: shown)
@@ -412,7 +413,9 @@ package struct SpecRunner: Sendable {
             host.bridge.locationRoots = []  // the tool names files as it found them
             if coverage != nil { host.lua.startCoverage() }
             options.prepareHost?(host)
-            try TestModule.install(in: host, explore: options.explore)
+            var explore = options.explore
+            explore.decisions = options.travel?.decisions
+            try TestModule.install(in: host, explore: explore)
             // os.exit is an error: the runner owns the process.
             try HostOwnedProcess.install(in: host.lua, command: "test") { text, _ in
                 printed(stdout?.take(printed: text) ?? [text])
@@ -668,14 +671,27 @@ extension SpecRunner {
 /// Lua state (`DebugController.repeats(by:)` calls `request()` on the stopped thread) and the
 /// runner runs the file again from its start, on the virtual clock as every spec runs; what
 /// the re-run reports up to what the file had reported (results, printed lines) is not
-/// reported again.
+/// reported again, and what its explorations took from the wall clock or chance is taken
+/// again as it was (`decisions`).
 package final class SpecTravel: @unchecked Sendable {
     private let lock = NSLock()
     private var wanted = false
     private var given = 0
     private var shown = 0
+    /// What the file's explorations read from the wall clock and chance, in order.
+    let decisions = ExploreDecisions()
 
     package init() {}
+
+    /// A spec file starts: nothing of it has been reported, and nothing decided.
+    func startFile() {
+        lock.withLock {
+            wanted = false
+            given = 0
+            shown = 0
+        }
+        decisions.forget()
+    }
 
     /// The debugger goes back: the file runs again once its state has unwound.
     package func request() {
@@ -693,6 +709,7 @@ package final class SpecTravel: @unchecked Sendable {
             wanted = false
             given = 0
         }
+        decisions.rewind()
     }
 
     /// Whether the next result or printed line is reported: not one a run before reported.
