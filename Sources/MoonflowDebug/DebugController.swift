@@ -439,6 +439,14 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
         lock.withLock { travel.rerun = rerun }
     }
 
+    /// The run can no longer go back (`why` says so to each request that would), from here on.
+    package func stopsRepeating(because why: String) {
+        lock.withLock {
+            travel.rerun = nil
+            travel.refusal = why
+        }
+    }
+
     /// Whether the run can go back: the editor's frames say they can be restarted.
     package var canGoBack: Bool { lock.withLock { travel.rerun != nil } }
 

@@ -109,6 +109,13 @@ struct Run: ParsableCommand {
         help: "With --debug: wait for the editor to attach and send its breakpoints before the plugin loads.")
     var debugWait = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --debug on the virtual clock: the most inputs (input lines and service calls) kept to go back (default 100000); past it the run lets them go and cannot go back.",
+            valueName: "N"))
+    var debugHistory: Int?
+
     @OptionGroup var limits: LimitOptions
 
     /// `--inspect` may stand without its value: then it gets the default address.
@@ -133,7 +140,8 @@ struct Run: ParsableCommand {
             path: path, actions: actions, format: format, clock: clock, until: until, watch: watch,
             state: state, db: db, color: color, inspect: inspect, inspectFrames: inspectFrames,
             inspectMemory: inspectMemory, record: record, timeLimit: limits.timeLimit,
-            memoryLimit: limits.memoryLimit, sandbox: limits.sandbox, debug: debug, debugWait: debugWait, seed: seed)
+            memoryLimit: limits.memoryLimit, sandbox: limits.sandbox, debug: debug, debugWait: debugWait,
+            debugHistory: debugHistory, seed: seed)
     }
 
     // `limits` validates itself (an option group).

@@ -30,6 +30,7 @@ struct RunRequest {
     var sandbox = false
     var debug: String? = nil
     var debugWait = false
+    var debugHistory: Int? = nil
     var seed: Int64? = nil
 
     func validate() throws {
@@ -59,6 +60,16 @@ struct RunRequest {
                 "--inspect-memory must be a number of megabytes from 1 to 1048576 (got \(inspectMemory))")
         }
         try validateDebugOptions(debug, wait: debugWait)
+        if let debugHistory {
+            guard debug != nil else {
+                throw ValidationError(
+                    "--debug-history sizes what a debugged run keeps to go back; add --debug [HOST:]PORT")
+            }
+            guard (1...100_000_000).contains(debugHistory) else {
+                throw ValidationError(
+                    "--debug-history must be a number of inputs from 1 to 100000000 (got \(debugHistory))")
+            }
+        }
         if let until, until < 0 {
             throw ValidationError("--until must be a number of milliseconds, 0 or more (got \(until))")
         }
@@ -154,7 +165,17 @@ struct RunRequest {
             options.reloaded = { server.server.controller.filesChanged() }
             // On the virtual clock the run can be repeated from its load: the debugger can go back.
             options.repeatable = options.clock == .virtual && options.serviceTap == nil && !watch
-            if options.repeatable { options.actionStarting = { server.server.controller.actionStarting($0) } }
+            if options.repeatable {
+                options.actionStarting = { server.server.controller.actionStarting($0) }
+                let history = debugHistory ?? FeatureRun.defaultTravelHistory
+                options.travelHistory = history
+                options.historyDropped = { read in
+                    server.server.controller.stopsRepeating(
+                        because:
+                            "cannot go back any more: the run keeps at most \(history) inputs (input lines and service or repository calls) to go back, and let them all go at input line \(read), since a re-run starts from the load and needs every one; run it again with a larger --debug-history, or record it (--record FILE) and debug its replay (moonflow replay FILE --debug PORT), which reads them from the file"
+                    )
+                }
+            }
             // The inspector's "open in the debugger": a past step, in a copy run again to it.
             if inspect != nil {
                 options.openInDebugger = server.server.opensSteps(of: options.path, seed: options.seed)

@@ -472,6 +472,69 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertTrue(printed.hasPrefix("replay \(recording): identical"), printed)
     }
 
+    /// `--debug-history N`: while the run has kept at most N inputs it goes back; past them it
+    /// lets them go, and going back is refused with the bound, the line and what to do; the
+    /// run's output is as without the debugger.
+    func testPastItsHistoryTheRunLetsItGoAndGoingBackIsRefusedWithTheBound() throws {
+        let lines = (1...6).map { #"{"type":"add","n":\#($0)}"# }.joined(separator: "\n") + "\n"
+        try lines.write(toFile: actions, atomically: true, encoding: .utf8)
+        let run = ["run", "ledger", "--clock", "virtual", "--actions", "actions.jsonl", "--format", "jsonl"]
+        let plain = try printed(by: run)
+        let (process, output, _, editor) = try started(
+            run + ["--debug", "127.0.0.1:0", "--debug-wait", "--debug-history", "4"])
+        defer { if process.isRunning { process.terminate() } }
+        try attach(editor, breakpoints: [Line.total])
+        _ = try stopped(editor)
+        _ = try editor.request("continue", ["threadId": 1])
+        _ = try stopped(editor)
+        XCTAssertEqual(try value(editor, "m.n"), "2")
+        let back = try editor.request("stepBack", ["threadId": 1])
+        XCTAssertEqual(back["success"] as? Bool, true, "within the history: \(back)")
+        _ = try stopped(editor)
+        XCTAssertEqual(try line(editor), Line.before)
+        for _ in 0..<5 {  // the second action's hit again, then on to the sixth's
+            _ = try editor.request("continue", ["threadId": 1])
+            _ = try stopped(editor)
+        }
+        XCTAssertEqual(try value(editor, "m.n"), "6")
+        let refused = try editor.request("stepBack", ["threadId": 1])
+        XCTAssertEqual(refused["success"] as? Bool, false)
+        let message = refused["message"] as? String ?? ""
+        XCTAssertTrue(message.hasPrefix("stepBack cannot go back any more"), message)
+        XCTAssertTrue(message.contains("at most 4 inputs") && message.contains("at input line 5"), message)
+        XCTAssertTrue(message.contains("--debug-history") && message.contains("moonflow replay"), message)
+        let trace = try editor.request("stackTrace", ["threadId": 1])
+        let frames = (trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]] ?? []
+        XCTAssertEqual(frames.first?["canRestart"] as? Bool, false)
+        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
+        _ = try editor.request("continue", ["threadId": 1])
+        let travelled = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertEqual(travelled, plain)
+    }
+
+    /// `--debug-history` without `--debug`, or out of its range, is refused before anything runs.
+    func testDebugHistoryIsCheckedBeforeTheRun() throws {
+        for (arguments, expected) in [
+            (["--debug-history", "5"], "add --debug"),
+            (["--debug", "0", "--debug-history", "0"], "from 1 to 100000000 (got 0)"),
+        ] {
+            let process = Process()
+            process.executableURL = try Moonflow.binary()
+            process.arguments = ["run", "ledger", "--clock", "virtual", "--actions", "actions.jsonl"] + arguments
+            process.currentDirectoryURL = folder
+            let errors = Pipe()
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = errors
+            try process.run()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            XCTAssertNotEqual(process.terminationStatus, 0, text)
+            XCTAssertTrue(text.contains(expected), text)
+        }
+    }
+
     /// On the real clock the run cannot be repeated: the requests are refused with how to get one that can.
     func testGoingBackOnTheRealClockIsRefusedWithHowToRecordAndReplay() throws {
         let (process, _, _, editor) = try started(

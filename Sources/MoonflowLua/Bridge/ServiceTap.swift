@@ -272,11 +272,28 @@ public final class ServiceTap: @unchecked Sendable {
 package final class CallMemory: @unchecked Sendable {
     private let lock = NSLock()
     private var outcomes: [String: [Int: ServiceOutcome]] = [:]
+    private var kept = 0
+    private var forgotten = false
 
     package init() {}
 
     func keep(_ service: String, _ call: Int, _ outcome: ServiceOutcome) {
-        lock.withLock { outcomes[service, default: [:]][call] = outcome }
+        lock.withLock {
+            guard !forgotten else { return }
+            if outcomes[service, default: [:]].updateValue(outcome, forKey: call) == nil { kept += 1 }
+        }
+    }
+
+    /// How many outcomes are kept.
+    package var count: Int { lock.withLock { kept } }
+
+    /// Lets every outcome go, and keeps none from now on (the run can no longer go back).
+    package func forget() {
+        lock.withLock {
+            outcomes = [:]
+            kept = 0
+            forgotten = true
+        }
     }
 
     func outcome(_ service: String, _ call: Int) -> ServiceOutcome? {

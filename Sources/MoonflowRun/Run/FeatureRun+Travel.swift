@@ -22,9 +22,13 @@ extension FeatureRun {
         }
     }
 
-    /// The next input line: the ones read before first (a re-run), then the input's.
+    /// The inputs a repeatable run keeps to go back, unless `--debug-history` says otherwise.
+    package static let defaultTravelHistory = 100_000
+
+    /// The next input line: the ones read before first (a re-run), then the input's, kept
+    /// while the history holds (`Options.travelHistory`).
     func nextInputLine() -> String? {
-        guard options.repeatable else { return input.next() }
+        guard options.repeatable, !travelState.dropped else { return input.next() }
         if travelState.next < travelState.lines.count {
             defer { travelState.next += 1 }
             return travelState.lines[travelState.next]
@@ -32,6 +36,16 @@ extension FeatureRun {
         guard let line = input.next() else { return nil }
         travelState.lines.append(line)
         travelState.next += 1
+        if travelState.lines.count + travelCalls.count > options.travelHistory {
+            // The load is the only point a re-run can start from, so nothing older can be let go
+            // alone: all of it goes, and the run cannot go back from here on.
+            travelState.dropped = true
+            let read = travelState.lines.count
+            travelState.lines = []
+            travelState.next = 0
+            travelCalls.forget()
+            options.historyDropped?(read)
+        }
         return line
     }
 
@@ -100,4 +114,6 @@ struct TravelState {
     var pending = false
     /// Actions sent by the current generation (under the run's lock).
     var actionsSent = 0
+    /// The history passed `Options.travelHistory` and was let go: the run no longer keeps it.
+    var dropped = false
 }

@@ -66,6 +66,11 @@ package final class FeatureRun: @unchecked Sendable {
         /// Whether the run can be repeated from its load (`travel()`): a virtual-clock run under
         /// the debugger keeps every input line it reads.
         package var repeatable = false
+        /// The most inputs (input lines and service or repository calls' outcomes) a repeatable
+        /// run keeps to go back (`--debug-history`); past it the run lets them all go, tells
+        /// `historyDropped` the input line it had read, and cannot go back any more.
+        package var travelHistory = FeatureRun.defaultTravelHistory
+        package var historyDropped: (@Sendable (_ lines: Int) -> Void)?
         /// Told the number of each action (from 1, in input order, again from 1 in a re-run) as
         /// it is sent, on the state's thread: the debugger opens an action there (`--debug`).
         package var actionStarting: (@Sendable (Int) -> Void)?

@@ -131,6 +131,9 @@ package struct SessionReplay {
                     gate: fresh, reads: RecordedReads(recording.reads).next)
             }
             options.repeatable = true
+            // The recording holds every input already: what the run keeps is of its size, and
+            // going back stays possible to its end.
+            options.travelHistory = .max
             options.actionStarting = { debugger.controller.actionStarting($0) }
             options.prepareHost = { [debugWait] host, _ in
                 debugger.controller.serve(host.lua)
