@@ -111,7 +111,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
         }
         if repeatable {
             lua.countLines(true)
-            if let journey, journey.action == nil {
+            if let journey {
                 lua.seek(to: journey.seekTo, mark: journey.mark, depth: journey.depth, entry: journey.seeksEntry)
             }
         }
@@ -231,15 +231,6 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             }) != nil
         else { return nil }
         let journey = lock.withLock { travel.journey }
-        if let journey, journey.action != nil {
-            // Opening an action: its pause (`actionStarting`) is the stop; before it nothing stops.
-            guard stop.reason == .pause, lock.withLock({ travel.actionReached }) else { return nil }
-            lock.withLock {
-                travel.journey = nil
-                travel.actionReached = false
-            }
-            return self.stop(thread, reason: journey.reason, at: stop)
-        }
         if let journey {
             switch stop.reason {
             case .mark: return markReached(stop, journey)
@@ -456,18 +447,6 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
         lock.withLock { travel.refusal = why }
     }
 
-    /// The run's driver is about to send its `index`th action (from 1, in input order), on the
-    /// Lua state's thread: a re-run opening that action (`open(action:)`) stops at the first
-    /// line of a plugin's file it runs.
-    package func actionStarting(_ index: Int) {
-        let opens = lock.withLock { () -> Bool in
-            guard travel.journey?.action == index else { return false }
-            travel.actionReached = true
-            return true
-        }
-        if opens { pause() }
-    }
-
     /// Whether an editor is attached, to stop for.
     package var hasEditor: Bool { lock.withLock { attached && session != nil } }
 
@@ -479,18 +458,6 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
         guard serve(lua) else { return }
         lock.withLock { openings[ObjectIdentifier(lua)] = label }
         lua.pauseForDebugger()
-    }
-
-    /// Stops the run at the start of its `index`th action (from 1, in input order): at the first
-    /// line of a plugin's file it runs (its `handle`), with the state as it was before it, as an
-    /// inspector's step is opened in the editor. The run is repeated from its load (as going back
-    /// is) up to there; it must be stopped in the debugger now (nil when it is not), and be one
-    /// that can be repeated (a failure saying why not, otherwise). The editor then gets a
-    /// `stopped` event with reason `goto`.
-    ///
-    ///     controller.open(action: 3)   // while stopped: the run stops at action 3's handle
-    package func open(action index: Int) -> Result<Void, DebugTravel.Refusal>? {
-        reverse(.action(index))
     }
 
     /// Goes back from the stop: to the line before (`stepBack`: the last line run at this

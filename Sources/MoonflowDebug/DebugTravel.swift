@@ -21,16 +21,12 @@ package struct DebugTravel: Sendable {
         /// line of that call (a handler's, `reduce`'s, any function of a plugin's file), with
         /// its arguments, upvalues and the state as they were when it was called.
         case restartFrame(Int)
-        /// To the start of the run's `n`th action (from 1, in input order): the first line of
-        /// a plugin's file it runs (its `handle`), with the state as it was before it.
-        case action(Int)
 
         var request: String {
             switch self {
             case .stepBack: "stepBack"
             case .reverseContinue: "reverseContinue"
             case .restartFrame(let n): "restartFrame (frame \(n))"
-            case .action(let n): "opening action \(n)"
             }
         }
     }
@@ -57,18 +53,12 @@ package struct DebugTravel: Sendable {
             case .stepBack: "step"
             case .reverseContinue: seekTo == 1 && noHit ? "entry" : "breakpoint"
             case .restartFrame: "restart"
-            case .action: "goto"
             }
         }
         /// The first pass looks for the start of the frame `depth` deep (`restartFrame`).
         var seeksEntry: Bool {
             if case .restartFrame = kind { return true }
             return false
-        }
-        /// The action a re-run stops at the start of (`Kind.action`).
-        var action: Int? {
-            if case .action(let n) = kind { return n }
-            return nil
         }
         var noHit = false
     }
@@ -84,8 +74,6 @@ package struct DebugTravel: Sendable {
     var refusal: String?
     var stopped: Position?
     var journey: Journey?
-    /// The action a journey opens is being sent: its pause is the stop.
-    var actionReached = false
     /// The last breakpoint hit that stopped before the mark, during the first pass.
     private var lastHit: Int64 = 0
 
@@ -96,12 +84,6 @@ package struct DebugTravel: Sendable {
     mutating func start(_ kind: Kind) throws(Refusal) {
         let name = kind.request
         guard rerun != nil else { throw Refusal(description: "\(name) \(refusal ?? Self.notRepeatable)") }
-        if case .action(let n) = kind {
-            guard n >= 1 else { throw Refusal(description: "\(name): actions count from 1") }
-            journey = Journey(kind: kind, mark: 0, depth: 0)
-            actionReached = false
-            return
-        }
         guard let stopped, stopped.count > 0 else {
             throw Refusal(
                 description: "\(name) needs a stop at a line of a plugin's file; this stop has none to go back from")
@@ -121,7 +103,6 @@ package struct DebugTravel: Sendable {
         }
         journey = Journey(kind: kind, mark: stopped.count, depth: depth)
         lastHit = 0
-        actionReached = false
     }
 
     /// A breakpoint hit that would have stopped, at `count`, on the first pass.
@@ -140,7 +121,6 @@ package struct DebugTravel: Sendable {
         case .reverseContinue:
             journey.seekTo = lastHit > 0 ? lastHit : 1
             journey.noHit = lastHit == 0
-        case .action: return
         }
         journey.mark = 0
         self.journey = journey

@@ -166,7 +166,6 @@ struct RunRequest {
             // On the virtual clock the run can be repeated from its load: the debugger can go back.
             options.repeatable = options.clock == .virtual && options.serviceTap == nil && !watch
             if options.repeatable {
-                options.actionStarting = { server.server.controller.actionStarting($0) }
                 let history = debugHistory ?? FeatureRun.defaultTravelHistory
                 options.travelHistory = history
                 options.historyDropped = { read in

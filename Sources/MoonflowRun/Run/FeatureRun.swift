@@ -72,7 +72,8 @@ package final class FeatureRun: @unchecked Sendable {
         package var travelHistory = FeatureRun.defaultTravelHistory
         package var historyDropped: (@Sendable (_ lines: Int) -> Void)?
         /// Told the number of each action (from 1, in input order, again from 1 in a re-run) as
-        /// it is sent, on the state's thread: the debugger opens an action there (`--debug`).
+        /// it is sent, on the state's thread: a copy made to open an inspector's step stops
+        /// at that step's action there (`openStep`).
         package var actionStarting: (@Sendable (Int) -> Void)?
         /// A replay that can go back (`moonflow replay --debug`): what answers its calls and
         /// reads from the recording, made anew for each of its hosts (each keeps how far the run

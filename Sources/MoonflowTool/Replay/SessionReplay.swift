@@ -134,7 +134,6 @@ package struct SessionReplay {
             // The recording holds every input already: what the run keeps is of its size, and
             // going back stays possible to its end.
             options.travelHistory = .max
-            options.actionStarting = { debugger.controller.actionStarting($0) }
             options.prepareHost = { [debugWait] host, _ in
                 debugger.controller.serve(host.lua)
                 if debugWait { debugger.controller.waitForConfiguration() }
