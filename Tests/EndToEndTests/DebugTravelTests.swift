@@ -472,6 +472,63 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertTrue(printed.hasPrefix("replay \(recording): identical"), printed)
     }
 
+    /// After going back, the run drives a new host: a call of it that blocks where no hook
+    /// reaches is found stuck and left behind, as in the first host, and the run goes on.
+    func testAStuckCallAfterGoingBackIsFoundAndTheRunGoesOn() throws {
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("blocking"), withIntermediateDirectories: true)
+        let blocking = folder.appendingPathComponent("blocking/init.lua").path
+        try """
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "blocking", initial = { count = 0 },
+          actions = { bump = {}, block = {} }, mutations = { bump = {} },
+          handle = function(a)
+            if a.type == "block" then os.execute("exec sleep 8 </dev/null >/dev/null 2>&1") end
+            return { type = "bump" }
+          end,
+          reduce = function(s)
+            s.count = s.count + 1
+            return s
+          end,
+        }
+        """.write(toFile: blocking, atomically: true, encoding: .utf8)
+        try [#"{"type":"bump"}"#, #"{"type":"bump"}"#, #"{"type":"block"}"#, #"{"type":"bump"}"#]
+            .joined(separator: "\n").appending("\n").write(toFile: actions, atomically: true, encoding: .utf8)
+        let (process, output, _, editor) = try started(
+            [
+                "run", "blocking", "--clock", "virtual", "--actions", "actions.jsonl", "--format", "jsonl",
+                "--time-limit", "200", "--debug", "127.0.0.1:0", "--debug-wait",
+            ])
+        defer { if process.isRunning { process.terminate() } }
+        _ = try editor.request("initialize")
+        _ = try editor.request("attach", ["token": editor.token])
+        _ = try editor.request("setBreakpoints", ["source": ["path": blocking], "breakpoints": [["line": 10]]])
+        _ = try editor.request("configurationDone")
+        _ = try stopped(editor)
+        _ = try editor.request("continue", ["threadId": 1])
+        _ = try stopped(editor)
+        let back = try editor.request("reverseContinue", ["threadId": 1])
+        XCTAssertEqual(back["success"] as? Bool, true, "\(back)")
+        _ = try stopped(editor)
+        _ = try editor.request("setBreakpoints", ["source": ["path": blocking], "breakpoints": [[String: Any]]()])
+        let started = Date()
+        _ = try editor.request("continue", ["threadId": 1])
+        // Read up to the last state (the end of the output waits for the blocking child, which
+        // keeps a copy of the pipe this test gave the run).
+        var printed = ""
+        while !printed.contains(#""count":3"#) {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            printed += String(decoding: more, as: UTF8.self)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 7, "found stuck before the 8 s call returned: \(printed)")
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 1, printed)
+        XCTAssertTrue(printed.contains("cannot be interrupted"), printed)
+        XCTAssertTrue(printed.contains(#""count":3"#), "the bump after the stuck call counted: \(printed)")
+    }
+
     /// `--debug-history N`: while the run has kept at most N inputs it goes back; past them it
     /// lets them go, and going back is refused with the bound, the line and what to do; the
     /// run's output is as without the debugger.

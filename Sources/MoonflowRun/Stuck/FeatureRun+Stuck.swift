@@ -18,7 +18,7 @@ extension FeatureRun {
     func drive() {
         while true {
             let finished = DispatchSemaphore(value: 0)
-            let (host, generation) = bindingLock.withLock { (_host!, self.generation) }
+            let generation = bindingLock.withLock { self.generation }
             // Weak: the run is let go as soon as it returns (the thread may take a moment to end).
             let driver = Thread { [weak self] in
                 self?.feedInput(generation: generation)
@@ -27,13 +27,12 @@ extension FeatureRun {
             driver.name = "moonflow input"
             driver.stackSize = 16 << 20  // Lua's C calls nest as deep as on the main thread
             driver.start()
-            var current = host
             while true {
                 if finished.wait(timeout: .now() + .milliseconds(20)) == .success { return }
                 AbandonedStates.shared.release()  // what a stuck call left behind, once it returned
-                guard current.isStuck else { continue }
-                guard let rebuilt = rebuildStuck() else { return }
-                current = rebuilt
+                // The host the run drives now: after going back in the debugger, a new one.
+                guard bindingLock.withLock({ _host! }).isStuck else { continue }
+                guard rebuildStuck() != nil else { return }
                 if options.clock == .virtual { break }  // the stuck thread is left behind
             }
         }
