@@ -48,6 +48,8 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     private var attached = true
     /// Copies opened at a step (`open(copy:at:)`) not stopped yet: what their stop says.
     private var openings: [ObjectIdentifier: String] = [:]
+    /// The states served as such copies: a stop in one cannot go back.
+    private var copies: Set<ObjectIdentifier> = []
     /// Held by a thread while it is stopped: a second thread that reaches a stop (the live run
     /// while a copy of it is stopped) waits until the first goes on, as the editor follows one.
     private let stopping = NSRecursiveLock()
@@ -387,7 +389,8 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             travel.stopped = position.map { stop in
                 let levels = (thread as? HookedThread)?.levels ?? []
                 return DebugTravel.Position(
-                    count: stop.count, depth: stop.depth, frameDepths: levels.map { stop.depth - $0 })
+                    count: stop.count, depth: stop.depth, frameDepths: levels.map { stop.depth - $0 },
+                    inCopy: copies.contains(ObjectIdentifier(stop.thread.state)))
             }
             return self.session
         }
@@ -439,7 +442,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     }
 
     /// Whether the run can go back: the editor's frames say they can be restarted.
-    package var canGoBack: Bool { lock.withLock { travel.rerun != nil } }
+    package var canGoBack: Bool { lock.withLock { travel.rerun != nil && travel.stopped?.inCopy != true } }
 
     /// Why this run cannot go back (the refusal of `stepBack` and `reverseContinue`), instead
     /// of the default (`DebugTravel.notRepeatable`).
@@ -456,7 +459,12 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// between calls, as its action is about to be sent.
     package func open(copy lua: LuaState, at label: String) {
         guard serve(lua) else { return }
-        lock.withLock { openings[ObjectIdentifier(lua)] = label }
+        lock.withLock {
+            states.removeAll { $0.state == nil }
+            copies = copies.filter { id in states.contains { $0.state.map(ObjectIdentifier.init) == id } }
+            openings[ObjectIdentifier(lua)] = label
+            copies.insert(ObjectIdentifier(lua))
+        }
         lua.pauseForDebugger()
     }
 

@@ -37,6 +37,8 @@ package struct DebugTravel: Sendable {
         let count: Int64
         let depth: Int
         var frameDepths: [Int] = []
+        /// In a copy of the run opened at an inspector's step (`DebugController.open(copy:at:)`).
+        var inCopy = false
     }
 
     /// A way back under way: the pass to the mark, then the one to the target.
@@ -83,6 +85,12 @@ package struct DebugTravel: Sendable {
 
     mutating func start(_ kind: Kind) throws(Refusal) {
         let name = kind.request
+        if stopped?.inCopy == true {
+            throw Refusal(
+                description:
+                    "\(name): this stop is in a copy of the run opened at an inspector's step, which cannot go back; open an earlier step from the inspector instead"
+            )
+        }
         guard rerun != nil else { throw Refusal(description: "\(name) \(refusal ?? Self.notRepeatable)") }
         guard let stopped, stopped.count > 0 else {
             throw Refusal(

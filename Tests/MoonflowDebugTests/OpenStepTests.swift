@@ -83,6 +83,12 @@ final class OpenStepTests: XCTestCase {
         XCTAssertEqual(top["source"]?["path"]?.stringValue?.hasSuffix("plugins/counter/init.lua"), true, "\(top)")
         let by = try editor.request("evaluate", ["expression": "action.by", "frameId": 1])
         XCTAssertEqual(by["body"]?["result"], "5", "that step's action: \(by)")
+        XCTAssertEqual(top["canRestart"], false)
+        // The copy cannot go back: the editor is told to open an earlier step instead.
+        let back = try editor.request("stepBack", ["threadId": 1])
+        XCTAssertEqual(back["success"], false)
+        XCTAssertTrue(
+            back["message"]?.stringValue?.contains("open an earlier step from the inspector") ?? false, "\(back)")
 
         // The live run was not stopped meanwhile: an action sent now is reduced at once.
         XCTAssertEqual(hub.frameCount, 10, "the copy sent nothing to the live run's inspector")
