@@ -90,11 +90,63 @@ final class DebugTravelTests: XCTestCase {
         _ = try editor.request("configurationDone")
     }
 
+    /// A spec of the ledger in `ledger/spec/NAME`: two adds, the second counted twice. Returns
+    /// its folder.
+    @discardableResult
+    private func writeLedgerSpec(_ name: String) throws -> URL {
+        let specs = folder.appendingPathComponent("ledger/spec")
+        try FileManager.default.createDirectory(at: specs, withIntermediateDirectories: true)
+        try """
+        local T = require "moonflow.test"
+        describe("ledger", function()
+          it("adds each amount times how many came before it and this one", function()
+            local store = T.store("ledger")
+            store:send({ type = "add", n = 5 }, function(s) s.total = 5 end)
+            store:send({ type = "add", n = 7 }, function(s) s.total = 19 end)
+            store:finish()
+          end)
+        end)
+        """.write(toFile: specs.appendingPathComponent(name).path, atomically: true, encoding: .utf8)
+        return specs
+    }
+
+    /// The stopped thread's frames, innermost first.
+    private func stack(_ editor: DAPClient) throws -> [[String: Any]] {
+        let trace = try editor.request("stackTrace", ["threadId": 1])
+        return (trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]] ?? []
+    }
+
+    /// `moonflow ARGS` with an editor attached and breakpoints on the ledger's `lines`, stopped
+    /// at the second hit.
+    private func stoppedAtSecondHit(
+        _ arguments: [String], breakpoints lines: [Int]
+    ) throws -> (Process, Pipe, DAPClient) {
+        let (process, output, _, editor) = try started(arguments)
+        try attach(editor, breakpoints: lines)
+        _ = try stopped(editor)
+        _ = try editor.request("continue", ["threadId": 1])
+        _ = try stopped(editor)
+        return (process, output, editor)
+    }
+
     /// Where the editor is stopped: the top frame's line, and an expression's value there.
     private func line(_ editor: DAPClient) throws -> Int? {
-        let trace = try editor.request("stackTrace", ["threadId": 1])
-        let frames = (trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]]
-        return frames?.first?["line"] as? Int
+        try stack(editor).first?["line"] as? Int
+    }
+
+    /// Clears the breakpoints of `path` (the ledger's by default), lets the run go on to its
+    /// end, and returns what it printed.
+    private func finished(
+        _ editor: DAPClient, _ process: Process, _ output: Pipe, clearing path: String? = nil
+    )
+        throws -> String
+    {
+        _ = try editor.request(
+            "setBreakpoints", ["source": ["path": path ?? file], "breakpoints": [[String: Any]]()])
+        _ = try editor.request("continue", ["threadId": 1])
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return printed
     }
 
     private func value(_ editor: DAPClient, _ expression: String) throws -> String? {
@@ -149,10 +201,7 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertEqual(try stopped(editor)["reason"] as? String, "breakpoint")
         XCTAssertEqual(try value(editor, "m.n"), "7")
         XCTAssertEqual(try value(editor, "seen"), "2")
-        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
-        _ = try editor.request("continue", ["threadId": 1])
-        let travelled = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let travelled = try finished(editor, process, output)
         XCTAssertEqual(process.terminationStatus, 0)
         XCTAssertEqual(travelled, plain, "the same events as a run that never went back")
     }
@@ -163,16 +212,12 @@ final class DebugTravelTests: XCTestCase {
     func testRestartingReduceStopsAtItsFirstLineWithEverythingAsWhenItWasCalled() throws {
         let run = ["run", "ledger", "--clock", "virtual", "--actions", "actions.jsonl", "--format", "jsonl"]
         let plain = try printed(by: run)
-        let (process, output, _, editor) = try started(run + ["--debug", "127.0.0.1:0", "--debug-wait"])
+        let (process, output, editor) = try stoppedAtSecondHit(
+            run + ["--debug", "127.0.0.1:0", "--debug-wait"], breakpoints: [Line.total])
         defer { if process.isRunning { process.terminate() } }
-        try attach(editor, breakpoints: [Line.total])
-        _ = try stopped(editor)
-        _ = try editor.request("continue", ["threadId": 1])
-        _ = try stopped(editor)
         XCTAssertEqual(try value(editor, "m.n"), "7")
         XCTAssertEqual(try value(editor, "seen"), "2")
-        let trace = try editor.request("stackTrace", ["threadId": 1])
-        let frames = (trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]] ?? []
+        let frames = try stack(editor)
         XCTAssertEqual(frames.first?["canRestart"] as? Bool, true, "\(frames)")
 
         let restarted = try editor.request("restartFrame", ["frameId": 1])
@@ -187,10 +232,7 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertEqual(far["success"] as? Bool, false)
         XCTAssertTrue((far["message"] as? String ?? "").contains("frames 1 to"), "\(far)")
 
-        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
-        _ = try editor.request("continue", ["threadId": 1])
-        let travelled = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let travelled = try finished(editor, process, output)
         XCTAssertEqual(process.terminationStatus, 0)
         XCTAssertEqual(travelled, plain, "the same events as a run that never went back")
     }
@@ -252,28 +294,11 @@ final class DebugTravelTests: XCTestCase {
     /// The same in a spec under `moonflow test --debug`: the file runs again from its start, and
     /// its results are reported once.
     func testGoingBackInASpecComesBackExactlyAndReportsEachResultOnce() throws {
-        try FileManager.default.createDirectory(
-            at: folder.appendingPathComponent("ledger/spec"), withIntermediateDirectories: true)
-        try """
-        local T = require "moonflow.test"
-        describe("ledger", function()
-          it("adds each amount times how many came before it and this one", function()
-            local store = T.store("ledger")
-            store:send({ type = "add", n = 5 }, function(s) s.total = 5 end)
-            store:send({ type = "add", n = 7 }, function(s) s.total = 19 end)
-            store:finish()
-          end)
-        end)
-        """.write(
-            toFile: folder.appendingPathComponent("ledger/spec/ledger_spec.lua").path, atomically: true,
-            encoding: .utf8)
-        let (process, output, _, editor) = try started(
-            ["test", "ledger/spec/ledger_spec.lua", "--debug", "127.0.0.1:0", "--debug-wait"])
+        try writeLedgerSpec("ledger_spec.lua")
+        let (process, output, editor) = try stoppedAtSecondHit(
+            ["test", "ledger/spec/ledger_spec.lua", "--debug", "127.0.0.1:0", "--debug-wait"],
+            breakpoints: [Line.before])
         defer { if process.isRunning { process.terminate() } }
-        try attach(editor, breakpoints: [Line.before])
-        _ = try stopped(editor)
-        _ = try editor.request("continue", ["threadId": 1])
-        _ = try stopped(editor)
         XCTAssertEqual(try value(editor, "m.n"), "7")
 
         let back = try editor.request("reverseContinue", ["threadId": 1])
@@ -289,10 +314,7 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertEqual(try line(editor), Line.before)
         XCTAssertEqual(try value(editor, "state.total"), "0")
 
-        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
-        _ = try editor.request("continue", ["threadId": 1])
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let printed = try finished(editor, process, output)
         XCTAssertEqual(process.terminationStatus, 0, printed)
         XCTAssertTrue(printed.contains("1 passed, 0 failed"), printed)
         XCTAssertEqual(printed.components(separatedBy: "adds each amount").count, 2, "the result once: \(printed)")
@@ -301,39 +323,20 @@ final class DebugTravelTests: XCTestCase {
     /// Going back in the first of two spec files: the second file's results are all reported
     /// (the first's re-run hid as many results as it had reported, of every file after it too).
     func testGoingBackInOneSpecFileReportsEveryResultOfTheNext() throws {
-        let specs = folder.appendingPathComponent("ledger/spec")
-        try FileManager.default.createDirectory(at: specs, withIntermediateDirectories: true)
-        try """
-        local T = require "moonflow.test"
-        describe("ledger", function()
-          it("adds", function()
-            local store = T.store("ledger")
-            store:send({ type = "add", n = 5 }, function(s) s.total = 5 end)
-            store:send({ type = "add", n = 7 }, function(s) s.total = 19 end)
-            store:finish()
-          end)
-        end)
-        """.write(toFile: specs.appendingPathComponent("a_spec.lua").path, atomically: true, encoding: .utf8)
+        let specs = try writeLedgerSpec("a_spec.lua")
         try """
         describe("more", function()
           it("one", function() assert.equal(2, 1 + 1) end)
           it("two", function() assert.equal(4, 2 + 2) end)
         end)
         """.write(toFile: specs.appendingPathComponent("b_spec.lua").path, atomically: true, encoding: .utf8)
-        let (process, output, _, editor) = try started(
-            ["test", "ledger/spec", "--debug", "127.0.0.1:0", "--debug-wait"])
+        let (process, output, editor) = try stoppedAtSecondHit(
+            ["test", "ledger/spec", "--debug", "127.0.0.1:0", "--debug-wait"], breakpoints: [Line.before])
         defer { if process.isRunning { process.terminate() } }
-        try attach(editor, breakpoints: [Line.before])
-        _ = try stopped(editor)
-        _ = try editor.request("continue", ["threadId": 1])
-        _ = try stopped(editor)
         let back = try editor.request("reverseContinue", ["threadId": 1])
         XCTAssertEqual(back["success"] as? Bool, true, "\(back)")
         _ = try stopped(editor)
-        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
-        _ = try editor.request("continue", ["threadId": 1])
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let printed = try finished(editor, process, output)
         XCTAssertEqual(process.terminationStatus, 0, printed)
         XCTAssertTrue(printed.contains("3 passed, 0 failed"), printed)
         XCTAssertTrue(printed.contains("more one") && printed.contains("more two"), printed)
@@ -381,10 +384,7 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertEqual(try stopped(editor)["reason"] as? String, "step")
         XCTAssertEqual(try line(editor), added)
         XCTAssertEqual(try value(editor, "m.n .. ' ' .. state.count"), seen, "the same run, at the same step")
-        _ = try editor.request("setBreakpoints", ["source": ["path": source], "breakpoints": [[String: Any]]()])
-        _ = try editor.request("continue", ["threadId": 1])
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let printed = try finished(editor, process, output, clearing: source)
         XCTAssertEqual(process.terminationStatus, 0, printed)
         XCTAssertTrue(printed.contains("1 passed, 0 failed"), printed)
     }
@@ -394,13 +394,9 @@ final class DebugTravelTests: XCTestCase {
     func testGoingBackInAReplayComesBackExactlyAndTheReplayIsStillIdentical() throws {
         let recording = folder.appendingPathComponent("ledger.jsonl").path
         _ = try printed(by: ["run", "ledger", "--actions", "actions.jsonl", "--record", recording])
-        let (process, output, _, editor) = try started(
-            ["replay", recording, "--debug", "127.0.0.1:0", "--debug-wait"])
+        let (process, output, editor) = try stoppedAtSecondHit(
+            ["replay", recording, "--debug", "127.0.0.1:0", "--debug-wait"], breakpoints: [Line.before])
         defer { if process.isRunning { process.terminate() } }
-        try attach(editor, breakpoints: [Line.before])
-        _ = try stopped(editor)
-        _ = try editor.request("continue", ["threadId": 1])
-        _ = try stopped(editor)
         XCTAssertEqual(try value(editor, "m.n"), "7")
         XCTAssertEqual(try value(editor, "seen"), "2")
 
@@ -417,10 +413,7 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertEqual(try line(editor), Line.before, "the line before")
         XCTAssertEqual(try value(editor, "state.total"), "0")
 
-        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
-        _ = try editor.request("continue", ["threadId": 1])
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let printed = try finished(editor, process, output)
         XCTAssertEqual(process.terminationStatus, 0, printed)
         XCTAssertEqual(printed, "replay \(recording): identical (3 inputs, 4 states)\n")
     }
@@ -464,10 +457,7 @@ final class DebugTravelTests: XCTestCase {
         _ = try stopped(editor)
         XCTAssertEqual(try value(editor, shown), lists[2], "the third answer again, from the recording")
         XCTAssertEqual(try value(editor, "m.type"), "\"list\"")
-        _ = try editor.request("setBreakpoints", ["source": ["path": source], "breakpoints": [[String: Any]]()])
-        _ = try editor.request("continue", ["threadId": 1])
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let printed = try finished(editor, process, output, clearing: source)
         XCTAssertEqual(process.terminationStatus, 0, printed)
         XCTAssertTrue(printed.hasPrefix("replay \(recording): identical"), printed)
     }
@@ -537,13 +527,9 @@ final class DebugTravelTests: XCTestCase {
         try lines.write(toFile: actions, atomically: true, encoding: .utf8)
         let run = ["run", "ledger", "--clock", "virtual", "--actions", "actions.jsonl", "--format", "jsonl"]
         let plain = try printed(by: run)
-        let (process, output, _, editor) = try started(
-            run + ["--debug", "127.0.0.1:0", "--debug-wait", "--debug-history", "4"])
+        let (process, output, editor) = try stoppedAtSecondHit(
+            run + ["--debug", "127.0.0.1:0", "--debug-wait", "--debug-history", "4"], breakpoints: [Line.total])
         defer { if process.isRunning { process.terminate() } }
-        try attach(editor, breakpoints: [Line.total])
-        _ = try stopped(editor)
-        _ = try editor.request("continue", ["threadId": 1])
-        _ = try stopped(editor)
         XCTAssertEqual(try value(editor, "m.n"), "2")
         let back = try editor.request("stepBack", ["threadId": 1])
         XCTAssertEqual(back["success"] as? Bool, true, "within the history: \(back)")
@@ -560,13 +546,9 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertTrue(message.hasPrefix("stepBack cannot go back any more"), message)
         XCTAssertTrue(message.contains("at most 4 inputs") && message.contains("at input line 5"), message)
         XCTAssertTrue(message.contains("--debug-history") && message.contains("moonflow replay"), message)
-        let trace = try editor.request("stackTrace", ["threadId": 1])
-        let frames = (trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]] ?? []
+        let frames = try stack(editor)
         XCTAssertEqual(frames.first?["canRestart"] as? Bool, false)
-        _ = try editor.request("setBreakpoints", ["source": ["path": file], "breakpoints": [[String: Any]]()])
-        _ = try editor.request("continue", ["threadId": 1])
-        let travelled = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let travelled = try finished(editor, process, output)
         XCTAssertEqual(process.terminationStatus, 0)
         XCTAssertEqual(travelled, plain)
     }
@@ -599,8 +581,7 @@ final class DebugTravelTests: XCTestCase {
         defer { if process.isRunning { process.terminate() } }
         try attach(editor, breakpoints: [Line.before])
         _ = try stopped(editor)
-        let trace = try editor.request("stackTrace", ["threadId": 1])
-        let frames = (trace["body"] as? [String: Any])?["stackFrames"] as? [[String: Any]] ?? []
+        let frames = try stack(editor)
         XCTAssertFalse(frames.isEmpty)
         XCTAssertTrue(frames.allSatisfy { $0["canRestart"] as? Bool == false }, "\(frames)")
         for command in ["stepBack", "reverseContinue", "restartFrame"] {
