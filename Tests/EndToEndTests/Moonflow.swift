@@ -106,9 +106,13 @@ enum Moonflow {
         process.terminationHandler = { _ in done.signal() }
         try process.run()
         if done.wait(timeout: .now() + timeout) == .timedOut {
+            let threads = Self.threads(of: process.processIdentifier)
+            let printed = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
             process.terminate()
             _ = done.wait(timeout: .now() + 5)
-            throw Timeout(command: "moonflow " + arguments.joined(separator: " "), seconds: timeout)
+            throw Timeout(
+                command: "moonflow " + arguments.joined(separator: " "), seconds: timeout,
+                threads: threads, printed: String(printed.suffix(2000)))
         }
         try outHandle.close()
         try errHandle.close()
@@ -127,7 +131,27 @@ enum Moonflow {
     struct Timeout: Error, CustomStringConvertible {
         let command: String
         let seconds: TimeInterval
-        var description: String { "\(command) did not finish within \(Int(seconds)) s; it was killed" }
+        /// Where each of its threads waited when it was killed, and the end of what it printed.
+        var threads = ""
+        var printed = ""
+        var description: String {
+            "\(command) did not finish within \(Int(seconds)) s; it was killed. Its threads (name: kernel wait):\n"
+                + threads + "\nits standard output ended with:\n" + printed
+        }
+    }
+
+    /// Each thread of process `pid`, by name, with the kernel function it waits in (Linux's
+    /// /proc; empty elsewhere): what a run that never ended was doing.
+    static func threads(of pid: Int32) -> String {
+        let folder = "/proc/\(pid)/task"
+        let ids = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return ids.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.map { id in
+            func read(_ name: String) -> String {
+                ((try? String(contentsOfFile: "\(folder)/\(id)/\(name)", encoding: .utf8)) ?? "?")
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            return "  \(id) \(read("comm")): \(read("wchan"))"
+        }.joined(separator: "\n")
     }
 
     /// A line diff of `expected` against `actual`: `- ` lines only expected, `+ ` only actual,
