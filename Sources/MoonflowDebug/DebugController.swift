@@ -434,11 +434,13 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     }
 
     /// The run can no longer go back (`why` says so to each request that would), from here on.
+    /// On the run's Lua thread, between calls: its states stop counting lines.
     package func stopsRepeating(because why: String) {
         lock.withLock {
             travel.rerun = nil
             travel.refusal = why
         }
+        for lua in served { lua.countLines(false) }
     }
 
     /// Whether the run can go back: the editor's frames say they can be restarted.
