@@ -429,8 +429,12 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// Makes going back possible: `rerun` abandons the run (called on the stopped Lua thread,
     /// before the error that unwinds it is raised) and runs it again from its load with the same
     /// inputs, each Lua state it makes served here (`serve(_:)`). Before any state is served.
-    package func repeats(by rerun: @escaping @Sendable () -> Void) {
-        lock.withLock { travel.rerun = rerun }
+    /// `sources`: the files the run loads, looked at again before each way back.
+    package func repeats(by rerun: @escaping @Sendable () -> Void, loading sources: LoadedSources? = nil) {
+        lock.withLock {
+            travel.rerun = rerun
+            travel.sources = sources
+        }
     }
 
     /// The run can no longer go back (`why` says so to each request that would), from here on.

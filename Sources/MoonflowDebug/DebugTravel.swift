@@ -74,6 +74,8 @@ package struct DebugTravel: Sendable {
     var rerun: (@Sendable () -> Void)?
     /// Said instead of `notRepeatable` when the run gave its own reason.
     var refusal: String?
+    /// The files the run loaded, as they were: an edit since makes a re-run another run.
+    var sources: LoadedSources?
     var stopped: Position?
     var journey: Journey?
     /// The last breakpoint hit that stopped before the mark, during the first pass.
@@ -92,6 +94,12 @@ package struct DebugTravel: Sendable {
             )
         }
         guard rerun != nil else { throw Refusal(description: "\(name) \(refusal ?? Self.notRepeatable)") }
+        if let changed = sources?.changed() {
+            throw Refusal(
+                description:
+                    "\(name): \(changed) since the run started, and going back runs the code again from its load, which would no longer be this run; undo the edit to go back, or start the run again to debug the code as it is now"
+            )
+        }
         guard let stopped, stopped.count > 0 else {
             throw Refusal(
                 description: "\(name) needs a stop at a line of a plugin's file; this stop has none to go back from")

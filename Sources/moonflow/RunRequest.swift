@@ -186,7 +186,8 @@ struct RunRequest {
         if prompt != nil { write = EditLinePrompt.printAbove }
         let run = FeatureRun(options: options, input: input, write: write)
         if let debugger, options.repeatable {
-            debugger.server.controller.repeats { [weak run] in run?.travel() }
+            debugger.server.controller.repeats(
+                by: { [weak run] in run?.travel() }, loading: LoadedSources(for: [options.path]))
         } else if let debugger, options.clock == .virtual {
             debugger.server.controller.cannotRepeat(
                 because: "cannot go back in a run with --watch or --record; run without them to go back")

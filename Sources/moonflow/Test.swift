@@ -154,7 +154,8 @@ struct Test: ParsableCommand {
             // Specs run on the virtual clock: the debugger can go back by running the file again.
             let travel = SpecTravel()
             options.travel = travel
-            server.server.controller.repeats { travel.request() }
+            // No paths: every spec under ./plugins, which the sources look at anyway.
+            server.server.controller.repeats(by: { travel.request() }, loading: LoadedSources(for: paths))
         }
         options.setExplore(
             seed: seed, runs: runs, length: length, steps: steps, seconds: seconds, guided: noGuided ? false : nil)

@@ -519,6 +519,30 @@ final class DebugTravelTests: XCTestCase {
         XCTAssertTrue(printed.contains(#""count":3"#), "the bump after the stuck call counted: \(printed)")
     }
 
+    /// An edit saved while stopped: going back would run other code, so it is refused naming
+    /// the file; with the edit undone it goes back as before.
+    func testAnEditSinceTheRunStartedRefusesGoingBackUntilItIsUndone() throws {
+        let run = ["run", "ledger", "--clock", "virtual", "--actions", "actions.jsonl", "--format", "jsonl"]
+        let (process, _, editor) = try stoppedAtSecondHit(
+            run + ["--debug", "127.0.0.1:0", "--debug-wait"], breakpoints: [Line.before])
+        defer { if process.isRunning { process.terminate() } }
+        try (Self.plugin + "-- an edit\n").write(toFile: file, atomically: true, encoding: .utf8)
+        for command in ["stepBack", "reverseContinue", "restartFrame"] {
+            let refused = try editor.request(command, ["threadId": 1, "frameId": 1])
+            XCTAssertEqual(refused["success"] as? Bool, false, command)
+            let message = refused["message"] as? String ?? ""
+            XCTAssertTrue(message.contains("ledger/init.lua changed since the run started"), message)
+            XCTAssertTrue(message.contains("undo the edit") && message.contains("start the run again"), message)
+        }
+        try Self.plugin.write(toFile: file, atomically: true, encoding: .utf8)
+        let back = try editor.request("reverseContinue", ["threadId": 1])
+        XCTAssertEqual(back["success"] as? Bool, true, "\(back)")
+        _ = try stopped(editor)
+        XCTAssertEqual(try value(editor, "m.n"), "5")
+        _ = try editor.request("disconnect")
+        process.waitUntilExit()
+    }
+
     /// `--debug-history N`: while the run has kept at most N inputs it goes back; past them it
     /// lets them go, and going back is refused with the bound, the line and what to do; the
     /// run's output is as without the debugger.

@@ -173,7 +173,10 @@ package struct SessionReplay {
             return TimedInput.line(at: Int(clamping: t), send: action, root: "input")
         }
         let run = FeatureRun(options: options, input: input, write: output.add)
-        if let debugger, options.repeatable { debugger.controller.repeats { [weak run] in run?.travel() } }
+        if let debugger, options.repeatable {
+            debugger.controller.repeats(
+                by: { [weak run] in run?.travel() }, loading: LoadedSources(for: [options.path]))
+        }
         _ = run.run()
 
         if let updated {
