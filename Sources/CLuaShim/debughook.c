@@ -51,6 +51,10 @@ typedef struct mf_debug {
   int mark_entry;           // instead: `found` is the first count of the last call entered at mark_depth
   lua_State *entered;       // that call, entered on this thread and not yet at its first line
   long long found;
+  // The path the counted lines took: each line and the first line of its function, folded
+  // in (FNV-1a); a re-run that took another path has another trail at the same count.
+  unsigned long long trail;
+  unsigned long long found_trail;  // the trail at `found`
   int abandoned;            // the debugger left this state for a re-run: every hook raises
 } mf_debug;
 
@@ -243,11 +247,14 @@ static void debug_hook(lua_State *L, lua_Debug *ar) {
   int line = ar->currentline;
   if (d->counting) {
     long long n = ++d->lines;
+    d->trail = (d->trail ^ ((unsigned long long)line * 65599u + (unsigned long long)ar->linedefined)) *
+               1099511628211ull;
     if (d->mark && n < d->mark) {
       if (!d->mark_entry) {
-        if (depth(L) <= d->mark_depth) d->found = n;
+        if (depth(L) <= d->mark_depth) { d->found = n; d->found_trail = d->trail; }
       } else if (d->entered == L && depth(L) == d->mark_depth) {
         d->found = n;  // the first line of the call: where restarting that frame goes
+        d->found_trail = d->trail;
         d->entered = NULL;
       }
     }
@@ -425,9 +432,10 @@ void mf_debug_count_lines(lua_State *L, int on) {
   mf_rest_hook(L);
 }
 
-long long mf_debug_position(lua_State *L, int *stack_depth) {
+long long mf_debug_position(lua_State *L, int *stack_depth, unsigned long long *trail) {
   mf_debug *d = debug_of(L);
   if (stack_depth) *stack_depth = depth(L);
+  if (trail) *trail = d ? d->trail : 0;
   return d ? d->lines : 0;
 }
 
@@ -442,8 +450,9 @@ void mf_debug_seek(lua_State *L, long long to, long long mark, int mark_depth, i
   d->found = 0;
 }
 
-long long mf_debug_found(lua_State *L) {
+long long mf_debug_found(lua_State *L, unsigned long long *trail) {
   mf_debug *d = debug_of(L);
+  if (trail) *trail = d ? d->found_trail : 0;
   return d ? d->found : 0;
 }
 

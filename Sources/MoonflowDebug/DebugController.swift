@@ -259,7 +259,9 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             if let hitCondition = request.hitCondition, !Self.hitMatches(hitCondition, count) { return nil }
             if journey != nil {
                 // On the way back: a hit that would stop is where reverseContinue may go.
-                if request.logMessage?.isEmpty != false { lock.withLock { travel.hit(stop.count, id: request.id) } }
+                if request.logMessage?.isEmpty != false {
+                    lock.withLock { travel.hit(stop.count, trail: stop.trail) }
+                }
                 return nil
             }
             if let message = request.logMessage, !message.isEmpty {  // an empty one stops, as the protocol says
@@ -282,10 +284,17 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// The re-run reached the point the editor went back from: where it goes is now known
     /// (the line before, or the last breakpoint hit before), and the run is repeated once more
     /// to stop there.
+    /// A re-run that reached the mark by another path is not the run: it stops there, saying so.
     private func markReached(_ stop: LuaStop, _ journey: DebugTravel.Journey) -> LuaResume? {
+        if stop.trail != journey.markTrail {
+            lock.withLock { travel.journey = nil }
+            return self.stop(
+                HookedThread(stop.thread), reason: "exception", description: DebugTravel.diverged(at: stop.count),
+                at: stop)
+        }
         let found = stop.thread.state.foundBeforeMark
         let rerun: (@Sendable () -> Void)? = lock.withLock {
-            travel.marked(found: found)
+            travel.marked(found: found.count, trail: found.trail)
             return travel.rerun
         }
         rerun?()
@@ -296,6 +305,9 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     /// breakpoint on the line counted as the first run counted it.
     private func arrived(_ stop: LuaStop, _ thread: HookedThread, _ journey: DebugTravel.Journey) -> LuaResume? {
         lock.withLock { travel.journey = nil }
+        if let expected = journey.seekTrail, stop.trail != expected {
+            return self.stop(thread, reason: "exception", description: DebugTravel.diverged(at: stop.count), at: stop)
+        }
         var id: Int?
         if let top = thread.shown.first, let (file, request) = breakpoint(at: top.source, line: stop.line),
             request.logMessage?.isEmpty != false
@@ -389,7 +401,8 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             travel.stopped = position.map { stop in
                 let levels = (thread as? HookedThread)?.levels ?? []
                 return DebugTravel.Position(
-                    count: stop.count, depth: stop.depth, frameDepths: levels.map { stop.depth - $0 },
+                    count: stop.count, depth: stop.depth, trail: stop.trail,
+                    frameDepths: levels.map { stop.depth - $0 },
                     inCopy: copies.contains(ObjectIdentifier(stop.thread.state)))
             }
             return self.session

@@ -36,6 +36,8 @@ package struct DebugTravel: Sendable {
     struct Position: Sendable, Equatable {
         let count: Int64
         let depth: Int
+        /// The path the counted lines took to it (`LuaStop.trail`).
+        var trail: UInt64 = 0
         var frameDepths: [Int] = []
         /// In a copy of the run opened at an inspector's step (`DebugController.open(copy:at:)`).
         var inCopy = false
@@ -47,8 +49,12 @@ package struct DebugTravel: Sendable {
         /// Where the run stopped when the editor asked (the first pass's mark); 0 once passed.
         var mark: Int64
         let depth: Int
-        /// Where the second pass stops; 0 during the first.
+        /// The trail the run had at the mark: the first pass must come to the mark by it.
+        var markTrail: UInt64 = 0
+        /// Where the second pass stops; 0 during the first. And the trail the first pass had
+        /// there (nil: not known), which the second must have too.
         var seekTo: Int64 = 0
+        var seekTrail: UInt64?
         /// The `stopped` reason at the end.
         var reason: String {
             switch kind {
@@ -78,8 +84,14 @@ package struct DebugTravel: Sendable {
     var sources: LoadedSources?
     var stopped: Position?
     var journey: Journey?
-    /// The last breakpoint hit that stopped before the mark, during the first pass.
+    /// The last breakpoint hit that stopped before the mark, during the first pass, and its trail.
     private var lastHit: Int64 = 0
+    private var lastHitTrail: UInt64 = 0
+
+    /// What a stop says when a re-run came to the count it went back to by another path.
+    static func diverged(at count: Int64) -> String {
+        "going back could not come back exactly: run again from its load, the code took another path before line event \(count), so it is not the run it was. It depends on something a re-run does not repeat: the order pairs gives (Lua varies it from one Lua state to the next), a file or variable it reads, a clock of its own. This stop is in the re-run, at that count; to go back exactly, make that code not depend on it (sort the keys before going through them)"
+    }
 
     /// Why a run on the real clock cannot go back, and what to do instead.
     package static let notRepeatable =
@@ -117,25 +129,32 @@ package struct DebugTravel: Sendable {
             throw Refusal(
                 description: "\(name): the run is at its first line (line event 1); there is nothing before it")
         }
-        journey = Journey(kind: kind, mark: stopped.count, depth: depth)
+        journey = Journey(kind: kind, mark: stopped.count, depth: depth, markTrail: stopped.trail)
         lastHit = 0
+        lastHitTrail = 0
     }
 
-    /// A breakpoint hit that would have stopped, at `count`, on the first pass.
-    mutating func hit(_ count: Int64, id: Int?) {
+    /// A breakpoint hit that would have stopped, at `count` (with `trail`), on the first pass.
+    mutating func hit(_ count: Int64, trail: UInt64) {
         guard let journey, journey.mark > 0, count < journey.mark else { return }
         lastHit = count
+        lastHitTrail = trail
     }
 
     /// The first pass reached its mark: `found` is the last line before it at the depth or
-    /// outer (or, restarting a frame, that frame's first line).
-    mutating func marked(found: Int64) {
+    /// outer (or, restarting a frame, that frame's first line), with the trail there.
+    mutating func marked(found: Int64, trail: UInt64) {
         guard var journey else { return }
         switch journey.kind {
-        case .stepBack: journey.seekTo = found > 0 ? found : journey.mark - 1
-        case .restartFrame: journey.seekTo = found > 0 ? found : journey.mark
+        case .stepBack:
+            journey.seekTo = found > 0 ? found : journey.mark - 1
+            journey.seekTrail = found > 0 ? trail : nil
+        case .restartFrame:
+            journey.seekTo = found > 0 ? found : journey.mark
+            journey.seekTrail = found > 0 ? trail : journey.markTrail
         case .reverseContinue:
             journey.seekTo = lastHit > 0 ? lastHit : 1
+            journey.seekTrail = lastHit > 0 ? lastHitTrail : nil
             journey.noHit = lastHit == 0
         }
         journey.mark = 0

@@ -543,6 +543,58 @@ final class DebugTravelTests: XCTestCase {
         process.waitUntilExit()
     }
 
+    /// A plugin that reads something a re-run does not repeat (here a data file, changed while
+    /// stopped): the re-run takes another path, and the stop says so instead of showing a
+    /// point the run never reached.
+    func testAReRunThatTakesAnotherPathStopsSayingSo() throws {
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("reader"), withIntermediateDirectories: true)
+        let reader = folder.appendingPathComponent("reader/init.lua").path
+        try """
+        local mf = require "moonflow"
+        return mf.feature {
+          name = "reader", initial = { n = 0 }, actions = { add = {} }, mutations = { added = {} },
+          handle = function() return { type = "added" } end,
+          reduce = function(s)
+            local f = io.open("times.txt")
+            local times = tonumber(f:read("a"))
+            f:close()
+            for _ = 1, times do
+              s.n = s.n + 1
+            end
+            return s
+          end,
+        }
+        """.write(toFile: reader, atomically: true, encoding: .utf8)
+        let times = folder.appendingPathComponent("times.txt")
+        try "2".write(to: times, atomically: true, encoding: .utf8)
+        try #"{"type":"add"}\#n{"type":"add"}\#n"#.write(toFile: actions, atomically: true, encoding: .utf8)
+        let (process, _, _, editor) = try started(
+            [
+                "run", "reader", "--clock", "virtual", "--actions", "actions.jsonl", "--debug", "127.0.0.1:0",
+                "--debug-wait",
+            ])
+        defer { if process.isRunning { process.terminate() } }
+        _ = try editor.request("initialize")
+        _ = try editor.request("attach", ["token": editor.token])
+        _ = try editor.request("setBreakpoints", ["source": ["path": reader], "breakpoints": [["line": 12]]])
+        _ = try editor.request("configurationDone")
+        _ = try stopped(editor)
+        _ = try editor.request("continue", ["threadId": 1])
+        _ = try stopped(editor)
+        XCTAssertEqual(try value(editor, "s.n"), "4")
+        try "3".write(to: times, atomically: true, encoding: .utf8)
+        let back = try editor.request("stepBack", ["threadId": 1])
+        XCTAssertEqual(back["success"] as? Bool, true, "\(back)")
+        let stop = try stopped(editor)
+        XCTAssertEqual(stop["reason"] as? String, "exception", "\(stop)")
+        let text = stop["text"] as? String ?? ""
+        XCTAssertTrue(text.hasPrefix("going back could not come back exactly"), text)
+        XCTAssertTrue(text.contains("pairs") && text.contains("a file or variable it reads"), text)
+        _ = try editor.request("disconnect")
+        process.waitUntilExit()
+    }
+
     /// `--debug-history N`: while the run has kept at most N inputs it goes back; past them it
     /// lets them go, and going back is refused with the bound, the line and what to do; the
     /// run's output is as without the debugger.

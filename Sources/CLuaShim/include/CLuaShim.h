@@ -514,9 +514,10 @@ void mf_debug_pause(lua_State *L);
 /// Going back (debughook.c): with `on`, every line event of a plugin's file is taken and
 /// counted (the position a re-run of the same inputs reaches again). On the state's thread.
 void mf_debug_count_lines(lua_State *L, int on);
-/// The line events counted so far, and (into `stack_depth`, when given) how deep L's stack is.
-/// On the stopped thread.
-long long mf_debug_position(lua_State *L, int *stack_depth);
+/// The line events counted so far, and (into `stack_depth` and `trail`, when given) how deep L's
+/// stack is and the path the counted lines took (a hash of each line and its function's first
+/// line, in order: another path gives another trail at the same count). On the stopped thread.
+long long mf_debug_position(lua_State *L, int *stack_depth, unsigned long long *trail);
 /// On the way to a point of a re-run: at count `to` (0: none) stop with MF_STOP_ARRIVED; at
 /// count `mark` (0: none) stop with MF_STOP_MARK, mf_debug_found then naming the last count
 /// before it at stack depth `mark_depth` or outer; with `entry`, the first count of the last
@@ -524,7 +525,8 @@ long long mf_debug_position(lua_State *L, int *stack_depth);
 /// it). Until either, breakpoints are still given to the stop function (to weigh and count)
 /// and nothing else stops. On the state's thread.
 void mf_debug_seek(lua_State *L, long long to, long long mark, int mark_depth, int entry);
-long long mf_debug_found(lua_State *L);
+/// mf_debug_found: that count, and (into `trail`, when given) the trail there.
+long long mf_debug_found(lua_State *L, unsigned long long *trail);
 /// Which errors stop a served state: MF_ERRORS_UNCAUGHT, those no handler catches (the run
 /// reports them), MF_ERRORS_CAUGHT, those a plugin's own pcall, xpcall or coroutine.resume
 /// catches; either stops at the failing line, before the stack unwinds. Any thread.

@@ -37,6 +37,9 @@ package struct LuaStop {
     /// `countLines(_:)`), and how deep the thread's stack is: where a re-run comes back to.
     package let count: Int64
     package let depth: Int
+    /// The path the counted lines took to here (`mf_debug_position`): a re-run at the same
+    /// count with another trail went another way.
+    package let trail: UInt64
 }
 
 /// The stop function a state keeps while a debugger serves it.
@@ -88,8 +91,15 @@ extension LuaState {
         _ = whileOpen { mf_debug_seek(L, to, mark, Int32(clamping: depth), entry ? 1 : 0) }
     }
 
-    /// See `seek(to:mark:depth:entry:)`: 0 when no line event before the mark was that shallow.
-    package var foundBeforeMark: Int64 { whileOpen { mf_debug_found(L) } ?? 0 }
+    /// See `seek(to:mark:depth:entry:)`: 0 when no line event before the mark was that shallow;
+    /// with the trail there (`LuaStop.trail`).
+    package var foundBeforeMark: (count: Int64, trail: UInt64) {
+        whileOpen {
+            var trail: UInt64 = 0
+            let count = mf_debug_found(L, &trail)
+            return (count, trail)
+        } ?? (0, 0)
+    }
 
     /// The text of the error that unwinds an abandoned state (`LuaResume.travel`).
     package static let travelError = MF_TRAVEL_ERROR
@@ -136,9 +146,10 @@ private let debugStop: mf_debug_stop_fn = { ctx, L, reason, line, message in
     mf_budget_hold(L)
     defer { mf_budget_release(L) }
     var depth: Int32 = 0
-    let count = mf_debug_position(L, &depth)
+    var trail: UInt64 = 0
+    let count = mf_debug_position(L, &depth, &trail)
     let stop = LuaStop(
         reason: why, line: Int(line), thread: LuaSlots(state: box.state, L: L, base: 0, count: 0), count: count,
-        depth: Int(depth))
+        depth: Int(depth), trail: trail)
     return box.onStop(stop)?.rawValue ?? Int32(MF_NOT_STOPPED)
 }
