@@ -305,6 +305,7 @@ final class DAPClient {
             }
             var chunk = [UInt8](repeating: 0, count: 4096)
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 && errno == EINTR { continue }  // a signal (a child process ended) is not the end
             guard n > 0 else { throw Failure(n == 0 ? "the debugger closed the connection" : "no answer in 60 s") }
             buffer += chunk[..<n]
         }

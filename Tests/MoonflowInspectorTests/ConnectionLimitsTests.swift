@@ -26,6 +26,7 @@ final class ConnectionLimitsTests: XCTestCase {
         while true {
             let n = read(fd, &buffer, buffer.count)
             if n == 0 { return true }
+            if n < 0 && errno == EINTR { continue }
             if n < 0 { return errno == ECONNRESET }
         }
     }

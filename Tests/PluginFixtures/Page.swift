@@ -39,7 +39,9 @@ package final class Page: @unchecked Sendable {
         var response: [UInt8] = []
         while !response.ends(with: Array("\r\n\r\n".utf8)) {
             var byte: UInt8 = 0
-            guard read(fd, &byte, 1) == 1 else {
+            var n = read(fd, &byte, 1)
+            while n < 0 && errno == EINTR { n = read(fd, &byte, 1) }
+            guard n == 1 else {
                 Glibc.close(fd)
                 throw Failure(
                     "the connection closed before the upgrade's answer: \(String(decoding: response, as: UTF8.self))")

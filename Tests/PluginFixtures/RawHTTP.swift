@@ -28,8 +28,12 @@ package enum RawHTTP {
         }
         guard connected == 0 else { close(fd); throw Failure("connect to port \(port): errno \(errno)") }
         let request = Array((head.joined(separator: "\r\n") + "\r\n\r\n").utf8)
-        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else {
-            close(fd); throw Failure("write: errno \(errno)")
+        var sent = 0
+        while sent < request.count {
+            let n = request[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }  // a signal (a child process ended) is not an error
+            guard n > 0 else { close(fd); throw Failure("write: errno \(errno)") }
+            sent += n
         }
         return fd
     }
@@ -54,7 +58,10 @@ package enum RawHTTP {
                 if status == 101 || length.map({ body.utf8.count >= $0 }) == true { return (status, body) }
             }
             let n = read(fd, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }  // a signal (a child process ended) is not the end
             if n <= 0 {
+                // Nothing at all: say how the connection ended, for the failure to show.
+                if text.isEmpty { return (0, n < 0 ? "(read failed: errno \(errno))" : "(closed with no answer)") }
                 let headText = text.components(separatedBy: "\r\n\r\n")[0]
                 let status = Int(headText.split(separator: " ").dropFirst().first ?? "") ?? 0
                 return (status, text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n"))
