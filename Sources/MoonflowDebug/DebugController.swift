@@ -101,6 +101,7 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
             states.append(WeakState(state: lua))
             holders = holders.filter { id, _ in states.contains { $0.state.map(ObjectIdentifier.init) == id } }
             holders[ObjectIdentifier(lua)] = holder
+            copies.remove(ObjectIdentifier(lua))  // a freed copy's address, reused by this state
             return (breakpoints, filters)
         }
         for (path, requested) in files { lua.setBreakpointLines(path: path, lines: requested.map(\.line)) }
@@ -479,8 +480,6 @@ package final class DebugController: DebugTarget, @unchecked Sendable {
     package func open(copy lua: LuaState, at label: String) {
         guard serve(lua) else { return }
         lock.withLock {
-            states.removeAll { $0.state == nil }
-            copies = copies.filter { id in states.contains { $0.state.map(ObjectIdentifier.init) == id } }
             openings[ObjectIdentifier(lua)] = label
             copies.insert(ObjectIdentifier(lua))
         }
